@@ -1,0 +1,146 @@
+package v1alpha1
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DeletionPolicy says what happens to a Composition's members when it is deleted.
+// +kubebuilder:validation:Enum=Delete;Orphan
+type DeletionPolicy string
+
+const (
+	// DeletionPolicyDelete deletes every member, in reverse apply order.
+	DeletionPolicyDelete DeletionPolicy = "Delete"
+	// DeletionPolicyOrphan leaves every member in place, without its ApplySet label.
+	DeletionPolicyOrphan DeletionPolicy = "Orphan"
+)
+
+// CompositionSpec selects a Bundle and gives it values.
+type CompositionSpec struct {
+	// bundle is the name of the cluster-scoped Bundle to render.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Bundle string `json:"bundle"`
+
+	// values are merged over the bundle's values.yaml (maps merge, lists and
+	// scalars replace, null deletes a key), then defaulted and validated with
+	// the bundle's schema, and given to the templates as .Values.
+	// +optional
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	Values *apiextensionsv1.JSON `json:"values,omitempty"`
+
+	// serviceAccountName, when set, makes every apply and prune of this
+	// Composition impersonate that ServiceAccount of the Composition's
+	// namespace, so its RBAC bounds what the Composition can change.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// suspend stops every write (apply, prune, delete) for this Composition
+	// while true; status is still reported.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+
+	// prune deletes members that are no longer rendered. When false, they are
+	// left in place (and stay in the ApplySet).
+	// +optional
+	// +kubebuilder:default=true
+	Prune *bool `json:"prune,omitempty"`
+
+	// deletionPolicy says what happens to the members when the Composition is
+	// deleted: Delete (the default) removes them, Orphan leaves them in place.
+	// +optional
+	// +kubebuilder:default=Delete
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+}
+
+// MemberStatus is one rendered object and its readiness.
+type MemberStatus struct {
+	// group is the object's API group, "" for the core group.
+	// +optional
+	Group string `json:"group,omitempty"`
+	// version is the object's API version within its group.
+	// +optional
+	Version string `json:"version,omitempty"`
+	// kind is the object's kind.
+	Kind string `json:"kind"`
+	// namespace is the object's namespace, "" for a cluster-scoped object.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// name is the object's name.
+	Name string `json:"name"`
+	// status is the object's kstatus: Current, InProgress, Failed,
+	// Terminating, NotFound or Unknown.
+	Status string `json:"status"`
+	// message explains the status when the object is not Current.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// CompositionStatus is what the controller observed of a Composition, rebuilt
+// on every reconcile. It follows kstatus conventions: Ready is always present;
+// Reconciling and Stalled appear only when True.
+type CompositionStatus struct {
+	// observedGeneration is the metadata.generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions holds Ready, and Reconciling or Stalled while true.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// bundleRevision is the revision of the Bundle last rendered.
+	// +optional
+	BundleRevision string `json:"bundleRevision,omitempty"`
+
+	// summary counts ready members, such as "4/5 ready".
+	// +optional
+	Summary string `json:"summary,omitempty"`
+
+	// members lists every object of the last render with its readiness.
+	// +optional
+	// +listType=atomic
+	Members []MemberStatus `json:"members,omitempty"`
+}
+
+// Composition renders a Bundle with values and keeps the result applied: it is
+// the ApplySet parent of every object it renders.
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:shortName=comp,categories=stencil
+// +kubebuilder:metadata:labels="applyset.kubernetes.io/is-parent-type=true"
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Bundle",type=string,JSONPath=`.spec.bundle`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.summary`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Composition struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the object's metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec selects the Bundle and gives it values.
+	// +required
+	Spec CompositionSpec `json:"spec"`
+
+	// status is what the controller observed.
+	// +optional
+	Status CompositionStatus `json:"status,omitempty"`
+}
+
+// CompositionList is a list of Compositions.
+// +kubebuilder:object:root=true
+type CompositionList struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the list's metadata.
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// items are the Compositions.
+	Items []Composition `json:"items"`
+}

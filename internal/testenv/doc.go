@@ -1,0 +1,9 @@
+// Package testenv starts the real control plane that stencil's tests run
+// against: kube-apiserver and etcd built from source by hack/k8s-assets.sh
+// (found through KUBEBUILDER_ASSETS, which `make test` sets), with stencil's
+// CRDs from config/crd installed.
+//
+// Tests never fake the API server: apply, prune and status tests talk to this
+// one. A package starts one environment in TestMain and gives every test its
+// own namespace.
+package testenv

@@ -1,0 +1,86 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// Env is a running kube-apiserver and etcd with stencil's CRDs installed.
+type Env struct {
+	// Config connects to the API server as a cluster administrator.
+	Config *rest.Config
+	env    *envtest.Environment
+}
+
+// Root returns the repository's top folder, found from this source file.
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// Start starts the control plane. It fails when KUBEBUILDER_ASSETS does not
+// name a folder holding kube-apiserver and etcd: run the tests with `make test`,
+// which builds them.
+func Start() (*Env, error) {
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if assets == "" {
+		return nil, fmt.Errorf("KUBEBUILDER_ASSETS is not set: run the tests with `make test`, which builds kube-apiserver and etcd")
+	}
+	for _, bin := range []string{"kube-apiserver", "etcd"} {
+		if _, err := os.Stat(filepath.Join(assets, bin)); err != nil {
+			return nil, fmt.Errorf("KUBEBUILDER_ASSETS=%s lacks %s: run `make envtest-assets`: %w", assets, bin, err)
+		}
+	}
+	e := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join(Root(), "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory: assets,
+	}
+	cfg, err := e.Start()
+	if err != nil {
+		return nil, fmt.Errorf("start envtest: %w", err)
+	}
+	return &Env{Config: cfg, env: e}, nil
+}
+
+// Stop stops the control plane and removes its data.
+func (e *Env) Stop() error { return e.env.Stop() }
+
+// Run is the body of a TestMain: it starts the environment, stores it in
+// *env, runs the tests and stops it, and returns the exit code.
+func Run(m *testing.M, env **Env) int {
+	e, err := Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	*env = e
+	code := m.Run()
+	if err := e.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stop envtest:", err)
+	}
+	return code
+}
+
+// Namespace creates a namespace with a unique name for one test and deletes
+// it when the test ends.
+func Namespace(t testing.TB, c client.Client) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "test-" + rand.String(8)}}
+	if err := c.Create(context.Background(), ns); err != nil {
+		t.Fatalf("create namespace: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
+	return ns.Name
+}
