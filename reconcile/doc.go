@@ -3,6 +3,72 @@
 // the result with server-side apply, records it as a KEP-3659 ApplySet whose
 // parent is the Composition, prunes what is no longer rendered and reports
 // status from the readiness of the members.
+//
+// # Responsibilities
+//
+//   - NewPlan: render, place namespaced objects in the Composition's
+//     namespace, refuse what the Bundle's permissions do not allow (another
+//     namespace, a cluster-scoped kind: the whole Composition is refused),
+//     label every member applyset.kubernetes.io/part-of=<id>, sort into apply
+//     order. `stencil render` prints a Plan, so what it shows is what is applied.
+//   - Apply: server-side apply under the constant field manager "stencil"
+//     with forced ownership, stage by stage (CRDs, Namespaces, classes, RBAC,
+//     ServiceAccounts, ConfigMaps and Secrets, Services, workloads, custom
+//     resources, webhooks last), concurrently within a stage. Each apply
+//     yields Created, Configured, Unchanged or Failed. No write is made when
+//     the cached live object already holds every desired field and stencil
+//     owns no field the render dropped (see upToDate).
+//   - ApplySet parent metadata on the Composition: the id label, tooling,
+//     contains-group-kinds and additional-namespaces annotations, written by
+//     server-side apply and read live, never from the cache.
+//   - Prune and deletion, status (kstatus of every member, read from the
+//     label-selected cache), events and Prometheus metrics.
+//
+// # Workflow of one pass
+//
+//  1. Deleting: delete members in reverse apply order, one rank at a time,
+//     or orphan them (deletionPolicy: Orphan); then drop the finalizer.
+//  2. Ensure the finalizer and the parent's id and tooling.
+//  3. Render. A missing Bundle, a render or values error, or a refused
+//     object sets Stalled=True with the file:line or field path; nothing is
+//     applied and nothing is pruned; no retry until an input changes.
+//  4. Widen the recorded group-kinds and namespaces to old ∪ new before any
+//     apply, so a crash mid-apply leaves every member findable.
+//  5. Apply. CRDs are waited on until Established before later stages.
+//  6. Prune, then shrink the recorded inventory to what is left.
+//  7. Status: Ready when every member is Current; Reconciling naming the
+//     first member in progress; Stalled naming the first that failed.
+//     Written once per pass, and only when it changed.
+//
+// # Prune safety
+//
+// Pruning sits behind one gate (CompositionReconciler.prune): the render
+// was complete, every object was applied, the Composition is not suspended
+// and spec.prune is not false. Members are listed from the API server by the
+// part-of label over the recorded group-kinds and namespaces. A member is
+// deleted only if it was not just applied, is managed by the "stencil" field
+// manager (another controller may copy our label onto its objects), is not
+// annotated stencil.dev/prune: disabled, and then with a UID precondition,
+// so an object recreated under the same name is never deleted. A 404 is
+// success; a 409 keeps the group-kind recorded for the next pass. A
+// group-kind that cannot be discovered or listed is not pruned and stays
+// recorded; one whose CRD is gone is dropped.
+//
+// # Watches
+//
+// Members are watched through the manager's cache, whose default label
+// selector keeps only objects carrying the part-of label. An informer is
+// started the first time a kind is rendered (ensureWatch), and its events
+// map back to the Composition through a field index on the ApplySet id.
+// There is no polling for readiness.
+//
+// # Tenancy
+//
+// With spec.serviceAccountName (or the controller's default), every apply,
+// prune and delete of members impersonates that ServiceAccount, so its RBAC
+// bounds what a Composition can change. Secret data never appears in
+// status, events or logs: apply errors of a Secret keep only the reason and
+// the field paths.
 package reconcile
 
 // The manager applies and prunes arbitrary kinds that bundles render, so it

@@ -58,19 +58,30 @@ func Start() (*Env, error) {
 func (e *Env) Stop() error { return e.env.Stop() }
 
 // Run is the body of a TestMain: it starts the environment, stores it in
-// *env, runs the tests and stops it, and returns the exit code.
-func Run(m *testing.M, env **Env) int {
+// *env, runs each setup (such as starting a manager) with a context that is
+// cancelled when the tests end, runs the tests, stops the environment and
+// returns the exit code.
+func Run(m *testing.M, env **Env, setup ...func(context.Context, *Env) error) int {
 	e, err := Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	*env = e
-	code := m.Run()
-	if err := e.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stop envtest:", err)
+	defer func() {
+		if err := e.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stop envtest:", err)
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, s := range setup {
+		if err := s(ctx, e); err != nil {
+			fmt.Fprintln(os.Stderr, "set up tests:", err)
+			return 1
+		}
 	}
-	return code
+	return m.Run()
 }
 
 // Namespace creates a namespace with a unique name for one test and deletes

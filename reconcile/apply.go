@@ -1,0 +1,187 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// FieldManager is the one field manager stencil applies with. It never
+// changes: a renamed manager would leave its fields owned forever.
+const FieldManager = "stencil"
+
+// Action is what an apply did to one object.
+type Action string
+
+const (
+	// Created means the object did not exist and was created.
+	Created Action = "Created"
+	// Configured means the object existed and the apply changed it.
+	Configured Action = "Configured"
+	// Unchanged means the object already held every desired field: no write was made.
+	Unchanged Action = "Unchanged"
+	// Failed means the apply was refused or could not be made.
+	Failed Action = "Failed"
+)
+
+// ApplyResult is the outcome of applying one object.
+type ApplyResult struct {
+	// Object is the desired object that was applied.
+	Object *unstructured.Unstructured
+	// UID is the live object's UID after the apply ("" when Failed).
+	UID types.UID
+	// Action is what the apply did.
+	Action Action
+	// Err says why the apply failed.
+	Err error
+}
+
+// applier applies objects with server-side apply: writer makes the writes
+// (impersonating the Composition's ServiceAccount when it has one); reader
+// is the label-selected cache of members, used to skip writes that would
+// change nothing.
+type applier struct {
+	writer      client.Client
+	reader      client.Reader
+	id          string // the ApplySet id members must carry
+	concurrency int
+}
+
+// applyStage applies the objects of one stage concurrently, at most
+// a.concurrency at a time, and returns one result per object, in order.
+func (a *applier) applyStage(ctx context.Context, objs []*unstructured.Unstructured) []ApplyResult {
+	results := make([]ApplyResult, len(objs))
+	sem := make(chan struct{}, max(a.concurrency, 1))
+	var wg sync.WaitGroup
+	for i, u := range objs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			results[i] = a.apply(ctx, u)
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+// apply applies one object, unless the cached live object shows it would
+// change nothing.
+func (a *applier) apply(ctx context.Context, desired *unstructured.Unstructured) ApplyResult {
+	res := ApplyResult{Object: desired}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(desired.GroupVersionKind())
+	err := a.reader.Get(ctx, client.ObjectKeyFromObject(desired), live)
+	switch {
+	case apierrors.IsNotFound(err):
+		live = nil
+	case err != nil:
+		return res.fail(fmt.Errorf("read %s from the cache: %w", ref(desired), err))
+	}
+	if live != nil {
+		if other := live.GetLabels()[LabelPartOf]; other != "" && other != a.id {
+			return res.fail(&ForeignMemberError{Object: ref(desired), ApplySet: other})
+		}
+		if live.GetDeletionTimestamp() == nil && upToDate(desired, live) {
+			res.UID, res.Action = live.GetUID(), Unchanged
+			return res
+		}
+	}
+	applied := desired.DeepCopy()
+	if err := a.writer.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied),
+		client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		return res.fail(fmt.Errorf("apply %s: %w", ref(desired), redact(desired, err)))
+	}
+	res.UID, res.Action = applied.GetUID(), Configured
+	switch {
+	case live == nil:
+		res.Action = Created
+	case live.GetResourceVersion() == applied.GetResourceVersion():
+		res.Action = Unchanged
+	}
+	return res
+}
+
+// ForeignMemberError reports a live object that is a member of another
+// ApplySet: stencil refuses to take it over.
+type ForeignMemberError struct {
+	// Object names the object as Kind/namespace/name.
+	Object string
+	// ApplySet is the id of the set the live object belongs to.
+	ApplySet string
+}
+
+func (e *ForeignMemberError) Error() string {
+	return fmt.Sprintf("%s belongs to another ApplySet (%s): refusing to take it over", e.Object, e.ApplySet)
+}
+
+func (r ApplyResult) fail(err error) ApplyResult {
+	r.Action, r.Err = Failed, err
+	return r
+}
+
+// ref names an object as Kind/namespace/name (Kind/name when cluster-scoped).
+func ref(u client.Object) string {
+	kind := u.GetObjectKind().GroupVersionKind().Kind
+	if u.GetNamespace() == "" {
+		return kind + "/" + u.GetName()
+	}
+	return kind + "/" + u.GetNamespace() + "/" + u.GetName()
+}
+
+// redact keeps Secret data out of errors: the API server may quote the
+// invalid value, so only the reason and the field paths of a Secret's
+// error are kept.
+func redact(u *unstructured.Unstructured, err error) error {
+	if u.GetKind() != "Secret" || u.GroupVersionKind().Group != "" {
+		return err
+	}
+	status, ok := err.(apierrors.APIStatus)
+	if !ok {
+		return fmt.Errorf("request failed (details withheld for a Secret)")
+	}
+	s := status.Status()
+	msg := fmt.Sprintf("%s (details withheld for a Secret)", s.Reason)
+	if s.Details != nil {
+		for _, c := range s.Details.Causes {
+			msg += fmt.Sprintf("; %s: %s", c.Field, c.Type)
+		}
+	}
+	return fmt.Errorf("%s", msg)
+}
+
+// waitEstablished waits, briefly, for the CRDs just applied to be Established
+// so that the custom resources of later stages can be applied. It reports
+// which are not Established yet; the reconcile then stops before the next
+// stage and the CRD's own update event brings it back.
+func waitEstablished(ctx context.Context, reader client.Reader, crds []*unstructured.Unstructured) []string {
+	var pending []string
+	for _, crd := range crds {
+		established := func(ctx context.Context) (bool, error) {
+			live := &unstructured.Unstructured{}
+			live.SetGroupVersionKind(crd.GroupVersionKind())
+			if err := reader.Get(ctx, client.ObjectKeyFromObject(crd), live); err != nil {
+				return false, nil
+			}
+			conds, _, _ := unstructured.NestedSlice(live.Object, "status", "conditions")
+			for _, c := range conds {
+				m, _ := c.(map[string]any)
+				if m["type"] == "Established" && m["status"] == "True" {
+					return true, nil
+				}
+			}
+			return false, nil
+		}
+		if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 10*time.Second, true, established); err != nil {
+			pending = append(pending, crd.GetName())
+		}
+	}
+	return pending
+}

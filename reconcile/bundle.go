@@ -1,0 +1,82 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/templates"
+)
+
+// bundleCache keeps each Bundle loaded (parsed) once per generation, so
+// reconciling many Compositions of one Bundle parses its templates once.
+type bundleCache struct {
+	mu      sync.Mutex
+	entries map[types.UID]bundleEntry
+}
+
+type bundleEntry struct {
+	generation int64
+	bundle     *templates.Bundle
+	err        error
+}
+
+// load returns the parsed bundle, from the cache when its generation is known.
+func (c *bundleCache) load(b *v1alpha1.Bundle) (*templates.Bundle, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[b.UID]; ok && e.generation == b.Generation {
+		return e.bundle, e.err
+	}
+	loaded, err := templates.LoadObject(b)
+	if c.entries == nil {
+		c.entries = map[types.UID]bundleEntry{}
+	}
+	c.entries[b.UID] = bundleEntry{generation: b.Generation, bundle: loaded, err: err}
+	return loaded, err
+}
+
+// BundleReconciler reports whether each Bundle loads and parses, and its revision.
+type BundleReconciler struct {
+	// Client is the manager's client.
+	Client  client.Client
+	bundles *bundleCache
+}
+
+// Reconcile loads the Bundle and writes its status: revision, and Ready with
+// the file and line of the first problem when it does not load.
+func (r *BundleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	b := &v1alpha1.Bundle{}
+	if err := r.Client.Get(ctx, req.NamespacedName, b); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	st := *b.Status.DeepCopy()
+	st.ObservedGeneration = b.Generation
+	loaded, err := r.bundles.load(b)
+	cond := metav1.Condition{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonReady, Message: "bundle loads and its templates parse", ObservedGeneration: b.Generation}
+	if err != nil {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonRenderFailed, err.Error()
+		st.Revision = ""
+	} else {
+		st.Revision = loaded.Revision()
+	}
+	meta.SetStatusCondition(&st.Conditions, cond)
+	if equality.Semantic.DeepEqual(b.Status, st) {
+		return ctrl.Result{}, nil
+	}
+	orig := b.DeepCopy()
+	b.Status = st
+	if err := r.Client.Status().Patch(ctx, b, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, fmt.Errorf("patch status of Bundle %s: %w", b.Name, err)
+	}
+	return ctrl.Result{}, nil
+}

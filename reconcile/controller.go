@@ -1,0 +1,331 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/templates"
+)
+
+// Options configure the controllers.
+type Options struct {
+	// Version is stencil's version, written into the ApplySet tooling annotation.
+	Version string
+	// DefaultServiceAccount, when set, is impersonated for Compositions that
+	// name no spec.serviceAccountName.
+	DefaultServiceAccount string
+	// MaxConcurrentReconciles bounds how many Compositions reconcile at once.
+	MaxConcurrentReconciles int
+	// ApplyConcurrency bounds how many objects of one stage are applied at once.
+	ApplyConcurrency int
+}
+
+// Field indexes on Compositions.
+const (
+	indexBundle     = "spec.bundle"
+	indexApplySetID = "applyset.id"
+)
+
+// CacheOptions returns the manager cache options stencil needs: Compositions
+// and Bundles are cached whole; every other kind only where it carries the
+// ApplySet part-of label, so the cache holds stencil's members and nothing else.
+func CacheOptions() cache.Options {
+	partOf, _ := labels.NewRequirement(LabelPartOf, selection.Exists, nil)
+	return cache.Options{
+		DefaultLabelSelector: labels.NewSelector().Add(*partOf),
+		ByObject: map[client.Object]cache.ByObject{
+			&v1alpha1.Composition{}: {Label: labels.Everything()},
+			&v1alpha1.Bundle{}:      {Label: labels.Everything()},
+		},
+	}
+}
+
+// CompositionReconciler reconciles Compositions: render, apply, prune, status.
+type CompositionReconciler struct {
+	// Client is the manager's client: typed reads from the cache, writes to the API server.
+	Client client.Client
+	// APIReader reads from the API server, bypassing the cache.
+	APIReader client.Reader
+	// Cache holds Compositions, Bundles and the label-selected members.
+	Cache cache.Cache
+	// Mapper maps kinds to resources; it rediscovers on a miss.
+	Mapper meta.RESTMapper
+	// Config is the manager's rest config, the base of impersonating clients.
+	Config *rest.Config
+	// Scheme knows stencil's and the built-in types.
+	Scheme *runtime.Scheme
+	// Recorder records events on Compositions.
+	Recorder events.EventRecorder
+	// Options are the controller's options.
+	Options Options
+
+	controller controller.Controller
+	watched    sync.Map // schema.GroupVersionKind → struct{}
+	bundles    *bundleCache
+	writers    writerCache
+	readiness  readiness
+}
+
+// SetupWithManager registers the Composition and Bundle controllers and their indexes.
+func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &v1alpha1.Composition{}, indexBundle, func(o client.Object) []string {
+		return []string{o.(*v1alpha1.Composition).Spec.Bundle}
+	}); err != nil {
+		return fmt.Errorf("index Compositions by bundle: %w", err)
+	}
+	if err := idx.IndexField(ctx, &v1alpha1.Composition{}, indexApplySetID, func(o client.Object) []string {
+		return []string{ApplySetID(o.GetName(), o.GetNamespace(), CompositionGroupKind)}
+	}); err != nil {
+		return fmt.Errorf("index Compositions by ApplySet id: %w", err)
+	}
+	bundles := &bundleCache{}
+	r := &CompositionReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Cache:     mgr.GetCache(),
+		Mapper:    mgr.GetRESTMapper(),
+		Config:    mgr.GetConfig(),
+		Scheme:    mgr.GetScheme(),
+		Recorder:  mgr.GetEventRecorder("stencil"),
+		Options:   opts,
+		bundles:   bundles,
+	}
+	c, err := builder.ControllerManagedBy(mgr).
+		For(&v1alpha1.Composition{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletingPredicate()))).
+		Watches(&v1alpha1.Bundle{}, handler.EnqueueRequestsFromMapFunc(r.compositionsOfBundle)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.MaxConcurrentReconciles, 1)}).
+		Named("composition").
+		Build(r)
+	if err != nil {
+		return fmt.Errorf("build the Composition controller: %w", err)
+	}
+	r.controller = c
+	b := &BundleReconciler{Client: mgr.GetClient(), bundles: bundles}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.Bundle{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Named("bundle").
+		Complete(b)
+}
+
+// deletingPredicate passes updates that mark an object for deletion.
+func deletingPredicate() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return !e.ObjectNew.GetDeletionTimestamp().IsZero()
+	}}
+}
+
+// scope is the state of one reconcile pass.
+type scope struct {
+	comp    *v1alpha1.Composition
+	status  v1alpha1.CompositionStatus
+	writer  client.Client
+	parent  parentState
+	plan    *Plan
+	results []ApplyResult
+	// done ends the pass after the current phase, with status already set.
+	done bool
+}
+
+type phase func(ctx context.Context, s *scope) (ctrl.Result, error)
+
+// Reconcile brings one Composition's members to what its Bundle renders.
+// A returned error is transient and retried with backoff; user errors
+// (render, validation, refused objects) set Stalled and return nil, so the
+// Composition waits for its spec or its Bundle to change.
+func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
+	comp := &v1alpha1.Composition{}
+	if err := r.Client.Get(ctx, req.NamespacedName, comp); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.readiness.forget(req.NamespacedName)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	s := &scope{comp: comp, status: v1alpha1.CompositionStatus{
+		ObservedGeneration: comp.Generation,
+		Conditions:         append(comp.Status.Conditions[:0:0], comp.Status.Conditions...),
+		BundleRevision:     comp.Status.BundleRevision,
+		Members:            comp.Status.Members,
+		Summary:            comp.Status.Summary,
+	}}
+	defer func() { err = errors.Join(err, r.patchStatus(ctx, s)) }()
+
+	if s.writer, err = r.writers.writerFor(r, comp); err != nil {
+		return r.transient(s, err)
+	}
+	if !comp.DeletionTimestamp.IsZero() {
+		return r.finalize(ctx, s)
+	}
+	for _, p := range []phase{r.ensureParent, r.render, r.widen, r.apply, r.prune, r.observe} {
+		res, err := p(ctx, s)
+		if err != nil {
+			return r.transient(s, err)
+		}
+		if s.done || !res.IsZero() {
+			return res, nil
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// transient records an error that a retry may fix and returns it for backoff.
+func (r *CompositionReconciler) transient(s *scope, err error) (ctrl.Result, error) {
+	setReconciling(&s.status, s.comp.Generation, ReasonReconcileFailed, err.Error())
+	return ctrl.Result{}, err
+}
+
+// ensureParent reads the recorded inventory live and makes sure the
+// Composition carries its ApplySet id, tooling and finalizer.
+func (r *CompositionReconciler) ensureParent(ctx context.Context, s *scope) (ctrl.Result, error) {
+	live, err := r.readParent(ctx, s.comp)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	s.parent, err = r.writeParent(ctx, s.comp, live, parentState{inventory: live.inventory, finalizer: true})
+	return ctrl.Result{}, err
+}
+
+// render loads the Bundle and renders the plan. A missing Bundle, a render
+// or validation error and a refused object stall the Composition: nothing is
+// applied and nothing is pruned.
+func (r *CompositionReconciler) render(ctx context.Context, s *scope) (ctrl.Result, error) {
+	bundle := &v1alpha1.Bundle{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: s.comp.Spec.Bundle}, bundle); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.stall(s, ReasonBundleNotFound, fmt.Sprintf("Bundle %q not found", s.comp.Spec.Bundle))
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("read Bundle %s: %w", s.comp.Spec.Bundle, err)
+	}
+	start := time.Now()
+	loaded, err := r.bundles.load(bundle)
+	if err == nil {
+		s.plan, err = NewPlan(loaded, s.comp, r.Mapper)
+	}
+	renderDuration.Observe(time.Since(start).Seconds())
+	var renderErr *templates.RenderError
+	var refused *RefusedError
+	switch {
+	case errors.As(err, &renderErr):
+		r.stall(s, ReasonRenderFailed, err.Error())
+		return ctrl.Result{}, nil
+	case errors.As(err, &refused):
+		r.stall(s, ReasonRefused, err.Error())
+		return ctrl.Result{}, nil
+	case err != nil:
+		return ctrl.Result{}, fmt.Errorf("render Bundle %s: %w", bundle.Name, err)
+	}
+	s.status.BundleRevision = s.plan.BundleRevision
+	for _, o := range s.plan.Objects {
+		if err := r.ensureWatch(o.GroupVersionKind()); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// stall records a user error: Stalled until an input changes.
+func (r *CompositionReconciler) stall(s *scope, reason, msg string) {
+	setStalled(&s.status, s.comp.Generation, reason, msg)
+	r.Recorder.Eventf(s.comp, nil, "Warning", reason, "Render", "%s", msg)
+	s.done = true
+}
+
+// widen records old ∪ new group-kinds and namespaces on the parent before
+// anything is applied, so a crash mid-apply leaves every member findable.
+func (r *CompositionReconciler) widen(ctx context.Context, s *scope) (ctrl.Result, error) {
+	if s.comp.Spec.Suspend {
+		return ctrl.Result{}, nil
+	}
+	var err error
+	s.parent, err = r.writeParent(ctx, s.comp, s.parent, parentState{inventory: s.parent.inventory.union(s.plan.inventory), finalizer: true})
+	return ctrl.Result{}, err
+}
+
+// ensureWatch starts, once per kind, a watch on the members of that kind
+// (the cache's informer is label-selected) that maps events to the parent.
+func (r *CompositionReconciler) ensureWatch(gvk schema.GroupVersionKind) error {
+	if _, loaded := r.watched.LoadOrStore(gvk, struct{}{}); loaded {
+		return nil
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	if err := r.controller.Watch(source.Kind(r.Cache, client.Object(u), handler.EnqueueRequestsFromMapFunc(r.parentOf))); err != nil {
+		r.watched.Delete(gvk)
+		return fmt.Errorf("watch %s: %w", gvk.Kind, err)
+	}
+	return nil
+}
+
+// parentOf maps a member to the Composition whose ApplySet id it carries.
+func (r *CompositionReconciler) parentOf(ctx context.Context, o client.Object) []ctrlreconcile.Request {
+	id := o.GetLabels()[LabelPartOf]
+	if id == "" {
+		return nil
+	}
+	var list v1alpha1.CompositionList
+	if err := r.Client.List(ctx, &list, client.MatchingFields{indexApplySetID: id}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "list Compositions by ApplySet id", "id", id)
+		return nil
+	}
+	return requests(list)
+}
+
+// compositionsOfBundle maps a Bundle to the Compositions that render it.
+func (r *CompositionReconciler) compositionsOfBundle(ctx context.Context, o client.Object) []ctrlreconcile.Request {
+	var list v1alpha1.CompositionList
+	if err := r.Client.List(ctx, &list, client.MatchingFields{indexBundle: o.GetName()}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "list Compositions by Bundle", "bundle", o.GetName())
+		return nil
+	}
+	return requests(list)
+}
+
+func requests(list v1alpha1.CompositionList) []ctrlreconcile.Request {
+	out := make([]ctrlreconcile.Request, 0, len(list.Items))
+	for _, c := range list.Items {
+		out = append(out, ctrlreconcile.Request{NamespacedName: types.NamespacedName{Namespace: c.Namespace, Name: c.Name}})
+	}
+	return out
+}
+
+// patchStatus writes the status once per pass, and only when it changed, so
+// a reconcile that finds nothing to do makes no write.
+func (r *CompositionReconciler) patchStatus(ctx context.Context, s *scope) error {
+	r.readiness.record(s.comp, s.status.Conditions)
+	if equality.Semantic.DeepEqual(s.comp.Status, s.status) {
+		return nil
+	}
+	orig := s.comp.DeepCopy()
+	s.comp.Status = s.status
+	if err := r.Client.Status().Patch(ctx, s.comp, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("patch status of Composition %s/%s: %w", s.comp.Namespace, s.comp.Name, err)
+	}
+	return nil
+}

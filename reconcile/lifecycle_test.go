@@ -1,0 +1,223 @@
+package reconcile_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/reconcile"
+)
+
+// markAvailable writes a Deployment status as its controller would once the
+// rollout is done (envtest runs no kube-controller-manager).
+func markAvailable(t *testing.T, dep *appsv1.Deployment, progressing appsv1.DeploymentCondition) {
+	t.Helper()
+	eventually(t, "Deployment status update", func() (bool, error) {
+		if err := k.Get(context.Background(), client.ObjectKeyFromObject(dep), dep); err != nil {
+			return false, err
+		}
+		r := *dep.Spec.Replicas
+		dep.Status = appsv1.DeploymentStatus{
+			ObservedGeneration: dep.Generation, Replicas: r, UpdatedReplicas: r, ReadyReplicas: r, AvailableReplicas: r,
+			Conditions: []appsv1.DeploymentCondition{
+				{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"},
+				progressing,
+			},
+		}
+		err := k.Status().Update(context.Background(), dep)
+		return err == nil, err
+	})
+}
+
+// TestStatusFollowsChildReadiness: the Composition is Reconciling while its
+// Deployment rolls out, Ready once it is available, and Stalled (naming it)
+// when its rollout fails.
+func TestStatusFollowsChildReadiness(t *testing.T) {
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "readiness-"+ns, appService())
+	mustCreate(t, composition(ns, "web", b.Name, `{"replicas":2}`))
+
+	got := condition(t, ns, "web", reconcile.ConditionReconciling, metav1.ConditionTrue)
+	if msg := condMessage(got, reconcile.ConditionReady); !strings.Contains(msg, "Deployment/"+ns+"/web") {
+		t.Errorf("Ready message = %q, want it to name the pending Deployment", msg)
+	}
+	if got.Status.Summary != "1/2 ready" {
+		t.Errorf("summary = %q, want 1/2 ready (the Service is Current, the Deployment not)", got.Status.Summary)
+	}
+
+	dep := deployment(ns, "web")
+	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
+	got = condition(t, ns, "web", reconcile.ConditionReady, metav1.ConditionTrue)
+	if got.Status.Summary != "2/2 ready" || len(got.Status.Members) != 2 {
+		t.Errorf("status = %q with %d members, want 2/2 ready with 2", got.Status.Summary, len(got.Status.Members))
+	}
+	if cond(got, reconcile.ConditionReconciling) != "" || cond(got, reconcile.ConditionStalled) != "" {
+		t.Errorf("Ready Composition still has Reconciling or Stalled: %+v", got.Status.Conditions)
+	}
+	if got.Status.BundleRevision == "" {
+		t.Errorf("status.bundleRevision is empty")
+	}
+
+	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"})
+	got = condition(t, ns, "web", reconcile.ConditionStalled, metav1.ConditionTrue)
+	if msg := condMessage(got, reconcile.ConditionReady); !strings.Contains(msg, "Deployment/"+ns+"/web") {
+		t.Errorf("Stalled message = %q, want it to name the failed Deployment", msg)
+	}
+}
+
+// TestNoWritesWhenNothingChanged: once converged, a reconcile (here brought by
+// an event on a member) makes no write request at all.
+func TestNoWritesWhenNothingChanged(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "nowrites-"+ns, appService())
+	mustCreate(t, composition(ns, "web", b.Name, `{}`))
+	dep := deployment(ns, "web")
+	exists(t, dep)
+	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
+	condition(t, ns, "web", reconcile.ConditionReady, metav1.ConditionTrue)
+	time.Sleep(time.Second) // let the events of the convergence settle
+
+	unchanged := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Unchanged)))
+	before := writes.Load()
+	// A label stencil does not manage: the member's event triggers a reconcile.
+	eventually(t, "label a member", func() (bool, error) {
+		if err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
+			return false, err
+		}
+		dep.Labels["touched"] = "yes"
+		err := k.Update(ctx, dep)
+		return err == nil, err
+	})
+	eventually(t, "a reconcile that found both members unchanged", func() (bool, error) {
+		return testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Unchanged))) >= unchanged+2, nil
+	})
+	time.Sleep(500 * time.Millisecond)
+	if n := writes.Load() - before; n != 0 {
+		t.Errorf("the controller made %d write requests on a reconcile with nothing to change, want 0", n)
+	}
+}
+
+// TestDeletion: deleting a Composition deletes its members (Delete) or
+// leaves them without the part-of label (Orphan), then lets it go.
+func TestDeletion(t *testing.T) {
+	ctx := context.Background()
+	for _, policy := range []v1alpha1.DeletionPolicy{v1alpha1.DeletionPolicyDelete, v1alpha1.DeletionPolicyOrphan} {
+		t.Run(string(policy), func(t *testing.T) {
+			ns := testenv.Namespace(t, k)
+			b := bundle(t, "delete-"+ns, appService())
+			comp := composition(ns, "web", b.Name, `{}`)
+			comp.Spec.DeletionPolicy = policy
+			mustCreate(t, comp)
+			dep, svc := deployment(ns, "web"), service(ns, "web")
+			exists(t, dep)
+			exists(t, svc)
+			eventually(t, "finalizer", func() (bool, error) {
+				err := k.Get(ctx, client.ObjectKeyFromObject(comp), comp)
+				return err == nil && contains(comp.Finalizers, reconcile.Finalizer), err
+			})
+			if err := k.Delete(ctx, comp); err != nil {
+				t.Fatal(err)
+			}
+			gone(t, comp)
+			if policy == v1alpha1.DeletionPolicyDelete {
+				gone(t, dep)
+				gone(t, svc)
+				return
+			}
+			for _, obj := range []client.Object{dep, svc} {
+				if err := k.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+					t.Fatalf("orphaned member: %v", err)
+				}
+				if _, ok := obj.GetLabels()[reconcile.LabelPartOf]; ok {
+					t.Errorf("orphaned %s still carries %s", obj.GetName(), reconcile.LabelPartOf)
+				}
+			}
+		})
+	}
+}
+
+// TestSuspend: a suspended Composition makes no writes; resuming applies.
+func TestSuspend(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "suspend-"+ns, appService())
+	comp := composition(ns, "web", b.Name, `{"replicas":1}`)
+	mustCreate(t, comp)
+	dep := deployment(ns, "web")
+	exists(t, dep)
+	update(t, comp, func(c *v1alpha1.Composition) {
+		c.Spec.Suspend = true
+		c.Spec.Values.Raw = []byte(`{"replicas":4,"service":false}`)
+	})
+	condition(t, ns, "web", reconcile.ConditionReconciling, metav1.ConditionTrue)
+	consistently(t, "the suspended members to stay as they were", 2*time.Second, func() (bool, error) {
+		err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep)
+		if err != nil {
+			return false, err
+		}
+		err = k.Get(ctx, key(ns, "web"), &corev1.Service{})
+		return *dep.Spec.Replicas == 1 && err == nil, err
+	})
+	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Suspend = false })
+	eventually(t, "resume to apply", func() (bool, error) {
+		err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep)
+		return err == nil && *dep.Spec.Replicas == 4, err
+	})
+	gone(t, service(ns, "web"))
+}
+
+// TestCRDBeforeItsResources: a CRD and a resource of its kind in one bundle
+// are applied in order, the resource once the CRD is Established.
+func TestCRDBeforeItsResources(t *testing.T) {
+	ns := testenv.Namespace(t, k)
+	group := "w" + ns + ".example.com"
+	crd := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.` + group + `
+spec:
+  group: ` + group + `
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+`
+	b := bundle(t, "crd-"+ns, map[string]string{
+		"templates/a-widget.yaml": "apiVersion: " + group + "/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  size: 3\n",
+		"templates/z-crd.yaml":    crd,
+	}, func(s *v1alpha1.BundleSpec) {
+		s.Permissions.ClusterScoped = []v1alpha1.GroupKind{{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}}
+	})
+	mustCreate(t, composition(ns, "widgets", b.Name, ""))
+	w := &unstructured.Unstructured{}
+	w.SetAPIVersion(group + "/v1")
+	w.SetKind("Widget")
+	w.SetNamespace(ns)
+	w.SetName("w")
+	exists(t, w)
+	condition(t, ns, "widgets", reconcile.ConditionReady, metav1.ConditionTrue)
+	t.Cleanup(func() {
+		c := &unstructured.Unstructured{}
+		c.SetAPIVersion("apiextensions.k8s.io/v1")
+		c.SetKind("CustomResourceDefinition")
+		c.SetName("widgets." + group)
+		_ = k.Delete(context.Background(), c)
+	})
+}

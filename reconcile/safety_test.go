@@ -1,0 +1,203 @@
+package reconcile_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/reconcile"
+)
+
+// twoConfigMaps renders ConfigMaps "keep" and, while .Values.second, "second".
+func twoConfigMaps() map[string]string {
+	return map[string]string{
+		"values.yaml":           "second: true\nname: keep\n",
+		"templates/keep.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.name }}\ndata:\n  a: \"1\"\n",
+		"templates/second.yaml": "{{- if .Values.second }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: second\ndata:\n  b: \"2\"\n{{- end }}\n",
+	}
+}
+
+// TestRenderErrorPrunesNothing breaks the render in two ways (values the
+// schema rejects, a template that fails) and checks that the Composition
+// stalls with the field path or file:line while every member stays.
+func TestRenderErrorPrunesNothing(t *testing.T) {
+	ns := testenv.Namespace(t, k)
+	files := twoConfigMaps()
+	files["templates/fail.yaml"] = "{{- if .Values.boom }}{{ fail \"boom requested\" }}{{ end }}\n"
+	b := bundle(t, "renderfail-"+ns, files, withSchema(`{"type":"object","properties":{"name":{"type":"string","minLength":1},"second":{"type":"boolean"},"boom":{"type":"boolean"}}}`))
+	comp := composition(ns, "app", b.Name, `{}`)
+	mustCreate(t, comp)
+	keep := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keep"}}
+	second := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "second"}}
+	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+
+	tests := []struct {
+		name   string
+		values string
+		want   string
+	}{
+		// Invalid values and no second ConfigMap: a prune would delete it.
+		{"invalid values", `{"second":false,"name":""}`, "values.name"},
+		{"template fail", `{"second":false,"boom":true}`, "templates/fail.yaml:1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(tt.values) })
+			got := condition(t, ns, "app", reconcile.ConditionStalled, metav1.ConditionTrue)
+			if msg := condMessage(got, reconcile.ConditionReady); !strings.Contains(msg, tt.want) {
+				t.Errorf("Ready message = %q, want it to contain %q", msg, tt.want)
+			}
+			consistently(t, "both ConfigMaps to stay", 2*time.Second, func() (bool, error) {
+				if err := k.Get(context.Background(), client.ObjectKeyFromObject(keep), keep); err != nil {
+					return false, err
+				}
+				err := k.Get(context.Background(), client.ObjectKeyFromObject(second), second)
+				return err == nil, err
+			})
+		})
+	}
+	// Fixing the input recovers, and only now is "second" pruned.
+	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"second":false}`) })
+	gone(t, second)
+	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+}
+
+// TestPruneSparesWhatStencilDoesNotManage: an object carrying the set's
+// part-of label but written by another manager, and one annotated
+// stencil.dev/prune: disabled, both survive a prune.
+func TestPruneSparesWhatStencilDoesNotManage(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "foreign-"+ns, twoConfigMaps())
+	comp := composition(ns, "app", b.Name, `{}`)
+	mustCreate(t, comp)
+	second := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "second"}}
+	exists(t, second)
+	id := second.Labels[reconcile.LabelPartOf]
+
+	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "foreign", Labels: map[string]string{reconcile.LabelPartOf: id}}}
+	if err := k.Create(ctx, foreign, client.FieldOwner("someone-else")); err != nil {
+		t.Fatal(err)
+	}
+	// "keep" is renamed away (so it leaves the render) but opted out of pruning.
+	keep := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keep"}}
+	exists(t, keep)
+	keep.Annotations = map[string]string{reconcile.AnnotationPrune: "disabled"}
+	if err := k.Update(ctx, keep); err != nil {
+		t.Fatal(err)
+	}
+
+	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"second":false,"name":"renamed"}`) })
+	gone(t, second)
+	exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "renamed"}})
+	for _, cm := range []*corev1.ConfigMap{foreign, keep} {
+		if err := k.Get(ctx, client.ObjectKeyFromObject(cm), cm); err != nil {
+			t.Errorf("ConfigMap %s was deleted: %v", cm.Name, err)
+		}
+	}
+}
+
+// TestConfinement: objects in another namespace or of a cluster-scoped kind
+// are refused (Stalled, nothing applied) unless the Bundle permits them,
+// including one smuggled in through a value.
+func TestConfinement(t *testing.T) {
+	ns := testenv.Namespace(t, k)
+	other := testenv.Namespace(t, k)
+	clusterRole := "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: " + ns + "-reader\nrules: []\n"
+	tests := []struct {
+		name   string
+		files  map[string]string
+		values string
+		perms  v1alpha1.BundlePermissions
+		want   string // the refusal, or "" when the render is allowed
+	}{
+		{"other namespace", map[string]string{"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: " + other + "\n"},
+			"", v1alpha1.BundlePermissions{}, `namespace "` + other + `" is not the Composition's`},
+		{"cluster-scoped kind", map[string]string{"templates/cr.yaml": clusterRole}, "", v1alpha1.BundlePermissions{}, "ClusterRole.rbac.authorization.k8s.io is cluster-scoped"},
+		{"smuggled through a value", map[string]string{
+			"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  note: {{ .Values.note }}\n"},
+			`{"note":"hi\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: pwn-` + ns + `\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: Group, name: system:authenticated, apiGroup: rbac.authorization.k8s.io}]"}`,
+			v1alpha1.BundlePermissions{}, "ClusterRoleBinding"},
+		{"permitted cluster-scoped kind", map[string]string{"templates/cr.yaml": clusterRole}, "",
+			v1alpha1.BundlePermissions{ClusterScoped: []v1alpha1.GroupKind{{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}}}, ""},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			name := "c" + string(rune('a'+i))
+			b := bundle(t, "confine-"+name+"-"+ns, tt.files, func(s *v1alpha1.BundleSpec) { s.Permissions = tt.perms })
+			mustCreate(t, composition(ns, name, b.Name, tt.values))
+			if tt.want == "" {
+				condition(t, ns, name, reconcile.ConditionReady, metav1.ConditionTrue)
+				cr := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ns + "-reader"}}
+				exists(t, cr)
+				t.Cleanup(func() { _ = k.Delete(context.Background(), cr) })
+				return
+			}
+			got := condition(t, ns, name, reconcile.ConditionStalled, metav1.ConditionTrue)
+			if msg := condMessage(got, reconcile.ConditionReady); !strings.Contains(msg, tt.want) || !strings.Contains(msg, "refused") {
+				t.Errorf("Ready message = %q, want a refusal naming %q", msg, tt.want)
+			}
+			for _, obj := range []client.Object{
+				&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: other, Name: "x"}},
+				&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "x"}},
+				&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "pwn-" + ns}},
+				&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ns + "-reader"}},
+			} {
+				if err := k.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); !apierrors.IsNotFound(err) {
+					t.Errorf("%T %s exists after a refusal (err %v): nothing may be applied", obj, obj.GetName(), err)
+				}
+			}
+		})
+	}
+}
+
+// TestImpersonation: with spec.serviceAccountName, applies are made as that
+// ServiceAccount, so its RBAC bounds them.
+func TestImpersonation(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	mustCreate(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant"}})
+	b := bundle(t, "impersonate-"+ns, twoConfigMaps())
+	comp := composition(ns, "app", b.Name, `{}`)
+	comp.Spec.ServiceAccountName = "tenant"
+	mustCreate(t, comp)
+
+	got := condition(t, ns, "app", reconcile.ConditionReconciling, metav1.ConditionTrue)
+	eventually(t, "a Forbidden apply in the status", func() (bool, error) {
+		err := k.Get(ctx, client.ObjectKeyFromObject(got), got)
+		return err == nil && strings.Contains(condMessage(got, reconcile.ConditionReady), "forbidden"), err
+	})
+	if err := k.Get(ctx, key(ns, "keep"), &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("ConfigMap created without the ServiceAccount's permission (err %v)", err)
+	}
+
+	mustCreate(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "configmaps"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}}})
+	mustCreate(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "configmaps"},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "tenant"}}})
+	// The failure was transient: backoff retries it, and now it succeeds.
+	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	cm := &corev1.ConfigMap{}
+	if err := k.Get(ctx, key(ns, "keep"), cm); err != nil {
+		t.Fatal(err)
+	}
+	var applier string
+	for _, mf := range cm.ManagedFields {
+		if mf.Manager == reconcile.FieldManager {
+			applier = string(mf.Operation)
+		}
+	}
+	if applier != "Apply" {
+		t.Errorf("ConfigMap managed fields %+v, want an Apply by %s", cm.ManagedFields, reconcile.FieldManager)
+	}
+}

@@ -1,0 +1,189 @@
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/reconcile"
+)
+
+var (
+	env *testenv.Env
+	// k is a non-cached client for assertions, outside the manager's transport.
+	k client.Client
+	// writes counts the manager's write requests (anything but GET, LIST, WATCH).
+	writes atomic.Int64
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(testenv.Run(m, &env, startManager))
+}
+
+// countingTransport counts the write requests the controller makes.
+type countingTransport struct{ next http.RoundTripper }
+
+func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodGet {
+		writes.Add(1)
+	}
+	return t.next.RoundTrip(req)
+}
+
+// startManager runs stencil's controllers against the test API server for
+// the whole package, the way `stencil controller` runs them.
+func startManager(ctx context.Context, e *testenv.Env) error {
+	ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
+	scheme, err := reconcile.NewScheme()
+	if err != nil {
+		return err
+	}
+	if k, err = client.New(e.Config, client.Options{Scheme: scheme}); err != nil {
+		return err
+	}
+	cfg := rest.CopyConfig(e.Config)
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt} }
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Cache:                  reconcile.CacheOptions(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		return err
+	}
+	if err := reconcile.RegisterMetrics(); err != nil {
+		return err
+	}
+	if err := reconcile.SetupWithManager(ctx, mgr, reconcile.Options{Version: "v0.0.0-test", MaxConcurrentReconciles: 2, ApplyConcurrency: 4}); err != nil {
+		return err
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+			os.Exit(1)
+		}
+	}()
+	return nil
+}
+
+// eventually polls cond until it holds or 30 seconds pass.
+func eventually(t *testing.T, what string, cond func() (bool, error)) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		ok, err := cond()
+		last = err
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("timed out waiting for %s (last error: %v)", what, last)
+	}
+}
+
+// consistently checks that cond holds for d.
+func consistently(t *testing.T, what string, d time.Duration, cond func() (bool, error)) {
+	t.Helper()
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		ok, err := cond()
+		if err != nil || !ok {
+			t.Fatalf("%s stopped holding (err %v)", what, err)
+		}
+	}
+}
+
+// condition waits until the Composition's condition typ has status want and
+// returns the Composition as it then was.
+func condition(t *testing.T, ns, name, typ string, want metav1.ConditionStatus) *v1alpha1.Composition {
+	t.Helper()
+	comp := &v1alpha1.Composition{}
+	eventually(t, fmt.Sprintf("Composition %s %s=%s", name, typ, want), func() (bool, error) {
+		if err := k.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, comp); err != nil {
+			return false, err
+		}
+		c := meta.FindStatusCondition(comp.Status.Conditions, typ)
+		if c == nil {
+			return false, fmt.Errorf("no %s condition; conditions %+v", typ, comp.Status.Conditions)
+		}
+		return c.Status == want && comp.Status.ObservedGeneration == comp.Generation, fmt.Errorf("%s=%s: %s", typ, c.Status, c.Message)
+	})
+	return comp
+}
+
+// gone waits until obj no longer exists.
+func gone(t *testing.T, obj client.Object) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%T %s to be gone", obj, obj.GetName()), func() (bool, error) {
+		err := k.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)
+		return apierrors.IsNotFound(err), err
+	})
+}
+
+// exists waits until obj exists and reads it into obj.
+func exists(t *testing.T, obj client.Object) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%T %s to exist", obj, obj.GetName()), func() (bool, error) {
+		err := k.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)
+		return err == nil, err
+	})
+}
+
+func mustCreate(t *testing.T, obj client.Object) {
+	t.Helper()
+	if err := k.Create(context.Background(), obj); err != nil {
+		t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
+	}
+}
+
+// bundle creates a cluster-scoped Bundle (named after the test) and deletes it after.
+func bundle(t *testing.T, name string, files map[string]string, mutate ...func(*v1alpha1.BundleSpec)) *v1alpha1.Bundle {
+	t.Helper()
+	b := &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.BundleSpec{Files: files}}
+	for _, m := range mutate {
+		m(&b.Spec)
+	}
+	mustCreate(t, b)
+	t.Cleanup(func() { _ = k.Delete(context.Background(), b) })
+	return b
+}
+
+func composition(ns, name, bundle, values string) *v1alpha1.Composition {
+	c := &v1alpha1.Composition{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       v1alpha1.CompositionSpec{Bundle: bundle},
+	}
+	if values != "" {
+		c.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(values)}
+	}
+	return c
+}
+
+// update re-reads the Composition, changes it and writes it back.
+func update(t *testing.T, c *v1alpha1.Composition, change func(*v1alpha1.Composition)) {
+	t.Helper()
+	eventually(t, "update of Composition "+c.Name, func() (bool, error) {
+		if err := k.Get(context.Background(), client.ObjectKeyFromObject(c), c); err != nil {
+			return false, err
+		}
+		change(c)
+		err := k.Update(context.Background(), c)
+		return err == nil, err
+	})
+}
