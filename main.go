@@ -1,22 +1,13 @@
-// Command stencil is the stencil operator and its command-line tools:
-//
-//	stencil controller   run the Composition and Bundle controllers
-//	stencil version      print the version
+// Command stencil is the stencil operator and its command-line tools; the
+// commands live in internal/cli.
 package main
 
 import (
-	"flag"
+	"errors"
 	"fmt"
 	"os"
 
-	"github.com/spf13/cobra"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/internal/cli"
 )
 
 // version is stamped at build time by the Makefile (-X main.version=...). It
@@ -24,103 +15,10 @@ import (
 var version = "v0.0.0-dev"
 
 func main() {
-	if err := newRootCommand().Execute(); err != nil {
-		os.Exit(1)
+	err := cli.NewRootCommand(version, os.Stdin).Execute()
+	var exit *cli.ExitError
+	if err != nil && !(errors.As(err, &exit) && exit.Err == nil) {
+		fmt.Fprintln(os.Stderr, "error:", err)
 	}
-}
-
-func newRootCommand() *cobra.Command {
-	root := &cobra.Command{
-		Use:          "stencil",
-		Short:        "Declarative composition through Go-templated ApplySets",
-		SilenceUsage: true,
-	}
-	kube := genericclioptions.NewConfigFlags(true)
-	kube.AddFlags(root.PersistentFlags())
-	root.AddCommand(newVersionCommand(), newControllerCommand(kube))
-	return root
-}
-
-func newVersionCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version of stencil",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintln(cmd.OutOrStdout(), version)
-			return err
-		},
-	}
-}
-
-// controllerFlags are the flags of `stencil controller`.
-type controllerFlags struct {
-	metricsAddr, probeAddr string
-	leaderElect            bool
-	leaderElectNamespace   string
-	opts                   reconcile.Options
-	zap                    zap.Options
-}
-
-func newControllerCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
-	f := &controllerFlags{opts: reconcile.Options{Version: version}}
-	cmd := &cobra.Command{
-		Use:   "controller",
-		Short: "Run the Composition and Bundle controllers",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runController(kube, f)
-		},
-	}
-	fl := cmd.Flags()
-	fl.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address the Prometheus metrics endpoint binds to; 0 disables it")
-	fl.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address the /healthz and /readyz probes bind to")
-	fl.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader, so only one of several replicas reconciles")
-	fl.StringVar(&f.leaderElectNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's)")
-	fl.IntVar(&f.opts.MaxConcurrentReconciles, "concurrency", 4, "Compositions reconciled at once")
-	fl.IntVar(&f.opts.ApplyConcurrency, "apply-concurrency", 8, "objects of one apply stage applied at once")
-	fl.StringVar(&f.opts.DefaultServiceAccount, "default-service-account", "", "ServiceAccount (in each Composition's namespace) to impersonate when spec.serviceAccountName is empty")
-	zfs := flag.NewFlagSet("zap", flag.ContinueOnError)
-	f.zap.BindFlags(zfs)
-	fl.AddGoFlagSet(zfs)
-	return cmd
-}
-
-func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) error {
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&f.zap)))
-	cfg, err := kube.ToRESTConfig()
-	if err != nil {
-		return fmt.Errorf("load kubeconfig: %w", err)
-	}
-	scheme, err := reconcile.NewScheme()
-	if err != nil {
-		return err
-	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  scheme,
-		Cache:                   reconcile.CacheOptions(),
-		Metrics:                 metricsserver.Options{BindAddress: f.metricsAddr},
-		HealthProbeBindAddress:  f.probeAddr,
-		LeaderElection:          f.leaderElect,
-		LeaderElectionID:        "stencil.stencil.dev",
-		LeaderElectionNamespace: f.leaderElectNamespace,
-	})
-	if err != nil {
-		return fmt.Errorf("create manager: %w", err)
-	}
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
-		return err
-	}
-	if err := reconcile.RegisterMetrics(); err != nil {
-		return err
-	}
-	ctx := ctrl.SetupSignalHandler()
-	if err := reconcile.SetupWithManager(ctx, mgr, f.opts); err != nil {
-		return err
-	}
-	ctrl.Log.Info("starting stencil controller", "version", version)
-	return mgr.Start(ctx)
+	os.Exit(cli.ExitCode(err))
 }

@@ -46,10 +46,12 @@ type ApplyResult struct {
 // applier applies objects with server-side apply: writer makes the writes
 // (impersonating the Composition's ServiceAccount when it has one); reader
 // is the label-selected cache of members, used to skip writes that would
-// change nothing.
+// change nothing; live reads from the API server what the cache does not
+// hold (a new object, or one another set or tool made).
 type applier struct {
 	writer      client.Client
 	reader      client.Reader
+	live        client.Reader
 	id          string // the ApplySet id members must carry
 	concurrency int
 }
@@ -79,11 +81,15 @@ func (a *applier) apply(ctx context.Context, desired *unstructured.Unstructured)
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(desired.GroupVersionKind())
 	err := a.reader.Get(ctx, client.ObjectKeyFromObject(desired), live)
+	if apierrors.IsNotFound(err) {
+		// The cache holds only labelled members and may lag: ask the server.
+		err = a.live.Get(ctx, client.ObjectKeyFromObject(desired), live)
+	}
 	switch {
 	case apierrors.IsNotFound(err):
 		live = nil
 	case err != nil:
-		return res.fail(fmt.Errorf("read %s from the cache: %w", ref(desired), err))
+		return res.fail(fmt.Errorf("read %s: %w", ref(desired), err))
 	}
 	if live != nil {
 		if other := live.GetLabels()[LabelPartOf]; other != "" && other != a.id {

@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -180,28 +181,25 @@ func TestBundleChangeRerenders(t *testing.T) {
 		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  greeting: hello\n",
 	})
 	mustCreate(t, composition(ns, "a", b.Name, ""))
-	mustCreate(t, composition(ns, "b", b.Name, ""))
-	// Two Compositions in one namespace cannot both own ConfigMap "cfg": the
-	// second is refused as another set's member, and stays Stalled.
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cfg"}}
 	exists(t, cm)
-	stalled := 0
-	for _, name := range []string{"a", "b"} {
-		c := &v1alpha1.Composition{}
-		eventually(t, "a Ready condition on "+name, func() (bool, error) {
-			err := k.Get(context.Background(), key(ns, name), c)
-			return err == nil && len(c.Status.Conditions) > 0 && c.Status.ObservedGeneration == c.Generation, err
-		})
-		if s := cond(c, reconcile.ConditionStalled); s == metav1.ConditionTrue {
-			stalled++
-			if msg := condMessage(c, reconcile.ConditionReady); !strings.Contains(msg, "belongs to another ApplySet") {
-				t.Errorf("Stalled message = %q, want it to name the other ApplySet", msg)
+	// Two Compositions in one namespace cannot both own ConfigMap "cfg": the
+	// second is refused as another set's member, and stays Stalled.
+	mustCreate(t, composition(ns, "b", b.Name, ""))
+	eventually(t, "the second Composition refused as another set's member", func() (bool, error) {
+		stalled := 0
+		for _, name := range []string{"a", "b"} {
+			c := &v1alpha1.Composition{}
+			if err := k.Get(context.Background(), key(ns, name), c); err != nil {
+				return false, err
+			}
+			if cond(c, reconcile.ConditionStalled) == metav1.ConditionTrue &&
+				strings.Contains(condMessage(c, reconcile.ConditionReady), "belongs to another ApplySet") {
+				stalled++
 			}
 		}
-	}
-	if stalled != 1 {
-		t.Errorf("%d Compositions stalled, want exactly 1 refused as another set's member", stalled)
-	}
+		return stalled == 1 && cond(mustGet(t, ns, "a"), reconcile.ConditionReady) == metav1.ConditionTrue, fmt.Errorf("%d stalled", stalled)
+	})
 	eventually(t, "bundle edit", func() (bool, error) {
 		if err := k.Get(context.Background(), client.ObjectKeyFromObject(b), b); err != nil {
 			return false, err
@@ -214,6 +212,15 @@ func TestBundleChangeRerenders(t *testing.T) {
 		err := k.Get(context.Background(), client.ObjectKeyFromObject(cm), cm)
 		return err == nil && cm.Data["greeting"] == "bonjour", err
 	})
+}
+
+func mustGet(t *testing.T, ns, name string) *v1alpha1.Composition {
+	t.Helper()
+	c := &v1alpha1.Composition{}
+	if err := k.Get(context.Background(), key(ns, name), c); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func cond(c *v1alpha1.Composition, typ string) metav1.ConditionStatus {

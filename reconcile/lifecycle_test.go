@@ -89,7 +89,7 @@ func TestNoWritesWhenNothingChanged(t *testing.T) {
 	time.Sleep(time.Second) // let the events of the convergence settle
 
 	unchanged := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Unchanged)))
-	before := writes.Load()
+	before := controller.Writes.Load()
 	// A label stencil does not manage: the member's event triggers a reconcile.
 	eventually(t, "label a member", func() (bool, error) {
 		if err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
@@ -103,7 +103,7 @@ func TestNoWritesWhenNothingChanged(t *testing.T) {
 		return testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Unchanged))) >= unchanged+2, nil
 	})
 	time.Sleep(500 * time.Millisecond)
-	if n := writes.Load() - before; n != 0 {
+	if n := controller.Writes.Load() - before; n != 0 {
 		t.Errorf("the controller made %d write requests on a reconcile with nothing to change, want 0", n)
 	}
 }

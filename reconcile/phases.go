@@ -20,7 +20,7 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 	if s.comp.Spec.Suspend {
 		return ctrl.Result{}, nil
 	}
-	a := &applier{writer: s.writer, reader: r.Cache, id: s.plan.ID, concurrency: max(r.Options.ApplyConcurrency, 1)}
+	a := &applier{writer: s.writer, reader: r.Cache, live: r.APIReader, id: s.plan.ID, concurrency: max(r.Options.ApplyConcurrency, 1)}
 	for _, stage := range stages(s.plan.Objects) {
 		results := a.applyStage(ctx, stage)
 		s.results = append(s.results, results...)

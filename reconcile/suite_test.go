@@ -3,9 +3,7 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,74 +12,28 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
 )
 
 var (
 	env *testenv.Env
-	// k is a non-cached client for assertions, outside the manager's transport.
+	// k is a non-cached client for assertions, outside the controller's transport.
 	k client.Client
-	// writes counts the manager's write requests (anything but GET, LIST, WATCH).
-	writes atomic.Int64
+	// controller is stencil's controller, running for the whole package.
+	controller *testenv.Controller
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(testenv.Run(m, &env, startManager))
-}
-
-// countingTransport counts the write requests the controller makes.
-type countingTransport struct{ next http.RoundTripper }
-
-func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method != http.MethodGet {
-		writes.Add(1)
-	}
-	return t.next.RoundTrip(req)
-}
-
-// startManager runs stencil's controllers against the test API server for
-// the whole package, the way `stencil controller` runs them.
-func startManager(ctx context.Context, e *testenv.Env) error {
-	ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
-	scheme, err := reconcile.NewScheme()
-	if err != nil {
-		return err
-	}
-	if k, err = client.New(e.Config, client.Options{Scheme: scheme}); err != nil {
-		return err
-	}
-	cfg := rest.CopyConfig(e.Config)
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt} }
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Cache:                  reconcile.CacheOptions(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-	})
-	if err != nil {
-		return err
-	}
-	if err := reconcile.RegisterMetrics(); err != nil {
-		return err
-	}
-	if err := reconcile.SetupWithManager(ctx, mgr, reconcile.Options{Version: "v0.0.0-test", MaxConcurrentReconciles: 2, ApplyConcurrency: 4}); err != nil {
-		return err
-	}
-	go func() {
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
-			os.Exit(1)
+	os.Exit(testenv.Run(m, &env, func(ctx context.Context, e *testenv.Env) (err error) {
+		controller, err = testenv.StartController(ctx, e)
+		if err == nil {
+			k = controller.Client
 		}
-	}()
-	return nil
+		return err
+	}))
 }
 
 // eventually polls cond until it holds or 30 seconds pass.

@@ -1,0 +1,192 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"sigs.k8s.io/yaml"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/templates"
+)
+
+func newBundleCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
+	cmd := &cobra.Command{Use: "bundle", Short: "Author bundles: pack a folder into a Bundle, lint it"}
+	cmd.AddCommand(newPackCommand(), newLintCommand(kube))
+	return cmd
+}
+
+func newPackCommand() *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:   "pack DIR",
+		Short: "Print a Bundle manifest holding a bundle folder",
+		Long: `pack loads a bundle folder (values.yaml, values.schema.json, templates/,
+optional Chart.yaml, kustomization.yaml and stencil.yaml) exactly as the
+controller would load the Bundle, and prints the Bundle manifest.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if name == "" {
+				name = bundleName(args[0])
+			}
+			b, err := templates.Load(os.DirFS(args[0]), templates.LoadOptions{Name: name})
+			if err != nil {
+				return err
+			}
+			obj := &v1alpha1.Bundle{
+				TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Bundle"},
+				ObjectMeta: metav1.ObjectMeta{Name: name},
+				Spec:       b.Spec(),
+			}
+			u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+			if err != nil {
+				return err
+			}
+			delete(u, "status")
+			unstructured.RemoveNestedField(u, "metadata", "creationTimestamp")
+			data, err := yaml.Marshal(u)
+			if err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(data)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "", "name of the Bundle (default: the folder's name)")
+	return cmd
+}
+
+type lintFlags struct {
+	values  []string
+	offline bool
+}
+
+func newLintCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
+	f := &lintFlags{}
+	cmd := &cobra.Command{
+		Use:   "lint DIR [-f values.yaml ...]",
+		Short: "Render a bundle with its defaults and each values file, and validate every object",
+		Long: `lint renders the bundle as a Composition would (with the bundle's defaults,
+then with each values file), then validates every object: against the API
+server's schema with a server-side dry-run apply when a cluster is
+reachable, and otherwise offline against the built-in kinds' schemas (so a
+misspelled field in a Deployment is caught). Every problem is printed with
+its location; the exit status is 1 when there is any.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			problems, err := runLint(cmd.Context(), kube, f, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			if problems > 0 {
+				return &ExitError{Code: 1, Err: fmt.Errorf("%d problem(s) found", problems)}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVarP(&f.values, "values", "f", nil, "values file to lint with (repeatable)")
+	cmd.Flags().BoolVar(&f.offline, "offline", false, "validate offline even when a cluster is reachable")
+	return cmd
+}
+
+func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFlags, dir string, out, stderr io.Writer) (int, error) {
+	var s *session
+	var err error
+	if !f.offline {
+		if s, err = connect(kube); err != nil {
+			fmt.Fprintf(stderr, "note: validating offline: %v\n", err)
+		}
+	}
+	if s == nil {
+		if s, err = offline(kube); err != nil {
+			return 0, err
+		}
+	}
+	name := bundleName(dir)
+	b, err := templates.Load(os.DirFS(dir), templates.LoadOptions{Name: name})
+	if err != nil {
+		fmt.Fprintf(out, "%s: %v\n", dir, err)
+		return 1, nil
+	}
+	cases := []struct {
+		label  string
+		values *apiextensionsv1.JSON
+	}{{label: "defaults"}}
+	for _, path := range f.values {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return 0, err
+		}
+		js, err := yaml.YAMLToJSON(data)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", path, err)
+		}
+		cases = append(cases, struct {
+			label  string
+			values *apiextensionsv1.JSON
+		}{path, &apiextensionsv1.JSON{Raw: js}})
+	}
+	problems := 0
+	for _, c := range cases {
+		comp := &v1alpha1.Composition{
+			ObjectMeta: metav1.ObjectMeta{Name: "lint", Namespace: s.namespace},
+			Spec:       v1alpha1.CompositionSpec{Bundle: name, Values: c.values},
+		}
+		p, err := reconcile.NewPlan(b, comp, s.mapper)
+		if err != nil {
+			fmt.Fprintf(out, "%s (%s): %v\n", dir, c.label, err)
+			problems++
+			continue
+		}
+		n := validate(ctx, s, p, func(msg string) { fmt.Fprintf(out, "%s (%s): %s\n", dir, c.label, msg) })
+		if n == 0 {
+			fmt.Fprintf(out, "%s (%s): %d objects ok\n", dir, c.label, len(p.Objects))
+		}
+		problems += n
+	}
+	return problems, nil
+}
+
+// validate checks every planned object and reports each problem; it
+// returns how many there were.
+func validate(ctx context.Context, s *session, p *reconcile.Plan, report func(string)) int {
+	problems := 0
+	if s.client != nil {
+		for _, pv := range reconcile.DryRun(ctx, s.client, p) {
+			var foreign *reconcile.ForeignMemberError
+			if pv.Err != nil && !errors.As(pv.Err, &foreign) {
+				report(pv.Err.Error())
+				problems++
+			}
+		}
+		return problems
+	}
+	strict := json.NewSerializerWithOptions(json.DefaultMetaFactory, s.scheme, s.scheme, json.SerializerOptions{Strict: true})
+	for _, o := range p.Objects {
+		gvk := o.GroupVersionKind()
+		if !s.scheme.Recognizes(gvk) {
+			report(fmt.Sprintf("%s %s: not validated offline (not a built-in kind)", gvk.Kind, o.GetName()))
+			continue
+		}
+		data, err := o.MarshalJSON()
+		if err == nil {
+			_, _, err = strict.Decode(data, &gvk, nil)
+		}
+		if err != nil {
+			report(fmt.Sprintf("%s %s: %v", gvk.Kind, o.GetName(), err))
+			problems++
+		}
+	}
+	return problems
+}

@@ -1,0 +1,175 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/pmezard/go-difflib/difflib"
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"sigs.k8s.io/yaml"
+
+	"github.com/stencil-dev/stencil/reconcile"
+)
+
+func newDiffCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
+	f := &planFlags{}
+	cmd := &cobra.Command{
+		Use:   "diff -f composition.yaml [--bundle DIR|bundle.yaml]",
+		Short: "Show what the controller would change in the cluster",
+		Long: `diff server-side dry-run applies every object the controller would apply
+for each Composition (field manager stencil, forced ownership) and prints a
+unified diff of live against would-be objects, with managedFields and other
+server bookkeeping removed and Secret data masked, then the members that
+would be pruned and any refusal.
+
+Exit status: 0 when nothing would change, 1 when something would, 2 or
+more on error (as kubectl diff).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			changed, err := runDiff(cmd.Context(), kube, f, cmd.InOrStdin(), cmd.OutOrStdout())
+			switch {
+			case err != nil:
+				return &ExitError{Code: 2, Err: err}
+			case changed:
+				return &ExitError{Code: 1}
+			}
+			return nil
+		},
+	}
+	f.add(cmd, false)
+	return cmd
+}
+
+// runDiff prints the differences and reports whether there are any.
+func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFlags, stdin io.Reader, out io.Writer) (bool, error) {
+	s, err := connect(kube)
+	if err != nil {
+		return false, err
+	}
+	comps, err := readCompositions(f.file, stdin, s.namespace)
+	if err != nil {
+		return false, err
+	}
+	changed := false
+	var errs []error
+	for _, comp := range comps {
+		p, err := plan(ctx, s, f.bundle, comp)
+		if err != nil {
+			var refused *reconcile.RefusedError
+			if errors.As(err, &refused) {
+				fmt.Fprintf(out, "# Composition %s/%s would be refused: %v\n", comp.Namespace, comp.Name, err)
+				changed = true
+				continue
+			}
+			errs = append(errs, err)
+			continue
+		}
+		for _, pv := range reconcile.DryRun(ctx, s.client, p) {
+			if pv.Err != nil {
+				errs = append(errs, pv.Err)
+				continue
+			}
+			text, err := unifiedDiff(pv)
+			if err != nil {
+				return changed, err
+			}
+			if text != "" {
+				changed = true
+				fmt.Fprint(out, text)
+			}
+		}
+		pruned, err := reconcile.PruneCandidates(ctx, s.client, s.mapper, comp, p)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("Composition %s/%s: list members to prune: %w", comp.Namespace, comp.Name, err))
+		}
+		for _, ref := range pruned {
+			changed = true
+			fmt.Fprintf(out, "# %s would be pruned\n", ref)
+		}
+	}
+	return changed, errors.Join(errs...)
+}
+
+// unifiedDiff compares live with would-be, cleaned of server bookkeeping.
+func unifiedDiff(pv reconcile.Preview) (string, error) {
+	name := pv.Desired.GetKind() + "/" + pv.Desired.GetName()
+	if ns := pv.Desired.GetNamespace(); ns != "" {
+		name = pv.Desired.GetKind() + "/" + ns + "/" + pv.Desired.GetName()
+	}
+	var live, applied *unstructured.Unstructured
+	if pv.Live != nil {
+		live = clean(pv.Live)
+	}
+	applied = clean(pv.Applied)
+	if pv.Desired.GetKind() == "Secret" && pv.Desired.GroupVersionKind().Group == "" {
+		maskSecrets(live, applied)
+	}
+	a, err := toYAML(live)
+	if err != nil {
+		return "", err
+	}
+	b, err := toYAML(applied)
+	if err != nil {
+		return "", err
+	}
+	if a == b {
+		return "", nil
+	}
+	return difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: difflib.SplitLines(a), B: difflib.SplitLines(b),
+		FromFile: "live/" + name, ToFile: "stencil/" + name, Context: 3,
+	})
+}
+
+func toYAML(u *unstructured.Unstructured) (string, error) {
+	if u == nil {
+		return "", nil
+	}
+	data, err := yaml.Marshal(u.Object)
+	return string(data), err
+}
+
+// clean drops what the server keeps for itself, which a diff would only
+// show as noise: managedFields, resourceVersion, generation, uid,
+// creationTimestamp (a dry-run create invents the last three).
+func clean(u *unstructured.Unstructured) *unstructured.Unstructured {
+	u = u.DeepCopy()
+	for _, f := range []string{"managedFields", "resourceVersion", "generation", "uid", "creationTimestamp"} {
+		unstructured.RemoveNestedField(u.Object, "metadata", f)
+	}
+	return u
+}
+
+// maskSecrets replaces Secret values, as kubectl diff does: "***" where
+// both sides agree, "*** (before)" and "*** (after)" where they differ, so a
+// change shows without its content.
+func maskSecrets(live, applied *unstructured.Unstructured) {
+	mask := func(m, other map[string]any, side string) map[string]any {
+		out := make(map[string]any, len(m))
+		for k, v := range m {
+			if other != nil && other[k] == v {
+				out[k] = "***"
+			} else {
+				out[k] = "*** (" + side + ")"
+			}
+		}
+		return out
+	}
+	for _, field := range []string{"data", "stringData"} {
+		var before map[string]any
+		if live != nil {
+			before, _, _ = unstructured.NestedMap(live.Object, field)
+		}
+		after, _, _ := unstructured.NestedMap(applied.Object, field)
+		if before != nil {
+			_ = unstructured.SetNestedMap(live.Object, mask(before, after, "before"), field)
+		}
+		if after != nil {
+			_ = unstructured.SetNestedMap(applied.Object, mask(after, before, "after"), field)
+		}
+	}
+}

@@ -1,0 +1,173 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/yaml"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/templates"
+)
+
+// session is what a command knows of the cluster: nothing (offline), or a
+// client and a discovery-backed RESTMapper.
+type session struct {
+	scheme    *runtime.Scheme
+	namespace string
+	mapper    meta.RESTMapper
+	client    client.Client // nil when offline
+}
+
+// connect returns a session on the cluster of the kubeconfig flags, failing
+// when it cannot be reached within a few seconds.
+func connect(kube *genericclioptions.ConfigFlags) (*session, error) {
+	s, err := offline(kube)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := kube.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig: %w", err)
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = 10 * time.Second
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dc.ServerVersion(); err != nil {
+		return nil, fmt.Errorf("reach the cluster: %w", err)
+	}
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if s.mapper, err = apiutil.NewDynamicRESTMapper(cfg, hc); err != nil {
+		return nil, err
+	}
+	if s.client, err = client.New(cfg, client.Options{Scheme: s.scheme, Mapper: s.mapper}); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// offline returns a session with no cluster: built-in kinds only.
+func offline(kube *genericclioptions.ConfigFlags) (*session, error) {
+	scheme, err := reconcile.NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	ns, _, err := kube.ToRawKubeConfigLoader().Namespace()
+	if err != nil || ns == "" {
+		ns = "default"
+	}
+	return &session{scheme: scheme, namespace: ns, mapper: reconcile.OfflineRESTMapper(scheme)}, nil
+}
+
+// readCompositions reads every Composition in a multi-document YAML file
+// ("-" is stdin). Empty documents are skipped; any other kind is an error.
+func readCompositions(path string, stdin io.Reader, defaultNamespace string) ([]*v1alpha1.Composition, error) {
+	data, err := readFile(path, stdin)
+	if err != nil {
+		return nil, err
+	}
+	var out []*v1alpha1.Composition
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for i := 1; ; i++ {
+		doc, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", path, i, err)
+		}
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		c := &v1alpha1.Composition{}
+		if err := yaml.UnmarshalStrict(doc, c); err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", path, i, err)
+		}
+		if c.Kind == "" && c.Name == "" {
+			continue // only comments
+		}
+		if c.Kind != "Composition" || c.APIVersion != v1alpha1.GroupVersion.String() {
+			return nil, fmt.Errorf("%s: document %d is %s %s, want a %s Composition", path, i, c.APIVersion, c.Kind, v1alpha1.GroupVersion)
+		}
+		if c.Namespace == "" {
+			c.Namespace = defaultNamespace
+		}
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s holds no Composition", path)
+	}
+	return out, nil
+}
+
+func readFile(path string, stdin io.Reader) ([]byte, error) {
+	if path == "-" {
+		return io.ReadAll(stdin)
+	}
+	return os.ReadFile(path)
+}
+
+// loadBundle loads the bundle named name: from a folder or a Bundle
+// manifest when from is set, else from the cluster.
+func loadBundle(ctx context.Context, s *session, from, name string) (*templates.Bundle, error) {
+	if from == "" {
+		if s.client == nil {
+			return nil, fmt.Errorf("no --bundle given and no cluster to read Bundle %q from", name)
+		}
+		b := &v1alpha1.Bundle{}
+		if err := s.client.Get(ctx, client.ObjectKey{Name: name}, b); err != nil {
+			return nil, fmt.Errorf("read Bundle %s: %w", name, err)
+		}
+		return templates.LoadObject(b)
+	}
+	info, err := os.Stat(from)
+	if err != nil {
+		return nil, err
+	}
+	if info.IsDir() {
+		return templates.Load(os.DirFS(from), templates.LoadOptions{Name: name})
+	}
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return nil, err
+	}
+	b := &v1alpha1.Bundle{}
+	if err := yaml.UnmarshalStrict(data, b); err != nil {
+		return nil, fmt.Errorf("%s: %w", from, err)
+	}
+	if b.Kind != "Bundle" {
+		return nil, fmt.Errorf("%s is a %s, want a Bundle manifest or a bundle folder", from, b.Kind)
+	}
+	b.Name = name
+	return templates.LoadObject(b)
+}
+
+// bundleName is the name a folder's bundle gets by default.
+func bundleName(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return filepath.Base(dir)
+	}
+	return filepath.Base(abs)
+}

@@ -1,0 +1,91 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+)
+
+// Preview is what applying one planned object would do, found with a
+// server-side dry-run apply under stencil's field manager.
+type Preview struct {
+	// Desired is the planned object.
+	Desired *unstructured.Unstructured
+	// Live is the object as it is, nil when it does not exist.
+	Live *unstructured.Unstructured
+	// Applied is the object as the apply would leave it.
+	Applied *unstructured.Unstructured
+	// Err says why the dry run failed (a refusal, a validation error).
+	Err error
+}
+
+// DryRun previews the apply of every planned object, as the controller
+// would make it (field manager "stencil", forced ownership), without
+// changing anything.
+func DryRun(ctx context.Context, c client.Client, plan *Plan) []Preview {
+	out := make([]Preview, 0, len(plan.Objects))
+	for _, desired := range plan.Objects {
+		p := Preview{Desired: desired}
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(desired.GroupVersionKind())
+		switch err := c.Get(ctx, client.ObjectKeyFromObject(desired), live); {
+		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		case err != nil:
+			p.Err = fmt.Errorf("read %s: %w", ref(desired), err)
+		default:
+			p.Live = live
+		}
+		if p.Err == nil && p.Live != nil {
+			if other := p.Live.GetLabels()[LabelPartOf]; other != "" && other != plan.ID {
+				p.Err = &ForeignMemberError{Object: ref(desired), ApplySet: other}
+			}
+		}
+		if p.Err == nil {
+			applied := desired.DeepCopy()
+			if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied),
+				client.FieldOwner(FieldManager), client.ForceOwnership, client.DryRunAll); err != nil {
+				p.Err = fmt.Errorf("dry-run apply %s: %w", ref(desired), redact(desired, err))
+			} else {
+				p.Applied = applied
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// PruneCandidates lists the live members of the Composition's ApplySet that
+// the controller would prune after applying plan: what it records, minus
+// what plan renders, minus what it never deletes (see prunable).
+func PruneCandidates(ctx context.Context, reader client.Reader, mapper meta.RESTMapper, comp *v1alpha1.Composition, plan *Plan) ([]string, error) {
+	live := &v1alpha1.Composition{}
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(comp), live); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	if live.Spec.Prune != nil && !*live.Spec.Prune {
+		return nil, nil
+	}
+	p := &pruner{lister: reader, mapper: mapper, id: plan.ID}
+	listed := p.list(ctx, parseInventory(live.Annotations).union(plan.inventory), comp.Namespace)
+	if len(listed.unlisted) > 0 {
+		return nil, fmt.Errorf("cannot list members of %v", listed.unlisted)
+	}
+	planned := map[string]bool{}
+	for _, o := range plan.Objects {
+		planned[ref(o)] = true
+	}
+	var out []string
+	for _, m := range listed.members {
+		if !planned[m.ref()] && prunable(m, map[types.UID]bool{}) {
+			out = append(out, m.ref())
+		}
+	}
+	return out, nil
+}
