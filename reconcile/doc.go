@@ -71,9 +71,10 @@
 // the field paths.
 package reconcile
 
-// The manager applies and prunes arbitrary kinds that bundles render, so it
-// needs every verb on every resource; tenant bounds come from impersonation
-// (spec.serviceAccountName) and Bundle permissions, not from this role.
+// The rules below are what the controller itself needs. What it may apply
+// and prune on behalf of bundles is granted separately, by ClusterRoles
+// aggregated into stencil-manager (config/rbac/aggregate.yaml), so a
+// cluster admin grants exactly the kinds the installed bundles render.
 //
 // +kubebuilder:rbac:groups=stencil.dev,resources=compositions;bundles,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=stencil.dev,resources=compositions/status;bundles/status,verbs=get;update;patch
@@ -82,4 +83,4 @@ package reconcile
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
-// +kubebuilder:rbac:groups=*,resources=*,verbs=*
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch

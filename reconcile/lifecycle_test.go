@@ -213,11 +213,27 @@ spec:
 	w.SetName("w")
 	exists(t, w)
 	condition(t, ns, "widgets", reconcile.ConditionReady, metav1.ConditionTrue)
-	t.Cleanup(func() {
-		c := &unstructured.Unstructured{}
-		c.SetAPIVersion("apiextensions.k8s.io/v1")
-		c.SetKind("CustomResourceDefinition")
-		c.SetName("widgets." + group)
-		_ = k.Delete(context.Background(), c)
+	crdObj := &unstructured.Unstructured{}
+	crdObj.SetAPIVersion("apiextensions.k8s.io/v1")
+	crdObj.SetKind("CustomResourceDefinition")
+	crdObj.SetName("widgets." + group)
+	t.Cleanup(func() { _ = k.Delete(context.Background(), crdObj) })
+
+	// Both leave the render: the CRD is pruned, and the recorded Widget kind,
+	// which the server no longer serves, is dropped rather than failing.
+	eventually(t, "bundle edit", func() (bool, error) {
+		if err := k.Get(context.Background(), client.ObjectKeyFromObject(b), b); err != nil {
+			return false, err
+		}
+		b.Spec.Files = map[string]string{"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: after\n"}
+		err := k.Update(context.Background(), b)
+		return err == nil, err
 	})
+	gone(t, crdObj)
+	comp := &v1alpha1.Composition{}
+	eventually(t, "the inventory to drop the vanished kind", func() (bool, error) {
+		err := k.Get(context.Background(), key(ns, "widgets"), comp)
+		return err == nil && comp.Annotations[reconcile.AnnotationGroupKinds] == "ConfigMap", err
+	})
+	condition(t, ns, "widgets", reconcile.ConditionReady, metav1.ConditionTrue)
 }

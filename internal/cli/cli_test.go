@@ -1,0 +1,259 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/cli"
+	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/reconcile"
+)
+
+var (
+	env        *testenv.Env
+	controller *testenv.Controller
+	kubeconfig string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(testenv.Run(m, &env, func(ctx context.Context, e *testenv.Env) (err error) {
+		dir, err := os.MkdirTemp("", "stencil-cli-")
+		if err != nil {
+			return err
+		}
+		kubeconfig = filepath.Join(dir, "kubeconfig")
+		if err := e.WriteKubeconfig(kubeconfig); err != nil {
+			return err
+		}
+		controller, err = testenv.StartController(ctx, e)
+		return err
+	}))
+}
+
+// stencil runs the CLI in process and returns stdout, stderr and the exit code.
+func stencil(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	cmd := cli.NewRootCommand("v0.0.0-test", strings.NewReader(stdin))
+	cmd.SetArgs(append(args, "--kubeconfig", kubeconfig))
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	err := cmd.ExecuteContext(context.Background())
+	if err != nil {
+		fmt.Fprintln(&errOut, "error:", err)
+	}
+	return out.String(), errOut.String(), cli.ExitCode(err)
+}
+
+func eventually(t *testing.T, what string, cond func() (bool, error)) {
+	t.Helper()
+	var last error
+	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		ok, err := cond()
+		last = err
+		return ok, nil
+	}); err != nil {
+		t.Fatalf("timed out waiting for %s (last error: %v)", what, last)
+	}
+}
+
+const appServiceBundle = `apiVersion: stencil.dev/v1alpha1
+kind: Bundle
+metadata:
+  name: %s
+spec:
+  files:
+    values.yaml: |
+      replicas: 1
+      image: nginx:1.27
+      service: true
+    templates/deployment.yaml: |
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata:
+        name: {{ .Composition.Name }}
+      spec:
+        replicas: {{ .Values.replicas }}
+        selector:
+          matchLabels: {app: {{ .Composition.Name }}}
+        template:
+          metadata:
+            labels: {app: {{ .Composition.Name }}}
+          spec:
+            containers:
+            - name: app
+              image: {{ .Values.image }}
+    templates/service.yaml: |
+      {{- if .Values.service }}
+      apiVersion: v1
+      kind: Service
+      metadata:
+        name: {{ .Composition.Name }}
+      spec:
+        selector: {app: {{ .Composition.Name }}}
+        ports:
+        - port: 80
+      {{- end }}
+`
+
+func compositionYAML(ns, name, bundle, values string) string {
+	return fmt.Sprintf("apiVersion: stencil.dev/v1alpha1\nkind: Composition\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  bundle: %s\n  values: %s\n", name, ns, bundle, values)
+}
+
+// kubectl runs the installed kubectl against the test API server.
+func kubectl(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("kubectl", append(args, "--kubeconfig", kubeconfig)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestDiffAfterReconcile: once the controller has applied a Composition,
+// stencil diff sees no difference; after a values change it shows exactly
+// the changed fields and the member that would be pruned.
+func TestDiffAfterReconcile(t *testing.T) {
+	ctx := context.Background()
+	k := controller.Client
+	ns := testenv.Namespace(t, k)
+	bundle := "diff-" + ns
+	kubectl(t, fmt.Sprintf(appServiceBundle, bundle), "apply", "-f", "-")
+	comp := compositionYAML(ns, "web", bundle, `{"replicas": 2}`)
+	kubectl(t, comp, "apply", "-f", "-")
+	eventually(t, "the controller to apply the Composition", func() (bool, error) {
+		c := &v1alpha1.Composition{}
+		if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, c); err != nil {
+			return false, err
+		}
+		return c.Status.ObservedGeneration == c.Generation && len(c.Status.Members) == 2 &&
+			c.Annotations[reconcile.AnnotationGroupKinds] == "Deployment.apps,Service", nil
+	})
+
+	out, errOut, code := stencil(t, comp, "diff", "-f", "-")
+	if code != 0 || out != "" {
+		t.Fatalf("diff right after reconcile: exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 0 and no output", code, out, errOut)
+	}
+
+	changed := compositionYAML(ns, "web", bundle, `{"replicas": 3, "service": false}`)
+	out, errOut, code = stencil(t, changed, "diff", "-f", "-")
+	if code != 1 {
+		t.Fatalf("diff after a values change: exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	var changes []string
+	for _, line := range strings.Split(out, "\n") {
+		if (strings.HasPrefix(line, "+") || strings.HasPrefix(line, "-")) && !strings.HasPrefix(line, "+++") && !strings.HasPrefix(line, "---") {
+			changes = append(changes, strings.Join(strings.Fields(line), " "))
+		}
+	}
+	want := []string{"- replicas: 2", "+ replicas: 3"}
+	if strings.Join(changes, "|") != strings.Join(want, "|") {
+		t.Errorf("changed lines = %q, want exactly %q\nfull diff:\n%s", changes, want, out)
+	}
+	if !strings.Contains(out, "--- live/Deployment/"+ns+"/web") {
+		t.Errorf("diff does not name the Deployment:\n%s", out)
+	}
+	if !strings.Contains(out, "# Service/"+ns+"/web would be pruned") {
+		t.Errorf("diff does not list the pruned Service:\n%s", out)
+	}
+	// diff changed nothing.
+	dep := &appsv1.Deployment{}
+	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, dep); err != nil || *dep.Spec.Replicas != 2 {
+		t.Errorf("after diff the Deployment has replicas %v (err %v), want 2", dep.Spec.Replicas, err)
+	}
+}
+
+// TestRenderPipesIntoKubectl: stencil render piped into kubectl's
+// server-side dry run succeeds, and the same render applied for real by
+// kubectl is left alone by the controller: its reconcile writes nothing.
+func TestRenderPipesIntoKubectl(t *testing.T) {
+	ctx := context.Background()
+	k := controller.Client
+	ns := testenv.Namespace(t, k)
+	bundle := "render-" + ns
+	kubectl(t, fmt.Sprintf(appServiceBundle, bundle), "apply", "-f", "-")
+	comp := compositionYAML(ns, "web", bundle, `{"replicas": 2}`)
+
+	rendered, errOut, code := stencil(t, comp, "render", "-f", "-")
+	if code != 0 {
+		t.Fatalf("render: exit %d\n%s", code, errOut)
+	}
+	out := kubectl(t, rendered, "apply", "--server-side", "--field-manager=stencil", "--dry-run=server", "-f", "-")
+	if !strings.Contains(out, "deployment.apps/web serverside-applied (server dry run)") {
+		t.Errorf("kubectl dry run said:\n%s", out)
+	}
+	kubectl(t, rendered, "apply", "--server-side", "--field-manager=stencil", "-f", "-")
+	dep, svc := &appsv1.Deployment{}, &corev1.Service{}
+	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, dep); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, svc); err != nil {
+		t.Fatal(err)
+	}
+
+	unchanged := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Unchanged)))
+	kubectl(t, comp, "apply", "-f", "-")
+	eventually(t, "the controller to reconcile the Composition", func() (bool, error) {
+		c := &v1alpha1.Composition{}
+		if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, c); err != nil {
+			return false, err
+		}
+		return c.Status.ObservedGeneration == c.Generation && len(c.Status.Members) == 2, nil
+	})
+	if got := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Unchanged))); got < unchanged+2 {
+		t.Errorf("Unchanged applies went from %v to %v, want both members found unchanged", unchanged, got)
+	}
+	for _, obj := range []client.Object{dep, svc} {
+		now := obj.DeepCopyObject().(client.Object)
+		if err := k.Get(ctx, client.ObjectKeyFromObject(obj), now); err != nil {
+			t.Fatal(err)
+		}
+		if now.GetResourceVersion() != obj.GetResourceVersion() {
+			t.Errorf("%s %s was rewritten by the controller (resourceVersion %s → %s)", now.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), obj.GetResourceVersion(), now.GetResourceVersion())
+		}
+	}
+}
+
+// TestRenderErrors: a broken input gives exit 1 and names the problem.
+func TestRenderErrors(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "templates"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "templates", "cm.yaml"), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  a: {{ required \"a is required\" .Values.a }}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	comp := compositionYAML("default", "c", "b", `{}`)
+	_, errOut, code := stencil(t, comp, "render", "-f", "-", "--bundle", dir, "--offline")
+	if code != 1 || !strings.Contains(errOut, "templates/cm.yaml:6") || !strings.Contains(errOut, "a is required") {
+		t.Errorf("render of a failing template: exit %d, stderr %q; want exit 1 naming templates/cm.yaml:6", code, errOut)
+	}
+	out, _, code := stencil(t, compositionYAML("default", "c", "b", `{"a": "x"}`), "render", "-f", "-", "--bundle", dir, "--offline")
+	if code != 0 || !strings.Contains(out, "applyset.kubernetes.io/part-of: "+reconcile.ApplySetID("c", "default", reconcile.CompositionGroupKind)) || !strings.Contains(out, "namespace: default") {
+		t.Errorf("offline render: exit %d, output:\n%s\nwant the part-of label and the namespace placed", code, out)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, _, code := stencil(t, "", "version")
+	if code != 0 || strings.TrimSpace(out) != "v0.0.0-test" {
+		t.Errorf("version printed %q (exit %d)", out, code)
+	}
+}
+
