@@ -52,6 +52,14 @@ envtest-assets: ## Build kube-apiserver and etcd for envtest (cached).
 cluster-assets: ## Build every binary of the local cluster (cached).
 	hack/k8s-assets.sh all
 
+.PHONY: install
+install: ## Install the CRDs into the cluster of $$KUBECONFIG.
+	kubectl apply --server-side -k config/crd
+
+.PHONY: deploy
+deploy: ## Install CRDs, RBAC and the controller Deployment into the cluster of $$KUBECONFIG.
+	kubectl apply --server-side -k config/default
+
 ##@ Test
 
 .PHONY: test
