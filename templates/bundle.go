@@ -1,0 +1,206 @@
+package templates
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+	"text/template"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+)
+
+// Files of a bundle folder with a meaning of their own.
+const (
+	// ValuesFile holds the default values.
+	ValuesFile = "values.yaml"
+	// SchemaFileJSON holds the values schema in a folder (spec.schema in a Bundle).
+	SchemaFileJSON = "values.schema.json"
+	// SchemaFileYAML is the same schema written as YAML.
+	SchemaFileYAML = "values.schema.yaml"
+	// OptionsFile holds, in a folder, the Bundle's permissions and
+	// allowNondeterministic (spec.permissions and spec.allowNondeterministic).
+	OptionsFile = "stencil.yaml"
+	// ChartFile is Helm's Chart.yaml, read into .Chart.
+	ChartFile = "Chart.yaml"
+	// KustomizationFile turns on kustomize post-processing.
+	KustomizationFile = "kustomization.yaml"
+)
+
+// LoadOptions configure loading a bundle folder.
+type LoadOptions struct {
+	// Name is the bundle's name (.Bundle.Name); a Bundle object's is its metadata.name.
+	Name string
+}
+
+// options is the shape of stencil.yaml.
+type options struct {
+	Permissions           v1alpha1.BundlePermissions `json:"permissions,omitempty"`
+	AllowNondeterministic bool                       `json:"allowNondeterministic,omitempty"`
+}
+
+// Bundle is a loaded bundle: its files, parsed templates, default values and
+// schema. It is immutable and safe for concurrent Render calls.
+type Bundle struct {
+	name     string
+	spec     v1alpha1.BundleSpec
+	revision string
+	defaults map[string]any
+	schema   *valuesSchema
+	chart    map[string]any
+	tmpl     *template.Template // every template and helper, each under its file name
+	emitted  []string           // templates/**/*.yaml, sorted
+}
+
+// Load loads a bundle folder: values.yaml, values.schema.json (or .yaml),
+// stencil.yaml, Chart.yaml, templates/** and kustomization.yaml with the
+// files it references. It gives the same Bundle as LoadObject on the
+// manifest `stencil bundle pack` makes of the folder.
+func Load(fsys fs.FS, opts LoadOptions) (*Bundle, error) {
+	files := map[string]string{}
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		files[p] = string(data)
+		return nil
+	})
+	if err != nil {
+		return nil, &RenderError{Msg: fmt.Sprintf("read bundle folder: %v", err), Err: err}
+	}
+	spec := v1alpha1.BundleSpec{Files: files}
+	for _, name := range []string{SchemaFileJSON, SchemaFileYAML} {
+		if s, ok := files[name]; ok {
+			js, err := yaml.YAMLToJSON([]byte(s))
+			if err != nil {
+				return nil, &RenderError{File: name, Msg: err.Error(), Err: err}
+			}
+			spec.Schema = &apiextensionsv1.JSON{Raw: js}
+			delete(files, name)
+		}
+	}
+	if s, ok := files[OptionsFile]; ok {
+		var o options
+		if err := yaml.UnmarshalStrict([]byte(s), &o); err != nil {
+			return nil, &RenderError{File: OptionsFile, Msg: err.Error(), Err: err}
+		}
+		spec.Permissions, spec.AllowNondeterministic = o.Permissions, o.AllowNondeterministic
+		delete(files, OptionsFile)
+	}
+	return newBundle(opts.Name, spec)
+}
+
+// LoadObject loads a Bundle object.
+func LoadObject(b *v1alpha1.Bundle) (*Bundle, error) {
+	return newBundle(b.Name, *b.Spec.DeepCopy())
+}
+
+func newBundle(name string, spec v1alpha1.BundleSpec) (*Bundle, error) {
+	for p := range spec.Files {
+		if path.IsAbs(p) || p != path.Clean(p) || strings.HasPrefix(p, "../") {
+			return nil, &RenderError{File: p, Msg: "file paths must be relative, clean and inside the bundle"}
+		}
+	}
+	b := &Bundle{name: name, spec: spec, revision: revision(spec)}
+	var err error
+	if b.defaults, err = parseValuesFile(spec.Files[ValuesFile]); err != nil {
+		return nil, err
+	}
+	if b.schema, err = newValuesSchema(spec.Schema); err != nil {
+		return nil, err
+	}
+	if c, ok := spec.Files[ChartFile]; ok {
+		if err := yaml.Unmarshal([]byte(c), &b.chart); err != nil {
+			return nil, &RenderError{File: ChartFile, Msg: err.Error(), Err: err}
+		}
+	}
+	if err := b.parse(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// parse parses every template and helper under its own file name, so
+// errors keep their file and line.
+func (b *Bundle) parse() error {
+	var names []string
+	for p := range b.spec.Files {
+		if isTemplate(p) || isHelper(p) {
+			names = append(names, p)
+		}
+	}
+	sort.Strings(names)
+	b.tmpl = template.New(b.name).Option("missingkey=zero").Funcs(funcMap(nil, b.spec.AllowNondeterministic))
+	for _, p := range names {
+		if _, err := b.tmpl.New(p).Parse(b.spec.Files[p]); err != nil {
+			return templateError(p, err)
+		}
+		if isTemplate(p) {
+			b.emitted = append(b.emitted, p)
+		}
+	}
+	return nil
+}
+
+// isTemplate reports an emitted template: templates/**/*.yaml (or .yml),
+// not a helper.
+func isTemplate(p string) bool {
+	base := path.Base(p)
+	return strings.HasPrefix(p, "templates/") && !strings.HasPrefix(base, "_") &&
+		(strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml"))
+}
+
+// isHelper reports a helper file: templates/**/_*.tpl (or _*.yaml), parsed
+// and shared, never emitted.
+func isHelper(p string) bool {
+	return strings.HasPrefix(p, "templates/") && strings.HasPrefix(path.Base(p), "_")
+}
+
+// revision hashes the files (in path order), the schema and the options.
+func revision(spec v1alpha1.BundleSpec) string {
+	h := sha256.New()
+	paths := make([]string, 0, len(spec.Files))
+	for p := range spec.Files {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	for _, p := range paths {
+		fmt.Fprintf(h, "file %d:%s %d:", len(p), p, len(spec.Files[p]))
+		h.Write([]byte(spec.Files[p]))
+	}
+	if spec.Schema != nil {
+		var v any
+		if json.Unmarshal(spec.Schema.Raw, &v) == nil {
+			canon, _ := json.Marshal(v) // map keys sorted: formatting does not count
+			fmt.Fprintf(h, "schema %d:", len(canon))
+			h.Write(canon)
+		}
+	}
+	opts, _ := json.Marshal(options{Permissions: spec.Permissions, AllowNondeterministic: spec.AllowNondeterministic})
+	h.Write(opts)
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// Name returns the bundle's name.
+func (b *Bundle) Name() string { return b.name }
+
+// Revision returns the content hash of the files, schema and options.
+func (b *Bundle) Revision() string { return b.revision }
+
+// Permissions returns what the bundle may create beyond its Composition's namespace.
+func (b *Bundle) Permissions() v1alpha1.BundlePermissions { return b.spec.Permissions }
+
+// Spec returns the bundle as a Bundle's spec (for `stencil bundle pack`).
+func (b *Bundle) Spec() v1alpha1.BundleSpec { return *b.spec.DeepCopy() }

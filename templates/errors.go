@@ -1,0 +1,67 @@
+package templates
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// RenderError is every error of loading or rendering a bundle. It names the
+// bundle file and line (File, Line) of a template problem, or the values
+// field path (Path) of a values problem, with the message.
+type RenderError struct {
+	// File is the bundle file at fault, such as templates/deployment.yaml.
+	File string
+	// Line is the 1-based line in File, 0 when unknown.
+	Line int
+	// Path is the field path of a values error, such as values.replicas.
+	Path string
+	// Msg says what is wrong.
+	Msg string
+	// Err is the underlying error, if any.
+	Err error
+}
+
+func (e *RenderError) Error() string {
+	switch {
+	case e.File != "" && e.Line > 0:
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	case e.File != "":
+		return fmt.Sprintf("%s: %s", e.File, e.Msg)
+	case e.Path != "":
+		return fmt.Sprintf("%s: %s", e.Path, e.Msg)
+	}
+	return e.Msg
+}
+
+// Unwrap returns the underlying error.
+func (e *RenderError) Unwrap() error { return e.Err }
+
+// templateErrRE matches text/template's "template: NAME:LINE:COL: msg" and
+// "template: NAME:LINE: msg" forms; NAME is the bundle file the node came from.
+var templateErrRE = regexp.MustCompile(`template: ([^:\s]+):(\d+)(?::\d+)?: (.*)`)
+
+// templateError turns a text/template error into a RenderError naming the
+// file and line where it happened (for an error inside an include, the
+// innermost one), falling back to file when the error carries no position.
+func templateError(file string, err error) *RenderError {
+	if re, ok := err.(*RenderError); ok {
+		return re
+	}
+	msg := err.Error()
+	matches := templateErrRE.FindAllStringSubmatchIndex(msg, -1)
+	if len(matches) == 0 {
+		return &RenderError{File: file, Msg: msg, Err: err}
+	}
+	m := matches[len(matches)-1]
+	line, _ := strconv.Atoi(msg[m[4]:m[5]])
+	detail := msg[m[6]:m[7]]
+	// Drop text/template's noise: `executing "x" at <...>: error calling f: `.
+	if i := strings.Index(detail, "error calling "); i >= 0 {
+		if j := strings.Index(detail[i:], ": "); j >= 0 {
+			detail = detail[:i] + detail[i+j+2:]
+		}
+	}
+	return &RenderError{File: msg[m[2]:m[3]], Line: line, Msg: detail, Err: err}
+}

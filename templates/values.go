@@ -1,0 +1,146 @@
+package templates
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"sigs.k8s.io/yaml"
+)
+
+// valuesRoot is the root of every values field path in errors.
+var valuesRoot = field.NewPath("values")
+
+// valuesSchema is a bundle's values schema: the API server's own structural
+// schema defaulting and validation, as for a CRD's openAPIV3Schema.
+type valuesSchema struct {
+	structural *structuralschema.Structural
+	validator  validation.SchemaValidator
+}
+
+func newValuesSchema(raw *apiextensionsv1.JSON) (*valuesSchema, error) {
+	if raw == nil || len(raw.Raw) == 0 {
+		return nil, nil
+	}
+	var v1 apiextensionsv1.JSONSchemaProps
+	if err := json.Unmarshal(raw.Raw, &v1); err != nil {
+		return nil, &RenderError{File: SchemaFileJSON, Msg: "schema: " + err.Error(), Err: err}
+	}
+	var internal apiextensions.JSONSchemaProps
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&v1, &internal, nil); err != nil {
+		return nil, &RenderError{File: SchemaFileJSON, Msg: "schema: " + err.Error(), Err: err}
+	}
+	s, err := structuralschema.NewStructural(&internal)
+	if err != nil {
+		return nil, &RenderError{File: SchemaFileJSON, Msg: "schema is not structural: " + err.Error(), Err: err}
+	}
+	if errs := structuralschema.ValidateStructural(field.NewPath("schema"), s); len(errs) > 0 {
+		return nil, &RenderError{File: SchemaFileJSON, Msg: "schema is not structural: " + errs.ToAggregate().Error()}
+	}
+	validator, _, err := validation.NewSchemaValidator(&internal)
+	if err != nil {
+		return nil, &RenderError{File: SchemaFileJSON, Msg: "schema: " + err.Error(), Err: err}
+	}
+	return &valuesSchema{structural: s, validator: validator}, nil
+}
+
+func parseValuesFile(s string) (map[string]any, error) {
+	out := map[string]any{}
+	if strings.TrimSpace(s) == "" {
+		return out, nil
+	}
+	js, err := yaml.YAMLToJSON([]byte(s))
+	if err == nil {
+		err = utiljson.Unmarshal(js, &out)
+	}
+	if err != nil {
+		return nil, &RenderError{File: ValuesFile, Msg: err.Error(), Err: err}
+	}
+	if out == nil {
+		out = map[string]any{}
+	}
+	return out, nil
+}
+
+// MergeValues computes a render's .Values: the bundle's values.yaml deep-
+// merged with values (maps merge, lists and scalars replace, null deletes a
+// key), then defaulted and validated with the bundle's schema. Every
+// violation is reported at once, each with its field path.
+func MergeValues(b *Bundle, values *apiextensionsv1.JSON) (map[string]any, error) {
+	merged := deepCopy(b.defaults).(map[string]any)
+	if values != nil && len(values.Raw) > 0 {
+		var over map[string]any
+		if err := utiljson.Unmarshal(values.Raw, &over); err != nil {
+			return nil, &RenderError{Path: "values", Msg: "must be an object: " + err.Error(), Err: err}
+		}
+		merge(merged, over)
+	}
+	dropNulls(merged)
+	if b.schema == nil {
+		return merged, nil
+	}
+	defaulting.Default(merged, b.schema.structural)
+	if errs := validation.ValidateCustomResource(valuesRoot, merged, b.schema.validator); len(errs) > 0 {
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
+			msgs[i] = e.Error()
+		}
+		return nil, &RenderError{Path: errs[0].Field, Msg: fmt.Sprintf("invalid values: %s", strings.Join(msgs, "; ")), Err: errs.ToAggregate()}
+	}
+	return merged, nil
+}
+
+// merge merges src into dst with Helm's semantics: maps merge key by key,
+// anything else replaces, and a null in src deletes the key.
+func merge(dst, src map[string]any) {
+	for k, v := range src {
+		if v == nil {
+			delete(dst, k)
+			continue
+		}
+		sm, sok := v.(map[string]any)
+		dm, dok := dst[k].(map[string]any)
+		if sok && dok {
+			merge(dm, sm)
+			continue
+		}
+		dst[k] = deepCopy(v)
+	}
+}
+
+// dropNulls removes null map entries left in defaults (values.yaml's "key:").
+func dropNulls(m map[string]any) {
+	for k, v := range m {
+		switch x := v.(type) {
+		case nil:
+			delete(m, k)
+		case map[string]any:
+			dropNulls(x)
+		}
+	}
+}
+
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = deepCopy(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = deepCopy(e)
+		}
+		return out
+	}
+	return v
+}
