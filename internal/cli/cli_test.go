@@ -256,4 +256,3 @@ func TestVersion(t *testing.T) {
 		t.Errorf("version printed %q (exit %d)", out, code)
 	}
 }
-
