@@ -44,6 +44,10 @@ verify: ## Fail when generated files are stale, code is unformatted or vet compl
 build: ## Build bin/stencil.
 	go build -ldflags "$(LDFLAGS)" -o bin/stencil .
 
+.PHONY: run
+run: build ## Start a local cluster with the examples and run the controller (CLUSTER=existing: use $$KUBECONFIG).
+	hack/run.sh
+
 .PHONY: envtest-assets
 envtest-assets: ## Build kube-apiserver and etcd for envtest (cached).
 	hack/k8s-assets.sh test

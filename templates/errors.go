@@ -42,6 +42,9 @@ func (e *RenderError) Unwrap() error { return e.Err }
 // "template: NAME:LINE: msg" forms; NAME is the bundle file the node came from.
 var templateErrRE = regexp.MustCompile(`template: ([^:\s]+):(\d+)(?::\d+)?: (.*)`)
 
+// executingRE matches the "executing "name" at <action>: " prefix.
+var executingRE = regexp.MustCompile(`executing "[^"]*" at <.*?>: `)
+
 // templateError turns a text/template error into a RenderError naming the
 // file and line where it happened (for an error inside an include, the
 // innermost one), falling back to file when the error carries no position.
@@ -58,6 +61,7 @@ func templateError(file string, err error) *RenderError {
 	line, _ := strconv.Atoi(msg[m[4]:m[5]])
 	detail := msg[m[6]:m[7]]
 	// Drop text/template's noise: `executing "x" at <...>: error calling f: `.
+	detail = executingRE.ReplaceAllString(detail, "")
 	if i := strings.Index(detail, "error calling "); i >= 0 {
 		if j := strings.Index(detail[i:], ": "); j >= 0 {
 			detail = detail[:i] + detail[i+j+2:]

@@ -1,0 +1,3 @@
+{{- define "appservice.hasNodePort" -}}
+{{- range .Values.ports }}{{ if .nodePort }}true{{ end }}{{ end -}}
+{{- end -}}
