@@ -28,7 +28,7 @@ var (
 
 func TestMain(m *testing.M) {
 	os.Exit(testenv.Run(m, &env, func(ctx context.Context, e *testenv.Env) (err error) {
-		controller, err = testenv.StartController(ctx, e)
+		controller, err = testenv.StartController(ctx, e.Config)
 		if err == nil {
 			k = controller.Client
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -51,7 +52,13 @@ func (b *Bundle) kustomize(outputs map[string]string) ([]*unstructured.Unstructu
 	var objs []*unstructured.Unstructured
 	var sources []string
 	for _, r := range resMap.Resources() {
-		m, err := r.Map()
+		// Through JSON, so numbers are int64 and float64 as in every
+		// other unstructured object (kyaml's maps hold int).
+		js, err := r.MarshalJSON()
+		var m map[string]any
+		if err == nil {
+			err = utiljson.Unmarshal(js, &m)
+		}
 		if err != nil {
 			return nil, &RenderError{File: KustomizationFile, Msg: "kustomize output: " + err.Error(), Err: err}
 		}

@@ -47,6 +47,9 @@ func TestKustomize(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			for _, o := range objs {
+				o.DeepCopy() // panics on a non-JSON number type such as int
+			}
 			got := toYAML(t, objs)
 			for _, w := range tt.want {
 				if !strings.Contains(got, w) {

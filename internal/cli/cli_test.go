@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 		if err := e.WriteKubeconfig(kubeconfig); err != nil {
 			return err
 		}
-		controller, err = testenv.StartController(ctx, e)
+		controller, err = testenv.StartController(ctx, e.Config)
 		return err
 	}))
 }

@@ -27,18 +27,19 @@ type Controller struct {
 	Writes atomic.Int64
 }
 
-// StartController starts stencil's controllers against e until ctx ends.
-func StartController(ctx context.Context, e *Env) (*Controller, error) {
+// StartController starts stencil's controllers against the API server of
+// config until ctx ends.
+func StartController(ctx context.Context, config *rest.Config) (*Controller, error) {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
 	scheme, err := reconcile.NewScheme()
 	if err != nil {
 		return nil, err
 	}
 	c := &Controller{}
-	if c.Client, err = client.New(e.Config, client.Options{Scheme: scheme}); err != nil {
+	if c.Client, err = client.New(config, client.Options{Scheme: scheme}); err != nil {
 		return nil, err
 	}
-	cfg := rest.CopyConfig(e.Config)
+	cfg := rest.CopyConfig(config)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, &c.Writes} }
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
