@@ -29,7 +29,7 @@ func (e *RenderError) Error() string {
 		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
 	case e.File != "":
 		return fmt.Sprintf("%s: %s", e.File, e.Msg)
-	case e.Path != "":
+	case e.Path != "" && !strings.HasPrefix(e.Msg, e.Path):
 		return fmt.Sprintf("%s: %s", e.Path, e.Msg)
 	}
 	return e.Msg

@@ -2,7 +2,6 @@ package templates
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -92,7 +91,7 @@ func MergeValues(b *Bundle, values *apiextensionsv1.JSON) (map[string]any, error
 		for i, e := range errs {
 			msgs[i] = e.Error()
 		}
-		return nil, &RenderError{Path: errs[0].Field, Msg: fmt.Sprintf("invalid values: %s", strings.Join(msgs, "; ")), Err: errs.ToAggregate()}
+		return nil, &RenderError{Path: errs[0].Field, Msg: strings.Join(msgs, "; "), Err: errs.ToAggregate()}
 	}
 	return merged, nil
 }

@@ -1,0 +1,91 @@
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/templates"
+)
+
+func writeBundle(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for p, c := range files {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestLintOffline: a misspelled field of a built-in kind and invalid values
+// are both reported, each with its location, and the exit status is 1.
+func TestLintOffline(t *testing.T) {
+	dir := writeBundle(t, map[string]string{
+		"values.yaml":        "replicas: 1\n",
+		"values.schema.json": `{"type":"object","properties":{"replicas":{"type":"integer","minimum":1}}}`,
+		"templates/deployment.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replica: {{ .Values.replicas }}
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx}]
+`,
+	})
+	bad := filepath.Join(t.TempDir(), "bad-values.yaml")
+	if err := os.WriteFile(bad, []byte("replicas: 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := stencil(t, "", "bundle", "lint", dir, "--offline", "-f", bad)
+	if code != 1 {
+		t.Errorf("lint exit %d, want 1", code)
+	}
+	for _, want := range []string{`(defaults): Deployment web:`, `unknown field "spec.replica"`, `(` + bad + `): values.replicas: Invalid value: 0`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lint output:\n%s\nwant it to contain %q", out, want)
+		}
+	}
+}
+
+// TestPack: the Bundle manifest of a folder loads to the same revision as
+// the folder itself.
+func TestPack(t *testing.T) {
+	dir := filepath.Join(testenv.Root(), "examples", "bundles", "webapp")
+	out, errOut, code := stencil(t, "", "bundle", "pack", dir, "--name", "webapp")
+	if code != 0 {
+		t.Fatalf("pack: exit %d: %s", code, errOut)
+	}
+	b := &v1alpha1.Bundle{}
+	if err := yaml.UnmarshalStrict([]byte(out), b); err != nil {
+		t.Fatalf("pack output is not a Bundle: %v\n%s", err, out)
+	}
+	if b.Kind != "Bundle" || b.Name != "webapp" || b.Spec.Schema == nil || b.Spec.Files["templates/_helpers.tpl"] == "" {
+		t.Errorf("packed Bundle %s/%s: schema %v, files %d", b.Kind, b.Name, b.Spec.Schema != nil, len(b.Spec.Files))
+	}
+	fromObject, err := templates.LoadObject(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromDir, err := templates.Load(os.DirFS(dir), templates.LoadOptions{Name: "webapp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fromObject.Revision() != fromDir.Revision() {
+		t.Errorf("revision of the packed Bundle %s, of the folder %s", fromObject.Revision(), fromDir.Revision())
+	}
+}
