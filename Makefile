@@ -67,10 +67,10 @@ deploy: ## Install CRDs, RBAC and the controller Deployment into the cluster of 
 ##@ Test
 
 .PHONY: test
-test: ## Run unit and envtest tests against a real kube-apiserver and etcd.
-	@assets=$$(hack/k8s-assets.sh test); \
+test: ## Run unit, envtest (real kube-apiserver + etcd) and end-to-end (local cluster) tests.
+	@assets=$$(hack/k8s-assets.sh all); \
 	echo "KUBEBUILDER_ASSETS=$$assets"; \
-	KUBEBUILDER_ASSETS=$$assets go test $(GO_TEST_FLAGS) ./...
+	KUBEBUILDER_ASSETS=$$assets go test -timeout 30m $(GO_TEST_FLAGS) ./...
 
 .PHONY: bench
 bench: ## Run the benchmarks and print ns/op, B/op and allocs/op.

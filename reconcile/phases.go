@@ -75,6 +75,11 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 	p := &pruner{lister: r.APIReader, writer: s.writer, mapper: r.Mapper, id: s.plan.ID}
 	listed := p.list(ctx, s.parent.inventory, s.comp.Namespace)
 	remaining := inventory{groupKinds: slices.Clone(listed.unlisted)}.union(s.plan.inventory)
+	if len(listed.unlisted) > 0 {
+		// Members of the kinds that could not be listed may be in any
+		// recorded namespace: keep them all recorded.
+		remaining = remaining.union(inventory{namespaces: s.parent.inventory.namespaces})
+	}
 	var errs []string
 	for _, m := range listed.members {
 		if !prunable(m, keep) {

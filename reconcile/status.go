@@ -97,7 +97,7 @@ func summarize(st *v1alpha1.CompositionStatus, generation int64, members []v1alp
 	case pending != nil:
 		setReconciling(st, generation, ReasonProgressing, fmt.Sprintf("%s; waiting for %s: %s: %s", st.Summary, memberRef(pending), pending.Status, pending.Message))
 	default:
-		setReady(st, generation, fmt.Sprintf("%s", st.Summary))
+		setReady(st, generation, st.Summary)
 	}
 }
 
