@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -199,5 +200,61 @@ func TestImpersonation(t *testing.T) {
 	}
 	if applier != "Apply" {
 		t.Errorf("ConfigMap managed fields %+v, want an Apply by %s", cm.ManagedFields, reconcile.FieldManager)
+	}
+}
+
+// TestPruneFalseKeepsOrphans: with spec.prune false, a member no longer
+// rendered stays, and stays recorded in the set.
+func TestPruneFalseKeepsOrphans(t *testing.T) {
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "noprune-"+ns, twoConfigMaps())
+	comp := composition(ns, "app", b.Name, `{}`)
+	no := false
+	comp.Spec.Prune = &no
+	mustCreate(t, comp)
+	second := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "second"}}
+	exists(t, second)
+	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"second":false}`) })
+	got := condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	if len(got.Status.Members) != 1 {
+		t.Errorf("status lists %d members, want the 1 still rendered", len(got.Status.Members))
+	}
+	consistently(t, "the orphan to stay", 2*time.Second, func() (bool, error) {
+		err := k.Get(context.Background(), client.ObjectKeyFromObject(second), second)
+		return err == nil && second.Labels[reconcile.LabelPartOf] != "", err
+	})
+}
+
+// TestSecretDataStaysSecret: a Secret the API server rejects fails the
+// apply, and neither the status nor the events quote its data.
+func TestSecretDataStaysSecret(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	const secret = "hunter2-not-base64!"
+	b := bundle(t, "secret-"+ns, map[string]string{
+		"templates/secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\ndata:\n  password: " + secret + "\n",
+	})
+	mustCreate(t, composition(ns, "app", b.Name, ""))
+	got := condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionFalse)
+	eventually(t, "the apply failure in the status", func() (bool, error) {
+		err := k.Get(ctx, client.ObjectKeyFromObject(got), got)
+		return err == nil && strings.Contains(condMessage(got, reconcile.ConditionReady), "Secret/"+ns+"/s"), err
+	})
+	for _, c := range got.Status.Conditions {
+		if strings.Contains(c.Message, "hunter2") {
+			t.Errorf("condition %s quotes the Secret's data: %q", c.Type, c.Message)
+		}
+	}
+	var events eventsv1.EventList
+	if err := k.List(ctx, &events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(events.Items) == 0 {
+		t.Errorf("no events recorded for the failed apply")
+	}
+	for _, e := range events.Items {
+		if strings.Contains(e.Note, "hunter2") {
+			t.Errorf("event %s quotes the Secret's data: %q", e.Reason, e.Note)
+		}
 	}
 }
