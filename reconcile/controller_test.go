@@ -249,3 +249,32 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// TestBundleStatus: a Bundle reports its revision and Ready when it loads,
+// and Ready=False naming the file and line when a template does not parse.
+func TestBundleStatus(t *testing.T) {
+	ns := testenv.Namespace(t, k)
+	good := bundle(t, "status-good-"+ns, appService())
+	bad := bundle(t, "status-bad-"+ns, map[string]string{"templates/x.yaml": "a: 1\nb: {{ .Values.x\n"})
+	for _, tt := range []struct {
+		b      *v1alpha1.Bundle
+		status metav1.ConditionStatus
+		msg    string
+	}{{good, metav1.ConditionTrue, ""}, {bad, metav1.ConditionFalse, "templates/x.yaml:2"}} {
+		got := &v1alpha1.Bundle{}
+		eventually(t, "status of Bundle "+tt.b.Name, func() (bool, error) {
+			if err := k.Get(context.Background(), client.ObjectKeyFromObject(tt.b), got); err != nil {
+				return false, err
+			}
+			for _, c := range got.Status.Conditions {
+				if c.Type == reconcile.ConditionReady && c.Status == tt.status && strings.Contains(c.Message, tt.msg) {
+					return got.Status.ObservedGeneration == got.Generation, nil
+				}
+			}
+			return false, fmt.Errorf("conditions %+v", got.Status.Conditions)
+		})
+		if hasRevision := strings.HasPrefix(got.Status.Revision, "sha256:"); hasRevision != (tt.status == metav1.ConditionTrue) {
+			t.Errorf("Bundle %s: revision %q", tt.b.Name, got.Status.Revision)
+		}
+	}
+}
