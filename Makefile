@@ -70,7 +70,7 @@ deploy: ## Install CRDs, RBAC and the controller Deployment into the cluster of 
 test: ## Run unit, envtest (real kube-apiserver + etcd) and end-to-end (local cluster) tests.
 	@assets=$$(hack/k8s-assets.sh all); \
 	echo "KUBEBUILDER_ASSETS=$$assets"; \
-	KUBEBUILDER_ASSETS=$$assets go test -timeout 30m $(GO_TEST_FLAGS) ./...
+	KUBEBUILDER_ASSETS=$$assets go test -count=1 -timeout 30m $(GO_TEST_FLAGS) ./...
 
 .PHONY: bench
 bench: ## Run the benchmarks (rendering) and print ns/op, B/op and allocs/op.
