@@ -7,6 +7,14 @@ import (
 	"strings"
 )
 
+// Reasons a render can be stopped for (RenderError.Reason): it ran past
+// its deadline, or past one of its size bounds (memory, output bytes,
+// objects, loop iterations, template calls).
+const (
+	ReasonTimeout  = "RenderTimeout"
+	ReasonTooLarge = "RenderTooLarge"
+)
+
 // RenderError is every error of loading or rendering a bundle. It names the
 // bundle file and line (File, Line) of a template problem, or the values
 // field path (Path) of a values problem, with the message.
@@ -17,6 +25,9 @@ type RenderError struct {
 	Line int
 	// Path is the field path of a values error, such as values.replicas.
 	Path string
+	// Reason classifies the error for status conditions: ReasonTimeout,
+	// ReasonTooLarge, or "" for every other mistake in a bundle or values.
+	Reason string
 	// Msg says what is wrong.
 	Msg string
 	// Err is the underlying error, if any.
