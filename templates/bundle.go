@@ -4,18 +4,19 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
 	"slices"
 	"sort"
 	"strings"
-	"text/template"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/templates/internal/gotmpl"
 )
 
 // Files of a bundle folder with a meaning of their own.
@@ -56,19 +57,35 @@ type Bundle struct {
 	defaults map[string]any
 	schema   *valuesSchema
 	chart    map[string]any
-	tmpl     *template.Template // every template and helper, each under its file name
-	emitted  []string           // templates/**/*.yaml, sorted
+	tmpl     *gotmpl.Template // every template and helper, each under its file name
+	emitted  []string         // templates/**/*.yaml, sorted
 }
 
 // Load loads a bundle folder: values.yaml, values.schema.json (or .yaml),
 // stencil.yaml, Chart.yaml, templates/** and kustomization.yaml with the
 // files it references. It gives the same Bundle as LoadObject on the
 // manifest `stencil bundle pack` makes of the folder.
+//
+// A bundle holds regular files and folders only: a symbolic link, wherever
+// it points (outside the folder or inside it), and any other special file
+// (a pipe, socket or device) is a RenderError naming it. So a folder never
+// pulls in a file from outside itself, and what is packed is what the
+// folder holds. The folder itself (fsys's root) may be reached through a
+// link. Callers reading a folder of the disk should pass an os.Root's FS,
+// which cannot open a file outside the folder even if it changes while it
+// is read.
 func Load(fsys fs.FS, opts LoadOptions) (*Bundle, error) {
 	files := map[string]string{}
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
+		}
+		if t := d.Type(); !t.IsRegular() {
+			what := "a special file"
+			if t&fs.ModeSymlink != 0 {
+				what = "a symbolic link"
+			}
+			return &RenderError{File: p, Msg: what + ": a bundle holds regular files and folders only (copy the file into the bundle)"}
 		}
 		data, err := fs.ReadFile(fsys, p)
 		if err != nil {
@@ -77,6 +94,10 @@ func Load(fsys fs.FS, opts LoadOptions) (*Bundle, error) {
 		files[p] = string(data)
 		return nil
 	})
+	var re *RenderError
+	if errors.As(err, &re) {
+		return nil, re
+	}
 	if err != nil {
 		return nil, &RenderError{Msg: fmt.Sprintf("read bundle folder: %v", err), Err: err}
 	}
@@ -142,7 +163,8 @@ func (b *Bundle) parse() error {
 		}
 	}
 	sort.Strings(names)
-	b.tmpl = template.New(b.name).Option("missingkey=zero").Funcs(funcMap(nil, b.spec.AllowNondeterministic))
+	// sprig's text/template.FuncMap and gotmpl's are both map[string]any.
+	b.tmpl = gotmpl.New(b.name).Option("missingkey=zero").Funcs(gotmpl.FuncMap(funcMap(nil, b.spec.AllowNondeterministic)))
 	for _, p := range names {
 		if _, err := b.tmpl.New(p).Parse(b.spec.Files[p]); err != nil {
 			return templateError(p, err)

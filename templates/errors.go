@@ -1,6 +1,7 @@
 package templates
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -59,14 +60,23 @@ var executingRE = regexp.MustCompile(`executing "[^"]*" at <.*?>: `)
 // templateError turns a text/template error into a RenderError naming the
 // file and line where it happened (for an error inside an include, the
 // innermost one), falling back to file when the error carries no position.
+//
+// A RenderError raised inside a template function (a bound of the render)
+// arrives wrapped by the executor: its Reason is kept, and its location is
+// the executor's when it has none of its own.
 func templateError(file string, err error) *RenderError {
-	if re, ok := err.(*RenderError); ok {
-		return re
+	var inner *RenderError
+	if errors.As(err, &inner) && inner.File != "" {
+		return inner
+	}
+	reason := ""
+	if inner != nil {
+		reason = inner.Reason
 	}
 	msg := err.Error()
 	matches := templateErrRE.FindAllStringSubmatchIndex(msg, -1)
 	if len(matches) == 0 {
-		return &RenderError{File: file, Msg: msg, Err: err}
+		return &RenderError{File: file, Reason: reason, Msg: msg, Err: err}
 	}
 	m := matches[len(matches)-1]
 	line, _ := strconv.Atoi(msg[m[4]:m[5]])
@@ -78,5 +88,5 @@ func templateError(file string, err error) *RenderError {
 			detail = detail[:i] + detail[i+j+2:]
 		}
 	}
-	return &RenderError{File: msg[m[2]:m[3]], Line: line, Msg: detail, Err: err}
+	return &RenderError{File: msg[m[2]:m[3]], Line: line, Reason: reason, Msg: detail, Err: err}
 }

@@ -2,13 +2,9 @@ package templates
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"strings"
-	"text/template"
 
-	"github.com/Masterminds/sprig/v3"
-	"sigs.k8s.io/yaml"
+	"github.com/stencil-dev/stencil/templates/internal/gotmpl"
 )
 
 // Bounds of one render. Exceeding one is a RenderError, never a crash.
@@ -17,7 +13,7 @@ const (
 	MaxObjects = 2000
 	// MaxOutputBytes is the most bytes the templates of one render may write.
 	MaxOutputBytes = 16 << 20
-	// MaxLoop is the longest list until, untilStep, seq and repeat may build.
+	// MaxLoop is the longest list until, untilStep and seq may build.
 	MaxLoop = 10000
 	// MaxIncludeDepth bounds include and tpl recursion.
 	MaxIncludeDepth = 100
@@ -31,124 +27,72 @@ var denied = []string{"env", "expandenv", "getHostByName"}
 // refused unless the bundle sets allowNondeterministic, since a value that
 // changes every render makes every reconcile a write (or rotates a secret).
 var nondeterministic = []string{
-	"now", "ago", "date_modify", "randAlphaNum", "randAlpha", "randAscii", "randNumeric", "randBytes", "randInt",
+	"now", "ago", "randAlphaNum", "randAlpha", "randAscii", "randNumeric", "randBytes", "randInt",
 	"uuidv4", "shuffle", "genPrivateKey", "genCA", "genCAWithKey", "genSelfSignedCert", "genSelfSignedCertWithKey",
 	"genSignedCert", "genSignedCertWithKey", "htpasswd", "bcrypt", "encryptAES",
 }
 
-// renderState is what the functions of one render share.
+// renderState is what the functions of one render share: the render's
+// budget, which every include and tpl charges (Limits), and which knows the
+// template set of the execution calling them (a tpl runs in a clone).
 type renderState struct {
-	tmpl  *template.Template
-	depth int
+	budget *gotmpl.Budget
+	// funcBytes is the render's function budget (guard.go); 0 means
+	// MaxFunctionBytes.
+	funcBytes int64
 }
 
-// funcMap returns the functions templates may call: sprig's text functions
-// minus the denied ones, the nondeterministic ones only when allowed, bounded
-// loop helpers, and Helm's include, tpl, required, fail, toYaml, fromYaml,
-// fromYamlArray, toJson, fromJson and fromJsonArray. st is nil at parse time.
-func funcMap(st *renderState, allowNondeterministic bool) template.FuncMap {
-	f := sprig.TxtFuncMap()
-	for _, name := range denied {
-		name := name
-		f[name] = func(...any) (string, error) {
-			return "", fmt.Errorf("function %q is not allowed in stencil templates: templates cannot read the environment or the network", name)
-		}
+// tplName is the name tpl parses its text under: RenderErrors and Progress
+// report the tpl call's own file and line instead.
+const tplName = "tpl"
+
+// funcMap returns the functions templates may call: sprig's and Helm's,
+// bounded, deterministic unless allowNondeterministic, and never able to
+// make a value contain itself (guardedFuncs; "# Functions" in doc.go),
+// with include and tpl on st. Every function of one map charges one
+// budget, MaxFunctionBytes, so a render binds a new funcMap(st, ...) on
+// its clone of the parsed set. st is nil for the map a bundle is parsed
+// with: its functions check each call on its own.
+func funcMap(st *renderState, allowNondeterministic bool) gotmpl.FuncMap {
+	var g *guard
+	if st != nil {
+		g = newGuard(st.funcBytes)
 	}
-	if !allowNondeterministic {
-		for _, name := range nondeterministic {
-			if _, ok := f[name]; !ok {
-				continue
-			}
-			name := name
-			f[name] = func(...any) (any, error) {
-				return nil, fmt.Errorf("function %q gives a different result on every render, so every reconcile would rewrite (or rotate) what it makes; set allowNondeterministic: true on the Bundle to allow it", name)
-			}
-		}
-	}
-	f["until"] = func(n int) ([]int, error) { return boundedSeq(0, n, 1) }
-	f["untilStep"] = func(start, stop, step int) ([]int, error) { return boundedSeq(start, stop, step) }
-	seq := f["seq"].(func(...int) string)
-	f["seq"] = func(params ...int) (string, error) {
-		if len(params) > 0 && (params[len(params)-1] > MaxLoop || params[0] > MaxLoop || params[0] < -MaxLoop) {
-			return "", fmt.Errorf("seq: more than %d numbers", MaxLoop)
-		}
-		return seq(params...), nil
-	}
-	f["repeat"] = func(count int, s string) (string, error) {
-		if count < 0 || count*len(s) > MaxOutputBytes {
-			return "", fmt.Errorf("repeat: result larger than %d bytes", MaxOutputBytes)
-		}
-		return strings.Repeat(s, count), nil
-	}
-	f["required"] = required
-	f["fail"] = func(msg string) (string, error) { return "", fmt.Errorf("%s", msg) }
-	f["toYaml"] = toYAML
-	f["fromYaml"] = fromYAML
-	f["fromYamlArray"] = fromYAMLArray
-	f["toJson"] = toJSON
-	f["fromJson"] = fromJSON
-	f["fromJsonArray"] = fromJSONArray
-	f["include"] = st.include
-	f["tpl"] = st.tpl
-	f["lookup"] = func(...any) (map[string]any, error) {
-		return nil, fmt.Errorf("lookup is not supported: rendering is pure and never reads the cluster")
-	}
+	f := guardedFuncs(g, allowNondeterministic)
+	f["include"] = g.output("include", st.include)
+	f["tpl"] = g.output("tpl", st.tpl)
 	return f
 }
 
-func boundedSeq(start, stop, step int) ([]int, error) {
-	if step == 0 {
-		return nil, fmt.Errorf("untilStep: step must not be 0")
-	}
-	n := (stop - start) / step
-	if n > MaxLoop {
-		return nil, fmt.Errorf("loop of %d items is longer than %d", n, MaxLoop)
-	}
-	var out []int
-	for i := start; (step > 0 && i < stop) || (step < 0 && i > stop); i += step {
-		out = append(out, i)
-	}
-	return out, nil
-}
-
 // include executes a named template (a define in a helper, or a file) and
-// returns its output, as Helm's include.
+// returns its output, as Helm's include. It charges the render's budget.
 func (st *renderState) include(name string, data any) (string, error) {
 	if st == nil {
 		return "", fmt.Errorf("include outside a render")
 	}
-	if st.depth >= MaxIncludeDepth {
-		return "", fmt.Errorf("include %q: nested more than %d deep (a template including itself?)", name, MaxIncludeDepth)
-	}
-	st.depth++
-	defer func() { st.depth-- }()
 	var buf bytes.Buffer
-	if err := st.tmpl.ExecuteTemplate(&limitedWriter{w: &buf, n: MaxOutputBytes}, name, data); err != nil {
+	if err := st.budget.Executing().ExecuteBudget(&buf, name, data, st.budget); err != nil {
 		return "", err
 	}
 	return buf.String(), nil
 }
 
-// tpl renders a string as a template with the bundle's helpers, as Helm's tpl.
+// tpl renders a string as a template with the bundle's helpers, as Helm's
+// tpl: in a clone of the set, so its defines stay its own. It charges the
+// render's budget.
 func (st *renderState) tpl(text string, data any) (string, error) {
 	if st == nil {
 		return "", fmt.Errorf("tpl outside a render")
 	}
-	if st.depth >= MaxIncludeDepth {
-		return "", fmt.Errorf("tpl nested more than %d deep", MaxIncludeDepth)
-	}
-	t, err := st.tmpl.Clone()
+	t, err := st.budget.Executing().Clone()
 	if err != nil {
 		return "", err
 	}
-	name := fmt.Sprintf("tpl#%d", st.depth)
-	if _, err := t.New(name).Parse(text); err != nil {
+	if _, err := t.New(tplName).Parse(text); err != nil {
 		return "", fmt.Errorf("tpl: %w", err)
 	}
-	inner := &renderState{tmpl: t, depth: st.depth + 1}
-	t.Funcs(template.FuncMap{"include": inner.include, "tpl": inner.tpl})
 	var buf bytes.Buffer
-	if err := t.ExecuteTemplate(&limitedWriter{w: &buf, n: MaxOutputBytes}, name, data); err != nil {
+	if err := t.ExecuteBudget(&buf, tplName, data, st.budget); err != nil {
 		return "", fmt.Errorf("tpl: %w", err)
 	}
 	return buf.String(), nil
@@ -162,67 +106,4 @@ func required(msg string, v any) (any, error) {
 		return nil, fmt.Errorf("%s", msg)
 	}
 	return v, nil
-}
-
-// toYAML renders v as YAML without a trailing newline, as Helm's toYaml;
-// like Helm, an error renders as "".
-func toYAML(v any) string {
-	data, err := yaml.Marshal(v)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSuffix(string(data), "\n")
-}
-
-func fromYAML(s string) map[string]any {
-	m := map[string]any{}
-	if err := yaml.Unmarshal([]byte(s), &m); err != nil {
-		m["Error"] = err.Error()
-	}
-	return m
-}
-
-func fromYAMLArray(s string) []any {
-	var a []any
-	if err := yaml.Unmarshal([]byte(s), &a); err != nil {
-		a = []any{err.Error()}
-	}
-	return a
-}
-
-func toJSON(v any) string {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return ""
-	}
-	return string(data)
-}
-
-func fromJSON(s string) map[string]any {
-	m := map[string]any{}
-	if err := json.Unmarshal([]byte(s), &m); err != nil {
-		m["Error"] = err.Error()
-	}
-	return m
-}
-
-func fromJSONArray(s string) []any {
-	var a []any
-	if err := json.Unmarshal([]byte(s), &a); err != nil {
-		a = []any{err.Error()}
-	}
-	return a
-}
-
-// limitedWriter fails once more than n bytes are written.
-type limitedWriter struct {
-	w *bytes.Buffer
-	n int
-}
-
-func (l *limitedWriter) Write(p []byte) (int, error) {
-	if l.w.Len()+len(p) > l.n {
-		return 0, fmt.Errorf("template output larger than %d bytes", l.n)
-	}
-	return l.w.Write(p)
 }

@@ -1,6 +1,7 @@
 package templates
 
 import (
+	"encoding/json"
 	"fmt"
 	"path"
 	"sort"
@@ -9,42 +10,58 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/provider"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
-	"sigs.k8s.io/yaml"
 )
 
 // kustomize runs krusty over an in-memory filesystem holding the rendered
-// templates at their paths and the bundle's other files. Remote bases,
-// plugins (exec, container functions), Helm inflation and paths outside the
-// bundle are refused before krusty runs.
+// templates at their paths and the bundle's other files, and nothing else.
+//
+// krusty reaches past that filesystem in two ways and touches process-wide
+// state in a third; each is closed here by construction rather than by
+// recognising bad strings:
+//
+//   - A location (resource, base, component, patch, generator source, ...)
+//     that kustomize parses as a git URL (it runs `git`) or an http(s) URL
+//     (it calls http.Get). krusty cannot be given another cloner or HTTP
+//     client, so instead every kustomization file is decoded, and written
+//     back (confine) with each location replaced by a "./" or "../" path to
+//     a file or folder of the bundle; kustomize's parsers never see such a
+//     path as remote (no scheme, no user@, no github.com prefix).
+//   - Plugins (exec and container functions, Go plugins) and Helm (the
+//     `helm` program): the kustomization fields that configure them are
+//     refused, and krusty runs with builtin plugins only and Helm disabled.
+//   - openapi: kyaml keeps the schema in process-wide state, shared by every
+//     render in the process; it is refused.
 func (b *Bundle) kustomize(outputs map[string]string) ([]*unstructured.Unstructured, error) {
-	fs := filesys.MakeFsInMemory()
-	paths := make([]string, 0, len(b.spec.Files))
-	for p := range b.spec.Files {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
-		content, rendered := outputs[p]
-		if !rendered {
-			if strings.HasPrefix(p, "templates/") {
-				continue // helpers and unrendered files
-			}
-			content = b.spec.Files[p]
+	files := map[string]string{}
+	for p, content := range b.spec.Files {
+		if rendered, ok := outputs[p]; ok {
+			content = rendered
+		} else if strings.HasPrefix(p, "templates/") {
+			continue // helpers and unrendered files
 		}
+		files[p] = content
+	}
+	t := newKustTree(files)
+	fs := filesys.MakeFsInMemory()
+	for _, p := range t.paths {
+		content := []byte(files[p])
 		if isKustomization(p) {
-			if err := checkKustomization(p, content); err != nil {
+			var err error
+			if content, err = confine(p, files[p], t); err != nil {
 				return nil, err
 			}
 		}
-		if err := fs.WriteFile("/"+p, []byte(content)); err != nil {
+		if err := fs.WriteFile("/"+p, content); err != nil {
 			return nil, &RenderError{File: p, Msg: err.Error(), Err: err}
 		}
 	}
 	opts := krusty.MakeDefaultOptions()
-	opts.PluginConfig = types.DisabledPluginConfig()
 	opts.LoadRestrictions = types.LoadRestrictionsRootOnly
+	opts.PluginConfig = types.DisabledPluginConfig() // builtins only
+	opts.PluginConfig.HelmConfig.Enabled = false     // never run helm
 	resMap, err := krusty.MakeKustomizer(opts).Run(fs, "/")
 	if err != nil {
 		return nil, &RenderError{File: KustomizationFile, Msg: "kustomize: " + err.Error(), Err: err}
@@ -72,6 +89,8 @@ func (b *Bundle) kustomize(outputs map[string]string) ([]*unstructured.Unstructu
 	return objs, checkObjects(objs, sources)
 }
 
+// isKustomization reports a file kustomize reads as a kustomization
+// (konfig.RecognizedKustomizationFileNames).
 func isKustomization(p string) bool {
 	switch path.Base(p) {
 	case "kustomization.yaml", "kustomization.yml", "Kustomization":
@@ -80,71 +99,191 @@ func isKustomization(p string) bool {
 	return false
 }
 
-// checkKustomization refuses what would reach outside the bundle or run code.
-func checkKustomization(file, content string) error {
+// kustTree is what kustomize can read: the files, sorted, and their folders.
+type kustTree struct {
+	paths []string
+	files map[string]bool
+	dirs  map[string]bool // "." is the bundle's root
+}
+
+func newKustTree(files map[string]string) kustTree {
+	t := kustTree{files: map[string]bool{}, dirs: map[string]bool{".": true}}
+	for p := range files {
+		t.paths = append(t.paths, p)
+		t.files[p] = true
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			t.dirs[d] = true
+		}
+	}
+	sort.Strings(t.paths)
+	return t
+}
+
+// What a location must name.
+const (
+	refFile         = "file"
+	refFolder       = "folder"
+	refFileOrFolder = "file or folder"
+)
+
+// kustRef is one field of a kustomization that kustomize reads a file
+// or folder from: what it must name, and whether it is a generator's file
+// source, "[key=]path".
+type kustRef struct {
+	field string
+	p     *string
+	kind  string
+	keyed bool
+}
+
+// confine decodes a kustomization file as kustomize does and returns it
+// re-encoded, which is exactly what krusty will read: every location
+// rewritten by resolveRef, or a RenderError naming file when a field runs
+// code, keeps process-wide state or names something outside the bundle.
+func confine(file, content string, t kustTree) ([]byte, error) {
+	refuse := func(msg string) error {
+		return &RenderError{File: file, Msg: "kustomize: " + msg}
+	}
 	var k types.Kustomization
-	if err := yaml.Unmarshal([]byte(content), &k); err != nil {
-		return &RenderError{File: file, Msg: err.Error(), Err: err}
+	if err := k.Unmarshal([]byte(content)); err != nil {
+		return nil, &RenderError{File: file, Msg: err.Error(), Err: err}
 	}
-	refuse := func(what string) error {
-		return &RenderError{File: file, Msg: "kustomize: " + what + " is not allowed in a bundle (no remote bases, plugins, functions, Helm or files outside the bundle)"}
-	}
+	const notAllowed = " is not allowed in a bundle (no remote bases, plugins, functions, Helm or files outside the bundle)"
 	switch {
 	case len(k.HelmCharts) > 0 || k.HelmGlobals != nil || len(k.HelmChartInflationGenerator) > 0:
-		return refuse("Helm chart inflation")
+		return nil, refuse("Helm chart inflation" + notAllowed)
 	case len(k.Generators) > 0:
-		return refuse("generators (plugins)")
+		return nil, refuse("generators (plugins)" + notAllowed)
 	case len(k.Transformers) > 0:
-		return refuse("transformers (plugins)")
+		return nil, refuse("transformers (plugins)" + notAllowed)
 	case len(k.Validators) > 0:
-		return refuse("validators (plugins)")
+		return nil, refuse("validators (plugins)" + notAllowed)
+	case len(k.OpenAPI) > 0:
+		return nil, refuse("openapi is not allowed in a bundle: kustomize keeps the schema in state shared by every render of the process")
 	}
-	refs := append(append(append(append([]string{}, k.Resources...), k.Components...), k.Bases...), k.Crds...)
-	refs = append(refs, k.Configurations...)
-	for _, p := range k.Patches {
-		refs = append(refs, p.Path)
-	}
-	for _, p := range k.PatchesJson6902 {
-		refs = append(refs, p.Path)
-	}
-	for _, p := range k.PatchesStrategicMerge {
-		if !strings.Contains(string(p), "\n") {
-			refs = append(refs, string(p))
+	dir := path.Dir(file)
+	for _, l := range kustRefs(&k) {
+		if err := resolveRef(t, dir, l); err != nil {
+			return nil, refuse(err.Error())
 		}
 	}
-	for _, g := range k.ConfigMapGenerator {
-		refs = append(refs, sourceFiles(g.FileSources, g.EnvSources, g.EnvSource)...)
+	out, err := json.Marshal(k) // JSON is YAML; kustomize decodes it with the same decoder
+	if err != nil {
+		return nil, &RenderError{File: file, Msg: err.Error(), Err: err}
 	}
-	for _, g := range k.SecretGenerator {
-		refs = append(refs, sourceFiles(g.FileSources, g.EnvSources, g.EnvSource)...)
+	return out, nil
+}
+
+// kustRefs returns every field of k that kustomize reads a file or folder
+// from (as of kustomize/api v0.21.1; TestKustomizationFields fails when a
+// new version adds a field). Generator file sources are "[key=]path";
+// strategic merge patches that kustomize takes as inline content are not
+// locations.
+func kustRefs(k *types.Kustomization) []kustRef {
+	var locs []kustRef
+	add := func(field, kind string, p *string) {
+		locs = append(locs, kustRef{field: field, p: p, kind: kind})
 	}
-	for _, r := range refs {
-		if r == "" {
-			continue
-		}
-		if strings.Contains(r, "://") || strings.HasPrefix(r, "git@") || strings.HasPrefix(r, "github.com/") {
-			return refuse(fmt.Sprintf("remote reference %q", r))
-		}
-		clean := path.Clean(path.Join(path.Dir(file), r))
-		if path.IsAbs(r) || clean == ".." || strings.HasPrefix(clean, "../") {
-			return refuse(fmt.Sprintf("path %q outside the bundle", r))
+	each := func(field, kind string, list []string) {
+		for i := range list {
+			add(field, kind, &list[i])
 		}
 	}
+	each("resources", refFileOrFolder, k.Resources)
+	each("bases", refFileOrFolder, k.Bases)
+	each("components", refFolder, k.Components)
+	each("crds", refFile, k.Crds)
+	each("configurations", refFile, k.Configurations)
+	for i := range k.Patches {
+		if k.Patches[i].Path != "" {
+			add("patches", refFile, &k.Patches[i].Path)
+		}
+	}
+	for i := range k.PatchesJson6902 {
+		if k.PatchesJson6902[i].Path != "" {
+			add("patchesJson6902", refFile, &k.PatchesJson6902[i].Path)
+		}
+	}
+	for i := range k.Replacements {
+		if k.Replacements[i].Path != "" {
+			add("replacements", refFile, &k.Replacements[i].Path)
+		}
+	}
+	if len(k.PatchesStrategicMerge) > 0 {
+		locs = append(locs, patchRefs(k.PatchesStrategicMerge)...)
+	}
+	var kvs []*types.KvPairSources
+	for i := range k.ConfigMapGenerator {
+		kvs = append(kvs, &k.ConfigMapGenerator[i].KvPairSources)
+	}
+	for i := range k.SecretGenerator {
+		kvs = append(kvs, &k.SecretGenerator[i].KvPairSources)
+	}
+	for _, kv := range kvs {
+		for i := range kv.FileSources {
+			locs = append(locs, kustRef{field: "files", p: &kv.FileSources[i], kind: refFile, keyed: true})
+		}
+		each("envs", refFile, kv.EnvSources)
+		if kv.EnvSource != "" {
+			add("env", refFile, &kv.EnvSource)
+		}
+	}
+	return locs
+}
+
+// patchRefs returns the strategic merge patches that are paths: by
+// kustomize's own rule, those that do not parse as resources.
+func patchRefs(patches []types.PatchStrategicMerge) []kustRef {
+	rf := provider.NewDefaultDepProvider().GetResourceFactory()
+	var locs []kustRef
+	for i := range patches {
+		if _, err := rf.SliceFromBytes([]byte(patches[i])); err != nil {
+			locs = append(locs, kustRef{field: "patchesStrategicMerge", p: (*string)(&patches[i]), kind: refFile})
+		}
+	}
+	return locs
+}
+
+// resolveRef rewrites *l.p, a location in a kustomization of folder dir, as a
+// path relative to dir starting with "./" or "../" that names a file (or
+// folder) of t, or returns why it cannot.
+func resolveRef(t kustTree, dir string, l kustRef) error {
+	loc, key := *l.p, ""
+	if l.keyed && strings.Contains(loc, "=") {
+		k, p, _ := strings.Cut(loc, "=")
+		if k == "" || p == "" || strings.Contains(p, "=") {
+			return fmt.Errorf("%s: %q is not [key=]path", l.field, loc)
+		}
+		key, loc = k+"=", p
+	}
+	if loc == "" {
+		return fmt.Errorf("%s: empty path", l.field)
+	}
+	target := path.Join(dir, loc)
+	if path.IsAbs(loc) || target == ".." || strings.HasPrefix(target, "../") {
+		return fmt.Errorf("%s: path %q outside the bundle is not allowed", l.field, loc)
+	}
+	isFile, isDir := t.files[target], t.dirs[target]
+	if !(isFile && l.kind != refFolder || isDir && l.kind != refFile) {
+		if looksRemote(loc) {
+			return fmt.Errorf("%s: remote reference %q is not allowed in a bundle: kustomize reads only the bundle's own files", l.field, loc)
+		}
+		return fmt.Errorf("%s: %q is not a %s of the bundle", l.field, loc, l.kind)
+	}
+	rel := path.Clean(loc)
+	if rel != ".." && !strings.HasPrefix(rel, "../") {
+		rel = "./" + rel
+	}
+	*l.p = key + rel
 	return nil
 }
 
-// sourceFiles returns the paths of generator sources ("key=path" or "path").
-func sourceFiles(files, envs []string, env string) []string {
-	var out []string
-	for _, f := range files {
-		if _, p, ok := strings.Cut(f, "="); ok {
-			f = p
-		}
-		out = append(out, f)
-	}
-	out = append(out, envs...)
-	if env != "" {
-		out = append(out, env)
-	}
-	return out
+// looksRemote reports a location kustomize would fetch with git or HTTP
+// (a scheme, git::, user@host, host:path, github.com/...), to say so in
+// the error. It is not a barrier: resolveRef refuses every location that is
+// not a bundle file, and rewrites one that is (even one named like a URL)
+// as a "./" path, which kustomize reads locally.
+func looksRemote(loc string) bool {
+	first, _, _ := strings.Cut(loc, "/")
+	return strings.ContainsAny(first, ":@") || strings.HasPrefix(strings.ToLower(loc), "github.com/")
 }

@@ -2,11 +2,16 @@ package templates
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"strings"
-	"text/template"
+	"sync/atomic"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/stencil-dev/stencil/templates/internal/gotmpl"
 )
 
 // CompositionInfo is the Composition a render is for: .Composition in templates.
@@ -35,40 +40,42 @@ type Input struct {
 	IsUpgrade bool
 	// Revision is .Release.Revision (1 when 0).
 	Revision int
+	// Limits bound the whole render; a zero field takes its default
+	// (DefaultLimits).
+	Limits Limits
+	// Progress, when not nil, is kept up to date with where the render
+	// is, for a watchdog in another goroutine. It is never encoded.
+	Progress *Progress `json:"-"`
 }
 
-// Render renders the bundle for one Composition: values merged and
+// Render is RenderContext with no deadline: the Limits of in still bound it.
+func Render(b *Bundle, in Input) ([]*unstructured.Unstructured, error) {
+	return RenderContext(context.Background(), b, in)
+}
+
+// RenderContext renders the bundle for one Composition: values merged and
 // validated, every templates/**/*.yaml executed in path order, documents
 // split and parsed, kustomize run when the bundle has a kustomization.yaml.
 // The result is deterministic: the same inputs give the same objects in
 // the same order. Every error is a *RenderError naming the file and line or
 // the values field path.
-func Render(b *Bundle, in Input) ([]*unstructured.Unstructured, error) {
+//
+// The templates stop, with a RenderError of Reason ReasonTooLarge, past
+// one of in.Limits (counted over the whole render), and with Reason
+// ReasonTimeout once ctx's deadline passes; a ctx canceled otherwise stops
+// them with a RenderError that wraps context.Canceled and has no Reason.
+// in.Progress, when set, lets another goroutine see where the render is.
+func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Unstructured, error) {
 	values, err := MergeValues(b, in.Values)
 	if err != nil {
 		return nil, err
 	}
-	t, err := b.tmpl.Clone()
+	outputs, err := b.execute(ctx, b.data(values, in), in)
 	if err != nil {
-		return nil, &RenderError{Msg: err.Error(), Err: err}
-	}
-	st := &renderState{tmpl: t}
-	// The parsed set already has every other function; bind the two that
-	// need this render's state.
-	t.Funcs(template.FuncMap{"include": st.include, "tpl": st.tpl})
-	data := b.data(values, in)
-	outputs := make(map[string]string, len(b.emitted))
-	budget := MaxOutputBytes
-	for _, name := range b.emitted {
-		data["Template"] = TemplateInfo{Name: name, BasePath: "templates"}
-		var buf bytes.Buffer
-		if err := t.ExecuteTemplate(&limitedWriter{w: &buf, n: budget}, name, data); err != nil {
-			return nil, templateError(name, err)
-		}
-		budget -= buf.Len()
-		outputs[name] = buf.String()
+		return nil, err
 	}
 	if _, ok := b.spec.Files[KustomizationFile]; ok {
+		in.Progress.setFile(KustomizationFile)
 		return b.kustomize(outputs)
 	}
 	var objs []*unstructured.Unstructured
@@ -84,6 +91,34 @@ func Render(b *Bundle, in Input) ([]*unstructured.Unstructured, error) {
 		}
 	}
 	return objs, checkObjects(objs, sources)
+}
+
+// execute runs the emitted templates in path order on a clone of the
+// parsed set, all charging one budget, and returns their outputs by name.
+func (b *Bundle) execute(ctx context.Context, data map[string]any, in Input) (map[string]string, error) {
+	t, err := b.tmpl.Clone()
+	if err != nil {
+		return nil, &RenderError{Msg: err.Error(), Err: err}
+	}
+	limits := in.Limits.withDefaults()
+	st := &renderState{budget: gotmpl.NewBudget(ctx, limits.budget())}
+	in.Progress.start(st.budget)
+	// The functions charge this render's budgets (guard.go): bind them on
+	// the clone.
+	t.Funcs(funcMap(st, b.spec.AllowNondeterministic))
+	outputs := make(map[string]string, len(b.emitted))
+	for _, name := range b.emitted {
+		data["Template"] = TemplateInfo{Name: name, BasePath: "templates"}
+		var buf bytes.Buffer
+		if err := t.ExecuteBudget(&buf, name, data, st.budget); err != nil {
+			if berr := st.budget.Err(); berr != nil {
+				err = berr // even if a function rewrapped it
+			}
+			return nil, executeError(name, err, limits)
+		}
+		outputs[name] = buf.String()
+	}
+	return outputs, nil
 }
 
 // Render is the method form of the package-level Render.
@@ -135,12 +170,162 @@ type TemplateInfo struct {
 
 // chartInfo exposes Chart.yaml as Helm does: keys with a capital initial
 // (.Chart.Name, .Chart.Version, .Chart.AppVersion).
+// Each render gets its own copy: `set` on a nested map must not change
+// the Bundle that concurrent renders share.
 func chartInfo(chart map[string]any) map[string]any {
 	out := map[string]any{}
 	for k, v := range chart {
 		if k != "" {
-			out[strings.ToUpper(k[:1])+k[1:]] = v
+			out[strings.ToUpper(k[:1])+k[1:]] = deepCopy(v)
 		}
 	}
 	return out
+}
+
+// Defaults of Limits, far above what real charts use: the webapp testdata
+// and the example bundles take under 0.1% of each (bounds_test.go).
+const (
+	// DefaultMaxSteps is Limits.MaxSteps when zero.
+	DefaultMaxSteps = 10_000_000
+	// DefaultMaxRangeIterations is Limits.MaxRangeIterations when zero.
+	DefaultMaxRangeIterations = 1_000_000
+	// DefaultMaxTemplateCalls is Limits.MaxTemplateCalls when zero.
+	DefaultMaxTemplateCalls = 100_000
+)
+
+// Limits bound one whole render: every template, {{template}}, include and
+// tpl it executes charges the same counters, so nesting cannot multiply
+// them. Passing one stops the render with a RenderError of Reason
+// ReasonTooLarge naming the file and line being executed and the bound.
+// A zero or negative field takes its default (DefaultLimits).
+type Limits struct {
+	// MaxSteps bounds the template nodes executed (actions, text, if,
+	// with, range, ...) plus the range iterations.
+	MaxSteps int64
+	// MaxRangeIterations bounds the iterations of every range, whatever it
+	// ranges over.
+	MaxRangeIterations int64
+	// MaxTemplateCalls bounds the include, tpl and {{template}} calls
+	// (each template file executed counts one too).
+	MaxTemplateCalls int64
+	// MaxIncludeDepth bounds how deeply include, tpl and {{template}} nest,
+	// a template file being depth 1.
+	MaxIncludeDepth int64
+	// MaxOutputBytes bounds the bytes every template, include and tpl of
+	// the render writes, together (output passed up through an include
+	// counts again where it is written).
+	MaxOutputBytes int64
+}
+
+// DefaultLimits returns the limits of a render whose Input.Limits is zero.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxSteps:           DefaultMaxSteps,
+		MaxRangeIterations: DefaultMaxRangeIterations,
+		MaxTemplateCalls:   DefaultMaxTemplateCalls,
+		MaxIncludeDepth:    MaxIncludeDepth,
+		MaxOutputBytes:     MaxOutputBytes,
+	}
+}
+
+// withDefaults fills the zero and negative fields with the defaults.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	for _, f := range []struct{ v, def *int64 }{
+		{&l.MaxSteps, &d.MaxSteps}, {&l.MaxRangeIterations, &d.MaxRangeIterations},
+		{&l.MaxTemplateCalls, &d.MaxTemplateCalls}, {&l.MaxIncludeDepth, &d.MaxIncludeDepth},
+		{&l.MaxOutputBytes, &d.MaxOutputBytes},
+	} {
+		if *f.v <= 0 {
+			*f.v = *f.def
+		}
+	}
+	return l
+}
+
+func (l Limits) budget() gotmpl.Limits {
+	return gotmpl.Limits{Steps: l.MaxSteps, RangeIterations: l.MaxRangeIterations,
+		TemplateCalls: l.MaxTemplateCalls, Depth: l.MaxIncludeDepth, OutputBytes: l.MaxOutputBytes}
+}
+
+// executeError turns an error of executing the template file into a
+// RenderError: a stopped budget names the innermost bundle file executing
+// and the bound passed.
+func executeError(file string, err error, l Limits) *RenderError {
+	var be *gotmpl.BudgetError
+	if !errors.As(err, &be) {
+		return templateError(file, err)
+	}
+	re := &RenderError{File: file, Reason: ReasonTooLarge, Err: err}
+	if loc, ok := bundleLocation(be.Stack); ok {
+		re.File, re.Line = loc.Name, loc.Line
+	}
+	switch be.Kind {
+	case gotmpl.KindSteps:
+		re.Msg = fmt.Sprintf("render stopped: more than %d steps", l.MaxSteps)
+	case gotmpl.KindRangeIterations:
+		re.Msg = fmt.Sprintf("render stopped: more than %d range iterations", l.MaxRangeIterations)
+	case gotmpl.KindTemplateCalls:
+		re.Msg = fmt.Sprintf("render stopped: more than %d template calls (include, tpl and template)", l.MaxTemplateCalls)
+	case gotmpl.KindDepth:
+		re.Msg = fmt.Sprintf("render stopped: include, tpl and template nested more than %d deep (a template including itself?)", l.MaxIncludeDepth)
+	case gotmpl.KindOutputBytes:
+		re.Msg = fmt.Sprintf("render stopped: output larger than %d bytes", l.MaxOutputBytes)
+	case gotmpl.KindDone:
+		re.Reason, re.Msg = ReasonTimeout, "render stopped: deadline exceeded"
+		if !errors.Is(be.Err, context.DeadlineExceeded) {
+			re.Reason, re.Msg = "", "render canceled"
+		}
+	}
+	return re
+}
+
+// bundleLocation returns the innermost location in a bundle file: tpl's
+// text is parsed under tplName, so its lines are reported at the tpl call.
+func bundleLocation(stack []gotmpl.Location) (gotmpl.Location, bool) {
+	for _, loc := range stack {
+		if strings.HasPrefix(loc.Name, "templates/") {
+			return loc, true
+		}
+	}
+	return gotmpl.Location{}, false
+}
+
+// Progress reports where a render is to another goroutine, such as a
+// watchdog that kills a render and must say which template it was in. Set
+// Input.Progress to a new Progress per render and call Where at will.
+type Progress struct {
+	budget atomic.Pointer[gotmpl.Budget]
+	file   atomic.Pointer[string]
+}
+
+// Where returns the bundle file and line the render was executing at its
+// latest check (every few hundred steps, and when each template file
+// starts); KustomizationFile and 0 while kustomize runs; "" and 0 before
+// the templates start. Safe to call from any goroutine, during and after
+// the render.
+func (p *Progress) Where() (file string, line int) {
+	if f := p.file.Load(); f != nil {
+		return *f, 0
+	}
+	if b := p.budget.Load(); b != nil {
+		stack := b.Where()
+		if loc, ok := bundleLocation(stack); ok {
+			return loc.Name, loc.Line
+		}
+	}
+	return "", 0
+}
+
+func (p *Progress) start(b *gotmpl.Budget) {
+	if p != nil {
+		p.file.Store(nil)
+		p.budget.Store(b)
+	}
+}
+
+func (p *Progress) setFile(name string) {
+	if p != nil {
+		p.file.Store(&name)
+	}
 }

@@ -282,7 +282,7 @@ metadata: {name: c{{ . }}}
 {{ end }}`, "", nil, []string{"objects, more than"}},
 		// Values: every violation at once, with field paths.
 		{"invalid values", cm("x"), `{"replicas":-1,"name":"a","list":["no"]}`, []func(*v1alpha1.BundleSpec){schema},
-			[]string{"values.replicas: Invalid value: -1", "values.name", "values.list[0]"}},
+			[]string{"values.replicas: Invalid value: should be greater than or equal to", "values.name", "values.list[0]"}},
 		{"values not an object", cm("x"), `[1]`, nil, []string{"values: must be an object"}},
 	}
 	for _, tt := range tests {

@@ -2,6 +2,8 @@ package templates
 
 import (
 	"encoding/json"
+	"fmt"
+	"sort"
 	"strings"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -11,7 +13,6 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/yaml"
 )
 
 // valuesRoot is the root of every values field path in errors.
@@ -50,22 +51,39 @@ func newValuesSchema(raw *apiextensionsv1.JSON) (*valuesSchema, error) {
 	return &valuesSchema{structural: s, validator: validator}, nil
 }
 
+// parseValuesFile parses values.yaml: strictly (a duplicate key is an
+// error with its line), with aliases and nesting bounded.
 func parseValuesFile(s string) (map[string]any, error) {
 	out := map[string]any{}
 	if strings.TrimSpace(s) == "" {
 		return out, nil
 	}
-	js, err := yaml.YAMLToJSON([]byte(s))
-	if err == nil {
-		err = utiljson.Unmarshal(js, &out)
-	}
+	js, err := yamlToJSON([]byte(s), MaxFunctionBytes)
 	if err != nil {
-		return nil, &RenderError{File: ValuesFile, Msg: err.Error(), Err: err}
+		ye := err.(*yamlError)
+		return nil, &RenderError{File: ValuesFile, Line: ye.line, Msg: ye.msg}
+	}
+	if err := utiljson.Unmarshal(js, &out); err != nil {
+		return nil, &RenderError{File: ValuesFile, Msg: "values.yaml must hold an object"}
 	}
 	if out == nil {
 		out = map[string]any{}
 	}
+	if err := checkValuesDepth(out); err != nil {
+		err.File, err.Path = ValuesFile, ""
+		return nil, err
+	}
 	return out, nil
+}
+
+// checkValuesDepth refuses values nested deeper than MaxValueDepth: every
+// function walking them would take time and memory in the square of
+// their depth (toYaml indents each level), and recursion in the rest.
+func checkValuesDepth(v map[string]any) *RenderError {
+	if path, ok := checkDepth(v, "values", 0); !ok {
+		return &RenderError{Path: path, Reason: ReasonTooLarge, Msg: fmt.Sprintf("%s: nested more than %d deep (MaxValueDepth)", path, MaxValueDepth)}
+	}
+	return nil
 }
 
 // MergeValues computes a render's .Values: the bundle's values.yaml deep-
@@ -77,7 +95,10 @@ func MergeValues(b *Bundle, values *apiextensionsv1.JSON) (map[string]any, error
 	if values != nil && len(values.Raw) > 0 {
 		var over map[string]any
 		if err := utiljson.Unmarshal(values.Raw, &over); err != nil {
-			return nil, &RenderError{Path: "values", Msg: "must be an object: " + err.Error(), Err: err}
+			return nil, &RenderError{Path: "values", Msg: "must be an object: " + jsonSyntax("values", err)}
+		}
+		if err := checkValuesDepth(over); err != nil {
+			return nil, err
 		}
 		merge(merged, over)
 	}
@@ -87,13 +108,42 @@ func MergeValues(b *Bundle, values *apiextensionsv1.JSON) (map[string]any, error
 	}
 	defaulting.Default(merged, b.schema.structural)
 	if errs := validation.ValidateCustomResource(valuesRoot, merged, b.schema.validator); len(errs) > 0 {
+		// The validator walks maps in random order: sorted, the message
+		// is the same on every render.
+		sort.SliceStable(errs, func(i, j int) bool { return violation(errs[i]) < violation(errs[j]) })
 		msgs := make([]string, len(errs))
 		for i, e := range errs {
-			msgs[i] = e.Error()
+			msgs[i] = violation(e)
 		}
-		return nil, &RenderError{Path: errs[0].Field, Msg: strings.Join(msgs, "; "), Err: errs.ToAggregate()}
+		return nil, &RenderError{Path: errs[0].Field, Msg: strings.Join(msgs, "; ")}
 	}
 	return merged, nil
+}
+
+// violation writes a schema violation from its field path, its type and
+// the rule, never its value (field.Error's own message quotes BadValue,
+// and values hold secrets). The structural validator's details are the
+// rule ("should be greater than or equal to 1", "supported values: ...",
+// "should match '^[a-z]+$'"), except that a failed format adds the value
+// (`must be of type date-time: "..."`) and a failed format parser its
+// error: those parts are cut.
+func violation(e *field.Error) string {
+	detail := e.Detail
+	if i := strings.Index(detail, ": \""); i >= 0 && strings.Contains(detail, " must be of type ") {
+		detail = detail[:i]
+	}
+	if i := strings.Index(detail, ", because: "); i >= 0 {
+		detail = detail[:i]
+	}
+	// "replicas in body should be ..." repeats the path.
+	if i := strings.Index(detail, " in body "); i >= 0 {
+		detail = detail[i+len(" in body "):]
+	}
+	msg := e.Field + ": " + e.Type.String()
+	if detail != "" {
+		msg += ": " + detail
+	}
+	return msg
 }
 
 // merge merges src into dst with Helm's semantics: maps merge key by key,
