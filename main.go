@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/stencil-dev/stencil/internal/cli"
+	"github.com/stencil-dev/stencil/internal/sandbox"
 )
 
 // version is stamped at build time by the Makefile (-X main.version=...). It
@@ -15,6 +16,9 @@ import (
 var version = "v0.0.0-dev"
 
 func main() {
+	// Renders run in worker processes that are this binary re-executed
+	// (see internal/sandbox): in a worker, Main serves renders and exits.
+	sandbox.Main()
 	err := cli.NewRootCommand(version, os.Stdin).Execute()
 	var exit *cli.ExitError
 	if err != nil && !(errors.As(err, &exit) && exit.Err == nil) {

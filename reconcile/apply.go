@@ -2,12 +2,18 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,6 +47,13 @@ type ApplyResult struct {
 	Action Action
 	// Err says why the apply failed.
 	Err error
+	// Reason, when the apply failed in a way no retry can fix (see
+	// terminalReason), is the condition reason to stall with; "" when the
+	// failure may be transient.
+	Reason string
+	// Changed names, for an apply over an existing object, fields the live
+	// object did not hold as desired (at most a few, as paths: never values).
+	Changed []string
 }
 
 // applier applies objects with server-side apply: writer makes the writes
@@ -93,17 +106,22 @@ func (a *applier) apply(ctx context.Context, desired *unstructured.Unstructured)
 	}
 	if live != nil {
 		if other := live.GetLabels()[LabelPartOf]; other != "" && other != a.id {
-			return res.fail(&ForeignMemberError{Object: ref(desired), ApplySet: other})
+			res = res.fail(&ForeignMemberError{Object: ref(desired), ApplySet: other})
+			res.Reason = ReasonApplyFailed
+			return res
 		}
 		if live.GetDeletionTimestamp() == nil && upToDate(desired, live) {
 			res.UID, res.Action = live.GetUID(), Unchanged
 			return res
 		}
+		res.Changed = changedFields(desired.Object, live.Object, maxChangedFields)
 	}
 	applied := desired.DeepCopy()
 	if err := a.writer.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied),
 		client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-		return res.fail(fmt.Errorf("apply %s: %w", ref(desired), redact(desired, err)))
+		res = res.fail(fmt.Errorf("apply %s: %w", ref(desired), redact(desired, err)))
+		res.Reason = terminalReason(err)
+		return res
 	}
 	res.UID, res.Action = applied.GetUID(), Configured
 	switch {
@@ -142,25 +160,94 @@ func ref(u client.Object) string {
 	return kind + "/" + u.GetNamespace() + "/" + u.GetName()
 }
 
+// terminalReason returns the condition reason of an apply error that no
+// retry can fix, or "" when the error may be transient (a conflict, a
+// timeout, a 5xx, a 429, a connection error) and is retried with backoff:
+//
+//   - Forbidden: RBAC, or an admission plugin such as a quota, refused the
+//     write (looked at again after forbiddenRecheck);
+//   - Invalid, BadRequest: the API server rejects the object as rendered,
+//     or cannot decode it (a 500 that says so, as for a Secret whose data
+//     is not base64);
+//   - RequestEntityTooLarge: the object is too large for the API server or
+//     for etcd.
+func terminalReason(err error) string {
+	switch {
+	case apierrors.IsForbidden(err):
+		return ReasonForbidden
+	case apierrors.IsInvalid(err):
+		return ReasonInvalid
+	case apierrors.IsBadRequest(err), undecodable(err):
+		return ReasonBadRequest
+	case apierrors.IsRequestEntityTooLargeError(err),
+		apierrors.IsInternalError(err) && strings.Contains(err.Error(), "request is too large"):
+		return ReasonTooLarge
+	}
+	return ""
+}
+
+// undecodable reports an internal error in which the API server says it
+// could not decode or convert the object sent: the same object fails the
+// same way every time.
+func undecodable(err error) bool {
+	if !apierrors.IsInternalError(err) {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "failed to convert new object") || strings.Contains(msg, "error decoding from json")
+}
+
 // redact keeps Secret data out of errors: the API server may quote the
-// invalid value, so only the reason and the field paths of a Secret's
-// error are kept.
+// invalid value, so a Secret's API error keeps only its reason (or, when
+// the server gave none, one derived from the status code), its status
+// code, the object's identity and the causes' field paths and types. Any
+// other error about a Secret is reduced to a fixed sentence.
 func redact(u *unstructured.Unstructured, err error) error {
 	if u.GetKind() != "Secret" || u.GroupVersionKind().Group != "" {
 		return err
 	}
-	status, ok := err.(apierrors.APIStatus)
-	if !ok {
-		return fmt.Errorf("request failed (details withheld for a Secret)")
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return errors.New("request failed (details withheld for a Secret)")
 	}
 	s := status.Status()
-	msg := fmt.Sprintf("%s (details withheld for a Secret)", s.Reason)
+	out := metav1.Status{Status: metav1.StatusFailure, Code: s.Code, Reason: s.Reason}
+	if out.Reason == "" {
+		out.Reason = reasonForCode(s.Code)
+	}
+	msg := fmt.Sprintf("%s (HTTP %d, details withheld for a Secret)", out.Reason, s.Code)
+	if undecodable(err) {
+		msg += ": the API server could not decode the object"
+	}
 	if s.Details != nil {
+		out.Details = &metav1.StatusDetails{Name: s.Details.Name, Group: s.Details.Group, Kind: s.Details.Kind}
 		for _, c := range s.Details.Causes {
-			msg += fmt.Sprintf("; %s: %s", c.Field, c.Type)
+			out.Details.Causes = append(out.Details.Causes, metav1.StatusCause{Type: c.Type, Field: c.Field})
+			switch {
+			case c.Field != "" && c.Type != "":
+				msg += fmt.Sprintf("; %s: %s", c.Field, c.Type)
+			case c.Field != "" || c.Type != "":
+				msg += "; " + c.Field + string(c.Type)
+			}
 		}
 	}
-	return fmt.Errorf("%s", msg)
+	out.Message = msg
+	return &apierrors.StatusError{ErrStatus: out}
+}
+
+// reasonForCode names the reason of an HTTP status code, for API errors
+// that carry none.
+func reasonForCode(code int32) metav1.StatusReason {
+	if code == http.StatusRequestEntityTooLarge {
+		return metav1.StatusReasonRequestEntityTooLarge
+	}
+	if r := apierrors.NewGenericServerResponse(int(code), "", schema.GroupResource{}, "", "", 0, false).ErrStatus.Reason; r != metav1.StatusReasonUnknown {
+		return r
+	}
+	if code == 0 {
+		return "Unknown"
+	}
+	return metav1.StatusReason("HTTP" + strconv.Itoa(int(code)))
 }
 
 // waitEstablished waits, briefly, for the CRDs just applied to be Established

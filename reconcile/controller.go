@@ -5,15 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
@@ -27,10 +24,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
-	"github.com/stencil-dev/stencil/templates"
+	"github.com/stencil-dev/stencil/internal/sandbox"
 )
 
 // Options configure the controllers.
@@ -44,6 +40,12 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// ApplyConcurrency bounds how many objects of one stage are applied at once.
 	ApplyConcurrency int
+	// RenderLimits bound the time and memory of every render.
+	RenderLimits sandbox.Limits
+	// Renderer renders bundles; nil means a sandbox.Pool of
+	// MaxConcurrentReconciles worker processes under RenderLimits, stopped
+	// when the manager stops.
+	Renderer Renderer
 }
 
 // Field indexes on Compositions.
@@ -86,10 +88,20 @@ type CompositionReconciler struct {
 	Options Options
 
 	controller controller.Controller
-	watched    sync.Map // schema.GroupVersionKind → struct{}
+	watched    sync.Map // schema.GroupVersionKind → *watchEntry
+	access     *accessChecker
 	bundles    *bundleCache
-	writers    writerCache
-	readiness  readiness
+	renderer   Renderer
+	// failedRenders keeps renders that failed, so they are not run again
+	// until an input changes.
+	failedRenders renderMemo
+	writers       writerCache
+	readiness     readiness
+	// stalls keeps terminal failures, so a Composition that failed for
+	// good is not written again until its inputs change.
+	stalls stallMemo
+	// flaps keeps the recent writes of members, to find one that flaps.
+	flaps flapDetector
 }
 
 // SetupWithManager registers the Composition and Bundle controllers and their indexes.
@@ -105,6 +117,10 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	}); err != nil {
 		return fmt.Errorf("index Compositions by ApplySet id: %w", err)
 	}
+	renderer, err := newRenderer(mgr, opts)
+	if err != nil {
+		return err
+	}
 	bundles := &bundleCache{}
 	r := &CompositionReconciler{
 		Client:    mgr.GetClient(),
@@ -116,9 +132,11 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		Recorder:  mgr.GetEventRecorder("stencil"),
 		Options:   opts,
 		bundles:   bundles,
+		renderer:  renderer,
+		access:    &accessChecker{client: mgr.GetClient()},
 	}
 	c, err := builder.ControllerManagedBy(mgr).
-		For(&v1alpha1.Composition{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletingPredicate()))).
+		For(&v1alpha1.Composition{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletingPredicate(), annotationChangedPredicate(AnnotationAllowEmptyRender)))).
 		Watches(&v1alpha1.Bundle{}, handler.EnqueueRequestsFromMapFunc(r.compositionsOfBundle)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.MaxConcurrentReconciles, 1)}).
 		Named("composition").
@@ -141,6 +159,13 @@ func deletingPredicate() predicate.Predicate {
 	}}
 }
 
+// annotationChangedPredicate passes updates that change the annotation key.
+func annotationChangedPredicate(key string) predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectOld.GetAnnotations()[key] != e.ObjectNew.GetAnnotations()[key]
+	}}
+}
+
 // scope is the state of one reconcile pass.
 type scope struct {
 	comp    *v1alpha1.Composition
@@ -157,13 +182,18 @@ type phase func(ctx context.Context, s *scope) (ctrl.Result, error)
 
 // Reconcile brings one Composition's members to what its Bundle renders.
 // A returned error is transient and retried with backoff; user errors
-// (render, validation, refused objects) set Stalled and return nil, so the
-// Composition waits for its spec or its Bundle to change.
+// (render, validation, refused objects), objects the API server rejects,
+// missing RBAC, an empty render of a set with members and a flapping
+// member set Stalled and return nil, so the Composition waits for its spec
+// or its Bundle to change (missing RBAC: or a minute; see forbiddenRecheck).
 func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
 	comp := &v1alpha1.Composition{}
 	if err := r.Client.Get(ctx, req.NamespacedName, comp); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.readiness.forget(req.NamespacedName)
+			r.failedRenders.forget(req.NamespacedName)
+			r.stalls.forget(req.NamespacedName)
+			r.flaps.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -182,7 +212,10 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if !comp.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, s)
 	}
-	for _, p := range []phase{r.ensureParent, r.render, r.widen, r.apply, r.prune, r.observe} {
+	for _, p := range []phase{
+		r.ensureParent, r.render, r.recall, r.watch, r.authorize, r.guardEmptyRender,
+		r.widen, r.apply, r.prune, r.observe,
+	} {
 		res, err := p(ctx, s)
 		if err != nil {
 			return r.transient(s, err)
@@ -211,52 +244,6 @@ func (r *CompositionReconciler) ensureParent(ctx context.Context, s *scope) (ctr
 	return ctrl.Result{}, err
 }
 
-// render loads the Bundle and renders the plan. A missing Bundle, a render
-// or validation error and a refused object stall the Composition: nothing is
-// applied and nothing is pruned.
-func (r *CompositionReconciler) render(ctx context.Context, s *scope) (ctrl.Result, error) {
-	bundle := &v1alpha1.Bundle{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: s.comp.Spec.Bundle}, bundle); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.stall(s, ReasonBundleNotFound, fmt.Sprintf("Bundle %q not found", s.comp.Spec.Bundle))
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, fmt.Errorf("read Bundle %s: %w", s.comp.Spec.Bundle, err)
-	}
-	start := time.Now()
-	loaded, err := r.bundles.load(bundle)
-	if err == nil {
-		s.plan, err = NewPlan(loaded, s.comp, r.Mapper)
-	}
-	renderDuration.Observe(time.Since(start).Seconds())
-	var renderErr *templates.RenderError
-	var refused *RefusedError
-	switch {
-	case errors.As(err, &renderErr):
-		r.stall(s, ReasonRenderFailed, err.Error())
-		return ctrl.Result{}, nil
-	case errors.As(err, &refused):
-		r.stall(s, ReasonRefused, err.Error())
-		return ctrl.Result{}, nil
-	case err != nil:
-		return ctrl.Result{}, fmt.Errorf("render Bundle %s: %w", bundle.Name, err)
-	}
-	s.status.BundleRevision = s.plan.BundleRevision
-	for _, o := range s.plan.Objects {
-		if err := r.ensureWatch(o.GroupVersionKind()); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	return ctrl.Result{}, nil
-}
-
-// stall records a user error: Stalled until an input changes.
-func (r *CompositionReconciler) stall(s *scope, reason, msg string) {
-	setStalled(&s.status, s.comp.Generation, reason, msg)
-	r.Recorder.Eventf(s.comp, nil, "Warning", reason, "Render", "%s", msg)
-	s.done = true
-}
-
 // widen records old ∪ new group-kinds and namespaces on the parent before
 // anything is applied, so a crash mid-apply leaves every member findable.
 func (r *CompositionReconciler) widen(ctx context.Context, s *scope) (ctrl.Result, error) {
@@ -266,21 +253,6 @@ func (r *CompositionReconciler) widen(ctx context.Context, s *scope) (ctrl.Resul
 	var err error
 	s.parent, err = r.writeParent(ctx, s.comp, s.parent, parentState{inventory: s.parent.inventory.union(s.plan.inventory), finalizer: true})
 	return ctrl.Result{}, err
-}
-
-// ensureWatch starts, once per kind, a watch on the members of that kind
-// (the cache's informer is label-selected) that maps events to the parent.
-func (r *CompositionReconciler) ensureWatch(gvk schema.GroupVersionKind) error {
-	if _, loaded := r.watched.LoadOrStore(gvk, struct{}{}); loaded {
-		return nil
-	}
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(gvk)
-	if err := r.controller.Watch(source.Kind(r.Cache, client.Object(u), handler.EnqueueRequestsFromMapFunc(r.parentOf))); err != nil {
-		r.watched.Delete(gvk)
-		return fmt.Errorf("watch %s: %w", gvk.Kind, err)
-	}
-	return nil
 }
 
 // parentOf maps a member to the Composition whose ApplySet id it carries.

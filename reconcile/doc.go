@@ -32,13 +32,35 @@
 //  3. Render. A missing Bundle, a render or values error, or a refused
 //     object sets Stalled=True with the file:line or field path; nothing is
 //     applied and nothing is pruned; no retry until an input changes.
-//  4. Widen the recorded group-kinds and namespaces to old ∪ new before any
+//  4. Recall: if the last pass with the same inputs (generation, Bundle
+//     revision) stalled on a terminal failure, report it again and write
+//     nothing.
+//  5. Watch every rendered kind, after checking that the controller may
+//     list and watch it cluster-wide; check that the Composition's
+//     ServiceAccount may create, patch (and, when pruning, delete) each
+//     kind where it is rendered. A denial stalls with reason Forbidden
+//     before anything is written.
+//  6. Refuse to let a render of zero objects prune a set that has members
+//     (reason EmptyRender; see Prune safety).
+//  7. Widen the recorded group-kinds and namespaces to old ∪ new before any
 //     apply, so a crash mid-apply leaves every member findable.
-//  5. Apply. CRDs are waited on until Established before later stages.
-//  6. Prune, then shrink the recorded inventory to what is left.
-//  7. Status: Ready when every member is Current; Reconciling naming the
+//  8. Apply. CRDs are waited on until Established before later stages. A
+//     member written again and again under the same inputs stalls the
+//     Composition (reason Flapping).
+//  9. Prune, then shrink the recorded inventory to what is left.
+//  10. Status: Ready when every member is Current; Reconciling naming the
 //     first member in progress; Stalled naming the first that failed.
 //     Written once per pass, and only when it changed.
+//
+// # Errors
+//
+// A returned error is transient and retried with backoff: a conflict, a
+// timeout, a 5xx, a 429, a connection error. What no retry can fix sets
+// Stalled=True with a reason naming it (see the Reason constants):
+// Forbidden, Invalid, BadRequest, RequestEntityTooLarge, ApplyFailed (an
+// object of another ApplySet), EmptyRender, Flapping; the Composition is
+// then not written again until its spec or its Bundle changes (Forbidden:
+// or a minute passes, since RBAC and quotas change without an event).
 //
 // # Prune safety
 //
@@ -52,23 +74,52 @@
 // so an object recreated under the same name is never deleted. A 404 is
 // success; a 409 keeps the group-kind recorded for the next pass. A
 // group-kind that cannot be discovered or listed is not pruned and stays
-// recorded; one whose CRD is gone is dropped.
+// recorded; one whose CRD is gone is dropped. A kind the controller may not
+// list, or a delete the API server forbids, stalls the Composition with
+// reason Forbidden.
+//
+// A render of zero objects is the one complete render that is suspect: a
+// condition around every template, values that switch everything off, an
+// emptied Bundle. When the set still has members it prunes nothing and
+// stalls with reason EmptyRender, unless the Composition or its Bundle is
+// annotated stencil.dev/allow-empty-render: "true" (AnnotationAllowEmptyRender).
 //
 // # Watches
 //
 // Members are watched through the manager's cache, whose default label
 // selector keeps only objects carrying the part-of label. An informer is
-// started the first time a kind is rendered (ensureWatch), and its events
+// started the first time a kind is rendered (ensureWatches), and its events
 // map back to the Composition through a field index on the ApplySet id.
 // There is no polling for readiness.
+//
+// controller-runtime's cache blocks a read, and an informer's start, until
+// the informer has synced, which it never does for a kind the controller
+// may not list or watch. So an informer is started only after a
+// SelfSubjectAccessReview allows list and watch cluster-wide (answers kept
+// for a minute); its sync is awaited for at most 10 seconds; and members of
+// a kind whose informer has not synced are read from the API server
+// (memberReader). A deletion lists members from the API server and starts
+// the watches it waits on, so it needs no earlier pass after a restart.
 //
 // # Tenancy
 //
 // With spec.serviceAccountName (or the controller's default), every apply,
 // prune and delete of members impersonates that ServiceAccount, so its RBAC
-// bounds what a Composition can change. Secret data never appears in
-// status, events or logs: apply errors of a Secret keep only the reason and
-// the field paths.
+// bounds what a Composition can change. Before applying, a
+// SubjectAccessReview per rendered kind and namespace checks that the
+// account may create and patch it (and delete it, when pruning), so a
+// missing permission is reported up front: Stalled, reason Forbidden,
+// naming the verb, the kind and the account. Secret data never appears in
+// status, events or logs: apply errors of a Secret keep only the reason,
+// the status code and the field paths. Messages name objects and field
+// paths, never spec.values.
+//
+// A Composition cannot hold its finalizer forever through RBAC: on
+// deletion, a kind the controller may not list, and a member that may not
+// be deleted, is reported with a Warning event and left in place.
+//
+// Every event about a member names it as the related object, so the
+// events of several members are never folded into one series.
 package reconcile
 
 // The rules below are what the controller itself needs. What it may apply
@@ -84,3 +135,5 @@ package reconcile
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=selfsubjectaccessreviews;subjectaccessreviews,verbs=create
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=selfsubjectreviews,verbs=create

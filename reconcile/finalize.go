@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,12 +17,23 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 )
 
+// finalizeRecheck is how often a deletion waiting on members looks again
+// when it could not watch their kinds (and so would hear of no event).
+const finalizeRecheck = 5 * time.Second
+
 // finalize handles a Composition being deleted. With deletionPolicy Delete
 // the members are deleted in reverse apply order, one rank at a time: the
 // next rank is deleted only when the previous one is gone (each member's
 // deletion event brings the next pass). With Orphan, each member loses its
 // part-of label and stays. A suspended Composition is let go at once and its
 // members are left as they are. The finalizer is dropped last.
+//
+// Members are listed from the API server, not the cache, so a deletion
+// does not depend on watches (after a restart there are none until it
+// starts them). A kind the controller may not list, and a member it (or the
+// Composition's ServiceAccount) may not delete or relabel, is reported with
+// a Warning event and left in place: RBAC never holds the finalizer
+// forever. Any other failure to list or delete is retried.
 func (r *CompositionReconciler) finalize(ctx context.Context, s *scope) (ctrl.Result, error) {
 	live, err := r.readParent(ctx, s.comp)
 	if err != nil || !live.finalizer {
@@ -29,67 +42,123 @@ func (r *CompositionReconciler) finalize(ctx context.Context, s *scope) (ctrl.Re
 	s.parent = live
 	setReconciling(&s.status, s.comp.Generation, ReasonDeleting, "deleting members")
 	if !s.comp.Spec.Suspend {
-		p := &pruner{lister: r.APIReader, writer: s.writer, mapper: r.Mapper, id: ApplySetID(s.comp.Name, s.comp.Namespace, CompositionGroupKind)}
+		p := r.pruner(s)
 		listed := p.list(ctx, live.inventory, s.comp.Namespace)
-		if len(listed.unlisted) > 0 {
-			return ctrl.Result{}, fmt.Errorf("list members to delete: cannot list %v", listed.unlisted)
+		var forbidden []schema.GroupKind
+		for _, f := range listed.forbidden {
+			forbidden = append(forbidden, f.gk)
+			r.Recorder.Eventf(s.comp, nil, "Warning", ReasonForbidden, "Delete", "%s: its members are left in place",
+				r.denied(ctx, s.comp, "", f.gk, "list", f.namespace))
+		}
+		if failed := slices.DeleteFunc(slices.Clone(listed.unlisted), func(gk schema.GroupKind) bool { return slices.Contains(forbidden, gk) }); len(failed) > 0 {
+			return ctrl.Result{}, fmt.Errorf("list members to delete: cannot list %v", failed)
 		}
 		members := slices.DeleteFunc(listed.members, func(m member) bool { return !owned(m) })
 		var waiting bool
 		if s.comp.Spec.DeletionPolicy == v1alpha1.DeletionPolicyOrphan {
 			err = r.orphan(ctx, s, members)
 		} else {
-			waiting, err = r.deleteHighestRank(ctx, s, p, members)
+			waiting, err = r.deleteByRank(ctx, s, p, members)
 		}
-		if err != nil || waiting {
+		if err != nil {
 			return ctrl.Result{}, err
+		}
+		if waiting {
+			return r.watchDeletions(ctx, members), nil
 		}
 	}
 	_, err = r.writeParent(ctx, s.comp, live, parentState{inventory: live.inventory, finalizer: false})
 	s.done = true
+	name := types.NamespacedName{Namespace: s.comp.Namespace, Name: s.comp.Name}
+	r.stalls.forget(name)
+	r.flaps.forget(name)
 	return ctrl.Result{}, err
 }
 
-// deleteHighestRank deletes the members of the highest remaining apply rank
-// and reports whether any member remains (to wait for).
-func (r *CompositionReconciler) deleteHighestRank(ctx context.Context, s *scope, p *pruner, members []member) (bool, error) {
-	if len(members) == 0 {
-		return false, nil
-	}
-	top := -1
+// deleteByRank deletes the members of the highest apply rank that still
+// has members to wait on, and reports whether any is left to wait on. A
+// member whose delete is forbidden is reported and left in place, so it
+// does not hold back the lower ranks.
+func (r *CompositionReconciler) deleteByRank(ctx context.Context, s *scope, p *pruner, members []member) (bool, error) {
+	var ranks []int
 	for _, m := range members {
-		top = max(top, kindRank(m.gvk.Kind))
+		ranks = append(ranks, kindRank(m.gvk.Kind))
 	}
-	var errs []string
+	slices.Sort(ranks)
+	ranks = slices.Compact(ranks)
+	account := serviceAccount(s.comp, r.Options.DefaultServiceAccount)
+	for i := len(ranks) - 1; i >= 0; i-- {
+		var errs []string
+		waiting := false
+		for _, m := range members {
+			if kindRank(m.gvk.Kind) != ranks[i] {
+				continue
+			}
+			if m.meta.DeletionTimestamp != nil {
+				waiting = true
+				continue
+			}
+			_, err := p.deleteMember(ctx, m)
+			switch {
+			case apierrors.IsForbidden(err):
+				r.Recorder.Eventf(s.comp, m.object(), "Warning", ReasonForbidden, "Delete", "%s: %s is left in place",
+					r.denied(ctx, s.comp, account, m.gvk.GroupKind(), "delete", m.meta.Namespace), m.ref())
+			case err != nil:
+				errs = append(errs, err.Error())
+			default:
+				waiting = true
+				prunesTotal.Inc()
+				r.Recorder.Eventf(s.comp, m.object(), "Normal", "Deleted", "Delete", "%s deleted", m.ref())
+			}
+		}
+		if len(errs) > 0 {
+			return true, fmt.Errorf("delete members: %s", strings.Join(errs, "; "))
+		}
+		if waiting {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// watchDeletions makes sure the kinds of the members being deleted are
+// watched, so that their deletion brings the next pass; when one cannot be
+// watched, the pass looks again after finalizeRecheck.
+func (r *CompositionReconciler) watchDeletions(ctx context.Context, members []member) ctrl.Result {
+	var gvks []schema.GroupVersionKind
 	for _, m := range members {
-		if kindRank(m.gvk.Kind) != top || m.meta.DeletionTimestamp != nil {
-			continue
+		if !slices.Contains(gvks, m.gvk) {
+			gvks = append(gvks, m.gvk)
 		}
-		if _, err := p.deleteMember(ctx, m); err != nil {
-			errs = append(errs, err.Error())
-			continue
-		}
-		prunesTotal.Inc()
-		r.Recorder.Eventf(s.comp, nil, "Normal", "Deleted", "Delete", "%s deleted", m.ref())
 	}
-	if len(errs) > 0 {
-		return true, fmt.Errorf("delete members: %s", strings.Join(errs, "; "))
+	unserved, err := r.ensureWatches(ctx, gvks)
+	if err != nil || len(unserved) > 0 {
+		ctrl.LoggerFrom(ctx).V(1).Info("cannot watch the members being deleted: polling", "error", err)
+		return ctrl.Result{RequeueAfter: finalizeRecheck}
 	}
-	return true, nil
+	return ctrl.Result{}
 }
 
 // orphan removes the part-of label from every member, leaving it in place.
+// A member the writer may not patch is reported and left labelled.
 func (r *CompositionReconciler) orphan(ctx context.Context, s *scope, members []member) error {
 	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+LabelPartOf+`":null}}}`))
+	account := serviceAccount(s.comp, r.Options.DefaultServiceAccount)
 	for _, m := range members {
 		obj := &metav1.PartialObjectMetadata{}
 		obj.SetGroupVersionKind(m.gvk)
 		obj.SetNamespace(m.meta.Namespace)
 		obj.SetName(m.meta.Name)
-		if err := s.writer.Patch(ctx, obj, patch); err != nil && !apierrors.IsNotFound(err) {
+		err := s.writer.Patch(ctx, obj, patch)
+		switch {
+		case apierrors.IsForbidden(err):
+			r.Recorder.Eventf(s.comp, m.object(), "Warning", ReasonForbidden, "Delete", "%s: %s is left in place, still labelled",
+				r.denied(ctx, s.comp, account, m.gvk.GroupKind(), "patch", m.meta.Namespace), m.ref())
+			continue
+		case err != nil && !apierrors.IsNotFound(err):
 			return fmt.Errorf("orphan %s: %w", m.ref(), err)
 		}
-		r.Recorder.Eventf(s.comp, nil, "Normal", "Orphaned", "Delete", "%s orphaned", m.ref())
+		r.Recorder.Eventf(s.comp, m.object(), "Normal", "Orphaned", "Delete", "%s orphaned", m.ref())
 	}
 	return nil
 }

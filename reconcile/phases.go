@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -15,12 +16,14 @@ import (
 
 // apply applies the plan stage by stage. A stage of CRDs is waited on until
 // Established before the next stage; if one is not, the pass ends there (the
-// CRD's own update event brings the next one).
+// CRD's own update event brings the next one). Then the pass's writes are
+// checked for a member that flaps.
 func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Result, error) {
 	if s.comp.Spec.Suspend {
 		return ctrl.Result{}, nil
 	}
-	a := &applier{writer: s.writer, reader: r.Cache, live: r.APIReader, id: s.plan.ID, concurrency: max(r.Options.ApplyConcurrency, 1)}
+	reader := memberReader{r}
+	a := &applier{writer: s.writer, reader: reader, live: r.APIReader, id: s.plan.ID, concurrency: max(r.Options.ApplyConcurrency, 1)}
 	for _, stage := range stages(s.plan.Objects) {
 		results := a.applyStage(ctx, stage)
 		s.results = append(s.results, results...)
@@ -28,27 +31,50 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 		if stage[0].GetKind() != "CustomResourceDefinition" {
 			continue
 		}
-		if pending := waitEstablished(ctx, r.Cache, stage); len(pending) > 0 {
+		if pending := waitEstablished(ctx, reader, stage); len(pending) > 0 {
 			setReconciling(&s.status, s.comp.Generation, ReasonProgressing,
 				fmt.Sprintf("waiting for CustomResourceDefinitions to be Established: %s", strings.Join(pending, ", ")))
 			s.done = true
-			return ctrl.Result{}, nil
+			break
 		}
 	}
-	return ctrl.Result{}, nil
+	return r.detectFlapping(s), nil
 }
 
-// recordApplies turns apply results into events and metrics.
+// recordApplies turns apply results into events and metrics: one event per
+// member written or failed, with the member as the related object.
 func (r *CompositionReconciler) recordApplies(s *scope, results []ApplyResult) {
 	for _, res := range results {
 		appliesTotal.WithLabelValues(string(res.Action)).Inc()
 		switch res.Action {
-		case Created, Configured:
-			r.Recorder.Eventf(s.comp, nil, "Normal", string(res.Action), "Apply", "%s %s", ref(res.Object), strings.ToLower(string(res.Action)))
+		case Created:
+			r.Recorder.Eventf(s.comp, res.object(), "Normal", string(res.Action), "Apply", "%s created", ref(res.Object))
+		case Configured:
+			changed := ""
+			if len(res.Changed) > 0 {
+				changed = " (" + strings.Join(res.Changed, ", ") + ")"
+			}
+			r.Recorder.Eventf(s.comp, res.object(), "Normal", string(res.Action), "Apply", "%s configured%s", ref(res.Object), changed)
 		case Failed:
-			r.Recorder.Eventf(s.comp, nil, "Warning", ReasonApplyFailed, "Apply", "%v", res.Err)
+			reason := ReasonApplyFailed
+			if res.Reason != "" {
+				reason = res.Reason
+			}
+			r.Recorder.Eventf(s.comp, res.object(), "Warning", reason, "Apply", "%v", res.Err)
 		}
 	}
+}
+
+// detectFlapping records the pass's writes and stalls the Composition,
+// until its inputs change, when one member flaps (see flapDetector).
+func (r *CompositionReconciler) detectFlapping(s *scope) ctrl.Result {
+	name := types.NamespacedName{Namespace: s.comp.Namespace, Name: s.comp.Name}
+	f, ok := r.flaps.record(name, inputKey(s.comp, s.plan.BundleRevision), s.results, time.Now())
+	if !ok {
+		return ctrl.Result{}
+	}
+	r.Recorder.Eventf(s.comp, nil, "Warning", ReasonFlapping, "Apply", "%s", f)
+	return r.stallTerminal(s, ReasonFlapping, f.String())
 }
 
 // failedApplies returns the failed apply results.
@@ -58,9 +84,11 @@ func failedApplies(results []ApplyResult) []ApplyResult {
 
 // prune is the one gate to deleting members. It runs only when the render
 // was complete (a plan exists), every object was applied, the Composition is
-// neither suspended nor opted out of pruning; then it deletes the listed
-// members that were not just applied (see prunable), and shrinks the
-// parent's inventory to what is left.
+// neither suspended nor opted out of pruning, and no recorded kind is
+// forbidden to list; then it deletes the listed members that were not just
+// applied (see prunable), and shrinks the parent's inventory to what is
+// left. A delete the API server forbids stalls the Composition (reason
+// Forbidden) and keeps the member recorded.
 func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Result, error) {
 	if s.comp.Spec.Suspend || len(failedApplies(s.results)) > 0 || len(s.results) != len(s.plan.Objects) {
 		return ctrl.Result{}, nil
@@ -72,8 +100,11 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 	for _, res := range s.results {
 		keep[res.UID] = true
 	}
-	p := &pruner{lister: r.APIReader, writer: s.writer, mapper: r.Mapper, id: s.plan.ID}
+	p := r.pruner(s)
 	listed := p.list(ctx, s.parent.inventory, s.comp.Namespace)
+	if len(listed.forbidden) > 0 {
+		return r.stallIfDenied(s, "Prune", r.denied(ctx, s.comp, "", listed.forbidden[0].gk, "list", listed.forbidden[0].namespace))
+	}
 	remaining := inventory{groupKinds: slices.Clone(listed.unlisted)}.union(s.plan.inventory)
 	if len(listed.unlisted) > 0 {
 		// Members of the kinds that could not be listed may be in any
@@ -81,6 +112,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 		remaining = remaining.union(inventory{namespaces: s.parent.inventory.namespaces})
 	}
 	var errs []string
+	var denied error
 	for _, m := range listed.members {
 		if !prunable(m, keep) {
 			if !keep[m.meta.UID] {
@@ -90,6 +122,11 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 		}
 		conflict, err := p.deleteMember(ctx, m)
 		switch {
+		case apierrors.IsForbidden(err):
+			if denied == nil {
+				denied = r.denied(ctx, s.comp, serviceAccount(s.comp, r.Options.DefaultServiceAccount), m.gvk.GroupKind(), "delete", m.meta.Namespace)
+			}
+			remaining = remaining.union(memberInventory(m))
 		case err != nil:
 			errs = append(errs, err.Error())
 			remaining = remaining.union(memberInventory(m))
@@ -97,7 +134,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 			remaining = remaining.union(memberInventory(m))
 		default:
 			prunesTotal.Inc()
-			r.Recorder.Eventf(s.comp, nil, "Normal", "Pruned", "Prune", "%s pruned", m.ref())
+			r.Recorder.Eventf(s.comp, m.object(), "Normal", "Pruned", "Prune", "%s pruned", m.ref())
 		}
 	}
 	if len(errs) > 0 {
@@ -105,7 +142,10 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 	}
 	var err error
 	s.parent, err = r.writeParent(ctx, s.comp, s.parent, parentState{inventory: remaining, finalizer: true})
-	return ctrl.Result{}, err
+	if err != nil || denied == nil {
+		return ctrl.Result{}, err
+	}
+	return r.stallIfDenied(s, "Prune", denied)
 }
 
 func memberInventory(m member) inventory {
@@ -113,9 +153,17 @@ func memberInventory(m member) inventory {
 }
 
 // observe rebuilds the status from the apply results and the members'
-// kstatus read from the cache.
+// kstatus, read from the cache (see memberReader). Kinds the API server
+// serves only since this pass's apply (a CRD in the same render) are
+// watched first. When every failed apply failed for good (see
+// terminalReason), the Composition is Stalled with the first one's reason
+// and not retried until its inputs change; otherwise the failures are
+// returned for backoff.
 func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Result, error) {
-	members := memberStatuses(ctx, r.Cache, s.plan.Objects)
+	if res, err := r.watch(ctx, s); err != nil || s.done {
+		return res, err
+	}
+	members := memberStatuses(ctx, memberReader{r}, s.plan.Objects)
 	failed := failedApplies(s.results)
 	if len(failed) == 0 {
 		summarize(&s.status, s.comp.Generation, members)
@@ -131,15 +179,18 @@ func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Res
 	}
 	s.status.Members = members
 	msgs := make([]string, len(failed))
+	reason := ""
 	terminal := true
 	for i, f := range failed {
 		msgs[i] = f.Err.Error()
-		terminal = terminal && (apierrors.IsInvalid(f.Err) || apierrors.IsBadRequest(f.Err) || errors.As(f.Err, new(*ForeignMemberError)))
+		terminal = terminal && f.Reason != ""
+		if reason == "" {
+			reason = f.Reason
+		}
 	}
 	msg := fmt.Sprintf("%d of %d objects failed to apply: %s", len(failed), len(s.plan.Objects), strings.Join(msgs, "; "))
 	if terminal {
-		setStalled(&s.status, s.comp.Generation, ReasonApplyFailed, msg)
-		return ctrl.Result{}, nil
+		return r.stallTerminal(s, reason, msg), nil
 	}
-	return ctrl.Result{}, fmt.Errorf("%s", msg)
+	return ctrl.Result{}, errors.New(msg)
 }

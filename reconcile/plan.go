@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -43,14 +44,17 @@ func (e *RefusedError) Error() string {
 	return fmt.Sprintf("refused %s: %s", e.Object, e.Reason)
 }
 
-// NewPlan renders the Composition's bundle and prepares the result for
-// apply: it places namespaced objects in the Composition's namespace,
-// refuses what the bundle's permissions do not allow, adds the ApplySet
-// part-of label, drops fields the server owns (status, managedFields, ...),
-// and sorts the objects into apply order. mapper says which kinds are
-// namespaced; kinds defined by a CRD in the same render are looked up there.
-func NewPlan(b *templates.Bundle, comp *v1alpha1.Composition, mapper meta.RESTMapper) (*Plan, error) {
-	objs, err := templates.Render(b, templates.Input{
+// Renderer renders a bundle for one Composition. The controller and the
+// CLI use a sandbox.Pool, which bounds every render's time and memory in a
+// worker process; a *templates.RenderError is the bundle's or the values'
+// fault, any other error may be retried.
+type Renderer interface {
+	Render(ctx context.Context, b *templates.Bundle, in templates.Input) ([]*unstructured.Unstructured, error)
+}
+
+// RenderInput is what a Composition gives its bundle's templates.
+func RenderInput(comp *v1alpha1.Composition) templates.Input {
+	return templates.Input{
 		Values: comp.Spec.Values,
 		Composition: templates.CompositionInfo{
 			Name:        comp.Name,
@@ -60,7 +64,17 @@ func NewPlan(b *templates.Bundle, comp *v1alpha1.Composition, mapper meta.RESTMa
 			Annotations: comp.Annotations,
 		},
 		IsUpgrade: comp.Status.BundleRevision != "",
-	})
+	}
+}
+
+// NewPlan renders the Composition's bundle with r and prepares the result
+// for apply: it places namespaced objects in the Composition's namespace,
+// refuses what the bundle's permissions do not allow, adds the ApplySet
+// part-of label, drops fields the server owns (status, managedFields, ...),
+// and sorts the objects into apply order. mapper says which kinds are
+// namespaced; kinds defined by a CRD in the same render are looked up there.
+func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, comp *v1alpha1.Composition, mapper meta.RESTMapper) (*Plan, error) {
+	objs, err := r.Render(ctx, b, RenderInput(comp))
 	if err != nil {
 		return nil, err
 	}
@@ -70,6 +84,7 @@ func NewPlan(b *templates.Bundle, comp *v1alpha1.Composition, mapper meta.RESTMa
 	}
 	crdScopes := renderedCRDScopes(objs)
 	perms := b.Permissions()
+	placed := make(map[string]bool, len(objs))
 	for _, u := range objs {
 		namespaced, err := isNamespaced(u, mapper, crdScopes)
 		if err != nil {
@@ -78,6 +93,14 @@ func NewPlan(b *templates.Bundle, comp *v1alpha1.Composition, mapper meta.RESTMa
 		if err := place(u, namespaced, comp.Namespace, perms); err != nil {
 			return nil, err
 		}
+		// Two objects that only differ before placement (one names the
+		// Composition's namespace, one names none) are one object: applied
+		// twice, they would flip between two versions on every pass.
+		key := objectKey(u)
+		if placed[key] {
+			return nil, &templates.RenderError{Msg: fmt.Sprintf("%s is rendered twice (once with its namespace, once without)", ref(u))}
+		}
+		placed[key] = true
 		sanitize(u)
 		labels := u.GetLabels()
 		if labels == nil {
@@ -92,6 +115,12 @@ func NewPlan(b *templates.Bundle, comp *v1alpha1.Composition, mapper meta.RESTMa
 	p.inventory = p.inventory.normalize(comp.Namespace)
 	sortForApply(p.Objects)
 	return p, nil
+}
+
+// objectKey identifies an object by group, kind, namespace and name.
+func objectKey(u *unstructured.Unstructured) string {
+	gvk := u.GroupVersionKind()
+	return gvk.Group + "/" + gvk.Kind + "/" + u.GetNamespace() + "/" + u.GetName()
 }
 
 // renderedCRDScopes maps the group-kinds defined by CRDs in the render to

@@ -4,13 +4,17 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
 )
 
 // pruner finds and deletes the members of an ApplySet. Listing goes to the
@@ -38,6 +42,15 @@ type listResult struct {
 	// gone are the group-kinds the API server no longer serves (their CRD
 	// was deleted): nothing of them can exist, so they are dropped.
 	gone []schema.GroupKind
+	// forbidden are the group-kinds the controller may not list (in the
+	// namespace named): also in unlisted.
+	forbidden []kindIn
+}
+
+// kindIn is a group-kind in a namespace ("" for cluster-wide).
+type kindIn struct {
+	gk        schema.GroupKind
+	namespace string
 }
 
 // list finds every live object labelled as a member of the set, over the
@@ -64,9 +77,13 @@ func (p *pruner) list(ctx context.Context, inv inventory, parentNamespace string
 			list.SetGroupVersionKind(mapping.GroupVersionKind.GroupVersion().WithKind(mapping.GroupVersionKind.Kind + "List"))
 			err := p.lister.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{LabelPartOf: p.id})
 			if err != nil {
-				if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+				switch {
+				case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
 					res.gone = append(res.gone, gk)
-				} else {
+				case apierrors.IsForbidden(err):
+					res.forbidden = append(res.forbidden, kindIn{gk, ns})
+					res.unlisted = append(res.unlisted, gk)
+				default:
 					res.unlisted = append(res.unlisted, gk)
 				}
 				break
@@ -78,6 +95,60 @@ func (p *pruner) list(ctx context.Context, inv inventory, parentNamespace string
 	}
 	res.unlisted = slices.Compact(res.unlisted)
 	return res
+}
+
+// pruner returns the pruner of a Composition's set: it lists as the
+// controller and deletes as the Composition's writer.
+func (r *CompositionReconciler) pruner(s *scope) *pruner {
+	return &pruner{lister: r.APIReader, writer: s.writer, mapper: r.Mapper,
+		id: ApplySetID(s.comp.Name, s.comp.Namespace, CompositionGroupKind)}
+}
+
+// AnnotationAllowEmptyRender set to "true" on a Composition or on its
+// Bundle lets a render of no objects prune every member of the set.
+const AnnotationAllowEmptyRender = "stencil.dev/allow-empty-render"
+
+// guardEmptyRender keeps a render of zero objects from pruning the whole
+// set: when the set still has members, the Composition is Stalled with
+// reason EmptyRender and nothing is pruned, unless the Composition or its
+// Bundle is annotated stencil.dev/allow-empty-render: "true". A bundle
+// whose templates all sit behind a condition, values that switch
+// everything off by mistake, or a Bundle emptied in an edit would otherwise
+// delete every member at once.
+func (r *CompositionReconciler) guardEmptyRender(ctx context.Context, s *scope) (ctrl.Result, error) {
+	if len(s.plan.Objects) > 0 || s.comp.Spec.Suspend || (s.comp.Spec.Prune != nil && !*s.comp.Spec.Prune) ||
+		len(s.parent.inventory.groupKinds) == 0 || s.comp.Annotations[AnnotationAllowEmptyRender] == "true" {
+		return ctrl.Result{}, nil
+	}
+	bundle := &v1alpha1.Bundle{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: s.comp.Spec.Bundle}, bundle); err != nil {
+		return ctrl.Result{}, fmt.Errorf("read Bundle %s: %w", s.comp.Spec.Bundle, err)
+	}
+	if bundle.Annotations[AnnotationAllowEmptyRender] == "true" {
+		return ctrl.Result{}, nil
+	}
+	listed := r.pruner(s).list(ctx, s.parent.inventory, s.comp.Namespace)
+	var names []string
+	for _, m := range listed.members {
+		if owned(m) && m.meta.DeletionTimestamp == nil {
+			names = append(names, m.ref())
+		}
+	}
+	if len(names) == 0 && len(listed.unlisted) == 0 {
+		return ctrl.Result{}, nil
+	}
+	if len(names) > 3 {
+		names = append(names[:3], "...")
+	}
+	msg := fmt.Sprintf("the Bundle rendered no objects while the set still has members (%s): nothing is pruned; "+
+		"to delete them all, annotate the Composition or the Bundle %s: \"true\"", strings.Join(names, ", "), AnnotationAllowEmptyRender)
+	if len(names) == 0 {
+		msg = fmt.Sprintf("the Bundle rendered no objects and the set's recorded kinds %v could not be listed: nothing is pruned", listed.unlisted)
+	}
+	setStalled(&s.status, s.comp.Generation, ReasonEmptyRender, msg)
+	r.Recorder.Eventf(s.comp, nil, "Warning", ReasonEmptyRender, "Prune", "%s", msg)
+	s.done = true
+	return ctrl.Result{}, nil
 }
 
 // prunable reports whether a listed member may be deleted: not just applied,

@@ -10,6 +10,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -162,7 +163,8 @@ func TestConfinement(t *testing.T) {
 }
 
 // TestImpersonation: with spec.serviceAccountName, applies are made as that
-// ServiceAccount, so its RBAC bounds them.
+// ServiceAccount, so its RBAC bounds them; a permission it lacks is
+// reported up front (Stalled, Forbidden) and nothing is applied.
 func TestImpersonation(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.Namespace(t, k)
@@ -172,11 +174,11 @@ func TestImpersonation(t *testing.T) {
 	comp.Spec.ServiceAccountName = "tenant"
 	mustCreate(t, comp)
 
-	got := condition(t, ns, "app", reconcile.ConditionReconciling, metav1.ConditionTrue)
-	eventually(t, "a Forbidden apply in the status", func() (bool, error) {
-		err := k.Get(ctx, client.ObjectKeyFromObject(got), got)
-		return err == nil && strings.Contains(condMessage(got, reconcile.ConditionReady), "forbidden"), err
-	})
+	got := condition(t, ns, "app", reconcile.ConditionStalled, metav1.ConditionTrue)
+	want := "ServiceAccount " + ns + "/tenant may not create configmaps"
+	if c := meta.FindStatusCondition(got.Status.Conditions, reconcile.ConditionStalled); c.Reason != reconcile.ReasonForbidden || !strings.Contains(c.Message, want) {
+		t.Errorf("Stalled = %s: %q, want reason %s naming %q", c.Reason, c.Message, reconcile.ReasonForbidden, want)
+	}
 	if err := k.Get(ctx, key(ns, "keep"), &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("ConfigMap created without the ServiceAccount's permission (err %v)", err)
 	}
@@ -186,10 +188,12 @@ func TestImpersonation(t *testing.T) {
 	mustCreate(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant"},
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "configmaps"},
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "tenant"}}})
-	// The failure was transient: backoff retries it, and now it succeeds.
+	// RBAC changes raise no event: the next input change (or, at the
+	// latest, a minute) brings the check again, and now it passes.
+	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"name":"kept"}`) })
 	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
 	cm := &corev1.ConfigMap{}
-	if err := k.Get(ctx, key(ns, "keep"), cm); err != nil {
+	if err := k.Get(ctx, key(ns, "kept"), cm); err != nil {
 		t.Fatal(err)
 	}
 	var applier string

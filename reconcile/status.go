@@ -37,6 +37,35 @@ const (
 	ReasonDeleting        = "Deleting"
 )
 
+// Reasons of Stalled=True that no retry can fix: stencil writes nothing
+// more of the Composition until its spec or its Bundle changes (Forbidden:
+// or forbiddenRecheck passes, since RBAC changes raise no event). The
+// message names the object, and for Forbidden the verb, the kind and who
+// lacks the permission.
+const (
+	// ReasonForbidden: the controller may not list or watch a member kind
+	// (cluster-wide, as its cache needs), or the Composition's
+	// ServiceAccount may not create, patch or delete one, or the API server
+	// forbade a write (RBAC, a quota, an admission plugin).
+	ReasonForbidden = "Forbidden"
+	// ReasonInvalid: the API server rejected an object as invalid (422).
+	ReasonInvalid = "Invalid"
+	// ReasonBadRequest: the API server could not accept the request (400)
+	// or decode the object (a 500 saying so, as for a Secret whose data is
+	// not base64).
+	ReasonBadRequest = "BadRequest"
+	// ReasonTooLarge: an object is too large for the API server (413) or etcd.
+	ReasonTooLarge = "RequestEntityTooLarge"
+	// ReasonEmptyRender: the render produced no object while the set has
+	// members; nothing is pruned unless the Composition or the Bundle is
+	// annotated stencil.dev/allow-empty-render: "true".
+	ReasonEmptyRender = "EmptyRender"
+	// ReasonFlapping: one member was written flapWrites times within
+	// flapWindow with no change of input: something else keeps changing
+	// fields stencil sets. The message names the member and those fields.
+	ReasonFlapping = "Flapping"
+)
+
 // memberStatuses reads every planned member from the cache and computes its
 // kstatus. A member the cache does not hold yet is NotFound.
 func memberStatuses(ctx context.Context, reader client.Reader, objs []*unstructured.Unstructured) []v1alpha1.MemberStatus {

@@ -16,22 +16,33 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/reconcile"
 )
 
 var (
 	env *testenv.Env
-	// k is a non-cached client for assertions, outside the controller's transport.
+	// k is a non-cached client for assertions, as a cluster admin, outside
+	// the controller's transport.
 	k client.Client
 	// controller is stencil's controller, running for the whole package.
 	controller *testenv.Controller
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(testenv.Run(m, &env, func(ctx context.Context, e *testenv.Env) (err error) {
-		controller, err = testenv.StartController(ctx, e.Config)
-		if err == nil {
-			k = controller.Client
+	os.Exit(testenv.Run(m, &env, func(ctx context.Context, e *testenv.Env) error {
+		scheme, err := reconcile.NewScheme()
+		if err != nil {
+			return err
 		}
+		if k, err = client.New(e.Config, client.Options{Scheme: scheme}); err != nil {
+			return err
+		}
+		// The controller runs as its own ServiceAccount with its own RBAC.
+		cfg, err := controllerConfig(ctx, k, e.Config)
+		if err != nil {
+			return err
+		}
+		controller, err = testenv.StartController(ctx, cfg)
 		return err
 	}))
 }

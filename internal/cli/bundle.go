@@ -40,7 +40,7 @@ controller would load the Bundle, and prints the Bundle manifest.`,
 			if name == "" {
 				name = bundleName(args[0])
 			}
-			b, err := templates.Load(os.DirFS(args[0]), templates.LoadOptions{Name: name})
+			b, err := loadFolder(args[0], name)
 			if err != nil {
 				return err
 			}
@@ -70,6 +70,7 @@ controller would load the Bundle, and prints the Bundle manifest.`,
 type lintFlags struct {
 	values  []string
 	offline bool
+	render  renderFlags
 }
 
 func newLintCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
@@ -97,6 +98,7 @@ its location; the exit status is 1 when there is any.`,
 	}
 	cmd.Flags().StringArrayVarP(&f.values, "values", "f", nil, "values file to lint with (repeatable)")
 	cmd.Flags().BoolVar(&f.offline, "offline", false, "validate offline even when a cluster is reachable")
+	f.render.add(cmd.Flags())
 	return cmd
 }
 
@@ -114,7 +116,7 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 		}
 	}
 	name := bundleName(dir)
-	b, err := templates.Load(os.DirFS(dir), templates.LoadOptions{Name: name})
+	b, err := loadFolder(dir, name)
 	if err != nil {
 		fmt.Fprintf(out, "%s: %v\n", dir, err)
 		return 1, nil
@@ -137,13 +139,18 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 			values *apiextensionsv1.JSON
 		}{path, &apiextensionsv1.JSON{Raw: js}})
 	}
+	pool, err := f.render.pool()
+	if err != nil {
+		return 0, err
+	}
+	defer pool.Close()
 	problems := 0
 	for _, c := range cases {
 		comp := &v1alpha1.Composition{
 			ObjectMeta: metav1.ObjectMeta{Name: "lint", Namespace: s.namespace},
 			Spec:       v1alpha1.CompositionSpec{Bundle: name, Values: c.values},
 		}
-		p, err := reconcile.NewPlan(b, comp, s.mapper)
+		p, err := reconcile.NewPlan(ctx, pool, b, comp, s.mapper)
 		if err != nil {
 			fmt.Fprintf(out, "%s (%s): %v\n", dir, c.label, err)
 			problems++
@@ -189,4 +196,16 @@ func validate(ctx context.Context, s *session, p *reconcile.Plan, report func(st
 		}
 	}
 	return problems
+}
+
+// loadFolder loads the bundle folder dir through an os.Root: no file
+// outside dir can be read, even through a link made while it is read
+// (templates.Load refuses links it sees).
+func loadFolder(dir, name string) (*templates.Bundle, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return templates.Load(root.FS(), templates.LoadOptions{Name: name})
 }

@@ -55,7 +55,7 @@ spec:
 	if code != 1 {
 		t.Errorf("lint exit %d, want 1", code)
 	}
-	for _, want := range []string{`(defaults): Deployment web:`, `unknown field "spec.replica"`, `(` + bad + `): values.replicas: Invalid value: 0`} {
+	for _, want := range []string{`(defaults): Deployment web:`, `unknown field "spec.replica"`, `(` + bad + `): values.replicas: Invalid value: should be greater than or equal to 1`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lint output:\n%s\nwant it to contain %q", out, want)
 		}
@@ -87,5 +87,34 @@ func TestPack(t *testing.T) {
 	}
 	if fromObject.Revision() != fromDir.Revision() {
 		t.Errorf("revision of the packed Bundle %s, of the folder %s", fromObject.Revision(), fromDir.Revision())
+	}
+}
+
+// TestPackRefusesLinks: a link in a bundle folder is refused, naming it,
+// by pack and lint, and the file it points to is never printed.
+func TestPackRefusesLinks(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "passwd")
+	if err := os.WriteFile(secret, []byte("root:x:0:0:s3cr3t\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := writeBundle(t, map[string]string{
+		"values.yaml":         "name: x\n",
+		"templates/cm.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.name }}\n",
+		"templates/_hide.tpl": "",
+	})
+	if err := os.Symlink(secret, filepath.Join(dir, "templates", "passwd.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"bundle", "pack", dir}, {"bundle", "lint", dir, "--offline"}} {
+		out, errOut, code := stencil(t, "", args...)
+		if code == 0 {
+			t.Errorf("%s: exit 0, want an error", strings.Join(args[:2], " "))
+		}
+		if !strings.Contains(out+errOut, "templates/passwd.yaml: a symbolic link") {
+			t.Errorf("%s: output:\n%s%s\nwant it to name templates/passwd.yaml as a symbolic link", strings.Join(args[:2], " "), out, errOut)
+		}
+		if strings.Contains(out+errOut, "s3cr3t") {
+			t.Errorf("%s printed the linked file:\n%s%s", strings.Join(args[:2], " "), out, errOut)
+		}
 	}
 }

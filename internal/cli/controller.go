@@ -20,6 +20,7 @@ type controllerFlags struct {
 	leaderElect            bool
 	leaderElectNamespace   string
 	opts                   reconcile.Options
+	render                 renderFlags
 	zap                    zap.Options
 }
 
@@ -40,6 +41,7 @@ func newControllerCommand(kube *genericclioptions.ConfigFlags, version string) *
 	fl.StringVar(&f.leaderElectNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's)")
 	fl.IntVar(&f.opts.MaxConcurrentReconciles, "concurrency", 4, "Compositions reconciled at once")
 	fl.IntVar(&f.opts.ApplyConcurrency, "apply-concurrency", 8, "objects of one apply stage applied at once")
+	f.render.add(fl)
 	fl.StringVar(&f.opts.DefaultServiceAccount, "default-service-account", "", "ServiceAccount (in each Composition's namespace) to impersonate when spec.serviceAccountName is empty")
 	zfs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	f.zap.BindFlags(zfs)
@@ -49,6 +51,11 @@ func newControllerCommand(kube *genericclioptions.ConfigFlags, version string) *
 
 func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) error {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&f.zap)))
+	limits, err := f.render.limits()
+	if err != nil {
+		return err
+	}
+	f.opts.RenderLimits = limits
 	cfg, err := kube.ToRESTConfig()
 	if err != nil {
 		return fmt.Errorf("load kubeconfig: %w", err)

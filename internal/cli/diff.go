@@ -54,10 +54,15 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFl
 	if err != nil {
 		return false, err
 	}
+	pool, err := f.render.pool()
+	if err != nil {
+		return false, err
+	}
+	defer pool.Close()
 	changed := false
 	var errs []error
 	for _, comp := range comps {
-		p, err := plan(ctx, s, f.bundle, comp)
+		p, err := plan(ctx, s, pool, f.bundle, comp)
 		if err != nil {
 			var refused *reconcile.RefusedError
 			if errors.As(err, &refused) {

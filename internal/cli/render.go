@@ -19,6 +19,7 @@ type planFlags struct {
 	file    string
 	bundle  string
 	offline bool
+	render  renderFlags
 }
 
 func (f *planFlags) add(cmd *cobra.Command, offline bool) {
@@ -27,6 +28,7 @@ func (f *planFlags) add(cmd *cobra.Command, offline bool) {
 	if offline {
 		cmd.Flags().BoolVar(&f.offline, "offline", false, "do not contact a cluster (needs --bundle; only built-in kinds and CRDs in the bundle)")
 	}
+	f.render.add(cmd.Flags())
 	_ = cmd.MarkFlagRequired("filename")
 }
 
@@ -77,8 +79,13 @@ func runRender(ctx context.Context, kube *genericclioptions.ConfigFlags, f *plan
 	if err != nil {
 		return err
 	}
+	pool, err := f.render.pool()
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
 	for _, comp := range comps {
-		plan, err := plan(ctx, s, f.bundle, comp)
+		plan, err := plan(ctx, s, pool, f.bundle, comp)
 		if err != nil {
 			return err
 		}
@@ -89,13 +96,14 @@ func runRender(ctx context.Context, kube *genericclioptions.ConfigFlags, f *plan
 	return nil
 }
 
-// plan renders one Composition with the controller's own planning.
-func plan(ctx context.Context, s *session, bundleFrom string, comp *v1alpha1.Composition) (*reconcile.Plan, error) {
+// plan renders one Composition with the controller's own planning, in the
+// same sandbox as the controller.
+func plan(ctx context.Context, s *session, r reconcile.Renderer, bundleFrom string, comp *v1alpha1.Composition) (*reconcile.Plan, error) {
 	b, err := loadBundle(ctx, s, bundleFrom, comp.Spec.Bundle)
 	if err != nil {
 		return nil, fmt.Errorf("Composition %s/%s: %w", comp.Namespace, comp.Name, err)
 	}
-	p, err := reconcile.NewPlan(b, comp, s.mapper)
+	p, err := reconcile.NewPlan(ctx, r, b, comp, s.mapper)
 	if err != nil {
 		return nil, fmt.Errorf("Composition %s/%s: %w", comp.Namespace, comp.Name, err)
 	}

@@ -146,7 +146,7 @@ func loadBundle(ctx context.Context, s *session, from, name string) (*templates.
 		return nil, err
 	}
 	if info.IsDir() {
-		return templates.Load(os.DirFS(from), templates.LoadOptions{Name: name})
+		return loadFolder(from, name)
 	}
 	data, err := os.ReadFile(from)
 	if err != nil {

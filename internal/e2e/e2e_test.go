@@ -25,9 +25,15 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/templates"
 )
+
+func TestMain(m *testing.M) {
+	sandbox.Main() // the controller's render workers are this test binary
+	os.Exit(m.Run())
+}
 
 // TestExamples starts the local cluster as `make run` does, applies every
 // example, and waits until every Composition is Ready with all its members

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/reconcile"
 )
 
@@ -53,7 +55,10 @@ func StartController(ctx context.Context, config *rest.Config) (*Controller, err
 	if err := reconcile.RegisterMetrics(); err != nil {
 		return nil, err
 	}
-	opts := reconcile.Options{Version: "v0.0.0-test", MaxConcurrentReconciles: 2, ApplyConcurrency: 4}
+	// The controller's default concurrency, and render limits short
+	// enough for tests to see overruns quickly.
+	opts := reconcile.Options{Version: "v0.0.0-test", MaxConcurrentReconciles: 4, ApplyConcurrency: 4,
+		RenderLimits: sandbox.Limits{Timeout: 3 * time.Second, Memory: 256 << 20}}
 	if err := reconcile.SetupWithManager(ctx, mgr, opts); err != nil {
 		return nil, err
 	}

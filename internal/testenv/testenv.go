@@ -1,6 +1,8 @@
 package testenv
 
 import (
+	"github.com/stencil-dev/stencil/internal/sandbox"
+
 	"context"
 	"fmt"
 	"os"
@@ -62,6 +64,9 @@ func (e *Env) Stop() error { return e.env.Stop() }
 // cancelled when the tests end, runs the tests, stops the environment and
 // returns the exit code.
 func Run(m *testing.M, env **Env, setup ...func(context.Context, *Env) error) int {
+	// The controller renders in worker processes: this very test binary,
+	// re-executed. In a worker, Main serves renders and exits.
+	sandbox.Main()
 	e, err := Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

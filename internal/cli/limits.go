@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/stencil-dev/stencil/internal/sandbox"
+)
+
+// renderFlags are the limits of every render a command makes: the same
+// flags, defaults and sandbox in the controller, render, diff and lint.
+type renderFlags struct {
+	timeout time.Duration
+	memory  string
+}
+
+func (f *renderFlags) add(fs *pflag.FlagSet) {
+	fs.DurationVar(&f.timeout, "render-timeout", sandbox.DefaultTimeout, "the most time one render may take; a render past it is stopped (reason RenderTimeout)")
+	fs.StringVar(&f.memory, "render-memory", "512Mi", "the most memory one render may use, as a quantity (512Mi, 1Gi); a render past it is stopped (reason RenderTooLarge)")
+}
+
+// limits parses the flags.
+func (f *renderFlags) limits() (sandbox.Limits, error) {
+	q, err := resource.ParseQuantity(f.memory)
+	if err != nil || q.Value() <= 0 {
+		return sandbox.Limits{}, fmt.Errorf("--render-memory %q: want a positive quantity such as 512Mi", f.memory)
+	}
+	if f.timeout <= 0 {
+		return sandbox.Limits{}, fmt.Errorf("--render-timeout %s: want a positive duration such as 10s", f.timeout)
+	}
+	return sandbox.Limits{Timeout: f.timeout, Memory: q.Value()}, nil
+}
+
+// pool starts the pool of render workers of a command that renders one
+// Composition at a time; the caller closes it.
+func (f *renderFlags) pool() (*sandbox.Pool, error) {
+	l, err := f.limits()
+	if err != nil {
+		return nil, err
+	}
+	return sandbox.New(sandbox.Options{Limits: l, Workers: 1})
+}

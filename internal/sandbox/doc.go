@@ -1,0 +1,45 @@
+// Package sandbox runs template renders in worker processes, so that no
+// bundle and no tenant's values can hang, exhaust or crash the process that
+// asked for the render (the controller, `stencil render`, `diff`, `lint`).
+//
+// # Why processes
+//
+// text/template cannot be cancelled from outside: a goroutine with a timer
+// stops waiting for a render, but it does not free the CPU or the memory the
+// render holds, and a stack overflow or an out-of-memory in a template
+// function is a fatal error of the whole Go process, not a panic that can
+// be recovered. Package templates checks budgets at every step (steps, range
+// iterations, template calls, output bytes, objects) and gives precise
+// errors for the common cases; this package is the bound that holds by
+// construction for everything else: a worker process can always be killed,
+// and when it dies, the kernel takes back all it held.
+//
+// # Responsibilities
+//
+//   - Pool: a bounded pool of worker processes (the running executable
+//     re-executed with STENCIL_RENDER_WORKER=1, see Main). Render sends one
+//     request (the bundle, once per worker and revision, and the render
+//     input) and reads back the objects or a *templates.RenderError.
+//   - Deadline: a render that has not answered by Limits.Timeout (plus a
+//     short grace for the worker to report where it was) is killed; the
+//     result is a RenderError with Reason templates.ReasonTimeout naming the
+//     template being executed.
+//   - Memory: the worker limits its own data segment (RLIMIT_DATA) to
+//     Limits.Memory plus a fixed headroom for the Go runtime, sets the Go
+//     memory limit, and a watchdog stops the render with the template's name
+//     as soon as the heap passes Limits.Memory. A worker that dies anyway
+//     (out of memory, stack overflow) gives Reason templates.ReasonTooLarge.
+//   - Isolation: workers run with GOMAXPROCS=1 (a hostile render holds at
+//     most one core), an empty environment except the worker switch, "/" as
+//     working directory, and die with their parent (Pdeathsig). A killed or
+//     crashed worker is replaced by a fresh one on the next render.
+//
+// # Invariants
+//
+//   - Render never blocks longer than Limits.Timeout plus the grace, plus
+//     the wait for a free worker (bounded by the caller's context).
+//   - Messages never carry the values or the worker's stderr beyond the
+//     runtime's own "fatal error:" line, which holds no data.
+//   - A render in a worker gives the same objects as templates.Render in
+//     process; the worker is the same binary.
+package sandbox

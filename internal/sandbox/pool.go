@@ -1,0 +1,220 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/stencil-dev/stencil/templates"
+)
+
+// Default limits of one render.
+const (
+	// DefaultTimeout is how long one render may take.
+	DefaultTimeout = 10 * time.Second
+	// DefaultMemory is how much memory one render may use.
+	DefaultMemory = 512 << 20
+)
+
+// grace is how long past its deadline a worker has to report where it was
+// before it is killed.
+const grace = 2 * time.Second
+
+// Limits bound one render.
+type Limits struct {
+	// Timeout is the most time one render may take; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Memory is the most memory, in bytes, one render may use; 0 means DefaultMemory.
+	Memory int64
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.Timeout <= 0 {
+		l.Timeout = DefaultTimeout
+	}
+	if l.Memory <= 0 {
+		l.Memory = DefaultMemory
+	}
+	return l
+}
+
+// Options configure a Pool.
+type Options struct {
+	// Limits bound every render of the pool.
+	Limits Limits
+	// Workers is the most worker processes, and so renders, at once; 0 means 1.
+	Workers int
+	// Command is the worker's command line; empty means the running
+	// executable, which must call Main first thing.
+	Command []string
+}
+
+// Pool renders bundles in worker processes, at most Options.Workers at once.
+// It is safe for concurrent use.
+type Pool struct {
+	limits  Limits
+	command []string
+	slots   chan struct{}
+
+	mu     sync.Mutex
+	idle   []*proc
+	closed bool
+}
+
+// New returns a pool. Workers are started on demand, so New itself starts
+// no process.
+func New(opts Options) (*Pool, error) {
+	cmd := opts.Command
+	if len(cmd) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("find the executable to run render workers: %w", err)
+		}
+		cmd = []string{exe}
+	}
+	return &Pool{limits: opts.Limits.withDefaults(), command: cmd, slots: make(chan struct{}, max(opts.Workers, 1))}, nil
+}
+
+// Limits returns the limits every render of the pool runs under.
+func (p *Pool) Limits() Limits { return p.limits }
+
+// Render renders b with in in a worker process. A render error, including
+// an overrun of the deadline or the memory ceiling, is a
+// *templates.RenderError; any other error (the context ended, no worker
+// could be started) is not about the bundle and may be retried.
+func (p *Pool) Render(ctx context.Context, b *templates.Bundle, in templates.Input) ([]*unstructured.Unstructured, error) {
+	select {
+	case p.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-p.slots }()
+	w, err := p.get()
+	if err != nil {
+		return nil, err
+	}
+	objs, reusable, err := w.render(ctx, b, in, p.limits)
+	p.put(w, reusable)
+	return objs, err
+}
+
+// Close stops the idle workers; a worker still rendering stops when its
+// render ends. Render must not be called after Close.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	for _, w := range p.idle {
+		w.kill()
+	}
+	p.idle = nil
+}
+
+// get returns an idle worker or starts one.
+func (p *Pool) get() (*proc, error) {
+	p.mu.Lock()
+	if n := len(p.idle); n > 0 {
+		w := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return w, nil
+	}
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("render pool is closed")
+	}
+	return start(p.command, p.limits.Memory)
+}
+
+// put keeps a worker for the next render, or stops it.
+func (p *Pool) put(w *proc, reusable bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !reusable || p.closed {
+		w.kill()
+		return
+	}
+	p.idle = append(p.idle, w)
+}
+
+// render runs one render on w. reusable reports whether w may serve another.
+func (w *proc) render(ctx context.Context, b *templates.Bundle, in templates.Input, l Limits) (objs []*unstructured.Unstructured, reusable bool, err error) {
+	ref := bundleRef{Name: b.Name(), Revision: b.Revision()}
+	req := request{Bundle: ref, Input: in, TimeoutMillis: l.Timeout.Milliseconds()}
+	if !w.known[ref.key()] {
+		spec := b.Spec()
+		req.Spec = &spec
+	}
+	for {
+		if err := w.send(&req); err != nil {
+			return nil, false, w.died(err, l)
+		}
+		resp, err := w.await(ctx, l)
+		switch {
+		case err != nil:
+			return nil, false, err
+		case resp.NeedBundle && req.Spec == nil:
+			spec := b.Spec()
+			req.Spec = &spec
+			continue
+		case resp.NeedBundle:
+			return nil, false, fmt.Errorf("render worker refused bundle %s", ref.key())
+		}
+		w.known[ref.key()] = true
+		// A worker that stopped a render for an overrun exits after
+		// reporting it; one that kept much memory is not worth keeping.
+		reusable = resp.HeapBytes < uint64(l.Memory)/4 && (resp.Error == nil || resp.Error.Reason == "")
+		if resp.Error != nil {
+			return nil, reusable, resp.Error.renderError()
+		}
+		objs, err := decode(resp)
+		return objs, reusable && err == nil, err
+	}
+}
+
+// await reads the worker's answer, killing it when the deadline (plus the
+// grace) passes or ctx ends.
+func (w *proc) await(ctx context.Context, l Limits) (*response, error) {
+	timer := time.NewTimer(l.Timeout + grace)
+	defer timer.Stop()
+	for {
+		select {
+		case f, ok := <-w.frames:
+			if !ok {
+				return nil, w.died(w.readErr, l)
+			}
+			if f.Progress != nil {
+				w.where = *f.Progress
+				continue
+			}
+			return f, nil
+		case <-timer.C:
+			w.kill()
+			return nil, &templates.RenderError{File: w.where.File, Line: w.where.Line, Reason: templates.ReasonTimeout,
+				Msg: fmt.Sprintf("render stopped: it did not finish within %s", l.Timeout)}
+		case <-ctx.Done():
+			w.kill()
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// decode turns the worker's objects into unstructured objects, with
+// numbers as every other unstructured object has them (int64, float64).
+func decode(resp *response) ([]*unstructured.Unstructured, error) {
+	objs := make([]*unstructured.Unstructured, len(resp.Objects))
+	for i, raw := range resp.Objects {
+		var m map[string]any
+		if err := utiljson.Unmarshal(raw, &m); err != nil {
+			return nil, fmt.Errorf("decode rendered object %d: %w", i, err)
+		}
+		objs[i] = &unstructured.Unstructured{Object: m}
+	}
+	return objs, nil
+}

@@ -1,0 +1,111 @@
+package sandbox
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/templates"
+)
+
+// maxFrame bounds one message between the pool and a worker: a response
+// holds at most templates' output bound of objects, as JSON.
+const maxFrame = 256 << 20
+
+// request asks a worker for one render.
+type request struct {
+	// Bundle names the bundle by name and revision; Spec is sent the first
+	// time a worker sees that revision (and again when it forgot it).
+	Bundle bundleRef `json:"bundle"`
+	// Spec is the Bundle's spec, or nil when the worker has it.
+	Spec *v1alpha1.BundleSpec `json:"spec,omitempty"`
+	// Input is the render input.
+	Input templates.Input `json:"input"`
+	// TimeoutMillis is the render's deadline, counted from when the
+	// worker reads the request.
+	TimeoutMillis int64 `json:"timeoutMillis"`
+}
+
+type bundleRef struct {
+	Name     string `json:"name"`
+	Revision string `json:"revision"`
+}
+
+func (r bundleRef) key() string { return r.Name + "@" + r.Revision }
+
+// response is one message from a worker: a progress note (the template
+// being executed), or the final result.
+type response struct {
+	// Progress, when set, is where the render is; more messages follow.
+	Progress *location `json:"progress,omitempty"`
+	// NeedBundle asks for the request again with the bundle's spec.
+	NeedBundle bool `json:"needBundle,omitempty"`
+	// Objects are the rendered objects.
+	Objects []json.RawMessage `json:"objects,omitempty"`
+	// Error is the render's error.
+	Error *wireError `json:"error,omitempty"`
+	// HeapBytes is the worker's heap after the render: a worker that kept
+	// much is retired rather than reused.
+	HeapBytes uint64 `json:"heapBytes,omitempty"`
+}
+
+// location is a bundle file and line.
+type location struct {
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
+}
+
+// wireError is a templates.RenderError on the wire.
+type wireError struct {
+	File   string `json:"file,omitempty"`
+	Line   int    `json:"line,omitempty"`
+	Path   string `json:"path,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	Msg    string `json:"msg"`
+}
+
+func toWire(err error) *wireError {
+	if re, ok := err.(*templates.RenderError); ok {
+		return &wireError{File: re.File, Line: re.Line, Path: re.Path, Reason: re.Reason, Msg: re.Msg}
+	}
+	return &wireError{Msg: err.Error()}
+}
+
+func (w *wireError) renderError() *templates.RenderError {
+	return &templates.RenderError{File: w.File, Line: w.Line, Path: w.Path, Reason: w.Reason, Msg: w.Msg}
+}
+
+// writeFrame writes v as one length-prefixed JSON message.
+func writeFrame(w io.Writer, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if len(data) > maxFrame {
+		return fmt.Errorf("message of %d bytes is larger than %d", len(data), maxFrame)
+	}
+	buf := make([]byte, 4+len(data))
+	binary.BigEndian.PutUint32(buf, uint32(len(data)))
+	copy(buf[4:], data)
+	_, err = w.Write(buf)
+	return err
+}
+
+// readFrame reads one length-prefixed JSON message into v.
+func readFrame(r io.Reader, v any) error {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return err
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n > maxFrame {
+		return fmt.Errorf("message of %d bytes is larger than %d", n, maxFrame)
+	}
+	data := make([]byte, n)
+	if _, err := io.ReadFull(r, data); err != nil {
+		return fmt.Errorf("read message: %w", err)
+	}
+	return json.Unmarshal(data, v)
+}

@@ -1,0 +1,102 @@
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/reconcile"
+)
+
+// hostileTemplates are bundles that would hang, exhaust or crash a
+// renderer that ran them in the controller's own process.
+var hostileTemplates = map[string]string{
+	// Three nested loops: 10^12 iterations.
+	"loops": `{{ range until 10000 }}{{ range until 10000 }}{{ range until 10000 }}{{ end }}{{ end }}{{ end }}`,
+	// A string doubled until it does not fit in memory.
+	"doubling": `{{ $s := "xxxxxxxxxxxxxxxx" }}{{ range until 64 }}{{ $s = printf "%s%s" $s $s }}{{ end }}{{ $s }}`,
+	// The tenant's value run as a template: a loop the tenant chose.
+	"tpl": `{{ tpl .Values.expr . }}`,
+	// A range over a count the tenant chose.
+	"count": `{{ range int .Values.count }}{{ . }}{{ end }}`,
+}
+
+// TestHostileBundlesStallAlone runs four hostile Compositions at once (as
+// many as the controller reconciles at once by default) beside a healthy
+// one, and a Composition that was Ready before its Bundle turned hostile:
+// each hostile one ends Stalled with a render reason naming its template;
+// the healthy one keeps reconciling updates; nothing is pruned from the one
+// whose Bundle turned hostile.
+func TestHostileBundlesStallAlone(t *testing.T) {
+	ns := testenv.Namespace(t, k)
+	ctx := context.Background()
+	healthy := bundle(t, "healthy-"+ns, twoConfigMaps())
+	mustCreate(t, composition(ns, "healthy", healthy.Name, `{"second":false}`))
+	victimNS := testenv.Namespace(t, k)
+	victimBundle := bundle(t, "victim-"+ns, twoConfigMaps())
+	mustCreate(t, composition(victimNS, "victim", victimBundle.Name, ""))
+	condition(t, ns, "healthy", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, victimNS, "victim", reconcile.ConditionReady, metav1.ConditionTrue)
+
+	// The victim's Bundle turns hostile: it renders nothing any more.
+	eventually(t, "update of the victim's Bundle", func() (bool, error) {
+		if err := k.Get(ctx, client.ObjectKeyFromObject(victimBundle), victimBundle); err != nil {
+			return false, err
+		}
+		victimBundle.Spec.Files = map[string]string{"templates/loops.yaml": hostileTemplates["loops"]}
+		err := k.Update(ctx, victimBundle)
+		return err == nil, err
+	})
+	values := map[string]string{
+		"tpl":   `{"expr":"{{ range until 10000 }}{{ range until 10000 }}{{ range until 10000 }}{{ end }}{{ end }}{{ end }}"}`,
+		"count": `{"count":3000000000}`,
+	}
+	for name, tmpl := range hostileTemplates {
+		b := bundle(t, "hostile-"+name+"-"+ns, map[string]string{"templates/" + name + ".yaml": tmpl})
+		mustCreate(t, composition(ns, name, b.Name, values[name]))
+	}
+
+	// While they render, the healthy Composition takes an update.
+	update(t, composition(ns, "healthy", "", ""), func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"second":true}`) })
+	exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "second"}})
+	condition(t, ns, "healthy", reconcile.ConditionReady, metav1.ConditionTrue)
+
+	reasons := []string{reconcile.ReasonRenderTimeout, reconcile.ReasonRenderTooLarge, reconcile.ReasonRenderFailed}
+	for name := range hostileTemplates {
+		got := condition(t, ns, name, reconcile.ConditionStalled, metav1.ConditionTrue)
+		c := findCondition(got, reconcile.ConditionStalled)
+		if !slices.Contains(reasons, c.Reason) || !strings.Contains(c.Message, "templates/"+name+".yaml") {
+			t.Errorf("%s: Stalled %s %q, want a render reason naming templates/%s.yaml", name, c.Reason, c.Message, name)
+		}
+	}
+	got := condition(t, victimNS, "victim", reconcile.ConditionStalled, metav1.ConditionTrue)
+	if c := findCondition(got, reconcile.ConditionStalled); !slices.Contains(reasons, c.Reason) {
+		t.Errorf("victim: Stalled %s %q, want a render reason", c.Reason, c.Message)
+	}
+	consistently(t, "the victim's members to stay", 2*time.Second, func() (bool, error) {
+		for _, name := range []string{"keep", "second"} {
+			if err := k.Get(ctx, client.ObjectKey{Namespace: victimNS, Name: name}, &corev1.ConfigMap{}); err != nil {
+				return false, fmt.Errorf("ConfigMap %s: %w", name, err)
+			}
+		}
+		return true, nil
+	})
+}
+
+func findCondition(c *v1alpha1.Composition, typ string) metav1.Condition {
+	for _, cond := range c.Status.Conditions {
+		if cond.Type == typ {
+			return cond
+		}
+	}
+	return metav1.Condition{}
+}

@@ -1,0 +1,310 @@
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/reconcile"
+)
+
+// stalled waits until the Composition is Stalled and checks the reason and
+// that the message names every one of want.
+func stalled(t *testing.T, ns, name, reason string, want ...string) *v1alpha1.Composition {
+	t.Helper()
+	got := condition(t, ns, name, reconcile.ConditionStalled, metav1.ConditionTrue)
+	c := meta.FindStatusCondition(got.Status.Conditions, reconcile.ConditionStalled)
+	if c.Reason != reason {
+		t.Errorf("Stalled reason = %s (%q), want %s", c.Reason, c.Message, reason)
+	}
+	for _, w := range want {
+		if !strings.Contains(c.Message, w) {
+			t.Errorf("Stalled message = %q, want it to name %q", c.Message, w)
+		}
+	}
+	return got
+}
+
+// events lists the events of namespace ns with the given reason.
+func events(t *testing.T, ns, reason string) []eventsv1.Event {
+	t.Helper()
+	var list eventsv1.EventList
+	if err := k.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	return slices.DeleteFunc(list.Items, func(e eventsv1.Event) bool { return e.Reason != reason })
+}
+
+// TestForbiddenKind: the controller runs with its own RBAC, which does not
+// grant ResourceQuotas. A Composition rendering one stalls with reason
+// Forbidden naming the kind, the verb and the controller, before anything
+// is applied, while another Composition keeps reconciling; deleting it
+// completes, leaving in place the members of the kind it may not list.
+func TestForbiddenKind(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	quota := bundle(t, "quota-"+ns, map[string]string{
+		"templates/cm.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: before-quota\n",
+		"templates/quota.yaml": "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: quota\nspec:\n  hard:\n    pods: \"10\"\n",
+	})
+	healthy := bundle(t, "healthy-"+ns, twoConfigMaps())
+	comp := composition(ns, "quota", quota.Name, "")
+	mustCreate(t, comp)
+	mustCreate(t, composition(ns, "healthy", healthy.Name, `{}`))
+
+	stalled(t, ns, "quota", reconcile.ReasonForbidden,
+		"the controller (system:serviceaccount:stencil-system:stencil) may not list resourcequotas (ResourceQuota) cluster-wide",
+		"rbac.stencil.dev/aggregate-to-manager")
+	if err := k.Get(ctx, key(ns, "before-quota"), &corev1.ConfigMap{}); err == nil {
+		t.Errorf("ConfigMap before-quota was applied although the Composition is Stalled: nothing may be applied")
+	}
+
+	t.Run("another Composition reconciles", func(t *testing.T) {
+		condition(t, ns, "healthy", reconcile.ConditionReady, metav1.ConditionTrue)
+		update(t, composition(ns, "healthy", "", ""), func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"name":"renamed"}`) })
+		exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "renamed"}})
+		gone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keep"}})
+		condition(t, ns, "healthy", reconcile.ConditionReady, metav1.ConditionTrue)
+	})
+
+	t.Run("deleting it completes", func(t *testing.T) {
+		// A member of the forbidden kind, as if the controller had been
+		// allowed once, recorded in the set's inventory.
+		if err := k.Get(ctx, client.ObjectKeyFromObject(comp), comp); err != nil {
+			t.Fatal(err)
+		}
+		id := comp.Labels[reconcile.LabelApplySetID]
+		leftover := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ResourceQuota",
+			"metadata": map[string]any{"name": "leftover", "namespace": ns, "labels": map[string]any{reconcile.LabelPartOf: id}},
+			"spec":     map[string]any{"hard": map[string]any{"pods": "5"}},
+		}}
+		if err := k.Apply(ctx, client.ApplyConfigurationFromUnstructured(leftover), client.FieldOwner(reconcile.FieldManager)); err != nil {
+			t.Fatal(err)
+		}
+		comp.Annotations[reconcile.AnnotationGroupKinds] = "ConfigMap,ResourceQuota"
+		if err := k.Update(ctx, comp); err != nil {
+			t.Fatal(err)
+		}
+		if err := k.Delete(ctx, comp); err != nil {
+			t.Fatal(err)
+		}
+		gone(t, comp)
+		if err := k.Get(ctx, client.ObjectKeyFromObject(leftover), leftover); err != nil {
+			t.Errorf("the ResourceQuota the controller may not list was not left in place: %v", err)
+		}
+		eventually(t, "a Warning naming the kind left in place", func() (bool, error) {
+			for _, e := range events(t, ns, reconcile.ReasonForbidden) {
+				if e.Type == "Warning" && strings.Contains(e.Note, "resourcequotas") && strings.Contains(e.Note, "left in place") {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+	})
+}
+
+// onOff renders ConfigMaps a and b while .Values.enabled.
+func onOff() map[string]string {
+	return map[string]string{
+		"values.yaml":      "enabled: true\n",
+		"templates/a.yaml": "{{- if .Values.enabled }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n{{- end }}\n",
+		"templates/b.yaml": "{{- if .Values.enabled }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n{{- end }}\n",
+	}
+}
+
+// TestEmptyRender: a render of no objects while the set has members
+// prunes nothing and stalls with reason EmptyRender, until the Composition
+// or its Bundle opts in with stencil.dev/allow-empty-render: "true".
+func TestEmptyRender(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name  string
+		optIn func(t *testing.T, comp *v1alpha1.Composition, b *v1alpha1.Bundle)
+	}{
+		{"annotated Composition", func(t *testing.T, comp *v1alpha1.Composition, _ *v1alpha1.Bundle) {
+			update(t, comp, func(c *v1alpha1.Composition) {
+				c.Annotations[reconcile.AnnotationAllowEmptyRender] = "true"
+			})
+		}},
+		{"annotated Bundle", func(t *testing.T, _ *v1alpha1.Composition, b *v1alpha1.Bundle) {
+			eventually(t, "annotate the Bundle", func() (bool, error) {
+				if err := k.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
+					return false, err
+				}
+				b.Annotations = map[string]string{reconcile.AnnotationAllowEmptyRender: "true"}
+				err := k.Update(ctx, b)
+				return err == nil, err
+			})
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ns := testenv.Namespace(t, k)
+			b := bundle(t, "empty-"+ns, onOff())
+			comp := composition(ns, "app", b.Name, `{}`)
+			mustCreate(t, comp)
+			a := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "a"}}
+			bb := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "b"}}
+			condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+
+			update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"enabled":false}`) })
+			stalled(t, ns, "app", reconcile.ReasonEmptyRender, "ConfigMap/"+ns+"/a", reconcile.AnnotationAllowEmptyRender)
+			consistently(t, "every member to stay", 2*time.Second, func() (bool, error) {
+				if err := k.Get(ctx, client.ObjectKeyFromObject(a), a); err != nil {
+					return false, err
+				}
+				return true, k.Get(ctx, client.ObjectKeyFromObject(bb), bb)
+			})
+
+			tt.optIn(t, comp, b)
+			gone(t, a)
+			gone(t, bb)
+			condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+		})
+	}
+}
+
+// TestOneEventPerPrunedMember: pruning three members records three events,
+// each naming its member (as note and related object), not one folded series.
+func TestOneEventPerPrunedMember(t *testing.T) {
+	ns := testenv.Namespace(t, k)
+	files := map[string]string{
+		"values.yaml":         "extra: true\n",
+		"templates/keep.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: keep\n",
+	}
+	for _, n := range []string{"x1", "x2", "x3"} {
+		files["templates/"+n+".yaml"] = "{{- if .Values.extra }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + n + "\n{{- end }}\n"
+	}
+	b := bundle(t, "events-"+ns, files)
+	comp := composition(ns, "app", b.Name, `{}`)
+	mustCreate(t, comp)
+	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"extra":false}`) })
+	for _, n := range []string{"x1", "x2", "x3"} {
+		gone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}})
+	}
+
+	want := []string{"x1", "x2", "x3"}
+	var got []string
+	eventually(t, "one Pruned event per member", func() (bool, error) {
+		got = nil
+		for _, e := range events(t, ns, "Pruned") {
+			if e.Related == nil || e.Related.Kind != "ConfigMap" || !strings.Contains(e.Note, "ConfigMap/"+ns+"/"+e.Related.Name) {
+				return false, fmt.Errorf("event %q does not name its member as related object: %+v", e.Note, e.Related)
+			}
+			got = append(got, e.Related.Name)
+		}
+		slices.Sort(got)
+		return slices.Equal(got, want), fmt.Errorf("Pruned events for %v", got)
+	})
+}
+
+// TestInvalidObjectIsNotRetried: an object the API server rejects as
+// invalid stalls the Composition with reason Invalid, naming the object and
+// the field, and is not written again while nothing changes, even when a
+// member's event brings the Composition back.
+func TestInvalidObjectIsNotRetried(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "invalid-"+ns, map[string]string{
+		"templates/cm.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n",
+		"templates/svc.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\nspec:\n  ports:\n  - port: 700000\n",
+	})
+	comp := composition(ns, "app", b.Name, "")
+	mustCreate(t, comp)
+	stalled(t, ns, "app", reconcile.ReasonInvalid, "Service/"+ns+"/svc", "spec.ports[0].port")
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm"}}
+	exists(t, cm)
+	time.Sleep(time.Second) // let the events of the first pass settle
+
+	writes := controller.Writes.Load()
+	failed := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Failed)))
+	// A change to a member brings the Composition back: it must not retry.
+	cm.Labels["touched"] = "yes"
+	if err := k.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	if n := controller.Writes.Load() - writes; n != 0 {
+		t.Errorf("the controller made %d write requests for a Stalled Composition whose inputs did not change, want 0", n)
+	}
+	if n := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Failed))) - failed; n != 0 {
+		t.Errorf("%v more failed applies, want none", n)
+	}
+
+	// A fixed input (a new Bundle revision) is applied.
+	eventually(t, "bundle fix", func() (bool, error) {
+		if err := k.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
+			return false, err
+		}
+		b.Spec.Files["templates/svc.yaml"] = strings.Replace(b.Spec.Files["templates/svc.yaml"], "700000", "80", 1)
+		err := k.Update(ctx, b)
+		return err == nil, err
+	})
+	exists(t, service(ns, "svc"))
+	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+}
+
+// TestFlapping: another field manager fights over a field stencil sets.
+// After a few rounds the Composition stalls with reason Flapping, naming
+// the member and the field, and stencil stops writing it until its inputs
+// change.
+func TestFlapping(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "flap-"+ns, map[string]string{
+		"values.yaml":           "a: \"1\"\n",
+		"templates/flappy.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: flappy\ndata:\n  a: {{ .Values.a | quote }}\n",
+	})
+	comp := composition(ns, "app", b.Name, `{}`)
+	mustCreate(t, comp)
+	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+
+	// The fighter writes data.a back whenever stencil has changed it, for
+	// at most 30 seconds.
+	fightCtx, stop := context.WithTimeout(ctx, 30*time.Second)
+	defer stop()
+	fought := make(chan struct{})
+	go func() {
+		defer close(fought)
+		for fightCtx.Err() == nil {
+			cm := &corev1.ConfigMap{}
+			if err := k.Get(fightCtx, key(ns, "flappy"), cm); err == nil && cm.Data["a"] != "fought" {
+				cm.Data["a"] = "fought"
+				_ = k.Update(fightCtx, cm, client.FieldOwner("fighter"))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	stalled(t, ns, "app", reconcile.ReasonFlapping, "ConfigMap/"+ns+"/flappy", "data.a")
+	consistently(t, "stencil to stop writing the member", 2*time.Second, func() (bool, error) {
+		cm := &corev1.ConfigMap{}
+		err := k.Get(ctx, key(ns, "flappy"), cm)
+		return err == nil && cm.Data["a"] == "fought", err
+	})
+	stop()
+	<-fought
+
+	// New inputs: stencil writes again.
+	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"a":"2"}`) })
+	eventually(t, "the new value to be applied", func() (bool, error) {
+		cm := &corev1.ConfigMap{}
+		err := k.Get(ctx, key(ns, "flappy"), cm)
+		return err == nil && cm.Data["a"] == "2", err
+	})
+	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+}
