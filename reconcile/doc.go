@@ -6,11 +6,15 @@
 //
 // # Responsibilities
 //
-//   - NewPlan: render, place namespaced objects in the Composition's
-//     namespace, refuse what the Bundle's permissions do not allow (another
-//     namespace, a cluster-scoped kind: the whole Composition is refused),
-//     label every member applyset.kubernetes.io/part-of=<id>, sort into apply
-//     order. `stencil render` prints a Plan, so what it shows is what is applied.
+//   - NewPlan: render through a Renderer (the controller's is a pool of
+//     worker processes, package internal/sandbox, so a render that overruns
+//     its deadline or memory stops that render alone), place namespaced
+//     objects in the Composition's namespace, refuse what the Bundle's
+//     permissions do not allow (another namespace, a cluster-scoped kind:
+//     the whole Composition is refused) and two objects that are one once
+//     placed, label every member applyset.kubernetes.io/part-of=<id>, sort
+//     into apply order. `stencil render` prints a Plan, so what it shows is
+//     what is applied.
 //   - Apply: server-side apply under the constant field manager "stencil"
 //     with forced ownership, stage by stage (CRDs, Namespaces, classes, RBAC,
 //     ServiceAccounts, ConfigMaps and Secrets, Services, workloads, custom

@@ -237,6 +237,7 @@ data:
   local: {{ dateInZone "15:04 MST" 0 "Local" | quote }}
   osBase: {{ osBase "a/b.txt" | quote }}
   print: {{ print (dict "b" 1 "a" (list 2 3)) | quote }}
+  capabilities: {{ list .Capabilities | toString | sha256sum | quote }}
 `
 	first, err := render(t, text, "")
 	if err != nil {

@@ -140,7 +140,7 @@ func (b *Bundle) data(values map[string]any, in Input) map[string]any {
 		"Bundle":       BundleInfo{Name: b.name, Revision: b.revision},
 		"Release":      ReleaseInfo{Name: in.Composition.Name, Namespace: in.Composition.Namespace, Service: "stencil", IsInstall: !in.IsUpgrade, IsUpgrade: in.IsUpgrade, Revision: rev},
 		"Chart":        chartInfo(b.chart),
-		"Capabilities": caps,
+		"Capabilities": *caps, // a value: a printed pointer would differ on every render
 		"Files":        b.files(),
 	}
 }

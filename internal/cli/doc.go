@@ -2,6 +2,8 @@
 // bundle pack, bundle lint and version. The commands are thin: rendering is
 // package templates, and planning, dry-run apply and prune previews are
 // package reconcile, the very code the controller runs, so what the commands
-// show is what the controller does. Kubeconfig, context and namespace flags
+// show is what the controller does. Every command that renders does it in
+// the controller's sandbox (internal/sandbox) under the same
+// --render-timeout and --render-memory flags. Kubeconfig, context and namespace flags
 // come from k8s.io/cli-runtime and behave as in kubectl.
 package cli

@@ -208,11 +208,15 @@ func (w *proc) await(ctx context.Context, l Limits) (*response, error) {
 // decode turns the worker's objects into unstructured objects, with
 // numbers as every other unstructured object has them (int64, float64).
 func decode(resp *response) ([]*unstructured.Unstructured, error) {
-	objs := make([]*unstructured.Unstructured, len(resp.Objects))
-	for i, raw := range resp.Objects {
-		var m map[string]any
-		if err := utiljson.Unmarshal(raw, &m); err != nil {
-			return nil, fmt.Errorf("decode rendered object %d: %w", i, err)
+	var items []any
+	if err := utiljson.Unmarshal(resp.objects, &items); err != nil {
+		return nil, fmt.Errorf("decode rendered objects: %w", err)
+	}
+	objs := make([]*unstructured.Unstructured, len(items))
+	for i, item := range items {
+		m, ok := item.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("decode rendered object %d: not an object", i)
 		}
 		objs[i] = &unstructured.Unstructured{Object: m}
 	}

@@ -59,7 +59,11 @@ func start(command []string, memory int64) (*proc, error) {
 func (w *proc) read(r io.Reader) {
 	for {
 		f := &response{}
-		if err := readFrame(r, f); err != nil {
+		err := readFrame(r, f)
+		if err == nil && f.ObjectsFollow {
+			f.objects, err = readRaw(r)
+		}
+		if err != nil {
 			w.readErr = err
 			close(w.frames)
 			break

@@ -42,8 +42,12 @@ type response struct {
 	Progress *location `json:"progress,omitempty"`
 	// NeedBundle asks for the request again with the bundle's spec.
 	NeedBundle bool `json:"needBundle,omitempty"`
-	// Objects are the rendered objects.
-	Objects []json.RawMessage `json:"objects,omitempty"`
+	// ObjectsFollow says that the next message is the rendered objects, a
+	// JSON array sent as is (not re-encoded inside this message: a render's
+	// output is scanned once on each side).
+	ObjectsFollow bool `json:"objectsFollow,omitempty"`
+	// objects is that array, read by the pool.
+	objects []byte
 	// Error is the render's error.
 	Error *wireError `json:"error,omitempty"`
 	// HeapBytes is the worker's heap after the render: a worker that kept
@@ -83,29 +87,43 @@ func writeFrame(w io.Writer, v any) error {
 	if err != nil {
 		return err
 	}
+	return writeRaw(w, data)
+}
+
+// writeRaw writes data, already JSON, as one length-prefixed message.
+func writeRaw(w io.Writer, data []byte) error {
 	if len(data) > maxFrame {
 		return fmt.Errorf("message of %d bytes is larger than %d", len(data), maxFrame)
 	}
 	buf := make([]byte, 4+len(data))
 	binary.BigEndian.PutUint32(buf, uint32(len(data)))
 	copy(buf[4:], data)
-	_, err = w.Write(buf)
+	_, err := w.Write(buf)
 	return err
 }
 
 // readFrame reads one length-prefixed JSON message into v.
 func readFrame(r io.Reader, v any) error {
+	data, err := readRaw(r)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, v)
+}
+
+// readRaw reads one length-prefixed message.
+func readRaw(r io.Reader) ([]byte, error) {
 	var hdr [4]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return err
+		return nil, err
 	}
 	n := binary.BigEndian.Uint32(hdr[:])
 	if n > maxFrame {
-		return fmt.Errorf("message of %d bytes is larger than %d", n, maxFrame)
+		return nil, fmt.Errorf("message of %d bytes is larger than %d", n, maxFrame)
 	}
 	data := make([]byte, n)
 	if _, err := io.ReadFull(r, data); err != nil {
-		return fmt.Errorf("read message: %w", err)
+		return nil, fmt.Errorf("read message: %w", err)
 	}
-	return json.Unmarshal(data, v)
+	return data, nil
 }

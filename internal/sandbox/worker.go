@@ -125,13 +125,16 @@ func (w *worker) handle(req *request) error {
 		resp.Error = toWire(err)
 		return w.send(resp)
 	}
-	resp.Objects = make([]json.RawMessage, len(objs))
+	out := make([]map[string]any, len(objs))
 	for i, o := range objs {
-		if resp.Objects[i], err = json.Marshal(o.Object); err != nil {
-			return w.send(response{Error: toWire(fmt.Errorf("encode rendered object: %w", err))})
-		}
+		out[i] = o.Object
 	}
-	return w.send(resp)
+	data, err := json.Marshal(out)
+	if err != nil {
+		return w.send(response{Error: toWire(fmt.Errorf("encode rendered objects: %w", err))})
+	}
+	resp.ObjectsFollow = true
+	return w.send(resp, data)
 }
 
 // bundle returns the parsed bundle of the request: from the worker's cache,
@@ -196,11 +199,17 @@ func (w *worker) overrun(reason string, at location, msg string) {
 	os.Exit(exitOverrun)
 }
 
-func (w *worker) send(resp response) error {
+// send writes a message, and the raw messages that follow it, at once.
+func (w *worker) send(resp response, raw ...[]byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := writeFrame(w.out, resp); err != nil {
 		return err
+	}
+	for _, r := range raw {
+		if err := writeRaw(w.out, r); err != nil {
+			return err
+		}
 	}
 	return w.out.Flush()
 }
