@@ -141,7 +141,7 @@ func TestHostile(t *testing.T) {
 		{"merge a map in itself", tmpl("{{ $d := dict \"a\" 1 }}\n{{ $_ := merge $d (dict \"self\" $d) }}{{ $d }}"), "", "templates/t.yaml", 2, "", "", "merge: a value merged in holds a map"},
 		{"mergeOverwrite at a shared key", tmpl("{{ $in := dict \"x\" 1 }}{{ $d := dict \"a\" $in }}\n{{ $_ := mergeOverwrite $d (dict \"a\" (dict \"b\" $in)) }}"), "", "templates/t.yaml", 2, "", "", "mergeOverwrite: a value merged in holds a map"},
 		{"mustMerge", tmpl("{{ $d := dict }}\n{{ $_ := mustMerge $d (dict \"s\" (list $d)) }}"), "", "templates/t.yaml", 2, "", "", "mustMerge: a value merged in holds a map"},
-		{"merge into the data's structs", tmpl("\n{{ $_ := merge (dict \"c\" .Capabilities) (dict \"c\" .Capabilities) }}"), "", "templates/t.yaml", 2, "", "", "merge: cannot merge into a *templates.Capabilities"},
+		{"merge into the data's structs", tmpl("\n{{ $_ := merge (dict \"c\" .Capabilities) (dict \"c\" .Capabilities) }}"), "", "templates/t.yaml", 2, "", "", "merge: cannot merge into a templates.Capabilities"},
 		// YAML and JSON the functions parse.
 		{"fromYaml billion laughs", tmpl("\n{{ fromYaml .Values.y }}"), `{"y":` + quoteJSON(billionLaughs()) + `}`, "templates/t.yaml", 2, "", templates.ReasonTooLarge, "fromYaml: too many aliases"},
 		{"fromYaml aliases of a long string", tmpl("\n{{ fromYaml .Values.y }}"), `{"y":` + quoteJSON(longAliases()) + `}`, "templates/t.yaml", 2, "", templates.ReasonTooLarge, "fromYaml: aliases expand it to more than"},
@@ -266,7 +266,7 @@ func TestNondeterministicRefused(t *testing.T) {
 	for _, text := range []string{
 		`{{ date "2006" "2024" }}`, `{{ dateInZone "2006" .Values.greeting "UTC" }}`, `{{ htmlDate "x" }}`,
 		`{{ htmlDateInZone (dict) "UTC" }}`, `{{ durationRound (toDate "2006" "2024") }}`, `{{ printf "%p" .Values }}`,
-		`{{ printf "%v" (list .Capabilities) }}`, `{{ now }}`, `{{ uuidv4 }}`, `{{ randAlpha 3 }}`,
+		`{{ printf "%v" (list .Capabilities.APIVersions.Has) }}`, `{{ now }}`, `{{ uuidv4 }}`, `{{ randAlpha 3 }}`,
 	} {
 		t.Run(text, func(t *testing.T) {
 			_, err := render(t, cm(text), "")
