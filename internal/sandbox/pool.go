@@ -147,6 +147,11 @@ func (p *Pool) put(w *proc, reusable bool) {
 func (w *proc) render(ctx context.Context, b *templates.Bundle, in templates.Input, l Limits) (objs []*unstructured.Unstructured, reusable bool, err error) {
 	ref := bundleRef{Name: b.Name(), Revision: b.Revision()}
 	req := request{Bundle: ref, Input: in, TimeoutMillis: l.Timeout.Milliseconds()}
+	w.where = location{} // nothing of an earlier render
+	if len(w.known) > 4*maxCachedBundles {
+		// The worker forgets bundles too; it asks again (NeedBundle).
+		clear(w.known)
+	}
 	if !w.known[ref.key()] {
 		spec := b.Spec()
 		req.Spec = &spec

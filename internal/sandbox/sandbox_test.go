@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -184,5 +185,26 @@ func TestContextEnds(t *testing.T) {
 	var re *templates.RenderError
 	if !errors.Is(err, context.DeadlineExceeded) || errors.As(err, &re) {
 		t.Fatalf("err = %v, want the context's deadline", err)
+	}
+}
+
+// TestWorkerForgetsBundles: a worker keeps a bounded number of parsed
+// bundles; a bundle it forgot is sent again and renders the same.
+func TestWorkerForgetsBundles(t *testing.T) {
+	p := newPool(t, sandbox.Limits{}, 1)
+	var first *templates.Bundle
+	for i := range 40 {
+		files := map[string]string{"templates/a.yaml": fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-%d\n", i)}
+		b := load(t, fmt.Sprintf("b%d", i), files)
+		if i == 0 {
+			first = b
+		}
+		if _, err := p.Render(context.Background(), b, input); err != nil {
+			t.Fatalf("render bundle %d: %v", i, err)
+		}
+	}
+	got, err := p.Render(context.Background(), first, input)
+	if err != nil || len(got) != 1 || got[0].GetName() != "cm-0" {
+		t.Fatalf("render of the first bundle again: %v, %v", got, err)
 	}
 }
