@@ -29,6 +29,8 @@
 //     memory limit, and a watchdog stops the render with the template's name
 //     as soon as the heap passes Limits.Memory. A worker that dies anyway
 //     (out of memory, stack overflow) gives Reason templates.ReasonTooLarge.
+//     Workers set their oom_score_adj to 1000, so a container's memory
+//     limit reached first kills a worker, not the controller.
 //   - Isolation: workers run with GOMAXPROCS=1 (a hostile render holds at
 //     most one core), an empty environment except the worker switch, "/" as
 //     working directory, and die with their parent (Pdeathsig). A killed or
