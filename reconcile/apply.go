@@ -197,14 +197,16 @@ func undecodable(err error) bool {
 	return strings.Contains(msg, "failed to convert new object") || strings.Contains(msg, "error decoding from json")
 }
 
-// redact keeps Secret data out of errors: the API server may quote the
+// redact keeps values out of errors. Any kind's validation error loses the
+// values the API server quotes (see scrub): they may be a tenant's
+// spec.values. A Secret's error is stricter, since the server may quote the
 // invalid value, so a Secret's API error keeps only its reason (or, when
 // the server gave none, one derived from the status code), its status
 // code, the object's identity and the causes' field paths and types. Any
 // other error about a Secret is reduced to a fixed sentence.
 func redact(u *unstructured.Unstructured, err error) error {
 	if u.GetKind() != "Secret" || u.GroupVersionKind().Group != "" {
-		return err
+		return scrub(err)
 	}
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) {

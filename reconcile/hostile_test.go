@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -73,13 +74,13 @@ func TestHostileBundlesStallAlone(t *testing.T) {
 	reasons := []string{reconcile.ReasonRenderTimeout, reconcile.ReasonRenderTooLarge, reconcile.ReasonRenderFailed}
 	for name := range hostileTemplates {
 		got := condition(t, ns, name, reconcile.ConditionStalled, metav1.ConditionTrue)
-		c := findCondition(got, reconcile.ConditionStalled)
+		c := meta.FindStatusCondition(got.Status.Conditions, reconcile.ConditionStalled)
 		if !slices.Contains(reasons, c.Reason) || !strings.Contains(c.Message, "templates/"+name+".yaml") {
 			t.Errorf("%s: Stalled %s %q, want a render reason naming templates/%s.yaml", name, c.Reason, c.Message, name)
 		}
 	}
 	got := condition(t, victimNS, "victim", reconcile.ConditionStalled, metav1.ConditionTrue)
-	if c := findCondition(got, reconcile.ConditionStalled); !slices.Contains(reasons, c.Reason) {
+	if c := meta.FindStatusCondition(got.Status.Conditions, reconcile.ConditionStalled); !slices.Contains(reasons, c.Reason) {
 		t.Errorf("victim: Stalled %s %q, want a render reason", c.Reason, c.Message)
 	}
 	consistently(t, "the victim's members to stay", 2*time.Second, func() (bool, error) {
@@ -90,13 +91,4 @@ func TestHostileBundlesStallAlone(t *testing.T) {
 		}
 		return true, nil
 	})
-}
-
-func findCondition(c *v1alpha1.Composition, typ string) metav1.Condition {
-	for _, cond := range c.Status.Conditions {
-		if cond.Type == typ {
-			return cond
-		}
-	}
-	return metav1.Condition{}
 }
