@@ -291,6 +291,13 @@ func TestFlapping(t *testing.T) {
 		}
 	}()
 	stalled(t, ns, "app", reconcile.ReasonFlapping, "ConfigMap/"+ns+"/flappy", "data.a")
+	// Stencil's last write may be a few milliseconds old: let the fighter
+	// answer it, then stencil must not write again.
+	eventually(t, "the fighter's value", func() (bool, error) {
+		cm := &corev1.ConfigMap{}
+		err := k.Get(ctx, key(ns, "flappy"), cm)
+		return err == nil && cm.Data["a"] == "fought", err
+	})
 	consistently(t, "stencil to stop writing the member", 2*time.Second, func() (bool, error) {
 		cm := &corev1.ConfigMap{}
 		err := k.Get(ctx, key(ns, "flappy"), cm)
