@@ -142,7 +142,12 @@ func (c *capabilitiesCache) get(ctx context.Context) (*capabilitiesSnapshot, err
 	if s := c.current.Load(); s != nil {
 		return s, nil
 	}
-	s, _, err := c.refresh(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.current.Load(); s != nil {
+		return s, nil // another render discovered them meanwhile
+	}
+	s, _, err := c.refreshLocked(ctx)
 	return s, err
 }
 
@@ -153,6 +158,10 @@ func (c *capabilitiesCache) get(ctx context.Context) (*capabilitiesSnapshot, err
 func (c *capabilitiesCache) refresh(ctx context.Context) (*capabilitiesSnapshot, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.refreshLocked(ctx)
+}
+
+func (c *capabilitiesCache) refreshLocked(ctx context.Context) (*capabilitiesSnapshot, bool, error) {
 	caps, err := c.discover(ctx)
 	if caps == nil {
 		return nil, false, err
