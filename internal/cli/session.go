@@ -80,7 +80,10 @@ func (s *session) renderInput(ctx context.Context, comp *v1alpha1.Composition) (
 		switch err := s.client.Get(ctx, client.ObjectKeyFromObject(comp), c); {
 		case err == nil:
 			live = reconcile.Live(c)
-		case !apierrors.IsNotFound(err):
+		case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
+			// Not created yet, or stencil is not installed there: the
+			// controller's first render is an install with no UID.
+		default:
 			return templates.Input{}, fmt.Errorf("read the live Composition (for .Composition.UID and .Release.IsUpgrade): %w", err)
 		}
 	}
