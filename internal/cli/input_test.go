@@ -95,6 +95,9 @@ spec:
 	if data["uid"] != "" || data["upgrade"] != "false" || data["deployment"] != "true" {
 		t.Errorf("render before the Composition exists: data %v, want no uid, an install, apps/v1/Deployment served", data)
 	}
+	if !strings.Contains(errOut, "does not exist yet") {
+		t.Errorf("render before the Composition exists said nothing about it on stderr: %q", errOut)
+	}
 
 	// kubectl's client-side apply adds its last-applied annotation, and the
 	// controller its ApplySet metadata: templates see neither.

@@ -83,6 +83,7 @@ func (s *session) renderInput(ctx context.Context, comp *v1alpha1.Composition) (
 		case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
 			// Not created yet, or stencil is not installed there: the
 			// controller's first render is an install with no UID.
+			fmt.Fprintf(s.notes, "note: Composition %s/%s does not exist yet: rendered as its first install (no .Composition.UID, .Release.IsInstall true)\n", comp.Namespace, comp.Name)
 		default:
 			return templates.Input{}, fmt.Errorf("read the live Composition (for .Composition.UID and .Release.IsUpgrade): %w", err)
 		}
