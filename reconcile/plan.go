@@ -95,17 +95,15 @@ var writtenByTools = map[string]bool{
 	"kubectl.kubernetes.io/last-applied-configuration": true,
 }
 
-// userMetadata returns m without the keys tools write; nil when empty.
+// userMetadata returns a copy of m without the keys tools write: never
+// nil, so {{ toYaml .Composition.Labels }} prints {} for a Composition
+// without labels, wherever it was read from.
 func userMetadata(m map[string]string) map[string]string {
-	var out map[string]string
+	out := make(map[string]string, len(m))
 	for k, v := range m {
-		if writtenByTools[k] {
-			continue
+		if !writtenByTools[k] {
+			out[k] = v
 		}
-		if out == nil {
-			out = make(map[string]string, len(m))
-		}
-		out[k] = v
 	}
 	return out
 }

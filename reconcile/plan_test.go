@@ -74,6 +74,11 @@ func TestRenderInput(t *testing.T) {
 	if in = reconcile.RenderInput(file, reconcile.Live(applied), caps); !in.IsUpgrade || in.Composition.UID != "uid-live" {
 		t.Errorf("live with members: IsUpgrade %t, UID %q; want an upgrade of uid-live", in.IsUpgrade, in.Composition.UID)
 	}
+	// No labels or annotations at all, or only stencil's: empty maps.
+	bare := reconcile.RenderInput(&v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{reconcile.LabelApplySetID: "x"}}}, nil, caps)
+	if bare.Composition.Labels == nil || len(bare.Composition.Labels) != 0 || bare.Composition.Annotations == nil {
+		t.Errorf("bare Composition: labels %#v, annotations %#v; want empty maps", bare.Composition.Labels, bare.Composition.Annotations)
+	}
 	// Only the live record counts: the status of the file does not.
 	if in = reconcile.RenderInput(file, reconcile.Live(&v1alpha1.Composition{Status: file.Status}), caps); in.IsUpgrade {
 		t.Error("a status bundleRevision made an upgrade; only the live ApplySet's members may")
