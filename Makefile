@@ -17,8 +17,9 @@ all: build
 ##@ Generate
 
 .PHONY: generate
-generate: ## Generate deepcopy functions for api/.
+generate: ## Generate deepcopy functions for api/ and the built-in Kubernetes API list (templates/).
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
+	go run -C hack/k8s ./builtinapis $(CURDIR)/templates/zz_generated.builtinapis.go
 
 .PHONY: manifests
 manifests: ## Generate CRDs (config/crd) and RBAC (config/rbac).
@@ -28,10 +29,12 @@ manifests: ## Generate CRDs (config/crd) and RBAC (config/rbac).
 .PHONY: verify
 verify: ## Fail when generated files are stale, code is unformatted or vet complains.
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
-	cp -r api config "$$tmp/"; \
+	cp -r api config templates/zz_generated.builtinapis.go "$$tmp/"; \
 	$(MAKE) --no-print-directory generate manifests >/dev/null; \
-	if ! git diff --no-index --exit-code "$$tmp/api" api >/dev/null || ! git diff --no-index --exit-code "$$tmp/config" config >/dev/null; then \
+	if ! git diff --no-index --exit-code "$$tmp/api" api >/dev/null || ! git diff --no-index --exit-code "$$tmp/config" config >/dev/null || \
+		! git diff --no-index --exit-code "$$tmp/zz_generated.builtinapis.go" templates/zz_generated.builtinapis.go >/dev/null; then \
 		git diff --no-index "$$tmp/api" api; git diff --no-index "$$tmp/config" config; \
+		git diff --no-index "$$tmp/zz_generated.builtinapis.go" templates/zz_generated.builtinapis.go; \
 		echo "generated files were stale: run 'make generate manifests' and commit"; exit 1; \
 	fi
 	@out=$$(gofmt -l $$(git ls-files '*.go') ); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/sandbox"
@@ -92,6 +93,8 @@ type CompositionReconciler struct {
 	access     *accessChecker
 	bundles    *bundleCache
 	renderer   Renderer
+	// capabilities are what the cluster serves, for .Capabilities.
+	capabilities *capabilitiesCache
 	// failedRenders keeps renders that failed, so they are not run again
 	// until an input changes.
 	failedRenders renderMemo
@@ -121,6 +124,10 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err != nil {
 		return err
 	}
+	caps, err := newManagerCapabilities(mgr)
+	if err != nil {
+		return err
+	}
 	bundles := &bundleCache{}
 	r := &CompositionReconciler{
 		Client:    mgr.GetClient(),
@@ -134,10 +141,13 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		bundles:   bundles,
 		renderer:  renderer,
 		access:    &accessChecker{client: mgr.GetClient()},
+
+		capabilities: caps,
 	}
 	c, err := builder.ControllerManagedBy(mgr).
 		For(&v1alpha1.Composition{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletingPredicate(), annotationChangedPredicate(AnnotationAllowEmptyRender)))).
 		Watches(&v1alpha1.Bundle{}, handler.EnqueueRequestsFromMapFunc(r.compositionsOfBundle)).
+		WatchesRawSource(source.Channel(caps.changed, handler.EnqueueRequestsFromMapFunc(r.allCompositions))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.MaxConcurrentReconciles, 1)}).
 		Named("composition").
 		Build(r)

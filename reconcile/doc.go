@@ -15,6 +15,14 @@
 //     placed, label every member applyset.kubernetes.io/part-of=<id>, sort
 //     into apply order. `stencil render` prints a Plan, so what it shows is
 //     what is applied.
+//   - RenderInput: the one builder of a render's input, for the controller
+//     and the CLI alike: the Composition's labels and annotations without
+//     the metadata tools write on it, UID and .Release.IsUpgrade from the
+//     live Composition (LiveComposition), .Capabilities from discovery
+//     (DiscoverCapabilities; the controller keeps them and discovers again
+//     when a metadata-only watch sees a CRD or an APIService change, then
+//     renders every Composition again) or, offline, the generated list of
+//     built-in APIs (OfflineCapabilities, OfflineRESTMapper).
 //   - Apply: server-side apply under the constant field manager "stencil"
 //     with forced ownership, stage by stage (CRDs, Namespaces, classes, RBAC,
 //     ServiceAccounts, ConfigMaps and Secrets, Services, workloads, custom

@@ -2,64 +2,61 @@ package reconcile
 
 import (
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/templates"
 )
 
-// clusterScopedKinds are the built-in kinds that are not namespaced.
-var clusterScopedKinds = map[schema.GroupKind]bool{
-	{Kind: "Namespace"}: true, {Kind: "Node"}: true, {Kind: "PersistentVolume"}: true, {Kind: "ComponentStatus"}: true,
-	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}:                         true,
-	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}:                  true,
-	{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}:                 true,
-	{Group: "apiregistration.k8s.io", Kind: "APIService"}:                             true,
-	{Group: "storage.k8s.io", Kind: "StorageClass"}:                                   true,
-	{Group: "storage.k8s.io", Kind: "CSIDriver"}:                                      true,
-	{Group: "storage.k8s.io", Kind: "CSINode"}:                                        true,
-	{Group: "storage.k8s.io", Kind: "VolumeAttachment"}:                               true,
-	{Group: "storage.k8s.io", Kind: "VolumeAttributesClass"}:                          true,
-	{Group: "scheduling.k8s.io", Kind: "PriorityClass"}:                               true,
-	{Group: "node.k8s.io", Kind: "RuntimeClass"}:                                      true,
-	{Group: "networking.k8s.io", Kind: "IngressClass"}:                                true,
-	{Group: "networking.k8s.io", Kind: "IPAddress"}:                                   true,
-	{Group: "networking.k8s.io", Kind: "ServiceCIDR"}:                                 true,
-	{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration"}:     true,
-	{Group: "admissionregistration.k8s.io", Kind: "ValidatingWebhookConfiguration"}:   true,
-	{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy"}:        true,
-	{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicyBinding"}: true,
-	{Group: "admissionregistration.k8s.io", Kind: "MutatingAdmissionPolicy"}:          true,
-	{Group: "admissionregistration.k8s.io", Kind: "MutatingAdmissionPolicyBinding"}:   true,
-	{Group: "certificates.k8s.io", Kind: "CertificateSigningRequest"}:                 true,
-	{Group: "certificates.k8s.io", Kind: "ClusterTrustBundle"}:                        true,
-	{Group: "flowcontrol.apiserver.k8s.io", Kind: "FlowSchema"}:                       true,
-	{Group: "flowcontrol.apiserver.k8s.io", Kind: "PriorityLevelConfiguration"}:       true,
-	{Group: "resource.k8s.io", Kind: "DeviceClass"}:                                   true,
-	{Group: "resource.k8s.io", Kind: "ResourceSlice"}:                                 true,
-	{Group: "stencil.dev", Kind: "Bundle"}:                                            true,
-	{Group: "storagemigration.k8s.io", Kind: "StorageVersionMigration"}:               true,
-	{Group: "internal.apiserver.k8s.io", Kind: "StorageVersion"}:                      true,
-	{Group: "authentication.k8s.io", Kind: "TokenReview"}:                             true,
-	{Group: "authentication.k8s.io", Kind: "SelfSubjectReview"}:                       true,
-	{Group: "authorization.k8s.io", Kind: "SubjectAccessReview"}:                      true,
-	{Group: "authorization.k8s.io", Kind: "SelfSubjectAccessReview"}:                  true,
-	{Group: "authorization.k8s.io", Kind: "SelfSubjectRulesReview"}:                   true,
+// stencilResources are stencil's own kinds, which every cluster running
+// the controller serves.
+var stencilResources = []templates.BuiltinResource{
+	{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Kind: "Bundle", Resource: "bundles", Singular: "bundle"},
+	{Group: v1alpha1.GroupVersion.Group, Version: v1alpha1.GroupVersion.Version, Kind: "Composition", Resource: "compositions", Singular: "composition", Namespaced: true},
 }
 
-// OfflineRESTMapper maps every kind of the scheme (the built-in kinds and
-// stencil's) without a cluster, for rendering and linting offline. Kinds it
-// does not know (custom resources) fail to map unless a CRD in the same
-// render defines them.
-func OfflineRESTMapper(s *runtime.Scheme) meta.RESTMapper {
-	m := meta.NewDefaultRESTMapper(s.PrioritizedVersionsAllGroups())
-	for gvk := range s.AllKnownTypes() {
-		if gvk.Version == runtime.APIVersionInternal || len(gvk.Kind) > 4 && gvk.Kind[len(gvk.Kind)-4:] == "List" {
-			continue
+// offlineResources are the kinds known without a cluster: every built-in
+// kind of templates.BuiltinKubeVersion and stencil's own.
+func offlineResources() []templates.BuiltinResource {
+	return append(templates.BuiltinResources(), stencilResources...)
+}
+
+// OfflineRESTMapper maps, without a cluster, every kind the API server of
+// templates.BuiltinKubeVersion serves by itself (templates.BuiltinResources,
+// generated from that release: APIService, every cluster-scoped kind with
+// its scope, alpha and beta versions) and stencil's own kinds, for
+// rendering and linting offline. Kinds it does not know (custom resources)
+// fail to map unless a CRD in the same render defines them.
+func OfflineRESTMapper() meta.RESTMapper {
+	resources := offlineResources()
+	var order []schema.GroupVersion
+	seen := map[schema.GroupVersion]bool{}
+	for _, r := range resources {
+		if gv := (schema.GroupVersion{Group: r.Group, Version: r.Version}); !seen[gv] {
+			seen[gv] = true
+			order = append(order, gv)
 		}
-		scope := meta.RESTScopeNamespace
-		if clusterScopedKinds[gvk.GroupKind()] {
-			scope = meta.RESTScopeRoot
+	}
+	m := meta.NewDefaultRESTMapper(order)
+	for _, r := range resources {
+		gv := schema.GroupVersion{Group: r.Group, Version: r.Version}
+		scope := meta.RESTScopeRoot
+		if r.Namespaced {
+			scope = meta.RESTScopeNamespace
 		}
-		m.Add(gvk, scope)
+		m.AddSpecific(gv.WithKind(r.Kind), gv.WithResource(r.Resource), gv.WithResource(r.Singular), scope)
 	}
 	return m
+}
+
+// OfflineCapabilities is .Capabilities without a cluster: Kubernetes
+// templates.BuiltinKubeVersion serving every built-in API version and
+// kind (templates.DefaultCapabilities), and stencil's own API, which every
+// cluster running the controller serves.
+func OfflineCapabilities() *templates.Capabilities {
+	caps := templates.DefaultCapabilities()
+	for _, r := range stencilResources {
+		caps.APIVersions = append(caps.APIVersions, r.GroupVersion(), r.GroupVersion()+"/"+r.Kind)
+	}
+	return normalizeCapabilities(caps)
 }

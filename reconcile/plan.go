@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/templates"
@@ -52,34 +53,123 @@ type Renderer interface {
 	Render(ctx context.Context, b *templates.Bundle, in templates.Input) ([]*unstructured.Unstructured, error)
 }
 
-// RenderInput is what a Composition gives its bundle's templates.
-func RenderInput(comp *v1alpha1.Composition) templates.Input {
-	return templates.Input{
+// LiveComposition is what the API server holds of a Composition that its
+// render reads besides the Composition's spec, labels and annotations:
+// its UID and whether its ApplySet records members.
+type LiveComposition struct {
+	// UID is the Composition's UID.
+	UID types.UID
+	// Installed is .Release.IsUpgrade: the Composition's ApplySet
+	// records members, in its contains-group-kinds annotation. The
+	// controller records a rendered group-kind there before it applies
+	// any object (and drops it once no member of that kind is left), so
+	// Installed says that stencil has applied, or begun to apply, objects
+	// of this Composition. It turns true after the first pass that
+	// applies anything and false again only when the set is emptied.
+	Installed bool
+}
+
+// Live reads a LiveComposition from the Composition as the API server
+// holds it (a GET, not a possibly stale cache). The controller, which
+// reads the same annotation live before it renders, applies the same rule
+// (installed); `stencil render` and `stencil diff` call Live on the live
+// Composition of the same name.
+func Live(comp *v1alpha1.Composition) *LiveComposition {
+	return &LiveComposition{UID: comp.UID, Installed: installed(parseInventory(comp.Annotations))}
+}
+
+// installed is the rule of LiveComposition.Installed.
+func installed(inv inventory) bool { return len(inv.groupKinds) > 0 }
+
+// writtenByTools are the labels and annotations that tools write on a
+// Composition about the Composition itself: the ApplySet metadata stencil
+// keeps on its parent, and the copy of the object kubectl's client-side
+// apply keeps. Templates never see them: they are not part of what the
+// Composition asks for, a Composition read from a file does not have them,
+// and they change under the controller's own writes.
+var writtenByTools = map[string]bool{
+	LabelApplySetID:      true,
+	AnnotationTooling:    true,
+	AnnotationGroupKinds: true,
+	AnnotationNamespaces: true,
+	"kubectl.kubernetes.io/last-applied-configuration": true,
+}
+
+// userMetadata returns a copy of m without the keys tools write: never
+// nil, so {{ toYaml .Composition.Labels }} prints {} for a Composition
+// without labels, wherever it was read from.
+func userMetadata(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if !writtenByTools[k] {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// RenderInput is the one function that builds what a Composition gives its
+// bundle's templates, for the controller and for `stencil render`,
+// `stencil diff` and `stencil bundle lint` alike, so what they show is
+// what the controller applies:
+//
+//   - .Values, .Composition.Name and Namespace, Labels and Annotations
+//     come from comp (a file, or the controller's cache), without the
+//     labels and annotations tools write (writtenByTools);
+//   - .Composition.UID and .Release.IsUpgrade come from live, the
+//     Composition as the API server holds it (see LiveComposition); with
+//     no live Composition (it does not exist yet, or there is no
+//     cluster) the UID is empty and .Release.IsInstall is true, whatever
+//     uid or status comp carries;
+//   - .Capabilities is caps: discovered from the cluster
+//     (DiscoverCapabilities), or OfflineCapabilities without one.
+func RenderInput(comp *v1alpha1.Composition, live *LiveComposition, caps *templates.Capabilities) templates.Input {
+	in := templates.Input{
 		Values: comp.Spec.Values,
 		Composition: templates.CompositionInfo{
 			Name:        comp.Name,
 			Namespace:   comp.Namespace,
-			UID:         string(comp.UID),
-			Labels:      comp.Labels,
-			Annotations: comp.Annotations,
+			Labels:      userMetadata(comp.Labels),
+			Annotations: userMetadata(comp.Annotations),
 		},
-		IsUpgrade: comp.Status.BundleRevision != "",
+		Capabilities: caps,
 	}
+	if live != nil {
+		in.Composition.UID = string(live.UID)
+		in.IsUpgrade = live.Installed
+	}
+	return in
 }
 
-// NewPlan renders the Composition's bundle with r and prepares the result
-// for apply: it places namespaced objects in the Composition's namespace,
-// refuses what the bundle's permissions do not allow, adds the ApplySet
-// part-of label, drops fields the server owns (status, managedFields, ...),
-// and sorts the objects into apply order. mapper says which kinds are
-// namespaced; kinds defined by a CRD in the same render are looked up there.
-func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, comp *v1alpha1.Composition, mapper meta.RESTMapper) (*Plan, error) {
-	objs, err := r.Render(ctx, b, RenderInput(comp))
+// renderInput is RenderInput in the controller: the Composition from the
+// cache, its recorded inventory as ensureParent read it live, and the
+// cached capabilities with their revision.
+func (r *CompositionReconciler) renderInput(ctx context.Context, s *scope) (templates.Input, string, error) {
+	caps, err := r.capabilities.get(ctx)
+	if err != nil {
+		return templates.Input{}, "", err
+	}
+	live := &LiveComposition{UID: s.comp.UID, Installed: installed(s.parent.inventory)}
+	return RenderInput(s.comp, live, caps.caps), caps.revision, nil
+}
+
+// NewPlan renders a bundle with r for the Composition that in describes
+// (see RenderInput) and prepares the result for apply: it places namespaced
+// objects in the Composition's namespace, refuses what the bundle's
+// permissions do not allow, refuses two objects that are one once placed
+// (a ConfigMap with and without the Composition's namespace), adds the
+// ApplySet part-of label, drops fields the server owns (status,
+// managedFields, ...), and sorts the objects into apply order. mapper says
+// which kinds are namespaced; kinds defined by a CRD in the same render
+// are looked up there.
+func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.Input, mapper meta.RESTMapper) (*Plan, error) {
+	objs, err := r.Render(ctx, b, in)
 	if err != nil {
 		return nil, err
 	}
+	namespace := in.Composition.Namespace
 	p := &Plan{
-		ID:             ApplySetID(comp.Name, comp.Namespace, CompositionGroupKind),
+		ID:             ApplySetID(in.Composition.Name, namespace, CompositionGroupKind),
 		BundleRevision: b.Revision(),
 	}
 	crdScopes := renderedCRDScopes(objs)
@@ -90,7 +180,7 @@ func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, comp *v1alpha
 		if err != nil {
 			return nil, err
 		}
-		if err := place(u, namespaced, comp.Namespace, perms); err != nil {
+		if err := place(u, namespaced, namespace, perms); err != nil {
 			return nil, err
 		}
 		// Two objects that only differ before placement (one names the
@@ -112,7 +202,7 @@ func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, comp *v1alpha
 		p.inventory.groupKinds = append(p.inventory.groupKinds, u.GroupVersionKind().GroupKind())
 		p.inventory.namespaces = append(p.inventory.namespaces, u.GetNamespace())
 	}
-	p.inventory = p.inventory.normalize(comp.Namespace)
+	p.inventory = p.inventory.normalize(namespace)
 	sortForApply(p.Objects)
 	return p, nil
 }

@@ -47,14 +47,18 @@ func (r *CompositionReconciler) render(ctx context.Context, s *scope) (ctrl.Resu
 		r.stall(s, ReasonRenderFailed, err.Error())
 		return ctrl.Result{}, nil
 	}
-	key := renderKey(s.comp, loaded.Revision())
+	in, capsRevision, err := r.renderInput(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	key := renderKey(s.comp, loaded.Revision(), in, capsRevision)
 	if failed := r.failedRenders.get(client.ObjectKeyFromObject(s.comp), key); failed != nil {
 		setStalled(&s.status, s.comp.Generation, renderReason(failed), failed.Error())
 		s.done = true
 		return ctrl.Result{}, nil
 	}
 	start := time.Now()
-	s.plan, err = NewPlan(ctx, r.renderer, loaded, s.comp, r.Mapper)
+	s.plan, err = NewPlan(ctx, r.renderer, loaded, in, r.Mapper)
 	renderDuration.Observe(time.Since(start).Seconds())
 	var renderErr *templates.RenderError
 	var refused *RefusedError
@@ -90,11 +94,13 @@ func (r *CompositionReconciler) stall(s *scope, reason, msg string) {
 }
 
 // renderKey identifies everything a render of comp depends on: its spec
-// (by generation), the labels and annotations templates may read, whether
-// it was applied before (.Release.IsUpgrade) and the Bundle's revision.
-func renderKey(comp *v1alpha1.Composition, bundleRevision string) string {
+// (by generation), the Bundle's revision and the rest of its input in: the
+// labels and annotations templates see, .Release.IsUpgrade, and the
+// revision of the capabilities, so a render runs again when an API comes
+// or goes.
+func renderKey(comp *v1alpha1.Composition, bundleRevision string, in templates.Input, capsRevision string) string {
 	h := sha256.New()
-	meta, _ := json.Marshal([]any{comp.Labels, comp.Annotations, comp.Status.BundleRevision != ""})
+	meta, _ := json.Marshal([]any{in.Composition.Labels, in.Composition.Annotations, in.IsUpgrade, capsRevision})
 	h.Write(meta)
 	return fmt.Sprintf("%s/%d/%s/%s", comp.UID, comp.Generation, bundleRevision, hex.EncodeToString(h.Sum(nil)))
 }

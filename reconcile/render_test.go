@@ -13,39 +13,65 @@ import (
 // TestRenderMemo: a failed render is reported again without rendering
 // while nothing it depends on changed, and rendered again as soon as one
 // input does: the spec (generation), labels, annotations, the Bundle's
-// revision, or the Composition itself (made anew under the same name).
+// revision, the Composition itself (made anew under the same name), its
+// ApplySet's members (.Release.IsUpgrade) or the served APIs. The
+// metadata stencil itself writes on the Composition is not an input.
 func TestRenderMemo(t *testing.T) {
-	base := func() *v1alpha1.Composition {
-		return &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{
+	type inputs struct {
+		comp      *v1alpha1.Composition
+		bundle    string
+		installed bool
+		caps      string
+	}
+	base := func() *inputs {
+		return &inputs{comp: &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{
 			Namespace: "team-a", Name: "shop", UID: "uid-1", Generation: 3,
 			Labels: map[string]string{"tier": "web"}, Annotations: map[string]string{"a": "1"},
-		}}
+		}}, bundle: "sha256:1", caps: "caps-1"}
+	}
+	key := func(in *inputs) string {
+		live := &LiveComposition{UID: in.comp.UID, Installed: in.installed}
+		return renderKey(in.comp, in.bundle, RenderInput(in.comp, live, nil), in.caps)
 	}
 	name := types.NamespacedName{Namespace: "team-a", Name: "shop"}
 	failed := &templates.RenderError{File: "templates/x.yaml", Reason: templates.ReasonTimeout, Msg: "render stopped"}
 	var m renderMemo
-	m.put(name, renderKey(base(), "sha256:1"), failed)
+	m.put(name, key(base()), failed)
 
-	if got := m.get(name, renderKey(base(), "sha256:1")); got != failed {
-		t.Fatalf("same inputs: got %v, want the remembered error", got)
+	same := map[string]func(in *inputs){
+		"nothing":         func(*inputs) {},
+		"applyset id":     func(in *inputs) { in.comp.Labels[LabelApplySetID] = "applyset-x-v1" },
+		"group-kinds":     func(in *inputs) { in.comp.Annotations[AnnotationGroupKinds] = "ConfigMap" },
+		"tooling":         func(in *inputs) { in.comp.Annotations[AnnotationTooling] = "stencil/v2" },
+		"status":          func(in *inputs) { in.comp.Status.BundleRevision = "sha256:0" },
+		"last-applied":    func(in *inputs) { in.comp.Annotations["kubectl.kubernetes.io/last-applied-configuration"] = "{}" },
+		"resourceVersion": func(in *inputs) { in.comp.ResourceVersion = "42" },
 	}
-	changes := map[string]func(c *v1alpha1.Composition) string{
-		"generation": func(c *v1alpha1.Composition) string { c.Generation++; return "sha256:1" },
-		"label":      func(c *v1alpha1.Composition) string { c.Labels["tier"] = "db"; return "sha256:1" },
-		"annotation": func(c *v1alpha1.Composition) string { c.Annotations["b"] = "2"; return "sha256:1" },
-		"uid":        func(c *v1alpha1.Composition) string { c.UID = "uid-2"; return "sha256:1" },
-		"bundle":     func(c *v1alpha1.Composition) string { return "sha256:2" },
-		"applied":    func(c *v1alpha1.Composition) string { c.Status.BundleRevision = "sha256:0"; return "sha256:1" },
+	for what, change := range same {
+		in := base()
+		change(in)
+		if got := m.get(name, key(in)); got != failed {
+			t.Errorf("%s changed: got %v, want the remembered error", what, got)
+		}
+	}
+	changes := map[string]func(in *inputs){
+		"generation":   func(in *inputs) { in.comp.Generation++ },
+		"label":        func(in *inputs) { in.comp.Labels["tier"] = "db" },
+		"annotation":   func(in *inputs) { in.comp.Annotations["b"] = "2" },
+		"uid":          func(in *inputs) { in.comp.UID = "uid-2" },
+		"bundle":       func(in *inputs) { in.bundle = "sha256:2" },
+		"installed":    func(in *inputs) { in.installed = true },
+		"capabilities": func(in *inputs) { in.caps = "caps-2" },
 	}
 	for what, change := range changes {
-		c := base()
-		rev := change(c)
-		if got := m.get(name, renderKey(c, rev)); got != nil {
+		in := base()
+		change(in)
+		if got := m.get(name, key(in)); got != nil {
 			t.Errorf("%s changed: got the remembered error, want a new render", what)
 		}
 	}
 	m.forget(name)
-	if got := m.get(name, renderKey(base(), "sha256:1")); got != nil {
+	if got := m.get(name, key(base())); got != nil {
 		t.Errorf("after forget: got %v", got)
 	}
 }

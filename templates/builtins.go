@@ -38,17 +38,12 @@ type Capabilities struct {
 }
 
 // DefaultCapabilities is what templates see without a cluster: Kubernetes
-// v1.36 with its built-in API versions.
+// BuiltinKubeVersion serving every built-in API version and kind
+// (BuiltinResources), such as "apps/v1" and "apps/v1/Deployment".
 func DefaultCapabilities() *Capabilities {
 	return &Capabilities{
-		KubeVersion: KubeVersion{Version: "v1.36.0", Major: "1", Minor: "36"},
-		APIVersions: VersionSet{
-			"v1", "apps/v1", "batch/v1", "autoscaling/v1", "autoscaling/v2", "policy/v1",
-			"networking.k8s.io/v1", "rbac.authorization.k8s.io/v1", "storage.k8s.io/v1",
-			"apiextensions.k8s.io/v1", "admissionregistration.k8s.io/v1", "coordination.k8s.io/v1",
-			"discovery.k8s.io/v1", "scheduling.k8s.io/v1", "node.k8s.io/v1", "certificates.k8s.io/v1",
-			"events.k8s.io/v1", "flowcontrol.apiserver.k8s.io/v1", "resource.k8s.io/v1",
-		},
+		KubeVersion: kubeVersion(BuiltinKubeVersion),
+		APIVersions: slices.Clone(builtinAPIVersions()),
 	}
 }
 

@@ -150,7 +150,11 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 			ObjectMeta: metav1.ObjectMeta{Name: "lint", Namespace: s.namespace},
 			Spec:       v1alpha1.CompositionSpec{Bundle: name, Values: c.values},
 		}
-		p, err := reconcile.NewPlan(ctx, pool, b, comp, s.mapper)
+		caps, err := s.capabilities(ctx)
+		if err != nil {
+			return 0, err
+		}
+		p, err := reconcile.NewPlan(ctx, pool, b, reconcile.RenderInput(comp, nil, caps), s.mapper)
 		if err != nil {
 			fmt.Fprintf(out, "%s (%s): %v\n", dir, c.label, err)
 			problems++

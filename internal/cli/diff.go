@@ -30,7 +30,7 @@ Exit status: 0 when nothing would change, 1 when something would, 2 or
 more on error (as kubectl diff).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			changed, err := runDiff(cmd.Context(), kube, f, cmd.InOrStdin(), cmd.OutOrStdout())
+			changed, err := runDiff(cmd.Context(), kube, f, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 			switch {
 			case err != nil:
 				return &ExitError{Code: 2, Err: err}
@@ -45,11 +45,12 @@ more on error (as kubectl diff).`,
 }
 
 // runDiff prints the differences and reports whether there are any.
-func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFlags, stdin io.Reader, out io.Writer) (bool, error) {
+func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFlags, stdin io.Reader, out, stderr io.Writer) (bool, error) {
 	s, err := connect(kube)
 	if err != nil {
 		return false, err
 	}
+	s.notes = stderr
 	comps, err := readCompositions(f.file, stdin, s.namespace)
 	if err != nil {
 		return false, err

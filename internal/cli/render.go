@@ -67,6 +67,9 @@ func (f *planFlags) session(kube *genericclioptions.ConfigFlags, stderr io.Write
 		fmt.Fprintf(stderr, "note: rendering offline: %v\n", err)
 		return offline(kube)
 	}
+	if s != nil {
+		s.notes = stderr
+	}
 	return s, err
 }
 
@@ -103,7 +106,11 @@ func plan(ctx context.Context, s *session, r reconcile.Renderer, bundleFrom stri
 	if err != nil {
 		return nil, fmt.Errorf("Composition %s/%s: %w", comp.Namespace, comp.Name, err)
 	}
-	p, err := reconcile.NewPlan(ctx, r, b, comp, s.mapper)
+	in, err := s.renderInput(ctx, comp)
+	if err != nil {
+		return nil, fmt.Errorf("Composition %s/%s: %w", comp.Namespace, comp.Name, err)
+	}
+	p, err := reconcile.NewPlan(ctx, r, b, in, s.mapper)
 	if err != nil {
 		return nil, fmt.Errorf("Composition %s/%s: %w", comp.Namespace, comp.Name, err)
 	}

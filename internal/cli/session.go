@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -26,12 +27,68 @@ import (
 )
 
 // session is what a command knows of the cluster: nothing (offline), or a
-// client and a discovery-backed RESTMapper.
+// client, a discovery client and a discovery-backed RESTMapper.
 type session struct {
 	scheme    *runtime.Scheme
 	namespace string
 	mapper    meta.RESTMapper
-	client    client.Client // nil when offline
+	client    client.Client                           // nil when offline
+	discovery discovery.DiscoveryInterfaceWithContext // nil when offline
+	// notes receives what the user should know that is not an error,
+	// such as API groups that could not be discovered.
+	notes io.Writer
+
+	caps *templates.Capabilities // discovered once
+}
+
+// capabilities returns .Capabilities as the controller would give it to
+// templates: discovered from the cluster (once per session), or
+// reconcile.OfflineCapabilities offline. API groups that could not be
+// discovered (an aggregated API server that does not answer) are left
+// out with a note, as the controller leaves them out.
+func (s *session) capabilities(ctx context.Context) (*templates.Capabilities, error) {
+	if s.discovery == nil {
+		return reconcile.OfflineCapabilities(), nil
+	}
+	if s.caps != nil {
+		return s.caps, nil
+	}
+	caps, err := reconcile.DiscoverCapabilities(ctx, s.discovery)
+	if caps == nil {
+		return nil, err
+	}
+	if err != nil {
+		fmt.Fprintf(s.notes, "note: .Capabilities lacks what could not be discovered: %v\n", err)
+	}
+	s.caps = caps
+	return caps, nil
+}
+
+// renderInput builds comp's render input with reconcile.RenderInput, as
+// the controller does: online, .Composition.UID and .Release.IsUpgrade come
+// from the live Composition of the same name (none when it does not exist
+// yet) and .Capabilities from discovery; offline, there is no UID,
+// .Release.IsInstall is true and .Capabilities is the built-in list.
+func (s *session) renderInput(ctx context.Context, comp *v1alpha1.Composition) (templates.Input, error) {
+	caps, err := s.capabilities(ctx)
+	if err != nil {
+		return templates.Input{}, err
+	}
+	var live *reconcile.LiveComposition
+	if s.client != nil {
+		c := &v1alpha1.Composition{}
+		switch err := s.client.Get(ctx, client.ObjectKeyFromObject(comp), c); {
+		case err == nil:
+			live = reconcile.Live(c)
+		case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
+			// Not created yet, or stencil is not installed there: the
+			// controller's first render is an install with no UID.
+			fmt.Fprintf(s.notes, "note: Composition %s/%s does not exist yet: rendered as its first install (no .Composition.UID, .Release.IsInstall true)\n", comp.Namespace, comp.Name)
+		default:
+			return templates.Input{}, fmt.Errorf("read the live Composition (for .Composition.UID and .Release.IsUpgrade): %w", err)
+		}
+	}
+	return reconcile.RenderInput(comp, live, caps), nil
 }
 
 // connect returns a session on the cluster of the kubeconfig flags, failing
@@ -58,6 +115,9 @@ func connect(kube *genericclioptions.ConfigFlags) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.discovery, err = discovery.NewDiscoveryClientForConfigAndClient(cfg, hc); err != nil {
+		return nil, err
+	}
 	if s.mapper, err = apiutil.NewDynamicRESTMapper(cfg, hc); err != nil {
 		return nil, err
 	}
@@ -67,7 +127,8 @@ func connect(kube *genericclioptions.ConfigFlags) (*session, error) {
 	return s, nil
 }
 
-// offline returns a session with no cluster: built-in kinds only.
+// offline returns a session with no cluster: the built-in kinds of
+// templates.BuiltinKubeVersion and stencil's own.
 func offline(kube *genericclioptions.ConfigFlags) (*session, error) {
 	scheme, err := reconcile.NewScheme()
 	if err != nil {
@@ -77,7 +138,7 @@ func offline(kube *genericclioptions.ConfigFlags) (*session, error) {
 	if err != nil || ns == "" {
 		ns = "default"
 	}
-	return &session{scheme: scheme, namespace: ns, mapper: reconcile.OfflineRESTMapper(scheme)}, nil
+	return &session{scheme: scheme, namespace: ns, mapper: reconcile.OfflineRESTMapper(), notes: io.Discard}, nil
 }
 
 // readCompositions reads every Composition in a multi-document YAML file

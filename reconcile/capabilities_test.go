@@ -1,0 +1,85 @@
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/templates"
+)
+
+// TestCapabilitiesFollowTheCluster: the controller gives templates what
+// the API server serves (kinds too: apps/v1/Deployment), its version, and
+// .Release.IsUpgrade once the ApplySet has members; a CRD installed later
+// makes its kind appear, and the Composition renders again by itself.
+func TestCapabilitiesFollowTheCluster(t *testing.T) {
+	ns := testenv.Namespace(t, k)
+	group := "caps" + ns + ".example.com"
+	b := bundle(t, "caps-"+ns, map[string]string{
+		"templates/cm.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: caps
+data:
+  deployment: {{ .Capabilities.APIVersions.Has "apps/v1/Deployment" | quote }}
+  gadget: {{ .Capabilities.APIVersions.Has "` + group + `/v1/Gadget" | quote }}
+  kube: {{ .Capabilities.KubeVersion.Version | quote }}
+  upgrade: {{ .Release.IsUpgrade | quote }}
+`,
+	})
+	mustCreate(t, composition(ns, "caps", b.Name, ""))
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "caps"}}
+	eventually(t, "the ConfigMap of an upgrade", func() (bool, error) {
+		err := k.Get(context.Background(), client.ObjectKeyFromObject(cm), cm)
+		return err == nil && cm.Data["upgrade"] == "true", fmt.Errorf("data %v (err %v)", cm.Data, err)
+	})
+	want := map[string]string{"deployment": "true", "gadget": "false", "kube": templates.BuiltinKubeVersion, "upgrade": "true"}
+	if fmt.Sprint(cm.Data) != fmt.Sprint(want) {
+		t.Errorf("data = %v, want %v", cm.Data, want)
+	}
+
+	crd := &unstructured.Unstructured{}
+	crd.SetUnstructuredContent(map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "gadgets." + group},
+		"spec": map[string]any{
+			"group": group, "scope": "Namespaced",
+			"names": map[string]any{"kind": "Gadget", "plural": "gadgets", "singular": "gadget", "listKind": "GadgetList"},
+			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
+		},
+	})
+	mustCreate(t, crd)
+	t.Cleanup(func() { _ = k.Delete(context.Background(), crd) })
+	eventually(t, "the new kind in .Capabilities", func() (bool, error) {
+		err := k.Get(context.Background(), client.ObjectKeyFromObject(cm), cm)
+		return err == nil && cm.Data["gadget"] == "true", fmt.Errorf("data %v (err %v)", cm.Data, err)
+	})
+}
+
+// TestDuplicateOncePlaced: the controller refuses a ConfigMap rendered
+// with and without the Composition's namespace, which would otherwise be
+// applied twice, concurrently, as two versions of one object.
+func TestDuplicateOncePlaced(t *testing.T) {
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "dup-"+ns, map[string]string{
+		"templates/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  v: a\n",
+		"templates/b.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: " + ns + "\ndata:\n  v: b\n",
+	})
+	mustCreate(t, composition(ns, "dup", b.Name, ""))
+	got := condition(t, ns, "dup", reconcile.ConditionStalled, metav1.ConditionTrue)
+	if msg := condMessage(got, reconcile.ConditionStalled); !strings.Contains(msg, "ConfigMap") || !strings.Contains(msg, "rendered twice") {
+		t.Errorf("Stalled message = %q, want it to name the ConfigMap rendered twice", msg)
+	}
+	if err := k.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "x"}, &corev1.ConfigMap{}); err == nil {
+		t.Error("the ConfigMap was applied")
+	}
+}

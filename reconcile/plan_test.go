@@ -1,0 +1,169 @@
+package reconcile_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/templates"
+)
+
+// inProcess renders in the test process (the controller uses a sandbox).
+type inProcess struct{}
+
+func (inProcess) Render(ctx context.Context, b *templates.Bundle, in templates.Input) ([]*unstructured.Unstructured, error) {
+	return templates.RenderContext(ctx, b, in)
+}
+
+// TestRenderInput: the render input keeps what the Composition asks for
+// and drops what tools write on it; the UID and .Release.IsUpgrade come
+// from the live Composition alone, with one rule.
+func TestRenderInput(t *testing.T) {
+	file := &v1alpha1.Composition{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: "team-a", Name: "shop", UID: "uid-from-the-file",
+			Labels: map[string]string{"tier": "web", reconcile.LabelApplySetID: "applyset-x-v1"},
+			Annotations: map[string]string{
+				"owner":                                            "ops",
+				reconcile.AnnotationTooling:                        "stencil/v1",
+				reconcile.AnnotationGroupKinds:                     "ConfigMap",
+				reconcile.AnnotationNamespaces:                     "other",
+				"kubectl.kubernetes.io/last-applied-configuration": `{"spec":{"values":{"password":"x"}}}`,
+			},
+		},
+		Spec:   v1alpha1.CompositionSpec{Bundle: "b"},
+		Status: v1alpha1.CompositionStatus{BundleRevision: "sha256:1"},
+	}
+	caps := reconcile.OfflineCapabilities()
+	wantMeta := templates.CompositionInfo{Name: "shop", Namespace: "team-a",
+		Labels: map[string]string{"tier": "web"}, Annotations: map[string]string{"owner": "ops"}}
+
+	// No live Composition (offline, or not created yet): no UID and an
+	// install, whatever uid and status the file carries.
+	in := reconcile.RenderInput(file, nil, caps)
+	if diff := cmp.Diff(wantMeta, in.Composition); diff != "" {
+		t.Errorf("offline .Composition (-want +got):\n%s", diff)
+	}
+	if in.IsUpgrade || in.Capabilities != caps {
+		t.Errorf("offline: IsUpgrade %t, capabilities %p; want an install with the given capabilities", in.IsUpgrade, in.Capabilities)
+	}
+	if !strings.Contains(string(file.UID), "file") || file.Labels[reconcile.LabelApplySetID] == "" {
+		t.Errorf("RenderInput changed the Composition it was given")
+	}
+
+	// Live: the Composition exists, its ApplySet records no member yet.
+	fresh := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{UID: "uid-live", Annotations: map[string]string{reconcile.AnnotationGroupKinds: ""}}}
+	in = reconcile.RenderInput(file, reconcile.Live(fresh), caps)
+	wantLive := wantMeta
+	wantLive.UID = "uid-live"
+	if diff := cmp.Diff(wantLive, in.Composition); diff != "" || in.IsUpgrade {
+		t.Errorf("live, nothing applied: IsUpgrade %t, .Composition (-want +got):\n%s", in.IsUpgrade, diff)
+	}
+	// Live, with recorded members: an upgrade.
+	applied := fresh.DeepCopy()
+	applied.Annotations[reconcile.AnnotationGroupKinds] = "ConfigMap,Deployment.apps"
+	if in = reconcile.RenderInput(file, reconcile.Live(applied), caps); !in.IsUpgrade || in.Composition.UID != "uid-live" {
+		t.Errorf("live with members: IsUpgrade %t, UID %q; want an upgrade of uid-live", in.IsUpgrade, in.Composition.UID)
+	}
+	// No labels or annotations at all, or only stencil's: empty maps.
+	bare := reconcile.RenderInput(&v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{reconcile.LabelApplySetID: "x"}}}, nil, caps)
+	if bare.Composition.Labels == nil || len(bare.Composition.Labels) != 0 || bare.Composition.Annotations == nil {
+		t.Errorf("bare Composition: labels %#v, annotations %#v; want empty maps", bare.Composition.Labels, bare.Composition.Annotations)
+	}
+	// Only the live record counts: the status of the file does not.
+	if in = reconcile.RenderInput(file, reconcile.Live(&v1alpha1.Composition{Status: file.Status}), caps); in.IsUpgrade {
+		t.Error("a status bundleRevision made an upgrade; only the live ApplySet's members may")
+	}
+}
+
+// TestOfflineRESTMapper: without a cluster every built-in kind of the
+// release is placed with its scope (APIService and every cluster-scoped
+// kind included), and stencil's own kinds too.
+func TestOfflineRESTMapper(t *testing.T) {
+	m := reconcile.OfflineRESTMapper()
+	for _, r := range templates.BuiltinResources() {
+		mapping, err := m.RESTMapping(schema.GroupKind{Group: r.Group, Kind: r.Kind}, r.Version)
+		if err != nil {
+			t.Errorf("%s/%s: %v", r.GroupVersion(), r.Kind, err)
+			continue
+		}
+		if namespaced := mapping.Scope.Name() == meta.RESTScopeNameNamespace; namespaced != r.Namespaced {
+			t.Errorf("%s/%s: namespaced %t, want %t", r.GroupVersion(), r.Kind, namespaced, r.Namespaced)
+		}
+		if mapping.Resource.Resource != r.Resource {
+			t.Errorf("%s/%s: resource %q, want %q", r.GroupVersion(), r.Kind, mapping.Resource.Resource, r.Resource)
+		}
+	}
+	for gvk, namespaced := range map[schema.GroupVersionKind]bool{
+		{Group: "apiregistration.k8s.io", Version: "v1", Kind: "APIService"}: false,
+		{Version: "v1", Kind: "Endpoints"}:                                   true,
+		{Group: "stencil.dev", Version: "v1alpha1", Kind: "Bundle"}:          false,
+		{Group: "stencil.dev", Version: "v1alpha1", Kind: "Composition"}:     true,
+	} {
+		mapping, err := m.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil || (mapping.Scope.Name() == meta.RESTScopeNameNamespace) != namespaced {
+			t.Errorf("%s: mapping %+v, err %v; want namespaced %t", gvk, mapping, err, namespaced)
+		}
+	}
+	if _, err := m.RESTMapping(schema.GroupKind{Group: "example.com", Kind: "Widget"}, "v1"); err == nil {
+		t.Error("a custom resource mapped offline")
+	}
+	if !reconcile.OfflineCapabilities().APIVersions.Has("stencil.dev/v1alpha1/Composition") {
+		t.Error("offline capabilities lack stencil's own API")
+	}
+}
+
+// TestPlanOffline: a plan made without a cluster places an APIService and
+// other cluster-scoped built-in kinds, and refuses an object rendered
+// twice once namespaces are placed.
+func TestPlanOffline(t *testing.T) {
+	files := map[string]string{
+		"templates/apiservice.yaml": "apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: v1beta1.metrics.k8s.io\n  namespace: ignored\nspec:\n  group: metrics.k8s.io\n  version: v1beta1\n  groupPriorityMinimum: 100\n  versionPriority: 100\n",
+		"templates/priority.yaml":   "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: high\nvalue: 1000\n",
+		"templates/vap.yaml":        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: p\nspec:\n  validations: [{expression: 'true'}]\n",
+		"templates/cm.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+	}
+	perms := v1alpha1.BundlePermissions{ClusterScoped: []v1alpha1.GroupKind{
+		{Group: "apiregistration.k8s.io", Kind: "APIService"}, {Group: "scheduling.k8s.io", Kind: "PriorityClass"},
+		{Group: "admissionregistration.k8s.io", Kind: "*"},
+	}}
+	b, err := templates.LoadObject(&v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "b"}, Spec: v1alpha1.BundleSpec{Files: files, Permissions: perms}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	comp := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "c"}, Spec: v1alpha1.CompositionSpec{Bundle: "b"}}
+	in := reconcile.RenderInput(comp, nil, reconcile.OfflineCapabilities())
+	p, err := reconcile.NewPlan(context.Background(), inProcess{}, b, in, reconcile.OfflineRESTMapper())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, o := range p.Objects {
+		got[o.GetKind()] = o.GetNamespace()
+	}
+	want := map[string]string{"APIService": "", "PriorityClass": "", "ValidatingAdmissionPolicy": "", "ConfigMap": "default"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("kind → namespace (-want +got):\n%s", diff)
+	}
+
+	// ConfigMap x with and without the Composition's namespace is one object.
+	files["templates/cm2.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: default\n"
+	b, err = templates.LoadObject(&v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "b"}, Spec: v1alpha1.BundleSpec{Files: files, Permissions: perms}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = reconcile.NewPlan(context.Background(), inProcess{}, b, in, reconcile.OfflineRESTMapper())
+	var renderErr *templates.RenderError
+	if !errors.As(err, &renderErr) || !strings.Contains(err.Error(), "ConfigMap") || !strings.Contains(err.Error(), "rendered twice") {
+		t.Errorf("ConfigMap x with and without namespace default: err %v, want a RenderError saying it is rendered twice", err)
+	}
+}
