@@ -1,0 +1,141 @@
+package templates_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/templates"
+)
+
+// The tests of this file pin what `helm template` (Helm v4.3.1) prints
+// for small charts written for them, so a chart ports unchanged. Helm's
+// behaviour is read from its source, cited at each test
+// (helm.sh/helm/v4@v4.3.1/...).
+
+// helmChart is the chart every case of a table renders: one template,
+// t.yaml, a ConfigMap whose data the case writes, and a helper.
+func helmChart(data string) map[string]string {
+	return map[string]string{
+		"Chart.yaml":  "apiVersion: v2\nname: demo\nversion: 0.1.0\n",
+		"values.yaml": "present: {a: 1}\nliteral: \"a<no value>b\"\nbig: 1000000\nhuge: 9007199254740993\nmaxint: 9223372036854775807\nfloat: 1.5\nexp: 1e6\n",
+		"templates/_helpers.tpl": `{{- define "h.missing" -}}{{ .Values.missing }}{{- end -}}
+{{- define "h.name" -}}{{ .Release.Name }}{{- end -}}`,
+		"templates/t.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n" + data,
+	}
+}
+
+// renderData renders helmChart(data) and returns the ConfigMap's data.
+func renderData(t *testing.T, data, vals string) (map[string]any, error) {
+	t.Helper()
+	b, err := templates.LoadObject(&v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "demo"}, Spec: v1alpha1.BundleSpec{Files: helmChart(data)}})
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	objs, err := templates.Render(b, templates.Input{Values: values(vals), Composition: web})
+	if err != nil {
+		return nil, err
+	}
+	if len(objs) != 1 {
+		t.Fatalf("rendered %d objects, want 1", len(objs))
+	}
+	got, _ := objs[0].Object["data"].(map[string]any)
+	return got, nil
+}
+
+// TestHelmMissingKey: a missing key prints as an empty string. Helm's
+// engine executes with missingkey=zero, which still prints "<no value>"
+// for a missing key of a map[string]any, and then erases every
+// "<no value>" from each template file's output and from tpl's result
+// (pkg/engine/engine.go: render, "Work around the issue where Go will
+// emit <no value>", and tplFun); include's result keeps it. What the
+// value is passed to (printf, default, toString) sees nil.
+func TestHelmMissingKey(t *testing.T) {
+	tests := []struct{ name, data, want string }{
+		{"missing key", `  v: "{{ .Values.missing }}"`, ""},
+		{"missing key of a present map", `  v: "{{ .Values.present.missing }}"`, ""},
+		{"missing key in a variable", `  v: "{{ $x := .Values.missing }}{{ $x }}"`, ""},
+		{"missing key among text", `  v: "a{{ .Values.missing }}b"`, "ab"},
+		{"printf %v", `  v: "{{ printf "%v" .Values.missing }}"`, "<nil>"},
+		{"printf %s", `  v: "{{ printf "%s" .Values.missing }}"`, "%!s(<nil>)"},
+		{"default", `  v: "{{ .Values.missing | default "d" }}"`, "d"},
+		{"default, nested", `  v: "{{ default "d" .Values.present.missing }}"`, "d"},
+		{"toString", `  v: "{{ toString .Values.missing }}"`, "<nil>"},
+		{"tpl", `  v: "{{ tpl "{{ .Values.missing }}" . }}"`, ""},
+		{"tpl's result is cleaned before a function sees it", `  v: "{{ tpl "{{ .Values.missing }}" . | len }}"`, "0"},
+		{"include", `  v: "{{ include "h.missing" . }}"`, ""},
+		{"include | quote", `  v: {{ include "h.missing" . | quote }}`, ""},
+		// Helm erases only in a file's output: include's own result
+		// still holds the text, so it is not empty.
+		{"include's result keeps the text", `  v: "{{ include "h.missing" . | len }}"`, "10"},
+		{"if include", `  v: "{{ if include "h.missing" . }}yes{{ else }}no{{ end }}"`, "yes"},
+		// ... and Helm erases the text wherever it comes from.
+		{"the text in a value", `  v: "{{ .Values.literal }}"`, "ab"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := renderData(t, tt.data, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got["v"] != tt.want {
+				t.Errorf("v = %q, want %q", got["v"], tt.want)
+			}
+		})
+	}
+	// A field of a missing key is an error, in Helm too: text/template
+	// cannot evaluate a field of nil.
+	_, err := renderData(t, `  v: "{{ .Values.missing.nested }}"`, "")
+	if err == nil || !strings.Contains(err.Error(), "templates/t.yaml:6:") || !strings.Contains(err.Error(), "nil pointer evaluating interface {}.nested") {
+		t.Errorf("err = %v, want text/template's nil pointer error at templates/t.yaml:6", err)
+	}
+}
+
+// TestHelmNumbers pins the one deliberate difference from Helm: stencil
+// keeps integers as integers. Helm reads values.yaml and --values with
+// sigs.k8s.io/yaml.Unmarshal into map[string]any (pkg/chart/v2/loader/
+// load.go LoadValues, pkg/chart/common/values.go ReadValues), which makes
+// every number a float64, so `{{ .Values.big }}` prints 1e+06 and an
+// integer above 2^53 loses digits. stencil prints 1000000 and every
+// int64 exactly, from values.yaml, spec.values and values set in
+// templates alike; a float in values.yaml with an integral value (1e6)
+// is an integer too. Other floats print as Helm prints them, and so does
+// what fromYaml and fromJson parse.
+func TestHelmNumbers(t *testing.T) {
+	data := `  big: "{{ .Values.big }}"
+  huge: "{{ .Values.huge }}"
+  maxint: "{{ .Values.maxint }}"
+  float: "{{ .Values.float }}"
+  exp: "{{ .Values.exp }}"
+  over: "{{ .Values.over }}"
+  overhuge: "{{ .Values.overhuge }}"
+  set: "{{ $_ := set .Values "x" 1000000 }}{{ .Values.x }}"
+  mul: "{{ mul 1000 1000 }}"
+  toJson: {{ pick .Values "big" "huge" | toJson | quote }}
+  toYaml: {{ .Values.big | toYaml | quote }}
+  fromYaml: "{{ (fromYaml "k: 1000000").k }}"
+  fromJson: "{{ (fromJson "{\"k\": 1000000}").k }}"
+  add1: "{{ add1 .Values.big }}"
+`
+	got, err := renderData(t, data, `{"over":1000000,"overhuge":9223372036854775806}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"big": "1000000", "huge": "9007199254740993", "maxint": "9223372036854775807",
+		"float": "1.5", "exp": "1000000",
+		"over": "1000000", "overhuge": "9223372036854775806",
+		"set": "1000000", "mul": "1000000",
+		"toJson": `{"big":1000000,"huge":9007199254740993}`, "toYaml": "1000000",
+		"add1": "1000001",
+		// fromYaml and fromJson parse as Helm's (pkg/engine/funcs.go:
+		// sigs.k8s.io/yaml.Unmarshal and encoding/json into map[string]any).
+		"fromYaml": "1e+06", "fromJson": "1e+06",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("numbers (-want +got):\n%s", diff)
+	}
+}
