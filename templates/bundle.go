@@ -57,6 +57,7 @@ type Bundle struct {
 	defaults map[string]any
 	schema   *valuesSchema
 	chart    map[string]any
+	files    Files            // .Files
 	tmpl     *gotmpl.Template // every template and helper, each under its file name
 	emitted  []string         // templates/**/*.yaml, sorted
 }
@@ -65,6 +66,12 @@ type Bundle struct {
 // stencil.yaml, Chart.yaml, templates/** and kustomization.yaml with the
 // files it references. It gives the same Bundle as LoadObject on the
 // manifest `stencil bundle pack` makes of the folder.
+//
+// The files and folders the folder's .helmignore names are left out, with
+// Helm's rules (ignoreRules), as `helm package` and Helm's folder loader
+// leave them out of a chart; hidden files right under templates/ too.
+// What is left out is not read at all, so an ignored link or special file
+// is no error.
 //
 // A bundle holds regular files and folders only: a symbolic link, wherever
 // it points (outside the folder or inside it), and any other special file
@@ -75,10 +82,26 @@ type Bundle struct {
 // which cannot open a file outside the folder even if it changes while it
 // is read.
 func Load(fsys fs.FS, opts LoadOptions) (*Bundle, error) {
+	rules, err := loadIgnoreRules(fsys)
+	if err != nil {
+		return nil, err
+	}
 	files := map[string]string{}
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
 			return err
+		}
+		if p == "." {
+			return nil
+		}
+		if rules.ignore(p, d.IsDir()) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
 		}
 		if t := d.Type(); !t.IsRegular() {
 			what := "a special file"
@@ -123,6 +146,35 @@ func Load(fsys fs.FS, opts LoadOptions) (*Bundle, error) {
 	return newBundle(opts.Name, spec)
 }
 
+// loadIgnoreRules reads the folder's .helmignore, if it has one. Like the
+// rest of a folder, it must be a regular file.
+func loadIgnoreRules(fsys fs.FS) (*ignoreRules, error) {
+	info, err := fs.Stat(fsys, HelmIgnoreFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return newIgnoreRules("")
+	}
+	if err != nil {
+		return nil, &RenderError{File: HelmIgnoreFile, Msg: err.Error(), Err: err}
+	}
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, &RenderError{Msg: fmt.Sprintf("read bundle folder: %v", err), Err: err}
+	}
+	for _, e := range entries {
+		if e.Name() == HelmIgnoreFile && !e.Type().IsRegular() {
+			return nil, &RenderError{File: HelmIgnoreFile, Msg: "not a regular file: a bundle holds regular files and folders only"}
+		}
+	}
+	if info.Size() > MaxFunctionBytes {
+		return nil, &RenderError{File: HelmIgnoreFile, Reason: ReasonTooLarge, Msg: fmt.Sprintf("larger than %d bytes", MaxFunctionBytes)}
+	}
+	data, err := fs.ReadFile(fsys, HelmIgnoreFile)
+	if err != nil {
+		return nil, &RenderError{File: HelmIgnoreFile, Msg: err.Error(), Err: err}
+	}
+	return newIgnoreRules(string(data))
+}
+
 // LoadObject loads a Bundle object.
 func LoadObject(b *v1alpha1.Bundle) (*Bundle, error) {
 	return newBundle(b.Name, *b.Spec.DeepCopy())
@@ -147,6 +199,7 @@ func newBundle(name string, spec v1alpha1.BundleSpec) (*Bundle, error) {
 			return nil, &RenderError{File: ChartFile, Msg: err.Error(), Err: err}
 		}
 	}
+	b.files = helmFiles(spec.Files, b.chart)
 	if err := b.parse(); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,9 @@
 package templates_test
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -137,5 +140,101 @@ func TestHelmNumbers(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("numbers (-want +got):\n%s", diff)
+	}
+}
+
+// TestHelmFiles: .Files holds what Helm's loader puts in a chart's Files
+// (pkg/chart/v2/loader/load.go, LoadFiles): not Chart.yaml, Chart.lock,
+// values.yaml, values.schema.json, templates/ or charts/ (but a .prov
+// there), nor requirements.yaml of an apiVersion v2 chart.
+func TestHelmFiles(t *testing.T) {
+	files := map[string]string{
+		"Chart.yaml": "apiVersion: v2\nname: demo\nversion: 0.1.0\n", "Chart.lock": "x", "values.yaml": "a: 1\n",
+		"values.schema.json": "{}", "requirements.yaml": "x", "requirements.lock": "x",
+		"templates/_helpers.tpl": "", "charts/sub/Chart.yaml": "x", "charts/sub-0.1.0.tgz.prov": "sig",
+		"README.md": "readme", "files/a.txt": "a", "kustomize/patch.yaml": "p", ".helmignore": "*.bak\n",
+		"templates/t.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  v: \"{{ range $p, $_ := .Files }}{{ $p }},{{ end }}\"\n  glob: \"{{ range $p, $_ := .Files.Glob \"**.yaml\" }}{{ $p }},{{ end }}\"\n  chart: {{ .Files.Get \"Chart.yaml\" | quote }}\n" +
+			"  star: \"{{ range $p, $_ := .Files.Glob \"*\" }}{{ $p }},{{ end }}\"\n" +
+			"  braces: \"{{ range $p, $_ := .Files.Glob \"{README.md,files/?.txt}\" }}{{ $p }},{{ end }}\"\n" +
+			"  bad: \"{{ len (.Files.Glob \"[\") }}\"\n" +
+			"  none: {{ (.Files.Glob \"nothing/*\").AsConfig | quote }}\n",
+	}
+	b := bundle(t, files)
+	objs, err := templates.Render(b, templates.Input{Composition: web})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := objs[0].Object["data"]
+	// Glob is gobwas/glob's, as Helm's (pkg/engine/files.go): * stays in
+	// a folder, ** does not, {a,b} is either, a bad pattern matches all;
+	// AsConfig of no file is "{}".
+	want := map[string]any{"v": ".helmignore,README.md,charts/sub-0.1.0.tgz.prov,files/a.txt,kustomize/patch.yaml,", "glob": "kustomize/patch.yaml,", "chart": "",
+		"star": ".helmignore,README.md,", "braces": "README.md,files/a.txt,", "bad": "5", "none": "{}"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf(".Files (-want +got):\n%s", diff)
+	}
+	// An apiVersion v1 chart keeps requirements.yaml and .lock in Files.
+	files["Chart.yaml"] = "apiVersion: v1\nname: demo\nversion: 0.1.0\n"
+	objs, err = templates.Render(bundle(t, files), templates.Input{Composition: web})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := objs[0].Object["data"].(map[string]any)["v"]; !strings.Contains(v.(string), "requirements.lock,requirements.yaml,") {
+		t.Errorf("v1 chart .Files = %v, want requirements.yaml and .lock among them", v)
+	}
+}
+
+// TestHelmIgnore: a folder's .helmignore leaves files out as Helm's
+// folder loader (pkg/chart/v2/loader/directory.go, loadDir, with
+// pkg/ignore) does: they are neither templates nor .Files nor packed, an
+// ignored folder is skipped whole (even a link inside it), and hidden
+// files right under templates/ are left out without a .helmignore.
+func TestHelmIgnore(t *testing.T) {
+	dir := t.TempDir()
+	writeBundleFolder(t, dir, map[string]string{
+		".helmignore": "# Patterns to ignore when building packages.\n*.bak\nsecrets/\n/top.txt\ndocs/*.md\n.git\n",
+		"Chart.yaml":  "apiVersion: v2\nname: demo\nversion: 0.1.0\n",
+		"values.yaml": "a: 1\n", "a.bak": "x", "sub/b.bak": "x", "secrets/s.txt": "x", "top.txt": "x",
+		"sub/top.txt": "kept", "docs/x.md": "x", "docs/y.txt": "kept", ".git/config": "x",
+		"templates/.hidden.yaml": "not: [valid",
+		"templates/cm.yaml":      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  v: \"{{ range $p, $_ := .Files }}{{ $p }},{{ end }}\"\n",
+	})
+	// A link is refused in a bundle folder, but not an ignored one.
+	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "secrets", "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "link.bak")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := templates.Load(folderFS(t, "os.Root", dir), templates.LoadOptions{Name: "demo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for p := range b.Spec().Files {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	if diff := cmp.Diff([]string{".helmignore", "Chart.yaml", "docs/y.txt", "sub/top.txt", "templates/cm.yaml", "values.yaml"}, paths); diff != "" {
+		t.Errorf("loaded files (-want +got):\n%s", diff)
+	}
+	objs, err := templates.Render(b, templates.Input{Composition: web})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := objs[0].Object["data"].(map[string]any)["v"]; v != ".helmignore,docs/y.txt,sub/top.txt," {
+		t.Errorf(".Files = %v", v)
+	}
+
+	// A .helmignore may leave itself out, and a bad one is an error at its line.
+	writeBundleFolder(t, dir, map[string]string{".helmignore": "*.bak\nsecrets/\n.helmignore\n"})
+	if b, err = templates.Load(folderFS(t, "os.Root", dir), templates.LoadOptions{Name: "demo"}); err != nil {
+		t.Fatal(err)
+	} else if _, ok := b.Spec().Files[".helmignore"]; ok {
+		t.Errorf(".helmignore ignoring itself is still loaded")
+	}
+	writeBundleFolder(t, dir, map[string]string{".helmignore": "*.bak\nsecrets/**\n"})
+	if _, err = templates.Load(folderFS(t, "os.Root", dir), templates.LoadOptions{Name: "demo"}); err == nil || err.Error() != ".helmignore:2: double-star (**) syntax is not supported" {
+		t.Errorf("err = %v", err)
 	}
 }

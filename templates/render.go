@@ -159,7 +159,7 @@ func (b *Bundle) data(values map[string]any, in Input) map[string]any {
 		"Release":      ReleaseInfo{Name: in.Composition.Name, Namespace: in.Composition.Namespace, Service: "stencil", IsInstall: !in.IsUpgrade, IsUpgrade: in.IsUpgrade, Revision: rev},
 		"Chart":        chartInfo(b.chart),
 		"Capabilities": *caps, // a value: a printed pointer would differ on every render
-		"Files":        b.files(),
+		"Files":        b.files,
 	}
 }
 

@@ -34,7 +34,8 @@ func newPackCommand() *cobra.Command {
 		Short: "Print a Bundle manifest holding a bundle folder",
 		Long: `pack loads a bundle folder (values.yaml, values.schema.json, templates/,
 optional Chart.yaml, kustomization.yaml and stencil.yaml) exactly as the
-controller would load the Bundle, and prints the Bundle manifest.`,
+controller would load the Bundle, and prints the Bundle manifest. Files the
+folder's .helmignore names are left out, with Helm's rules.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if name == "" {

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -116,5 +117,40 @@ func TestPackRefusesLinks(t *testing.T) {
 		if strings.Contains(out+errOut, "s3cr3t") {
 			t.Errorf("%s printed the linked file:\n%s%s", strings.Join(args[:2], " "), out, errOut)
 		}
+	}
+}
+
+// TestPackHelmIgnore: pack leaves out what the folder's .helmignore names,
+// with Helm's rules, as `helm package` does (the rules themselves are
+// tested in templates), and lint loads the folder the same way: an
+// ignored template that would not parse is no error.
+func TestPackHelmIgnore(t *testing.T) {
+	dir := writeBundle(t, map[string]string{
+		".helmignore":            "# editor files\n*.swp\n*.orig\nci/\n",
+		"values.yaml":            "name: x\n",
+		"templates/cm.yaml":      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.name }}\n",
+		"templates/cm.yaml.orig": "{{ broken",
+		"templates/.cm.yaml.swp": "{{ broken",
+		"ci/test-values.yaml":    "name: y\n",
+		"files/keep.txt":         "kept",
+	})
+	out, errOut, code := stencil(t, "", "bundle", "pack", dir, "--name", "ign")
+	if code != 0 {
+		t.Fatalf("pack: exit %d: %s", code, errOut)
+	}
+	b := &v1alpha1.Bundle{}
+	if err := yaml.UnmarshalStrict([]byte(out), b); err != nil {
+		t.Fatalf("pack output is not a Bundle: %v\n%s", err, out)
+	}
+	var paths []string
+	for p := range b.Spec.Files {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	if want := []string{".helmignore", "files/keep.txt", "templates/cm.yaml", "values.yaml"}; !slices.Equal(paths, want) {
+		t.Errorf("packed files %v, want %v", paths, want)
+	}
+	if out, errOut, code := stencil(t, "", "bundle", "lint", dir, "--offline"); code != 0 || !strings.Contains(out, "1 objects ok") {
+		t.Errorf("lint: exit %d:\n%s%s", code, out, errOut)
 	}
 }
