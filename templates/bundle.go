@@ -15,6 +15,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/templates/internal/gotmpl"
 )
@@ -23,9 +25,13 @@ import (
 const (
 	// ValuesFile holds the default values.
 	ValuesFile = "values.yaml"
-	// SchemaFileJSON holds the values schema in a folder (spec.schema in a Bundle).
+	// SchemaFileJSON holds a JSON Schema of the values, as a Helm chart's:
+	// values are validated with it, never defaulted (schema_json.go). It
+	// is a file of the bundle, in a folder and in a Bundle's spec.files.
 	SchemaFileJSON = "values.schema.json"
-	// SchemaFileYAML is the same schema written as YAML.
+	// SchemaFileYAML holds, in a folder, the Bundle's spec.schema: an
+	// OpenAPI v3 structural schema of the values, as a CRD's, that
+	// defaults and validates them, and is a published kind's spec.
 	SchemaFileYAML = "values.schema.yaml"
 	// OptionsFile holds, in a folder, the Bundle's permissions and
 	// allowNondeterministic (spec.permissions and spec.allowNondeterministic).
@@ -51,19 +57,20 @@ type options struct {
 // Bundle is a loaded bundle: its files, parsed templates, default values and
 // schema. It is immutable and safe for concurrent Render calls.
 type Bundle struct {
-	name     string
-	spec     v1alpha1.BundleSpec
-	revision string
-	defaults map[string]any
-	schema   *valuesSchema
-	chart    map[string]any
-	files    Files            // .Files
-	tmpl     *gotmpl.Template // every template and helper, each under its file name
-	emitted  []string         // templates/**/*.yaml, sorted
+	name       string
+	spec       v1alpha1.BundleSpec
+	revision   string
+	defaults   map[string]any
+	schema     *valuesSchema      // spec.schema (OpenAPI v3)
+	jsonSchema *jsonschema.Schema // values.schema.json
+	chart      map[string]any
+	files      Files            // .Files
+	tmpl       *gotmpl.Template // every template and helper, each under its file name
+	emitted    []string         // templates/**/*.yaml, sorted
 }
 
-// Load loads a bundle folder: values.yaml, values.schema.json (or .yaml),
-// stencil.yaml, Chart.yaml, templates/** and kustomization.yaml with the
+// Load loads a bundle folder: values.yaml, values.schema.json (JSON
+// Schema), values.schema.yaml (spec.schema), stencil.yaml, Chart.yaml, templates/** and kustomization.yaml with the
 // files it references. It gives the same Bundle as LoadObject on the
 // manifest `stencil bundle pack` makes of the folder.
 //
@@ -125,15 +132,13 @@ func Load(fsys fs.FS, opts LoadOptions) (*Bundle, error) {
 		return nil, &RenderError{Msg: fmt.Sprintf("read bundle folder: %v", err), Err: err}
 	}
 	spec := v1alpha1.BundleSpec{Files: files}
-	for _, name := range []string{SchemaFileJSON, SchemaFileYAML} {
-		if s, ok := files[name]; ok {
-			js, err := yaml.YAMLToJSON([]byte(s))
-			if err != nil {
-				return nil, &RenderError{File: name, Msg: err.Error(), Err: err}
-			}
-			spec.Schema = &apiextensionsv1.JSON{Raw: js}
-			delete(files, name)
+	if s, ok := files[SchemaFileYAML]; ok {
+		js, err := yaml.YAMLToJSON([]byte(s))
+		if err != nil {
+			return nil, &RenderError{File: SchemaFileYAML, Msg: err.Error(), Err: err}
 		}
+		spec.Schema = &apiextensionsv1.JSON{Raw: js}
+		delete(files, SchemaFileYAML)
 	}
 	if s, ok := files[OptionsFile]; ok {
 		var o options
@@ -193,6 +198,11 @@ func newBundle(name string, spec v1alpha1.BundleSpec) (*Bundle, error) {
 	}
 	if b.schema, err = newValuesSchema(spec.Schema); err != nil {
 		return nil, err
+	}
+	if s, ok := spec.Files[SchemaFileJSON]; ok {
+		if b.jsonSchema, err = newJSONSchema(s); err != nil {
+			return nil, err
+		}
 	}
 	if c, ok := spec.Files[ChartFile]; ok {
 		if err := yaml.Unmarshal([]byte(c), &b.chart); err != nil {

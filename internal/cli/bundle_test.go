@@ -56,7 +56,7 @@ spec:
 	if code != 1 {
 		t.Errorf("lint exit %d, want 1", code)
 	}
-	for _, want := range []string{`(defaults): Deployment web:`, `unknown field "spec.replica"`, `(` + bad + `): values.replicas: Invalid value: should be greater than or equal to 1`} {
+	for _, want := range []string{`(defaults): Deployment web:`, `unknown field "spec.replica"`, `(` + bad + `): values.replicas: must be >= 1`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lint output:\n%s\nwant it to contain %q", out, want)
 		}
