@@ -31,7 +31,7 @@ const (
 	SchemaFileJSON = "values.schema.json"
 	// SchemaFileYAML holds, in a folder, the Bundle's spec.schema: an
 	// OpenAPI v3 structural schema of the values, as a CRD's, that
-	// defaults and validates them, and is a published kind's spec.
+	// defaults and validates them.
 	SchemaFileYAML = "values.schema.yaml"
 	// OptionsFile holds, in a folder, the Bundle's permissions and
 	// allowNondeterministic (spec.permissions and spec.allowNondeterministic).

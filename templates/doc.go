@@ -66,8 +66,11 @@
 //
 // MergeValues deep-merges the Composition's values over values.yaml with
 // Helm's rules (maps merge, lists and scalars replace, null deletes a key),
-// applies the schema's defaults and validates with the API server's own
-// structural schema code, reporting every violation with its field path.
+// applies spec.schema's defaults and validates with the API server's own
+// structural schema code, then validates with values.schema.json as Helm 4
+// does (JSON Schema, no defaults, no reference loaded from a file or the
+// network), reporting every violation of both with its field path and
+// never its value.
 //
 // # Templates
 //

@@ -17,7 +17,9 @@ import (
 // The tests of this file pin what `helm template` (Helm v4.3.1) prints
 // for small charts written for them, so a chart ports unchanged. Helm's
 // behaviour is read from its source, cited at each test
-// (helm.sh/helm/v4@v4.3.1/...).
+// (helm.sh/helm/v4@v4.3.1/...), and each expectation was checked by
+// rendering the same chart with Helm v4.3.1's engine (as for the
+// helm-port chart, helm_port_test.go).
 
 // helmChart is the chart every case of a table renders: one template,
 // t.yaml, a ConfigMap whose data the case writes, and a helper.

@@ -170,7 +170,11 @@ func (w *violationWriter) walk(e *jsonschema.ValidationError, out *[]string) {
 			}
 			slices.Sort(branches)
 			branches = slices.Compact(branches)
-			*out = append(*out, fmt.Sprintf("%s: %s (%s)", w.path(e.InstanceLocation), k.LocalizedString(jsonSchemaPrinter), strings.Join(branches, "; ")))
+			at := w.path(e.InstanceLocation)
+			for i, br := range branches {
+				branches[i] = strings.TrimPrefix(br, at+": ")
+			}
+			*out = append(*out, fmt.Sprintf("%s: %s (%s)", at, k.LocalizedString(jsonSchemaPrinter), strings.Join(branches, " | ")))
 			return
 		}
 	case *kind.Required:

@@ -104,7 +104,7 @@ func TestJSONSchemaViolations(t *testing.T) {
 	want := strings.Join([]string{
 		"values.email: is not a valid email", // format is asserted by draft-07
 		"values.extra: not allowed (additionalProperties)",
-		"values.image.pullPolicy: 'oneOf' failed, none matched (values.image.pullPolicy: got string, want null; values.image.pullPolicy: value must be one of 'Always', 'IfNotPresent', 'Never')",
+		"values.image.pullPolicy: 'oneOf' failed, none matched (got string, want null | value must be one of 'Always', 'IfNotPresent', 'Never')",
 		"values.image.repository: Required value", // null deletes the key, as in Helm
 		"values.image.tag: got number, want null or string",
 		"values.password: does not match pattern \"^[a-z]+$\"",
@@ -168,7 +168,7 @@ func TestJSONSchemaLoadErrors(t *testing.T) {
 		{"file $ref", `{"properties": {"n": {"$ref": "port.json#/x"}}}`,
 			`values.schema.json: $ref file:///port.json: stencil loads no schema`},
 		{"not a JSON Schema", `{"type": "object", "properties": {"n": {"type": "strin"}}}`,
-			`values.schema.json: not a valid JSON Schema: at /properties/n/type: 'anyOf' failed (at /properties/n/type: got string, want array; at /properties/n/type: value must be one of 'array', 'boolean', 'integer', 'null', 'number', 'object', 'string')`},
+			`values.schema.json: not a valid JSON Schema: at /properties/n/type: 'anyOf' failed (got string, want array | value must be one of 'array', 'boolean', 'integer', 'null', 'number', 'object', 'string')`},
 		{"not JSON", "{\n  \"type\": \"object\",\n  \"properties\": {,}\n}", `values.schema.json:3: not valid JSON`},
 		{"unknown draft", `{"$schema": "http://json-schema.org/draft-03/schema#"}`, `values.schema.json: $schema http://json-schema.org/draft-03/schema#: not a draft stencil knows`},
 	}
