@@ -154,3 +154,24 @@ func TestPackHelmIgnore(t *testing.T) {
 		t.Errorf("lint: exit %d:\n%s%s", code, out, errOut)
 	}
 }
+
+// TestRenderKeepsIntegers: integers from values.yaml and from a
+// Composition file's spec.values (YAML, through the render worker) print
+// exactly, where Helm prints 1e+06 and rounds above 2^53 (the one
+// deliberate difference from Helm; templates.TestHelmNumbers).
+func TestRenderKeepsIntegers(t *testing.T) {
+	dir := writeBundle(t, map[string]string{
+		"values.yaml":       "fromFile: 1000000\n",
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: numbers\ndata:\n  fromFile: \"{{ .Values.fromFile }}\"\n  fromComposition: \"{{ .Values.fromComposition }}\"\n  huge: \"{{ .Values.huge }}\"\n",
+	})
+	comp := compositionYAML("team-a", "numbers", "numbers", "{fromComposition: 2000000, huge: 9007199254740993}")
+	out, errOut, code := stencil(t, comp, "render", "-f", "-", "--bundle", dir, "--offline")
+	if code != 0 {
+		t.Fatalf("render: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{`fromFile: "1000000"`, `fromComposition: "2000000"`, `huge: "9007199254740993"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("render output:\n%s\nwant it to contain %s", out, want)
+		}
+	}
+}
