@@ -125,8 +125,10 @@ func jsonPointer(loc []string) string {
 // message", sorted, with the path of the first.
 func validateJSONSchema(s *jsonschema.Schema, values map[string]any) (violations []string, first string, err error) {
 	defer func() {
-		if r := recover(); r != nil { // as Helm, which recovers too
-			err = fmt.Errorf("values.schema.json: unable to validate: %v", r)
+		// As Helm, which recovers too; what the panic says may quote a
+		// value, so it is not repeated.
+		if r := recover(); r != nil {
+			err = &RenderError{File: SchemaFileJSON, Msg: "unable to validate the values (the validator failed)"}
 		}
 	}()
 	verr := s.Validate(any(values))
@@ -187,6 +189,9 @@ func (w *violationWriter) walk(e *jsonschema.ValidationError, out *[]string) {
 			*out = append(*out, w.path(append(slices.Clip(e.InstanceLocation), p))+": not allowed (additionalProperties)")
 		}
 		return
+	case *kind.PropertyNames:
+		*out = append(*out, w.path(append(slices.Clip(e.InstanceLocation), k.Property))+": not a valid property name (propertyNames)")
+		return
 	}
 	*out = append(*out, w.path(e.InstanceLocation)+": "+violationMessage(e.ErrorKind))
 }
@@ -212,8 +217,6 @@ func violationMessage(k jsonschema.ErrorKind) string {
 		return fmt.Sprintf("must be at least %d characters long", k.Want)
 	case *kind.MaxLength:
 		return fmt.Sprintf("must be at most %d characters long", k.Want)
-	case *kind.PropertyNames:
-		return "a property name is not valid (propertyNames)"
 	case *kind.FalseSchema:
 		return "not allowed (the schema is false)"
 	case *kind.Not:

@@ -140,6 +140,8 @@ func TestJSONSchemaDrafts(t *testing.T) {
 			`{"email": "not-an-email", "n": "x"}`, "values.n: got string, want integer"},
 		{"2020-12: prefixItems", `{"$schema": "https://json-schema.org/draft/2020-12/schema", "properties": {"p": {"prefixItems": [{"type": "string"}], "items": false}}}`,
 			`{"p": ["a", "b"]}`, "values.p[1]: not allowed (the schema is false)"},
+		{"propertyNames: the name is the path, never quoted twice", `{"properties": {"labels": {"propertyNames": {"pattern": "^[a-z]+$"}}}}`,
+			`{"labels": {"ok": "x", "Bad": "y"}}`, "values.labels.Bad: not a valid property name (propertyNames)"},
 		{"urn: reference allows all, as Helm's urnLoader", `{"properties": {"n": {"$ref": "urn:example:unknown"}}}`, `{"n": 1}`, ""},
 	}
 	for _, tt := range tests {
