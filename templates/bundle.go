@@ -154,23 +154,18 @@ func Load(fsys fs.FS, opts LoadOptions) (*Bundle, error) {
 // loadIgnoreRules reads the folder's .helmignore, if it has one. Like the
 // rest of a folder, it must be a regular file.
 func loadIgnoreRules(fsys fs.FS) (*ignoreRules, error) {
-	info, err := fs.Stat(fsys, HelmIgnoreFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		return newIgnoreRules("")
-	}
-	if err != nil {
-		return nil, &RenderError{File: HelmIgnoreFile, Msg: err.Error(), Err: err}
-	}
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return nil, &RenderError{Msg: fmt.Sprintf("read bundle folder: %v", err), Err: err}
 	}
-	for _, e := range entries {
-		if e.Name() == HelmIgnoreFile && !e.Type().IsRegular() {
-			return nil, &RenderError{File: HelmIgnoreFile, Msg: "not a regular file: a bundle holds regular files and folders only"}
-		}
+	i := slices.IndexFunc(entries, func(e fs.DirEntry) bool { return e.Name() == HelmIgnoreFile })
+	if i < 0 {
+		return newIgnoreRules("")
 	}
-	if info.Size() > MaxFunctionBytes {
+	if !entries[i].Type().IsRegular() {
+		return nil, &RenderError{File: HelmIgnoreFile, Msg: "not a regular file: a bundle holds regular files and folders only"}
+	}
+	if info, err := entries[i].Info(); err == nil && info.Size() > MaxFunctionBytes {
 		return nil, &RenderError{File: HelmIgnoreFile, Reason: ReasonTooLarge, Msg: fmt.Sprintf("larger than %d bytes", MaxFunctionBytes)}
 	}
 	data, err := fs.ReadFile(fsys, HelmIgnoreFile)

@@ -239,4 +239,17 @@ func TestHelmIgnore(t *testing.T) {
 	if _, err = templates.Load(folderFS(t, "os.Root", dir), templates.LoadOptions{Name: "demo"}); err == nil || err.Error() != ".helmignore:2: double-star (**) syntax is not supported" {
 		t.Errorf("err = %v", err)
 	}
+	// A .helmignore that is a link is refused, as any link.
+	writeBundleFolder(t, dir, map[string]string{"ignore.txt": "*.bak\nsecrets/\n"})
+	if err := os.Remove(filepath.Join(dir, ".helmignore")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("ignore.txt", filepath.Join(dir, ".helmignore")); err != nil {
+		t.Fatal(err)
+	}
+	for _, via := range []string{"os.Root", "os.DirFS"} {
+		if _, err = templates.Load(folderFS(t, via, dir), templates.LoadOptions{Name: "demo"}); err == nil || !strings.HasPrefix(err.Error(), ".helmignore: not a regular file") {
+			t.Errorf("%s: err = %v, want .helmignore refused as a link", via, err)
+		}
+	}
 }
