@@ -253,3 +253,21 @@ func TestHelmIgnore(t *testing.T) {
 		}
 	}
 }
+
+// TestHelmVariadicFunctions: sprig's variadic functions take their
+// arguments as in Helm, through the render's guard (guard_adapt.go).
+func TestHelmVariadicFunctions(t *testing.T) {
+	data := `  pick: {{ pick .Values.sizes "a" "c" | toJson | quote }}
+  omit: {{ omit .Values.sizes "a" | toJson | quote }}
+  without: {{ without (list 1 2 3 2) 2 | toJson | quote }}
+  merge: {{ merge (dict "a" 1) (dict "b" 2) (dict "a" 3) | toJson | quote }}
+`
+	got, err := renderData(t, data, `{"sizes":{"a":1,"b":2,"c":3}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"pick": `{"a":1,"c":3}`, "omit": `{"b":2,"c":3}`, "without": `[1,3]`, "merge": `{"a":1,"b":2}`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
