@@ -175,3 +175,25 @@ func TestRenderKeepsIntegers(t *testing.T) {
 		}
 	}
 }
+
+// TestLintHintsAtOpenAPISchema: a values.schema.json written as an OpenAPI
+// v3 schema (before values.schema.json meant JSON Schema) gets a note
+// from lint and pack saying where such a schema goes; a Helm chart's gets
+// none.
+func TestLintHintsAtOpenAPISchema(t *testing.T) {
+	files := map[string]string{
+		"values.schema.json": `{"type":"object","properties":{"extra":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}`,
+		"templates/cm.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hint\n",
+	}
+	dir := writeBundle(t, files)
+	for _, args := range [][]string{{"bundle", "lint", dir, "--offline"}, {"bundle", "pack", dir}} {
+		_, errOut, code := stencil(t, "", args...)
+		if code != 0 || !strings.Contains(errOut, "note: values.schema.json: it uses x-kubernetes-…, an OpenAPI v3 keyword") || !strings.Contains(errOut, "values.schema.yaml") {
+			t.Errorf("%s: exit %d, stderr:\n%s", args[1], code, errOut)
+		}
+	}
+	files["values.schema.json"] = `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}`
+	if _, errOut, _ := stencil(t, "", "bundle", "lint", writeBundle(t, files), "--offline"); strings.Contains(errOut, "note: values.schema.json") {
+		t.Errorf("a JSON Schema got a note:\n%s", errOut)
+	}
+}
