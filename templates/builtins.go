@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gobwas/glob"
 	"sigs.k8s.io/yaml"
 )
 
@@ -47,15 +48,31 @@ func DefaultCapabilities() *Capabilities {
 	}
 }
 
-// Files is Helm's .Files: the bundle's files outside templates/.
+// Files is Helm's .Files: the bundle's files that are not part of the
+// chart's structure (see helmFiles).
 type Files map[string]string
 
-func (b *Bundle) files() Files {
+// helmFiles is .Files, what Helm's loader puts in a chart's Files
+// (helm.sh/helm/v4@v4.3.1 pkg/chart/v2/loader/load.go, LoadFiles): every
+// file but Chart.yaml, Chart.lock, values.yaml, values.schema.json,
+// templates/** and charts/** (a charts/**.prov stays), and but
+// requirements.yaml and requirements.lock unless Chart.yaml says
+// apiVersion v1 (or none). stencil's own files (stencil.yaml and
+// values.schema.yaml, which a folder turns into spec fields) are never
+// among a Bundle's files. The map is shared by every render: templates
+// cannot change it.
+func helmFiles(files map[string]string, chart map[string]any) Files {
+	v1 := chart["apiVersion"] == nil || chart["apiVersion"] == "v1"
 	out := Files{}
-	for p, c := range b.spec.Files {
-		if !strings.HasPrefix(p, "templates/") {
-			out[p] = c
+	for p, c := range files {
+		switch {
+		case p == ChartFile, p == "Chart.lock", p == ValuesFile, p == SchemaFileJSON,
+			strings.HasPrefix(p, "templates/"),
+			strings.HasPrefix(p, "charts/") && path.Ext(p) != ".prov",
+			(p == "requirements.yaml" || p == "requirements.lock") && !v1:
+			continue
 		}
+		out[p] = c
 	}
 	return out
 }
@@ -74,43 +91,26 @@ func (f Files) Lines(name string) []string {
 	return strings.Split(strings.TrimSuffix(f[name], "\n"), "\n")
 }
 
-// Glob returns the files whose path matches pattern (path.Match syntax,
-// where ** also matches across folders).
+// Glob returns the files whose path matches pattern, as Helm's
+// (pkg/engine/files.go): github.com/gobwas/glob with / as the separator,
+// so * and ? stay within a folder, ** crosses folders, {a,b} is either;
+// a pattern that does not compile matches every file.
 func (f Files) Glob(pattern string) Files {
+	g, err := glob.Compile(pattern, '/')
+	if err != nil {
+		g = glob.MustCompile("**")
+	}
 	out := Files{}
 	for p, c := range f {
-		if globMatch(pattern, p) {
+		if g.Match(p) {
 			out[p] = c
 		}
 	}
 	return out
 }
 
-func globMatch(pattern, p string) bool {
-	if ok, _ := path.Match(pattern, p); ok {
-		return true
-	}
-	if i := strings.Index(pattern, "**"); i >= 0 {
-		prefix, suffix := pattern[:i], strings.TrimPrefix(pattern[i+2:], "/")
-		if !strings.HasPrefix(p, prefix) {
-			return false
-		}
-		rest := p[len(prefix):]
-		for {
-			if ok, _ := path.Match(suffix, rest); ok {
-				return true
-			}
-			j := strings.Index(rest, "/")
-			if j < 0 {
-				return false
-			}
-			rest = rest[j+1:]
-		}
-	}
-	return false
-}
-
-// AsConfig renders the files as ConfigMap data: base name → content.
+// AsConfig renders the files as ConfigMap data: base name → content, as
+// Helm's (no file gives "{}").
 func (f Files) AsConfig() string { return f.asMap(func(s string) string { return s }) }
 
 // AsSecrets renders the files as Secret data: base name → base64 content.
@@ -122,9 +122,6 @@ func (f Files) asMap(enc func(string) string) string {
 	m := map[string]string{}
 	for p, c := range f {
 		m[path.Base(p)] = enc(c)
-	}
-	if len(m) == 0 {
-		return ""
 	}
 	data, err := yaml.Marshal(m)
 	if err != nil {

@@ -15,6 +15,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/templates/internal/gotmpl"
 )
@@ -23,9 +25,13 @@ import (
 const (
 	// ValuesFile holds the default values.
 	ValuesFile = "values.yaml"
-	// SchemaFileJSON holds the values schema in a folder (spec.schema in a Bundle).
+	// SchemaFileJSON holds a JSON Schema of the values, as a Helm chart's:
+	// values are validated with it, never defaulted (schema_json.go). It
+	// is a file of the bundle, in a folder and in a Bundle's spec.files.
 	SchemaFileJSON = "values.schema.json"
-	// SchemaFileYAML is the same schema written as YAML.
+	// SchemaFileYAML holds, in a folder, the Bundle's spec.schema: an
+	// OpenAPI v3 structural schema of the values, as a CRD's, that
+	// defaults and validates them.
 	SchemaFileYAML = "values.schema.yaml"
 	// OptionsFile holds, in a folder, the Bundle's permissions and
 	// allowNondeterministic (spec.permissions and spec.allowNondeterministic).
@@ -51,20 +57,28 @@ type options struct {
 // Bundle is a loaded bundle: its files, parsed templates, default values and
 // schema. It is immutable and safe for concurrent Render calls.
 type Bundle struct {
-	name     string
-	spec     v1alpha1.BundleSpec
-	revision string
-	defaults map[string]any
-	schema   *valuesSchema
-	chart    map[string]any
-	tmpl     *gotmpl.Template // every template and helper, each under its file name
-	emitted  []string         // templates/**/*.yaml, sorted
+	name       string
+	spec       v1alpha1.BundleSpec
+	revision   string
+	defaults   map[string]any
+	schema     *valuesSchema      // spec.schema (OpenAPI v3)
+	jsonSchema *jsonschema.Schema // values.schema.json
+	chart      map[string]any
+	files      Files            // .Files
+	tmpl       *gotmpl.Template // every template and helper, each under its file name
+	emitted    []string         // templates/**/*.yaml, sorted
 }
 
-// Load loads a bundle folder: values.yaml, values.schema.json (or .yaml),
-// stencil.yaml, Chart.yaml, templates/** and kustomization.yaml with the
+// Load loads a bundle folder: values.yaml, values.schema.json (JSON
+// Schema), values.schema.yaml (spec.schema), stencil.yaml, Chart.yaml, templates/** and kustomization.yaml with the
 // files it references. It gives the same Bundle as LoadObject on the
 // manifest `stencil bundle pack` makes of the folder.
+//
+// The files and folders the folder's .helmignore names are left out, with
+// Helm's rules (ignoreRules), as `helm package` and Helm's folder loader
+// leave them out of a chart; hidden files right under templates/ too.
+// What is left out is not read at all, so an ignored link or special file
+// is no error.
 //
 // A bundle holds regular files and folders only: a symbolic link, wherever
 // it points (outside the folder or inside it), and any other special file
@@ -75,10 +89,26 @@ type Bundle struct {
 // which cannot open a file outside the folder even if it changes while it
 // is read.
 func Load(fsys fs.FS, opts LoadOptions) (*Bundle, error) {
+	rules, err := loadIgnoreRules(fsys)
+	if err != nil {
+		return nil, err
+	}
 	files := map[string]string{}
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
 			return err
+		}
+		if p == "." {
+			return nil
+		}
+		if rules.ignore(p, d.IsDir()) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
 		}
 		if t := d.Type(); !t.IsRegular() {
 			what := "a special file"
@@ -102,15 +132,13 @@ func Load(fsys fs.FS, opts LoadOptions) (*Bundle, error) {
 		return nil, &RenderError{Msg: fmt.Sprintf("read bundle folder: %v", err), Err: err}
 	}
 	spec := v1alpha1.BundleSpec{Files: files}
-	for _, name := range []string{SchemaFileJSON, SchemaFileYAML} {
-		if s, ok := files[name]; ok {
-			js, err := yaml.YAMLToJSON([]byte(s))
-			if err != nil {
-				return nil, &RenderError{File: name, Msg: err.Error(), Err: err}
-			}
-			spec.Schema = &apiextensionsv1.JSON{Raw: js}
-			delete(files, name)
+	if s, ok := files[SchemaFileYAML]; ok {
+		js, err := yaml.YAMLToJSON([]byte(s))
+		if err != nil {
+			return nil, &RenderError{File: SchemaFileYAML, Msg: err.Error(), Err: err}
 		}
+		spec.Schema = &apiextensionsv1.JSON{Raw: js}
+		delete(files, SchemaFileYAML)
 	}
 	if s, ok := files[OptionsFile]; ok {
 		var o options
@@ -121,6 +149,30 @@ func Load(fsys fs.FS, opts LoadOptions) (*Bundle, error) {
 		delete(files, OptionsFile)
 	}
 	return newBundle(opts.Name, spec)
+}
+
+// loadIgnoreRules reads the folder's .helmignore, if it has one. Like the
+// rest of a folder, it must be a regular file.
+func loadIgnoreRules(fsys fs.FS) (*ignoreRules, error) {
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, &RenderError{Msg: fmt.Sprintf("read bundle folder: %v", err), Err: err}
+	}
+	i := slices.IndexFunc(entries, func(e fs.DirEntry) bool { return e.Name() == HelmIgnoreFile })
+	if i < 0 {
+		return newIgnoreRules("")
+	}
+	if !entries[i].Type().IsRegular() {
+		return nil, &RenderError{File: HelmIgnoreFile, Msg: "not a regular file: a bundle holds regular files and folders only"}
+	}
+	if info, err := entries[i].Info(); err == nil && info.Size() > MaxFunctionBytes {
+		return nil, &RenderError{File: HelmIgnoreFile, Reason: ReasonTooLarge, Msg: fmt.Sprintf("larger than %d bytes", MaxFunctionBytes)}
+	}
+	data, err := fs.ReadFile(fsys, HelmIgnoreFile)
+	if err != nil {
+		return nil, &RenderError{File: HelmIgnoreFile, Msg: err.Error(), Err: err}
+	}
+	return newIgnoreRules(string(data))
 }
 
 // LoadObject loads a Bundle object.
@@ -142,11 +194,17 @@ func newBundle(name string, spec v1alpha1.BundleSpec) (*Bundle, error) {
 	if b.schema, err = newValuesSchema(spec.Schema); err != nil {
 		return nil, err
 	}
+	if s, ok := spec.Files[SchemaFileJSON]; ok {
+		if b.jsonSchema, err = newJSONSchema(s); err != nil {
+			return nil, err
+		}
+	}
 	if c, ok := spec.Files[ChartFile]; ok {
 		if err := yaml.Unmarshal([]byte(c), &b.chart); err != nil {
 			return nil, &RenderError{File: ChartFile, Msg: err.Error(), Err: err}
 		}
 	}
+	b.files = helmFiles(spec.Files, b.chart)
 	if err := b.parse(); err != nil {
 		return nil, err
 	}

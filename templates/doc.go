@@ -11,7 +11,11 @@
 // schema and the options. Layout, as a Helm chart's:
 //
 //	values.yaml               default values
-//	values.schema.json|yaml   OpenAPI v3 schema of the values (spec.schema)
+//	values.schema.yaml        OpenAPI v3 schema of the values (spec.schema):
+//	                          defaults and validates, as a CRD's
+//	values.schema.json        JSON Schema of the values, as a Helm chart's:
+//	                          validates only (schema_json.go)
+//	.helmignore               files a folder leaves out, Helm's rules
 //	stencil.yaml              permissions and allowNondeterministic (spec.*)
 //	Chart.yaml                optional, read into .Chart
 //	templates/**/*.yaml       rendered and emitted, in path order
@@ -62,8 +66,11 @@
 //
 // MergeValues deep-merges the Composition's values over values.yaml with
 // Helm's rules (maps merge, lists and scalars replace, null deletes a key),
-// applies the schema's defaults and validates with the API server's own
-// structural schema code, reporting every violation with its field path.
+// applies spec.schema's defaults and validates with the API server's own
+// structural schema code, then validates with values.schema.json as Helm 4
+// does (JSON Schema, no defaults, no reference loaded from a file or the
+// network), reporting every violation of both with its field path and
+// never its value.
 //
 // # Templates
 //
@@ -75,7 +82,12 @@
 // toJson, fromJson and fromJsonArray are there; lookup is refused. Data:
 // .Values, .Composition (Name, Namespace, UID, Labels, Annotations),
 // .Bundle (Name, Revision), and Helm's .Release, .Chart, .Capabilities,
-// .Template and .Files (the bundle's own files outside templates/).
+// .Template and .Files (what Helm's .Files holds: the bundle's files but
+// Chart.yaml, Chart.lock, values.yaml, values.schema.json, templates/ and
+// charts/). As in Helm, a missing key prints as an empty string (the
+// "<no value>" text/template prints is erased from each file's output and
+// tpl's). Unlike Helm, integers stay int64: 1000000 prints as 1000000,
+// not 1e+06.
 //
 // # Functions
 //

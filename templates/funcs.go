@@ -95,7 +95,7 @@ func (st *renderState) tpl(text string, data any) (string, error) {
 	if err := t.ExecuteBudget(&buf, tplName, data, st.budget); err != nil {
 		return "", fmt.Errorf("tpl: %w", err)
 	}
-	return buf.String(), nil
+	return noValue(buf.String()), nil
 }
 
 func required(msg string, v any) (any, error) {

@@ -19,9 +19,19 @@ func costlyFunc(name string, fn any) binder {
 			if err := g.costlyCall(name); err != nil {
 				return errorResults(wt, err)
 			}
-			return chargeResults(g, name, wt, fv.Call(args), args)
+			return chargeResults(g, name, wt, call(fv, args), args)
 		}).Interface()
 	}
+}
+
+// call calls fv with the arguments a reflect.MakeFunc function received:
+// a variadic function's last one is already the slice of its variadic
+// arguments (sprig's pick, omit, ...), which only CallSlice passes as is.
+func call(fv reflect.Value, args []reflect.Value) []reflect.Value {
+	if fv.Type().IsVariadic() {
+		return fv.CallSlice(args)
+	}
+	return fv.Call(args)
 }
 
 // withError is the type of a function like ft whose last result is an error.
@@ -129,7 +139,7 @@ func adapt(name string, fn any) binder {
 					res = chargeResults(g, name, wt, []reflect.Value{reflect.Zero(wt.Out(0)), reflect.ValueOf(&err).Elem()}, args)
 				}
 			}()
-			return chargeResults(g, name, wt, fv.Call(args), args)
+			return chargeResults(g, name, wt, call(fv, args), args)
 		}).Interface()
 	}
 }
@@ -158,7 +168,7 @@ func scrubbing(name string, fn any) any {
 	}
 	fv := reflect.ValueOf(fn)
 	return reflect.MakeFunc(ft, func(args []reflect.Value) []reflect.Value {
-		out := fv.Call(args)
+		out := call(fv, args)
 		if out[1].IsNil() {
 			return out
 		}

@@ -116,9 +116,27 @@ func (b *Bundle) execute(ctx context.Context, data map[string]any, in Input) (ma
 			}
 			return nil, executeError(name, err, limits)
 		}
-		outputs[name] = buf.String()
+		outputs[name] = noValue(buf.String())
 	}
 	return outputs, nil
+}
+
+// noValueText is what text/template prints for a missing map key (and any
+// nil interface) under missingkey=zero.
+const noValueText = "<no value>"
+
+// noValue erases "<no value>" from a template file's or tpl's output, as
+// Helm's engine does (helm.sh/helm/v4 pkg/engine/engine.go, render and
+// tplFun: strings.ReplaceAll(buf.String(), "<no value>", "")), so a
+// missing key prints as an empty string. Like Helm, include's own result
+// keeps it (Helm replaces only in a file's output and tpl's), so a helper
+// printing a missing key tests true in an if, and the text is erased
+// wherever it lands in the output, whatever produced it.
+func noValue(s string) string {
+	if !strings.Contains(s, noValueText) {
+		return s
+	}
+	return strings.ReplaceAll(s, noValueText, "")
 }
 
 // Render is the method form of the package-level Render.
@@ -141,7 +159,7 @@ func (b *Bundle) data(values map[string]any, in Input) map[string]any {
 		"Release":      ReleaseInfo{Name: in.Composition.Name, Namespace: in.Composition.Namespace, Service: "stencil", IsInstall: !in.IsUpgrade, IsUpgrade: in.IsUpgrade, Revision: rev},
 		"Chart":        chartInfo(b.chart),
 		"Capabilities": *caps, // a value: a printed pointer would differ on every render
-		"Files":        b.files(),
+		"Files":        b.files,
 	}
 }
 

@@ -3,7 +3,7 @@ package templates
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -31,22 +31,22 @@ func newValuesSchema(raw *apiextensionsv1.JSON) (*valuesSchema, error) {
 	}
 	var v1 apiextensionsv1.JSONSchemaProps
 	if err := json.Unmarshal(raw.Raw, &v1); err != nil {
-		return nil, &RenderError{File: SchemaFileJSON, Msg: "schema: " + err.Error(), Err: err}
+		return nil, &RenderError{Path: "spec.schema", Msg: "schema: " + err.Error(), Err: err}
 	}
 	var internal apiextensions.JSONSchemaProps
 	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&v1, &internal, nil); err != nil {
-		return nil, &RenderError{File: SchemaFileJSON, Msg: "schema: " + err.Error(), Err: err}
+		return nil, &RenderError{Path: "spec.schema", Msg: "schema: " + err.Error(), Err: err}
 	}
 	s, err := structuralschema.NewStructural(&internal)
 	if err != nil {
-		return nil, &RenderError{File: SchemaFileJSON, Msg: "schema is not structural: " + err.Error(), Err: err}
+		return nil, &RenderError{Path: "spec.schema", Msg: "schema is not structural: " + err.Error(), Err: err}
 	}
 	if errs := structuralschema.ValidateStructural(field.NewPath("schema"), s); len(errs) > 0 {
-		return nil, &RenderError{File: SchemaFileJSON, Msg: "schema is not structural: " + errs.ToAggregate().Error()}
+		return nil, &RenderError{Path: "spec.schema", Msg: "schema is not structural: " + errs.ToAggregate().Error()}
 	}
 	validator, _, err := validation.NewSchemaValidator(&internal)
 	if err != nil {
-		return nil, &RenderError{File: SchemaFileJSON, Msg: "schema: " + err.Error(), Err: err}
+		return nil, &RenderError{Path: "spec.schema", Msg: "schema: " + err.Error(), Err: err}
 	}
 	return &valuesSchema{structural: s, validator: validator}, nil
 }
@@ -88,8 +88,10 @@ func checkValuesDepth(v map[string]any) *RenderError {
 
 // MergeValues computes a render's .Values: the bundle's values.yaml deep-
 // merged with values (maps merge, lists and scalars replace, null deletes a
-// key), then defaulted and validated with the bundle's schema. Every
-// violation is reported at once, each with its field path.
+// key), then defaulted and validated with the bundle's spec.schema (OpenAPI
+// v3), then validated with its values.schema.json (JSON Schema, as Helm;
+// no defaults). Every violation of either is reported at once, each with
+// its field path, sorted.
 func MergeValues(b *Bundle, values *apiextensionsv1.JSON) (map[string]any, error) {
 	merged := deepCopy(b.defaults).(map[string]any)
 	if values != nil && len(values.Raw) > 0 {
@@ -103,19 +105,32 @@ func MergeValues(b *Bundle, values *apiextensionsv1.JSON) (map[string]any, error
 		merge(merged, over)
 	}
 	dropNulls(merged)
-	if b.schema == nil {
-		return merged, nil
-	}
-	defaulting.Default(merged, b.schema.structural)
-	if errs := validation.ValidateCustomResource(valuesRoot, merged, b.schema.validator); len(errs) > 0 {
+	var msgs []string
+	first := ""
+	if b.schema != nil {
+		defaulting.Default(merged, b.schema.structural)
+		for _, e := range validation.ValidateCustomResource(valuesRoot, merged, b.schema.validator) {
+			msgs = append(msgs, violation(e))
+		}
 		// The validator walks maps in random order: sorted, the message
 		// is the same on every render.
-		sort.SliceStable(errs, func(i, j int) bool { return violation(errs[i]) < violation(errs[j]) })
-		msgs := make([]string, len(errs))
-		for i, e := range errs {
-			msgs[i] = violation(e)
+		slices.Sort(msgs)
+		if len(msgs) > 0 {
+			first, _, _ = strings.Cut(msgs[0], ": ")
 		}
-		return nil, &RenderError{Path: errs[0].Field, Msg: strings.Join(msgs, "; ")}
+	}
+	if b.jsonSchema != nil {
+		jsonMsgs, jsonFirst, err := validateJSONSchema(b.jsonSchema, merged)
+		if err != nil {
+			return nil, err
+		}
+		if first == "" {
+			first = jsonFirst
+		}
+		msgs = append(msgs, jsonMsgs...)
+	}
+	if len(msgs) > 0 {
+		return nil, &RenderError{Path: first, Msg: strings.Join(msgs, "; ")}
 	}
 	return merged, nil
 }

@@ -10,8 +10,10 @@ type BundleSpec struct {
 	// files maps a slash-separated path inside the bundle to its content: the
 	// bundle's folder. It holds values.yaml (default values), templates/**/*.yaml
 	// (rendered and emitted), templates/**/_*.tpl (helpers, not emitted), an
-	// optional Chart.yaml (read into .Chart) and an optional kustomization.yaml
-	// with the files it references. `stencil bundle pack DIR` writes it.
+	// optional Chart.yaml (read into .Chart), an optional values.schema.json (a
+	// JSON Schema of the values, as a Helm chart's: validates, never defaults)
+	// and an optional kustomization.yaml with the files it references.
+	// `stencil bundle pack DIR` writes it.
 	// +required
 	// +kubebuilder:validation:MinProperties=1
 	Files map[string]string `json:"files"`
@@ -19,7 +21,8 @@ type BundleSpec struct {
 	// schema is the OpenAPI v3 schema of the values, in the dialect of a CRD's
 	// openAPIV3Schema. Defaults in it are applied to the merged values, which
 	// are then validated against it; every violation is reported with its
-	// field path. Without a schema, values are not validated.
+	// field path. A folder holds it as values.schema.yaml. Without it or a
+	// values.schema.json file, values are not validated.
 	// +optional
 	// +kubebuilder:validation:Type=object
 	// +kubebuilder:validation:Schemaless

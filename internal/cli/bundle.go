@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -34,7 +35,8 @@ func newPackCommand() *cobra.Command {
 		Short: "Print a Bundle manifest holding a bundle folder",
 		Long: `pack loads a bundle folder (values.yaml, values.schema.json, templates/,
 optional Chart.yaml, kustomization.yaml and stencil.yaml) exactly as the
-controller would load the Bundle, and prints the Bundle manifest.`,
+controller would load the Bundle, and prints the Bundle manifest. Files the
+folder's .helmignore names are left out, with Helm's rules.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if name == "" {
@@ -43,6 +45,9 @@ controller would load the Bundle, and prints the Bundle manifest.`,
 			b, err := loadFolder(args[0], name)
 			if err != nil {
 				return err
+			}
+			if hint := openAPIHint(b.Spec().Files[templates.SchemaFileJSON]); hint != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s: %s\n", templates.SchemaFileJSON, hint)
 			}
 			obj := &v1alpha1.Bundle{
 				TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Bundle"},
@@ -121,6 +126,9 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 		fmt.Fprintf(out, "%s: %v\n", dir, err)
 		return 1, nil
 	}
+	if hint := openAPIHint(b.Spec().Files[templates.SchemaFileJSON]); hint != "" {
+		fmt.Fprintf(stderr, "note: %s: %s\n", templates.SchemaFileJSON, hint)
+	}
 	cases := []struct {
 		label  string
 		values *apiextensionsv1.JSON
@@ -167,6 +175,23 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 		problems += n
 	}
 	return problems, nil
+}
+
+// openAPIKeywords are keywords of an OpenAPI v3 (CRD) schema that JSON
+// Schema does not know: a values.schema.json using them was most likely
+// written for stencil before values.schema.json meant JSON Schema.
+var openAPIKeywords = []string{`"x-kubernetes-`, `"nullable"`}
+
+// openAPIHint says, for a values.schema.json that looks like an OpenAPI v3
+// schema, that it is read as JSON Schema (its defaults unapplied) and
+// where an OpenAPI v3 schema goes; "" otherwise.
+func openAPIHint(schema string) string {
+	for _, k := range openAPIKeywords {
+		if strings.Contains(schema, k) {
+			return fmt.Sprintf("it uses %s, an OpenAPI v3 keyword, but is read as a JSON Schema, as Helm reads it (its defaults are not applied); move an OpenAPI v3 schema to %s", strings.Trim(k, `"`)+"…", templates.SchemaFileYAML)
+		}
+	}
+	return ""
 }
 
 // validate checks every planned object and reports each problem; it

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,7 +56,7 @@ spec:
 	if code != 1 {
 		t.Errorf("lint exit %d, want 1", code)
 	}
-	for _, want := range []string{`(defaults): Deployment web:`, `unknown field "spec.replica"`, `(` + bad + `): values.replicas: Invalid value: should be greater than or equal to 1`} {
+	for _, want := range []string{`(defaults): Deployment web:`, `unknown field "spec.replica"`, `(` + bad + `): values.replicas: must be >= 1`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lint output:\n%s\nwant it to contain %q", out, want)
 		}
@@ -116,5 +117,83 @@ func TestPackRefusesLinks(t *testing.T) {
 		if strings.Contains(out+errOut, "s3cr3t") {
 			t.Errorf("%s printed the linked file:\n%s%s", strings.Join(args[:2], " "), out, errOut)
 		}
+	}
+}
+
+// TestPackHelmIgnore: pack leaves out what the folder's .helmignore names,
+// with Helm's rules, as `helm package` does (the rules themselves are
+// tested in templates), and lint loads the folder the same way: an
+// ignored template that would not parse is no error.
+func TestPackHelmIgnore(t *testing.T) {
+	dir := writeBundle(t, map[string]string{
+		".helmignore":            "# editor files\n*.swp\n*.orig\nci/\n",
+		"values.yaml":            "name: x\n",
+		"templates/cm.yaml":      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.name }}\n",
+		"templates/cm.yaml.orig": "{{ broken",
+		"templates/.cm.yaml.swp": "{{ broken",
+		"ci/test-values.yaml":    "name: y\n",
+		"files/keep.txt":         "kept",
+	})
+	out, errOut, code := stencil(t, "", "bundle", "pack", dir, "--name", "ign")
+	if code != 0 {
+		t.Fatalf("pack: exit %d: %s", code, errOut)
+	}
+	b := &v1alpha1.Bundle{}
+	if err := yaml.UnmarshalStrict([]byte(out), b); err != nil {
+		t.Fatalf("pack output is not a Bundle: %v\n%s", err, out)
+	}
+	var paths []string
+	for p := range b.Spec.Files {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	if want := []string{".helmignore", "files/keep.txt", "templates/cm.yaml", "values.yaml"}; !slices.Equal(paths, want) {
+		t.Errorf("packed files %v, want %v", paths, want)
+	}
+	if out, errOut, code := stencil(t, "", "bundle", "lint", dir, "--offline"); code != 0 || !strings.Contains(out, "1 objects ok") {
+		t.Errorf("lint: exit %d:\n%s%s", code, out, errOut)
+	}
+}
+
+// TestRenderKeepsIntegers: integers from values.yaml and from a
+// Composition file's spec.values (YAML, through the render worker) print
+// exactly, where Helm prints 1e+06 and rounds above 2^53 (the one
+// deliberate difference from Helm; templates.TestHelmNumbers).
+func TestRenderKeepsIntegers(t *testing.T) {
+	dir := writeBundle(t, map[string]string{
+		"values.yaml":       "fromFile: 1000000\n",
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: numbers\ndata:\n  fromFile: \"{{ .Values.fromFile }}\"\n  fromComposition: \"{{ .Values.fromComposition }}\"\n  huge: \"{{ .Values.huge }}\"\n",
+	})
+	comp := compositionYAML("team-a", "numbers", "numbers", "{fromComposition: 2000000, huge: 9007199254740993}")
+	out, errOut, code := stencil(t, comp, "render", "-f", "-", "--bundle", dir, "--offline")
+	if code != 0 {
+		t.Fatalf("render: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{`fromFile: "1000000"`, `fromComposition: "2000000"`, `huge: "9007199254740993"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("render output:\n%s\nwant it to contain %s", out, want)
+		}
+	}
+}
+
+// TestLintHintsAtOpenAPISchema: a values.schema.json written as an OpenAPI
+// v3 schema (before values.schema.json meant JSON Schema) gets a note
+// from lint and pack saying where such a schema goes; a Helm chart's gets
+// none.
+func TestLintHintsAtOpenAPISchema(t *testing.T) {
+	files := map[string]string{
+		"values.schema.json": `{"type":"object","properties":{"extra":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}`,
+		"templates/cm.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hint\n",
+	}
+	dir := writeBundle(t, files)
+	for _, args := range [][]string{{"bundle", "lint", dir, "--offline"}, {"bundle", "pack", dir}} {
+		_, errOut, code := stencil(t, "", args...)
+		if code != 0 || !strings.Contains(errOut, "note: values.schema.json: it uses x-kubernetes-…, an OpenAPI v3 keyword") || !strings.Contains(errOut, "values.schema.yaml") {
+			t.Errorf("%s: exit %d, stderr:\n%s", args[1], code, errOut)
+		}
+	}
+	files["values.schema.json"] = `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}`
+	if _, errOut, _ := stencil(t, "", "bundle", "lint", writeBundle(t, files), "--offline"); strings.Contains(errOut, "note: values.schema.json") {
+		t.Errorf("a JSON Schema got a note:\n%s", errOut)
 	}
 }
