@@ -203,6 +203,7 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		BundleRevision:     comp.Status.BundleRevision,
 		Members:            comp.Status.Members,
 		Summary:            comp.Status.Summary,
+		Hooks:              comp.Status.Hooks.DeepCopy(),
 	}}
 	defer func() { err = errors.Join(err, r.patchStatus(ctx, s)) }()
 

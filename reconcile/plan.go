@@ -78,6 +78,7 @@ func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, comp *v1alpha
 	if err != nil {
 		return nil, err
 	}
+	objs = filterHooks(objs) // Helm test hooks and hook points stencil does not run are never applied
 	p := &Plan{
 		ID:             ApplySetID(comp.Name, comp.Namespace, CompositionGroupKind),
 		BundleRevision: b.Revision(),
