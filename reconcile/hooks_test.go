@@ -318,3 +318,57 @@ metadata:
 }
 
 func jsonValues(s string) *apiextensionsv1.JSON { return &apiextensionsv1.JSON{Raw: []byte(s)} }
+
+// TestPruneSparesRunningHook: a hook Job that is no longer rendered is not
+// pruned while it runs; once it has finished it is pruned like any member.
+func TestPruneSparesRunningHook(t *testing.T) {
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "hookprune-"+ns, map[string]string{
+		"values.yaml": "hook: true\n",
+		"templates/cm.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: app
+data:
+  hook: "{{ .Values.hook }}"
+`,
+		"templates/job.yaml": `{{- if .Values.hook }}
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: seed
+  annotations:
+    helm.sh/hook: pre-install,pre-upgrade
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: seed
+        image: busybox
+{{- end }}
+`,
+	})
+	comp := composition(ns, "app", b.Name, "")
+	mustCreate(t, comp)
+	seed := job(ns, "seed")
+	exists(t, seed)
+	finishJob(t, seed, true)
+	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+
+	// A new revision with the hook: it runs again (before-hook-creation
+	// replaces the finished Job); while it runs, the hook is dropped.
+	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values = jsonValues(`{"hook":true,"v":2}`) })
+	eventually(t, "the pre-upgrade Job of revision 2", func() (bool, error) {
+		err := k.Get(context.Background(), client.ObjectKeyFromObject(seed), seed)
+		return err == nil && strings.HasPrefix(seed.Annotations[reconcile.AnnotationHookRevision], "2/"), client.IgnoreNotFound(err)
+	})
+	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values = jsonValues(`{"hook":false}`) })
+	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	consistently(t, "the running hook Job is not pruned", 2*time.Second, func() (bool, error) {
+		err := k.Get(context.Background(), client.ObjectKeyFromObject(seed), &batchv1.Job{})
+		return err == nil, err
+	})
+	finishJob(t, seed, true)
+	gone(t, job(ns, "seed"))
+}
