@@ -25,7 +25,8 @@ const finalizeRecheck = 5 * time.Second
 // the members are deleted in reverse apply order, one rank at a time: the
 // next rank is deleted only when the previous one is gone (each member's
 // deletion event brings the next pass). With Orphan, each member loses its
-// part-of label and stays. A suspended Composition is let go at once and its
+// part-of label and stays; so does, under Delete, a member annotated
+// helm.sh/resource-policy: keep. A suspended Composition is let go at once and its
 // members are left as they are. The finalizer is dropped last.
 //
 // Members are listed from the API server, not the cache, so a deletion

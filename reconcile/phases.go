@@ -115,8 +115,10 @@ func failedApplies(results []ApplyResult) []ApplyResult {
 // was complete (a plan exists), every object was applied, the Composition is
 // neither suspended nor opted out of pruning, and no recorded kind is
 // forbidden to list; then it deletes the listed members that were not just
-// applied (see prunable), and shrinks the parent's inventory to what is
-// left. A delete the API server forbids stalls the Composition (reason
+// applied (see prunable), except Helm hooks the render holds or that are
+// still running (see spare), orphans instead those annotated
+// helm.sh/resource-policy: keep, and shrinks the parent's inventory to what
+// is left. A delete the API server forbids stalls the Composition (reason
 // Forbidden) and keeps the member recorded.
 func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Result, error) {
 	if s.comp.Spec.Suspend || len(failedApplies(s.results)) > 0 || !ordinaryApplied(s) {
