@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -198,6 +199,26 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 	})
 	if ok, err := absent(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "smoke"}}); !ok {
 		t.Errorf("test hook Pod was applied (err %v)", err)
+	}
+
+	// Converged, a pass costs no write: hooks that ran are not re-applied
+	// and their record is not rewritten.
+	unchanged := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Unchanged)))
+	before := controller.Writes.Load()
+	eventually(t, "label a member", func() (bool, error) {
+		if err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
+			return false, err
+		}
+		dep.Labels["touched"] = "yes"
+		err := k.Update(ctx, dep)
+		return err == nil, err
+	})
+	eventually(t, "a reconcile that found the Deployment unchanged", func() (bool, error) {
+		return testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Unchanged))) >= unchanged+1, nil
+	})
+	time.Sleep(500 * time.Millisecond) // let the pass finish its (absent) status write
+	if n := controller.Writes.Load() - before; n != 0 {
+		t.Errorf("the controller made %d write requests on a converged Composition with hooks, want 0", n)
 	}
 
 	// A new revision is an upgrade: the pre-upgrade Job runs again, once.
