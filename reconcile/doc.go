@@ -92,9 +92,9 @@
 //
 // # Helm hooks
 //
-// Objects annotated helm.sh/hook (hooks.go) are planned apart: test hooks
-// and delete/rollback hooks are dropped by NewPlan; the others sort after
-// every ordinary object. Each revision of the inputs (generation and
+// Objects annotated helm.sh/hook (hooks.go, hookrun.go) are planned
+// apart: test hooks and delete/rollback hooks are dropped by NewPlan; the
+// others sort after every ordinary object. Each revision of the inputs (generation and
 // Bundle revision) is an install or an upgrade, fixed in status.hooks when
 // its first hook runs; its pre- hooks are applied first, stage by stage
 // (weight, then kind) and waited on (Job Complete, Pod Succeeded, else

@@ -195,6 +195,18 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 	return r.stallIfDenied(s, "Prune", denied)
 }
 
+// ordinaryApplied reports whether every ordinary (non-hook) object of the
+// plan was applied this pass: the prune gate's "render applied in full".
+func ordinaryApplied(s *scope) bool {
+	applied := 0
+	for _, res := range s.results {
+		if !isHook(res.Object) {
+			applied++
+		}
+	}
+	return applied == len(ordinaryObjects(s.plan.Objects))
+}
+
 func memberInventory(m member) inventory {
 	return inventory{groupKinds: []schema.GroupKind{m.gvk.GroupKind()}, namespaces: []string{m.meta.Namespace}}
 }
