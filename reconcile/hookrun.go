@@ -53,6 +53,14 @@ func (r *CompositionReconciler) newHookRun(ctx context.Context, s *scope, a *app
 			h.post = append(h.post, u)
 		}
 	}
+	// A hook's section in the plan (pre or post) may differ from its role
+	// for this event (pre-install,post-upgrade): order each list by weight
+	// and kind alone.
+	byWeight := func(a, b *unstructured.Unstructured) int {
+		return compareStageKeys([3]int{0, hookWeight(a), kindRank(a.GetKind())}, [3]int{0, hookWeight(b), kindRank(b.GetKind())})
+	}
+	slices.SortStableFunc(h.pre, byWeight)
+	slices.SortStableFunc(h.post, byWeight)
 	return h, nil
 }
 
@@ -133,17 +141,6 @@ func pendingPostHooks(s *scope) []string {
 // sameHook reports whether two records name the same object.
 func sameHook(a, b v1alpha1.HookRecord) bool {
 	return a.Group == b.Group && a.Kind == b.Kind && a.Namespace == b.Namespace && a.Name == b.Name
-}
-
-// pending returns the hooks of hooks that have not succeeded this revision.
-func (h *hookRun) pending(hooks []*unstructured.Unstructured) []string {
-	var out []string
-	for _, u := range hooks {
-		if rec := h.recorded(u); rec == nil || rec.Result != hookSucceeded {
-			out = append(out, ref(u))
-		}
-	}
-	return out
 }
 
 // stageResult is what running one stage of hooks came to.

@@ -66,9 +66,9 @@ func TestHookPointFor(t *testing.T) {
 	}
 }
 
-// TestSortForApplyHooks: hooks follow every ordinary object, lowest
-// weight first (a weight that is not an integer counts as 0, as in Helm),
-// then by kind; each weight and kind is its own stage.
+// TestSortForApplyHooks: hooks follow every ordinary object, those that
+// run before (pre-) first, then lowest weight first (a weight that is not
+// an integer counts as 0, as in Helm), then by kind; each is its own stage.
 func TestSortForApplyHooks(t *testing.T) {
 	objs := []*unstructured.Unstructured{
 		hook("Job", "migrate", "pre-install"),
@@ -77,9 +77,10 @@ func TestSortForApplyHooks(t *testing.T) {
 		hook("ServiceAccount", "migrate", "pre-install", AnnotationHookWeight, "-5"),
 		hook("ConfigMap", "bad-weight", "pre-install", AnnotationHookWeight, "x"),
 		obj("ConfigMap", "cfg"),
+		hook("ConfigMap", "early-post", "post-upgrade", AnnotationHookWeight, "-10"),
 	}
 	sortForApply(objs)
-	want := []string{"ConfigMap/cfg", "Deployment/app", "ServiceAccount/migrate", "ConfigMap/bad-weight", "Job/migrate", "ConfigMap/late"}
+	want := []string{"ConfigMap/cfg", "Deployment/app", "ServiceAccount/migrate", "ConfigMap/bad-weight", "Job/migrate", "ConfigMap/early-post", "ConfigMap/late"}
 	if diff := cmp.Diff(want, names(objs)); diff != "" {
 		t.Errorf("apply order (-want +got):\n%s", diff)
 	}
@@ -87,7 +88,7 @@ func TestSortForApplyHooks(t *testing.T) {
 	for _, s := range stages(objs[2:]) {
 		got = append(got, names(s))
 	}
-	wantStages := [][]string{{"ServiceAccount/migrate"}, {"ConfigMap/bad-weight"}, {"Job/migrate"}, {"ConfigMap/late"}}
+	wantStages := [][]string{{"ServiceAccount/migrate"}, {"ConfigMap/bad-weight"}, {"Job/migrate"}, {"ConfigMap/early-post"}, {"ConfigMap/late"}}
 	if diff := cmp.Diff(wantStages, got); diff != "" {
 		t.Errorf("hook stages (-want +got):\n%s", diff)
 	}

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -60,22 +61,27 @@ func kindRank(kind string) int {
 
 // sortForApply orders objects by kind rank, keeping the render order within
 // a rank, so the same render always gives the same plan. Helm hooks come
-// after every ordinary object, by weight (helm.sh/hook-weight, lowest
-// first), then kind rank: the apply phase picks the hooks that run, before
-// or after the ordinary objects.
+// after every ordinary object, those with a pre- point first, then by
+// weight (helm.sh/hook-weight, lowest first), then kind rank: the apply
+// phase picks the hooks that run, before or after the ordinary objects.
 func sortForApply(objs []*unstructured.Unstructured) {
 	slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int {
 		return compareStageKeys(stageKey(a), stageKey(b))
 	})
 }
 
-// stageKey orders an object: ordinary objects before hooks, hooks by
-// weight, then everything by kind rank.
+// stageKey orders an object: ordinary objects, then hooks with a pre-
+// point, then the other hooks; hooks by weight; everything by kind rank.
 func stageKey(u *unstructured.Unstructured) [3]int {
-	if isHook(u) {
-		return [3]int{1, hookWeight(u), kindRank(u.GetKind())}
+	if !isHook(u) {
+		return [3]int{0, 0, kindRank(u.GetKind())}
 	}
-	return [3]int{0, 0, kindRank(u.GetKind())}
+	points, _ := hookPoints(u)
+	section := 2
+	if slices.ContainsFunc(points, func(p string) bool { return strings.HasPrefix(p, "pre-") }) {
+		section = 1
+	}
+	return [3]int{section, hookWeight(u), kindRank(u.GetKind())}
 }
 
 func compareStageKeys(a, b [3]int) int {
