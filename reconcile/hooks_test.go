@@ -22,8 +22,9 @@ import (
 
 // hookedApp is a chart's usual shape: a migration Job run before install
 // and upgrade (deleted once it succeeded, or per policy), a ConfigMap the
-// Job needs (weight -5, so before it), the app's Deployment, a ConfigMap
-// marking the install done (post-install), and a test Pod.
+// Job needs (weight -5, so before it), the app's Deployment, ConfigMaps
+// marking the install and the upgrade done (post-install, post-upgrade),
+// and a test Pod.
 func hookedApp(policy string) map[string]string {
 	return map[string]string{
 		"values.yaml": "image: nginx:1.27\n",
@@ -75,6 +76,15 @@ metadata:
   name: installed
   annotations:
     helm.sh/hook: post-install
+data:
+  image: {{ .Values.image }}
+`,
+		"templates/upgraded.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: upgraded
+  annotations:
+    helm.sh/hook: post-upgrade
 data:
   image: {{ .Values.image }}
 `,
@@ -147,7 +157,9 @@ func absent(t *testing.T, obj client.Object) (bool, error) {
 // deletes the Job, and later passes of the same revision neither re-create
 // it nor report it. The post-install hook waits for the Deployment to be
 // Current and holds Ready until it is done; the test Pod is never applied.
-// A new revision runs the pre-upgrade hook once more.
+// A new revision is an upgrade: the pre-upgrade hook runs once more, the
+// post-install hook does not, and the post-upgrade hook waits for the
+// upgraded Deployment.
 func TestPreInstallHookGatesMembers(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.Namespace(t, k)
@@ -246,6 +258,16 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 	exists(t, installed)
 	if installed.Data["image"] != "nginx:1.27" {
 		t.Errorf("post-install hook re-run on upgrade: image %q", installed.Data["image"])
+	}
+	// The post-upgrade hook waits for the upgraded Deployment's rollout.
+	consistently(t, "the post-upgrade hook waits for the rollout", time.Second, func() (bool, error) {
+		return absent(t, configMap(ns, "upgraded"))
+	})
+	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
+	exists(t, configMap(ns, "upgraded"))
+	got = condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	if n := len(got.Status.Hooks.Completed); n != 3 {
+		t.Errorf("status.hooks.completed has %d hooks, want the upgrade's 3: %+v", n, got.Status.Hooks.Completed)
 	}
 }
 

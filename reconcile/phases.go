@@ -21,8 +21,8 @@ import (
 // hookRun) stage by stage, each waited on until it succeeded; then the
 // ordinary members stage by stage, a stage of CRDs waited on until
 // Established (if one is not, the pass ends there: the CRD's own update
-// event brings the next one); then, once every ordinary member is Current,
-// the post- hooks. Then the pass's writes are checked for a member that
+// event brings the next one); then, once every ordinary member is Current
+// (read live), the post- hooks. Then the pass's writes are checked for a member that
 // flaps.
 func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Result, error) {
 	if s.comp.Spec.Suspend {
@@ -38,10 +38,13 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 		return r.detectFlapping(s), err
 	}
 	ordinary := ordinaryObjects(s.plan.Objects)
-	if !r.applyStages(ctx, s, a, ordinary) || len(hooks.post) == 0 || len(failedApplies(s.results)) > 0 {
+	if !r.applyStages(ctx, s, a, ordinary) || len(pendingPostHooks(s)) == 0 || len(failedApplies(s.results)) > 0 {
 		return r.detectFlapping(s), nil
 	}
-	for _, m := range memberStatuses(ctx, reader, ordinary) {
+	// Read live, not from the cache: right after an apply the cache may
+	// still hold a member's previous generation, Current, and a post hook
+	// must not run before the rollout it follows has even begun.
+	for _, m := range memberStatuses(ctx, r.APIReader, ordinary) {
 		if m.Status != status.CurrentStatus.String() {
 			return r.detectFlapping(s), nil
 		}
