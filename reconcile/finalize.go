@@ -26,8 +26,8 @@ const finalizeRecheck = 5 * time.Second
 // next rank is deleted only when the previous one is gone (each member's
 // deletion event brings the next pass). With Orphan, each member loses its
 // part-of label and stays; so does, under Delete, a member annotated
-// helm.sh/resource-policy: keep. A suspended Composition is let go at once and its
-// members are left as they are. The finalizer is dropped last.
+// helm.sh/resource-policy: keep. A suspended Composition is let go at once
+// and its members are left as they are. The finalizer is dropped last.
 //
 // Members are listed from the API server, not the cache, so a deletion
 // does not depend on watches (after a restart there are none until it

@@ -22,8 +22,8 @@ import (
 // ordinary members stage by stage, a stage of CRDs waited on until
 // Established (if one is not, the pass ends there: the CRD's own update
 // event brings the next one); then, once every ordinary member is Current
-// (read live), the post- hooks. Then the pass's writes are checked for a member that
-// flaps.
+// (read live), the post- hooks. Then the pass's writes are checked for a
+// member that flaps.
 func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Result, error) {
 	if s.comp.Spec.Suspend {
 		return ctrl.Result{}, nil
@@ -163,11 +163,13 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 			continue
 		}
 		if kept(&m.meta) {
-			// helm.sh/resource-policy: keep: orphaned, not deleted.
+			// helm.sh/resource-policy: keep: orphaned, not deleted. Its
+			// kind stays recorded this pass (an orphaning the writer may
+			// not make leaves it labelled); the next pass no longer lists it.
 			if err := r.orphan(ctx, s, []member{m}); err != nil {
 				errs = append(errs, err.Error())
-				remaining = remaining.union(memberInventory(m))
 			}
+			remaining = remaining.union(memberInventory(m))
 			continue
 		}
 		conflict, err := p.deleteMember(ctx, m)
