@@ -93,11 +93,19 @@ func (h *hookRun) confirm(ctx context.Context) error {
 		return nil
 	}
 	event := hookEventInstall
-	if RenderInput(h.s.comp).IsUpgrade {
+	if renderedAsUpgrade(h.s) {
 		event = hookEventUpgrade
 	}
 	h.s.status.Hooks = &v1alpha1.HooksStatus{Revision: h.rev, Event: event}
 	return nil
+}
+
+// renderedAsUpgrade is .Release.IsUpgrade of this pass's render: the one
+// rule that says whether a Composition was applied before, so templates
+// and hooks never disagree on install versus upgrade. It must be the value
+// the render saw, taken before widen records this pass's kinds.
+func renderedAsUpgrade(s *scope) bool {
+	return RenderInput(s.comp).IsUpgrade
 }
 
 // recorded returns the record of a hook that ran to an end this revision.
