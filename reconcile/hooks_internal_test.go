@@ -1,18 +1,10 @@
 package reconcile
 
 import (
-	"context"
 	"testing"
-	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/stencil-dev/stencil/api/v1alpha1"
-	"github.com/stencil-dev/stencil/templates"
 )
 
 // hook returns an object annotated as a Helm hook.
@@ -131,62 +123,5 @@ func TestKept(t *testing.T) {
 		if kept(u) != want {
 			t.Errorf("kept(%q) = %v, want %v", v, !want, want)
 		}
-	}
-}
-
-// directRenderer renders in process, for tests of NewPlan.
-type directRenderer struct{}
-
-func (directRenderer) Render(ctx context.Context, b *templates.Bundle, in templates.Input) ([]*unstructured.Unstructured, error) {
-	return templates.RenderContext(ctx, b, in)
-}
-
-// TestNewPlanDropsTestHooks: the plan (what `stencil render` prints and
-// what the controller applies) holds no test hook and no hook of a point
-// stencil never runs; the hooks it holds come after the ordinary objects,
-// labelled as members.
-func TestNewPlanDropsTestHooks(t *testing.T) {
-	b, err := templates.Load(fstest.MapFS{
-		"templates/all.yaml": {Data: []byte(`apiVersion: v1
-kind: Pod
-metadata:
-  name: smoke
-  annotations: {helm.sh/hook: test}
----
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: migrate
-  annotations: {helm.sh/hook: "pre-install,pre-upgrade"}
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: cleanup
-  annotations: {helm.sh/hook: pre-delete}
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: app
-`)},
-	}, templates.LoadOptions{Name: "hooks"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mapper := meta.NewDefaultRESTMapper(nil)
-	for _, gvk := range []schema.GroupVersionKind{{Version: "v1", Kind: "Pod"}, {Version: "v1", Kind: "ConfigMap"}, {Group: "batch", Version: "v1", Kind: "Job"}} {
-		mapper.Add(gvk, meta.RESTScopeNamespace)
-	}
-	comp := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}
-	p, err := NewPlan(context.Background(), directRenderer{}, b, comp, mapper)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]string{"ConfigMap/app", "Job/migrate"}, names(p.Objects)); diff != "" {
-		t.Errorf("planned objects (-want +got):\n%s", diff)
-	}
-	if got := p.Objects[1].GetLabels()[LabelPartOf]; got != p.ID {
-		t.Errorf("hook part-of label = %q, want %q", got, p.ID)
 	}
 }
