@@ -183,6 +183,9 @@ type scope struct {
 	writer  client.Client
 	parent  parentState
 	plan    *Plan
+	// upgrade is .Release.IsUpgrade of this pass's render, taken before
+	// widen records the pass's kinds: hooks run as the templates saw it.
+	upgrade bool
 	results []ApplyResult
 	// done ends the pass after the current phase, with status already set.
 	done bool
@@ -213,6 +216,7 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		BundleRevision:     comp.Status.BundleRevision,
 		Members:            comp.Status.Members,
 		Summary:            comp.Status.Summary,
+		Hooks:              comp.Status.Hooks.DeepCopy(),
 	}}
 	defer func() { err = errors.Join(err, r.patchStatus(ctx, s)) }()
 

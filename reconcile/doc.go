@@ -56,7 +56,9 @@
 //     (reason EmptyRender; see Prune safety).
 //  7. Widen the recorded group-kinds and namespaces to old ∪ new before any
 //     apply, so a crash mid-apply leaves every member findable.
-//  8. Apply. CRDs are waited on until Established before later stages. A
+//  8. Apply: pre- hooks first, waited on; then the ordinary members;
+//     post- hooks once they are Current. CRDs are waited on until
+//     Established before later stages. A
 //     member written again and again under the same inputs stalls the
 //     Composition (reason Flapping).
 //  9. Prune, then shrink the recorded inventory to what is left.
@@ -95,6 +97,22 @@
 // emptied Bundle. When the set still has members it prunes nothing and
 // stalls with reason EmptyRender, unless the Composition or its Bundle is
 // annotated stencil.dev/allow-empty-render: "true" (AnnotationAllowEmptyRender).
+//
+// # Helm hooks
+//
+// Objects annotated helm.sh/hook (hooks.go, hookrun.go) are planned
+// apart: test hooks and delete/rollback hooks are dropped by NewPlan; the
+// others sort after every ordinary object. Each revision of the inputs (generation and
+// Bundle revision) is an install or an upgrade, fixed in status.hooks when
+// its first hook runs; its pre- hooks are applied first, stage by stage
+// (weight, then kind) and waited on (Job Complete, Pod Succeeded, else
+// kstatus Current) before anything else, its post- hooks once every
+// ordinary member is Current. status.hooks records every hook that ran to
+// an end, written before a delete policy removes the object, so a hook
+// runs once per revision; a failed hook stalls with reason HookFailed.
+// Prune spares the hooks the render holds and any hook still running;
+// helm.sh/resource-policy: keep orphans an object instead of deleting it,
+// on prune and on deletion.
 //
 // # Watches
 //

@@ -25,8 +25,9 @@ const finalizeRecheck = 5 * time.Second
 // the members are deleted in reverse apply order, one rank at a time: the
 // next rank is deleted only when the previous one is gone (each member's
 // deletion event brings the next pass). With Orphan, each member loses its
-// part-of label and stays. A suspended Composition is let go at once and its
-// members are left as they are. The finalizer is dropped last.
+// part-of label and stays; so does, under Delete, a member annotated
+// helm.sh/resource-policy: keep. A suspended Composition is let go at once
+// and its members are left as they are. The finalizer is dropped last.
 //
 // Members are listed from the API server, not the cache, so a deletion
 // does not depend on watches (after a restart there are none until it
@@ -57,7 +58,7 @@ func (r *CompositionReconciler) finalize(ctx context.Context, s *scope) (ctrl.Re
 		var waiting bool
 		if s.comp.Spec.DeletionPolicy == v1alpha1.DeletionPolicyOrphan {
 			err = r.orphan(ctx, s, members)
-		} else {
+		} else if members, err = r.orphanKept(ctx, s, members); err == nil {
 			waiting, err = r.deleteByRank(ctx, s, p, members)
 		}
 		if err != nil {
@@ -137,6 +138,20 @@ func (r *CompositionReconciler) watchDeletions(ctx context.Context, members []me
 		return ctrl.Result{RequeueAfter: finalizeRecheck}
 	}
 	return ctrl.Result{}
+}
+
+// orphanKept orphans the members annotated helm.sh/resource-policy: keep
+// (see orphan) and returns the others, to be deleted.
+func (r *CompositionReconciler) orphanKept(ctx context.Context, s *scope, members []member) ([]member, error) {
+	var keep, rest []member
+	for _, m := range members {
+		if kept(&m.meta) {
+			keep = append(keep, m)
+		} else {
+			rest = append(rest, m)
+		}
+	}
+	return rest, r.orphan(ctx, s, keep)
 }
 
 // orphan removes the part-of label from every member, leaving it in place.

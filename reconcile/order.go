@@ -1,7 +1,9 @@
 package reconcile
 
 import (
+	"cmp"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -58,20 +60,47 @@ func kindRank(kind string) int {
 }
 
 // sortForApply orders objects by kind rank, keeping the render order within
-// a rank, so the same render always gives the same plan.
+// a rank, so the same render always gives the same plan. Helm hooks come
+// after every ordinary object, those with a pre- point first, then by
+// weight (helm.sh/hook-weight, lowest first), then kind rank: the apply
+// phase picks the hooks that run, before or after the ordinary objects.
 func sortForApply(objs []*unstructured.Unstructured) {
 	slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int {
-		return kindRank(a.GetKind()) - kindRank(b.GetKind())
+		return compareStageKeys(stageKey(a), stageKey(b))
 	})
 }
 
-// stages splits objects sorted by sortForApply into runs of equal rank: the
-// objects of one stage are applied concurrently, stages one after another.
+// stageKey orders an object: ordinary objects, then hooks with a pre-
+// point, then the other hooks; hooks by weight; everything by kind rank.
+func stageKey(u *unstructured.Unstructured) [3]int {
+	if !isHook(u) {
+		return [3]int{0, 0, kindRank(u.GetKind())}
+	}
+	points, _ := hookPoints(u)
+	section := 2
+	if slices.ContainsFunc(points, func(p string) bool { return strings.HasPrefix(p, "pre-") }) {
+		section = 1
+	}
+	return [3]int{section, hookWeight(u), kindRank(u.GetKind())}
+}
+
+func compareStageKeys(a, b [3]int) int {
+	for i := range a {
+		if c := cmp.Compare(a[i], b[i]); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// stages splits objects sorted by sortForApply into runs of equal stage key
+// (kind rank; for hooks, weight and kind rank): the objects of one stage are
+// applied concurrently, stages one after another.
 func stages(objs []*unstructured.Unstructured) [][]*unstructured.Unstructured {
 	var out [][]*unstructured.Unstructured
 	for i := 0; i < len(objs); {
 		j := i + 1
-		for j < len(objs) && kindRank(objs[j].GetKind()) == kindRank(objs[i].GetKind()) {
+		for j < len(objs) && stageKey(objs[j]) == stageKey(objs[i]) {
 			j++
 		}
 		out = append(out, objs[i:j])

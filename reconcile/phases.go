@@ -8,37 +8,69 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
-// apply applies the plan stage by stage. A stage of CRDs is waited on until
-// Established before the next stage; if one is not, the pass ends there (the
-// CRD's own update event brings the next one). Then the pass's writes are
-// checked for a member that flaps.
+// apply applies the plan: the pre- hooks that run for this revision (see
+// hookRun) stage by stage, each waited on until it succeeded; then the
+// ordinary members stage by stage, a stage of CRDs waited on until
+// Established (if one is not, the pass ends there: the CRD's own update
+// event brings the next one); then, once every ordinary member is Current
+// (read live), the post- hooks. Then the pass's writes are checked for a
+// member that flaps.
 func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Result, error) {
 	if s.comp.Spec.Suspend {
 		return ctrl.Result{}, nil
 	}
 	reader := memberReader{r}
 	a := &applier{writer: s.writer, reader: reader, live: r.APIReader, id: s.plan.ID, concurrency: max(r.Options.ApplyConcurrency, 1)}
-	for _, stage := range stages(s.plan.Objects) {
+	hooks, err := r.newHookRun(ctx, s, a)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if done, err := hooks.run(ctx, hooks.pre, true); err != nil || !done {
+		return r.detectFlapping(s), err
+	}
+	ordinary := ordinaryObjects(s.plan.Objects)
+	if !r.applyStages(ctx, s, a, ordinary) || len(pendingPostHooks(s)) == 0 || len(failedApplies(s.results)) > 0 {
+		return r.detectFlapping(s), nil
+	}
+	// Read live, not from the cache: right after an apply the cache may
+	// still hold a member's previous generation, Current, and a post hook
+	// must not run before the rollout it follows has even begun.
+	for _, m := range memberStatuses(ctx, r.APIReader, ordinary) {
+		if m.Status != status.CurrentStatus.String() {
+			return r.detectFlapping(s), nil
+		}
+	}
+	_, err = hooks.run(ctx, hooks.post, false)
+	return r.detectFlapping(s), err
+}
+
+// applyStages applies objects stage by stage and reports whether every
+// stage was applied: false when a stage of CRDs is not Established yet.
+func (r *CompositionReconciler) applyStages(ctx context.Context, s *scope, a *applier, objs []*unstructured.Unstructured) bool {
+	for _, stage := range stages(objs) {
 		results := a.applyStage(ctx, stage)
 		s.results = append(s.results, results...)
 		r.recordApplies(s, results)
 		if stage[0].GetKind() != "CustomResourceDefinition" {
 			continue
 		}
-		if pending := waitEstablished(ctx, reader, stage); len(pending) > 0 {
+		if pending := waitEstablished(ctx, a.reader, stage); len(pending) > 0 {
 			setReconciling(&s.status, s.comp.Generation, ReasonProgressing,
 				fmt.Sprintf("waiting for CustomResourceDefinitions to be Established: %s", strings.Join(pending, ", ")))
 			s.done = true
-			break
+			return false
 		}
 	}
-	return r.detectFlapping(s), nil
+	return true
 }
 
 // recordApplies turns apply results into events and metrics: one event per
@@ -86,11 +118,13 @@ func failedApplies(results []ApplyResult) []ApplyResult {
 // was complete (a plan exists), every object was applied, the Composition is
 // neither suspended nor opted out of pruning, and no recorded kind is
 // forbidden to list; then it deletes the listed members that were not just
-// applied (see prunable), and shrinks the parent's inventory to what is
-// left. A delete the API server forbids stalls the Composition (reason
+// applied (see prunable), except Helm hooks the render holds or that are
+// still running (see spare), orphans instead those annotated
+// helm.sh/resource-policy: keep, and shrinks the parent's inventory to what
+// is left. A delete the API server forbids stalls the Composition (reason
 // Forbidden) and keeps the member recorded.
 func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Result, error) {
-	if s.comp.Spec.Suspend || len(failedApplies(s.results)) > 0 || len(s.results) != len(s.plan.Objects) {
+	if s.comp.Spec.Suspend || len(failedApplies(s.results)) > 0 || !ordinaryApplied(s) {
 		return ctrl.Result{}, nil
 	}
 	if s.comp.Spec.Prune != nil && !*s.comp.Spec.Prune {
@@ -113,11 +147,29 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 	}
 	var errs []string
 	var denied error
+	hooks := plannedHooks(s.plan.Objects)
 	for _, m := range listed.members {
+		if spare, err := r.spare(ctx, s, m, hooks); err != nil || spare {
+			if err != nil {
+				errs = append(errs, err.Error())
+			}
+			remaining = remaining.union(memberInventory(m))
+			continue
+		}
 		if !prunable(m, keep) {
 			if !keep[m.meta.UID] {
 				remaining = remaining.union(memberInventory(m))
 			}
+			continue
+		}
+		if kept(&m.meta) {
+			// helm.sh/resource-policy: keep: orphaned, not deleted. Its
+			// kind stays recorded this pass (an orphaning the writer may
+			// not make leaves it labelled); the next pass no longer lists it.
+			if err := r.orphan(ctx, s, []member{m}); err != nil {
+				errs = append(errs, err.Error())
+			}
+			remaining = remaining.union(memberInventory(m))
 			continue
 		}
 		conflict, err := p.deleteMember(ctx, m)
@@ -148,6 +200,18 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 	return r.stallIfDenied(s, "Prune", denied)
 }
 
+// ordinaryApplied reports whether every ordinary (non-hook) object of the
+// plan was applied this pass: the prune gate's "render applied in full".
+func ordinaryApplied(s *scope) bool {
+	applied := 0
+	for _, res := range s.results {
+		if !isHook(res.Object) {
+			applied++
+		}
+	}
+	return applied == len(ordinaryObjects(s.plan.Objects))
+}
+
 func memberInventory(m member) inventory {
 	return inventory{groupKinds: []schema.GroupKind{m.gvk.GroupKind()}, namespaces: []string{m.meta.Namespace}}
 }
@@ -163,10 +227,14 @@ func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Res
 	if res, err := r.watch(ctx, s); err != nil || s.done {
 		return res, err
 	}
-	members := memberStatuses(ctx, memberReader{r}, s.plan.Objects)
+	members := memberStatuses(ctx, memberReader{r}, ordinaryObjects(s.plan.Objects))
 	failed := failedApplies(s.results)
 	if len(failed) == 0 {
 		summarize(&s.status, s.comp.Generation, members)
+		if pending := pendingPostHooks(s); len(pending) > 0 && meta.IsStatusConditionTrue(s.status.Conditions, ConditionReady) {
+			setReconciling(&s.status, s.comp.Generation, ReasonProgressing,
+				fmt.Sprintf("%s; waiting for hooks: %s", s.status.Summary, strings.Join(pending, ", ")))
+		}
 		if s.comp.Spec.Suspend {
 			c := s.status.Conditions
 			for i := range c {

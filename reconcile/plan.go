@@ -167,6 +167,7 @@ func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.
 	if err != nil {
 		return nil, err
 	}
+	objs = filterHooks(objs) // Helm test hooks and hook points stencil does not run are never applied
 	namespace := in.Composition.Namespace
 	p := &Plan{
 		ID:             ApplySetID(in.Composition.Name, namespace, CompositionGroupKind),

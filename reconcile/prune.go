@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -193,4 +194,39 @@ func (m member) ref() string {
 		return m.gvk.Kind + "/" + m.meta.Name
 	}
 	return m.gvk.Kind + "/" + m.meta.Namespace + "/" + m.meta.Name
+}
+
+// plannedHooks returns the keys (see objectKey) of the hooks in the plan.
+func plannedHooks(objs []*unstructured.Unstructured) map[string]bool {
+	out := map[string]bool{}
+	for _, u := range objs {
+		if isHook(u) {
+			out[objectKey(u)] = true
+		}
+	}
+	return out
+}
+
+// spare reports whether prune must leave a hook alone: a hook the render
+// still holds (whether or not it runs this revision; Helm, too, leaves
+// hook objects in place), or one that is still running. It stays recorded
+// in the inventory.
+func (r *CompositionReconciler) spare(ctx context.Context, s *scope, m member, planned map[string]bool) (bool, error) {
+	if !isHook(&m.meta) || m.meta.DeletionTimestamp != nil {
+		return false, nil
+	}
+	if planned[m.gvk.Group+"/"+m.gvk.Kind+"/"+m.meta.Namespace+"/"+m.meta.Name] {
+		return true, nil
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(m.gvk)
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: m.meta.Namespace, Name: m.meta.Name}, live)
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return true, fmt.Errorf("read hook %s: %w", m.ref(), err)
+	}
+	outcome, _ := outcomeOf(live)
+	return outcome == hookRunning && live.GetUID() == m.meta.UID, nil
 }

@@ -58,6 +58,7 @@ func (r *CompositionReconciler) render(ctx context.Context, s *scope) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	start := time.Now()
+	s.upgrade = in.IsUpgrade
 	s.plan, err = NewPlan(ctx, r.renderer, loaded, in, r.Mapper)
 	renderDuration.Observe(time.Since(start).Seconds())
 	var renderErr *templates.RenderError

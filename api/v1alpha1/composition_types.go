@@ -107,6 +107,57 @@ type CompositionStatus struct {
 	// +optional
 	// +listType=atomic
 	Members []MemberStatus `json:"members,omitempty"`
+
+	// hooks records the Helm hooks (objects annotated helm.sh/hook) run for
+	// the current revision of the inputs, so each runs once per revision
+	// even when its delete policy removed it. It is carried from pass to
+	// pass and replaced when the revision changes.
+	// +optional
+	Hooks *HooksStatus `json:"hooks,omitempty"`
+}
+
+// HooksStatus records the Helm hooks run for one revision of a
+// Composition's inputs.
+type HooksStatus struct {
+	// revision is the revision of the inputs the hooks ran for:
+	// "<metadata.generation>/<bundle revision>".
+	// +required
+	// +kubebuilder:validation:MaxLength=256
+	Revision string `json:"revision"`
+
+	// event is which hooks run for this revision: install (pre-install and
+	// post-install hooks: the Composition had never been applied) or
+	// upgrade (pre-upgrade and post-upgrade hooks).
+	// +required
+	// +kubebuilder:validation:Enum=install;upgrade
+	Event string `json:"event"`
+
+	// completed lists the hooks of this revision that ran to an end.
+	// +optional
+	// +listType=atomic
+	Completed []HookRecord `json:"completed,omitempty"`
+}
+
+// HookRecord is one Helm hook that ran to an end.
+type HookRecord struct {
+	// group is the hook object's API group, "" for the core group.
+	// +optional
+	Group string `json:"group,omitempty"`
+	// kind is the hook object's kind.
+	Kind string `json:"kind"`
+	// namespace is the hook object's namespace, "" when cluster-scoped.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// name is the hook object's name.
+	Name string `json:"name"`
+	// hook is the hook point it ran at, such as pre-install or post-upgrade.
+	Hook string `json:"hook"`
+	// result is Succeeded or Failed.
+	// +kubebuilder:validation:Enum=Succeeded;Failed
+	Result string `json:"result"`
+	// message says why a hook failed.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // Composition renders a Bundle with values and keeps the result applied: it is

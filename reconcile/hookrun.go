@@ -1,0 +1,347 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+)
+
+// hookRun runs the hooks of one pass. Its record is s.status.hooks: the
+// revision, the event (install or upgrade, fixed when the revision's first
+// hook runs) and every hook that ran to an end, so a hook deleted by its
+// policy is not run again for the same revision.
+type hookRun struct {
+	r   *CompositionReconciler
+	s   *scope
+	a   *applier
+	rev string
+	// pre and post are the hooks that run for the event, in apply order.
+	pre, post []*unstructured.Unstructured
+	// confirmed: the record was read from the API server this pass.
+	confirmed bool
+}
+
+// newHookRun selects the hooks of the plan that run for this revision's
+// event. The record is carried in status; when it names another revision
+// (or none), the Composition is read live once, since the cache may not
+// hold the record this controller wrote last.
+func (r *CompositionReconciler) newHookRun(ctx context.Context, s *scope, a *applier) (*hookRun, error) {
+	h := &hookRun{r: r, s: s, a: a, rev: hookRevision(s.comp, s.plan.BundleRevision)}
+	if !slices.ContainsFunc(s.plan.Objects, func(u *unstructured.Unstructured) bool { return isHook(u) }) {
+		s.status.Hooks = nil
+		return h, nil
+	}
+	if rec := s.status.Hooks; rec == nil || rec.Revision != h.rev {
+		if err := h.confirm(ctx); err != nil {
+			return nil, err
+		}
+	}
+	for _, u := range s.plan.Objects {
+		if _, pre, ok := hookPointFor(u, s.status.Hooks.Event); ok && pre {
+			h.pre = append(h.pre, u)
+		} else if ok {
+			h.post = append(h.post, u)
+		}
+	}
+	// A hook's section in the plan (pre or post) may differ from its role
+	// for this event (pre-install,post-upgrade): order each list by weight
+	// and kind alone.
+	byWeight := func(a, b *unstructured.Unstructured) int {
+		return compareStageKeys([3]int{0, hookWeight(a), kindRank(a.GetKind())}, [3]int{0, hookWeight(b), kindRank(b.GetKind())})
+	}
+	slices.SortStableFunc(h.pre, byWeight)
+	slices.SortStableFunc(h.post, byWeight)
+	return h, nil
+}
+
+// confirm reads the Composition's hook record from the API server and
+// starts a new record for this revision when it names another. A new
+// revision is an install when the Composition was never applied (as
+// .Release.IsUpgrade is false), an upgrade otherwise.
+func (h *hookRun) confirm(ctx context.Context) error {
+	if h.confirmed {
+		return nil
+	}
+	live := &v1alpha1.Composition{}
+	if err := h.r.APIReader.Get(ctx, client.ObjectKeyFromObject(h.s.comp), live); err != nil {
+		return fmt.Errorf("read the hook record of Composition %s/%s: %w", h.s.comp.Namespace, h.s.comp.Name, err)
+	}
+	h.confirmed = true
+	if rec := live.Status.Hooks; rec != nil && rec.Revision == h.rev {
+		merged := rec.DeepCopy()
+		if mine := h.s.status.Hooks; mine != nil && mine.Revision == h.rev {
+			for _, c := range mine.Completed {
+				if !slices.ContainsFunc(merged.Completed, func(o v1alpha1.HookRecord) bool { return sameHook(o, c) }) {
+					merged.Completed = append(merged.Completed, c)
+				}
+			}
+		}
+		h.s.status.Hooks = merged
+		return nil
+	}
+	if rec := h.s.status.Hooks; rec != nil && rec.Revision == h.rev {
+		return nil
+	}
+	event := hookEventInstall
+	if renderedAsUpgrade(h.s) {
+		event = hookEventUpgrade
+	}
+	h.s.status.Hooks = &v1alpha1.HooksStatus{Revision: h.rev, Event: event}
+	return nil
+}
+
+// renderedAsUpgrade is .Release.IsUpgrade of this pass's render: the one
+// rule that says whether a Composition was applied before, so templates
+// and hooks never disagree on install versus upgrade. It must be the value
+// the render saw, taken before widen records this pass's kinds.
+func renderedAsUpgrade(s *scope) bool {
+	return s.upgrade
+}
+
+// recorded returns the record of a hook that ran to an end this revision.
+func (h *hookRun) recorded(u *unstructured.Unstructured) *v1alpha1.HookRecord {
+	return recordOf(h.s.status.Hooks, u)
+}
+
+// recordOf returns rec's record of the hook u, nil when u has none.
+func recordOf(rec *v1alpha1.HooksStatus, u *unstructured.Unstructured) *v1alpha1.HookRecord {
+	if rec == nil {
+		return nil
+	}
+	gvk := u.GroupVersionKind()
+	key := v1alpha1.HookRecord{Group: gvk.Group, Kind: gvk.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
+	for i, c := range rec.Completed {
+		if sameHook(c, key) {
+			return &rec.Completed[i]
+		}
+	}
+	return nil
+}
+
+// pendingPostHooks names the post- hooks of this revision's event that
+// have not succeeded yet: until they have, the Composition is not Ready.
+func pendingPostHooks(s *scope) []string {
+	rec := s.status.Hooks
+	if rec == nil {
+		return nil
+	}
+	var out []string
+	for _, u := range s.plan.Objects {
+		if point, pre, ok := hookPointFor(u, rec.Event); ok && !pre {
+			if r := recordOf(rec, u); r == nil || r.Result != hookSucceeded {
+				out = append(out, point+" hook "+ref(u))
+			}
+		}
+	}
+	return out
+}
+
+// sameHook reports whether two records name the same object.
+func sameHook(a, b v1alpha1.HookRecord) bool {
+	return a.Group == b.Group && a.Kind == b.Kind && a.Namespace == b.Namespace && a.Name == b.Name
+}
+
+// stageResult is what running one stage of hooks came to.
+type stageResult struct {
+	waiting     []string // hooks not finished, with why
+	failed      []string // hooks that failed, with why
+	applyFailed bool     // an apply failed (reported by observe)
+}
+
+// run runs hooks stage by stage (by weight, then kind), each stage only
+// when the previous one succeeded. It reports whether every hook
+// succeeded. A failed hook stalls the Composition (ReasonHookFailed); a
+// hook still running sets Reconciling naming it, and, when gate is true
+// (pre- hooks), ends the pass: the hook's own events bring the next one.
+func (h *hookRun) run(ctx context.Context, hooks []*unstructured.Unstructured, gate bool) (bool, error) {
+	for _, stage := range stages(hooks) {
+		var res stageResult
+		for _, u := range stage {
+			if err := h.step(ctx, u, &res); err != nil {
+				return false, err
+			}
+		}
+		switch {
+		case res.applyFailed:
+			return false, nil
+		case len(res.failed) > 0:
+			if err := h.persist(ctx); err != nil {
+				return false, err
+			}
+			h.r.stallTerminal(h.s, ReasonHookFailed, strings.Join(res.failed, "; "))
+			return false, nil
+		case len(res.waiting) > 0:
+			setReconciling(&h.s.status, h.s.comp.Generation, ReasonProgressing, "waiting for hooks: "+strings.Join(res.waiting, "; "))
+			h.s.done = h.s.done || gate
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// step moves one hook on: a hook recorded for this revision is left alone;
+// a live hook of this revision is read for its outcome; one of an earlier
+// revision is replaced once it has finished; a missing one is applied.
+func (h *hookRun) step(ctx context.Context, u *unstructured.Unstructured, res *stageResult) error {
+	point, _, _ := hookPointFor(u, h.s.status.Hooks.Event)
+	name := point + " hook " + ref(u)
+	if rec := h.recorded(u); rec != nil {
+		if rec.Result == hookFailed {
+			res.failed = append(res.failed, name+" failed: "+rec.Message)
+		}
+		return nil
+	}
+	live, err := h.get(ctx, u)
+	if err != nil {
+		return err
+	}
+	if live == nil {
+		// Absent: not created yet, or deleted by its policy after a run
+		// whose record this pass may not have seen yet.
+		if err := h.confirm(ctx); err != nil {
+			return err
+		}
+		if h.recorded(u) != nil {
+			return h.step(ctx, u, res)
+		}
+		if live, err = h.create(ctx, u); err != nil {
+			return err
+		}
+		if live == nil {
+			res.applyFailed = true
+			return nil
+		}
+	}
+	if live.GetDeletionTimestamp() != nil || live.GetAnnotations()[AnnotationHookRevision] != h.rev {
+		return h.replace(ctx, name, live, res)
+	}
+	outcome, msg := outcomeOf(live)
+	switch outcome {
+	case hookRunning:
+		res.waiting = append(res.waiting, name+": "+msg)
+		return nil
+	case hookBroken:
+		res.failed = append(res.failed, name+" failed: "+msg)
+		return h.finish(ctx, u, live, point, hookFailed, msg, policyFailed)
+	}
+	return h.finish(ctx, u, live, point, hookSucceeded, "", policySucceeded)
+}
+
+// get reads a hook live from the API server (nil when absent): the cache
+// may lag behind the hook's last change, and a stale read would re-run or
+// skip a hook.
+func (h *hookRun) get(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(u.GroupVersionKind())
+	err := h.r.APIReader.Get(ctx, client.ObjectKeyFromObject(u), live)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("read hook %s: %w", ref(u), err)
+	}
+	return live, nil
+}
+
+// create applies a hook, stamped with the revision it runs for, and reads
+// it back. A failed apply is reported like any other (nil, nil).
+func (h *hookRun) create(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	desired := u.DeepCopy()
+	ann := desired.GetAnnotations()
+	ann[AnnotationHookRevision] = h.rev
+	desired.SetAnnotations(ann)
+	result := h.a.apply(ctx, desired)
+	h.s.results = append(h.s.results, result)
+	h.r.recordApplies(h.s, []ApplyResult{result})
+	if result.Action == Failed {
+		return nil, nil
+	}
+	live, err := h.get(ctx, u)
+	if err == nil && live == nil {
+		err = fmt.Errorf("hook %s is gone right after it was applied", ref(u))
+	}
+	return live, err
+}
+
+// replace deletes a hook left from an earlier revision (Helm's
+// before-hook-creation, which stencil always applies: re-creating a hook
+// object under the same name is the only way to run it again) once it has
+// finished: a hook still running is waited on, never cut short.
+func (h *hookRun) replace(ctx context.Context, name string, live *unstructured.Unstructured, res *stageResult) error {
+	if live.GetDeletionTimestamp() != nil {
+		res.waiting = append(res.waiting, name+": the hook of an earlier revision is being deleted")
+		return nil
+	}
+	if outcome, msg := outcomeOf(live); outcome == hookRunning {
+		res.waiting = append(res.waiting, name+": the hook of an earlier revision is still running ("+msg+")")
+		return nil
+	}
+	if err := h.delete(ctx, live); err != nil {
+		return err
+	}
+	res.waiting = append(res.waiting, name+": replacing the hook of an earlier revision")
+	return nil
+}
+
+// finish records a hook that ran to an end and, when its delete policy
+// asks (policy: hook-succeeded or hook-failed), deletes it: the record is
+// written first, so a crash in between never runs the hook again.
+func (h *hookRun) finish(ctx context.Context, u, live *unstructured.Unstructured, point, result, msg, policy string) error {
+	gvk := u.GroupVersionKind()
+	h.s.status.Hooks.Completed = append(h.s.status.Hooks.Completed, v1alpha1.HookRecord{
+		Group: gvk.Group, Kind: gvk.Kind, Namespace: u.GetNamespace(), Name: u.GetName(),
+		Hook: point, Result: result, Message: msg,
+	})
+	typ := "Normal"
+	if result == hookFailed {
+		typ = "Warning"
+	}
+	h.r.Recorder.Eventf(h.s.comp, live, typ, "Hook"+result, "Hook", "%s hook %s %s", point, ref(u), strings.ToLower(result))
+	if !slices.Contains(deletePolicies(live), policy) {
+		return nil
+	}
+	if err := h.persist(ctx); err != nil {
+		return err
+	}
+	return h.delete(ctx, live)
+}
+
+// delete deletes a hook object with a UID precondition.
+func (h *hookRun) delete(ctx context.Context, live *unstructured.Unstructured) error {
+	m := member{gvk: live.GroupVersionKind()}
+	m.meta.SetNamespace(live.GetNamespace())
+	m.meta.SetName(live.GetName())
+	m.meta.SetUID(live.GetUID())
+	if _, err := h.r.pruner(h.s).deleteMember(ctx, m); err != nil {
+		return fmt.Errorf("delete hook: %w", err)
+	}
+	h.r.Recorder.Eventf(h.s.comp, m.object(), "Normal", "HookDeleted", "Hook", "%s deleted", m.ref())
+	return nil
+}
+
+// persist writes the hook record to the Composition's status at once (the
+// rest of the status is written at the end of the pass).
+func (h *hookRun) persist(ctx context.Context) error {
+	if equality.Semantic.DeepEqual(h.s.comp.Status.Hooks, h.s.status.Hooks) {
+		return nil
+	}
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"hooks": h.s.status.Hooks}})
+	if err != nil {
+		return fmt.Errorf("record the hooks of Composition %s/%s: %w", h.s.comp.Namespace, h.s.comp.Name, err)
+	}
+	if err := h.r.Client.Status().Patch(ctx, h.s.comp.DeepCopy(), client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("record the hooks of Composition %s/%s: %w", h.s.comp.Namespace, h.s.comp.Name, err)
+	}
+	h.s.comp.Status.Hooks = h.s.status.Hooks.DeepCopy()
+	return nil
+}

@@ -1,0 +1,417 @@
+package reconcile_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/reconcile"
+)
+
+// hookedApp is a chart's usual shape: a migration Job run before install
+// and upgrade (deleted once it succeeded, or per policy), a ConfigMap the
+// Job needs (weight -5, so before it), the app's Deployment, ConfigMaps
+// marking the install and the upgrade done (post-install, post-upgrade),
+// and a test Pod.
+func hookedApp(policy string) map[string]string {
+	return map[string]string{
+		"values.yaml": "image: nginx:1.27\n",
+		"templates/job.yaml": `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate
+  annotations:
+    helm.sh/hook: pre-install, pre-upgrade
+    helm.sh/hook-delete-policy: ` + policy + `
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: migrate
+        image: {{ .Values.image }}
+`,
+		"templates/hook-config.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: migrate-config
+  annotations:
+    helm.sh/hook: pre-install,pre-upgrade
+    helm.sh/hook-weight: "-5"
+data:
+  image: {{ .Values.image }}
+`,
+		"templates/deployment.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: {{ .Values.image }}
+`,
+		"templates/installed.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: installed
+  annotations:
+    helm.sh/hook: post-install
+data:
+  image: {{ .Values.image }}
+`,
+		"templates/upgraded.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: upgraded
+  annotations:
+    helm.sh/hook: post-upgrade
+data:
+  image: {{ .Values.image }}
+`,
+		"templates/tests/smoke.yaml": `apiVersion: v1
+kind: Pod
+metadata:
+  name: smoke
+  annotations:
+    helm.sh/hook: test
+spec:
+  restartPolicy: Never
+  containers:
+  - name: smoke
+    image: busybox
+`,
+	}
+}
+
+// finishJob writes a Job's status as the Job controller would when it
+// completes (or fails): envtest runs no kube-controller-manager.
+func finishJob(t *testing.T, job *batchv1.Job, succeeded bool) {
+	t.Helper()
+	eventually(t, "Job status update", func() (bool, error) {
+		if err := k.Get(context.Background(), client.ObjectKeyFromObject(job), job); err != nil {
+			return false, err
+		}
+		start := metav1.NewTime(time.Now().Add(-time.Minute))
+		now := metav1.Now()
+		job.Status.StartTime = &start
+		if succeeded {
+			job.Status.Succeeded = 1
+			job.Status.CompletionTime = &now
+			job.Status.Conditions = []batchv1.JobCondition{
+				{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, Reason: "CompletionsReached", LastTransitionTime: now},
+				{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: "CompletionsReached", LastTransitionTime: now},
+			}
+		} else {
+			job.Status.Failed = 1
+			job.Status.Conditions = []batchv1.JobCondition{
+				{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: now},
+				{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: now},
+			}
+		}
+		err := k.Status().Update(context.Background(), job)
+		return err == nil, err
+	})
+}
+
+func job(ns, name string) *batchv1.Job {
+	return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+}
+
+func configMap(ns, name string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+}
+
+// absent checks that obj does not exist.
+func absent(t *testing.T, obj client.Object) (bool, error) {
+	t.Helper()
+	err := k.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	return false, err
+}
+
+// TestPreInstallHookGatesMembers: a pre-install Job is applied (after the
+// lower-weight hook ConfigMap) before anything else and waited on; the
+// Deployment is applied only once the Job is Complete; hook-succeeded then
+// deletes the Job, and later passes of the same revision neither re-create
+// it nor report it. The post-install hook waits for the Deployment to be
+// Current and holds Ready until it is done; the test Pod is never applied.
+// A new revision is an upgrade: the pre-upgrade hook runs once more, the
+// post-install hook does not, and the post-upgrade hook waits for the
+// upgraded Deployment.
+func TestPreInstallHookGatesMembers(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "hooks-"+ns, hookedApp("hook-succeeded"))
+	comp := composition(ns, "app", b.Name, "")
+	mustCreate(t, comp)
+
+	migrate := job(ns, "migrate")
+	exists(t, migrate)
+	if got := migrate.Annotations[reconcile.AnnotationHookRevision]; !strings.HasPrefix(got, "1/") {
+		t.Errorf("hook revision annotation = %q, want generation 1", got)
+	}
+	exists(t, configMap(ns, "migrate-config"))
+	consistently(t, "the Deployment waits for the pre-install Job", 2*time.Second, func() (bool, error) {
+		return absent(t, deployment(ns, "web"))
+	})
+	got := mustGet(t, ns, "app")
+	if msg := condMessage(got, reconcile.ConditionReady); !strings.Contains(msg, "pre-install hook Job/"+ns+"/migrate") {
+		t.Errorf("Ready message = %q, want it to name the pending hook Job", msg)
+	}
+
+	finishJob(t, migrate, true)
+	gone(t, job(ns, "migrate"))
+	dep := deployment(ns, "web")
+	exists(t, dep)
+	if ok, err := absent(t, configMap(ns, "installed")); !ok {
+		t.Errorf("post-install hook applied before the Deployment is Current (err %v)", err)
+	}
+	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
+	exists(t, configMap(ns, "installed"))
+	got = condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	if got.Status.Hooks == nil || got.Status.Hooks.Event != "install" || len(got.Status.Hooks.Completed) != 3 {
+		t.Fatalf("status.hooks = %+v, want the install's three hooks recorded", got.Status.Hooks)
+	}
+	for _, m := range got.Status.Members {
+		if m.Kind != "Deployment" {
+			t.Errorf("status.members lists %s/%s, want the Deployment alone (hooks are not members)", m.Kind, m.Name)
+		}
+	}
+
+	// Member events bring more passes of the same revision: the deleted
+	// Job stays deleted and the Composition stays Ready.
+	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable", Message: "again"})
+	consistently(t, "the succeeded hook Job is not re-created", 2*time.Second, func() (bool, error) {
+		if ok, err := absent(t, job(ns, "migrate")); !ok {
+			return false, err
+		}
+		return cond(mustGet(t, ns, "app"), reconcile.ConditionReady) == metav1.ConditionTrue, nil
+	})
+	if ok, err := absent(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "smoke"}}); !ok {
+		t.Errorf("test hook Pod was applied (err %v)", err)
+	}
+
+	// Converged, a pass costs no write: hooks that ran are not re-applied
+	// and their record is not rewritten.
+	unchanged := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Unchanged)))
+	before := controller.Writes.Load()
+	eventually(t, "label a member", func() (bool, error) {
+		if err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
+			return false, err
+		}
+		dep.Labels["touched"] = "yes"
+		err := k.Update(ctx, dep)
+		return err == nil, err
+	})
+	eventually(t, "a reconcile that found the Deployment unchanged", func() (bool, error) {
+		return testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Unchanged))) >= unchanged+1, nil
+	})
+	time.Sleep(500 * time.Millisecond) // let the pass finish its (absent) status write
+	if n := controller.Writes.Load() - before; n != 0 {
+		t.Errorf("the controller made %d write requests on a converged Composition with hooks, want 0", n)
+	}
+
+	// A new revision is an upgrade: the pre-upgrade Job runs again, once.
+	update(t, comp, func(c *v1alpha1.Composition) {
+		c.Spec.Values = jsonValues(`{"image":"nginx:1.28"}`)
+	})
+	migrate = job(ns, "migrate")
+	exists(t, migrate)
+	if got := migrate.Annotations[reconcile.AnnotationHookRevision]; !strings.HasPrefix(got, "2/") {
+		t.Errorf("hook revision annotation = %q, want generation 2", got)
+	}
+	got = condition(t, ns, "app", reconcile.ConditionReconciling, metav1.ConditionTrue)
+	if got.Status.Hooks == nil || got.Status.Hooks.Event != "upgrade" {
+		t.Errorf("status.hooks = %+v, want the upgrade's record", got.Status.Hooks)
+	}
+	finishJob(t, migrate, true)
+	gone(t, job(ns, "migrate"))
+	eventually(t, "the Deployment to be upgraded", func() (bool, error) {
+		if err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
+			return false, err
+		}
+		return dep.Spec.Template.Spec.Containers[0].Image == "nginx:1.28", nil
+	})
+	installed := configMap(ns, "installed")
+	exists(t, installed)
+	if installed.Data["image"] != "nginx:1.27" {
+		t.Errorf("post-install hook re-run on upgrade: image %q", installed.Data["image"])
+	}
+	// The post-upgrade hook waits for the upgraded Deployment's rollout.
+	consistently(t, "the post-upgrade hook waits for the rollout", time.Second, func() (bool, error) {
+		return absent(t, configMap(ns, "upgraded"))
+	})
+	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
+	exists(t, configMap(ns, "upgraded"))
+	got = condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	if n := len(got.Status.Hooks.Completed); n != 3 {
+		t.Errorf("status.hooks.completed has %d hooks, want the upgrade's 3: %+v", n, got.Status.Hooks.Completed)
+	}
+}
+
+// TestFailedHookStalls: a pre-install Job that fails stalls the
+// Composition naming the Job; nothing after it is applied; hook-failed
+// deletes the Job, and it is not run again for the same revision.
+func TestFailedHookStalls(t *testing.T) {
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "hookfail-"+ns, hookedApp("hook-failed"))
+	mustCreate(t, composition(ns, "app", b.Name, ""))
+
+	migrate := job(ns, "migrate")
+	exists(t, migrate)
+	finishJob(t, migrate, false)
+	got := stalled(t, ns, "app", reconcile.ReasonHookFailed, "pre-install hook Job/"+ns+"/migrate failed", "backoff limit")
+	if got.Status.Hooks == nil || len(got.Status.Hooks.Completed) != 2 || got.Status.Hooks.Completed[1].Result != "Failed" {
+		t.Errorf("status.hooks = %+v, want the ConfigMap Succeeded and the Job Failed", got.Status.Hooks)
+	}
+	gone(t, job(ns, "migrate"))
+	consistently(t, "a failed hook is not run again, and nothing after it is applied", 2*time.Second, func() (bool, error) {
+		if ok, err := absent(t, job(ns, "migrate")); !ok {
+			return false, err
+		}
+		return absent(t, deployment(ns, "web"))
+	})
+}
+
+// TestResourcePolicyKeep: an object annotated helm.sh/resource-policy:
+// keep is orphaned, not deleted, when it is no longer rendered and when
+// the Composition is deleted; its neighbours are pruned and deleted.
+func TestResourcePolicyKeep(t *testing.T) {
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "keep-"+ns, map[string]string{
+		"values.yaml": "first: true\n",
+		"templates/cms.yaml": `{{- if .Values.first }}
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: kept-first
+  annotations:
+    helm.sh/resource-policy: keep
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: plain-first
+{{- end }}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: kept
+  annotations:
+    helm.sh/resource-policy: keep
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: plain
+`,
+	})
+	comp := composition(ns, "app", b.Name, "")
+	mustCreate(t, comp)
+	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+
+	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values = jsonValues(`{"first":false}`) })
+	gone(t, configMap(ns, "plain-first"))
+	keptFirst := configMap(ns, "kept-first")
+	eventually(t, "kept-first orphaned", func() (bool, error) {
+		if err := k.Get(context.Background(), client.ObjectKeyFromObject(keptFirst), keptFirst); err != nil {
+			return false, err
+		}
+		_, member := keptFirst.Labels[reconcile.LabelPartOf]
+		return !member, nil
+	})
+
+	if err := k.Delete(context.Background(), comp); err != nil {
+		t.Fatal(err)
+	}
+	gone(t, comp)
+	gone(t, configMap(ns, "plain"))
+	for _, name := range []string{"kept", "kept-first"} {
+		cm := configMap(ns, name)
+		if err := k.Get(context.Background(), client.ObjectKeyFromObject(cm), cm); err != nil {
+			t.Fatalf("ConfigMap %s with resource-policy keep: %v", name, err)
+		}
+		if _, member := cm.Labels[reconcile.LabelPartOf]; member {
+			t.Errorf("ConfigMap %s still labelled as a member after its Composition was deleted", name)
+		}
+	}
+}
+
+func jsonValues(s string) *apiextensionsv1.JSON { return &apiextensionsv1.JSON{Raw: []byte(s)} }
+
+// TestPruneSparesRunningHook: a hook Job that is no longer rendered is not
+// pruned while it runs; once it has finished it is pruned like any member.
+func TestPruneSparesRunningHook(t *testing.T) {
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "hookprune-"+ns, map[string]string{
+		"values.yaml": "hook: true\n",
+		"templates/cm.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: app
+data:
+  hook: "{{ .Values.hook }}"
+`,
+		"templates/job.yaml": `{{- if .Values.hook }}
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: seed
+  annotations:
+    helm.sh/hook: pre-install,pre-upgrade
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: seed
+        image: busybox
+{{- end }}
+`,
+	})
+	comp := composition(ns, "app", b.Name, "")
+	mustCreate(t, comp)
+	seed := job(ns, "seed")
+	exists(t, seed)
+	finishJob(t, seed, true)
+	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+
+	// A new revision with the hook: it runs again (before-hook-creation
+	// replaces the finished Job); while it runs, the hook is dropped.
+	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values = jsonValues(`{"hook":true,"v":2}`) })
+	eventually(t, "the pre-upgrade Job of revision 2", func() (bool, error) {
+		err := k.Get(context.Background(), client.ObjectKeyFromObject(seed), seed)
+		return err == nil && strings.HasPrefix(seed.Annotations[reconcile.AnnotationHookRevision], "2/"), client.IgnoreNotFound(err)
+	})
+	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values = jsonValues(`{"hook":false}`) })
+	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	consistently(t, "the running hook Job is not pruned", 2*time.Second, func() (bool, error) {
+		err := k.Get(context.Background(), client.ObjectKeyFromObject(seed), &batchv1.Job{})
+		return err == nil, err
+	})
+	finishJob(t, seed, true)
+	gone(t, job(ns, "seed"))
+}
