@@ -178,11 +178,11 @@ func annotationChangedPredicate(key string) predicate.Predicate {
 
 // scope is the state of one reconcile pass.
 type scope struct {
-	comp    *v1alpha1.Composition
-	status  v1alpha1.CompositionStatus
-	writer  client.Client
-	parent  parentState
-	plan    *Plan
+	comp   *v1alpha1.Composition
+	status v1alpha1.CompositionStatus
+	writer client.Client
+	parent parentState
+	plan   *Plan
 	// upgrade is .Release.IsUpgrade of this pass's render, taken before
 	// widen records the pass's kinds: hooks run as the templates saw it.
 	upgrade bool
