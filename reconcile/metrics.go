@@ -20,7 +20,7 @@ var (
 	})
 	appliesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "stencil_applies_total",
-		Help: "Objects applied, by result (Created, Configured, Unchanged, Failed).",
+		Help: "Objects applied, by result: Created, Configured, Reapplied (sent, changed nothing), Unchanged (no request sent), Failed.",
 	}, []string{"result"})
 	prunesTotal = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "stencil_prunes_total",

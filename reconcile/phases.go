@@ -23,7 +23,7 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 		return ctrl.Result{}, nil
 	}
 	reader := memberReader{r}
-	a := &applier{writer: s.writer, reader: reader, live: r.APIReader, id: s.plan.ID, concurrency: max(r.Options.ApplyConcurrency, 1)}
+	a := &applier{writer: s.writer, reader: reader, live: r.APIReader, id: s.plan.ID, concurrency: max(r.Options.ApplyConcurrency, 1), schemas: r.schemas}
 	for _, stage := range stages(s.plan.Objects) {
 		results := a.applyStage(ctx, stage)
 		s.results = append(s.results, results...)

@@ -1,87 +1,291 @@
 package reconcile
 
 import (
-	"encoding/json"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	smdtyped "sigs.k8s.io/structured-merge-diff/v6/typed"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
-// upToDate reports whether the live object already holds exactly what an
-// apply of desired would set, so the apply can be skipped:
+// decision is what a local server-side apply of a desired object onto its
+// live object found.
+type decision struct {
+	// write is true when an apply would change the object or stencil's
+	// field set, or when that could not be decided.
+	write bool
+	// changed names, as paths (never values), fields the apply would
+	// change, at most maxChangedFields.
+	changed []string
+	// why says, when write is true and changed is empty, what made the
+	// apply necessary (for logs; never values).
+	why string
+}
+
+// upToDate decides whether the apply of desired over live may be skipped.
+// It computes locally what the API server would store after stencil's
+// forced server-side apply (structured-merge-diff, through the same field
+// manager the API server runs, typed by the kind's schema), normalises that
+// result as the server does (see normalise), and skips the write only when
 //
-//  1. every field of desired is in live with an equal value (lists element
-//     by element, so fields the server defaults inside elements do not
-//     count; quantities compare by value, so "0.5" equals "500m"), and
-//  2. every field the stencil field manager owns in live is still in
-//     desired: a field removed from the template must be applied away.
+//  1. the result equals live, ignoring resourceVersion and managedFields
+//     timestamps, and
+//  2. every managed-field entry, stencil's in particular, would be
+//     unchanged.
 //
-// A false answer costs one apply; a wrong true answer would leave drift, so
-// anything unexpected answers false.
-func upToDate(desired, live *unstructured.Unstructured) bool {
-	if !subset(desired.Object, live.Object) {
+// Anything unexpected (no schema for the kind, a conversion error, managed
+// fields the field manager cannot read) answers write: a skip that is
+// wrong leaves drift, a write that is not needed costs one request.
+func (s *schemas) upToDate(ctx context.Context, desired, live *unstructured.Unstructured) decision {
+	t, err := s.forKind(ctx, desired.GroupVersionKind())
+	if err != nil {
+		return decision{write: true, why: err.Error()}
+	}
+	applied, err := t.manager.Apply(live.DeepCopy(), applyBody(desired), FieldManager, true)
+	if err != nil {
+		// The error may quote a value of the object: keep it out of logs.
+		return decision{write: true, why: "the local apply failed"}
+	}
+	result, ok := applied.(*unstructured.Unstructured)
+	if !ok {
+		return decision{write: true, why: fmt.Sprintf("local apply returned %T", applied)}
+	}
+	keepSystemFields(result, live)
+	got, want := result.DeepCopy(), live.DeepCopy()
+	for _, u := range []*unstructured.Unstructured{got, want} {
+		if normalise(s.scheme, u, t.builtin) != nil {
+			return decision{write: true, why: "the result could not be normalised"}
+		}
+	}
+	sameOwners := sameManagedFields(got.GetManagedFields(), want.GetManagedFields())
+	for _, u := range []*unstructured.Unstructured{got, want} {
+		u.SetManagedFields(nil)
+		u.SetResourceVersion("")
+	}
+	cmp, err := compareTyped(t.converter, want, got)
+	switch {
+	case err != nil:
+		return decision{write: true, why: "the result could not be typed"}
+	case !cmp.IsSame():
+		return decision{write: true, changed: fieldPaths(cmp, maxChangedFields)}
+	case !sameOwners:
+		return decision{write: true, why: "managed fields would change"}
+	}
+	return decision{}
+}
+
+// applyBody is desired as an apply request carries it: a fresh copy,
+// without the fields an apply body may not or need not hold.
+func applyBody(desired *unstructured.Unstructured) *unstructured.Unstructured {
+	body := desired.DeepCopy()
+	body.SetManagedFields(nil)
+	body.SetResourceVersion("")
+	unstructured.RemoveNestedField(body.Object, "metadata", "creationTimestamp")
+	return body
+}
+
+// keepSystemFields copies from live the metadata the API server keeps on
+// every update whatever the request says.
+func keepSystemFields(result, live *unstructured.Unstructured) {
+	for _, f := range []string{"uid", "creationTimestamp", "generation", "resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"} {
+		if v, ok, _ := unstructured.NestedFieldNoCopy(live.Object, "metadata", f); ok {
+			_ = unstructured.SetNestedField(result.Object, runtime.DeepCopyJSONValue(v), "metadata", f)
+		} else {
+			unstructured.RemoveNestedField(result.Object, "metadata", f)
+		}
+	}
+}
+
+// normalise turns u into the form the API server stores:
+//
+//   - a core/v1 Secret's stringData is folded into data (base64) and
+//     dropped, as the server's conversion does;
+//   - a built-in kind goes through its Go type, so values equal to their
+//     field's zero value under omitempty (nodeSelector: {}, tolerations: [])
+//     disappear and quantities take their canonical form ("0.5" becomes
+//     "500m", cpu: 1 becomes "1").
+func normalise(scheme *runtime.Scheme, u *unstructured.Unstructured, builtin bool) error {
+	gvk := u.GroupVersionKind()
+	if gvk.Group == "" && gvk.Kind == "Secret" {
+		if err := foldStringData(u); err != nil {
+			return err
+		}
+	}
+	if !builtin {
+		return nil
+	}
+	obj, err := scheme.New(gvk)
+	if err != nil {
+		return fmt.Errorf("normalise %s: %w", gvk, err)
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
+		return fmt.Errorf("normalise %s: %w", gvk, scrub(err))
+	}
+	out, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return fmt.Errorf("normalise %s: %w", gvk, scrub(err))
+	}
+	u.Object = out
+	u.SetGroupVersionKind(gvk)
+	return nil
+}
+
+// foldStringData moves a Secret's stringData into data, base64-encoded,
+// the stringData value winning over a data value of the same key.
+func foldStringData(u *unstructured.Unstructured) error {
+	sd, ok := u.Object["stringData"]
+	if !ok {
+		return nil
+	}
+	delete(u.Object, "stringData")
+	m, ok := sd.(map[string]any)
+	if sd == nil || (ok && len(m) == 0) {
+		return nil
+	}
+	if !ok {
+		return fmt.Errorf("Secret stringData is not an object")
+	}
+	data, _ := u.Object["data"].(map[string]any)
+	if data == nil {
+		data = map[string]any{}
+	}
+	for k, v := range m {
+		str, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("Secret stringData.%s is not a string", k)
+		}
+		data[k] = base64.StdEncoding.EncodeToString([]byte(str))
+	}
+	u.Object["data"] = data
+	return nil
+}
+
+// sameManagedFields reports whether two managedFields lists record the
+// same managers with the same field sets, timestamps aside.
+func sameManagedFields(a, b []metav1.ManagedFieldsEntry) bool {
+	if len(a) != len(b) {
 		return false
 	}
-	owned := false
-	for _, mf := range live.GetManagedFields() {
-		if mf.Manager != FieldManager || mf.Operation != metav1.ManagedFieldsOperationApply {
-			continue
-		}
-		owned = true
-		if mf.FieldsV1 == nil {
-			return false
-		}
-		var fields map[string]any
-		if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
-			return false
-		}
-		if !ownedFieldsPresent(fields, desired.Object) {
+	key := func(e metav1.ManagedFieldsEntry) string {
+		return e.Manager + "\x00" + string(e.Operation) + "\x00" + e.APIVersion + "\x00" + e.Subresource
+	}
+	byKey := make(map[string]metav1.ManagedFieldsEntry, len(b))
+	for _, e := range b {
+		byKey[key(e)] = e
+	}
+	for _, e := range a {
+		o, ok := byKey[key(e)]
+		if !ok || e.FieldsType != o.FieldsType || !sameFieldSet(e.FieldsV1, o.FieldsV1) {
 			return false
 		}
 	}
-	return owned
+	return true
 }
 
-// subset reports whether every field of want is in got with an equal value.
-func subset(want, got any) bool {
-	switch w := want.(type) {
-	case map[string]any:
-		g, ok := got.(map[string]any)
-		if !ok {
-			return false
-		}
-		for k, wv := range w {
-			gv, ok := g[k]
-			if !ok {
-				if wv == nil {
-					continue // an explicit null is the field's absence
-				}
-				return false
-			}
-			if !subset(wv, gv) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		g, ok := got.([]any)
-		if !ok || len(g) != len(w) {
-			return false
-		}
-		for i := range w {
-			if !subset(w[i], g[i]) {
-				return false
-			}
-		}
-		return true
-	default:
-		return scalarEqual(want, got)
+func sameFieldSet(a, b *metav1.FieldsV1) bool {
+	if a == nil || b == nil {
+		return a == b
 	}
+	var sa, sb fieldpath.Set
+	if sa.FromJSON(strings.NewReader(string(a.Raw))) != nil || sb.FromJSON(strings.NewReader(string(b.Raw))) != nil {
+		return false
+	}
+	return sa.Equals(&sb)
 }
 
+// compareTyped compares two objects of one kind field by field, lists and
+// maps by their schema (atomic, set, or map by key).
+func compareTyped(conv managedfields.TypeConverter, from, to *unstructured.Unstructured) (*smdtyped.Comparison, error) {
+	a, err := conv.ObjectToTyped(from, smdtyped.AllowDuplicates)
+	if err != nil {
+		return nil, fmt.Errorf("type the live object: %w", scrub(err))
+	}
+	b, err := conv.ObjectToTyped(to, smdtyped.AllowDuplicates)
+	if err != nil {
+		return nil, fmt.Errorf("type the applied object: %w", scrub(err))
+	}
+	return a.Compare(b)
+}
+
+// fieldPaths lists at most max leaf paths a comparison found changed,
+// sorted, as dotted paths: list elements by their key fields
+// (containers[name=app]), by index, or as [*] when they are known by
+// their value only, so no path carries a field's value.
+func fieldPaths(c *smdtyped.Comparison, max int) []string {
+	all := c.Modified.Union(c.Added).Union(c.Removed).Leaves()
+	var out []string
+	all.Iterate(func(p fieldpath.Path) {
+		out = append(out, formatPath(p))
+	})
+	sort.Strings(out)
+	out = compactStrings(out)
+	if len(out) > max {
+		out = out[:max]
+	}
+	return out
+}
+
+func compactStrings(s []string) []string {
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func formatPath(p fieldpath.Path) string {
+	var b strings.Builder
+	for _, pe := range p {
+		switch {
+		case pe.FieldName != nil:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(*pe.FieldName)
+		case pe.Key != nil:
+			parts := make([]string, 0, len(*pe.Key))
+			for _, f := range *pe.Key {
+				parts = append(parts, f.Name+"="+keyValue(f.Value))
+			}
+			b.WriteString("[" + strings.Join(parts, ",") + "]")
+		case pe.Index != nil:
+			b.WriteString("[" + strconv.Itoa(*pe.Index) + "]")
+		default:
+			b.WriteString("[*]")
+		}
+	}
+	return b.String()
+}
+
+// keyValue prints a list-map key field (a name, a port, a protocol).
+func keyValue(v value.Value) string {
+	switch {
+	case v.IsString():
+		return v.AsString()
+	case v.IsInt():
+		return strconv.FormatInt(v.AsInt(), 10)
+	case v.IsBool():
+		return strconv.FormatBool(v.AsBool())
+	}
+	return "*"
+}
+
+// scalarEqual reports whether two scalars of an unstructured object hold
+// the same value: numbers by value, quantities by amount. It serves
+// changedFields, which names the fields of an apply when no schema types
+// the kind.
 func scalarEqual(a, b any) bool {
 	if a == b {
 		return true
@@ -98,17 +302,6 @@ func scalarEqual(a, b any) bool {
 		qb, errB := resource.ParseQuantity(bs)
 		return errA == nil && errB == nil && qa.Cmp(qb) == 0
 	}
-	// A quantity written as a number ("cpu: 1") comes back as a string ("1").
-	if aok || bok {
-		s, n := as, b
-		if bok {
-			s, n = bs, a
-		}
-		if f, ok := number(n); ok {
-			q, err := resource.ParseQuantity(s)
-			return err == nil && q.AsApproximateFloat64() == f
-		}
-	}
 	return false
 }
 
@@ -124,84 +317,4 @@ func number(v any) (float64, bool) {
 		return float64(n), true
 	}
 	return 0, false
-}
-
-// ownedFieldsPresent walks a managedFields FieldsV1 set and reports whether
-// every field it names exists in obj. Keys are f:<name> (a field), k:<json>
-// (the list element whose key fields have these values), v:<json> (a set
-// element) and i:<n> (a list index); "." is the element itself.
-func ownedFieldsPresent(fields map[string]any, obj any) bool {
-	for key, sub := range fields {
-		if key == "." {
-			continue
-		}
-		child, ok := lookupField(key, obj)
-		if !ok {
-			return false
-		}
-		if m, ok := sub.(map[string]any); ok && len(m) > 0 && !ownedFieldsPresent(m, child) {
-			return false
-		}
-	}
-	return true
-}
-
-func lookupField(key string, obj any) (any, bool) {
-	prefix, rest, _ := strings.Cut(key, ":")
-	switch prefix {
-	case "f":
-		m, ok := obj.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		v, ok := m[rest]
-		return v, ok && v != nil
-	case "k":
-		var keyFields map[string]any
-		if json.Unmarshal([]byte(rest), &keyFields) != nil {
-			return nil, false
-		}
-		list, _ := obj.([]any)
-		for _, el := range list {
-			if m, ok := el.(map[string]any); ok && keyMatches(keyFields, m) {
-				return el, true
-			}
-		}
-	case "v":
-		var val any
-		if json.Unmarshal([]byte(rest), &val) != nil {
-			return nil, false
-		}
-		list, _ := obj.([]any)
-		for _, el := range list {
-			if subset(val, el) && subset(el, val) {
-				return el, true
-			}
-		}
-	case "i":
-		i, err := strconv.Atoi(rest)
-		list, _ := obj.([]any)
-		if err == nil && i >= 0 && i < len(list) {
-			return list[i], true
-		}
-	}
-	return nil, false
-}
-
-// keyMatches compares a list element's key fields, which the server may have
-// defaulted in live but not in desired (a port's protocol: TCP).
-func keyMatches(key, el map[string]any) bool {
-	for k, v := range key {
-		ev, ok := el[k]
-		if !ok {
-			if k == "protocol" && v == "TCP" {
-				continue
-			}
-			return false
-		}
-		if !scalarEqual(v, ev) {
-			return false
-		}
-	}
-	return true
 }
