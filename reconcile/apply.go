@@ -123,6 +123,9 @@ func (a *applier) apply(ctx context.Context, desired *unstructured.Unstructured)
 		}
 		if live.GetDeletionTimestamp() == nil {
 			d := a.schemas.upToDate(ctx, desired, live)
+			if d.confirm && a.schemas.confirmed.unchanged(ctx, a.writer, desired, live) {
+				d.write = false
+			}
 			if !d.write {
 				res.UID, res.Action = live.GetUID(), Unchanged
 				return res

@@ -48,6 +48,9 @@ type schemas struct {
 	cluster openapi.Client
 	now     func() time.Time
 
+	// confirmed settles with the server what the local apply cannot.
+	confirmed confirmer
+
 	mu       sync.Mutex
 	managers map[schema.GroupVersionKind]*managedfields.FieldManager
 	custom   map[schema.GroupVersion]*gvSchema

@@ -30,6 +30,12 @@ type decision struct {
 	// why says, when write is true and changed is empty, what made the
 	// apply necessary (for logs; never values).
 	why string
+	// confirm is set when the only differences are fields live holds and
+	// the result lacks, with every field set unchanged: fields the API
+	// server may default back in (a volumeClaimTemplate's volumeMode, say,
+	// inside an atomic list the apply replaces). Only the server knows its
+	// defaults, so a server-side dry-run settles it (see confirmer).
+	confirm bool
 }
 
 // upToDate decides whether the apply of desired over live may be skipped.
@@ -77,7 +83,8 @@ func (s *schemas) upToDate(ctx context.Context, desired, live *unstructured.Unst
 	case err != nil:
 		return decision{write: true, why: "the result could not be typed"}
 	case !cmp.IsSame():
-		return decision{write: true, changed: fieldPaths(cmp, maxChangedFields)}
+		// live holds all of the result and more: server defaults, maybe.
+		return decision{write: true, changed: fieldPaths(cmp, maxChangedFields), confirm: sameOwners && contained(got.Object, want.Object)}
 	case !sameOwners:
 		return decision{write: true, why: "managed fields would change"}
 	}
@@ -280,6 +287,42 @@ func keyValue(v value.Value) string {
 		return strconv.FormatBool(v.AsBool())
 	}
 	return "*"
+}
+
+// contained reports whether every field of a is in b with the same value,
+// lists element by element (same length), b possibly holding more fields.
+func contained(a, b any) bool {
+	switch av := a.(type) {
+	case map[string]any:
+		bv, ok := b.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, x := range av {
+			y, ok := bv[k]
+			if !ok || !contained(x, y) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		bv, ok := b.([]any)
+		if !ok || len(av) != len(bv) {
+			return false
+		}
+		for i := range av {
+			if !contained(av[i], bv[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	if a == b {
+		return true
+	}
+	x, ok1 := number(a)
+	y, ok2 := number(b)
+	return ok1 && ok2 && x == y
 }
 
 // scalarEqual reports whether two scalars of an unstructured object hold
