@@ -123,7 +123,7 @@ func (a *applier) apply(ctx context.Context, desired *unstructured.Unstructured)
 		}
 		if live.GetDeletionTimestamp() == nil {
 			d := a.schemas.upToDate(ctx, desired, live)
-			if d.confirm && a.schemas.confirmed.unchanged(ctx, a.writer, desired, live) {
+			if d.confirm && a.schemas.confirmed.unchanged(ctx, a.writer, desired, live, d.key) {
 				d.write = false
 			}
 			if !d.write {

@@ -195,7 +195,7 @@ func TestDifferentialExamples(t *testing.T) {
 	if d.writes == 0 || d.skips == 0 {
 		t.Errorf("the cases exercised %d writes and %d skips: both answers must be seen", d.writes, d.skips)
 	}
-	t.Logf("%d decisions to write, %d to skip, %d settled by a dry-run", d.writes, d.skips, d.asked)
+	t.Logf("%d decisions to write, %d to skip, %d left to the server (a dry-run, or its remembered verdict)", d.writes, d.skips, d.asked)
 }
 
 func mergePatch(t *testing.T, u *unstructured.Unstructured, patch, manager string) {
@@ -592,7 +592,7 @@ func TestDifferentialEdits(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("%d decisions to write, %d to skip, %d settled by a dry-run", d.writes, d.skips, d.asked)
+	t.Logf("%d decisions to write, %d to skip, %d left to the server (a dry-run, or its remembered verdict)", d.writes, d.skips, d.asked)
 }
 
 func mustYAML(t *testing.T, s string) *unstructured.Unstructured {

@@ -30,7 +30,7 @@ func NewLocalDecision(cfg *rest.Config, writer client.Client) (LocalDecision, er
 	}
 	return func(ctx context.Context, desired, live *unstructured.Unstructured) (bool, []string, bool) {
 		d := s.upToDate(ctx, desired, live)
-		if d.confirm && s.confirmed.unchanged(ctx, writer, desired, live) {
+		if d.confirm && s.confirmed.unchanged(ctx, writer, desired, live, d.key) {
 			d.write = false
 		}
 		return d.write, d.changed, d.confirm

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	smdtyped "sigs.k8s.io/structured-merge-diff/v6/typed"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
 // maxConfirmed bounds the verdicts a confirmer keeps; past it, they are
@@ -18,24 +20,41 @@ const maxConfirmed = 20000
 
 // confirmer settles the decisions the local apply leaves to the server
 // (decision.confirm) with a server-side dry-run apply, and remembers each
-// "no change" verdict by object UID with hashes of the desired object and
-// of the live object (its status, resourceVersion and managedFields
-// timestamps aside, which an apply to the main resource never changes):
-// while neither changes, the verdict holds and no request is sent again.
+// "no change" verdict by object UID with its verdictKey: the hashes of
+// the desired object and of the live values at the fields that differ.
+// The local apply decides the rest of the object every time, so while
+// neither hash changes the verdict holds (a label another manager adds,
+// a status update, do not ask again).
 // A dry-run is a check, not a write: the object is then reported
 // Unchanged, and the dry-run counted in stencil_apply_dry_runs_total.
 type confirmer struct {
 	mu      sync.Mutex
-	verdict map[types.UID][2][sha256.Size]byte
+	verdict map[types.UID]verdictKey
+}
+
+// verdictKey identifies one question to the server: hashes of the
+// desired object and of the live values at the fields that differ.
+type verdictKey [2][sha256.Size]byte
+
+// keyOf makes the verdictKey of desired over live, where cmp found the
+// differences; false when it cannot.
+func keyOf(desired *unstructured.Unstructured, live *smdtyped.TypedValue, cmp *smdtyped.Comparison) (verdictKey, bool) {
+	d, err := json.Marshal(desired.Object)
+	if err != nil {
+		return verdictKey{}, false
+	}
+	diff := cmp.Modified.Union(cmp.Added).Union(cmp.Removed)
+	l, err := value.ToJSON(live.ExtractItems(diff).AsValue())
+	if err != nil {
+		return verdictKey{}, false
+	}
+	return verdictKey{sha256.Sum256(d), sha256.Sum256(l)}, true
 }
 
 // unchanged reports whether the API server would store live unchanged
-// after the apply of desired by writer. Any error answers false.
-func (c *confirmer) unchanged(ctx context.Context, writer client.Client, desired, live *unstructured.Unstructured) bool {
-	key, ok := verdictKey(desired, live)
-	if !ok {
-		return false
-	}
+// after the apply of desired by writer (d.confirm set). Any error
+// answers false.
+func (c *confirmer) unchanged(ctx context.Context, writer client.Client, desired, live *unstructured.Unstructured, key verdictKey) bool {
 	c.mu.Lock()
 	v, hit := c.verdict[live.GetUID()]
 	c.mu.Unlock()
@@ -54,29 +73,10 @@ func (c *confirmer) unchanged(ctx context.Context, writer client.Client, desired
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.verdict == nil || len(c.verdict) >= maxConfirmed {
-		c.verdict = map[types.UID][2][sha256.Size]byte{}
+		c.verdict = map[types.UID]verdictKey{}
 	}
 	c.verdict[live.GetUID()] = key
 	return true
-}
-
-// verdictKey hashes desired and live, live without what an apply to the
-// main resource never changes.
-func verdictKey(desired, live *unstructured.Unstructured) ([2][sha256.Size]byte, bool) {
-	l := live.DeepCopy()
-	delete(l.Object, "status")
-	l.SetResourceVersion("")
-	mf := l.GetManagedFields()
-	for i := range mf {
-		mf[i].Time = nil
-	}
-	l.SetManagedFields(mf)
-	d, err1 := json.Marshal(desired.Object)
-	b, err2 := json.Marshal(l.Object)
-	if err1 != nil || err2 != nil {
-		return [2][sha256.Size]byte{}, false
-	}
-	return [2][sha256.Size]byte{sha256.Sum256(d), sha256.Sum256(b)}, true
 }
 
 // sameStored reports whether two forms of one object the API server

@@ -36,6 +36,10 @@ type decision struct {
 	// inside an atomic list the apply replaces). Only the server knows its
 	// defaults, so a server-side dry-run settles it (see confirmer).
 	confirm bool
+	// key, when confirm is set, identifies what the server is asked: the
+	// desired object and the live values at the fields that differ (the
+	// rest of the object was compared locally).
+	key verdictKey
 }
 
 // upToDate decides whether the apply of desired over live may be skipped.
@@ -78,13 +82,17 @@ func (s *schemas) upToDate(ctx context.Context, desired, live *unstructured.Unst
 		u.SetManagedFields(nil)
 		u.SetResourceVersion("")
 	}
-	cmp, err := compareTyped(t.converter, want, got)
+	liveTyped, cmp, err := compareTyped(t.converter, want, got)
 	switch {
 	case err != nil:
 		return decision{write: true, why: "the result could not be typed"}
 	case !cmp.IsSame():
+		d := decision{write: true, changed: fieldPaths(cmp, maxChangedFields)}
 		// live holds all of the result and more: server defaults, maybe.
-		return decision{write: true, changed: fieldPaths(cmp, maxChangedFields), confirm: sameOwners && contained(got.Object, want.Object)}
+		if sameOwners && contained(got.Object, want.Object) {
+			d.key, d.confirm = keyOf(desired, liveTyped, cmp)
+		}
+		return d
 	case !sameOwners:
 		return decision{write: true, why: "managed fields would change"}
 	}
@@ -212,16 +220,18 @@ func sameFieldSet(a, b *metav1.FieldsV1) bool {
 
 // compareTyped compares two objects of one kind field by field, lists and
 // maps by their schema (atomic, set, or map by key).
-func compareTyped(conv managedfields.TypeConverter, from, to *unstructured.Unstructured) (*smdtyped.Comparison, error) {
+// It returns from, typed, with the comparison.
+func compareTyped(conv managedfields.TypeConverter, from, to *unstructured.Unstructured) (*smdtyped.TypedValue, *smdtyped.Comparison, error) {
 	a, err := conv.ObjectToTyped(from, smdtyped.AllowDuplicates)
 	if err != nil {
-		return nil, fmt.Errorf("type the live object: %w", scrub(err))
+		return nil, nil, fmt.Errorf("type the live object: %w", scrub(err))
 	}
 	b, err := conv.ObjectToTyped(to, smdtyped.AllowDuplicates)
 	if err != nil {
-		return nil, fmt.Errorf("type the applied object: %w", scrub(err))
+		return nil, nil, fmt.Errorf("type the applied object: %w", scrub(err))
 	}
-	return a.Compare(b)
+	c, err := a.Compare(b)
+	return a, c, err
 }
 
 // fieldPaths lists at most max leaf paths a comparison found changed,
