@@ -95,3 +95,48 @@ func sameStored(a, b *unstructured.Unstructured) bool {
 	}
 	return equality.Semantic.DeepEqual(strip(a), strip(b))
 }
+
+// decided remembers, by object UID, the last "no write" decision: the
+// live resourceVersion it was made against and a hash of the desired
+// object. The same desired object over the same live object decides the
+// same way, so the local apply is not computed again until either
+// changes (or the schemas do: see schemas.forgetDecided).
+type decided struct {
+	mu sync.Mutex
+	m  map[types.UID]decidedKey
+}
+
+type decidedKey struct {
+	resourceVersion string
+	desired         [sha256.Size]byte
+}
+
+func decidedKeyOf(desired, live *unstructured.Unstructured) (decidedKey, bool) {
+	b, err := json.Marshal(desired.Object)
+	if err != nil || live.GetResourceVersion() == "" || live.GetUID() == "" {
+		return decidedKey{}, false
+	}
+	return decidedKey{resourceVersion: live.GetResourceVersion(), desired: sha256.Sum256(b)}, true
+}
+
+func (d *decided) unchanged(uid types.UID, key decidedKey) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	v, ok := d.m[uid]
+	return ok && v == key
+}
+
+func (d *decided) remember(uid types.UID, key decidedKey) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.m == nil || len(d.m) >= maxConfirmed {
+		d.m = map[types.UID]decidedKey{}
+	}
+	d.m[uid] = key
+}
+
+func (d *decided) forget() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.m = nil
+}

@@ -50,6 +50,8 @@ type schemas struct {
 
 	// confirmed settles with the server what the local apply cannot.
 	confirmed confirmer
+	// decided remembers the objects last found unchanged.
+	decided decided
 
 	mu       sync.Mutex
 	managers map[schema.GroupVersionKind]*managedfields.FieldManager
@@ -163,6 +165,7 @@ func (s *schemas) customConverter(ctx context.Context, gvk schema.GroupVersionKi
 	if c == nil || c.url != url || retry {
 		c = fetchSchema(ctx, entry, url, now)
 		s.custom[gv] = c
+		s.decided.forget()
 		for k := range s.managers {
 			if k.GroupVersion() == gv {
 				delete(s.managers, k)
@@ -194,6 +197,7 @@ func (s *schemas) forgetGroup(group string) {
 		}
 	}
 	s.indexAt = time.Time{}
+	s.decided.forget()
 }
 
 func fetchSchema(ctx context.Context, entry openapi.GroupVersion, url string, now time.Time) *gvSchema {

@@ -56,7 +56,23 @@ type decision struct {
 // Anything unexpected (no schema for the kind, a conversion error, managed
 // fields the field manager cannot read) answers write: a skip that is
 // wrong leaves drift, a write that is not needed costs one request.
+//
+// A "no write" decision is remembered (see decided) until the live
+// resourceVersion or the desired object changes.
 func (s *schemas) upToDate(ctx context.Context, desired, live *unstructured.Unstructured) decision {
+	key, keyed := decidedKeyOf(desired, live)
+	if keyed && s.decided.unchanged(live.GetUID(), key) {
+		return decision{}
+	}
+	d := s.decide(ctx, desired, live)
+	if keyed && !d.write {
+		s.decided.remember(live.GetUID(), key)
+	}
+	return d
+}
+
+// decide is upToDate without its memory.
+func (s *schemas) decide(ctx context.Context, desired, live *unstructured.Unstructured) decision {
 	t, err := s.forKind(ctx, desired.GroupVersionKind())
 	if err != nil {
 		return decision{write: true, why: err.Error()}
