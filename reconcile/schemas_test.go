@@ -37,7 +37,9 @@ func (g fakeGV) Schema(string) ([]byte, error) {
 	return []byte(g.f.docs[g.path]), nil
 }
 
-func (g fakeGV) ServerRelativeURL() string { return "/openapi/v3/" + g.path + "?hash=" + g.f.hash[g.path] }
+func (g fakeGV) ServerRelativeURL() string {
+	return "/openapi/v3/" + g.path + "?hash=" + g.f.hash[g.path]
+}
 
 func gadgetDoc(kinds ...string) string {
 	schemas := ""
