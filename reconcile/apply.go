@@ -60,8 +60,10 @@ type ApplyResult struct {
 	// Changed names, for an apply over an existing object, fields the
 	// apply changes: the difference between the live object and the
 	// locally computed result of the apply (at most a few, as paths: never
-	// values). It is empty when the apply was sent only because it could
-	// not be decided locally or because managed fields alone change.
+	// values). When the local apply could not be computed (no schema for
+	// the kind), it names the desired fields live does not hold as
+	// desired, compared untyped; it is empty when only managed fields
+	// change.
 	Changed []string
 }
 
@@ -133,6 +135,7 @@ func (a *applier) apply(ctx context.Context, desired *unstructured.Unstructured)
 			res.Changed = d.changed
 			if len(d.changed) == 0 && d.why != "" {
 				log.FromContext(ctx).V(1).Info("applying: no local decision", "object", ref(desired), "reason", d.why)
+				res.Changed = changedFields(desired.Object, live.Object, maxChangedFields)
 			}
 		}
 	}

@@ -353,8 +353,8 @@ func contained(a, b any) bool {
 
 // scalarEqual reports whether two scalars of an unstructured object hold
 // the same value: numbers by value, quantities by amount. It serves
-// changedFields, which names the fields of an apply when no schema types
-// the kind.
+// changedFields, which names the fields of an apply when the local apply
+// could not be computed.
 func scalarEqual(a, b any) bool {
 	if a == b {
 		return true
