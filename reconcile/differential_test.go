@@ -448,8 +448,27 @@ func diffCases() []diffCase {
 		{name: "desired imagePullPolicy set to the server's default", desired: dep, write: true, next: func(o map[string]any) {
 			container(o)["imagePullPolicy"] = "IfNotPresent"
 		}},
+		{name: "label set then dropped by another manager (apply)", desired: dep, edit: func(t *testing.T, u *unstructured.Unstructured) {
+			ssa(t, u, "other", `{metadata: {labels: {team: a}}}`)
+			ssa(t, u, "other", `{metadata: {}}`)
+		}},
+		{name: "replicas co-owned at the same value by another manager", desired: dep, edit: func(t *testing.T, u *unstructured.Unstructured) {
+			ssa(t, u, "autoscaler", `{spec: {replicas: 2}}`)
+		}},
+		{name: "replicas taken over at another value by another manager", desired: dep, write: true, edit: func(t *testing.T, u *unstructured.Unstructured) {
+			ssa(t, u, "autoscaler", `{spec: {replicas: 7}}`)
+		}},
+		{name: "defaulted field removed by kubectl edit (defaulted again)", desired: dep, edit: func(t *testing.T, u *unstructured.Unstructured) {
+			edit(t, u, "kubectl-edit", func(o map[string]any) { unstructured.RemoveNestedField(o, "spec", "progressDeadlineSeconds") })
+		}},
+		{name: "desired env vars reordered", desired: dep, write: true, next: func(o map[string]any) {
+			container(o)["env"] = []any{map[string]any{"name": "A", "value": "1"}, map[string]any{"name": "MODE", "value": "prod"}}
+		}},
 		// Service.
 		{name: "service port without protocol (a defaulted key)", desired: svc},
+		{name: "service type changed by kubectl edit (server allocates a nodePort)", desired: svc, edit: func(t *testing.T, u *unstructured.Unstructured) {
+			edit(t, u, "kubectl-edit", func(o map[string]any) { _ = unstructured.SetNestedField(o, "NodePort", "spec", "type") })
+		}},
 		{name: "service port added by kubectl edit", desired: svc, edit: func(t *testing.T, u *unstructured.Unstructured) {
 			edit(t, u, "kubectl-edit", func(o map[string]any) {
 				ps := field(o, "spec", "ports").([]any)
