@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -134,7 +136,10 @@ func (d *differential) check(what string, desired *unstructured.Unstructured) bo
 }
 
 // differs reports whether the dry-run result differs from live, ignoring
-// resourceVersion and managedFields timestamps.
+// resourceVersion and managedFields timestamps. The API server orders
+// managedFields entries by their timestamps, and stamps the applying
+// manager's entry anew even when nothing changes, so the entries are
+// compared in a fixed order.
 func differs(live, dry *unstructured.Unstructured) (bool, string) {
 	strip := func(u *unstructured.Unstructured) map[string]any {
 		c := u.DeepCopy()
@@ -143,6 +148,10 @@ func differs(live, dry *unstructured.Unstructured) (bool, string) {
 		for i := range mf {
 			mf[i].Time = nil
 		}
+		slices.SortFunc(mf, func(a, b metav1.ManagedFieldsEntry) int {
+			return strings.Compare(a.Manager+"/"+string(a.Operation)+"/"+a.Subresource+"/"+a.APIVersion,
+				b.Manager+"/"+string(b.Operation)+"/"+b.Subresource+"/"+b.APIVersion)
+		})
 		c.SetManagedFields(mf)
 		return c.Object
 	}
@@ -347,6 +356,17 @@ spec:
   ports: [{port: 80, name: http}]
 `
 
+const diffHPA = `
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 1
+  maxReplicas: 4
+  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}}]
+`
+
 // diffCase is one out-of-band edit (or one form of the desired object):
 // desired is applied, then edit runs as another actor, then the decision
 // for next(desired) is checked against the server's dry-run.
@@ -488,6 +508,17 @@ func diffCases() []diffCase {
 			ps := field(o, "spec", "ports").([]any)
 			ps[0].(map[string]any)["targetPort"] = "web"
 		}},
+		// A kind served in two versions, edited through the other one.
+		{name: "annotation added through another version (autoscaling/v1)", desired: diffHPA, edit: func(t *testing.T, u *unstructured.Unstructured) {
+			v1 := u.DeepCopy()
+			v1.SetAPIVersion("autoscaling/v1")
+			mergePatch(t, v1, `{"metadata":{"annotations":{"note":"x"}}}`, "kubectl-annotate")
+		}},
+		{name: "maxReplicas edited through another version (autoscaling/v1)", desired: diffHPA, write: true, edit: func(t *testing.T, u *unstructured.Unstructured) {
+			v1 := u.DeepCopy()
+			v1.SetAPIVersion("autoscaling/v1")
+			mergePatch(t, v1, `{"spec":{"maxReplicas":9}}`, "kubectl-edit")
+		}},
 		// Secret.
 		{name: "secret with stringData", desired: sec},
 		{name: "secret value edited", desired: sec, write: true, edit: func(t *testing.T, u *unstructured.Unstructured) {
@@ -551,12 +582,10 @@ func diffCases() []diffCase {
 // TestDifferentialEdits: for each out-of-band edit, stencil's decision is
 // the server's dry-run apply's.
 func TestDifferentialEdits(t *testing.T) {
-	ctx := context.Background()
 	ns := testenv.Namespace(t, k)
 	d := newDifferential(t)
 	crd := mustYAML(t, diffCRD)
-	d.apply(crd)
-	t.Cleanup(func() { _ = k.Delete(ctx, crd) })
+	d.apply(crd) // kept: the environment ends with the package's tests
 	eventually(t, "the Gadget kind to be served", func() (bool, error) {
 		_, err := k.RESTMapper().RESTMapping(schema.GroupKind{Group: "diff.stencil.dev", Kind: "Gadget"})
 		return err == nil, err

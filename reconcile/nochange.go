@@ -4,9 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"slices"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -81,7 +84,9 @@ func (c *confirmer) unchanged(ctx context.Context, writer client.Client, desired
 
 // sameStored reports whether two forms of one object the API server
 // returned are the same, resourceVersion and managedFields timestamps
-// aside.
+// aside. The server orders managedFields entries by timestamp and stamps
+// the applying manager's entry anew on every apply, so entries are
+// compared in a fixed order.
 func sameStored(a, b *unstructured.Unstructured) bool {
 	strip := func(u *unstructured.Unstructured) map[string]any {
 		c := u.DeepCopy()
@@ -90,6 +95,9 @@ func sameStored(a, b *unstructured.Unstructured) bool {
 		for i := range mf {
 			mf[i].Time = nil
 		}
+		slices.SortFunc(mf, func(x, y metav1.ManagedFieldsEntry) int {
+			return strings.Compare(entryKey(x), entryKey(y))
+		})
 		c.SetManagedFields(mf)
 		return c.Object
 	}

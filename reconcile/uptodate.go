@@ -77,6 +77,7 @@ func (s *schemas) decide(ctx context.Context, desired, live *unstructured.Unstru
 	if err != nil {
 		return decision{write: true, why: err.Error()}
 	}
+	live = sameVersionManagers(live, desired.GetAPIVersion())
 	applied, err := t.manager.Apply(live.DeepCopy(), applyBody(desired), FieldManager, true)
 	if err != nil {
 		// The error may quote a value of the object: keep it out of logs.
@@ -113,6 +114,30 @@ func (s *schemas) decide(ctx context.Context, desired, live *unstructured.Unstru
 		return decision{write: true, why: "managed fields would change"}
 	}
 	return decision{}
+}
+
+// sameVersionManagers returns live with only the managed-field entries
+// recorded at apiVersion. Entries at another version of the kind (a
+// manager that wrote through autoscaling/v1 an object stencil applies as
+// autoscaling/v2) could only be converted by the API server. They can be
+// left out: a skip needs the applied result to equal live value for
+// value, and an apply that changes no value takes no field from another
+// manager; stencil's own entry at another version is left out too, so its
+// move to the new version counts as a change.
+func sameVersionManagers(live *unstructured.Unstructured, apiVersion string) *unstructured.Unstructured {
+	mf := live.GetManagedFields()
+	keep := make([]metav1.ManagedFieldsEntry, 0, len(mf))
+	for _, e := range mf {
+		if e.APIVersion == apiVersion {
+			keep = append(keep, e)
+		}
+	}
+	if len(keep) == len(mf) {
+		return live
+	}
+	out := live.DeepCopy()
+	out.SetManagedFields(keep)
+	return out
 }
 
 // applyBody is desired as an apply request carries it: a fresh copy,
@@ -207,20 +232,22 @@ func sameManagedFields(a, b []metav1.ManagedFieldsEntry) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	key := func(e metav1.ManagedFieldsEntry) string {
-		return e.Manager + "\x00" + string(e.Operation) + "\x00" + e.APIVersion + "\x00" + e.Subresource
-	}
 	byKey := make(map[string]metav1.ManagedFieldsEntry, len(b))
 	for _, e := range b {
-		byKey[key(e)] = e
+		byKey[entryKey(e)] = e
 	}
 	for _, e := range a {
-		o, ok := byKey[key(e)]
+		o, ok := byKey[entryKey(e)]
 		if !ok || e.FieldsType != o.FieldsType || !sameFieldSet(e.FieldsV1, o.FieldsV1) {
 			return false
 		}
 	}
 	return true
+}
+
+// entryKey identifies a managedFields entry.
+func entryKey(e metav1.ManagedFieldsEntry) string {
+	return e.Manager + "\x00" + string(e.Operation) + "\x00" + e.APIVersion + "\x00" + e.Subresource
 }
 
 func sameFieldSet(a, b *metav1.FieldsV1) bool {
