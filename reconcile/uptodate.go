@@ -60,6 +60,9 @@ type decision struct {
 // A "no write" decision is remembered (see decided) until the live
 // resourceVersion or the desired object changes.
 func (s *schemas) upToDate(ctx context.Context, desired, live *unstructured.Unstructured) decision {
+	if s == nil {
+		return decision{write: true, why: "no schemas"}
+	}
 	key, keyed := decidedKeyOf(desired, live)
 	if keyed && s.decided.unchanged(live.GetUID(), key) {
 		return decision{}
