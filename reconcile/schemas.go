@@ -54,10 +54,16 @@ type schemas struct {
 	decided decided
 
 	mu       sync.Mutex
-	managers map[schema.GroupVersionKind]*managedfields.FieldManager
+	managers map[schema.GroupVersionKind]cachedManager
 	custom   map[schema.GroupVersion]*gvSchema
 	index    map[string]openapi.GroupVersion
 	indexAt  time.Time
+}
+
+// cachedManager is a kind's field manager and the converter it was built on.
+type cachedManager struct {
+	converter managedfields.TypeConverter
+	manager   *managedfields.FieldManager
 }
 
 // gvSchema is one group-version's schema as last fetched.
@@ -81,7 +87,7 @@ func newSchemas(cluster openapi.Client) (*schemas, error) {
 		builtin:  applyconfigurations.NewTypeConverter(s),
 		cluster:  cluster,
 		now:      time.Now,
-		managers: map[schema.GroupVersionKind]*managedfields.FieldManager{},
+		managers: map[schema.GroupVersionKind]cachedManager{},
 		custom:   map[schema.GroupVersion]*gvSchema{},
 	}, nil
 }
@@ -112,10 +118,10 @@ func (s *schemas) forKind(ctx context.Context, gvk schema.GroupVersionKind) (typ
 func (s *schemas) manager(gvk schema.GroupVersionKind, conv managedfields.TypeConverter, builtin bool) (*managedfields.FieldManager, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if m := s.managers[gvk]; m != nil {
-		return m, nil
+	if c, ok := s.managers[gvk]; ok && c.converter == conv {
+		return c.manager, nil
 	}
-	conv2 := unstructuredConvertor{}
+	uc := unstructuredConvertor{}
 	var (
 		m   *managedfields.FieldManager
 		err error
@@ -126,14 +132,14 @@ func (s *schemas) manager(gvk schema.GroupVersionKind, conv managedfields.TypeCo
 		reset := map[fieldpath.APIVersion]fieldpath.Filter{
 			fieldpath.APIVersion(gvk.GroupVersion().String()): fieldpath.NewExcludeSetFilter(fieldpath.NewSet(fieldpath.MakePathOrDie("status"))),
 		}
-		m, err = managedfields.NewDefaultFieldManager(conv, conv2, conv2, conv2, gvk, gvk.GroupVersion(), "", reset)
+		m, err = managedfields.NewDefaultFieldManager(conv, uc, uc, uc, gvk, gvk.GroupVersion(), "", reset)
 	} else {
-		m, err = managedfields.NewDefaultCRDFieldManager(conv, conv2, conv2, conv2, gvk, gvk.GroupVersion(), "", nil)
+		m, err = managedfields.NewDefaultCRDFieldManager(conv, uc, uc, uc, gvk, gvk.GroupVersion(), "", nil)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("field manager for %s: %w", gvk, err)
 	}
-	s.managers[gvk] = m
+	s.managers[gvk] = cachedManager{converter: conv, manager: m}
 	return m, nil
 }
 
