@@ -459,6 +459,7 @@ func diffCases() []diffCase {
 		{name: "desired nodeSelector {} and tolerations []", desired: strings.Replace(dep,
 			"      tolerations: [{key: dedicated, operator: Equal, value: web, effect: NoSchedule}]",
 			"      nodeSelector: {}\n      tolerations: []", 1)},
+		{name: "desired carries a status (ignored on the main resource)", desired: dep + "status: {replicas: 9}\n"},
 		{name: "desired replicas changed", desired: dep, write: true, next: func(o map[string]any) {
 			_ = unstructured.SetNestedField(o, int64(3), "spec", "replicas")
 		}},
@@ -573,6 +574,7 @@ func diffCases() []diffCase {
 				t.Fatal(err)
 			}
 		}},
+		{name: "desired carries a status (reset by the status subresource)", desired: gad + "status: {phase: rendered}\n"},
 		{name: "desired sets a defaulted field to its default", desired: gad, write: true, next: func(o map[string]any) {
 			_ = unstructured.SetNestedField(o, "fast", "spec", "mode")
 		}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -71,6 +72,9 @@ type gvSchema struct {
 	url       string // the index entry's URL, with its hash
 	converter managedfields.TypeConverter
 	kinds     map[schema.GroupVersionKind]bool
+	// status holds the kinds served with a status subresource: the API
+	// server resets their status on writes to the main resource.
+	status    map[schema.GroupVersionKind]bool
 	fetchedAt time.Time
 	err       error
 }
@@ -98,24 +102,36 @@ type typed struct {
 	converter managedfields.TypeConverter
 	// builtin kinds are also normalised through their Go type.
 	builtin bool
+	// statusReset: the API server keeps the status of live on writes to
+	// the main resource (the kind has a status subresource).
+	statusReset bool
+}
+
+// resetStatus is the field filter of a kind whose status the API server
+// resets on writes to the main resource (it has a status subresource).
+func resetStatus(gvk schema.GroupVersionKind) map[fieldpath.APIVersion]fieldpath.Filter {
+	return map[fieldpath.APIVersion]fieldpath.Filter{
+		fieldpath.APIVersion(gvk.GroupVersion().String()): fieldpath.NewExcludeSetFilter(fieldpath.NewSet(fieldpath.MakePathOrDie("status"))),
+	}
 }
 
 // forKind returns the field manager and type converter of gvk.
 func (s *schemas) forKind(ctx context.Context, gvk schema.GroupVersionKind) (typed, error) {
 	if s.scheme.Recognizes(gvk) {
-		m, err := s.manager(gvk, s.builtin, true)
-		return typed{manager: m, converter: s.builtin, builtin: true}, err
+		// Every built-in kind with a status has a status subresource.
+		m, err := s.manager(gvk, s.builtin, true, true)
+		return typed{manager: m, converter: s.builtin, builtin: true, statusReset: true}, err
 	}
-	conv, err := s.customConverter(ctx, gvk)
+	c, err := s.customSchema(ctx, gvk)
 	if err != nil {
 		return typed{}, err
 	}
-	m, err := s.manager(gvk, conv, false)
-	return typed{manager: m, converter: conv}, err
+	m, err := s.manager(gvk, c.converter, false, c.status[gvk])
+	return typed{manager: m, converter: c.converter, statusReset: c.status[gvk]}, err
 }
 
 // manager returns the cached field manager of gvk, built on conv.
-func (s *schemas) manager(gvk schema.GroupVersionKind, conv managedfields.TypeConverter, builtin bool) (*managedfields.FieldManager, error) {
+func (s *schemas) manager(gvk schema.GroupVersionKind, conv managedfields.TypeConverter, builtin, statusReset bool) (*managedfields.FieldManager, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c, ok := s.managers[gvk]; ok && c.converter == conv {
@@ -126,15 +142,14 @@ func (s *schemas) manager(gvk schema.GroupVersionKind, conv managedfields.TypeCo
 		m   *managedfields.FieldManager
 		err error
 	)
+	var reset map[fieldpath.APIVersion]fieldpath.Filter
+	if statusReset {
+		reset = resetStatus(gvk)
+	}
 	if builtin {
-		// The API server resets status on writes to the main resource of
-		// every built-in kind that has one (its status subresource).
-		reset := map[fieldpath.APIVersion]fieldpath.Filter{
-			fieldpath.APIVersion(gvk.GroupVersion().String()): fieldpath.NewExcludeSetFilter(fieldpath.NewSet(fieldpath.MakePathOrDie("status"))),
-		}
 		m, err = managedfields.NewDefaultFieldManager(conv, uc, uc, uc, gvk, gvk.GroupVersion(), "", reset)
 	} else {
-		m, err = managedfields.NewDefaultCRDFieldManager(conv, uc, uc, uc, gvk, gvk.GroupVersion(), "", nil)
+		m, err = managedfields.NewDefaultCRDFieldManager(conv, uc, uc, uc, gvk, gvk.GroupVersion(), "", reset)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("field manager for %s: %w", gvk, err)
@@ -143,10 +158,10 @@ func (s *schemas) manager(gvk schema.GroupVersionKind, conv managedfields.TypeCo
 	return m, nil
 }
 
-// customConverter returns the type converter of gvk's group-version from
-// the cluster's OpenAPI v3, fetching it when it is not cached, stale or
-// lacks the kind.
-func (s *schemas) customConverter(ctx context.Context, gvk schema.GroupVersionKind) (managedfields.TypeConverter, error) {
+// customSchema returns the schema of gvk's group-version from the
+// cluster's OpenAPI v3, fetching it when it is not cached, stale or lacks
+// the kind.
+func (s *schemas) customSchema(ctx context.Context, gvk schema.GroupVersionKind) (*gvSchema, error) {
 	if s.cluster == nil {
 		return nil, fmt.Errorf("no schema for %s offline", gvk)
 	}
@@ -184,7 +199,7 @@ func (s *schemas) customConverter(ctx context.Context, gvk schema.GroupVersionKi
 	case !c.kinds[gvk]:
 		return nil, fmt.Errorf("the cluster's OpenAPI v3 schema of %s has no kind %s", gv, gvk.Kind)
 	}
-	return c.converter, nil
+	return c, nil
 }
 
 // forgetGroup drops the cached schemas of group: stencil just applied one
@@ -207,7 +222,7 @@ func (s *schemas) forgetGroup(group string) {
 }
 
 func fetchSchema(ctx context.Context, entry openapi.GroupVersion, url string, now time.Time) *gvSchema {
-	c := &gvSchema{url: url, fetchedAt: now, kinds: map[schema.GroupVersionKind]bool{}}
+	c := &gvSchema{url: url, fetchedAt: now, kinds: map[schema.GroupVersionKind]bool{}, status: map[schema.GroupVersionKind]bool{}}
 	raw, err := openapi.ToGroupVersionWithContext(entry).SchemaWithContext(ctx, "application/json")
 	if err != nil {
 		c.err = fmt.Errorf("read OpenAPI v3 schema: %w", err)
@@ -225,8 +240,22 @@ func fetchSchema(ctx context.Context, entry openapi.GroupVersion, url string, no
 	defs := map[string]*spec.Schema{}
 	for name, sch := range doc.Components.Schemas {
 		defs[name] = sch
-		for _, k := range gvksOf(sch) {
+		for _, k := range gvksOf(sch.Extensions) {
 			c.kinds[k] = true
+		}
+	}
+	if doc.Paths != nil {
+		for p, item := range doc.Paths.Paths {
+			if item == nil || !strings.HasSuffix(p, "/{name}/status") {
+				continue
+			}
+			for _, op := range []*spec3.Operation{item.Get, item.Put, item.Patch} {
+				if op != nil {
+					for _, k := range gvksOf(op.Extensions) {
+						c.status[k] = true
+					}
+				}
+			}
 		}
 	}
 	if c.converter, err = managedfields.NewTypeConverter(defs, false); err != nil {
@@ -235,9 +264,10 @@ func fetchSchema(ctx context.Context, entry openapi.GroupVersion, url string, no
 	return c
 }
 
-// gvksOf reads a schema's x-kubernetes-group-version-kind extension.
-func gvksOf(s *spec.Schema) []schema.GroupVersionKind {
-	raw, ok := s.Extensions["x-kubernetes-group-version-kind"]
+// gvksOf reads the x-kubernetes-group-version-kind extension of a schema
+// (a list) or of an operation (one).
+func gvksOf(ext spec.Extensions) []schema.GroupVersionKind {
+	raw, ok := ext["x-kubernetes-group-version-kind"]
 	if !ok {
 		return nil
 	}
@@ -246,10 +276,14 @@ func gvksOf(s *spec.Schema) []schema.GroupVersionKind {
 		return nil
 	}
 	var out []schema.GroupVersionKind
-	if json.Unmarshal(b, &out) != nil {
-		return nil
+	if json.Unmarshal(b, &out) == nil {
+		return out
 	}
-	return out
+	var one schema.GroupVersionKind
+	if json.Unmarshal(b, &one) == nil && one.Kind != "" {
+		return []schema.GroupVersionKind{one}
+	}
+	return nil
 }
 
 // gvPath is the key of gv in the OpenAPI v3 index.

@@ -91,6 +91,15 @@ func (s *schemas) decide(ctx context.Context, desired, live *unstructured.Unstru
 		return decision{write: true, why: fmt.Sprintf("local apply returned %T", applied)}
 	}
 	keepSystemFields(result, live)
+	if t.statusReset {
+		// The field filter keeps status out of the field sets; the
+		// server's update strategy keeps its value.
+		if st, ok := live.Object["status"]; ok {
+			result.Object["status"] = runtime.DeepCopyJSONValue(st)
+		} else {
+			delete(result.Object, "status")
+		}
+	}
 	got, want := result.DeepCopy(), live.DeepCopy()
 	for _, u := range []*unstructured.Unstructured{got, want} {
 		if normalise(s.scheme, u, t.builtin) != nil {
