@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // FieldManager is the one field manager stencil applies with. It never
@@ -31,8 +32,13 @@ const (
 	Created Action = "Created"
 	// Configured means the object existed and the apply changed it.
 	Configured Action = "Configured"
-	// Unchanged means the object already held every desired field: no write was made.
+	// Unchanged means the local server-side apply found that an apply
+	// would change nothing: no request was sent.
 	Unchanged Action = "Unchanged"
+	// Reapplied means an apply was sent (the local decision could not rule
+	// it out) and the API server changed nothing: the resourceVersion
+	// stayed the same.
+	Reapplied Action = "Reapplied"
 	// Failed means the apply was refused or could not be made.
 	Failed Action = "Failed"
 )
@@ -51,8 +57,13 @@ type ApplyResult struct {
 	// terminalReason), is the condition reason to stall with; "" when the
 	// failure may be transient.
 	Reason string
-	// Changed names, for an apply over an existing object, fields the live
-	// object did not hold as desired (at most a few, as paths: never values).
+	// Changed names, for an apply over an existing object, fields the
+	// apply changes: the difference between the live object and the
+	// locally computed result of the apply (at most a few, as paths: never
+	// values). When the local apply could not be computed (no schema for
+	// the kind), it names the desired fields live does not hold as
+	// desired, compared untyped; it is empty when only managed fields
+	// change.
 	Changed []string
 }
 
@@ -67,6 +78,8 @@ type applier struct {
 	live        client.Reader
 	id          string // the ApplySet id members must carry
 	concurrency int
+	// schemas compute the apply locally to skip writes that change nothing.
+	schemas *schemas
 }
 
 // applyStage applies the objects of one stage concurrently, at most
@@ -110,11 +123,21 @@ func (a *applier) apply(ctx context.Context, desired *unstructured.Unstructured)
 			res.Reason = ReasonApplyFailed
 			return res
 		}
-		if live.GetDeletionTimestamp() == nil && upToDate(desired, live) {
-			res.UID, res.Action = live.GetUID(), Unchanged
-			return res
+		if live.GetDeletionTimestamp() == nil {
+			d := a.schemas.upToDate(ctx, desired, live)
+			if d.confirm && a.schemas.confirmed.unchanged(ctx, a.writer, desired, live, d.key) {
+				d.write = false
+			}
+			if !d.write {
+				res.UID, res.Action = live.GetUID(), Unchanged
+				return res
+			}
+			res.Changed = d.changed
+			if len(d.changed) == 0 && d.why != "" {
+				log.FromContext(ctx).V(1).Info("applying: no local decision", "object", ref(desired), "reason", d.why)
+				res.Changed = changedFields(desired.Object, live.Object, maxChangedFields)
+			}
 		}
-		res.Changed = changedFields(desired.Object, live.Object, maxChangedFields)
 	}
 	applied := desired.DeepCopy()
 	if err := a.writer.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied),
@@ -128,7 +151,13 @@ func (a *applier) apply(ctx context.Context, desired *unstructured.Unstructured)
 	case live == nil:
 		res.Action = Created
 	case live.GetResourceVersion() == applied.GetResourceVersion():
-		res.Action = Unchanged
+		res.Action = Reapplied
+	}
+	if desired.GetKind() == "CustomResourceDefinition" && res.Action != Reapplied {
+		// Its group's schema changed: type its kinds afresh.
+		if group, _, _ := unstructured.NestedString(applied.Object, "spec", "group"); group != "" {
+			a.schemas.forgetGroup(group)
+		}
 	}
 	return res
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -105,6 +106,8 @@ type CompositionReconciler struct {
 	stalls stallMemo
 	// flaps keeps the recent writes of members, to find one that flaps.
 	flaps flapDetector
+	// schemas type members for the local apply that skips needless writes.
+	schemas *schemas
 }
 
 // SetupWithManager registers the Composition and Bundle controllers and their indexes.
@@ -129,6 +132,14 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		return err
 	}
 	bundles := &bundleCache{}
+	disco, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	if err != nil {
+		return fmt.Errorf("discovery client: %w", err)
+	}
+	schemas, err := newSchemas(disco.OpenAPIV3())
+	if err != nil {
+		return err
+	}
 	r := &CompositionReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
@@ -143,6 +154,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		access:    &accessChecker{client: mgr.GetClient()},
 
 		capabilities: caps,
+		schemas:      schemas,
 	}
 	c, err := builder.ControllerManagedBy(mgr).
 		For(&v1alpha1.Composition{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletingPredicate(), annotationChangedPredicate(AnnotationAllowEmptyRender)))).

@@ -27,9 +27,12 @@
 //     with forced ownership, stage by stage (CRDs, Namespaces, classes, RBAC,
 //     ServiceAccounts, ConfigMaps and Secrets, Services, workloads, custom
 //     resources, webhooks last), concurrently within a stage. Each apply
-//     yields Created, Configured, Unchanged or Failed. No write is made when
-//     the cached live object already holds every desired field and stencil
-//     owns no field the render dropped (see upToDate).
+//     yields Created, Configured, Reapplied (sent, changed nothing),
+//     Unchanged (not sent) or Failed. No write is made when the local
+//     server-side apply of the desired object onto the cached live object
+//     (structured-merge-diff through managedfields, typed by the kind's
+//     schema: see schemas and upToDate) leaves the object and every field
+//     set as they are.
 //   - ApplySet parent metadata on the Composition: the id label, tooling,
 //     contains-group-kinds and additional-namespaces annotations, written by
 //     server-side apply and read live, never from the cache.

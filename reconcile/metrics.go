@@ -20,8 +20,12 @@ var (
 	})
 	appliesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "stencil_applies_total",
-		Help: "Objects applied, by result (Created, Configured, Unchanged, Failed).",
+		Help: "Objects applied, by result: Created, Configured, Reapplied (sent, changed nothing), Unchanged (no request sent), Failed.",
 	}, []string{"result"})
+	dryRunsTotal = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "stencil_apply_dry_runs_total",
+		Help: "Server-side dry-run applies sent to settle whether an apply would change a member (fields the server may default), each verdict remembered until the member or its desired form changes.",
+	})
 	prunesTotal = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "stencil_prunes_total",
 		Help: "Members deleted by pruning or by the deletion of their Composition.",
@@ -35,7 +39,7 @@ var (
 // RegisterMetrics adds stencil's metrics to controller-runtime's registry,
 // which the manager serves on its metrics endpoint.
 func RegisterMetrics() error {
-	for _, c := range []prometheus.Collector{renderDuration, appliesTotal, prunesTotal, compositionsByReadiness} {
+	for _, c := range []prometheus.Collector{renderDuration, appliesTotal, dryRunsTotal, prunesTotal, compositionsByReadiness} {
 		if err := metrics.Registry.Register(c); err != nil {
 			if _, ok := err.(prometheus.AlreadyRegisteredError); !ok {
 				return err

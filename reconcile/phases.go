@@ -29,7 +29,7 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 		return ctrl.Result{}, nil
 	}
 	reader := memberReader{r}
-	a := &applier{writer: s.writer, reader: reader, live: r.APIReader, id: s.plan.ID, concurrency: max(r.Options.ApplyConcurrency, 1)}
+	a := &applier{writer: s.writer, reader: reader, live: r.APIReader, id: s.plan.ID, concurrency: max(r.Options.ApplyConcurrency, 1), schemas: r.schemas}
 	hooks, err := r.newHookRun(ctx, s, a)
 	if err != nil {
 		return ctrl.Result{}, err

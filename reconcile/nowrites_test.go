@@ -1,0 +1,152 @@
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/reconcile"
+)
+
+// TestNoWritesForExamples: once an example Composition is Ready, passes
+// brought by events on its members (another manager labels each member in
+// turn) send no write request at all: no apply, no dry-run, no status
+// patch, no event. Counted on the controller's transport, so an apply
+// that changed nothing on the server would count too. cloudmanager holds
+// a Secret written with stringData and a StatefulSet whose
+// volumeClaimTemplates the server defaults.
+func TestNoWritesForExamples(t *testing.T) {
+	ctx := context.Background()
+	for name, ex := range examples(t) {
+		t.Run(name, func(t *testing.T) {
+			ns := testenv.Namespace(t, k)
+			spec := ex.bundle.Spec()
+			b := bundle(t, ex.comp.Spec.Bundle+"-"+ns, spec.Files, func(s *v1alpha1.BundleSpec) { *s = spec })
+			comp := composition(ns, ex.comp.Name, b.Name, "")
+			comp.Spec.Values = ex.comp.Spec.Values
+			mustCreate(t, comp)
+			eventually(t, name+" Ready", func() (bool, error) {
+				if err := markWorkloadsReady(ctx, ns); err != nil {
+					return false, err
+				}
+				got := &v1alpha1.Composition{}
+				if err := k.Get(ctx, client.ObjectKeyFromObject(comp), got); err != nil {
+					return false, err
+				}
+				c := meta.FindStatusCondition(got.Status.Conditions, reconcile.ConditionReady)
+				if c == nil {
+					return false, fmt.Errorf("no Ready condition")
+				}
+				comp = got
+				return c.Status == metav1.ConditionTrue && got.Status.ObservedGeneration == got.Generation, fmt.Errorf("Ready=%s: %s", c.Status, c.Message)
+			})
+			time.Sleep(time.Second) // let the events of the convergence settle
+			members := comp.Status.Members
+			if len(members) == 0 {
+				t.Fatal("a Ready Composition lists no members")
+			}
+			before := controller.Writes.Load()
+			reapplied := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Reapplied)))
+			for i, m := range members {
+				decided := applies()
+				touch(t, m, i)
+				eventually(t, fmt.Sprintf("a pass after touching %s/%s", m.Kind, m.Name), func() (bool, error) {
+					return applies() >= decided+float64(len(members)), nil
+				})
+			}
+			time.Sleep(500 * time.Millisecond)
+			if n := controller.Writes.Load() - before; n != 0 {
+				t.Errorf("the controller sent %d write requests over %d passes with nothing to change, want 0", n, len(members))
+			}
+			if n := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Reapplied))) - reapplied; n != 0 {
+				t.Errorf("%v applies were sent that changed nothing", n)
+			}
+		})
+	}
+}
+
+// touch adds a label to a member as another field manager would.
+func touch(t *testing.T, m v1alpha1.MemberStatus, round int) {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(schema.GroupVersionKind{Group: m.Group, Version: m.Version, Kind: m.Kind})
+	u.SetNamespace(m.Namespace)
+	u.SetName(m.Name)
+	patch := fmt.Sprintf(`{"metadata":{"labels":{"touched":"r%d"}}}`, round)
+	if err := k.Patch(context.Background(), u, client.RawPatch(types.MergePatchType, []byte(patch)), client.FieldOwner("toucher")); err != nil {
+		t.Fatalf("touch %s/%s: %v", m.Kind, m.Name, err)
+	}
+}
+
+// markWorkloadsReady writes the status a kube-controller-manager (which
+// envtest does not run) would give the Deployments and StatefulSets of ns
+// once their pods are up.
+func markWorkloadsReady(ctx context.Context, ns string) error {
+	var deps appsv1.DeploymentList
+	if err := k.List(ctx, &deps, client.InNamespace(ns)); err != nil {
+		return err
+	}
+	for i := range deps.Items {
+		d := &deps.Items[i]
+		r := int32(1)
+		if d.Spec.Replicas != nil {
+			r = *d.Spec.Replicas
+		}
+		want := appsv1.DeploymentStatus{
+			ObservedGeneration: d.Generation, Replicas: r, UpdatedReplicas: r, ReadyReplicas: r, AvailableReplicas: r,
+			Conditions: []appsv1.DeploymentCondition{
+				{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"},
+				{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"},
+			},
+		}
+		if d.Status.ObservedGeneration == want.ObservedGeneration && d.Status.AvailableReplicas == r {
+			continue
+		}
+		d.Status = want
+		if err := k.Status().Update(ctx, d); err != nil {
+			return err
+		}
+	}
+	var sets appsv1.StatefulSetList
+	if err := k.List(ctx, &sets, client.InNamespace(ns)); err != nil {
+		return err
+	}
+	for i := range sets.Items {
+		s := &sets.Items[i]
+		r := int32(1)
+		if s.Spec.Replicas != nil {
+			r = *s.Spec.Replicas
+		}
+		if s.Status.ObservedGeneration == s.Generation && s.Status.ReadyReplicas == r {
+			continue
+		}
+		s.Status = appsv1.StatefulSetStatus{ObservedGeneration: s.Generation, Replicas: r, ReadyReplicas: r, CurrentReplicas: r,
+			UpdatedReplicas: r, AvailableReplicas: r, CurrentRevision: "r1", UpdateRevision: "r1"}
+		if err := k.Status().Update(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applies counts the apply decisions of every kind so far.
+func applies() float64 {
+	n := 0.0
+	for _, a := range []reconcile.Action{reconcile.Created, reconcile.Configured, reconcile.Reapplied, reconcile.Unchanged, reconcile.Failed} {
+		n += testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(a)))
+	}
+	return n
+}
