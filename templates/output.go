@@ -1,9 +1,17 @@
 package templates
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
+	"reflect"
+	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	yamlv2 "go.yaml.in/yaml/v2"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -23,7 +31,7 @@ const maxListNesting = 10
 func parseDocuments(file, out string) ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
 	for _, d := range splitDocuments(out) {
-		js, err := yamlToJSON([]byte(d.text), MaxOutputBytes)
+		v, err := decodeYAML([]byte(d.text), MaxOutputBytes)
 		if err != nil {
 			ye := err.(*yamlError)
 			re := &RenderError{File: file, Line: d.line, Msg: "rendered output is not valid YAML: " + ye.msg}
@@ -35,15 +43,17 @@ func parseDocuments(file, out string) ([]*unstructured.Unstructured, error) {
 			}
 			return nil, re
 		}
-		var obj map[string]any
-		if err := utiljson.Unmarshal(js, &obj); err != nil {
+		obj, ok := v.(map[string]any)
+		if !ok && v != nil {
 			return nil, &RenderError{File: file, Line: d.line, Msg: "rendered document is not an object"}
 		}
 		if len(obj) == 0 {
 			continue
 		}
-		if !isList(obj) && len(js) > MaxObjectBytes {
-			return nil, objectTooLarge(file, d.line, "rendered object", int64(len(js)))
+		if !isList(obj) {
+			if n := objectSize(obj); n > MaxObjectBytes {
+				return nil, objectTooLarge(file, d.line, "rendered object", n)
+			}
 		}
 		if objs, err = appendObjects(objs, file, d.line, obj, "rendered object", 0); err != nil {
 			return nil, err
@@ -177,4 +187,198 @@ func checkObjects(objs []*unstructured.Unstructured, sources []string) error {
 		seen[key] = sources[i]
 	}
 	return nil
+}
+
+// decodeYAML parses one YAML document straight to the unstructured form:
+// what sigs.k8s.io/yaml's YAMLToJSONStrict followed by the API machinery's
+// JSON decoding (k8s.io/apimachinery/pkg/util/json) gives, without writing
+// and reading the JSON between them. That is go.yaml.in/yaml/v2's reading
+// (YAML 1.1 booleans such as yes and off, 0x1F and 017 as integers,
+// timestamps as strings, !!binary decoded, merge keys), maps with string
+// keys (an integer, float or boolean key written as sigs.k8s.io/yaml
+// writes it), integers as int64 and any other number as float64, an
+// integral float (1e3, 2.0) or a too large integer as JSON's round trip
+// makes it (int64 1000 and 2, float64 1.2345678901234567e19), and strings
+// as valid UTF-8 (each invalid byte U+FFFD). The errors are yamlToJSON's,
+// but two keys that become the same string (1 and "1") are a duplicate
+// key, where sigs.k8s.io/yaml keeps one of them at random. Like
+// yamlToJSON, a document holding an alias is measured expanded, and
+// refused past limit bytes or MaxValueDepth.
+func decodeYAML(doc []byte, limit int64) (any, error) {
+	var v any
+	err := yamlv2.UnmarshalStrict(doc, &v)
+	var te *yamlv2.TypeError
+	if err != nil && !errors.As(err, &te) {
+		return nil, newYAMLError(err)
+	}
+	// An alias is *name. A duplicate key (a TypeError, decoded all the
+	// same) comes after the size of the aliases, as in yamlToJSON.
+	if bytes.IndexByte(doc, '*') >= 0 {
+		m := newMeasurer("YAML", limit)
+		if _, merr := m.measure(v); merr != nil {
+			if m.deep {
+				return nil, &yamlError{msg: fmt.Sprintf("nested more than %d deep (MaxValueDepth)", MaxValueDepth)}
+			}
+			return nil, &yamlError{msg: fmt.Sprintf("aliases expand it to more than %d bytes", limit)}
+		}
+	}
+	if err != nil {
+		return nil, newYAMLError(err)
+	}
+	var c unstructuredConverter
+	out, err := c.value(v)
+	if err != nil {
+		return nil, err
+	}
+	if c.nonFinite {
+		// JSON has no NaN or infinity: fail as json.Marshal does, on the
+		// first one in its order.
+		if _, err := json.Marshal(out); err != nil {
+			return nil, newYAMLError(err)
+		}
+	}
+	return out, nil
+}
+
+// unstructuredConverter turns what go.yaml.in/yaml/v2 decodes into an
+// interface{} into the unstructured form (decodeYAML).
+type unstructuredConverter struct {
+	nonFinite bool // a NaN or infinity was seen
+}
+
+func (c *unstructuredConverter) value(v any) (any, error) {
+	switch x := v.(type) {
+	case nil, bool:
+		return x, nil
+	case string:
+		return validUTF8(x), nil
+	case int:
+		return int64(x), nil
+	case int64:
+		return x, nil
+	case uint64:
+		if x <= math.MaxInt64 {
+			return int64(x), nil
+		}
+		return float64(x), nil
+	case float64:
+		return c.float(x), nil
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			var err error
+			if out[i], err = c.value(e); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	case map[any]any:
+		return c.mapping(x)
+	}
+	// go.yaml.in/yaml/v2 decodes nothing else into an interface{}; should
+	// it, the JSON round trip is the reference.
+	js, err := json.Marshal(v)
+	if err != nil {
+		return nil, newYAMLError(err)
+	}
+	var out any
+	if err := utiljson.Unmarshal(js, &out); err != nil {
+		return nil, newYAMLError(err)
+	}
+	return out, nil
+}
+
+// float is a float64 after JSON's round trip: encoding/json writes an
+// integral float below 1e21 without a fraction or exponent, which the API
+// machinery reads back as an int64 when it fits.
+func (c *unstructuredConverter) float(f float64) any {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		c.nonFinite = true
+		return f
+	}
+	if f != math.Trunc(f) || math.Abs(f) >= 1e21 {
+		return f // written with a fraction or an exponent
+	}
+	if math.Abs(f) <= 1<<53 { // every digit of the shortest form is exact
+		return int64(f)
+	}
+	// The shortest form pads with zeros: 9.3e18 is 9300000000000000000,
+	// an int64, and -2^63 is -9223372036854776000, not one.
+	if i, err := strconv.ParseInt(strconv.FormatFloat(f, 'f', -1, 64), 10, 64); err == nil {
+		return i
+	}
+	return f
+}
+
+func (c *unstructuredConverter) mapping(m map[any]any) (map[string]any, error) {
+	out := make(map[string]any, len(m))
+	for k, e := range m {
+		key, err := mapKey(k)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := out[key]; dup {
+			return nil, &yamlError{msg: "duplicate key " + quoteKey(key)}
+		}
+		if out[key], err = c.value(e); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// mapKey writes a key as sigs.k8s.io/yaml does (convertToJSONableObject).
+func mapKey(k any) (string, error) {
+	switch x := k.(type) {
+	case string:
+		return validUTF8(x), nil
+	case int:
+		return strconv.Itoa(x), nil
+	case int64:
+		return strconv.FormatInt(x, 10), nil
+	case float64:
+		s := strconv.FormatFloat(x, 'g', -1, 32)
+		switch s {
+		case "+Inf":
+			s = ".inf"
+		case "-Inf":
+			s = "-.inf"
+		case "NaN":
+			s = ".nan"
+		}
+		return s, nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	}
+	return "", &yamlError{msg: fmt.Sprintf("unsupported map key of type: %s", reflect.TypeOf(k))}
+}
+
+// quoteKey is a key as go.yaml.in/yaml/v2's duplicate key error quotes a
+// string key, cut to 64 bytes as newYAMLError cuts it.
+func quoteKey(k string) string {
+	q := strconv.Quote(k)
+	if len(q) > 64 {
+		q = q[:64] + "…"
+	}
+	return q
+}
+
+// validUTF8 is s as JSON's round trip leaves it: each byte that is not
+// part of valid UTF-8 becomes U+FFFD.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b.WriteString("\uFFFD")
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }
