@@ -19,7 +19,7 @@ func costlyFunc(name string, fn any) binder {
 			if err := g.costlyCall(name); err != nil {
 				return errorResults(wt, err)
 			}
-			return chargeResults(g, name, wt, fv.Call(args), args)
+			return chargeResults(g, name, wt, call(fv, args), args)
 		}).Interface()
 	}
 }
@@ -129,9 +129,19 @@ func adapt(name string, fn any) binder {
 					res = chargeResults(g, name, wt, []reflect.Value{reflect.Zero(wt.Out(0)), reflect.ValueOf(&err).Elem()}, args)
 				}
 			}()
-			return chargeResults(g, name, wt, fv.Call(args), args)
+			return chargeResults(g, name, wt, call(fv, args), args)
 		}).Interface()
 	}
+}
+
+// call calls fv with the arguments reflect.MakeFunc gives: for a
+// variadic function (omit, pick, without, ...) the last one is already
+// the slice of the variadic arguments.
+func call(fv reflect.Value, args []reflect.Value) []reflect.Value {
+	if fv.Type().IsVariadic() {
+		return fv.CallSlice(args)
+	}
+	return fv.Call(args)
 }
 
 // charged reports a result type the budget counts: strings, lists, maps
@@ -158,7 +168,7 @@ func scrubbing(name string, fn any) any {
 	}
 	fv := reflect.ValueOf(fn)
 	return reflect.MakeFunc(ft, func(args []reflect.Value) []reflect.Value {
-		out := fv.Call(args)
+		out := call(fv, args)
 		if out[1].IsNil() {
 			return out
 		}
