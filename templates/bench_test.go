@@ -93,6 +93,7 @@ func TestBenchmarkBundles(t *testing.T) {
 		})
 	}
 }
+
 // FuzzRender renders arbitrary template text with arbitrary values: it may
 // fail, but must never panic or run unbounded.
 func FuzzRender(f *testing.F) {
