@@ -31,7 +31,7 @@ const maxListNesting = 10
 func parseDocuments(file, out string) ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
 	for _, d := range splitDocuments(out) {
-		v, err := decodeYAML([]byte(d.text), MaxOutputBytes)
+		v, size, err := decodeYAMLSized([]byte(d.text), MaxOutputBytes)
 		if err != nil {
 			ye := err.(*yamlError)
 			re := &RenderError{File: file, Line: d.line, Msg: "rendered output is not valid YAML: " + ye.msg}
@@ -50,7 +50,7 @@ func parseDocuments(file, out string) ([]*unstructured.Unstructured, error) {
 		if len(obj) == 0 {
 			continue
 		}
-		if !isList(obj) {
+		if !isList(obj) && size > MaxObjectBytes { // else it is smaller
 			if n := objectSize(obj); n > MaxObjectBytes {
 				return nil, objectTooLarge(file, d.line, "rendered object", n)
 			}
@@ -170,6 +170,8 @@ func splitDocuments(out string) []document {
 
 // checkObjects enforces the object bounds (MaxObjects, MaxObjectBytes)
 // and refuses duplicates; sources names the file each object came from.
+// The objects of a template were measured as they were parsed
+// (parseDocuments, appendObjects): only kustomize's are measured here.
 func checkObjects(objs []*unstructured.Unstructured, sources []string) error {
 	if len(objs) > MaxObjects {
 		return &RenderError{Reason: ReasonTooLarge, Msg: fmt.Sprintf("render produced %d objects, more than %d (MaxObjects)", len(objs), MaxObjects)}
@@ -177,8 +179,10 @@ func checkObjects(objs []*unstructured.Unstructured, sources []string) error {
 	seen := map[string]string{}
 	for i, o := range objs {
 		gvk := o.GroupVersionKind()
-		if n := objectSize(o.Object); n > MaxObjectBytes {
-			return objectTooLarge(sources[i], 0, fmt.Sprintf("%s %q", gvk.Kind, o.GetName()), n)
+		if sources[i] == KustomizationFile {
+			if n := objectSize(o.Object); n > MaxObjectBytes {
+				return objectTooLarge(sources[i], 0, fmt.Sprintf("%s %q", gvk.Kind, o.GetName()), n)
+			}
 		}
 		key := gvk.Group + "/" + gvk.Kind + "/" + o.GetNamespace() + "/" + o.GetName()
 		if first, ok := seen[key]; ok {
@@ -205,11 +209,18 @@ func checkObjects(objs []*unstructured.Unstructured, sources []string) error {
 // yamlToJSON, a document holding an alias is measured expanded, and
 // refused past limit bytes or MaxValueDepth.
 func decodeYAML(doc []byte, limit int64) (any, error) {
+	v, _, err := decodeYAMLSized(doc, limit)
+	return v, err
+}
+
+// decodeYAMLSized is decodeYAML that also returns a bound of the value's
+// size as JSON (at least its size, and at most a few times it).
+func decodeYAMLSized(doc []byte, limit int64) (any, int64, error) {
 	var v any
 	err := yamlv2.UnmarshalStrict(doc, &v)
 	var te *yamlv2.TypeError
 	if err != nil && !errors.As(err, &te) {
-		return nil, newYAMLError(err)
+		return nil, 0, newYAMLError(err)
 	}
 	// An alias is *name. A duplicate key (a TypeError, decoded all the
 	// same) comes after the size of the aliases, as in yamlToJSON.
@@ -217,53 +228,61 @@ func decodeYAML(doc []byte, limit int64) (any, error) {
 		m := newMeasurer("YAML", limit)
 		if _, merr := m.measure(v); merr != nil {
 			if m.deep {
-				return nil, &yamlError{msg: fmt.Sprintf("nested more than %d deep (MaxValueDepth)", MaxValueDepth)}
+				return nil, 0, &yamlError{msg: fmt.Sprintf("nested more than %d deep (MaxValueDepth)", MaxValueDepth)}
 			}
-			return nil, &yamlError{msg: fmt.Sprintf("aliases expand it to more than %d bytes", limit)}
+			return nil, 0, &yamlError{msg: fmt.Sprintf("aliases expand it to more than %d bytes", limit)}
 		}
 	}
 	if err != nil {
-		return nil, newYAMLError(err)
+		return nil, 0, newYAMLError(err)
 	}
 	var c unstructuredConverter
 	out, err := c.value(v)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if c.nonFinite {
 		// JSON has no NaN or infinity: fail as json.Marshal does, on the
 		// first one in its order.
 		if _, err := json.Marshal(out); err != nil {
-			return nil, newYAMLError(err)
+			return nil, 0, newYAMLError(err)
 		}
 	}
-	return out, nil
+	return out, c.bytes, nil
 }
 
 // unstructuredConverter turns what go.yaml.in/yaml/v2 decodes into an
 // interface{} into the unstructured form (decodeYAML).
 type unstructuredConverter struct {
-	nonFinite bool // a NaN or infinity was seen
+	nonFinite bool  // a NaN or infinity was seen
+	bytes     int64 // a bound of the JSON size of what was converted
 }
 
 func (c *unstructuredConverter) value(v any) (any, error) {
 	switch x := v.(type) {
 	case nil, bool:
+		c.bytes += 6
 		return x, nil
 	case string:
+		c.bytes += stringBytes(x) + 1
 		return validUTF8(x), nil
 	case int:
+		c.bytes += 25
 		return int64(x), nil
 	case int64:
+		c.bytes += 25
 		return x, nil
 	case uint64:
+		c.bytes += 25
 		if x <= math.MaxInt64 {
 			return int64(x), nil
 		}
 		return float64(x), nil
 	case float64:
+		c.bytes += 25
 		return c.float(x), nil
 	case []any:
+		c.bytes += 3
 		out := make([]any, len(x))
 		for i, e := range x {
 			var err error
@@ -285,6 +304,7 @@ func (c *unstructuredConverter) value(v any) (any, error) {
 	if err := utiljson.Unmarshal(js, &out); err != nil {
 		return nil, newYAMLError(err)
 	}
+	c.bytes += int64(len(js)) + 1
 	return out, nil
 }
 
@@ -311,12 +331,14 @@ func (c *unstructuredConverter) float(f float64) any {
 }
 
 func (c *unstructuredConverter) mapping(m map[any]any) (map[string]any, error) {
+	c.bytes += 3
 	out := make(map[string]any, len(m))
 	for k, e := range m {
 		key, err := mapKey(k)
 		if err != nil {
 			return nil, err
 		}
+		c.bytes += stringBytes(key) + 1
 		if _, dup := out[key]; dup {
 			return nil, &yamlError{msg: "duplicate key " + quoteKey(key)}
 		}

@@ -2,6 +2,7 @@ package templates
 
 import (
 	"context"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -303,4 +304,24 @@ func FuzzDecodeYAML(f *testing.F) {
 			t.Fatalf("(-old +new):\n%s", cmp.Diff(want, got))
 		}
 	})
+}
+
+// TestDecodeYAMLSizeBound: the size decodeYAMLSized returns bounds the
+// JSON size from above (parseDocuments skips measuring below
+// MaxObjectBytes on it) for every document of the corpus.
+func TestDecodeYAMLSizeBound(t *testing.T) {
+	docs := append(corpus(t), corpusDoc{"escapes", "a: \"\\u2028\\u0001<>&é\\xff\"\nb: [\"\\u0000\", -1.2345678901234567e-308]\n"})
+	for _, d := range docs {
+		v, size, err := decodeYAMLSized([]byte(d.text), MaxOutputBytes)
+		if err != nil {
+			continue
+		}
+		js, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(len(js)) > size {
+			t.Errorf("%s: bound %d, JSON is %d bytes\n%s", d.name, size, len(js), d.text)
+		}
+	}
 }
