@@ -216,6 +216,11 @@ func decodeYAML(doc []byte, limit int64) (any, error) {
 // decodeYAMLSized is decodeYAML that also returns a bound of the value's
 // size as JSON (at least its size, and at most a few times it).
 func decodeYAMLSized(doc []byte, limit int64) (any, int64, error) {
+	var c unstructuredConverter
+	if out, ok := decodeFast(string(doc), &c); ok {
+		return c.finish(out)
+	}
+	c = unstructuredConverter{}
 	var v any
 	err := yamlv2.UnmarshalStrict(doc, &v)
 	var te *yamlv2.TypeError
@@ -236,11 +241,16 @@ func decodeYAMLSized(doc []byte, limit int64) (any, int64, error) {
 	if err != nil {
 		return nil, 0, newYAMLError(err)
 	}
-	var c unstructuredConverter
 	out, err := c.value(v)
 	if err != nil {
 		return nil, 0, err
 	}
+	return c.finish(out)
+}
+
+// finish returns what was converted, its size bound, or the error of a
+// NaN or infinity in it.
+func (c *unstructuredConverter) finish(out any) (any, int64, error) {
 	if c.nonFinite {
 		// JSON has no NaN or infinity: fail as json.Marshal does, on the
 		// first one in its order.

@@ -122,6 +122,17 @@ var trickyDocuments = []string{
 	"\ta: 1\n",
 	"a: \"\\u00e9\\u2028\\u2029<>&\"\n",
 	"kind: List\napiVersion: v1\nitems:\n- kind: ConfigMap\n  apiVersion: v1\n  metadata: {name: a}\n",
+	// the edges of the fast reader (output_fast.go)
+	"a:\n  b\n", "a: b\n  c\n", "- a\nb: 1\n", "a:\n- b\n c: d\n", "a:\n  - b\n  c: d\n", "k: 'it''s'\n", "k: 'a'b'\n",
+	"k: \"a\"b\"\n", "k: [a, b]\n", "k: [a: b]\n", "k: [\"a,b\"]\n", "k: [ ]\n", "k: [a,,b]\n", "k: [a, [b]]\n",
+	"k: v # c\n", "k: -\n", "k: --x\n", "k: ---x\n", "k: ...x\n", "k: .x\n", "-\n  a: 1\n", "- \n", "k:\n-\n- a\n",
+	"k: 1.0\nm: 0x10\nn: .5\no: 1e3\np: -1\nq: +1\nr: 00\ns: 123456789012345678\nt: 1234567890123456789\n",
+	"1.0: a\n", "key: value:\n", "a:b: c\n", "k: a#b\n", "k: x\n\n\n  # comment\nm: y\n", "k: v   \n", "a: \n  - 1\n  - 2\n",
+	"- - a\n", "-  a: 1\n   b: 2\n", "-  a: 1\n  b: 2\n", "- a: 1\n  b:\n  - c\n  d: 2\n", "a:\n  b: 1\n c: 2\n",
+	"a: 1\n  # indented comment\nb: 2\n", "k: a: b\n", "k: 'a\n", "k: \"\n", "k: ''\n", "k: \"\"\n", "k: y\nn: 1\nyes: no\n",
+	"k: ~\nl: null\nm: Null\n", "k: 2001-12-14\nl: 2001-12-14t21:59:43.10-05:00\n", "k: 1:20\n", "k: .inf\nl: -.Inf\n",
+	"k: 0b101\nl: 0o17\nm: 1_000\n", "a: {}\nb: []\nc: [{}]\n", "a: {b: c}\n", "k: x, y\nl: a[0]\nm: \"#x\"\n",
+	"k: http://x/y?a=b#c\n", "k: a:b\n", "- a\n -b\n", "a:\n\n  b: 1\n", "---\na: 1\n", "a: 1\n---\n",
 }
 
 // TestDecodeYAMLMatchesOracle is the differential test of decodeYAML: on
@@ -324,4 +335,33 @@ func TestDecodeYAMLSizeBound(t *testing.T) {
 			t.Errorf("%s: bound %d, JSON is %d bytes\n%s", d.name, size, len(js), d.text)
 		}
 	}
+}
+
+// TestDecodeFastReadsRenderedOutput: the fast reader takes most documents
+// templates render (else it saves nothing), and each one it takes reads
+// exactly as the old path (TestDecodeYAMLMatchesOracle runs it on the
+// whole corpus through decodeYAML too).
+func TestDecodeFastReadsRenderedOutput(t *testing.T) {
+	var rendered, fast int
+	for name, out := range renderedOutputs(t) {
+		for _, d := range splitDocuments(out) {
+			rendered++
+			var c unstructuredConverter
+			got, ok := decodeFast(d.text, &c)
+			if !ok {
+				continue
+			}
+			fast++
+			want, err := oracleDecode([]byte(d.text), MaxOutputBytes)
+			if err != nil {
+				t.Errorf("%s:%d: read, but the old path fails: %v", name, d.line, err)
+			} else if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s:%d: (-old +fast):\n%s", name, d.line, cmp.Diff(want, got))
+			}
+		}
+	}
+	if fast*10 < rendered*7 {
+		t.Errorf("the fast reader took %d of %d rendered documents, expected most", fast, rendered)
+	}
+	t.Logf("the fast reader took %d of %d rendered documents", fast, rendered)
 }
