@@ -7,14 +7,15 @@ import (
 )
 
 // This file reads the YAML templates usually render (block mappings and
-// sequences, one scalar a line, plain or quoted without escapes, [] and
-// {} and flow lists of scalars) without go.yaml.in/yaml/v2's general
-// parser, whose scanner is most of a render's time. Whatever it is not
-// sure to read exactly as yaml/v2 does (anchors, tags, block scalars,
-// escapes, comments after a value, non-ASCII, tabs, a duplicate key, an
-// error) it declines, and decodeYAML parses the document the general way.
-// Plain scalars are resolved as yaml/v2 resolves them: those that may be
-// numbers in a form other than plain decimal by yaml/v2 itself.
+// sequences, one scalar a line, plain or quoted without escapes, literal
+// block scalars with | or |-, [] and {} and flow lists of scalars)
+// without go.yaml.in/yaml/v2's general parser, whose scanner was half of
+// a warm render. Whatever it is not sure to read exactly as yaml/v2 does
+// (anchors, tags, folded or |+ block scalars, escapes, comments after a
+// value, non-ASCII, tabs, a duplicate key, an error) it declines, and
+// decodeYAML parses the document the general way. Plain scalars are
+// resolved as yaml/v2 resolves them; those that may be numbers in another
+// form than a plain decimal by yaml/v2 itself.
 
 // fastParser reads one document line by line.
 type fastParser struct {
@@ -116,9 +117,12 @@ func (p *fastParser) mapping(ind int, first string) (any, bool) {
 			return nil, false // yaml/v2 says where
 		}
 		var v any
-		if rest == "" {
+		switch rest {
+		case "":
 			v, ok = p.value(ind, true)
-		} else {
+		case "|", "|-":
+			v, ok = p.literal(ind, rest == "|-")
+		default:
 			v, ok = p.inline(rest)
 		}
 		if !ok {
@@ -171,6 +175,52 @@ func (p *fastParser) sequence(ind int) (any, bool) {
 		}
 		l = append(l, v)
 	}
+}
+
+// literal reads the lines of a literal block scalar (| or |-) whose key
+// is indented ind: its indent is its first line's, and lines less
+// indented end it. Blank lines at its start, lines of spaces longer than
+// its indent, and the | + chomping are declined.
+func (p *fastParser) literal(ind int, strip bool) (any, bool) {
+	first := -1
+	end := p.i
+	for ; end < len(p.lines); end++ {
+		l := p.lines[end]
+		t := strings.TrimLeft(l, " ")
+		n := len(l) - len(t)
+		if t == "" {
+			if first < 0 || n > first {
+				return nil, false
+			}
+			continue
+		}
+		if first < 0 {
+			if n <= ind {
+				return nil, false // an empty block scalar
+			}
+			first = n
+		}
+		if n < first {
+			break
+		}
+	}
+	var b strings.Builder
+	last := p.i // after the last line with content
+	for i := p.i; i < end; i++ {
+		if strings.TrimLeft(p.lines[i], " ") != "" {
+			last = i + 1
+		}
+	}
+	for i := p.i; i < last; i++ {
+		if l := p.lines[i]; len(l) > first {
+			b.WriteString(l[first:])
+		}
+		if i < last-1 || (!strip && i < len(p.lines)-1) { // the text may end without a line break
+			b.WriteByte('\n')
+		}
+	}
+	p.i = end
+	return p.conv(b.String())
 }
 
 // splitKey splits "key: value" or "key:" with a plain key.

@@ -133,6 +133,10 @@ var trickyDocuments = []string{
 	"k: ~\nl: null\nm: Null\n", "k: 2001-12-14\nl: 2001-12-14t21:59:43.10-05:00\n", "k: 1:20\n", "k: .inf\nl: -.Inf\n",
 	"k: 0b101\nl: 0o17\nm: 1_000\n", "a: {}\nb: []\nc: [{}]\n", "a: {b: c}\n", "k: x, y\nl: a[0]\nm: \"#x\"\n",
 	"k: http://x/y?a=b#c\n", "k: a:b\n", "- a\n -b\n", "a:\n\n  b: 1\n", "---\na: 1\n", "a: 1\n---\n",
+	"a: |\n  x\n\n  y\n\n\nb: 1\n", "a: |-\n  x\n   y\n", "a: |\n\n  x\n", "a: |\n  x  \n", "a: |\n    x\n  y\n",
+	"a: |\n  x\n    \n  y\n", "a: |\n  # not a comment\n  x\n# comment\nb: 2\n", "a: |\nb: 1\n", "- a: |\n    x\n  b: 1\n",
+	"a: |2\n  x\n", "a: | # c\n  x\n", "a: |\n  x\n  ", "a: |-\n  x\n\n", "a: |\n  x", "a: |-\n  x", "a:\n  b: |\n    x\n  c: y\n",
+	"a: |\n  x\n b: 1\n", "a: |\n   x\n  y\n", "a: |\n  x\n  - y\n  z: 1\n", "a: |+\n  x\n\n",
 }
 
 // TestDecodeYAMLMatchesOracle is the differential test of decodeYAML: on
