@@ -1,7 +1,6 @@
 package templates
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,7 +30,7 @@ const maxListNesting = 10
 func parseDocuments(file, out string) ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
 	for _, d := range splitDocuments(out) {
-		v, size, err := decodeYAMLSized([]byte(d.text), MaxOutputBytes)
+		v, size, err := decodeYAMLSized(d.text, MaxOutputBytes)
 		if err != nil {
 			ye := err.(*yamlError)
 			re := &RenderError{File: file, Line: d.line, Msg: "rendered output is not valid YAML: " + ye.msg}
@@ -209,27 +208,27 @@ func checkObjects(objs []*unstructured.Unstructured, sources []string) error {
 // yamlToJSON, a document holding an alias is measured expanded, and
 // refused past limit bytes or MaxValueDepth.
 func decodeYAML(doc []byte, limit int64) (any, error) {
-	v, _, err := decodeYAMLSized(doc, limit)
+	v, _, err := decodeYAMLSized(string(doc), limit)
 	return v, err
 }
 
 // decodeYAMLSized is decodeYAML that also returns a bound of the value's
 // size as JSON (at least its size, and at most a few times it).
-func decodeYAMLSized(doc []byte, limit int64) (any, int64, error) {
+func decodeYAMLSized(doc string, limit int64) (any, int64, error) {
 	var c unstructuredConverter
-	if out, ok := decodeFast(string(doc), &c); ok {
+	if out, ok := decodeFast(doc, &c); ok {
 		return c.finish(out)
 	}
 	c = unstructuredConverter{}
 	var v any
-	err := yamlv2.UnmarshalStrict(doc, &v)
+	err := yamlv2.UnmarshalStrict([]byte(doc), &v)
 	var te *yamlv2.TypeError
 	if err != nil && !errors.As(err, &te) {
 		return nil, 0, newYAMLError(err)
 	}
 	// An alias is *name. A duplicate key (a TypeError, decoded all the
 	// same) comes after the size of the aliases, as in yamlToJSON.
-	if bytes.IndexByte(doc, '*') >= 0 {
+	if strings.IndexByte(doc, '*') >= 0 {
 		m := newMeasurer("YAML", limit)
 		if _, merr := m.measure(v); merr != nil {
 			if m.deep {

@@ -327,7 +327,7 @@ func FuzzDecodeYAML(f *testing.F) {
 func TestDecodeYAMLSizeBound(t *testing.T) {
 	docs := append(corpus(t), corpusDoc{"escapes", "a: \"\\u2028\\u0001<>&é\\xff\"\nb: [\"\\u0000\", -1.2345678901234567e-308]\n"})
 	for _, d := range docs {
-		v, size, err := decodeYAMLSized([]byte(d.text), MaxOutputBytes)
+		v, size, err := decodeYAMLSized(d.text, MaxOutputBytes)
 		if err != nil {
 			continue
 		}
