@@ -76,8 +76,9 @@ test: ## Run unit, envtest (real kube-apiserver + etcd) and end-to-end (local cl
 	KUBEBUILDER_ASSETS=$$assets go test -count=1 -timeout 30m $(GO_TEST_FLAGS) ./...
 
 .PHONY: bench
-bench: ## Run the benchmarks (rendering in process and in the sandbox) and print ns/op, B/op and allocs/op.
+bench: ## Run the benchmarks (rendering in process and in the sandbox), then stencil vs Helm's engine side by side.
 	go test -run '^$$' -bench . -benchmem ./templates/... ./internal/sandbox/
+	cd hack/helmbench && go run .
 
 .PHONY: help
 help: ## Show this help.

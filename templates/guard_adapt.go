@@ -62,13 +62,7 @@ func chargeResults(g *guard, name string, wt reflect.Type, out, args []reflect.V
 	if err == nil {
 		return []reflect.Value{out[0], reflect.Zero(errorType)}
 	}
-	var strs []string
-	for _, a := range args {
-		if a.Kind() == reflect.String {
-			strs = append(strs, a.String())
-		}
-	}
-	return errorResults(wt, scrub(name, err, strs...))
+	return errorResults(wt, scrub(name, err, stringArgs(args)...))
 }
 
 // adapt binds a sprig function whose result is charged as it is (see
@@ -144,6 +138,33 @@ func adapt(name string, fn any) binder {
 	}
 }
 
+// call calls fv with the arguments reflect.MakeFunc gives: for a
+// variadic function (omit, pick, without, ...) the last one is already
+// the slice of the variadic arguments.
+func call(fv reflect.Value, args []reflect.Value) []reflect.Value {
+	if fv.Type().IsVariadic() {
+		return fv.CallSlice(args)
+	}
+	return fv.Call(args)
+}
+
+// stringArgs are the string arguments of a call, those of a variadic
+// ...string included, which an error must not quote.
+func stringArgs(args []reflect.Value) []string {
+	var strs []string
+	for _, a := range args {
+		switch {
+		case a.Kind() == reflect.String:
+			strs = append(strs, a.String())
+		case a.Kind() == reflect.Slice && a.Type().Elem().Kind() == reflect.String:
+			for i := range a.Len() {
+				strs = append(strs, a.Index(i).String())
+			}
+		}
+	}
+	return strs
+}
+
 // charged reports a result type the budget counts: strings, lists, maps
 // and interfaces that may hold one.
 func charged(t reflect.Type) bool {
@@ -172,12 +193,6 @@ func scrubbing(name string, fn any) any {
 		if out[1].IsNil() {
 			return out
 		}
-		var s []string
-		for _, a := range args {
-			if a.Kind() == reflect.String {
-				s = append(s, a.String())
-			}
-		}
-		return errorResults(ft, scrub(name, out[1].Interface().(error), s...))
+		return errorResults(ft, scrub(name, out[1].Interface().(error), stringArgs(args)...))
 	}).Interface()
 }

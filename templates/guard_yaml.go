@@ -236,6 +236,9 @@ func lenient(marshal func(any) (string, error)) func(any) (string, error) {
 }
 
 func marshalYAML(v any) (string, error) {
+	if out, ok := toYAMLFast(v); ok {
+		return out, nil
+	}
 	data, err := yaml.Marshal(v)
 	return strings.TrimSuffix(string(data), "\n"), err
 }

@@ -1,0 +1,187 @@
+// Command helmbench renders the same chart folders with stencil's templates
+// package and with Helm's engine (helm.sh/helm/v4 pkg/engine), warm and
+// cold, in one run, and prints a comparison table. It is a separate module
+// so that stencil itself never depends on Helm.
+//
+// Warm is what a controller does on every reconcile: stencil renders a
+// Bundle it parsed once; Helm has no parsed form to keep, so its warm
+// render is ToRenderValues (values coalesced and validated against
+// values.schema.json) and engine.Render on a chart loaded once. Cold also
+// loads the folder from disk: templates.Load then Render for stencil,
+// loader.Load then the same for Helm.
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"helm.sh/helm/v4/pkg/chart"
+	"helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/common/util"
+	"helm.sh/helm/v4/pkg/chart/loader"
+	"helm.sh/helm/v4/pkg/engine"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/stencil-dev/stencil/templates"
+)
+
+// Charts are the chart folders measured, under stencil's templates/testdata.
+var Charts = []string{"webapp", "podinfo", "kube-state-metrics"}
+
+// release is the Composition (Helm: the release) every render is for.
+var release = templates.CompositionInfo{Name: "web", Namespace: "shop", UID: "1234"}
+
+// ChartDir is the folder of a chart, relative to this module.
+func ChartDir(name string) string {
+	return filepath.Join("..", "..", "templates", "testdata", name)
+}
+
+// StencilLoad loads a chart folder as a stencil Bundle.
+func StencilLoad(dir string) (*templates.Bundle, error) {
+	return templates.Load(os.DirFS(dir), templates.LoadOptions{Name: filepath.Base(dir)})
+}
+
+// StencilRender renders a loaded Bundle.
+func StencilRender(b *templates.Bundle) ([]*unstructured.Unstructured, error) {
+	return templates.Render(b, templates.Input{Composition: release})
+}
+
+// HelmLoad loads a chart folder with Helm's loader.
+func HelmLoad(dir string) (chart.Charter, error) {
+	return loader.Load(dir)
+}
+
+// HelmRender renders a loaded chart with Helm's engine, values prepared
+// as `helm template` prepares them.
+func HelmRender(c chart.Charter) (map[string]string, error) {
+	opts := common.ReleaseOptions{Name: release.Name, Namespace: release.Namespace, Revision: 1, IsInstall: true}
+	vals, err := util.ToRenderValuesWithSchemaValidation(c, map[string]any{}, opts, common.DefaultCapabilities, false)
+	if err != nil {
+		return nil, err
+	}
+	return engine.Render(c, vals)
+}
+
+// Case is one measurement: an engine rendering a chart, warm or cold.
+type Case struct {
+	Chart, Engine string
+	Cold          bool
+}
+
+// Name is the case's sub-benchmark name.
+func (c Case) Name() string {
+	mode := "warm"
+	if c.Cold {
+		mode = "cold"
+	}
+	return c.Chart + "/" + mode + "/" + c.Engine
+}
+
+// Cases lists every measurement, stencil and Helm side by side.
+func Cases() []Case {
+	var cs []Case
+	for _, ch := range Charts {
+		for _, cold := range []bool{false, true} {
+			for _, e := range []string{"stencil", "helm"} {
+				cs = append(cs, Case{Chart: ch, Engine: e, Cold: cold})
+			}
+		}
+	}
+	return cs
+}
+
+// Run is the benchmark body of a case. Besides ns/op (wall time) it
+// reports cpu-ns/op, the CPU time of the whole process (garbage collection
+// included) per render, which other work on the machine does not inflate.
+func (c Case) Run(b *testing.B) {
+	dir := ChartDir(c.Chart)
+	b.ReportAllocs()
+	var start time.Duration
+	defer func() {
+		if b.N > 0 && !b.Failed() {
+			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+		}
+	}()
+	switch {
+	case c.Engine == "stencil" && c.Cold:
+		start = cpuTime()
+		for b.Loop() {
+			bundle, err := StencilLoad(dir)
+			if err == nil {
+				_, err = StencilRender(bundle)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	case c.Engine == "stencil":
+		bundle, err := StencilLoad(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		start = cpuTime()
+		for b.Loop() {
+			if _, err := StencilRender(bundle); err != nil {
+				b.Fatal(err)
+			}
+		}
+	case c.Cold:
+		start = cpuTime()
+		for b.Loop() {
+			ch, err := HelmLoad(dir)
+			if err == nil {
+				_, err = HelmRender(ch)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	default:
+		ch, err := HelmLoad(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		start = cpuTime()
+		for b.Loop() {
+			if _, err := HelmRender(ch); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// cpuTime is the CPU time the process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func main() {
+	testing.Init()
+	// Each case runs rounds times, interleaved with the others, and keeps
+	// its fastest round: what the machine's other work disturbs least.
+	const rounds = 3
+	results := map[string]testing.BenchmarkResult{}
+	for range rounds {
+		for _, c := range Cases() {
+			r := testing.Benchmark(c.Run)
+			if r.N == 0 {
+				fmt.Fprintf(os.Stderr, "helmbench: %s failed\n", c.Name())
+				os.Exit(1)
+			}
+			fmt.Fprintf(os.Stderr, "%-36s %s %s\n", c.Name(), r.String(), r.MemString())
+			if old, ok := results[c.Name()]; !ok || r.Extra["cpu-ns/op"] < old.Extra["cpu-ns/op"] {
+				results[c.Name()] = r
+			}
+		}
+	}
+	printTable(os.Stdout, results)
+}
