@@ -138,16 +138,6 @@ func adapt(name string, fn any) binder {
 	}
 }
 
-// call calls fv with the arguments reflect.MakeFunc gives: for a
-// variadic function (omit, pick, without, ...) the last one is already
-// the slice of the variadic arguments.
-func call(fv reflect.Value, args []reflect.Value) []reflect.Value {
-	if fv.Type().IsVariadic() {
-		return fv.CallSlice(args)
-	}
-	return fv.Call(args)
-}
-
 // stringArgs are the string arguments of a call, those of a variadic
 // ...string included, which an error must not quote.
 func stringArgs(args []reflect.Value) []string {
