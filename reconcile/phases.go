@@ -167,14 +167,6 @@ func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Res
 	failed := failedApplies(s.results)
 	if len(failed) == 0 {
 		summarize(&s.status, s.comp.Generation, members)
-		if s.comp.Spec.Suspend {
-			c := s.status.Conditions
-			for i := range c {
-				if c[i].Type == ConditionReady {
-					c[i].Message = "suspended: no writes; " + c[i].Message
-				}
-			}
-		}
 		return ctrl.Result{}, nil
 	}
 	s.status.Members = members
