@@ -219,6 +219,9 @@ type scope struct {
 type phase func(ctx context.Context, s *scope) (ctrl.Result, error)
 
 // Reconcile brings one Composition's members to what its Bundle renders.
+// A suspended Composition is only observed (see suspended); one whose
+// inputs and members are what its last successful pass saw only has its
+// status recomputed (see skipUnchanged).
 // A returned error is transient and retried with backoff; user errors
 // (render, validation, refused objects), objects the API server rejects,
 // missing RBAC, an empty render of a set with members and a flapping
