@@ -270,7 +270,7 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			return res, nil
 		}
 	}
-	if s.snapshot != nil {
+	if r.keepSnapshot(ctx, s) {
 		r.passes.put(req.NamespacedName, s.snapshot)
 	}
 	return ctrl.Result{}, nil

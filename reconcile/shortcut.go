@@ -35,9 +35,12 @@ import (
 // not succeed, when the Composition is deleted and when its UID changes
 // (the UID is part of the key).
 //
-// What is recorded is read before the apply, never after: a change made
-// between this pass's comparison and its end is newer than the record, so
-// it brings a full pass rather than being mistaken for the converged state.
+// What is recorded is the state the apply compared and found up to date:
+// it is read before the apply, and kept only when the pass wrote no
+// member and no member's resourceVersion moved until the pass ended (see
+// keepSnapshot). A state read before a write is the drifted one, and a
+// member returning to it must bring a full pass, not be taken for the
+// converged state.
 type passMemo struct {
 	mu     sync.Mutex
 	passes map[types.NamespacedName]*lastPass
@@ -140,7 +143,7 @@ func (r *CompositionReconciler) inputKey(ctx context.Context, comp *v1alpha1.Com
 
 // snapshot records, before anything is applied, every live member of the
 // set as the cache holds it, for the next pass's skipUnchanged. The record
-// is kept only if the pass succeeds (see Reconcile).
+// is kept only if the pass succeeds and keepSnapshot allows it.
 func (r *CompositionReconciler) snapshot(ctx context.Context, s *scope) (ctrl.Result, error) {
 	planned := make([]memberKey, len(s.plan.Objects))
 	for i, o := range s.plan.Objects {
@@ -156,6 +159,32 @@ func (r *CompositionReconciler) snapshot(ctx context.Context, s *scope) (ctrl.Re
 	}
 	s.snapshot = p
 	return ctrl.Result{}, nil
+}
+
+// keepSnapshot reports whether the pass's snapshot stands for the
+// converged state: every apply found its member up to date (no write), and
+// every member is still at the resourceVersion of the snapshot, so the
+// versions the apply compared are exactly those recorded. Otherwise the
+// next pass is a full one.
+func (r *CompositionReconciler) keepSnapshot(ctx context.Context, s *scope) bool {
+	if s.snapshot == nil {
+		return false
+	}
+	for _, res := range s.results {
+		if res.Action != Unchanged {
+			return false
+		}
+	}
+	live, ok := r.listLive(ctx, s.comp, s.snapshot.planned)
+	if !ok || len(live) != len(s.snapshot.live) {
+		return false
+	}
+	for k, u := range live {
+		if seen, ok := s.snapshot.live[k]; !ok || seen.resourceVersion != u.GetResourceVersion() {
+			return false
+		}
+	}
+	return true
 }
 
 // unchanged reports whether the live members are those the pass saw:
