@@ -48,10 +48,11 @@ type passMemo struct {
 
 // lastPass is what one successful pass saw.
 type lastPass struct {
-	key      string                    // renderKey of the render
-	revision string                    // the Bundle's revision
-	planned  []memberKey               // the plan's members, in apply order
-	live     map[memberKey]memberState // every live member of the set, as listed
+	key       string                    // renderKey of the render
+	revision  string                    // the Bundle's revision
+	inventory string                    // the recorded inventory the render saw
+	planned   []memberKey               // the plan's members, in apply order
+	live      map[memberKey]memberState // every live member of the set, as listed
 }
 
 // memberKey names a member.
@@ -153,7 +154,8 @@ func (r *CompositionReconciler) snapshot(ctx context.Context, s *scope) (ctrl.Re
 	if !ok {
 		return ctrl.Result{}, nil
 	}
-	p := &lastPass{key: s.renderKey, revision: s.plan.BundleRevision, planned: planned, live: make(map[memberKey]memberState, len(live))}
+	gks, nss := s.parent.inventory.annotations()
+	p := &lastPass{key: s.renderKey, revision: s.plan.BundleRevision, inventory: gks + ";" + nss, planned: planned, live: make(map[memberKey]memberState, len(live))}
 	for k, u := range live {
 		p.live[k] = memberState{resourceVersion: u.GetResourceVersion(), fingerprint: fingerprint(u)}
 	}
@@ -162,12 +164,17 @@ func (r *CompositionReconciler) snapshot(ctx context.Context, s *scope) (ctrl.Re
 }
 
 // keepSnapshot reports whether the pass's snapshot stands for the
-// converged state: every apply found its member up to date (no write), and
+// converged state: every apply found its member up to date (no write),
 // every member is still at the resourceVersion of the snapshot, so the
-// versions the apply compared are exactly those recorded. Otherwise the
-// next pass is a full one.
+// versions the apply compared are exactly those recorded, and the
+// recorded inventory is the one the render saw (widening or pruning
+// changes what a render may see: .Release.IsUpgrade, the annotations).
+// Otherwise the next pass is a full one.
 func (r *CompositionReconciler) keepSnapshot(ctx context.Context, s *scope) bool {
 	if s.snapshot == nil {
+		return false
+	}
+	if gks, nss := s.parent.inventory.annotations(); gks+";"+nss != s.snapshot.inventory {
 		return false
 	}
 	for _, res := range s.results {
