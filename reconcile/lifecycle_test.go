@@ -276,6 +276,57 @@ func TestDeleteAfterRestart(t *testing.T) {
 	gone(t, comp)
 }
 
+// TestDeleteWhileDown: a Composition deleted while the controller is
+// down is finalized by the fresh controller: its Deployment, held by a
+// finalizer of the test's own, is deleted and waited on; once the test
+// releases it, the Service and the Composition go.
+func TestDeleteWhileDown(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "down-"+ns, appService())
+	comp := composition(ns, "web", b.Name, `{}`)
+	mustCreate(t, comp)
+	dep, svc := deployment(ns, "web"), service(ns, "web")
+	exists(t, dep)
+	exists(t, svc)
+	const hold = "test.stencil.dev/hold"
+	eventually(t, "hold the Deployment", func() (bool, error) {
+		if err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
+			return false, err
+		}
+		dep.Finalizers = append(dep.Finalizers, hold)
+		err := k.Update(ctx, dep)
+		return err == nil, err
+	})
+	eventually(t, "finalizer", func() (bool, error) {
+		err := k.Get(ctx, client.ObjectKeyFromObject(comp), comp)
+		return err == nil && contains(comp.Finalizers, reconcile.Finalizer), err
+	})
+	restartController(t, func() {
+		if err := k.Delete(ctx, comp); err != nil {
+			t.Fatal(err)
+		}
+	})
+	eventually(t, "the Deployment to be deleted", func() (bool, error) {
+		err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep)
+		return err == nil && dep.DeletionTimestamp != nil, err
+	})
+	if err := k.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil || svc.DeletionTimestamp != nil {
+		t.Errorf("the Service (a lower rank) is going before the Deployment is gone (err %v)", err)
+	}
+	eventually(t, "release the Deployment", func() (bool, error) {
+		if err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
+			return false, err
+		}
+		dep.Finalizers = slices.DeleteFunc(dep.Finalizers, func(f string) bool { return f == hold })
+		err := k.Update(ctx, dep)
+		return err == nil, err
+	})
+	gone(t, dep)
+	gone(t, svc)
+	gone(t, comp)
+}
+
 // TestMetadataRerenders: templates that read the Composition's labels and
 // annotations are rendered again when those change, from the first pass
 // on (when stencil writes its own ApplySet metadata); stencil's own writes
