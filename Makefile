@@ -76,8 +76,10 @@ test: ## Run unit, envtest (real kube-apiserver + etcd) and end-to-end (local cl
 	KUBEBUILDER_ASSETS=$$assets go test -count=1 -timeout 30m $(GO_TEST_FLAGS) ./...
 
 .PHONY: bench
-bench: ## Run the benchmarks (rendering in process and in the sandbox), then stencil vs Helm's engine side by side.
+bench: ## Run the benchmarks (rendering in process and in the sandbox, one reconcile pass on envtest), then stencil vs Helm's engine side by side.
 	go test -run '^$$' -bench . -benchmem ./templates/... ./internal/sandbox/
+	@assets=$$(hack/k8s-assets.sh test); \
+	KUBEBUILDER_ASSETS=$$assets go test -run '^$$' -bench . -benchmem ./reconcile/
 	cd hack/helmbench && go run .
 
 .PHONY: help

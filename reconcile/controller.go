@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -108,6 +109,9 @@ type CompositionReconciler struct {
 	flaps flapDetector
 	// schemas type members for the local apply that skips needless writes.
 	schemas *schemas
+	// passes keeps what the last successful pass saw, so a pass that
+	// could change nothing only recomputes status (see passMemo).
+	passes passMemo
 }
 
 // SetupWithManager registers the Composition and Bundle controllers and their indexes.
@@ -123,24 +127,48 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	}); err != nil {
 		return fmt.Errorf("index Compositions by ApplySet id: %w", err)
 	}
-	renderer, err := newRenderer(mgr, opts)
+	r, err := newCompositionReconciler(mgr, opts)
 	if err != nil {
 		return err
+	}
+	c, err := builder.ControllerManagedBy(mgr).
+		For(&v1alpha1.Composition{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletingPredicate(), metadataChangedPredicate()))).
+		Watches(&v1alpha1.Bundle{}, handler.EnqueueRequestsFromMapFunc(r.compositionsOfBundle)).
+		WatchesRawSource(source.Channel(r.capabilities.changed, handler.EnqueueRequestsFromMapFunc(r.allCompositions))).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.MaxConcurrentReconciles, 1)}).
+		Named("composition").
+		Build(r)
+	if err != nil {
+		return fmt.Errorf("build the Composition controller: %w", err)
+	}
+	r.controller = c
+	b := &BundleReconciler{Client: mgr.GetClient(), bundles: r.bundles}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.Bundle{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Named("bundle").
+		Complete(b)
+}
+
+// newCompositionReconciler returns the Composition reconciler of mgr, not
+// yet bound to its controller.
+func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionReconciler, error) {
+	renderer, err := newRenderer(mgr, opts)
+	if err != nil {
+		return nil, err
 	}
 	caps, err := newManagerCapabilities(mgr)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	bundles := &bundleCache{}
 	disco, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
 	if err != nil {
-		return fmt.Errorf("discovery client: %w", err)
+		return nil, fmt.Errorf("discovery client: %w", err)
 	}
 	schemas, err := newSchemas(disco.OpenAPIV3())
 	if err != nil {
-		return err
+		return nil, err
 	}
-	r := &CompositionReconciler{
+	return &CompositionReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Cache:     mgr.GetCache(),
@@ -149,29 +177,13 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		Scheme:    mgr.GetScheme(),
 		Recorder:  mgr.GetEventRecorder("stencil"),
 		Options:   opts,
-		bundles:   bundles,
+		bundles:   &bundleCache{},
 		renderer:  renderer,
 		access:    &accessChecker{client: mgr.GetClient()},
 
 		capabilities: caps,
 		schemas:      schemas,
-	}
-	c, err := builder.ControllerManagedBy(mgr).
-		For(&v1alpha1.Composition{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletingPredicate(), annotationChangedPredicate(AnnotationAllowEmptyRender)))).
-		Watches(&v1alpha1.Bundle{}, handler.EnqueueRequestsFromMapFunc(r.compositionsOfBundle)).
-		WatchesRawSource(source.Channel(caps.changed, handler.EnqueueRequestsFromMapFunc(r.allCompositions))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.MaxConcurrentReconciles, 1)}).
-		Named("composition").
-		Build(r)
-	if err != nil {
-		return fmt.Errorf("build the Composition controller: %w", err)
-	}
-	r.controller = c
-	b := &BundleReconciler{Client: mgr.GetClient(), bundles: bundles}
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.Bundle{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Named("bundle").
-		Complete(b)
+	}, nil
 }
 
 // deletingPredicate passes updates that mark an object for deletion.
@@ -181,11 +193,32 @@ func deletingPredicate() predicate.Predicate {
 	}}
 }
 
-// annotationChangedPredicate passes updates that change the annotation key.
-func annotationChangedPredicate(key string) predicate.Predicate {
+// ownLabels and ownAnnotations are the metadata stencil itself writes on a
+// Composition (see writeParent): a change of them alone brings no pass, so
+// stencil's own writes do not bring another pass.
+var (
+	ownLabels      = []string{LabelApplySetID}
+	ownAnnotations = []string{AnnotationTooling, AnnotationGroupKinds, AnnotationNamespaces}
+)
+
+// metadataChangedPredicate passes updates that change a label or an
+// annotation, other than those stencil writes itself: templates read them
+// (.Composition.Labels, .Composition.Annotations), and annotations such as
+// stencil.dev/allow-empty-render change what a pass does.
+func metadataChangedPredicate() predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		return e.ObjectOld.GetAnnotations()[key] != e.ObjectNew.GetAnnotations()[key]
+		return !maps.Equal(without(e.ObjectOld.GetLabels(), ownLabels), without(e.ObjectNew.GetLabels(), ownLabels)) ||
+			!maps.Equal(without(e.ObjectOld.GetAnnotations(), ownAnnotations), without(e.ObjectNew.GetAnnotations(), ownAnnotations))
 	}}
+}
+
+// without returns m without the keys.
+func without(m map[string]string, keys []string) map[string]string {
+	out := maps.Clone(m)
+	for _, k := range keys {
+		delete(out, k)
+	}
+	return out
 }
 
 // scope is the state of one reconcile pass.
@@ -199,6 +232,11 @@ type scope struct {
 	// widen records the pass's kinds: hooks run as the templates saw it.
 	upgrade bool
 	results []ApplyResult
+	// renderKey identifies the inputs of the render (see renderKey).
+	renderKey string
+	// snapshot is what this pass saw before applying, kept for the next
+	// pass if this one succeeds (see passMemo).
+	snapshot *lastPass
 	// done ends the pass after the current phase, with status already set.
 	done bool
 }
@@ -206,6 +244,9 @@ type scope struct {
 type phase func(ctx context.Context, s *scope) (ctrl.Result, error)
 
 // Reconcile brings one Composition's members to what its Bundle renders.
+// A suspended Composition is only observed (see suspended); one whose
+// inputs and members are what its last successful pass saw only has its
+// status recomputed (see skipUnchanged).
 // A returned error is transient and retried with backoff; user errors
 // (render, validation, refused objects), objects the API server rejects,
 // missing RBAC, an empty render of a set with members and a flapping
@@ -219,16 +260,16 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			r.failedRenders.forget(req.NamespacedName)
 			r.stalls.forget(req.NamespacedName)
 			r.flaps.forget(req.NamespacedName)
+			r.passes.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	// Status is rebuilt from what this pass observes. bundleRevision is the
+	// revision last rendered: a pass that renders nothing keeps it.
 	s := &scope{comp: comp, status: v1alpha1.CompositionStatus{
 		ObservedGeneration: comp.Generation,
-		Conditions:         append(comp.Status.Conditions[:0:0], comp.Status.Conditions...),
 		BundleRevision:     comp.Status.BundleRevision,
-		Members:            comp.Status.Members,
-		Summary:            comp.Status.Summary,
-		Hooks:              comp.Status.Hooks.DeepCopy(),
+		Hooks:              comp.Status.Hooks.DeepCopy(), // the record of hooks run persists from pass to pass
 	}}
 	defer func() { err = errors.Join(err, r.patchStatus(ctx, s)) }()
 
@@ -238,19 +279,38 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	if !comp.DeletionTimestamp.IsZero() {
 		return r.finalize(ctx, s)
 	}
+	if comp.Spec.Suspend {
+		return r.suspended(ctx, s)
+	}
 	for _, p := range []phase{
-		r.ensureParent, r.render, r.recall, r.watch, r.authorize, r.guardEmptyRender,
-		r.widen, r.apply, r.prune, r.observe,
+		r.skipUnchanged, r.ensureParent, r.render, r.recall, r.watch, r.authorize, r.snapshot,
+		r.guardEmptyRender, r.widen, r.apply, r.prune, r.observe,
 	} {
 		res, err := p(ctx, s)
 		if err != nil {
+			r.observeMembers(ctx, s)
 			return r.transient(s, err)
 		}
 		if s.done || !res.IsZero() {
+			r.observeMembers(ctx, s)
 			return res, nil
 		}
 	}
+	if r.keepSnapshot(ctx, s) {
+		r.passes.put(req.NamespacedName, s.snapshot)
+	}
 	return ctrl.Result{}, nil
+}
+
+// observeMembers reports the members of a pass that stopped early: those
+// of this pass's plan, read live, or none when it made no plan. A pass
+// never republishes the members of an earlier one.
+func (r *CompositionReconciler) observeMembers(ctx context.Context, s *scope) {
+	if s.plan == nil || s.status.Members != nil {
+		return
+	}
+	s.status.Members = memberStatuses(ctx, memberReader{r}, s.plan.Objects)
+	s.status.Summary = summary(s.status.Members)
 }
 
 // transient records an error that a retry may fix and returns it for backoff.
@@ -317,6 +377,7 @@ func requests(list v1alpha1.CompositionList) []ctrlreconcile.Request {
 // a reconcile that finds nothing to do makes no write.
 func (r *CompositionReconciler) patchStatus(ctx context.Context, s *scope) error {
 	r.readiness.record(s.comp, s.status.Conditions)
+	keepTransitionTimes(&s.status, s.comp.Status.Conditions)
 	if equality.Semantic.DeepEqual(s.comp.Status, s.status) {
 		return nil
 	}

@@ -41,9 +41,15 @@
 //
 // # Workflow of one pass
 //
-//  1. Deleting: delete members in reverse apply order, one rank at a time,
-//     or orphan them (deletionPolicy: Orphan); then drop the finalizer.
-//  2. Ensure the finalizer and the parent's id and tooling.
+//  1. Deleting: watch every recorded kind, then delete members in reverse
+//     apply order, one rank at a time, or orphan them (deletionPolicy:
+//     Orphan); then drop the finalizer. Suspended: render and write
+//     nothing; Ready=False, reason Suspended, observedGeneration kept at
+//     the generation last reconciled.
+//  2. Skip: when the Bundle revision, the render inputs and every live
+//     member are what the last successful pass saw (passMemo), only
+//     recompute the status from the cached members. Otherwise ensure the
+//     finalizer and the parent's id and tooling.
 //  3. Render. A missing Bundle, a render or values error, or a refused
 //     object sets Stalled=True with the file:line or field path; nothing is
 //     applied and nothing is pruned; no retry until an input changes.
@@ -67,7 +73,8 @@
 //  9. Prune, then shrink the recorded inventory to what is left.
 //  10. Status: Ready when every member is Current; Reconciling naming the
 //     first member in progress; Stalled naming the first that failed.
-//     Written once per pass, and only when it changed.
+//     Built from what the pass observed, never seeded from the last
+//     status; written once per pass, and only when it changed.
 //
 // # Errors
 //

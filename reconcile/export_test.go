@@ -2,11 +2,16 @@ package reconcile
 
 import (
 	"context"
+	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 )
 
 // LocalDecision is the controller's write-or-skip decision, for the
@@ -36,3 +41,23 @@ func NewLocalDecision(cfg *rest.Config, writer client.Client) (LocalDecision, er
 		return d.write, d.changed, d.confirm
 	}, nil
 }
+
+// NewStandaloneReconciler returns a Composition reconciler on mgr whose
+// controller is never started, for benchmarks that call Reconcile
+// themselves: the watches it starts feed mgr's cache, and no worker of its
+// own reconciles in the background.
+func NewStandaloneReconciler(mgr ctrl.Manager, opts Options) (*CompositionReconciler, error) {
+	r, err := newCompositionReconciler(mgr, opts)
+	if err != nil {
+		return nil, err
+	}
+	r.controller, err = controller.NewUnmanaged("composition-standalone", controller.Options{Reconciler: r, SkipNameValidation: ptr.To(true)})
+	if err != nil {
+		return nil, fmt.Errorf("build the standalone Composition controller: %w", err)
+	}
+	return r, nil
+}
+
+// ForgetLastPass drops what the reconciler remembers of the Composition's
+// last successful pass, so its next pass is a full one.
+func (r *CompositionReconciler) ForgetLastPass(name types.NamespacedName) { r.passes.forget(name) }

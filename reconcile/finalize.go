@@ -8,6 +8,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -24,10 +25,12 @@ const finalizeRecheck = 5 * time.Second
 // finalize handles a Composition being deleted. With deletionPolicy Delete
 // the members are deleted in reverse apply order, one rank at a time: the
 // next rank is deleted only when the previous one is gone (each member's
-// deletion event brings the next pass). With Orphan, each member loses its
-// part-of label and stays; so does, under Delete, a member annotated
-// helm.sh/resource-policy: keep. A suspended Composition is let go at once
-// and its members are left as they are. The finalizer is dropped last.
+// deletion event brings the next pass: every recorded kind is watched
+// before anything is listed or deleted, see watchInventory). With Orphan,
+// each member loses its part-of label and stays; so does, under Delete, a
+// member annotated helm.sh/resource-policy: keep. A suspended Composition
+// is let go at once and its members are left as they are. The finalizer is
+// dropped last.
 //
 // Members are listed from the API server, not the cache, so a deletion
 // does not depend on watches (after a restart there are none until it
@@ -42,7 +45,9 @@ func (r *CompositionReconciler) finalize(ctx context.Context, s *scope) (ctrl.Re
 	}
 	s.parent = live
 	setReconciling(&s.status, s.comp.Generation, ReasonDeleting, "deleting members")
+	r.passes.forget(client.ObjectKeyFromObject(s.comp))
 	if !s.comp.Spec.Suspend {
+		watched := r.watchInventory(ctx, live.inventory)
 		p := r.pruner(s)
 		listed := p.list(ctx, live.inventory, s.comp.Namespace)
 		var forbidden []schema.GroupKind
@@ -64,8 +69,11 @@ func (r *CompositionReconciler) finalize(ctx context.Context, s *scope) (ctrl.Re
 		if err != nil {
 			return ctrl.Result{}, err
 		}
+		if waiting && !watched {
+			return ctrl.Result{RequeueAfter: finalizeRecheck}, nil
+		}
 		if waiting {
-			return r.watchDeletions(ctx, members), nil
+			return ctrl.Result{}, nil
 		}
 	}
 	_, err = r.writeParent(ctx, s.comp, live, parentState{inventory: live.inventory, finalizer: false})
@@ -122,22 +130,30 @@ func (r *CompositionReconciler) deleteByRank(ctx context.Context, s *scope, p *p
 	return false, nil
 }
 
-// watchDeletions makes sure the kinds of the members being deleted are
-// watched, so that their deletion brings the next pass; when one cannot be
-// watched, the pass looks again after finalizeRecheck.
-func (r *CompositionReconciler) watchDeletions(ctx context.Context, members []member) ctrl.Result {
-	var gvks []schema.GroupVersionKind
-	for _, m := range members {
-		if !slices.Contains(gvks, m.gvk) {
-			gvks = append(gvks, m.gvk)
+// watchInventory makes sure every recorded kind the API server serves is
+// watched, and reports whether all are. It runs before the members are
+// listed and deleted, so the deletion of each (at once, or later when
+// finalizers of its own are released) raises an event that brings the
+// next pass, even after a restart, when nothing is watched yet: a watch
+// started after a delete would never hear of it. A kind that cannot be
+// watched (the controller may not list or watch it, or its informer does
+// not sync) is looked at again after finalizeRecheck.
+func (r *CompositionReconciler) watchInventory(ctx context.Context, inv inventory) bool {
+	all := true
+	for _, gk := range inv.groupKinds {
+		m, err := r.Mapper.RESTMapping(gk)
+		if meta.IsNoMatchError(err) {
+			continue // its CRD is gone, and with it every member of the kind
+		}
+		if err == nil {
+			_, err = r.ensureWatches(ctx, []schema.GroupVersionKind{m.GroupVersionKind})
+		}
+		if err != nil {
+			ctrl.LoggerFrom(ctx).V(1).Info("cannot watch the members being deleted: polling", "kind", formatGroupKind(gk), "error", err)
+			all = false
 		}
 	}
-	unserved, err := r.ensureWatches(ctx, gvks)
-	if err != nil || len(unserved) > 0 {
-		ctrl.LoggerFrom(ctx).V(1).Info("cannot watch the members being deleted: polling", "error", err)
-		return ctrl.Result{RequeueAfter: finalizeRecheck}
-	}
-	return ctrl.Result{}
+	return all
 }
 
 // orphanKept orphans the members annotated helm.sh/resource-policy: keep

@@ -2,15 +2,20 @@ package reconcile_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	kstatus "github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
@@ -147,7 +152,11 @@ func TestDeletion(t *testing.T) {
 	}
 }
 
-// TestSuspend: a suspended Composition makes no writes; resuming applies.
+// TestSuspend: a suspended Composition makes no writes and does not claim
+// the generation it has not applied: status.observedGeneration stays at
+// the last generation reconciled, so kstatus reads InProgress, and Ready is
+// False with reason Suspended, while the members are still reported.
+// Resuming applies the new generation.
 func TestSuspend(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.Namespace(t, k)
@@ -156,11 +165,41 @@ func TestSuspend(t *testing.T) {
 	mustCreate(t, comp)
 	dep := deployment(ns, "web")
 	exists(t, dep)
+	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
+	applied := condition(t, ns, "web", reconcile.ConditionReady, metav1.ConditionTrue).Generation
+
 	update(t, comp, func(c *v1alpha1.Composition) {
 		c.Spec.Suspend = true
 		c.Spec.Values.Raw = []byte(`{"replicas":4,"service":false}`)
 	})
-	condition(t, ns, "web", reconcile.ConditionReconciling, metav1.ConditionTrue)
+	got := &v1alpha1.Composition{}
+	eventually(t, "Ready=False with reason Suspended", func() (bool, error) {
+		if err := k.Get(ctx, client.ObjectKeyFromObject(comp), got); err != nil {
+			return false, err
+		}
+		c := meta.FindStatusCondition(got.Status.Conditions, reconcile.ConditionReady)
+		return c != nil && c.Reason == reconcile.ReasonSuspended && c.ObservedGeneration == got.Generation, fmt.Errorf("conditions %+v", got.Status.Conditions)
+	})
+	if c := meta.FindStatusCondition(got.Status.Conditions, reconcile.ConditionReady); c.Status != metav1.ConditionFalse {
+		t.Errorf("suspended Composition: Ready=%s, want False", c.Status)
+	}
+	if got.Status.ObservedGeneration != applied || got.Generation <= applied {
+		t.Errorf("suspended Composition: observedGeneration %d, generation %d; want observedGeneration to stay %d", got.Status.ObservedGeneration, got.Generation, applied)
+	}
+	if cond(got, reconcile.ConditionReconciling) != "" || cond(got, reconcile.ConditionStalled) != "" {
+		t.Errorf("suspended Composition has Reconciling or Stalled: %+v", got.Status.Conditions)
+	}
+	if got.Status.Summary != "2/2 ready" || len(got.Status.Members) != 2 {
+		t.Errorf("suspended Composition: summary %q with %d members, want the 2 live members, both ready", got.Status.Summary, len(got.Status.Members))
+	}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := kstatus.Compute(&unstructured.Unstructured{Object: u}); err != nil || res.Status != kstatus.InProgressStatus {
+		t.Errorf("kstatus of the suspended Composition = %+v (%v), want InProgress", res, err)
+	}
+
 	consistently(t, "the suspended members to stay as they were", 2*time.Second, func() (bool, error) {
 		err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep)
 		if err != nil {
@@ -175,6 +214,171 @@ func TestSuspend(t *testing.T) {
 		return err == nil && *dep.Spec.Replicas == 4, err
 	})
 	gone(t, service(ns, "web"))
+	condition(t, ns, "web", reconcile.ConditionReconciling, metav1.ConditionTrue)
+}
+
+// TestDeleteAfterRestart: a deletion under way when the controller
+// restarts is finished by the fresh controller, which watches nothing yet
+// and, its status already saying Deleting, writes nothing that would bring
+// it back. Members go in reverse apply order, rank by rank: the Deployment
+// first, held by a finalizer of the test's own, which the test releases
+// while the controller is down; then the ConfigMap, deleted at once by the
+// fresh controller, whose deletion must bring the pass that lets the
+// Composition go (no other member is left to raise an event).
+func TestDeleteAfterRestart(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	files := appService()
+	files["templates/config.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-config\ndata:\n  a: b\n"
+	b := bundle(t, "restart-"+ns, files)
+	comp := composition(ns, "web", b.Name, `{"service":false}`)
+	mustCreate(t, comp)
+	dep, cm := deployment(ns, "web"), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-config"}}
+	exists(t, dep)
+	exists(t, cm)
+	const hold = "test.stencil.dev/hold"
+	setHold := func(obj client.Object, on bool) {
+		eventually(t, fmt.Sprintf("hold %s: %v", obj.GetName(), on), func() (bool, error) {
+			if err := k.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+				return false, err
+			}
+			f := slices.DeleteFunc(obj.GetFinalizers(), func(f string) bool { return f == hold })
+			if on {
+				f = append(f, hold)
+			}
+			obj.SetFinalizers(f)
+			err := k.Update(ctx, obj)
+			return err == nil, err
+		})
+	}
+	setHold(dep, true)
+	eventually(t, "finalizer", func() (bool, error) {
+		err := k.Get(ctx, client.ObjectKeyFromObject(comp), comp)
+		return err == nil && contains(comp.Finalizers, reconcile.Finalizer), err
+	})
+	if err := k.Delete(ctx, comp); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the Deployment to be deleted", func() (bool, error) {
+		err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep)
+		return err == nil && dep.DeletionTimestamp != nil, err
+	})
+	condition(t, ns, "web", reconcile.ConditionReconciling, metav1.ConditionTrue)
+	if err := k.Get(ctx, client.ObjectKeyFromObject(cm), cm); err != nil || cm.DeletionTimestamp != nil {
+		t.Errorf("the ConfigMap (a lower rank) is going before the Deployment is gone (err %v)", err)
+	}
+
+	restartController(t, func() {
+		setHold(dep, false)
+		gone(t, dep)
+	})
+	gone(t, cm)
+	gone(t, comp)
+}
+
+// TestDeleteWhileDown: a Composition deleted while the controller is
+// down is finalized by the fresh controller: its Deployment, held by a
+// finalizer of the test's own, is deleted and waited on; once the test
+// releases it, the Service and the Composition go.
+func TestDeleteWhileDown(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "down-"+ns, appService())
+	comp := composition(ns, "web", b.Name, `{}`)
+	mustCreate(t, comp)
+	dep, svc := deployment(ns, "web"), service(ns, "web")
+	exists(t, dep)
+	exists(t, svc)
+	const hold = "test.stencil.dev/hold"
+	eventually(t, "hold the Deployment", func() (bool, error) {
+		if err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
+			return false, err
+		}
+		dep.Finalizers = append(dep.Finalizers, hold)
+		err := k.Update(ctx, dep)
+		return err == nil, err
+	})
+	eventually(t, "finalizer", func() (bool, error) {
+		err := k.Get(ctx, client.ObjectKeyFromObject(comp), comp)
+		return err == nil && contains(comp.Finalizers, reconcile.Finalizer), err
+	})
+	restartController(t, func() {
+		if err := k.Delete(ctx, comp); err != nil {
+			t.Fatal(err)
+		}
+	})
+	eventually(t, "the Deployment to be deleted", func() (bool, error) {
+		err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep)
+		return err == nil && dep.DeletionTimestamp != nil, err
+	})
+	if err := k.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil || svc.DeletionTimestamp != nil {
+		t.Errorf("the Service (a lower rank) is going before the Deployment is gone (err %v)", err)
+	}
+	eventually(t, "release the Deployment", func() (bool, error) {
+		if err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
+			return false, err
+		}
+		dep.Finalizers = slices.DeleteFunc(dep.Finalizers, func(f string) bool { return f == hold })
+		err := k.Update(ctx, dep)
+		return err == nil, err
+	})
+	gone(t, dep)
+	gone(t, svc)
+	gone(t, comp)
+}
+
+// TestMetadataRerenders: templates that read the Composition's labels and
+// annotations are rendered again when those change, from the first pass
+// on (when stencil writes its own ApplySet metadata); stencil's own writes
+// on the Composition bring no render.
+func TestMetadataRerenders(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "metadata-"+ns, map[string]string{
+		"templates/cm.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: meta
+data:
+  team: {{ .Composition.Labels.team | default "none" | quote }}
+  note: {{ index .Composition.Annotations "example.com/note" | default "none" | quote }}
+`,
+	})
+	comp := composition(ns, "meta", b.Name, "")
+	comp.Labels = map[string]string{"team": "a"}
+	comp.Annotations = map[string]string{"example.com/note": "first"}
+	mustCreate(t, comp)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "meta"}}
+	data := func(team, note string) func() (bool, error) {
+		return func() (bool, error) {
+			err := k.Get(ctx, client.ObjectKeyFromObject(cm), cm)
+			return err == nil && cm.Data["team"] == team && cm.Data["note"] == note, fmt.Errorf("data %v (%v)", cm.Data, err)
+		}
+	}
+	eventually(t, "the first render to read the labels and annotations", data("a", "first"))
+	condition(t, ns, "meta", reconcile.ConditionReady, metav1.ConditionTrue)
+	settled(t, ns, "meta")
+
+	update(t, comp, func(c *v1alpha1.Composition) { c.Labels["team"] = "b" })
+	eventually(t, "a label edit to re-render", data("b", "first"))
+	update(t, comp, func(c *v1alpha1.Composition) { c.Annotations["example.com/note"] = "second" })
+	eventually(t, "an annotation edit to re-render", data("b", "second"))
+	settled(t, ns, "meta")
+}
+
+// settled waits until a second passes without a render of the
+// Composition. Were stencil's own writes on the Composition (its ApplySet
+// metadata, its status) to bring a render, that second would never come.
+func settled(t *testing.T, ns, name string) {
+	t.Helper()
+	last := int64(-1)
+	eventually(t, "renders of "+name+" to settle", func() (bool, error) {
+		n := controller.Renders(ns, name)
+		ok := n == last
+		last = n
+		time.Sleep(time.Second)
+		return ok, nil
+	})
 }
 
 // TestCRDBeforeItsResources: a CRD and a resource of its kind in one bundle
@@ -236,4 +440,38 @@ spec:
 		return err == nil && comp.Annotations[reconcile.AnnotationGroupKinds] == "ConfigMap", err
 	})
 	condition(t, ns, "widgets", reconcile.ConditionReady, metav1.ConditionTrue)
+}
+
+// TestStatusFromThisPass: the status is what the pass observed, not what
+// the last one did: a pass that stops at a broken template lists no
+// members and no summary (it rendered none), rather than republishing the
+// members of the last good render as if current.
+func TestStatusFromThisPass(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "thispass-"+ns, appService())
+	mustCreate(t, composition(ns, "web", b.Name, `{}`))
+	got := condition(t, ns, "web", reconcile.ConditionReconciling, metav1.ConditionTrue)
+	if len(got.Status.Members) != 2 {
+		t.Fatalf("members %+v, want the Deployment and the Service", got.Status.Members)
+	}
+	eventually(t, "break the bundle", func() (bool, error) {
+		if err := k.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
+			return false, err
+		}
+		b.Spec.Files["templates/broken.yaml"] = "{{ .Values.missing.field }}\n"
+		err := k.Update(ctx, b)
+		return err == nil, err
+	})
+	eventually(t, "the render failure to be reported", func() (bool, error) {
+		err := k.Get(ctx, key(ns, "web"), got)
+		c := meta.FindStatusCondition(got.Status.Conditions, reconcile.ConditionStalled)
+		return err == nil && c != nil && c.Reason == reconcile.ReasonRenderFailed, fmt.Errorf("conditions %+v (%v)", got.Status.Conditions, err)
+	})
+	if len(got.Status.Members) != 0 || got.Status.Summary != "" {
+		t.Errorf("a pass that rendered nothing reports members %+v and summary %q, want none", got.Status.Members, got.Status.Summary)
+	}
+	if got.Status.BundleRevision == "" {
+		t.Errorf("status.bundleRevision (the revision last rendered) was dropped")
+	}
 }

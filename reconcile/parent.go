@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -59,6 +60,17 @@ func (r *CompositionReconciler) writeParent(ctx context.Context, comp *v1alpha1.
 	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		return from, fmt.Errorf("write ApplySet metadata on Composition %s/%s: %w", comp.Namespace, comp.Name, err)
 	}
-	comp.Labels, comp.Annotations = u.GetLabels(), u.GetAnnotations()
+	// What was written joins the Composition's other labels and annotations,
+	// which templates read later in this pass.
+	labels, annotations := maps.Clone(comp.Labels), maps.Clone(comp.Annotations)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	maps.Copy(labels, u.GetLabels())
+	maps.Copy(annotations, u.GetAnnotations())
+	comp.Labels, comp.Annotations = labels, annotations
 	return to, nil
 }

@@ -235,14 +235,6 @@ func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Res
 			setReconciling(&s.status, s.comp.Generation, ReasonProgressing,
 				fmt.Sprintf("%s; waiting for hooks: %s", s.status.Summary, strings.Join(pending, ", ")))
 		}
-		if s.comp.Spec.Suspend {
-			c := s.status.Conditions
-			for i := range c {
-				if c[i].Type == ConditionReady {
-					c[i].Message = "suspended: no writes; " + c[i].Message
-				}
-			}
-		}
 		return ctrl.Result{}, nil
 	}
 	s.status.Members = members

@@ -52,6 +52,7 @@ func (r *CompositionReconciler) render(ctx context.Context, s *scope) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	key := renderKey(s.comp, loaded.Revision(), in, capsRevision)
+	s.renderKey = key
 	if failed := r.failedRenders.get(client.ObjectKeyFromObject(s.comp), key); failed != nil {
 		setStalled(&s.status, s.comp.Generation, renderReason(failed), failed.Error())
 		s.done = true

@@ -3,12 +3,16 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
@@ -72,42 +76,60 @@ func memberStatuses(ctx context.Context, reader client.Reader, objs []*unstructu
 	out := make([]v1alpha1.MemberStatus, 0, len(objs))
 	for _, want := range objs {
 		gvk := want.GroupVersionKind()
-		ms := v1alpha1.MemberStatus{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: want.GetNamespace(), Name: want.GetName()}
 		live := &unstructured.Unstructured{}
 		live.SetGroupVersionKind(gvk)
 		err := reader.Get(ctx, client.ObjectKeyFromObject(want), live)
-		switch {
-		case apierrors.IsNotFound(err):
-			ms.Status, ms.Message = status.NotFoundStatus.String(), "not found"
-		case err != nil:
-			ms.Status, ms.Message = status.UnknownStatus.String(), err.Error()
-		default:
-			res, err := status.Compute(live)
-			if err != nil {
-				ms.Status, ms.Message = status.UnknownStatus.String(), err.Error()
-			} else {
-				ms.Status = res.Status.String()
-				if res.Status != status.CurrentStatus {
-					ms.Message = res.Message
-				}
-			}
+		if apierrors.IsNotFound(err) {
+			live, err = nil, nil
 		}
-		out = append(out, ms)
+		out = append(out, memberStatus(gvk, want.GetNamespace(), want.GetName(), live, err))
 	}
 	return out
+}
+
+// memberStatus is the status of one member: its kstatus when live is the
+// object read, NotFound when live is nil, Unknown when reading failed.
+func memberStatus(gvk schema.GroupVersionKind, namespace, name string, live *unstructured.Unstructured, err error) v1alpha1.MemberStatus {
+	ms := v1alpha1.MemberStatus{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: namespace, Name: name}
+	switch {
+	case err != nil:
+		ms.Status, ms.Message = status.UnknownStatus.String(), err.Error()
+	case live == nil:
+		ms.Status, ms.Message = status.NotFoundStatus.String(), "not found"
+	default:
+		res, err := status.Compute(live)
+		if err != nil {
+			ms.Status, ms.Message = status.UnknownStatus.String(), err.Error()
+			break
+		}
+		ms.Status = res.Status.String()
+		if res.Status != status.CurrentStatus {
+			ms.Message = res.Message
+		}
+	}
+	return ms
+}
+
+// summary counts the ready members, as "4/5 ready".
+func summary(members []v1alpha1.MemberStatus) string {
+	ready := 0
+	for _, m := range members {
+		if m.Status == status.CurrentStatus.String() {
+			ready++
+		}
+	}
+	return fmt.Sprintf("%d/%d ready", ready, len(members))
 }
 
 // summarize sets the conditions and summary from the members' statuses:
 // all Current → Ready; any Failed → Stalled, naming the first; otherwise
 // Reconciling, naming the first member not Current.
 func summarize(st *v1alpha1.CompositionStatus, generation int64, members []v1alpha1.MemberStatus) {
-	ready := 0
 	var failed, pending *v1alpha1.MemberStatus
 	for i := range members {
 		m := &members[i]
 		switch m.Status {
 		case status.CurrentStatus.String():
-			ready++
 		case status.FailedStatus.String():
 			if failed == nil {
 				failed = m
@@ -119,7 +141,7 @@ func summarize(st *v1alpha1.CompositionStatus, generation int64, members []v1alp
 		}
 	}
 	st.Members = members
-	st.Summary = fmt.Sprintf("%d/%d ready", ready, len(members))
+	st.Summary = summary(members)
 	switch {
 	case failed != nil:
 		setStalled(st, generation, ReasonMemberFailed, fmt.Sprintf("%s: %s: %s", memberRef(failed), failed.Status, failed.Message))
@@ -151,6 +173,26 @@ func setReconciling(st *v1alpha1.CompositionStatus, gen int64, reason, msg strin
 	meta.RemoveStatusCondition(&st.Conditions, ConditionStalled)
 }
 
+// setSuspended marks a suspended Composition: Ready=False with reason
+// Suspended, neither Reconciling (nothing is in progress) nor Stalled.
+func setSuspended(st *v1alpha1.CompositionStatus, gen int64, msg string) {
+	setCondition(st, gen, ConditionReady, metav1.ConditionFalse, ReasonSuspended, msg)
+	meta.RemoveStatusCondition(&st.Conditions, ConditionReconciling)
+	meta.RemoveStatusCondition(&st.Conditions, ConditionStalled)
+}
+
+// keepTransitionTimes gives each condition of st that has the same status
+// in old its lastTransitionTime there: conditions are built afresh every
+// pass, and a condition's transition time changes only when its status does.
+func keepTransitionTimes(st *v1alpha1.CompositionStatus, old []metav1.Condition) {
+	for i := range st.Conditions {
+		c := &st.Conditions[i]
+		if prev := meta.FindStatusCondition(old, c.Type); prev != nil && prev.Status == c.Status {
+			c.LastTransitionTime = prev.LastTransitionTime
+		}
+	}
+}
+
 // setStalled marks the Composition stuck until something changes:
 // Ready=False and Stalled=True.
 func setStalled(st *v1alpha1.CompositionStatus, gen int64, reason, msg string) {
@@ -165,4 +207,47 @@ func setCondition(st *v1alpha1.CompositionStatus, gen int64, typ string, s metav
 		msg = msg[:maxMessage]
 	}
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: typ, Status: s, Reason: reason, Message: msg, ObservedGeneration: gen})
+}
+
+// suspended reports a suspended Composition: nothing is rendered, applied,
+// pruned or written but its status. status.observedGeneration stays at the
+// generation last reconciled, so kstatus readers (Flux, Argo CD, kubectl
+// wait) see a generation that is not applied as in progress, never as
+// done; Ready is False with reason Suspended. The members are the live
+// objects of the set, found by their part-of label over the recorded
+// inventory, each with its kstatus.
+func (r *CompositionReconciler) suspended(ctx context.Context, s *scope) (ctrl.Result, error) {
+	s.status.ObservedGeneration = s.comp.Status.ObservedGeneration
+	r.passes.forget(client.ObjectKeyFromObject(s.comp))
+	msg := fmt.Sprintf("suspended: generation %d is not applied; nothing is written while spec.suspend is true", s.comp.Generation)
+	if last := s.comp.Status.ObservedGeneration; last > 0 {
+		msg = fmt.Sprintf("suspended: generation %d is not applied (generation %d was the last reconciled); nothing is written while spec.suspend is true", s.comp.Generation, last)
+	}
+	setSuspended(&s.status, s.comp.Generation, msg)
+	live, err := r.readParent(ctx, s.comp)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	s.parent = live
+	listed := r.pruner(s).list(ctx, live.inventory, s.comp.Namespace)
+	objs := make([]*unstructured.Unstructured, 0, len(listed.members))
+	for _, m := range listed.members {
+		if !slices.ContainsFunc(m.meta.ManagedFields, func(f metav1.ManagedFieldsEntry) bool { return f.Manager == FieldManager }) {
+			continue // another controller's object carrying a copy of the label
+		}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(m.gvk)
+		u.SetNamespace(m.meta.Namespace)
+		u.SetName(m.meta.Name)
+		objs = append(objs, u)
+	}
+	slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int {
+		if d := kindRank(a.GetKind()) - kindRank(b.GetKind()); d != 0 {
+			return d
+		}
+		return strings.Compare(ref(a), ref(b))
+	})
+	s.status.Members = memberStatuses(ctx, memberReader{r}, objs)
+	s.status.Summary = summary(s.status.Members)
+	return ctrl.Result{}, nil
 }

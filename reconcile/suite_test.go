@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
@@ -24,8 +25,14 @@ var (
 	// k is a non-cached client for assertions, as a cluster admin, outside
 	// the controller's transport.
 	k client.Client
-	// controller is stencil's controller, running for the whole package.
+	// controller is stencil's controller, running for the whole package
+	// (restartController replaces it).
 	controller *testenv.Controller
+	// controllerCfg authenticates as the controller's ServiceAccount.
+	controllerCfg *rest.Config
+	// suiteCtx ends with the tests; stopController stops controller.
+	suiteCtx       context.Context
+	stopController context.CancelFunc
 )
 
 func TestMain(m *testing.M) {
@@ -38,13 +45,36 @@ func TestMain(m *testing.M) {
 			return err
 		}
 		// The controller runs as its own ServiceAccount with its own RBAC.
-		cfg, err := controllerConfig(ctx, k, e.Config)
-		if err != nil {
+		if controllerCfg, err = controllerConfig(ctx, k, e.Config); err != nil {
 			return err
 		}
-		controller, err = testenv.StartController(ctx, cfg)
+		suiteCtx = ctx
+		ctrlCtx, cancel := context.WithCancel(ctx)
+		stopController = cancel
+		controller, err = testenv.StartController(ctrlCtx, controllerCfg)
 		return err
 	}))
+}
+
+// restartController stops the package's controller, runs whileDown, and
+// starts a fresh one, as after a restart of the controller's Pod: it has
+// no watch, no cache and no memory of earlier passes. Later tests use it.
+func restartController(t *testing.T, whileDown func()) {
+	t.Helper()
+	stopController()
+	select {
+	case <-controller.Done:
+	case <-time.After(time.Minute):
+		t.Fatal("the controller did not stop within a minute")
+	}
+	whileDown()
+	ctx, cancel := context.WithCancel(suiteCtx)
+	c, err := testenv.StartController(ctx, controllerCfg)
+	if err != nil {
+		cancel()
+		t.Fatalf("start the controller again: %v", err)
+	}
+	controller, stopController = c, cancel
 }
 
 // eventually polls cond until it holds or 30 seconds pass.

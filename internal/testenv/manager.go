@@ -5,19 +5,24 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/templates"
 )
 
 // Controller is stencil's controller running in the test process against
@@ -27,10 +32,37 @@ type Controller struct {
 	Client client.Client
 	// Writes counts the controller's write requests (anything but GET).
 	Writes atomic.Int64
+	// Done is closed once the controller has stopped (its ctx ended), so a
+	// test can start another one, as after a restart.
+	Done <-chan struct{}
+
+	renders sync.Map // "namespace/name" of a Composition → *atomic.Int64
+}
+
+// Renders returns how many times the controller rendered the Composition
+// namespace/name.
+func (c *Controller) Renders(namespace, name string) int64 {
+	if n, ok := c.renders.Load(namespace + "/" + name); ok {
+		return n.(*atomic.Int64).Load()
+	}
+	return 0
+}
+
+// countingRenderer counts the renders of each Composition.
+type countingRenderer struct {
+	next reconcile.Renderer
+	c    *Controller
+}
+
+func (r countingRenderer) Render(ctx context.Context, b *templates.Bundle, in templates.Input) ([]*unstructured.Unstructured, error) {
+	n, _ := r.c.renders.LoadOrStore(in.Composition.Namespace+"/"+in.Composition.Name, new(atomic.Int64))
+	n.(*atomic.Int64).Add(1)
+	return r.next.Render(ctx, b, in)
 }
 
 // StartController starts stencil's controllers against the API server of
-// config until ctx ends.
+// config until ctx ends. It may be called again once the previous
+// controller is Done: a test restarts the controller that way.
 func StartController(ctx context.Context, config *rest.Config) (*Controller, error) {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
 	scheme, err := reconcile.NewScheme()
@@ -48,6 +80,8 @@ func StartController(ctx context.Context, config *rest.Config) (*Controller, err
 		Cache:                  reconcile.CacheOptions(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
+		// A restarted controller registers the same controller names again.
+		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
 		return nil, err
@@ -59,10 +93,21 @@ func StartController(ctx context.Context, config *rest.Config) (*Controller, err
 	// enough for tests to see overruns quickly.
 	opts := reconcile.Options{Version: "v0.0.0-test", MaxConcurrentReconciles: 4, ApplyConcurrency: 4,
 		RenderLimits: sandbox.Limits{Timeout: 3 * time.Second, Memory: 256 << 20}}
-	if err := reconcile.SetupWithManager(ctx, mgr, opts); err != nil {
+	// The controller's own renderer (a pool of worker processes), counted.
+	pool, err := sandbox.New(sandbox.Options{Limits: opts.RenderLimits, Workers: opts.MaxConcurrentReconciles})
+	if err != nil {
 		return nil, err
 	}
+	opts.Renderer = countingRenderer{next: pool, c: c}
+	if err := reconcile.SetupWithManager(ctx, mgr, opts); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	done := make(chan struct{})
+	c.Done = done
 	go func() {
+		defer close(done)
+		defer pool.Close()
 		if err := mgr.Start(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)
 			os.Exit(1)

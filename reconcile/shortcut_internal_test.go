@@ -1,0 +1,136 @@
+package reconcile
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+)
+
+func deploymentObject() *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{
+			"name": "web", "namespace": "ns", "resourceVersion": "10", "generation": int64(1),
+			"labels": map[string]any{LabelPartOf: "applyset-x-v1"},
+			"managedFields": []any{
+				map[string]any{"manager": "stencil", "operation": "Apply", "time": "2026-01-01T00:00:00Z", "fieldsV1": map[string]any{"f:spec": map[string]any{}}},
+				map[string]any{"manager": "kube-controller-manager", "operation": "Update", "subresource": "status", "time": "2026-01-01T00:00:00Z"},
+			},
+		},
+		"spec":   map[string]any{"replicas": int64(1)},
+		"status": map[string]any{"readyReplicas": int64(0)},
+	}}
+}
+
+// TestFingerprint: a change of status alone (with its resourceVersion and
+// the status manager's entry) keeps the fingerprint; any other change does
+// not. The object itself is never modified.
+func TestFingerprint(t *testing.T) {
+	base := fingerprint(deploymentObject())
+	for _, tt := range []struct {
+		name   string
+		change func(u *unstructured.Unstructured)
+		same   bool
+	}{
+		{"status", func(u *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(u.Object, int64(1), "status", "readyReplicas")
+			u.SetResourceVersion("11")
+		}, true},
+		{"status manager's entry", func(u *unstructured.Unstructured) {
+			mf := u.Object["metadata"].(map[string]any)["managedFields"].([]any)
+			mf[1].(map[string]any)["time"] = "2026-02-02T00:00:00Z"
+			mf[1].(map[string]any)["fieldsV1"] = map[string]any{"f:status": map[string]any{}}
+		}, true},
+		{"an apply's timestamp alone", func(u *unstructured.Unstructured) {
+			u.Object["metadata"].(map[string]any)["managedFields"].([]any)[0].(map[string]any)["time"] = "2026-02-02T00:00:00Z"
+		}, true},
+		{"spec", func(u *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(u.Object, int64(2), "spec", "replicas")
+		}, false},
+		{"label", func(u *unstructured.Unstructured) {
+			u.SetLabels(map[string]string{LabelPartOf: "applyset-x-v1", "x": "y"})
+		}, false},
+		{"finalizer", func(u *unstructured.Unstructured) { u.SetFinalizers([]string{"example.com/hold"}) }, false},
+		{"another manager's fields", func(u *unstructured.Unstructured) {
+			mf := u.Object["metadata"].(map[string]any)["managedFields"].([]any)
+			u.Object["metadata"].(map[string]any)["managedFields"] = append(mf, map[string]any{"manager": "kubectl", "operation": "Apply"})
+		}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			u := deploymentObject()
+			tt.change(u)
+			before := u.DeepCopy()
+			if got := fingerprint(u) == base; got != tt.same {
+				t.Errorf("fingerprint unchanged = %v, want %v", got, tt.same)
+			}
+			if !reflect.DeepEqual(before.Object, u.Object) {
+				t.Errorf("fingerprint modified the object")
+			}
+		})
+	}
+}
+
+// TestMetadataChangedPredicate: label and annotation edits bring a pass,
+// except those of the ApplySet metadata stencil writes itself.
+func TestMetadataChangedPredicate(t *testing.T) {
+	own := func() *v1alpha1.Composition {
+		return &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{
+			Labels:      map[string]string{"team": "a", LabelApplySetID: "applyset-x-v1"},
+			Annotations: map[string]string{AnnotationGroupKinds: "ConfigMap", AnnotationTooling: "stencil/v1"},
+		}}
+	}
+	for _, tt := range []struct {
+		name   string
+		change func(c *v1alpha1.Composition)
+		want   bool
+	}{
+		{"nothing", func(*v1alpha1.Composition) {}, false},
+		{"stencil's inventory", func(c *v1alpha1.Composition) { c.Annotations[AnnotationGroupKinds] = "ConfigMap,Deployment.apps" }, false},
+		{"stencil's namespaces", func(c *v1alpha1.Composition) { c.Annotations[AnnotationNamespaces] = "other" }, false},
+		{"stencil's tooling", func(c *v1alpha1.Composition) { c.Annotations[AnnotationTooling] = "stencil/v2" }, false},
+		{"stencil's id", func(c *v1alpha1.Composition) { delete(c.Labels, LabelApplySetID) }, false},
+		{"a label", func(c *v1alpha1.Composition) { c.Labels["team"] = "b" }, true},
+		{"a new label", func(c *v1alpha1.Composition) { c.Labels["tier"] = "web" }, true},
+		{"an annotation", func(c *v1alpha1.Composition) { c.Annotations["example.com/note"] = "x" }, true},
+		{"allow-empty-render", func(c *v1alpha1.Composition) { c.Annotations[AnnotationAllowEmptyRender] = "true" }, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			old, updated := own(), own()
+			tt.change(updated)
+			if got := metadataChangedPredicate().Update(event.UpdateEvent{ObjectOld: old, ObjectNew: updated}); got != tt.want {
+				t.Errorf("passes = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestKeepTransitionTimes: a condition built afresh keeps its last
+// transition time while its status stays, and takes a new one when the
+// status changes.
+func TestKeepTransitionTimes(t *testing.T) {
+	then := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	old := []metav1.Condition{
+		{Type: ConditionReady, Status: metav1.ConditionFalse, LastTransitionTime: then},
+		{Type: ConditionReconciling, Status: metav1.ConditionTrue, LastTransitionTime: then},
+	}
+	st := v1alpha1.CompositionStatus{}
+	setReconciling(&st, 2, ReasonProgressing, "waiting")
+	keepTransitionTimes(&st, old)
+	for _, c := range st.Conditions {
+		if !c.LastTransitionTime.Equal(&then) {
+			t.Errorf("%s kept its status but its transition time became %v", c.Type, c.LastTransitionTime)
+		}
+	}
+	st = v1alpha1.CompositionStatus{}
+	setReady(&st, 2, "2/2 ready")
+	keepTransitionTimes(&st, old)
+	if c := st.Conditions[0]; c.LastTransitionTime.Equal(&then) {
+		t.Errorf("Ready turned True but kept the transition time of False")
+	}
+}
