@@ -61,10 +61,22 @@ func DryRun(ctx context.Context, c client.Client, plan *Plan) []Preview {
 	return out
 }
 
+// PruneCandidate is a live member the controller would take out of the
+// set after applying a plan.
+type PruneCandidate struct {
+	// Ref names the member as Kind/namespace/name.
+	Ref string
+	// Orphan is true for a member annotated helm.sh/resource-policy: keep:
+	// it would lose its part-of label and stay, not be deleted.
+	Orphan bool
+}
+
 // PruneCandidates lists the live members of the Composition's ApplySet that
 // the controller would prune after applying plan: what it records, minus
-// what plan renders, minus what it never deletes (see prunable).
-func PruneCandidates(ctx context.Context, reader client.Reader, mapper meta.RESTMapper, comp *v1alpha1.Composition, plan *Plan) ([]string, error) {
+// what plan renders, minus what it never deletes (see prunable) and the
+// Helm hooks prune spares (see spare). Members annotated
+// helm.sh/resource-policy: keep are listed as orphaned.
+func PruneCandidates(ctx context.Context, reader client.Reader, mapper meta.RESTMapper, comp *v1alpha1.Composition, plan *Plan) ([]PruneCandidate, error) {
 	live := &v1alpha1.Composition{}
 	if err := reader.Get(ctx, client.ObjectKeyFromObject(comp), live); err != nil {
 		return nil, client.IgnoreNotFound(err)
@@ -81,11 +93,19 @@ func PruneCandidates(ctx context.Context, reader client.Reader, mapper meta.REST
 	for _, o := range plan.Objects {
 		planned[ref(o)] = true
 	}
-	var out []string
+	hooks := plannedHooks(plan.Objects)
+	var out []PruneCandidate
 	for _, m := range listed.members {
-		if !planned[m.ref()] && prunable(m, map[types.UID]bool{}) {
-			out = append(out, m.ref())
+		if planned[m.ref()] || !prunable(m, map[types.UID]bool{}) {
+			continue
 		}
+		if spare, err := spareHook(ctx, reader, m, hooks); err != nil || spare {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		out = append(out, PruneCandidate{Ref: m.ref(), Orphan: kept(&m.meta)})
 	}
 	return out, nil
 }

@@ -212,6 +212,12 @@ func plannedHooks(objs []*unstructured.Unstructured) map[string]bool {
 // hook objects in place), or one that is still running. It stays recorded
 // in the inventory.
 func (r *CompositionReconciler) spare(ctx context.Context, s *scope, m member, planned map[string]bool) (bool, error) {
+	return spareHook(ctx, r.APIReader, m, planned)
+}
+
+// spareHook is spare, reading the hook live through reader; `stencil diff`
+// asks it too, so what it says would be pruned is what prune deletes.
+func spareHook(ctx context.Context, reader client.Reader, m member, planned map[string]bool) (bool, error) {
 	if !isHook(&m.meta) || m.meta.DeletionTimestamp != nil {
 		return false, nil
 	}
@@ -220,7 +226,7 @@ func (r *CompositionReconciler) spare(ctx context.Context, s *scope, m member, p
 	}
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(m.gvk)
-	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: m.meta.Namespace, Name: m.meta.Name}, live)
+	err := reader.Get(ctx, client.ObjectKey{Namespace: m.meta.Namespace, Name: m.meta.Name}, live)
 	switch {
 	case apierrors.IsNotFound(err):
 		return false, nil

@@ -172,6 +172,13 @@ func TestDiffAfterReconcile(t *testing.T) {
 	if !strings.Contains(out, "# Service/"+ns+"/web would be pruned") {
 		t.Errorf("diff does not list the pruned Service:\n%s", out)
 	}
+	// A member kept by helm.sh/resource-policy is orphaned, not deleted:
+	// diff says so, as prune would do.
+	kubectl(t, "", "annotate", "-n", ns, "service/web", "helm.sh/resource-policy=keep")
+	out, errOut, code = stencil(t, changed, "diff", "-f", "-")
+	if code != 1 || !strings.Contains(out, "# Service/"+ns+"/web would be orphaned (helm.sh/resource-policy: keep)") || strings.Contains(out, "would be pruned") {
+		t.Errorf("diff with the Service kept: exit %d, want 1 and the Service orphaned, not pruned\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
 	// diff changed nothing.
 	dep := &appsv1.Deployment{}
 	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, dep); err != nil || *dep.Spec.Replicas != 2 {

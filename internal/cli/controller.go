@@ -22,6 +22,8 @@ type controllerFlags struct {
 	opts                   reconcile.Options
 	render                 renderFlags
 	zap                    zap.Options
+	qps                    float32
+	burst                  int
 }
 
 func newControllerCommand(kube *genericclioptions.ConfigFlags, version string) *cobra.Command {
@@ -41,6 +43,8 @@ func newControllerCommand(kube *genericclioptions.ConfigFlags, version string) *
 	fl.StringVar(&f.leaderElectNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's)")
 	fl.IntVar(&f.opts.MaxConcurrentReconciles, "concurrency", 4, "Compositions reconciled at once")
 	fl.IntVar(&f.opts.ApplyConcurrency, "apply-concurrency", 8, "objects of one apply stage applied at once")
+	fl.Float32Var(&f.qps, "kube-api-qps", -1, "requests per second to the API server; a negative value turns client-side rate limiting off and leaves it to the server's API Priority and Fairness")
+	fl.IntVar(&f.burst, "kube-api-burst", 0, "burst of requests to the API server, with --kube-api-qps >= 0")
 	f.render.add(fl)
 	fl.StringVar(&f.opts.DefaultServiceAccount, "default-service-account", "", "ServiceAccount (in each Composition's namespace) to impersonate when spec.serviceAccountName is empty")
 	zfs := flag.NewFlagSet("zap", flag.ContinueOnError)
@@ -60,6 +64,10 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	if err != nil {
 		return fmt.Errorf("load kubeconfig: %w", err)
 	}
+	// client-go's default of 5 requests/s (burst 10) would throttle every
+	// pass of a busy controller; as controller-runtime's own config loader
+	// does, stencil leaves rate limiting to the API server unless told.
+	cfg.QPS, cfg.Burst = f.qps, f.burst
 	scheme, err := reconcile.NewScheme()
 	if err != nil {
 		return err

@@ -92,9 +92,13 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFl
 		if err != nil {
 			errs = append(errs, fmt.Errorf("Composition %s/%s: list members to prune: %w", comp.Namespace, comp.Name, err))
 		}
-		for _, ref := range pruned {
+		for _, c := range pruned {
 			changed = true
-			fmt.Fprintf(out, "# %s would be pruned\n", ref)
+			if c.Orphan {
+				fmt.Fprintf(out, "# %s would be orphaned (helm.sh/resource-policy: keep): no longer a member, not deleted\n", c.Ref)
+				continue
+			}
+			fmt.Fprintf(out, "# %s would be pruned\n", c.Ref)
 		}
 	}
 	return changed, errors.Join(errs...)
