@@ -188,7 +188,15 @@ func (r *CompositionReconciler) keepSnapshot(ctx context.Context, s *scope) bool
 	if !ordinaryApplied(s) || len(pendingPostHooks(s)) > 0 {
 		return false
 	}
-	if gks, nss := s.parent.inventory.annotations(); gks+";"+nss != s.snapshot.inventory {
+	gks, nss := s.parent.inventory.annotations()
+	if gks+";"+nss != s.snapshot.inventory {
+		return false
+	}
+	// Members of kinds the plan no longer renders are still recorded: prune
+	// left some (a hook it spares while it runs is pruned once it finishes,
+	// a status change the memo would take for nothing). The memo sees only
+	// the plan's kinds, so it is kept only once the record is the plan's.
+	if pgks, pnss := s.plan.inventory.annotations(); pgks != gks || pnss != nss {
 		return false
 	}
 	for _, res := range s.results {
