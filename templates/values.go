@@ -2,6 +2,7 @@ package templates
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -52,22 +53,27 @@ func newValuesSchema(raw *apiextensionsv1.JSON) (*valuesSchema, error) {
 }
 
 // parseValuesFile parses values.yaml: strictly (a duplicate key is an
-// error with its line), with aliases and nesting bounded.
+// error with its line), with aliases and nesting bounded, straight to the
+// unstructured form (decodeYAML: what YAML → JSON → map gave).
 func parseValuesFile(s string) (map[string]any, error) {
 	out := map[string]any{}
 	if strings.TrimSpace(s) == "" {
 		return out, nil
 	}
-	js, err := yamlToJSON([]byte(s), MaxFunctionBytes)
+	v, err := decodeYAML([]byte(s), MaxFunctionBytes)
 	if err != nil {
-		ye := err.(*yamlError)
+		var ye *yamlError
+		if !errors.As(err, &ye) {
+			return nil, &RenderError{File: ValuesFile, Msg: err.Error()}
+		}
 		return nil, &RenderError{File: ValuesFile, Line: ye.line, Msg: ye.msg}
 	}
-	if err := utiljson.Unmarshal(js, &out); err != nil {
+	switch x := v.(type) {
+	case nil:
+	case map[string]any:
+		out = x
+	default:
 		return nil, &RenderError{File: ValuesFile, Msg: "values.yaml must hold an object"}
-	}
-	if out == nil {
-		out = map[string]any{}
 	}
 	if err := checkValuesDepth(out); err != nil {
 		err.File, err.Path = ValuesFile, ""
