@@ -374,7 +374,12 @@ func (w *yamlWriter) str(s string, col int) bool {
 		return false
 	}
 	text := s
-	if !plainString(s) {
+	switch style := stringStyle(s); style {
+	case '\'':
+		text = "'" + strings.ReplaceAll(s, "'", "''") + "'"
+	case '"':
+		text = strconv.Quote(s) // printable ASCII: only " and \ escaped, as yaml/v2 does
+	case 0:
 		data, err := yamlv2.Marshal(s)
 		if err != nil {
 			return false
@@ -391,49 +396,60 @@ func (w *yamlWriter) str(s string, col int) bool {
 	return true
 }
 
-// plainString reports a string of printable ASCII (no line break or tab)
-// that go.yaml.in/yaml/v2 certainly writes as it is: it does not read as
-// another type (its resolver), and the emitter allows it plain in block
-// context. false means "not sure", not "quoted".
-func plainString(s string) bool {
-	if s == "" || s[0] == ' ' || s[len(s)-1] == ' ' {
-		return false
+// stringStyle is how go.yaml.in/yaml/v2 writes a string of printable
+// ASCII (no line break or tab): ' ' plain, '\'' single-quoted (it reads
+// as a string but the emitter does not allow it plain in block context),
+// '"' double-quoted (it would read as another type: true, null, ...), or
+// 0 when only yaml/v2 itself can tell (strings that may read as numbers
+// or timestamps).
+func stringStyle(s string) byte {
+	if s == "" {
+		return '"'
 	}
-	switch c := s[0]; c {
-	case '#', ',', '[', ']', '{', '}', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`', '?', ':', '-', '+', '.', '~':
-		return false
-	case 'y', 'Y', 'n', 'N', 't', 'T', 'f', 'F', 'o', 'O':
-		if len(s) <= 5 {
-			return false // yes, no, true, off, ... (the resolver's map)
-		}
-	default:
-		if c >= '0' && c <= '9' && !surelyNotNumber(s) {
-			return false
+	if _, word := plainWords[s]; word {
+		return '"'
+	}
+	switch c := s[0]; {
+	case c == '.' || c == '+' || c == '-' || c >= '0' && c <= '9':
+		if !surelyNotNumber(s) {
+			return 0
 		}
 	}
-	for i := 0; i < len(s); i++ {
+	if s[0] == ' ' || s[len(s)-1] == ' ' || strings.HasPrefix(s, "---") || strings.HasPrefix(s, "...") {
+		return '\''
+	}
+	end := func(i int) bool { return i+1 == len(s) || s[i+1] == ' ' }
+	switch s[0] {
+	case '#', ',', '[', ']', '{', '}', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`':
+		return '\''
+	case '?', ':', '-':
+		if end(0) {
+			return '\''
+		}
+	}
+	for i := 1; i < len(s); i++ {
 		switch s[i] {
 		case ':':
-			if i+1 == len(s) || s[i+1] == ' ' {
-				return false
+			if end(i) {
+				return '\''
 			}
 		case '#':
 			if s[i-1] == ' ' {
-				return false
+				return '\''
 			}
 		}
 	}
-	return true
+	return ' '
 }
 
 // surelyNotNumber reports a string starting with a digit that neither
 // an integer, a float nor a timestamp can be: it holds a byte none of
-// them has (a letter such as the m of 100m or the i of 128Mi).
+// them has (a letter such as the m of 100m or the M of 128Mi).
 func surelyNotNumber(s string) bool {
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
 		case c >= '0' && c <= '9', c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
-		case strings.IndexByte("xXoO_+-.: tTzZ", c) >= 0:
+		case strings.IndexByte("xXoO_+-.: tTzZiInN", c) >= 0: // and .inf, .nan
 		default:
 			return true
 		}

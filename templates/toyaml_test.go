@@ -81,7 +81,9 @@ func TestToYAMLFastRandom(t *testing.T) {
 		"a\"b", "a\\b", "<<", "---", "...", "*ref", "&anchor", "!tag", "|", ">", "%", "@", "`", "[a]",
 		"{a}", "a,b", "http://example.com/x?y=z", "nginx:1.25", "IfNotPresent", "true", "False", "y", "n",
 		" lead", "trail ", strings.Repeat("word ", 20), strings.Repeat("w", 90), "v1.2.3", "3.0", "0.1",
-		"007", "12345678901234567890", "1-2", "abc def ghi jkl mno pqr stu vwx yz0 123 456 789 abc def ghi",
+		"007", "12345678901234567890", "--flag=x", "{{ include \"x\" . }}-y", "[type=Ready]", "True", "NULL",
+		"?x", "? ", ":x", "x:", "x: ", "a :b", "it's", "'", "%x", "a\\b\"c", " ", "-- x", "--- x", "... x",
+		"name", "tier", "type", "octal", "Off", "fooo", "a #", "#", "x\"", "y: z", "nn", "~x", "x~", "1-2", "abc def ghi jkl mno pqr stu vwx yz0 123 456 789 abc def ghi",
 	}
 	keys := []string{"a", "b", "A", "a1", "a2", "a10", "a01", "a001", "1", "2", "10", "01", "_x", "-y",
 		"key with space", "app.kubernetes.io/name", "x.y", "", "yes", "é"[0:1] + "x", "z9z", "z10z"}
