@@ -397,11 +397,11 @@ func (w *yamlWriter) str(s string, col int) bool {
 }
 
 // stringStyle is how go.yaml.in/yaml/v2 writes a string of printable
-// ASCII (no line break or tab): ' ' plain, '\” single-quoted (it reads
-// as a string but the emitter does not allow it plain in block context),
-// '"' double-quoted (it would read as another type: true, null, ...), or
-// 0 when only yaml/v2 itself can tell (strings that may read as numbers
-// or timestamps).
+// ASCII (no line break or tab): a space for plain, a single quote for
+// single-quoted (it reads as a string but the emitter does not allow it
+// plain in block context), a double quote for double-quoted (it would
+// read as another type: true, null, ...), or 0 when only yaml/v2 itself
+// can tell (strings that may read as numbers or timestamps).
 func stringStyle(s string) byte {
 	if s == "" {
 		return '"'
