@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
@@ -66,6 +67,7 @@ type Bundle struct {
 	chart      map[string]any
 	files      Files            // .Files
 	tmpl       *gotmpl.Template // every template and helper, each under its file name
+	bound      *sync.Pool       // *boundSet: clones of tmpl bound to a render's functions, reused
 	emitted    []string         // templates/**/*.yaml, sorted
 }
 
@@ -222,7 +224,8 @@ func (b *Bundle) parse() error {
 	}
 	sort.Strings(names)
 	// sprig's text/template.FuncMap and gotmpl's are both map[string]any.
-	b.tmpl = gotmpl.New(b.name).Option("missingkey=zero").Funcs(gotmpl.FuncMap(funcMap(nil, b.spec.AllowNondeterministic)))
+	b.tmpl = gotmpl.New(b.name).Option("missingkey=zero").Funcs(gotmpl.FuncMap(funcMap(nil, nil, b.spec.AllowNondeterministic)))
+	b.bound = &sync.Pool{}
 	for _, p := range names {
 		if _, err := b.tmpl.New(p).Parse(b.spec.Files[p]); err != nil {
 			return templateError(p, err)
