@@ -224,8 +224,10 @@ func (b *Bundle) parse() error {
 	}
 	sort.Strings(names)
 	// sprig's text/template.FuncMap and gotmpl's are both map[string]any.
-	b.tmpl = gotmpl.New(b.name).Option("missingkey=zero").Funcs(gotmpl.FuncMap(funcMap(nil, nil, b.spec.AllowNondeterministic)))
-	b.bound = &sync.Pool{}
+	// The set is parsed with the functions of a first boundSet, which the
+	// first render takes: a cold render binds them once.
+	first := &boundSet{st: &renderState{}, g: newGuard(0)}
+	b.tmpl = gotmpl.New(b.name).Option("missingkey=zero").Funcs(funcMap(first.st, first.g, b.spec.AllowNondeterministic))
 	for _, p := range names {
 		if _, err := b.tmpl.New(p).Parse(b.spec.Files[p]); err != nil {
 			return templateError(p, err)
@@ -234,6 +236,9 @@ func (b *Bundle) parse() error {
 			b.emitted = append(b.emitted, p)
 		}
 	}
+	first.t = b.tmpl
+	b.bound = &sync.Pool{}
+	b.bound.Put(first)
 	return nil
 }
 

@@ -50,10 +50,9 @@ const tplName = "tpl"
 // bounded, deterministic unless allowNondeterministic, and never able to
 // make a value contain itself (guardedFuncs; "# Functions" in doc.go),
 // with include and tpl on st. Every function of one map charges g, the
-// function budget (MaxFunctionBytes), so a render executes a clone of the
-// parsed set with a funcMap of its own (boundSet). st and g are nil for
-// the map a bundle is parsed with: its functions check each call on its
-// own.
+// function budget (MaxFunctionBytes), so each render executes a set
+// whose funcMap is its own (boundSet). With st and g nil, the functions
+// check each call on its own.
 func funcMap(st *renderState, g *guard, allowNondeterministic bool) gotmpl.FuncMap {
 	f := guardedFuncs(g, allowNondeterministic)
 	f["include"] = g.output("include", st.include)
@@ -74,14 +73,16 @@ type boundSet struct {
 	g  *guard
 }
 
-// newBoundSet clones the bundle's parsed set and binds a funcMap to it.
+// newBoundSet clones the bundle's parsed set and binds a funcMap of its
+// own to the clone. (The parsed set itself is the first boundSet: see
+// Bundle.parse.)
 func (b *Bundle) newBoundSet() (*boundSet, error) {
 	t, err := b.tmpl.Clone()
 	if err != nil {
 		return nil, err
 	}
 	bs := &boundSet{t: t, st: &renderState{}, g: newGuard(0)}
-	t.Funcs(funcMap(bs.st, bs.g, b.spec.AllowNondeterministic))
+	t.BindFuncs(funcMap(bs.st, bs.g, b.spec.AllowNondeterministic))
 	return bs, nil
 }
 

@@ -189,6 +189,21 @@ func (t *Template) Funcs(funcMap FuncMap) *Template {
 	return t
 }
 
+// BindFuncs is Funcs for a funcMap that gives new values to exactly the
+// names t's functions already have (stencil: a render binding its own
+// functions on a clone of a parsed set). The names parsing knows stay
+// shared with the set t was cloned from; only the functions executed are
+// replaced, without copying the old ones first.
+func (t *Template) BindFuncs(funcMap FuncMap) *Template {
+	t.init()
+	t.muFuncs.Lock()
+	defer t.muFuncs.Unlock()
+	exec := make(map[string]reflect.Value, len(funcMap))
+	addValueFuncs(exec, funcMap)
+	t.execFuncs = exec
+	return t
+}
+
 // Lookup returns the template with the given name that is associated with t.
 // It returns nil if there is no such template or the template has no definition.
 func (t *Template) Lookup(name string) *Template {
