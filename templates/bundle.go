@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
@@ -68,7 +69,8 @@ type Bundle struct {
 	files      Files            // .Files
 	tmpl       *gotmpl.Template // every template and helper, each under its file name
 	bound      *sync.Pool       // *boundSet: clones of tmpl bound to a render's functions, reused
-	emitted    []string         // templates/**/*.yaml, sorted
+	lastValues atomic.Pointer[mergedValues]
+	emitted    []string // templates/**/*.yaml, sorted
 }
 
 // Load loads a bundle folder: values.yaml, values.schema.json (JSON

@@ -406,3 +406,46 @@ data:
 		}
 	}
 }
+
+// TestMergeValuesRemembersACopy: merging the same values again gives the
+// same result, each call a map of its own (a render's templates may
+// change theirs with set), and other values are merged and validated.
+func TestMergeValuesRemembersACopy(t *testing.T) {
+	b := loadDir(t, "webapp")
+	in := values(`{"replicaCount": 3}`)
+	first, err := templates.MergeValues(b, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := templates.MergeValues(b, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cmp.Equal(first, want) {
+		t.Fatalf("second merge differs:\n%s", cmp.Diff(first, want))
+	}
+	first["replicaCount"] = "changed"
+	for k := range want {
+		if m, ok := want[k].(map[string]any); ok {
+			m["added"] = true
+		}
+	}
+	again, err := templates.MergeValues(b, &apiextensionsv1.JSON{Raw: []byte(`{"replicaCount": 3}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again["replicaCount"] != int64(3) {
+		t.Errorf("replicaCount %v: a caller's change reached the remembered values", again["replicaCount"])
+	}
+	for k, v := range again {
+		if m, ok := v.(map[string]any); ok && m["added"] != nil {
+			t.Errorf("%s: a caller's change reached the remembered values", k)
+		}
+	}
+	if _, err := templates.MergeValues(b, values(`{"replicaCount": "three"}`)); err == nil {
+		t.Error("values violating the schema merged after valid ones were remembered")
+	}
+	if got, err := templates.MergeValues(b, values(`{"replicaCount": 5}`)); err != nil || got["replicaCount"] != int64(5) {
+		t.Errorf("other values: replicaCount %v, error %v", got["replicaCount"], err)
+	}
+}

@@ -1,6 +1,7 @@
 package templates
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -98,7 +99,35 @@ func checkValuesDepth(v map[string]any) *RenderError {
 // v3), then validated with its values.schema.json (JSON Schema, as Helm;
 // no defaults). Every violation of either is reported at once, each with
 // its field path, sorted.
+//
+// A bundle remembers the last values it merged without a violation, so
+// merging the same values again (a controller renders a Composition with
+// the same values on every reconcile) copies the result instead of
+// validating again. Each call returns a map of its own.
 func MergeValues(b *Bundle, values *apiextensionsv1.JSON) (map[string]any, error) {
+	var raw []byte
+	if values != nil {
+		raw = values.Raw
+	}
+	if last := b.lastValues.Load(); last != nil && bytes.Equal(last.raw, raw) {
+		return deepCopy(last.merged).(map[string]any), nil
+	}
+	merged, err := mergeValues(b, values)
+	if err != nil {
+		return nil, err
+	}
+	b.lastValues.Store(&mergedValues{raw: bytes.Clone(raw), merged: deepCopy(merged).(map[string]any)})
+	return merged, nil
+}
+
+// mergedValues is what MergeValues gave for the values raw; merged is
+// never handed out, only copies of it.
+type mergedValues struct {
+	raw    []byte
+	merged map[string]any
+}
+
+func mergeValues(b *Bundle, values *apiextensionsv1.JSON) (map[string]any, error) {
 	merged := deepCopy(b.defaults).(map[string]any)
 	if values != nil && len(values.Raw) > 0 {
 		var over map[string]any
