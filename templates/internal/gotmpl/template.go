@@ -181,8 +181,12 @@ func (t *Template) Funcs(funcMap FuncMap) *Template {
 	t.init()
 	t.muFuncs.Lock()
 	defer t.muFuncs.Unlock()
-	if t.sharedFuncs { // stencil: copy on write
-		t.parseFuncs, t.execFuncs, t.sharedFuncs = maps.Clone(t.parseFuncs), maps.Clone(t.execFuncs), false
+	if t.sharedFuncs || len(t.execFuncs) == 0 { // stencil: copy on write, maps sized once
+		exec := make(map[string]reflect.Value, len(t.execFuncs)+len(funcMap))
+		parse := make(FuncMap, len(t.parseFuncs)+len(funcMap))
+		maps.Copy(exec, t.execFuncs)
+		maps.Copy(parse, t.parseFuncs)
+		t.parseFuncs, t.execFuncs, t.sharedFuncs = parse, exec, false
 	}
 	addValueFuncs(t.execFuncs, funcMap)
 	addFuncs(t.parseFuncs, funcMap)
