@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -27,10 +28,49 @@ type valuesSchema struct {
 	validator  validation.SchemaValidator
 }
 
+// schemaCache holds the schemas compiled last (newValuesSchema), by
+// their JSON text: a new revision of a bundle usually keeps its schema,
+// and compiling one (structural schema, validator) costs more than
+// parsing the bundle's templates. A compiled schema is read only, shared
+// as the API server shares a CRD's between requests.
+var schemaCache struct {
+	sync.Mutex
+	m map[string]*valuesSchema
+}
+
+// schemaCacheSize bounds schemaCache; past it, one entry is dropped.
+const schemaCacheSize = 64
+
 func newValuesSchema(raw *apiextensionsv1.JSON) (*valuesSchema, error) {
 	if raw == nil || len(raw.Raw) == 0 {
 		return nil, nil
 	}
+	schemaCache.Lock()
+	cached := schemaCache.m[string(raw.Raw)]
+	schemaCache.Unlock()
+	if cached != nil {
+		return cached, nil
+	}
+	vs, err := compileValuesSchema(raw)
+	if err != nil {
+		return nil, err
+	}
+	schemaCache.Lock()
+	defer schemaCache.Unlock()
+	if schemaCache.m == nil {
+		schemaCache.m = map[string]*valuesSchema{}
+	}
+	if len(schemaCache.m) >= schemaCacheSize {
+		for k := range schemaCache.m {
+			delete(schemaCache.m, k)
+			break
+		}
+	}
+	schemaCache.m[string(raw.Raw)] = vs
+	return vs, nil
+}
+
+func compileValuesSchema(raw *apiextensionsv1.JSON) (*valuesSchema, error) {
 	var v1 apiextensionsv1.JSONSchemaProps
 	if err := json.Unmarshal(raw.Raw, &v1); err != nil {
 		return nil, &RenderError{Path: "spec.schema", Msg: "schema: " + err.Error(), Err: err}
