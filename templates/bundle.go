@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
@@ -66,7 +68,9 @@ type Bundle struct {
 	chart      map[string]any
 	files      Files            // .Files
 	tmpl       *gotmpl.Template // every template and helper, each under its file name
-	emitted    []string         // templates/**/*.yaml, sorted
+	bound      *sync.Pool       // *boundSet: clones of tmpl bound to a render's functions, reused
+	lastValues atomic.Pointer[mergedValues]
+	emitted    []string // templates/**/*.yaml, sorted
 }
 
 // Load loads a bundle folder: values.yaml, values.schema.json (JSON
@@ -222,7 +226,10 @@ func (b *Bundle) parse() error {
 	}
 	sort.Strings(names)
 	// sprig's text/template.FuncMap and gotmpl's are both map[string]any.
-	b.tmpl = gotmpl.New(b.name).Option("missingkey=zero").Funcs(gotmpl.FuncMap(funcMap(nil, b.spec.AllowNondeterministic)))
+	// The set is parsed with the functions of a first boundSet, which the
+	// first render takes: a cold render binds them once.
+	first := &boundSet{st: &renderState{}, g: newGuard(0)}
+	b.tmpl = gotmpl.New(b.name).Option("missingkey=zero").Funcs(funcMap(first.st, first.g, b.spec.AllowNondeterministic))
 	for _, p := range names {
 		if _, err := b.tmpl.New(p).Parse(b.spec.Files[p]); err != nil {
 			return templateError(p, err)
@@ -231,6 +238,9 @@ func (b *Bundle) parse() error {
 			b.emitted = append(b.emitted, p)
 		}
 	}
+	first.t = b.tmpl
+	b.bound = &sync.Pool{}
+	b.bound.Put(first)
 	return nil
 }
 

@@ -49,19 +49,48 @@ const tplName = "tpl"
 // funcMap returns the functions templates may call: sprig's and Helm's,
 // bounded, deterministic unless allowNondeterministic, and never able to
 // make a value contain itself (guardedFuncs; "# Functions" in doc.go),
-// with include and tpl on st. Every function of one map charges one
-// budget, MaxFunctionBytes, so a render binds a new funcMap(st, ...) on
-// its clone of the parsed set. st is nil for the map a bundle is parsed
-// with: its functions check each call on its own.
-func funcMap(st *renderState, allowNondeterministic bool) gotmpl.FuncMap {
-	var g *guard
-	if st != nil {
-		g = newGuard(st.funcBytes)
-	}
+// with include and tpl on st. Every function of one map charges g, the
+// function budget (MaxFunctionBytes), so each render executes a set
+// whose funcMap is its own (boundSet). With st and g nil, the functions
+// check each call on its own.
+func funcMap(st *renderState, g *guard, allowNondeterministic bool) gotmpl.FuncMap {
 	f := guardedFuncs(g, allowNondeterministic)
 	f["include"] = g.output("include", st.include)
 	f["tpl"] = g.output("tpl", st.tpl)
 	return f
+}
+
+// boundSet is a clone of a bundle's parsed templates whose functions are
+// bound to one renderState and guard. Binding is most of the fixed cost
+// of a small render, so a bundle keeps the sets of finished renders in a
+// pool (Bundle.bound) and a render takes one, resetting its state and
+// guard: no two renders hold the same set, and nothing of a render but
+// those two survives it in the set (functions keep no other state, and
+// executing a template does not change it).
+type boundSet struct {
+	t  *gotmpl.Template
+	st *renderState
+	g  *guard
+}
+
+// newBoundSet clones the bundle's parsed set and binds a funcMap of its
+// own to the clone. (The parsed set itself is the first boundSet: see
+// Bundle.parse.)
+func (b *Bundle) newBoundSet() (*boundSet, error) {
+	t, err := b.tmpl.Clone()
+	if err != nil {
+		return nil, err
+	}
+	bs := &boundSet{t: t, st: &renderState{}, g: newGuard(0)}
+	t.BindFuncs(funcMap(bs.st, bs.g, b.spec.AllowNondeterministic))
+	return bs, nil
+}
+
+// reset prepares the set for a render with budget: a fresh function
+// budget of st.funcBytes and no costly call made.
+func (bs *boundSet) reset(budget *gotmpl.Budget) {
+	bs.st.budget = budget
+	*bs.g = *newGuard(bs.st.funcBytes)
 }
 
 // include executes a named template (a define in a helper, or a file) and

@@ -11,8 +11,9 @@ import (
 // block scalars with | or |-, [] and {} and flow lists of scalars)
 // without go.yaml.in/yaml/v2's general parser, whose scanner was half of
 // a warm render. Whatever it is not sure to read exactly as yaml/v2 does
-// (anchors, tags, folded or |+ block scalars, escapes, comments after a
-// value, non-ASCII, tabs, a duplicate key, an error) it declines, and
+// (anchors, tags, folded or |+ block scalars, escapes, a comment after a
+// block scalar's indicator or on a "-" alone, non-ASCII, tabs, a
+// duplicate key, an error) it declines, and
 // decodeYAML parses the document the general way. Plain scalars are
 // resolved as yaml/v2 resolves them; those that may be numbers in another
 // form than a plain decimal by yaml/v2 itself.
@@ -245,7 +246,7 @@ func splitKey(t string) (key, rest string, ok bool) {
 		rest = strings.TrimLeft(t[i+1:], " ")
 	}
 	if strings.HasPrefix(rest, "#") {
-		return "", "", false
+		rest = "" // "key: # comment": its value is on the next lines
 	}
 	return key, rest, true
 }
@@ -269,8 +270,13 @@ func (p *fastParser) key(k string) (string, bool) {
 	return s, true
 }
 
-// inline reads a value written on its key's or its "-"'s line.
+// inline reads a value written on its key's or its "-"'s line, maybe
+// followed by a comment.
 func (p *fastParser) inline(s string) (any, bool) {
+	s, ok := cutComment(s)
+	if !ok {
+		return nil, false
+	}
 	switch {
 	case s == "[]":
 		p.c.bytes += 3
@@ -286,6 +292,56 @@ func (p *fastParser) inline(s string) (any, bool) {
 		return nil, false
 	}
 	return p.conv(raw)
+}
+
+// cutComment returns s, a value on one line not starting with #, without
+// the comment that may follow it: after a space, a # outside quotes (a
+// plain scalar cannot hold " #"; a quoted one or a flow list of scalars
+// ends at its closing quote or bracket). ok is false when s does not end
+// where it should (text after a closing quote or bracket), which the
+// general parser reports.
+func cutComment(s string) (string, bool) {
+	if strings.IndexByte(s, '#') < 0 {
+		return s, true
+	}
+	end := -1 // the end of a quoted scalar or flow list
+	switch s[0] {
+	case '"':
+		if i := strings.IndexByte(s[1:], '"'); i >= 0 {
+			end = i + 2
+		}
+	case '\'':
+		for i := 1; i < len(s); i++ {
+			if s[i] == '\'' {
+				if i+1 < len(s) && s[i+1] == '\'' {
+					i++
+					continue
+				}
+				end = i + 1
+				break
+			}
+		}
+	case '[':
+		if i := strings.IndexByte(s, ']'); i >= 0 {
+			end = i + 1
+		}
+	default:
+		if i := strings.Index(s, " #"); i >= 0 {
+			return strings.TrimRight(s[:i], " "), true
+		}
+		return s, true
+	}
+	if end < 0 {
+		return "", false
+	}
+	rest := s[end:]
+	if rest == "" {
+		return s, true
+	}
+	if t := strings.TrimLeft(rest, " "); len(t) < len(rest) && t[0] == '#' {
+		return s[:end], true
+	}
+	return "", false
 }
 
 // flowList reads the inside of [a, "b", 'c'].

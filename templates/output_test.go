@@ -81,6 +81,10 @@ var trickyScalars = []string{
 // trickyDocuments are whole documents: block scalars, anchors, merge
 // keys, keys of every type, flow style, and the errors.
 var trickyDocuments = []string{
+	"a: 1 # one\nb: x   #   c\nc: # null\nd: # a map follows\n  e: f # g\nh:\n- 1 # i\n- 'j # k' # l\n- \"m # n\" # o\n- [p, q] # r\n- {} # s\n- 'it''s' # t\n",
+	"a: b#c\nd: 'e'#f\ng: \"h\"#i\nj: [k]#l\nm: [n] x\n",
+	"a: #b\n- c\nd: | # e\n  f\ng: #\n  - h # i\n  # j\nk: '#' # l\nm: x # y # z\n",
+	"- # a\n  b: c\n- d: e # f\n  g: h\n# i\n  # j\n- k: [l, 'm # n'] # o\n",
 	"a: |\n  line1\n  line2\nb: >\n  folded\n  text\n\n  para\nc: |-\n  strip\nd: |+\n  keep\n\ne: x\n",
 	"a: \"multi\n  line\"\nb: 'single\n\n  quoted'\nc: plain\n  continued\n",
 	"base: &b {x: 1, y: 2}\nderived:\n  <<: *b\n  y: 3\n",
@@ -368,4 +372,96 @@ func TestDecodeFastReadsRenderedOutput(t *testing.T) {
 		t.Errorf("the fast reader took %d of %d rendered documents, expected most", fast, rendered)
 	}
 	t.Logf("the fast reader took %d of %d rendered documents", fast, rendered)
+}
+
+// TestDecodeFastReadsValuesFiles: the fast reader takes the values.yaml
+// files of the testdata and example bundles, comments and all (they are
+// what a cold render parses first), each one exactly as the old path.
+func TestDecodeFastReadsValuesFiles(t *testing.T) {
+	files, err := filepath.Glob("testdata/*/values.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples, _ := filepath.Glob("../examples/bundles/*/values.yaml")
+	files = append(files, examples...)
+	if len(files) < 8 {
+		t.Fatalf("found %d values.yaml files, expected the testdata and example ones", len(files))
+	}
+	var fast int
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c unstructuredConverter
+		got, ok := decodeFast(string(data), &c)
+		if !ok {
+			t.Logf("%s: declined", f)
+			continue
+		}
+		fast++
+		want, err := oracleDecode(data, MaxOutputBytes)
+		if err != nil {
+			t.Errorf("%s: read, but the old path fails: %v", f, err)
+		} else if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: (-old +fast):\n%s", f, cmp.Diff(want, got))
+		}
+	}
+	if fast*10 < len(files)*7 {
+		t.Errorf("the fast reader took %d of %d values.yaml files, expected most", fast, len(files))
+	}
+	t.Logf("the fast reader took %d of %d values.yaml files", fast, len(files))
+}
+
+// oldParseValuesFile is parseValuesFile as it was before it used
+// decodeYAML: YAML → JSON → map.
+func oldParseValuesFile(s string) (map[string]any, error) {
+	out := map[string]any{}
+	if strings.TrimSpace(s) == "" {
+		return out, nil
+	}
+	js, err := yamlToJSON([]byte(s), MaxFunctionBytes)
+	if err != nil {
+		ye := err.(*yamlError)
+		return nil, &RenderError{File: ValuesFile, Line: ye.line, Msg: ye.msg}
+	}
+	if err := utiljson.Unmarshal(js, &out); err != nil {
+		return nil, &RenderError{File: ValuesFile, Msg: "values.yaml must hold an object"}
+	}
+	if out == nil {
+		out = map[string]any{}
+	}
+	if err := checkValuesDepth(out); err != nil {
+		err.File, err.Path = ValuesFile, ""
+		return nil, err
+	}
+	return out, nil
+}
+
+// TestParseValuesFileMatchesOldPath is the differential test of
+// parseValuesFile: on every document of the corpus (the values.yaml files
+// of the testdata and examples among them) it gives what the old path
+// gave, types included, or the same error.
+func TestParseValuesFileMatchesOldPath(t *testing.T) {
+	var errs, same int
+	for _, d := range corpus(t) {
+		want, wantErr := oldParseValuesFile(d.text)
+		got, gotErr := parseValuesFile(d.text)
+		switch {
+		case wantErr != nil:
+			errs++
+			if gotErr == nil || gotErr.Error() != wantErr.Error() {
+				t.Errorf("%s: error %v, want %v\n%s", d.name, gotErr, wantErr, d.text)
+			}
+		case gotErr != nil:
+			t.Errorf("%s: error %v, want none\n%s", d.name, gotErr, d.text)
+		case !reflect.DeepEqual(got, want):
+			t.Errorf("%s: differs from the old path (-old +new):\n%s", d.name, cmp.Diff(want, got))
+		default:
+			same++
+		}
+	}
+	if errs < 20 || same < 300 {
+		t.Errorf("%d documents agree, %d errors: the corpus must exercise both", same, errs)
+	}
 }

@@ -96,16 +96,24 @@ func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Un
 // execute runs the emitted templates in path order on a clone of the
 // parsed set, all charging one budget, and returns their outputs by name.
 func (b *Bundle) execute(ctx context.Context, data map[string]any, in Input) (map[string]string, error) {
-	t, err := b.tmpl.Clone()
-	if err != nil {
-		return nil, &RenderError{Msg: err.Error(), Err: err}
+	// The functions charge this render's budgets (guard.go): they are
+	// bound on a clone of the parsed set, reused from an earlier render
+	// when one is free.
+	bs, _ := b.bound.Get().(*boundSet)
+	if bs == nil {
+		var err error
+		if bs, err = b.newBoundSet(); err != nil {
+			return nil, &RenderError{Msg: err.Error(), Err: err}
+		}
 	}
+	defer func() {
+		bs.st.budget = nil // nothing of this render kept while the set waits
+		b.bound.Put(bs)
+	}()
 	limits := in.Limits.withDefaults()
-	st := &renderState{budget: gotmpl.NewBudget(ctx, limits.budget())}
+	bs.reset(gotmpl.NewBudget(ctx, limits.budget()))
+	t, st := bs.t, bs.st
 	in.Progress.start(st.budget)
-	// The functions charge this render's budgets (guard.go): bind them on
-	// the clone.
-	t.Funcs(funcMap(st, b.spec.AllowNondeterministic))
 	outputs := make(map[string]string, len(b.emitted))
 	for _, name := range b.emitted {
 		data["Template"] = TemplateInfo{Name: name, BasePath: "templates"}

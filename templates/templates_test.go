@@ -3,9 +3,12 @@ package templates_test
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -352,5 +355,97 @@ func TestLoadErrors(t *testing.T) {
 				t.Errorf("err = %v, want it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestRendersShareNoBudget: a render reuses the function set an earlier
+// render of the same bundle bound (templates.boundSet), and starts with
+// the whole function budget all the same, whether the renders run one
+// after another or at once, and whether the earlier one failed.
+func TestRendersShareNoBudget(t *testing.T) {
+	// 40 MiB of the 64 MiB function budget: two renders sharing one
+	// budget would pass it.
+	b := bundle(t, map[string]string{
+		"templates/cm.yaml": `{{ $big := repeat 41943040 "a" }}
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Values.name }}
+data:
+  size: {{ len $big | quote }}
+{{- if .Values.fail }}{{ fail "asked to fail" }}{{ end }}
+`,
+	})
+	for i := range 3 {
+		if _, err := templates.Render(b, templates.Input{Values: values(`{"name": "x", "fail": true}`), Composition: web}); err == nil || !strings.Contains(err.Error(), "asked to fail") {
+			t.Fatalf("render %d: error %v, want the template's fail", i, err)
+		}
+		objs, err := templates.Render(b, templates.Input{Values: values(`{"name": "x"}`), Composition: web})
+		if err != nil {
+			t.Fatalf("render %d: %v", i, err)
+		}
+		if got := objs[0].Object["data"].(map[string]any)["size"]; got != "41943040" {
+			t.Fatalf("render %d: size %v", i, got)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Go(func() {
+			objs, err := templates.Render(b, templates.Input{Values: values(`{"name": "c` + strconv.Itoa(i) + `"}`), Composition: web})
+			if err == nil && objs[0].GetName() != "c"+strconv.Itoa(i) {
+				err = fmt.Errorf("rendered %s", objs[0].GetName())
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("concurrent render %d: %v", i, err)
+		}
+	}
+}
+
+// TestMergeValuesRemembersACopy: merging the same values again gives the
+// same result, each call a map of its own (a render's templates may
+// change theirs with set), and other values are merged and validated.
+func TestMergeValuesRemembersACopy(t *testing.T) {
+	b := loadDir(t, "webapp")
+	in := values(`{"replicaCount": 3}`)
+	first, err := templates.MergeValues(b, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := templates.MergeValues(b, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cmp.Equal(first, want) {
+		t.Fatalf("second merge differs:\n%s", cmp.Diff(first, want))
+	}
+	first["replicaCount"] = "changed"
+	for k := range want {
+		if m, ok := want[k].(map[string]any); ok {
+			m["added"] = true
+		}
+	}
+	again, err := templates.MergeValues(b, &apiextensionsv1.JSON{Raw: []byte(`{"replicaCount": 3}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again["replicaCount"] != int64(3) {
+		t.Errorf("replicaCount %v: a caller's change reached the remembered values", again["replicaCount"])
+	}
+	for k, v := range again {
+		if m, ok := v.(map[string]any); ok && m["added"] != nil {
+			t.Errorf("%s: a caller's change reached the remembered values", k)
+		}
+	}
+	if _, err := templates.MergeValues(b, values(`{"replicaCount": "three"}`)); err == nil {
+		t.Error("values violating the schema merged after valid ones were remembered")
+	}
+	if got, err := templates.MergeValues(b, values(`{"replicaCount": 5}`)); err != nil || got["replicaCount"] != int64(5) {
+		t.Errorf("other values: replicaCount %v, error %v", got["replicaCount"], err)
 	}
 }

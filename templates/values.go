@@ -1,10 +1,13 @@
 package templates
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -25,10 +28,49 @@ type valuesSchema struct {
 	validator  validation.SchemaValidator
 }
 
+// schemaCache holds the schemas compiled last (newValuesSchema), by
+// their JSON text: a new revision of a bundle usually keeps its schema,
+// and compiling one (structural schema, validator) costs more than
+// parsing the bundle's templates. A compiled schema is read only, shared
+// as the API server shares a CRD's between requests.
+var schemaCache struct {
+	sync.Mutex
+	m map[string]*valuesSchema
+}
+
+// schemaCacheSize bounds schemaCache; past it, one entry is dropped.
+const schemaCacheSize = 64
+
 func newValuesSchema(raw *apiextensionsv1.JSON) (*valuesSchema, error) {
 	if raw == nil || len(raw.Raw) == 0 {
 		return nil, nil
 	}
+	schemaCache.Lock()
+	cached := schemaCache.m[string(raw.Raw)]
+	schemaCache.Unlock()
+	if cached != nil {
+		return cached, nil
+	}
+	vs, err := compileValuesSchema(raw)
+	if err != nil {
+		return nil, err
+	}
+	schemaCache.Lock()
+	defer schemaCache.Unlock()
+	if schemaCache.m == nil {
+		schemaCache.m = map[string]*valuesSchema{}
+	}
+	if len(schemaCache.m) >= schemaCacheSize {
+		for k := range schemaCache.m {
+			delete(schemaCache.m, k)
+			break
+		}
+	}
+	schemaCache.m[string(raw.Raw)] = vs
+	return vs, nil
+}
+
+func compileValuesSchema(raw *apiextensionsv1.JSON) (*valuesSchema, error) {
 	var v1 apiextensionsv1.JSONSchemaProps
 	if err := json.Unmarshal(raw.Raw, &v1); err != nil {
 		return nil, &RenderError{Path: "spec.schema", Msg: "schema: " + err.Error(), Err: err}
@@ -52,22 +94,27 @@ func newValuesSchema(raw *apiextensionsv1.JSON) (*valuesSchema, error) {
 }
 
 // parseValuesFile parses values.yaml: strictly (a duplicate key is an
-// error with its line), with aliases and nesting bounded.
+// error with its line), with aliases and nesting bounded, straight to the
+// unstructured form (decodeYAML: what YAML → JSON → map gave).
 func parseValuesFile(s string) (map[string]any, error) {
 	out := map[string]any{}
 	if strings.TrimSpace(s) == "" {
 		return out, nil
 	}
-	js, err := yamlToJSON([]byte(s), MaxFunctionBytes)
+	v, err := decodeYAML([]byte(s), MaxFunctionBytes)
 	if err != nil {
-		ye := err.(*yamlError)
+		var ye *yamlError
+		if !errors.As(err, &ye) {
+			return nil, &RenderError{File: ValuesFile, Msg: err.Error()}
+		}
 		return nil, &RenderError{File: ValuesFile, Line: ye.line, Msg: ye.msg}
 	}
-	if err := utiljson.Unmarshal(js, &out); err != nil {
+	switch x := v.(type) {
+	case nil:
+	case map[string]any:
+		out = x
+	default:
 		return nil, &RenderError{File: ValuesFile, Msg: "values.yaml must hold an object"}
-	}
-	if out == nil {
-		out = map[string]any{}
 	}
 	if err := checkValuesDepth(out); err != nil {
 		err.File, err.Path = ValuesFile, ""
@@ -92,7 +139,35 @@ func checkValuesDepth(v map[string]any) *RenderError {
 // v3), then validated with its values.schema.json (JSON Schema, as Helm;
 // no defaults). Every violation of either is reported at once, each with
 // its field path, sorted.
+//
+// A bundle remembers the last values it merged without a violation, so
+// merging the same values again (a controller renders a Composition with
+// the same values on every reconcile) copies the result instead of
+// validating again. Each call returns a map of its own.
 func MergeValues(b *Bundle, values *apiextensionsv1.JSON) (map[string]any, error) {
+	var raw []byte
+	if values != nil {
+		raw = values.Raw
+	}
+	if last := b.lastValues.Load(); last != nil && bytes.Equal(last.raw, raw) {
+		return deepCopy(last.merged).(map[string]any), nil
+	}
+	merged, err := mergeValues(b, values)
+	if err != nil {
+		return nil, err
+	}
+	b.lastValues.Store(&mergedValues{raw: bytes.Clone(raw), merged: deepCopy(merged).(map[string]any)})
+	return merged, nil
+}
+
+// mergedValues is what MergeValues gave for the values raw; merged is
+// never handed out, only copies of it.
+type mergedValues struct {
+	raw    []byte
+	merged map[string]any
+}
+
+func mergeValues(b *Bundle, values *apiextensionsv1.JSON) (map[string]any, error) {
 	merged := deepCopy(b.defaults).(map[string]any)
 	if values != nil && len(values.Raw) > 0 {
 		var over map[string]any

@@ -56,11 +56,21 @@ func HelmLoad(dir string) (chart.Charter, error) {
 	return loader.Load(dir)
 }
 
+// helmCapabilities are Helm's default capabilities serving the API
+// versions and kinds stencil's offline render serves (Helm's list has no
+// group/version/kind entries such as "policy/v1/PodDisruptionBudget"),
+// so that both engines take the same branches of a chart.
+var helmCapabilities = func() *common.Capabilities {
+	caps := *common.DefaultCapabilities
+	caps.APIVersions = common.VersionSet(templates.DefaultCapabilities().APIVersions)
+	return &caps
+}()
+
 // HelmRender renders a loaded chart with Helm's engine, values prepared
 // as `helm template` prepares them.
 func HelmRender(c chart.Charter) (map[string]string, error) {
 	opts := common.ReleaseOptions{Name: release.Name, Namespace: release.Namespace, Revision: 1, IsInstall: true}
-	vals, err := util.ToRenderValuesWithSchemaValidation(c, map[string]any{}, opts, common.DefaultCapabilities, false)
+	vals, err := util.ToRenderValuesWithSchemaValidation(c, map[string]any{}, opts, helmCapabilities, false)
 	if err != nil {
 		return nil, err
 	}

@@ -317,3 +317,14 @@ func (w *budgetWriter) Write(p []byte) (int, error) {
 	}
 	return w.w.Write(p)
 }
+
+// WriteString is Write for a string, without copying it when the
+// underlying writer takes strings (a bytes.Buffer).
+func (w *budgetWriter) WriteString(s string) (int, error) {
+	b := w.b
+	b.written += int64(len(s))
+	if b.written > b.limits.OutputBytes {
+		return 0, b.fail(b.cur, KindOutputBytes, b.limits.OutputBytes, nil)
+	}
+	return io.WriteString(w.w, s)
+}

@@ -1144,6 +1144,13 @@ func indirectInterface(v reflect.Value) reflect.Value {
 // the template.
 func (s *state) printValue(n parse.Node, v reflect.Value) {
 	s.at(n)
+	if v.Kind() == reflect.String && v.Type() == plainStringType {
+		// stencil: a plain string prints as itself, without fmt's buffer.
+		if _, err := io.WriteString(s.wr, v.String()); err != nil {
+			s.writeError(err)
+		}
+		return
+	}
 	iface, ok := printableValue(v)
 	if !ok {
 		s.errorf("can't print %s of type %s", n, v.Type())
@@ -1153,6 +1160,10 @@ func (s *state) printValue(n parse.Node, v reflect.Value) {
 		s.writeError(err)
 	}
 }
+
+// plainStringType is string itself, which has no methods (a named string
+// type may be a Stringer).
+var plainStringType = reflect.TypeFor[string]()
 
 // printableValue returns the, possibly indirected, interface value inside v that
 // is best for a call to formatted printer.

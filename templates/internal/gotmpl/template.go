@@ -181,11 +181,30 @@ func (t *Template) Funcs(funcMap FuncMap) *Template {
 	t.init()
 	t.muFuncs.Lock()
 	defer t.muFuncs.Unlock()
-	if t.sharedFuncs { // stencil: copy on write
-		t.parseFuncs, t.execFuncs, t.sharedFuncs = maps.Clone(t.parseFuncs), maps.Clone(t.execFuncs), false
+	if t.sharedFuncs || len(t.execFuncs) == 0 { // stencil: copy on write, maps sized once
+		exec := make(map[string]reflect.Value, len(t.execFuncs)+len(funcMap))
+		parse := make(FuncMap, len(t.parseFuncs)+len(funcMap))
+		maps.Copy(exec, t.execFuncs)
+		maps.Copy(parse, t.parseFuncs)
+		t.parseFuncs, t.execFuncs, t.sharedFuncs = parse, exec, false
 	}
 	addValueFuncs(t.execFuncs, funcMap)
 	addFuncs(t.parseFuncs, funcMap)
+	return t
+}
+
+// BindFuncs is Funcs for a funcMap that gives new values to exactly the
+// names t's functions already have (stencil: a render binding its own
+// functions on a clone of a parsed set). The names parsing knows stay
+// shared with the set t was cloned from; only the functions executed are
+// replaced, without copying the old ones first.
+func (t *Template) BindFuncs(funcMap FuncMap) *Template {
+	t.init()
+	t.muFuncs.Lock()
+	defer t.muFuncs.Unlock()
+	exec := make(map[string]reflect.Value, len(funcMap))
+	addValueFuncs(exec, funcMap)
+	t.execFuncs = exec
 	return t
 }
 
