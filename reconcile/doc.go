@@ -67,9 +67,8 @@
 //     apply, so a crash mid-apply leaves every member findable.
 //  8. Apply: pre- hooks first, waited on; then the ordinary members;
 //     post- hooks once they are Current. CRDs are waited on until
-//     Established before later stages. A
-//     member written again and again under the same inputs stalls the
-//     Composition (reason Flapping).
+//     Established before later stages. A member written again and again
+//     under the same inputs stalls the Composition (reason Flapping).
 //  9. Prune, then shrink the recorded inventory to what is left.
 //  10. Status: Ready when every member is Current; Reconciling naming the
 //     first member in progress; Stalled naming the first that failed.
@@ -112,8 +111,8 @@
 //
 // Objects annotated helm.sh/hook (hooks.go, hookrun.go) are planned
 // apart: test hooks and delete/rollback hooks are dropped by NewPlan; the
-// others sort after every ordinary object. Each revision of the inputs (generation and
-// Bundle revision) is an install or an upgrade, fixed in status.hooks when
+// others sort after every ordinary object. Each revision of the inputs
+// (generation and Bundle revision) is an install or an upgrade, fixed in status.hooks when
 // its first hook runs; its pre- hooks are applied first, stage by stage
 // (weight, then kind) and waited on (Job Complete, Pod Succeeded, else
 // kstatus Current) before anything else, its post- hooks once every
