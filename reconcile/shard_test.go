@@ -36,6 +36,17 @@ func startShard(t *testing.T, shard string) *testenv.Controller {
 	return c
 }
 
+// settle waits until c has made no write for half a second: a pass that
+// ends in Ready may be followed by one more that refreshes its status.
+func settle(t *testing.T, who string, c *testenv.Controller) {
+	t.Helper()
+	eventually(t, who+" to settle", func() (bool, error) {
+		before := c.Writes.Load()
+		time.Sleep(500 * time.Millisecond)
+		return c.Writes.Load() == before, nil
+	})
+}
+
 // sharded returns a Composition of shard ("" for none) with value v.
 func sharded(ns, name, bundle, shard, v string) *v1alpha1.Composition {
 	c := composition(ns, name, bundle, `{"v":"`+v+`"}`)
@@ -99,6 +110,8 @@ func TestShardsSplitCompositions(t *testing.T) {
 
 	// A change of shard b's Composition and of its member reach shard b
 	// alone: shard a and the unsharded controller write nothing.
+	settle(t, "shard a", shardA)
+	settle(t, "the unsharded controller", controller)
 	writesA, writesNone := shardA.Writes.Load(), controller.Writes.Load()
 	update(t, inB, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"v":"2"}`) })
 	configMapHas(t, ns, "in-b", "2")
@@ -114,18 +127,17 @@ func TestShardsSplitCompositions(t *testing.T) {
 		t.Errorf("the unsharded controller made %d writes while only shard b's Composition changed", n)
 	}
 
-	// Moved from shard b to shard a (with a new value): shard a takes it
-	// over, shard b lets go of it without a write.
+	// Moved from shard b to shard a: shard a takes it over (and follows
+	// its next change), shard b lets go of it without a write.
+	settle(t, "shard b", shardB)
 	writesB := shardB.Writes.Load()
-	update(t, inB, func(c *v1alpha1.Composition) {
-		c.Labels[reconcile.LabelShard] = "a"
-		c.Spec.Values.Raw = []byte(`{"v":"3"}`)
+	update(t, inB, func(c *v1alpha1.Composition) { c.Labels[reconcile.LabelShard] = "a" })
+	eventually(t, "shard a to render the Composition moved into it", func() (bool, error) {
+		return renders(shardA, "in-b") > 0, nil
 	})
+	update(t, inB, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"v":"3"}`) })
 	configMapHas(t, ns, "in-b", "3")
 	condition(t, ns, "in-b", reconcile.ConditionReady, metav1.ConditionTrue)
-	if renders(shardA, "in-b") == 0 {
-		t.Errorf("shard a did not render the Composition moved into it")
-	}
 	// Out of sharding: the unsharded controller takes it over.
 	update(t, inB, func(c *v1alpha1.Composition) {
 		delete(c.Labels, reconcile.LabelShard)

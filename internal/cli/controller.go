@@ -33,6 +33,12 @@ func newControllerCommand(kube *genericclioptions.ConfigFlags, version string) *
 		Short: "Run the Composition and Bundle controllers",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// An empty --shard= is a shard whose name went missing (e.g. the
+			// pod label config/components/shard reads), not a request to
+			// serve the unsharded Compositions.
+			if cmd.Flags().Changed("shard") && f.opts.Shard == "" {
+				return fmt.Errorf("--shard is empty: give a shard name, or leave the flag out to serve the Compositions without a %s label", reconcile.LabelShard)
+			}
 			return runController(kube, f)
 		},
 	}
