@@ -10,9 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
@@ -45,6 +43,11 @@ type Options struct {
 	ApplyConcurrency int
 	// RenderLimits bound the time and memory of every render.
 	RenderLimits sandbox.Limits
+	// Shard, when set, is the shard this controller serves: it reconciles
+	// only the Compositions labelled stencil.dev/shard=Shard, and an
+	// unsharded controller only those without the label. The manager's
+	// cache must be built with ShardCacheOptions(Shard).
+	Shard string
 	// Renderer renders bundles; nil means a sandbox.Pool of
 	// MaxConcurrentReconciles worker processes under RenderLimits, stopped
 	// when the manager stops.
@@ -56,20 +59,6 @@ const (
 	indexBundle     = "spec.bundle"
 	indexApplySetID = "applyset.id"
 )
-
-// CacheOptions returns the manager cache options stencil needs: Compositions
-// and Bundles are cached whole; every other kind only where it carries the
-// ApplySet part-of label, so the cache holds stencil's members and nothing else.
-func CacheOptions() cache.Options {
-	partOf, _ := labels.NewRequirement(LabelPartOf, selection.Exists, nil)
-	return cache.Options{
-		DefaultLabelSelector: labels.NewSelector().Add(*partOf),
-		ByObject: map[client.Object]cache.ByObject{
-			&v1alpha1.Composition{}: {Label: labels.Everything()},
-			&v1alpha1.Bundle{}:      {Label: labels.Everything()},
-		},
-	}
-}
 
 // CompositionReconciler reconciles Compositions: render, apply, prune, status.
 type CompositionReconciler struct {
@@ -256,13 +245,16 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	comp := &v1alpha1.Composition{}
 	if err := r.Client.Get(ctx, req.NamespacedName, comp); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.readiness.forget(req.NamespacedName)
-			r.failedRenders.forget(req.NamespacedName)
-			r.stalls.forget(req.NamespacedName)
-			r.flaps.forget(req.NamespacedName)
-			r.passes.forget(req.NamespacedName)
+			r.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	// The cache holds only this shard's Compositions; this guards a
+	// manager whose cache was built without the shard's selector, so
+	// another shard's Composition is never applied, pruned or finalized.
+	if !inShard(r.Options.Shard, comp.Labels) {
+		r.forget(req.NamespacedName)
+		return ctrl.Result{}, nil
 	}
 	// Status is rebuilt from what this pass observes. bundleRevision is the
 	// revision last rendered: a pass that renders nothing keeps it.
@@ -300,6 +292,16 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		r.passes.put(req.NamespacedName, s.snapshot)
 	}
 	return ctrl.Result{}, nil
+}
+
+// forget drops what the reconciler remembers of a Composition that is gone
+// or has left this shard.
+func (r *CompositionReconciler) forget(key types.NamespacedName) {
+	r.readiness.forget(key)
+	r.failedRenders.forget(key)
+	r.stalls.forget(key)
+	r.flaps.forget(key)
+	r.passes.forget(key)
 }
 
 // observeMembers reports the members of a pass that stopped early: those
@@ -341,7 +343,8 @@ func (r *CompositionReconciler) widen(ctx context.Context, s *scope) (ctrl.Resul
 	return ctrl.Result{}, err
 }
 
-// parentOf maps a member to the Composition whose ApplySet id it carries.
+// parentOf maps a member to the Composition whose ApplySet id it carries,
+// through the shard-selected cache: a member of another shard maps to nothing.
 func (r *CompositionReconciler) parentOf(ctx context.Context, o client.Object) []ctrlreconcile.Request {
 	id := o.GetLabels()[LabelPartOf]
 	if id == "" {

@@ -38,6 +38,14 @@
 //     server-side apply and read live, never from the cache.
 //   - Prune and deletion, status (kstatus of every member, read from the
 //     label-selected cache), events and Prometheus metrics.
+//   - Sharding (Options.Shard, ShardCacheOptions): the Composition cache
+//     holds only the controller's shard (stencil.dev/shard=NAME, or no such
+//     label when unsharded), so every way to a pass (the Composition's own
+//     watch, a member or a Bundle mapped to its Compositions) stays in the
+//     shard, and Reconcile refuses a Composition of another shard besides.
+//     All the state of a Composition lives on it and its members, under
+//     one field manager, so the shard it moves to continues where the
+//     other stopped.
 //
 // # Workflow of one pass
 //

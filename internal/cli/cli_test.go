@@ -263,3 +263,15 @@ func TestVersion(t *testing.T) {
 		t.Errorf("version printed %q (exit %d)", out, code)
 	}
 }
+
+// TestControllerRefusesBadShard: a shard name that cannot be a label value
+// and a Lease name, or one that went missing, stops the controller before
+// it starts.
+func TestControllerRefusesBadShard(t *testing.T) {
+	for _, shard := range []string{"--shard=", "--shard=Shard_A"} {
+		_, errOut, code := stencil(t, "", "controller", shard, "--metrics-bind-address=0", "--health-probe-bind-address=0")
+		if code == 0 || !strings.Contains(errOut, "--shard") {
+			t.Errorf("controller %s: exit %d, stderr %q; want an error naming --shard", shard, code, errOut)
+		}
+	}
+}

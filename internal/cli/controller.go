@@ -33,6 +33,12 @@ func newControllerCommand(kube *genericclioptions.ConfigFlags, version string) *
 		Short: "Run the Composition and Bundle controllers",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// An empty --shard= is a shard whose name went missing (e.g. the
+			// pod label config/components/shard reads), not a request to
+			// serve the unsharded Compositions.
+			if cmd.Flags().Changed("shard") && f.opts.Shard == "" {
+				return fmt.Errorf("--shard is empty: give a shard name, or leave the flag out to serve the Compositions without a %s label", reconcile.LabelShard)
+			}
 			return runController(kube, f)
 		},
 	}
@@ -46,6 +52,7 @@ func newControllerCommand(kube *genericclioptions.ConfigFlags, version string) *
 	fl.Float32Var(&f.qps, "kube-api-qps", -1, "requests per second to the API server; a negative value turns client-side rate limiting off and leaves it to the server's API Priority and Fairness")
 	fl.IntVar(&f.burst, "kube-api-burst", 0, "burst of requests to the API server, with --kube-api-qps >= 0")
 	f.render.add(fl)
+	fl.StringVar(&f.opts.Shard, "shard", "", "reconcile only the Compositions labelled "+reconcile.LabelShard+"=NAME, and elect a leader among this shard's replicas only; without it, only the Compositions without that label")
 	fl.StringVar(&f.opts.DefaultServiceAccount, "default-service-account", "", "ServiceAccount (in each Composition's namespace) to impersonate when spec.serviceAccountName is empty")
 	zfs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	f.zap.BindFlags(zfs)
@@ -55,6 +62,9 @@ func newControllerCommand(kube *genericclioptions.ConfigFlags, version string) *
 
 func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) error {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&f.zap)))
+	if err := reconcile.ValidateShard(f.opts.Shard); err != nil {
+		return err
+	}
 	limits, err := f.render.limits()
 	if err != nil {
 		return err
@@ -74,11 +84,11 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
-		Cache:                   reconcile.CacheOptions(),
+		Cache:                   reconcile.ShardCacheOptions(f.opts.Shard),
 		Metrics:                 metricsserver.Options{BindAddress: f.metricsAddr},
 		HealthProbeBindAddress:  f.probeAddr,
 		LeaderElection:          f.leaderElect,
-		LeaderElectionID:        "stencil.stencil.dev",
+		LeaderElectionID:        reconcile.LeaderElectionID(f.opts.Shard),
 		LeaderElectionNamespace: f.leaderElectNamespace,
 	})
 	if err != nil {
@@ -97,6 +107,6 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	if err := reconcile.SetupWithManager(ctx, mgr, f.opts); err != nil {
 		return err
 	}
-	ctrl.Log.Info("starting stencil controller", "version", f.opts.Version)
+	ctrl.Log.Info("starting stencil controller", "version", f.opts.Version, "shard", f.opts.Shard)
 	return mgr.Start(ctx)
 }

@@ -64,6 +64,12 @@ func (r countingRenderer) Render(ctx context.Context, b *templates.Bundle, in te
 // config until ctx ends. It may be called again once the previous
 // controller is Done: a test restarts the controller that way.
 func StartController(ctx context.Context, config *rest.Config) (*Controller, error) {
+	return StartShard(ctx, config, "")
+}
+
+// StartShard starts, as StartController, a controller of shard (see
+// reconcile.Options.Shard; "" is unsharded), beside any other running.
+func StartShard(ctx context.Context, config *rest.Config, shard string) (*Controller, error) {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
 	scheme, err := reconcile.NewScheme()
 	if err != nil {
@@ -77,7 +83,7 @@ func StartController(ctx context.Context, config *rest.Config) (*Controller, err
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, &c.Writes} }
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
-		Cache:                  reconcile.CacheOptions(),
+		Cache:                  reconcile.ShardCacheOptions(shard),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// A restarted controller registers the same controller names again.
@@ -92,7 +98,7 @@ func StartController(ctx context.Context, config *rest.Config) (*Controller, err
 	// The controller's default concurrency, and render limits short
 	// enough for tests to see overruns quickly.
 	opts := reconcile.Options{Version: "v0.0.0-test", MaxConcurrentReconciles: 4, ApplyConcurrency: 4,
-		RenderLimits: sandbox.Limits{Timeout: 3 * time.Second, Memory: 256 << 20}}
+		RenderLimits: sandbox.Limits{Timeout: 3 * time.Second, Memory: 256 << 20}, Shard: shard}
 	// The controller's own renderer (a pool of worker processes), counted.
 	pool, err := sandbox.New(sandbox.Options{Limits: opts.RenderLimits, Workers: opts.MaxConcurrentReconciles})
 	if err != nil {

@@ -1,0 +1,87 @@
+package reconcile
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+)
+
+// LabelShard is the label that assigns a Composition to a shard: a
+// controller started with Options.Shard NAME reconciles only the
+// Compositions labelled stencil.dev/shard=NAME, and an unsharded controller
+// only those without the label (Flux's sharding.fluxcd.io/key convention).
+const LabelShard = "stencil.dev/shard"
+
+// ValidateShard checks a shard name: empty (unsharded) or a DNS-1123 label,
+// so it is both a label value and part of the leader election Lease's name.
+func ValidateShard(shard string) error {
+	if shard == "" {
+		return nil
+	}
+	if errs := validation.IsDNS1123Label(shard); len(errs) > 0 {
+		return fmt.Errorf("--shard %q: %s", shard, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// ShardSelector selects the Compositions of shard: those labelled
+// stencil.dev/shard=shard, or for the unsharded controller (shard "") those
+// without the label.
+func ShardSelector(shard string) labels.Selector {
+	op, values := selection.DoesNotExist, []string(nil)
+	if shard != "" {
+		op, values = selection.In, []string{shard}
+	}
+	req, err := labels.NewRequirement(LabelShard, op, values)
+	if err != nil {
+		// Only an invalid shard name fails, and ValidateShard refuses it
+		// first; selecting nothing keeps another shard's Compositions out.
+		return labels.Nothing()
+	}
+	return labels.NewSelector().Add(*req)
+}
+
+// inShard reports whether the Composition labels belong to shard.
+func inShard(shard string, compLabels map[string]string) bool {
+	return ShardSelector(shard).Matches(labels.Set(compLabels))
+}
+
+// LeaderElectionID is the name of the leader election Lease of shard's
+// controllers: each shard elects its own leader.
+func LeaderElectionID(shard string) string {
+	if shard == "" {
+		return "stencil.stencil.dev"
+	}
+	return "stencil-shard-" + shard + ".stencil.dev"
+}
+
+// CacheOptions returns the cache options of an unsharded controller (see
+// ShardCacheOptions).
+func CacheOptions() cache.Options {
+	return ShardCacheOptions("")
+}
+
+// ShardCacheOptions returns the manager cache options stencil needs:
+// the Compositions of shard only (see ShardSelector), so another shard's
+// Compositions never enter the cache and every path to a reconcile (the
+// Composition's own watch, a member's or a Bundle's change mapped to its
+// Compositions) goes through the shard; Bundles cached whole; every other
+// kind only where it carries the ApplySet part-of label, so the cache holds
+// stencil's members and nothing else.
+func ShardCacheOptions(shard string) cache.Options {
+	partOf, _ := labels.NewRequirement(LabelPartOf, selection.Exists, nil)
+	return cache.Options{
+		DefaultLabelSelector: labels.NewSelector().Add(*partOf),
+		ByObject: map[client.Object]cache.ByObject{
+			&v1alpha1.Composition{}: {Label: ShardSelector(shard)},
+			&v1alpha1.Bundle{}:      {Label: labels.Everything()},
+		},
+	}
+}

@@ -1,0 +1,203 @@
+package reconcile_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/reconcile"
+)
+
+// startShard starts a controller of shard beside the package's unsharded
+// one, and stops it when the test ends.
+func startShard(t *testing.T, shard string) *testenv.Controller {
+	t.Helper()
+	ctx, cancel := context.WithCancel(suiteCtx)
+	c, err := testenv.StartShard(ctx, controllerCfg, shard)
+	if err != nil {
+		cancel()
+		t.Fatalf("start shard %s: %v", shard, err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-c.Done:
+		case <-time.After(time.Minute):
+			t.Errorf("shard %s did not stop within a minute", shard)
+		}
+	})
+	return c
+}
+
+// settle waits until c has made no write for half a second: a pass that
+// ends in Ready may be followed by one more that refreshes its status.
+func settle(t *testing.T, who string, c *testenv.Controller) {
+	t.Helper()
+	eventually(t, who+" to settle", func() (bool, error) {
+		before := c.Writes.Load()
+		time.Sleep(500 * time.Millisecond)
+		return c.Writes.Load() == before, nil
+	})
+}
+
+// sharded returns a Composition of shard ("" for none) with value v.
+func sharded(ns, name, bundle, shard, v string) *v1alpha1.Composition {
+	c := composition(ns, name, bundle, `{"v":"`+v+`"}`)
+	if shard != "" {
+		c.Labels = map[string]string{reconcile.LabelShard: shard}
+	}
+	return c
+}
+
+// configMapHas waits until the member ConfigMap name carries data v=want.
+func configMapHas(t *testing.T, ns, name, want string) {
+	t.Helper()
+	eventually(t, "ConfigMap "+name+" v="+want, func() (bool, error) {
+		cm := &corev1.ConfigMap{}
+		err := k.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, cm)
+		return err == nil && cm.Data["v"] == want, err
+	})
+}
+
+// TestShardsSplitCompositions: two sharded controllers and the unsharded
+// one each reconcile their own Compositions only: none renders, writes or
+// finalizes another's, a member's change reaches only its own shard, and a
+// Composition moved between shards (or out of sharding) is taken over by
+// the shard it moved to while the one it left writes nothing.
+func TestShardsSplitCompositions(t *testing.T) {
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "shards-"+ns, map[string]string{
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Composition.Name }}\ndata:\n  v: {{ .Values.v | quote }}\n",
+	})
+	shardA, shardB := startShard(t, "a"), startShard(t, "b")
+
+	mustCreate(t, sharded(ns, "in-a", b.Name, "a", "1"))
+	inB := sharded(ns, "in-b", b.Name, "b", "1")
+	mustCreate(t, inB)
+	none := sharded(ns, "none", b.Name, "", "1")
+	mustCreate(t, none)
+	for _, name := range []string{"in-a", "in-b", "none"} {
+		condition(t, ns, name, reconcile.ConditionReady, metav1.ConditionTrue)
+		configMapHas(t, ns, name, "1")
+	}
+	renders := func(c *testenv.Controller, name string) int64 { return c.Renders(ns, name) }
+	for _, tc := range []struct {
+		who     string
+		c       *testenv.Controller
+		own     string
+		foreign []string
+	}{
+		{"shard a", shardA, "in-a", []string{"in-b", "none"}},
+		{"shard b", shardB, "in-b", []string{"in-a", "none"}},
+		{"unsharded", controller, "none", []string{"in-a", "in-b"}},
+	} {
+		if renders(tc.c, tc.own) == 0 {
+			t.Errorf("%s never rendered its Composition %s", tc.who, tc.own)
+		}
+		for _, f := range tc.foreign {
+			if n := renders(tc.c, f); n != 0 {
+				t.Errorf("%s rendered %s, another shard's Composition, %d times", tc.who, f, n)
+			}
+		}
+	}
+
+	// A change of shard b's Composition and of its member reach shard b
+	// alone: shard a and the unsharded controller write nothing.
+	settle(t, "shard a", shardA)
+	settle(t, "the unsharded controller", controller)
+	writesA, writesNone := shardA.Writes.Load(), controller.Writes.Load()
+	update(t, inB, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"v":"2"}`) })
+	configMapHas(t, ns, "in-b", "2")
+	if err := k.Delete(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "in-b"}}); err != nil {
+		t.Fatalf("delete shard b's member: %v", err)
+	}
+	configMapHas(t, ns, "in-b", "2")
+	condition(t, ns, "in-b", reconcile.ConditionReady, metav1.ConditionTrue)
+	if n := shardA.Writes.Load() - writesA; n != 0 {
+		t.Errorf("shard a made %d writes while only shard b's Composition changed", n)
+	}
+	if n := controller.Writes.Load() - writesNone; n != 0 {
+		t.Errorf("the unsharded controller made %d writes while only shard b's Composition changed", n)
+	}
+
+	// Moved from shard b to shard a: shard a takes it over (and follows
+	// its next change), shard b lets go of it without a write.
+	settle(t, "shard b", shardB)
+	writesB := shardB.Writes.Load()
+	update(t, inB, func(c *v1alpha1.Composition) { c.Labels[reconcile.LabelShard] = "a" })
+	eventually(t, "shard a to render the Composition moved into it", func() (bool, error) {
+		return renders(shardA, "in-b") > 0, nil
+	})
+	update(t, inB, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"v":"3"}`) })
+	configMapHas(t, ns, "in-b", "3")
+	condition(t, ns, "in-b", reconcile.ConditionReady, metav1.ConditionTrue)
+	// Out of sharding: the unsharded controller takes it over.
+	update(t, inB, func(c *v1alpha1.Composition) {
+		delete(c.Labels, reconcile.LabelShard)
+		c.Spec.Values.Raw = []byte(`{"v":"4"}`)
+	})
+	configMapHas(t, ns, "in-b", "4")
+	if renders(controller, "in-b") == 0 {
+		t.Errorf("the unsharded controller did not render the Composition moved out of sharding")
+	}
+	// Deleted: its own controller finalizes it; shard b, which it left, never.
+	if err := k.Delete(context.Background(), inB); err != nil {
+		t.Fatalf("delete Composition: %v", err)
+	}
+	gone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "in-b"}})
+	gone(t, inB)
+	if n := shardB.Writes.Load() - writesB; n != 0 {
+		t.Errorf("shard b made %d writes after its Composition moved to shard a", n)
+	}
+}
+
+// TestShardSelector: a shard selects its own label value only; the
+// unsharded controller selects only what carries no shard label.
+func TestShardSelector(t *testing.T) {
+	for _, tc := range []struct {
+		shard string
+		set   map[string]string
+		want  bool
+	}{
+		{"", nil, true},
+		{"", map[string]string{"app": "x"}, true},
+		{"", map[string]string{reconcile.LabelShard: "a"}, false},
+		{"", map[string]string{reconcile.LabelShard: ""}, false},
+		{"a", map[string]string{reconcile.LabelShard: "a"}, true},
+		{"a", map[string]string{reconcile.LabelShard: "b"}, false},
+		{"a", nil, false},
+	} {
+		if got := reconcile.ShardSelector(tc.shard).Matches(labels.Set(tc.set)); got != tc.want {
+			t.Errorf("shard %q selects %v = %v, want %v", tc.shard, tc.set, got, tc.want)
+		}
+	}
+}
+
+// TestShardNames: shard names are DNS-1123 labels, and each shard elects
+// its own leader.
+func TestShardNames(t *testing.T) {
+	for _, ok := range []string{"", "a", "shard-1"} {
+		if err := reconcile.ValidateShard(ok); err != nil {
+			t.Errorf("ValidateShard(%q) = %v, want nil", ok, err)
+		}
+	}
+	for _, bad := range []string{"A", "a_b", "-a", "a.b", string(make([]byte, 64))} {
+		if err := reconcile.ValidateShard(bad); err == nil {
+			t.Errorf("ValidateShard(%q) = nil, want an error", bad)
+		}
+	}
+	ids := map[string]bool{}
+	for _, s := range []string{"", "a", "b"} {
+		ids[reconcile.LeaderElectionID(s)] = true
+	}
+	if len(ids) != 3 {
+		t.Errorf("leader election ids of shards \"\", a, b are not distinct: %v", ids)
+	}
+}
