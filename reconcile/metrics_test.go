@@ -1,0 +1,128 @@
+package reconcile_test
+
+import (
+	"context"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/reconcile"
+)
+
+// TestMetrics scrapes the controller's registry, as /metrics serves it,
+// around a Composition's life: its convergence is timed by phase, a Bundle
+// metadata change brings a pass the shortcut serves, and the Ready gauge
+// follows its status and its deletion.
+func TestMetrics(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "metrics-"+ns, map[string]string{
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  greeting: hello\n",
+	})
+	readyBefore := metricValue(t, "stencil_compositions", map[string]string{"ready": "True", "reason": reconcile.ReasonReady})
+	comp := composition(ns, "m", b.Name, "")
+	mustCreate(t, comp)
+	condition(t, ns, "m", reconcile.ConditionReady, metav1.ConditionTrue)
+
+	for _, phase := range []string{"shortcut", "parent", "render", "apply", "prune", "status"} {
+		if n := histogramCount(t, "stencil_reconcile_phase_duration_seconds", map[string]string{"phase": phase}); n == 0 {
+			t.Errorf("stencil_reconcile_phase_duration_seconds{phase=%q} has no observation after a converged Composition", phase)
+		}
+	}
+	if v := metricValue(t, "stencil_reconcile_passes_total", map[string]string{"outcome": "full"}); v < 1 {
+		t.Errorf("stencil_reconcile_passes_total{outcome=full} = %v, want >= 1", v)
+	}
+	if v := metricValue(t, "stencil_render_cache_total", map[string]string{"cache": "failed-render", "result": "miss"}); v < 1 {
+		t.Errorf("stencil_render_cache_total{cache=failed-render,result=miss} = %v, want >= 1: the render ran", v)
+	}
+	eventually(t, "the Ready gauge to count the Composition", func() (bool, error) {
+		return metricValue(t, "stencil_compositions", map[string]string{"ready": "True", "reason": reconcile.ReasonReady}) >= readyBefore+1, nil
+	})
+
+	// A Bundle metadata change enqueues the Composition; nothing it renders
+	// changed, so the pass memo serves the pass.
+	hits := metricValue(t, "stencil_render_cache_total", map[string]string{"cache": "pass", "result": "hit"})
+	unchanged := metricValue(t, "stencil_reconcile_passes_total", map[string]string{"outcome": "unchanged"})
+	eventually(t, "label the Bundle", func() (bool, error) {
+		if err := k.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
+			return false, err
+		}
+		b.Labels = map[string]string{"touched": "yes"}
+		err := k.Update(ctx, b)
+		return err == nil, err
+	})
+	eventually(t, "a pass served by the pass memo", func() (bool, error) {
+		return metricValue(t, "stencil_render_cache_total", map[string]string{"cache": "pass", "result": "hit"}) > hits &&
+			metricValue(t, "stencil_reconcile_passes_total", map[string]string{"outcome": "unchanged"}) > unchanged, nil
+	})
+	if v := metricValue(t, "stencil_render_cache_total", map[string]string{"cache": "bundle", "result": "hit"}); v < 1 {
+		t.Errorf("stencil_render_cache_total{cache=bundle,result=hit} = %v, want >= 1: the Bundle was loaded twice at one generation", v)
+	}
+
+	// Deleted, the Composition leaves the gauge.
+	readyNow := metricValue(t, "stencil_compositions", map[string]string{"ready": "True", "reason": reconcile.ReasonReady})
+	if err := k.Delete(ctx, comp); err != nil {
+		t.Fatal(err)
+	}
+	gone(t, &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m"}})
+	eventually(t, "the Ready gauge to forget the deleted Composition", func() (bool, error) {
+		return metricValue(t, "stencil_compositions", map[string]string{"ready": "True", "reason": reconcile.ReasonReady}) <= readyNow-1, nil
+	})
+	if v := metricValue(t, "stencil_reconcile_passes_total", map[string]string{"outcome": "deleting"}); v < 1 {
+		t.Errorf("stencil_reconcile_passes_total{outcome=deleting} = %v, want >= 1", v)
+	}
+}
+
+// series returns the samples of the named metric whose labels include want.
+func series(t *testing.T, name string, want map[string]string) []*dto.Metric {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatalf("gather metrics: %v", err)
+	}
+	var out []*dto.Metric
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			for k, v := range want {
+				if labels[k] != v {
+					continue next
+				}
+			}
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// metricValue sums the counters and gauges of the named metric matching want.
+func metricValue(t *testing.T, name string, want map[string]string) float64 {
+	t.Helper()
+	var sum float64
+	for _, m := range series(t, name, want) {
+		sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+	}
+	return sum
+}
+
+// histogramCount sums the observations of the named histogram matching want.
+func histogramCount(t *testing.T, name string, want map[string]string) uint64 {
+	t.Helper()
+	var n uint64
+	for _, m := range series(t, name, want) {
+		n += m.GetHistogram().GetSampleCount()
+	}
+	return n
+}
