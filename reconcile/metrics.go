@@ -171,6 +171,8 @@ type readiness struct {
 	mu        sync.Mutex
 	ready     map[types.NamespacedName]readyState
 	published map[readyState]bool
+	// gauge is stencil_compositions unless a test gives its own.
+	gauge *prometheus.GaugeVec
 }
 
 func (r *readiness) record(comp *v1alpha1.Composition, conds []metav1.Condition) {
@@ -201,6 +203,10 @@ func (r *readiness) forget(key types.NamespacedName) {
 // reason some Composition has, 0 for True, False and Unknown when none has
 // it, and none for a reason no Composition has any more.
 func (r *readiness) publish() {
+	gauge := r.gauge
+	if gauge == nil {
+		gauge = compositionsByReadiness
+	}
 	counts := map[readyState]float64{}
 	for _, s := range []metav1.ConditionStatus{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown} {
 		counts[readyState{status: s}] = 0
@@ -210,12 +216,12 @@ func (r *readiness) publish() {
 	}
 	for s := range r.published {
 		if _, ok := counts[s]; !ok {
-			compositionsByReadiness.DeleteLabelValues(string(s.status), s.reason)
+			gauge.DeleteLabelValues(string(s.status), s.reason)
 		}
 	}
 	r.published = map[readyState]bool{}
 	for s, n := range counts {
-		compositionsByReadiness.WithLabelValues(string(s.status), s.reason).Set(n)
+		gauge.WithLabelValues(string(s.status), s.reason).Set(n)
 		r.published[s] = true
 	}
 }
