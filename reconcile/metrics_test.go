@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
@@ -44,20 +45,22 @@ func TestMetrics(t *testing.T) {
 	})
 
 	// A Bundle metadata change enqueues the Composition; nothing it renders
-	// changed, so the pass memo serves the pass.
+	// changed, so the pass memo serves the pass. The pass that created the
+	// member kept no memo (it wrote): the Bundle is touched until one does.
 	hits := metricValue(t, "stencil_render_cache_total", map[string]string{"cache": "pass", "result": "hit"})
 	unchanged := metricValue(t, "stencil_reconcile_passes_total", map[string]string{"outcome": "unchanged"})
-	eventually(t, "label the Bundle", func() (bool, error) {
+	touches := 0
+	eventually(t, "a pass served by the pass memo", func() (bool, error) {
+		if metricValue(t, "stencil_render_cache_total", map[string]string{"cache": "pass", "result": "hit"}) > hits &&
+			metricValue(t, "stencil_reconcile_passes_total", map[string]string{"outcome": "unchanged"}) > unchanged {
+			return true, nil
+		}
 		if err := k.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
 			return false, err
 		}
-		b.Labels = map[string]string{"touched": "yes"}
-		err := k.Update(ctx, b)
-		return err == nil, err
-	})
-	eventually(t, "a pass served by the pass memo", func() (bool, error) {
-		return metricValue(t, "stencil_render_cache_total", map[string]string{"cache": "pass", "result": "hit"}) > hits &&
-			metricValue(t, "stencil_reconcile_passes_total", map[string]string{"outcome": "unchanged"}) > unchanged, nil
+		touches++
+		b.Labels = map[string]string{"touched": fmt.Sprint(touches)}
+		return false, k.Update(ctx, b)
 	})
 	if v := metricValue(t, "stencil_render_cache_total", map[string]string{"cache": "bundle", "result": "hit"}); v < 1 {
 		t.Errorf("stencil_render_cache_total{cache=bundle,result=hit} = %v, want >= 1: the Bundle was loaded twice at one generation", v)
