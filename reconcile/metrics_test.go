@@ -40,6 +40,15 @@ func TestMetrics(t *testing.T) {
 	if v := metricValue(t, "stencil_render_cache_total", map[string]string{"cache": "failed-render", "result": "miss"}); v < 1 {
 		t.Errorf("stencil_render_cache_total{cache=failed-render,result=miss} = %v, want >= 1: the render ran", v)
 	}
+	for _, req := range []map[string]string{
+		{"verb": "watch", "resource": "compositions.stencil.dev"},
+		{"verb": "patch", "resource": "configmaps"},
+		{"verb": "patch", "resource": "compositions.stencil.dev/status"},
+	} {
+		if v := metricValue(t, "stencil_api_requests_total", req); v < 1 {
+			t.Errorf("stencil_api_requests_total%v = %v, want >= 1", req, v)
+		}
+	}
 	eventually(t, "the Ready gauge to count the Composition", func() (bool, error) {
 		return metricValue(t, "stencil_compositions", map[string]string{"ready": "True", "reason": reconcile.ReasonReady}) >= 1, nil
 	})

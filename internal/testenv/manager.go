@@ -75,6 +75,7 @@ func StartController(ctx context.Context, config *rest.Config) (*Controller, err
 	}
 	cfg := rest.CopyConfig(config)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, &c.Writes} }
+	cfg.Wrap(reconcile.CountAPIRequests) // as `stencil controller` does
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Cache:                  reconcile.CacheOptions(),
