@@ -35,8 +35,10 @@ func (c *bundleCache) load(b *v1alpha1.Bundle) (*templates.Bundle, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.entries[b.UID]; ok && e.generation == b.Generation {
+		cacheLookup(cacheBundle, true)
 		return e.bundle, e.err
 	}
+	cacheLookup(cacheBundle, false)
 	loaded, err := templates.LoadObject(b)
 	if c.entries == nil {
 		c.entries = map[types.UID]bundleEntry{}

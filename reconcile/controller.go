@@ -228,6 +228,10 @@ type scope struct {
 	snapshot *lastPass
 	// done ends the pass after the current phase, with status already set.
 	done bool
+	// unchanged and deleting classify the pass for the metrics (see outcome);
+	// phases adds up its time per phase.
+	unchanged, deleting bool
+	phases              phaseTimer
 }
 
 type phase func(ctx context.Context, s *scope) (ctrl.Result, error)
@@ -262,23 +266,34 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		ObservedGeneration: comp.Generation,
 		BundleRevision:     comp.Status.BundleRevision,
 		Hooks:              comp.Status.Hooks.DeepCopy(), // the record of hooks run persists from pass to pass
-	}}
-	defer func() { err = errors.Join(err, r.patchStatus(ctx, s)) }()
+	}, phases: phaseTimer{}}
+	defer func() {
+		s.phases.time(phaseStatus, func() { err = errors.Join(err, r.patchStatus(ctx, s)) })
+		s.phases.observe()
+		passesTotal.WithLabelValues(outcome(s, err)).Inc()
+	}()
 
 	if s.writer, err = r.writers.writerFor(r, comp); err != nil {
 		return r.transient(s, err)
 	}
 	if !comp.DeletionTimestamp.IsZero() {
+		s.deleting = true
 		return r.finalize(ctx, s)
 	}
 	if comp.Spec.Suspend {
 		return r.suspended(ctx, s)
 	}
-	for _, p := range []phase{
-		r.skipUnchanged, r.ensureParent, r.render, r.recall, r.watch, r.authorize, r.snapshot,
-		r.guardEmptyRender, r.widen, r.apply, r.prune, r.observe,
+	for _, p := range []struct {
+		name string
+		run  phase
+	}{
+		{phaseShortcut, r.skipUnchanged}, {phaseParent, r.ensureParent}, {phaseRender, r.render},
+		{phasePrepare, r.recall}, {phasePrepare, r.watch}, {phasePrepare, r.authorize}, {phasePrepare, r.snapshot},
+		{phasePrepare, r.guardEmptyRender}, {phaseParent, r.widen}, {phaseApply, r.apply}, {phasePrune, r.prune},
+		{phaseStatus, r.observe},
 	} {
-		res, err := p(ctx, s)
+		var res ctrl.Result
+		s.phases.time(p.name, func() { res, err = p.run(ctx, s) })
 		if err != nil {
 			r.observeMembers(ctx, s)
 			return r.transient(s, err)

@@ -53,7 +53,9 @@ func (r *CompositionReconciler) render(ctx context.Context, s *scope) (ctrl.Resu
 	}
 	key := renderKey(s.comp, loaded.Revision(), in, capsRevision)
 	s.renderKey = key
-	if failed := r.failedRenders.get(client.ObjectKeyFromObject(s.comp), key); failed != nil {
+	failed := r.failedRenders.get(client.ObjectKeyFromObject(s.comp), key)
+	cacheLookup(cacheFailedRender, failed != nil)
+	if failed != nil {
 		setStalled(&s.status, s.comp.Generation, renderReason(failed), failed.Error())
 		s.done = true
 		return ctrl.Result{}, nil

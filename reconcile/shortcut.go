@@ -99,16 +99,21 @@ func (r *CompositionReconciler) skipUnchanged(ctx context.Context, s *scope) (ct
 	name := client.ObjectKeyFromObject(s.comp)
 	last := r.passes.get(name)
 	if last == nil {
+		cacheLookup(cachePass, false)
 		return ctrl.Result{}, nil
 	}
 	r.passes.forget(name)
 	if !r.parentInPlace(s.comp) || r.inputKey(ctx, s.comp) != last.key {
+		cacheLookup(cachePass, false)
 		return ctrl.Result{}, nil
 	}
 	live, ok := r.listLive(ctx, s.comp, last.planned)
 	if !ok || !last.unchanged(live) {
+		cacheLookup(cachePass, false)
 		return ctrl.Result{}, nil
 	}
+	cacheLookup(cachePass, true)
+	s.unchanged = true
 	members := make([]v1alpha1.MemberStatus, len(last.planned))
 	for i, k := range last.planned {
 		members[i] = memberStatus(k.gvk, k.namespace, k.name, live[k], nil)

@@ -78,6 +78,9 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	// pass of a busy controller; as controller-runtime's own config loader
 	// does, stencil leaves rate limiting to the API server unless told.
 	cfg.QPS, cfg.Burst = f.qps, f.burst
+	// Count every request by verb and resource (stencil_api_requests_total),
+	// the impersonating clients' too: they copy this config.
+	cfg.Wrap(reconcile.CountAPIRequests)
 	scheme, err := reconcile.NewScheme()
 	if err != nil {
 		return err

@@ -81,6 +81,7 @@ func StartShard(ctx context.Context, config *rest.Config, shard string) (*Contro
 	}
 	cfg := rest.CopyConfig(config)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, &c.Writes} }
+	cfg.Wrap(reconcile.CountAPIRequests) // as `stencil controller` does
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Cache:                  reconcile.ShardCacheOptions(shard),
