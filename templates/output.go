@@ -358,6 +358,21 @@ func (c *unstructuredConverter) mapping(m map[any]any) (map[string]any, error) {
 	return out, nil
 }
 
+// yamlFloat spells a float as YAML does: Go's shortest form at bitSize,
+// with .inf, -.inf and .nan for the special values.
+func yamlFloat(f float64, bitSize int) string {
+	s := strconv.FormatFloat(f, 'g', -1, bitSize)
+	switch s {
+	case "+Inf":
+		return ".inf"
+	case "-Inf":
+		return "-.inf"
+	case "NaN":
+		return ".nan"
+	}
+	return s
+}
+
 // mapKey writes a key as sigs.k8s.io/yaml does (convertToJSONableObject).
 func mapKey(k any) (string, error) {
 	switch x := k.(type) {
@@ -368,16 +383,7 @@ func mapKey(k any) (string, error) {
 	case int64:
 		return strconv.FormatInt(x, 10), nil
 	case float64:
-		s := strconv.FormatFloat(x, 'g', -1, 32)
-		switch s {
-		case "+Inf":
-			s = ".inf"
-		case "-Inf":
-			s = "-.inf"
-		case "NaN":
-			s = ".nan"
-		}
-		return s, nil
+		return yamlFloat(x, 32), nil
 	case bool:
 		return strconv.FormatBool(x), nil
 	}

@@ -149,86 +149,63 @@ func (w *yamlWriter) value(v any, indent, depth int) bool {
 	}
 	switch x := v.(type) {
 	case map[string]any:
-		if x == nil {
-			w.b = append(w.b, "null\n"...)
-			return true
-		}
-		if len(x) == 0 {
-			w.b = append(w.b, "{}\n"...)
-			return true
-		}
-		keys := w.sortedKeys(len(x), func(add func(string)) {
-			for k := range x {
-				add(k)
-			}
-		})
-		if keys == nil {
-			return false
-		}
-		for i, k := range keys {
-			if !w.entry(i, k, x[k], indent, depth) {
-				return false
-			}
-		}
-		return true
+		return writeMap(w, x, indent, depth)
 	case map[string]string:
-		if x == nil {
-			w.b = append(w.b, "null\n"...)
-			return true
-		}
-		if len(x) == 0 {
-			w.b = append(w.b, "{}\n"...)
-			return true
-		}
-		keys := w.sortedKeys(len(x), func(add func(string)) {
-			for k := range x {
-				add(k)
-			}
-		})
-		if keys == nil {
-			return false
-		}
-		for i, k := range keys {
-			if !w.entry(i, k, x[k], indent, depth) {
-				return false
-			}
-		}
-		return true
+		return writeMap(w, x, indent, depth)
 	case []any:
-		if x == nil {
-			w.b = append(w.b, "null\n"...)
-			return true
-		}
-		if len(x) == 0 {
-			w.b = append(w.b, "[]\n"...)
-			return true
-		}
-		for i, e := range x {
-			if !w.item(i, e, indent, depth) {
-				return false
-			}
-		}
-		return true
+		return writeList(w, x, indent, depth)
 	case []string:
-		if x == nil {
-			w.b = append(w.b, "null\n"...)
-			return true
-		}
-		if len(x) == 0 {
-			w.b = append(w.b, "[]\n"...)
-			return true
-		}
-		for i, e := range x {
-			if !w.item(i, e, indent, depth) {
-				return false
-			}
-		}
-		return true
+		return writeList(w, x, indent, depth)
 	}
 	if !w.scalar(v, indent) {
 		return false
 	}
 	w.b = append(w.b, '\n')
+	return true
+}
+
+// writeMap writes a mapping's entries in sorted key order ({} when empty,
+// null when nil).
+func writeMap[V any](w *yamlWriter, x map[string]V, indent, depth int) bool {
+	if x == nil {
+		w.b = append(w.b, "null\n"...)
+		return true
+	}
+	if len(x) == 0 {
+		w.b = append(w.b, "{}\n"...)
+		return true
+	}
+	keys := w.sortedKeys(len(x), func(add func(string)) {
+		for k := range x {
+			add(k)
+		}
+	})
+	if keys == nil {
+		return false
+	}
+	for i, k := range keys {
+		if !w.entry(i, k, x[k], indent, depth) {
+			return false
+		}
+	}
+	return true
+}
+
+// writeList writes a sequence's items ([] when empty, null when nil).
+func writeList[E any](w *yamlWriter, x []E, indent, depth int) bool {
+	if x == nil {
+		w.b = append(w.b, "null\n"...)
+		return true
+	}
+	if len(x) == 0 {
+		w.b = append(w.b, "[]\n"...)
+		return true
+	}
+	for i, e := range x {
+		if !w.item(i, e, indent, depth) {
+			return false
+		}
+	}
 	return true
 }
 
@@ -347,16 +324,7 @@ func (w *yamlWriter) scalar(v any, col int) bool {
 		case uint64:
 			w.b = strconv.AppendUint(w.b, n, 10)
 		case float64:
-			s := strconv.FormatFloat(n, 'g', -1, 64)
-			switch s {
-			case "+Inf":
-				s = ".inf"
-			case "-Inf":
-				s = "-.inf"
-			case "NaN":
-				s = ".nan"
-			}
-			w.b = append(w.b, s...)
+			w.b = append(w.b, yamlFloat(n, 64)...)
 		default:
 			return false
 		}
