@@ -51,7 +51,8 @@ type lastPass struct {
 	key       string                    // renderKey of the render
 	revision  string                    // the Bundle's revision
 	inventory string                    // the recorded inventory the render saw
-	planned   []memberKey               // the plan's members, in apply order
+	planned   []memberKey               // the plan's objects, hooks included, in apply order
+	ordinary  []memberKey               // those that are not hooks: the members status lists
 	live      map[memberKey]memberState // every live member of the set, as listed
 }
 
@@ -114,8 +115,8 @@ func (r *CompositionReconciler) skipUnchanged(ctx context.Context, s *scope) (ct
 	}
 	cacheLookup(cachePass, true)
 	s.unchanged = true
-	members := make([]v1alpha1.MemberStatus, len(last.planned))
-	for i, k := range last.planned {
+	members := make([]v1alpha1.MemberStatus, len(last.ordinary))
+	for i, k := range last.ordinary {
 		members[i] = memberStatus(k.gvk, k.namespace, k.name, live[k], nil)
 	}
 	s.status.BundleRevision = last.revision
@@ -160,15 +161,19 @@ func (r *CompositionReconciler) inputKey(ctx context.Context, comp Parent) strin
 // is kept only if the pass succeeds and keepSnapshot allows it.
 func (r *CompositionReconciler) snapshot(ctx context.Context, s *scope) (ctrl.Result, error) {
 	planned := make([]memberKey, len(s.plan.Objects))
+	var ordinary []memberKey
 	for i, o := range s.plan.Objects {
 		planned[i] = memberKey{gvk: o.GroupVersionKind(), namespace: o.GetNamespace(), name: o.GetName()}
+		if !isHook(o) {
+			ordinary = append(ordinary, planned[i])
+		}
 	}
 	live, ok := r.listLive(ctx, s.comp, planned)
 	if !ok {
 		return ctrl.Result{}, nil
 	}
 	gks, nss := s.parent.inventory.annotations()
-	p := &lastPass{key: s.renderKey, revision: s.plan.BundleRevision, inventory: gks + ";" + nss, planned: planned, live: make(map[memberKey]memberState, len(live))}
+	p := &lastPass{key: s.renderKey, revision: s.plan.BundleRevision, inventory: gks + ";" + nss, planned: planned, ordinary: ordinary, live: make(map[memberKey]memberState, len(live))}
 	for k, u := range live {
 		p.live[k] = memberState{resourceVersion: u.GetResourceVersion(), fingerprint: fingerprint(u)}
 	}
