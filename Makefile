@@ -22,19 +22,22 @@ generate: ## Generate deepcopy functions for api/ and the built-in Kubernetes AP
 	go run -C hack/k8s ./builtinapis $(CURDIR)/templates/zz_generated.builtinapis.go
 
 .PHONY: manifests
-manifests: ## Generate CRDs (config/crd) and RBAC (config/rbac).
+manifests: ## Generate CRDs (config/crd), RBAC (config/rbac) and the status schema published kinds share (publish/).
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+	go run ./hack/statusschema config/crd/bases/stencil.dev_compositions.yaml publish/zz_generated.statusschema.go
 	$(CONTROLLER_GEN) rbac:roleName=stencil-manager paths=./reconcile/... output:rbac:artifacts:config=config/rbac
 
 .PHONY: verify
 verify: ## Fail when generated files are stale, code is unformatted or vet complains.
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
-	cp -r api config templates/zz_generated.builtinapis.go "$$tmp/"; \
+	cp -r api config templates/zz_generated.builtinapis.go publish/zz_generated.statusschema.go "$$tmp/"; \
 	$(MAKE) --no-print-directory generate manifests >/dev/null; \
 	if ! git diff --no-index --exit-code "$$tmp/api" api >/dev/null || ! git diff --no-index --exit-code "$$tmp/config" config >/dev/null || \
-		! git diff --no-index --exit-code "$$tmp/zz_generated.builtinapis.go" templates/zz_generated.builtinapis.go >/dev/null; then \
+		! git diff --no-index --exit-code "$$tmp/zz_generated.builtinapis.go" templates/zz_generated.builtinapis.go >/dev/null || \
+		! git diff --no-index --exit-code "$$tmp/zz_generated.statusschema.go" publish/zz_generated.statusschema.go >/dev/null; then \
 		git diff --no-index "$$tmp/api" api; git diff --no-index "$$tmp/config" config; \
 		git diff --no-index "$$tmp/zz_generated.builtinapis.go" templates/zz_generated.builtinapis.go; \
+		git diff --no-index "$$tmp/zz_generated.statusschema.go" publish/zz_generated.statusschema.go; \
 		echo "generated files were stale: run 'make generate manifests' and commit"; exit 1; \
 	fi
 	@out=$$(gofmt -l $$(git ls-files '*.go') ); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi

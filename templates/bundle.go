@@ -35,8 +35,9 @@ const (
 	// OpenAPI v3 structural schema of the values, as a CRD's, that
 	// defaults and validates them.
 	SchemaFileYAML = "values.schema.yaml"
-	// OptionsFile holds, in a folder, the Bundle's permissions and
-	// allowNondeterministic (spec.permissions and spec.allowNondeterministic).
+	// OptionsFile holds, in a folder, the Bundle's permissions,
+	// allowNondeterministic and api (spec.permissions,
+	// spec.allowNondeterministic and spec.api).
 	OptionsFile = "stencil.yaml"
 	// ChartFile is Helm's Chart.yaml, read into .Chart.
 	ChartFile = "Chart.yaml"
@@ -54,6 +55,7 @@ type LoadOptions struct {
 type options struct {
 	Permissions           v1alpha1.BundlePermissions `json:"permissions,omitempty"`
 	AllowNondeterministic bool                       `json:"allowNondeterministic,omitempty"`
+	API                   *v1alpha1.BundleAPI        `json:"api,omitempty"`
 }
 
 // Bundle is a loaded bundle: its files, parsed templates, default values and
@@ -149,7 +151,7 @@ func Load(fsys fs.FS, opts LoadOptions) (*Bundle, error) {
 		if err := yaml.UnmarshalStrict([]byte(s), &o); err != nil {
 			return nil, &RenderError{File: OptionsFile, Msg: err.Error(), Err: err}
 		}
-		spec.Permissions, spec.AllowNondeterministic = o.Permissions, o.AllowNondeterministic
+		spec.Permissions, spec.AllowNondeterministic, spec.API = o.Permissions, o.AllowNondeterministic, o.API
 		delete(files, OptionsFile)
 	}
 	return newBundle(opts.Name, spec)
@@ -258,7 +260,9 @@ func isHelper(p string) bool {
 	return strings.HasPrefix(p, "templates/") && strings.HasPrefix(path.Base(p), "_")
 }
 
-// revision hashes the files (in path order), the schema and the options.
+// revision hashes the files (in path order), the schema and the options,
+// the published api included: a change of the kind (its defaults, its
+// columns) is a new revision, so every instance is reconciled again.
 func revision(spec v1alpha1.BundleSpec) string {
 	h := sha256.New()
 	paths := make([]string, 0, len(spec.Files))
@@ -278,7 +282,7 @@ func revision(spec v1alpha1.BundleSpec) string {
 			h.Write(canon)
 		}
 	}
-	opts, _ := json.Marshal(options{Permissions: spec.Permissions, AllowNondeterministic: spec.AllowNondeterministic})
+	opts, _ := json.Marshal(options{Permissions: spec.Permissions, AllowNondeterministic: spec.AllowNondeterministic, API: spec.API})
 	h.Write(opts)
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

@@ -16,7 +16,7 @@
 //	values.schema.json        JSON Schema of the values, as a Helm chart's:
 //	                          validates only (schema_json.go)
 //	.helmignore               files a folder leaves out, Helm's rules
-//	stencil.yaml              permissions and allowNondeterministic (spec.*)
+//	stencil.yaml              permissions, allowNondeterministic and api (spec.*)
 //	Chart.yaml                optional, read into .Chart
 //	templates/**/*.yaml       rendered and emitted, in path order
 //	templates/**/_*.tpl       helpers: parsed and shared, never emitted

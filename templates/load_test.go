@@ -102,3 +102,32 @@ func writeBundleFolder(t *testing.T, dir string, files map[string]string) {
 		}
 	}
 }
+
+// TestLoadOptionsAPI: stencil.yaml's api: becomes spec.api as written (no
+// defaults filled in), and an unknown key in it is an error naming the file.
+func TestLoadOptionsAPI(t *testing.T) {
+	dir := t.TempDir()
+	writeBundleFolder(t, dir, map[string]string{
+		"templates/deployment.yaml": kDeployment, "values.yaml": "replicas: 1\n",
+		"stencil.yaml": "api:\n  group: app.example.com\n  kind: AppService\n  shortNames: [as]\n  defaults:\n    suspend: true\n",
+	})
+	b, err := templates.Load(os.DirFS(dir), templates.LoadOptions{Name: "appservice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := b.Spec().API
+	if api == nil || api.Group != "app.example.com" || api.Kind != "AppService" || api.Version != "" || api.Plural != "" ||
+		len(api.ShortNames) != 1 || api.ShortNames[0] != "as" || !api.Defaults.Suspend {
+		t.Errorf("spec.api = %+v, want the stencil.yaml api as written", api)
+	}
+	if _, ok := b.Spec().Files["stencil.yaml"]; ok {
+		t.Error("stencil.yaml stayed among the files")
+	}
+
+	writeBundleFolder(t, dir, map[string]string{"stencil.yaml": "api:\n  group: app.example.com\n  kind: AppService\n  plurals: appservices\n"})
+	_, err = templates.Load(os.DirFS(dir), templates.LoadOptions{Name: "appservice"})
+	var re *templates.RenderError
+	if !errors.As(err, &re) || re.File != "stencil.yaml" || !strings.Contains(err.Error(), "plurals") {
+		t.Errorf("unknown key under api: err = %v, want a RenderError of stencil.yaml naming plurals", err)
+	}
+}

@@ -146,6 +146,9 @@ func TestRevision(t *testing.T) {
 			s.Schema = values(`{"type":"object"}`)
 		}),
 		"options": bundle(t, files, func(s *v1alpha1.BundleSpec) { s.AllowNondeterministic = true }),
+		"published api": bundle(t, files, func(s *v1alpha1.BundleSpec) {
+			s.API = &v1alpha1.BundleAPI{Group: "example.com", Kind: "Foo"}
+		}),
 	}
 	for what, b := range changes {
 		if b.Revision() == base {

@@ -40,6 +40,114 @@ type BundleSpec struct {
 	// secret would rotate on every reconcile.
 	// +optional
 	AllowNondeterministic bool `json:"allowNondeterministic,omitempty"`
+
+	// api, when set, publishes a kind whose instances render this Bundle:
+	// the controller keeps a CustomResourceDefinition named <plural>.<group>
+	// whose spec is the values schema and whose status is a Composition's,
+	// and reconciles every instance as it reconciles a Composition of this
+	// Bundle, the instance being the ApplySet parent. The folder form holds
+	// it under api: in stencil.yaml.
+	// +optional
+	API *BundleAPI `json:"api,omitempty"`
+}
+
+// BundleAPI is the kind a Bundle publishes. Version and plural are
+// defaulted by the controller (and `stencil bundle lint`), not stored, so a
+// packed Bundle stays as written.
+type BundleAPI struct {
+	// group is the API group of the kind: a DNS subdomain with at least one
+	// dot, neither stencil.dev nor a subdomain of it. A group ending in
+	// .k8s.io or .kubernetes.io gets the CRD annotation
+	// api-approved.kubernetes.io, marked unapproved.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$`
+	// +kubebuilder:validation:XValidation:rule="self != 'stencil.dev' && !self.endsWith('.stencil.dev')",message="stencil.dev and its subdomains are stencil's own"
+	Group string `json:"group"`
+
+	// kind is the kind's name in CamelCase, such as AppService.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[A-Z][A-Za-z0-9]*$`
+	Kind string `json:"kind"`
+
+	// version is the kind's only API version, such as v1 or v1beta2;
+	// v1alpha1 when empty.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$`
+	Version string `json:"version,omitempty"`
+
+	// plural is the kind's resource name, lower case; when empty, the
+	// English plural of the lower-cased kind (appservices, policies,
+	// boxes).
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	Plural string `json:"plural,omitempty"`
+
+	// shortNames are short resource names kubectl accepts, such as [as].
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	ShortNames []string `json:"shortNames,omitempty"`
+
+	// categories are groups of resources the kind belongs to, such as [all]
+	// (kubectl get all).
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	Categories []string `json:"categories,omitempty"`
+
+	// printerColumns are extra columns of kubectl get, shown before Ready,
+	// Status and Age; their JSON paths usually point into .spec.
+	// +optional
+	// +listType=atomic
+	PrinterColumns []apiextensionsv1.CustomResourceColumnDefinition `json:"printerColumns,omitempty"`
+
+	// deletionPolicy says what happens to the CRD when the Bundle is deleted
+	// or stops publishing the kind: Orphan (the default) keeps it, with every
+	// instance and their children; Delete deletes it, and so every instance
+	// and, as each instance is deleted, its children.
+	// +optional
+	// +kubebuilder:default=Orphan
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+
+	// defaults are the knobs a Composition sets in its spec, for every
+	// instance of the kind; an instance overrides them with the annotations
+	// stencil.dev/suspend, stencil.dev/prune, stencil.dev/deletion-policy and
+	// stencil.dev/service-account-name.
+	// +optional
+	Defaults InstanceDefaults `json:"defaults,omitempty"`
+}
+
+// InstanceDefaults are the knobs a Composition has in its spec, for the
+// instances of a published kind.
+type InstanceDefaults struct {
+	// serviceAccountName, when set, makes every apply and prune of an
+	// instance impersonate that ServiceAccount of the instance's namespace.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// suspend stops every write for the instances while true; status is
+	// still reported.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+
+	// prune deletes members an instance no longer renders; true when unset.
+	// +optional
+	Prune *bool `json:"prune,omitempty"`
+
+	// deletionPolicy says what happens to an instance's children when the
+	// instance is deleted: Delete (the default) removes them, Orphan leaves
+	// them in place.
+	// +optional
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
 }
 
 // BundlePermissions lists what a bundle may create outside the Composition's

@@ -1,0 +1,243 @@
+package publish
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+)
+
+// Reasons of an *Error, fit for a condition's reason.
+const (
+	// ReasonInvalidAPI: spec.api (or the Bundle's name) cannot name a CRD.
+	ReasonInvalidAPI = "InvalidAPI"
+	// ReasonNotStructural: the values schema cannot be a CRD's schema.
+	ReasonNotStructural = "NotStructural"
+)
+
+// Labels and annotations of the CRD of a published kind.
+const (
+	// LabelApplySetParentType marks the kind as one whose objects may be
+	// ApplySet parents, as kubectl requires of a parent's CRD.
+	LabelApplySetParentType = "applyset.kubernetes.io/is-parent-type"
+	// AnnotationAPIApproved is what the API server requires of a CRD in a
+	// group ending in .k8s.io or .kubernetes.io.
+	AnnotationAPIApproved = "api-approved.kubernetes.io"
+)
+
+// Error is a published kind's CRD that the API server would refuse, or
+// could not be built. Errs name field paths of the Bundle (spec.api...,
+// spec.schema..., values.schema.json...) and the rules broken; the
+// message never quotes a value.
+type Error struct {
+	// Reason is ReasonInvalidAPI or ReasonNotStructural.
+	Reason string
+	// Errs are the problems, each with its field path.
+	Errs field.ErrorList
+}
+
+// Error lists every problem as "path: type: rule".
+func (e *Error) Error() string {
+	what := "the published kind's api is invalid"
+	if e.Reason == ReasonNotStructural {
+		what = "the values schema cannot be the published kind's schema"
+	}
+	items := make([]string, 0, len(e.Errs))
+	for _, fe := range e.Errs {
+		s := fe.Field + ": " + fe.Type.String()
+		if fe.Detail != "" {
+			s += ": " + fe.Detail
+		}
+		items = append(items, s)
+	}
+	return what + ": " + strings.Join(items, "; ")
+}
+
+// Paths the values schema comes from, the roots of its errors.
+const (
+	sourceSchema     = "spec.schema"
+	sourceJSONSchema = "values.schema.json"
+)
+
+// CRD builds the CustomResourceDefinition of the kind a Bundle publishes
+// (spec.api must be set) and checks it as the API server's create
+// validation does: names, the structural schema, its defaults and CEL
+// rules, printer columns. A problem is an *Error; nothing else fails.
+//
+// The CRD is namespaced with one served and stored version and the status
+// subresource. Its schema is {apiVersion, kind, metadata, spec, status}:
+// spec is the values schema (spec.schema; else values.schema.json
+// converted from JSON Schema; else any object), with what values.yaml
+// provides not required; status is a Composition's status. Its printer
+// columns are spec.api.printerColumns, then Ready, Status and Age. It is
+// labelled LabelApplySetParentType and LabelBundle.
+func CRD(bundleName string, spec v1alpha1.BundleSpec) (*apiextensionsv1.CustomResourceDefinition, error) {
+	if spec.API == nil {
+		return nil, errors.New("the bundle publishes no kind: spec.api is not set")
+	}
+	errs := Validate(*spec.API)
+	for _, msg := range validation.IsValidLabelValue(bundleName) {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), bundleName, "labels the CRD of the kind it publishes: "+msg))
+	}
+	if len(errs) > 0 {
+		return nil, &Error{Reason: ReasonInvalidAPI, Errs: errs}
+	}
+	api := Defaulted(*spec.API)
+	values, source, err := valuesSchema(spec)
+	if err != nil {
+		return nil, err
+	}
+	if values.Description == "" {
+		values.Description = fmt.Sprintf("spec is the values stencil Bundle %s renders, merged over its values.yaml.", bundleName)
+	}
+	crd := build(bundleName, api, values)
+	if err := check(crd, api, source); err != nil {
+		return nil, err
+	}
+	return crd, nil
+}
+
+// build assembles the CRD.
+func build(bundleName string, api v1alpha1.BundleAPI, values *apiextensionsv1.JSONSchemaProps) *apiextensionsv1.CustomResourceDefinition {
+	status := StatusSchema()
+	root := apiextensionsv1.JSONSchemaProps{
+		Type: "object",
+		Description: fmt.Sprintf("%s is published by stencil Bundle %s: stencil renders the Bundle with spec as its values, "+
+			"keeps the result applied as an ApplySet whose parent is this object, and reports its readiness in status.", api.Kind, bundleName),
+		Properties: map[string]apiextensionsv1.JSONSchemaProps{
+			"apiVersion": {Type: "string", Description: "APIVersion defines the versioned schema of this representation of an object."},
+			"kind":       {Type: "string", Description: "Kind is a string value representing the REST resource this object represents."},
+			"metadata":   {Type: "object"},
+			"spec":       *values,
+			"status":     status,
+		},
+	}
+	if len(values.Required) > 0 {
+		root.Required = []string{"spec"}
+	}
+	cols := append([]apiextensionsv1.CustomResourceColumnDefinition{}, api.PrinterColumns...)
+	cols = append(cols, statusColumns()...)
+	cols = append(cols, apiextensionsv1.CustomResourceColumnDefinition{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"})
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		TypeMeta: metav1.TypeMeta{APIVersion: apiextensionsv1.SchemeGroupVersion.String(), Kind: "CustomResourceDefinition"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:   api.Plural + "." + api.Group,
+			Labels: map[string]string{LabelApplySetParentType: "true", LabelBundle: bundleName},
+		},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: api.Group,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{
+				Kind: api.Kind, ListKind: api.Kind + "List", Plural: api.Plural, Singular: strings.ToLower(api.Kind),
+				ShortNames: api.ShortNames, Categories: api.Categories,
+			},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name: api.Version, Served: true, Storage: true,
+				Schema:                   &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &root},
+				Subresources:             &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
+				AdditionalPrinterColumns: cols,
+			}},
+		},
+	}
+	if protectedGroup(api.Group) {
+		crd.Annotations = map[string]string{AnnotationAPIApproved: "unapproved, published by stencil Bundle " + bundleName}
+	}
+	return crd
+}
+
+// protectedGroup reports a group the API server reserves for APIs
+// reviewed by the Kubernetes project: a CRD in it needs
+// AnnotationAPIApproved, which may say it is unapproved.
+func protectedGroup(group string) bool {
+	return group == "k8s.io" || strings.HasSuffix(group, ".k8s.io") ||
+		group == "kubernetes.io" || strings.HasSuffix(group, ".kubernetes.io")
+}
+
+// valuesSchema is the schema of an instance's spec and the Bundle field
+// it comes from ("" when the bundle has no schema).
+func valuesSchema(spec v1alpha1.BundleSpec) (*apiextensionsv1.JSONSchemaProps, string, error) {
+	var s *apiextensionsv1.JSONSchemaProps
+	var source string
+	switch text, hasJSON := spec.Files[sourceJSONSchema]; {
+	case spec.Schema != nil && len(spec.Schema.Raw) > 0:
+		source = sourceSchema
+		s = &apiextensionsv1.JSONSchemaProps{}
+		if err := json.Unmarshal(spec.Schema.Raw, s); err != nil {
+			return nil, "", notStructural(field.Invalid(field.NewPath(sourceSchema), nil, "not an OpenAPI v3 schema: "+jsonErrorRule(err)))
+		}
+	case hasJSON:
+		source = sourceJSONSchema
+		var errs field.ErrorList
+		if s, errs = convertJSONSchema(text); len(errs) > 0 {
+			return nil, "", &Error{Reason: ReasonNotStructural, Errs: errs}
+		}
+	default:
+		t := true
+		return &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: &t}, "", nil
+	}
+	switch s.Type {
+	case "":
+		s.Type = "object"
+	case "object":
+	default:
+		return nil, "", notStructural(field.Invalid(field.NewPath(source, "type"), nil, "the values are an object: the schema's type must be object"))
+	}
+	defaults, err := valuesDefaults(spec.Files)
+	if err != nil {
+		return nil, "", err
+	}
+	relaxRequired(s, defaults)
+	return s, source, nil
+}
+
+func notStructural(errs ...*field.Error) *Error {
+	return &Error{Reason: ReasonNotStructural, Errs: errs}
+}
+
+// jsonErrorRule describes a JSON decoding error without the text it read.
+func jsonErrorRule(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("%s must not be a JSON %s", te.Field, te.Value)
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("JSON syntax error at byte %d", se.Offset)
+	}
+	return "not a JSON object"
+}
+
+// check validates the CRD as the API server does on create, and maps the
+// problems back to the Bundle's fields.
+func check(crd *apiextensionsv1.CustomResourceDefinition, api v1alpha1.BundleAPI, source string) error {
+	v1 := crd.DeepCopy()
+	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(v1)
+	var internal apiextensions.CustomResourceDefinition
+	if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(v1, &internal, nil); err != nil {
+		return &Error{Reason: ReasonInvalidAPI, Errs: field.ErrorList{field.InternalError(field.NewPath("spec", "api"), err)}}
+	}
+	errs := apiextensionsvalidation.ValidateCustomResourceDefinition(context.Background(), &internal)
+	if len(errs) == 0 {
+		return nil
+	}
+	reason := ReasonNotStructural
+	out := make(field.ErrorList, 0, len(errs))
+	for _, fe := range errs {
+		path, inSchema := bundlePath(fe.Field, api, source)
+		if !inSchema {
+			reason = ReasonInvalidAPI
+		}
+		out = append(out, &field.Error{Type: fe.Type, Field: path, Detail: fe.Detail})
+	}
+	return &Error{Reason: reason, Errs: out}
+}

@@ -1,0 +1,40 @@
+// Package publish turns a Bundle's spec.api into what the cluster needs to
+// serve the kind it publishes, and an instance of that kind into the
+// CompositionSpec it stands for. It is pure: no client, no cluster reads,
+// so the controller, `stencil bundle lint` and `stencil bundle rbac` agree.
+//
+// # Responsibilities
+//
+//   - Names: Defaulted fills in the version (v1alpha1) and the plural (the
+//     English plural of the lower-cased kind); CRDName and GVK name the CRD
+//     and the kind. Validate checks spec.api and reports field paths under
+//     spec.api.
+//   - The CRD (crd.go): CRD builds the CustomResourceDefinition stencil keeps
+//     for a published kind: namespaced, one served and stored version, the
+//     status subresource, the values schema as spec (the Bundle's
+//     spec.schema, or its values.schema.json converted from JSON Schema by
+//     jsonschema.go, or any object when it has neither), stencil's status
+//     (the Composition CRD's own status schema, generated into
+//     zz_generated.statusschema.go by hack/statusschema) and the printer
+//     columns. It then checks the CRD as the API server's create validation
+//     does (structural schema, defaults, CEL rules) and returns an *Error
+//     naming field paths, never values.
+//   - Instances (instance.go): InstanceSpec resolves an instance's
+//     effective CompositionSpec: the Bundle, the instance's spec as values,
+//     and the knobs (suspend, prune, deletion policy, service account) from
+//     spec.api.defaults overridden by the instance's stencil.dev/*
+//     annotations.
+//   - RBAC (rbac.go): ClusterRoles gives the ClusterRoles that let the
+//     controller serve a kind (aggregated into its stencil-apply role) and
+//     let namespace admins, editors and viewers use it (aggregated into the
+//     admin, edit and view roles).
+//
+// # Invariants
+//
+// What a Bundle holds is never changed: defaults are filled in on copies,
+// so `stencil bundle pack` prints the api as written. A required value
+// that the Bundle's values.yaml provides is not required of an instance:
+// rendering merges values.yaml under the instance's spec, as it does for a
+// Composition's values, so the same spec renders the same way through a
+// Composition and through the published kind.
+package publish

@@ -1,0 +1,87 @@
+package publish
+
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+)
+
+// LabelBundle labels the CRD of a published kind with the name of the
+// Bundle that publishes it.
+const LabelBundle = "stencil.dev/bundle"
+
+// Annotations an instance of a published kind may carry to override the
+// Bundle's spec.api.defaults.
+const (
+	// AnnotationSuspend is "true" or "false": spec.suspend of a Composition.
+	AnnotationSuspend = "stencil.dev/suspend"
+	// AnnotationPrune is "true" or "false": spec.prune of a Composition.
+	AnnotationPrune = "stencil.dev/prune"
+	// AnnotationDeletionPolicy is Delete or Orphan: spec.deletionPolicy of
+	// a Composition, what happens to the children when the instance goes.
+	AnnotationDeletionPolicy = "stencil.dev/deletion-policy"
+	// AnnotationServiceAccountName names a ServiceAccount of the instance's
+	// namespace: spec.serviceAccountName of a Composition.
+	AnnotationServiceAccountName = "stencil.dev/service-account-name"
+)
+
+// DefaultVersion is the version of a published kind whose api names none.
+const DefaultVersion = "v1alpha1"
+
+// Defaulted returns a copy of api with the version (DefaultVersion), the
+// plural (Plural of the kind) and the CRD's deletion policy (Orphan)
+// filled in when empty.
+func Defaulted(api v1alpha1.BundleAPI) v1alpha1.BundleAPI {
+	out := *api.DeepCopy()
+	if out.Version == "" {
+		out.Version = DefaultVersion
+	}
+	if out.Plural == "" {
+		out.Plural = Plural(out.Kind)
+	}
+	if out.DeletionPolicy == "" {
+		out.DeletionPolicy = v1alpha1.DeletionPolicyOrphan
+	}
+	return out
+}
+
+// Plural is the English plural of the lower-cased kind, as the resource
+// name of a kind is usually spelled: policy → policies, box → boxes,
+// match → matches, appservice → appservices, day → days.
+func Plural(kind string) string {
+	s := strings.ToLower(kind)
+	switch {
+	case s == "":
+		return ""
+	case strings.HasSuffix(s, "y") && len(s) > 1 && !strings.ContainsRune("aeiou", rune(s[len(s)-2])):
+		return s[:len(s)-1] + "ies"
+	case strings.HasSuffix(s, "s"), strings.HasSuffix(s, "x"), strings.HasSuffix(s, "z"),
+		strings.HasSuffix(s, "ch"), strings.HasSuffix(s, "sh"):
+		return s + "es"
+	default:
+		return s + "s"
+	}
+}
+
+// CRDName is the name of the CRD of the published kind: <plural>.<group>,
+// with the plural defaulted.
+func CRDName(api v1alpha1.BundleAPI) string {
+	d := Defaulted(api)
+	return d.Plural + "." + d.Group
+}
+
+// GVK is the group, version and kind of the published kind, with the
+// version defaulted.
+func GVK(api v1alpha1.BundleAPI) schema.GroupVersionKind {
+	d := Defaulted(api)
+	return schema.GroupVersionKind{Group: d.Group, Version: d.Version, Kind: d.Kind}
+}
+
+// GVR is the group, version and resource (the plural) of the published
+// kind, with the version and the plural defaulted.
+func GVR(api v1alpha1.BundleAPI) schema.GroupVersionResource {
+	d := Defaulted(api)
+	return schema.GroupVersionResource{Group: d.Group, Version: d.Version, Resource: d.Plural}
+}

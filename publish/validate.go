@@ -1,0 +1,131 @@
+package publish
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+)
+
+// apiPath is where a Bundle holds its api.
+var apiPath = field.NewPath("spec", "api")
+
+var (
+	kindRE    = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
+	versionRE = regexp.MustCompile(`^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$`)
+)
+
+// columnTypes are the types a CRD printer column may have.
+var columnTypes = sets.New("integer", "number", "string", "boolean", "date")
+
+// Validate checks a Bundle's api as written (before Defaulted) and
+// returns every problem with its field path under spec.api. The messages
+// say the rule broken; they quote a value only where it is one of the
+// api's own names.
+func Validate(api v1alpha1.BundleAPI) field.ErrorList {
+	var errs field.ErrorList
+	errs = append(errs, validateGroup(api.Group, apiPath.Child("group"))...)
+	switch {
+	case api.Kind == "":
+		errs = append(errs, field.Required(apiPath.Child("kind"), "the published kind's name, such as AppService"))
+	case len(api.Kind) > validation.DNS1035LabelMaxLength || !kindRE.MatchString(api.Kind):
+		errs = append(errs, field.Invalid(apiPath.Child("kind"), api.Kind, "must be CamelCase: an upper-case letter, then letters and digits, at most 63 characters"))
+	}
+	if api.Version != "" && (len(api.Version) > validation.DNS1035LabelMaxLength || !versionRE.MatchString(api.Version)) {
+		errs = append(errs, field.Invalid(apiPath.Child("version"), api.Version, "must be a Kubernetes API version such as v1, v2beta1 or v1alpha1"))
+	}
+	if api.Plural != "" {
+		errs = append(errs, dnsLabel(api.Plural, apiPath.Child("plural"))...)
+	} else if api.Kind != "" && len(Plural(api.Kind)) > validation.DNS1035LabelMaxLength {
+		errs = append(errs, field.Invalid(apiPath.Child("kind"), api.Kind, "too long for its plural to be a resource name: set plural"))
+	}
+	errs = append(errs, nameList(api.ShortNames, apiPath.Child("shortNames"))...)
+	errs = append(errs, nameList(api.Categories, apiPath.Child("categories"))...)
+	for i, c := range api.PrinterColumns {
+		errs = append(errs, validateColumn(c, apiPath.Child("printerColumns").Index(i))...)
+	}
+	errs = append(errs, deletionPolicy(api.DeletionPolicy, apiPath.Child("deletionPolicy"))...)
+	d := apiPath.Child("defaults")
+	errs = append(errs, deletionPolicy(api.Defaults.DeletionPolicy, d.Child("deletionPolicy"))...)
+	if sa := api.Defaults.ServiceAccountName; sa != "" {
+		for _, msg := range validation.IsDNS1123Subdomain(sa) {
+			errs = append(errs, field.Invalid(d.Child("serviceAccountName"), sa, msg))
+		}
+	}
+	return errs
+}
+
+// validateGroup: a DNS-1123 subdomain with a dot, not stencil's own.
+func validateGroup(group string, p *field.Path) field.ErrorList {
+	if group == "" {
+		return field.ErrorList{field.Required(p, "the published kind's API group, such as app.example.com")}
+	}
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1123Subdomain(group) {
+		errs = append(errs, field.Invalid(p, group, msg))
+	}
+	if !strings.Contains(group, ".") {
+		errs = append(errs, field.Invalid(p, group, "must contain a dot, as a CRD's group must (such as app.example.com)"))
+	}
+	if group == v1alpha1.GroupVersion.Group || strings.HasSuffix(group, "."+v1alpha1.GroupVersion.Group) {
+		errs = append(errs, field.Invalid(p, group, "stencil.dev and its subdomains are stencil's own"))
+	}
+	return errs
+}
+
+// dnsLabel checks a resource name, short name or category: the API
+// server requires DNS-1035 labels.
+func dnsLabel(s string, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1035Label(s) {
+		errs = append(errs, field.Invalid(p, s, msg))
+	}
+	return errs
+}
+
+func nameList(names []string, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	seen := sets.New[string]()
+	for i, n := range names {
+		if seen.Has(n) {
+			errs = append(errs, field.Duplicate(p.Index(i), n))
+		}
+		seen.Insert(n)
+		errs = append(errs, dnsLabel(n, p.Index(i))...)
+	}
+	return errs
+}
+
+func deletionPolicy(p v1alpha1.DeletionPolicy, path *field.Path) field.ErrorList {
+	switch p {
+	case "", v1alpha1.DeletionPolicyDelete, v1alpha1.DeletionPolicyOrphan:
+		return nil
+	}
+	return field.ErrorList{field.NotSupported(path, p, []v1alpha1.DeletionPolicy{v1alpha1.DeletionPolicyDelete, v1alpha1.DeletionPolicyOrphan})}
+}
+
+// validateColumn checks what a printer column needs before the API server
+// would look at it; reserved names are refused so Ready, Status and Age
+// (which every published kind shows) are not shown twice.
+func validateColumn(c apiextensionsv1.CustomResourceColumnDefinition, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch c.Name {
+	case "":
+		errs = append(errs, field.Required(p.Child("name"), "the column's heading"))
+	case "Ready", "Status", "Age":
+		errs = append(errs, field.Invalid(p.Child("name"), c.Name, fmt.Sprintf("every published kind shows a %s column already", c.Name)))
+	}
+	if !columnTypes.Has(c.Type) {
+		errs = append(errs, field.NotSupported(p.Child("type"), c.Type, sets.List(columnTypes)))
+	}
+	if !strings.HasPrefix(c.JSONPath, ".") {
+		errs = append(errs, field.Invalid(p.Child("jsonPath"), c.JSONPath, "must be a JSON path starting with a dot, such as .spec.image"))
+	}
+	return errs
+}
