@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -108,7 +109,12 @@ func (a *applier) apply(ctx context.Context, desired *unstructured.Unstructured)
 	live.SetGroupVersionKind(desired.GroupVersionKind())
 	err := a.reader.Get(ctx, client.ObjectKeyFromObject(desired), live)
 	if apierrors.IsNotFound(err) {
-		// The cache holds only labelled members and may lag: ask the server.
+		if res, done := a.create(ctx, desired); done {
+			return res
+		}
+		// It exists after all, with fields another manager set: read it
+		// live (the cache holds only labelled members, and may lag) and
+		// apply it as an existing object.
 		err = a.live.Get(ctx, client.ObjectKeyFromObject(desired), live)
 	}
 	switch {
@@ -153,13 +159,49 @@ func (a *applier) apply(ctx context.Context, desired *unstructured.Unstructured)
 	case live.GetResourceVersion() == applied.GetResourceVersion():
 		res.Action = Reapplied
 	}
-	if desired.GetKind() == "CustomResourceDefinition" && res.Action != Reapplied {
-		// Its group's schema changed: type its kinds afresh.
-		if group, _, _ := unstructured.NestedString(applied.Object, "spec", "group"); group != "" {
-			a.schemas.forgetGroup(group)
-		}
-	}
+	a.appliedCRD(applied, res.Action)
 	return res
+}
+
+// create applies an object the member reader does not hold, without
+// forcing ownership, and reports whether that settled it. Nearly always
+// the object does not exist and this creates it: no read precedes the
+// write. If it exists after all (the cache lags, or the object is not
+// labelled a member), every field stencil sets that another manager owns
+// with another value, such as another tool's ApplySet part-of label, is a
+// conflict, and the caller reads the object live and handles it as an
+// existing one (a member of another ApplySet is refused, anything else
+// taken over with forced ownership). Fields equal to stencil's are simply
+// shared, as a forced apply would share them.
+func (a *applier) create(ctx context.Context, desired *unstructured.Unstructured) (ApplyResult, bool) {
+	res := ApplyResult{Object: desired}
+	applied := desired.DeepCopy()
+	err := a.writer.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(FieldManager))
+	switch {
+	case apierrors.IsConflict(err):
+		return res, false
+	case err != nil:
+		res = res.fail(fmt.Errorf("apply %s: %w", ref(desired), redact(desired, err)))
+		res.Reason = terminalReason(err)
+		return res, true
+	}
+	res.UID, res.Action = applied.GetUID(), Created
+	if slices.ContainsFunc(applied.GetManagedFields(), func(f metav1.ManagedFieldsEntry) bool { return f.Manager != FieldManager }) {
+		res.Action = Configured // it existed, with fields of others
+	}
+	a.appliedCRD(applied, res.Action)
+	return res, true
+}
+
+// appliedCRD forgets the schemas of a CRD's group once stencil changed it:
+// its kinds are typed afresh.
+func (a *applier) appliedCRD(applied *unstructured.Unstructured, action Action) {
+	if applied.GetKind() != "CustomResourceDefinition" || action == Reapplied {
+		return
+	}
+	if group, _, _ := unstructured.NestedString(applied.Object, "spec", "group"); group != "" {
+		a.schemas.forgetGroup(group)
+	}
 }
 
 // ForeignMemberError reports a live object that is a member of another

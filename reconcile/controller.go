@@ -110,6 +110,9 @@ type CompositionReconciler struct {
 	// passes keeps what the last successful pass saw, so a pass that
 	// could change nothing only recomputes status (see passMemo).
 	passes passMemo
+	// parentVersions keeps the resourceVersion of each parent as this
+	// process last wrote or read it live (see recordedParent).
+	parentVersions versionMemo
 }
 
 // SetupWithManager registers the Composition and Bundle controllers and their indexes.
@@ -340,6 +343,7 @@ func (r *CompositionReconciler) forget(key types.NamespacedName) {
 	r.stalls.forget(key)
 	r.flaps.forget(key)
 	r.passes.forget(key)
+	r.parentVersions.forget(key)
 }
 
 // observeMembers reports the members of a pass that stopped early: those
@@ -359,19 +363,20 @@ func (r *CompositionReconciler) transient(s *scope, err error) (ctrl.Result, err
 	return ctrl.Result{}, err
 }
 
-// ensureParent reads the recorded inventory live and makes sure the
-// Composition carries its ApplySet id, tooling and finalizer.
+// ensureParent reads the recorded inventory and finalizer (see
+// recordedParent). Nothing is written yet: widen writes the finalizer, the
+// ApplySet id and tooling with the widened inventory, in one patch, before
+// anything is applied.
 func (r *CompositionReconciler) ensureParent(ctx context.Context, s *scope) (ctrl.Result, error) {
-	live, err := r.readParent(ctx, s.comp)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	s.parent, err = r.writeParent(ctx, s.comp, live, parentState{inventory: live.inventory, finalizer: true})
+	var err error
+	s.parent, err = r.recordedParent(ctx, s.comp)
 	return ctrl.Result{}, err
 }
 
-// widen records old ∪ new group-kinds and namespaces on the parent before
-// anything is applied, so a crash mid-apply leaves every member findable.
+// widen records old ∪ new group-kinds and namespaces on the parent, with
+// its finalizer, ApplySet id and tooling, before anything is applied, so a
+// crash mid-apply leaves every member findable and the parent undeletable
+// until its members are gone.
 func (r *CompositionReconciler) widen(ctx context.Context, s *scope) (ctrl.Result, error) {
 	if s.comp.ParentSpec().Suspend {
 		return ctrl.Result{}, nil
@@ -429,8 +434,15 @@ func (r *CompositionReconciler) patchStatus(ctx context.Context, s *scope) error
 	if equality.Semantic.DeepEqual(*s.comp.ParentStatus(), s.status) {
 		return nil
 	}
-	if err := writeStatus(ctx, r.Client, s.comp, s.status); err != nil && !apierrors.IsNotFound(err) {
+	if err := writeStatus(ctx, r.Client, s.comp, s.status); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
 		return fmt.Errorf("patch status of %s: %w", describe(s.comp), err)
 	}
+	// The response is the parent after this write, every earlier write of
+	// stencil included: the cache may be trusted at its version (see
+	// recordedParent).
+	r.parentVersions.put(client.ObjectKeyFromObject(s.comp), s.comp.GetResourceVersion())
 	return nil
 }

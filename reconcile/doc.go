@@ -75,8 +75,8 @@
 //     the generation last reconciled.
 //  2. Skip: when the Bundle revision, the render inputs and every live
 //     member are what the last successful pass saw (passMemo), only
-//     recompute the status from the cached members. Otherwise ensure the
-//     finalizer and the parent's id and tooling.
+//     recompute the status from the cached members. Otherwise read the
+//     recorded inventory (see Reads and writes).
 //  3. Render. A missing Bundle, a render or values error, or a refused
 //     object sets Stalled=True with the file:line or field path; nothing is
 //     applied and nothing is pruned; no retry until an input changes.
@@ -91,7 +91,8 @@
 //  6. Refuse to let a render of zero objects prune a set that has members
 //     (reason EmptyRender; see Prune safety).
 //  7. Widen the recorded group-kinds and namespaces to old ∪ new before any
-//     apply, so a crash mid-apply leaves every member findable.
+//     apply, so a crash mid-apply leaves every member findable; the same
+//     patch writes the finalizer, the ApplySet id and tooling.
 //  8. Apply: pre- hooks first, waited on; then the ordinary members;
 //     post- hooks once they are Current. CRDs are waited on until
 //     Established before later stages. A member written again and again
@@ -112,12 +113,49 @@
 // then not written again until its spec or its Bundle changes (Forbidden:
 // or a minute passes, since RBAC and quotas change without an event).
 //
+// # Reads and writes
+//
+// A pass reads what the caches answer and writes only what changes; what
+// each read trusts, and why that is safe:
+//
+//   - The recorded inventory comes from the cached parent when it is at
+//     the resourceVersion this process last wrote or read live
+//     (recordedParent): a resourceVersion names one state, so that cached
+//     object holds every widening stencil made, and anyone else's write
+//     shows as another version, read live once. After a restart the first
+//     pass of each parent reads it live.
+//   - An object the member cache does not hold is applied without forcing
+//     ownership and without a read first (applier.create): it nearly always
+//     does not exist. If it does (the cache lags, or it was never labelled),
+//     a field another manager set to another value, another ApplySet's
+//     part-of label among them, is a conflict, and only then is it read
+//     live and refused or taken over as before. Left open: of two parents
+//     that claim one object within the cache's lag (both through stencil's
+//     own field manager, so no conflict), the later takes it over where a
+//     read first would have refused it; the earlier then reports it as
+//     another ApplySet's member (ApplyFailed), and nothing is pruned.
+//   - The prune check lists members from the label-selected member cache
+//     for the kinds it watches (cachedPruner). A member the cache lacks yet
+//     is not pruned this pass, and the record never loses its kind or
+//     namespace because of it: a shrinking of the record is confirmed by a
+//     live listing (confirmDrops). A member listed from the cache is
+//     deleted only at the resourceVersion listed, so an object changed
+//     since (its label removed by hand) is never deleted on stale news.
+//   - Deleting a parent lists live: the finalizer goes only once the API
+//     server lists no member.
+//
+// A cold pass thus costs one live read of the parent, one apply per
+// member, one write of the parent's ApplySet metadata and one of its
+// status; a pass that finds everything in place writes nothing
+// (TestRequestsOfAPass).
+//
 // # Prune safety
 //
 // Pruning sits behind one gate (CompositionReconciler.prune): the render
 // was complete, every object was applied, the Composition is not suspended
-// and spec.prune is not false. Members are listed from the API server by the
-// part-of label over the recorded group-kinds and namespaces. A member is
+// and spec.prune is not false. Members are listed by the part-of label over
+// the recorded group-kinds and namespaces (from the member cache where it
+// holds the kind, see Reads and writes). A member is
 // deleted only if it was not just applied, is managed by the "stencil" field
 // manager (another controller may copy our label onto its objects), is not
 // annotated stencil.dev/prune: disabled, and then with a UID precondition,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -148,10 +149,58 @@ func (r *CompositionReconciler) readParent(ctx context.Context, comp Parent) (pa
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(comp), live); err != nil {
 		return parentState{}, fmt.Errorf("read %s: %w", describe(comp), err)
 	}
+	r.parentVersions.put(client.ObjectKeyFromObject(comp), live.ResourceVersion)
+	return stateOf(live, comp.GetNamespace()), nil
+}
+
+// recordedParent returns the parent's recorded inventory and finalizer:
+// from comp, the cached parent, when it is at the resourceVersion this
+// process last wrote or read live, and live (readParent) otherwise. A
+// resourceVersion names one state of the object, so a cached parent at the
+// version stencil last wrote holds everything stencil recorded, and what
+// anyone wrote since shows as another version: the cache is trusted
+// exactly when it cannot be behind stencil's own record. After a restart,
+// or after anyone else's write, the first pass reads live.
+func (r *CompositionReconciler) recordedParent(ctx context.Context, comp Parent) (parentState, error) {
+	if v := comp.GetResourceVersion(); v != "" && r.parentVersions.get(client.ObjectKeyFromObject(comp)) == v {
+		return stateOf(comp, comp.GetNamespace()), nil
+	}
+	return r.readParent(ctx, comp)
+}
+
+// stateOf is the ApplySet state a parent's metadata records.
+func stateOf(o metav1.Object, namespace string) parentState {
 	return parentState{
-		inventory: parseInventory(live.Annotations).normalize(comp.GetNamespace()),
-		finalizer: slices.Contains(live.Finalizers, Finalizer),
-	}, nil
+		inventory: parseInventory(o.GetAnnotations()).normalize(namespace),
+		finalizer: slices.Contains(o.GetFinalizers(), Finalizer),
+	}
+}
+
+// versionMemo keeps a resourceVersion per parent.
+type versionMemo struct {
+	mu       sync.Mutex
+	versions map[types.NamespacedName]string
+}
+
+func (m *versionMemo) get(key types.NamespacedName) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.versions[key]
+}
+
+func (m *versionMemo) put(key types.NamespacedName, version string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.versions == nil {
+		m.versions = map[types.NamespacedName]string{}
+	}
+	m.versions[key] = version
+}
+
+func (m *versionMemo) forget(key types.NamespacedName) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.versions, key)
 }
 
 // writeParent server-side-applies the ApplySet metadata (id label, tooling,
@@ -179,6 +228,7 @@ func (r *CompositionReconciler) writeParent(ctx context.Context, comp Parent, fr
 	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		return from, fmt.Errorf("write ApplySet metadata on %s: %w", describe(comp), err)
 	}
+	r.parentVersions.put(client.ObjectKeyFromObject(comp), u.GetResourceVersion())
 	// What was written joins the Composition's other labels and annotations,
 	// which templates read later in this pass.
 	labels, annotations := maps.Clone(comp.GetLabels()), maps.Clone(comp.GetAnnotations())
@@ -188,8 +238,8 @@ func (r *CompositionReconciler) writeParent(ctx context.Context, comp Parent, fr
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
-	maps.Copy(labels, u.GetLabels())
-	maps.Copy(annotations, u.GetAnnotations())
+	maps.Copy(labels, map[string]string{LabelApplySetID: id})
+	maps.Copy(annotations, map[string]string{AnnotationTooling: tooling, AnnotationGroupKinds: gks, AnnotationNamespaces: nss})
 	comp.SetLabels(labels)
 	comp.SetAnnotations(annotations)
 	return to, nil

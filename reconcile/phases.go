@@ -121,8 +121,10 @@ func failedApplies(results []ApplyResult) []ApplyResult {
 // applied (see prunable), except Helm hooks the render holds or that are
 // still running (see spare), orphans instead those annotated
 // helm.sh/resource-policy: keep, and shrinks the parent's inventory to what
-// is left. A delete the API server forbids stalls the Composition (reason
-// Forbidden) and keeps the member recorded.
+// is left. Members are listed from the member cache where it holds their
+// kind (see cachedPruner), and a shrinking of the inventory is confirmed
+// live first (see confirmDrops). A delete the API server forbids stalls the
+// Composition (reason Forbidden) and keeps the member recorded.
 func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Result, error) {
 	if s.comp.ParentSpec().Suspend || len(failedApplies(s.results)) > 0 || !ordinaryApplied(s) {
 		return ctrl.Result{}, nil
@@ -134,8 +136,9 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 	for _, res := range s.results {
 		keep[res.UID] = true
 	}
-	p := r.pruner(s)
+	p := r.cachedPruner(s)
 	listed := p.list(ctx, s.parent.inventory, s.comp.GetNamespace())
+	deleted := map[types.UID]bool{}
 	if len(listed.forbidden) > 0 {
 		return r.stallIfDenied(s, "Prune", r.denied(ctx, s.comp, "", listed.forbidden[0].gk, "list", listed.forbidden[0].namespace))
 	}
@@ -185,6 +188,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 		case conflict:
 			remaining = remaining.union(memberInventory(m))
 		default:
+			deleted[m.meta.UID] = true
 			prunesTotal.Inc()
 			r.Recorder.Eventf(s.comp, m.object(), "Normal", "Pruned", "Prune", "%s pruned", m.ref())
 		}
@@ -193,6 +197,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 		return ctrl.Result{}, fmt.Errorf("prune: %s", strings.Join(errs, "; "))
 	}
 	var err error
+	remaining = r.confirmDrops(ctx, s, s.parent.inventory, remaining, deleted)
 	s.parent, err = r.writeParent(ctx, s.comp, s.parent, parentState{inventory: remaining, finalizer: true})
 	if err != nil || denied == nil {
 		return ctrl.Result{}, err

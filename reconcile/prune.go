@@ -19,19 +19,27 @@ import (
 )
 
 // pruner finds and deletes the members of an ApplySet. Listing goes to the
-// API server (lister), never to a cache that may lag; deleting goes through
-// writer, which impersonates the Composition's ServiceAccount when it has one.
+// API server (lister), or, for the kinds cached says it holds, to the
+// label-selected member cache (see cachedList for why that is safe);
+// deleting goes through writer, which impersonates the Composition's
+// ServiceAccount when it has one.
 type pruner struct {
 	lister client.Reader
 	writer client.Client
 	mapper meta.RESTMapper
 	id     string
+	// cached, when set, lists the members of a kind from the cache and
+	// reports whether it could; nil lists everything live.
+	cached func(ctx context.Context, gvk schema.GroupVersionKind, namespace string, id string) ([]member, bool)
 }
 
 // member is one live object found by its part-of label.
 type member struct {
 	gvk  schema.GroupVersionKind
 	meta metav1.PartialObjectMetadata
+	// cached: listed from the cache, so deleted only at the
+	// resourceVersion listed (see deleteMember).
+	cached bool
 }
 
 // listResult is what listing a recorded inventory found.
@@ -74,6 +82,12 @@ func (p *pruner) list(ctx context.Context, inv inventory, parentNamespace string
 			scopes = []string{""}
 		}
 		for _, ns := range scopes {
+			if p.cached != nil {
+				if members, ok := p.cached(ctx, mapping.GroupVersionKind, ns, p.id); ok {
+					res.members = append(res.members, members...)
+					continue
+				}
+			}
 			list := &metav1.PartialObjectMetadataList{}
 			list.SetGroupVersionKind(mapping.GroupVersionKind.GroupVersion().WithKind(mapping.GroupVersionKind.Kind + "List"))
 			err := p.lister.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{LabelPartOf: p.id})
@@ -99,10 +113,88 @@ func (p *pruner) list(ctx context.Context, inv inventory, parentNamespace string
 }
 
 // pruner returns the pruner of a Composition's set: it lists as the
-// controller and deletes as the Composition's writer.
+// controller, live, and deletes as the Composition's writer. Finalizing
+// uses it: the finalizer goes only once a live listing finds nothing.
 func (r *CompositionReconciler) pruner(s *scope) *pruner {
 	return &pruner{lister: r.APIReader, writer: s.writer, mapper: r.Mapper,
 		id: parentID(s.comp)}
+}
+
+// cachedPruner is pruner listing, for the kinds whose watch has synced,
+// from the label-selected member cache: the prune check of a pass costs no
+// request. That is safe because of what each way of being wrong does:
+//
+//   - The cache may lack a member created a moment ago. It is not pruned
+//     this pass; it stays recorded because shrinking the record is
+//     confirmed live first (see confirmDrops), and its arrival in the
+//     cache brings the next pass, which prunes it.
+//   - The cache may hold a member that has since changed (its part-of
+//     label removed: orphaned by hand) or gone. Deleting one listed from
+//     the cache carries both its UID and its resourceVersion as
+//     preconditions, so only the object exactly as listed (labelled a
+//     member, managed by stencil) is ever deleted; any change since is a
+//     conflict, kept recorded and looked at again on the next pass.
+func (r *CompositionReconciler) cachedPruner(s *scope) *pruner {
+	p := r.pruner(s)
+	p.cached = r.cachedMembers
+	return p
+}
+
+// cachedMembers lists the members of one kind in one namespace ("" for
+// all) from the cache, when the kind's watch has synced.
+func (r *CompositionReconciler) cachedMembers(ctx context.Context, gvk schema.GroupVersionKind, namespace, id string) ([]member, bool) {
+	e, ok := r.watched.Load(gvk)
+	if !ok || !e.(*watchEntry).synced.Load() {
+		return nil, false
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	ctx, cancel := context.WithTimeout(ctx, cacheReadTimeout)
+	defer cancel()
+	if err := r.Cache.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels{LabelPartOf: id}); err != nil {
+		return nil, false
+	}
+	out := make([]member, 0, len(list.Items))
+	for i := range list.Items {
+		u := &list.Items[i]
+		m := member{gvk: gvk, cached: true}
+		m.meta.SetGroupVersionKind(gvk)
+		m.meta.SetNamespace(u.GetNamespace())
+		m.meta.SetName(u.GetName())
+		m.meta.SetUID(u.GetUID())
+		m.meta.SetResourceVersion(u.GetResourceVersion())
+		m.meta.SetLabels(u.GetLabels())
+		m.meta.SetAnnotations(u.GetAnnotations())
+		m.meta.SetManagedFields(u.GetManagedFields())
+		m.meta.SetDeletionTimestamp(u.GetDeletionTimestamp())
+		m.meta.SetFinalizers(u.GetFinalizers())
+		out = append(out, m)
+	}
+	return out, true
+}
+
+// confirmDrops checks, live, a shrinking of the recorded inventory from
+// recorded to remaining that a cached listing decided: every member a live
+// listing of the recorded inventory finds, other than those deleted this
+// pass, keeps its kind and namespace recorded. A member the cache did not
+// hold yet is never lost from the record, so it stays findable.
+func (r *CompositionReconciler) confirmDrops(ctx context.Context, s *scope, recorded, remaining inventory, deleted map[types.UID]bool) inventory {
+	rg, rn := recorded.normalize(s.comp.GetNamespace()).annotations()
+	mg, mn := remaining.normalize(s.comp.GetNamespace()).annotations()
+	if rg == mg && rn == mn {
+		return remaining
+	}
+	listed := r.pruner(s).list(ctx, recorded, s.comp.GetNamespace())
+	if len(listed.unlisted) > 0 {
+		// What could not be listed stays recorded, wherever it may be.
+		remaining = remaining.union(inventory{groupKinds: listed.unlisted, namespaces: recorded.namespaces})
+	}
+	for _, m := range listed.members {
+		if !deleted[m.meta.UID] {
+			remaining = remaining.union(memberInventory(m))
+		}
+	}
+	return remaining
 }
 
 // AnnotationAllowEmptyRender set to "true" on a Composition or on its
@@ -128,7 +220,7 @@ func (r *CompositionReconciler) guardEmptyRender(ctx context.Context, s *scope) 
 	if bundle.Annotations[AnnotationAllowEmptyRender] == "true" {
 		return ctrl.Result{}, nil
 	}
-	listed := r.pruner(s).list(ctx, s.parent.inventory, s.comp.GetNamespace())
+	listed := r.cachedPruner(s).list(ctx, s.parent.inventory, s.comp.GetNamespace())
 	var names []string
 	for _, m := range listed.members {
 		if owned(m) && m.meta.DeletionTimestamp == nil {
@@ -169,7 +261,8 @@ func owned(m member) bool {
 }
 
 // deleteMember deletes one member with a UID precondition, so an object
-// recreated under the same name since it was listed is never deleted. A 404
+// recreated under the same name since it was listed is never deleted, and
+// for a member listed from the cache a resourceVersion one too. A 404
 // (already gone) is success; a 409 (replaced) reports conflict so the caller
 // keeps its group-kind recorded and retries on the next pass.
 func (p *pruner) deleteMember(ctx context.Context, m member) (conflict bool, err error) {
@@ -177,7 +270,12 @@ func (p *pruner) deleteMember(ctx context.Context, m member) (conflict bool, err
 	obj.SetGroupVersionKind(m.gvk)
 	obj.SetNamespace(m.meta.Namespace)
 	obj.SetName(m.meta.Name)
-	err = p.writer.Delete(ctx, obj, client.Preconditions{UID: &m.meta.UID}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	pre := client.Preconditions{UID: &m.meta.UID}
+	if m.cached {
+		version := m.meta.ResourceVersion
+		pre.ResourceVersion = &version
+	}
+	err = p.writer.Delete(ctx, obj, pre, client.PropagationPolicy(metav1.DeletePropagationBackground))
 	switch {
 	case err == nil, apierrors.IsNotFound(err):
 		return false, nil

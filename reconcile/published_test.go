@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -162,6 +163,16 @@ func TestPublishedKind(t *testing.T) {
 	}
 	if v := crd.Spec.Versions[0]; v.Subresources == nil || v.Subresources.Status == nil {
 		t.Errorf("CRD version %s has no status subresource", v.Name)
+	}
+	var columns []string
+	for _, c := range crd.Spec.Versions[0].AdditionalPrinterColumns {
+		columns = append(columns, c.Name)
+	}
+	if !slices.Contains(columns, "Ready") || !slices.Contains(columns, "Status") {
+		t.Errorf("CRD printer columns %v, want Ready and Status as Compositions have", columns)
+	}
+	if !slices.Contains(crd.Spec.Names.ShortNames, "wd") {
+		t.Errorf("CRD short names %v, want wd", crd.Spec.Names.ShortNames)
 	}
 
 	// Admission checks the values: the API server refuses, naming the field.
@@ -388,4 +399,34 @@ func TestPublishedKindLifecycle(t *testing.T) {
 	gone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w-conf"}})
 	gone(t, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "gadgets." + group}})
 	gone(t, &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: b.Name}})
+}
+
+// TestPublishedKindSharded: the instances of a published kind follow the
+// shard label as Compositions do: the unsharded controller leaves an
+// instance labelled for shard a alone, and shard a's controller serves it.
+func TestPublishedKindSharded(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	group := "shard-" + ns + ".example.com"
+	grantKind(t, group, "gadgets")
+	b := bundle(t, "shard-"+ns, gadgetFiles(""), publishing(group))
+	bundleReady(t, b.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+
+	inst := gadget(group, ns, "g", `{"size":1}`)
+	inst.SetLabels(map[string]string{reconcile.LabelShard: "a"})
+	mustCreate(t, inst)
+	consistently(t, "the unsharded controller to leave shard a's instance alone", 2*time.Second, func() (bool, error) {
+		u := gadget(group, ns, "g", "")
+		if err := k.Get(ctx, client.ObjectKeyFromObject(u), u); err != nil {
+			return false, err
+		}
+		_, hasStatus := u.Object["status"]
+		err := k.Get(ctx, key(ns, "g-conf"), &corev1.ConfigMap{})
+		return !hasStatus && apierrors.IsNotFound(err), nil
+	})
+	startShard(t, "a")
+	instanceReady(t, group, ns, "g", metav1.ConditionTrue)
+	if err := k.Get(ctx, key(ns, "g-conf"), &corev1.ConfigMap{}); err != nil {
+		t.Errorf("shard a's instance has no ConfigMap: %v", err)
+	}
 }

@@ -224,12 +224,12 @@ func (r *CompositionReconciler) suspended(ctx context.Context, s *scope) (ctrl.R
 		msg = fmt.Sprintf("suspended: generation %d is not applied (generation %d was the last reconciled); nothing is written while spec.suspend is true", s.comp.GetGeneration(), last)
 	}
 	setSuspended(&s.status, s.comp.GetGeneration(), msg)
-	live, err := r.readParent(ctx, s.comp)
+	live, err := r.recordedParent(ctx, s.comp)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	s.parent = live
-	listed := r.pruner(s).list(ctx, live.inventory, s.comp.GetNamespace())
+	listed := r.cachedPruner(s).list(ctx, live.inventory, s.comp.GetNamespace())
 	objs := make([]*unstructured.Unstructured, 0, len(listed.members))
 	for _, m := range listed.members {
 		if !slices.ContainsFunc(m.meta.ManagedFields, func(f metav1.ManagedFieldsEntry) bool { return f.Manager == FieldManager }) {

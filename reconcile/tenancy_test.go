@@ -86,7 +86,9 @@ func TestForbiddenKind(t *testing.T) {
 		if err := k.Get(ctx, client.ObjectKeyFromObject(comp), comp); err != nil {
 			t.Fatal(err)
 		}
-		id := comp.Labels[reconcile.LabelApplySetID]
+		// The pass stalled before anything was applied, so the controller
+		// wrote no ApplySet metadata: write what it would have written.
+		id := reconcile.ApplySetID(comp.Name, comp.Namespace, reconcile.CompositionGroupKind)
 		leftover := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "v1", "kind": "ResourceQuota",
 			"metadata": map[string]any{"name": "leftover", "namespace": ns, "labels": map[string]any{reconcile.LabelPartOf: id}},
@@ -95,8 +97,12 @@ func TestForbiddenKind(t *testing.T) {
 		if err := k.Apply(ctx, client.ApplyConfigurationFromUnstructured(leftover), client.FieldOwner(reconcile.FieldManager)); err != nil {
 			t.Fatal(err)
 		}
-		comp.Annotations[reconcile.AnnotationGroupKinds] = "ConfigMap,ResourceQuota"
-		if err := k.Update(ctx, comp); err != nil {
+		parent := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "stencil.dev/v1alpha1", "kind": "Composition",
+			"metadata": map[string]any{"name": comp.Name, "namespace": ns, "labels": map[string]any{reconcile.LabelApplySetID: id},
+				"annotations": map[string]any{reconcile.AnnotationGroupKinds: "ConfigMap,ResourceQuota"}, "finalizers": []any{reconcile.Finalizer}},
+		}}
+		if err := k.Apply(ctx, client.ApplyConfigurationFromUnstructured(parent), client.FieldOwner(reconcile.FieldManager), client.ForceOwnership); err != nil {
 			t.Fatal(err)
 		}
 		if err := k.Delete(ctx, comp); err != nil {

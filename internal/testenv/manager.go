@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +38,17 @@ type Controller struct {
 	Done <-chan struct{}
 
 	renders sync.Map // "namespace/name" of a Composition → *atomic.Int64
+
+	mu       sync.Mutex
+	requests []string
+}
+
+// Requests returns every request the controller sent so far, in order, as
+// "METHOD /path?query".
+func (c *Controller) Requests() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.requests)
 }
 
 // Renders returns how many times the controller rendered the Composition
@@ -80,7 +92,7 @@ func StartShard(ctx context.Context, config *rest.Config, shard string) (*Contro
 		return nil, err
 	}
 	cfg := rest.CopyConfig(config)
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, &c.Writes} }
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, c} }
 	cfg.Wrap(reconcile.CountAPIRequests) // as `stencil controller` does
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
@@ -123,16 +135,19 @@ func StartShard(ctx context.Context, config *rest.Config, shard string) (*Contro
 	return c, nil
 }
 
-// countingTransport counts write requests.
+// countingTransport counts write requests and records every request.
 type countingTransport struct {
-	next   http.RoundTripper
-	writes *atomic.Int64
+	next http.RoundTripper
+	c    *Controller
 }
 
 func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method != http.MethodGet {
-		t.writes.Add(1)
+		t.c.Writes.Add(1)
 	}
+	t.c.mu.Lock()
+	t.c.requests = append(t.c.requests, req.Method+" "+req.URL.RequestURI())
+	t.c.mu.Unlock()
 	return t.next.RoundTrip(req)
 }
 
