@@ -230,6 +230,13 @@ func TestDifferentialExamples(t *testing.T) {
 			if err != nil {
 				t.Fatalf("plan: %v", err)
 			}
+			// Free what is cluster-wide (a Service's fixed nodePort) for
+			// the tests that apply the same examples later.
+			t.Cleanup(func() {
+				for _, u := range plan.Objects {
+					_ = k.Delete(context.Background(), u.DeepCopy())
+				}
+			})
 			for _, u := range plan.Objects {
 				what := u.GetKind() + "/" + u.GetName()
 				d.apply(u)
