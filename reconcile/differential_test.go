@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,44 +22,100 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/templates"
 )
 
-// examples loads every example bundle with its example Composition.
+// examples loads every example bundle with its example Composition: those
+// of examples/compositions, and for each instance of a published kind in
+// examples/instances a Composition of the bundle that publishes the kind,
+// with the instance's spec as values (the pipeline is one; the bundle's
+// api is left out, so the tests' Bundles publish nothing).
 func examples(t *testing.T) map[string]struct {
 	bundle *templates.Bundle
 	comp   *v1alpha1.Composition
 } {
 	t.Helper()
 	root := filepath.Join(testenv.Root(), "examples")
-	files, err := filepath.Glob(filepath.Join(root, "compositions", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no example Compositions (%v)", err)
-	}
 	out := map[string]struct {
 		bundle *templates.Bundle
 		comp   *v1alpha1.Composition
 	}{}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
+	load := func(name string) *templates.Bundle {
+		b, err := templates.Load(os.DirFS(filepath.Join(root, "bundles", name)), templates.LoadOptions{Name: name})
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("load bundle %s: %v", name, err)
 		}
+		return b
+	}
+	compositions, err := filepath.Glob(filepath.Join(root, "compositions", "*.yaml"))
+	if err != nil || len(compositions) == 0 {
+		t.Fatalf("no example Compositions (%v)", err)
+	}
+	for _, f := range compositions {
 		comp := &v1alpha1.Composition{}
-		if err := yaml.UnmarshalStrict(data, comp); err != nil {
+		if err := yaml.UnmarshalStrict(readFile(t, f), comp); err != nil {
 			t.Fatalf("%s: %v", f, err)
-		}
-		b, err := templates.Load(os.DirFS(filepath.Join(root, "bundles", comp.Spec.Bundle)), templates.LoadOptions{Name: comp.Spec.Bundle})
-		if err != nil {
-			t.Fatalf("load bundle %s: %v", comp.Spec.Bundle, err)
 		}
 		out[strings.TrimSuffix(filepath.Base(f), ".yaml")] = struct {
 			bundle *templates.Bundle
 			comp   *v1alpha1.Composition
-		}{b, comp}
+		}{load(comp.Spec.Bundle), comp}
+	}
+	publishers := map[schema.GroupVersionKind]string{}
+	dirs, err := os.ReadDir(filepath.Join(root, "bundles"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		if api := load(d.Name()).Spec().API; api != nil {
+			publishers[publish.GVK(publish.Defaulted(*api))] = d.Name()
+		}
+	}
+	instances, err := filepath.Glob(filepath.Join(root, "instances", "*.yaml"))
+	if err != nil || len(instances) == 0 {
+		t.Fatalf("no example instances (%v)", err)
+	}
+	for _, f := range instances {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(readFile(t, f), &u.Object); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		name, ok := publishers[u.GroupVersionKind()]
+		if !ok {
+			t.Fatalf("%s: no example bundle publishes %s", f, u.GroupVersionKind())
+		}
+		b := load(name)
+		spec := b.Spec()
+		spec.API = nil
+		unpublished, err := templates.LoadObject(&v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec})
+		if err != nil {
+			t.Fatalf("bundle %s without its api: %v", name, err)
+		}
+		comp := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Name: u.GetName()}, Spec: v1alpha1.CompositionSpec{Bundle: name}}
+		if v, ok := u.Object["spec"]; ok {
+			raw, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			comp.Spec.Values = &apiextensionsv1.JSON{Raw: raw}
+		}
+		out[strings.TrimSuffix(filepath.Base(f), ".yaml")] = struct {
+			bundle *templates.Bundle
+			comp   *v1alpha1.Composition
+		}{unpublished, comp}
 	}
 	return out
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 // differential compares stencil's local decision with the API server's
@@ -173,6 +230,13 @@ func TestDifferentialExamples(t *testing.T) {
 			if err != nil {
 				t.Fatalf("plan: %v", err)
 			}
+			// Free what is cluster-wide (a Service's fixed nodePort) for
+			// the tests that apply the same examples later.
+			t.Cleanup(func() {
+				for _, u := range plan.Objects {
+					_ = k.Delete(context.Background(), u.DeepCopy())
+				}
+			})
 			for _, u := range plan.Objects {
 				what := u.GetKind() + "/" + u.GetName()
 				d.apply(u)
