@@ -25,7 +25,8 @@ import (
 // additionalProperties is not false keeps unknown fields
 // (x-kubernetes-preserve-unknown-fields), as JSON Schema allows them; a
 // node with no type holds any value; ["T", "null"] is nullable T;
-// ["integer", "string"] is x-kubernetes-int-or-string; uniqueItems on a
+// ["integer", "string"] is x-kubernetes-int-or-string, and so is anyOf or
+// oneOf of such bare types; uniqueItems on a
 // list of scalars is x-kubernetes-list-type: set. x-kubernetes-* keywords
 // pass through. default is carried (the API server applies it at
 // admission; Helm treats it as an annotation).
@@ -106,7 +107,7 @@ func convertJSONSchema(text string) (*apiextensionsv1.JSONSchemaProps, field.Err
 
 // fail records a problem at a JSON pointer of the document.
 func (c *converter) fail(ptr, rule string) {
-	c.errs = append(c.errs, field.Invalid(field.NewPath(sourceJSONSchema+"#"+ptr), nil, rule))
+	c.errs = append(c.errs, field.Forbidden(field.NewPath(sourceJSONSchema+"#"+ptr), rule))
 }
 
 // node converts the schema at ptr. valueOnly is set under allOf, anyOf,
@@ -200,6 +201,10 @@ func (c *converter) keyword(out, s map[string]any, k, at string, valueOnly bool)
 			c.fail(at, k+" must be a list of schemas")
 			return
 		}
+		if types := typeAlternatives(s, k, list); types != nil {
+			c.typ(out, types, at)
+			return
+		}
 		conv := make([]any, len(list))
 		for i, sub := range list {
 			conv[i] = c.node(sub, at+"/"+strconv.Itoa(i), true)
@@ -233,6 +238,34 @@ func (c *converter) keyword(out, s map[string]any, k, at string, valueOnly bool)
 		// Other keywords are annotations, or unknown to JSON Schema,
 		// which ignores them: so does the CRD.
 	}
+}
+
+// typeAlternatives reads anyOf or oneOf of bare types, the way Helm
+// charts often spell a nullable or int-or-string value
+// ({"anyOf": [{"type": "string"}, {"type": "null"}]}), as the list of
+// those types, when the node says no type itself; nil otherwise.
+func typeAlternatives(s map[string]any, k string, list []any) []any {
+	if k == "allOf" || s["type"] != nil || len(list) < 2 {
+		return nil
+	}
+	var types []any
+	for _, alt := range list {
+		m, ok := alt.(map[string]any)
+		if !ok {
+			return nil
+		}
+		t, ok := m["type"].(string)
+		if !ok {
+			return nil
+		}
+		for key := range m {
+			if key != "type" && !annotationKeywords[key] && key != "description" {
+				return nil
+			}
+		}
+		types = append(types, t)
+	}
+	return types
 }
 
 func isCombinator(k string) bool {

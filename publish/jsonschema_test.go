@@ -42,6 +42,10 @@ func TestJSONSchemaConversion(t *testing.T) {
 			`{"type":"object","properties":{"any":{"description":"d","x-kubernetes-preserve-unknown-fields":true}}}`},
 		{"nullable", `{"type":"object","additionalProperties":false,"properties":{"a":{"type":["string","null"]}}}`,
 			`{"type":"object","properties":{"a":{"type":"string","nullable":true}}}`},
+		{"anyOf of a type and null, as Helm charts write nullable", `{"type":"object","additionalProperties":false,"properties":{"a":{"anyOf":[{"type":"string"},{"type":"null"}]}}}`,
+			`{"type":"object","properties":{"a":{"type":"string","nullable":true}}}`},
+		{"oneOf of integer and string", `{"type":"object","additionalProperties":false,"properties":{"port":{"oneOf":[{"type":"integer"},{"type":"string"}]}}}`,
+			`{"type":"object","properties":{"port":{"x-kubernetes-int-or-string":true}}}`},
 		{"int or string", `{"type":"object","additionalProperties":false,"properties":{"port":{"type":["string","integer"]}}}`,
 			`{"type":"object","properties":{"port":{"x-kubernetes-int-or-string":true}}}`},
 		{"map", `{"type":"object","additionalProperties":false,"properties":{"env":{"type":"object","additionalProperties":{"type":"string"}}}}`,
@@ -98,7 +102,8 @@ func TestJSONSchemaUnsupported(t *testing.T) {
 	tests := []struct {
 		name, schema, path string
 	}{
-		{"anyOf with types inside", `{"type":"object","properties":{"a":{"anyOf":[{"type":"string"},{"type":"integer"}]}}}`, "values.schema.json#/properties/a/anyOf/0/type"},
+		{"anyOf with types inside", `{"type":"object","properties":{"a":{"anyOf":[{"type":"string","minLength":2},{"type":"integer"}]}}}`, "values.schema.json#/properties/a/anyOf/0/type"},
+		{"anyOf of bare types the node also types", `{"type":"object","properties":{"a":{"type":"string","anyOf":[{"type":"string"},{"type":"null"}]}}}`, "values.schema.json#/properties/a/anyOf/0/type"},
 		{"oneOf with a default inside", `{"type":"object","oneOf":[{"default":1}]}`, "values.schema.json#/oneOf/0/default"},
 		{"remote $ref", `{"type":"object","properties":{"a":{"$ref":"https://example.com/s.json"}}}`, "values.schema.json#/properties/a/$ref"},
 		{"$ref to nothing", `{"type":"object","properties":{"a":{"$ref":"#/$defs/none"}}}`, "values.schema.json#/properties/a/$ref"},

@@ -23,8 +23,8 @@ import (
 )
 
 func newBundleCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
-	cmd := &cobra.Command{Use: "bundle", Short: "Author bundles: pack a folder into a Bundle, lint it"}
-	cmd.AddCommand(newPackCommand(), newLintCommand(kube))
+	cmd := &cobra.Command{Use: "bundle", Short: "Author bundles: pack a folder into a Bundle, lint it, print the RBAC of the kind it publishes"}
+	cmd.AddCommand(newPackCommand(), newLintCommand(kube), newRBACCommand())
 	return cmd
 }
 
@@ -87,8 +87,12 @@ func newLintCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
 then with each values file), then validates every object: against the API
 server's schema with a server-side dry-run apply when a cluster is
 reachable, and otherwise offline against the built-in kinds' schemas (so a
-misspelled field in a Deployment is caught). Every problem is printed with
-its location; the exit status is 1 when there is any.`,
+misspelled field in a Deployment is caught). When the bundle publishes a
+kind (api: in stencil.yaml), lint also builds the kind's
+CustomResourceDefinition and checks it as the API server would: the api
+itself, and that the values schema is structural, with valid defaults and
+CEL rules. Every problem is printed with its location; the exit status is
+1 when there is any.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			problems, err := runLint(cmd.Context(), kube, f, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -129,6 +133,7 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 	if hint := openAPIHint(b.Spec().Files[templates.SchemaFileJSON]); hint != "" {
 		fmt.Fprintf(stderr, "note: %s: %s\n", templates.SchemaFileJSON, hint)
 	}
+	problems := lintAPI(dir, b, out)
 	cases := []struct {
 		label  string
 		values *apiextensionsv1.JSON
@@ -152,7 +157,6 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 		return 0, err
 	}
 	defer pool.Close()
-	problems := 0
 	for _, c := range cases {
 		comp := &v1alpha1.Composition{
 			ObjectMeta: metav1.ObjectMeta{Name: "lint", Namespace: s.namespace},
