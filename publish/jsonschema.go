@@ -220,7 +220,11 @@ func (c *converter) keyword(out, s map[string]any, k, at string, valueOnly bool)
 		if b, _ := v.(bool); b {
 			c.uniqueItems(out, s, at)
 		}
-	case "description", "enum", "default", "minimum", "maximum", "multipleOf", "pattern", "format",
+	case "minimum", "maximum":
+		if _, numeric := s["exclusive"+strings.ToUpper(k[:1])+k[1:]].(float64); !numeric {
+			out[k] = v // else exclusive() keeps the stricter of the two
+		}
+	case "description", "enum", "default", "multipleOf", "pattern", "format",
 		"minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "required":
 		out[k] = v
 	case "title":
@@ -371,7 +375,8 @@ func (c *converter) exclusive(out, s map[string]any, k, at string) {
 		out[k] = v
 	case float64:
 		if b, ok := s[bound].(float64); ok && (bound == "minimum" && b > v || bound == "maximum" && b < v) {
-			return // the inclusive bound is stricter
+			out[bound] = b // the inclusive bound is stricter
+			return
 		}
 		out[bound] = v
 		out[k] = true
