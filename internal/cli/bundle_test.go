@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
@@ -283,5 +284,26 @@ func TestBundleRBAC(t *testing.T) {
 	_, errOut, code = stencil(t, "", "bundle", "rbac", bad)
 	if code == 0 || !strings.Contains(errOut, "stencil.yaml api.group: Invalid value: must contain a dot") {
 		t.Errorf("rbac of an invalid api: exit %d: %s", code, errOut)
+	}
+}
+
+// TestPackCarriesAPI: pack prints stencil.yaml's api as written: version
+// and plural stay empty (the controller defaults them).
+func TestPackCarriesAPI(t *testing.T) {
+	dir := appServiceFolder(t, "api:\n  group: app.example.com\n  kind: AppService\n  shortNames: [as]\n", `{"type":"object"}`)
+	out, errOut, code := stencil(t, "", "bundle", "pack", dir, "--name", "appservice")
+	if code != 0 {
+		t.Fatalf("pack: exit %d: %s", code, errOut)
+	}
+	b := &v1alpha1.Bundle{}
+	if err := yaml.UnmarshalStrict([]byte(out), b); err != nil {
+		t.Fatalf("pack output is not a Bundle: %v\n%s", err, out)
+	}
+	want := &v1alpha1.BundleAPI{Group: "app.example.com", Kind: "AppService", ShortNames: []string{"as"}}
+	if diff := cmp.Diff(want, b.Spec.API); diff != "" {
+		t.Errorf("packed spec.api (-want +got):\n%s", diff)
+	}
+	if _, ok := b.Spec.Files["stencil.yaml"]; ok {
+		t.Error("stencil.yaml packed as a file")
 	}
 }
