@@ -15,8 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/stencil-dev/stencil/api/v1alpha1"
 )
 
 // How long an access review's answer is trusted. An allowed answer is kept
@@ -177,10 +175,10 @@ func (a *accessChecker) controller(ctx context.Context) string {
 // denied describes a verb on a kind that the API server forbade: to the
 // ServiceAccount account of the Composition's namespace, or to the
 // controller itself when account is "".
-func (r *CompositionReconciler) denied(ctx context.Context, comp *v1alpha1.Composition, account string, gk schema.GroupKind, verb, ns string) *AccessDeniedError {
+func (r *CompositionReconciler) denied(ctx context.Context, comp Parent, account string, gk schema.GroupKind, verb, ns string) *AccessDeniedError {
 	e := &AccessDeniedError{Subject: r.access.controller(ctx), Verb: verb, Kind: gk.Kind, Resource: strings.ToLower(gk.Kind), Namespace: ns, Hint: hintController}
 	if account != "" {
-		e.Subject, e.Hint = "ServiceAccount "+comp.Namespace+"/"+account, hintAccount
+		e.Subject, e.Hint = "ServiceAccount "+comp.GetNamespace()+"/"+account, hintAccount
 	}
 	if m, err := r.Mapper.RESTMapping(gk); err == nil {
 		e.Resource = m.Resource.GroupResource().String()
@@ -223,11 +221,11 @@ func (a *accessChecker) whoAmI(ctx context.Context) string {
 // same render) are left to the apply itself.
 func (r *CompositionReconciler) authorize(ctx context.Context, s *scope) (ctrl.Result, error) {
 	sa := serviceAccount(s.comp, r.Options.DefaultServiceAccount)
-	if sa == "" || s.comp.Spec.Suspend {
+	if sa == "" || s.comp.ParentSpec().Suspend {
 		return ctrl.Result{}, nil
 	}
 	verbs := []string{"create", "patch"}
-	if s.comp.Spec.Prune == nil || *s.comp.Spec.Prune {
+	if s.comp.ParentSpec().Prune == nil || *s.comp.ParentSpec().Prune {
 		verbs = append(verbs, "delete")
 	}
 	type target struct {
@@ -248,7 +246,7 @@ func (r *CompositionReconciler) authorize(ctx context.Context, s *scope) (ctrl.R
 		if err != nil {
 			return ctrl.Result{}, fmt.Errorf("find the API of %s: %w", t.gvk.Kind, err)
 		}
-		if err := r.access.accountMay(ctx, s.comp.Namespace, sa, m, t.ns, verbs...); err != nil {
+		if err := r.access.accountMay(ctx, s.comp.GetNamespace(), sa, m, t.ns, verbs...); err != nil {
 			return r.stallIfDenied(s, "Authorize", err)
 		}
 	}
@@ -263,7 +261,7 @@ func (r *CompositionReconciler) stallIfDenied(s *scope, action string, err error
 	if !errors.As(err, &denied) {
 		return ctrl.Result{}, err
 	}
-	setStalled(&s.status, s.comp.Generation, ReasonForbidden, denied.Error())
+	setStalled(&s.status, s.comp.GetGeneration(), ReasonForbidden, denied.Error())
 	r.Recorder.Eventf(s.comp, nil, "Warning", ReasonForbidden, action, "%s", denied.Error())
 	s.done = true
 	return ctrl.Result{RequeueAfter: forbiddenRecheck}, nil

@@ -20,11 +20,8 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -124,7 +121,42 @@ type capabilitiesCache struct {
 	mu      sync.Mutex // serializes discovery
 	current atomic.Pointer[capabilitiesSnapshot]
 	stale   chan struct{} // holds one token when a watched object changed
-	changed chan event.GenericEvent
+	// subs are the controllers told of a change (subscribe): the
+	// Composition controller and those of the published kinds.
+	subsMu sync.Mutex
+	subs   map[chan event.GenericEvent]bool
+}
+
+// subscribe returns a channel told of each change of the
+// served APIs, until ctx ends.
+func (c *capabilitiesCache) subscribe(ctx context.Context) <-chan event.GenericEvent {
+	ch := make(chan event.GenericEvent, 1)
+	c.subsMu.Lock()
+	defer c.subsMu.Unlock()
+	if c.subs == nil {
+		c.subs = map[chan event.GenericEvent]bool{}
+	}
+	c.subs[ch] = true
+	context.AfterFunc(ctx, func() {
+		c.subsMu.Lock()
+		defer c.subsMu.Unlock()
+		delete(c.subs, ch)
+	})
+	return ch
+}
+
+// notify tells every subscriber that the served APIs changed. A
+// subscriber that has a notice pending has its requeue of every parent
+// pending already.
+func (c *capabilitiesCache) notify() {
+	c.subsMu.Lock()
+	defer c.subsMu.Unlock()
+	for ch := range c.subs {
+		select {
+		case ch <- event.GenericEvent{Object: &metav1.PartialObjectMetadata{}}:
+		default:
+		}
+	}
 }
 
 func newCapabilitiesCache(dc discovery.DiscoveryInterfaceWithContext, md metadata.Interface) *capabilitiesCache {
@@ -132,7 +164,6 @@ func newCapabilitiesCache(dc discovery.DiscoveryInterfaceWithContext, md metadat
 		discover: func(ctx context.Context) (*templates.Capabilities, error) { return DiscoverCapabilities(ctx, dc) },
 		metadata: md,
 		stale:    make(chan struct{}, 1),
-		changed:  make(chan event.GenericEvent, 1),
 	}
 }
 
@@ -224,10 +255,7 @@ func (c *capabilitiesCache) Start(ctx context.Context) error {
 			ctrl.LoggerFrom(ctx).Error(err, "refresh the served APIs; retrying")
 			c.markStale()
 		case changed:
-			select {
-			case c.changed <- event.GenericEvent{Object: &metav1.PartialObjectMetadata{}}:
-			default: // a requeue of every Composition is already pending
-			}
+			c.notify()
 		}
 	}
 }
@@ -253,14 +281,4 @@ func newManagerCapabilities(mgr ctrl.Manager) (*capabilitiesCache, error) {
 	}
 	c := newCapabilitiesCache(dc, md)
 	return c, mgr.Add(c)
-}
-
-// allCompositions maps a change of the served APIs to every Composition.
-func (r *CompositionReconciler) allCompositions(ctx context.Context, _ client.Object) []ctrlreconcile.Request {
-	var list v1alpha1.CompositionList
-	if err := r.Client.List(ctx, &list); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "list Compositions after the served APIs changed")
-		return nil
-	}
-	return requests(list)
 }

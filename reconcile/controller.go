@@ -89,8 +89,17 @@ type CompositionReconciler struct {
 	// failedRenders keeps renders that failed, so they are not run again
 	// until an input changes.
 	failedRenders renderMemo
-	writers       writerCache
-	readiness     readiness
+	writers       *writerCache
+	// readiness feeds stencil_compositions for the parents of every kind.
+	readiness *readiness
+	// kind is the published kind this reconciler serves, nil for
+	// Compositions; parents is the cache its parents are read from: the
+	// manager's for Compositions, the kind's own otherwise (see
+	// kindControllers).
+	kind    *publishedKind
+	parents cache.Cache
+	// kinds runs the controllers of the published kinds.
+	kinds *kindControllers
 	// stalls keeps terminal failures, so a Composition that failed for
 	// good is not written again until its inputs change.
 	stalls stallMemo
@@ -120,10 +129,13 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if err != nil {
 		return err
 	}
+	if err := mgr.Add(r.kinds); err != nil {
+		return fmt.Errorf("add the published kinds' controllers: %w", err)
+	}
 	c, err := builder.ControllerManagedBy(mgr).
-		For(&v1alpha1.Composition{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletingPredicate(), metadataChangedPredicate()))).
-		Watches(&v1alpha1.Bundle{}, handler.EnqueueRequestsFromMapFunc(r.compositionsOfBundle)).
-		WatchesRawSource(source.Channel(r.capabilities.changed, handler.EnqueueRequestsFromMapFunc(r.allCompositions))).
+		For(&v1alpha1.Composition{}, builder.WithPredicates(parentPredicates())).
+		Watches(&v1alpha1.Bundle{}, handler.EnqueueRequestsFromMapFunc(r.parentsOfBundle)).
+		WatchesRawSource(source.Channel(r.capabilities.subscribe(ctx), handler.EnqueueRequestsFromMapFunc(r.allParents))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.MaxConcurrentReconciles, 1)}).
 		Named("composition").
 		Build(r)
@@ -131,11 +143,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		return fmt.Errorf("build the Composition controller: %w", err)
 	}
 	r.controller = c
-	b := &BundleReconciler{Client: mgr.GetClient(), bundles: r.bundles}
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.Bundle{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Named("bundle").
-		Complete(b)
+	return setupBundleController(mgr, r)
 }
 
 // newCompositionReconciler returns the Composition reconciler of mgr, not
@@ -157,7 +165,7 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 	if err != nil {
 		return nil, err
 	}
-	return &CompositionReconciler{
+	r := &CompositionReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Cache:     mgr.GetCache(),
@@ -172,7 +180,18 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 
 		capabilities: caps,
 		schemas:      schemas,
-	}, nil
+		writers:      &writerCache{},
+		readiness:    &readiness{},
+		parents:      mgr.GetCache(),
+	}
+	r.kinds = newKindControllers(r)
+	return r, nil
+}
+
+// parentPredicates pass the changes of a parent that may change what a pass
+// does: its spec (generation), its deletion, and its labels and annotations.
+func parentPredicates() predicate.Predicate {
+	return predicate.Or(predicate.GenerationChangedPredicate{}, deletingPredicate(), metadataChangedPredicate())
 }
 
 // deletingPredicate passes updates that mark an object for deletion.
@@ -212,7 +231,7 @@ func without(m map[string]string, keys []string) map[string]string {
 
 // scope is the state of one reconcile pass.
 type scope struct {
-	comp   *v1alpha1.Composition
+	comp   Parent
 	status v1alpha1.CompositionStatus
 	writer client.Client
 	parent parentState
@@ -246,9 +265,9 @@ type phase func(ctx context.Context, s *scope) (ctrl.Result, error)
 // member set Stalled and return nil, so the Composition waits for its spec
 // or its Bundle to change (missing RBAC: or a minute; see forbiddenRecheck).
 func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
-	comp := &v1alpha1.Composition{}
-	if err := r.Client.Get(ctx, req.NamespacedName, comp); err != nil {
-		if apierrors.IsNotFound(err) {
+	comp, specErr, err := r.fetch(ctx, req.NamespacedName)
+	if err != nil || comp == nil {
+		if err == nil || apierrors.IsNotFound(err) {
 			r.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -256,16 +275,16 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	// The cache holds only this shard's Compositions; this guards a
 	// manager whose cache was built without the shard's selector, so
 	// another shard's Composition is never applied, pruned or finalized.
-	if !inShard(r.Options.Shard, comp.Labels) {
+	if !inShard(r.Options.Shard, comp.GetLabels()) {
 		r.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	// Status is rebuilt from what this pass observes. bundleRevision is the
 	// revision last rendered: a pass that renders nothing keeps it.
 	s := &scope{comp: comp, status: v1alpha1.CompositionStatus{
-		ObservedGeneration: comp.Generation,
-		BundleRevision:     comp.Status.BundleRevision,
-		Hooks:              comp.Status.Hooks.DeepCopy(), // the record of hooks run persists from pass to pass
+		ObservedGeneration: comp.GetGeneration(),
+		BundleRevision:     comp.ParentStatus().BundleRevision,
+		Hooks:              comp.ParentStatus().Hooks.DeepCopy(), // the record of hooks run persists from pass to pass
 	}, phases: phaseTimer{}}
 	defer func() {
 		s.phases.time(phaseStatus, func() { err = errors.Join(err, r.patchStatus(ctx, s)) })
@@ -273,14 +292,18 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		passesTotal.WithLabelValues(outcome(s, err)).Inc()
 	}()
 
+	if specErr != nil && comp.GetDeletionTimestamp().IsZero() {
+		r.stall(s, ReasonInvalid, specErr.Error())
+		return ctrl.Result{}, nil
+	}
 	if s.writer, err = r.writers.writerFor(r, comp); err != nil {
 		return r.transient(s, err)
 	}
-	if !comp.DeletionTimestamp.IsZero() {
+	if !comp.GetDeletionTimestamp().IsZero() {
 		s.deleting = true
 		return r.finalize(ctx, s)
 	}
-	if comp.Spec.Suspend {
+	if comp.ParentSpec().Suspend {
 		return r.suspended(ctx, s)
 	}
 	for _, p := range []struct {
@@ -312,7 +335,7 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 // forget drops what the reconciler remembers of a Composition that is gone
 // or has left this shard.
 func (r *CompositionReconciler) forget(key types.NamespacedName) {
-	r.readiness.forget(key)
+	r.readiness.forget(parentKey{kind: r.parentGVK().GroupKind(), NamespacedName: key})
 	r.failedRenders.forget(key)
 	r.stalls.forget(key)
 	r.flaps.forget(key)
@@ -332,7 +355,7 @@ func (r *CompositionReconciler) observeMembers(ctx context.Context, s *scope) {
 
 // transient records an error that a retry may fix and returns it for backoff.
 func (r *CompositionReconciler) transient(s *scope, err error) (ctrl.Result, error) {
-	setReconciling(&s.status, s.comp.Generation, ReasonReconcileFailed, err.Error())
+	setReconciling(&s.status, s.comp.GetGeneration(), ReasonReconcileFailed, err.Error())
 	return ctrl.Result{}, err
 }
 
@@ -350,7 +373,7 @@ func (r *CompositionReconciler) ensureParent(ctx context.Context, s *scope) (ctr
 // widen records old ∪ new group-kinds and namespaces on the parent before
 // anything is applied, so a crash mid-apply leaves every member findable.
 func (r *CompositionReconciler) widen(ctx context.Context, s *scope) (ctrl.Result, error) {
-	if s.comp.Spec.Suspend {
+	if s.comp.ParentSpec().Suspend {
 		return ctrl.Result{}, nil
 	}
 	var err error
@@ -358,51 +381,56 @@ func (r *CompositionReconciler) widen(ctx context.Context, s *scope) (ctrl.Resul
 	return ctrl.Result{}, err
 }
 
-// parentOf maps a member to the Composition whose ApplySet id it carries,
+// parentOf maps a member to the parent whose ApplySet id it carries,
 // through the shard-selected cache: a member of another shard maps to nothing.
 func (r *CompositionReconciler) parentOf(ctx context.Context, o client.Object) []ctrlreconcile.Request {
 	id := o.GetLabels()[LabelPartOf]
 	if id == "" {
 		return nil
 	}
-	var list v1alpha1.CompositionList
-	if err := r.Client.List(ctx, &list, client.MatchingFields{indexApplySetID: id}); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "list Compositions by ApplySet id", "id", id)
-		return nil
+	reqs, err := r.listParents(ctx, client.MatchingFields{indexApplySetID: id})
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "list parents by ApplySet id", "id", id)
 	}
-	return requests(list)
+	return reqs
 }
 
-// compositionsOfBundle maps a Bundle to the Compositions that render it.
-func (r *CompositionReconciler) compositionsOfBundle(ctx context.Context, o client.Object) []ctrlreconcile.Request {
-	var list v1alpha1.CompositionList
-	if err := r.Client.List(ctx, &list, client.MatchingFields{indexBundle: o.GetName()}); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "list Compositions by Bundle", "bundle", o.GetName())
+// parentsOfBundle maps a Bundle to the parents that render it: the
+// Compositions that name it, or every instance of the kind it publishes.
+func (r *CompositionReconciler) parentsOfBundle(ctx context.Context, o client.Object) []ctrlreconcile.Request {
+	var opts []client.ListOption
+	switch {
+	case r.kind == nil:
+		opts = append(opts, client.MatchingFields{indexBundle: o.GetName()})
+	case r.kind.bundle != o.GetName():
 		return nil
 	}
-	return requests(list)
+	reqs, err := r.listParents(ctx, opts...)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "list parents by Bundle", "bundle", o.GetName())
+	}
+	return reqs
 }
 
-func requests(list v1alpha1.CompositionList) []ctrlreconcile.Request {
-	out := make([]ctrlreconcile.Request, 0, len(list.Items))
-	for _, c := range list.Items {
-		out = append(out, ctrlreconcile.Request{NamespacedName: types.NamespacedName{Namespace: c.Namespace, Name: c.Name}})
+// allParents maps a change of the served APIs to every parent r serves.
+func (r *CompositionReconciler) allParents(ctx context.Context, _ client.Object) []ctrlreconcile.Request {
+	reqs, err := r.listParents(ctx)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "list parents after the served APIs changed")
 	}
-	return out
+	return reqs
 }
 
 // patchStatus writes the status once per pass, and only when it changed, so
 // a reconcile that finds nothing to do makes no write.
 func (r *CompositionReconciler) patchStatus(ctx context.Context, s *scope) error {
 	r.readiness.record(s.comp, s.status.Conditions)
-	keepTransitionTimes(&s.status, s.comp.Status.Conditions)
-	if equality.Semantic.DeepEqual(s.comp.Status, s.status) {
+	keepTransitionTimes(&s.status, s.comp.ParentStatus().Conditions)
+	if equality.Semantic.DeepEqual(*s.comp.ParentStatus(), s.status) {
 		return nil
 	}
-	orig := s.comp.DeepCopy()
-	s.comp.Status = s.status
-	if err := r.Client.Status().Patch(ctx, s.comp, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("patch status of Composition %s/%s: %w", s.comp.Namespace, s.comp.Name, err)
+	if err := writeStatus(ctx, r.Client, s.comp, s.status); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("patch status of %s: %w", describe(s.comp), err)
 	}
 	return nil
 }

@@ -38,11 +38,30 @@
 //     server-side apply and read live, never from the cache.
 //   - Prune and deletion, status (kstatus of every member, read from the
 //     label-selected cache), events and Prometheus metrics.
+//   - Parents of two kinds through one pipeline: a Composition, or an
+//     instance of a kind a Bundle publishes (spec.api; an Instance, whose
+//     spec is the values and whose knobs come from the Bundle's
+//     api.defaults and the instance's stencil.dev/* annotations). Every
+//     phase takes the small Parent interface both satisfy; only reading
+//     and writing the parent itself (reread, readParent, writeParent,
+//     writeStatus) knows the concrete kind. The ApplySet id comes from the
+//     parent's own kind and group, as kubectl computes it.
+//   - Published kinds (BundleReconciler, kindControllers): the Bundle
+//     controller server-side applies the kind's CRD (built and checked by
+//     package publish, labelled with its Bundle; a CRD of another Bundle,
+//     or not stencil's, is never touched), waits for it to be Established,
+//     checks that the controller may serve the kind, and starts a
+//     controller for it with its own cache of the kind's instances; the
+//     controller stops when the Bundle stops publishing the kind or is
+//     deleted. The CRD, and so every instance and their children, is
+//     deleted only with the Bundle and only when api.deletionPolicy is
+//     Delete (BundleFinalizer holds the Bundle until then).
 //   - Sharding (Options.Shard, ShardCacheOptions): the Composition cache
 //     holds only the controller's shard (stencil.dev/shard=NAME, or no such
 //     label when unsharded), so every way to a pass (the Composition's own
 //     watch, a member or a Bundle mapped to its Compositions) stays in the
-//     shard, and Reconcile refuses a Composition of another shard besides.
+//     shard, and Reconcile refuses a Composition of another shard besides;
+//     the cache of each published kind holds only the shard's instances.
 //     All the state of a Composition lives on it and its members, under
 //     one field manager, so the shard it moves to continues where the
 //     other stopped.
@@ -176,11 +195,11 @@ package reconcile
 //
 // +kubebuilder:rbac:groups=stencil.dev,resources=compositions;bundles,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=stencil.dev,resources=compositions/status;bundles/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=stencil.dev,resources=compositions/finalizers,verbs=update
+// +kubebuilder:rbac:groups=stencil.dev,resources=compositions/finalizers;bundles/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=impersonate
-// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=selfsubjectaccessreviews;subjectaccessreviews,verbs=create
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=selfsubjectreviews,verbs=create

@@ -44,12 +44,12 @@ func (r *CompositionReconciler) finalize(ctx context.Context, s *scope) (ctrl.Re
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	s.parent = live
-	setReconciling(&s.status, s.comp.Generation, ReasonDeleting, "deleting members")
+	setReconciling(&s.status, s.comp.GetGeneration(), ReasonDeleting, "deleting members")
 	r.passes.forget(client.ObjectKeyFromObject(s.comp))
-	if !s.comp.Spec.Suspend {
+	if !s.comp.ParentSpec().Suspend {
 		watched := r.watchInventory(ctx, live.inventory)
 		p := r.pruner(s)
-		listed := p.list(ctx, live.inventory, s.comp.Namespace)
+		listed := p.list(ctx, live.inventory, s.comp.GetNamespace())
 		var forbidden []schema.GroupKind
 		for _, f := range listed.forbidden {
 			forbidden = append(forbidden, f.gk)
@@ -61,7 +61,7 @@ func (r *CompositionReconciler) finalize(ctx context.Context, s *scope) (ctrl.Re
 		}
 		members := slices.DeleteFunc(listed.members, func(m member) bool { return !owned(m) })
 		var waiting bool
-		if s.comp.Spec.DeletionPolicy == v1alpha1.DeletionPolicyOrphan {
+		if s.comp.ParentSpec().DeletionPolicy == v1alpha1.DeletionPolicyOrphan {
 			err = r.orphan(ctx, s, members)
 		} else if members, err = r.orphanKept(ctx, s, members); err == nil {
 			waiting, err = r.deleteByRank(ctx, s, p, members)
@@ -78,7 +78,7 @@ func (r *CompositionReconciler) finalize(ctx context.Context, s *scope) (ctrl.Re
 	}
 	_, err = r.writeParent(ctx, s.comp, live, parentState{inventory: live.inventory, finalizer: false})
 	s.done = true
-	name := types.NamespacedName{Namespace: s.comp.Namespace, Name: s.comp.Name}
+	name := types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}
 	r.stalls.forget(name)
 	r.flaps.forget(name)
 	return ctrl.Result{}, err

@@ -72,12 +72,12 @@ func (h *hookRun) confirm(ctx context.Context) error {
 	if h.confirmed {
 		return nil
 	}
-	live := &v1alpha1.Composition{}
-	if err := h.r.APIReader.Get(ctx, client.ObjectKeyFromObject(h.s.comp), live); err != nil {
-		return fmt.Errorf("read the hook record of Composition %s/%s: %w", h.s.comp.Namespace, h.s.comp.Name, err)
+	live, err := reread(ctx, h.r.APIReader, h.s.comp)
+	if err != nil {
+		return fmt.Errorf("read the hook record of %s: %w", describe(h.s.comp), err)
 	}
 	h.confirmed = true
-	if rec := live.Status.Hooks; rec != nil && rec.Revision == h.rev {
+	if rec := live.ParentStatus().Hooks; rec != nil && rec.Revision == h.rev {
 		merged := rec.DeepCopy()
 		if mine := h.s.status.Hooks; mine != nil && mine.Revision == h.rev {
 			for _, c := range mine.Completed {
@@ -181,7 +181,7 @@ func (h *hookRun) run(ctx context.Context, hooks []*unstructured.Unstructured, g
 			h.r.stallTerminal(h.s, ReasonHookFailed, strings.Join(res.failed, "; "))
 			return false, nil
 		case len(res.waiting) > 0:
-			setReconciling(&h.s.status, h.s.comp.Generation, ReasonProgressing, "waiting for hooks: "+strings.Join(res.waiting, "; "))
+			setReconciling(&h.s.status, h.s.comp.GetGeneration(), ReasonProgressing, "waiting for hooks: "+strings.Join(res.waiting, "; "))
 			h.s.done = h.s.done || gate
 			return false, nil
 		}
@@ -332,16 +332,16 @@ func (h *hookRun) delete(ctx context.Context, live *unstructured.Unstructured) e
 // persist writes the hook record to the Composition's status at once (the
 // rest of the status is written at the end of the pass).
 func (h *hookRun) persist(ctx context.Context) error {
-	if equality.Semantic.DeepEqual(h.s.comp.Status.Hooks, h.s.status.Hooks) {
+	if equality.Semantic.DeepEqual(h.s.comp.ParentStatus().Hooks, h.s.status.Hooks) {
 		return nil
 	}
 	patch, err := json.Marshal(map[string]any{"status": map[string]any{"hooks": h.s.status.Hooks}})
 	if err != nil {
-		return fmt.Errorf("record the hooks of Composition %s/%s: %w", h.s.comp.Namespace, h.s.comp.Name, err)
+		return fmt.Errorf("record the hooks of Composition %s/%s: %w", h.s.comp.GetNamespace(), h.s.comp.GetName(), err)
 	}
-	if err := h.r.Client.Status().Patch(ctx, h.s.comp.DeepCopy(), client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("record the hooks of Composition %s/%s: %w", h.s.comp.Namespace, h.s.comp.Name, err)
+	if err := h.r.Client.Status().Patch(ctx, h.s.comp.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("record the hooks of Composition %s/%s: %w", h.s.comp.GetNamespace(), h.s.comp.GetName(), err)
 	}
-	h.s.comp.Status.Hooks = h.s.status.Hooks.DeepCopy()
+	h.s.comp.ParentStatus().Hooks = h.s.status.Hooks.DeepCopy()
 	return nil
 }

@@ -9,8 +9,6 @@ import (
 	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/stencil-dev/stencil/api/v1alpha1"
 )
 
 // Helm's annotations that stencil honours, and the one it adds to hooks.
@@ -140,8 +138,8 @@ func kept(o metav1.Object) bool {
 
 // hookRevision is the revision of a Composition's inputs that hooks run
 // once for: its generation and the Bundle's revision.
-func hookRevision(comp *v1alpha1.Composition, bundleRevision string) string {
-	return fmt.Sprintf("%d/%s", comp.Generation, bundleRevision)
+func hookRevision(comp Parent, bundleRevision string) string {
+	return fmt.Sprintf("%d/%s", comp.GetGeneration(), bundleRevision)
 }
 
 // ordinaryObjects returns the objects of a plan that are not hooks.

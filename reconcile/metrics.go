@@ -9,10 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
-
-	"github.com/stencil-dev/stencil/api/v1alpha1"
 )
 
 var (
@@ -139,7 +136,7 @@ func outcome(s *scope, err error) string {
 		return outcomeError
 	case s.deleting:
 		return outcomeDeleting
-	case s.comp.Spec.Suspend:
+	case s.comp.ParentSpec().Suspend:
 		return outcomeSuspended
 	case meta.IsStatusConditionTrue(s.status.Conditions, ConditionStalled):
 		return outcomeStalled
@@ -169,13 +166,13 @@ type readyState struct {
 // publish the gauge.
 type readiness struct {
 	mu        sync.Mutex
-	ready     map[types.NamespacedName]readyState
+	ready     map[parentKey]readyState
 	published map[readyState]bool
 	// gauge is stencil_compositions unless a test gives its own.
 	gauge *prometheus.GaugeVec
 }
 
-func (r *readiness) record(comp *v1alpha1.Composition, conds []metav1.Condition) {
+func (r *readiness) record(comp Parent, conds []metav1.Condition) {
 	st := readyState{status: metav1.ConditionUnknown}
 	if c := meta.FindStatusCondition(conds, ConditionReady); c != nil {
 		st = readyState{status: c.Status, reason: c.Reason}
@@ -186,13 +183,13 @@ func (r *readiness) record(comp *v1alpha1.Composition, conds []metav1.Condition)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ready == nil {
-		r.ready = map[types.NamespacedName]readyState{}
+		r.ready = map[parentKey]readyState{}
 	}
-	r.ready[types.NamespacedName{Namespace: comp.Namespace, Name: comp.Name}] = st
+	r.ready[keyOfParent(comp)] = st
 	r.publish()
 }
 
-func (r *readiness) forget(key types.NamespacedName) {
+func (r *readiness) forget(key parentKey) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.ready, key)

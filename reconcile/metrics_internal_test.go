@@ -101,8 +101,8 @@ func TestReadinessGauge(t *testing.T) {
 	check("after five records")
 
 	r.record(comp("c"), cond(metav1.ConditionTrue, ReasonReady))
-	r.forget(types.NamespacedName{Namespace: "ns", Name: "d"})
-	r.forget(types.NamespacedName{Namespace: "ns", Name: "a"})
+	r.forget(parentKey{kind: CompositionGroupKind, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "d"}})
+	r.forget(parentKey{kind: CompositionGroupKind, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}})
 	want = map[[2]string]float64{
 		{"True", ReasonReady}: 2, {"Unknown", ""}: 1, {"True", ""}: 0, {"False", ""}: 0,
 	}

@@ -6,11 +6,129 @@ import (
 	"maps"
 	"slices"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 )
+
+// Parent is an ApplySet parent stencil reconciles: a Composition, or an
+// instance of a kind a Bundle publishes (Instance). The pipeline reads the
+// parent's metadata, effective spec and last status through it, and never
+// its concrete type, except where it reads or writes the parent itself
+// (reread, readParent, writeParent, writeStatus).
+type Parent interface {
+	client.Object
+	// ParentGVK is the parent's kind: its group and kind name the ApplySet id.
+	ParentGVK() schema.GroupVersionKind
+	// ParentSpec is what to reconcile: the Bundle, the values and the knobs.
+	ParentSpec() *v1alpha1.CompositionSpec
+	// ParentStatus is the status the parent holds, as last written.
+	ParentStatus() *v1alpha1.CompositionStatus
+}
+
+var (
+	_ Parent = (*v1alpha1.Composition)(nil)
+	_ Parent = (*Instance)(nil)
+)
+
+// Instance is an instance of a kind a Bundle publishes, as a Parent: its
+// spec is the values, and its knobs come from the Bundle's api.defaults and
+// the instance's stencil.dev/* annotations (see publish.InstanceSpec); its
+// status is stencil's CompositionStatus.
+type Instance struct {
+	*unstructured.Unstructured
+	spec   v1alpha1.CompositionSpec
+	status v1alpha1.CompositionStatus
+}
+
+// NewInstance wraps obj, an instance of a published kind, with its
+// effective spec. Its status is decoded from obj; a status stencil cannot
+// decode counts as none (stencil rebuilds it each pass).
+func NewInstance(obj *unstructured.Unstructured, spec v1alpha1.CompositionSpec) *Instance {
+	in := &Instance{Unstructured: obj, spec: spec}
+	if st, ok := obj.Object["status"].(map[string]any); ok {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(st, &in.status); err != nil {
+			in.status = v1alpha1.CompositionStatus{}
+		}
+	}
+	return in
+}
+
+// ParentGVK returns the instance's published kind.
+func (in *Instance) ParentGVK() schema.GroupVersionKind { return in.GroupVersionKind() }
+
+// ParentSpec returns the instance's effective spec.
+func (in *Instance) ParentSpec() *v1alpha1.CompositionSpec { return &in.spec }
+
+// ParentStatus returns the instance's status, as last written.
+func (in *Instance) ParentStatus() *v1alpha1.CompositionStatus { return &in.status }
+
+// parentKey identifies a parent of any kind.
+type parentKey struct {
+	kind schema.GroupKind
+	types.NamespacedName
+}
+
+// keyOfParent returns p's key.
+func keyOfParent(p Parent) parentKey {
+	return parentKey{kind: p.ParentGVK().GroupKind(), NamespacedName: client.ObjectKeyFromObject(p)}
+}
+
+// describe names a parent in messages: "Composition team-a/shop".
+func describe(p Parent) string {
+	return p.ParentGVK().Kind + " " + p.GetNamespace() + "/" + p.GetName()
+}
+
+// parentID is the ApplySet id of a parent.
+func parentID(p Parent) string {
+	return ApplySetID(p.GetName(), p.GetNamespace(), p.ParentGVK().GroupKind())
+}
+
+// reread reads p again through reader, as the same kind of Parent.
+func reread(ctx context.Context, reader client.Reader, p Parent) (Parent, error) {
+	switch p := p.(type) {
+	case *v1alpha1.Composition:
+		live := &v1alpha1.Composition{}
+		if err := reader.Get(ctx, client.ObjectKeyFromObject(p), live); err != nil {
+			return nil, err
+		}
+		return live, nil
+	case *Instance:
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(p.GroupVersionKind())
+		if err := reader.Get(ctx, client.ObjectKeyFromObject(p), live); err != nil {
+			return nil, err
+		}
+		return NewInstance(live, p.spec), nil
+	}
+	return nil, fmt.Errorf("read %s: unknown kind of parent %T", describe(p), p)
+}
+
+// writeStatus patches p's status to st (a merge patch from what p holds),
+// and keeps st as p's status.
+func writeStatus(ctx context.Context, c client.Client, p Parent, st v1alpha1.CompositionStatus) error {
+	switch p := p.(type) {
+	case *v1alpha1.Composition:
+		orig := p.DeepCopy()
+		p.Status = st
+		return c.Status().Patch(ctx, p, client.MergeFrom(orig))
+	case *Instance:
+		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
+		if err != nil {
+			return err
+		}
+		orig := p.Unstructured.DeepCopy()
+		p.Object["status"] = content
+		p.status = st
+		return c.Status().Patch(ctx, p.Unstructured, client.MergeFrom(orig))
+	}
+	return fmt.Errorf("unknown kind of parent %T", p)
+}
 
 // Finalizer keeps a Composition until its members are deleted or orphaned.
 const Finalizer = "stencil.dev/finalizer"
@@ -21,16 +139,17 @@ type parentState struct {
 	finalizer bool
 }
 
-// readParent reads the Composition's recorded inventory and finalizer from
-// the API server: never from the cache, which may not have seen the last
-// widening yet.
-func (r *CompositionReconciler) readParent(ctx context.Context, comp *v1alpha1.Composition) (parentState, error) {
-	live := &v1alpha1.Composition{}
+// readParent reads the parent's recorded inventory and finalizer from the
+// API server (its metadata only): never from the cache, which may not have
+// seen the last widening yet.
+func (r *CompositionReconciler) readParent(ctx context.Context, comp Parent) (parentState, error) {
+	live := &metav1.PartialObjectMetadata{}
+	live.SetGroupVersionKind(comp.ParentGVK())
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(comp), live); err != nil {
-		return parentState{}, fmt.Errorf("read Composition %s/%s: %w", comp.Namespace, comp.Name, err)
+		return parentState{}, fmt.Errorf("read %s: %w", describe(comp), err)
 	}
 	return parentState{
-		inventory: parseInventory(live.Annotations).normalize(comp.Namespace),
+		inventory: parseInventory(live.Annotations).normalize(comp.GetNamespace()),
 		finalizer: slices.Contains(live.Finalizers, Finalizer),
 	}, nil
 }
@@ -38,31 +157,31 @@ func (r *CompositionReconciler) readParent(ctx context.Context, comp *v1alpha1.C
 // writeParent server-side-applies the ApplySet metadata (id label, tooling,
 // group-kinds and namespaces annotations, finalizer) to the Composition, when
 // it differs from what was read (from). It returns the new state.
-func (r *CompositionReconciler) writeParent(ctx context.Context, comp *v1alpha1.Composition, from, to parentState) (parentState, error) {
-	to.inventory = to.inventory.normalize(comp.Namespace)
-	id := ApplySetID(comp.Name, comp.Namespace, CompositionGroupKind)
+func (r *CompositionReconciler) writeParent(ctx context.Context, comp Parent, from, to parentState) (parentState, error) {
+	to.inventory = to.inventory.normalize(comp.GetNamespace())
+	id := parentID(comp)
 	tooling := "stencil/" + r.Options.Version
 	gks, nss := to.inventory.annotations()
 	fromGKs, fromNSs := from.inventory.annotations()
 	if from.finalizer == to.finalizer && gks == fromGKs && nss == fromNSs &&
-		comp.Labels[LabelApplySetID] == id && comp.Annotations[AnnotationTooling] == tooling {
+		comp.GetLabels()[LabelApplySetID] == id && comp.GetAnnotations()[AnnotationTooling] == tooling {
 		return to, nil
 	}
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("Composition"))
-	u.SetNamespace(comp.Namespace)
-	u.SetName(comp.Name)
+	u.SetGroupVersionKind(comp.ParentGVK())
+	u.SetNamespace(comp.GetNamespace())
+	u.SetName(comp.GetName())
 	u.SetLabels(map[string]string{LabelApplySetID: id})
 	u.SetAnnotations(map[string]string{AnnotationTooling: tooling, AnnotationGroupKinds: gks, AnnotationNamespaces: nss})
 	if to.finalizer {
 		u.SetFinalizers([]string{Finalizer})
 	}
 	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-		return from, fmt.Errorf("write ApplySet metadata on Composition %s/%s: %w", comp.Namespace, comp.Name, err)
+		return from, fmt.Errorf("write ApplySet metadata on %s: %w", describe(comp), err)
 	}
 	// What was written joins the Composition's other labels and annotations,
 	// which templates read later in this pass.
-	labels, annotations := maps.Clone(comp.Labels), maps.Clone(comp.Annotations)
+	labels, annotations := maps.Clone(comp.GetLabels()), maps.Clone(comp.GetAnnotations())
 	if labels == nil {
 		labels = map[string]string{}
 	}
@@ -71,6 +190,7 @@ func (r *CompositionReconciler) writeParent(ctx context.Context, comp *v1alpha1.
 	}
 	maps.Copy(labels, u.GetLabels())
 	maps.Copy(annotations, u.GetAnnotations())
-	comp.Labels, comp.Annotations = labels, annotations
+	comp.SetLabels(labels)
+	comp.SetAnnotations(annotations)
 	return to, nil
 }

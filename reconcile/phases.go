@@ -25,7 +25,7 @@ import (
 // (read live), the post- hooks. Then the pass's writes are checked for a
 // member that flaps.
 func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Result, error) {
-	if s.comp.Spec.Suspend {
+	if s.comp.ParentSpec().Suspend {
 		return ctrl.Result{}, nil
 	}
 	reader := memberReader{r}
@@ -64,7 +64,7 @@ func (r *CompositionReconciler) applyStages(ctx context.Context, s *scope, a *ap
 			continue
 		}
 		if pending := waitEstablished(ctx, a.reader, stage); len(pending) > 0 {
-			setReconciling(&s.status, s.comp.Generation, ReasonProgressing,
+			setReconciling(&s.status, s.comp.GetGeneration(), ReasonProgressing,
 				fmt.Sprintf("waiting for CustomResourceDefinitions to be Established: %s", strings.Join(pending, ", ")))
 			s.done = true
 			return false
@@ -100,7 +100,7 @@ func (r *CompositionReconciler) recordApplies(s *scope, results []ApplyResult) {
 // detectFlapping records the pass's writes and stalls the Composition,
 // until its inputs change, when one member flaps (see flapDetector).
 func (r *CompositionReconciler) detectFlapping(s *scope) ctrl.Result {
-	name := types.NamespacedName{Namespace: s.comp.Namespace, Name: s.comp.Name}
+	name := types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}
 	f, ok := r.flaps.record(name, inputKey(s.comp, s.plan.BundleRevision), s.results, time.Now())
 	if !ok {
 		return ctrl.Result{}
@@ -124,10 +124,10 @@ func failedApplies(results []ApplyResult) []ApplyResult {
 // is left. A delete the API server forbids stalls the Composition (reason
 // Forbidden) and keeps the member recorded.
 func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Result, error) {
-	if s.comp.Spec.Suspend || len(failedApplies(s.results)) > 0 || !ordinaryApplied(s) {
+	if s.comp.ParentSpec().Suspend || len(failedApplies(s.results)) > 0 || !ordinaryApplied(s) {
 		return ctrl.Result{}, nil
 	}
-	if s.comp.Spec.Prune != nil && !*s.comp.Spec.Prune {
+	if s.comp.ParentSpec().Prune != nil && !*s.comp.ParentSpec().Prune {
 		return ctrl.Result{}, nil
 	}
 	keep := make(map[types.UID]bool, len(s.results))
@@ -135,7 +135,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 		keep[res.UID] = true
 	}
 	p := r.pruner(s)
-	listed := p.list(ctx, s.parent.inventory, s.comp.Namespace)
+	listed := p.list(ctx, s.parent.inventory, s.comp.GetNamespace())
 	if len(listed.forbidden) > 0 {
 		return r.stallIfDenied(s, "Prune", r.denied(ctx, s.comp, "", listed.forbidden[0].gk, "list", listed.forbidden[0].namespace))
 	}
@@ -230,9 +230,9 @@ func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Res
 	members := memberStatuses(ctx, memberReader{r}, ordinaryObjects(s.plan.Objects))
 	failed := failedApplies(s.results)
 	if len(failed) == 0 {
-		summarize(&s.status, s.comp.Generation, members)
+		summarize(&s.status, s.comp.GetGeneration(), members)
 		if pending := pendingPostHooks(s); len(pending) > 0 && meta.IsStatusConditionTrue(s.status.Conditions, ConditionReady) {
-			setReconciling(&s.status, s.comp.Generation, ReasonProgressing,
+			setReconciling(&s.status, s.comp.GetGeneration(), ReasonProgressing,
 				fmt.Sprintf("%s; waiting for hooks: %s", s.status.Summary, strings.Join(pending, ", ")))
 		}
 		return ctrl.Result{}, nil

@@ -74,8 +74,8 @@ type LiveComposition struct {
 // reads the same annotation live before it renders, applies the same rule
 // (installed); `stencil render` and `stencil diff` call Live on the live
 // Composition of the same name.
-func Live(comp *v1alpha1.Composition) *LiveComposition {
-	return &LiveComposition{UID: comp.UID, Installed: installed(parseInventory(comp.Annotations))}
+func Live(comp Parent) *LiveComposition {
+	return &LiveComposition{UID: comp.GetUID(), Installed: installed(parseInventory(comp.GetAnnotations()))}
 }
 
 // installed is the rule of LiveComposition.Installed.
@@ -108,6 +108,14 @@ func userMetadata(m map[string]string) map[string]string {
 	return out
 }
 
+// inputGroupKind is the group-kind of the parent a render is for.
+func inputGroupKind(c templates.CompositionInfo) schema.GroupKind {
+	if c.Kind == "" {
+		return CompositionGroupKind
+	}
+	return schema.FromAPIVersionAndKind(c.APIVersion, c.Kind).GroupKind()
+}
+
 // RenderInput is the one function that builds what a Composition gives its
 // bundle's templates, for the controller and for `stencil render`,
 // `stencil diff` and `stencil bundle lint` alike, so what they show is
@@ -123,14 +131,16 @@ func userMetadata(m map[string]string) map[string]string {
 //     uid or status comp carries;
 //   - .Capabilities is caps: discovered from the cluster
 //     (DiscoverCapabilities), or OfflineCapabilities without one.
-func RenderInput(comp *v1alpha1.Composition, live *LiveComposition, caps *templates.Capabilities) templates.Input {
+func RenderInput(comp Parent, live *LiveComposition, caps *templates.Capabilities) templates.Input {
 	in := templates.Input{
-		Values: comp.Spec.Values,
+		Values: comp.ParentSpec().Values,
 		Composition: templates.CompositionInfo{
-			Name:        comp.Name,
-			Namespace:   comp.Namespace,
-			Labels:      userMetadata(comp.Labels),
-			Annotations: userMetadata(comp.Annotations),
+			APIVersion:  comp.ParentGVK().GroupVersion().String(),
+			Kind:        comp.ParentGVK().Kind,
+			Name:        comp.GetName(),
+			Namespace:   comp.GetNamespace(),
+			Labels:      userMetadata(comp.GetLabels()),
+			Annotations: userMetadata(comp.GetAnnotations()),
 		},
 		Capabilities: caps,
 	}
@@ -149,7 +159,7 @@ func (r *CompositionReconciler) renderInput(ctx context.Context, s *scope) (temp
 	if err != nil {
 		return templates.Input{}, "", err
 	}
-	live := &LiveComposition{UID: s.comp.UID, Installed: installed(s.parent.inventory)}
+	live := &LiveComposition{UID: s.comp.GetUID(), Installed: installed(s.parent.inventory)}
 	return RenderInput(s.comp, live, caps.caps), caps.revision, nil
 }
 
@@ -170,7 +180,7 @@ func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.
 	objs = filterHooks(objs) // Helm test hooks and hook points stencil does not run are never applied
 	namespace := in.Composition.Namespace
 	p := &Plan{
-		ID:             ApplySetID(in.Composition.Name, namespace, CompositionGroupKind),
+		ID:             ApplySetID(in.Composition.Name, namespace, inputGroupKind(in.Composition)),
 		BundleRevision: b.Revision(),
 	}
 	crdScopes := renderedCRDScopes(objs)

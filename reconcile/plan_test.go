@@ -44,7 +44,7 @@ func TestRenderInput(t *testing.T) {
 		Status: v1alpha1.CompositionStatus{BundleRevision: "sha256:1"},
 	}
 	caps := reconcile.OfflineCapabilities()
-	wantMeta := templates.CompositionInfo{Name: "shop", Namespace: "team-a",
+	wantMeta := templates.CompositionInfo{APIVersion: "stencil.dev/v1alpha1", Kind: "Composition", Name: "shop", Namespace: "team-a",
 		Labels: map[string]string{"tier": "web"}, Annotations: map[string]string{"owner": "ops"}}
 
 	// No live Composition (offline, or not created yet): no UID and an

@@ -9,8 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/stencil-dev/stencil/api/v1alpha1"
 )
 
 // Preview is what applying one planned object would do, found with a
@@ -76,16 +74,16 @@ type PruneCandidate struct {
 // what plan renders, minus what it never deletes (see prunable) and the
 // Helm hooks prune spares (see spare). Members annotated
 // helm.sh/resource-policy: keep are listed as orphaned.
-func PruneCandidates(ctx context.Context, reader client.Reader, mapper meta.RESTMapper, comp *v1alpha1.Composition, plan *Plan) ([]PruneCandidate, error) {
-	live := &v1alpha1.Composition{}
-	if err := reader.Get(ctx, client.ObjectKeyFromObject(comp), live); err != nil {
+func PruneCandidates(ctx context.Context, reader client.Reader, mapper meta.RESTMapper, comp Parent, plan *Plan) ([]PruneCandidate, error) {
+	live, err := reread(ctx, reader, comp)
+	if err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	if live.Spec.Prune != nil && !*live.Spec.Prune {
+	if prune := live.ParentSpec().Prune; prune != nil && !*prune {
 		return nil, nil
 	}
 	p := &pruner{lister: reader, mapper: mapper, id: plan.ID}
-	listed := p.list(ctx, parseInventory(live.Annotations).union(plan.inventory), comp.Namespace)
+	listed := p.list(ctx, parseInventory(live.GetAnnotations()).union(plan.inventory), comp.GetNamespace())
 	if len(listed.unlisted) > 0 {
 		return nil, fmt.Errorf("cannot list members of %v", listed.unlisted)
 	}

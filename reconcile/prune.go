@@ -102,7 +102,7 @@ func (p *pruner) list(ctx context.Context, inv inventory, parentNamespace string
 // controller and deletes as the Composition's writer.
 func (r *CompositionReconciler) pruner(s *scope) *pruner {
 	return &pruner{lister: r.APIReader, writer: s.writer, mapper: r.Mapper,
-		id: ApplySetID(s.comp.Name, s.comp.Namespace, CompositionGroupKind)}
+		id: parentID(s.comp)}
 }
 
 // AnnotationAllowEmptyRender set to "true" on a Composition or on its
@@ -117,18 +117,18 @@ const AnnotationAllowEmptyRender = "stencil.dev/allow-empty-render"
 // everything off by mistake, or a Bundle emptied in an edit would otherwise
 // delete every member at once.
 func (r *CompositionReconciler) guardEmptyRender(ctx context.Context, s *scope) (ctrl.Result, error) {
-	if len(s.plan.Objects) > 0 || s.comp.Spec.Suspend || (s.comp.Spec.Prune != nil && !*s.comp.Spec.Prune) ||
-		len(s.parent.inventory.groupKinds) == 0 || s.comp.Annotations[AnnotationAllowEmptyRender] == "true" {
+	if len(s.plan.Objects) > 0 || s.comp.ParentSpec().Suspend || (s.comp.ParentSpec().Prune != nil && !*s.comp.ParentSpec().Prune) ||
+		len(s.parent.inventory.groupKinds) == 0 || s.comp.GetAnnotations()[AnnotationAllowEmptyRender] == "true" {
 		return ctrl.Result{}, nil
 	}
 	bundle := &v1alpha1.Bundle{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: s.comp.Spec.Bundle}, bundle); err != nil {
-		return ctrl.Result{}, fmt.Errorf("read Bundle %s: %w", s.comp.Spec.Bundle, err)
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: s.comp.ParentSpec().Bundle}, bundle); err != nil {
+		return ctrl.Result{}, fmt.Errorf("read Bundle %s: %w", s.comp.ParentSpec().Bundle, err)
 	}
 	if bundle.Annotations[AnnotationAllowEmptyRender] == "true" {
 		return ctrl.Result{}, nil
 	}
-	listed := r.pruner(s).list(ctx, s.parent.inventory, s.comp.Namespace)
+	listed := r.pruner(s).list(ctx, s.parent.inventory, s.comp.GetNamespace())
 	var names []string
 	for _, m := range listed.members {
 		if owned(m) && m.meta.DeletionTimestamp == nil {
@@ -146,7 +146,7 @@ func (r *CompositionReconciler) guardEmptyRender(ctx context.Context, s *scope) 
 	if len(names) == 0 {
 		msg = fmt.Sprintf("the Bundle rendered no objects and the set's recorded kinds %v could not be listed: nothing is pruned", listed.unlisted)
 	}
-	setStalled(&s.status, s.comp.Generation, ReasonEmptyRender, msg)
+	setStalled(&s.status, s.comp.GetGeneration(), ReasonEmptyRender, msg)
 	r.Recorder.Eventf(s.comp, nil, "Warning", ReasonEmptyRender, "Prune", "%s", msg)
 	s.done = true
 	return ctrl.Result{}, nil

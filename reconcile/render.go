@@ -35,12 +35,12 @@ const (
 // one per member event.
 func (r *CompositionReconciler) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 	bundle := &v1alpha1.Bundle{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: s.comp.Spec.Bundle}, bundle); err != nil {
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: s.comp.ParentSpec().Bundle}, bundle); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.stall(s, ReasonBundleNotFound, fmt.Sprintf("Bundle %q not found", s.comp.Spec.Bundle))
+			r.stall(s, ReasonBundleNotFound, fmt.Sprintf("Bundle %q not found", s.comp.ParentSpec().Bundle))
 			return ctrl.Result{}, nil
 		}
-		return ctrl.Result{}, fmt.Errorf("read Bundle %s: %w", s.comp.Spec.Bundle, err)
+		return ctrl.Result{}, fmt.Errorf("read Bundle %s: %w", s.comp.ParentSpec().Bundle, err)
 	}
 	loaded, err := r.bundles.load(bundle)
 	if err != nil {
@@ -56,7 +56,7 @@ func (r *CompositionReconciler) render(ctx context.Context, s *scope) (ctrl.Resu
 	failed := r.failedRenders.get(client.ObjectKeyFromObject(s.comp), key)
 	cacheLookup(cacheFailedRender, failed != nil)
 	if failed != nil {
-		setStalled(&s.status, s.comp.Generation, renderReason(failed), failed.Error())
+		setStalled(&s.status, s.comp.GetGeneration(), renderReason(failed), failed.Error())
 		s.done = true
 		return ctrl.Result{}, nil
 	}
@@ -92,7 +92,7 @@ func renderReason(err *templates.RenderError) string {
 
 // stall records a user error: Stalled until an input changes.
 func (r *CompositionReconciler) stall(s *scope, reason, msg string) {
-	setStalled(&s.status, s.comp.Generation, reason, msg)
+	setStalled(&s.status, s.comp.GetGeneration(), reason, msg)
 	r.Recorder.Eventf(s.comp, nil, "Warning", reason, "Render", "%s", msg)
 	s.done = true
 }
@@ -102,11 +102,11 @@ func (r *CompositionReconciler) stall(s *scope, reason, msg string) {
 // labels and annotations templates see, .Release.IsUpgrade, and the
 // revision of the capabilities, so a render runs again when an API comes
 // or goes.
-func renderKey(comp *v1alpha1.Composition, bundleRevision string, in templates.Input, capsRevision string) string {
+func renderKey(comp Parent, bundleRevision string, in templates.Input, capsRevision string) string {
 	h := sha256.New()
 	meta, _ := json.Marshal([]any{in.Composition.Labels, in.Composition.Annotations, in.IsUpgrade, capsRevision})
 	h.Write(meta)
-	return fmt.Sprintf("%s/%d/%s/%s", comp.UID, comp.Generation, bundleRevision, hex.EncodeToString(h.Sum(nil)))
+	return fmt.Sprintf("%s/%d/%s/%s", comp.GetUID(), comp.GetGeneration(), bundleRevision, hex.EncodeToString(h.Sum(nil)))
 }
 
 // renderMemo remembers the last failed render of each Composition with the

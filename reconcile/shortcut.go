@@ -51,7 +51,8 @@ type lastPass struct {
 	key       string                    // renderKey of the render
 	revision  string                    // the Bundle's revision
 	inventory string                    // the recorded inventory the render saw
-	planned   []memberKey               // the plan's members, in apply order
+	planned   []memberKey               // the plan's objects, hooks included, in apply order
+	ordinary  []memberKey               // those that are not hooks: the members status lists
 	live      map[memberKey]memberState // every live member of the set, as listed
 }
 
@@ -114,12 +115,12 @@ func (r *CompositionReconciler) skipUnchanged(ctx context.Context, s *scope) (ct
 	}
 	cacheLookup(cachePass, true)
 	s.unchanged = true
-	members := make([]v1alpha1.MemberStatus, len(last.planned))
-	for i, k := range last.planned {
+	members := make([]v1alpha1.MemberStatus, len(last.ordinary))
+	for i, k := range last.ordinary {
 		members[i] = memberStatus(k.gvk, k.namespace, k.name, live[k], nil)
 	}
 	s.status.BundleRevision = last.revision
-	summarize(&s.status, s.comp.Generation, members)
+	summarize(&s.status, s.comp.GetGeneration(), members)
 	r.passes.put(name, last)
 	s.done = true
 	return ctrl.Result{}, nil
@@ -127,10 +128,10 @@ func (r *CompositionReconciler) skipUnchanged(ctx context.Context, s *scope) (ct
 
 // parentInPlace reports whether the cached Composition carries what
 // ensureParent makes sure of: the finalizer, the ApplySet id and tooling.
-func (r *CompositionReconciler) parentInPlace(comp *v1alpha1.Composition) bool {
-	return slices.Contains(comp.Finalizers, Finalizer) &&
-		comp.Labels[LabelApplySetID] == ApplySetID(comp.Name, comp.Namespace, CompositionGroupKind) &&
-		comp.Annotations[AnnotationTooling] == "stencil/"+r.Options.Version
+func (r *CompositionReconciler) parentInPlace(comp Parent) bool {
+	return slices.Contains(comp.GetFinalizers(), Finalizer) &&
+		comp.GetLabels()[LabelApplySetID] == parentID(comp) &&
+		comp.GetAnnotations()[AnnotationTooling] == "stencil/"+r.Options.Version
 }
 
 // inputKey returns the renderKey of the Composition with its Bundle and
@@ -138,9 +139,9 @@ func (r *CompositionReconciler) parentInPlace(comp *v1alpha1.Composition) bool {
 // cannot be read or loaded. .Release.IsUpgrade comes from the cached
 // Composition's recorded inventory here (a render reads it live): a
 // stale cache can only make the key differ, and bring the full pass.
-func (r *CompositionReconciler) inputKey(ctx context.Context, comp *v1alpha1.Composition) string {
+func (r *CompositionReconciler) inputKey(ctx context.Context, comp Parent) string {
 	bundle := &v1alpha1.Bundle{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: comp.Spec.Bundle}, bundle); err != nil {
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: comp.ParentSpec().Bundle}, bundle); err != nil {
 		return ""
 	}
 	loaded, err := r.bundles.load(bundle)
@@ -151,7 +152,7 @@ func (r *CompositionReconciler) inputKey(ctx context.Context, comp *v1alpha1.Com
 	if err != nil {
 		return ""
 	}
-	live := &LiveComposition{UID: comp.UID, Installed: installed(parseInventory(comp.Annotations))}
+	live := &LiveComposition{UID: comp.GetUID(), Installed: installed(parseInventory(comp.GetAnnotations()))}
 	return renderKey(comp, loaded.Revision(), RenderInput(comp, live, caps.caps), caps.revision)
 }
 
@@ -160,15 +161,19 @@ func (r *CompositionReconciler) inputKey(ctx context.Context, comp *v1alpha1.Com
 // is kept only if the pass succeeds and keepSnapshot allows it.
 func (r *CompositionReconciler) snapshot(ctx context.Context, s *scope) (ctrl.Result, error) {
 	planned := make([]memberKey, len(s.plan.Objects))
+	var ordinary []memberKey
 	for i, o := range s.plan.Objects {
 		planned[i] = memberKey{gvk: o.GroupVersionKind(), namespace: o.GetNamespace(), name: o.GetName()}
+		if !isHook(o) {
+			ordinary = append(ordinary, planned[i])
+		}
 	}
 	live, ok := r.listLive(ctx, s.comp, planned)
 	if !ok {
 		return ctrl.Result{}, nil
 	}
 	gks, nss := s.parent.inventory.annotations()
-	p := &lastPass{key: s.renderKey, revision: s.plan.BundleRevision, inventory: gks + ";" + nss, planned: planned, live: make(map[memberKey]memberState, len(live))}
+	p := &lastPass{key: s.renderKey, revision: s.plan.BundleRevision, inventory: gks + ";" + nss, planned: planned, ordinary: ordinary, live: make(map[memberKey]memberState, len(live))}
 	for k, u := range live {
 		p.live[k] = memberState{resourceVersion: u.GetResourceVersion(), fingerprint: fingerprint(u)}
 	}
@@ -250,7 +255,7 @@ func (p *lastPass) unchanged(live map[memberKey]*unstructured.Unstructured) bool
 // label, of the planned members' kinds, in their namespaces. ok is false
 // when a kind's watch has not synced (its members would have to be read
 // from the API server) or a list fails: the full pass handles those.
-func (r *CompositionReconciler) listLive(ctx context.Context, comp *v1alpha1.Composition, planned []memberKey) (map[memberKey]*unstructured.Unstructured, bool) {
+func (r *CompositionReconciler) listLive(ctx context.Context, comp Parent, planned []memberKey) (map[memberKey]*unstructured.Unstructured, bool) {
 	type kindIn struct {
 		gvk       schema.GroupVersionKind
 		namespace string
@@ -261,7 +266,7 @@ func (r *CompositionReconciler) listLive(ctx context.Context, comp *v1alpha1.Com
 			lists = append(lists, l)
 		}
 	}
-	id := ApplySetID(comp.Name, comp.Namespace, CompositionGroupKind)
+	id := parentID(comp)
 	live := map[memberKey]*unstructured.Unstructured{}
 	for _, l := range lists {
 		if e, ok := r.watched.Load(l.gvk); !ok || !e.(*watchEntry).synced.Load() {

@@ -8,8 +8,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-
-	"github.com/stencil-dev/stencil/api/v1alpha1"
 )
 
 // stallMemo remembers, per Composition, a terminal failure of its last
@@ -35,8 +33,8 @@ type stall struct {
 // treats as "no change": the Composition (by UID, so one made anew under
 // the same name starts afresh), its generation (spec.values and the rest of
 // the spec) and the Bundle's revision.
-func inputKey(comp *v1alpha1.Composition, bundleRevision string) string {
-	return fmt.Sprintf("%s/%d/%s", comp.UID, comp.Generation, bundleRevision)
+func inputKey(comp Parent, bundleRevision string) string {
+	return fmt.Sprintf("%s/%d/%s", comp.GetUID(), comp.GetGeneration(), bundleRevision)
 }
 
 func (m *stallMemo) put(name types.NamespacedName, st stall) {
@@ -69,8 +67,8 @@ func (m *stallMemo) forget(name types.NamespacedName) {
 // recall ends the pass, writing nothing, when the last pass with the same
 // inputs stalled on a terminal failure: the status says so again.
 func (r *CompositionReconciler) recall(_ context.Context, s *scope) (ctrl.Result, error) {
-	name := types.NamespacedName{Namespace: s.comp.Namespace, Name: s.comp.Name}
-	if s.comp.Spec.Suspend {
+	name := types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}
+	if s.comp.ParentSpec().Suspend {
 		return ctrl.Result{}, nil
 	}
 	st, ok := r.stalls.get(name, inputKey(s.comp, s.plan.BundleRevision))
@@ -78,7 +76,7 @@ func (r *CompositionReconciler) recall(_ context.Context, s *scope) (ctrl.Result
 		r.stalls.forget(name)
 		return ctrl.Result{}, nil
 	}
-	setStalled(&s.status, s.comp.Generation, st.reason, st.message)
+	setStalled(&s.status, s.comp.GetGeneration(), st.reason, st.message)
 	s.done = true
 	if !st.expires.IsZero() {
 		return ctrl.Result{RequeueAfter: time.Until(st.expires) + time.Second}, nil
@@ -89,14 +87,14 @@ func (r *CompositionReconciler) recall(_ context.Context, s *scope) (ctrl.Result
 // stallTerminal stalls the Composition on a terminal failure and remembers
 // it for these inputs (see stallMemo).
 func (r *CompositionReconciler) stallTerminal(s *scope, reason, msg string) ctrl.Result {
-	setStalled(&s.status, s.comp.Generation, reason, msg)
+	setStalled(&s.status, s.comp.GetGeneration(), reason, msg)
 	st := stall{key: inputKey(s.comp, s.plan.BundleRevision), reason: reason, message: msg}
 	var res ctrl.Result
 	if reason == ReasonForbidden {
 		st.expires = time.Now().Add(forbiddenRecheck)
 		res.RequeueAfter = forbiddenRecheck
 	}
-	r.stalls.put(types.NamespacedName{Namespace: s.comp.Namespace, Name: s.comp.Name}, st)
+	r.stalls.put(types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}, st)
 	s.done = true
 	return res
 }

@@ -217,19 +217,19 @@ func setCondition(st *v1alpha1.CompositionStatus, gen int64, typ string, s metav
 // objects of the set, found by their part-of label over the recorded
 // inventory, each with its kstatus.
 func (r *CompositionReconciler) suspended(ctx context.Context, s *scope) (ctrl.Result, error) {
-	s.status.ObservedGeneration = s.comp.Status.ObservedGeneration
+	s.status.ObservedGeneration = s.comp.ParentStatus().ObservedGeneration
 	r.passes.forget(client.ObjectKeyFromObject(s.comp))
-	msg := fmt.Sprintf("suspended: generation %d is not applied; nothing is written while spec.suspend is true", s.comp.Generation)
-	if last := s.comp.Status.ObservedGeneration; last > 0 {
-		msg = fmt.Sprintf("suspended: generation %d is not applied (generation %d was the last reconciled); nothing is written while spec.suspend is true", s.comp.Generation, last)
+	msg := fmt.Sprintf("suspended: generation %d is not applied; nothing is written while spec.suspend is true", s.comp.GetGeneration())
+	if last := s.comp.ParentStatus().ObservedGeneration; last > 0 {
+		msg = fmt.Sprintf("suspended: generation %d is not applied (generation %d was the last reconciled); nothing is written while spec.suspend is true", s.comp.GetGeneration(), last)
 	}
-	setSuspended(&s.status, s.comp.Generation, msg)
+	setSuspended(&s.status, s.comp.GetGeneration(), msg)
 	live, err := r.readParent(ctx, s.comp)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	s.parent = live
-	listed := r.pruner(s).list(ctx, live.inventory, s.comp.Namespace)
+	listed := r.pruner(s).list(ctx, live.inventory, s.comp.GetNamespace())
 	objs := make([]*unstructured.Unstructured, 0, len(listed.members))
 	for _, m := range listed.members {
 		if !slices.ContainsFunc(m.meta.ManagedFields, func(f metav1.ManagedFieldsEntry) bool { return f.Manager == FieldManager }) {

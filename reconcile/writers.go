@@ -6,8 +6,6 @@ import (
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/stencil-dev/stencil/api/v1alpha1"
 )
 
 // writerCache keeps one impersonating client per ServiceAccount, so every
@@ -19,21 +17,21 @@ type writerCache struct {
 }
 
 // serviceAccount returns the account a Composition's writes impersonate, or "".
-func serviceAccount(comp *v1alpha1.Composition, def string) string {
-	if comp.Spec.ServiceAccountName != "" {
-		return comp.Spec.ServiceAccountName
+func serviceAccount(comp Parent, def string) string {
+	if comp.ParentSpec().ServiceAccountName != "" {
+		return comp.ParentSpec().ServiceAccountName
 	}
 	return def
 }
 
 // writerFor returns the client that writes a Composition's members: the
 // manager's own, or one impersonating system:serviceaccount:<ns>:<name>.
-func (w *writerCache) writerFor(r *CompositionReconciler, comp *v1alpha1.Composition) (client.Client, error) {
+func (w *writerCache) writerFor(r *CompositionReconciler, comp Parent) (client.Client, error) {
 	sa := serviceAccount(comp, r.Options.DefaultServiceAccount)
 	if sa == "" {
 		return r.Client, nil
 	}
-	user := "system:serviceaccount:" + comp.Namespace + ":" + sa
+	user := "system:serviceaccount:" + comp.GetNamespace() + ":" + sa
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if c, ok := w.clients[user]; ok {

@@ -14,8 +14,13 @@ import (
 	"github.com/stencil-dev/stencil/templates/internal/gotmpl"
 )
 
-// CompositionInfo is the Composition a render is for: .Composition in templates.
+// CompositionInfo is the Composition a render is for: .Composition in
+// templates. For an instance of a kind a Bundle publishes, it is that
+// instance.
 type CompositionInfo struct {
+	// APIVersion and Kind are the parent's: stencil.dev/v1alpha1 and
+	// Composition, or the published kind's. Empty means a Composition.
+	APIVersion, Kind string
 	// Name is the Composition's name (also .Release.Name).
 	Name string
 	// Namespace is the Composition's namespace (also .Release.Namespace).

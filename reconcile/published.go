@@ -1,0 +1,324 @@
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/publish"
+)
+
+// Reasons of a Bundle's Ready=False about the kind it publishes.
+const (
+	// ReasonKindConflict: the CRD of the kind exists and is not kept for
+	// this Bundle (another Bundle's, or not stencil's), or the API server
+	// refused its names (NamesAccepted=False).
+	ReasonKindConflict = "KindConflict"
+	// ReasonEstablishing: the CRD is applied and not Established yet.
+	ReasonEstablishing = "Establishing"
+)
+
+// fetch reads the parent key names from r's cache: a Composition, or an
+// instance of r's published kind with its effective spec (see
+// publish.InstanceSpec). It returns no parent when the instance's Bundle
+// no longer publishes the kind: such instances are left alone. specErr is a
+// stencil.dev/* annotation stencil cannot read: the instance comes with its
+// Bundle's defaults, and a pass that does not delete it stalls.
+func (r *CompositionReconciler) fetch(ctx context.Context, key types.NamespacedName) (p Parent, specErr, err error) {
+	if r.kind == nil {
+		comp := &v1alpha1.Composition{}
+		if err := r.parents.Get(ctx, key, comp); err != nil {
+			return nil, nil, err
+		}
+		return comp, nil, nil
+	}
+	u := instanceObject(r.kind.gvk)
+	if err := r.parents.Get(ctx, key, u); err != nil {
+		return nil, nil, err
+	}
+	b := &v1alpha1.Bundle{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: r.kind.bundle}, b); err != nil {
+		return nil, nil, client.IgnoreNotFound(err)
+	}
+	if b.Spec.API == nil || publish.GVK(publish.Defaulted(*b.Spec.API)) != r.kind.gvk {
+		return nil, nil, nil
+	}
+	spec, specErr := publish.InstanceSpec(b.Name, b.Spec.API, u)
+	if specErr != nil {
+		d := b.Spec.API.Defaults
+		spec = v1alpha1.CompositionSpec{Bundle: b.Name, ServiceAccountName: d.ServiceAccountName, Suspend: d.Suspend, Prune: d.Prune, DeletionPolicy: d.DeletionPolicy}
+		if s, ok := u.Object["spec"]; ok {
+			spec.Values = &apiextensionsv1.JSON{}
+			spec.Values.Raw, _ = json.Marshal(s)
+		}
+	}
+	return NewInstance(u, spec), specErr, nil
+}
+
+// publication is what publishKind found: a reason when the Bundle's kind
+// is not served (its Ready=False), and a message either way.
+type publication struct{ reason, message string }
+
+// publishKind keeps the CRD of the kind b publishes and has the kind served:
+//
+//  1. A Bundle that publishes nothing has no kind served for it; a kind it
+//     published before keeps its CRD, its instances and their children.
+//  2. The CRD is built and checked as the API server would (publish.CRD);
+//     one that is refused (a schema that is not structural, say) touches
+//     nothing: a CRD applied before, and its kind's controller, stay.
+//  3. A CRD of that name that is not kept for b (another Bundle's, or not
+//     stencil's) is a KindConflict, and is not touched.
+//  4. The Bundle carries BundleFinalizer when api.deletionPolicy is Delete.
+//  5. The CRD is server-side applied; names the API server refuses
+//     (NamesAccepted=False, another CRD serves the kind) are a
+//     KindConflict; until it is Established the kind waits (the CRD's own
+//     change brings the next pass).
+//  6. The controller must be allowed to get, list, watch, update and patch
+//     the kind and patch its status (an aggregated ClusterRole, see
+//     `stencil bundle rbac`); else Forbidden, looked at again after
+//     forbiddenRecheck.
+//  7. The kind's controller is started (see kindControllers), and any
+//     other kind b published before stops being served.
+func (r *BundleReconciler) publishKind(ctx context.Context, b *v1alpha1.Bundle) (publication, ctrl.Result, error) {
+	if b.Spec.API == nil {
+		r.kinds.stopBundle(b.Name, schema.GroupVersionKind{})
+		return publication{}, ctrl.Result{}, r.setFinalizer(ctx, b, false)
+	}
+	api := publish.Defaulted(*b.Spec.API)
+	what := kindName(api)
+	crd, err := publish.CRD(b.Name, b.Spec)
+	if err != nil {
+		var perr *publish.Error
+		if errors.As(err, &perr) {
+			return publication{reason: perr.Reason, message: what + " is not published: " + perr.Error()}, ctrl.Result{}, nil
+		}
+		return publication{reason: ReasonInvalidAPI, message: what + " is not published: " + err.Error()}, ctrl.Result{}, nil
+	}
+	live := &apiextensionsv1.CustomResourceDefinition{}
+	switch err := r.APIReader.Get(ctx, client.ObjectKey{Name: crd.Name}, live); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return publication{}, ctrl.Result{}, fmt.Errorf("read CustomResourceDefinition %s: %w", crd.Name, err)
+	case live.Labels[publish.LabelBundle] != b.Name:
+		owner := "not kept by stencil"
+		if o := live.Labels[publish.LabelBundle]; o != "" {
+			owner = "published by Bundle " + o
+		}
+		return publication{reason: ReasonKindConflict, message: fmt.Sprintf("%s is not published: CustomResourceDefinition %s exists and is %s", what, crd.Name, owner)}, ctrl.Result{}, nil
+	}
+	if err := r.setFinalizer(ctx, b, api.DeletionPolicy == v1alpha1.DeletionPolicyDelete); err != nil {
+		return publication{}, ctrl.Result{}, err
+	}
+	if p, err := r.applyCRD(ctx, crd, what); err != nil || p.reason != "" {
+		return p, ctrl.Result{}, err
+	}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: crd.Name}, live); err != nil {
+		return publication{}, ctrl.Result{}, fmt.Errorf("read CustomResourceDefinition %s: %w", crd.Name, err)
+	}
+	if c := crdCondition(live, apiextensionsv1.NamesAccepted); c != nil && c.Status == apiextensionsv1.ConditionFalse {
+		return publication{reason: ReasonKindConflict, message: fmt.Sprintf("%s is not published: CustomResourceDefinition %s: %s", what, crd.Name, c.Message)}, ctrl.Result{}, nil
+	}
+	if c := crdCondition(live, apiextensionsv1.Established); c == nil || c.Status != apiextensionsv1.ConditionTrue {
+		return publication{reason: ReasonEstablishing, message: fmt.Sprintf("waiting for CustomResourceDefinition %s to be Established", crd.Name)}, ctrl.Result{}, nil
+	}
+	if missing, err := r.mayServe(ctx, api); err != nil || missing != "" {
+		if err != nil {
+			return publication{}, ctrl.Result{}, err
+		}
+		return publication{reason: ReasonForbidden, message: fmt.Sprintf("%s is not served: the controller may not %s; grant it with a ClusterRole labelled rbac.stencil.dev/aggregate-to-manager: \"true\" (`stencil bundle rbac` prints one)", what, missing)},
+			ctrl.Result{RequeueAfter: forbiddenRecheck}, nil
+	}
+	gvk := publish.GVK(api)
+	r.kinds.stopBundle(b.Name, gvk)
+	if err := r.kinds.serve(ctx, publishedKind{gvk: gvk, bundle: b.Name}); err != nil {
+		return publication{}, ctrl.Result{}, fmt.Errorf("serve %s: %w", what, err)
+	}
+	return publication{message: "publishes " + what}, ctrl.Result{}, nil
+}
+
+// ReasonInvalidAPI: a Bundle's spec.api, or the CRD built from it, is
+// refused (see publish.Error for the reasons publish gives).
+const ReasonInvalidAPI = "InvalidAPI"
+
+// kindName names a published kind in messages: "AppService.app.example.com/v1".
+func kindName(api v1alpha1.BundleAPI) string {
+	return api.Kind + "." + api.Group + "/" + api.Version
+}
+
+// applyCRD server-side applies the CRD. An API server that refuses it as
+// invalid gives a publication refused with reason InvalidAPI, without the
+// values it quotes.
+func (r *BundleReconciler) applyCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, what string) (publication, error) {
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
+	if err != nil {
+		return publication{}, fmt.Errorf("apply CustomResourceDefinition %s: %w", crd.Name, err)
+	}
+	u := &unstructured.Unstructured{Object: content}
+	u.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+	delete(u.Object, "status")
+	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+	err = r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership)
+	switch {
+	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
+		return publication{reason: ReasonInvalidAPI, message: fmt.Sprintf("%s is not published: CustomResourceDefinition %s: %v", what, crd.Name, scrub(err))}, nil
+	case err != nil:
+		return publication{}, fmt.Errorf("apply CustomResourceDefinition %s: %w", crd.Name, err)
+	}
+	return publication{}, nil
+}
+
+// crdCondition returns the CRD's condition of type t, or nil.
+func crdCondition(crd *apiextensionsv1.CustomResourceDefinition, t apiextensionsv1.CustomResourceDefinitionConditionType) *apiextensionsv1.CustomResourceDefinitionCondition {
+	for i := range crd.Status.Conditions {
+		if crd.Status.Conditions[i].Type == t {
+			return &crd.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// mayServe asks the API server whether the controller may serve api's
+// kind: get, list, watch, update and patch it, and patch its status. It
+// returns the first missing permission as "verb resource", or "".
+func (r *BundleReconciler) mayServe(ctx context.Context, api v1alpha1.BundleAPI) (string, error) {
+	for _, need := range []struct{ verb, sub string }{
+		{"get", ""}, {"list", ""}, {"watch", ""}, {"update", ""}, {"patch", ""}, {"patch", "status"},
+	} {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: need.verb, Group: api.Group, Resource: api.Plural, Subresource: need.sub},
+		}}
+		if err := r.Client.Create(ctx, review); err != nil {
+			return "", fmt.Errorf("review access to %s %s.%s: %w", need.verb, api.Plural, api.Group, err)
+		}
+		if !review.Status.Allowed {
+			res := api.Plural + "." + api.Group
+			if need.sub != "" {
+				res += "/" + need.sub
+			}
+			return need.verb + " " + res, nil
+		}
+	}
+	return "", nil
+}
+
+// setFinalizer adds or removes BundleFinalizer.
+func (r *BundleReconciler) setFinalizer(ctx context.Context, b *v1alpha1.Bundle, want bool) error {
+	if controllerutil.ContainsFinalizer(b, BundleFinalizer) == want {
+		return nil
+	}
+	orig := b.DeepCopy()
+	if want {
+		controllerutil.AddFinalizer(b, BundleFinalizer)
+	} else {
+		controllerutil.RemoveFinalizer(b, BundleFinalizer)
+	}
+	if err := r.Client.Patch(ctx, b, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("update the finalizers of Bundle %s: %w", b.Name, err)
+	}
+	return nil
+}
+
+// unpublish handles a Bundle being deleted. Its kind's CRD is deleted only
+// when api.deletionPolicy is Delete (the finalizer is there): the API
+// server then deletes every instance, which the kind's controller, still
+// serving it, finalizes as it would any parent (their children deleted or
+// orphaned by their own deletion policy); once the CRD is gone the kind
+// stops being served and the finalizer is dropped. Otherwise the kind
+// stops being served and the CRD, its instances and their children stay.
+func (r *BundleReconciler) unpublish(ctx context.Context, b *v1alpha1.Bundle) (ctrl.Result, error) {
+	if controllerutil.ContainsFinalizer(b, BundleFinalizer) && b.Spec.API != nil {
+		api := publish.Defaulted(*b.Spec.API)
+		live := &apiextensionsv1.CustomResourceDefinition{}
+		err := r.APIReader.Get(ctx, client.ObjectKey{Name: publish.CRDName(api)}, live)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return ctrl.Result{}, fmt.Errorf("read CustomResourceDefinition %s: %w", publish.CRDName(api), err)
+		case live.Labels[publish.LabelBundle] == b.Name:
+			if live.DeletionTimestamp.IsZero() {
+				uid := live.UID
+				if err := r.Client.Delete(ctx, live, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+					return ctrl.Result{}, fmt.Errorf("delete CustomResourceDefinition %s: %w", live.Name, err)
+				}
+			}
+			// The instances are finalized by the kind's controller: it
+			// must serve them until the CRD is gone (its deletion brings
+			// the next pass).
+			if err := r.kinds.serve(ctx, publishedKind{gvk: publish.GVK(api), bundle: b.Name}); err != nil {
+				return ctrl.Result{}, fmt.Errorf("serve %s: %w", kindName(api), err)
+			}
+			return ctrl.Result{}, nil
+		}
+	}
+	r.kinds.stopBundle(b.Name, schema.GroupVersionKind{})
+	return ctrl.Result{}, r.setFinalizer(ctx, b, false)
+}
+
+// setupBundleController registers the Bundle controller, which shares
+// the Composition reconciler's bundle cache and the published kinds'
+// controllers, and watches the CRDs stencil keeps for Bundles.
+func setupBundleController(mgr ctrl.Manager, cr *CompositionReconciler) error {
+	md, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return fmt.Errorf("metadata client: %w", err)
+	}
+	b := &BundleReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), bundles: cr.bundles, kinds: cr.kinds}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.Bundle{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletingPredicate()))).
+		WatchesRawSource(publishedCRDs(md)).
+		Named("bundle").
+		Complete(b)
+}
+
+// publishedCRDs is a source of the Bundles whose kind's CRD changed: a
+// metadata watch of the CRDs labelled publish.LabelBundle.
+func publishedCRDs(md metadata.Interface) source.Source {
+	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[ctrlreconcile.Request]) error {
+		factory := metadatainformer.NewFilteredSharedInformerFactory(md, 0, "", func(o *metav1.ListOptions) {
+			o.LabelSelector = publish.LabelBundle
+		})
+		enqueue := func(obj any) {
+			if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if m, ok := obj.(metav1.Object); ok && m.GetLabels()[publish.LabelBundle] != "" {
+				q.Add(ctrlreconcile.Request{NamespacedName: types.NamespacedName{Name: m.GetLabels()[publish.LabelBundle]}})
+			}
+		}
+		inf := factory.ForResource(apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions")).Informer()
+		if err := inf.SetTransform(stripManagedFields); err != nil {
+			return err
+		}
+		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    enqueue,
+			UpdateFunc: func(_, n any) { enqueue(n) },
+			DeleteFunc: enqueue,
+		}); err != nil {
+			return fmt.Errorf("watch the published kinds' CustomResourceDefinitions: %w", err)
+		}
+		factory.Start(ctx.Done())
+		return nil
+	})
+}

@@ -1,0 +1,391 @@
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/reconcile"
+)
+
+// gadgetFiles render one ConfigMap per instance from its spec.
+func gadgetFiles(extra string) map[string]string {
+	return map[string]string{
+		"templates/cm.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Composition.Name }}-conf
+data:
+  size: {{ .Values.size | quote }}
+  kind: {{ .Composition.Kind | quote }}` + extra + "\n",
+	}
+}
+
+const gadgetSchema = `{"type":"object","required":["size"],"properties":{
+  "size":{"type":"integer","minimum":1,"maximum":10,"description":"how many"},
+  "color":{"type":"string","enum":["red","blue"]}}}`
+
+// publishing returns a Bundle spec mutation that publishes kind Gadget in group.
+func publishing(group string, change ...func(*v1alpha1.BundleAPI)) func(*v1alpha1.BundleSpec) {
+	return func(s *v1alpha1.BundleSpec) {
+		s.Schema = &apiextensionsv1.JSON{Raw: []byte(gadgetSchema)}
+		s.API = &v1alpha1.BundleAPI{Group: group, Kind: "Gadget", Version: "v1"}
+		for _, c := range change {
+			c(s.API)
+		}
+	}
+}
+
+// grantKind does what a cluster admin does for a published kind: a
+// ClusterRole aggregated to the controller's (aggregated here by hand:
+// envtest runs no aggregation controller).
+func grantKind(t *testing.T, group, plural string) {
+	t.Helper()
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "stencil-published-" + plural + "." + group, Labels: map[string]string{"rbac.stencil.dev/aggregate-to-manager": "true"}},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{group}, Resources: []string{plural, plural + "/status", plural + "/finalizers"},
+			Verbs: []string{"get", "list", "watch", "update", "patch"}}},
+	}
+	mustCreate(t, role)
+	if err := aggregate(context.Background(), k, "stencil-apply"); err != nil {
+		t.Fatalf("aggregate: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = k.Delete(context.Background(), role)
+		_ = aggregate(context.Background(), k, "stencil-apply")
+	})
+}
+
+func gadgetGVK(group string) schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: group, Version: "v1", Kind: "Gadget"}
+}
+
+func gadget(group, ns, name, spec string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gadgetGVK(group))
+	u.SetNamespace(ns)
+	u.SetName(name)
+	if spec != "" {
+		u.Object["spec"] = mustJSON(spec)
+	}
+	return u
+}
+
+func mustJSON(s string) map[string]any {
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON([]byte(`{"apiVersion":"v1","kind":"X","spec":` + s + `}`)); err != nil {
+		panic(err)
+	}
+	return u.Object["spec"].(map[string]any)
+}
+
+// bundleReady waits until the Bundle's Ready has status want and returns
+// its condition.
+func bundleReady(t *testing.T, name string, want metav1.ConditionStatus, reason string) metav1.Condition {
+	t.Helper()
+	var got metav1.Condition
+	eventually(t, fmt.Sprintf("Bundle %s Ready=%s %s", name, want, reason), func() (bool, error) {
+		b := &v1alpha1.Bundle{}
+		if err := k.Get(context.Background(), client.ObjectKey{Name: name}, b); err != nil {
+			return false, err
+		}
+		c := meta.FindStatusCondition(b.Status.Conditions, reconcile.ConditionReady)
+		if c == nil || c.ObservedGeneration != b.Generation {
+			return false, fmt.Errorf("no current Ready condition: %+v", b.Status.Conditions)
+		}
+		got = *c
+		return c.Status == want && (reason == "" || c.Reason == reason), fmt.Errorf("Ready=%s %s: %s", c.Status, c.Reason, c.Message)
+	})
+	return got
+}
+
+// instanceReady waits until the instance's Ready condition is want for its
+// generation and returns the instance.
+func instanceReady(t *testing.T, group, ns, name string, want metav1.ConditionStatus) *unstructured.Unstructured {
+	t.Helper()
+	u := gadget(group, ns, name, "")
+	eventually(t, fmt.Sprintf("Gadget %s Ready=%s", name, want), func() (bool, error) {
+		if err := k.Get(context.Background(), client.ObjectKeyFromObject(u), u); err != nil {
+			return false, err
+		}
+		st := v1alpha1.CompositionStatus{}
+		if m, ok := u.Object["status"].(map[string]any); ok {
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &st); err != nil {
+				return false, err
+			}
+		}
+		c := meta.FindStatusCondition(st.Conditions, reconcile.ConditionReady)
+		if c == nil {
+			return false, fmt.Errorf("no Ready condition")
+		}
+		return c.Status == want && st.ObservedGeneration == u.GetGeneration(), fmt.Errorf("Ready=%s %s: %s", c.Status, c.Reason, c.Message)
+	})
+	return u
+}
+
+// TestPublishedKind: a Bundle with spec.api gets a CRD for its kind, the
+// API server checks instances against the values schema, and an instance
+// reconciles as a Composition would: its ApplySet id is its own kind's,
+// its children are pruned and deleted with it.
+func TestPublishedKind(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	group := "gadgets-" + ns + ".example.com"
+	grantKind(t, group, "gadgets")
+	b := bundle(t, "widget-"+ns, gadgetFiles(""), publishing(group, func(a *v1alpha1.BundleAPI) { a.ShortNames = []string{"wd"} }))
+	cond := bundleReady(t, b.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+	if !strings.Contains(cond.Message, "publishes Gadget."+group+"/v1") {
+		t.Errorf("Bundle Ready message = %q, want it to say what it publishes", cond.Message)
+	}
+
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := k.Get(ctx, client.ObjectKey{Name: "gadgets." + group}, crd); err != nil {
+		t.Fatalf("the CRD of the published kind: %v", err)
+	}
+	if crd.Labels["applyset.kubernetes.io/is-parent-type"] != "true" || crd.Labels["stencil.dev/bundle"] != b.Name {
+		t.Errorf("CRD labels = %v, want the ApplySet parent-type label and the Bundle's", crd.Labels)
+	}
+	if v := crd.Spec.Versions[0]; v.Subresources == nil || v.Subresources.Status == nil {
+		t.Errorf("CRD version %s has no status subresource", v.Name)
+	}
+
+	// Admission checks the values: the API server refuses, naming the field.
+	err := k.Create(ctx, gadget(group, ns, "bad", `{"size":0}`))
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.size") {
+		t.Fatalf("create of a Gadget with size 0: %v, want Invalid naming spec.size", err)
+	}
+
+	mustCreate(t, gadget(group, ns, "w1", `{"size":3}`))
+	inst := instanceReady(t, group, ns, "w1", metav1.ConditionTrue)
+	id := reconcile.ApplySetID("w1", ns, schema.GroupKind{Group: group, Kind: "Gadget"})
+	if inst.GetLabels()[reconcile.LabelApplySetID] != id {
+		t.Errorf("instance ApplySet id = %q, want %q (from its own kind)", inst.GetLabels()[reconcile.LabelApplySetID], id)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := k.Get(ctx, key(ns, "w1-conf"), cm); err != nil {
+		t.Fatalf("the instance's ConfigMap: %v", err)
+	}
+	if cm.Labels[reconcile.LabelPartOf] != id || cm.Data["size"] != "3" || cm.Data["kind"] != "Gadget" {
+		t.Errorf("ConfigMap labels %v data %v, want part-of %s, size 3, kind Gadget", cm.Labels, cm.Data, id)
+	}
+
+	// A member changed out of band is put back.
+	cm.Data["size"] = "99"
+	if err := k.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the ConfigMap put back", func() (bool, error) {
+		err := k.Get(ctx, key(ns, "w1-conf"), cm)
+		return err == nil && cm.Data["size"] == "3", err
+	})
+
+	// A per-instance annotation overrides the Bundle's defaults.
+	patchInstance(t, gadget(group, ns, "w1", ""), `{"metadata":{"annotations":{"stencil.dev/suspend":"true"}}}`)
+	inst = instanceReady(t, group, ns, "w1", metav1.ConditionFalse)
+	if c := instanceCondition(t, inst); c.Reason != reconcile.ReasonSuspended {
+		t.Errorf("suspended instance Ready reason = %s, want %s", c.Reason, reconcile.ReasonSuspended)
+	}
+	patchInstance(t, gadget(group, ns, "w1", ""), `{"metadata":{"annotations":{"stencil.dev/suspend":"nope"}}}`)
+	eventually(t, "a bad knob annotation stalls the instance", func() (bool, error) {
+		u := gadget(group, ns, "w1", "")
+		if err := k.Get(ctx, client.ObjectKeyFromObject(u), u); err != nil {
+			return false, err
+		}
+		c := instanceCondition(t, u)
+		return c.Reason == reconcile.ReasonInvalid && strings.Contains(c.Message, "stencil.dev/suspend"), fmt.Errorf("Ready %s: %s", c.Reason, c.Message)
+	})
+	patchInstance(t, gadget(group, ns, "w1", ""), `{"metadata":{"annotations":{"stencil.dev/suspend":null}}}`)
+	instanceReady(t, group, ns, "w1", metav1.ConditionTrue)
+
+	// Deleting the instance deletes its children.
+	if err := k.Delete(ctx, gadget(group, ns, "w1", "")); err != nil {
+		t.Fatal(err)
+	}
+	gone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w1-conf"}})
+	gone(t, gadget(group, ns, "w1", ""))
+}
+
+func patchInstance(t *testing.T, u *unstructured.Unstructured, patch string) {
+	t.Helper()
+	if err := k.Patch(context.Background(), u, client.RawPatch("application/merge-patch+json", []byte(patch))); err != nil {
+		t.Fatalf("patch %s: %v", u.GetName(), err)
+	}
+}
+
+func instanceCondition(t *testing.T, u *unstructured.Unstructured) metav1.Condition {
+	t.Helper()
+	st := v1alpha1.CompositionStatus{}
+	if m, ok := u.Object["status"].(map[string]any); ok {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c := meta.FindStatusCondition(st.Conditions, reconcile.ConditionReady); c != nil {
+		return *c
+	}
+	return metav1.Condition{}
+}
+
+// TestPublishedKindFollowsItsBundle: a new template rolls every instance,
+// and a new schema changes the CRD (and so what admission accepts).
+func TestPublishedKindFollowsItsBundle(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	group := "follow-" + ns + ".example.com"
+	grantKind(t, group, "gadgets")
+	b := bundle(t, "follow-"+ns, gadgetFiles(""), publishing(group))
+	bundleReady(t, b.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+	for _, n := range []string{"a", "b"} {
+		mustCreate(t, gadget(group, ns, n, `{"size":2}`))
+		instanceReady(t, group, ns, n, metav1.ConditionTrue)
+	}
+
+	// A new template: every instance rolls.
+	updateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) { s.Files = gadgetFiles("\n  rolled: \"yes\"") })
+	for _, n := range []string{"a", "b"} {
+		eventually(t, "ConfigMap "+n+" rolled", func() (bool, error) {
+			cm := &corev1.ConfigMap{}
+			err := k.Get(ctx, key(ns, n+"-conf"), cm)
+			return err == nil && cm.Data["rolled"] == "yes", err
+		})
+	}
+
+	// A new schema: the CRD follows, and admission with it.
+	if err := k.Create(ctx, gadget(group, ns, "c", `{"size":2,"color":"green"}`)); !apierrors.IsInvalid(err) {
+		t.Fatalf("create with color green: %v, want Invalid (enum red, blue)", err)
+	}
+	updateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) {
+		s.Schema = &apiextensionsv1.JSON{Raw: []byte(strings.Replace(gadgetSchema, `"enum":["red","blue"]`, `"enum":["red","blue","green"]`, 1))}
+	})
+	eventually(t, "admission to accept color green", func() (bool, error) {
+		err := k.Create(ctx, gadget(group, ns, "c", `{"size":2,"color":"green"}`))
+		return err == nil, err
+	})
+	instanceReady(t, group, ns, "c", metav1.ConditionTrue)
+}
+
+func updateBundle(t *testing.T, name string, change func(*v1alpha1.BundleSpec)) {
+	t.Helper()
+	eventually(t, "update of Bundle "+name, func() (bool, error) {
+		b := &v1alpha1.Bundle{}
+		if err := k.Get(context.Background(), client.ObjectKey{Name: name}, b); err != nil {
+			return false, err
+		}
+		change(&b.Spec)
+		err := k.Update(context.Background(), b)
+		return err == nil, err
+	})
+}
+
+// TestPublishedKindRefusals: a schema that is not structural and a kind
+// another Bundle publishes are refused on the Bundle, touching nothing; a
+// kind the controller may not serve says what to grant.
+func TestPublishedKindRefusals(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	group := "refuse-" + ns + ".example.com"
+	grantKind(t, group, "gadgets")
+
+	notStructural := bundle(t, "ns-"+ns, gadgetFiles(""), publishing("other-"+group), func(s *v1alpha1.BundleSpec) {
+		s.Schema = &apiextensionsv1.JSON{Raw: []byte(`{"type":"object","properties":{"size":{"anyOf":[{"type":"integer"},{"type":"string"}]}}}`)}
+	})
+	c := bundleReady(t, notStructural.Name, metav1.ConditionFalse, "")
+	if c.Reason == reconcile.ReasonEstablishing || !strings.Contains(c.Message, "size") {
+		t.Errorf("Bundle with a non-structural schema: Ready %s %q, want a refusal naming the field", c.Reason, c.Message)
+	}
+	if err := k.Get(ctx, client.ObjectKey{Name: "gadgets.other-" + group}, &apiextensionsv1.CustomResourceDefinition{}); !apierrors.IsNotFound(err) {
+		t.Errorf("CRD of a refused schema: %v, want none", err)
+	}
+
+	first := bundle(t, "first-"+ns, gadgetFiles(""), publishing(group))
+	bundleReady(t, first.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+	second := bundle(t, "second-"+ns, gadgetFiles("\n  second: \"yes\""), publishing(group))
+	c = bundleReady(t, second.Name, metav1.ConditionFalse, reconcile.ReasonKindConflict)
+	if !strings.Contains(c.Message, first.Name) {
+		t.Errorf("KindConflict message %q does not name the Bundle that publishes the kind", c.Message)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := k.Get(ctx, client.ObjectKey{Name: "gadgets." + group}, crd); err != nil || crd.Labels["stencil.dev/bundle"] != first.Name {
+		t.Fatalf("CRD after a second claim: %v, labels %v, want it still the first Bundle's", err, crd.Labels)
+	}
+	mustCreate(t, gadget(group, ns, "w", `{"size":1}`))
+	instanceReady(t, group, ns, "w", metav1.ConditionTrue)
+	cm := &corev1.ConfigMap{}
+	if err := k.Get(ctx, key(ns, "w-conf"), cm); err != nil || cm.Data["second"] != "" {
+		t.Errorf("the instance rendered the second Bundle: %v %v", err, cm.Data)
+	}
+
+	ungranted := bundle(t, "ungranted-"+ns, gadgetFiles(""), publishing("ungranted-"+group))
+	c = bundleReady(t, ungranted.Name, metav1.ConditionFalse, reconcile.ReasonForbidden)
+	if !strings.Contains(c.Message, "gadgets.ungranted-"+group) || !strings.Contains(c.Message, "aggregate-to-manager") {
+		t.Errorf("Forbidden message %q does not say what to grant", c.Message)
+	}
+}
+
+// TestPublishedKindLifecycle: a Bundle that stops publishing leaves the
+// instances and their children alone; a restarted controller serves the
+// kind again; deleting a Bundle whose api.deletionPolicy is Delete deletes
+// the CRD, every instance and their children.
+func TestPublishedKindLifecycle(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	group := "life-" + ns + ".example.com"
+	grantKind(t, group, "gadgets")
+	b := bundle(t, "life-"+ns, gadgetFiles(""), publishing(group, func(a *v1alpha1.BundleAPI) { a.DeletionPolicy = v1alpha1.DeletionPolicyDelete }))
+	bundleReady(t, b.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+	mustCreate(t, gadget(group, ns, "w", `{"size":4}`))
+	instanceReady(t, group, ns, "w", metav1.ConditionTrue)
+
+	// Stop publishing: nothing is deleted, and nothing is applied any more.
+	var api *v1alpha1.BundleAPI
+	updateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) { api, s.API = s.API, nil })
+	bundleReady(t, b.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+	patchInstance(t, gadget(group, ns, "w", ""), `{"spec":{"size":5}}`)
+	consistently(t, "the children of an unpublished kind left alone", 2*time.Second, func() (bool, error) {
+		cm := &corev1.ConfigMap{}
+		err := k.Get(ctx, key(ns, "w-conf"), cm)
+		return err == nil && cm.Data["size"] == "4", err
+	})
+	if err := k.Get(ctx, client.ObjectKey{Name: "gadgets." + group}, &apiextensionsv1.CustomResourceDefinition{}); err != nil {
+		t.Fatalf("the CRD of a kind no longer published: %v, want it kept", err)
+	}
+
+	// Publish again and restart: the new controller serves the kind.
+	updateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) { s.API = api })
+	bundleReady(t, b.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+	eventually(t, "the instance applied again", func() (bool, error) {
+		cm := &corev1.ConfigMap{}
+		err := k.Get(ctx, key(ns, "w-conf"), cm)
+		return err == nil && cm.Data["size"] == "5", err
+	})
+	restartController(t, func() { patchInstance(t, gadget(group, ns, "w", ""), `{"spec":{"size":6}}`) })
+	eventually(t, "the restarted controller to apply the instance", func() (bool, error) {
+		cm := &corev1.ConfigMap{}
+		err := k.Get(ctx, key(ns, "w-conf"), cm)
+		return err == nil && cm.Data["size"] == "6", err
+	})
+
+	// Delete the Bundle: its deletion policy deletes the CRD, the instance
+	// and its ConfigMap.
+	if err := k.Delete(ctx, &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: b.Name}}); err != nil {
+		t.Fatal(err)
+	}
+	gone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w-conf"}})
+	gone(t, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "gadgets." + group}})
+	gone(t, &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: b.Name}})
+}
