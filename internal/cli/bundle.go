@@ -158,15 +158,15 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 	}
 	defer pool.Close()
 	for _, c := range cases {
-		comp := &v1alpha1.Composition{
-			ObjectMeta: metav1.ObjectMeta{Name: "lint", Namespace: s.namespace},
-			Spec:       v1alpha1.CompositionSpec{Bundle: name, Values: c.values},
+		parent, err := lintParent(b, s.namespace, c.values)
+		if err != nil {
+			return 0, err
 		}
 		caps, err := s.capabilities(ctx)
 		if err != nil {
 			return 0, err
 		}
-		p, err := reconcile.NewPlan(ctx, pool, b, reconcile.RenderInput(comp, nil, caps), s.mapper)
+		p, err := reconcile.NewPlan(ctx, pool, b, reconcile.RenderInput(parent, nil, caps), s.mapper)
 		if err != nil {
 			fmt.Fprintf(out, "%s (%s): %v\n", dir, c.label, err)
 			problems++

@@ -7,11 +7,15 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
+	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/publish"
+	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -37,6 +41,30 @@ func lintAPI(dir string, b *templates.Bundle, out io.Writer) int {
 		fmt.Fprintf(out, "%s (api): %s\n", dir, line)
 	}
 	return len(pe.Errs)
+}
+
+// lintParent is what lint renders the bundle for: an instance named lint
+// of the kind the bundle publishes, with values as its spec, so templates
+// see .Composition.Kind and .APIVersion as its instances will; or a
+// Composition named lint when it publishes none.
+func lintParent(b *templates.Bundle, namespace string, values *apiextensionsv1.JSON) (reconcile.Parent, error) {
+	api := b.Spec().API
+	if api == nil {
+		return &v1alpha1.Composition{
+			ObjectMeta: metav1.ObjectMeta{Name: "lint", Namespace: namespace},
+			Spec:       v1alpha1.CompositionSpec{Bundle: b.Name(), Values: values},
+		}, nil
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetGroupVersionKind(publish.GVK(*api))
+	u.SetNamespace(namespace)
+	u.SetName("lint")
+	spec, err := publish.InstanceSpec(b.Name(), api, u)
+	if err != nil {
+		return nil, err
+	}
+	spec.Values = values // the instance's spec, byte for byte
+	return reconcile.NewInstance(u, spec), nil
 }
 
 // folderProblems lists the problems of a published kind as
