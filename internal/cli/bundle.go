@@ -91,7 +91,8 @@ misspelled field in a Deployment is caught). When the bundle publishes a
 kind (api: in stencil.yaml), lint also builds the kind's
 CustomResourceDefinition and checks it as the API server would: the api
 itself, and that the values schema is structural, with valid defaults and
-CEL rules. Every problem is printed with its location; the exit status is
+CEL rules, and a -f file may be an instance of that kind (its spec is the
+values). Every problem is printed with its location; the exit status is
 1 when there is any.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -145,6 +146,9 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 		}
 		js, err := yaml.YAMLToJSON(data)
 		if err != nil {
+			return 0, fmt.Errorf("%s: %w", path, err)
+		}
+		if js, err = instanceValues(b.Spec().API, js); err != nil {
 			return 0, fmt.Errorf("%s: %w", path, err)
 		}
 		cases = append(cases, struct {

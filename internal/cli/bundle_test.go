@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -305,5 +306,27 @@ func TestPackCarriesAPI(t *testing.T) {
 	}
 	if _, ok := b.Spec.Files["stencil.yaml"]; ok {
 		t.Error("stencil.yaml packed as a file")
+	}
+}
+
+// TestLintWithInstance: for a bundle that publishes a kind, a -f file may
+// be an instance of it, as the user applies it: its spec is the values.
+func TestLintWithInstance(t *testing.T) {
+	dir := appServiceFolder(t, appServiceAPI, `{"type":"object","properties":{"size":{"type":"integer","minimum":0}}}`)
+	files := t.TempDir()
+	good, bad := filepath.Join(files, "good.yaml"), filepath.Join(files, "bad.yaml")
+	for path, size := range map[string]int{good: 2, bad: -1} {
+		if err := os.WriteFile(path, []byte(fmt.Sprintf("apiVersion: app.example.com/v1\nkind: AppService\nmetadata:\n  name: web\nspec:\n  size: %d\n", size)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, errOut, code := stencil(t, "", "bundle", "lint", dir, "--offline", "-f", good, "-f", bad)
+	if code != 1 {
+		t.Errorf("exit %d, want 1\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"(" + good + "): 1 objects ok", "(" + bad + "): values.size: must be >= 0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lint output:\n%s\nwant it to contain %q", out, want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
@@ -65,6 +67,31 @@ func lintParent(b *templates.Bundle, namespace string, values *apiextensionsv1.J
 	}
 	spec.Values = values // the instance's spec, byte for byte
 	return reconcile.NewInstance(u, spec), nil
+}
+
+// instanceValues reads a lint values file that is an instance of the
+// kind the bundle publishes (its apiVersion and kind say so) as its spec;
+// any other file is values as it is.
+func instanceValues(api *v1alpha1.BundleAPI, js []byte) ([]byte, error) {
+	if api == nil {
+		return js, nil
+	}
+	var obj struct {
+		APIVersion string          `json:"apiVersion"`
+		Kind       string          `json:"kind"`
+		Spec       json.RawMessage `json:"spec"`
+	}
+	if json.Unmarshal(js, &obj) != nil || obj.Kind == "" {
+		return js, nil
+	}
+	gv, err := schema.ParseGroupVersion(obj.APIVersion)
+	if err != nil || !publish.Serves(api, gv.WithKind(obj.Kind)) {
+		return js, nil
+	}
+	if len(obj.Spec) == 0 || string(obj.Spec) == "null" {
+		return []byte("{}"), nil
+	}
+	return obj.Spec, nil
 }
 
 // folderProblems lists the problems of a published kind as
