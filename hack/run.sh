@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # run.sh is `make run`: a local cluster (hack/local-cluster.sh) with stencil's
-# CRDs, the example Bundles and Compositions, and the controller in the
-# foreground. Ctrl-C stops the controller and every process of the cluster.
+# CRDs, the example Bundles, the controller, the CRDs of the kinds the
+# Bundles publish (made by the controller), then the example Compositions
+# and the articles' instances of those kinds (examples/instances/). The
+# controller runs until Ctrl-C, which stops it and every process of the
+# cluster.
 #
 #   CLUSTER=existing make run   uses the cluster of $KUBECONFIG instead
 set -euo pipefail
@@ -12,6 +15,21 @@ stencil=$root/bin/stencil
 
 log() { printf '[run] %s\n' "$*" >&2; }
 
+controller_pid=
+cleanup() {
+  if [[ -n $controller_pid ]] && kill -0 "$controller_pid" 2>/dev/null; then
+    kill "$controller_pid" 2>/dev/null || true
+    wait "$controller_pid" 2>/dev/null || true
+  fi
+  if [[ ${CLUSTER:-local} != existing ]]; then
+    hack/local-cluster.sh down
+  fi
+}
+trap cleanup EXIT
+# Ctrl-C and kill end the script through its EXIT trap.
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
 if [[ ${CLUSTER:-local} == existing ]]; then
   : "${KUBECONFIG:?CLUSTER=existing needs KUBECONFIG pointing at a reachable cluster}"
   kubectl get --raw /readyz >/dev/null || { log "the cluster of KUBECONFIG=$KUBECONFIG is not reachable"; exit 1; }
@@ -19,18 +37,22 @@ if [[ ${CLUSTER:-local} == existing ]]; then
 else
   hack/local-cluster.sh up
   export KUBECONFIG=$root/.local/cluster/kubeconfig
-  trap 'hack/local-cluster.sh down' EXIT
 fi
 
 log "installing the CRDs"
 kubectl apply --server-side -k config/crd >/dev/null
 kubectl wait --for=condition=Established crd/bundles.stencil.dev crd/compositions.stencil.dev --timeout=60s >/dev/null
+publishing=()
 for dir in examples/bundles/*/; do
+  name=$(basename "$dir")
   "$stencil" bundle pack "$dir" | kubectl apply --server-side -f - >/dev/null
-  log "Bundle $(basename "$dir") applied"
+  if [[ -f $dir/stencil.yaml ]] && grep -q '^api:' "$dir/stencil.yaml"; then
+    publishing+=("$name")
+    log "Bundle $name applied; it publishes a kind"
+  else
+    log "Bundle $name applied"
+  fi
 done
-kubectl apply --server-side -f examples/compositions/ >/dev/null
-log "Compositions applied from examples/compositions/"
 
 # Free ports for the controller's metrics and probes.
 free_port() {
@@ -41,10 +63,51 @@ free_port() {
 metrics=$(free_port 18080)
 probes=$(free_port $((metrics + 1)))
 
-log "starting the controller; Ctrl-C stops it (and the local cluster). In another shell:"
-log "    export KUBECONFIG=$KUBECONFIG"
-log "    kubectl get compositions -A        # Bundle, Ready, Status (n/m ready)"
-log "    curl -s 127.0.0.1:$metrics/metrics | grep ^stencil_"
+log "starting the controller; Ctrl-C stops it (and the local cluster)"
 "$stencil" controller --kubeconfig "$KUBECONFIG" \
   --metrics-bind-address "127.0.0.1:$metrics" --health-probe-bind-address "127.0.0.1:$probes" \
-  --zap-devel=false --zap-encoder=console
+  --zap-devel=false --zap-encoder=console &
+controller_pid=$!
+
+# published_crd_established NAME: the CRD the controller keeps for Bundle
+# NAME's kind exists and is Established.
+published_crd_established() {
+  kubectl wait --for=condition=Established crd -l "stencil.dev/bundle=$1" --timeout=5s >/dev/null 2>&1
+}
+
+# The controller makes the published kinds' CRDs: wait for each before
+# applying its instances.
+for name in ${publishing[@]+"${publishing[@]}"}; do
+  deadline=$((SECONDS + 120))
+  until published_crd_established "$name"; do
+    if ! kill -0 "$controller_pid" 2>/dev/null; then
+      wait "$controller_pid" || true
+      controller_pid=
+      log "the controller exited before Bundle $name's kind was published"
+      exit 1
+    fi
+    if ((SECONDS > deadline)); then
+      why=$(kubectl get bundle "$name" -o jsonpath='{.status.conditions[?(@.type=="Ready")].message}' 2>/dev/null || true)
+      log "the CRD of Bundle $name's kind is not Established after 120s${why:+: $why}"
+      exit 1
+    fi
+    sleep 1
+  done
+  log "the kind of Bundle $name is published: $(kubectl get crd -l "stencil.dev/bundle=$name" -o name)"
+done
+
+kubectl apply --server-side -f examples/compositions/ >/dev/null
+log "Compositions applied from examples/compositions/"
+# As the articles do: a plain kubectl apply of their YAML.
+kubectl apply -f examples/instances/ >/dev/null
+log "the articles' instances applied from examples/instances/"
+
+log "In another shell:"
+log "    export KUBECONFIG=$KUBECONFIG"
+log "    kubectl get compositions,foos,appservices,cloudmanagers,crontabs -A   # Ready, Status (n/m ready)"
+log "    kubectl explain appservice.spec"
+log "    curl -s 127.0.0.1:$metrics/metrics | grep ^stencil_"
+status=0
+wait "$controller_pid" || status=$?
+controller_pid=
+exit "$status"

