@@ -55,8 +55,8 @@ func (e *Error) Error() string {
 	items := make([]string, 0, len(e.Errs))
 	for _, fe := range e.Errs {
 		s := fe.Field + ": " + fe.Type.String()
-		if fe.Detail != "" {
-			s += ": " + fe.Detail
+		if d := strings.TrimSpace(fe.Detail); d != "" {
+			s += ": " + d
 		}
 		items = append(items, s)
 	}

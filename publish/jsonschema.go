@@ -25,56 +25,11 @@ import (
 // additionalProperties is not false keeps unknown fields
 // (x-kubernetes-preserve-unknown-fields), as JSON Schema allows them; a
 // node with no type holds any value; ["T", "null"] is nullable T;
-// ["integer", "string"] is x-kubernetes-int-or-string; uniqueItems on a
+// ["integer", "string"] is x-kubernetes-int-or-string, and so is anyOf or
+// oneOf of such bare types; uniqueItems on a
 // list of scalars is x-kubernetes-list-type: set. x-kubernetes-* keywords
 // pass through. default is carried (the API server applies it at
 // admission; Helm treats it as an annotation).
-
-// annotationKeywords mean nothing to a CRD schema and are dropped.
-var annotationKeywords = map[string]bool{
-	"$schema": true, "$id": true, "id": true, "$comment": true, "$anchor": true, "$vocabulary": true,
-	"$dynamicAnchor": true, "$recursiveAnchor": true, "definitions": true, "$defs": true,
-	"title": true, "examples": true, "readOnly": true, "writeOnly": true, "deprecated": true,
-	"contentMediaType": true, "contentEncoding": true,
-}
-
-// unsupportedKeywords are JSON Schema assertions a CRD schema cannot say.
-var unsupportedKeywords = map[string]string{
-	"patternProperties":     "a CRD schema cannot constrain keys by pattern: list the properties, or use additionalProperties",
-	"propertyNames":         "a CRD schema cannot constrain keys: use x-kubernetes-validations",
-	"dependencies":          "a CRD schema has no dependencies: use x-kubernetes-validations",
-	"dependentRequired":     "a CRD schema has no dependentRequired: use x-kubernetes-validations",
-	"dependentSchemas":      "a CRD schema has no dependentSchemas: use x-kubernetes-validations",
-	"if":                    "a CRD schema has no if/then/else: use x-kubernetes-validations",
-	"then":                  "a CRD schema has no if/then/else: use x-kubernetes-validations",
-	"else":                  "a CRD schema has no if/then/else: use x-kubernetes-validations",
-	"contains":              "a CRD schema has no contains: use x-kubernetes-validations",
-	"minContains":           "a CRD schema has no minContains: use x-kubernetes-validations",
-	"maxContains":           "a CRD schema has no maxContains: use x-kubernetes-validations",
-	"prefixItems":           "a CRD list has one schema for every item",
-	"additionalItems":       "a CRD list has one schema for every item",
-	"unevaluatedProperties": "a CRD schema has no unevaluatedProperties: use additionalProperties",
-	"unevaluatedItems":      "a CRD schema has no unevaluatedItems",
-	"$dynamicRef":           "a CRD schema has no dynamic references",
-	"$recursiveRef":         "a CRD schema has no recursive references",
-	"contentSchema":         "a CRD schema cannot validate encoded content",
-}
-
-// valueKeywords are what a structural schema allows under allOf, anyOf,
-// oneOf and not besides properties, items and the combinators themselves.
-var valueKeywords = map[string]bool{
-	"required": true, "enum": true, "const": true, "format": true, "pattern": true,
-	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true, "multipleOf": true,
-	"minLength": true, "maxLength": true, "minItems": true, "maxItems": true,
-	"minProperties": true, "maxProperties": true, "description": true,
-}
-
-// kubernetesKeywords are the x-kubernetes-* keywords a CRD schema knows.
-var kubernetesKeywords = map[string]bool{
-	"x-kubernetes-preserve-unknown-fields": true, "x-kubernetes-embedded-resource": true,
-	"x-kubernetes-int-or-string": true, "x-kubernetes-list-map-keys": true, "x-kubernetes-list-type": true,
-	"x-kubernetes-map-type": true, "x-kubernetes-validations": true,
-}
 
 // converter converts one document.
 type converter struct {
@@ -106,7 +61,7 @@ func convertJSONSchema(text string) (*apiextensionsv1.JSONSchemaProps, field.Err
 
 // fail records a problem at a JSON pointer of the document.
 func (c *converter) fail(ptr, rule string) {
-	c.errs = append(c.errs, field.Invalid(field.NewPath(sourceJSONSchema+"#"+ptr), nil, rule))
+	c.errs = append(c.errs, field.Forbidden(field.NewPath(sourceJSONSchema+"#"+ptr), rule))
 }
 
 // node converts the schema at ptr. valueOnly is set under allOf, anyOf,
@@ -200,6 +155,10 @@ func (c *converter) keyword(out, s map[string]any, k, at string, valueOnly bool)
 			c.fail(at, k+" must be a list of schemas")
 			return
 		}
+		if types := typeAlternatives(s, k, list); types != nil {
+			c.typ(out, types, at)
+			return
+		}
 		conv := make([]any, len(list))
 		for i, sub := range list {
 			conv[i] = c.node(sub, at+"/"+strconv.Itoa(i), true)
@@ -215,7 +174,11 @@ func (c *converter) keyword(out, s map[string]any, k, at string, valueOnly bool)
 		if b, _ := v.(bool); b {
 			c.uniqueItems(out, s, at)
 		}
-	case "description", "enum", "default", "minimum", "maximum", "multipleOf", "pattern", "format",
+	case "minimum", "maximum":
+		if _, numeric := s["exclusive"+strings.ToUpper(k[:1])+k[1:]].(float64); !numeric {
+			out[k] = v // else exclusive() keeps the stricter of the two
+		}
+	case "description", "enum", "default", "multipleOf", "pattern", "format",
 		"minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "required":
 		out[k] = v
 	case "title":
@@ -233,6 +196,34 @@ func (c *converter) keyword(out, s map[string]any, k, at string, valueOnly bool)
 		// Other keywords are annotations, or unknown to JSON Schema,
 		// which ignores them: so does the CRD.
 	}
+}
+
+// typeAlternatives reads anyOf or oneOf of bare types, the way Helm
+// charts often spell a nullable or int-or-string value
+// ({"anyOf": [{"type": "string"}, {"type": "null"}]}), as the list of
+// those types, when the node says no type itself; nil otherwise.
+func typeAlternatives(s map[string]any, k string, list []any) []any {
+	if k == "allOf" || s["type"] != nil || len(list) < 2 {
+		return nil
+	}
+	var types []any
+	for _, alt := range list {
+		m, ok := alt.(map[string]any)
+		if !ok {
+			return nil
+		}
+		t, ok := m["type"].(string)
+		if !ok {
+			return nil
+		}
+		for key := range m {
+			if key != "type" && !annotationKeywords[key] && key != "description" {
+				return nil
+			}
+		}
+		types = append(types, t)
+	}
+	return types
 }
 
 func isCombinator(k string) bool {
@@ -338,7 +329,8 @@ func (c *converter) exclusive(out, s map[string]any, k, at string) {
 		out[k] = v
 	case float64:
 		if b, ok := s[bound].(float64); ok && (bound == "minimum" && b > v || bound == "maximum" && b < v) {
-			return // the inclusive bound is stricter
+			out[bound] = b // the inclusive bound is stricter
+			return
 		}
 		out[bound] = v
 		out[k] = true
@@ -359,83 +351,4 @@ func (c *converter) uniqueItems(out, s map[string]any, at string) {
 	default:
 		c.fail(at, "uniqueItems is a CRD list of type set, which needs items of a scalar type (string, integer, number or boolean)")
 	}
-}
-
-// ref inlines a local reference (#/definitions/NAME, #/$defs/NAME or any
-// JSON pointer into the document). Siblings that annotate (description,
-// title, default) apply over the target; others are an error, since
-// drafts disagree on them. A reference to itself, directly or not, is
-// an error: a CRD schema is a tree.
-func (c *converter) ref(s map[string]any, ref, ptr string, valueOnly bool) map[string]any {
-	at := ptr + "/$ref"
-	if !strings.HasPrefix(ref, "#") {
-		c.fail(at, "only a reference inside values.schema.json (#/definitions/NAME or #/$defs/NAME) can be inlined into a CRD schema")
-		return nil
-	}
-	target := strings.TrimPrefix(ref, "#")
-	if slices.Contains(c.refs, target) {
-		c.fail(at, "a recursive reference cannot be expressed in a CRD schema, which is a tree")
-		return nil
-	}
-	v, ok := resolvePointer(c.doc, target)
-	if !ok {
-		c.fail(at, "the reference points to nothing in values.schema.json")
-		return nil
-	}
-	c.refs = append(c.refs, target)
-	out := c.node(v, target, valueOnly)
-	c.refs = c.refs[:len(c.refs)-1]
-	keys := make([]string, 0, len(s))
-	for k := range s {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		switch {
-		case k == "$ref" || annotationKeywords[k] && k != "title":
-		case k == "description" || k == "title" || k == "default":
-			if out != nil && !valueOnly {
-				c.keyword(out, s, k, ptr+"/"+escapePointer(k), false)
-			}
-		default:
-			c.fail(ptr+"/"+escapePointer(k), k+" beside $ref: move it into the schema the reference points to")
-		}
-	}
-	return out
-}
-
-// resolvePointer follows a JSON pointer ("" is the whole document).
-func resolvePointer(doc any, ptr string) (any, bool) {
-	if ptr == "" {
-		return doc, true
-	}
-	if !strings.HasPrefix(ptr, "/") {
-		return nil, false
-	}
-	cur := doc
-	for _, tok := range strings.Split(ptr[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch n := cur.(type) {
-		case map[string]any:
-			v, ok := n[tok]
-			if !ok {
-				return nil, false
-			}
-			cur = v
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(n) {
-				return nil, false
-			}
-			cur = n[i]
-		default:
-			return nil, false
-		}
-	}
-	return cur, true
-}
-
-// escapePointer escapes a JSON pointer token.
-func escapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }

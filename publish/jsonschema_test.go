@@ -42,6 +42,10 @@ func TestJSONSchemaConversion(t *testing.T) {
 			`{"type":"object","properties":{"any":{"description":"d","x-kubernetes-preserve-unknown-fields":true}}}`},
 		{"nullable", `{"type":"object","additionalProperties":false,"properties":{"a":{"type":["string","null"]}}}`,
 			`{"type":"object","properties":{"a":{"type":"string","nullable":true}}}`},
+		{"anyOf of a type and null, as Helm charts write nullable", `{"type":"object","additionalProperties":false,"properties":{"a":{"anyOf":[{"type":"string"},{"type":"null"}]}}}`,
+			`{"type":"object","properties":{"a":{"type":"string","nullable":true}}}`},
+		{"oneOf of integer and string", `{"type":"object","additionalProperties":false,"properties":{"port":{"oneOf":[{"type":"integer"},{"type":"string"}]}}}`,
+			`{"type":"object","properties":{"port":{"x-kubernetes-int-or-string":true}}}`},
 		{"int or string", `{"type":"object","additionalProperties":false,"properties":{"port":{"type":["string","integer"]}}}`,
 			`{"type":"object","properties":{"port":{"x-kubernetes-int-or-string":true}}}`},
 		{"map", `{"type":"object","additionalProperties":false,"properties":{"env":{"type":"object","additionalProperties":{"type":"string"}}}}`,
@@ -58,6 +62,10 @@ func TestJSONSchemaConversion(t *testing.T) {
 				`"s":{"type":"string","format":"hostname","maxLength":9,"minLength":1,"pattern":"^a","enum":["ab","ac"]}}}`},
 		{"draft-7 exclusive bounds", `{"type":"object","additionalProperties":false,"properties":{"n":{"type":"number","exclusiveMinimum":0,"exclusiveMaximum":10}}}`,
 			`{"type":"object","properties":{"n":{"type":"number","maximum":10,"exclusiveMaximum":true,"minimum":0,"exclusiveMinimum":true}}}`},
+		{"draft-7 exclusive bound stricter than the inclusive one", `{"type":"object","additionalProperties":false,"properties":{"n":{"type":"number","minimum":1,"exclusiveMinimum":3,"maximum":5,"exclusiveMaximum":9}}}`,
+			`{"type":"object","properties":{"n":{"type":"number","maximum":5,"minimum":3,"exclusiveMinimum":true}}}`},
+		{"root $ref, as generated schemas write it", `{"$schema":"https://json-schema.org/draft/2020-12/schema","$ref":"#/$defs/Values","$defs":{"Values":{"type":"object","additionalProperties":false,"properties":{"n":{"type":"integer"}}}}}`,
+			`{"type":"object","properties":{"n":{"type":"integer"}}}`},
 		{"draft-4 exclusive bounds", `{"type":"object","additionalProperties":false,"properties":{"n":{"type":"number","minimum":0,"exclusiveMinimum":true}}}`,
 			`{"type":"object","properties":{"n":{"type":"number","minimum":0,"exclusiveMinimum":true}}}`},
 		{"title as description", `{"type":"object","additionalProperties":false,"properties":{"n":{"type":"integer","title":"Replicas"}}}`,
@@ -98,7 +106,8 @@ func TestJSONSchemaUnsupported(t *testing.T) {
 	tests := []struct {
 		name, schema, path string
 	}{
-		{"anyOf with types inside", `{"type":"object","properties":{"a":{"anyOf":[{"type":"string"},{"type":"integer"}]}}}`, "values.schema.json#/properties/a/anyOf/0/type"},
+		{"anyOf with types inside", `{"type":"object","properties":{"a":{"anyOf":[{"type":"string","minLength":2},{"type":"integer"}]}}}`, "values.schema.json#/properties/a/anyOf/0/type"},
+		{"anyOf of bare types the node also types", `{"type":"object","properties":{"a":{"type":"string","anyOf":[{"type":"string"},{"type":"null"}]}}}`, "values.schema.json#/properties/a/anyOf/0/type"},
 		{"oneOf with a default inside", `{"type":"object","oneOf":[{"default":1}]}`, "values.schema.json#/oneOf/0/default"},
 		{"remote $ref", `{"type":"object","properties":{"a":{"$ref":"https://example.com/s.json"}}}`, "values.schema.json#/properties/a/$ref"},
 		{"$ref to nothing", `{"type":"object","properties":{"a":{"$ref":"#/$defs/none"}}}`, "values.schema.json#/properties/a/$ref"},

@@ -85,3 +85,9 @@ func GVR(api v1alpha1.BundleAPI) schema.GroupVersionResource {
 	d := Defaulted(api)
 	return schema.GroupVersionResource{Group: d.Group, Version: d.Version, Resource: d.Plural}
 }
+
+// Serves reports whether api (nil: none) publishes gvk, its version and
+// plural defaulted: what finds the Bundle of an instance.
+func Serves(api *v1alpha1.BundleAPI, gvk schema.GroupVersionKind) bool {
+	return api != nil && GVK(*api) == gvk
+}

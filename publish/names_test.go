@@ -50,3 +50,23 @@ func TestDefaulted(t *testing.T) {
 		t.Errorf("GVR = %v, want %v", got, want)
 	}
 }
+
+func TestServes(t *testing.T) {
+	api := &v1alpha1.BundleAPI{Group: "app.example.com", Kind: "AppService"}
+	tests := []struct {
+		api  *v1alpha1.BundleAPI
+		gvk  schema.GroupVersionKind
+		want bool
+	}{
+		{api, schema.GroupVersionKind{Group: "app.example.com", Version: "v1alpha1", Kind: "AppService"}, true},
+		{api, schema.GroupVersionKind{Group: "app.example.com", Version: "v1", Kind: "AppService"}, false},
+		{api, schema.GroupVersionKind{Group: "example.com", Version: "v1alpha1", Kind: "AppService"}, false},
+		{api, schema.GroupVersionKind{Group: "app.example.com", Version: "v1alpha1", Kind: "Appservice"}, false},
+		{nil, schema.GroupVersionKind{Group: "app.example.com", Version: "v1alpha1", Kind: "AppService"}, false},
+	}
+	for _, tt := range tests {
+		if got := publish.Serves(tt.api, tt.gvk); got != tt.want {
+			t.Errorf("Serves(%v, %v) = %t, want %t", tt.api, tt.gvk, got, tt.want)
+		}
+	}
+}

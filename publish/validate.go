@@ -47,8 +47,14 @@ func Validate(api v1alpha1.BundleAPI) field.ErrorList {
 	}
 	errs = append(errs, nameList(api.ShortNames, apiPath.Child("shortNames"))...)
 	errs = append(errs, nameList(api.Categories, apiPath.Child("categories"))...)
+	columns := sets.New[string]()
 	for i, c := range api.PrinterColumns {
-		errs = append(errs, validateColumn(c, apiPath.Child("printerColumns").Index(i))...)
+		p := apiPath.Child("printerColumns").Index(i)
+		if columns.Has(c.Name) {
+			errs = append(errs, field.Duplicate(p.Child("name"), c.Name))
+		}
+		columns.Insert(c.Name)
+		errs = append(errs, validateColumn(c, p)...)
 	}
 	errs = append(errs, deletionPolicy(api.DeletionPolicy, apiPath.Child("deletionPolicy"))...)
 	d := apiPath.Child("defaults")

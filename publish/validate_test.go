@@ -49,6 +49,9 @@ func TestValidate(t *testing.T) {
 		{"column without a name, type or path", with(func(a *v1alpha1.BundleAPI) {
 			a.PrinterColumns = []apiextensionsv1.CustomResourceColumnDefinition{{}}
 		}), []string{"spec.api.printerColumns[0].name", "spec.api.printerColumns[0].type", "spec.api.printerColumns[0].jsonPath"}},
+		{"two columns of one name", with(func(a *v1alpha1.BundleAPI) {
+			a.PrinterColumns = []apiextensionsv1.CustomResourceColumnDefinition{{Name: "Image", Type: "string", JSONPath: ".spec.a"}, {Name: "Image", Type: "string", JSONPath: ".spec.b"}}
+		}), []string{"spec.api.printerColumns[1].name"}},
 		{"column shadowing Ready", with(func(a *v1alpha1.BundleAPI) {
 			a.PrinterColumns = []apiextensionsv1.CustomResourceColumnDefinition{{Name: "Ready", Type: "string", JSONPath: ".spec.x"}}
 		}), []string{"spec.api.printerColumns[0].name"}},

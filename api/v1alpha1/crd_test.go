@@ -117,6 +117,33 @@ func TestBundleRoundTrip(t *testing.T) {
 	}
 }
 
+// TestBundleAPIAsWritten: spec.api keeps an empty version and plural (the
+// controller defaults them, so a packed Bundle round-trips as written);
+// only the CRD's deletion policy is defaulted, to Orphan.
+func TestBundleAPIAsWritten(t *testing.T) {
+	c := newClient(t)
+	b := &v1alpha1.Bundle{
+		ObjectMeta: metav1.ObjectMeta{Name: "api-as-written"},
+		Spec: v1alpha1.BundleSpec{
+			Files: map[string]string{"templates/cm.yaml": "kind: ConfigMap\n"},
+			API:   &v1alpha1.BundleAPI{Group: "samplecontroller.k8s.io", Kind: "Foo", ShortNames: []string{"fo"}},
+		},
+	}
+	if err := c.Create(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), b) })
+	var got v1alpha1.Bundle
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(b), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := b.Spec.API.DeepCopy()
+	want.DeletionPolicy = v1alpha1.DeletionPolicyOrphan
+	if diff := cmp.Diff(want, got.Spec.API); diff != "" {
+		t.Errorf("spec.api after round trip (-want +got):\n%s", diff)
+	}
+}
+
 // TestSchemaRejectsInvalid sends objects the Go types cannot express, as
 // unstructured, so the API server's own schema validation is what is tested.
 func TestSchemaRejectsInvalid(t *testing.T) {
@@ -157,6 +184,14 @@ func TestSchemaRejectsInvalid(t *testing.T) {
 		{"file content not a string", bundle(map[string]any{"files": map[string]any{"values.yaml": 3}}), "spec.files.values.yaml: Invalid value"},
 		{"schema not an object", bundle(map[string]any{"files": map[string]any{"a": "b"}, "schema": "object"}), "spec.schema: Invalid value"},
 		{"permission without kind", bundle(map[string]any{"files": map[string]any{"a": "b"}, "permissions": map[string]any{"clusterScoped": []any{map[string]any{"group": "rbac.authorization.k8s.io"}}}}), "spec.permissions.clusterScoped[0].kind: Required value"},
+		// Bundle spec.api
+		{"api without kind", bundle(map[string]any{"files": map[string]any{"a": "b"}, "api": map[string]any{"group": "app.example.com"}}), "spec.api.kind: Required value"},
+		{"api group without a dot", bundle(map[string]any{"files": map[string]any{"a": "b"}, "api": map[string]any{"group": "example", "kind": "Foo"}}), "spec.api.group: Invalid value"},
+		{"api group of stencil", bundle(map[string]any{"files": map[string]any{"a": "b"}, "api": map[string]any{"group": "apps.stencil.dev", "kind": "Foo"}}), "stencil.dev and its subdomains are stencil's own"},
+		{"api kind lower case", bundle(map[string]any{"files": map[string]any{"a": "b"}, "api": map[string]any{"group": "app.example.com", "kind": "foo"}}), "spec.api.kind: Invalid value"},
+		{"api version", bundle(map[string]any{"files": map[string]any{"a": "b"}, "api": map[string]any{"group": "app.example.com", "kind": "Foo", "version": "1.0"}}), "spec.api.version: Invalid value"},
+		{"api deletionPolicy", bundle(map[string]any{"files": map[string]any{"a": "b"}, "api": map[string]any{"group": "app.example.com", "kind": "Foo", "deletionPolicy": "Keep"}}), `spec.api.deletionPolicy: Unsupported value: "Keep"`},
+		{"api short name", bundle(map[string]any{"files": map[string]any{"a": "b"}, "api": map[string]any{"group": "app.example.com", "kind": "Foo", "shortNames": []any{"F"}}}), "spec.api.shortNames[0]: Invalid value"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

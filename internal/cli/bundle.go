@@ -23,8 +23,8 @@ import (
 )
 
 func newBundleCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
-	cmd := &cobra.Command{Use: "bundle", Short: "Author bundles: pack a folder into a Bundle, lint it"}
-	cmd.AddCommand(newPackCommand(), newLintCommand(kube))
+	cmd := &cobra.Command{Use: "bundle", Short: "Author bundles: pack a folder into a Bundle, lint it, print the RBAC of the kind it publishes"}
+	cmd.AddCommand(newPackCommand(), newLintCommand(kube), newRBACCommand())
 	return cmd
 }
 
@@ -87,8 +87,13 @@ func newLintCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
 then with each values file), then validates every object: against the API
 server's schema with a server-side dry-run apply when a cluster is
 reachable, and otherwise offline against the built-in kinds' schemas (so a
-misspelled field in a Deployment is caught). Every problem is printed with
-its location; the exit status is 1 when there is any.`,
+misspelled field in a Deployment is caught). When the bundle publishes a
+kind (api: in stencil.yaml), lint also builds the kind's
+CustomResourceDefinition and checks it as the API server would: the api
+itself, and that the values schema is structural, with valid defaults and
+CEL rules, and a -f file may be an instance of that kind (its spec is the
+values). Every problem is printed with its location; the exit status is
+1 when there is any.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			problems, err := runLint(cmd.Context(), kube, f, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -129,6 +134,7 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 	if hint := openAPIHint(b.Spec().Files[templates.SchemaFileJSON]); hint != "" {
 		fmt.Fprintf(stderr, "note: %s: %s\n", templates.SchemaFileJSON, hint)
 	}
+	problems := lintAPI(dir, b, out)
 	cases := []struct {
 		label  string
 		values *apiextensionsv1.JSON
@@ -142,6 +148,9 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 		if err != nil {
 			return 0, fmt.Errorf("%s: %w", path, err)
 		}
+		if js, err = instanceValues(b.Spec().API, js); err != nil {
+			return 0, fmt.Errorf("%s: %w", path, err)
+		}
 		cases = append(cases, struct {
 			label  string
 			values *apiextensionsv1.JSON
@@ -152,17 +161,16 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 		return 0, err
 	}
 	defer pool.Close()
-	problems := 0
 	for _, c := range cases {
-		comp := &v1alpha1.Composition{
-			ObjectMeta: metav1.ObjectMeta{Name: "lint", Namespace: s.namespace},
-			Spec:       v1alpha1.CompositionSpec{Bundle: name, Values: c.values},
+		parent, err := lintParent(b, s.namespace, c.values)
+		if err != nil {
+			return 0, err
 		}
 		caps, err := s.capabilities(ctx)
 		if err != nil {
 			return 0, err
 		}
-		p, err := reconcile.NewPlan(ctx, pool, b, reconcile.RenderInput(comp, nil, caps), s.mapper)
+		p, err := reconcile.NewPlan(ctx, pool, b, reconcile.RenderInput(parent, nil, caps), s.mapper)
 		if err != nil {
 			fmt.Fprintf(out, "%s (%s): %v\n", dir, c.label, err)
 			problems++

@@ -1,12 +1,15 @@
 package cli_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
@@ -195,5 +198,135 @@ func TestLintHintsAtOpenAPISchema(t *testing.T) {
 	files["values.schema.json"] = `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}`
 	if _, errOut, _ := stencil(t, "", "bundle", "lint", writeBundle(t, files), "--offline"); strings.Contains(errOut, "note: values.schema.json") {
 		t.Errorf("a JSON Schema got a note:\n%s", errOut)
+	}
+}
+
+// appServiceFolder is a bundle folder publishing the kubebuilder article's
+// AppService, with a Helm-style values.schema.json.
+func appServiceFolder(t *testing.T, stencilYAML, schema string) string {
+	t.Helper()
+	return writeBundle(t, map[string]string{
+		"stencil.yaml":       stencilYAML,
+		"values.yaml":        "size: 1\nimage: nginx:1.27\n",
+		"values.schema.json": schema,
+		"templates/cm.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Composition.Name }}\ndata:\n  size: {{ .Values.size | quote }}\n",
+	})
+}
+
+const appServiceAPI = "api:\n  group: app.example.com\n  kind: AppService\n  version: v1\n"
+
+// TestLintPublishedKind: lint builds the CRD of the kind a bundle
+// publishes; what the API server would refuse is a problem named by its
+// file and field path, with exit status 1.
+func TestLintPublishedKind(t *testing.T) {
+	okSchema := `{"type":"object","required":["size","image"],"properties":{"size":{"type":"integer","minimum":0},"image":{"type":"string"}}}`
+	tests := []struct {
+		name, stencilYAML, schema string
+		code                      int
+		want                      []string
+	}{
+		{"structural", appServiceAPI, okSchema, 0, []string{"(api): CustomResourceDefinition appservices.app.example.com ok", "(defaults): 1 objects ok"}},
+		{"not expressible in a CRD", appServiceAPI, `{"type":"object","properties":{"size":{"anyOf":[{"type":"integer","minimum":1},{"type":"string"}]}}}`, 1,
+			[]string{"(api): values.schema.json#/properties/size/anyOf/0/type: Forbidden:"}},
+		{"default of the wrong type", appServiceAPI, `{"type":"object","properties":{"size":{"type":"integer","default":"one"}}}`, 1,
+			[]string{"(api): values.schema.json properties[size].default: Invalid value:"}},
+		{"stencil's own group", "api:\n  group: apps.stencil.dev\n  kind: AppService\n", okSchema, 1,
+			[]string{"(api): stencil.yaml api.group: Invalid value: stencil.dev and its subdomains are stencil's own"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := appServiceFolder(t, tt.stencilYAML, tt.schema)
+			out, errOut, code := stencil(t, "", "bundle", "lint", dir, "--offline")
+			if code != tt.code {
+				t.Errorf("exit %d, want %d\n%s%s", code, tt.code, out, errOut)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("lint output:\n%s\nwant it to contain %q", out, w)
+				}
+			}
+			if strings.Contains(out, `"one"`) {
+				t.Errorf("lint quotes a schema value:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestBundleRBAC: bundle rbac prints the three ClusterRoles of the kind,
+// and refuses a folder that publishes none.
+func TestBundleRBAC(t *testing.T) {
+	dir := appServiceFolder(t, appServiceAPI, `{"type":"object"}`)
+	out, errOut, code := stencil(t, "", "bundle", "rbac", dir, "--name", "appservice")
+	if code != 0 {
+		t.Fatalf("rbac: exit %d: %s", code, errOut)
+	}
+	var names []string
+	for _, doc := range strings.Split(out, "\n---\n") {
+		var r rbacv1.ClusterRole
+		if err := yaml.UnmarshalStrict([]byte(doc), &r); err != nil {
+			t.Fatalf("rbac output is not ClusterRoles: %v\n%s", err, out)
+		}
+		if r.Kind != "ClusterRole" || r.Labels["stencil.dev/bundle"] != "appservice" || len(r.Rules) != 1 || r.Rules[0].APIGroups[0] != "app.example.com" {
+			t.Errorf("role %s: kind %s labels %v rules %v", r.Name, r.Kind, r.Labels, r.Rules)
+		}
+		names = append(names, r.Name)
+	}
+	want := []string{"stencil:published:appservices.app.example.com", "stencil:published:appservices.app.example.com-edit", "stencil:published:appservices.app.example.com-view"}
+	if !slices.Equal(names, want) {
+		t.Errorf("roles %q, want %q", names, want)
+	}
+
+	plain := filepath.Join(testenv.Root(), "examples", "bundles", "webapp")
+	_, errOut, code = stencil(t, "", "bundle", "rbac", plain)
+	if code == 0 || !strings.Contains(errOut, "publishes no kind") {
+		t.Errorf("rbac of a bundle publishing nothing: exit %d: %s", code, errOut)
+	}
+	bad := appServiceFolder(t, "api:\n  group: example\n  kind: AppService\n", `{"type":"object"}`)
+	_, errOut, code = stencil(t, "", "bundle", "rbac", bad)
+	if code == 0 || !strings.Contains(errOut, "stencil.yaml api.group: Invalid value: must contain a dot") {
+		t.Errorf("rbac of an invalid api: exit %d: %s", code, errOut)
+	}
+}
+
+// TestPackCarriesAPI: pack prints stencil.yaml's api as written: version
+// and plural stay empty (the controller defaults them).
+func TestPackCarriesAPI(t *testing.T) {
+	dir := appServiceFolder(t, "api:\n  group: app.example.com\n  kind: AppService\n  shortNames: [as]\n", `{"type":"object"}`)
+	out, errOut, code := stencil(t, "", "bundle", "pack", dir, "--name", "appservice")
+	if code != 0 {
+		t.Fatalf("pack: exit %d: %s", code, errOut)
+	}
+	b := &v1alpha1.Bundle{}
+	if err := yaml.UnmarshalStrict([]byte(out), b); err != nil {
+		t.Fatalf("pack output is not a Bundle: %v\n%s", err, out)
+	}
+	want := &v1alpha1.BundleAPI{Group: "app.example.com", Kind: "AppService", ShortNames: []string{"as"}}
+	if diff := cmp.Diff(want, b.Spec.API); diff != "" {
+		t.Errorf("packed spec.api (-want +got):\n%s", diff)
+	}
+	if _, ok := b.Spec.Files["stencil.yaml"]; ok {
+		t.Error("stencil.yaml packed as a file")
+	}
+}
+
+// TestLintWithInstance: for a bundle that publishes a kind, a -f file may
+// be an instance of it, as the user applies it: its spec is the values.
+func TestLintWithInstance(t *testing.T) {
+	dir := appServiceFolder(t, appServiceAPI, `{"type":"object","properties":{"size":{"type":"integer","minimum":0}}}`)
+	files := t.TempDir()
+	good, bad := filepath.Join(files, "good.yaml"), filepath.Join(files, "bad.yaml")
+	for path, size := range map[string]int{good: 2, bad: -1} {
+		if err := os.WriteFile(path, []byte(fmt.Sprintf("apiVersion: app.example.com/v1\nkind: AppService\nmetadata:\n  name: web\nspec:\n  size: %d\n", size)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, errOut, code := stencil(t, "", "bundle", "lint", dir, "--offline", "-f", good, "-f", bad)
+	if code != 1 {
+		t.Errorf("exit %d, want 1\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"(" + good + "): 1 objects ok", "(" + bad + "): values.size: must be >= 0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lint output:\n%s\nwant it to contain %q", out, want)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/yaml"
@@ -21,7 +22,9 @@ func newDiffCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
 		Use:   "diff -f composition.yaml [--bundle DIR|bundle.yaml]",
 		Short: "Show what the controller would change in the cluster",
 		Long: `diff server-side dry-run applies every object the controller would apply
-for each Composition (field manager stencil, forced ownership) and prints a
+for each Composition and instance of a published kind in the file (its
+Bundle found as render finds it; field manager stencil, forced ownership)
+and prints a
 unified diff of live against would-be objects, with managedFields and other
 server bookkeeping removed and Secret data masked, then the members that
 would be pruned and any refusal.
@@ -51,7 +54,7 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFl
 		return false, err
 	}
 	s.notes = stderr
-	comps, err := readCompositions(f.file, stdin, s.namespace)
+	docs, err := readParents(f.file, stdin, s.namespace)
 	if err != nil {
 		return false, err
 	}
@@ -62,12 +65,17 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFl
 	defer pool.Close()
 	changed := false
 	var errs []error
-	for _, comp := range comps {
-		p, err := plan(ctx, s, pool, f.bundle, comp)
+	for _, d := range docs {
+		comp, b, err := resolve(ctx, s, f.bundle, d)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		p, err := plan(ctx, s, pool, b, comp)
 		if err != nil {
 			var refused *reconcile.RefusedError
 			if errors.As(err, &refused) {
-				fmt.Fprintf(out, "# Composition %s/%s would be refused: %v\n", comp.Namespace, comp.Name, err)
+				fmt.Fprintf(out, "# %s would be refused: %v\n", describeParent(comp), err)
 				changed = true
 				continue
 			}
@@ -89,8 +97,8 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFl
 			}
 		}
 		pruned, err := reconcile.PruneCandidates(ctx, s.client, s.mapper, comp, p)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("Composition %s/%s: list members to prune: %w", comp.Namespace, comp.Name, err))
+		if err != nil && !meta.IsNoMatchError(err) { // a kind not served yet has no instance, so nothing to prune
+			errs = append(errs, fmt.Errorf("%s: list members to prune: %w", describeParent(comp), err))
 		}
 		for _, c := range pruned {
 			changed = true

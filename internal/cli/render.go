@@ -10,8 +10,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/yaml"
 
-	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/templates"
 )
 
 // planFlags are the flags shared by render and diff.
@@ -23,8 +23,8 @@ type planFlags struct {
 }
 
 func (f *planFlags) add(cmd *cobra.Command, offline bool) {
-	cmd.Flags().StringVarP(&f.file, "filename", "f", "", "file holding one or more Compositions (- for stdin)")
-	cmd.Flags().StringVar(&f.bundle, "bundle", "", "bundle folder or Bundle manifest to render instead of the cluster's Bundle")
+	cmd.Flags().StringVarP(&f.file, "filename", "f", "", "file holding one or more Compositions or instances of published kinds (- for stdin)")
+	cmd.Flags().StringVar(&f.bundle, "bundle", "", "bundle folder or Bundle manifest to render instead of the cluster's Bundle (for an instance, it must publish the instance's kind)")
 	if offline {
 		cmd.Flags().BoolVar(&f.offline, "offline", false, "do not contact a cluster (needs --bundle; only built-in kinds and CRDs in the bundle)")
 	}
@@ -36,14 +36,18 @@ func newRenderCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
 	f := &planFlags{}
 	cmd := &cobra.Command{
 		Use:   "render -f composition.yaml [--bundle DIR|bundle.yaml]",
-		Short: "Print the objects the controller would apply for Compositions",
+		Short: "Print the objects the controller would apply for Compositions and instances of published kinds",
 		Long: `render prints, as multi-document YAML, exactly the objects the controller
-would apply for each Composition in the file: same order, same namespace
-placement, same ApplySet part-of label. Pipe it into
+would apply for each Composition in the file, and for each instance of a
+kind a Bundle publishes (such as kind: AppService): same order, same
+namespace placement, same ApplySet part-of label. Pipe it into
   kubectl apply --server-side --field-manager=stencil --dry-run=server -f -
 to preview the real write. Without --bundle the Bundle is read from the
-cluster; with --bundle and no reachable cluster (or --offline), only
-built-in kinds and kinds defined by CRDs in the bundle can be placed.`,
+cluster: a Composition's by its spec.bundle, an instance's as the Bundle
+whose spec.api publishes the instance's apiVersion and kind. With --bundle
+DIR, an instance's kind must be the one DIR's stencil.yaml api: publishes.
+With --bundle and no reachable cluster (or --offline), only built-in kinds
+and kinds defined by CRDs in the bundle can be placed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runRender(cmd.Context(), kube, f, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -78,7 +82,7 @@ func runRender(ctx context.Context, kube *genericclioptions.ConfigFlags, f *plan
 	if err != nil {
 		return err
 	}
-	comps, err := readCompositions(f.file, stdin, s.namespace)
+	docs, err := readParents(f.file, stdin, s.namespace)
 	if err != nil {
 		return err
 	}
@@ -87,8 +91,12 @@ func runRender(ctx context.Context, kube *genericclioptions.ConfigFlags, f *plan
 		return err
 	}
 	defer pool.Close()
-	for _, comp := range comps {
-		plan, err := plan(ctx, s, pool, f.bundle, comp)
+	for _, d := range docs {
+		parent, b, err := resolve(ctx, s, f.bundle, d)
+		if err != nil {
+			return err
+		}
+		plan, err := plan(ctx, s, pool, b, parent)
 		if err != nil {
 			return err
 		}
@@ -99,22 +107,19 @@ func runRender(ctx context.Context, kube *genericclioptions.ConfigFlags, f *plan
 	return nil
 }
 
-// plan renders one Composition with the controller's own planning, in the
-// same sandbox as the controller.
-func plan(ctx context.Context, s *session, r reconcile.Renderer, bundleFrom string, comp *v1alpha1.Composition) (*reconcile.Plan, error) {
-	b, err := loadBundle(ctx, s, bundleFrom, comp.Spec.Bundle)
+// plan renders one parent (a Composition or an instance of a published
+// kind) with the controller's own planning, in the same sandbox as the
+// controller.
+func plan(ctx context.Context, s *session, r reconcile.Renderer, b *templates.Bundle, p reconcile.Parent) (*reconcile.Plan, error) {
+	in, err := s.renderInput(ctx, p)
 	if err != nil {
-		return nil, fmt.Errorf("Composition %s/%s: %w", comp.Namespace, comp.Name, err)
+		return nil, fmt.Errorf("%s: %w", describeParent(p), err)
 	}
-	in, err := s.renderInput(ctx, comp)
+	pl, err := reconcile.NewPlan(ctx, r, b, in, s.mapper)
 	if err != nil {
-		return nil, fmt.Errorf("Composition %s/%s: %w", comp.Namespace, comp.Name, err)
+		return nil, fmt.Errorf("%s: %w", describeParent(p), err)
 	}
-	p, err := reconcile.NewPlan(ctx, r, b, in, s.mapper)
-	if err != nil {
-		return nil, fmt.Errorf("Composition %s/%s: %w", comp.Namespace, comp.Name, err)
-	}
-	return p, nil
+	return pl, nil
 }
 
 // writeYAML writes objects as a multi-document YAML stream.

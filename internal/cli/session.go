@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -12,8 +10,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
@@ -64,31 +63,50 @@ func (s *session) capabilities(ctx context.Context) (*templates.Capabilities, er
 	return caps, nil
 }
 
-// renderInput builds comp's render input with reconcile.RenderInput, as
-// the controller does: online, .Composition.UID and .Release.IsUpgrade come
-// from the live Composition of the same name (none when it does not exist
-// yet) and .Capabilities from discovery; offline, there is no UID,
-// .Release.IsInstall is true and .Capabilities is the built-in list.
-func (s *session) renderInput(ctx context.Context, comp *v1alpha1.Composition) (templates.Input, error) {
+// renderInput builds p's render input with reconcile.RenderInput, as the
+// controller does: online, .Composition.UID and .Release.IsUpgrade come
+// from the live parent of the same kind and name (none when it does not
+// exist yet, or its kind is not served yet) and .Capabilities from
+// discovery; offline, there is no UID, .Release.IsInstall is true and
+// .Capabilities is the built-in list.
+func (s *session) renderInput(ctx context.Context, p reconcile.Parent) (templates.Input, error) {
 	caps, err := s.capabilities(ctx)
 	if err != nil {
 		return templates.Input{}, err
 	}
 	var live *reconcile.LiveComposition
 	if s.client != nil {
-		c := &v1alpha1.Composition{}
-		switch err := s.client.Get(ctx, client.ObjectKeyFromObject(comp), c); {
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(p.ParentGVK())
+		switch err := s.client.Get(ctx, client.ObjectKeyFromObject(p), m); {
 		case err == nil:
-			live = reconcile.Live(c)
+			live = reconcile.Live(liveParent(p, m))
 		case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
-			// Not created yet, or stencil is not installed there: the
-			// controller's first render is an install with no UID.
-			fmt.Fprintf(s.notes, "note: Composition %s/%s does not exist yet: rendered as its first install (no .Composition.UID, .Release.IsInstall true)\n", comp.Namespace, comp.Name)
+			// Not created yet, or its kind (stencil, or the published
+			// kind) is not served there: the controller's first render
+			// is an install with no UID.
+			fmt.Fprintf(s.notes, "note: %s does not exist yet: rendered as its first install (no .Composition.UID, .Release.IsInstall true)\n", describeParent(p))
 		default:
-			return templates.Input{}, fmt.Errorf("read the live Composition (for .Composition.UID and .Release.IsUpgrade): %w", err)
+			return templates.Input{}, fmt.Errorf("read the live %s (for .Composition.UID and .Release.IsUpgrade): %w", describeParent(p), err)
 		}
 	}
-	return reconcile.RenderInput(comp, live, caps), nil
+	return reconcile.RenderInput(p, live, caps), nil
+}
+
+// liveParent is the parent p as the cluster holds it (its metadata m),
+// of p's own type.
+func liveParent(p reconcile.Parent, m *metav1.PartialObjectMetadata) reconcile.Parent {
+	if _, ok := p.(*v1alpha1.Composition); ok {
+		return &v1alpha1.Composition{ObjectMeta: m.ObjectMeta}
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetGroupVersionKind(p.ParentGVK())
+	u.SetNamespace(m.Namespace)
+	u.SetName(m.Name)
+	u.SetUID(m.UID)
+	u.SetAnnotations(m.Annotations)
+	u.SetLabels(m.Labels)
+	return reconcile.NewInstance(u, *p.ParentSpec())
 }
 
 // connect returns a session on the cluster of the kubeconfig flags, failing
@@ -139,47 +157,6 @@ func offline(kube *genericclioptions.ConfigFlags) (*session, error) {
 		ns = "default"
 	}
 	return &session{scheme: scheme, namespace: ns, mapper: reconcile.OfflineRESTMapper(), notes: io.Discard}, nil
-}
-
-// readCompositions reads every Composition in a multi-document YAML file
-// ("-" is stdin). Empty documents are skipped; any other kind is an error.
-func readCompositions(path string, stdin io.Reader, defaultNamespace string) ([]*v1alpha1.Composition, error) {
-	data, err := readFile(path, stdin)
-	if err != nil {
-		return nil, err
-	}
-	var out []*v1alpha1.Composition
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for i := 1; ; i++ {
-		doc, err := r.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", path, i, err)
-		}
-		if len(bytes.TrimSpace(doc)) == 0 {
-			continue
-		}
-		c := &v1alpha1.Composition{}
-		if err := yaml.UnmarshalStrict(doc, c); err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", path, i, err)
-		}
-		if c.Kind == "" && c.Name == "" {
-			continue // only comments
-		}
-		if c.Kind != "Composition" || c.APIVersion != v1alpha1.GroupVersion.String() {
-			return nil, fmt.Errorf("%s: document %d is %s %s, want a %s Composition", path, i, c.APIVersion, c.Kind, v1alpha1.GroupVersion)
-		}
-		if c.Namespace == "" {
-			c.Namespace = defaultNamespace
-		}
-		out = append(out, c)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s holds no Composition", path)
-	}
-	return out, nil
 }
 
 func readFile(path string, stdin io.Reader) ([]byte, error) {

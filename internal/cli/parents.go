@@ -1,0 +1,252 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/publish"
+	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/templates"
+)
+
+// document is one parent of a -f file: a Composition, or an instance of a
+// kind a Bundle publishes (whose Bundle is found by its kind).
+type document struct {
+	comp *v1alpha1.Composition
+	obj  *unstructured.Unstructured
+}
+
+// describe names the document's object: "AppService team-a/web".
+func (d document) describe() string {
+	if d.comp != nil {
+		return "Composition " + d.comp.Namespace + "/" + d.comp.Name
+	}
+	return d.obj.GetKind() + " " + d.obj.GetNamespace() + "/" + d.obj.GetName()
+}
+
+// describeParent names a parent as document.describe does.
+func describeParent(p reconcile.Parent) string {
+	return p.ParentGVK().Kind + " " + p.GetNamespace() + "/" + p.GetName()
+}
+
+// readParents reads every Composition and instance of a published kind in
+// a multi-document YAML file ("-" is stdin), in file order. Empty
+// documents are skipped; a document without a name, or one of stencil's
+// other kinds, is an error.
+func readParents(path string, stdin io.Reader, defaultNamespace string) ([]document, error) {
+	data, err := readFile(path, stdin)
+	if err != nil {
+		return nil, err
+	}
+	var out []document
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for i := 1; ; i++ {
+		doc, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", path, i, err)
+		}
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		d, err := readDocument(doc, defaultNamespace)
+		if err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", path, i, err)
+		}
+		if d != nil {
+			out = append(out, *d)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s holds no Composition and no instance of a published kind", path)
+	}
+	return out, nil
+}
+
+// readDocument reads one YAML document; nil when it holds only comments.
+func readDocument(doc []byte, defaultNamespace string) (*document, error) {
+	js, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		return nil, err
+	}
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(js, &head); err != nil {
+		return nil, fmt.Errorf("not a Kubernetes object: %w", err)
+	}
+	gv, err := schema.ParseGroupVersion(head.APIVersion)
+	switch {
+	case head.Kind == "" && head.APIVersion == "" && head.Metadata.Name == "":
+		return nil, nil // only comments
+	case err != nil || head.APIVersion == "" || head.Kind == "":
+		return nil, fmt.Errorf("has no apiVersion or kind: want a %s Composition or an instance of a published kind", v1alpha1.GroupVersion)
+	case head.Metadata.Name == "":
+		return nil, fmt.Errorf("%s has no metadata.name", head.Kind)
+	case gv.Group == v1alpha1.GroupVersion.Group && (head.Kind != "Composition" || gv != v1alpha1.GroupVersion):
+		return nil, fmt.Errorf("is %s %s, want a %s Composition or an instance of a published kind", head.APIVersion, head.Kind, v1alpha1.GroupVersion)
+	case gv.Group == v1alpha1.GroupVersion.Group:
+		c := &v1alpha1.Composition{}
+		if err := yaml.UnmarshalStrict(doc, c); err != nil {
+			return nil, err
+		}
+		if c.Namespace == "" {
+			c.Namespace = defaultNamespace
+		}
+		return &document{comp: c}, nil
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(js); err != nil {
+		return nil, err
+	}
+	if u.GetNamespace() == "" {
+		u.SetNamespace(defaultNamespace)
+	}
+	return &document{obj: u}, nil
+}
+
+// resolve gives the Parent a document stands for and the Bundle it
+// renders: a Composition's Bundle by name, an instance's by its kind:
+// the --bundle folder or manifest (whose api must publish that kind), or
+// else the cluster's Bundle publishing it.
+func resolve(ctx context.Context, s *session, from string, d document) (reconcile.Parent, *templates.Bundle, error) {
+	if d.comp != nil {
+		b, err := loadBundle(ctx, s, from, d.comp.Spec.Bundle)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", d.describe(), err)
+		}
+		return d.comp, b, nil
+	}
+	gvk := d.obj.GroupVersionKind()
+	var b *templates.Bundle
+	var err error
+	if from != "" {
+		b, err = loadPublishing(ctx, s, from, gvk)
+	} else {
+		b, err = clusterBundleFor(ctx, s, gvk)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", d.describe(), err)
+	}
+	api := b.Spec().API
+	spec, err := publish.InstanceSpec(b.Name(), api, d.obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	return reconcile.NewInstance(d.obj, spec), b, nil
+}
+
+// loadPublishing loads the --bundle folder or manifest, which must
+// publish gvk. A folder's Bundle is named after the folder, a manifest's
+// as it says.
+func loadPublishing(ctx context.Context, s *session, from string, gvk schema.GroupVersionKind) (*templates.Bundle, error) {
+	name, err := bundleNameAt(from)
+	if err != nil {
+		return nil, err
+	}
+	b, err := loadBundle(ctx, s, from, name)
+	if err != nil {
+		return nil, err
+	}
+	api := b.Spec().API
+	switch {
+	case api == nil:
+		return nil, fmt.Errorf("--bundle %s publishes no kind (api: in stencil.yaml, spec.api of a Bundle), so it cannot render a %s", from, gvkString(gvk))
+	case !publish.Serves(api, gvk):
+		return nil, fmt.Errorf("--bundle %s publishes %s, not %s", from, gvkString(publish.GVK(*api)), gvkString(gvk))
+	}
+	return b, nil
+}
+
+// clusterBundleFor finds the cluster's Bundle that publishes gvk. When two
+// claim it, the one the kind's CRD is labelled with (the one the
+// controller serves it for) wins.
+func clusterBundleFor(ctx context.Context, s *session, gvk schema.GroupVersionKind) (*templates.Bundle, error) {
+	if s.client == nil {
+		return nil, fmt.Errorf("no --bundle given and no cluster to find the Bundle publishing %s in", gvkString(gvk))
+	}
+	var list v1alpha1.BundleList
+	if err := s.client.List(ctx, &list); err != nil {
+		return nil, fmt.Errorf("list Bundles (to find the one publishing %s): %w", gvkString(gvk), err)
+	}
+	var found []*v1alpha1.Bundle
+	for i := range list.Items {
+		if publish.Serves(list.Items[i].Spec.API, gvk) {
+			found = append(found, &list.Items[i])
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, fmt.Errorf("no Bundle in the cluster publishes %s (pass --bundle DIR to render with a bundle folder)", gvkString(gvk))
+	case 1:
+		return templates.LoadObject(found[0])
+	}
+	crd := &metav1.PartialObjectMetadata{}
+	crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+	err := s.client.Get(ctx, client.ObjectKey{Name: publish.CRDName(*found[0].Spec.API)}, crd)
+	if err != nil && !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
+		return nil, fmt.Errorf("read the CustomResourceDefinition of %s: %w", gvkString(gvk), err)
+	}
+	owner := crd.GetLabels()[publish.LabelBundle]
+	if i := slices.IndexFunc(found, func(b *v1alpha1.Bundle) bool { return b.Name == owner }); i >= 0 {
+		return templates.LoadObject(found[i])
+	}
+	names := make([]string, len(found))
+	for i, b := range found {
+		names[i] = b.Name
+	}
+	return nil, fmt.Errorf("Bundles %s all publish %s and its CRD names none of them (pass --bundle)", strings.Join(names, ", "), gvkString(gvk))
+}
+
+// bundleNameAt is the name of the Bundle at from: a folder's name, or a
+// manifest's metadata.name.
+func bundleNameAt(from string) (string, error) {
+	info, err := os.Stat(from)
+	if err != nil {
+		return "", err
+	}
+	if info.IsDir() {
+		return bundleName(from), nil
+	}
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return "", err
+	}
+	var m metav1.PartialObjectMetadata
+	if err := yaml.Unmarshal(data, &m); err != nil {
+		return "", fmt.Errorf("%s: %w", from, err)
+	}
+	if m.Name == "" {
+		return "", fmt.Errorf("%s: the Bundle manifest has no metadata.name", from)
+	}
+	return m.Name, nil
+}
+
+// gvkString writes a kind as a manifest says it: "app.example.com/v1 AppService".
+func gvkString(gvk schema.GroupVersionKind) string {
+	return gvk.GroupVersion().String() + " " + gvk.Kind
+}

@@ -1,0 +1,196 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/publish"
+	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/templates"
+)
+
+// lintAPI builds and checks the CRD of the kind the bundle folder
+// publishes, if it publishes one, and prints each problem under the file
+// it comes from; it returns how many there were.
+func lintAPI(dir string, b *templates.Bundle, out io.Writer) int {
+	spec := b.Spec()
+	if spec.API == nil {
+		return 0
+	}
+	crd, err := publish.CRD(b.Name(), spec)
+	if err == nil {
+		fmt.Fprintf(out, "%s (api): CustomResourceDefinition %s ok\n", dir, crd.Name)
+		return 0
+	}
+	var pe *publish.Error
+	if !errors.As(err, &pe) {
+		fmt.Fprintf(out, "%s (api): %v\n", dir, err)
+		return 1
+	}
+	for _, line := range folderProblems(pe) {
+		fmt.Fprintf(out, "%s (api): %s\n", dir, line)
+	}
+	return len(pe.Errs)
+}
+
+// lintParent is what lint renders the bundle for: an instance named lint
+// of the kind the bundle publishes, with values as its spec, so templates
+// see .Composition.Kind and .APIVersion as its instances will; or a
+// Composition named lint when it publishes none.
+func lintParent(b *templates.Bundle, namespace string, values *apiextensionsv1.JSON) (reconcile.Parent, error) {
+	api := b.Spec().API
+	if api == nil {
+		return &v1alpha1.Composition{
+			ObjectMeta: metav1.ObjectMeta{Name: "lint", Namespace: namespace},
+			Spec:       v1alpha1.CompositionSpec{Bundle: b.Name(), Values: values},
+		}, nil
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	u.SetGroupVersionKind(publish.GVK(*api))
+	u.SetNamespace(namespace)
+	u.SetName("lint")
+	spec, err := publish.InstanceSpec(b.Name(), api, u)
+	if err != nil {
+		return nil, err
+	}
+	spec.Values = values // the instance's spec, byte for byte
+	return reconcile.NewInstance(u, spec), nil
+}
+
+// instanceValues reads a lint values file that is an instance of the
+// kind the bundle publishes (its apiVersion and kind say so) as its spec;
+// any other file is values as it is.
+func instanceValues(api *v1alpha1.BundleAPI, js []byte) ([]byte, error) {
+	if api == nil {
+		return js, nil
+	}
+	var obj struct {
+		APIVersion string          `json:"apiVersion"`
+		Kind       string          `json:"kind"`
+		Spec       json.RawMessage `json:"spec"`
+	}
+	if json.Unmarshal(js, &obj) != nil || obj.Kind == "" {
+		return js, nil
+	}
+	gv, err := schema.ParseGroupVersion(obj.APIVersion)
+	if err != nil || !publish.Serves(api, gv.WithKind(obj.Kind)) {
+		return js, nil
+	}
+	if len(obj.Spec) == 0 || string(obj.Spec) == "null" {
+		return []byte("{}"), nil
+	}
+	return obj.Spec, nil
+}
+
+// folderProblems lists the problems of a published kind as
+// "file field: type: rule", the fields named as a folder holds them.
+func folderProblems(pe *publish.Error) []string {
+	lines := make([]string, 0, len(pe.Errs))
+	for _, fe := range pe.Errs {
+		line := folderField(fe.Field) + ": " + fe.Type.String()
+		if d := strings.TrimSpace(fe.Detail); d != "" {
+			line += ": " + d
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// folderField names a field of a Bundle the way a bundle folder holds
+// it: spec.schema is values.schema.yaml, spec.api is api: in stencil.yaml,
+// metadata.name is the folder's name.
+func folderField(p string) string {
+	switch {
+	case p == "spec.schema" || strings.HasPrefix(p, "spec.schema.") || strings.HasPrefix(p, "spec.schema["):
+		return templates.SchemaFileYAML + " " + strings.TrimPrefix(strings.TrimPrefix(p, "spec.schema"), ".")
+	case strings.HasPrefix(p, "spec.api"):
+		return templates.OptionsFile + " " + strings.TrimPrefix(p, "spec.")
+	case strings.HasPrefix(p, templates.SchemaFileJSON+"#"):
+		return p
+	case strings.HasPrefix(p, templates.SchemaFileJSON):
+		return templates.SchemaFileJSON + " " + strings.TrimPrefix(strings.TrimPrefix(p, templates.SchemaFileJSON), ".")
+	case p == "metadata.name":
+		return "the bundle's name (--name, or the folder's name)"
+	}
+	return p
+}
+
+func newRBACCommand() *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:   "rbac DIR",
+		Short: "Print the ClusterRoles of the kind a bundle folder publishes",
+		Long: `rbac prints, as YAML, the ClusterRoles a cluster admin applies for the kind
+a bundle folder publishes (api: in its stencil.yaml):
+
+  stencil:published:<plural>.<group>       aggregated into the controller's
+                                           stencil-apply role: get, list, watch,
+                                           update and patch the instances and
+                                           their status, so stencil serves them
+  stencil:published:<plural>.<group>-edit  aggregated into admin and edit:
+                                           tenants create and change instances
+  stencil:published:<plural>.<group>-view  aggregated into view: read them
+
+To let only some tenants create instances, drop the aggregation labels of
+the -edit role and bind it with RoleBindings instead.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if name == "" {
+				name = bundleName(args[0])
+			}
+			b, err := loadFolder(args[0], name)
+			if err != nil {
+				return err
+			}
+			api := b.Spec().API
+			if api == nil {
+				return fmt.Errorf("%s: the bundle publishes no kind: its %s has no api:", args[0], templates.OptionsFile)
+			}
+			if errs := publish.Validate(*api); len(errs) > 0 {
+				problems := folderProblems(&publish.Error{Reason: publish.ReasonInvalidAPI, Errs: errs})
+				return fmt.Errorf("%s: the api is invalid: %s", args[0], strings.Join(problems, "; "))
+			}
+			return printObjects(cmd.OutOrStdout(), publish.ClusterRoles(name, *api))
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "", "name of the Bundle (default: the folder's name)")
+	return cmd
+}
+
+// printObjects writes objects as YAML documents, without the empty
+// creationTimestamp and status a typed object marshals.
+func printObjects[T runtime.Object](w io.Writer, objs []T) error {
+	for i, o := range objs {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+		if err != nil {
+			return err
+		}
+		delete(u, "status")
+		unstructured.RemoveNestedField(u, "metadata", "creationTimestamp")
+		data, err := yaml.Marshal(u)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			if _, err := io.WriteString(w, "---\n"); err != nil {
+				return err
+			}
+		}
+		if _, err := w.Write(data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
