@@ -15,22 +15,28 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // TestRenderExamples renders every example Composition with its example
-// bundle, offline, and compares with the golden files: what the examples
-// apply is reviewed in the diff of any change to them.
+// bundle, and every example instance of a published kind with the bundle
+// that publishes it (named like the instance's file), offline, and
+// compares with the golden files: what the examples apply is reviewed in
+// the diff of any change to them.
 func TestRenderExamples(t *testing.T) {
 	root := testenv.Root()
-	files, err := filepath.Glob(filepath.Join(root, "examples", "compositions", "*.yaml"))
-	if err != nil || len(files) == 0 {
+	compositions, err := filepath.Glob(filepath.Join(root, "examples", "compositions", "*.yaml"))
+	if err != nil || len(compositions) == 0 {
 		t.Fatalf("no example compositions (%v)", err)
 	}
-	for _, f := range files {
+	instances, err := filepath.Glob(filepath.Join(root, "examples", "instances", "*.yaml"))
+	if err != nil || len(instances) == 0 {
+		t.Fatalf("no example instances (%v)", err)
+	}
+	for _, f := range append(compositions, instances...) {
 		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
 		t.Run(name, func(t *testing.T) {
 			data, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)
 			}
-			bundle := ""
+			bundle := name // an instance's bundle: the example bundles are named after their kinds
 			for _, line := range strings.Split(string(data), "\n") {
 				if b, ok := strings.CutPrefix(strings.TrimSpace(line), "bundle: "); ok {
 					bundle = b
