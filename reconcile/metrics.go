@@ -32,7 +32,7 @@ var (
 	})
 	compositionsByReadiness = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "stencil_compositions",
-		Help: "Compositions by the status (True, False, Unknown) and reason of their Ready condition, as last reported; reasons stencil does not define count as Other.",
+		Help: "Compositions and instances of published kinds by the status (True, False, Unknown) and reason of their Ready condition, as last reported; reasons stencil does not define count as Other.",
 	}, []string{"ready", "reason"})
 	phaseDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "stencil_reconcile_phase_duration_seconds",

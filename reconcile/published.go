@@ -159,8 +159,9 @@ func (r *BundleReconciler) publishKind(ctx context.Context, b *v1alpha1.Bundle) 
 }
 
 // ReasonInvalidAPI: a Bundle's spec.api, or the CRD built from it, is
-// refused (see publish.Error for the reasons publish gives).
-const ReasonInvalidAPI = "InvalidAPI"
+// refused by the API server (publish gives it, or ReasonNotStructural,
+// for what it refuses before).
+const ReasonInvalidAPI = publish.ReasonInvalidAPI
 
 // kindName names a published kind in messages: "AppService.app.example.com/v1".
 func kindName(api v1alpha1.BundleAPI) string {
