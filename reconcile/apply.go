@@ -66,6 +66,13 @@ type ApplyResult struct {
 	// desired, compared untyped; it is empty when only managed fields
 	// change.
 	Changed []string
+	// Live is the object after the apply: as the API server returned it
+	// from the write, or the cached object when no write was sent; nil
+	// when the apply failed.
+	Live *unstructured.Unstructured
+	// before is the resourceVersion of the object the apply found, ""
+	// when it found none (see afterApply).
+	before string
 }
 
 // applier applies objects with server-side apply: writer makes the writes
@@ -135,7 +142,7 @@ func (a *applier) apply(ctx context.Context, desired *unstructured.Unstructured)
 				d.write = false
 			}
 			if !d.write {
-				res.UID, res.Action = live.GetUID(), Unchanged
+				res.UID, res.Action, res.Live, res.before = live.GetUID(), Unchanged, live, live.GetResourceVersion()
 				return res
 			}
 			res.Changed = d.changed
@@ -152,12 +159,15 @@ func (a *applier) apply(ctx context.Context, desired *unstructured.Unstructured)
 		res.Reason = terminalReason(err)
 		return res
 	}
-	res.UID, res.Action = applied.GetUID(), Configured
+	res.UID, res.Action, res.Live = applied.GetUID(), Configured, applied
 	switch {
 	case live == nil:
 		res.Action = Created
 	case live.GetResourceVersion() == applied.GetResourceVersion():
 		res.Action = Reapplied
+	}
+	if live != nil {
+		res.before = live.GetResourceVersion()
 	}
 	a.appliedCRD(applied, res.Action)
 	return res
@@ -185,7 +195,7 @@ func (a *applier) create(ctx context.Context, desired *unstructured.Unstructured
 		res.Reason = terminalReason(err)
 		return res, true
 	}
-	res.UID, res.Action = applied.GetUID(), Created
+	res.UID, res.Action, res.Live = applied.GetUID(), Created, applied
 	if slices.ContainsFunc(applied.GetManagedFields(), func(f metav1.ManagedFieldsEntry) bool { return f.Manager != FieldManager }) {
 		res.Action = Configured // it existed, with fields of others
 	}

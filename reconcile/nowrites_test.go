@@ -53,7 +53,9 @@ func TestNoWritesForExamples(t *testing.T) {
 				comp = got
 				return c.Status == metav1.ConditionTrue && got.Status.ObservedGeneration == got.Generation, fmt.Errorf("Ready=%s: %s", c.Status, c.Message)
 			})
-			time.Sleep(time.Second) // let the events of the convergence settle
+			// The convergence's events are sent asynchronously: let them
+			// go out before counting.
+			settle(t, "the controller", controller)
 			members := comp.Status.Members
 			if len(members) == 0 {
 				t.Fatal("a Ready Composition lists no members")

@@ -160,12 +160,35 @@ func (r *CompositionReconciler) readParent(ctx context.Context, comp Parent) (pa
 // version stencil last wrote holds everything stencil recorded, and what
 // anyone wrote since shows as another version: the cache is trusted
 // exactly when it cannot be behind stencil's own record. After a restart,
-// or after anyone else's write, the first pass reads live.
+// or after anyone else's write, the first pass reads live: the whole
+// parent, whose status then replaces comp's, so that the status written
+// at the end of the pass is compared with what the API server holds, not
+// with a cached status that lags behind stencil's last write (which would
+// send the same status again).
 func (r *CompositionReconciler) recordedParent(ctx context.Context, comp Parent) (parentState, error) {
 	if v := comp.GetResourceVersion(); v != "" && r.parentVersions.get(client.ObjectKeyFromObject(comp)) == v {
 		return stateOf(comp, comp.GetNamespace()), nil
 	}
-	return r.readParent(ctx, comp)
+	live, err := reread(ctx, r.APIReader, comp)
+	if err != nil {
+		return parentState{}, fmt.Errorf("read %s: %w", describe(comp), err)
+	}
+	r.parentVersions.put(client.ObjectKeyFromObject(comp), live.GetResourceVersion())
+	adoptStatus(comp, live)
+	return stateOf(live, comp.GetNamespace()), nil
+}
+
+// adoptStatus makes live's status comp's: the status it holds, as the
+// base of the next status write.
+func adoptStatus(comp, live Parent) {
+	*comp.ParentStatus() = *live.ParentStatus()
+	if in, ok := comp.(*Instance); ok {
+		if st, ok := live.(*Instance).Object["status"]; ok {
+			in.Object["status"] = st
+		} else {
+			delete(in.Object, "status")
+		}
+	}
 }
 
 // stateOf is the ApplySet state a parent's metadata records.

@@ -72,7 +72,7 @@ func count(reqs []string, match func(string) bool) int {
 // TestRequestsOfAPass pins the API requests a Composition costs. Cold: one
 // apply per member and none of the reads the cache answers (no GET of a
 // member not created yet, no prune LIST: the member cache answers it), one
-// write of the ApplySet metadata on the parent. A full pass that changes
+// write of the ApplySet metadata on the parent and one of its status. A full pass that changes
 // nothing (forced by a label) writes nothing and lists nothing.
 func TestRequestsOfAPass(t *testing.T) {
 	ns := testenv.Namespace(t, k)
@@ -106,6 +106,11 @@ func TestRequestsOfAPass(t *testing.T) {
 		{"member applies", func(r string) bool { return strings.HasPrefix(r, "PATCH ") && isMember(r) }, 4},
 		{"parent metadata writes", func(r string) bool {
 			return strings.HasPrefix(r, "PATCH ") && strings.Contains(r, "/compositions/cold") && !strings.Contains(r, "/status")
+		}, 1},
+		// Ready at once from the apply's answers, not Reconciling until
+		// the cache catches up.
+		{"status writes", func(r string) bool {
+			return strings.HasPrefix(r, "PATCH ") && strings.Contains(r, "/compositions/cold/status")
 		}, 1},
 	}
 	for _, c := range checks {

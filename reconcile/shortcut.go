@@ -104,7 +104,9 @@ func (r *CompositionReconciler) skipUnchanged(ctx context.Context, s *scope) (ct
 		return ctrl.Result{}, nil
 	}
 	r.passes.forget(name)
-	if !r.parentInPlace(s.comp) || r.inputKey(ctx, s.comp) != last.key {
+	// The status is written against the cached parent: only when the
+	// cache holds it as stencil last wrote it (see recordedParent).
+	if !r.parentInPlace(s.comp) || r.parentVersions.get(name) != s.comp.GetResourceVersion() || r.inputKey(ctx, s.comp) != last.key {
 		cacheLookup(cachePass, false)
 		return ctrl.Result{}, nil
 	}

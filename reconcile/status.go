@@ -87,6 +87,41 @@ func memberStatuses(ctx context.Context, reader client.Reader, objs []*unstructu
 	return out
 }
 
+// afterApply reads members through next (the member cache), but answers
+// with the object an apply of this pass returned where next does not know
+// it yet: it lacks the object, or holds it at the version the apply found.
+// So the status a pass writes right after creating or changing members
+// reflects the writes (a ConfigMap just created is Current), not the
+// cache's lag, and no second pass and status write follow only to catch
+// up. A cached object at another version is newer than the apply and wins.
+type afterApply struct {
+	next    client.Reader
+	results []ApplyResult
+}
+
+func (a afterApply) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	err := a.next.Get(ctx, key, obj, opts...)
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok || (err != nil && !apierrors.IsNotFound(err)) {
+		return err
+	}
+	gvk := u.GroupVersionKind()
+	for _, res := range a.results {
+		if res.Live == nil || res.Object.GroupVersionKind() != gvk || res.Object.GetNamespace() != key.Namespace || res.Object.GetName() != key.Name {
+			continue
+		}
+		if apierrors.IsNotFound(err) || u.GetResourceVersion() == res.before {
+			res.Live.DeepCopyInto(u)
+			return nil
+		}
+	}
+	return err
+}
+
+func (a afterApply) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return a.next.List(ctx, list, opts...)
+}
+
 // memberStatus is the status of one member: its kstatus when live is the
 // object read, NotFound when live is nil, Unknown when reading failed.
 func memberStatus(gvk schema.GroupVersionKind, namespace, name string, live *unstructured.Unstructured, err error) v1alpha1.MemberStatus {
