@@ -20,7 +20,7 @@ import (
 
 // pruner finds and deletes the members of an ApplySet. Listing goes to the
 // API server (lister), or, for the kinds cached says it holds, to the
-// label-selected member cache (see cachedList for why that is safe);
+// label-selected member cache (see cachedPruner for why that is safe);
 // deleting goes through writer, which impersonates the Composition's
 // ServiceAccount when it has one.
 type pruner struct {
