@@ -1,0 +1,121 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// pass is one measured stretch of the controller's work.
+type pass struct {
+	elapsed  time.Duration
+	requests requestCounts
+}
+
+// results are what a run measured.
+type results struct {
+	countedBy                       string
+	floor                           floorResult
+	cold, noop, noopAfter, restart  pass
+	memBefore, memAfter, memRestart memory
+	latencies                       []time.Duration
+}
+
+// print writes the tables. Phases a failed run did not reach print as "-".
+func (r *results) print(out io.Writer, o options, cpus int) {
+	fmt.Fprintf(out, "\nstencil at scale: %d Compositions × %d children, --concurrency %d, --apply-concurrency %d, --kube-api-qps %g, --kube-api-burst %d; %d CPUs\n",
+		o.n, o.children, o.concurrency, o.applyConcurrency, o.qps, o.burst, cpus)
+
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(out, "\nCold converge (all Ready)")
+	fmt.Fprintln(tw, "\ttime\tobjects/s\trequests\tper Composition\t")
+	fmt.Fprintf(tw, "floor: bare server-side apply\t%s\t%s\t%d\t%.1f\t\n", dur(r.floor.elapsed), rate(r.floor.objects, r.floor.elapsed),
+		r.floor.requests.reads()+r.floor.requests.writes(), perEach(r.floor.requests.reads()+r.floor.requests.writes(), o.n))
+	fmt.Fprintf(tw, "stencil controller\t%s\t%s\t%d\t%.1f\t\n", dur(r.cold.elapsed), rate(o.n*o.children, r.cold.elapsed),
+		r.cold.requests.reads()+r.cold.requests.writes(), perEach(r.cold.requests.reads()+r.cold.requests.writes(), o.n))
+	ratio := "-"
+	if r.floor.elapsed > 0 && r.cold.elapsed > 0 {
+		ratio = fmt.Sprintf("%.2f×", r.cold.elapsed.Seconds()/r.floor.elapsed.Seconds())
+	}
+	fmt.Fprintf(tw, "ratio\t%s\t\t\t\t\n", ratio)
+	tw.Flush()
+
+	fmt.Fprintf(out, "\nAPI requests of the controller, counted from %s\n", r.countedBy)
+	fmt.Fprintln(tw, "\ttime\treads\twrites\treads/Composition\twrites/Composition\t")
+	for _, p := range []struct {
+		name string
+		p    pass
+		n    int
+	}{
+		{"cold converge", r.cold, o.n},
+		{"no-op pass (Bundle annotated)", r.noop, o.n},
+		{"no-op pass, unrelated objects present", r.noopAfter, o.n},
+		{"restart, all Ready", r.restart, o.n + 1},
+	} {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.2f\t%.2f\t\n", p.name, dur(p.p.elapsed), p.p.requests.reads(), p.p.requests.writes(),
+			perEach(p.p.requests.reads(), p.n), perEach(p.p.requests.writes(), p.n))
+	}
+	tw.Flush()
+	for _, p := range []struct {
+		name string
+		p    pass
+	}{{"cold converge", r.cold}, {"no-op pass", r.noop}, {"restart", r.restart}} {
+		if top := p.p.requests.top(8); len(top) > 0 {
+			fmt.Fprintf(out, "  %s: %s\n", p.name, strings.Join(top, ", "))
+		}
+	}
+
+	fmt.Fprintln(out, "\nMemory of the controller process (render workers: the sandbox's processes, summed)")
+	fmt.Fprintln(tw, "\tVmHWM\tVmRSS\trender workers VmHWM\t")
+	fmt.Fprintf(tw, "with %d×%d members\t%s\t%s\t%s\t\n", o.n, o.children, mib(r.memBefore.peak), mib(r.memBefore.current), mib(r.memBefore.workersPeak))
+	fmt.Fprintf(tw, "+ %d ConfigMaps, %d Secrets unrelated\t%s\t%s\t%s\t\n", o.unrelatedConfigMaps, o.unrelatedSecrets,
+		mib(r.memAfter.peak), mib(r.memAfter.current), mib(r.memAfter.workersPeak))
+	fmt.Fprintf(tw, "growth\t%s\t%s\t\t\n", growth(r.memBefore.peak, r.memAfter.peak), growth(r.memBefore.current, r.memAfter.current))
+	fmt.Fprintf(tw, "after a restart, all Ready\t%s\t%s\t%s\t\n", mib(r.memRestart.peak), mib(r.memRestart.current), mib(r.memRestart.workersPeak))
+	tw.Flush()
+
+	fmt.Fprintf(out, "\nChild → parent status latency (Deployment Current → Composition Ready), %d samples\n", len(r.latencies))
+	fmt.Fprintln(tw, "p50\tp95\tmax\t")
+	fmt.Fprintf(tw, "%s\t%s\t%s\t\n", ms(percentile(r.latencies, 50), len(r.latencies)), ms(percentile(r.latencies, 95), len(r.latencies)),
+		ms(percentile(r.latencies, 100), len(r.latencies)))
+	tw.Flush()
+
+	fmt.Fprintf(out, "\nRestart: controller start → every Composition reported Ready again (%d existing): %s\n\n", o.n+1, dur(r.restart.elapsed))
+}
+
+func dur(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return d.Round(10 * time.Millisecond).String()
+}
+
+func ms(d time.Duration, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0fms", float64(d)/float64(time.Millisecond))
+}
+
+func rate(objects int, d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", float64(objects)/d.Seconds())
+}
+
+func mib(kib int) string {
+	if kib == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f MiB", float64(kib)/1024)
+}
+
+func growth(before, after int) string {
+	if before == 0 || after == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*float64(after-before)/float64(before))
+}
