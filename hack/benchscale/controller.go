@@ -104,8 +104,8 @@ type memory struct {
 	// peak is VmHWM, current VmRSS, in KiB.
 	peak, current int
 	// workersPeak sums the VmHWM of the controller's child processes
-	// (the render sandbox's workers), in KiB.
-	workersPeak int
+	// (the render sandbox's workers), in KiB; workers counts them.
+	workersPeak, workers int
 }
 
 // memory reads /proc for the controller and its child processes.
@@ -119,6 +119,7 @@ func (p *controllerProc) memory() (memory, error) {
 	for _, child := range childPIDs(pid) {
 		if peak, _, err := procMemory(child); err == nil {
 			m.workersPeak += peak
+			m.workers++
 		}
 	}
 	return m, nil
@@ -152,36 +153,20 @@ func procMemory(pid int) (peak, current int, err error) {
 	return peak, current, sc.Err()
 }
 
-// childPIDs lists the processes whose parent is pid.
+// childPIDs lists the processes whose parent is pid: the children of
+// each of its threads (/proc/PID/task/TID/children).
 func childPIDs(pid int) []int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-	if err == nil {
-		var out []int
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
+		if err != nil {
+			continue
+		}
 		for _, f := range strings.Fields(string(b)) {
 			if n, err := strconv.Atoi(f); err == nil {
 				out = append(out, n)
 			}
-		}
-		return out
-	}
-	// Kernels without the children file: scan /proc.
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range entries {
-		n, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", n))
-		if err != nil {
-			continue
-		}
-		// The command sits in parentheses and may hold spaces: the fields
-		// after the last ')' are state, then ppid.
-		s := string(stat)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
-			out = append(out, n)
 		}
 	}
 	return out

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -40,7 +41,16 @@ func (h *harness) latency(ctx context.Context) error {
 		}
 		h.res.latencies = append(h.res.latencies, d)
 	}
-	return nil
+	// Gone before the unrelated objects load the cluster: kwok's node
+	// heartbeats may then lag, and the node controller mark its pods not
+	// ready, which no measurement after this one is about.
+	if err := h.admin.Delete(ctx, comp); err != nil {
+		return err
+	}
+	return poll(ctx, 2*time.Minute, func() (bool, error) {
+		err := h.admin.Get(ctx, client.ObjectKeyFromObject(comp), &v1alpha1.Composition{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
 }
 
 // rollOnce gives the Deployment a new image and returns the time from its

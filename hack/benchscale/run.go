@@ -309,7 +309,7 @@ func (h *harness) restart(ctx context.Context) (*controllerProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	total := float64(h.o.n + 1) // and the Composition of the latency samples
+	total := float64(h.o.n)
 	err = poll(ctx, 10*time.Minute+time.Duration(h.o.n)*100*time.Millisecond, func() (bool, error) {
 		m, err := p.scrape(ctx)
 		return err == nil && m.sum("stencil_compositions", map[string]string{"ready": "True"}) >= total, nil
