@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestPercentile(t *testing.T) {
@@ -159,5 +162,29 @@ process_resident_memory_bytes 9.5e+07
 	}
 	if _, err := parseMetrics(strings.NewReader(`broken{a="b 1` + "\n")); err == nil {
 		t.Error("a label value without its closing quote parsed")
+	}
+}
+
+func TestDeploymentCurrent(t *testing.T) {
+	deployment := func(updated, available int32) *appsv1.Deployment {
+		replicas := int32(2)
+		return &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "roll", Namespace: "bench-roll", Generation: 3},
+			Spec:       appsv1.DeploymentSpec{Replicas: &replicas},
+			Status: appsv1.DeploymentStatus{
+				ObservedGeneration: 3, Replicas: 2, UpdatedReplicas: updated, ReadyReplicas: available, AvailableReplicas: available,
+				Conditions: []appsv1.DeploymentCondition{
+					{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue},
+					{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"},
+				},
+			},
+		}
+	}
+	// As an informer hands it over: no apiVersion, no kind.
+	if deploymentCurrent(deployment(1, 2)) {
+		t.Error("a Deployment with one of two replicas updated is Current")
+	}
+	if !deploymentCurrent(deployment(2, 2)) {
+		t.Error("a Deployment with every replica updated and available is not Current")
 	}
 }

@@ -104,7 +104,11 @@ func deploymentCurrent(d *appsv1.Deployment) bool {
 	if err != nil {
 		return false
 	}
-	res, err := status.Compute(&unstructured.Unstructured{Object: u})
+	obj := &unstructured.Unstructured{Object: u}
+	// Informers drop apiVersion and kind, which choose kstatus's rule for
+	// Deployments (every replica updated and available).
+	obj.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("Deployment"))
+	res, err := status.Compute(obj)
 	return err == nil && res.Status == status.CurrentStatus
 }
 
