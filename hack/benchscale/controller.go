@@ -106,6 +106,9 @@ type memory struct {
 	// workersPeak sums the VmHWM of the controller's child processes
 	// (the render sandbox's workers), in KiB; workers counts them.
 	workersPeak, workers int
+	// pss is the proportional set size of the controller and its workers
+	// now, in KiB: shared pages divided among the processes sharing them.
+	pss int
 }
 
 // memory reads /proc for the controller and its child processes.
@@ -116,10 +119,12 @@ func (p *controllerProc) memory() (memory, error) {
 	if m.peak, m.current, err = procMemory(pid); err != nil {
 		return m, err
 	}
+	m.pss = procPss(pid)
 	for _, child := range childPIDs(pid) {
 		if peak, _, err := procMemory(child); err == nil {
 			m.workersPeak += peak
 			m.workers++
+			m.pss += procPss(child)
 		}
 	}
 	return m, nil
@@ -151,6 +156,23 @@ func procMemory(pid int) (peak, current int, err error) {
 		}
 	}
 	return peak, current, sc.Err()
+}
+
+// procPss returns the Pss of pid in KiB, 0 when the kernel does not say.
+func procPss(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "Pss:"); ok {
+			if fields := strings.Fields(rest); len(fields) > 0 {
+				n, _ := strconv.Atoi(fields[0])
+				return n
+			}
+		}
+	}
+	return 0
 }
 
 // childPIDs lists the processes whose parent is pid: the children of

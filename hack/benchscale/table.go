@@ -62,13 +62,14 @@ func (r *results) print(out io.Writer, o options, cpus int) {
 		name string
 		p    pass
 	}{{"cold converge", r.cold}, {"no-op pass", r.noop}, {"restart", r.restart}} {
-		if top := p.p.requests.top(8); len(top) > 0 {
+		if top := p.p.requests.top(12); len(top) > 0 {
 			fmt.Fprintf(out, "  %s: %s\n", p.name, strings.Join(top, ", "))
 		}
 	}
 
-	fmt.Fprintln(out, "\nMemory: the controller process, and its render workers (the sandbox's processes, summed)")
-	fmt.Fprintln(tw, "\tVmHWM\tVmRSS\tworkers\tworkers' VmHWM\ttotal VmHWM\t")
+	fmt.Fprintln(out, "\nMemory: the controller process, and its render workers (the sandbox's processes, summed;")
+	fmt.Fprintln(out, "each one's VmHWM counts the pages of the binary they share; Pss, now, shares them out)")
+	fmt.Fprintln(tw, "\tVmHWM\tVmRSS\tworkers\tworkers' VmHWM\ttotal VmHWM\ttotal Pss\t")
 	for _, m := range []struct {
 		name string
 		m    memory
@@ -77,9 +78,9 @@ func (r *results) print(out io.Writer, o options, cpus int) {
 		{fmt.Sprintf("+ %d ConfigMaps, %d Secrets unrelated", o.unrelatedConfigMaps, o.unrelatedSecrets), r.memAfter},
 		{"after a restart, all Ready", r.memRestart},
 	} {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t\n", m.name, mib(m.m.peak), mib(m.m.current), m.m.workers, mib(m.m.workersPeak), mib(m.m.peak+m.m.workersPeak))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", m.name, mib(m.m.peak), mib(m.m.current), m.m.workers, mib(m.m.workersPeak), mib(m.m.peak+m.m.workersPeak), mib(m.m.pss))
 	}
-	fmt.Fprintf(tw, "growth with the unrelated objects\t%s\t%s\t\t\t\t\n", growth(r.memBefore.peak, r.memAfter.peak), growth(r.memBefore.current, r.memAfter.current))
+	fmt.Fprintf(tw, "growth with the unrelated objects\t%s\t%s\t\t\t\t\t\n", growth(r.memBefore.peak, r.memAfter.peak), growth(r.memBefore.current, r.memAfter.current))
 	tw.Flush()
 
 	fmt.Fprintf(out, "\nChild → parent status latency (Deployment Current → Composition Ready), %d samples\n", len(r.latencies))
