@@ -15,6 +15,8 @@
 # the Metadata level (user, verb, resource, no bodies), one JSON line per
 # stage in .local/cluster/audit.log, so requests can be counted per user
 # and verb on the server side (make bench-scale does).
+# STENCIL_SERVICE_CIDR widens the Services' cluster IP range (default
+# 10.0.0.0/24, 254 addresses; make bench-scale needs thousands).
 #
 # State (certificates, etcd data, logs, kubeconfig, pid files) lives in
 # .local/cluster/ of the clone (ignored by git). A new `up` stops what a
@@ -173,7 +175,7 @@ EOF
     --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" --client-ca-file "$pki/ca.crt" \
     --service-account-issuer https://kubernetes.default.svc.cluster.local \
     --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
-    --service-cluster-ip-range 10.0.0.0/24 --authorization-mode Node,RBAC --allow-privileged "${audit[@]}"
+    --service-cluster-ip-range "${STENCIL_SERVICE_CIDR:-10.0.0.0/24}" --authorization-mode Node,RBAC --allow-privileged "${audit[@]}"
   wait_for kube-apiserver 90 kubectl --kubeconfig "$kubeconfig" get --raw /readyz
 
   log "starting kube-controller-manager, kube-scheduler and kwok"

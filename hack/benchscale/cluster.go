@@ -30,7 +30,9 @@ type localCluster struct {
 
 func (c localCluster) script(verb string) error {
 	cmd := exec.Command(filepath.Join(c.root, "hack", "local-cluster.sh"), verb)
-	cmd.Env = append(os.Environ(), "STENCIL_CLUSTER_DIR="+c.dir, "STENCIL_AUDIT=1")
+	// Every Service of the floor and of the controller takes a cluster
+	// IP: a /16 holds 65,534 of them.
+	cmd.Env = append(os.Environ(), "STENCIL_CLUSTER_DIR="+c.dir, "STENCIL_AUDIT=1", "STENCIL_SERVICE_CIDR=10.0.0.0/16")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("hack/local-cluster.sh %s: %w", verb, err)

@@ -156,7 +156,10 @@ func (h *harness) setup(ctx context.Context, kubeconfig string) error {
 		}
 	}
 	for _, b := range []*v1alpha1.Bundle{benchBundle(benchBundleName, h.o.children), rollBundle(rollBundleName)} {
-		if err := h.admin.Create(ctx, b); err != nil {
+		if err := h.admin.Create(ctx, b); apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("Bundle %s exists: the cluster holds an earlier run; delete the Bundles %s and %s and the namespaces %s, %s, %s and %s",
+				b.Name, benchBundleName, rollBundleName, nsBench, nsFloor, nsRoll, nsUnrelated)
+		} else if err != nil {
 			return fmt.Errorf("create Bundle %s: %w", b.Name, err)
 		}
 	}
@@ -257,7 +260,7 @@ func (h *harness) coldConverge(ctx context.Context, p *controllerProc) error {
 	if err != nil {
 		return err
 	}
-	timeout := 10*time.Minute + time.Duration(h.o.n)*time.Second
+	timeout := 5*time.Minute + time.Duration(h.o.n)*300*time.Millisecond
 	if err := h.watch.waitFor(ctx, timeout, "every Composition Ready", func() bool { return h.watch.readyCount(nsBench) == h.o.n }); err != nil {
 		return err
 	}
