@@ -195,7 +195,11 @@ EOF
     "$stages"/volume/fast/pv-*.yaml "$stages"/volume/fast/pvc-*.yaml; do
     [[ $(basename "$f") == kustomization.yaml ]] || configs+=(--config "$f")
   done
+  # kwok renews a Lease per node, as a kubelet does: without one, the
+  # node controller finds no heartbeat (the heartbeat stage waits minutes),
+  # marks the nodes NotReady 40s after they start and their pods not ready.
   start kwok "$bin/kwok" --kubeconfig "$kubeconfig" --server-address "127.0.0.1:$kwok_port" \
+    --node-lease-duration-seconds 40 \
     --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake "${configs[@]}"
 
   # The default StorageClass whose claims kwok provisions.
