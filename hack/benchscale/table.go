@@ -62,7 +62,7 @@ func (r *results) print(out io.Writer, o options, cpus int) {
 		name string
 		p    pass
 	}{{"cold converge", r.cold}, {"no-op pass", r.noop}, {"restart", r.restart}} {
-		if top := p.p.requests.top(12); len(top) > 0 {
+		if top := p.p.requests.top(16); len(top) > 0 {
 			fmt.Fprintf(out, "  %s: %s\n", p.name, strings.Join(top, ", "))
 		}
 	}
