@@ -188,3 +188,24 @@ func TestDeploymentCurrent(t *testing.T) {
 		t.Error("a Deployment with every replica updated and available is not Current")
 	}
 }
+
+func TestPrintAFailedRun(t *testing.T) {
+	r := &results{countedBy: "test", floor: floorResult{elapsed: 2 * time.Second, objects: 10, requests: requestCounts{"patch objects": 10}}}
+	var b strings.Builder
+	r.print(&b, options{n: 2, children: 5}, 2)
+	out := b.String()
+	for _, want := range []string{
+		"floor: bare server-side apply  2s",
+		"stencil controller             -",
+		"Restart: controller start → every Composition reported Ready again (2 existing): -",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for line := range strings.Lines(out) {
+		if strings.HasSuffix(strings.TrimSuffix(line, "\n"), " ") {
+			t.Errorf("line %q ends in a space", line)
+		}
+	}
+}

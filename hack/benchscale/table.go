@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -24,7 +25,16 @@ type results struct {
 }
 
 // print writes the tables. Phases a failed run did not reach print as "-".
-func (r *results) print(out io.Writer, o options, cpus int) {
+func (r *results) print(w io.Writer, o options, cpus int) {
+	var buf bytes.Buffer
+	r.write(&buf, o, cpus)
+	// tabwriter pads the last cell of a line too.
+	for line := range strings.Lines(buf.String()) {
+		fmt.Fprintln(w, strings.TrimRight(line, " \n"))
+	}
+}
+
+func (r *results) write(out io.Writer, o options, cpus int) {
 	fmt.Fprintf(out, "\nstencil at scale: %d Compositions × %d children, --concurrency %d, --apply-concurrency %d, --kube-api-qps %g, --kube-api-burst %d; %d CPUs\n",
 		o.n, o.children, o.concurrency, o.applyConcurrency, o.qps, o.burst, cpus)
 
