@@ -139,3 +139,45 @@ func (a auditLog) count(user string, from, to time.Time) (requestCounts, error) 
 	defer f.Close()
 	return countAudit(f, user, from, to)
 }
+
+// unselectedReads counts the lists and watches of ConfigMaps and Secrets
+// that user sent without a label selector in [from, to): each one would
+// bring every such object of the cluster into a cache.
+func unselectedReads(r io.Reader, user string, from, to time.Time) (int, error) {
+	n := 0
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	for line := 1; sc.Scan(); line++ {
+		b := sc.Bytes()
+		if !strings.Contains(string(b), `"username":"`+user+`"`) {
+			continue
+		}
+		var e auditEvent
+		if err := json.Unmarshal(b, &e); err != nil {
+			return 0, fmt.Errorf("audit log line %d: %w", line, err)
+		}
+		if e.User.Username != user || e.RequestReceivedTimestamp.Before(from) || !e.RequestReceivedTimestamp.Before(to) || seen[e.AuditID] {
+			continue
+		}
+		seen[e.AuditID] = true
+		if (e.Verb == "list" || e.Verb == "watch") && e.ObjectRef != nil && e.ObjectRef.APIGroup == "" &&
+			(e.ObjectRef.Resource == "configmaps" || e.ObjectRef.Resource == "secrets") && !strings.Contains(e.RequestURI, "labelSelector=") {
+			n++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, fmt.Errorf("read audit log: %w", err)
+	}
+	return n, nil
+}
+
+// unselected is unselectedReads over the file.
+func (a auditLog) unselected(user string, from, to time.Time) (int, error) {
+	f, err := os.Open(a.path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return unselectedReads(f, user, from, to)
+}

@@ -209,3 +209,20 @@ func TestPrintAFailedRun(t *testing.T) {
 		}
 	}
 }
+
+func TestUnselectedReads(t *testing.T) {
+	lines := `{"auditID":"1","verb":"list","user":{"username":"ctl"},"objectRef":{"resource":"configmaps"},"requestURI":"/api/v1/configmaps?labelSelector=applyset.kubernetes.io%2Fpart-of&limit=500","requestReceivedTimestamp":"2026-01-01T10:00:01Z"}
+{"auditID":"2","verb":"watch","user":{"username":"ctl"},"objectRef":{"resource":"secrets"},"requestURI":"/api/v1/secrets?allowWatchBookmarks=true&watch=true","requestReceivedTimestamp":"2026-01-01T10:00:02Z"}
+{"auditID":"2","verb":"watch","user":{"username":"ctl"},"objectRef":{"resource":"secrets"},"requestURI":"/api/v1/secrets?allowWatchBookmarks=true&watch=true","requestReceivedTimestamp":"2026-01-01T10:00:02Z"}
+{"auditID":"3","verb":"list","user":{"username":"ctl"},"objectRef":{"resource":"configmaps","apiGroup":"other.example"},"requestURI":"/apis/other.example/v1/configmaps","requestReceivedTimestamp":"2026-01-01T10:00:03Z"}
+{"auditID":"4","verb":"get","user":{"username":"ctl"},"objectRef":{"resource":"configmaps"},"requestURI":"/api/v1/namespaces/a/configmaps/b","requestReceivedTimestamp":"2026-01-01T10:00:04Z"}
+{"auditID":"5","verb":"list","user":{"username":"admin"},"objectRef":{"resource":"configmaps"},"requestURI":"/api/v1/configmaps","requestReceivedTimestamp":"2026-01-01T10:00:05Z"}
+`
+	n, err := unselectedReads(strings.NewReader(lines), "ctl", time.Time{}, time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Errorf("unselected reads = %d, want 1 (the watch of Secrets without a selector, once)", n)
+	}
+}

@@ -54,6 +54,7 @@ type options struct {
 	qps                           float64
 	burst                         int
 	kubeconfig, stencil           string
+	controllerKubeconfig          string
 	auditLog, auditUser           string
 	unrelatedConfigMaps           int
 	unrelatedSecrets              int
@@ -75,6 +76,7 @@ func main() {
 	flag.Float64Var(&o.qps, "qps", -1, "the controller's --kube-api-qps, and the floor client's (negative: no client-side limit)")
 	flag.IntVar(&o.burst, "burst", 0, "the controller's --kube-api-burst, and the floor client's")
 	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "use this cluster instead of starting the local one")
+	flag.StringVar(&o.controllerKubeconfig, "controller-kubeconfig", "", "with -kubeconfig: the controller's, for a user of its own that -audit-user names (default: -kubeconfig)")
 	flag.StringVar(&o.stencil, "stencil", "bin/stencil", "the stencil binary to run the controller from")
 	flag.StringVar(&o.auditLog, "audit-log", "", "with -kubeconfig: the API server's JSON audit log, to count requests on the server side")
 	flag.StringVar(&o.auditUser, "audit-user", "", "with -audit-log: the user the controller authenticates as")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -80,6 +81,9 @@ func run(ctx context.Context, o options) (*results, error) {
 		h.audit, h.auditUser = &a, controllerUser
 		h.ctrl.logDir = filepath.Join(cl.dir, "logs")
 	} else {
+		if o.controllerKubeconfig != "" {
+			h.ctrl.kubeconfig = o.controllerKubeconfig
+		}
 		if o.auditLog != "" {
 			h.audit, h.auditUser = &auditLog{path: o.auditLog}, o.auditUser
 		}
@@ -97,7 +101,17 @@ func run(ctx context.Context, o options) (*results, error) {
 	if err := h.setup(ctx, adminKubeconfig); err != nil {
 		return nil, err
 	}
-	return h.res, h.phases(ctx)
+	start := time.Now()
+	err = h.phases(ctx)
+	if h.audit != nil {
+		time.Sleep(time.Second)
+		n, cerr := h.audit.unselected(h.auditUser, start, time.Now())
+		if cerr != nil {
+			return h.res, errors.Join(err, cerr)
+		}
+		h.res.unselected = &n
+	}
+	return h.res, err
 }
 
 // phases runs the measurements in order.

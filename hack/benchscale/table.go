@@ -22,6 +22,9 @@ type results struct {
 	cold, noop, noopAfter, restart  pass
 	memBefore, memAfter, memRestart memory
 	latencies                       []time.Duration
+	// unselected counts the controller's lists and watches of ConfigMaps
+	// and Secrets without a label selector, nil when not counted.
+	unselected *int
 }
 
 // print writes the tables. Phases a failed run did not reach print as "-".
@@ -92,6 +95,10 @@ func (r *results) write(out io.Writer, o options, cpus int) {
 	}
 	fmt.Fprintf(tw, "growth with the unrelated objects\t%s\t%s\t\t\t\t\t\n", growth(r.memBefore.peak, r.memAfter.peak), growth(r.memBefore.current, r.memAfter.current))
 	tw.Flush()
+
+	if r.unselected != nil {
+		fmt.Fprintf(out, "Lists and watches of ConfigMaps or Secrets without a label selector, by the controller, whole run: %d\n", *r.unselected)
+	}
 
 	fmt.Fprintf(out, "\nChild → parent status latency (Deployment Current → Composition Ready), %d samples\n", len(r.latencies))
 	fmt.Fprintln(tw, "p50\tp95\tmax\t")
