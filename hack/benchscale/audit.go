@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -98,12 +99,13 @@ func countAudit(r io.Reader, user string, from, to time.Time) (requestCounts, er
 	seen := map[string]bool{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	needle := []byte(`"username":"` + user + `"`)
 	line := 0
 	for sc.Scan() {
 		line++
 		b := sc.Bytes()
 		// Cheap filter before decoding: most lines are other users'.
-		if !strings.Contains(string(b), `"username":"`+user+`"`) {
+		if !bytes.Contains(b, needle) {
 			continue
 		}
 		var e auditEvent
@@ -148,9 +150,10 @@ func unselectedReads(r io.Reader, user string, from, to time.Time) (int, error) 
 	seen := map[string]bool{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	needle := []byte(`"username":"` + user + `"`)
 	for line := 1; sc.Scan(); line++ {
 		b := sc.Bytes()
-		if !strings.Contains(string(b), `"username":"`+user+`"`) {
+		if !bytes.Contains(b, needle) {
 			continue
 		}
 		var e auditEvent
