@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -94,6 +95,9 @@ func run(ctx context.Context, o options) (*results, error) {
 	h.res.countedBy = "the controller's stencil_api_requests_total (client side)"
 	if h.audit != nil {
 		h.res.countedBy = fmt.Sprintf("the API server's audit log, user %s", h.auditUser)
+	}
+	if out, err := exec.CommandContext(ctx, o.stencil, "version").Output(); err == nil {
+		h.res.version = strings.TrimSpace(string(out))
 	}
 	if h.adminRC, err = restConfig(adminKubeconfig, -1, 0); err != nil {
 		return nil, err

@@ -17,6 +17,8 @@ type pass struct {
 
 // results are what a run measured.
 type results struct {
+	// version is what the controller's binary says of itself.
+	version                         string
 	countedBy                       string
 	floor                           floorResult
 	cold, noop, noopAfter, restart  pass
@@ -38,8 +40,12 @@ func (r *results) print(w io.Writer, o options, cpus int) {
 }
 
 func (r *results) write(out io.Writer, o options, cpus int) {
-	fmt.Fprintf(out, "\nstencil at scale: %d Compositions × %d children, --concurrency %d, --apply-concurrency %d, --kube-api-qps %g, --kube-api-burst %d; %d CPUs\n",
-		o.n, o.children, o.concurrency, o.applyConcurrency, o.qps, o.burst, cpus)
+	name := "stencil"
+	if r.version != "" {
+		name += " " + r.version
+	}
+	fmt.Fprintf(out, "\n%s at scale: %d Compositions × %d children, --concurrency %d, --apply-concurrency %d, --kube-api-qps %g, --kube-api-burst %d; %d CPUs\n",
+		name, o.n, o.children, o.concurrency, o.applyConcurrency, o.qps, o.burst, cpus)
 
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(out, "\nCold converge (all Ready)")
