@@ -85,6 +85,19 @@ bench: ## Run the benchmarks (rendering in process and in the sandbox, one recon
 	KUBEBUILDER_ASSETS=$$assets go test -run '^$$' -bench . -benchmem ./reconcile/
 	cd hack/helmbench && go run .
 
+# make bench-scale N=50 CHILDREN=5 CONCURRENCY=8 QPS=50 BURST=100 BENCH_FLAGS='-samples 40'
+N ?= 1000
+CHILDREN ?= 5
+CONCURRENCY ?=
+QPS ?=
+BURST ?=
+BENCH_FLAGS ?=
+
+.PHONY: bench-scale
+bench-scale: build ## Measure the controller at scale on a local cluster (not part of test): converge vs a bare SSA client, API requests, memory, status latency. N=, CHILDREN=, CONCURRENCY=, QPS=, BURST=, BENCH_FLAGS=.
+	go run ./hack/benchscale -n $(N) -children $(CHILDREN) $(if $(CONCURRENCY),-concurrency $(CONCURRENCY)) \
+		$(if $(QPS),-qps $(QPS)) $(if $(BURST),-burst $(BURST)) $(BENCH_FLAGS)
+
 .PHONY: help
 help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*?##/ { printf "  %-16s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)

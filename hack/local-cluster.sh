@@ -11,6 +11,13 @@
 #   hack/local-cluster.sh down    stop every process started by up (safe to repeat)
 #   hack/local-cluster.sh env     print the export line for KUBECONFIG
 #
+# STENCIL_AUDIT=1 turns the API server's audit log on: every request, at
+# the Metadata level (user, verb, resource, no bodies), one JSON line per
+# stage in .local/cluster/audit.log, so requests can be counted per user
+# and verb on the server side (make bench-scale does).
+# STENCIL_SERVICE_CIDR widens the Services' cluster IP range (default
+# 10.0.0.0/24, 254 addresses; make bench-scale needs thousands).
+#
 # State (certificates, etcd data, logs, kubeconfig, pid files) lives in
 # .local/cluster/ of the clone (ignored by git). A new `up` stops what a
 # previous one left running, wipes its etcd data and picks free ports.
@@ -144,13 +151,31 @@ up() {
     --initial-cluster "local=http://127.0.0.1:$peer_port" --unsafe-no-fsync
   wait_for etcd 30 curl -sf "http://127.0.0.1:$etcd_port/health"
 
+  local audit=()
+  if [[ ${STENCIL_AUDIT:-0} == 1 ]]; then
+    # RequestReceived is left out: every request is logged once when it
+    # completes, a watch also when its response starts. The log backend
+    # blocks: the request's handler writes the event itself.
+    cat > "$state/audit-policy.yaml" <<EOF
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+EOF
+    rm -f "$state/audit.log"
+    audit=(--audit-policy-file "$state/audit-policy.yaml" --audit-log-path "$state/audit.log"
+      --audit-log-format json --audit-log-mode blocking)
+    log "audit log: $state/audit.log"
+  fi
+
   log "starting kube-apiserver on https://127.0.0.1:$api_port"
   start kube-apiserver "$bin/kube-apiserver" --etcd-servers "http://127.0.0.1:$etcd_port" \
     --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$api_port" \
     --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" --client-ca-file "$pki/ca.crt" \
     --service-account-issuer https://kubernetes.default.svc.cluster.local \
     --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
-    --service-cluster-ip-range 10.0.0.0/24 --authorization-mode Node,RBAC --allow-privileged
+    --service-cluster-ip-range "${STENCIL_SERVICE_CIDR:-10.0.0.0/24}" --authorization-mode Node,RBAC --allow-privileged "${audit[@]}"
   wait_for kube-apiserver 90 kubectl --kubeconfig "$kubeconfig" get --raw /readyz
 
   log "starting kube-controller-manager, kube-scheduler and kwok"
@@ -170,7 +195,11 @@ up() {
     "$stages"/volume/fast/pv-*.yaml "$stages"/volume/fast/pvc-*.yaml; do
     [[ $(basename "$f") == kustomization.yaml ]] || configs+=(--config "$f")
   done
+  # kwok renews a Lease per node, as a kubelet does: without one, the
+  # node controller finds no heartbeat (the heartbeat stage waits minutes),
+  # marks the nodes NotReady 40s after they start and their pods not ready.
   start kwok "$bin/kwok" --kubeconfig "$kubeconfig" --server-address "127.0.0.1:$kwok_port" \
+    --node-lease-duration-seconds 40 \
     --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake "${configs[@]}"
 
   # The default StorageClass whose claims kwok provisions.

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// controllerProc is one run of `stencil controller`.
+type controllerProc struct {
+	cmd       *exec.Cmd
+	started   time.Time
+	metrics   string // host:port of /metrics
+	probes    string // host:port of /readyz
+	exited    chan struct{}
+	exitError error
+}
+
+// controllerArgs are the flags every run of the controller gets.
+type controllerArgs struct {
+	binary, kubeconfig, logDir    string
+	concurrency, applyConcurrency int
+	qps                           float32
+	burst                         int
+}
+
+// startController starts the controller and waits until it answers
+// /readyz and /metrics.
+func startController(ctx context.Context, a controllerArgs, run int) (*controllerProc, error) {
+	metrics, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	probes, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(a.logDir, fmt.Sprintf("controller-%d.log", run))
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(a.binary, "controller", "--kubeconfig", a.kubeconfig,
+		"--metrics-bind-address", metrics, "--health-probe-bind-address", probes,
+		"--concurrency", strconv.Itoa(a.concurrency), "--apply-concurrency", strconv.Itoa(a.applyConcurrency),
+		"--kube-api-qps", strconv.FormatFloat(float64(a.qps), 'g', -1, 32), "--kube-api-burst", strconv.Itoa(a.burst),
+		"--zap-devel=false", "--zap-log-level=info")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	p := &controllerProc{cmd: cmd, metrics: metrics, probes: probes, exited: make(chan struct{})}
+	p.started = time.Now()
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("start %s: %w", a.binary, err)
+	}
+	go func() {
+		p.exitError = cmd.Wait()
+		logFile.Close()
+		close(p.exited)
+	}()
+	deadline := time.After(2 * time.Minute)
+	for {
+		select {
+		case <-p.exited:
+			return nil, fmt.Errorf("the controller exited (%v); its log is %s", p.exitError, logPath)
+		case <-deadline:
+			p.stop()
+			return nil, fmt.Errorf("the controller did not get ready in 2m; its log is %s", logPath)
+		case <-ctx.Done():
+			p.stop()
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if answers("http://"+probes+"/readyz") && answers("http://"+metrics+"/metrics") {
+			return p, nil
+		}
+	}
+}
+
+// stop ends the controller with SIGTERM, then SIGKILL after 30 seconds.
+func (p *controllerProc) stop() {
+	if p == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
+}
+
+// memory is what the kernel reports of a process's resident memory.
+type memory struct {
+	// peak is VmHWM, current VmRSS, in KiB.
+	peak, current int
+	// workersPeak sums the VmHWM of the controller's child processes
+	// (the render sandbox's workers), in KiB; workers counts them.
+	workersPeak, workers int
+	// pss is the proportional set size of the controller and its workers
+	// now, in KiB: shared pages divided among the processes sharing them.
+	pss int
+}
+
+// memory reads /proc for the controller and its child processes.
+func (p *controllerProc) memory() (memory, error) {
+	pid := p.cmd.Process.Pid
+	var m memory
+	var err error
+	if m.peak, m.current, err = procMemory(pid); err != nil {
+		return m, err
+	}
+	m.pss = procPss(pid)
+	for _, child := range childPIDs(pid) {
+		if peak, _, err := procMemory(child); err == nil {
+			m.workersPeak += peak
+			m.workers++
+			m.pss += procPss(child)
+		}
+	}
+	return m, nil
+}
+
+// procMemory returns VmHWM and VmRSS of pid, in KiB.
+func procMemory(pid int) (peak, current int, err error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		key, val, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(val)
+		if len(fields) == 0 {
+			continue
+		}
+		n, _ := strconv.Atoi(fields[0])
+		switch key {
+		case "VmHWM":
+			peak = n
+		case "VmRSS":
+			current = n
+		}
+	}
+	return peak, current, sc.Err()
+}
+
+// procPss returns the Pss of pid in KiB, 0 when the kernel does not say.
+func procPss(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "Pss:"); ok {
+			if fields := strings.Fields(rest); len(fields) > 0 {
+				n, _ := strconv.Atoi(fields[0])
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// childPIDs lists the processes whose parent is pid: the children of
+// each of its threads (/proc/PID/task/TID/children).
+func childPIDs(pid int) []int {
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// scrape reads the controller's metrics.
+func (p *controllerProc) scrape(ctx context.Context) (metricSet, error) {
+	return scrape(ctx, p.metrics)
+}
+
+// idle waits until the Composition controller has finished at least want
+// reconciles in all and has nothing queued or in progress, polling its
+// metrics, and returns when it saw that.
+func (p *controllerProc) idle(ctx context.Context, want float64, timeout time.Duration) (time.Time, error) {
+	deadline := time.Now().Add(timeout)
+	ctrl := map[string]string{"controller": "composition"}
+	for {
+		m, err := p.scrape(ctx)
+		if err == nil &&
+			m.sum("controller_runtime_reconcile_total", ctrl) >= want &&
+			m.sum("workqueue_depth", map[string]string{"name": "composition"}) == 0 &&
+			m.sum("controller_runtime_active_workers", ctrl) == 0 {
+			return time.Now(), nil
+		}
+		if time.Now().After(deadline) {
+			return time.Time{}, fmt.Errorf("the controller was not idle after %s (last scrape error: %v)", timeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// freeAddr returns a loopback address nothing listens on.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// answers reports whether a GET of url answers 200 OK.
+func answers(url string) bool {
+	resp, err := http.Get(url)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}

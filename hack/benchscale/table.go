@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// pass is one measured stretch of the controller's work.
+type pass struct {
+	elapsed  time.Duration
+	requests requestCounts
+}
+
+// results are what a run measured.
+type results struct {
+	// version is what the controller's binary says of itself.
+	version                         string
+	countedBy                       string
+	floor                           floorResult
+	cold, noop, noopAfter, restart  pass
+	memBefore, memAfter, memRestart memory
+	latencies                       []time.Duration
+	// unselected counts the controller's lists and watches of ConfigMaps
+	// and Secrets without a label selector, nil when not counted.
+	unselected *int
+}
+
+// print writes the tables. Phases a failed run did not reach print as "-".
+func (r *results) print(w io.Writer, o options, cpus int) {
+	var buf bytes.Buffer
+	r.write(&buf, o, cpus)
+	// tabwriter pads the last cell of a line too.
+	for line := range strings.Lines(buf.String()) {
+		fmt.Fprintln(w, strings.TrimRight(line, " \n"))
+	}
+}
+
+func (r *results) write(out io.Writer, o options, cpus int) {
+	name := "stencil"
+	if r.version != "" {
+		name += " " + r.version
+	}
+	fmt.Fprintf(out, "\n%s at scale: %d Compositions × %d children, --concurrency %d, --apply-concurrency %d, --kube-api-qps %g, --kube-api-burst %d; %d CPUs\n",
+		name, o.n, o.children, o.concurrency, o.applyConcurrency, o.qps, o.burst, cpus)
+
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(out, "\nCold converge (all Ready)")
+	fmt.Fprintln(tw, "\ttime\tobjects/s\trequests\tper Composition\t")
+	fmt.Fprintf(tw, "floor: bare server-side apply\t%s\t%s\t%d\t%.1f\t\n", dur(r.floor.elapsed), rate(r.floor.objects, r.floor.elapsed),
+		r.floor.requests.reads()+r.floor.requests.writes(), perEach(r.floor.requests.reads()+r.floor.requests.writes(), o.n))
+	fmt.Fprintf(tw, "stencil controller\t%s\t%s\t%d\t%.1f\t\n", dur(r.cold.elapsed), rate(o.n*o.children, r.cold.elapsed),
+		r.cold.requests.reads()+r.cold.requests.writes(), perEach(r.cold.requests.reads()+r.cold.requests.writes(), o.n))
+	ratio := "-"
+	if r.floor.elapsed > 0 && r.cold.elapsed > 0 {
+		ratio = fmt.Sprintf("%.2f×", r.cold.elapsed.Seconds()/r.floor.elapsed.Seconds())
+	}
+	fmt.Fprintf(tw, "ratio\t%s\t\t\t\t\n", ratio)
+	tw.Flush()
+
+	fmt.Fprintf(out, "\nAPI requests of the controller, counted from %s\n", r.countedBy)
+	fmt.Fprintln(tw, "\ttime\treads\twrites\treads/Composition\twrites/Composition\t")
+	for _, p := range []struct {
+		name string
+		p    pass
+		n    int
+	}{
+		{"cold converge", r.cold, o.n},
+		{"no-op pass (Bundle annotated)", r.noop, o.n},
+		{"no-op pass, unrelated objects present", r.noopAfter, o.n},
+		{"restart, all Ready", r.restart, o.n},
+	} {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.2f\t%.2f\t\n", p.name, dur(p.p.elapsed), p.p.requests.reads(), p.p.requests.writes(),
+			perEach(p.p.requests.reads(), p.n), perEach(p.p.requests.writes(), p.n))
+	}
+	tw.Flush()
+	for _, p := range []struct {
+		name string
+		p    pass
+	}{{"cold converge", r.cold}, {"no-op pass", r.noop}, {"restart", r.restart}} {
+		if top := p.p.requests.top(16); len(top) > 0 {
+			fmt.Fprintf(out, "  %s: %s\n", p.name, strings.Join(top, ", "))
+		}
+	}
+
+	fmt.Fprintln(out, "\nMemory: the controller process, and its render workers (the sandbox's processes, summed;")
+	fmt.Fprintln(out, "each one's VmHWM counts the pages of the binary they share; Pss, now, shares them out)")
+	fmt.Fprintln(tw, "\tVmHWM\tVmRSS\tworkers\tworkers' VmHWM\ttotal VmHWM\ttotal Pss\t")
+	for _, m := range []struct {
+		name string
+		m    memory
+	}{
+		{fmt.Sprintf("with %d×%d members", o.n, o.children), r.memBefore},
+		{fmt.Sprintf("+ %d ConfigMaps, %d Secrets unrelated", o.unrelatedConfigMaps, o.unrelatedSecrets), r.memAfter},
+		{"after a restart, all Ready", r.memRestart},
+	} {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", m.name, mib(m.m.peak), mib(m.m.current), m.m.workers, mib(m.m.workersPeak), mib(m.m.peak+m.m.workersPeak), mib(m.m.pss))
+	}
+	fmt.Fprintf(tw, "growth with the unrelated objects\t%s\t%s\t\t\t\t\t\n", growth(r.memBefore.peak, r.memAfter.peak), growth(r.memBefore.current, r.memAfter.current))
+	tw.Flush()
+
+	if r.unselected != nil {
+		fmt.Fprintf(out, "Lists and watches of ConfigMaps or Secrets without a label selector, by the controller, whole run: %d\n", *r.unselected)
+	}
+
+	fmt.Fprintf(out, "\nChild → parent status latency (Deployment Current → Composition Ready), %d samples\n", len(r.latencies))
+	fmt.Fprintln(tw, "p50\tp95\tmax\t")
+	fmt.Fprintf(tw, "%s\t%s\t%s\t\n", ms(percentile(r.latencies, 50), len(r.latencies)), ms(percentile(r.latencies, 95), len(r.latencies)),
+		ms(percentile(r.latencies, 100), len(r.latencies)))
+	tw.Flush()
+
+	fmt.Fprintf(out, "\nRestart: controller start → every Composition reported Ready again (%d existing): %s\n\n", o.n, dur(r.restart.elapsed))
+}
+
+func dur(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return d.Round(10 * time.Millisecond).String()
+}
+
+func ms(d time.Duration, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0fms", float64(d)/float64(time.Millisecond))
+}
+
+func rate(objects int, d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", float64(objects)/d.Seconds())
+}
+
+func mib(kib int) string {
+	if kib == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f MiB", float64(kib)/1024)
+}
+
+func growth(before, after int) string {
+	if before == 0 || after == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*float64(after-before)/float64(before))
+}
