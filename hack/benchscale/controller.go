@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -31,6 +32,9 @@ type controllerArgs struct {
 	concurrency, applyConcurrency int
 	qps                           float32
 	burst                         int
+	// pprof, when set, is the address the controller serves
+	// /debug/pprof on.
+	pprof string
 }
 
 // startController starts the controller and waits until it answers
@@ -54,6 +58,9 @@ func startController(ctx context.Context, a controllerArgs, run int) (*controlle
 		"--concurrency", strconv.Itoa(a.concurrency), "--apply-concurrency", strconv.Itoa(a.applyConcurrency),
 		"--kube-api-qps", strconv.FormatFloat(float64(a.qps), 'g', -1, 32), "--kube-api-burst", strconv.Itoa(a.burst),
 		"--zap-devel=false", "--zap-log-level=info")
+	if a.pprof != "" {
+		cmd.Args = append(cmd.Args, "--pprof-bind-address", a.pprof)
+	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	p := &controllerProc{cmd: cmd, metrics: metrics, probes: probes, exited: make(chan struct{})}
 	p.started = time.Now()
@@ -242,4 +249,30 @@ func answers(url string) bool {
 	}
 	resp.Body.Close()
 	return resp.StatusCode == http.StatusOK
+}
+
+// saveHeapProfile writes the heap profile the controller serves on addr
+// (--pprof-bind-address) to path.
+func saveHeapProfile(ctx context.Context, addr, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/debug/pprof/heap", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET /debug/pprof/heap: %s", resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -60,6 +60,7 @@ type options struct {
 	unrelatedSecrets              int
 	samples                       int
 	keep                          bool
+	heapProfile                   string
 }
 
 func main() {
@@ -84,6 +85,7 @@ func main() {
 	flag.IntVar(&o.unrelatedSecrets, "unrelated-secrets", 5000, "Secrets stencil must not cache, created before memory is read again")
 	flag.IntVar(&o.samples, "samples", 20, "Deployment rollouts timed for the status latency")
 	flag.BoolVar(&o.keep, "keep", false, "leave the local cluster running at the end")
+	flag.StringVar(&o.heapProfile, "heap-profile", "", "write the controller's heap profile (go tool pprof) with the N×children members to this file")
 	_ = flag.Parse(os.Args[1:])
 	if o.n < 1 || o.children < 1 || o.samples < 1 {
 		fmt.Fprintln(os.Stderr, "benchscale: -n, -children and -samples must be at least 1")

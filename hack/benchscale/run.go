@@ -65,6 +65,13 @@ func run(ctx context.Context, o options) (*results, error) {
 	h := &harness{o: o, root: root, res: &results{}}
 	h.ctrl = controllerArgs{binary: o.stencil, kubeconfig: o.kubeconfig, concurrency: o.concurrency,
 		applyConcurrency: o.applyConcurrency, qps: float32(o.qps), burst: o.burst}
+	if o.heapProfile != "" {
+		addr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		h.ctrl.pprof = addr
+	}
 	adminKubeconfig := o.kubeconfig
 	if o.kubeconfig == "" {
 		cl := localCluster{root: root, dir: filepath.Join(root, ".local", "bench-cluster")}
@@ -137,6 +144,12 @@ func (h *harness) phases(ctx context.Context) error {
 	}
 	if h.res.memBefore, err = p.memory(); err != nil {
 		return err
+	}
+	if h.o.heapProfile != "" {
+		if err := saveHeapProfile(ctx, h.ctrl.pprof, h.o.heapProfile); err != nil {
+			return fmt.Errorf("heap profile: %w", err)
+		}
+		logf("heap profile with the members written to %s", h.o.heapProfile)
 	}
 	if err := h.latency(ctx); err != nil {
 		return fmt.Errorf("status latency: %w", err)

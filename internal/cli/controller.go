@@ -17,6 +17,7 @@ import (
 // controllerFlags are the flags of `stencil controller`.
 type controllerFlags struct {
 	metricsAddr, probeAddr string
+	pprofAddr              string
 	leaderElect            bool
 	leaderElectNamespace   string
 	opts                   reconcile.Options
@@ -45,6 +46,7 @@ func newControllerCommand(kube *genericclioptions.ConfigFlags, version string) *
 	fl := cmd.Flags()
 	fl.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address the Prometheus metrics endpoint binds to; 0 disables it")
 	fl.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address the /healthz and /readyz probes bind to; 0 disables them")
+	fl.StringVar(&f.pprofAddr, "pprof-bind-address", "", "address Go's /debug/pprof endpoints bind to, for heap and CPU profiles; empty (the default) or 0 disables them")
 	fl.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader, so only one of several replicas reconciles")
 	fl.StringVar(&f.leaderElectNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's)")
 	fl.IntVar(&f.opts.MaxConcurrentReconciles, "concurrency", 4, "Compositions reconciled at once")
@@ -90,6 +92,7 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 		Cache:                   reconcile.ShardCacheOptions(f.opts.Shard),
 		Metrics:                 metricsserver.Options{BindAddress: f.metricsAddr},
 		HealthProbeBindAddress:  f.probeAddr,
+		PprofBindAddress:        f.pprofAddr,
 		LeaderElection:          f.leaderElect,
 		LeaderElectionID:        reconcile.LeaderElectionID(f.opts.Shard),
 		LeaderElectionNamespace: f.leaderElectNamespace,
