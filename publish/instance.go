@@ -20,24 +20,25 @@ import (
 // defaults them (prune true, deletion policy Delete). An annotation with
 // a value it does not allow is an error naming the annotation and the
 // values it allows, never the value.
+//
+// With an error, the spec returned is still usable for what needs no
+// values and no annotation: the Bundle's defaults alone (the controller
+// finalizes a deleted instance with them).
 func InstanceSpec(bundleName string, api *v1alpha1.BundleAPI, obj *unstructured.Unstructured) (v1alpha1.CompositionSpec, error) {
 	spec := v1alpha1.CompositionSpec{Bundle: bundleName}
 	if api != nil {
 		d := api.Defaults.DeepCopy()
 		spec.ServiceAccountName, spec.Suspend, spec.Prune, spec.DeletionPolicy = d.ServiceAccountName, d.Suspend, d.Prune, d.DeletionPolicy
 	}
-	if v, ok := obj.Object["spec"]; ok && v != nil {
-		if _, isMap := v.(map[string]any); !isMap {
-			return v1alpha1.CompositionSpec{}, fmt.Errorf("%s %s/%s: spec must be an object", obj.GetKind(), obj.GetNamespace(), obj.GetName())
+	err := values(&spec, obj)
+	if err == nil {
+		annotated := *spec.DeepCopy()
+		if err = applyAnnotations(&annotated, obj.GetAnnotations()); err == nil {
+			spec = annotated
 		}
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return v1alpha1.CompositionSpec{}, fmt.Errorf("%s %s/%s: spec: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
-		}
-		spec.Values = &apiextensionsv1.JSON{Raw: raw}
 	}
-	if err := applyAnnotations(&spec, obj.GetAnnotations()); err != nil {
-		return v1alpha1.CompositionSpec{}, fmt.Errorf("%s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+	if err != nil {
+		err = fmt.Errorf("%s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 	}
 	if spec.Prune == nil {
 		t := true
@@ -46,7 +47,24 @@ func InstanceSpec(bundleName string, api *v1alpha1.BundleAPI, obj *unstructured.
 	if spec.DeletionPolicy == "" {
 		spec.DeletionPolicy = v1alpha1.DeletionPolicyDelete
 	}
-	return spec, nil
+	return spec, err
+}
+
+// values sets spec.Values to the instance's spec, which must be an object.
+func values(spec *v1alpha1.CompositionSpec, obj *unstructured.Unstructured) error {
+	v, ok := obj.Object["spec"]
+	if !ok || v == nil {
+		return nil
+	}
+	if _, isMap := v.(map[string]any); !isMap {
+		return fmt.Errorf("spec must be an object")
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("spec: %w", err)
+	}
+	spec.Values = &apiextensionsv1.JSON{Raw: raw}
+	return nil
 }
 
 // applyAnnotations overrides the knobs with the instance's annotations.

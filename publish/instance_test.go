@@ -77,9 +77,15 @@ func TestInstanceSpecErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := publish.InstanceSpec("appservice", nil, tt.obj)
+			prune := false
+			api := &v1alpha1.BundleAPI{Defaults: v1alpha1.InstanceDefaults{Prune: &prune, DeletionPolicy: v1alpha1.DeletionPolicyOrphan}}
+			spec, err := publish.InstanceSpec("appservice", api, tt.obj)
 			if err == nil {
 				t.Fatal("no error")
+			}
+			// The Bundle's defaults alone, for what needs no values.
+			if spec.Bundle != "appservice" || spec.Prune == nil || *spec.Prune || spec.DeletionPolicy != v1alpha1.DeletionPolicyOrphan || spec.Suspend || spec.ServiceAccountName != "" {
+				t.Errorf("spec with the error = %+v, want the Bundle's defaults alone", spec)
 			}
 			for _, w := range append(tt.want, "AppService team-a/web") {
 				if !strings.Contains(err.Error(), w) {

@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -65,15 +64,8 @@ func (r *CompositionReconciler) fetch(ctx context.Context, key types.NamespacedN
 	if b.Spec.API == nil || publish.GVK(publish.Defaulted(*b.Spec.API)) != r.kind.gvk {
 		return nil, nil, nil
 	}
+	// With an error, spec holds the Bundle's defaults alone.
 	spec, specErr := publish.InstanceSpec(b.Name, b.Spec.API, u)
-	if specErr != nil {
-		d := b.Spec.API.Defaults
-		spec = v1alpha1.CompositionSpec{Bundle: b.Name, ServiceAccountName: d.ServiceAccountName, Suspend: d.Suspend, Prune: d.Prune, DeletionPolicy: d.DeletionPolicy}
-		if s, ok := u.Object["spec"]; ok {
-			spec.Values = &apiextensionsv1.JSON{}
-			spec.Values.Raw, _ = json.Marshal(s)
-		}
-	}
 	return NewInstance(u, spec), specErr, nil
 }
 
