@@ -232,7 +232,7 @@ func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Res
 	if res, err := r.watch(ctx, s); err != nil || s.done {
 		return res, err
 	}
-	members := memberStatuses(ctx, afterApply{next: memberReader{r}, results: s.results}, ordinaryObjects(s.plan.Objects))
+	members := memberStatuses(ctx, newAfterApply(memberReader{r}, s.results), ordinaryObjects(s.plan.Objects))
 	failed := failedApplies(s.results)
 	if len(failed) == 0 {
 		summarize(&s.status, s.comp.GetGeneration(), members)

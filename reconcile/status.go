@@ -96,7 +96,17 @@ func memberStatuses(ctx context.Context, reader client.Reader, objs []*unstructu
 // up. A cached object at another version is newer than the apply and wins.
 type afterApply struct {
 	next    client.Reader
-	results []ApplyResult
+	applied map[memberKey]ApplyResult // the results with a Live object
+}
+
+func newAfterApply(next client.Reader, results []ApplyResult) afterApply {
+	a := afterApply{next: next, applied: make(map[memberKey]ApplyResult, len(results))}
+	for _, res := range results {
+		if res.Live != nil {
+			a.applied[memberKey{gvk: res.Object.GroupVersionKind(), namespace: res.Object.GetNamespace(), name: res.Object.GetName()}] = res
+		}
+	}
+	return a
 }
 
 func (a afterApply) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
@@ -105,15 +115,10 @@ func (a afterApply) Get(ctx context.Context, key client.ObjectKey, obj client.Ob
 	if !ok || (err != nil && !apierrors.IsNotFound(err)) {
 		return err
 	}
-	gvk := u.GroupVersionKind()
-	for _, res := range a.results {
-		if res.Live == nil || res.Object.GroupVersionKind() != gvk || res.Object.GetNamespace() != key.Namespace || res.Object.GetName() != key.Name {
-			continue
-		}
-		if apierrors.IsNotFound(err) || u.GetResourceVersion() == res.before {
-			res.Live.DeepCopyInto(u)
-			return nil
-		}
+	res, ok := a.applied[memberKey{gvk: u.GroupVersionKind(), namespace: key.Namespace, name: key.Name}]
+	if ok && (apierrors.IsNotFound(err) || u.GetResourceVersion() == res.before) {
+		res.Live.DeepCopyInto(u)
+		return nil
 	}
 	return err
 }
