@@ -11,8 +11,6 @@ import (
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/yaml"
@@ -54,18 +52,7 @@ folder's .helmignore names are left out, with Helm's rules.`,
 				ObjectMeta: metav1.ObjectMeta{Name: name},
 				Spec:       b.Spec(),
 			}
-			u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-			if err != nil {
-				return err
-			}
-			delete(u, "status")
-			unstructured.RemoveNestedField(u, "metadata", "creationTimestamp")
-			data, err := yaml.Marshal(u)
-			if err != nil {
-				return err
-			}
-			_, err = cmd.OutOrStdout().Write(data)
-			return err
+			return printObjects(cmd.OutOrStdout(), []*v1alpha1.Bundle{obj})
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "name of the Bundle (default: the folder's name)")
