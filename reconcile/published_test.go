@@ -21,6 +21,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile"
 )
 
@@ -139,17 +140,26 @@ func instanceReady(t *testing.T, group, ns, name string, want metav1.ConditionSt
 	return u
 }
 
+// servedGadgets publishes kind Gadget from a Bundle named prefix-<ns> in
+// group prefix-<ns>.example.com, granted to the controller, and waits until
+// the Bundle says it serves it. It returns the test's namespace, the group,
+// the Bundle's name and its Ready condition.
+func servedGadgets(t *testing.T, prefix string, change ...func(*v1alpha1.BundleAPI)) (ns, group, name string, ready metav1.Condition) {
+	t.Helper()
+	ns = testenv.Namespace(t, k)
+	group = prefix + "-" + ns + ".example.com"
+	grantKind(t, group, "gadgets")
+	b := bundle(t, prefix+"-"+ns, gadgetFiles(""), publishing(group, change...))
+	return ns, group, b.Name, bundleReady(t, b.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+}
+
 // TestPublishedKind: a Bundle with spec.api gets a CRD for its kind, the
 // API server checks instances against the values schema, and an instance
 // reconciles as a Composition would: its ApplySet id is its own kind's,
 // its children are pruned and deleted with it.
 func TestPublishedKind(t *testing.T) {
 	ctx := context.Background()
-	ns := testenv.Namespace(t, k)
-	group := "gadgets-" + ns + ".example.com"
-	grantKind(t, group, "gadgets")
-	b := bundle(t, "widget-"+ns, gadgetFiles(""), publishing(group, func(a *v1alpha1.BundleAPI) { a.ShortNames = []string{"wd"} }))
-	cond := bundleReady(t, b.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+	ns, group, name, cond := servedGadgets(t, "gadgets", func(a *v1alpha1.BundleAPI) { a.ShortNames = []string{"wd"} })
 	if !strings.Contains(cond.Message, "publishes Gadget."+group+"/v1") {
 		t.Errorf("Bundle Ready message = %q, want it to say what it publishes", cond.Message)
 	}
@@ -158,7 +168,7 @@ func TestPublishedKind(t *testing.T) {
 	if err := k.Get(ctx, client.ObjectKey{Name: "gadgets." + group}, crd); err != nil {
 		t.Fatalf("the CRD of the published kind: %v", err)
 	}
-	if crd.Labels["applyset.kubernetes.io/is-parent-type"] != "true" || crd.Labels["stencil.dev/bundle"] != b.Name {
+	if crd.Labels["applyset.kubernetes.io/is-parent-type"] != "true" || crd.Labels["stencil.dev/bundle"] != name {
 		t.Errorf("CRD labels = %v, want the ApplySet parent-type label and the Bundle's", crd.Labels)
 	}
 	if v := crd.Spec.Versions[0]; v.Subresources == nil || v.Subresources.Status == nil {
@@ -256,18 +266,14 @@ func instanceCondition(t *testing.T, u *unstructured.Unstructured) metav1.Condit
 // and a new schema changes the CRD (and so what admission accepts).
 func TestPublishedKindFollowsItsBundle(t *testing.T) {
 	ctx := context.Background()
-	ns := testenv.Namespace(t, k)
-	group := "follow-" + ns + ".example.com"
-	grantKind(t, group, "gadgets")
-	b := bundle(t, "follow-"+ns, gadgetFiles(""), publishing(group))
-	bundleReady(t, b.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+	ns, group, name, _ := servedGadgets(t, "follow")
 	for _, n := range []string{"a", "b"} {
 		mustCreate(t, gadget(group, ns, n, `{"size":2}`))
 		instanceReady(t, group, ns, n, metav1.ConditionTrue)
 	}
 
 	// A new template: every instance rolls.
-	updateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) { s.Files = gadgetFiles("\n  rolled: \"yes\"") })
+	updateBundle(t, name, func(s *v1alpha1.BundleSpec) { s.Files = gadgetFiles("\n  rolled: \"yes\"") })
 	for _, n := range []string{"a", "b"} {
 		eventually(t, "ConfigMap "+n+" rolled", func() (bool, error) {
 			cm := &corev1.ConfigMap{}
@@ -280,7 +286,7 @@ func TestPublishedKindFollowsItsBundle(t *testing.T) {
 	if err := k.Create(ctx, gadget(group, ns, "c", `{"size":2,"color":"green"}`)); !apierrors.IsInvalid(err) {
 		t.Fatalf("create with color green: %v, want Invalid (enum red, blue)", err)
 	}
-	updateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) {
+	updateBundle(t, name, func(s *v1alpha1.BundleSpec) {
 		s.Schema = &apiextensionsv1.JSON{Raw: []byte(strings.Replace(gadgetSchema, `"enum":["red","blue"]`, `"enum":["red","blue","green"]`, 1))}
 	})
 	eventually(t, "admission to accept color green", func() (bool, error) {
@@ -312,11 +318,14 @@ func TestPublishedKindRefusals(t *testing.T) {
 	group := "refuse-" + ns + ".example.com"
 	grantKind(t, group, "gadgets")
 
+	// A JSON Schema the bundle loads with (values are checked against it)
+	// that a CRD cannot express: keys constrained by a pattern.
 	notStructural := bundle(t, "ns-"+ns, gadgetFiles(""), publishing("other-"+group), func(s *v1alpha1.BundleSpec) {
-		s.Schema = &apiextensionsv1.JSON{Raw: []byte(`{"type":"object","properties":{"size":{"anyOf":[{"type":"integer"},{"type":"string"}]}}}`)}
+		s.Schema = nil
+		s.Files["values.schema.json"] = `{"type":"object","properties":{"size":{"type":"integer"},"tags":{"type":"object","patternProperties":{"^x-":{"type":"string"}}}}}`
 	})
-	c := bundleReady(t, notStructural.Name, metav1.ConditionFalse, "")
-	if c.Reason == reconcile.ReasonEstablishing || !strings.Contains(c.Message, "size") {
+	c := bundleReady(t, notStructural.Name, metav1.ConditionFalse, publish.ReasonNotStructural)
+	if !strings.Contains(c.Message, "values.schema.json#/properties/tags/patternProperties") {
 		t.Errorf("Bundle with a non-structural schema: Ready %s %q, want a refusal naming the field", c.Reason, c.Message)
 	}
 	if err := k.Get(ctx, client.ObjectKey{Name: "gadgets.other-" + group}, &apiextensionsv1.CustomResourceDefinition{}); !apierrors.IsNotFound(err) {
@@ -354,18 +363,14 @@ func TestPublishedKindRefusals(t *testing.T) {
 // the CRD, every instance and their children.
 func TestPublishedKindLifecycle(t *testing.T) {
 	ctx := context.Background()
-	ns := testenv.Namespace(t, k)
-	group := "life-" + ns + ".example.com"
-	grantKind(t, group, "gadgets")
-	b := bundle(t, "life-"+ns, gadgetFiles(""), publishing(group, func(a *v1alpha1.BundleAPI) { a.DeletionPolicy = v1alpha1.DeletionPolicyDelete }))
-	bundleReady(t, b.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+	ns, group, name, _ := servedGadgets(t, "life", func(a *v1alpha1.BundleAPI) { a.DeletionPolicy = v1alpha1.DeletionPolicyDelete })
 	mustCreate(t, gadget(group, ns, "w", `{"size":4}`))
 	instanceReady(t, group, ns, "w", metav1.ConditionTrue)
 
 	// Stop publishing: nothing is deleted, and nothing is applied any more.
 	var api *v1alpha1.BundleAPI
-	updateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) { api, s.API = s.API, nil })
-	bundleReady(t, b.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+	updateBundle(t, name, func(s *v1alpha1.BundleSpec) { api, s.API = s.API, nil })
+	bundleReady(t, name, metav1.ConditionTrue, reconcile.ReasonReady)
 	patchInstance(t, gadget(group, ns, "w", ""), `{"spec":{"size":5}}`)
 	consistently(t, "the children of an unpublished kind left alone", 2*time.Second, func() (bool, error) {
 		cm := &corev1.ConfigMap{}
@@ -377,8 +382,8 @@ func TestPublishedKindLifecycle(t *testing.T) {
 	}
 
 	// Publish again and restart: the new controller serves the kind.
-	updateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) { s.API = api })
-	bundleReady(t, b.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+	updateBundle(t, name, func(s *v1alpha1.BundleSpec) { s.API = api })
+	bundleReady(t, name, metav1.ConditionTrue, reconcile.ReasonReady)
 	eventually(t, "the instance applied again", func() (bool, error) {
 		cm := &corev1.ConfigMap{}
 		err := k.Get(ctx, key(ns, "w-conf"), cm)
@@ -393,12 +398,12 @@ func TestPublishedKindLifecycle(t *testing.T) {
 
 	// Delete the Bundle: its deletion policy deletes the CRD, the instance
 	// and its ConfigMap.
-	if err := k.Delete(ctx, &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: b.Name}}); err != nil {
+	if err := k.Delete(ctx, &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 		t.Fatal(err)
 	}
 	gone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w-conf"}})
 	gone(t, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "gadgets." + group}})
-	gone(t, &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: b.Name}})
+	gone(t, &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}})
 }
 
 // TestPublishedKindSharded: the instances of a published kind follow the
@@ -406,11 +411,7 @@ func TestPublishedKindLifecycle(t *testing.T) {
 // instance labelled for shard a alone, and shard a's controller serves it.
 func TestPublishedKindSharded(t *testing.T) {
 	ctx := context.Background()
-	ns := testenv.Namespace(t, k)
-	group := "shard-" + ns + ".example.com"
-	grantKind(t, group, "gadgets")
-	b := bundle(t, "shard-"+ns, gadgetFiles(""), publishing(group))
-	bundleReady(t, b.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+	ns, group, _, _ := servedGadgets(t, "shard")
 
 	inst := gadget(group, ns, "g", `{"size":1}`)
 	inst.SetLabels(map[string]string{reconcile.LabelShard: "a"})
