@@ -20,6 +20,7 @@ import (
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/reconcile"
@@ -82,6 +83,18 @@ func StartController(ctx context.Context, config *rest.Config) (*Controller, err
 // StartShard starts, as StartController, a controller of shard (see
 // reconcile.Options.Shard; "" is unsharded), beside any other running.
 func StartShard(ctx context.Context, config *rest.Config, shard string) (*Controller, error) {
+	return start(ctx, config, shard, nil)
+}
+
+// StartWithWebhook starts, as StartController, a controller that also
+// serves the admission webhook as `stencil controller` does with the
+// webhook flags of serving: `make run` and the e2e test run it on the host
+// with ServingOptions.Host localhost and rotated certificates.
+func StartWithWebhook(ctx context.Context, config *rest.Config, serving reconcile.ServingOptions) (*Controller, error) {
+	return start(ctx, config, "", &serving)
+}
+
+func start(ctx context.Context, config *rest.Config, shard string, servingOpts *reconcile.ServingOptions) (*Controller, error) {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
 	scheme, err := reconcile.NewScheme()
 	if err != nil {
@@ -94,11 +107,20 @@ func StartShard(ctx context.Context, config *rest.Config, shard string) (*Contro
 	cfg := rest.CopyConfig(config)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, c} }
 	cfg.Wrap(reconcile.CountAPIRequests) // as `stencil controller` does
+	var serving *reconcile.Serving
+	var server webhook.Server
+	if servingOpts != nil {
+		if serving, err = reconcile.NewServing(*servingOpts); err != nil {
+			return nil, err
+		}
+		server = serving.WebhookServer()
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Cache:                  reconcile.ShardCacheOptions(shard),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
+		WebhookServer:          server,
 		// A restarted controller registers the same controller names again.
 		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
 	})
@@ -118,6 +140,12 @@ func StartShard(ctx context.Context, config *rest.Config, shard string) (*Contro
 		return nil, err
 	}
 	opts.Renderer = countingRenderer{next: pool, c: c}
+	if serving != nil {
+		if err := serving.SetupWithManager(ctx, mgr); err != nil {
+			pool.Close()
+			return nil, err
+		}
+	}
 	if err := reconcile.SetupWithManager(ctx, mgr, opts); err != nil {
 		pool.Close()
 		return nil, err
