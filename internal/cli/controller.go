@@ -80,6 +80,10 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 		return err
 	}
 	f.opts.RenderLimits = limits
+	// The API server gives a webhook at most 30 s (timeoutSeconds).
+	if f.webhook.Port != 0 && (f.webhookTimeout <= 0 || f.webhookTimeout > 30*time.Second) {
+		return fmt.Errorf("--webhook-timeout %s: want more than 0s and at most 30s", f.webhookTimeout)
+	}
 	cfg, err := kube.ToRESTConfig()
 	if err != nil {
 		return fmt.Errorf("load kubeconfig: %w", err)
@@ -97,10 +101,6 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	}
 	var serving *reconcile.Serving
 	if f.webhook.Port != 0 {
-		// The API server gives a webhook at most 30 s (timeoutSeconds).
-		if f.webhookTimeout <= 0 || f.webhookTimeout > 30*time.Second {
-			return fmt.Errorf("--webhook-timeout %s: want more than 0s and at most 30s", f.webhookTimeout)
-		}
 		if serving, err = reconcile.NewServing(f.webhook); err != nil {
 			return err
 		}
