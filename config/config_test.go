@@ -81,10 +81,10 @@ func podLabels(d *unstructured.Unstructured) labels.Set {
 }
 
 // TestWebhookInstall: config/default and config/shards install one
-// webhook Service in front of the pods that serve the webhook (the
-// unsharded controller's, on the container port named webhook), the
-// shards do not serve it, and the controller may keep its certificate
-// Secret and inject the CA.
+// webhook Service in front of every controller pod, the shards' too, each
+// serving the webhook on the container port named webhook from a mounted
+// cert folder, and the controller may keep its certificate Secret and
+// inject the CA.
 func TestWebhookInstall(t *testing.T) {
 	for _, dir := range []string{"default", "shards"} {
 		t.Run(dir, func(t *testing.T) {
@@ -129,8 +129,8 @@ func TestWebhookInstall(t *testing.T) {
 					t.Errorf("Deployment %s: --webhook-port %q, want 9443 or 0", name, port)
 				}
 			}
-			if serving != 1 {
-				t.Errorf("%d Deployments serve the webhook, want 1", serving)
+			if want := len(find(objs, "Deployment")); serving != want {
+				t.Errorf("%d Deployments serve the webhook, want all %d", serving, want)
 			}
 			role := find(objs, "Role")["stencil-webhook-cert"]
 			if role == nil || role.GetNamespace() != reconcile.DefaultWebhookNamespace {
