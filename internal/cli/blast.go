@@ -81,6 +81,9 @@ func (v *newVersion) load(ctx context.Context, s *session) (*templates.Bundle, e
 //   - --bundle without -f, or -f holding one Bundle manifest: the blast
 //     radius of that Bundle change (runBlast).
 func runDiffCommand(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFlags, bf *blastFlags, stdin io.Reader, out, stderr io.Writer) (int, error) {
+	if f.file == "" && f.bundle == "" {
+		return 2, fmt.Errorf("diff needs -f FILE (Compositions and instances, or a Bundle) or --bundle DIR|bundle.yaml")
+	}
 	if bf.output != "" && bf.output != outputChanges && bf.output != outputDiff {
 		return 2, fmt.Errorf("--output %q: want %s or %s", bf.output, outputChanges, outputDiff)
 	}

@@ -154,18 +154,23 @@ func TestBlastRadius(t *testing.T) {
 
 	t.Run("a changed template changes every user", func(t *testing.T) {
 		out, errOut, code := stencil(t, "", "diff", "--bundle", bundleFolder(t, s.a, s.group, minReady))
-		want := strings.Join([]string{
+		ns1 := strings.Join([]string{
 			"# " + s.ns1 + "/a1 (Composition)",
 			"  Deployment/" + s.ns1 + "/a1 changed",
 			"      spec.minReadySeconds: (none) → 5",
 			"# " + s.ns1 + "/svc (AppService)",
 			"  Deployment/" + s.ns1 + "/svc changed",
-			"      spec.minReadySeconds: (none) → 5",
+			"      spec.minReadySeconds: (none) → 5\n",
+		}, "\n")
+		ns2 := strings.Join([]string{
 			"# " + s.ns2 + "/a2 (Composition)",
 			"  Deployment/" + s.ns2 + "/a2 changed",
-			"      spec.minReadySeconds: (none) → 5",
-			"3 instances (2 Compositions, 1 AppService): 3 change, 0 unchanged",
-		}, "\n") + "\n"
+			"      spec.minReadySeconds: (none) → 5\n",
+		}, "\n")
+		if s.ns2 < s.ns1 { // parents come sorted by namespace and name
+			ns1, ns2 = ns2, ns1
+		}
+		want := ns1 + ns2 + "3 instances (2 Compositions, 1 AppService): 3 change, 0 unchanged\n"
 		if code != 1 || out != want {
 			t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 1 and:\n%s", code, out, errOut, want)
 		}
@@ -235,6 +240,27 @@ func TestBlastRadius(t *testing.T) {
 		}
 	})
 
+	t.Run("a child the API server refuses", func(t *testing.T) {
+		badPort := map[string]string{"templates/service.yaml": strings.Replace(appServiceFiles["templates/service.yaml"], "port: 80", "port: 0", 1)}
+		out, errOut, code := stencil(t, "", "diff", "--bundle", bundleFolder(t, s.a, s.group, badPort), "-n", s.ns1, "-l", "!nothing")
+		want := "# " + s.ns1 + "/a1 (Composition)\n  would fail to apply: dry-run apply Service/" + s.ns1 + "/a1: Service \"a1\" is invalid: spec.ports[0].port: "
+		if code != 2 || !strings.Contains(out, want) || !strings.Contains(lastLine(out), "2 instances (1 Composition, 1 AppService): 0 change, 0 unchanged, 2 would fail to apply: "+s.ns1+"/a1 dry-run apply Service/") {
+			t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 2 and:\n%s", code, out, errOut, want)
+		}
+	})
+
+	t.Run("a version publishing no kind leaves the instances alone", func(t *testing.T) {
+		out, errOut, code := stencil(t, "", "diff", "--bundle", bundleFolder(t, s.a, s.group, map[string]string{"stencil.yaml": ""}), "-n", s.ns1)
+		want := strings.Join([]string{
+			"# " + s.ns1 + "/svc (AppService)",
+			"  left alone: the new version of Bundle " + s.a + " does not publish " + s.group + "/v1 AppService: the controller leaves the instance and its children as they are",
+			"2 instances (1 Composition, 1 AppService): 0 change, 1 unchanged, 1 left alone",
+		}, "\n") + "\n"
+		if code != 1 || out != want {
+			t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 1 and:\n%s", code, out, errOut, want)
+		}
+	})
+
 	t.Run("-f bundle.yaml --bundle-name", func(t *testing.T) {
 		packed, errOut, code := stencil(t, "", "bundle", "pack", bundleFolder(t, "v2", s.group, minReady))
 		if code != 0 {
@@ -259,4 +285,34 @@ func TestBlastRadius(t *testing.T) {
 			t.Errorf("diff -f bundle.yaml: exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
 		}
 	})
+}
+
+// TestBlastFlags: what diff refuses before it reads the cluster, with exit
+// status 2 and the flag named.
+func TestBlastFlags(t *testing.T) {
+	comp := compositionYAML("default", "web", "b", "{}")
+	bundle := "apiVersion: stencil.dev/v1alpha1\nkind: Bundle\nmetadata:\n  name: b\nspec:\n  files: {}\n"
+	tests := []struct {
+		name, stdin string
+		args        []string
+		want        string
+	}{
+		{"neither -f nor --bundle", "", nil, "diff needs -f FILE"},
+		{"an unknown flag", "", []string{"--bundel", "."}, "unknown flag: --bundel"},
+		{"--bundle-name with Compositions", comp, []string{"-f", "-", "--bundle-name", "b"}, "--bundle-name is for the blast radius of a Bundle change"},
+		{"--selector with Compositions", comp, []string{"-f", "-", "-l", "a=b"}, "--selector is for the blast radius of a Bundle change"},
+		{"a Bundle beside a Composition", bundle + "---\n" + comp, []string{"-f", "-"}, "holds a Bundle and 1 other objects"},
+		{"a Bundle in -f and --bundle", bundle, []string{"-f", "-", "--bundle", "."}, "give the new version once"},
+		{"an unknown output", "", []string{"--bundle", ".", "-o", "yaml"}, `--output "yaml": want changes or diff`},
+		{"a bad selector", "", []string{"--bundle", ".", "-l", "a b"}, "--selector"},
+		{"a missing folder", "", []string{"--bundle", "no/such/dir"}, "no/such/dir"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errOut, code := stencil(t, tt.stdin, append([]string{"diff"}, tt.args...)...)
+			if code == 0 || code == 1 || !strings.Contains(errOut, tt.want) {
+				t.Errorf("exit %d, stderr %q; want exit 2 and %q", code, errOut, tt.want)
+			}
+		})
+	}
 }

@@ -59,7 +59,8 @@ parent would fail to render or to apply.`,
 	}
 	f.add(cmd, false)
 	bf.add(cmd)
-	cmd.MarkFlagsOneRequired("filename", "bundle")
+	// Exit status 1 means differences: a usage error is 2, as any error.
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &ExitError{Code: 2, Err: err} })
 	return cmd
 }
 
