@@ -164,13 +164,28 @@ func nameFailures(results []*blastResult, o outcome) string {
 		} else if r.err != nil {
 			why = r.err.Error()
 		}
-		why, _, _ = strings.Cut(why, "\n")
-		named = append(named, name+" "+why)
+		named = append(named, name+" "+brief(why))
 	}
 	if more > 0 {
 		named = append(named, fmt.Sprintf("and %d more", more))
 	}
 	return strings.Join(named, "; ")
+}
+
+// maxReasonLength is the most of a failure's reason the summary shows;
+// the parent's own lines above it show all of it.
+const maxReasonLength = 100
+
+// brief is the first line of a reason, cut to maxReasonLength runes.
+func brief(why string) string {
+	why, _, cut := strings.Cut(why, "\n")
+	if r := []rune(why); len(r) > maxReasonLength {
+		why, cut = string(r[:maxReasonLength]), true
+	}
+	if cut {
+		why += " ..."
+	}
+	return why
 }
 
 // exitStatus is diff's exit status for a Bundle change: 2 when a parent

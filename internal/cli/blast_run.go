@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -217,7 +218,9 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 		var foreign *reconcile.ForeignMemberError
 		switch {
 		case pv.Err != nil && (apierrors.IsInvalid(pv.Err) || errors.As(pv.Err, &foreign)):
-			r.failures = append(r.failures, pv.Err.Error())
+			// reconcile's "dry-run apply Kind/ns/name: ..." says one
+			// word too many after "would fail to apply".
+			r.failures = append(r.failures, strings.TrimPrefix(pv.Err.Error(), "dry-run apply "))
 		case pv.Err != nil:
 			errs = append(errs, pv.Err)
 		default:

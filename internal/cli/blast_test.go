@@ -243,8 +243,9 @@ func TestBlastRadius(t *testing.T) {
 	t.Run("a child the API server refuses", func(t *testing.T) {
 		badPort := map[string]string{"templates/service.yaml": strings.Replace(appServiceFiles["templates/service.yaml"], "port: 80", "port: 0", 1)}
 		out, errOut, code := stencil(t, "", "diff", "--bundle", bundleFolder(t, s.a, s.group, badPort), "-n", s.ns1, "-l", "!nothing")
-		want := "# " + s.ns1 + "/a1 (Composition)\n  would fail to apply: dry-run apply Service/" + s.ns1 + "/a1: Service \"a1\" is invalid: spec.ports[0].port: "
-		if code != 2 || !strings.Contains(out, want) || !strings.Contains(lastLine(out), "2 instances (1 Composition, 1 AppService): 0 change, 0 unchanged, 2 would fail to apply: "+s.ns1+"/a1 dry-run apply Service/") {
+		want := "# " + s.ns1 + "/a1 (Composition)\n  would fail to apply: Service/" + s.ns1 + "/a1: Service \"a1\" is invalid: spec.ports[0].port: "
+		if code != 2 || !strings.Contains(out, want) || !strings.Contains(lastLine(out), "2 instances (1 Composition, 1 AppService): 0 change, 0 unchanged, 2 would fail to apply: "+s.ns1+"/a1 Service/"+s.ns1+"/a1: Service \"a1\" is invalid: ") ||
+			!strings.HasSuffix(lastLine(out), " ...") || strings.Contains(out, `Invalid value: 0`) {
 			t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 2 and:\n%s", code, out, errOut, want)
 		}
 	})
