@@ -271,7 +271,11 @@ func (e *evaluator) child(pv reconcile.Preview) (*childChange, error) {
 
 // pruned adds to r the members the controller would prune after applying p.
 func (e *evaluator) pruned(ctx context.Context, r *blastResult, p *reconcile.Plan) error {
-	pruned, err := reconcile.PruneCandidates(ctx, e.s.client, e.s.mapper, r.parent, p)
+	parent := r.parent
+	if r.served != nil {
+		parent = r.served // the new version of its kind may not be served yet
+	}
+	pruned, err := reconcile.PruneCandidates(ctx, e.s.client, e.s.mapper, parent, p)
 	if err != nil && !meta.IsNoMatchError(err) { // a kind not served yet has no member to prune
 		return fmt.Errorf("list members to prune: %w", err)
 	}

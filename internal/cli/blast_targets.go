@@ -32,6 +32,9 @@ type target struct {
 	// specErr is an instance's stencil.dev/* annotation the controller
 	// cannot read: it would stall the instance.
 	specErr error
+	// served is the instance at the version the cluster serves, when
+	// parent is it at the new version's: what its members are listed by.
+	served reconcile.Parent
 }
 
 // name is the parent as the output names it: "team-a/shop".
@@ -68,7 +71,7 @@ func findTargets(ctx context.Context, s *session, name string, newAPI, clusterAP
 			out = append(out, target{parent: c, kind: "Composition"})
 		}
 	}
-	for _, api := range publishedAPIs(newAPI, clusterAPI) {
+	for _, api := range publishedAPIs(clusterAPI, newAPI) {
 		found, err := findInstances(ctx, s, name, api, newAPI, sc)
 		if err != nil {
 			return nil, err
@@ -83,11 +86,15 @@ func findTargets(ctx context.Context, s *session, name string, newAPI, clusterAP
 }
 
 // publishedAPIs are the kinds whose instances a Bundle change reaches:
-// the new version's and the cluster version's, once each.
+// the cluster version's and the new version's, once each by group and
+// kind (a new version of the same kind is listed at the version served
+// now: the first).
 func publishedAPIs(apis ...*v1alpha1.BundleAPI) []v1alpha1.BundleAPI {
 	var out []v1alpha1.BundleAPI
 	for _, api := range apis {
-		if api != nil && !slices.ContainsFunc(out, func(o v1alpha1.BundleAPI) bool { return publish.GVK(o) == publish.GVK(*api) }) {
+		if api != nil && !slices.ContainsFunc(out, func(o v1alpha1.BundleAPI) bool {
+			return publish.GVK(o).GroupKind() == publish.GVK(*api).GroupKind()
+		}) {
 			out = append(out, *api)
 		}
 	}
@@ -130,16 +137,30 @@ func findInstances(ctx context.Context, s *session, name string, api v1alpha1.Bu
 		if !u.GetDeletionTimestamp().IsZero() {
 			continue
 		}
-		t := target{kind: gvk.Kind}
-		if !publish.Serves(newAPI, gvk) {
-			spec, _ := publish.InstanceSpec(name, nil, u)
-			t.parent = reconcile.NewInstance(u, spec)
-			t.leftAlone = fmt.Sprintf("the new version of Bundle %s does not publish %s: the controller leaves the instance and its children as they are", name, gvkString(gvk))
-		} else {
-			spec, err := publish.InstanceSpec(name, newAPI, u)
-			t.parent, t.specErr = reconcile.NewInstance(u, spec), err
-		}
-		out = append(out, t)
+		out = append(out, instanceTarget(name, u, newAPI))
 	}
 	return out, nil
+}
+
+// instanceTarget is instance u of a kind Bundle name publishes today or
+// in its new version newAPI. When the new version publishes another
+// version of u's kind, u is rendered at that version, as the kind's
+// controller will serve it; when it publishes no longer u's kind, the
+// controller leaves u alone.
+func instanceTarget(name string, u *unstructured.Unstructured, newAPI *v1alpha1.BundleAPI) target {
+	gvk := u.GroupVersionKind()
+	t := target{kind: gvk.Kind}
+	if newAPI == nil || publish.GVK(*newAPI).GroupKind() != gvk.GroupKind() {
+		spec, _ := publish.InstanceSpec(name, nil, u)
+		t.parent = reconcile.NewInstance(u, spec)
+		t.leftAlone = fmt.Sprintf("the new version of Bundle %s does not publish %s: the controller leaves the instance and its children as they are", name, gvkString(gvk))
+		return t
+	}
+	spec, err := publish.InstanceSpec(name, newAPI, u)
+	if publish.GVK(*newAPI) != gvk {
+		t.served = reconcile.NewInstance(u.DeepCopy(), spec)
+		u.SetGroupVersionKind(publish.GVK(*newAPI))
+	}
+	t.parent, t.specErr = reconcile.NewInstance(u, spec), err
+	return t
 }

@@ -262,6 +262,20 @@ func TestBlastRadius(t *testing.T) {
 		}
 	})
 
+	t.Run("a new version of the published kind renders the instances at it", func(t *testing.T) {
+		v2 := map[string]string{"stencil.yaml": fmt.Sprintf("api:\n  group: %s\n  kind: AppService\n  version: v2\n", s.group)}
+		out, errOut, code := stencil(t, "", "diff", "--bundle", bundleFolder(t, s.a, s.group, v2), "-n", s.ns1)
+		if want := "2 instances (1 Composition, 1 AppService): 0 change, 2 unchanged\n"; code != 0 || out != want {
+			t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 0 and %q", code, out, errOut, want)
+		}
+		// Its members are found at the version served now.
+		v2["templates/service.yaml"] = ""
+		out, errOut, code = stencil(t, "", "diff", "--bundle", bundleFolder(t, s.a, s.group, v2), "-n", s.ns1)
+		if code != 1 || !strings.Contains(out, "# "+s.ns1+"/svc (AppService)\n  Service/"+s.ns1+"/svc would be pruned\n") {
+			t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 1 and svc's Service pruned", code, out, errOut)
+		}
+	})
+
 	t.Run("-f bundle.yaml --bundle-name", func(t *testing.T) {
 		packed, errOut, code := stencil(t, "", "bundle", "pack", bundleFolder(t, "v2", s.group, minReady))
 		if code != 0 {
