@@ -3,6 +3,7 @@ package cli
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -160,6 +161,9 @@ func instanceTarget(name string, u *unstructured.Unstructured, newAPI *v1alpha1.
 	if publish.GVK(*newAPI) != gvk {
 		t.served = reconcile.NewInstance(u.DeepCopy(), spec)
 		u.SetGroupVersionKind(publish.GVK(*newAPI))
+	}
+	if inner := errors.Unwrap(err); inner != nil {
+		err = inner // without the "AppService ns/name: " the header says already
 	}
 	t.parent, t.specErr = reconcile.NewInstance(u, spec), err
 	return t

@@ -300,6 +300,17 @@ func TestBlastRadius(t *testing.T) {
 			t.Errorf("diff -f bundle.yaml: exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
 		}
 	})
+
+	// Last: it leaves svc stalled.
+	t.Run("an instance annotation the controller cannot read", func(t *testing.T) {
+		kubectl(t, "", "annotate", "-n", s.ns1, "appservices."+s.group+"/svc", "stencil.dev/prune=maybe")
+		out, errOut, code := stencil(t, "", "diff", "--bundle", bundleFolder(t, s.a, s.group, nil), "-n", s.ns1)
+		want := "# " + s.ns1 + "/svc (AppService)\n  would fail to render: annotation stencil.dev/prune must be \"true\" or \"false\""
+		if code != 2 || !strings.Contains(out, want) || strings.Contains(out, "maybe") ||
+			!strings.Contains(lastLine(out), "0 change, 1 unchanged, 1 would fail to render: "+s.ns1+"/svc (AppService) annotation stencil.dev/prune") {
+			t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 2 and:\n%s", code, out, errOut, want)
+		}
+	})
 }
 
 // TestBlastFlags: what diff refuses before it reads the cluster, with exit
