@@ -118,6 +118,14 @@ func runBlast(ctx context.Context, kube *genericclioptions.ConfigFlags, v *newVe
 	}
 	defer pool.Close()
 	e := &evaluator{s: s, renderer: pool, bundle: b, caps: caps, diffs: bf.output == outputDiff}
+	return e.report(ctx, targets, out)
+}
+
+// report evaluates every target, blastParallel at a time, prints each
+// result in target order as soon as it and those before it are done, then
+// the summary. It returns the exit status and the errors that kept a
+// parent from being checked.
+func (e *evaluator) report(ctx context.Context, targets []target, out io.Writer) (int, error) {
 	var results []*blastResult
 	var errs []error
 	eachInOrder(len(targets), blastParallel, func(i int) *blastResult { return e.evaluate(ctx, targets[i]) }, func(r *blastResult) {
