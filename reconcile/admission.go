@@ -138,6 +138,8 @@ var _ admission.Handler = (*admissionHandler)(nil)
 type review struct {
 	denied   string
 	warnings []string
+	// timedOut: the review's deadline passed first.
+	timedOut bool
 }
 
 // Handle reviews one request under the handler's deadline: a review that
@@ -150,14 +152,24 @@ func (h *admissionHandler) Handle(ctx context.Context, req admission.Request) ad
 	ctx, cancel := context.WithTimeout(ctx, h.timeout)
 	defer cancel()
 	done := make(chan review, 1)
-	go func() { done <- h.review(ctx, req) }()
+	go func() {
+		rv := h.review(ctx, req)
+		// What ran into the deadline (a render, a dry run) says nothing
+		// of the request.
+		rv.timedOut = rv.timedOut || ctx.Err() != nil
+		done <- rv
+	}()
+	var rv review
 	select {
-	case rv := <-done:
-		return rv.response()
+	case rv = <-done:
 	case <-ctx.Done():
+		rv.timedOut = true
+	}
+	if rv.timedOut {
 		return admission.Allowed("").WithWarnings(
 			fmt.Sprintf("stencil: validation did not finish in %s; the controller will report", h.timeout))
 	}
+	return rv.response()
 }
 
 // response turns a review into an admission response.
@@ -348,10 +360,13 @@ func (h *admissionHandler) plan(ctx context.Context, parent Parent, b *v1alpha1.
 	var renderErr *templates.RenderError
 	var refused *RefusedError
 	switch {
+	case err != nil && ctx.Err() != nil:
+		// The render stopped at the review's deadline (a RenderError with
+		// Reason Timeout, or one that wraps context.Canceled): not the
+		// Bundle's fault.
+		return nil, review{timedOut: true}
 	case errors.As(err, &renderErr), errors.As(err, &refused):
 		return nil, review{denied: fmt.Sprintf("Bundle %s: %v", b.Name, err)}
-	case ctx.Err() != nil:
-		return nil, review{} // the deadline passed: Handle answers
 	case err != nil:
 		return nil, allowWarning("could not render Bundle %s: %v; the controller will report", b.Name, err)
 	}
