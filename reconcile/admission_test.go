@@ -291,22 +291,7 @@ func TestAdmissionPublishedKind(t *testing.T) {
 	extra := `{{ if eq (.Values.color | default "") "blue" }}{{ fail "blue is out of stock" }}{{ end }}`
 	b := bundle(t, "adm-gadgets-"+ns, gadgetFiles(extra), publishing(group))
 	bundleReady(t, b.Name, metav1.ConditionTrue, reconcile.ReasonReady)
-	eventually(t, "the published entry to have a rule for "+group, func() (bool, error) {
-		cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-		if err := k.Get(ctx, client.ObjectKey{Name: reconcile.DefaultWebhookConfigName}, cfg); err != nil {
-			return false, err
-		}
-		for _, h := range cfg.Webhooks {
-			if h.Name == reconcile.PublishedWebhookName {
-				for _, r := range h.Rules {
-					if slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, "gadgets") {
-						return true, nil
-					}
-				}
-			}
-		}
-		return false, fmt.Errorf("webhooks %+v", cfg.Webhooks)
-	})
+	publishedRule(t, group, true)
 
 	eventually(t, "the webhook to refuse a blue Gadget", func() (bool, error) {
 		err := k.Create(ctx, gadget(group, ns, "blue", `{"size":1,"color":"blue"}`), client.DryRunAll)
@@ -327,6 +312,36 @@ func TestAdmissionPublishedKind(t *testing.T) {
 	if got := warnings.take(); !slices.Contains(got, want) {
 		t.Errorf("warnings %q lack %q", got, want)
 	}
+
+	if err := k.Delete(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	publishedRule(t, group, false)
+}
+
+// publishedRule waits until the published entry of the webhook
+// configuration has a rule for gadgets in group (want), or no longer has.
+func publishedRule(t *testing.T, group string, want bool) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("the published entry to have a rule for %s: %v", group, want), func() (bool, error) {
+		cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		if err := k.Get(context.Background(), client.ObjectKey{Name: reconcile.DefaultWebhookConfigName}, cfg); err != nil {
+			return false, err
+		}
+		has := false
+		for _, h := range cfg.Webhooks {
+			if h.Name != reconcile.PublishedWebhookName {
+				continue
+			}
+			if h.FailurePolicy == nil || *h.FailurePolicy != admissionregistrationv1.Ignore || h.ClientConfig.URL == nil {
+				return false, fmt.Errorf("the published entry is not sent as the Compositions' one, or fails closed: %+v", h)
+			}
+			for _, r := range h.Rules {
+				has = has || slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, "gadgets")
+			}
+		}
+		return has == want, fmt.Errorf("webhooks %+v", cfg.Webhooks)
+	})
 }
 
 // TestAdmissionTimeout: a review that does not finish within the
