@@ -388,6 +388,9 @@ func (h *admissionHandler) preview(ctx context.Context, parent Parent, plan *Pla
 		pruned, pruneErr = PruneCandidates(ctx, h.r.APIReader, h.r.Mapper, parent, plan)
 	}
 	lines := childWarnings(parent.GetNamespace(), previews, pruned)
+	if parent.ParentSpec().Suspend && len(lines) > 0 {
+		lines = append([]string{"stencil: " + describe(parent) + " is suspended: nothing changes until it resumes"}, lines...)
+	}
 	if pruneErr != nil {
 		lines = append(lines, fmt.Sprintf("stencil: could not list the members to prune: %v", pruneErr))
 	}

@@ -163,7 +163,7 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 	if err != nil {
 		return nil, err
 	}
-	caps, err := newManagerCapabilities(mgr)
+	caps, err := newManagerCapabilities(mgr, opts.Admission.Enabled)
 	if err != nil {
 		return nil, err
 	}
