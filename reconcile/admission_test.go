@@ -15,6 +15,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -170,6 +171,7 @@ func denied(t *testing.T, err error) string {
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), `admission webhook "`) {
 		t.Fatalf("got %v; want the webhook's refusal, reason Invalid", err)
 	}
+	t.Logf("refused: %v", err)
 	return err.Error()
 }
 
@@ -229,6 +231,7 @@ func TestAdmission(t *testing.T) {
 			t.Fatalf("dry-run update: %v", err)
 		}
 		got := warnings.take()
+		t.Logf("warnings: %q", got)
 		for _, want := range []string{
 			"stencil: Deployment/shop: spec.replicas 2 → 3",
 			"stencil: Secret/shop: data.password changed",
@@ -239,8 +242,10 @@ func TestAdmission(t *testing.T) {
 			}
 		}
 		for _, w := range got {
-			if strings.Contains(w, "secret") && !strings.Contains(w, "Secret/") {
-				t.Errorf("warning %q shows a Secret's value", w)
+			for _, v := range []string{"first-secret", "second-secret", "Zmlyc3Qtc2VjcmV0", "c2Vjb25kLXNlY3JldA"} { // and base64
+				if strings.Contains(w, v) {
+					t.Errorf("warning %q shows a Secret's value", w)
+				}
 			}
 		}
 		dep := &appsv1.Deployment{}
@@ -249,6 +254,19 @@ func TestAdmission(t *testing.T) {
 		}
 		if err := k.Get(ctx, key(ns, "shop-extra"), &corev1.ConfigMap{}); err != nil {
 			t.Errorf("the dry run pruned the ConfigMap: %v", err)
+		}
+
+		// As `kubectl apply --server-side --dry-run=server` sends it.
+		applied := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "stencil.dev/v1alpha1", "kind": "Composition",
+			"metadata": map[string]any{"name": "shop", "namespace": ns},
+			"spec":     map[string]any{"bundle": b.Name, "values": map[string]any{"replicas": int64(4), "password": "first-secret"}},
+		}}
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner("kubectl"), client.ForceOwnership, client.DryRunAll); err != nil {
+			t.Fatalf("dry-run apply: %v", err)
+		}
+		if got, want := warnings.take(), []string{"stencil: Deployment/shop: spec.replicas 2 → 4"}; !slices.Equal(got, want) {
+			t.Errorf("dry-run apply warnings %q, want %q", got, want)
 		}
 	})
 
@@ -361,4 +379,21 @@ func TestAdmissionTimeout(t *testing.T) {
 	if got := warnings.take(); !slices.Contains(got, want) {
 		t.Errorf("warnings %q lack %q", got, want)
 	}
+}
+
+// TestAdmissionWaitsForReady: with AdmissionOptions.Ready, the webhook
+// server starts (and reads its certificate) only once Ready is closed;
+// until then the API server lets requests through (failurePolicy Ignore).
+func TestAdmissionWaitsForReady(t *testing.T) {
+	ns := admissionNamespace(t)
+	ready := make(chan struct{})
+	startAdmission(t, "stencil-validating-ready", "admission-ready", map[string]string{"kubernetes.io/metadata.name": ns},
+		reconcile.AdmissionOptions{Ready: ready})
+	b := bundle(t, "adm-ready-"+ns, shopFiles, withShopSchema)
+	bundleReady(t, b.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+	if err := k.Create(context.Background(), composition(ns, "early", b.Name, `{"replicas":9}`), client.DryRunAll); err != nil {
+		t.Errorf("a request was reviewed before Ready was closed: %v", err)
+	}
+	close(ready)
+	refusing(t, ns, b.Name)
 }
