@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 
@@ -196,7 +195,7 @@ func allowWarning(format string, args ...any) review {
 func (h *admissionHandler) review(ctx context.Context, req admission.Request) review {
 	obj, err := decodeObject(req.Object.Raw)
 	if err != nil {
-		return review{denied: fmt.Sprintf("decode the object: %v", err)}
+		return allowWarning("could not decode the object: %v; the controller will report", err)
 	}
 	if obj.GetDeletionTimestamp() != nil {
 		return review{}
@@ -205,7 +204,7 @@ func (h *admissionHandler) review(ctx context.Context, req admission.Request) re
 	var old *unstructured.Unstructured
 	if req.Operation == admissionv1.Update {
 		if old, err = decodeObject(req.OldObject.Raw); err != nil {
-			return review{denied: fmt.Sprintf("decode the old object: %v", err)}
+			return allowWarning("could not decode the old object: %v; the controller will report", err)
 		}
 		if !dryRun && sameRenderRequest(old, obj) {
 			return review{}
@@ -255,14 +254,14 @@ func sameRenderRequest(old, obj *unstructured.Unstructured) bool {
 
 // parent makes the request's object a Parent, with the Bundle it renders.
 // With no parent, the review is the outcome: an instance whose
-// stencil.dev/* annotations are invalid is refused; a Bundle not found,
-// or one that does not load, is allowed with a warning.
+// stencil.dev/* annotations are invalid is refused; a Bundle not found is
+// allowed with a warning.
 func (h *admissionHandler) parent(ctx context.Context, obj *unstructured.Unstructured) (Parent, *v1alpha1.Bundle, review) {
 	gvk := obj.GroupVersionKind()
 	if gvk.GroupKind() == CompositionGroupKind {
 		comp := &v1alpha1.Composition{}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, comp); err != nil {
-			return nil, nil, review{denied: fmt.Sprintf("decode the Composition: %v", err)}
+			return nil, nil, allowWarning("could not decode the Composition: %v; the controller will report", err)
 		}
 		comp.SetGroupVersionKind(gvk)
 		b, rv := h.bundle(ctx, comp.Spec.Bundle)
@@ -282,15 +281,12 @@ func (h *admissionHandler) parent(ctx context.Context, obj *unstructured.Unstruc
 	if err != nil {
 		return nil, nil, review{denied: err.Error()}
 	}
-	if _, rv := h.bundle(ctx, b.Name); rv.warnings != nil {
-		return nil, nil, rv
-	}
 	return NewInstance(obj, spec), b, review{}
 }
 
-// bundle reads the named Bundle from the cache. A Bundle not found, or
-// one that does not load, gives no Bundle and a review that allows with
-// a warning: the Bundle, not the request, is at fault.
+// bundle reads the named Bundle from the cache. A Bundle not found gives
+// no Bundle and a review that allows with a warning: the Bundle, not the
+// request, is at fault.
 func (h *admissionHandler) bundle(ctx context.Context, name string) (*v1alpha1.Bundle, review) {
 	b := &v1alpha1.Bundle{}
 	if err := h.r.Client.Get(ctx, client.ObjectKey{Name: name}, b); err != nil {
@@ -298,9 +294,6 @@ func (h *admissionHandler) bundle(ctx context.Context, name string) (*v1alpha1.B
 			return nil, allowWarning("Bundle %s not found; the controller will report", name)
 		}
 		return nil, allowWarning("could not read Bundle %s: %v; the controller will report", name, err)
-	}
-	if _, err := h.r.bundles.load(b); err != nil {
-		return nil, allowWarning("Bundle %s is not ready: %v; the controller will report", name, err)
 	}
 	return b, review{}
 }
@@ -318,10 +311,10 @@ func (h *admissionHandler) publisher(ctx context.Context, gvk schema.GroupVersio
 			found = append(found, &list.Items[i])
 		}
 	}
-	if len(found) <= 1 {
-		if len(found) == 0 {
-			return nil, nil
-		}
+	switch len(found) {
+	case 0:
+		return nil, nil
+	case 1:
 		return found[0], nil
 	}
 	crd := &metav1.PartialObjectMetadata{}
@@ -395,93 +388,4 @@ func (h *admissionHandler) preview(ctx context.Context, parent Parent, plan *Pla
 		lines = append(lines, fmt.Sprintf("stencil: could not list the members to prune: %v", pruneErr))
 	}
 	return capWarnings(lines)
-}
-
-// childWarnings are the warnings of a dry run: one per child that would
-// change (created, its changed fields, or why it would be refused), then
-// one per member that would be pruned or orphaned, sorted by child.
-func childWarnings(namespace string, previews []Preview, pruned []PruneCandidate) []string {
-	var out []string
-	for _, pv := range previews {
-		name := childName(namespace, ref(pv.Desired))
-		switch {
-		case pv.Err != nil:
-			out = append(out, "stencil: "+name+": would be refused: "+pv.Err.Error())
-		case pv.Live == nil:
-			out = append(out, "stencil: "+name+": created")
-		default:
-			if changes := ChangedFields(pv.Live, pv.Applied); len(changes) > 0 {
-				out = append(out, "stencil: "+name+": "+joinChanges(changes, maxWarningRunes-len("stencil: "+name+": ")))
-			}
-		}
-	}
-	sorted := append([]PruneCandidate(nil), pruned...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Ref < sorted[j].Ref })
-	for _, c := range sorted {
-		if c.Orphan {
-			out = append(out, "stencil: "+childName(namespace, c.Ref)+": would be orphaned (helm.sh/resource-policy: keep)")
-			continue
-		}
-		out = append(out, "stencil: "+childName(namespace, c.Ref)+": would be pruned")
-	}
-	return out
-}
-
-// childName shortens Kind/namespace/name to Kind/name in the parent's
-// own namespace.
-func childName(namespace, r string) string {
-	parts := strings.SplitN(r, "/", 3)
-	if len(parts) == 3 && parts[1] == namespace {
-		return parts[0] + "/" + parts[2]
-	}
-	return r
-}
-
-// The API server keeps at most 4096 runes of warnings per response and,
-// beyond that, cuts each one to 256 runes (k8s.io/apiserver
-// pkg/endpoints/filters/warning.go, truncateAtTotalRunes and
-// truncateItemRunes). stencil stays under both, leaving room for the
-// warnings of others, so none of its warnings is ever cut.
-const (
-	maxWarningRunes      = 240
-	maxWarningTotalRunes = 3072
-)
-
-// capWarnings keeps warnings within maxWarningRunes each and
-// maxWarningTotalRunes in all; when some must go, the last one says how
-// many more there are and to run `stencil diff`.
-func capWarnings(lines []string) []string {
-	total := 0
-	var out []string
-	for i, l := range lines {
-		l = warningText(l)
-		n := len([]rune(l))
-		if total+n+len([]rune(moreWarning(len(lines)-i))) > maxWarningTotalRunes && i < len(lines)-1 ||
-			total+n > maxWarningTotalRunes {
-			return append(out, moreWarning(len(lines)-i))
-		}
-		out = append(out, l)
-		total += n
-	}
-	return out
-}
-
-// moreWarning is the last warning when n more were left out.
-func moreWarning(n int) string {
-	return fmt.Sprintf("stencil: %d more changes not shown; run `stencil diff` to see them all", n)
-}
-
-// warningText makes a line a valid warning the API server keeps whole:
-// no control characters, at most maxWarningRunes runes.
-func warningText(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
-	if r := []rune(s); len(r) > maxWarningRunes {
-		return string(r[:maxWarningRunes-1]) + "…"
-	}
-	return s
 }
