@@ -222,7 +222,7 @@ func (h *admissionHandler) review(ctx context.Context, req admission.Request) re
 		}
 		return rv
 	}
-	return review{warnings: h.preview(ctx, parent, plan)}
+	return review{warnings: h.preview(ctx, parent, bundle, plan)}
 }
 
 // decodeObject decodes an object of a request.
@@ -368,8 +368,10 @@ func (h *admissionHandler) plan(ctx context.Context, parent Parent, b *v1alpha1.
 
 // preview dry-run applies every planned object as the controller would
 // (as the parent's ServiceAccount, if any) and lists the members it would
-// prune, as warnings (see childWarnings).
-func (h *admissionHandler) preview(ctx context.Context, parent Parent, plan *Plan) []string {
+// prune, as warnings (see childWarnings). A render of no object prunes
+// nothing unless the parent or its Bundle allows it (see
+// guardEmptyRender): the warning says so instead.
+func (h *admissionHandler) preview(ctx context.Context, parent Parent, b *v1alpha1.Bundle, plan *Plan) []string {
 	writer, err := h.r.writers.writerFor(h.r, parent)
 	if err != nil {
 		return []string{warningText(fmt.Sprintf("stencil: could not preview the children: %v", err))}
@@ -379,6 +381,11 @@ func (h *admissionHandler) preview(ctx context.Context, parent Parent, plan *Pla
 	var pruneErr error
 	if prune := parent.ParentSpec().Prune; prune == nil || *prune {
 		pruned, pruneErr = PruneCandidates(ctx, h.r.APIReader, h.r.Mapper, parent, plan)
+	}
+	if len(plan.Objects) == 0 && len(pruned) > 0 && !parent.ParentSpec().Suspend &&
+		parent.GetAnnotations()[AnnotationAllowEmptyRender] != "true" && b.Annotations[AnnotationAllowEmptyRender] != "true" {
+		return []string{warningText(fmt.Sprintf("stencil: %s renders no objects while its set has %d members: the controller would prune nothing and stall (EmptyRender); annotate it or its Bundle %s: \"true\" to delete them all",
+			describe(parent), len(pruned), AnnotationAllowEmptyRender))}
 	}
 	lines := childWarnings(parent.GetNamespace(), previews, pruned)
 	if parent.ParentSpec().Suspend && len(lines) > 0 {
