@@ -30,12 +30,13 @@ import (
 // never go through admission.
 const admissionLabel = "stencil.dev/admission-test"
 
-// shopFiles render a Deployment, a Secret and, while values.extra is
-// true, a ConfigMap; values.mode "bad" fails at templates/cm.yaml line 6,
+// shopFiles render a Deployment and a Secret unless values.off and,
+// while values.extra is true, a ConfigMap; values.mode "bad" fails at templates/cm.yaml line 6,
 // values.slow takes seconds.
 var shopFiles = map[string]string{
 	"values.yaml": "replicas: 2\npassword: first-secret\nextra: true\nmode: good\nslow: false\n",
-	"templates/deploy.yaml": `apiVersion: apps/v1
+	"templates/deploy.yaml": `{{- if not .Values.off }}
+apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: {{ .Composition.Name }}
@@ -48,13 +49,16 @@ spec:
       containers:
       - name: web
         image: nginx:1.27
+{{- end }}
 `,
-	"templates/secret.yaml": `apiVersion: v1
+	"templates/secret.yaml": `{{- if not .Values.off }}
+apiVersion: v1
 kind: Secret
 metadata:
   name: {{ .Composition.Name }}
 stringData:
   password: {{ .Values.password | quote }}
+{{- end }}
 `,
 	"templates/cm.yaml": `{{- if .Values.extra }}
 apiVersion: v1
@@ -73,6 +77,7 @@ const shopSchema = `{"type":"object","properties":{
   "password":{"type":"string"},
   "extra":{"type":"boolean"},
   "slow":{"type":"boolean"},
+  "off":{"type":"boolean"},
   "mode":{"type":"string","enum":["good","bad"]}}}`
 
 func withShopSchema(s *v1alpha1.BundleSpec) {
@@ -267,6 +272,15 @@ func TestAdmission(t *testing.T) {
 		}
 		if got, want := warnings.take(), []string{"stencil: Deployment/shop: spec.replicas 2 → 4"}; !slices.Equal(got, want) {
 			t.Errorf("dry-run apply warnings %q, want %q", got, want)
+		}
+
+		// Rendering nothing prunes nothing: the controller stalls instead.
+		comp.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"off":true,"extra":false}`)}
+		if err := c.Update(ctx, comp, client.DryRunAll); err != nil {
+			t.Fatalf("dry-run update: %v", err)
+		}
+		if got := warnings.take(); len(got) != 1 || !strings.Contains(got[0], "renders no objects") || !strings.Contains(got[0], "EmptyRender") {
+			t.Errorf("warnings %q; want one saying the controller would prune nothing (EmptyRender)", got)
 		}
 	})
 
