@@ -22,6 +22,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile"
 )
 
@@ -335,6 +336,12 @@ func TestAdmissionPublishedKind(t *testing.T) {
 	}
 	if err := k.Create(ctx, gadget(group, ns, "red", `{"size":1,"color":"red"}`)); err != nil {
 		t.Errorf("a valid instance was refused: %v", err)
+	}
+	odd := gadget(group, ns, "odd", `{"size":1}`)
+	odd.SetAnnotations(map[string]string{publish.AnnotationPrune: "sometimes-9c1e"})
+	msg = denied(t, k.Create(ctx, odd))
+	if !strings.Contains(msg, publish.AnnotationPrune) || strings.Contains(msg, "sometimes-9c1e") {
+		t.Errorf("refusal %q: want the annotation named, without its value", msg)
 	}
 	c, warnings := warningClient(t)
 	if err := c.Create(ctx, composition(ns, "orphan", "no-such-bundle-"+ns, "")); err != nil {
