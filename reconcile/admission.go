@@ -190,8 +190,9 @@ func allowWarning(format string, args ...any) review {
 // review renders the request's object as the controller would. It allows
 // at once what cannot change a render: an object being deleted, and an
 // update that leaves the spec and the stencil.dev/* annotations as they
-// were (such as the controller's own finalizer and ApplySet writes),
-// unless it is a dry run, which asks for the preview.
+// were, such as the controller's own finalizer and ApplySet writes and a
+// GitOps tool's periodic dry run of an unchanged object (`stencil diff`
+// shows what a Bundle change or drift would do to its children).
 func (h *admissionHandler) review(ctx context.Context, req admission.Request) review {
 	obj, err := decodeObject(req.Object.Raw)
 	if err != nil {
@@ -206,7 +207,7 @@ func (h *admissionHandler) review(ctx context.Context, req admission.Request) re
 		if old, err = decodeObject(req.OldObject.Raw); err != nil {
 			return allowWarning("could not decode the old object: %v; the controller will report", err)
 		}
-		if !dryRun && sameRenderRequest(old, obj) {
+		if sameRenderRequest(old, obj) {
 			return review{}
 		}
 	}
@@ -216,10 +217,6 @@ func (h *admissionHandler) review(ctx context.Context, req admission.Request) re
 	}
 	plan, rv := h.plan(ctx, parent, bundle, old)
 	if plan == nil || !dryRun {
-		if rv.denied != "" && dryRun && old != nil && sameRenderRequest(old, obj) {
-			// A dry run of an unchanged spec previews; the real update is allowed.
-			return review{warnings: []string{warningText("stencil: " + rv.denied)}}
-		}
 		return rv
 	}
 	return review{warnings: h.preview(ctx, parent, bundle, plan)}

@@ -209,8 +209,9 @@
 //
 // It only reads: a dry-run apply is a read. It allows at once an update
 // that leaves the spec and the stencil.dev/* annotations as they were (the
-// controller's own finalizer and ApplySet writes among them), an object
-// being deleted, and any other operation; it allows with a warning when
+// controller's own finalizer and ApplySet writes among them, and a GitOps
+// tool's periodic dry run of an unchanged object: no render, no preview),
+// an object being deleted, and any other operation; it allows with a warning when
 // the Bundle is not found or does not load, and when the review does not
 // finish within AdmissionOptions.Timeout (3 s by default): the controller
 // then reports as usual. Its configuration fails open (failurePolicy
