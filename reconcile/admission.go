@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -222,10 +221,11 @@ func (h *admissionHandler) review(ctx context.Context, req admission.Request) re
 	return review{warnings: h.preview(ctx, parent, bundle, plan)}
 }
 
-// decodeObject decodes an object of a request.
+// decodeObject decodes an object of a request as the controller's
+// clients do (integers stay int64), so values render as they will.
 func decodeObject(raw []byte) (*unstructured.Unstructured, error) {
 	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal(raw, &u.Object); err != nil {
+	if err := u.UnmarshalJSON(raw); err != nil {
 		return nil, err
 	}
 	return u, nil
