@@ -169,14 +169,10 @@ func toYAML(u *unstructured.Unstructured) (string, error) {
 }
 
 // clean drops what the server keeps for itself, which a diff would only
-// show as noise: managedFields, resourceVersion, generation, uid,
-// creationTimestamp (a dry-run create invents the last three).
+// show as noise (reconcile.CleanForDiff, which the admission webhook's
+// dry-run summary shares).
 func clean(u *unstructured.Unstructured) *unstructured.Unstructured {
-	u = u.DeepCopy()
-	for _, f := range []string{"managedFields", "resourceVersion", "generation", "uid", "creationTimestamp"} {
-		unstructured.RemoveNestedField(u.Object, "metadata", f)
-	}
-	return u
+	return reconcile.CleanForDiff(u)
 }
 
 // maskSecrets replaces Secret values, as kubectl diff does: "***" where

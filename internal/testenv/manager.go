@@ -18,8 +18,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/reconcile"
@@ -82,6 +84,25 @@ func StartController(ctx context.Context, config *rest.Config) (*Controller, err
 // StartShard starts, as StartController, a controller of shard (see
 // reconcile.Options.Shard; "" is unsharded), beside any other running.
 func StartShard(ctx context.Context, config *rest.Config, shard string) (*Controller, error) {
+	return StartWith(ctx, config, ControllerOptions{Shard: shard})
+}
+
+// ControllerOptions are what StartWith changes in the controller that
+// StartController starts.
+type ControllerOptions struct {
+	// Shard is reconcile.Options.Shard.
+	Shard string
+	// Webhooks, when not nil, has the controller serve its admission
+	// webhook (reconcile.Options.Admission, enabled) on the webhook server
+	// these options describe (InstallWebhooks).
+	Webhooks *envtest.WebhookInstallOptions
+	// Admission is reconcile.Options.Admission; Enabled is implied by Webhooks.
+	Admission reconcile.AdmissionOptions
+}
+
+// StartWith starts, as StartController, a controller with o's options.
+func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*Controller, error) {
+	shard := o.Shard
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
 	scheme, err := reconcile.NewScheme()
 	if err != nil {
@@ -100,7 +121,8 @@ func StartShard(ctx context.Context, config *rest.Config, shard string) (*Contro
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// A restarted controller registers the same controller names again.
-		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+		Controller:    ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+		WebhookServer: webhookServer(o.Webhooks),
 	})
 	if err != nil {
 		return nil, err
@@ -118,6 +140,10 @@ func StartShard(ctx context.Context, config *rest.Config, shard string) (*Contro
 		return nil, err
 	}
 	opts.Renderer = countingRenderer{next: pool, c: c}
+	if o.Webhooks != nil {
+		opts.Admission = o.Admission
+		opts.Admission.Enabled = true
+	}
 	if err := reconcile.SetupWithManager(ctx, mgr, opts); err != nil {
 		pool.Close()
 		return nil, err
@@ -133,6 +159,15 @@ func StartShard(ctx context.Context, config *rest.Config, shard string) (*Contro
 		}
 	}()
 	return c, nil
+}
+
+// webhookServer serves on the host, port and certificates of w; with no
+// w, the manager's default server, never started (no webhook registers).
+func webhookServer(w *envtest.WebhookInstallOptions) webhook.Server {
+	if w == nil {
+		return nil
+	}
+	return webhook.NewServer(webhook.Options{Host: w.LocalServingHost, Port: w.LocalServingPort, CertDir: w.LocalServingCertDir})
 }
 
 // countingTransport counts write requests and records every request.
