@@ -85,15 +85,15 @@ func TestPrintResult(t *testing.T) {
 	}
 	r := compositionResult("a", "web", changes)
 	r.parent.ParentSpec().Suspend = true
-	var fields []fieldChange
+	var fields []reconcile.FieldChange
 	for i := range maxFieldsShown + 2 {
-		fields = append(fields, fieldChange{path: fmt.Sprintf("data.k%02d", i), before: `"a"`, after: `"b"`, shown: true})
+		fields = append(fields, reconcile.FieldChange{Path: fmt.Sprintf("data.k%02d", i), Old: "a", New: "b"})
 	}
 	r.children = []childChange{{ref: "ConfigMap/a/web", what: "changed", fields: fields}, {ref: "Service/a/web", what: "would be pruned"}}
 	printResult(&b, r, false)
 	want := "# a/web (Composition, suspended: nothing is applied until it resumes)\n  ConfigMap/a/web changed\n"
 	for i := range maxFieldsShown {
-		want += fmt.Sprintf("      data.k%02d: \"a\" → \"b\"\n", i)
+		want += fmt.Sprintf("      data.k%02d \"a\" → \"b\"\n", i)
 	}
 	want += "      ... and 2 more fields (-o diff shows them)\n  Service/a/web would be pruned\n"
 	if b.String() != want {

@@ -45,7 +45,7 @@ type childChange struct {
 	// what happens to it: "created", "changed", "would be pruned", ...
 	what string
 	// fields are the changed fields of a changed child.
-	fields []fieldChange
+	fields []reconcile.FieldChange
 	// diff is the unified diff of live against would-be (-o diff).
 	diff string
 }
@@ -262,7 +262,7 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 func (e *evaluator) child(pv reconcile.Preview) (*childChange, error) {
 	c := &childChange{ref: childRef(pv.Desired), what: "created"}
 	if pv.Live != nil {
-		c.what, c.fields = "changed", changedFields(pv.Live, pv.Applied)
+		c.what, c.fields = "changed", reconcile.ChangedFields(pv.Live, pv.Applied)
 		if len(c.fields) == 0 {
 			return nil, nil
 		}

@@ -157,15 +157,15 @@ func TestBlastRadius(t *testing.T) {
 		ns1 := strings.Join([]string{
 			"# " + s.ns1 + "/a1 (Composition)",
 			"  Deployment/" + s.ns1 + "/a1 changed",
-			"      spec.minReadySeconds: (none) → 5",
+			"      spec.minReadySeconds (none) → 5",
 			"# " + s.ns1 + "/svc (AppService)",
 			"  Deployment/" + s.ns1 + "/svc changed",
-			"      spec.minReadySeconds: (none) → 5\n",
+			"      spec.minReadySeconds (none) → 5\n",
 		}, "\n")
 		ns2 := strings.Join([]string{
 			"# " + s.ns2 + "/a2 (Composition)",
 			"  Deployment/" + s.ns2 + "/a2 changed",
-			"      spec.minReadySeconds: (none) → 5\n",
+			"      spec.minReadySeconds (none) → 5\n",
 		}, "\n")
 		if s.ns2 < s.ns1 { // parents come sorted by namespace and name
 			ns1, ns2 = ns2, ns1
@@ -223,8 +223,8 @@ func TestBlastRadius(t *testing.T) {
 		out, errOut, code := stencil(t, "", "diff", "--bundle", bundleFolder(t, s.a, s.group, team))
 		fails := s.ns2 + "/a2 templates/deployment.yaml:6: "
 		for _, want := range []string{
-			"# " + s.ns1 + "/a1 (Composition)\n  Deployment/" + s.ns1 + "/a1 changed\n      metadata.labels.team: (none) → \"shop\"\n",
-			"# " + s.ns1 + "/svc (AppService)\n  Deployment/" + s.ns1 + "/svc changed\n      metadata.labels.team: (none) → \"api\"\n",
+			"# " + s.ns1 + "/a1 (Composition)\n  Deployment/" + s.ns1 + "/a1 changed\n      metadata.labels.team (none) → \"shop\"\n",
+			"# " + s.ns1 + "/svc (AppService)\n  Deployment/" + s.ns1 + "/svc changed\n      metadata.labels.team (none) → \"api\"\n",
 			"# " + s.ns2 + "/a2 (Composition)\n  would fail to render: templates/deployment.yaml:6: ",
 			"3 instances (2 Compositions, 1 AppService): 2 change, 0 unchanged, 1 would fail to render: " + fails,
 		} {
@@ -286,7 +286,7 @@ func TestBlastRadius(t *testing.T) {
 			t.Fatal(err)
 		}
 		out, errOut, code := stencil(t, "", "diff", "-f", file, "--bundle-name", s.a, "-n", s.ns2)
-		if code != 1 || lastLine(out) != "1 Composition: 1 change, 0 unchanged" || !strings.Contains(out, "  Deployment/"+s.ns2+"/a2 changed\n      spec.minReadySeconds: (none) → 5\n") {
+		if code != 1 || lastLine(out) != "1 Composition: 1 change, 0 unchanged" || !strings.Contains(out, "  Deployment/"+s.ns2+"/a2 changed\n      spec.minReadySeconds (none) → 5\n") {
 			t.Errorf("diff -f bundle.yaml --bundle-name: exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
 		}
 		out, errOut, code = stencil(t, packed, "diff", "-f", "-", "--bundle-name", s.a, "-n", s.ns2)
