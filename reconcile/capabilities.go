@@ -21,6 +21,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/stencil-dev/stencil/templates"
 )
@@ -269,8 +270,10 @@ func stripManagedFields(obj any) (any, error) {
 }
 
 // newManagerCapabilities returns the capabilities cache of a manager's
-// controller, started (and stopped) with the manager.
-func newManagerCapabilities(mgr ctrl.Manager) (*capabilitiesCache, error) {
+// controller, started (and stopped) with the manager: on the leader, or
+// on every replica when everyReplica (the admission webhook, served by
+// every replica, renders too).
+func newManagerCapabilities(mgr ctrl.Manager, everyReplica bool) (*capabilitiesCache, error) {
 	dc, err := discovery.NewDiscoveryClientForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return nil, fmt.Errorf("discovery client: %w", err)
@@ -280,5 +283,14 @@ func newManagerCapabilities(mgr ctrl.Manager) (*capabilitiesCache, error) {
 		return nil, fmt.Errorf("metadata client: %w", err)
 	}
 	c := newCapabilitiesCache(dc, md)
+	if everyReplica {
+		return c, mgr.Add(everyReplicaRunnable{c})
+	}
 	return c, mgr.Add(c)
 }
+
+// everyReplicaRunnable runs a Runnable on every replica, not only the leader.
+type everyReplicaRunnable struct{ manager.Runnable }
+
+// NeedLeaderElection is false.
+func (everyReplicaRunnable) NeedLeaderElection() bool { return false }

@@ -52,6 +52,8 @@ type Options struct {
 	// MaxConcurrentReconciles worker processes under RenderLimits, stopped
 	// when the manager stops.
 	Renderer Renderer
+	// Admission configures the validating admission webhook; off unless Enabled.
+	Admission AdmissionOptions
 }
 
 // Field indexes on Compositions.
@@ -146,6 +148,11 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		return fmt.Errorf("build the Composition controller: %w", err)
 	}
 	r.controller = c
+	if opts.Admission.Enabled {
+		if err := setupAdmission(mgr, r); err != nil {
+			return err
+		}
+	}
 	return setupBundleController(mgr, r)
 }
 
@@ -156,7 +163,7 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 	if err != nil {
 		return nil, err
 	}
-	caps, err := newManagerCapabilities(mgr)
+	caps, err := newManagerCapabilities(mgr, opts.Admission.Enabled)
 	if err != nil {
 		return nil, err
 	}

@@ -188,6 +188,38 @@
 // helm.sh/resource-policy: keep orphans an object instead of deleting it,
 // on prune and on deletion.
 //
+// # Admission
+//
+// With Options.Admission.Enabled, every replica serves a validating
+// admission webhook at WebhookPath (admission.go) for the creates and
+// updates of Compositions and of the published kinds' instances. It
+// renders the new spec through the controller's own path (the Bundle from
+// the cache, RenderInput, the sandboxed renderer with its limits, the
+// values schema, NewPlan) and refuses, as Invalid, what a pass would
+// stall on: invalid values (the field path), a template that fails
+// (file:line), an object the Bundle may not create, an instance's invalid
+// stencil.dev/* annotation; the message is the one status would carry,
+// with no value in it. On a dry run it also dry-run applies every child
+// as the parent's ServiceAccount (DryRun) and lists the prune set
+// (PruneCandidates), and answers with one warning per changed child
+// ("stencil: Deployment/shop: spec.replicas 2 → 3", "created", "would
+// be pruned"; a Secret's values never show), within the API server's
+// limits on warnings, the last one saying how many more to see with
+// `stencil diff`.
+//
+// It only reads: a dry-run apply is a read. It allows at once an update
+// that leaves the spec and the stencil.dev/* annotations as they were (the
+// controller's own finalizer and ApplySet writes among them, and a GitOps
+// tool's periodic dry run of an unchanged object: no render, no preview),
+// an object being deleted, and any other operation; it allows with a warning when
+// the Bundle is not found or does not load, and when the review does not
+// finish within AdmissionOptions.Timeout (3 s by default): the controller
+// then reports as usual. Its configuration fails open (failurePolicy
+// Ignore), so a stopped controller never blocks the API. The entry for
+// the published kinds (PublishedWebhookName) is kept by the leader
+// (webhookconfig.go): one rule per kind served, sent where the
+// Compositions' entry sends its requests, removed when no kind is served.
+//
 // # Watches
 //
 // Members are watched through the manager's cache, whose default label

@@ -1,11 +1,14 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -15,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -27,6 +31,8 @@ type publishedKind struct {
 	gvk schema.GroupVersionKind
 	// bundle is the Bundle that publishes it.
 	bundle string
+	// resource is the kind's plural, its resource name.
+	resource string
 }
 
 // kindControllers runs one controller per published kind. Each has its own
@@ -42,6 +48,9 @@ type kindControllers struct {
 	ctx     context.Context // the manager's; set by Start
 	started chan struct{}
 	running map[schema.GroupVersionKind]*kindController
+	// changes holds one notice when the kinds served changed since it
+	// was last read (see webhookConfigReconciler).
+	changes chan event.GenericEvent
 }
 
 // kindController is one published kind's running controller.
@@ -53,7 +62,30 @@ type kindController struct {
 }
 
 func newKindControllers(base *CompositionReconciler) *kindControllers {
-	return &kindControllers{base: base, started: make(chan struct{}), running: map[schema.GroupVersionKind]*kindController{}}
+	return &kindControllers{base: base, started: make(chan struct{}), running: map[schema.GroupVersionKind]*kindController{},
+		changes: make(chan event.GenericEvent, 1)}
+}
+
+// changed notes that the kinds served changed. Called with k.mu held.
+func (k *kindControllers) changed() {
+	select {
+	case k.changes <- event.GenericEvent{Object: &metav1.PartialObjectMetadata{}}:
+	default:
+	}
+}
+
+// served returns the kinds served, sorted by group and resource.
+func (k *kindControllers) served() []publishedKind {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := make([]publishedKind, 0, len(k.running))
+	for _, c := range k.running {
+		out = append(out, c.kind)
+	}
+	slices.SortFunc(out, func(a, b publishedKind) int {
+		return cmp.Or(cmp.Compare(a.gvk.Group, b.gvk.Group), cmp.Compare(a.resource, b.resource), cmp.Compare(a.gvk.Version, b.gvk.Version))
+	})
+	return out
 }
 
 // Start implements manager.Runnable: the kinds' controllers run under the
@@ -95,6 +127,7 @@ func (k *kindControllers) serve(ctx context.Context, kind publishedKind) error {
 		return err
 	}
 	k.running[kind.gvk] = c
+	k.changed()
 	return nil
 }
 
@@ -115,6 +148,7 @@ func (k *kindControllers) stopBundle(bundle string, keep schema.GroupVersionKind
 		if c.kind.bundle == bundle && gvk != keep {
 			c.stop()
 			delete(k.running, gvk)
+			k.changed()
 		}
 	}
 }

@@ -144,7 +144,7 @@ func (r *BundleReconciler) publishKind(ctx context.Context, b *v1alpha1.Bundle) 
 	}
 	gvk := publish.GVK(api)
 	r.kinds.stopBundle(b.Name, gvk)
-	if err := r.kinds.serve(ctx, publishedKind{gvk: gvk, bundle: b.Name}); err != nil {
+	if err := r.kinds.serve(ctx, publishedKind{gvk: gvk, bundle: b.Name, resource: api.Plural}); err != nil {
 		return publication{}, ctrl.Result{}, fmt.Errorf("serve %s: %w", what, err)
 	}
 	return publication{message: "publishes " + what}, ctrl.Result{}, nil
@@ -259,7 +259,7 @@ func (r *BundleReconciler) unpublish(ctx context.Context, b *v1alpha1.Bundle) (c
 			// The instances are finalized by the kind's controller: it
 			// must serve them until the CRD is gone (its deletion brings
 			// the next pass).
-			if err := r.kinds.serve(ctx, publishedKind{gvk: publish.GVK(api), bundle: b.Name}); err != nil {
+			if err := r.kinds.serve(ctx, publishedKind{gvk: publish.GVK(api), bundle: b.Name, resource: api.Plural}); err != nil {
 				return ctrl.Result{}, fmt.Errorf("serve %s: %w", kindName(api), err)
 			}
 			return ctrl.Result{}, nil

@@ -18,8 +18,9 @@ import (
 
 func newDiffCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
 	f := &planFlags{}
+	bf := &blastFlags{}
 	cmd := &cobra.Command{
-		Use:   "diff -f composition.yaml [--bundle DIR|bundle.yaml]",
+		Use:   "diff (-f composition.yaml [--bundle DIR|bundle.yaml] | --bundle DIR|bundle.yaml | -f bundle.yaml)",
 		Short: "Show what the controller would change in the cluster",
 		Long: `diff server-side dry-run applies every object the controller would apply
 for each Composition and instance of a published kind in the file (its
@@ -29,21 +30,37 @@ unified diff of live against would-be objects, with managedFields and other
 server bookkeeping removed and Secret data masked, then the members that
 would be pruned and any refusal.
 
+With --bundle and no -f, or with -f holding one Bundle manifest (what
+stencil bundle pack prints), diff shows the blast radius of that Bundle
+change: it replaces the cluster's Bundle of the same name (the folder's
+name or the manifest's metadata.name; --bundle-name overrides it), and
+every Composition whose spec.bundle names it and every instance of the
+kind it publishes (the new version's and the cluster version's), in every
+namespace (-n narrows to one, -l to labels), is rendered with the new
+version and dry-run applied as above. Each parent that would change is
+printed as a header (# team-a/shop (Composition)) and its children:
+created, changed with the changed fields (Secret values never shown),
+would be pruned, would be orphaned; -o diff prints unified diffs instead.
+A summary line ends the output: 3 Compositions: 1 change, 1 unchanged,
+1 would fail to render: team-a/shop templates/cm.yaml:6: .... A parent
+that fails to render is reported and the others are still diffed.
+
 Exit status: 0 when nothing would change, 1 when something would, 2 or
-more on error (as kubectl diff).`,
+more on error (as kubectl diff), and for a Bundle change also when any
+parent would fail to render or to apply.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			changed, err := runDiff(cmd.Context(), kube, f, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
-			switch {
-			case err != nil:
-				return &ExitError{Code: 2, Err: err}
-			case changed:
-				return &ExitError{Code: 1}
+			code, err := runDiffCommand(cmd.Context(), kube, f, bf, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if code == 0 && err == nil {
+				return nil
 			}
-			return nil
+			return &ExitError{Code: code, Err: err}
 		},
 	}
 	f.add(cmd, false)
+	bf.add(cmd)
+	// Exit status 1 means differences: a usage error is 2, as any error.
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &ExitError{Code: 2, Err: err} })
 	return cmd
 }
 
@@ -152,14 +169,10 @@ func toYAML(u *unstructured.Unstructured) (string, error) {
 }
 
 // clean drops what the server keeps for itself, which a diff would only
-// show as noise: managedFields, resourceVersion, generation, uid,
-// creationTimestamp (a dry-run create invents the last three).
+// show as noise (reconcile.CleanForDiff, which the admission webhook's
+// dry-run summary shares).
 func clean(u *unstructured.Unstructured) *unstructured.Unstructured {
-	u = u.DeepCopy()
-	for _, f := range []string{"managedFields", "resourceVersion", "generation", "uid", "creationTimestamp"} {
-		unstructured.RemoveNestedField(u.Object, "metadata", f)
-	}
-	return u
+	return reconcile.CleanForDiff(u)
 }
 
 // maskSecrets replaces Secret values, as kubectl diff does: "***" where

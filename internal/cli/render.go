@@ -29,7 +29,6 @@ func (f *planFlags) add(cmd *cobra.Command, offline bool) {
 		cmd.Flags().BoolVar(&f.offline, "offline", false, "do not contact a cluster (needs --bundle; only built-in kinds and CRDs in the bundle)")
 	}
 	f.render.add(cmd.Flags())
-	_ = cmd.MarkFlagRequired("filename")
 }
 
 func newRenderCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
@@ -54,6 +53,7 @@ and kinds defined by CRDs in the bundle can be placed.`,
 		},
 	}
 	f.add(cmd, true)
+	_ = cmd.MarkFlagRequired("filename")
 	return cmd
 }
 

@@ -5,5 +5,8 @@
 //
 // Tests never fake the API server: apply, prune and status tests talk to this
 // one. A package starts one environment in TestMain and gives every test its
-// own namespace.
+// own namespace. Tests of the admission webhook install its configuration
+// (InstallWebhooks, envtest's webhook install options: a server on
+// loopback with its own CA), limited to their namespaces, and start a
+// controller that serves it (StartWith).
 package testenv

@@ -18,6 +18,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -83,18 +84,25 @@ func StartController(ctx context.Context, config *rest.Config) (*Controller, err
 // StartShard starts, as StartController, a controller of shard (see
 // reconcile.Options.Shard; "" is unsharded), beside any other running.
 func StartShard(ctx context.Context, config *rest.Config, shard string) (*Controller, error) {
-	return start(ctx, config, shard, nil)
+	return StartWith(ctx, config, ControllerOptions{Shard: shard})
 }
 
-// StartWithWebhook starts, as StartController, a controller that also
-// serves the admission webhook as `stencil controller` does with the
-// webhook flags of serving: `make run` and the e2e test run it on the host
-// with ServingOptions.Host localhost and rotated certificates.
-func StartWithWebhook(ctx context.Context, config *rest.Config, serving reconcile.ServingOptions) (*Controller, error) {
-	return start(ctx, config, "", &serving)
+// ControllerOptions are what StartWith changes in the controller that
+// StartController starts.
+type ControllerOptions struct {
+	// Shard is reconcile.Options.Shard.
+	Shard string
+	// Webhooks, when not nil, has the controller serve its admission
+	// webhook (reconcile.Options.Admission, enabled) on the webhook server
+	// these options describe (InstallWebhooks).
+	Webhooks *envtest.WebhookInstallOptions
+	// Admission is reconcile.Options.Admission; Enabled is implied by Webhooks.
+	Admission reconcile.AdmissionOptions
 }
 
-func start(ctx context.Context, config *rest.Config, shard string, servingOpts *reconcile.ServingOptions) (*Controller, error) {
+// StartWith starts, as StartController, a controller with o's options.
+func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*Controller, error) {
+	shard := o.Shard
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
 	scheme, err := reconcile.NewScheme()
 	if err != nil {
@@ -107,22 +115,14 @@ func start(ctx context.Context, config *rest.Config, shard string, servingOpts *
 	cfg := rest.CopyConfig(config)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, c} }
 	cfg.Wrap(reconcile.CountAPIRequests) // as `stencil controller` does
-	var serving *reconcile.Serving
-	var server webhook.Server
-	if servingOpts != nil {
-		if serving, err = reconcile.NewServing(*servingOpts); err != nil {
-			return nil, err
-		}
-		server = serving.WebhookServer()
-	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Cache:                  reconcile.ShardCacheOptions(shard),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		WebhookServer:          server,
 		// A restarted controller registers the same controller names again.
-		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+		Controller:    ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+		WebhookServer: webhookServer(o.Webhooks),
 	})
 	if err != nil {
 		return nil, err
@@ -140,11 +140,9 @@ func start(ctx context.Context, config *rest.Config, shard string, servingOpts *
 		return nil, err
 	}
 	opts.Renderer = countingRenderer{next: pool, c: c}
-	if serving != nil {
-		if err := serving.SetupWithManager(ctx, mgr); err != nil {
-			pool.Close()
-			return nil, err
-		}
+	if o.Webhooks != nil {
+		opts.Admission = o.Admission
+		opts.Admission.Enabled = true
 	}
 	if err := reconcile.SetupWithManager(ctx, mgr, opts); err != nil {
 		pool.Close()
@@ -161,6 +159,15 @@ func start(ctx context.Context, config *rest.Config, shard string, servingOpts *
 		}
 	}()
 	return c, nil
+}
+
+// webhookServer serves on the host, port and certificates of w; with no
+// w, the manager's default server, never started (no webhook registers).
+func webhookServer(w *envtest.WebhookInstallOptions) webhook.Server {
+	if w == nil {
+		return nil
+	}
+	return webhook.NewServer(webhook.Options{Host: w.LocalServingHost, Port: w.LocalServingPort, CertDir: w.LocalServingCertDir})
 }
 
 // countingTransport counts write requests and records every request.

@@ -100,3 +100,32 @@ func Namespace(t testing.TB, c client.Client) string {
 	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
 	return ns.Name
 }
+
+// InstallWebhooks installs stencil's ValidatingWebhookConfiguration from
+// config/webhook as envtest's webhook install options do: every entry sends
+// its requests to a webhook server on loopback whose host, port and
+// serving certificates the returned options hold (pass them to StartWith),
+// and trusts the CA made for it. name, when not empty, renames the
+// configuration; selector, when not nil, limits every entry to the
+// namespaces it selects, so that only the tests that ask for admission go
+// through it. Remove the configuration, and the certificates with
+// Cleanup, when done.
+func InstallWebhooks(config *rest.Config, name string, selector *metav1.LabelSelector) (*envtest.WebhookInstallOptions, error) {
+	o := &envtest.WebhookInstallOptions{Paths: []string{filepath.Join(Root(), "config", "webhook")}}
+	if err := o.PrepWithoutInstalling(); err != nil {
+		return nil, fmt.Errorf("prepare the webhooks: %w", err)
+	}
+	for _, c := range o.ValidatingWebhooks {
+		if name != "" {
+			c.Name = name
+		}
+		for i := range c.Webhooks {
+			c.Webhooks[i].NamespaceSelector = selector.DeepCopy()
+		}
+	}
+	if err := o.Install(config); err != nil {
+		_ = o.Cleanup()
+		return nil, fmt.Errorf("install the webhooks: %w", err)
+	}
+	return o, nil
+}

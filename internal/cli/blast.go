@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"sigs.k8s.io/yaml"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/templates"
+)
+
+// Output formats of the blast radius (diff -o).
+const (
+	outputChanges = "changes"
+	outputDiff    = "diff"
+)
+
+// blastFlags are diff's flags for the blast radius of a Bundle change:
+// `diff --bundle DIR` (or a Bundle manifest) without -f, or `diff -f
+// bundle.yaml` where the file holds a Bundle.
+type blastFlags struct {
+	bundleName string
+	selector   string
+	output     string
+}
+
+func (bf *blastFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&bf.bundleName, "bundle-name", "", "the cluster Bundle the new version replaces (default: the folder's name, or the manifest's metadata.name)")
+	cmd.Flags().StringVarP(&bf.selector, "selector", "l", "", "label selector narrowing the Compositions and instances a Bundle change is shown for (-l team=a)")
+	cmd.Flags().StringVarP(&bf.output, "output", "o", "", "for a Bundle change: changes (default: the changed fields of each child) or diff (unified diffs, as for -f)")
+}
+
+// blastOnly names a flag given that only the blast radius takes.
+func (bf *blastFlags) blastOnly() string {
+	switch {
+	case bf.bundleName != "":
+		return "--bundle-name"
+	case bf.selector != "":
+		return "--selector"
+	case bf.output == outputChanges:
+		return "--output=changes"
+	}
+	return ""
+}
+
+// newVersion is the new version of a Bundle whose blast radius diff
+// shows: a folder or manifest (path), or a manifest read from -f.
+type newVersion struct {
+	// name is the cluster Bundle it replaces.
+	name string
+	// from names it in messages: the folder or file.
+	from     string
+	path     string
+	manifest *v1alpha1.Bundle
+}
+
+// load loads the new version under its name.
+func (v *newVersion) load(ctx context.Context, s *session) (*templates.Bundle, error) {
+	if v.manifest == nil {
+		return loadBundle(ctx, s, v.path, v.name)
+	}
+	b := v.manifest.DeepCopy()
+	b.Name = v.name
+	return templates.LoadObject(b)
+}
+
+// runDiffCommand runs diff in the mode its flags choose and returns the
+// exit status (0 no change, 1 changes, 2 failures or errors; always 2
+// with an error) and the error to print, if any:
+//
+//   - -f with Compositions or instances: their diff (runDiff);
+//   - --bundle without -f, or -f holding one Bundle manifest: the blast
+//     radius of that Bundle change (runBlast).
+func runDiffCommand(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFlags, bf *blastFlags, stdin io.Reader, out, stderr io.Writer) (int, error) {
+	if f.file == "" && f.bundle == "" {
+		return 2, fmt.Errorf("diff needs -f FILE (Compositions and instances, or a Bundle) or --bundle DIR|bundle.yaml")
+	}
+	if bf.output != "" && bf.output != outputChanges && bf.output != outputDiff {
+		return 2, fmt.Errorf("--output %q: want %s or %s", bf.output, outputChanges, outputDiff)
+	}
+	v, stdin, err := bf.newVersion(f, stdin)
+	if err != nil {
+		return 2, err
+	}
+	if v == nil {
+		if flag := bf.blastOnly(); flag != "" {
+			return 2, fmt.Errorf("%s is for the blast radius of a Bundle change (--bundle DIR without -f, or -f bundle.yaml); %s holds Compositions or instances", flag, f.file)
+		}
+		changed, err := runDiff(ctx, kube, f, stdin, out, stderr)
+		switch {
+		case err != nil:
+			return 2, err
+		case changed:
+			return 1, nil
+		}
+		return 0, nil
+	}
+	return runBlast(ctx, kube, v, f.render, bf, out, stderr)
+}
+
+// newVersion returns the Bundle version diff is asked about, nil when -f
+// holds Compositions or instances; then the stdin returned still holds
+// what was read of it.
+func (bf *blastFlags) newVersion(f *planFlags, stdin io.Reader) (*newVersion, io.Reader, error) {
+	if f.file == "" {
+		name := bf.bundleName
+		if name == "" {
+			var err error
+			if name, err = bundleNameAt(f.bundle); err != nil {
+				return nil, nil, fmt.Errorf("--bundle: %w", err)
+			}
+		}
+		return &newVersion{name: name, from: f.bundle, path: f.bundle}, stdin, nil
+	}
+	data, err := readFile(f.file, stdin)
+	if err != nil {
+		return nil, nil, err
+	}
+	stdin = bytes.NewReader(data)
+	b, err := bundleManifest(f.file, data)
+	if err != nil || b == nil {
+		return nil, stdin, err
+	}
+	if f.bundle != "" {
+		return nil, nil, fmt.Errorf("%s holds a Bundle and --bundle gives another: give the new version once, with -f or with --bundle", f.file)
+	}
+	name := bf.bundleName
+	if name == "" {
+		name = b.Name
+	}
+	if name == "" {
+		return nil, nil, fmt.Errorf("%s: the Bundle manifest has no metadata.name: pass --bundle-name", f.file)
+	}
+	return &newVersion{name: name, from: f.file, manifest: b}, stdin, nil
+}
+
+// bundleManifest returns the Bundle a -f file holds, nil when it holds
+// none. A Bundle must be the file's only object.
+func bundleManifest(path string, data []byte) (*v1alpha1.Bundle, error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var bundle []byte
+	objects := 0
+	for {
+		doc, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, nil // readParents reports it, with the document's number
+		}
+		js, err := yaml.YAMLToJSON(doc)
+		if err != nil {
+			return nil, nil
+		}
+		var head struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+		}
+		if json.Unmarshal(js, &head) != nil || (head.APIVersion == "" && head.Kind == "") {
+			continue
+		}
+		objects++
+		gv, err := schema.ParseGroupVersion(head.APIVersion)
+		if err == nil && gv.Group == v1alpha1.GroupVersion.Group && head.Kind == "Bundle" {
+			bundle = doc
+		}
+	}
+	switch {
+	case bundle == nil:
+		return nil, nil
+	case objects > 1:
+		return nil, fmt.Errorf("%s holds a Bundle and %d other objects: give the Bundle alone for the blast radius of its change, or only Compositions and instances for their diff", path, objects-1)
+	}
+	b := &v1alpha1.Bundle{}
+	if err := yaml.UnmarshalStrict(bundle, b); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
+}

@@ -1,0 +1,306 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/sandbox"
+	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/templates"
+)
+
+// blastParallel is the most parents looked at at once; their renders are
+// also bounded by the render pool's workers (at most one per core).
+const blastParallel = 4
+
+// outcome is what a Bundle change does to one parent.
+type outcome int
+
+const (
+	unchanged   outcome = iota
+	changes             // some child is created, changed, pruned or orphaned
+	leftAlone           // the new version no longer serves the instance
+	renderFails         // the render fails or is refused: the parent would stall
+	applyFails          // the API server would refuse a child
+	unchecked           // an error kept diff from telling
+)
+
+// childChange is one child a Bundle change changes.
+type childChange struct {
+	// ref names the child as Kind/namespace/name (Kind/name when
+	// cluster-scoped).
+	ref string
+	// what happens to it: "created", "changed", "would be pruned", ...
+	what string
+	// fields are the changed fields of a changed child.
+	fields []reconcile.FieldChange
+	// diff is the unified diff of live against would-be (-o diff).
+	diff string
+}
+
+// blastResult is what a Bundle change does to one target.
+type blastResult struct {
+	target
+	outcome  outcome
+	children []childChange
+	// failures say why it would fail: a render error with file:line, a
+	// refusal, the API server's refusal of a child.
+	failures []string
+	err      error
+}
+
+// evaluator renders parents with the new version of a Bundle, as the
+// controller would, and previews the result.
+type evaluator struct {
+	s        *session
+	renderer reconcile.Renderer
+	bundle   *templates.Bundle
+	caps     *templates.Capabilities
+	diffs    bool
+}
+
+// runBlast shows, for every parent the new version v of a Bundle reaches,
+// what the controller would change, then a summary; see runDiffCommand
+// for the exit status.
+func runBlast(ctx context.Context, kube *genericclioptions.ConfigFlags, v *newVersion, render renderFlags, bf *blastFlags, out, stderr io.Writer) (int, error) {
+	sel, err := labels.Parse(bf.selector)
+	if err != nil {
+		return 2, fmt.Errorf("--selector: %w", err)
+	}
+	limits, err := render.limits()
+	if err != nil {
+		return 2, err
+	}
+	s, err := connect(kube)
+	if err != nil {
+		return 2, err
+	}
+	s.notes = stderr
+	b, err := v.load(ctx, s)
+	if err != nil {
+		return 2, fmt.Errorf("%s: %w", v.from, err)
+	}
+	clusterAPI, err := clusterAPIOf(ctx, s, v.name)
+	if err != nil {
+		return 2, err
+	}
+	sc := scope{selector: sel}
+	if kube.Namespace != nil {
+		sc.namespace = *kube.Namespace
+	}
+	targets, err := findTargets(ctx, s, v.name, b.Spec().API, clusterAPI, sc)
+	if err != nil {
+		return 2, err
+	}
+	if len(targets) == 0 {
+		fmt.Fprintf(out, "no Composition or instance uses Bundle %s%s\n", v.name, sc.describe())
+		return 0, nil
+	}
+	caps, err := s.capabilities(ctx)
+	if err != nil {
+		return 2, err
+	}
+	pool, err := sandbox.New(sandbox.Options{Limits: limits, Workers: min(blastParallel, runtime.GOMAXPROCS(0))})
+	if err != nil {
+		return 2, err
+	}
+	defer pool.Close()
+	e := &evaluator{s: s, renderer: pool, bundle: b, caps: caps, diffs: bf.output == outputDiff}
+	return e.report(ctx, targets, out)
+}
+
+// report evaluates every target, blastParallel at a time, prints each
+// result in target order as soon as it and those before it are done, then
+// the summary. It returns the exit status and the errors that kept a
+// parent from being checked.
+func (e *evaluator) report(ctx context.Context, targets []target, out io.Writer) (int, error) {
+	var results []*blastResult
+	var errs []error
+	eachInOrder(len(targets), blastParallel, func(i int) *blastResult { return e.evaluate(ctx, targets[i]) }, func(r *blastResult) {
+		results = append(results, r)
+		printResult(out, r, e.diffs)
+		if r.err != nil {
+			errs = append(errs, fmt.Errorf("%s (%s): %w", r.name(), r.kind, r.err))
+		}
+	})
+	fmt.Fprintln(out, summarize(results))
+	return exitStatus(results), errors.Join(errs...)
+}
+
+// clusterAPIOf returns the kind the cluster's Bundle name publishes, nil
+// when it publishes none or does not exist (with a note: the new version
+// would be its first).
+func clusterAPIOf(ctx context.Context, s *session, name string) (*v1alpha1.BundleAPI, error) {
+	b := &v1alpha1.Bundle{}
+	switch err := s.client.Get(ctx, client.ObjectKey{Name: name}, b); {
+	case apierrors.IsNotFound(err):
+		fmt.Fprintf(s.notes, "note: Bundle %s is not in the cluster: this would be its first version\n", name)
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("read Bundle %s: %w", name, err)
+	}
+	return b.Spec.API, nil
+}
+
+// describe says how the scope narrows, for messages: " in namespace
+// team-a with labels team=a".
+func (sc scope) describe() string {
+	var out string
+	if sc.namespace != "" {
+		out += " in namespace " + sc.namespace
+	}
+	if !sc.selector.Empty() {
+		out += " with labels " + sc.selector.String()
+	}
+	return out
+}
+
+// eachInOrder runs do(0..n-1) on at most parallel goroutines and hands
+// each result to emit in index order, as soon as it and all before it are
+// done.
+func eachInOrder[T any](n, parallel int, do func(int) T, emit func(T)) {
+	results := make([]T, n)
+	done := make([]chan struct{}, n)
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
+	next := make(chan int)
+	go func() {
+		for i := range n {
+			next <- i
+		}
+		close(next)
+	}()
+	for range min(parallel, n) {
+		go func() {
+			for i := range next {
+				results[i] = do(i)
+				close(done[i])
+			}
+		}()
+	}
+	for i := range n {
+		<-done[i]
+		emit(results[i])
+	}
+}
+
+// evaluate renders t with the new version, dry-runs the apply of every
+// child and lists what would be pruned, as the per-file diff does.
+func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
+	r := &blastResult{target: t}
+	switch {
+	case t.leftAlone != "":
+		r.outcome = leftAlone
+		return r
+	case t.specErr != nil:
+		r.outcome, r.failures = renderFails, []string{t.specErr.Error()}
+		return r
+	}
+	in := reconcile.RenderInput(t.parent, reconcile.Live(t.parent), e.caps)
+	p, err := reconcile.NewPlan(ctx, e.renderer, e.bundle, in, e.s.mapper)
+	var renderErr *templates.RenderError
+	var refused *reconcile.RefusedError
+	switch {
+	case errors.As(err, &renderErr), errors.As(err, &refused):
+		r.outcome, r.failures = renderFails, []string{err.Error()}
+		return r
+	case err != nil:
+		r.outcome, r.err = unchecked, fmt.Errorf("render: %w", err)
+		return r
+	}
+	var errs []error
+	for _, pv := range reconcile.DryRun(ctx, e.s.client, p) {
+		var foreign *reconcile.ForeignMemberError
+		switch {
+		case pv.Err != nil && (apierrors.IsInvalid(pv.Err) || errors.As(pv.Err, &foreign)):
+			// reconcile's "dry-run apply Kind/ns/name: ..." says one
+			// word too many after "would fail to apply".
+			r.failures = append(r.failures, strings.TrimPrefix(pv.Err.Error(), "dry-run apply "))
+		case pv.Err != nil:
+			errs = append(errs, pv.Err)
+		default:
+			c, err := e.child(pv)
+			if err != nil {
+				errs = append(errs, err)
+			} else if c != nil {
+				r.children = append(r.children, *c)
+			}
+		}
+	}
+	switch {
+	case len(errs) > 0:
+		r.outcome, r.err = unchecked, errors.Join(errs...)
+		return r
+	case len(r.failures) > 0:
+		r.outcome = applyFails // the controller prunes nothing after a failed apply
+		return r
+	}
+	if err := e.pruned(ctx, r, p); err != nil {
+		r.outcome, r.err = unchecked, err
+		return r
+	}
+	if len(r.children) > 0 {
+		r.outcome = changes
+	}
+	return r
+}
+
+// child is what the dry run pv says of one child: nil when unchanged.
+func (e *evaluator) child(pv reconcile.Preview) (*childChange, error) {
+	c := &childChange{ref: childRef(pv.Desired), what: "created"}
+	if pv.Live != nil {
+		c.what, c.fields = "changed", reconcile.ChangedFields(pv.Live, pv.Applied)
+		if len(c.fields) == 0 {
+			return nil, nil
+		}
+	}
+	if e.diffs {
+		text, err := unifiedDiff(pv)
+		if err != nil {
+			return nil, fmt.Errorf("diff %s: %w", c.ref, err)
+		}
+		c.diff = text
+	}
+	return c, nil
+}
+
+// pruned adds to r the members the controller would prune after applying p.
+func (e *evaluator) pruned(ctx context.Context, r *blastResult, p *reconcile.Plan) error {
+	parent := r.parent
+	if r.served != nil {
+		parent = r.served // the new version of its kind may not be served yet
+	}
+	pruned, err := reconcile.PruneCandidates(ctx, e.s.client, e.s.mapper, parent, p)
+	if err != nil && !meta.IsNoMatchError(err) { // a kind not served yet has no member to prune
+		return fmt.Errorf("list members to prune: %w", err)
+	}
+	for _, c := range pruned {
+		what := "would be pruned"
+		if c.Orphan {
+			what = "would be orphaned (helm.sh/resource-policy: keep): no longer a member, not deleted"
+		}
+		r.children = append(r.children, childChange{ref: c.Ref, what: what})
+	}
+	return nil
+}
+
+// childRef names an object as PruneCandidate.Ref does: Kind/namespace/name.
+func childRef(u *unstructured.Unstructured) string {
+	if ns := u.GetNamespace(); ns != "" {
+		return u.GetKind() + "/" + ns + "/" + u.GetName()
+	}
+	return u.GetKind() + "/" + u.GetName()
+}

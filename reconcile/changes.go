@@ -1,0 +1,327 @@
+package reconcile
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// CleanForDiff returns a copy of u without what the server keeps for
+// itself, which a comparison would only show as noise: managedFields,
+// resourceVersion, generation, uid and creationTimestamp (a dry-run
+// create invents the last three). `stencil diff` and the admission
+// webhook's dry-run summary compare cleaned objects.
+func CleanForDiff(u *unstructured.Unstructured) *unstructured.Unstructured {
+	u = u.DeepCopy()
+	for _, f := range []string{"managedFields", "resourceVersion", "generation", "uid", "creationTimestamp"} {
+		unstructured.RemoveNestedField(u.Object, "metadata", f)
+	}
+	return u
+}
+
+// FieldChange is one changed field of an object, found by ChangedFields.
+type FieldChange struct {
+	// Path names the field: spec.replicas, metadata.labels[app.kubernetes.io/name],
+	// spec.template.spec.containers[name=web].image.
+	Path string
+	// Old and New are the field's values; nil when it was added (Old) or
+	// removed (New). Only scalars are kept: a map or a list is nil.
+	Old, New any
+	// Added and Removed tell a field that appears or goes.
+	Added, Removed bool
+	// Hidden withholds the values: a Secret's data.
+	Hidden bool
+}
+
+// String prints the change: "spec.replicas 2 → 3", "spec.paused (none) →
+// true", "spec.volumes removed", "data.password changed".
+func (c FieldChange) String() string {
+	switch {
+	case c.Hidden && c.Added:
+		return c.Path + " added"
+	case c.Hidden && c.Removed:
+		return c.Path + " removed"
+	case c.Hidden, !c.Added && !c.Removed && c.Old == nil && c.New == nil:
+		return c.Path + " changed"
+	case c.Added && c.New == nil:
+		return c.Path + " added"
+	case c.Removed && c.Old == nil:
+		return c.Path + " removed"
+	}
+	return c.Path + " " + scalarText(c.Old, c.Added) + " → " + scalarText(c.New, c.Removed)
+}
+
+// maxScalarRunes bounds a value printed in a change.
+const maxScalarRunes = 40
+
+// scalarText prints a scalar as JSON ("(none)" when absent), cut to maxScalarRunes.
+func scalarText(v any, absent bool) string {
+	if absent {
+		return "(none)"
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	if r := []rune(string(data)); len(r) > maxScalarRunes {
+		return string(r[:maxScalarRunes-1]) + "…"
+	}
+	return string(data)
+}
+
+// ChangedFields lists the fields that differ between live and applied
+// (the object after a dry-run apply), both cleaned of server bookkeeping
+// (CleanForDiff), status, and the copy kubectl's client-side apply keeps
+// in an annotation. Lists of maps that all have a distinct name are
+// compared by name (containers[name=web].image), other lists of the same
+// length item by item, and others as a whole. The values of a Secret's
+// data and stringData are never kept (Hidden). The changes are sorted by
+// path.
+func ChangedFields(live, applied *unstructured.Unstructured) []FieldChange {
+	a, b := cleanForSummary(live), cleanForSummary(applied)
+	var out []FieldChange
+	compareValues("", a.Object, b.Object, &out)
+	if isKind(applied, "", "Secret") {
+		for i := range out {
+			if strings.HasPrefix(out[i].Path, "data") || strings.HasPrefix(out[i].Path, "stringData") {
+				out[i].Old, out[i].New, out[i].Hidden = nil, nil, true
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// cleanForSummary is CleanForDiff without status and the last-applied
+// annotation (which may hold a Secret's data).
+func cleanForSummary(u *unstructured.Unstructured) *unstructured.Unstructured {
+	u = CleanForDiff(u)
+	delete(u.Object, "status")
+	unstructured.RemoveNestedField(u.Object, "metadata", "annotations", "kubectl.kubernetes.io/last-applied-configuration")
+	if a, ok, _ := unstructured.NestedMap(u.Object, "metadata", "annotations"); ok && len(a) == 0 {
+		unstructured.RemoveNestedField(u.Object, "metadata", "annotations")
+	}
+	return u
+}
+
+// compareValues appends the changes from a to b under path.
+func compareValues(path string, a, b any, out *[]FieldChange) {
+	switch {
+	case reflect.DeepEqual(a, b):
+		return
+	case a == nil:
+		*out = append(*out, FieldChange{Path: path, New: scalarOnly(b), Added: true})
+		return
+	case b == nil:
+		*out = append(*out, FieldChange{Path: path, Old: scalarOnly(a), Removed: true})
+		return
+	}
+	am, aIsMap := a.(map[string]any)
+	bm, bIsMap := b.(map[string]any)
+	if aIsMap && bIsMap {
+		keys := map[string]bool{}
+		for k := range am {
+			keys[k] = true
+		}
+		for k := range bm {
+			keys[k] = true
+		}
+		for k := range keys {
+			compareValues(joinPath(path, k), am[k], bm[k], out)
+		}
+		return
+	}
+	al, aIsList := a.([]any)
+	bl, bIsList := b.([]any)
+	if aIsList && bIsList {
+		compareLists(path, al, bl, out)
+		return
+	}
+	*out = append(*out, FieldChange{Path: path, Old: scalarOnly(a), New: scalarOnly(b)})
+}
+
+// compareLists compares lists by item name when every item of both is a
+// map with a distinct name, else item by item when they are as long, else
+// as a whole.
+func compareLists(path string, a, b []any, out *[]FieldChange) {
+	an, aNamed := byName(a)
+	bn, bNamed := byName(b)
+	switch {
+	case aNamed && bNamed:
+		names := map[string]bool{}
+		for k := range an {
+			names[k] = true
+		}
+		for k := range bn {
+			names[k] = true
+		}
+		for k := range names {
+			compareValues(path+"[name="+k+"]", an[k], bn[k], out)
+		}
+	case len(a) == len(b):
+		for i := range a {
+			compareValues(fmt.Sprintf("%s[%d]", path, i), a[i], b[i], out)
+		}
+	default:
+		*out = append(*out, FieldChange{Path: path})
+	}
+}
+
+// byName indexes a list of maps by their distinct "name" field.
+func byName(l []any) (map[string]any, bool) {
+	out := make(map[string]any, len(l))
+	for _, item := range l {
+		m, ok := item.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		name, ok := m["name"].(string)
+		if !ok || out[name] != nil {
+			return nil, false
+		}
+		out[name] = m
+	}
+	return out, true
+}
+
+// joinPath appends a map key to a field path; a key with a dot or a
+// slash (a label, an annotation, a ConfigMap's file) is bracketed.
+func joinPath(path, key string) string {
+	switch {
+	case strings.ContainsAny(key, "./[]"):
+		return path + "[" + key + "]"
+	case path == "":
+		return key
+	}
+	return path + "." + key
+}
+
+// scalarOnly returns v when it is a scalar, else nil.
+func scalarOnly(v any) any {
+	switch v.(type) {
+	case map[string]any, []any:
+		return nil
+	}
+	return v
+}
+
+// joinChanges joins changes with ", " within max runes; what does not fit
+// becomes "and N more".
+func joinChanges(changes []FieldChange, max int) string {
+	var b strings.Builder
+	for i, c := range changes {
+		s := c.String()
+		if i > 0 {
+			s = ", " + s
+		}
+		more := ""
+		if rest := len(changes) - i - 1; rest > 0 {
+			more = fmt.Sprintf(", and %d more", rest)
+		}
+		if i > 0 && len([]rune(b.String()+s+more)) > max {
+			fmt.Fprintf(&b, ", and %d more", len(changes)-i)
+			break
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// isKind reports whether u is of group and kind.
+func isKind(u *unstructured.Unstructured, group, kind string) bool {
+	gvk := u.GroupVersionKind()
+	return gvk.Group == group && gvk.Kind == kind
+}
+
+// childWarnings are the warnings of a dry run: one per child that would
+// change (created, its changed fields, or why it would be refused), then
+// one per member that would be pruned or orphaned, sorted by child.
+func childWarnings(namespace string, previews []Preview, pruned []PruneCandidate) []string {
+	var out []string
+	for _, pv := range previews {
+		name := childName(namespace, ref(pv.Desired))
+		switch {
+		case pv.Err != nil:
+			out = append(out, "stencil: "+name+": would be refused: "+pv.Err.Error())
+		case pv.Live == nil:
+			out = append(out, "stencil: "+name+": created")
+		default:
+			if changes := ChangedFields(pv.Live, pv.Applied); len(changes) > 0 {
+				out = append(out, "stencil: "+name+": "+joinChanges(changes, maxWarningRunes-len("stencil: "+name+": ")))
+			}
+		}
+	}
+	sorted := append([]PruneCandidate(nil), pruned...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Ref < sorted[j].Ref })
+	for _, c := range sorted {
+		if c.Orphan {
+			out = append(out, "stencil: "+childName(namespace, c.Ref)+": would be orphaned (helm.sh/resource-policy: keep)")
+			continue
+		}
+		out = append(out, "stencil: "+childName(namespace, c.Ref)+": would be pruned")
+	}
+	return out
+}
+
+// childName shortens Kind/namespace/name to Kind/name in the parent's
+// own namespace.
+func childName(namespace, r string) string {
+	parts := strings.SplitN(r, "/", 3)
+	if len(parts) == 3 && parts[1] == namespace {
+		return parts[0] + "/" + parts[2]
+	}
+	return r
+}
+
+// The API server keeps at most 4096 runes of warnings per response and,
+// beyond that, cuts each one to 256 runes (k8s.io/apiserver
+// pkg/endpoints/filters/warning.go, truncateAtTotalRunes and
+// truncateItemRunes). stencil stays under both, leaving room for the
+// warnings of others, so none of its warnings is ever cut.
+const (
+	maxWarningRunes      = 240
+	maxWarningTotalRunes = 3072
+)
+
+// capWarnings keeps warnings within maxWarningRunes each and
+// maxWarningTotalRunes in all; when some must go, the last one says how
+// many more there are and to run `stencil diff`.
+func capWarnings(lines []string) []string {
+	total := 0
+	var out []string
+	for i, l := range lines {
+		l = warningText(l)
+		n := len([]rune(l))
+		if total+n+len([]rune(moreWarning(len(lines)-i))) > maxWarningTotalRunes && i < len(lines)-1 ||
+			total+n > maxWarningTotalRunes {
+			return append(out, moreWarning(len(lines)-i))
+		}
+		out = append(out, l)
+		total += n
+	}
+	return out
+}
+
+// moreWarning is the last warning when n more were left out.
+func moreWarning(n int) string {
+	return fmt.Sprintf("stencil: %d more changes not shown; run `stencil diff` to see them all", n)
+}
+
+// warningText makes a line a valid warning the API server keeps whole:
+// no control characters, at most maxWarningRunes runes.
+func warningText(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	if r := []rune(s); len(r) > maxWarningRunes {
+		return string(r[:maxWarningRunes-1]) + "…"
+	}
+	return s
+}
