@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -91,6 +92,22 @@ type ServingOptions struct {
 	// ConfigName is the ValidatingWebhookConfiguration whose entries
 	// CertsRotate injects the CA into (and Host points at URL()).
 	ConfigName string
+}
+
+// DefaultServingOptions are the options `stencil controller` serves with
+// when no webhook flag is given, in a pod of Namespace: rotated
+// certificates, reached through the Service. `make run` and the e2e test
+// change Host (localhost), Port and CertDir only.
+func DefaultServingOptions() ServingOptions {
+	return ServingOptions{
+		Port:       DefaultWebhookPort,
+		CertDir:    filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs"),
+		Certs:      CertsRotate,
+		SecretName: DefaultWebhookCertSecret,
+		Service:    DefaultWebhookService,
+		Namespace:  PodNamespace(),
+		ConfigName: DefaultWebhookConfigName,
+	}
 }
 
 // Validate checks the options, naming the flag a bad value comes from.

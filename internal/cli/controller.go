@@ -3,8 +3,6 @@ package cli
 import (
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -130,6 +128,7 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	}
 	ctx := ctrl.SetupSignalHandler()
 	if serving != nil {
+		f.opts.Admission = serving.Admission(f.webhookTimeout)
 		if err := serving.SetupWithManager(ctx, mgr); err != nil {
 			return err
 		}
@@ -148,15 +147,15 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 
 // addWebhookFlags adds the flags of the admission webhook server.
 func addWebhookFlags(fl *pflag.FlagSet, f *controllerFlags) {
-	w := &f.webhook
-	fl.IntVar(&w.Port, "webhook-port", reconcile.DefaultWebhookPort, "port the admission webhook server listens on; 0 disables the webhook")
-	fl.StringVar(&w.CertDir, "webhook-cert-dir", filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs"), "folder of the webhook server's tls.crt and tls.key")
-	fl.StringVar((*string)(&w.Certs), "webhook-certs", string(reconcile.CertsRotate), "where the serving certificate comes from: rotate (the controller makes a CA and a certificate, keeps them in --webhook-cert-secret, writes them to --webhook-cert-dir, renews them and injects the CA into --webhook-config) or files (--webhook-cert-dir already holds them, e.g. from cert-manager; nothing is rotated or injected)")
-	fl.StringVar(&w.SecretName, "webhook-cert-secret", reconcile.DefaultWebhookCertSecret, "Secret in --webhook-namespace that keeps the CA and the serving certificate, with --webhook-certs=rotate (created when missing)")
-	fl.StringVar(&w.Service, "webhook-service", reconcile.DefaultWebhookService, "Service in --webhook-namespace the API server reaches the webhook through; the certificate names <service>.<namespace>.svc")
-	fl.StringVar(&w.Namespace, "webhook-namespace", reconcile.PodNamespace(), "namespace of the webhook Service and certificate Secret (default: the pod's, else "+reconcile.DefaultWebhookNamespace+")")
-	fl.StringVar(&w.ConfigName, "webhook-config", reconcile.DefaultWebhookConfigName, "ValidatingWebhookConfiguration of the webhook: its entries get the CA, and the Bundle controller keeps the published kinds' entry in it")
-	fl.StringVar(&w.Host, "webhook-host", "", "name the API server reaches the webhook by directly, for a controller outside the cluster (make run: localhost): listen on it, make the certificate for it and point every entry of --webhook-config at https://<host>:<port>"+reconcile.WebhookPath+"; empty: through --webhook-service")
+	w, d := &f.webhook, reconcile.DefaultServingOptions()
+	fl.IntVar(&w.Port, "webhook-port", d.Port, "port the admission webhook server listens on; 0 disables the webhook")
+	fl.StringVar(&w.CertDir, "webhook-cert-dir", d.CertDir, "folder of the webhook server's tls.crt and tls.key")
+	fl.StringVar((*string)(&w.Certs), "webhook-certs", string(d.Certs), "where the serving certificate comes from: rotate (the controller makes a CA and a certificate, keeps them in --webhook-cert-secret, writes them to --webhook-cert-dir, renews them and injects the CA into --webhook-config) or files (--webhook-cert-dir already holds them, e.g. from cert-manager; nothing is rotated or injected)")
+	fl.StringVar(&w.SecretName, "webhook-cert-secret", d.SecretName, "Secret in --webhook-namespace that keeps the CA and the serving certificate, with --webhook-certs=rotate (created when missing)")
+	fl.StringVar(&w.Service, "webhook-service", d.Service, "Service in --webhook-namespace the API server reaches the webhook through; the certificate names <service>.<namespace>.svc")
+	fl.StringVar(&w.Namespace, "webhook-namespace", d.Namespace, "namespace of the webhook Service and certificate Secret (default: the pod's, else "+reconcile.DefaultWebhookNamespace+")")
+	fl.StringVar(&w.ConfigName, "webhook-config", d.ConfigName, "ValidatingWebhookConfiguration of the webhook: its entries get the CA, and the Bundle controller keeps the published kinds' entry in it")
+	fl.StringVar(&w.Host, "webhook-host", d.Host, "name the API server reaches the webhook by directly, for a controller outside the cluster (make run: localhost): listen on it, make the certificate for it and point every entry of --webhook-config at https://<host>:<port>"+reconcile.WebhookPath+"; empty: through --webhook-service")
 	fl.DurationVar(&f.webhookTimeout, "webhook-timeout", 3*time.Second, "time bound of one admission review; past it the request is allowed with a warning")
 }
 
