@@ -80,8 +80,8 @@ func podLabels(d *unstructured.Unstructured) labels.Set {
 	return m
 }
 
-// TestWebhookInstall: config/default and config/shards install one
-// webhook Service in front of every controller pod, the shards' too, each
+// TestWebhookInstall: config/default and config/shards install the
+// webhook configuration, calling one webhook Service in front of every controller pod, the shards' too, each
 // serving the webhook on the container port named webhook from a mounted
 // cert folder, and the controller may keep its certificate Secret and
 // inject the CA.
@@ -132,6 +132,7 @@ func TestWebhookInstall(t *testing.T) {
 			if want := len(find(objs, "Deployment")); serving != want {
 				t.Errorf("%d Deployments serve the webhook, want all %d", serving, want)
 			}
+			checkWebhookConfig(t, find(objs, "ValidatingWebhookConfiguration")[reconcile.DefaultWebhookConfigName])
 			role := find(objs, "Role")["stencil-webhook-cert"]
 			if role == nil || role.GetNamespace() != reconcile.DefaultWebhookNamespace {
 				t.Fatalf("no Role %s/stencil-webhook-cert", reconcile.DefaultWebhookNamespace)
@@ -143,6 +144,29 @@ func TestWebhookInstall(t *testing.T) {
 				t.Errorf("ClusterRole stencil-manager does not let the controller inject the CA into the webhook configuration")
 			}
 		})
+	}
+}
+
+// checkWebhookConfig checks that every entry of the configuration calls
+// the webhook Service at the handler's path and fails open.
+func checkWebhookConfig(t *testing.T, cfg *unstructured.Unstructured) {
+	t.Helper()
+	if cfg == nil {
+		t.Fatalf("no ValidatingWebhookConfiguration %s", reconcile.DefaultWebhookConfigName)
+	}
+	hooks, _, _ := unstructured.NestedSlice(cfg.Object, "webhooks")
+	if len(hooks) == 0 {
+		t.Fatalf("ValidatingWebhookConfiguration %s has no entry", cfg.GetName())
+	}
+	for _, h := range hooks {
+		m := h.(map[string]any)
+		svc, _, _ := unstructured.NestedMap(m, "clientConfig", "service")
+		if svc["namespace"] != reconcile.DefaultWebhookNamespace || svc["name"] != reconcile.DefaultWebhookService || svc["path"] != reconcile.WebhookPath || svc["port"] != int64(443) {
+			t.Errorf("entry %v calls %v, want %s/%s:443%s", m["name"], svc, reconcile.DefaultWebhookNamespace, reconcile.DefaultWebhookService, reconcile.WebhookPath)
+		}
+		if m["failurePolicy"] != "Ignore" {
+			t.Errorf("entry %v: failurePolicy %v, want Ignore (a stopped controller must not block the API server)", m["name"], m["failurePolicy"])
+		}
 	}
 }
 
