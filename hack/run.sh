@@ -74,6 +74,9 @@ webhook=$(free_port 19443)
 
 hack/webhook-loopback.sh
 log "webhook configuration stencil-validating installed; the controller serves it on https://localhost:$webhook"
+if [[ ${CLUSTER:-local} == existing ]]; then
+  log "(only an API server running on this machine reaches it there; others skip it, failurePolicy Ignore)"
+fi
 certs=$root/.local/run/webhook-certs
 mkdir -p "$certs"
 

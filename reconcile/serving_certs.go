@@ -94,7 +94,7 @@ func ensureCertSecret(ctx context.Context, c client.Client, o ServingOptions) er
 		Type: corev1.SecretTypeOpaque,
 	}
 	if err := c.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create the webhook certificate Secret %s/%s (--webhook-cert-secret, --webhook-namespace): %w", o.Namespace, o.SecretName, err)
+		return fmt.Errorf("create the webhook certificate Secret %s/%s (--webhook-cert-secret, --webhook-namespace; --webhook-port=0 serves no webhook): %w", o.Namespace, o.SecretName, err)
 	}
 	return nil
 }
