@@ -6,6 +6,14 @@
 # controller runs until Ctrl-C, which stops it and every process of the
 # cluster.
 #
+# The controller serves its admission webhook on loopback: config/webhook's
+# ValidatingWebhookConfiguration is installed, and the controller
+# (--webhook-host=localhost) makes a certificate for localhost, keeps it in
+# the Secret stencil-system/stencil-webhook-cert, injects its CA and points
+# the configuration at https://localhost:PORT, so
+# `kubectl apply --server-side --dry-run=server` shows a Composition's child
+# changes and kubectl refuses invalid values.
+#
 #   CLUSTER=existing make run   uses the cluster of $KUBECONFIG instead
 set -euo pipefail
 
@@ -54,7 +62,7 @@ for dir in examples/bundles/*/; do
   fi
 done
 
-# Free ports for the controller's metrics and probes.
+# Free ports for the controller's metrics, probes and webhook.
 free_port() {
   local p=$1
   while (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; do p=$((p + 1)); done
@@ -62,10 +70,20 @@ free_port() {
 }
 metrics=$(free_port 18080)
 probes=$(free_port $((metrics + 1)))
+webhook=$(free_port 19443)
+
+hack/webhook-loopback.sh
+log "webhook configuration stencil-validating installed; the controller serves it on https://localhost:$webhook"
+if [[ ${CLUSTER:-local} == existing ]]; then
+  log "(only an API server running on this machine reaches it there; others skip it, failurePolicy Ignore)"
+fi
+certs=$root/.local/run/webhook-certs
+mkdir -p "$certs"
 
 log "starting the controller; Ctrl-C stops it (and the local cluster)"
 "$stencil" controller --kubeconfig "$KUBECONFIG" \
   --metrics-bind-address "127.0.0.1:$metrics" --health-probe-bind-address "127.0.0.1:$probes" \
+  --webhook-host localhost --webhook-port "$webhook" --webhook-cert-dir "$certs" --webhook-namespace stencil-system \
   --zap-devel=false --zap-encoder=console &
 controller_pid=$!
 
@@ -106,6 +124,7 @@ log "In another shell:"
 log "    export KUBECONFIG=$KUBECONFIG"
 log "    kubectl get compositions,foos,appservices,cloudmanagers,crontabs -A   # Ready, Status (n/m ready)"
 log "    kubectl explain appservice.spec"
+log "    sed 's/LOG_LEVEL: debug/LOG_LEVEL: info/' examples/compositions/webapp.yaml | kubectl apply --server-side --dry-run=server -f -   # the children that would change"
 log "    curl -s 127.0.0.1:$metrics/metrics | grep ^stencil_"
 status=0
 wait "$controller_pid" || status=$?

@@ -220,6 +220,19 @@
 // (webhookconfig.go): one rule per kind served, sent where the
 // Compositions' entry sends its requests, removed when no kind is served.
 //
+// Serving (serving.go) is the webhook server and its certificate, built
+// before the manager: with CertsRotate, cert-controller's rotator, on
+// every replica, keeps a CA and a serving certificate in a Secret of the
+// controller's namespace (created when missing), renews them and injects
+// the CA into every entry of the configuration whenever it changes; the
+// controller writes the certificate into the cert folder itself
+// (serving_certs.go) and the server starts once it is there and the CA
+// is injected (Serving.Ready, AdmissionOptions.Ready). With
+// ServingOptions.Host (`make run`, the e2e test) the certificate names
+// that host and every entry is pointed at the controller's URL
+// (serving_loopback.go), since the Service does not lead to a process on
+// the host.
+//
 // # Watches
 //
 // Members are watched through the manager's cache, whose default label

@@ -57,7 +57,9 @@ func startController(ctx context.Context, a controllerArgs, run int) (*controlle
 		"--metrics-bind-address", metrics, "--health-probe-bind-address", probes,
 		"--concurrency", strconv.Itoa(a.concurrency), "--apply-concurrency", strconv.Itoa(a.applyConcurrency),
 		"--kube-api-qps", strconv.FormatFloat(float64(a.qps), 'g', -1, 32), "--kube-api-burst", strconv.Itoa(a.burst),
-		"--zap-devel=false", "--zap-log-level=info")
+		"--zap-devel=false", "--zap-log-level=info",
+		// Admission is not measured here, and no webhook configuration sends it requests.
+		"--webhook-port=0")
 	if a.pprof != "" {
 		cmd.Args = append(cmd.Args, "--pprof-bind-address", a.pprof)
 	}

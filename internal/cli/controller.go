@@ -3,13 +3,16 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/stencil-dev/stencil/reconcile"
 )
@@ -25,6 +28,8 @@ type controllerFlags struct {
 	zap                    zap.Options
 	qps                    float32
 	burst                  int
+	webhook                reconcile.ServingOptions
+	webhookTimeout         time.Duration
 }
 
 func newControllerCommand(kube *genericclioptions.ConfigFlags, version string) *cobra.Command {
@@ -56,6 +61,7 @@ func newControllerCommand(kube *genericclioptions.ConfigFlags, version string) *
 	f.render.add(fl)
 	fl.StringVar(&f.opts.Shard, "shard", "", "reconcile only the Compositions labelled "+reconcile.LabelShard+"=NAME, and elect a leader among this shard's replicas only; without it, only the Compositions without that label")
 	fl.StringVar(&f.opts.DefaultServiceAccount, "default-service-account", "", "ServiceAccount (in each Composition's namespace) to impersonate when spec.serviceAccountName is empty")
+	addWebhookFlags(fl, f)
 	zfs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	f.zap.BindFlags(zfs)
 	fl.AddGoFlagSet(zfs)
@@ -72,6 +78,10 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 		return err
 	}
 	f.opts.RenderLimits = limits
+	// The API server gives a webhook at most 30 s (timeoutSeconds).
+	if f.webhook.Port != 0 && (f.webhookTimeout <= 0 || f.webhookTimeout > 30*time.Second) {
+		return fmt.Errorf("--webhook-timeout %s: want more than 0s and at most 30s", f.webhookTimeout)
+	}
 	cfg, err := kube.ToRESTConfig()
 	if err != nil {
 		return fmt.Errorf("load kubeconfig: %w", err)
@@ -87,6 +97,12 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	if err != nil {
 		return err
 	}
+	var serving *reconcile.Serving
+	if f.webhook.Port != 0 {
+		if serving, err = reconcile.NewServing(f.webhook); err != nil {
+			return err
+		}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Cache:                   reconcile.ShardCacheOptions(f.opts.Shard),
@@ -96,6 +112,7 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 		LeaderElection:          f.leaderElect,
 		LeaderElectionID:        reconcile.LeaderElectionID(f.opts.Shard),
 		LeaderElectionNamespace: f.leaderElectNamespace,
+		WebhookServer:           webhookServer(serving),
 	})
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
@@ -110,9 +127,43 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 		return err
 	}
 	ctx := ctrl.SetupSignalHandler()
+	if serving != nil {
+		f.opts.Admission = serving.Admission(f.webhookTimeout)
+		if err := serving.SetupWithManager(ctx, mgr); err != nil {
+			return err
+		}
+		// Not ready until the webhook serves: the Service sends admission
+		// requests to ready pods only.
+		if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+			return err
+		}
+	}
 	if err := reconcile.SetupWithManager(ctx, mgr, f.opts); err != nil {
 		return err
 	}
 	ctrl.Log.Info("starting stencil controller", "version", f.opts.Version, "shard", f.opts.Shard)
 	return mgr.Start(ctx)
+}
+
+// addWebhookFlags adds the flags of the admission webhook server.
+func addWebhookFlags(fl *pflag.FlagSet, f *controllerFlags) {
+	w, d := &f.webhook, reconcile.DefaultServingOptions()
+	fl.IntVar(&w.Port, "webhook-port", d.Port, "port the admission webhook server listens on; 0 disables the webhook")
+	fl.StringVar(&w.CertDir, "webhook-cert-dir", d.CertDir, "folder of the webhook server's tls.crt and tls.key")
+	fl.StringVar((*string)(&w.Certs), "webhook-certs", string(d.Certs), "where the serving certificate comes from: rotate (the controller makes a CA and a certificate, keeps them in --webhook-cert-secret, writes them to --webhook-cert-dir, renews them and injects the CA into --webhook-config) or files (--webhook-cert-dir already holds them, e.g. from cert-manager; nothing is rotated or injected)")
+	fl.StringVar(&w.SecretName, "webhook-cert-secret", d.SecretName, "Secret in --webhook-namespace that keeps the CA and the serving certificate, with --webhook-certs=rotate (created when missing)")
+	fl.StringVar(&w.Service, "webhook-service", d.Service, "Service in --webhook-namespace the API server reaches the webhook through; the certificate names <service>.<namespace>.svc")
+	fl.StringVar(&w.Namespace, "webhook-namespace", d.Namespace, "namespace of the webhook Service and certificate Secret (default: the pod's, else "+reconcile.DefaultWebhookNamespace+")")
+	fl.StringVar(&w.ConfigName, "webhook-config", d.ConfigName, "ValidatingWebhookConfiguration of the webhook: its entries get the CA, and the Bundle controller keeps the published kinds' entry in it")
+	fl.StringVar(&w.Host, "webhook-host", d.Host, "name the API server reaches the webhook by directly, for a controller outside the cluster (make run: localhost): listen on it, make the certificate for it and point every entry of --webhook-config at https://<host>:<port>"+reconcile.WebhookPath+"; empty: through --webhook-service")
+	fl.DurationVar(&f.webhookTimeout, "webhook-timeout", 3*time.Second, "time bound of one admission review; past it the request is allowed with a warning")
+}
+
+// webhookServer is the manager's webhook server: serving's, or none when
+// the webhook is disabled.
+func webhookServer(serving *reconcile.Serving) webhook.Server {
+	if serving == nil {
+		return nil
+	}
+	return serving.WebhookServer()
 }

@@ -38,7 +38,8 @@ func TestMain(m *testing.M) {
 // would: kubectl get and explain read the published kinds; an edit of an
 // AppService rolls its Deployment out; invalid instances are refused by the
 // API server with the field path; deleting an instance or a Composition
-// deletes its children.
+// deletes its children. The controller serves its admission webhook as
+// `make run` does (testPreview).
 func TestExamples(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -65,7 +66,9 @@ func TestExamples(t *testing.T) {
 	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{filepath.Join(root, "config", "crd", "bases")}, ErrorIfPathMissing: true}); err != nil {
 		t.Fatalf("install CRDs: %v", err)
 	}
-	controller, err := testenv.StartController(ctx, cfg)
+	// The controller serves its admission webhook as `make run` runs it.
+	serving := loopbackWebhook(t, root, kubeconfig)
+	controller, err := testenv.StartWith(ctx, cfg, testenv.ControllerOptions{Serving: &serving})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,6 +149,10 @@ func TestExamples(t *testing.T) {
 				s.UpdatedReplicas == 3 && s.AvailableReplicas == 3 && s.Replicas == 3, fmt.Errorf("status %+v", s)
 		})
 		ready(t, k, instanceNamed(t, instances, "nginx-app"), 2*time.Minute)
+	})
+
+	t.Run("kubectl previews and refuses through the admission webhook", func(t *testing.T) {
+		testPreview(t, k, kc, controller, root)
 	})
 
 	t.Run("the API server refuses an invalid instance, naming the field", func(t *testing.T) {

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -35,6 +36,9 @@ type Controller struct {
 	Client client.Client
 	// Writes counts the controller's write requests (anything but GET).
 	Writes atomic.Int64
+	// WebhookReady is closed once the controller's admission webhook can be
+	// called (ControllerOptions.Serving; nil otherwise).
+	WebhookReady <-chan struct{}
 	// Done is closed once the controller has stopped (its ctx ended), so a
 	// test can start another one, as after a restart.
 	Done <-chan struct{}
@@ -96,7 +100,14 @@ type ControllerOptions struct {
 	// webhook (reconcile.Options.Admission, enabled) on the webhook server
 	// these options describe (InstallWebhooks).
 	Webhooks *envtest.WebhookInstallOptions
-	// Admission is reconcile.Options.Admission; Enabled is implied by Webhooks.
+	// Serving, when not nil, has the controller serve its admission webhook
+	// as `stencil controller` does with these webhook flags: its own
+	// rotated certificate, and with Host the configuration pointed at
+	// itself (`make run` and the e2e test: see reconcile.Serving). Not
+	// with Webhooks.
+	Serving *reconcile.ServingOptions
+	// Admission is reconcile.Options.Admission; Enabled is implied by
+	// Webhooks and Serving.
 	Admission reconcile.AdmissionOptions
 }
 
@@ -115,6 +126,17 @@ func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*
 	cfg := rest.CopyConfig(config)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, c} }
 	cfg.Wrap(reconcile.CountAPIRequests) // as `stencil controller` does
+	server := webhookServer(o.Webhooks)
+	var serving *reconcile.Serving
+	if o.Serving != nil {
+		if o.Webhooks != nil {
+			return nil, errors.New("ControllerOptions: Webhooks and Serving are exclusive")
+		}
+		if serving, err = reconcile.NewServing(*o.Serving); err != nil {
+			return nil, err
+		}
+		server, c.WebhookReady = serving.WebhookServer(), serving.Ready()
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Cache:                  reconcile.ShardCacheOptions(shard),
@@ -122,7 +144,7 @@ func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*
 		HealthProbeBindAddress: "0",
 		// A restarted controller registers the same controller names again.
 		Controller:    ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
-		WebhookServer: webhookServer(o.Webhooks),
+		WebhookServer: server,
 	})
 	if err != nil {
 		return nil, err
@@ -143,6 +165,14 @@ func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*
 	if o.Webhooks != nil {
 		opts.Admission = o.Admission
 		opts.Admission.Enabled = true
+	}
+	if serving != nil {
+		// As runController wires it.
+		opts.Admission = serving.Admission(o.Admission.Timeout)
+		if err := serving.SetupWithManager(ctx, mgr); err != nil {
+			pool.Close()
+			return nil, err
+		}
 	}
 	if err := reconcile.SetupWithManager(ctx, mgr, opts); err != nil {
 		pool.Close()

@@ -1,0 +1,199 @@
+// Package config_test checks the install manifests of config/ as kustomize
+// builds them (`kubectl apply -k config/default`, `-k config/shards`): they
+// build, and what the controller's flags expect is there.
+package config_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/stencil-dev/stencil/reconcile"
+)
+
+// build runs kustomize over the folder dir of config/.
+func build(t *testing.T, dir string) []*unstructured.Unstructured {
+	t.Helper()
+	res, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		t.Fatalf("kustomize build config/%s: %v", dir, err)
+	}
+	var objs []*unstructured.Unstructured
+	for _, r := range res.Resources() {
+		data, err := r.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(data); err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, u)
+	}
+	return objs
+}
+
+// find returns the objects of kind, by name.
+func find(objs []*unstructured.Unstructured, kind string) map[string]*unstructured.Unstructured {
+	out := map[string]*unstructured.Unstructured{}
+	for _, o := range objs {
+		if o.GetKind() == kind {
+			out[o.GetName()] = o
+		}
+	}
+	return out
+}
+
+// controllerArgs returns the controller container's args and ports of a
+// Deployment.
+func controllerArgs(t *testing.T, d *unstructured.Unstructured) ([]string, []any) {
+	t.Helper()
+	containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+	if len(containers) != 1 {
+		t.Fatalf("Deployment %s: %d containers, want 1", d.GetName(), len(containers))
+	}
+	c := containers[0].(map[string]any)
+	args, _, _ := unstructured.NestedStringSlice(c, "args")
+	ports, _, _ := unstructured.NestedSlice(c, "ports")
+	return args, ports
+}
+
+// flag returns the value the last --name=value of args gives.
+func flag(args []string, name string) (string, bool) {
+	value, found := "", false
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--"+name+"="); ok {
+			value, found = v, true
+		}
+	}
+	return value, found
+}
+
+// podLabels returns the labels of a Deployment's pods.
+func podLabels(d *unstructured.Unstructured) labels.Set {
+	m, _, _ := unstructured.NestedStringMap(d.Object, "spec", "template", "metadata", "labels")
+	return m
+}
+
+// TestWebhookInstall: config/default and config/shards install the
+// webhook configuration, calling one webhook Service in front of every controller pod, the shards' too, each
+// serving the webhook on the container port named webhook from a mounted
+// cert folder, and the controller may keep its certificate Secret and
+// inject the CA.
+func TestWebhookInstall(t *testing.T) {
+	for _, dir := range []string{"default", "shards"} {
+		t.Run(dir, func(t *testing.T) {
+			objs := build(t, dir)
+			svc := find(objs, "Service")[reconcile.DefaultWebhookService]
+			if svc == nil || svc.GetNamespace() != reconcile.DefaultWebhookNamespace {
+				t.Fatalf("no Service %s/%s", reconcile.DefaultWebhookNamespace, reconcile.DefaultWebhookService)
+			}
+			if n := len(find(objs, "Service")); dir == "shards" && n != 2 {
+				t.Errorf("%d Services, want the unsharded controller's two (a shard adds none)", n)
+			}
+			ports, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
+			if len(ports) != 1 || ports[0].(map[string]any)["port"] != int64(443) || ports[0].(map[string]any)["targetPort"] != "webhook" {
+				t.Errorf("Service %s ports %v, want 443 -> webhook", svc.GetName(), ports)
+			}
+			sel, _, _ := unstructured.NestedStringMap(svc.Object, "spec", "selector")
+			serving := 0
+			for name, d := range find(objs, "Deployment") {
+				args, cports := controllerArgs(t, d)
+				port, _ := flag(args, "webhook-port")
+				selected := labels.SelectorFromSet(sel).Matches(podLabels(d))
+				switch {
+				case port == "0":
+					if selected {
+						t.Errorf("Deployment %s does not serve the webhook (--webhook-port=0), but the Service selects its pods", name)
+					}
+				case port == "9443":
+					serving++
+					if !selected {
+						t.Errorf("Deployment %s serves the webhook, but the Service does not select its pods", name)
+					}
+					if !slices.ContainsFunc(cports, func(p any) bool {
+						m := p.(map[string]any)
+						return m["name"] == "webhook" && m["containerPort"] == int64(9443)
+					}) {
+						t.Errorf("Deployment %s: no container port webhook 9443 in %v", name, cports)
+					}
+					if dir, _ := flag(args, "webhook-cert-dir"); !mounted(d, dir) {
+						t.Errorf("Deployment %s: --webhook-cert-dir %q is not a mounted volume (the root file system is read-only)", name, dir)
+					}
+				default:
+					t.Errorf("Deployment %s: --webhook-port %q, want 9443 or 0", name, port)
+				}
+			}
+			if want := len(find(objs, "Deployment")); serving != want {
+				t.Errorf("%d Deployments serve the webhook, want all %d", serving, want)
+			}
+			checkWebhookConfig(t, find(objs, "ValidatingWebhookConfiguration")[reconcile.DefaultWebhookConfigName])
+			role := find(objs, "Role")["stencil-webhook-cert"]
+			if role == nil || role.GetNamespace() != reconcile.DefaultWebhookNamespace {
+				t.Fatalf("no Role %s/stencil-webhook-cert", reconcile.DefaultWebhookNamespace)
+			}
+			if !grants(role, "", "secrets", "get", "list", "watch", "create", "update") {
+				t.Errorf("Role stencil-webhook-cert does not let the controller keep its certificate Secret")
+			}
+			if !grants(find(objs, "ClusterRole")["stencil-manager"], "admissionregistration.k8s.io", "validatingwebhookconfigurations", "get", "list", "watch", "update") {
+				t.Errorf("ClusterRole stencil-manager does not let the controller inject the CA into the webhook configuration")
+			}
+		})
+	}
+}
+
+// checkWebhookConfig checks that every entry of the configuration calls
+// the webhook Service at the handler's path and fails open.
+func checkWebhookConfig(t *testing.T, cfg *unstructured.Unstructured) {
+	t.Helper()
+	if cfg == nil {
+		t.Fatalf("no ValidatingWebhookConfiguration %s", reconcile.DefaultWebhookConfigName)
+	}
+	hooks, _, _ := unstructured.NestedSlice(cfg.Object, "webhooks")
+	if len(hooks) == 0 {
+		t.Fatalf("ValidatingWebhookConfiguration %s has no entry", cfg.GetName())
+	}
+	for _, h := range hooks {
+		m := h.(map[string]any)
+		svc, _, _ := unstructured.NestedMap(m, "clientConfig", "service")
+		if svc["namespace"] != reconcile.DefaultWebhookNamespace || svc["name"] != reconcile.DefaultWebhookService || svc["path"] != reconcile.WebhookPath || svc["port"] != int64(443) {
+			t.Errorf("entry %v calls %v, want %s/%s:443%s", m["name"], svc, reconcile.DefaultWebhookNamespace, reconcile.DefaultWebhookService, reconcile.WebhookPath)
+		}
+		if m["failurePolicy"] != "Ignore" {
+			t.Errorf("entry %v: failurePolicy %v, want Ignore (a stopped controller must not block the API server)", m["name"], m["failurePolicy"])
+		}
+	}
+}
+
+// mounted reports whether dir is the mount path of one of d's container's
+// volume mounts.
+func mounted(d *unstructured.Unstructured, dir string) bool {
+	containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+	mounts, _, _ := unstructured.NestedSlice(containers[0].(map[string]any), "volumeMounts")
+	return dir != "" && slices.ContainsFunc(mounts, func(m any) bool { return m.(map[string]any)["mountPath"] == dir })
+}
+
+// grants reports whether a Role or ClusterRole has a rule for group and
+// resource with every verb.
+func grants(role *unstructured.Unstructured, group, resource string, verbs ...string) bool {
+	if role == nil {
+		return false
+	}
+	rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
+	for _, r := range rules {
+		m := r.(map[string]any)
+		groups, _, _ := unstructured.NestedStringSlice(m, "apiGroups")
+		resources, _, _ := unstructured.NestedStringSlice(m, "resources")
+		have, _, _ := unstructured.NestedStringSlice(m, "verbs")
+		if slices.Contains(groups, group) && slices.Contains(resources, resource) &&
+			!slices.ContainsFunc(verbs, func(v string) bool { return !slices.Contains(have, v) }) {
+			return true
+		}
+	}
+	return false
+}
