@@ -88,7 +88,8 @@ func (r *results) write(out io.Writer, o options, cpus int) {
 
 	fmt.Fprintln(out, "\nMemory: the controller process, and its render workers (the sandbox's processes, summed;")
 	fmt.Fprintln(out, "each one's VmHWM counts the pages of the binary they share; Pss, now, shares them out)")
-	fmt.Fprintln(tw, "\tVmHWM\tVmRSS\tworkers\tworkers' VmHWM\ttotal VmHWM\ttotal Pss\t")
+	fmt.Fprintln(out, "anon and file: the controller's largest sampled resident set, split into anonymous and file-backed pages)")
+	fmt.Fprintln(tw, "\tVmHWM\tanon\tfile\tVmRSS\tworkers\tworkers' VmHWM\ttotal VmHWM\ttotal Pss\t")
 	for _, m := range []struct {
 		name string
 		m    memory
@@ -97,9 +98,9 @@ func (r *results) write(out io.Writer, o options, cpus int) {
 		{fmt.Sprintf("+ %d ConfigMaps, %d Secrets unrelated", o.unrelatedConfigMaps, o.unrelatedSecrets), r.memAfter},
 		{"after a restart, all Ready", r.memRestart},
 	} {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", m.name, mib(m.m.peak), mib(m.m.current), m.m.workers, mib(m.m.workersPeak), mib(m.m.peak+m.m.workersPeak), mib(m.m.pss))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", m.name, mib(m.m.peak), mib(m.m.peakAnon), mib(m.m.peakFile), mib(m.m.current), m.m.workers, mib(m.m.workersPeak), mib(m.m.peak+m.m.workersPeak), mib(m.m.pss))
 	}
-	fmt.Fprintf(tw, "growth with the unrelated objects\t%s\t%s\t\t\t\t\t\n", growth(r.memBefore.peak, r.memAfter.peak), growth(r.memBefore.current, r.memAfter.current))
+	fmt.Fprintf(tw, "growth with the unrelated objects\t%s\t\t\t%s\t\t\t\t\t\n", growth(r.memBefore.peak, r.memAfter.peak), growth(r.memBefore.current, r.memAfter.current))
 	tw.Flush()
 
 	if r.unselected != nil {
