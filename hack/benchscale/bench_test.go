@@ -244,3 +244,18 @@ func TestRSSSplitKeepsLargestSample(t *testing.T) {
 		t.Errorf("peak = %d anon, %d file; want the sample of the largest sum, 90 and 60", anon, file)
 	}
 }
+
+func TestParseStatCPU(t *testing.T) {
+	// pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime ...
+	stat := "4242 (stencil (x) y) S 1 4242 4242 0 -1 4194560 1000 0 0 0 1234 566 0 0 20 0 17 0\n"
+	got, err := parseStatCPU(stat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 18 * time.Second; got != want {
+		t.Errorf("parseStatCPU = %s, want %s (1234 + 566 ticks of 10 ms)", got, want)
+	}
+	if _, err := parseStatCPU("4242 stencil S 1"); err == nil {
+		t.Error("parseStatCPU of a line without a command name: no error")
+	}
+}

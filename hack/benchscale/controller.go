@@ -227,6 +227,54 @@ func (s *rssSplit) peak() (anon, file int) {
 	return s.anon, s.file
 }
 
+// cpu returns the CPU time (user and system) the controller and, summed,
+// its render workers have used so far.
+func (p *controllerProc) cpu() (controller, workers time.Duration) {
+	pid := p.cmd.Process.Pid
+	controller, _ = procCPU(pid)
+	for _, child := range childPIDs(pid) {
+		if d, err := procCPU(child); err == nil {
+			workers += d
+		}
+	}
+	return controller, workers
+}
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat's times: 100 on
+// every Linux architecture Go supports.
+const clockTicks = 100
+
+// procCPU returns the user and system CPU time pid has used.
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	return parseStatCPU(string(b))
+}
+
+// parseStatCPU reads utime and stime, fields 14 and 15 of /proc/PID/stat,
+// counted after the command name, which may hold spaces and parentheses.
+func parseStatCPU(stat string) (time.Duration, error) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("no command name in %q", stat)
+	}
+	fields := strings.Fields(stat[i+1:]) // from field 3, the state
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("%d fields after the command name, want at least 13", len(fields))
+	}
+	var ticks int64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, err
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
+
 // procPss returns the Pss of pid in KiB, 0 when the kernel does not say.
 func procPss(pid int) int {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))

@@ -13,6 +13,9 @@ import (
 type pass struct {
 	elapsed  time.Duration
 	requests requestCounts
+	// cpu and workersCPU are the CPU time the controller and its render
+	// workers used over the stretch (measured for the cold converge).
+	cpu, workersCPU time.Duration
 }
 
 // results are what a run measured.
@@ -60,6 +63,10 @@ func (r *results) write(out io.Writer, o options, cpus int) {
 	}
 	fmt.Fprintf(tw, "ratio\t%s\t\t\t\t\n", ratio)
 	tw.Flush()
+	if r.cold.cpu > 0 {
+		fmt.Fprintf(out, "CPU used over the cold converge: controller %s (%.1f ms per Composition), render workers %s\n",
+			r.cold.cpu.Round(10*time.Millisecond), float64(r.cold.cpu.Milliseconds())/float64(o.n), r.cold.workersCPU.Round(10*time.Millisecond))
+	}
 
 	fmt.Fprintf(out, "\nAPI requests of the controller, counted from %s\n", r.countedBy)
 	fmt.Fprintln(tw, "\ttime\treads\twrites\treads/Composition\twrites/Composition\t")
