@@ -194,7 +194,11 @@
 // selector keeps only objects carrying the part-of label. An informer is
 // started the first time a kind is rendered (ensureWatches), and its events
 // map back to the Composition through a field index on the ApplySet id.
-// There is no polling for readiness.
+// There is no polling for readiness. Each member kind's cache is indexed
+// by the part-of label (indexPartOf), and a pass lists its set's members
+// through that index: controller-runtime's cache answers a label selector
+// by testing every object of the kind in the namespace, which made the
+// passes over N Compositions of one namespace cost N².
 //
 // controller-runtime's cache blocks a read, and an informer's start, until
 // the informer has synced, which it never does for a kind the controller
