@@ -250,6 +250,8 @@ type scope struct {
 	// widen records the pass's kinds: hooks run as the templates saw it.
 	upgrade bool
 	results []ApplyResult
+	// events collects what the pass changed, for its summary events.
+	events passEvents
 	// renderKey identifies the inputs of the render (see renderKey).
 	renderKey string
 	// snapshot is what this pass saw before applying, kept for the next

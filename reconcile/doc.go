@@ -145,8 +145,8 @@
 //     server lists no member.
 //
 // A cold pass thus costs one live read of the parent, one apply per
-// member, one write of the parent's ApplySet metadata and one of its
-// status; a pass that finds everything in place writes nothing
+// member, one write of the parent's ApplySet metadata, one of its status
+// and one event (see Events under Tenancy); a pass that finds everything in place writes nothing
 // (TestRequestsOfAPass).
 //
 // # Prune safety
@@ -239,7 +239,11 @@
 // selector keeps only objects carrying the part-of label. An informer is
 // started the first time a kind is rendered (ensureWatches), and its events
 // map back to the Composition through a field index on the ApplySet id.
-// There is no polling for readiness.
+// There is no polling for readiness. Each member kind's cache is indexed
+// by the part-of label (indexPartOf), and a pass lists its set's members
+// through that index: controller-runtime's cache answers a label selector
+// by testing every object of the kind in the namespace, which made the
+// passes over N Compositions of one namespace cost N².
 //
 // controller-runtime's cache blocks a read, and an informer's start, until
 // the informer has synced, which it never does for a kind the controller
@@ -267,8 +271,13 @@
 // deletion, a kind the controller may not list, and a member that may not
 // be deleted, is reported with a Warning event and left in place.
 //
-// Every event about a member names it as the related object, so the
-// events of several members are never folded into one series.
+// Events: a pass records one Applied event for the members it created and
+// configured and one Pruned event for those it deleted (events.go), each
+// naming them (as many as fit in 1 kB) and their changed field paths,
+// never values; a cold converge thus costs one event write, not one per
+// member. A failed apply, a hook, a forbidden delete and the Deleted and
+// Orphaned events of a deletion keep one event per member, with the member
+// as the related object, so they are never folded into one series.
 package reconcile
 
 // The rules below are what the controller itself needs. What it may apply

@@ -1,17 +1,146 @@
 package reconcile
 
 import (
+	"fmt"
+	"slices"
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// Events about a member are recorded on the Composition (regarding) with
-// the member as the related object. The events.k8s.io recorder folds events
-// with the same regarding, related, type, reason and action into one series
-// whatever their notes say, so without the related member the Created,
-// Configured, Pruned, Deleted and Orphaned events of several members of one
-// pass would collapse into one.
+// Event reasons of the summaries a pass records (see passEvents).
+const (
+	// ReasonApplied: the pass created or configured members; the note
+	// counts them and names them, as Flux's one event per reconcile does.
+	ReasonApplied = "Applied"
+	// ReasonPruned: the pass deleted members it no longer renders.
+	ReasonPruned = "Pruned"
+)
+
+// noteLimit bounds the note of a summary event: the API server refuses an
+// events.k8s.io note over 1 kB.
+const noteLimit = 1000
+
+// A pass records what it changed as one event per phase, not one per
+// member: a cold converge of a 5-member Composition then costs one event
+// write instead of five. A refused or failed member, a hook, a Forbidden
+// delete keep an event of their own, naming the member as the related
+// object.
+//
+// The events.k8s.io recorder folds events with the same regarding,
+// related, type, reason and action into one series, keeping the first
+// note, whatever the later ones say; the regarding reference carries the
+// Composition's resourceVersion, which a pass that changes no status
+// leaves as it was. So a summary's related object is the first member it
+// names, at the resourceVersion this pass's write gave it (applies) or
+// with its UID (prunes): no two passes write a member to the same
+// resourceVersion or delete the same UID, so two summaries never fold and
+// each keeps its own note.
+
+// passEvents collects the members a pass created, configured and pruned,
+// for its summary events.
+type passEvents struct {
+	applied []changed
+	pruned  []changed
+	// firstApplied and firstPruned are the related objects of the summaries.
+	firstApplied, firstPruned *metav1.PartialObjectMetadata
+}
+
+// changed is one member in a summary: its reference, what happened to it
+// and, for a configured member, the field paths that changed (never values).
+type changed struct {
+	ref, action string
+	fields      []string
+}
+
+// apply adds an apply result that created or configured a member.
+func (e *passEvents) apply(res ApplyResult) {
+	c := changed{ref: ref(res.Object), action: "created"}
+	if res.Action == Configured {
+		c.action, c.fields = "configured", res.Changed
+	}
+	if e.firstApplied == nil {
+		e.firstApplied = res.object()
+		if res.Live != nil {
+			e.firstApplied.ResourceVersion = res.Live.GetResourceVersion()
+		}
+	}
+	e.applied = append(e.applied, c)
+}
+
+// prune adds a deleted member.
+func (e *passEvents) prune(m member) {
+	if e.firstPruned == nil {
+		e.firstPruned = m.object()
+	}
+	e.pruned = append(e.pruned, changed{ref: m.ref(), action: "pruned"})
+}
+
+// changeNote is the note of a summary event: the count of each action,
+// then the members, each with its action and changed fields, as many as
+// fit within noteLimit bytes, then how many more there are. For example
+// "created 2, configured 1: ConfigMap/ns/a created, Secret/ns/b created,
+// Deployment/ns/web configured (spec.replicas)".
+func changeNote(items []changed) string {
+	var actions []string
+	n := map[string]int{}
+	for _, c := range items {
+		if n[c.action] == 0 {
+			actions = append(actions, c.action)
+		}
+		n[c.action]++
+	}
+	var b strings.Builder
+	for i, a := range actions {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %d", a, n[a])
+	}
+	b.WriteString(": ")
+	reserve := len(fmt.Sprintf(", … (+%d more)", len(items)))
+	for i, c := range items {
+		sep := ""
+		if i > 0 {
+			sep = ", "
+		}
+		item := sep + c.ref + " " + c.action
+		if len(c.fields) > 0 {
+			item += " (" + strings.Join(c.fields, ", ") + ")"
+		}
+		if i == len(items)-1 {
+			reserve = 0
+		}
+		if b.Len()+len(item)+reserve > noteLimit {
+			fmt.Fprintf(&b, "%s… (+%d more)", sep, len(items)-i)
+			break
+		}
+		b.WriteString(item)
+	}
+	return b.String()
+}
+
+// recordApplied records the pass's Applied summary, if it created or
+// configured anything, and forgets it.
+func (r *CompositionReconciler) recordApplied(s *scope) {
+	if len(s.events.applied) > 0 {
+		r.Recorder.Eventf(s.comp, s.events.firstApplied, "Normal", ReasonApplied, "Apply", "%s", changeNote(s.events.applied))
+	}
+	s.events.applied, s.events.firstApplied = nil, nil
+}
+
+// recordPruned records the pass's Pruned summary, if it deleted anything,
+// and forgets it. The members are named in order (they are listed in no
+// particular one).
+func (r *CompositionReconciler) recordPruned(s *scope) {
+	if len(s.events.pruned) > 0 {
+		slices.SortFunc(s.events.pruned, func(a, b changed) int { return strings.Compare(a.ref, b.ref) })
+		r.Recorder.Eventf(s.comp, s.events.firstPruned, "Normal", ReasonPruned, "Prune", "%s", changeNote(s.events.pruned))
+	}
+	s.events.pruned, s.events.firstPruned = nil, nil
+}
 
 // memberObject is a reference to a member, for the related object of an event.
 func memberObject(gvk schema.GroupVersionKind, namespace, name string, uid types.UID) *metav1.PartialObjectMetadata {

@@ -61,3 +61,10 @@ func NewStandaloneReconciler(mgr ctrl.Manager, opts Options) (*CompositionReconc
 // ForgetLastPass drops what the reconciler remembers of the Composition's
 // last successful pass, so its next pass is a full one.
 func (r *CompositionReconciler) ForgetLastPass(name types.NamespacedName) { r.passes.forget(name) }
+
+// IndexMembers adds the member caches' part-of index to c for u's kind,
+// as the controller does when it starts watching a kind.
+var IndexMembers = indexMembers
+
+// IndexPartOf is the name of that index, for client.MatchingFields.
+const IndexPartOf = indexPartOf

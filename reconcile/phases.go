@@ -28,6 +28,7 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 	if s.comp.ParentSpec().Suspend {
 		return ctrl.Result{}, nil
 	}
+	defer r.recordApplied(s)
 	reader := memberReader{r}
 	a := &applier{writer: s.writer, reader: reader, live: r.APIReader, id: s.plan.ID, concurrency: max(r.Options.ApplyConcurrency, 1), schemas: r.schemas}
 	hooks, err := r.newHookRun(ctx, s, a)
@@ -73,20 +74,16 @@ func (r *CompositionReconciler) applyStages(ctx context.Context, s *scope, a *ap
 	return true
 }
 
-// recordApplies turns apply results into events and metrics: one event per
-// member written or failed, with the member as the related object.
+// recordApplies turns apply results into metrics and events: a member
+// created or configured goes into the pass's one Applied event (recorded
+// when the apply phase ends, see recordApplied); a failed one gets a
+// Warning of its own, with the member as the related object.
 func (r *CompositionReconciler) recordApplies(s *scope, results []ApplyResult) {
 	for _, res := range results {
 		appliesTotal.WithLabelValues(string(res.Action)).Inc()
 		switch res.Action {
-		case Created:
-			r.Recorder.Eventf(s.comp, res.object(), "Normal", string(res.Action), "Apply", "%s created", ref(res.Object))
-		case Configured:
-			changed := ""
-			if len(res.Changed) > 0 {
-				changed = " (" + strings.Join(res.Changed, ", ") + ")"
-			}
-			r.Recorder.Eventf(s.comp, res.object(), "Normal", string(res.Action), "Apply", "%s configured%s", ref(res.Object), changed)
+		case Created, Configured:
+			s.events.apply(res)
 		case Failed:
 			reason := ReasonApplyFailed
 			if res.Reason != "" {
@@ -151,6 +148,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 	var errs []string
 	var denied error
 	hooks := plannedHooks(s.plan.Objects)
+	defer r.recordPruned(s)
 	for _, m := range listed.members {
 		if spare, err := r.spare(ctx, s, m, hooks); err != nil || spare {
 			if err != nil {
@@ -190,7 +188,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 		default:
 			deleted[m.meta.UID] = true
 			prunesTotal.Inc()
-			r.Recorder.Eventf(s.comp, m.object(), "Normal", "Pruned", "Prune", "%s pruned", m.ref())
+			s.events.prune(m)
 		}
 	}
 	if len(errs) > 0 {

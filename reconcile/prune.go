@@ -151,7 +151,7 @@ func (r *CompositionReconciler) cachedMembers(ctx context.Context, gvk schema.Gr
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 	ctx, cancel := context.WithTimeout(ctx, cacheReadTimeout)
 	defer cancel()
-	if err := r.Cache.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels{LabelPartOf: id}); err != nil {
+	if err := r.Cache.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{indexPartOf: id}); err != nil {
 		return nil, false
 	}
 	out := make([]member, 0, len(list.Items))

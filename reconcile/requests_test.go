@@ -72,8 +72,9 @@ func count(reqs []string, match func(string) bool) int {
 // TestRequestsOfAPass pins the API requests a Composition costs. Cold: one
 // apply per member and none of the reads the cache answers (no GET of a
 // member not created yet, no prune LIST: the member cache answers it), one
-// write of the ApplySet metadata on the parent and one of its status. A full pass that changes
-// nothing (forced by a label) writes nothing and lists nothing.
+// write of the ApplySet metadata on the parent, one of its status and one
+// event for the pass. A full pass that changes nothing (forced by a label)
+// writes nothing and lists nothing.
 func TestRequestsOfAPass(t *testing.T) {
 	ns := testenv.Namespace(t, k)
 	b := bundle(t, "requests-"+ns, fourKinds())
@@ -117,6 +118,20 @@ func TestRequestsOfAPass(t *testing.T) {
 		if got := count(reqs, c.match); got != c.want {
 			t.Errorf("cold converge: %d %s, want %d; requests:\n%s", got, c.what, c.want, strings.Join(reqs, "\n"))
 		}
+	}
+	// One event for the pass, naming the four members it created: the
+	// recorder writes it asynchronously.
+	eventWrites := func() int {
+		return count(controller.Requests()[mark:], func(r string) bool {
+			return strings.HasPrefix(r, "POST /apis/events.k8s.io/v1/namespaces/"+ns+"/events")
+		})
+	}
+	eventually(t, "the pass's event", func() (bool, error) {
+		return eventWrites() >= 1, fmt.Errorf("%d event writes", eventWrites())
+	})
+	settle(t, "the controller", controller)
+	if got := eventWrites(); got != 1 {
+		t.Errorf("cold converge: %d event writes, want 1 (one Applied event for the pass)", got)
 	}
 
 	// A label change brings a full pass (templates read labels) that

@@ -277,7 +277,7 @@ func (r *CompositionReconciler) listLive(ctx context.Context, comp Parent, plann
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(l.gvk.GroupVersion().WithKind(l.gvk.Kind + "List"))
 		readCtx, cancel := context.WithTimeout(ctx, cacheReadTimeout)
-		err := r.Cache.List(readCtx, list, client.InNamespace(l.namespace), client.MatchingLabels{LabelPartOf: id})
+		err := r.Cache.List(readCtx, list, client.InNamespace(l.namespace), client.MatchingFields{indexPartOf: id})
 		cancel()
 		if err != nil {
 			return nil, false

@@ -184,9 +184,9 @@ func TestEmptyRender(t *testing.T) {
 	}
 }
 
-// TestOneEventPerPrunedMember: pruning three members records three events,
-// each naming its member (as note and related object), not one folded series.
-func TestOneEventPerPrunedMember(t *testing.T) {
+// TestOnePrunedEventPerPass: a pass that prunes three members records one
+// Pruned event that names all three, with one of them as related object.
+func TestOnePrunedEventPerPass(t *testing.T) {
 	ns := testenv.Namespace(t, k)
 	files := map[string]string{
 		"values.yaml":         "extra: true\n",
@@ -204,19 +204,70 @@ func TestOneEventPerPrunedMember(t *testing.T) {
 		gone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}})
 	}
 
-	want := []string{"x1", "x2", "x3"}
-	var got []string
-	eventually(t, "one Pruned event per member", func() (bool, error) {
-		got = nil
-		for _, e := range events(t, ns, "Pruned") {
-			if e.Related == nil || e.Related.Kind != "ConfigMap" || !strings.Contains(e.Note, "ConfigMap/"+ns+"/"+e.Related.Name) {
-				return false, fmt.Errorf("event %q does not name its member as related object: %+v", e.Note, e.Related)
-			}
-			got = append(got, e.Related.Name)
+	want := "pruned 3: ConfigMap/" + ns + "/x1 pruned, ConfigMap/" + ns + "/x2 pruned, ConfigMap/" + ns + "/x3 pruned"
+	eventually(t, "one Pruned event naming the three members", func() (bool, error) {
+		evs := events(t, ns, reconcile.ReasonPruned)
+		if len(evs) != 1 {
+			return false, fmt.Errorf("%d Pruned events, want 1", len(evs))
 		}
-		slices.Sort(got)
-		return slices.Equal(got, want), fmt.Errorf("Pruned events for %v", got)
+		e := evs[0]
+		if e.Note != want || e.Related == nil || e.Related.Kind != "ConfigMap" || !slices.Contains([]string{"x1", "x2", "x3"}, e.Related.Name) {
+			return false, fmt.Errorf("Pruned event %q related to %+v, want %q related to a pruned ConfigMap", e.Note, e.Related, want)
+		}
+		return true, nil
 	})
+}
+
+// TestOneAppliedEventPerPass: a pass that creates four members records one
+// Applied event naming them; each later pass that configures a member
+// records an Applied event of its own, even when the Composition itself
+// did not change in between (its status is the same), so no pass's note is
+// lost to an earlier one's series.
+func TestOneAppliedEventPerPass(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "applied-"+ns, fourKinds())
+	mustCreate(t, composition(ns, "app", b.Name, ""))
+	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+
+	applied := func(want ...string) {
+		t.Helper()
+		eventually(t, fmt.Sprintf("%d Applied events", len(want)), func() (bool, error) {
+			var got []string
+			for _, e := range events(t, ns, reconcile.ReasonApplied) {
+				if e.Related == nil || e.Related.Namespace != ns {
+					return false, fmt.Errorf("Applied event %q related to %+v, want a member", e.Note, e.Related)
+				}
+				got = append(got, e.Note)
+			}
+			slices.Sort(got)
+			return slices.Equal(got, want), fmt.Errorf("Applied events %q, want %q", got, want)
+		})
+	}
+	created := "created 4: ServiceAccount/" + ns + "/app created, ConfigMap/" + ns + "/app created, Secret/" + ns + "/app created, Service/" + ns + "/app created"
+	applied(created)
+
+	// Two drifts, one after the other, of two members: each is undone by a
+	// pass of its own that leaves the Composition as it was.
+	cm := &corev1.ConfigMap{}
+	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["v"] = "drift"
+	if err := k.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	configuredCM := "configured 1: ConfigMap/" + ns + "/app configured (data.v)"
+	applied(configuredCM, created)
+	secret := &corev1.Secret{}
+	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app"}, secret); err != nil {
+		t.Fatal(err)
+	}
+	secret.Data["v"] = []byte("drift")
+	if err := k.Update(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	applied(configuredCM, "configured 1: Secret/"+ns+"/app configured (data.v)", created)
 }
 
 // TestInvalidObjectIsNotRetried: an object the API server rejects as

@@ -10,7 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -86,6 +88,10 @@ func (r *CompositionReconciler) startWatch(ctx context.Context, gvk schema.Group
 	u.SetGroupVersionKind(gvk)
 	e, loaded := r.watched.LoadOrStore(gvk, &watchEntry{})
 	if !loaded {
+		if err := indexMembers(ctx, r.Cache, u); err != nil {
+			r.watched.Delete(gvk)
+			return fmt.Errorf("watch %s: %w", gvk.Kind, err)
+		}
 		if err := r.controller.Watch(source.Kind(r.Cache, client.Object(u), handler.EnqueueRequestsFromMapFunc(r.parentOf))); err != nil {
 			r.watched.Delete(gvk)
 			return fmt.Errorf("watch %s: %w", gvk.Kind, err)
@@ -98,6 +104,39 @@ func (r *CompositionReconciler) startWatch(ctx context.Context, gvk schema.Group
 	}
 	e.(*watchEntry).synced.Store(true)
 	return nil
+}
+
+// indexPartOf is the field index of every member kind's cache on the
+// part-of label. controller-runtime's cache answers a label selector by
+// testing every object of the kind in the namespace, building a map of its
+// labels for each: with N Compositions in one namespace, listing one
+// set's members cost N label maps per kind, and a converge of N sets N².
+// Listed by this index, a set reads its own members only.
+const indexPartOf = "applyset.partOf"
+
+// indexMembers adds indexPartOf to the cache of u's kind. The cache is the
+// manager's, shared by the reconcilers of Compositions and of each
+// published kind: an index another one added first is as good.
+func indexMembers(ctx context.Context, c cache.Cache, u *unstructured.Unstructured) error {
+	err := c.IndexField(ctx, u, indexPartOf, func(o client.Object) []string {
+		if id := o.GetLabels()[LabelPartOf]; id != "" {
+			return []string{id}
+		}
+		return nil
+	})
+	if err == nil {
+		return nil
+	}
+	inf, ierr := c.GetInformer(ctx, u, cache.BlockUntilSynced(false))
+	if ierr != nil {
+		return fmt.Errorf("index by %s: %w", LabelPartOf, err)
+	}
+	if i, ok := inf.(interface{ GetIndexer() toolscache.Indexer }); ok {
+		if _, ok := i.GetIndexer().GetIndexers()["field:"+indexPartOf]; ok {
+			return nil
+		}
+	}
+	return fmt.Errorf("index by %s: %w", LabelPartOf, err)
 }
 
 // memberReader reads members from the cache for the kinds whose watch has

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -24,6 +24,9 @@ type controllerProc struct {
 	probes    string // host:port of /readyz
 	exited    chan struct{}
 	exitError error
+	// split follows the controller's resident pages while it runs (see
+	// sampleSplit).
+	split *rssSplit
 }
 
 // controllerArgs are the flags every run of the controller gets.
@@ -75,6 +78,8 @@ func startController(ctx context.Context, a controllerArgs, run int) (*controlle
 		logFile.Close()
 		close(p.exited)
 	}()
+	p.split = &rssSplit{}
+	go p.split.sample(cmd.Process.Pid, p.exited)
 	deadline := time.After(2 * time.Minute)
 	for {
 		select {
@@ -118,6 +123,11 @@ type memory struct {
 	// pss is the proportional set size of the controller and its workers
 	// now, in KiB: shared pages divided among the processes sharing them.
 	pss int
+	// peakAnon and peakFile split the controller's largest sampled
+	// resident set (see rssSplit) into anonymous pages (the Go heap,
+	// stacks, the runtime's own) and file-backed pages (the binary's text
+	// and data, mapped files), in KiB.
+	peakAnon, peakFile int
 }
 
 // memory reads /proc for the controller and its child processes.
@@ -129,6 +139,9 @@ func (p *controllerProc) memory() (memory, error) {
 		return m, err
 	}
 	m.pss = procPss(pid)
+	if p.split != nil {
+		m.peakAnon, m.peakFile = p.split.peak()
+	}
 	for _, child := range childPIDs(pid) {
 		if peak, _, err := procMemory(child); err == nil {
 			m.workersPeak += peak
@@ -141,30 +154,127 @@ func (p *controllerProc) memory() (memory, error) {
 
 // procMemory returns VmHWM and VmRSS of pid, in KiB.
 func procMemory(pid int) (peak, current int, err error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	st, err := procStatus(pid)
+	return st["VmHWM"], st["VmRSS"], err
+}
+
+// procStatus returns the sizes /proc/PID/status gives in kB, by name.
+func procStatus(pid int) (map[string]int, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		key, val, ok := strings.Cut(sc.Text(), ":")
+	return parseStatus(string(b)), nil
+}
+
+// parseStatus reads the "Name:  123 kB" lines of /proc/PID/status.
+func parseStatus(text string) map[string]int {
+	out := map[string]int{}
+	for line := range strings.Lines(text) {
+		key, val, ok := strings.Cut(line, ":")
 		if !ok {
 			continue
 		}
 		fields := strings.Fields(val)
-		if len(fields) == 0 {
+		if len(fields) != 2 || fields[1] != "kB" {
 			continue
 		}
-		n, _ := strconv.Atoi(fields[0])
-		switch key {
-		case "VmHWM":
-			peak = n
-		case "VmRSS":
-			current = n
+		if n, err := strconv.Atoi(fields[0]); err == nil {
+			out[key] = n
 		}
 	}
-	return peak, current, sc.Err()
+	return out
+}
+
+// rssSplit keeps the sample of a process's RssAnon and RssFile (+
+// RssShmem) whose sum was the largest: VmHWM says how high the resident
+// set went, not of what; sampled every 50 ms, the largest sum is within a
+// sample of VmHWM and says which kind of page made it.
+type rssSplit struct {
+	mu         sync.Mutex
+	anon, file int
+}
+
+// sample reads /proc/PID/status until done is closed.
+func (s *rssSplit) sample(pid int, done <-chan struct{}) {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		st, err := procStatus(pid)
+		if err != nil {
+			continue
+		}
+		s.record(st["RssAnon"], st["RssFile"]+st["RssShmem"])
+	}
+}
+
+// record keeps a sample if its sum is the largest yet.
+func (s *rssSplit) record(anon, file int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if anon+file > s.anon+s.file {
+		s.anon, s.file = anon, file
+	}
+}
+
+// peak returns the anonymous and file-backed KiB of the largest sample.
+func (s *rssSplit) peak() (anon, file int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.anon, s.file
+}
+
+// cpu returns the CPU time (user and system) the controller and, summed,
+// its render workers have used so far.
+func (p *controllerProc) cpu() (controller, workers time.Duration) {
+	pid := p.cmd.Process.Pid
+	controller, _ = procCPU(pid)
+	for _, child := range childPIDs(pid) {
+		if d, err := procCPU(child); err == nil {
+			workers += d
+		}
+	}
+	return controller, workers
+}
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat's times: 100 on
+// every Linux architecture Go supports.
+const clockTicks = 100
+
+// procCPU returns the user and system CPU time pid has used.
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	return parseStatCPU(string(b))
+}
+
+// parseStatCPU reads utime and stime, fields 14 and 15 of /proc/PID/stat,
+// counted after the command name, which may hold spaces and parentheses.
+func parseStatCPU(stat string) (time.Duration, error) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("no command name in %q", stat)
+	}
+	fields := strings.Fields(stat[i+1:]) // from field 3, the state
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("%d fields after the command name, want at least 13", len(fields))
+	}
+	var ticks int64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, err
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
 }
 
 // procPss returns the Pss of pid in KiB, 0 when the kernel does not say.

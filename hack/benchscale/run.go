@@ -281,6 +281,7 @@ func (h *harness) coldConverge(ctx context.Context, p *controllerProc) error {
 	if err != nil {
 		return err
 	}
+	cpu, workersCPU := p.cpu()
 	logf("cold converge: creating %d Compositions", h.o.n)
 	err = forEach(ctx, 16, h.o.n, func(ctx context.Context, i int) error {
 		return h.admin.Create(ctx, &v1alpha1.Composition{
@@ -296,6 +297,8 @@ func (h *harness) coldConverge(ctx context.Context, p *controllerProc) error {
 		return err
 	}
 	h.res.cold.elapsed = time.Since(w.from)
+	cpuEnd, workersEnd := p.cpu()
+	h.res.cold.cpu, h.res.cold.workersCPU = cpuEnd-cpu, workersEnd-workersCPU
 	logf("cold converge: %d Compositions Ready in %s", h.o.n, h.res.cold.elapsed.Round(time.Millisecond))
 	reconciles := before.sum("controller_runtime_reconcile_total", map[string]string{"controller": "composition"})
 	if _, err := p.idle(ctx, reconciles+float64(h.o.n), 5*time.Minute); err != nil {

@@ -13,6 +13,9 @@ import (
 type pass struct {
 	elapsed  time.Duration
 	requests requestCounts
+	// cpu and workersCPU are the CPU time the controller and its render
+	// workers used over the stretch (measured for the cold converge).
+	cpu, workersCPU time.Duration
 }
 
 // results are what a run measured.
@@ -60,6 +63,10 @@ func (r *results) write(out io.Writer, o options, cpus int) {
 	}
 	fmt.Fprintf(tw, "ratio\t%s\t\t\t\t\n", ratio)
 	tw.Flush()
+	if r.cold.cpu > 0 {
+		fmt.Fprintf(out, "CPU used over the cold converge: controller %s (%.1f ms per Composition), render workers %s\n",
+			r.cold.cpu.Round(10*time.Millisecond), float64(r.cold.cpu.Milliseconds())/float64(o.n), r.cold.workersCPU.Round(10*time.Millisecond))
+	}
 
 	fmt.Fprintf(out, "\nAPI requests of the controller, counted from %s\n", r.countedBy)
 	fmt.Fprintln(tw, "\ttime\treads\twrites\treads/Composition\twrites/Composition\t")
@@ -88,7 +95,8 @@ func (r *results) write(out io.Writer, o options, cpus int) {
 
 	fmt.Fprintln(out, "\nMemory: the controller process, and its render workers (the sandbox's processes, summed;")
 	fmt.Fprintln(out, "each one's VmHWM counts the pages of the binary they share; Pss, now, shares them out)")
-	fmt.Fprintln(tw, "\tVmHWM\tVmRSS\tworkers\tworkers' VmHWM\ttotal VmHWM\ttotal Pss\t")
+	fmt.Fprintln(out, "anon and file: the controller's largest sampled resident set, split into anonymous and file-backed pages)")
+	fmt.Fprintln(tw, "\tVmHWM\tanon\tfile\tVmRSS\tworkers\tworkers' VmHWM\ttotal VmHWM\ttotal Pss\t")
 	for _, m := range []struct {
 		name string
 		m    memory
@@ -97,9 +105,9 @@ func (r *results) write(out io.Writer, o options, cpus int) {
 		{fmt.Sprintf("+ %d ConfigMaps, %d Secrets unrelated", o.unrelatedConfigMaps, o.unrelatedSecrets), r.memAfter},
 		{"after a restart, all Ready", r.memRestart},
 	} {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", m.name, mib(m.m.peak), mib(m.m.current), m.m.workers, mib(m.m.workersPeak), mib(m.m.peak+m.m.workersPeak), mib(m.m.pss))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", m.name, mib(m.m.peak), mib(m.m.peakAnon), mib(m.m.peakFile), mib(m.m.current), m.m.workers, mib(m.m.workersPeak), mib(m.m.peak+m.m.workersPeak), mib(m.m.pss))
 	}
-	fmt.Fprintf(tw, "growth with the unrelated objects\t%s\t%s\t\t\t\t\t\n", growth(r.memBefore.peak, r.memAfter.peak), growth(r.memBefore.current, r.memAfter.current))
+	fmt.Fprintf(tw, "growth with the unrelated objects\t%s\t\t\t%s\t\t\t\t\t\n", growth(r.memBefore.peak, r.memAfter.peak), growth(r.memBefore.current, r.memAfter.current))
 	tw.Flush()
 
 	if r.unselected != nil {

@@ -70,6 +70,7 @@ func newControllerCommand(kube *genericclioptions.ConfigFlags, version string) *
 
 func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) error {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&f.zap)))
+	setControllerGC()
 	if err := reconcile.ValidateShard(f.opts.Shard); err != nil {
 		return err
 	}
