@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -257,5 +260,48 @@ func TestParseStatCPU(t *testing.T) {
 	}
 	if _, err := parseStatCPU("4242 stencil S 1"); err == nil {
 		t.Error("parseStatCPU of a line without a command name: no error")
+	}
+}
+
+func TestControlPlaneCPU(t *testing.T) {
+	before := planeCPU{"kube-apiserver": 2 * time.Second, "etcd": time.Second}
+	after := planeCPU{"kube-apiserver": 6 * time.Second, "etcd": 1500 * time.Millisecond}
+	used := after.since(before)
+	if used["kube-apiserver"] != 4*time.Second || used["etcd"] != 500*time.Millisecond {
+		t.Errorf("since = %v", used)
+	}
+	if after.since(nil) != nil || planeCPU(nil).since(before) != nil {
+		t.Error("since with an unknown side is not nil")
+	}
+	if got, want := used.perEach(1000, "Composition"), "kube-apiserver 4s (4.0 ms per Composition), etcd 500ms (0.5 ms per Composition)"; got != want {
+		t.Errorf("perEach = %q, want %q", got, want)
+	}
+	// The harness's own process stands in for a cluster's.
+	dir := t.TempDir()
+	for _, name := range planeProcesses {
+		if err := os.WriteFile(filepath.Join(dir, name+".pid"), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := (&controlPlane{pidDir: dir}).cpu(); len(got) != len(planeProcesses) {
+		t.Errorf("cpu of live pids = %v", got)
+	}
+	if got := (&controlPlane{pidDir: t.TempDir()}).cpu(); got != nil {
+		t.Errorf("cpu without pid files = %v, want nil", got)
+	}
+	if got := (*controlPlane)(nil).cpu(); got != nil {
+		t.Errorf("cpu of no cluster = %v, want nil", got)
+	}
+}
+
+func TestPrintControlPlaneCPU(t *testing.T) {
+	r := &results{countedBy: "test",
+		floor: floorResult{elapsed: 2 * time.Second, objects: 10, plane: planeCPU{"kube-apiserver": time.Second, "etcd": time.Second}},
+		cold:  pass{elapsed: 4 * time.Second, plane: planeCPU{"kube-apiserver": 3 * time.Second, "etcd": time.Second}}}
+	var b strings.Builder
+	r.print(&b, options{n: 2, children: 5}, 2)
+	want := "CPU used by the control plane: floor: kube-apiserver 1s (500.0 ms per set), etcd 1s (500.0 ms per set); cold converge: kube-apiserver 3s (1500.0 ms per Composition), etcd 1s (500.0 ms per Composition)\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, b.String())
 	}
 }

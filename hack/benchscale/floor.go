@@ -50,6 +50,8 @@ type floorResult struct {
 	elapsed  time.Duration
 	objects  int
 	requests requestCounts
+	// plane is the CPU time the control plane used meanwhile.
+	plane planeCPU
 }
 
 // applyFloor applies the sets with a bare server-side apply client: no

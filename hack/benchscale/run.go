@@ -50,7 +50,9 @@ type harness struct {
 	// side; with no audit log, its stencil_api_requests_total does.
 	audit     *auditLog
 	auditUser string
-	res       *results
+	// plane reads the local cluster's CPU time; nil on an existing cluster.
+	plane *controlPlane
+	res   *results
 }
 
 // run runs every phase and returns what it measured, so far as it got.
@@ -88,6 +90,7 @@ func run(ctx context.Context, o options) (*results, error) {
 		a := cl.audit()
 		h.audit, h.auditUser = &a, controllerUser
 		h.ctrl.logDir = filepath.Join(cl.dir, "logs")
+		h.plane = &controlPlane{pidDir: filepath.Join(cl.dir, "pids")}
 	} else {
 		if o.controllerKubeconfig != "" {
 			h.ctrl.kubeconfig = o.controllerKubeconfig
@@ -232,7 +235,9 @@ func (h *harness) floor(ctx context.Context) error {
 	cfg := rest.CopyConfig(h.adminRC)
 	cfg.QPS, cfg.Burst = float32(h.o.qps), h.o.burst
 	logf("floor: applying %d objects of %d sets", len(sets)*len(sets[0]), len(sets))
+	plane := h.plane.cpu()
 	h.res.floor, err = applyFloor(ctx, cfg, sets, h.o.concurrency, h.o.applyConcurrency)
+	h.res.floor.plane = h.plane.cpu().since(plane)
 	return err
 }
 
@@ -282,6 +287,7 @@ func (h *harness) coldConverge(ctx context.Context, p *controllerProc) error {
 		return err
 	}
 	cpu, workersCPU := p.cpu()
+	plane := h.plane.cpu()
 	logf("cold converge: creating %d Compositions", h.o.n)
 	err = forEach(ctx, 16, h.o.n, func(ctx context.Context, i int) error {
 		return h.admin.Create(ctx, &v1alpha1.Composition{
@@ -299,6 +305,7 @@ func (h *harness) coldConverge(ctx context.Context, p *controllerProc) error {
 	h.res.cold.elapsed = time.Since(w.from)
 	cpuEnd, workersEnd := p.cpu()
 	h.res.cold.cpu, h.res.cold.workersCPU = cpuEnd-cpu, workersEnd-workersCPU
+	h.res.cold.plane = h.plane.cpu().since(plane)
 	logf("cold converge: %d Compositions Ready in %s", h.o.n, h.res.cold.elapsed.Round(time.Millisecond))
 	reconciles := before.sum("controller_runtime_reconcile_total", map[string]string{"controller": "composition"})
 	if _, err := p.idle(ctx, reconciles+float64(h.o.n), 5*time.Minute); err != nil {

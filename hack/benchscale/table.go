@@ -16,6 +16,9 @@ type pass struct {
 	// cpu and workersCPU are the CPU time the controller and its render
 	// workers used over the stretch (measured for the cold converge).
 	cpu, workersCPU time.Duration
+	// plane is the CPU time the control plane used over the stretch
+	// (measured for the cold converge, on the local cluster).
+	plane planeCPU
 }
 
 // results are what a run measured.
@@ -66,6 +69,10 @@ func (r *results) write(out io.Writer, o options, cpus int) {
 	if r.cold.cpu > 0 {
 		fmt.Fprintf(out, "CPU used over the cold converge: controller %s (%.1f ms per Composition), render workers %s\n",
 			r.cold.cpu.Round(10*time.Millisecond), float64(r.cold.cpu.Milliseconds())/float64(o.n), r.cold.workersCPU.Round(10*time.Millisecond))
+	}
+	if r.floor.plane != nil && r.cold.plane != nil {
+		fmt.Fprintf(out, "CPU used by the control plane: floor: %s; cold converge: %s\n",
+			r.floor.plane.perEach(o.n, "set"), r.cold.plane.perEach(o.n, "Composition"))
 	}
 
 	fmt.Fprintf(out, "\nAPI requests of the controller, counted from %s\n", r.countedBy)
