@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -267,10 +266,12 @@ func (h *admissionHandler) parent(ctx context.Context, obj *unstructured.Unstruc
 		}
 		return comp, b, review{}
 	}
-	b, err := h.publisher(ctx, gvk)
+	b, claimants, err := PublishingBundle(ctx, h.r.Client, h.r.APIReader, gvk)
 	switch {
 	case err != nil:
 		return nil, nil, allowWarning("could not find the Bundle that publishes %s: %v; the controller will report", gvk.Kind, err)
+	case b == nil && len(claimants) > 0:
+		return nil, nil, allowWarning("Bundles %s all publish %s and its CRD names none of them; the controller will report", strings.Join(claimants, ", "), gvk.GroupKind())
 	case b == nil:
 		return nil, nil, allowWarning("no Bundle publishes %s; the controller will report", gvk.GroupKind())
 	}
@@ -293,38 +294,6 @@ func (h *admissionHandler) bundle(ctx context.Context, name string) (*v1alpha1.B
 		return nil, allowWarning("could not read Bundle %s: %v; the controller will report", name, err)
 	}
 	return b, review{}
-}
-
-// publisher returns the Bundle, from the cache, that publishes gvk: the
-// one whose CRD the kind is, when several claim it; nil when none does.
-func (h *admissionHandler) publisher(ctx context.Context, gvk schema.GroupVersionKind) (*v1alpha1.Bundle, error) {
-	list := &v1alpha1.BundleList{}
-	if err := h.r.Client.List(ctx, list); err != nil {
-		return nil, err
-	}
-	var found []*v1alpha1.Bundle
-	for i := range list.Items {
-		if publish.Serves(list.Items[i].Spec.API, gvk) {
-			found = append(found, &list.Items[i])
-		}
-	}
-	switch len(found) {
-	case 0:
-		return nil, nil
-	case 1:
-		return found[0], nil
-	}
-	crd := &metav1.PartialObjectMetadata{}
-	crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
-	if err := h.r.APIReader.Get(ctx, client.ObjectKey{Name: publish.CRDName(*found[0].Spec.API)}, crd); err != nil {
-		return nil, err
-	}
-	for _, b := range found {
-		if crd.Labels[publish.LabelBundle] == b.Name {
-			return b, nil
-		}
-	}
-	return nil, nil
 }
 
 // plan renders parent's Bundle through the controller's own path

@@ -343,6 +343,10 @@ func TestPublishedKindRefusals(t *testing.T) {
 	if err := k.Get(ctx, client.ObjectKey{Name: "gadgets." + group}, crd); err != nil || crd.Labels["stencil.dev/bundle"] != first.Name {
 		t.Fatalf("CRD after a second claim: %v, labels %v, want it still the first Bundle's", err, crd.Labels)
 	}
+	// What admission and the CLI find for the kind: the Bundle its CRD names.
+	if b, claimants, err := reconcile.PublishingBundle(ctx, k, k, gadgetGVK(group)); err != nil || b == nil || b.Name != first.Name || claimants != nil {
+		t.Errorf("PublishingBundle of a kind two Bundles claim: %v %v %v, want %s", b, claimants, err, first.Name)
+	}
 	mustCreate(t, gadget(group, ns, "w", `{"size":1}`))
 	instanceReady(t, group, ns, "w", metav1.ConditionTrue)
 	cm := &corev1.ConfigMap{}

@@ -8,17 +8,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
@@ -189,37 +184,16 @@ func clusterBundleFor(ctx context.Context, s *session, gvk schema.GroupVersionKi
 	if s.client == nil {
 		return nil, fmt.Errorf("no --bundle given and no cluster to find the Bundle publishing %s in", gvkString(gvk))
 	}
-	var list v1alpha1.BundleList
-	if err := s.client.List(ctx, &list); err != nil {
-		return nil, fmt.Errorf("list Bundles (to find the one publishing %s): %w", gvkString(gvk), err)
-	}
-	var found []*v1alpha1.Bundle
-	for i := range list.Items {
-		if publish.Serves(list.Items[i].Spec.API, gvk) {
-			found = append(found, &list.Items[i])
-		}
-	}
-	switch len(found) {
-	case 0:
+	b, claimants, err := reconcile.PublishingBundle(ctx, s.client, s.client, gvk)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("find the Bundle publishing %s: %w", gvkString(gvk), err)
+	case b == nil && len(claimants) > 0:
+		return nil, fmt.Errorf("Bundles %s all publish %s and its CRD names none of them (pass --bundle)", strings.Join(claimants, ", "), gvkString(gvk))
+	case b == nil:
 		return nil, fmt.Errorf("no Bundle in the cluster publishes %s (pass --bundle DIR to render with a bundle folder)", gvkString(gvk))
-	case 1:
-		return templates.LoadObject(found[0])
 	}
-	crd := &metav1.PartialObjectMetadata{}
-	crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-	err := s.client.Get(ctx, client.ObjectKey{Name: publish.CRDName(*found[0].Spec.API)}, crd)
-	if err != nil && !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
-		return nil, fmt.Errorf("read the CustomResourceDefinition of %s: %w", gvkString(gvk), err)
-	}
-	owner := crd.GetLabels()[publish.LabelBundle]
-	if i := slices.IndexFunc(found, func(b *v1alpha1.Bundle) bool { return b.Name == owner }); i >= 0 {
-		return templates.LoadObject(found[i])
-	}
-	names := make([]string, len(found))
-	for i, b := range found {
-		names[i] = b.Name
-	}
-	return nil, fmt.Errorf("Bundles %s all publish %s and its CRD names none of them (pass --bundle)", strings.Join(names, ", "), gvkString(gvk))
+	return templates.LoadObject(b)
 }
 
 // bundleNameAt is the name of the Bundle at from: a folder's name, or a
