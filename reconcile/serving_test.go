@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile"
 )
 
@@ -43,7 +44,7 @@ func TestServingRotatesAndInjects(t *testing.T) {
 	defer cancel()
 	ns := "stencil-system" // the controller's namespace, where its Role grants Secrets
 	opts := reconcile.ServingOptions{
-		Port: freePort(t), Host: "localhost", CertDir: t.TempDir(), Certs: reconcile.CertsRotate,
+		Port: testenv.FreePort(t), Host: "localhost", CertDir: t.TempDir(), Certs: reconcile.CertsRotate,
 		SecretName: "stencil-webhook-cert-serving-test", Service: reconcile.DefaultWebhookService,
 		Namespace: ns, ConfigName: "stencil-serving-test",
 	}
@@ -188,15 +189,4 @@ func webhookConfig(name, entry string) *admissionregistrationv1.ValidatingWebhoo
 			AdmissionReviewVersions: []string{"v1"},
 		}},
 	}
-}
-
-// freePort returns a TCP port nothing listens on.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

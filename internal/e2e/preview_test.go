@@ -3,7 +3,6 @@ package e2e_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,7 +32,7 @@ func loopbackWebhook(t *testing.T, root, kubeconfig string) reconcile.ServingOpt
 		t.Fatalf("hack/webhook-loopback.sh: %v\n%s", err, out)
 	}
 	o := reconcile.DefaultServingOptions()
-	o.Host, o.Port, o.CertDir = "localhost", freePort(t), t.TempDir()
+	o.Host, o.Port, o.CertDir = "localhost", testenv.FreePort(t), t.TempDir()
 	o.Namespace = reconcile.DefaultWebhookNamespace // as the flag's default outside a pod
 	return o
 }
@@ -138,15 +137,4 @@ func testPreview(t *testing.T, k client.Client, kc kubectl, controller *testenv.
 		})
 		ready(t, k, objectOf(t, edited), 2*time.Minute)
 	})
-}
-
-// freePort returns a TCP port nothing listens on.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

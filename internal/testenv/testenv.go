@@ -5,6 +5,7 @@ import (
 
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -128,4 +129,16 @@ func InstallWebhooks(config *rest.Config, name string, selector *metav1.LabelSel
 		return nil, fmt.Errorf("install the webhooks: %w", err)
 	}
 	return o, nil
+}
+
+// FreePort returns a TCP port of 127.0.0.1 nothing listens on, for a
+// server a test starts (a webhook server on loopback).
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
