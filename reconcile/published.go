@@ -289,28 +289,42 @@ func setupBundleController(mgr ctrl.Manager, cr *CompositionReconciler) error {
 // publishedCRDs is a source of the Bundles whose kind's CRD changed: a
 // metadata watch of the CRDs labelled publish.LabelBundle.
 func publishedCRDs(md metadata.Interface) source.Source {
-	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[ctrlreconcile.Request]) error {
-		factory := metadatainformer.NewFilteredSharedInformerFactory(md, 0, "", func(o *metav1.ListOptions) {
-			o.LabelSelector = publish.LabelBundle
+	return metadataSource(md, apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions"),
+		"the published kinds' CustomResourceDefinitions",
+		func(o *metav1.ListOptions) { o.LabelSelector = publish.LabelBundle },
+		func(q workqueue.TypedRateLimitingInterface[ctrlreconcile.Request], m metav1.Object) {
+			if name := m.GetLabels()[publish.LabelBundle]; name != "" {
+				q.Add(ctrlreconcile.Request{NamespacedName: types.NamespacedName{Name: name}})
+			}
 		})
-		enqueue := func(obj any) {
+}
+
+// metadataSource is a source of requests from a metadata-only watch of
+// gvr (what names it in errors), narrowed by tweak, managedFields
+// dropped: every add, update and delete calls enqueue with the object (a
+// deleted one unwrapped from its tombstone).
+func metadataSource(md metadata.Interface, gvr schema.GroupVersionResource, what string, tweak func(*metav1.ListOptions),
+	enqueue func(workqueue.TypedRateLimitingInterface[ctrlreconcile.Request], metav1.Object)) source.Source {
+	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[ctrlreconcile.Request]) error {
+		factory := metadatainformer.NewFilteredSharedInformerFactory(md, 0, "", tweak)
+		handle := func(obj any) {
 			if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 				obj = d.Obj
 			}
-			if m, ok := obj.(metav1.Object); ok && m.GetLabels()[publish.LabelBundle] != "" {
-				q.Add(ctrlreconcile.Request{NamespacedName: types.NamespacedName{Name: m.GetLabels()[publish.LabelBundle]}})
+			if m, ok := obj.(metav1.Object); ok {
+				enqueue(q, m)
 			}
 		}
-		inf := factory.ForResource(apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions")).Informer()
+		inf := factory.ForResource(gvr).Informer()
 		if err := inf.SetTransform(stripManagedFields); err != nil {
 			return err
 		}
 		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc:    enqueue,
-			UpdateFunc: func(_, n any) { enqueue(n) },
-			DeleteFunc: enqueue,
+			AddFunc:    handle,
+			UpdateFunc: func(_, n any) { handle(n) },
+			DeleteFunc: handle,
 		}); err != nil {
-			return fmt.Errorf("watch the published kinds' CustomResourceDefinitions: %w", err)
+			return fmt.Errorf("watch %s: %w", what, err)
 		}
 		factory.Start(ctx.Done())
 		return nil

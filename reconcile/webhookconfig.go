@@ -15,8 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/metadata/metadatainformer"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -66,25 +64,14 @@ func setupWebhookConfig(mgr ctrl.Manager, r *CompositionReconciler) error {
 
 // webhookConfigSource is a metadata watch of the configuration name.
 func webhookConfigSource(md metadata.Interface, name string) source.Source {
-	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[ctrlreconcile.Request]) error {
-		factory := metadatainformer.NewFilteredSharedInformerFactory(md, 0, "", func(o *metav1.ListOptions) {
+	return metadataSource(md, admissionregistrationv1.SchemeGroupVersion.WithResource("validatingwebhookconfigurations"),
+		"ValidatingWebhookConfiguration "+name,
+		func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
+		},
+		func(q workqueue.TypedRateLimitingInterface[ctrlreconcile.Request], _ metav1.Object) {
+			q.Add(ctrlreconcile.Request{NamespacedName: types.NamespacedName{Name: name}})
 		})
-		enqueue := func(any) { q.Add(ctrlreconcile.Request{NamespacedName: types.NamespacedName{Name: name}}) }
-		inf := factory.ForResource(admissionregistrationv1.SchemeGroupVersion.WithResource("validatingwebhookconfigurations")).Informer()
-		if err := inf.SetTransform(stripManagedFields); err != nil {
-			return err
-		}
-		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc:    enqueue,
-			UpdateFunc: func(_, n any) { enqueue(n) },
-			DeleteFunc: enqueue,
-		}); err != nil {
-			return fmt.Errorf("watch ValidatingWebhookConfiguration %s: %w", name, err)
-		}
-		factory.Start(ctx.Done())
-		return nil
-	})
 }
 
 // Reconcile brings the published entry to the kinds served.
