@@ -353,7 +353,7 @@ func (h *admissionHandler) preview(ctx context.Context, parent Parent, b *v1alph
 		return []string{warningText(fmt.Sprintf("stencil: %s renders no objects while its set has %d members: the controller would prune nothing and stall (EmptyRender); annotate it or its Bundle %s: \"true\" to delete them all",
 			describe(parent), len(pruned), AnnotationAllowEmptyRender))}
 	}
-	lines := childWarnings(parent.GetNamespace(), previews, pruned)
+	lines := childWarnings(parent.GetNamespace(), plan.ID, previews, pruned)
 	if parent.ParentSpec().Suspend && len(lines) > 0 {
 		lines = append([]string{"stencil: " + describe(parent) + " is suspended: nothing changes until it resumes"}, lines...)
 	}

@@ -237,10 +237,16 @@ func isKind(u *unstructured.Unstructured, group, kind string) bool {
 	return gvk.Group == group && gvk.Kind == kind
 }
 
-// childWarnings are the warnings of a dry run: one per child that would
-// change (created, its changed fields, or why it would be refused), then
-// one per member that would be pruned or orphaned, sorted by child.
-func childWarnings(namespace string, previews []Preview, pruned []PruneCandidate) []string {
+// childWarnings are the warnings of a dry run of the set id: one per
+// child that would change (created, its changed fields, or why it would
+// be refused), then one per member that would be pruned or orphaned,
+// sorted by child.
+//
+// An object that exists but is not yet a member of the set (one the apply
+// would adopt) is listed with the paths of its changed fields only: the
+// dry run reads it as the controller or the parent's ServiceAccount, and
+// the requester may not be allowed to read it, so its values stay hidden.
+func childWarnings(namespace, id string, previews []Preview, pruned []PruneCandidate) []string {
 	var out []string
 	for _, pv := range previews {
 		name := childName(namespace, ref(pv.Desired))
@@ -250,9 +256,18 @@ func childWarnings(namespace string, previews []Preview, pruned []PruneCandidate
 		case pv.Live == nil:
 			out = append(out, "stencil: "+name+": created")
 		default:
-			if changes := ChangedFields(pv.Live, pv.Applied); len(changes) > 0 {
-				out = append(out, "stencil: "+name+": "+joinChanges(changes, maxWarningRunes-len("stencil: "+name+": ")))
+			changes := ChangedFields(pv.Live, pv.Applied)
+			if len(changes) == 0 {
+				continue
 			}
+			head := "stencil: " + name + ": "
+			if pv.Live.GetLabels()[LabelPartOf] != id {
+				head += "would be adopted: "
+				for i := range changes {
+					changes[i].Old, changes[i].New, changes[i].Hidden = nil, nil, true
+				}
+			}
+			out = append(out, head+joinChanges(changes, maxWarningRunes-len([]rune(head))))
 		}
 	}
 	sorted := append([]PruneCandidate(nil), pruned...)

@@ -203,7 +203,9 @@
 // as the parent's ServiceAccount (DryRun) and lists the prune set
 // (PruneCandidates), and answers with one warning per changed child
 // ("stencil: Deployment/shop: spec.replicas 2 → 3", "created", "would
-// be pruned"; a Secret's values never show), within the API server's
+// be pruned"; a Secret's values never show, nor those of an object not
+// yet a member, which the requester may not be allowed to read: "would be
+// adopted" and its changed paths), within the API server's
 // limits on warnings, the last one saying how many more to see with
 // `stencil diff`.
 //
