@@ -78,6 +78,10 @@ test: ## Run unit, envtest (real kube-apiserver + etcd) and end-to-end (local cl
 	echo "KUBEBUILDER_ASSETS=$$assets"; \
 	KUBEBUILDER_ASSETS=$$assets go test -count=1 -timeout 30m $(GO_TEST_FLAGS) ./...
 
+.PHONY: fresh-check
+fresh-check: ## Run the README's test command in a clone of HEAD with empty Go module and build caches, as a new machine would (built Kubernetes binaries reused).
+	hack/fresh-check.sh
+
 .PHONY: bench
 bench: ## Run the benchmarks (rendering in process and in the sandbox, one reconcile pass on envtest), then stencil vs Helm's engine side by side.
 	go test -run '^$$' -bench . -benchmem ./templates/... ./internal/sandbox/

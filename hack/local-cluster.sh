@@ -189,7 +189,9 @@ EOF
     --authentication-kubeconfig "$kubeconfig" --authorization-kubeconfig "$kubeconfig" \
     --bind-address 127.0.0.1 --secure-port "$sched_port" --leader-elect=false
   local stages
-  stages=$(cd "$root/hack/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)/kustomize/stage
+  # `go mod download` fetches the module when the cache lacks it (a cached
+  # kwok binary does not mean its source is in this machine's module cache).
+  stages=$(cd "$root/hack/kwok" && go mod download sigs.k8s.io/kwok && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)/kustomize/stage
   local configs=()
   for f in "$stages"/node/fast/*.yaml "$stages"/node/heartbeat-with-lease/*.yaml "$stages"/pod/fast/*.yaml \
     "$stages"/volume/fast/pv-*.yaml "$stages"/volume/fast/pvc-*.yaml; do

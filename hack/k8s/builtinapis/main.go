@@ -132,19 +132,26 @@ func run(out string) error {
 }
 
 // moduleDir returns the folder and the release (v1.36.3) of
-// k8s.io/kubernetes as this module requires it.
+// k8s.io/kubernetes as this module requires it. It asks `go mod download`,
+// not `go list -m`: on a fresh machine the module is not in the module cache
+// yet, and only download fetches it (a no-op when it is already there).
 func moduleDir() (dir, version string, err error) {
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}} {{.Version}}", module)
+	cmd := exec.Command("go", "mod", "download", "-json", module)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return "", "", fmt.Errorf("go list -m %s: %w", module, err)
+		return "", "", fmt.Errorf("go mod download %s: %w", module, err)
 	}
-	f := strings.Fields(string(out))
-	if len(f) != 2 || f[0] == "" {
-		return "", "", fmt.Errorf("go list -m %s printed %q; is the module downloaded (go mod download %s)?", module, out, module)
+	var m struct {
+		Dir, Version, Error string
 	}
-	return f[0], f[1], nil
+	if err := json.Unmarshal(out, &m); err != nil {
+		return "", "", fmt.Errorf("go mod download %s: %w", module, err)
+	}
+	if m.Error != "" || m.Dir == "" {
+		return "", "", fmt.Errorf("go mod download %s: %s", module, m.Error)
+	}
+	return m.Dir, m.Version, nil
 }
 
 func readJSON(path string, v any) error {
