@@ -13,13 +13,15 @@ import (
 // renderFlags are the limits of every render a command makes: the same
 // flags, defaults and sandbox in the controller, render, diff and lint.
 type renderFlags struct {
-	timeout time.Duration
-	memory  string
+	timeout   time.Duration
+	memory    string
+	isolation string
 }
 
 func (f *renderFlags) add(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.timeout, "render-timeout", sandbox.DefaultTimeout, "the most time one render may take; a render past it is stopped (reason RenderTimeout)")
 	fs.StringVar(&f.memory, "render-memory", "512Mi", "the most memory one render may use, as a quantity (512Mi, 1Gi); a render past it is stopped (reason RenderTooLarge)")
+	fs.StringVar(&f.isolation, "render-isolation", "", "strict: refuse to render where render workers cannot confine themselves (Landlock, seccomp); best-effort: warn once and render (default: strict for the controller and blast, best-effort for render, diff and lint)")
 }
 
 // limits parses the flags.
@@ -31,7 +33,13 @@ func (f *renderFlags) limits() (sandbox.Limits, error) {
 	if f.timeout <= 0 {
 		return sandbox.Limits{}, fmt.Errorf("--render-timeout %s: want a positive duration such as 10s", f.timeout)
 	}
-	return sandbox.Limits{Timeout: f.timeout, Memory: q.Value()}, nil
+	mode := sandbox.IsolationStrict
+	if f.isolation != "" {
+		if mode, err = sandbox.ParseIsolationMode(f.isolation); err != nil {
+			return sandbox.Limits{}, err
+		}
+	}
+	return sandbox.Limits{Timeout: f.timeout, Memory: q.Value(), Isolation: mode}, nil
 }
 
 // pool starts the pool of render workers of a command that renders one
@@ -40,6 +48,9 @@ func (f *renderFlags) pool() (*sandbox.Pool, error) {
 	l, err := f.limits()
 	if err != nil {
 		return nil, err
+	}
+	if f.isolation == "" { // a user rendering their own files, maybe off Linux
+		l.Isolation = sandbox.IsolationBestEffort
 	}
 	return sandbox.New(sandbox.Options{Limits: l, Workers: 1})
 }

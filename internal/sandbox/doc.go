@@ -32,9 +32,28 @@
 //     Workers set their oom_score_adj to 1000, so a container's memory
 //     limit reached first kills a worker, not the controller.
 //   - Isolation: workers run with GOMAXPROCS=1 (a hostile render holds at
-//     most one core), an empty environment except the worker switch, "/" as
-//     working directory, and die with their parent (Pdeathsig). A killed or
-//     crashed worker is replaced by a fresh one on the next render.
+//     most one core), an environment of four variables only (EnvWorker,
+//     EnvMemory, GOMAXPROCS=1, GOTRACEBACK=none), "/" as working directory,
+//     and die with their parent (Pdeathsig). A killed or crashed worker is
+//     replaced by a fresh one on the next render.
+//   - Confinement: once started, before its first request, a worker holds
+//     nothing: Landlock at the newest ABI the kernel offers, no path and no
+//     port allowed (no file opened, made or executed, no TCP bind or
+//     connect; from ABI 6 no signal or abstract unix socket leaves the
+//     worker), and a seccomp filter refusing (EPERM) file opens and
+//     changes, sockets, exec, fork and clone without CLONE_THREAD, ptrace,
+//     other processes' memory, files, limits and signals, io_uring, bpf,
+//     namespaces and mounts (the list is confine_linux.go's); a system call
+//     of another architecture kills it. Both hold on every thread (seccomp
+//     TSYNC; go-landlock on each thread, or TSYNC from ABI 8). The worker's
+//     first message says what holds (Isolation).
+//   - Modes: in a strict pool (Limits.Isolation's zero value, the
+//     controller's), New on a kernel without Landlock or seccomp, and
+//     Render with a worker that could not confine itself, fail with an
+//     *IsolationError naming what is missing and the flag
+//     --render-isolation; a best-effort pool (render, diff and lint) renders
+//     and says once on stderr what is missing. Pool.Isolation reports what
+//     holds.
 //
 // # Speed
 //
@@ -51,6 +70,8 @@
 //
 // # Invariants
 //
+//   - A worker reads no request before it has confined itself and said
+//     how; everything a render needs is in the binary (time zones too).
 //   - Render never blocks longer than Limits.Timeout plus the grace, plus
 //     the wait for a free worker (bounded by the caller's context).
 //   - Messages never carry the values or the worker's stderr beyond the

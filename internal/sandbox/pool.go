@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,6 +32,9 @@ type Limits struct {
 	Timeout time.Duration
 	// Memory is the most memory, in bytes, one render may use; 0 means DefaultMemory.
 	Memory int64
+	// Isolation says whether a worker that cannot confine itself (no
+	// Landlock or no seccomp) may render; the zero value is IsolationStrict.
+	Isolation IsolationMode
 }
 
 func (l Limits) withDefaults() Limits {
@@ -60,15 +64,21 @@ type Pool struct {
 	limits  Limits
 	command []string
 	slots   chan struct{}
+	warn    sync.Once // of a best-effort pool's first weaker worker
 
-	mu     sync.Mutex
-	idle   []*proc
-	closed bool
+	mu        sync.Mutex
+	idle      []*proc
+	closed    bool
+	isolation *Isolation // of the last worker started
 }
 
 // New returns a pool. Workers are started on demand, so New itself starts
-// no process.
+// no process; a strict pool on a kernel that lacks Landlock or seccomp is
+// an *IsolationError.
 func New(opts Options) (*Pool, error) {
+	if err := checkIsolation(opts.Limits.Isolation, kernelIsolation()); err != nil {
+		return nil, err
+	}
 	cmd := opts.Command
 	if len(cmd) == 0 {
 		exe, err := os.Executable()
@@ -82,6 +92,34 @@ func New(opts Options) (*Pool, error) {
 
 // Limits returns the limits every render of the pool runs under.
 func (p *Pool) Limits() Limits { return p.limits }
+
+// Isolation returns what confines the pool's workers, as the last worker
+// started reported it, or what the kernel offers when none has started.
+func (p *Pool) Isolation() Isolation {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.isolation != nil {
+		return *p.isolation
+	}
+	return kernelIsolation()
+}
+
+// observe records what confines a new worker; a best-effort pool says
+// once what is missing.
+func (p *Pool) observe(iso *Isolation) {
+	if iso == nil {
+		return
+	}
+	p.mu.Lock()
+	p.isolation = iso
+	p.mu.Unlock()
+	if m := iso.Missing(); len(m) > 0 && p.limits.Isolation == IsolationBestEffort {
+		p.warn.Do(func() {
+			fmt.Fprintf(os.Stderr, "warning: render workers run without %s: a render can do what this user can (%s=%s)\n",
+				strings.Join(m, ", "), IsolationFlag, p.limits.Isolation)
+		})
+	}
+}
 
 // Render renders b with in in a worker process. A render error, including
 // an overrun of the deadline or the memory ceiling, is a
@@ -99,6 +137,7 @@ func (p *Pool) Render(ctx context.Context, b *templates.Bundle, in templates.Inp
 		return nil, err
 	}
 	objs, reusable, err := w.render(ctx, b, in, p.limits)
+	p.observe(w.hello())
 	p.put(w, reusable)
 	return objs, err
 }
@@ -194,9 +233,20 @@ func (w *proc) await(ctx context.Context, l Limits) (*response, error) {
 			if !ok {
 				return nil, w.died(w.readErr, l)
 			}
-			if f.Progress != nil {
+			switch {
+			case f.Progress != nil:
 				w.where = *f.Progress
 				continue
+			case f.Isolation != nil && w.isolation == nil:
+				w.isolation, w.fresh = f.Isolation, true
+				if err := checkIsolation(l.Isolation, *f.Isolation); err != nil {
+					w.kill()
+					return nil, err
+				}
+				continue
+			case w.isolation == nil:
+				w.kill()
+				return nil, fmt.Errorf("render worker answered before it said what confines it")
 			}
 			return f, nil
 		case <-timer.C:

@@ -24,6 +24,20 @@ type proc struct {
 	known   map[string]bool
 	where   location // where the render was, from the last progress note
 	once    sync.Once
+	// isolation is what confines the worker, from its first message;
+	// fresh says that the pool has not seen it yet.
+	isolation *Isolation
+	fresh     bool
+}
+
+// hello returns what confines the worker the first time it is called
+// after the worker said it, and nil after.
+func (w *proc) hello() *Isolation {
+	if !w.fresh {
+		return nil
+	}
+	w.fresh = false
+	return w.isolation
 }
 
 // start starts a worker process.

@@ -26,6 +26,9 @@ type request struct {
 	// TimeoutMillis is the render's deadline, counted from when the
 	// worker reads the request.
 	TimeoutMillis int64 `json:"timeoutMillis"`
+	// Probe is a test's question (see testHooks); a worker of a
+	// production binary ends when it gets one.
+	Probe string `json:"probe,omitempty"`
 }
 
 type bundleRef struct {
@@ -35,9 +38,12 @@ type bundleRef struct {
 
 func (r bundleRef) key() string { return r.Name + "@" + r.Revision }
 
-// response is one message from a worker: a progress note (the template
-// being executed), or the final result.
+// response is one message from a worker: what confines it (its first
+// message), a progress note (the template being executed), or the final
+// result.
 type response struct {
+	// Isolation, in a worker's first message, is what confines it.
+	Isolation *Isolation `json:"isolation,omitempty"`
 	// Progress, when set, is where the render is; more messages follow.
 	Progress *location `json:"progress,omitempty"`
 	// NeedBundle asks for the request again with the bundle's spec.

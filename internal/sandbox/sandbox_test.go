@@ -19,6 +19,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	setUpWorker()
 	sandbox.Main() // the pool re-executes this test binary as its workers
 	os.Exit(m.Run())
 }

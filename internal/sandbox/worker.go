@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	_ "time/tzdata" // a confined worker reads no zoneinfo file
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -65,6 +66,14 @@ func serve(in io.Reader, out io.Writer) int {
 		fmt.Fprintf(os.Stderr, "render worker: %v\n", err)
 		return 1
 	}
+	// Whatever uses the local zone later sees the one it sees now, while
+	// /etc/localtime can still be read.
+	_ = time.Local.String()
+	iso := confine()
+	if err := w.send(response{Isolation: &iso}); err != nil {
+		fmt.Fprintf(os.Stderr, "render worker: %v\n", err)
+		return 1
+	}
 	r := bufio.NewReader(in)
 	for {
 		var req request
@@ -105,8 +114,28 @@ func (w *worker) limitMemory() error {
 	return nil
 }
 
+// testHooks are set by this package's tests only (export_test.go): a
+// production binary has none, and no request can set them.
+var testHooks struct {
+	// probe answers a request's Probe: something a confined worker must
+	// not be able to do.
+	probe func(what string) error
+	// noLandlock and noSeccomp make a worker act as on a kernel without them.
+	noLandlock, noSeccomp bool
+}
+
 // handle answers one request.
 func (w *worker) handle(req *request) error {
+	if req.Probe != "" {
+		if testHooks.probe == nil {
+			return fmt.Errorf("unknown request")
+		}
+		resp := response{}
+		if err := testHooks.probe(req.Probe); err != nil {
+			resp.Error = toWire(err)
+		}
+		return w.send(resp)
+	}
 	b, err := w.bundle(req)
 	if err != nil {
 		return w.send(response{Error: toWire(err)})

@@ -1,0 +1,38 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+)
+
+// SetProbe makes the workers of this test binary answer Pool.Probe with f.
+func SetProbe(f func(what string) error) { testHooks.probe = f }
+
+// WithoutLandlock and WithoutSeccomp make the workers of this test binary
+// act as on a kernel without Landlock or seccomp.
+func WithoutLandlock() { testHooks.noLandlock = true }
+func WithoutSeccomp()  { testHooks.noSeccomp = true }
+
+// Probe asks a worker to try what (see SetProbe): refused is the worker's
+// error, err any other.
+func (p *Pool) Probe(ctx context.Context, what string) (refused, err error) {
+	p.slots <- struct{}{}
+	defer func() { <-p.slots }()
+	w, err := p.get()
+	if err != nil {
+		return nil, err
+	}
+	if err := w.send(&request{Probe: what}); err != nil {
+		return nil, w.died(err, p.limits)
+	}
+	resp, err := w.await(ctx, p.limits)
+	p.observe(w.hello())
+	p.put(w, err == nil)
+	switch {
+	case err != nil:
+		return nil, err
+	case resp.Error != nil:
+		return errors.New(resp.Error.Msg), nil
+	}
+	return nil, nil
+}
