@@ -3,8 +3,9 @@ package templates
 import (
 	"bytes"
 	"fmt"
-
-	"github.com/stencil-dev/stencil/templates/internal/gotmpl"
+	"maps"
+	"slices"
+	"text/template"
 )
 
 // Bounds of one render. Exceeding one is a RenderError, never a crash.
@@ -33,30 +34,51 @@ var nondeterministic = []string{
 }
 
 // renderState is what the functions of one render share: the render's
-// budget, which every include and tpl charges (Limits), and which knows the
-// template set of the execution calling them (a tpl runs in a clone).
+// budget (Limits), which the points of the templates (instrument.go),
+// include and tpl charge, and the set the innermost execution runs in (a
+// tpl runs in a clone).
 type renderState struct {
-	budget *gotmpl.Budget
+	budget budget
+	set    *execSet
 	// funcBytes is the render's function budget (guard.go); 0 means
 	// MaxFunctionBytes.
 	funcBytes int64
+	// tpls are the clones tpl parsed its texts in, kept across the
+	// renders of the set: a clone of some 200 functions and a parse per
+	// call cost more than most renders.
+	tpls map[tplKey]*execSet
 }
 
-// tplName is the name tpl parses its text under: RenderErrors and Progress
-// report the tpl call's own file and line instead.
+// tplKey is a text tpl parsed in a set, at a call site.
+type tplKey struct {
+	set  *execSet
+	site int
+	text string
+}
+
+// maxTplClones bounds renderState.tpls: past it, they are forgotten.
+const maxTplClones = 32
+
+// tplName is the name tpl parses its text under; its points report the
+// tpl call's own file and line.
 const tplName = "tpl"
 
 // funcMap returns the functions templates may call: sprig's and Helm's,
 // bounded, deterministic unless allowNondeterministic, and never able to
 // make a value contain itself (guardedFuncs; "# Functions" in doc.go),
-// with include and tpl on st. Every function of one map charges g, the
-// function budget (MaxFunctionBytes), so each render executes a set
-// whose funcMap is its own (boundSet). With st and g nil, the functions
-// check each call on its own.
-func funcMap(st *renderState, g *guard, allowNondeterministic bool) gotmpl.FuncMap {
+// with include, tpl and the budget's points (instrument.go) on st. Every
+// function of one map charges g, the function budget (MaxFunctionBytes),
+// so each render executes a set whose funcMap is its own (boundSet).
+func funcMap(st *renderState, g *guard, allowNondeterministic bool) template.FuncMap {
 	f := guardedFuncs(g, allowNondeterministic)
-	f["include"] = g.output("include", st.include)
-	f["tpl"] = g.output("tpl", st.tpl)
+	f[includeFunc] = g.output("include", st.include)
+	f[tplFunc] = g.output("tpl", st.tpl)
+	// Calls of include and tpl are rewritten to the two above; these
+	// names remain for the parser, and any other use is an error of
+	// text/template (wrong number of arguments).
+	f["include"] = func(string, any) (string, error) { return "", fmt.Errorf("include: not called") }
+	f["tpl"] = func(string, any) (string, error) { return "", fmt.Errorf("tpl: not called") }
+	f[budgetFunc] = st.point
 	return f
 }
 
@@ -65,42 +87,107 @@ func funcMap(st *renderState, g *guard, allowNondeterministic bool) gotmpl.FuncM
 // of a small render, so a bundle keeps the sets of finished renders in a
 // pool (Bundle.bound) and a render takes one, resetting its state and
 // guard: no two renders hold the same set, and nothing of a render but
-// those two survives it in the set (functions keep no other state, and
-// executing a template does not change it).
+// those two (and tpl's clones, for the same bundle) survives it in the
+// set (functions keep no other state, and executing a template does not
+// change it).
 type boundSet struct {
-	t  *gotmpl.Template
-	st *renderState
-	g  *guard
+	set *execSet
+	st  *renderState
+	g   *guard
 }
 
 // newBoundSet clones the bundle's parsed set and binds a funcMap of its
 // own to the clone. (The parsed set itself is the first boundSet: see
 // Bundle.parse.)
 func (b *Bundle) newBoundSet() (*boundSet, error) {
-	t, err := b.tmpl.Clone()
+	t, err := b.tmpl.t.Clone()
 	if err != nil {
 		return nil, err
 	}
-	bs := &boundSet{t: t, st: &renderState{}, g: newGuard(0)}
-	t.BindFuncs(funcMap(bs.st, bs.g, b.spec.AllowNondeterministic))
+	bs := &boundSet{set: &execSet{t: t, locs: b.tmpl.locs, infos: b.tmpl.infos}, st: &renderState{}, g: newGuard(0)}
+	t.Funcs(funcMap(bs.st, bs.g, b.spec.AllowNondeterministic))
 	return bs, nil
 }
 
 // reset prepares the set for a render with budget: a fresh function
 // budget of st.funcBytes and no costly call made.
-func (bs *boundSet) reset(budget *gotmpl.Budget) {
-	bs.st.budget = budget
+func (bs *boundSet) reset(b budget) {
+	bs.st.budget = b
+	bs.st.set = bs.set
 	*bs.g = *newGuard(bs.st.funcBytes)
+}
+
+// point is the budget's function the templates call (instrument.go). It
+// stops the render by panicking with the budget's error, which
+// text/template returns as the error of the call: a single result that
+// is a pointer costs no allocation.
+func (st *renderState) point(arg int64) *struct{} {
+	kind, loc, weight := splitPoint(arg)
+	b := &st.budget
+	l := st.set.locs[loc]
+	b.at(l)
+	var err error
+	switch kind {
+	case pointIter:
+		err = b.iterate(weight)
+	case pointCall:
+		if err = b.call(); err == nil {
+			if t := st.set.t.Lookup(l.call); t != nil {
+				err = st.enter(t)
+			}
+		}
+	case pointReturn:
+		b.ret()
+	}
+	if err != nil {
+		panic(err)
+	}
+	return nil
+}
+
+// enter charges the steps of t's body, which starts.
+func (st *renderState) enter(t *template.Template) error {
+	info, ok := st.set.infos[t.Tree]
+	if !ok {
+		return nil // not parsed: text/template says so
+	}
+	st.budget.at(st.set.locs[info.entry])
+	return st.budget.charge(info.weight)
+}
+
+// execute runs the template name of the innermost set, as one call of
+// the render's budget, writing to buf; site is the call's location (nil
+// for a file).
+func (st *renderState) execute(buf *bytes.Buffer, site *location, name string, data any) error {
+	t := st.set.t.Lookup(name)
+	if t == nil {
+		return st.set.t.ExecuteTemplate(buf, name, data) // its error
+	}
+	b := &st.budget
+	if site != nil {
+		b.at(site)
+	}
+	if err := b.call(); err != nil {
+		return err
+	}
+	if err := st.enter(t); err != nil {
+		return err
+	}
+	if err := t.Execute(&budgetWriter{w: buf, b: b}, data); err != nil {
+		return err
+	}
+	b.ret()
+	if site != nil {
+		b.at(site)
+	}
+	return nil
 }
 
 // include executes a named template (a define in a helper, or a file) and
 // returns its output, as Helm's include. It charges the render's budget.
-func (st *renderState) include(name string, data any) (string, error) {
-	if st == nil {
-		return "", fmt.Errorf("include outside a render")
-	}
+func (st *renderState) include(site int64, name string, data any) (string, error) {
 	var buf bytes.Buffer
-	if err := st.budget.Executing().ExecuteBudget(&buf, name, data, st.budget); err != nil {
+	if err := st.execute(&buf, st.set.locs[site], name, data); err != nil {
 		return "", err
 	}
 	return buf.String(), nil
@@ -109,22 +196,51 @@ func (st *renderState) include(name string, data any) (string, error) {
 // tpl renders a string as a template with the bundle's helpers, as Helm's
 // tpl: in a clone of the set, so its defines stay its own. It charges the
 // render's budget.
-func (st *renderState) tpl(text string, data any) (string, error) {
-	if st == nil {
-		return "", fmt.Errorf("tpl outside a render")
-	}
-	t, err := st.budget.Executing().Clone()
+func (st *renderState) tpl(site int64, text string, data any) (string, error) {
+	loc := st.set.locs[site]
+	set, err := st.tplSet(int(site), text)
 	if err != nil {
 		return "", err
 	}
-	if _, err := t.New(tplName).Parse(text); err != nil {
-		return "", fmt.Errorf("tpl: %w", err)
-	}
+	outer := st.set
+	st.set = set
+	defer func() { st.set = outer }()
 	var buf bytes.Buffer
-	if err := t.ExecuteBudget(&buf, tplName, data, st.budget); err != nil {
+	if err := st.execute(&buf, loc, tplName, data); err != nil {
 		return "", fmt.Errorf("tpl: %w", err)
 	}
 	return noValue(buf.String()), nil
+}
+
+// tplSet returns a clone of the innermost set with text parsed as tplName
+// and instrumented, every point reporting site.
+func (st *renderState) tplSet(site int, text string) (*execSet, error) {
+	key := tplKey{set: st.set, site: site, text: text}
+	if set, ok := st.tpls[key]; ok {
+		return set, nil
+	}
+	t, err := st.set.t.Clone()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := t.New(tplName).Parse(text); err != nil {
+		return nil, fmt.Errorf("tpl: %w", err)
+	}
+	set := &execSet{t: t, locs: slices.Clone(st.set.locs), infos: maps.Clone(st.set.infos)}
+	in := newTplInstrumenter(set, site)
+	for _, nt := range t.Templates() {
+		if _, ok := set.infos[nt.Tree]; ok || nt.Tree == nil {
+			continue // instrumented already
+		}
+		if err := in.tree(nt.Tree); err != nil {
+			return nil, err
+		}
+	}
+	if len(st.tpls) >= maxTplClones || st.tpls == nil {
+		st.tpls = make(map[tplKey]*execSet)
+	}
+	st.tpls[key] = set
+	return set, nil
 }
 
 func required(msg string, v any) (any, error) {

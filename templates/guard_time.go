@@ -33,10 +33,10 @@ func dateTime(fn string, v any, allowNow bool) (time.Time, error) {
 	return time.Time{}, funcError(fn, "want a time (from toDate) or seconds since the Unix epoch, got a %T: sprig would use the current time, which differs on every render", v)
 }
 
-// location is a date function's time zone: "Local" and "" are UTC, so a
+// timeZone is a date function's time zone: "Local" and "" are UTC, so a
 // render does not depend on the machine's zone; an unknown zone is UTC,
 // as in sprig.
-func location(zone string) *time.Location {
+func timeZone(zone string) *time.Location {
 	if zone == "Local" || zone == "" {
 		return time.UTC
 	}
@@ -58,7 +58,7 @@ func dateFuncs(allowNow bool) map[string]any {
 		if len(layout) > 256 {
 			return "", funcError(fn, "the layout is longer than 256 bytes")
 		}
-		return t.In(location(zone)).Format(layout), nil
+		return t.In(timeZone(zone)).Format(layout), nil
 	}
 	inZone := func(fn string) func(string, any, string) (string, error) {
 		return func(layout string, v any, zone string) (string, error) { return dateInZone(fn, layout, v, zone) }
