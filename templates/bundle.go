@@ -230,7 +230,7 @@ func (b *Bundle) parse() error {
 	sort.Strings(names)
 	// The set is parsed with the functions of a first boundSet, which the
 	// first render takes: a cold render binds them once.
-	first := &boundSet{st: &renderState{}, g: newGuard(0)}
+	first := newBoundSetOf(nil)
 	t := template.New(b.name).Option("missingkey=zero").Funcs(funcMap(first.st, first.g, b.spec.AllowNondeterministic))
 	for _, p := range names {
 		if _, err := t.New(p).Parse(b.spec.Files[p]); err != nil {
@@ -245,6 +245,7 @@ func (b *Bundle) parse() error {
 		return err
 	}
 	first.set = b.tmpl
+	t.Funcs(pointFuncs(first.st, first.g, b.tmpl.points, 0))
 	b.bound = &sync.Pool{}
 	b.bound.Put(first)
 	return nil

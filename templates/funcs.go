@@ -40,6 +40,7 @@ var nondeterministic = []string{
 type renderState struct {
 	budget budget
 	set    *execSet
+	g      *guard // the render's function budget
 	// funcBytes is the render's function budget (guard.go); 0 means
 	// MaxFunctionBytes.
 	funcBytes int64
@@ -71,14 +72,29 @@ const tplName = "tpl"
 // so each render executes a set whose funcMap is its own (boundSet).
 func funcMap(st *renderState, g *guard, allowNondeterministic bool) template.FuncMap {
 	f := guardedFuncs(g, allowNondeterministic)
-	f[includeFunc] = g.output("include", st.include)
-	f[tplFunc] = g.output("tpl", st.tpl)
-	// Calls of include and tpl are rewritten to the two above; these
-	// names remain for the parser, and any other use is an error of
+	// Calls of include and tpl are rewritten to points (pointFuncs);
+	// these names remain for the parser, and any other use is an error of
 	// text/template (wrong number of arguments).
 	f["include"] = func(string, any) (string, error) { return "", fmt.Errorf("include: not called") }
 	f["tpl"] = func(string, any) (string, error) { return "", fmt.Errorf("tpl: not called") }
-	f[budgetFunc] = st.point
+	return f
+}
+
+// pointFuncs returns the functions of points (instrument.go), bound to st
+// and g.
+func pointFuncs(st *renderState, g *guard, points []point, first int) template.FuncMap {
+	f := make(template.FuncMap, len(points))
+	for i, p := range points {
+		name := pointName(first + i)
+		switch p.kind {
+		case pointInclude:
+			f[name] = g.output("include", func(name string, data any) (string, error) { return st.include(p.loc, name, data) })
+		case pointTpl:
+			f[name] = g.output("tpl", func(text string, data any) (string, error) { return st.tpl(p.loc, text, data) })
+		default:
+			f[name] = func() *struct{} { return st.point(p) }
+		}
+	}
 	return f
 }
 
@@ -104,9 +120,15 @@ func (b *Bundle) newBoundSet() (*boundSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	bs := &boundSet{set: &execSet{t: t, locs: b.tmpl.locs, infos: b.tmpl.infos}, st: &renderState{}, g: newGuard(0)}
+	bs := newBoundSetOf(&execSet{t: t, locs: b.tmpl.locs, points: b.tmpl.points, infos: b.tmpl.infos})
 	t.Funcs(funcMap(bs.st, bs.g, b.spec.AllowNondeterministic))
+	t.Funcs(pointFuncs(bs.st, bs.g, bs.set.points, 0))
 	return bs, nil
+}
+
+func newBoundSetOf(set *execSet) *boundSet {
+	g := newGuard(0)
+	return &boundSet{set: set, st: &renderState{g: g}, g: g}
 }
 
 // reset prepares the set for a render with budget: a fresh function
@@ -117,19 +139,18 @@ func (bs *boundSet) reset(b budget) {
 	*bs.g = *newGuard(bs.st.funcBytes)
 }
 
-// point is the budget's function the templates call (instrument.go). It
-// stops the render by panicking with the budget's error, which
+// point charges the budget for a point of the templates (instrument.go).
+// It stops the render by panicking with the budget's error, which
 // text/template returns as the error of the call: a single result that
 // is a pointer costs no allocation.
-func (st *renderState) point(arg int64) *struct{} {
-	kind, loc, weight := splitPoint(arg)
+func (st *renderState) point(p point) *struct{} {
 	b := &st.budget
-	l := st.set.locs[loc]
+	l := st.set.locs[p.loc]
 	b.at(l)
 	var err error
-	switch kind {
+	switch p.kind {
 	case pointIter:
-		err = b.iterate(weight)
+		err = b.iterate(p.weight)
 	case pointCall:
 		if err = b.call(); err == nil {
 			if t := st.set.t.Lookup(l.call); t != nil {
@@ -185,7 +206,7 @@ func (st *renderState) execute(buf *bytes.Buffer, site *location, name string, d
 
 // include executes a named template (a define in a helper, or a file) and
 // returns its output, as Helm's include. It charges the render's budget.
-func (st *renderState) include(site int64, name string, data any) (string, error) {
+func (st *renderState) include(site int, name string, data any) (string, error) {
 	var buf bytes.Buffer
 	if err := st.execute(&buf, st.set.locs[site], name, data); err != nil {
 		return "", err
@@ -196,9 +217,9 @@ func (st *renderState) include(site int64, name string, data any) (string, error
 // tpl renders a string as a template with the bundle's helpers, as Helm's
 // tpl: in a clone of the set, so its defines stay its own. It charges the
 // render's budget.
-func (st *renderState) tpl(site int64, text string, data any) (string, error) {
+func (st *renderState) tpl(site int, text string, data any) (string, error) {
 	loc := st.set.locs[site]
-	set, err := st.tplSet(int(site), text)
+	set, err := st.tplSet(site, text)
 	if err != nil {
 		return "", err
 	}
@@ -226,7 +247,7 @@ func (st *renderState) tplSet(site int, text string) (*execSet, error) {
 	if _, err := t.New(tplName).Parse(text); err != nil {
 		return nil, fmt.Errorf("tpl: %w", err)
 	}
-	set := &execSet{t: t, locs: slices.Clone(st.set.locs), infos: maps.Clone(st.set.infos)}
+	set := &execSet{t: t, locs: slices.Clone(st.set.locs), points: slices.Clone(st.set.points), infos: maps.Clone(st.set.infos)}
 	in := newTplInstrumenter(set, site)
 	for _, nt := range t.Templates() {
 		if _, ok := set.infos[nt.Tree]; ok || nt.Tree == nil {
@@ -236,6 +257,8 @@ func (st *renderState) tplSet(site int, text string) (*execSet, error) {
 			return nil, err
 		}
 	}
+	n := len(st.set.points)
+	t.Funcs(pointFuncs(st, st.g, set.points[n:], n))
 	if len(st.tpls) >= maxTplClones || st.tpls == nil {
 		st.tpls = make(map[tplKey]*execSet)
 	}

@@ -213,9 +213,9 @@ func recoverScrubbed(fn string, errp *error, args ...string) {
 // output wraps include and tpl: their output is charged; their errors
 // pass unchanged (they name the file and line inside, and a stop of the
 // render's budget must reach the executor as it is).
-func (g *guard) output(fn string, f func(int64, string, any) (string, error)) func(int64, string, any) (string, error) {
-	return func(site int64, s string, data any) (string, error) {
-		out, err := f(site, s, data)
+func (g *guard) output(fn string, f func(string, any) (string, error)) func(string, any) (string, error) {
+	return func(s string, data any) (string, error) {
+		out, err := f(s, data)
 		if err != nil {
 			return "", err
 		}

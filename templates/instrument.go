@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
+	"sync"
 	"text/template"
 	"text/template/parse"
 )
@@ -22,49 +24,64 @@ import (
 //     its location, and counts the call and the steps of what it executes
 //     in Go, as the render does for each file (treeInfo).
 //
-// A point is an action {{$_stencil := _stencilBudget N}} whose number N
-// says what to charge and the location to report (pointArg): a stop, and
-// Progress, name the location of the innermost point, call or template
-// started. The functions' names are refused in a bundle's templates and
-// in tpl's text, so a template cannot charge (or refund) the budget.
+// A point is an action {{$_stencil := _stencilN}} calling a function of
+// no argument (the cheapest call text/template makes) that knows what to
+// charge and the location to report (the point N of the set, see
+// pointFuncs): a stop, and Progress, name the location of the innermost
+// point, call or template started. include and tpl become _stencilN
+// too. Names starting with _stencil are refused in a bundle's templates
+// and in tpl's text, so a template cannot charge (or refund) the budget.
 
-// Names of the budget's functions and variable: reserved.
+// reservedPrefix starts the names of the budget's functions; budgetVar is
+// the variable its points set.
 const (
-	budgetFunc  = "_stencilBudget"
-	includeFunc = "_stencilInclude"
-	tplFunc     = "_stencilTpl"
-	budgetVar   = "$_stencil"
+	reservedPrefix = "_stencil"
+	budgetVar      = "$_stencil"
 )
 
 // Kinds of point.
 const (
-	pointIter   = iota // a range body starts: one iteration and its steps
-	pointCall          // before a {{template}}: one call, one level deeper, its steps
-	pointReturn        // after it: one level back
+	pointIter    = iota // a range body starts: one iteration and its steps
+	pointCall           // before a {{template}}: one call, one level deeper, its steps
+	pointReturn         // after it: one level back
+	pointInclude        // an include call
+	pointTpl            // a tpl call
 )
 
-// Bits of a point's number: kind, location index, weight (steps).
-const (
-	pointKindBits = 2
-	pointLocBits  = 30
-	maxWeight     = 1<<31 - 1
-)
-
-func pointArg(kind, loc int, weight int64) int64 {
-	return min(weight, maxWeight)<<(pointKindBits+pointLocBits) | int64(loc)<<pointKindBits | int64(kind)
+// point is a call the instrumented templates make.
+type point struct {
+	kind   int
+	loc    int   // index in the set's locs
+	weight int64 // pointIter: the steps of the body
 }
 
-func splitPoint(arg int64) (kind, loc int, weight int64) {
-	return int(arg & (1<<pointKindBits - 1)), int(arg >> pointKindBits & (1<<pointLocBits - 1)), arg >> (pointKindBits + pointLocBits)
+// maxWeight bounds the steps one point charges.
+const maxWeight = 1<<31 - 1
+
+func pointName(i int) string {
+	if names := pointNames(); i < len(names) {
+		return names[i]
+	}
+	return reservedPrefix + strconv.Itoa(i)
 }
+
+// pointNames are the first names of points, made once.
+var pointNames = sync.OnceValue(func() []string {
+	names := make([]string, 1024)
+	for i := range names {
+		names[i] = reservedPrefix + strconv.Itoa(i)
+	}
+	return names
+})
 
 // execSet is a template set with the tables its points refer to: the
 // bundle's parsed set (and its clones bound to a render), or a clone tpl
 // parsed a text in, whose tables extend its parent's.
 type execSet struct {
-	t     *template.Template
-	locs  []*location
-	infos map[*parse.Tree]treeInfo
+	t      *template.Template
+	locs   []*location
+	points []point // point i is the function pointName(i)
+	infos  map[*parse.Tree]treeInfo
 }
 
 // treeInfo is what a template body charges when it starts: its steps,
@@ -115,9 +132,6 @@ func (in *instrumenter) loc(pos parse.Pos, call string) (int, error) {
 		}
 		in.index[l] = len(in.set.locs)
 	}
-	if len(in.set.locs) >= 1<<pointLocBits {
-		return 0, &RenderError{File: l.file, Line: l.line, Reason: ReasonTooLarge, Msg: "too many template actions"}
-	}
 	in.set.locs = append(in.set.locs, &l)
 	return len(in.set.locs) - 1, nil
 }
@@ -154,14 +168,40 @@ func (in *instrumenter) tree(t *parse.Tree) error {
 	return nil
 }
 
-// prepend inserts a point at the start of l.
-func (in *instrumenter) prepend(l *parse.ListNode, kind int, pos parse.Pos, weight int64) error {
-	loc, err := in.loc(pos, "")
+// point adds a point of kind at pos and returns the identifier calling it.
+func (in *instrumenter) point(kind int, pos parse.Pos, call string, weight int64) (*parse.IdentifierNode, error) {
+	loc, err := in.loc(pos, call)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	l.Nodes = append([]parse.Node{point(pos, pointArg(kind, loc, weight))}, l.Nodes...)
-	return nil
+	in.set.points = append(in.set.points, point{kind: kind, loc: loc, weight: min(weight, maxWeight)})
+	return &parse.IdentifierNode{NodeType: parse.NodeIdentifier, Pos: pos, Ident: pointName(len(in.set.points) - 1)}, nil
+}
+
+// action is the action {{$_stencil := _stencilN}} of a new point.
+func (in *instrumenter) action(kind int, pos parse.Pos, call string, weight int64) (*parse.ActionNode, error) {
+	id, err := in.point(kind, pos, call, weight)
+	if err != nil {
+		return nil, err
+	}
+	// The nodes of one action, allocated together.
+	n := &struct {
+		action parse.ActionNode
+		pipe   parse.PipeNode
+		cmd    parse.CommandNode
+		decl   parse.VariableNode
+		args   [1]parse.Node
+		decls  [1]*parse.VariableNode
+		cmds   [1]*parse.CommandNode
+		ident  [1]string
+	}{}
+	n.args[0], n.ident[0] = id, budgetVar
+	n.cmd = parse.CommandNode{NodeType: parse.NodeCommand, Pos: pos, Args: n.args[:]}
+	n.decl = parse.VariableNode{NodeType: parse.NodeVariable, Pos: pos, Ident: n.ident[:]}
+	n.decls[0], n.cmds[0] = &n.decl, &n.cmd
+	n.pipe = parse.PipeNode{NodeType: parse.NodePipe, Pos: pos, Decl: n.decls[:], Cmds: n.cmds[:]}
+	n.action = parse.ActionNode{NodeType: parse.NodeAction, Pos: pos, Pipe: &n.pipe}
+	return &n.action, nil
 }
 
 // list instruments the nodes of l and returns its weight: one step for
@@ -204,18 +244,24 @@ func (in *instrumenter) list(l *parse.ListNode) (int64, error) {
 				return 0, err
 			}
 			w += elseW
-			if err := in.prepend(n.List, pointIter, n.Pos, 1+body); err != nil {
+			iter, err := in.action(pointIter, n.Pos, "", 1+body)
+			if err != nil {
 				return 0, err
 			}
+			n.List.Nodes = append([]parse.Node{iter}, n.List.Nodes...)
 		case *parse.TemplateNode:
 			if err := in.pipe(n.Pipe); err != nil {
 				return 0, err
 			}
-			loc, err := in.loc(n.Pos, n.Name)
+			call, err := in.action(pointCall, n.Pos, n.Name, 0)
 			if err != nil {
 				return 0, err
 			}
-			nodes = append(nodes, point(n.Pos, pointArg(pointCall, loc, 0)), n, point(n.Pos, pointArg(pointReturn, loc, 0)))
+			ret, err := in.action(pointReturn, n.Pos, n.Name, 0)
+			if err != nil {
+				return 0, err
+			}
+			nodes = append(nodes, call, n, ret)
 			continue
 		}
 		nodes = append(nodes, n)
@@ -259,18 +305,15 @@ func (in *instrumenter) pipe(p *parse.PipeNode) error {
 		if !ok || (id.Ident != "include" && id.Ident != "tpl") {
 			continue
 		}
-		loc, err := in.loc(c.Pos, "")
+		kind := pointInclude
+		if id.Ident == "tpl" {
+			kind = pointTpl
+		}
+		call, err := in.point(kind, c.Pos, "", 0)
 		if err != nil {
 			return err
 		}
-		name := includeFunc
-		if id.Ident == "tpl" {
-			name = tplFunc
-		}
-		c.Args = append([]parse.Node{
-			&parse.IdentifierNode{NodeType: parse.NodeIdentifier, Pos: id.Pos, Ident: name},
-			number(id.Pos, int64(loc)),
-		}, c.Args[1:]...)
+		c.Args[0] = call
 	}
 	return nil
 }
@@ -295,21 +338,4 @@ func (in *instrumenter) arg(n parse.Node) error {
 	return nil
 }
 
-func reserved(name string) bool {
-	return name == budgetFunc || name == includeFunc || name == tplFunc
-}
-
-// point is the action {{$_stencil := _stencilBudget arg}}.
-func point(pos parse.Pos, arg int64) *parse.ActionNode {
-	cmd := &parse.CommandNode{NodeType: parse.NodeCommand, Pos: pos, Args: []parse.Node{
-		&parse.IdentifierNode{NodeType: parse.NodeIdentifier, Pos: pos, Ident: budgetFunc},
-		number(pos, arg),
-	}}
-	decl := &parse.VariableNode{NodeType: parse.NodeVariable, Pos: pos, Ident: []string{budgetVar}}
-	pipe := &parse.PipeNode{NodeType: parse.NodePipe, Pos: pos, Decl: []*parse.VariableNode{decl}, Cmds: []*parse.CommandNode{cmd}}
-	return &parse.ActionNode{NodeType: parse.NodeAction, Pos: pos, Pipe: pipe}
-}
-
-func number(pos parse.Pos, n int64) *parse.NumberNode {
-	return &parse.NumberNode{NodeType: parse.NodeNumber, Pos: pos, IsInt: true, Int64: n, Text: strconv.FormatInt(n, 10)}
-}
+func reserved(name string) bool { return strings.HasPrefix(name, reservedPrefix) }
