@@ -13,9 +13,6 @@ import (
 // include and tpl charge. The templates run on text/template; the budget
 // sees them only through these calls.
 
-// checkEvery is how many steps pass between two checks of the context.
-const checkEvery = 256
-
 // budgetKind says which bound stopped a render.
 type budgetKind int
 
@@ -84,7 +81,7 @@ type budget struct {
 	done     <-chan struct{}
 	progress *Progress // nil when the render has none
 
-	steps, next          int64 // next: the step count of the next check
+	steps                int64
 	ranges, calls, depth int64
 	written              int64
 	cur                  *location // innermost location executing
@@ -100,9 +97,7 @@ func newBudget(ctx context.Context, l Limits, p *Progress) budget {
 	for _, f := range []*int64{&l.MaxSteps, &l.MaxRangeIterations, &l.MaxTemplateCalls, &l.MaxIncludeDepth, &l.MaxOutputBytes} {
 		*f = min(*f, noBound)
 	}
-	b := budget{limits: l, ctx: ctx, done: ctx.Done(), progress: p}
-	b.setNext()
-	return b
+	return budget{limits: l, ctx: ctx, done: ctx.Done(), progress: p}
 }
 
 // at records the innermost location executing, for a stop and Progress.
@@ -120,47 +115,35 @@ func (b *budget) fail(kind budgetKind, err error) *budgetError {
 	if b.err == nil {
 		b.err = &budgetError{kind: kind, at: b.cur, err: err}
 	}
-	b.next = 0 // every later charge checks, and fails
 	return b.err
 }
 
-// charge counts n steps; every checkEvery steps, and at the first past
-// MaxSteps, it checks the bound and the context.
+// charge counts n steps, and checks the context: every point stops a
+// render whose context is done.
 func (b *budget) charge(n int64) error {
 	b.steps += n
-	if b.steps < b.next {
-		return nil
-	}
-	return b.check()
-}
-
-func (b *budget) check() error {
 	switch {
 	case b.err != nil:
 		return b.err
 	case b.steps > b.limits.MaxSteps:
 		return b.fail(stopSteps, nil)
 	}
+	return b.checkDone()
+}
+
+func (b *budget) checkDone() error {
 	select {
 	case <-b.done:
 		return b.fail(stopDone, b.ctx.Err())
 	default:
+		return nil
 	}
-	b.setNext()
-	return nil
-}
-
-// setNext sets the step count of the next check: checkEvery steps on, or
-// the first step past MaxSteps if sooner. No sum overflows: limits are
-// at most noBound.
-func (b *budget) setNext() {
-	b.next = b.steps + min(checkEvery, b.limits.MaxSteps-b.steps+1)
 }
 
 // iterate counts one range iteration and the n steps of its body.
 func (b *budget) iterate(n int64) error {
 	b.ranges++
-	if b.ranges > b.limits.MaxRangeIterations {
+	if b.ranges > b.limits.MaxRangeIterations && b.err == nil {
 		return b.fail(stopRangeIterations, nil)
 	}
 	return b.charge(n)
@@ -179,12 +162,7 @@ func (b *budget) call() error {
 	case b.depth > b.limits.MaxIncludeDepth:
 		return b.fail(stopDepth, nil)
 	}
-	select {
-	case <-b.done:
-		return b.fail(stopDone, b.ctx.Err())
-	default:
-	}
-	return nil
+	return b.checkDone()
 }
 
 func (b *budget) ret() { b.depth-- }
