@@ -11,6 +11,10 @@ import (
 	"text/template"
 )
 
+// The table stays: it is the allow-list (env, expandenv, getHostByName and
+// lookup refused; nondeterministic functions only where a bundle opts in),
+// which no process bound gives.
+//
 // A render's functions are bound to its guard when the render starts
 // (funcMap), so the table of how to bind each one is built once per
 // process (per allowNondeterministic), and binding is one small closure
