@@ -40,7 +40,7 @@ func TestDeadlineNamesLine(t *testing.T) {
 	}
 }
 
-// TestReservedNames: the budget's functions and variable cannot be
+// TestReservedNames: the budget's functions cannot be
 // named in a template (where they are not defined when it is parsed) or
 // in tpl's text (where they are, and are refused), so no template can
 // charge or refund the budget itself.
@@ -52,7 +52,6 @@ func TestReservedNames(t *testing.T) {
 	}{
 		{"function", "a: 1\n{{ _stencil0 }}{{ range 1 }}{{ end }}", "", 2, `function "_stencil0" not defined`},
 		{"function in a pipeline", "{{ if true }}\n{{ print (_stencil1) }}{{ end }}", "", 2, "not defined"},
-		{"variable", "{{ range 1 }}\n{{ $_stencil := 1 }}{{ end }}", "", 2, "$_stencil is reserved"},
 		{"in tpl's text", "a: 1\n{{ tpl .Values.t . }}", `{"t":"{{ range 3 }}{{ _stencil0 }}{{ end }}"}`, 2, "_stencil0 is reserved"},
 		{"in tpl's text, in a pipeline", "a: 1\n\n{{ tpl .Values.t . }}", `{"t":"{{ if (print (_stencil0)) }}{{ end }}"}`, 3, "_stencil0 is reserved"},
 	} {
@@ -81,6 +80,29 @@ func TestStepsCountBodies(t *testing.T) {
 		_, err := templates.Render(b, templates.Input{Composition: web, Limits: templates.Limits{MaxSteps: tt.steps}})
 		if (err == nil) != tt.ok {
 			t.Errorf("MaxSteps %d: err = %v, want ok=%v", tt.steps, err, tt.ok)
+		}
+	}
+}
+
+// TestTplTexts: tpl runs each text as its own, in one render and in the
+// renders after it (which reuse the parsed texts): nested, empty, beside
+// a helper named tpl, and in a range.
+func TestTplTexts(t *testing.T) {
+	b := bundle(t, map[string]string{
+		"templates/_h.tpl": `{{ define "tpl" }}helper{{ end }}{{ define "h" }}[{{ . }}]{{ end }}`,
+		"templates/t.yaml": cm(`"{{ tpl "a{{ tpl \"b{{ include \\\"h\\\" 1 }}\" . }}c" . }}|{{ tpl "" . }}|{{ include "tpl" . }}|` +
+			`{{ range list "x" "y" "x" }}{{ tpl "<{{ . }}>" . }}{{ tpl . $ }}{{ end }}|{{ include "tpl" . }}"`),
+	})
+	// An empty text does not replace a template named tpl (text/template
+	// keeps a template over an empty redefinition), as before.
+	want := "  v: ab[1]c|helper|helper|<x>x<y>y<x>x|helper"
+	for i := range 3 {
+		objs, err := templates.Render(b, templates.Input{Composition: web})
+		if err != nil {
+			t.Fatalf("render %d: %v", i, err)
+		}
+		if got := toYAML(t, objs); !strings.Contains(got, want) {
+			t.Fatalf("render %d:\n%s\nwant %q", i, got, want)
 		}
 	}
 }

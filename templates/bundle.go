@@ -255,7 +255,6 @@ func (b *Bundle) parse() error {
 // (instrument.go).
 func (b *Bundle) instrument() error {
 	ins := map[string]*instrumenter{}
-	index := map[location]int{}
 	for _, t := range b.tmpl.t.Templates() {
 		tree := t.Tree
 		if _, ok := b.tmpl.infos[tree]; ok || tree == nil {
@@ -263,7 +262,7 @@ func (b *Bundle) instrument() error {
 		}
 		in := ins[tree.ParseName]
 		if in == nil {
-			in = newFileInstrumenter(b.tmpl, index, tree.ParseName, b.spec.Files[tree.ParseName])
+			in = newFileInstrumenter(b.tmpl, tree.ParseName, b.spec.Files[tree.ParseName])
 			ins[tree.ParseName] = in
 		}
 		if err := in.tree(tree); err != nil {

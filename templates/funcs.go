@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"text/template"
+	"text/template/parse"
 )
 
 // Bounds of one render. Exceeding one is a RenderError, never a crash.
@@ -47,7 +49,9 @@ type renderState struct {
 	// tpls are the clones tpl parsed its texts in, kept across the
 	// renders of the set: a clone of some 200 functions and a parse per
 	// call cost more than most renders.
-	tpls map[tplKey]*execSet
+	tpls    map[tplKey]*tplEntry
+	base    *execSet // the bound set's
+	scratch *execSet // see tplEntry
 }
 
 // tplKey is a text tpl parsed in a set, at a call site.
@@ -135,7 +139,7 @@ func newBoundSetOf(set *execSet) *boundSet {
 // budget of st.funcBytes and no costly call made.
 func (bs *boundSet) reset(b budget) {
 	bs.st.budget = b
-	bs.st.set = bs.set
+	bs.st.set, bs.st.base = bs.set, bs.set
 	*bs.g = *newGuard(bs.st.funcBytes)
 }
 
@@ -145,7 +149,7 @@ func (bs *boundSet) reset(b budget) {
 // is a pointer costs no allocation.
 func (st *renderState) point(p point) *struct{} {
 	b := &st.budget
-	l := st.set.locs[p.loc]
+	l := &st.set.locs[p.loc]
 	b.at(l)
 	var err error
 	switch p.kind {
@@ -172,7 +176,7 @@ func (st *renderState) enter(t *template.Template) error {
 	if !ok {
 		return nil // not parsed: text/template says so
 	}
-	st.budget.at(st.set.locs[info.entry])
+	st.budget.at(&st.set.locs[info.entry])
 	return st.budget.charge(info.weight)
 }
 
@@ -184,6 +188,11 @@ func (st *renderState) execute(buf *bytes.Buffer, site *location, name string, d
 	if t == nil {
 		return st.set.t.ExecuteTemplate(buf, name, data) // its error
 	}
+	return st.run(buf, site, t, data)
+}
+
+// run runs t, which is of the innermost set.
+func (st *renderState) run(buf *bytes.Buffer, site *location, t *template.Template, data any) error {
 	b := &st.budget
 	if site != nil {
 		b.at(site)
@@ -208,48 +217,122 @@ func (st *renderState) execute(buf *bytes.Buffer, site *location, name string, d
 // returns its output, as Helm's include. It charges the render's budget.
 func (st *renderState) include(site int, name string, data any) (string, error) {
 	var buf bytes.Buffer
-	if err := st.execute(&buf, st.set.locs[site], name, data); err != nil {
+	if err := st.execute(&buf, &st.set.locs[site], name, data); err != nil {
 		return "", err
 	}
 	return buf.String(), nil
 }
 
 // tpl renders a string as a template with the bundle's helpers, as Helm's
-// tpl: in a clone of the set, so its defines stay its own. It charges the
-// render's budget.
+// tpl: as if in a clone of the set, so its defines stay its own. It
+// charges the render's budget.
 func (st *renderState) tpl(site int, text string, data any) (string, error) {
-	loc := st.set.locs[site]
-	set, err := st.tplSet(site, text)
+	loc := &st.set.locs[site]
+	var prev *template.Template // tplName in the scratch set, to restore
+	scratch := st.scratch
+	if scratch != nil {
+		prev = scratch.t.Lookup(tplName)
+	}
+	e, err := st.tplEntry(site, text)
 	if err != nil {
 		return "", err
 	}
 	outer := st.set
-	st.set = set
+	st.set = e.set
 	defer func() { st.set = outer }()
+	t := e.set.t.Lookup(tplName)
+	if e.tree != nil {
+		// The text is tplName in the scratch set while it runs, as in a
+		// clone; a tpl running it (nested) gets its own back after.
+		if t, err = e.set.t.AddParseTree(tplName, e.tree); err != nil {
+			return "", err
+		}
+		if prev != nil && prev.Tree != e.tree && e.set == scratch {
+			defer func() { _, _ = e.set.t.AddParseTree(tplName, prev.Tree) }()
+		}
+	}
 	var buf bytes.Buffer
-	if err := st.execute(&buf, loc, tplName, data); err != nil {
+	if err := st.run(&buf, loc, t, data); err != nil {
 		return "", fmt.Errorf("tpl: %w", err)
 	}
 	return noValue(buf.String()), nil
 }
 
-// tplSet returns a clone of the innermost set with text parsed as tplName
-// and instrumented, every point reporting site.
-func (st *renderState) tplSet(site int, text string) (*execSet, error) {
+// tplEntry is where tpl runs a text: in a clone of the set (set; tree
+// nil) when the text may define templates, else as tree in the scratch
+// set, a clone of the render's set made once for the texts of every
+// render of the bound set, so that a tpl costs no clone of some 200
+// functions.
+type tplEntry struct {
+	set  *execSet
+	tree *parse.Tree
+}
+
+// tplEntry returns where to run text, parsed and instrumented, every point
+// reporting site.
+func (st *renderState) tplEntry(site int, text string) (*tplEntry, error) {
 	key := tplKey{set: st.set, site: site, text: text}
-	if set, ok := st.tpls[key]; ok {
-		return set, nil
+	if e, ok := st.tpls[key]; ok {
+		return e, nil
 	}
-	t, err := st.set.t.Clone()
+	if len(st.tpls) >= maxTplClones || st.tpls == nil {
+		st.tpls = make(map[tplKey]*tplEntry)
+		st.scratch = nil
+	}
+	var e *tplEntry
+	if st.set == st.base && !strings.Contains(text, "define") && !strings.Contains(text, "block") {
+		if st.scratch == nil {
+			set, err := st.clone(st.base)
+			if err != nil {
+				return nil, err
+			}
+			st.scratch = set
+		}
+		tree, err := st.parse(st.scratch, site, text)
+		if err != nil {
+			return nil, err
+		}
+		if tree != nil {
+			e = &tplEntry{set: st.scratch, tree: tree}
+		}
+	}
+	if e == nil { // defines, or an empty text (which would not replace tplName)
+		set, err := st.clone(st.set)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := st.parse(set, site, text); err != nil {
+			return nil, err
+		}
+		e = &tplEntry{set: set}
+	}
+	st.tpls[key] = e
+	return e, nil
+}
+
+// clone returns a clone of set, with tables of its own.
+func (st *renderState) clone(set *execSet) (*execSet, error) {
+	t, err := set.t.Clone()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := t.New(tplName).Parse(text); err != nil {
+	return &execSet{t: t, locs: slices.Clone(set.locs), points: slices.Clone(set.points), infos: maps.Clone(set.infos)}, nil
+}
+
+// parse parses text as tplName in set, instruments the trees it made
+// (every point reporting site) and binds their points; it returns
+// tplName's tree, nil if the text did not replace it (an empty text).
+func (st *renderState) parse(set *execSet, site int, text string) (*parse.Tree, error) {
+	var oldTree *parse.Tree
+	if old := set.t.Lookup(tplName); old != nil {
+		oldTree = old.Tree
+	}
+	if _, err := set.t.New(tplName).Parse(text); err != nil {
 		return nil, fmt.Errorf("tpl: %w", err)
 	}
-	set := &execSet{t: t, locs: slices.Clone(st.set.locs), points: slices.Clone(st.set.points), infos: maps.Clone(st.set.infos)}
+	n := len(set.points)
 	in := newTplInstrumenter(set, site)
-	for _, nt := range t.Templates() {
+	for _, nt := range set.t.Templates() {
 		if _, ok := set.infos[nt.Tree]; ok || nt.Tree == nil {
 			continue // instrumented already
 		}
@@ -257,13 +340,12 @@ func (st *renderState) tplSet(site int, text string) (*execSet, error) {
 			return nil, err
 		}
 	}
-	n := len(st.set.points)
-	t.Funcs(pointFuncs(st, st.g, set.points[n:], n))
-	if len(st.tpls) >= maxTplClones || st.tpls == nil {
-		st.tpls = make(map[tplKey]*execSet)
+	set.t.Funcs(pointFuncs(st, st.g, set.points[n:], n))
+	t := set.t.Lookup(tplName)
+	if t == nil || t.Tree == oldTree {
+		return nil, nil
 	}
-	st.tpls[key] = set
-	return set, nil
+	return t.Tree, nil
 }
 
 func required(msg string, v any) (any, error) {

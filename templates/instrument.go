@@ -2,7 +2,6 @@ package templates
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,7 +23,7 @@ import (
 //     its location, and counts the call and the steps of what it executes
 //     in Go, as the render does for each file (treeInfo).
 //
-// A point is an action {{$_stencil := _stencilN}} calling a function of
+// A point is an action {{if _stencilN}}{{end}} calling a function of
 // no argument (the cheapest call text/template makes) that knows what to
 // charge and the location to report (the point N of the set, see
 // pointFuncs): a stop, and Progress, name the location of the innermost
@@ -32,12 +31,8 @@ import (
 // too. Names starting with _stencil are refused in a bundle's templates
 // and in tpl's text, so a template cannot charge (or refund) the budget.
 
-// reservedPrefix starts the names of the budget's functions; budgetVar is
-// the variable its points set.
-const (
-	reservedPrefix = "_stencil"
-	budgetVar      = "$_stencil"
-)
+// reservedPrefix starts the names of the budget's functions.
+const reservedPrefix = "_stencil"
 
 // Kinds of point.
 const (
@@ -79,7 +74,7 @@ var pointNames = sync.OnceValue(func() []string {
 // parsed a text in, whose tables extend its parent's.
 type execSet struct {
 	t      *template.Template
-	locs   []*location
+	locs   []location
 	points []point // point i is the function pointName(i)
 	infos  map[*parse.Tree]treeInfo
 }
@@ -95,21 +90,18 @@ type treeInfo struct {
 // file (each point gets its own line) or tpl's text (every point reports
 // site, the tpl call).
 type instrumenter struct {
-	set      *execSet
-	file     string
-	newlines []int            // offsets of the file's newlines
-	index    map[location]int // set.locs by value, for a file
-	site     int              // for tpl's text
+	set  *execSet
+	file string
+	text string // the file's
+	site int    // for tpl's text (file "")
+	// The line of offset pos: points are mostly met in the order of
+	// the text, so lines are counted on from the last one.
+	pos  int
+	line int
 }
 
-func newFileInstrumenter(set *execSet, index map[location]int, file, text string) *instrumenter {
-	in := &instrumenter{set: set, file: file, index: index}
-	for i := range len(text) {
-		if text[i] == '\n' {
-			in.newlines = append(in.newlines, i)
-		}
-	}
-	return in
+func newFileInstrumenter(set *execSet, file, text string) *instrumenter {
+	return &instrumenter{set: set, file: file, text: text, line: 1}
 }
 
 func newTplInstrumenter(set *execSet, site int) *instrumenter {
@@ -119,34 +111,38 @@ func newTplInstrumenter(set *execSet, site int) *instrumenter {
 // loc returns the location index of a point at pos, calling the template
 // named call if not "".
 func (in *instrumenter) loc(pos parse.Pos, call string) (int, error) {
-	l := location{file: in.file, call: call}
+	var l location
 	switch {
-	case in.index == nil && call == "":
+	case in.file == "" && call == "":
 		return in.site, nil
-	case in.index == nil:
-		l.file, l.line = in.set.locs[in.site].file, in.set.locs[in.site].line
+	case in.file == "":
+		l = in.set.locs[in.site]
 	default:
-		l.line = in.line(pos)
-		if i, ok := in.index[l]; ok {
-			return i, nil
-		}
-		in.index[l] = len(in.set.locs)
+		l = location{file: in.file, line: in.lineOf(pos)}
 	}
-	in.set.locs = append(in.set.locs, &l)
+	l.call = call
+	in.set.locs = append(in.set.locs, l)
 	return len(in.set.locs) - 1, nil
 }
 
-func (in *instrumenter) line(pos parse.Pos) int {
-	return 1 + sort.SearchInts(in.newlines, int(pos))
+// lineOf returns the line of offset pos in the file.
+func (in *instrumenter) lineOf(pos parse.Pos) int {
+	p := min(max(int(pos), 0), len(in.text))
+	if p < in.pos {
+		in.pos, in.line = 0, 1
+	}
+	in.line += strings.Count(in.text[in.pos:p], "\n")
+	in.pos = p
+	return in.line
 }
 
 // refuse is the error of a reserved name in a template.
 func (in *instrumenter) refuse(name string, pos parse.Pos) error {
 	l := location{file: in.file}
-	if in.index == nil {
-		l = *in.set.locs[in.site]
+	if in.file == "" {
+		l = in.set.locs[in.site]
 	} else {
-		l.line = in.line(pos)
+		l.line = in.lineOf(pos)
 	}
 	return &RenderError{File: l.file, Line: l.line, Msg: fmt.Sprintf("%s is reserved for stencil's execution budget", name)}
 }
@@ -178,30 +174,29 @@ func (in *instrumenter) point(kind int, pos parse.Pos, call string, weight int64
 	return &parse.IdentifierNode{NodeType: parse.NodeIdentifier, Pos: pos, Ident: pointName(len(in.set.points) - 1)}, nil
 }
 
-// action is the action {{$_stencil := _stencilN}} of a new point.
-func (in *instrumenter) action(kind int, pos parse.Pos, call string, weight int64) (*parse.ActionNode, error) {
+// action is the action {{if _stencilN}}{{end}} of a new point: the
+// function returns nil, so nothing is printed and no variable is pushed.
+func (in *instrumenter) action(kind int, pos parse.Pos, call string, weight int64) (*parse.IfNode, error) {
 	id, err := in.point(kind, pos, call, weight)
 	if err != nil {
 		return nil, err
 	}
 	// The nodes of one action, allocated together.
 	n := &struct {
-		action parse.ActionNode
-		pipe   parse.PipeNode
-		cmd    parse.CommandNode
-		decl   parse.VariableNode
-		args   [1]parse.Node
-		decls  [1]*parse.VariableNode
-		cmds   [1]*parse.CommandNode
-		ident  [1]string
+		node parse.IfNode
+		pipe parse.PipeNode
+		cmd  parse.CommandNode
+		list parse.ListNode
+		args [1]parse.Node
+		cmds [1]*parse.CommandNode
 	}{}
-	n.args[0], n.ident[0] = id, budgetVar
+	n.args[0] = id
 	n.cmd = parse.CommandNode{NodeType: parse.NodeCommand, Pos: pos, Args: n.args[:]}
-	n.decl = parse.VariableNode{NodeType: parse.NodeVariable, Pos: pos, Ident: n.ident[:]}
-	n.decls[0], n.cmds[0] = &n.decl, &n.cmd
-	n.pipe = parse.PipeNode{NodeType: parse.NodePipe, Pos: pos, Decl: n.decls[:], Cmds: n.cmds[:]}
-	n.action = parse.ActionNode{NodeType: parse.NodeAction, Pos: pos, Pipe: &n.pipe}
-	return &n.action, nil
+	n.cmds[0] = &n.cmd
+	n.pipe = parse.PipeNode{NodeType: parse.NodePipe, Pos: pos, Cmds: n.cmds[:]}
+	n.list = parse.ListNode{NodeType: parse.NodeList, Pos: pos}
+	n.node = parse.IfNode{BranchNode: parse.BranchNode{NodeType: parse.NodeIf, Pos: pos, Pipe: &n.pipe, List: &n.list}}
+	return &n.node, nil
 }
 
 // list instruments the nodes of l and returns its weight: one step for
@@ -325,10 +320,6 @@ func (in *instrumenter) arg(n parse.Node) error {
 	case *parse.IdentifierNode:
 		if reserved(n.Ident) {
 			return in.refuse(n.Ident, n.Pos)
-		}
-	case *parse.VariableNode:
-		if len(n.Ident) > 0 && n.Ident[0] == budgetVar {
-			return in.refuse(budgetVar, n.Pos)
 		}
 	case *parse.PipeNode:
 		return in.pipe(n)
