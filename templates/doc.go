@@ -226,7 +226,8 @@
 // Bundle generation), with the functions of a first bound set; a render
 // takes a set whose functions are bound to a guard of its own from the
 // bundle's pool (boundSet: the parsed set first, then clones), resets it
-// and executes it; a set keeps the clones tpl parsed its texts in. Its
+// and executes it. A set keeps the texts tpl parsed, each in a clone of
+// its own when it may define templates, else all in one clone. Its
 // output is read straight to objects (a reader for the block YAML
 // templates usually write, yaml/v2 for the rest, both giving what the
 // YAML to JSON to objects round trip gave). values.yaml is read the same
