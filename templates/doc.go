@@ -227,7 +227,7 @@
 // takes a set whose functions are bound to a guard of its own from the
 // bundle's pool (boundSet: the parsed set first, then clones), resets it
 // and executes it. A set keeps the texts tpl parsed, each in a clone of
-// its own when it may define templates, else all in one clone. Its
+// its own when it may define templates, else all in one clone. The
 // output is read straight to objects (a reader for the block YAML
 // templates usually write, yaml/v2 for the rest, both giving what the
 // YAML to JSON to objects round trip gave). values.yaml is read the same
