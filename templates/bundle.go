@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"text/template"
+	"text/template/parse"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
@@ -20,7 +22,6 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
-	"github.com/stencil-dev/stencil/templates/internal/gotmpl"
 )
 
 // Files of a bundle folder with a meaning of their own.
@@ -68,9 +69,9 @@ type Bundle struct {
 	schema     *valuesSchema      // spec.schema (OpenAPI v3)
 	jsonSchema *jsonschema.Schema // values.schema.json
 	chart      map[string]any
-	files      Files            // .Files
-	tmpl       *gotmpl.Template // every template and helper, each under its file name
-	bound      *sync.Pool       // *boundSet: clones of tmpl bound to a render's functions, reused
+	files      Files      // .Files
+	tmpl       *execSet   // every template and helper, each under its file name, instrumented
+	bound      *sync.Pool // *boundSet: clones of tmpl bound to a render's functions, reused
 	lastValues atomic.Pointer[mergedValues]
 	emitted    []string // templates/**/*.yaml, sorted
 }
@@ -227,22 +228,47 @@ func (b *Bundle) parse() error {
 		}
 	}
 	sort.Strings(names)
-	// sprig's text/template.FuncMap and gotmpl's are both map[string]any.
 	// The set is parsed with the functions of a first boundSet, which the
 	// first render takes: a cold render binds them once.
-	first := &boundSet{st: &renderState{}, g: newGuard(0)}
-	b.tmpl = gotmpl.New(b.name).Option("missingkey=zero").Funcs(funcMap(first.st, first.g, b.spec.AllowNondeterministic))
+	first := newBoundSetOf(nil)
+	t := template.New(b.name).Option("missingkey=zero").Funcs(funcMap(first.st, first.g, b.spec.AllowNondeterministic))
 	for _, p := range names {
-		if _, err := b.tmpl.New(p).Parse(b.spec.Files[p]); err != nil {
+		if _, err := t.New(p).Parse(b.spec.Files[p]); err != nil {
 			return templateError(p, err)
 		}
 		if isTemplate(p) {
 			b.emitted = append(b.emitted, p)
 		}
 	}
-	first.t = b.tmpl
+	b.tmpl = &execSet{t: t, infos: map[*parse.Tree]treeInfo{}}
+	if err := b.instrument(); err != nil {
+		return err
+	}
+	first.set = b.tmpl
+	t.Funcs(pointFuncs(first.st, first.g, b.tmpl.points, 0))
 	b.bound = &sync.Pool{}
 	b.bound.Put(first)
+	return nil
+}
+
+// instrument inserts the budget's points into every parsed tree
+// (instrument.go).
+func (b *Bundle) instrument() error {
+	ins := map[string]*instrumenter{}
+	for _, t := range b.tmpl.t.Templates() {
+		tree := t.Tree
+		if _, ok := b.tmpl.infos[tree]; ok || tree == nil {
+			continue
+		}
+		in := ins[tree.ParseName]
+		if in == nil {
+			in = newFileInstrumenter(b.tmpl, tree.ParseName, b.spec.Files[tree.ParseName])
+			ins[tree.ParseName] = in
+		}
+		if err := in.tree(tree); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -138,7 +138,8 @@
 //	acyclic by construction            set merge mergeOverwrite mustMerge mustMergeOverwrite
 //	made deterministic                 keys (sorted) values (by sorted key) sortAlpha (sorts a copy)
 //	                                   date dateInZone date_in_zone htmlDate htmlDateInZone (a time or
-//	                                   Unix seconds only; "Local" is UTC) toDate mustToDate (UTC)
+//	                                   Unix seconds only; UTC only, "Local" is UTC, a named zone is
+//	                                   refused) toDate mustToDate (UTC)
 //	                                   durationRound (not of a time) osBase osClean osDir osExt osIsAbs
 //	                                   (as path: Linux's, wherever the render runs) printf (no %p)
 //	refused unless allowNondeterministic now ago randAlphaNum randAlpha randAscii randNumeric randBytes
@@ -195,56 +196,44 @@
 //
 // A render is bounded as a whole: every template file, {{template}},
 // include and tpl it executes charges one budget, Input.Limits (zero fields
-// take DefaultLimits): MaxSteps template nodes and range iterations,
-// MaxRangeIterations iterations of all ranges, MaxTemplateCalls include,
-// tpl and template calls, MaxIncludeDepth levels of nesting and
-// MaxOutputBytes bytes written, include and tpl output included. Nesting
-// cannot multiply them, and a negative limit is the default, not "none".
-// RenderContext also stops at ctx's deadline, checked every 256 steps.
-// (Functions have their own budget, see Functions, and the objects theirs,
-// see Output and errors.) Passing a bound is a RenderError with Reason
-// ReasonTooLarge (ReasonTimeout for the deadline) naming the bound and the
-// file and line being executed: for tpl's text, the tpl call. A canceled
-// ctx gives a RenderError without Reason that wraps context.Canceled.
-// Input.Progress tells a watchdog in another goroutine where the render
-// is, so that it can name the template when it kills one.
+// take DefaultLimits): MaxSteps steps, MaxRangeIterations iterations of all
+// ranges, MaxTemplateCalls files, include, tpl and template calls,
+// MaxIncludeDepth levels of nesting and MaxOutputBytes bytes written,
+// include and tpl output included. Nesting cannot multiply them, and a
+// negative limit is the default, not "none". A step is a node a template
+// may walk: a body is charged when it starts (a file, a define, each
+// range iteration), one step per node, the larger branch of each if and
+// with. RenderContext also stops once ctx is done, checked at every range
+// iteration and call. (Functions have their own budget, see Functions, and
+// the objects theirs, see Output and errors.) Passing a bound is a
+// RenderError with Reason ReasonTooLarge (ReasonTimeout for the deadline)
+// naming the bound and the file and line of the innermost range, call or
+// template executing: for tpl's text, the tpl call. A canceled ctx gives a
+// RenderError without Reason that wraps context.Canceled. Input.Progress
+// tells a watchdog in another goroutine the same file and line, so that it
+// can name them when it kills a render stuck inside one call.
 //
-// The executor is a fork of Go's text/template (internal/gotmpl) because a
-// text/template execution cannot be stopped from outside: it takes no
-// context, and a goroutine abandoned after a timer keeps the CPU and the
-// memory it holds until it ends, which a range over three billion never
-// does. What the budget cannot see, such as the memory or time of one
-// function call on a huge string, is for the sandbox (internal/sandbox) to
-// stop.
+// Templates run on text/template. Its parse trees are public: once parsed,
+// each is rewritten (instrument.go) so that ranges, {{template}}, include
+// and tpl call the budget (budget.go), through functions whose names,
+// starting with _stencil, a bundle cannot use. What the budget cannot see,
+// such as the memory or time of one function call, is for the sandbox
+// (internal/sandbox) to stop.
 //
 // # Speed
 //
-// A Bundle is parsed once (the controller keeps it per Bundle generation),
-// with the functions of a first bound set; a render takes a set whose
-// functions are bound to a guard of its own from the bundle's pool
-// (boundSet: the parsed set first, then clones), resets it and executes
-// it; its output is read straight to objects (a reader for the block YAML
+// A Bundle is parsed and instrumented once (the controller keeps it per
+// Bundle generation), with the functions of a first bound set; a render
+// takes a set whose functions are bound to a guard of its own from the
+// bundle's pool (boundSet: the parsed set first, then clones), resets it
+// and executes it. A set keeps the texts tpl parsed, each in a clone of
+// its own when it may define templates, else all in one clone. The
+// output is read straight to objects (a reader for the block YAML
 // templates usually write, yaml/v2 for the rest, both giving what the
 // YAML to JSON to objects round trip gave). values.yaml is read the same
-// way, comments and all. A bundle remembers the last values it merged
-// and validated (MergeValues hands out copies), and compiled schemas are
+// way, comments and all. A bundle remembers the last values it merged and
+// validated (MergeValues hands out copies), and compiled schemas are
 // cached by their text (newValuesSchema). toYaml writes maps, lists and
 // scalars in yaml/v2's layout itself, asking yaml/v2 only about strings
 // that may read as numbers (toyaml.go, with a differential test).
-// On the 2-core machines of this project (go test -bench . -benchmem
-// ./templates; make bench compares with Helm's engine):
-//
-//	BenchmarkRender                   ~0.2 ms/op    ~75 KB/op     ~1,300 allocs/op
-//	BenchmarkRenderKustomize          ~5 ms/op      ~2.6 MB/op   ~23,600 allocs/op
-//	BenchmarkRenderPodinfo            ~1 ms/op      ~375 KB/op    ~7,300 allocs/op
-//	BenchmarkRenderKubeStateMetrics   ~2 ms/op      ~810 KB/op   ~14,700 allocs/op
-//
-// for testdata/webapp: a Deployment, Service, ConfigMap (with a checksum
-// annotation), HPA and Ingress built with helpers, with and without a
-// kustomization adding labels and patches, and for bundles of the size of
-// the podinfo and kube-state-metrics charts. The budget costs an increment
-// and a compare per template node and a check every 256 steps: a loop of
-// small actions runs about 10% slower than under text/template, and
-// BenchmarkRender did not change measurably. A tpl call costs a few
-// microseconds (a clone of the set and a parse).
 package templates

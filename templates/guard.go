@@ -10,6 +10,10 @@ import (
 
 // Bounds of the functions of one render. Passing one is a RenderError of
 // Reason ReasonTooLarge naming the file and line of the call, never a crash.
+// They stay beside the worker's memory ceiling: a bound passed is the same
+// error at the same line on every run and in process too (tests, a render
+// outside a worker), where the ceiling is a kill at whatever point the
+// heap happened to cross it.
 const (
 	// MaxFunctionBytes is what the functions of one render may produce,
 	// all calls together: a string result counts its length, a list or map

@@ -7,7 +7,9 @@ import (
 )
 
 // This file adapts sprig's functions to a render's guard generically:
-// their results charged, their errors scrubbed of their arguments.
+// their results charged, their errors scrubbed of their arguments. It
+// stays: scrubbed messages keep tenants' values out of status and events,
+// which no process bound does.
 
 // costlyFunc counts the calls of a costly function (MaxCostlyCalls) and
 // charges its result.

@@ -8,9 +8,13 @@ import (
 
 	"github.com/Masterminds/sprig/v3"
 
-	"github.com/stencil-dev/stencil/templates/internal/gotmpl"
+	"text/template"
 )
 
+// The table stays: it is the allow-list (env, expandenv, getHostByName and
+// lookup refused; nondeterministic functions only where a bundle opts in),
+// which no process bound gives.
+//
 // A render's functions are bound to its guard when the render starts
 // (funcMap), so the table of how to bind each one is built once per
 // process (per allowNondeterministic), and binding is one small closure
@@ -32,12 +36,12 @@ var funcTables = [2]func() map[string]binder{
 // guardedFuncs returns the functions of sprig and Helm that templates may
 // call (every one but include and tpl), bound to g. See "# Functions" in
 // doc.go.
-func guardedFuncs(g *guard, allowNondeterministic bool) gotmpl.FuncMap {
+func guardedFuncs(g *guard, allowNondeterministic bool) template.FuncMap {
 	table := funcTables[0]()
 	if allowNondeterministic {
 		table = funcTables[1]()
 	}
-	f := make(gotmpl.FuncMap, len(table)+2)
+	f := make(template.FuncMap, len(table)+2)
 	for name, bind := range table {
 		f[name] = bind(g)
 	}
@@ -151,9 +155,9 @@ func addPrinters(t map[string]binder, s map[string]any) {
 	t["print"] = func(g *guard) any { return g.printer("print", 1, fmt.Sprint) }
 	t["println"] = func(g *guard) any { return g.printer("println", 1, fmt.Sprintln) }
 	t["printf"] = func(g *guard) any { return g.printf }
-	t["html"] = func(g *guard) any { return g.printer("html", 6, gotmpl.HTMLEscaper) }
-	t["js"] = func(g *guard) any { return g.printer("js", 6, gotmpl.JSEscaper) }
-	t["urlquery"] = func(g *guard) any { return g.printer("urlquery", 3, gotmpl.URLQueryEscaper) }
+	t["html"] = func(g *guard) any { return g.printer("html", 6, template.HTMLEscaper) }
+	t["js"] = func(g *guard) any { return g.printer("js", 6, template.JSEscaper) }
+	t["urlquery"] = func(g *guard) any { return g.printer("urlquery", 3, template.URLQueryEscaper) }
 	toString := s["toString"].(func(any) string)
 	t["toString"] = func(g *guard) any {
 		p := g.printer("toString", 1, func(a ...any) string { return toString(a[0]) })

@@ -6,7 +6,9 @@ import (
 )
 
 // This file holds the functions that build lists and maps: each charges
-// the render's budget for what it allocates before it allocates it.
+// the render's budget for what it allocates before it allocates it. It
+// stays: a list too large is an error at the line of the call, the same on
+// every run, not a kill at the worker's memory ceiling.
 
 // list is sprig's list (and tuple).
 func (g *guard) list(v ...any) ([]any, error) {

@@ -7,6 +7,8 @@ import (
 
 // This file holds until, untilStep and seq: their lengths are computed
 // without overflow and checked (MaxLoop, the budget) before they are built.
+// It stays: sprig's own length arithmetic overflows (a short list from a
+// huge range), and a long list is an error at its line, not a kill.
 
 // seq is sprig's seq (as GNU seq: "seq END", "seq START END", "seq START
 // STEP END"), its length checked before it is built.

@@ -10,7 +10,10 @@ import (
 
 // This file holds the functions that build strings: each computes the
 // size of its result (saturating, so no product can wrap around) and
-// checks it against the render's budget before it allocates.
+// checks it against the render's budget before it allocates. It stays: an
+// exponential string is an error at the line of the call, the same on
+// every run, not a kill at the worker's memory ceiling; printf refuses %p
+// (an address, different on every render).
 
 // printSize bounds the size of v printed by fmt (%v), refusing a value
 // that prints a memory address.

@@ -7,7 +7,8 @@ import (
 )
 
 // This file makes sprig's date and path functions give the same result
-// on every machine and every render (see "# Functions" in doc.go).
+// on every machine and every render (see "# Functions" in doc.go). It
+// stays: determinism is not something a process bound gives.
 
 // dateTime is the time a date function formats: a time.Time, or seconds
 // since the Unix epoch. sprig takes any other argument as "now"; that is
@@ -33,18 +34,17 @@ func dateTime(fn string, v any, allowNow bool) (time.Time, error) {
 	return time.Time{}, funcError(fn, "want a time (from toDate) or seconds since the Unix epoch, got a %T: sprig would use the current time, which differs on every render", v)
 }
 
-// location is a date function's time zone: "Local" and "" are UTC, so a
-// render does not depend on the machine's zone; an unknown zone is UTC,
-// as in sprig.
-func location(zone string) *time.Location {
-	if zone == "Local" || zone == "" {
-		return time.UTC
+// timeZone is a date function's time zone: "UTC", and "Local" and "" as
+// UTC, so a render does not depend on the machine's zone. Any other name
+// is refused: time.LoadLocation reads ZONEINFO and the machine's zone
+// database before any embedded one, so a named zone could render
+// differently on two machines (or two versions of their tzdata).
+func timeZone(fn, zone string) (*time.Location, error) {
+	switch zone {
+	case "UTC", "Local", "":
+		return time.UTC, nil
 	}
-	loc, err := time.LoadLocation(zone)
-	if err != nil {
-		return time.UTC
-	}
-	return loc
+	return nil, funcError(fn, "only the UTC time zone is supported (\"Local\" is UTC): a named zone is read from the machine's time zone database, which differs between machines")
 }
 
 // dateFuncs returns date, dateInZone (date_in_zone), htmlDate and
@@ -58,7 +58,11 @@ func dateFuncs(allowNow bool) map[string]any {
 		if len(layout) > 256 {
 			return "", funcError(fn, "the layout is longer than 256 bytes")
 		}
-		return t.In(location(zone)).Format(layout), nil
+		loc, err := timeZone(fn, zone)
+		if err != nil {
+			return "", err
+		}
+		return t.In(loc).Format(layout), nil
 	}
 	inZone := func(fn string) func(string, any, string) (string, error) {
 		return func(layout string, v any, zone string) (string, error) { return dateInZone(fn, layout, v, zone) }

@@ -7,6 +7,11 @@ import (
 	"unicode/utf8"
 )
 
+// The measure stays: it refuses values that print a memory address
+// (different on every render), and stops at the line of the call a value
+// that prints exponentially larger than it is or nests deep enough to
+// overflow the stack (a fatal error, not a RenderError).
+//
 // Values in templates are maps and lists that functions build, share and,
 // with set and merge, modify. Two things could make a walk over one of
 // them (fmt printing it, toYaml, deepCopy, reflect.DeepEqual, ...) run

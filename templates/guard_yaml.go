@@ -14,7 +14,9 @@ import (
 // This file parses and writes YAML and JSON for the templates, the
 // values and the rendered output: strictly (a duplicate key is an error
 // with its line, as kubectl), with aliases bounded, nesting bounded by
-// MaxValueDepth, and messages that never quote the text parsed.
+// MaxValueDepth, and messages that never quote the text parsed. It stays:
+// strictness and scrubbed messages are no process bound's, and an alias
+// bomb is an error at its line rather than a kill.
 
 // yamlError is a YAML error reduced to its line (relative to the text
 // parsed; 0 when unknown) and a message with what it quoted removed.

@@ -6,12 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/stencil-dev/stencil/templates/internal/gotmpl"
 )
 
 // CompositionInfo is the Composition a render is for: .Composition in
@@ -112,19 +109,19 @@ func (b *Bundle) execute(ctx context.Context, data map[string]any, in Input) (ma
 		}
 	}
 	defer func() {
-		bs.st.budget = nil // nothing of this render kept while the set waits
+		bs.st.budget = budget{} // nothing of this render kept while the set waits
 		b.bound.Put(bs)
 	}()
 	limits := in.Limits.withDefaults()
-	bs.reset(gotmpl.NewBudget(ctx, limits.budget()))
-	t, st := bs.t, bs.st
-	in.Progress.start(st.budget)
+	bs.reset(newBudget(ctx, limits, in.Progress))
+	in.Progress.start()
+	st := bs.st
 	outputs := make(map[string]string, len(b.emitted))
 	for _, name := range b.emitted {
 		data["Template"] = TemplateInfo{Name: name, BasePath: "templates"}
 		var buf bytes.Buffer
-		if err := t.ExecuteBudget(&buf, name, data, st.budget); err != nil {
-			if berr := st.budget.Err(); berr != nil {
+		if err := st.execute(&buf, nil, name, data); err != nil {
+			if berr := st.budget.err; berr != nil {
 				err = berr // even if a function rewrapped it
 			}
 			return nil, executeError(name, err, limits)
@@ -274,89 +271,34 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-func (l Limits) budget() gotmpl.Limits {
-	return gotmpl.Limits{Steps: l.MaxSteps, RangeIterations: l.MaxRangeIterations,
-		TemplateCalls: l.MaxTemplateCalls, Depth: l.MaxIncludeDepth, OutputBytes: l.MaxOutputBytes}
-}
-
 // executeError turns an error of executing the template file into a
-// RenderError: a stopped budget names the innermost bundle file executing
-// and the bound passed.
+// RenderError: a stopped budget names the innermost bundle file and line
+// executing and the bound passed.
 func executeError(file string, err error, l Limits) *RenderError {
-	var be *gotmpl.BudgetError
+	var be *budgetError
 	if !errors.As(err, &be) {
 		return templateError(file, err)
 	}
 	re := &RenderError{File: file, Reason: ReasonTooLarge, Err: err}
-	if loc, ok := bundleLocation(be.Stack); ok {
-		re.File, re.Line = loc.Name, loc.Line
+	if be.at != nil {
+		re.File, re.Line = be.at.file, be.at.line
 	}
-	switch be.Kind {
-	case gotmpl.KindSteps:
+	switch be.kind {
+	case stopSteps:
 		re.Msg = fmt.Sprintf("render stopped: more than %d steps", l.MaxSteps)
-	case gotmpl.KindRangeIterations:
+	case stopRangeIterations:
 		re.Msg = fmt.Sprintf("render stopped: more than %d range iterations", l.MaxRangeIterations)
-	case gotmpl.KindTemplateCalls:
+	case stopTemplateCalls:
 		re.Msg = fmt.Sprintf("render stopped: more than %d template calls (include, tpl and template)", l.MaxTemplateCalls)
-	case gotmpl.KindDepth:
+	case stopDepth:
 		re.Msg = fmt.Sprintf("render stopped: include, tpl and template nested more than %d deep (a template including itself?)", l.MaxIncludeDepth)
-	case gotmpl.KindOutputBytes:
+	case stopOutputBytes:
 		re.Msg = fmt.Sprintf("render stopped: output larger than %d bytes", l.MaxOutputBytes)
-	case gotmpl.KindDone:
+	case stopDone:
 		re.Reason, re.Msg = ReasonTimeout, "render stopped: deadline exceeded"
-		if !errors.Is(be.Err, context.DeadlineExceeded) {
+		if !errors.Is(be.err, context.DeadlineExceeded) {
 			re.Reason, re.Msg = "", "render canceled"
 		}
 	}
 	return re
-}
-
-// bundleLocation returns the innermost location in a bundle file: tpl's
-// text is parsed under tplName, so its lines are reported at the tpl call.
-func bundleLocation(stack []gotmpl.Location) (gotmpl.Location, bool) {
-	for _, loc := range stack {
-		if strings.HasPrefix(loc.Name, "templates/") {
-			return loc, true
-		}
-	}
-	return gotmpl.Location{}, false
-}
-
-// Progress reports where a render is to another goroutine, such as a
-// watchdog that kills a render and must say which template it was in. Set
-// Input.Progress to a new Progress per render and call Where at will.
-type Progress struct {
-	budget atomic.Pointer[gotmpl.Budget]
-	file   atomic.Pointer[string]
-}
-
-// Where returns the bundle file and line the render was executing at its
-// latest check (every few hundred steps, and when each template file
-// starts); KustomizationFile and 0 while kustomize runs; "" and 0 before
-// the templates start. Safe to call from any goroutine, during and after
-// the render.
-func (p *Progress) Where() (file string, line int) {
-	if f := p.file.Load(); f != nil {
-		return *f, 0
-	}
-	if b := p.budget.Load(); b != nil {
-		stack := b.Where()
-		if loc, ok := bundleLocation(stack); ok {
-			return loc.Name, loc.Line
-		}
-	}
-	return "", 0
-}
-
-func (p *Progress) start(b *gotmpl.Budget) {
-	if p != nil {
-		p.file.Store(nil)
-		p.budget.Store(b)
-	}
-}
-
-func (p *Progress) setFile(name string) {
-	if p != nil {
-		p.file.Store(&name)
-	}
 }

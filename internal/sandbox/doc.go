@@ -8,9 +8,9 @@
 // stops waiting for a render, but it does not free the CPU or the memory the
 // render holds, and a stack overflow or an out-of-memory in a template
 // function is a fatal error of the whole Go process, not a panic that can
-// be recovered. Package templates checks budgets at every step (steps, range
-// iterations, template calls, output bytes, objects) and gives precise
-// errors for the common cases; this package is the bound that holds by
+// be recovered. Package templates checks budgets at every range iteration
+// and template call (steps, range iterations, template calls, output
+// bytes, objects) and gives precise errors for the common cases; this package is the bound that holds by
 // construction for everything else: a worker process can always be killed,
 // and when it dies, the kernel takes back all it held.
 //
@@ -23,7 +23,7 @@
 //   - Deadline: a render that has not answered by Limits.Timeout (plus a
 //     short grace for the worker to report where it was) is killed; the
 //     result is a RenderError with Reason templates.ReasonTimeout naming the
-//     template being executed.
+//     template and line being executed (templates.Progress).
 //   - Memory: the worker limits its own data segment (RLIMIT_DATA) to
 //     Limits.Memory plus a fixed headroom for the Go runtime, sets the Go
 //     memory limit, and a watchdog stops the render with the template's name

@@ -99,12 +99,17 @@ func TestOverruns(t *testing.T) {
 		limits sandbox.Limits
 		tmpl   string
 		reason string
+		line   int
 	}{
 		// Within every step bound, but far slower than 50 ms.
 		{"deadline", sandbox.Limits{Timeout: 50 * time.Millisecond},
-			"{{ range until 1000 }}{{ range until 900 }}{{ $x := add 1 2 }}{{ end }}{{ end }}", templates.ReasonTimeout},
+			"{{ range until 1000 }}{{ range until 900 }}{{ $x := add 1 2 }}{{ end }}{{ end }}", templates.ReasonTimeout, 1},
+		// Stuck in one action (scrypt, five times) past the deadline: the
+		// watchdog kills the worker and names the line being executed.
+		{"deadline inside a call", sandbox.Limits{Timeout: 50 * time.Millisecond},
+			"a: 1\n\n{{ range until 2 }}{{ $x := print" + strings.Repeat(` (derivePassword 1 "long" "password" "user" "example.com")`, 5) + " }}{{ end }}", templates.ReasonTimeout, 3},
 		{"memory", sandbox.Limits{Memory: 48 << 20},
-			`{{ $l := list }}{{ range until 200 }}{{ $l = append $l (repeat 1000000 "x") }}{{ end }}{{ len $l }}`, templates.ReasonTooLarge},
+			`{{ $l := list }}{{ range until 200 }}{{ $l = append $l (repeat 1000000 "x") }}{{ end }}{{ len $l }}`, templates.ReasonTooLarge, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,8 +120,8 @@ func TestOverruns(t *testing.T) {
 			if !errors.As(err, &re) || re.Reason != tt.reason {
 				t.Fatalf("err = %v (%#v), want a RenderError with reason %s", err, err, tt.reason)
 			}
-			if re.File != "templates/hostile.yaml" {
-				t.Errorf("File = %q, want the template being executed", re.File)
+			if re.File != "templates/hostile.yaml" || re.Line != tt.line {
+				t.Errorf("at %s:%d, want the template and line being executed, templates/hostile.yaml:%d", re.File, re.Line, tt.line)
 			}
 			if _, err := p.Render(context.Background(), healthy, input); err != nil {
 				t.Fatalf("render after the overrun: %v", err)

@@ -149,8 +149,9 @@ func (w *worker) handle(req *request) error {
 	in := req.Input
 	in.Progress = &templates.Progress{}
 	stop := w.watch(in.Progress, timeout)
-	// The templates check ctx at every few hundred steps and stop with the
-	// file and line; the watchdog is for a render stuck inside one call.
+	// The templates check ctx at every range iteration and call and stop
+	// with the file and line; the watchdog is for a render stuck inside
+	// one call, and names the line from in.Progress.
 	objs, err := templates.RenderContext(ctx, b, in)
 	stop()
 	resp := response{HeapBytes: heapBytes()}
