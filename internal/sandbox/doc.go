@@ -71,7 +71,8 @@
 // # Invariants
 //
 //   - A worker reads no request before it has confined itself and said
-//     how; everything a render needs is in the binary (time zones too).
+//     how; everything a render needs is in the binary (templates knows
+//     UTC only, so no zoneinfo file is read).
 //   - Render never blocks longer than Limits.Timeout plus the grace, plus
 //     the wait for a free worker (bounded by the caller's context).
 //   - Messages never carry the values or the worker's stderr beyond the
