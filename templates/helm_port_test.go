@@ -32,7 +32,7 @@ import (
 //	                                         helm-port-bad-values.yaml
 
 // TestHelmPortChart: stencil renders the chart's objects exactly as Helm
-// does, but for the numbers (the one deliberate difference, README).
+// does, but for the numbers (the one deliberate difference, docs/helm.md).
 func TestHelmPortChart(t *testing.T) {
 	b, err := templates.Load(os.DirFS(filepath.Join("testdata", "helm-port")), templates.LoadOptions{Name: "helm-port"})
 	if err != nil {
