@@ -58,15 +58,8 @@
 // # Speed
 //
 // A warm worker keeps each parsed bundle, so a render costs the template
-// execution plus one request and one response over a pipe: the objects are
-// encoded once in the worker and decoded once here. On the 2-core machines
-// of this project (make bench, testdata/webapp, five objects):
-//
-//	BenchmarkRenderInProcess   ~0.65–0.78 ms/op   327 KB/op   3,843 allocs/op
-//	BenchmarkRenderSandbox     ~0.92 ms/op         21 KB/op     333 allocs/op
-//
-// against ~0.73 ms/op for the in-process render before renders were bounded:
-// about 1.26×, and the controller's own heap no longer holds the render.
+// execution plus one request and one response over a pipe. Figures are in
+// docs/performance.md.
 //
 // # Invariants
 //
