@@ -16,8 +16,10 @@ func WithoutSeccomp()  { testHooks.noSeccomp = true }
 // Probe asks a worker to try what (see SetProbe): refused is the worker's
 // error, err any other.
 func (p *Pool) Probe(ctx context.Context, what string) (refused, err error) {
-	p.slots <- struct{}{}
-	defer func() { <-p.slots }()
+	if err := p.queue.acquire(ctx, ""); err != nil {
+		return nil, err
+	}
+	defer p.queue.release()
 	w, err := p.get()
 	if err != nil {
 		return nil, err
@@ -35,4 +37,12 @@ func (p *Pool) Probe(ctx context.Context, what string) (refused, err error) {
 		return errors.New(resp.Error.Msg), nil
 	}
 	return nil, nil
+}
+
+// Hold takes a slot of p as a render would, until release is called.
+func (p *Pool) Hold(ctx context.Context) (release func(), err error) {
+	if err := p.queue.acquire(ctx, ""); err != nil {
+		return nil, err
+	}
+	return p.queue.release, nil
 }

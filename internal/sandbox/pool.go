@@ -53,17 +53,22 @@ type Options struct {
 	Limits Limits
 	// Workers is the most worker processes, and so renders, at once; 0 means 1.
 	Workers int
+	// MaxWaiting is the most renders that may wait for a worker; past it,
+	// Render fails at once with ErrBusy. 0 means no bound (each waiting
+	// render is its caller's goroutine and a few words of the pool).
+	MaxWaiting int
 	// Command is the worker's command line; empty means the running
 	// executable, which must call Main first thing.
 	Command []string
 }
 
-// Pool renders bundles in worker processes, at most Options.Workers at once.
-// It is safe for concurrent use.
+// Pool renders bundles in worker processes, at most Options.Workers at once;
+// renders waiting for a worker take turns by tenant (see RenderFor). It is
+// safe for concurrent use.
 type Pool struct {
 	limits  Limits
 	command []string
-	slots   chan struct{}
+	queue   *fairQueue
 	warn    sync.Once // of a best-effort pool's first weaker worker
 
 	mu        sync.Mutex
@@ -87,7 +92,8 @@ func New(opts Options) (*Pool, error) {
 		}
 		cmd = []string{exe}
 	}
-	return &Pool{limits: opts.Limits.withDefaults(), command: cmd, slots: make(chan struct{}, max(opts.Workers, 1))}, nil
+	return &Pool{limits: opts.Limits.withDefaults(), command: cmd,
+		queue: newFairQueue(max(opts.Workers, 1), max(opts.MaxWaiting, 0))}, nil
 }
 
 // Limits returns the limits every render of the pool runs under.
@@ -121,17 +127,28 @@ func (p *Pool) observe(iso *Isolation) {
 	}
 }
 
-// Render renders b with in in a worker process. A render error, including
-// an overrun of the deadline or the memory ceiling, is a
-// *templates.RenderError; any other error (the context ended, no worker
-// could be started) is not about the bundle and may be retried.
+// Render renders b with in in a worker process, in the turn of in's
+// tenant: the namespace of in.Composition (renders without one, such as
+// the CLI's, share one tenant). See RenderFor.
 func (p *Pool) Render(ctx context.Context, b *templates.Bundle, in templates.Input) ([]*unstructured.Unstructured, error) {
-	select {
-	case p.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	return p.RenderFor(ctx, in.Composition.Namespace, b, in)
+}
+
+// RenderFor renders b with in in a worker process once a worker is free
+// and it is tenant's turn: renders wait in order of arrival within a
+// tenant and round-robin across tenants, so one tenant's burst delays
+// another tenant's render by at most one render.
+//
+// A render error, including an overrun of the deadline or the memory
+// ceiling, is a *templates.RenderError. Any other error is not about the
+// bundle and may be retried: ErrBusy (Options.MaxWaiting renders already
+// wait), ctx's error (it ended while the render waited or ran), no worker
+// could be started.
+func (p *Pool) RenderFor(ctx context.Context, tenant string, b *templates.Bundle, in templates.Input) ([]*unstructured.Unstructured, error) {
+	if err := p.queue.acquire(ctx, tenant); err != nil {
+		return nil, err
 	}
-	defer func() { <-p.slots }()
+	defer p.queue.release()
 	w, err := p.get()
 	if err != nil {
 		return nil, err
@@ -141,6 +158,9 @@ func (p *Pool) Render(ctx context.Context, b *templates.Bundle, in templates.Inp
 	p.put(w, reusable)
 	return objs, err
 }
+
+// Waiting returns how many renders wait for a worker.
+func (p *Pool) Waiting() int { return p.queue.len() }
 
 // Close stops the idle workers; a worker still rendering stops when its
 // render ends. Render must not be called after Close.
