@@ -25,9 +25,11 @@ func (p *Pool) Probe(ctx context.Context, what string) (refused, err error) {
 		return nil, err
 	}
 	if err := w.send(&request{Probe: what}); err != nil {
-		return nil, w.died(err, p.limits)
+		err = w.died(err, p.limits)
+		p.put(w, false)
+		return nil, err
 	}
-	resp, err := w.await(ctx, p.limits)
+	resp, err := w.await(p.limits)
 	p.observe(w.hello())
 	p.put(w, err == nil)
 	switch {
@@ -45,4 +47,15 @@ func (p *Pool) Hold(ctx context.Context) (release func(), err error) {
 		return nil, err
 	}
 	return p.queue.release, nil
+}
+
+// IdlePIDs returns the process ids of p's idle workers.
+func (p *Pool) IdlePIDs() []int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var pids []int
+	for _, w := range p.idle {
+		pids = append(pids, w.cmd.Process.Pid)
+	}
+	return pids
 }

@@ -140,3 +140,28 @@ func TestMaxWaiting(t *testing.T) {
 		t.Fatalf("queued render: %v", err)
 	}
 }
+
+// TestCallerGivesUpWorkerStays: a caller whose context ends mid-render
+// gets its context's error, and the worker finishes the render and serves
+// the next one warm (the same process).
+func TestCallerGivesUpWorkerStays(t *testing.T) {
+	p := newPool(t, sandbox.Limits{}, 1)
+	healthy := load(t, "cm", configMap)
+	if _, err := p.Render(context.Background(), healthy, input); err != nil {
+		t.Fatal(err)
+	}
+	warm := p.IdlePIDs()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if _, err := p.Render(ctx, load(t, "slow", slow), input); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("render past the caller's deadline: %v, want context.DeadlineExceeded", err)
+	}
+	// This one waits for the slot, which the abandoned render holds until
+	// its worker has answered.
+	if _, err := p.Render(context.Background(), healthy, input); err != nil {
+		t.Fatalf("render after the caller gave up: %v", err)
+	}
+	if got := p.IdlePIDs(); !slices.Equal(got, warm) {
+		t.Errorf("idle workers %v, want the warm one %v", got, warm)
+	}
+}
