@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -163,5 +164,49 @@ func TestCallerGivesUpWorkerStays(t *testing.T) {
 	}
 	if got := p.IdlePIDs(); !slices.Equal(got, warm) {
 		t.Errorf("idle workers %v, want the warm one %v", got, warm)
+	}
+}
+
+// BenchmarkFairness: tenant A has 50 slow renders queued on a pool of two
+// workers when tenant B asks for one. It reports how many of A's renders
+// completed before B's (at most the workers) and B's latency; "one-tenant"
+// gives B A's key, which is how every render waited before (first come,
+// first served).
+func BenchmarkFairness(b *testing.B) {
+	const workers, burst = 2, 50
+	for _, bench := range []struct{ name, tenantB string }{{"tenants", "team-b"}, {"one-tenant", "team-a"}} {
+		b.Run(bench.name, func(b *testing.B) {
+			p, err := sandbox.New(sandbox.Options{Workers: workers})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer p.Close()
+			bundle := load(b, "slow", slow)
+			var latency time.Duration
+			var ahead int64
+			for b.Loop() {
+				ctx, cancel := context.WithCancel(context.Background())
+				var doneA atomic.Int64
+				var wg sync.WaitGroup
+				for range burst {
+					wg.Go(func() {
+						if _, err := p.Render(ctx, bundle, tenantInput("team-a")); err == nil {
+							doneA.Add(1)
+						}
+					})
+				}
+				waitFor(b, func() bool { return p.Waiting() >= burst-workers })
+				start := time.Now()
+				if _, err := p.Render(context.Background(), bundle, tenantInput(bench.tenantB)); err != nil {
+					b.Fatal(err)
+				}
+				latency += time.Since(start)
+				ahead += doneA.Load()
+				cancel() // A's waiting renders leave; its running ones finish warm
+				wg.Wait()
+			}
+			b.ReportMetric(float64(ahead)/float64(b.N), "A-renders-before-B")
+			b.ReportMetric(float64(latency.Milliseconds())/float64(b.N), "B-latency-ms")
+		})
 	}
 }
