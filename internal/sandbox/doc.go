@@ -36,9 +36,10 @@
 //     the next render's). Its slot stays taken until then.
 //   - Separate pools: a caller that must not wait on others' renders, or
 //     spend their workers (the admission webhook's dry runs), gets a Pool
-//     of its own, with a small Workers, a MaxWaiting and a Limits.Timeout
-//     near its deadline; its renders then never take, delay or kill a
-//     worker of the reconcile pool, by construction.
+//     of its own, with a small Workers and a MaxWaiting, and the same
+//     Limits as the reconcile pool (a shorter Timeout would turn a render
+//     the controller accepts into an overrun); its renders then never
+//     take, delay or kill a worker of the reconcile pool, by construction.
 //   - Deadline: a render that has not answered by Limits.Timeout (plus a
 //     short grace for the worker to report where it was) is killed; the
 //     result is a RenderError with Reason templates.ReasonTimeout naming the
