@@ -16,16 +16,20 @@ func WithoutSeccomp()  { testHooks.noSeccomp = true }
 // Probe asks a worker to try what (see SetProbe): refused is the worker's
 // error, err any other.
 func (p *Pool) Probe(ctx context.Context, what string) (refused, err error) {
-	p.slots <- struct{}{}
-	defer func() { <-p.slots }()
+	if err := p.queue.acquire(ctx, ""); err != nil {
+		return nil, err
+	}
+	defer p.queue.release()
 	w, err := p.get()
 	if err != nil {
 		return nil, err
 	}
 	if err := w.send(&request{Probe: what}); err != nil {
-		return nil, w.died(err, p.limits)
+		err = w.died(err, p.limits)
+		p.put(w, false)
+		return nil, err
 	}
-	resp, err := w.await(ctx, p.limits)
+	resp, err := w.await(p.limits)
 	p.observe(w.hello())
 	p.put(w, err == nil)
 	switch {
@@ -35,4 +39,23 @@ func (p *Pool) Probe(ctx context.Context, what string) (refused, err error) {
 		return errors.New(resp.Error.Msg), nil
 	}
 	return nil, nil
+}
+
+// Hold takes a slot of p as a render would, until release is called.
+func (p *Pool) Hold(ctx context.Context) (release func(), err error) {
+	if err := p.queue.acquire(ctx, ""); err != nil {
+		return nil, err
+	}
+	return p.queue.release, nil
+}
+
+// IdlePIDs returns the process ids of p's idle workers.
+func (p *Pool) IdlePIDs() []int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var pids []int
+	for _, w := range p.idle {
+		pids = append(pids, w.cmd.Process.Pid)
+	}
+	return pids
 }

@@ -53,21 +53,27 @@ type Options struct {
 	Limits Limits
 	// Workers is the most worker processes, and so renders, at once; 0 means 1.
 	Workers int
+	// MaxWaiting is the most renders that may wait for a worker; past it,
+	// Render fails at once with ErrBusy. 0 means no bound (each waiting
+	// render is its caller's goroutine and a few words of the pool).
+	MaxWaiting int
 	// Command is the worker's command line; empty means the running
 	// executable, which must call Main first thing.
 	Command []string
 }
 
-// Pool renders bundles in worker processes, at most Options.Workers at once.
-// It is safe for concurrent use.
+// Pool renders bundles in worker processes, at most Options.Workers at once;
+// renders waiting for a worker take turns by tenant (see RenderFor). It is
+// safe for concurrent use.
 type Pool struct {
 	limits  Limits
 	command []string
-	slots   chan struct{}
+	queue   *fairQueue
 	warn    sync.Once // of a best-effort pool's first weaker worker
 
 	mu        sync.Mutex
 	idle      []*proc
+	busy      map[*proc]bool
 	closed    bool
 	isolation *Isolation // of the last worker started
 }
@@ -87,7 +93,8 @@ func New(opts Options) (*Pool, error) {
 		}
 		cmd = []string{exe}
 	}
-	return &Pool{limits: opts.Limits.withDefaults(), command: cmd, slots: make(chan struct{}, max(opts.Workers, 1))}, nil
+	return &Pool{limits: opts.Limits.withDefaults(), command: cmd, busy: map[*proc]bool{},
+		queue: newFairQueue(max(opts.Workers, 1), max(opts.MaxWaiting, 0))}, nil
 }
 
 // Limits returns the limits every render of the pool runs under.
@@ -121,37 +128,77 @@ func (p *Pool) observe(iso *Isolation) {
 	}
 }
 
-// Render renders b with in in a worker process. A render error, including
-// an overrun of the deadline or the memory ceiling, is a
-// *templates.RenderError; any other error (the context ended, no worker
-// could be started) is not about the bundle and may be retried.
+// Render renders b with in in a worker process, in the turn of in's
+// tenant: the namespace of in.Composition (renders without one, such as
+// the CLI's, share one tenant). See RenderFor.
 func (p *Pool) Render(ctx context.Context, b *templates.Bundle, in templates.Input) ([]*unstructured.Unstructured, error) {
+	return p.RenderFor(ctx, in.Composition.Namespace, b, in)
+}
+
+// RenderFor renders b with in in a worker process once a worker is free
+// and it is tenant's turn: renders wait in order of arrival within a
+// tenant and round-robin across tenants, so one tenant's burst delays
+// another tenant's render by at most one render.
+//
+// A render error, including an overrun of the deadline or the memory
+// ceiling, is a *templates.RenderError. Any other error is not about the
+// bundle and may be retried: ErrBusy (Options.MaxWaiting renders already
+// wait), ctx's error (it ended while the render waited or ran), no worker
+// could be started. When ctx ends during the render, RenderFor returns at
+// once but the worker finishes the render within Limits.Timeout, its
+// result unread, and stays warm; its slot is busy until then.
+func (p *Pool) RenderFor(ctx context.Context, tenant string, b *templates.Bundle, in templates.Input) ([]*unstructured.Unstructured, error) {
+	if err := p.queue.acquire(ctx, tenant); err != nil {
+		return nil, err
+	}
+	type result struct {
+		objs []*unstructured.Unstructured
+		err  error
+	}
+	done := make(chan result, 1) // the render never waits for its caller
+	go func() {
+		defer p.queue.release()
+		objs, err := p.render(b, in)
+		done <- result{objs, err}
+	}()
 	select {
-	case p.slots <- struct{}{}:
+	case r := <-done:
+		return r.objs, r.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	defer func() { <-p.slots }()
+}
+
+// render renders in a worker, holding a slot.
+func (p *Pool) render(b *templates.Bundle, in templates.Input) ([]*unstructured.Unstructured, error) {
 	w, err := p.get()
 	if err != nil {
 		return nil, err
 	}
-	objs, reusable, err := w.render(ctx, b, in, p.limits)
+	objs, reusable, err := w.render(b, in, p.limits)
 	p.observe(w.hello())
 	p.put(w, reusable)
 	return objs, err
 }
 
-// Close stops the idle workers; a worker still rendering stops when its
-// render ends. Render must not be called after Close.
+// Waiting returns how many renders wait for a worker.
+func (p *Pool) Waiting() int { return p.queue.len() }
+
+// Close stops the workers, idle or rendering: a render still running ends
+// with an error that is not a RenderError. Render must not be called after
+// Close.
 func (p *Pool) Close() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.closed = true
-	for _, w := range p.idle {
-		w.kill()
+	stop := p.idle
+	for w := range p.busy {
+		stop = append(stop, w)
 	}
 	p.idle = nil
+	p.mu.Unlock()
+	for _, w := range stop {
+		w.kill()
+	}
 }
 
 // get returns an idle worker or starts one.
@@ -160,6 +207,7 @@ func (p *Pool) get() (*proc, error) {
 	if n := len(p.idle); n > 0 {
 		w := p.idle[n-1]
 		p.idle = p.idle[:n-1]
+		p.busy[w] = true
 		p.mu.Unlock()
 		return w, nil
 	}
@@ -168,13 +216,25 @@ func (p *Pool) get() (*proc, error) {
 	if closed {
 		return nil, fmt.Errorf("render pool is closed")
 	}
-	return start(p.command, p.limits.Memory)
+	w, err := start(p.command, p.limits.Memory)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		w.kill()
+		return nil, fmt.Errorf("render pool is closed")
+	}
+	p.busy[w] = true
+	return w, nil
 }
 
 // put keeps a worker for the next render, or stops it.
 func (p *Pool) put(w *proc, reusable bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	delete(p.busy, w)
 	if !reusable || p.closed {
 		w.kill()
 		return
@@ -183,7 +243,7 @@ func (p *Pool) put(w *proc, reusable bool) {
 }
 
 // render runs one render on w. reusable reports whether w may serve another.
-func (w *proc) render(ctx context.Context, b *templates.Bundle, in templates.Input, l Limits) (objs []*unstructured.Unstructured, reusable bool, err error) {
+func (w *proc) render(b *templates.Bundle, in templates.Input, l Limits) (objs []*unstructured.Unstructured, reusable bool, err error) {
 	ref := bundleRef{Name: b.Name(), Revision: b.Revision()}
 	req := request{Bundle: ref, Input: in, TimeoutMillis: l.Timeout.Milliseconds()}
 	w.where = location{} // nothing of an earlier render
@@ -199,7 +259,7 @@ func (w *proc) render(ctx context.Context, b *templates.Bundle, in templates.Inp
 		if err := w.send(&req); err != nil {
 			return nil, false, w.died(err, l)
 		}
-		resp, err := w.await(ctx, l)
+		resp, err := w.await(l)
 		switch {
 		case err != nil:
 			return nil, false, err
@@ -223,8 +283,10 @@ func (w *proc) render(ctx context.Context, b *templates.Bundle, in templates.Inp
 }
 
 // await reads the worker's answer, killing it when the deadline (plus the
-// grace) passes or ctx ends.
-func (w *proc) await(ctx context.Context, l Limits) (*response, error) {
+// grace) passes. It does not end with a caller's context: a worker stopped
+// mid-render would have to be killed (its answer would otherwise be read
+// as the next render's), and the worker bounds the render itself.
+func (w *proc) await(l Limits) (*response, error) {
 	timer := time.NewTimer(l.Timeout + grace)
 	defer timer.Stop()
 	for {
@@ -253,9 +315,6 @@ func (w *proc) await(ctx context.Context, l Limits) (*response, error) {
 			w.kill()
 			return nil, &templates.RenderError{File: w.where.File, Line: w.where.Line, Reason: templates.ReasonTimeout,
 				Msg: fmt.Sprintf("render stopped: it did not finish within %s", l.Timeout)}
-		case <-ctx.Done():
-			w.kill()
-			return nil, ctx.Err()
 		}
 	}
 }

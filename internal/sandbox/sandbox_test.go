@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func load(t *testing.T, name string, files map[string]string) *templates.Bundle {
+func load(t testing.TB, name string, files map[string]string) *templates.Bundle {
 	t.Helper()
 	b, err := templates.LoadObject(&v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.BundleSpec{Files: files}})
 	if err != nil {

@@ -1,0 +1,212 @@
+package sandbox_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stencil-dev/stencil/internal/sandbox"
+	"github.com/stencil-dev/stencil/templates"
+)
+
+// slow renders in some 100–200 ms on this project's machines, within
+// every step bound.
+var slow = map[string]string{
+	"templates/slow.yaml": "{{ range until 200 }}{{ range until 900 }}{{ $x := add 1 2 }}{{ end }}{{ end }}",
+}
+
+func tenantInput(ns string) templates.Input {
+	return templates.Input{Composition: templates.CompositionInfo{Name: "app", Namespace: ns, UID: "u-" + ns}}
+}
+
+// waitFor yields until cond holds: the queue is reached by other
+// goroutines, and only its state is awaited, never a duration.
+func waitFor(t testing.TB, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		runtime.Gosched()
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestFairByTenant: with one worker, tenant A queues ten slow renders,
+// then tenant B queues one; B's render completes before A's third.
+func TestFairByTenant(t *testing.T) {
+	p := newPool(t, sandbox.Limits{}, 1)
+	b := load(t, "slow", slow)
+	release, err := p.Hold(context.Background()) // A and B queue behind it
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		order []string // tenants, in order of completion
+		wg    sync.WaitGroup
+	)
+	render := func(ns string) {
+		defer wg.Done()
+		if _, err := p.Render(context.Background(), b, tenantInput(ns)); err != nil {
+			t.Errorf("render of %s: %v", ns, err)
+		}
+		mu.Lock()
+		order = append(order, ns)
+		mu.Unlock()
+	}
+	wg.Add(11)
+	for range 10 {
+		go render("team-a")
+	}
+	waitFor(t, func() bool { return p.Waiting() == 10 })
+	go render("team-b")
+	waitFor(t, func() bool { return p.Waiting() == 11 })
+	release()
+	wg.Wait()
+
+	before := slices.Index(order, "team-b")
+	t.Logf("completion order: %v", order)
+	if before < 0 || before > 2 {
+		t.Fatalf("%d of A's renders completed before B's, want at most 2 (order %v)", before, order)
+	}
+}
+
+// TestQueuedRenderCancelled: a render whose context ends while it waits
+// returns the context's error at once and leaves the queue; the renders
+// behind it still run.
+func TestQueuedRenderCancelled(t *testing.T) {
+	p := newPool(t, sandbox.Limits{}, 1)
+	b := load(t, "cm", configMap)
+	release, err := p.Hold(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancelled := make(chan error, 1)
+	go func() {
+		_, err := p.Render(ctx, b, tenantInput("team-a"))
+		cancelled <- err
+	}()
+	waitFor(t, func() bool { return p.Waiting() == 1 })
+	later := make(chan error, 1)
+	go func() {
+		_, err := p.Render(context.Background(), b, tenantInput("team-b"))
+		later <- err
+	}()
+	waitFor(t, func() bool { return p.Waiting() == 2 })
+
+	cancel()
+	if err := <-cancelled; !errors.Is(err, context.Canceled) { // the slot is still held
+		t.Fatalf("cancelled render: %v, want context.Canceled", err)
+	}
+	if n := p.Waiting(); n != 1 {
+		t.Errorf("Waiting() = %d after the cancel, want 1", n)
+	}
+	release()
+	if err := <-later; err != nil {
+		t.Fatalf("render queued behind the cancelled one: %v", err)
+	}
+	if _, err := p.Render(context.Background(), b, tenantInput("team-a")); err != nil {
+		t.Fatalf("render after the cancel: %v", err)
+	}
+}
+
+// TestMaxWaiting: past Options.MaxWaiting waiting renders, Render fails at
+// once with ErrBusy; the renders already waiting still run.
+func TestMaxWaiting(t *testing.T) {
+	p, err := sandbox.New(sandbox.Options{Workers: 1, MaxWaiting: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	b := load(t, "cm", configMap)
+	release, err := p.Hold(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	queued := make(chan error, 1)
+	go func() {
+		_, err := p.Render(context.Background(), b, tenantInput("team-a"))
+		queued <- err
+	}()
+	waitFor(t, func() bool { return p.Waiting() == 1 })
+	if _, err := p.Render(context.Background(), b, tenantInput("team-b")); !errors.Is(err, sandbox.ErrBusy) {
+		t.Fatalf("render past MaxWaiting: %v, want ErrBusy", err)
+	}
+	release()
+	if err := <-queued; err != nil {
+		t.Fatalf("queued render: %v", err)
+	}
+}
+
+// TestCallerGivesUpWorkerStays: a caller whose context ends mid-render
+// gets its context's error, and the worker finishes the render and serves
+// the next one warm (the same process).
+func TestCallerGivesUpWorkerStays(t *testing.T) {
+	p := newPool(t, sandbox.Limits{}, 1)
+	healthy := load(t, "cm", configMap)
+	if _, err := p.Render(context.Background(), healthy, input); err != nil {
+		t.Fatal(err)
+	}
+	warm := p.IdlePIDs()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if _, err := p.Render(ctx, load(t, "slow", slow), input); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("render past the caller's deadline: %v, want context.DeadlineExceeded", err)
+	}
+	// This one waits for the slot, which the abandoned render holds until
+	// its worker has answered.
+	if _, err := p.Render(context.Background(), healthy, input); err != nil {
+		t.Fatalf("render after the caller gave up: %v", err)
+	}
+	if got := p.IdlePIDs(); !slices.Equal(got, warm) {
+		t.Errorf("idle workers %v, want the warm one %v", got, warm)
+	}
+}
+
+// BenchmarkFairness: tenant A has 50 slow renders queued on a pool of two
+// workers when tenant B asks for one. It reports how many of A's renders
+// completed before B's (at most the workers) and B's latency; "one-tenant"
+// gives B A's key, which is how every render waited before (first come,
+// first served).
+func BenchmarkFairness(b *testing.B) {
+	const workers, burst = 2, 50
+	for _, bench := range []struct{ name, tenantB string }{{"tenants", "team-b"}, {"one-tenant", "team-a"}} {
+		b.Run(bench.name, func(b *testing.B) {
+			p, err := sandbox.New(sandbox.Options{Workers: workers})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer p.Close()
+			bundle := load(b, "slow", slow)
+			var latency time.Duration
+			var ahead int64
+			for b.Loop() {
+				ctx, cancel := context.WithCancel(context.Background())
+				var doneA atomic.Int64
+				var wg sync.WaitGroup
+				for range burst {
+					wg.Go(func() {
+						if _, err := p.Render(ctx, bundle, tenantInput("team-a")); err == nil {
+							doneA.Add(1)
+						}
+					})
+				}
+				waitFor(b, func() bool { return p.Waiting() >= burst-workers })
+				start := time.Now()
+				if _, err := p.Render(context.Background(), bundle, tenantInput(bench.tenantB)); err != nil {
+					b.Fatal(err)
+				}
+				latency += time.Since(start)
+				ahead += doneA.Load()
+				cancel() // A's waiting renders leave; its running ones finish warm
+				wg.Wait()
+			}
+			b.ReportMetric(float64(ahead)/float64(b.N), "A-renders-before-B")
+			b.ReportMetric(float64(latency.Milliseconds())/float64(b.N), "B-latency-ms")
+		})
+	}
+}
