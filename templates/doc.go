@@ -149,6 +149,12 @@
 //	refused                            env expandenv getHostByName lookup
 //	Helm's                             required fail (and include tpl toYaml fromYaml ... above)
 //
+// A template whose objects are all Helm test hooks (helm.sh/hook: test,
+// test-success, test-failure) may call them anyway: its output is
+// dropped, as `helm test` alone runs those (testhooks.go). A refused
+// template is run again with them allowed to learn its objects; any
+// other object keeps the refusal, at the first call's file and line.
+//
 // Allowed nondeterministic functions stay bounded (rand* by their count)
 // and date functions take any argument as sprig does (the current time).
 //
