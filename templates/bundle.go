@@ -74,6 +74,8 @@ type Bundle struct {
 	bound      *sync.Pool // *boundSet: clones of tmpl bound to a render's functions, reused
 	lastValues atomic.Pointer[mergedValues]
 	emitted    []string // templates/**/*.yaml, sorted
+	// sources are the files, chart archives unpacked (chart_archive.go).
+	sources map[string]string
 }
 
 // Load loads a bundle folder: values.yaml, values.schema.json (JSON
@@ -212,6 +214,9 @@ func newBundle(name string, spec v1alpha1.BundleSpec) (*Bundle, error) {
 		}
 	}
 	b.files = helmFiles(spec.Files, b.chart)
+	if b.sources, err = expandArchives(spec.Files); err != nil {
+		return nil, err
+	}
 	if err := b.parse(); err != nil {
 		return nil, err
 	}
@@ -233,7 +238,7 @@ func (b *Bundle) parse() error {
 	first := newBoundSetOf(nil)
 	t := template.New(b.name).Option("missingkey=zero").Funcs(funcMap(first.st, first.g, b.spec.AllowNondeterministic))
 	for _, p := range names {
-		if _, err := t.New(p).Parse(b.spec.Files[p]); err != nil {
+		if _, err := t.New(p).Parse(b.sources[p]); err != nil {
 			return templateError(p, err)
 		}
 		if isTemplate(p) {
@@ -262,7 +267,7 @@ func (b *Bundle) instrument() error {
 		}
 		in := ins[tree.ParseName]
 		if in == nil {
-			in = newFileInstrumenter(b.tmpl, tree.ParseName, b.spec.Files[tree.ParseName])
+			in = newFileInstrumenter(b.tmpl, tree.ParseName, b.sources[tree.ParseName])
 			ins[tree.ParseName] = in
 		}
 		if err := in.tree(tree); err != nil {
