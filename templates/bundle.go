@@ -74,8 +74,10 @@ type Bundle struct {
 	bound      *sync.Pool // *boundSet: clones of tmpl bound to a render's functions, reused
 	lastValues atomic.Pointer[mergedValues]
 	emitted    []string // templates/**/*.yaml, sorted
-	// sources are the files, chart archives unpacked (chart_archive.go).
+	// sources are the files, chart archives unpacked (chart_archive.go);
+	// root is the chart tree when the bundle has subcharts (chart.go).
 	sources map[string]string
+	root    *chartNode
 }
 
 // Load loads a bundle folder: values.yaml, values.schema.json (JSON
@@ -214,7 +216,7 @@ func newBundle(name string, spec v1alpha1.BundleSpec) (*Bundle, error) {
 		}
 	}
 	b.files = helmFiles(spec.Files, b.chart)
-	if b.sources, err = expandArchives(spec.Files); err != nil {
+	if err := b.loadCharts(); err != nil {
 		return nil, err
 	}
 	if err := b.parse(); err != nil {
@@ -233,6 +235,8 @@ func (b *Bundle) parse() error {
 		}
 	}
 	sort.Strings(names)
+	// The subcharts' first: the root's defines replace theirs.
+	names = append(chartTemplates(b.root, b.sources), names...)
 	// The set is parsed with the functions of a first boundSet, which the
 	// first render takes: a cold render binds them once.
 	first := newBoundSetOf(nil)
@@ -254,6 +258,20 @@ func (b *Bundle) parse() error {
 	b.bound = &sync.Pool{}
 	b.bound.Put(first)
 	return nil
+}
+
+// loadCharts unpacks the chart archives and reads the subcharts.
+func (b *Bundle) loadCharts() error {
+	var err error
+	if b.sources, err = expandArchives(b.spec.Files); err != nil {
+		return err
+	}
+	name, _ := b.chart["name"].(string)
+	if name == "" {
+		name = b.name
+	}
+	b.root = &chartNode{meta: b.chart, name: name, defaults: b.defaults, files: b.files}
+	return loadChartTree(b.root, b.sources)
 }
 
 // instrument inserts the budget's points into every parsed tree

@@ -70,9 +70,31 @@ func loadWithArchive(archive string) (*templates.Bundle, error) {
 	}}})
 }
 
-// TestChartArchives: a hostile chart archive is refused with the reason.
+// TestChartArchives: an archive is unpacked in memory, archives inside
+// it too; a hostile one is refused with the reason.
 func TestChartArchives(t *testing.T) {
 	chartYAML := tarEntry{name: "sub/Chart.yaml", body: "apiVersion: v2\nname: sub\nversion: 1.0.0\n"}
+	cm := tarEntry{name: "sub/templates/cm.yaml", body: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: sub-{{ .Values.x }}\n"}
+	t.Run("nested archives render", func(t *testing.T) {
+		inner := chartArchive(t, tarEntry{name: "inner/Chart.yaml", body: "apiVersion: v2\nname: inner\nversion: 1.0.0\n"},
+			tarEntry{name: "inner/templates/cm.yaml", body: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: inner\n"})
+		b, err := loadWithArchive(chartArchive(t, tarEntry{name: "sub/", typ: tar.TypeDir}, chartYAML, cm,
+			tarEntry{name: "sub/values.yaml", body: "x: one\n"}, tarEntry{name: "sub/charts/inner-1.0.0.tgz", body: inner}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := templates.Render(b, templates.Input{Composition: web})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, o := range objs {
+			names = append(names, o.GetName())
+		}
+		if got := strings.Join(names, ","); got != "c,sub-one,inner" {
+			t.Errorf("rendered %s, want c,sub-one,inner", got)
+		}
+	})
 	tests := []struct {
 		name    string
 		entries []tarEntry
