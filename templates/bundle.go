@@ -78,6 +78,10 @@ type Bundle struct {
 	// root is the chart tree when the bundle has subcharts (chart.go).
 	sources map[string]string
 	root    *chartNode
+	// helmNames maps the names Helm gives the subcharts' templates
+	// (parent/charts/alias/templates/x.yaml, .Template.Name) to their
+	// bundle paths, the names they are parsed under.
+	helmNames map[string]string
 }
 
 // Load loads a bundle folder: values.yaml, values.schema.json (JSON
@@ -271,7 +275,11 @@ func (b *Bundle) loadCharts() error {
 		name = b.name
 	}
 	b.root = &chartNode{meta: b.chart, name: name, defaults: b.defaults, files: b.files}
-	return loadChartTree(b.root, b.sources)
+	if err := loadChartTree(b.root, b.sources); err != nil {
+		return err
+	}
+	b.helmNames = helmNames(b.root, b.sources)
+	return nil
 }
 
 // instrument inserts the budget's points into every parsed tree

@@ -5,6 +5,37 @@ import (
 	"strings"
 )
 
+// helmNames maps the name Helm's engine gives each template of the tree
+// (the root chart's name, then charts/ALIAS for each subchart on the way,
+// then the path in the chart) to its bundle path, for every use of every
+// chart: include (print .Template.BasePath "/x.yaml") works in a
+// subchart as in Helm. The root's own templates keep their bundle paths
+// as names (templates/x.yaml), and Helm's (root/templates/x.yaml) are
+// mapped too.
+func helmNames(root *chartNode, sources map[string]string) map[string]string {
+	names := map[string]string{}
+	var walk func(c *chartNode, full string, depth int)
+	walk = func(c *chartNode, full string, depth int) {
+		prefix := ""
+		if c.dir != "" {
+			prefix = c.dir + "/"
+		}
+		for p := range sources {
+			if rel, ok := strings.CutPrefix(p, prefix); ok && (isTemplate(rel) || isHelper(rel)) {
+				names[full+"/"+rel] = p
+			}
+		}
+		if depth >= maxChartDepth {
+			return
+		}
+		for _, ch := range c.children {
+			walk(ch.chart, full+"/charts/"+ch.name, depth+1)
+		}
+	}
+	walk(root, root.name, 0)
+	return names
+}
+
 // unit is a template file a render executes: a root template, or a
 // subchart's, once per use of the subchart (an alias is another use).
 type unit struct {

@@ -123,6 +123,7 @@ func (b *Bundle) executeUnits(ctx context.Context, units []unit, in Input) (map[
 	bs.reset(newBudget(ctx, limits, in.Progress))
 	in.Progress.start()
 	st := bs.st
+	st.names = b.helmNames
 	outputs := make(map[string]string, len(units))
 	for _, u := range units {
 		name, data := u.file, u.data
