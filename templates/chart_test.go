@@ -23,24 +23,33 @@ import (
 // a tag (metrics) and one by a condition though its tag is true (extra),
 // import-values in both forms, globals merged down, a library chart
 // (common) whose define every chart includes, and a parent template
-// including a subchart's define. testdata/charts/parent.helm.yaml is
-// Helm's own output, made with Helm v4.3.1 (go install
-// helm.sh/helm/v4/cmd/helm@v4.3.1):
+// including a subchart's define. The two chart has a nested subchart
+// whose condition is set from the root, import-values of a scalar, into
+// "." and from a sub-subchart's table, a condition that is not a
+// boolean, and a chart charts/ holds but Chart.yaml does not list.
 //
-//	helm template rel testdata/charts/parent -n ns -f testdata/charts/parent.values.yaml
+// testdata/charts/CHART-VALUES.helm.yaml is Helm's own output, made with
+// Helm v4.3.1 (go install helm.sh/helm/v4/cmd/helm@v4.3.1):
+//
+//	helm template rel testdata/charts/CHART -n ns -f testdata/charts/CHART-VALUES.values.yaml
 
-// TestChartDependencies: stencil renders the parent chart's objects as
-// Helm does, with either values file.
+// TestChartDependencies: stencil renders the test charts' objects as
+// Helm does, with each values file.
 func TestChartDependencies(t *testing.T) {
-	b, err := templates.Load(os.DirFS(filepath.Join("testdata", "charts", "parent")), templates.LoadOptions{Name: "parent"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tt := range []struct{ values, helm string }{
-		{"parent.values.yaml", "parent.helm.yaml"},         // every rule on
-		{"parent-off.values.yaml", "parent-off.helm.yaml"}, // api off by its first condition, cache by its tag
+	for _, tt := range []struct{ chart, values, helm string }{
+		{"parent", "parent.values.yaml", "parent.helm.yaml"},                 // every rule on
+		{"parent", "parent-off.values.yaml", "parent-off.helm.yaml"},         // api off by its first condition, cache by its tag
+		{"parent", "parent-null.values.yaml", "parent-null.helm.yaml"},       // null deletes a subchart's default
+		{"parent", "parent-globals.values.yaml", "parent-globals.helm.yaml"}, // the parent's globals win over a subchart's own
+		{"parent", "parent-cond.values.yaml", "parent-cond.helm.yaml"},       // a condition wins over a false tag
+		{"two", "two-empty.values.yaml", "two-empty.helm.yaml"},              // b off, a condition that is no boolean
+		{"two", "two-b.values.yaml", "two-b.helm.yaml"},                      // b on, from the root's values
 	} {
 		t.Run(tt.values, func(t *testing.T) {
+			b, err := templates.Load(os.DirFS(filepath.Join("testdata", "charts", tt.chart)), templates.LoadOptions{Name: tt.chart})
+			if err != nil {
+				t.Fatal(err)
+			}
 			got := renderChart(t, b, tt.values)
 			helm, err := os.ReadFile(filepath.Join("testdata", "charts", tt.helm))
 			if err != nil {
