@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -182,4 +183,32 @@ func TestChartMissingDependency(t *testing.T) {
 	if !errors.As(err, &re) || re.File != "Chart.yaml" || !strings.Contains(re.Msg, "found in Chart.yaml, but missing in charts/ directory: absent") {
 		t.Fatalf("err = %v, want Helm's missing dependency error naming absent", err)
 	}
+}
+
+// TestChartConcurrentRenders: renders of one bundle with subcharts share
+// its chart tree and cached values safely (run with -race).
+func TestChartConcurrentRenders(t *testing.T) {
+	b, err := templates.Load(os.DirFS(filepath.Join("testdata", "charts", "parent")), templates.LoadOptions{Name: "parent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := renderChart(t, b, "parent.values.yaml")
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			file := "parent.values.yaml"
+			if i%2 == 1 {
+				file = "parent-off.values.yaml"
+			}
+			objs, err := renderChartErr(t, b, file)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if file == "parent.values.yaml" && len(objs) != len(want) {
+				t.Errorf("rendered %d objects, want %d", len(objs), len(want))
+			}
+		})
+	}
+	wg.Wait()
 }
