@@ -98,35 +98,52 @@ func (c *chartNode) loadChildren(sources map[string]string, subdirs map[string][
 		}
 		subs = append(subs, sub)
 	}
-	deps, err := c.dependencies()
+	deps, file, err := c.dependencies(sources)
 	if err != nil {
 		return err
 	}
-	return c.link(deps, subs)
+	return c.link(deps, file, subs)
 }
 
-// dependencies reads Chart.yaml's dependencies.
-func (c *chartNode) dependencies() ([]*dependency, error) {
-	raw, ok := c.meta["dependencies"]
-	if !ok || raw == nil {
-		return nil, nil
+// requirementsFile holds the dependencies of an apiVersion v1 chart;
+// Helm's loader reads it over Chart.yaml's whatever the apiVersion.
+const requirementsFile = "requirements.yaml"
+
+// dependencies reads Chart.yaml's dependencies, or requirements.yaml's,
+// and returns the file read.
+func (c *chartNode) dependencies(sources map[string]string) ([]*dependency, string, error) {
+	file, raw := c.file(ChartFile), c.meta["dependencies"]
+	if text, ok := sources[c.file(requirementsFile)]; ok {
+		var req map[string]any
+		if err := yaml.Unmarshal([]byte(text), &req); err != nil {
+			return nil, "", &RenderError{File: c.file(requirementsFile), Msg: err.Error()}
+		}
+		if d, ok := req["dependencies"]; ok {
+			file, raw = c.file(requirementsFile), d
+		}
+	}
+	if raw == nil {
+		return nil, "", nil
 	}
 	data, err := yaml.Marshal(raw)
 	if err != nil {
-		return nil, &RenderError{File: c.file(ChartFile), Msg: "dependencies: " + err.Error()}
+		return nil, "", &RenderError{File: file, Msg: "dependencies: " + err.Error()}
 	}
 	var deps []*dependency
 	if err := yaml.Unmarshal(data, &deps); err != nil {
-		return nil, &RenderError{File: c.file(ChartFile), Msg: "dependencies: " + err.Error()}
+		return nil, "", &RenderError{File: file, Msg: "dependencies: " + err.Error()}
 	}
-	return deps, nil
+	return deps, file, nil
 }
 
 // link matches the dependencies of Chart.yaml with the charts in
 // charts/, by name, as Helm: a dependency with no chart is an error
 // naming it (Helm's "found in Chart.yaml, but missing in charts/
 // directory"), a chart no dependency names is used under its own name.
-func (c *chartNode) link(deps []*dependency, subs []*chartNode) error {
+func (c *chartNode) link(deps []*dependency, file string, subs []*chartNode) error {
+	if file == "" {
+		file = c.file(ChartFile)
+	}
 	var missing []string
 	used := map[*chartNode]bool{}
 	for _, d := range deps {
@@ -138,7 +155,7 @@ func (c *chartNode) link(deps []*dependency, subs []*chartNode) error {
 			missing = append(missing, d.Name)
 			continue
 		}
-		if err := checkVersion(c, d, subs[i]); err != nil {
+		if err := checkVersion(file, d, subs[i]); err != nil {
 			return err
 		}
 		used[subs[i]] = true
@@ -149,7 +166,7 @@ func (c *chartNode) link(deps []*dependency, subs []*chartNode) error {
 		c.children = append(c.children, chartChild{name: name, dep: d, chart: subs[i]})
 	}
 	if len(missing) > 0 {
-		return &RenderError{File: c.file(ChartFile), Msg: "found in Chart.yaml, but missing in " + c.file("charts/") + " directory: " + strings.Join(missing, ", ")}
+		return &RenderError{File: file, Msg: "found in Chart.yaml, but missing in " + c.file("charts/") + " directory: " + strings.Join(missing, ", ")}
 	}
 	for _, s := range subs {
 		if !used[s] {
@@ -159,7 +176,7 @@ func (c *chartNode) link(deps []*dependency, subs []*chartNode) error {
 	seen := map[string]bool{}
 	for _, ch := range c.children {
 		if seen[ch.name] {
-			return &RenderError{File: c.file(ChartFile), Msg: fmt.Sprintf("two subcharts are named %s (give one an alias)", ch.name)}
+			return &RenderError{File: file, Msg: fmt.Sprintf("two subcharts are named %s (give one an alias)", ch.name)}
 		}
 		seen[ch.name] = true
 	}
@@ -168,17 +185,17 @@ func (c *chartNode) link(deps []*dependency, subs []*chartNode) error {
 
 // checkVersion refuses a chart whose version a dependency's range
 // excludes (Helm would not use it).
-func checkVersion(c *chartNode, d *dependency, sub *chartNode) error {
+func checkVersion(file string, d *dependency, sub *chartNode) error {
 	if d.Version == "" {
 		return nil
 	}
 	con, err := semver.NewConstraint(d.Version)
 	if err != nil {
-		return &RenderError{File: c.file(ChartFile), Msg: fmt.Sprintf("dependency %s: version %q is not a range: %v", d.Name, d.Version, err)}
+		return &RenderError{File: file, Msg: fmt.Sprintf("dependency %s: version %q is not a range: %v", d.Name, d.Version, err)}
 	}
 	v, err := semver.NewVersion(fmt.Sprint(sub.meta["version"]))
 	if err != nil || !con.Check(v) {
-		return &RenderError{File: sub.file(ChartFile), Msg: fmt.Sprintf("version %v does not satisfy %q, which %s asks for", sub.meta["version"], d.Version, c.file(ChartFile))}
+		return &RenderError{File: sub.file(ChartFile), Msg: fmt.Sprintf("version %v does not satisfy %q, which %s asks for", sub.meta["version"], d.Version, file)}
 	}
 	return nil
 }

@@ -11,9 +11,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -211,4 +213,51 @@ func TestChartConcurrentRenders(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestChartTreeErrors: what Helm would not render, or would render
+// without a word, is refused when the bundle loads, naming the file.
+func TestChartTreeErrors(t *testing.T) {
+	chart := func(name, deps string) string {
+		return "apiVersion: v2\nname: " + name + "\nversion: 1.0.0\n" + deps
+	}
+	tests := []struct {
+		name  string
+		files map[string]string
+		file  string
+		want  string
+	}{
+		{"missing in a subchart", map[string]string{
+			"Chart.yaml": chart("demo", ""), "charts/sub/Chart.yaml": chart("sub", "dependencies:\n- name: absent\n  version: 1.0.0\n"),
+		}, "charts/sub/Chart.yaml", "found in Chart.yaml, but missing in charts/sub/charts/ directory: absent"},
+		{"missing in requirements.yaml", map[string]string{
+			"Chart.yaml": "apiVersion: v1\nname: demo\nversion: 1.0.0\n", "requirements.yaml": "dependencies:\n- name: gone\n  version: 1.0.0\n",
+		}, "requirements.yaml", "missing in charts/ directory: gone"},
+		{"version out of range", map[string]string{
+			"Chart.yaml": chart("demo", "dependencies:\n- name: sub\n  version: ~2.0.0\n"), "charts/sub/Chart.yaml": chart("sub", ""),
+		}, "charts/sub/Chart.yaml", `version 1.0.0 does not satisfy "~2.0.0"`},
+		{"no Chart.yaml", map[string]string{
+			"Chart.yaml": chart("demo", ""), "charts/sub/values.yaml": "a: 1\n",
+		}, "charts/sub", "without Chart.yaml"},
+		{"two subcharts of one name", map[string]string{
+			"Chart.yaml":          chart("demo", "dependencies:\n- name: a\n- name: b\n  alias: a\n"),
+			"charts/a/Chart.yaml": chart("a", ""),
+			"charts/b/Chart.yaml": chart("b", ""),
+		}, "Chart.yaml", "two subcharts are named a"},
+		{"a subchart's values.yaml", map[string]string{
+			"Chart.yaml": chart("demo", ""), "charts/sub/Chart.yaml": chart("sub", ""), "charts/sub/values.yaml": "a: 1\na: 2\n",
+		}, "charts/sub/values.yaml", "duplicate"},
+		{"a subchart's template", map[string]string{
+			"Chart.yaml": chart("demo", ""), "charts/sub/Chart.yaml": chart("sub", ""), "charts/sub/templates/x.yaml": "a\n{{ if }}\n",
+		}, "charts/sub/templates/x.yaml", "missing value for if"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := templates.LoadObject(&v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "demo"}, Spec: v1alpha1.BundleSpec{Files: tt.files}})
+			var re *templates.RenderError
+			if !errors.As(err, &re) || re.File != tt.file || !strings.Contains(re.Msg, tt.want) {
+				t.Fatalf("err = %v, want a RenderError of %s saying %q", err, tt.file, tt.want)
+			}
+		})
+	}
 }
