@@ -278,6 +278,9 @@ func (b *Bundle) loadCharts() error {
 	if err := loadChartTree(b.root, b.sources); err != nil {
 		return err
 	}
+	if b.root.countUses(MaxCharts) > MaxCharts {
+		return &RenderError{File: ChartFile, Reason: ReasonTooLarge, Msg: fmt.Sprintf("more than %d uses of charts (subcharts and their aliases, at every depth; MaxCharts)", MaxCharts)}
+	}
 	b.helmNames = helmNames(b.root, b.sources)
 	return nil
 }

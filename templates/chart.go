@@ -81,6 +81,25 @@ func loadChartTree(root *chartNode, sources map[string]string) error {
 // maxChartDepth bounds subcharts of subcharts.
 const maxChartDepth = 16
 
+// MaxCharts bounds the uses of charts in a bundle's tree, the root, every
+// subchart and every alias counted: aliases multiply at each level (a
+// chart used ten times, using one used ten times, ...), and a render
+// walks every use.
+const MaxCharts = 500
+
+// countUses returns the uses of charts under c, c included, stopping
+// past max.
+func (c *chartNode) countUses(max int) int {
+	n := 1
+	for _, ch := range c.children {
+		if n > max {
+			break
+		}
+		n += ch.chart.countUses(max - n)
+	}
+	return n
+}
+
 func (c *chartNode) loadChildren(sources map[string]string, subdirs map[string][]string, depth int) error {
 	if depth > maxChartDepth {
 		return &RenderError{File: c.dir, Msg: fmt.Sprintf("subcharts nested more than %d deep", maxChartDepth)}

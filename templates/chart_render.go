@@ -14,16 +14,20 @@ import (
 // mapped too.
 func helmNames(root *chartNode, sources map[string]string) map[string]string {
 	names := map[string]string{}
+	own := map[*chartNode][]string{} // each chart's templates, by path in the chart
 	var walk func(c *chartNode, full string, depth int)
 	walk = func(c *chartNode, full string, depth int) {
-		prefix := ""
-		if c.dir != "" {
-			prefix = c.dir + "/"
-		}
-		for p := range sources {
-			if rel, ok := strings.CutPrefix(p, prefix); ok && (isTemplate(rel) || isHelper(rel)) {
-				names[full+"/"+rel] = p
+		rels, ok := own[c]
+		if !ok {
+			for p := range sources {
+				if rel, ok := strings.CutPrefix(p, c.file("")); ok && (isTemplate(rel) || isHelper(rel)) {
+					rels = append(rels, rel)
+				}
 			}
+			own[c] = rels
+		}
+		for _, rel := range rels {
+			names[full+"/"+rel] = c.file(rel)
 		}
 		if depth >= maxChartDepth {
 			return

@@ -2,6 +2,7 @@ package templates_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -259,5 +260,35 @@ func TestChartTreeErrors(t *testing.T) {
 				t.Fatalf("err = %v, want a RenderError of %s saying %q", err, tt.file, tt.want)
 			}
 		})
+	}
+}
+
+// TestChartTreeBound: aliases multiply the uses of a chart at each level;
+// a tree of more than MaxCharts uses is refused when the bundle loads.
+func TestChartTreeBound(t *testing.T) {
+	files := map[string]string{}
+	// Each level uses the next one ten times: 10^4 uses of the last.
+	var dir string
+	for level := range 5 {
+		deps := ""
+		if level < 4 {
+			deps = "dependencies:\n"
+			for i := range 10 {
+				deps += fmt.Sprintf("- name: c%d\n  alias: a%d\n", level+1, i)
+			}
+		}
+		chart := fmt.Sprintf("apiVersion: v2\nname: c%d\nversion: 1.0.0\n%s", level, deps)
+		if level == 0 {
+			files["Chart.yaml"] = chart
+			dir = "charts/c1"
+			continue
+		}
+		files[dir+"/Chart.yaml"] = chart
+		dir += fmt.Sprintf("/charts/c%d", level+1)
+	}
+	_, err := templates.LoadObject(&v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "demo"}, Spec: v1alpha1.BundleSpec{Files: files}})
+	var re *templates.RenderError
+	if !errors.As(err, &re) || re.Reason != templates.ReasonTooLarge || !strings.Contains(re.Msg, "MaxCharts") {
+		t.Fatalf("err = %v, want ReasonTooLarge naming MaxCharts", err)
 	}
 }
