@@ -43,7 +43,9 @@
 //	                  linked to Chart.yaml's dependencies by name (a
 //	                  declared one missing is an error naming it, a
 //	                  version outside the range too); alias; type:
-//	                  library lends its _ files and renders nothing
+//	                  library lends its _ files and renders nothing;
+//	                  requirements.yaml over Chart.yaml, as Helm; at most
+//	                  MaxCharts uses of charts, aliases counted
 //	chart_values.go   per render: coalesce with every values.yaml, tags
 //	                  then conditions (first boolean path, from the root)
 //	                  disable charts and their subcharts, import-values
@@ -58,7 +60,9 @@
 // paths (charts/sub/templates/x.yaml: errors name them), the deepest
 // first so that a parent's define wins, as in Helm's engine; include also
 // finds Helm's names. Budgets, guards and limits are the render's, for
-// every chart alike. The root's .Template.Name stays templates/x.yaml.
+// every chart alike. Unlike Helm: the root's .Template.Name stays
+// templates/x.yaml; a disabled subchart's defines are still parsed (a
+// bundle is parsed once, whatever the values), so include finds them.
 //
 // # Kustomize
 //
