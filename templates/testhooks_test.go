@@ -3,6 +3,7 @@ package templates_test
 import (
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -93,4 +94,34 @@ func TestTestHooksMayBeNondeterministic(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTestHooksConcurrent: the second run of a test hook binds the
+// nondeterministic functions on its render's set only, so renders of the
+// bundle at the same time keep refusing them (run with -race).
+func TestTestHooksConcurrent(t *testing.T) {
+	hooks, err := templates.LoadObject(&v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "demo"}, Spec: v1alpha1.BundleSpec{Files: testHookChart(nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused, err := templates.LoadObject(&v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "demo"}, Spec: v1alpha1.BundleSpec{Files: testHookChart(map[string]string{
+		"templates/secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  p: {{ randAlphaNum 8 }}\n",
+	})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 10 {
+				if objs, err := templates.Render(hooks, templates.Input{Composition: web}); err != nil || len(objs) != 1 {
+					t.Errorf("test hooks: %d objects, %v; want the Service", len(objs), err)
+				}
+				if _, err := templates.Render(refused, templates.Input{Composition: web}); err == nil {
+					t.Error("a Secret calling randAlphaNum rendered")
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
