@@ -74,6 +74,14 @@ type Bundle struct {
 	bound      *sync.Pool // *boundSet: clones of tmpl bound to a render's functions, reused
 	lastValues atomic.Pointer[mergedValues]
 	emitted    []string // templates/**/*.yaml, sorted
+	// sources are the files, chart archives unpacked (chart_archive.go);
+	// root is the chart tree when the bundle has subcharts (chart.go).
+	sources map[string]string
+	root    *chartNode
+	// helmNames maps the names Helm gives the subcharts' templates
+	// (parent/charts/alias/templates/x.yaml, .Template.Name) to their
+	// bundle paths, the names they are parsed under.
+	helmNames map[string]string
 }
 
 // Load loads a bundle folder: values.yaml, values.schema.json (JSON
@@ -212,6 +220,9 @@ func newBundle(name string, spec v1alpha1.BundleSpec) (*Bundle, error) {
 		}
 	}
 	b.files = helmFiles(spec.Files, b.chart)
+	if err := b.loadCharts(); err != nil {
+		return nil, err
+	}
 	if err := b.parse(); err != nil {
 		return nil, err
 	}
@@ -228,12 +239,14 @@ func (b *Bundle) parse() error {
 		}
 	}
 	sort.Strings(names)
+	// The subcharts' first: the root's defines replace theirs.
+	names = append(chartTemplates(b.root, b.sources), names...)
 	// The set is parsed with the functions of a first boundSet, which the
 	// first render takes: a cold render binds them once.
 	first := newBoundSetOf(nil)
 	t := template.New(b.name).Option("missingkey=zero").Funcs(funcMap(first.st, first.g, b.spec.AllowNondeterministic))
 	for _, p := range names {
-		if _, err := t.New(p).Parse(b.spec.Files[p]); err != nil {
+		if _, err := t.New(p).Parse(b.sources[p]); err != nil {
 			return templateError(p, err)
 		}
 		if isTemplate(p) {
@@ -251,6 +264,27 @@ func (b *Bundle) parse() error {
 	return nil
 }
 
+// loadCharts unpacks the chart archives and reads the subcharts.
+func (b *Bundle) loadCharts() error {
+	var err error
+	if b.sources, err = expandArchives(b.spec.Files); err != nil {
+		return err
+	}
+	name, _ := b.chart["name"].(string)
+	if name == "" {
+		name = b.name
+	}
+	b.root = &chartNode{meta: b.chart, name: name, defaults: b.defaults, files: b.files}
+	if err := loadChartTree(b.root, b.sources); err != nil {
+		return err
+	}
+	if b.root.countUses(MaxCharts) > MaxCharts {
+		return &RenderError{File: ChartFile, Reason: ReasonTooLarge, Msg: fmt.Sprintf("more than %d uses of charts (subcharts and their aliases, at every depth; MaxCharts)", MaxCharts)}
+	}
+	b.helmNames = helmNames(b.root, b.sources)
+	return nil
+}
+
 // instrument inserts the budget's points into every parsed tree
 // (instrument.go).
 func (b *Bundle) instrument() error {
@@ -262,7 +296,7 @@ func (b *Bundle) instrument() error {
 		}
 		in := ins[tree.ParseName]
 		if in == nil {
-			in = newFileInstrumenter(b.tmpl, tree.ParseName, b.spec.Files[tree.ParseName])
+			in = newFileInstrumenter(b.tmpl, tree.ParseName, b.sources[tree.ParseName])
 			ins[tree.ParseName] = in
 		}
 		if err := in.tree(tree); err != nil {

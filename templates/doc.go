@@ -20,6 +20,7 @@
 //	Chart.yaml                optional, read into .Chart
 //	templates/**/*.yaml       rendered and emitted, in path order
 //	templates/**/_*.tpl       helpers: parsed and shared, never emitted
+//	charts/NAME/, charts/*.tgz  subcharts, each a chart of this layout (# Charts)
 //	kustomization.yaml        optional: kustomize runs over the rendered files
 //
 // A folder holds regular files and folders only. Load refuses a symbolic
@@ -28,6 +29,40 @@
 // as /etc/passwd), and packing a folder gives exactly the files it holds.
 // The CLI reads folders through an os.Root, which cannot open a file
 // outside the folder even if a link appears while it is read.
+//
+// # Charts
+//
+// A bundle is a Helm chart whose dependencies are rendered as `helm
+// template` renders them (read from Helm v4's source; the goldens in
+// testdata/charts are its output):
+//
+//	chart_archive.go  charts/*.tgz unpacked in memory, nested ones too:
+//	                  at most MaxArchiveBytes and MaxArchiveFiles in all,
+//	                  regular files inside the archive's one folder only
+//	chart.go          the tree: each charts/ folder with a Chart.yaml,
+//	                  linked to Chart.yaml's dependencies by name (a
+//	                  declared one missing is an error naming it, a
+//	                  version outside the range too); alias; type:
+//	                  library lends its _ files and renders nothing;
+//	                  requirements.yaml over Chart.yaml, as Helm; at most
+//	                  MaxCharts uses of charts, aliases counted
+//	chart_values.go   per render: coalesce with every values.yaml, tags
+//	                  then conditions (first boolean path, from the root)
+//	                  disable charts and their subcharts, import-values
+//	                  (string and child/parent forms) bottom up, global
+//	                  copied down, each values.schema.json on its part
+//	chart_render.go   what each template sees: its chart's .Values,
+//	                  .Chart (Name is the alias, IsRoot), .Files,
+//	                  .Subcharts, and Helm's .Template
+//	                  (root/charts/alias/templates/x.yaml)
+//
+// Every chart's templates are parsed into the one set under their bundle
+// paths (charts/sub/templates/x.yaml: errors name them), the deepest
+// first so that a parent's define wins, as in Helm's engine; include also
+// finds Helm's names. Budgets, guards and limits are the render's, for
+// every chart alike. Unlike Helm: the root's .Template.Name stays
+// templates/x.yaml; a disabled subchart's defines are still parsed (a
+// bundle is parsed once, whatever the values), so include finds them.
 //
 // # Kustomize
 //
@@ -148,6 +183,12 @@
 //	                                   genSignedCertWithKey htpasswd bcrypt encryptAES
 //	refused                            env expandenv getHostByName lookup
 //	Helm's                             required fail (and include tpl toYaml fromYaml ... above)
+//
+// A template whose objects are all Helm test hooks (helm.sh/hook: test,
+// test-success, test-failure) may call them anyway: its output is
+// dropped, as `helm test` alone runs those (testhooks.go). A refused
+// template is run again with them allowed to learn its objects; any
+// other object keeps the refusal, at the first call's file and line.
 //
 // Allowed nondeterministic functions stay bounded (rand* by their count)
 // and date functions take any argument as sprig does (the current time).

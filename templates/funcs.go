@@ -48,6 +48,9 @@ type renderState struct {
 	tpls    map[tplKey]*tplEntry
 	base    *execSet // the bound set's
 	scratch *execSet // see tplEntry
+	// names are the templates' names as Helm's engine has them (see
+	// Bundle.helmNames), to their bundle paths: include finds either.
+	names map[string]string
 }
 
 // funcMap returns the functions templates may call: sprig's and Helm's,
@@ -167,6 +170,11 @@ func (st *renderState) enter(t *template.Template) error {
 // for a file).
 func (st *renderState) execute(buf *bytes.Buffer, site *location, name string, data any) error {
 	t := st.set.t.Lookup(name)
+	if t == nil {
+		if file, ok := st.names[name]; ok {
+			t = st.set.t.Lookup(file)
+		}
+	}
 	if t == nil {
 		return st.set.t.ExecuteTemplate(buf, name, data) // its error
 	}

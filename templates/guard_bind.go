@@ -93,10 +93,18 @@ func buildFuncTable(allowNondeterministic bool) map[string]binder {
 		addNondeterministic(t, s)
 	} else {
 		for _, name := range nondeterministic {
-			t[name] = static(refused(name, "gives a different result on every render, so every reconcile would rewrite (or rotate) what it makes; set allowNondeterministic: true on the Bundle to allow it"))
+			t[name] = static(refusedNondeterministicFunc(name))
 		}
 	}
 	return t
+}
+
+// refusedNondeterministicFunc is a nondeterministic function a bundle did
+// not allow (testhooks.go lets a test hook call it).
+func refusedNondeterministicFunc(name string) func(...any) (any, error) {
+	return func(...any) (any, error) {
+		return nil, &nondeterministicError{msg: fmt.Sprintf("function %q gives a different result on every render, so every reconcile would rewrite (or rotate) what it makes; set allowNondeterministic: true on the Bundle to allow it", name)}
+	}
 }
 
 func refused(name, why string) func(...any) (any, error) {

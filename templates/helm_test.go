@@ -152,8 +152,8 @@ func TestHelmNumbers(t *testing.T) {
 func TestHelmFiles(t *testing.T) {
 	files := map[string]string{
 		"Chart.yaml": "apiVersion: v2\nname: demo\nversion: 0.1.0\n", "Chart.lock": "x", "values.yaml": "a: 1\n",
-		"values.schema.json": "{}", "requirements.yaml": "x", "requirements.lock": "x",
-		"templates/_helpers.tpl": "", "charts/sub/Chart.yaml": "x", "charts/sub-0.1.0.tgz.prov": "sig",
+		"values.schema.json": "{}", "requirements.yaml": "dependencies: []\n", "requirements.lock": "x",
+		"templates/_helpers.tpl": "", "charts/sub/Chart.yaml": "apiVersion: v2\nname: sub\nversion: 0.1.0\n", "charts/sub-0.1.0.tgz.prov": "sig",
 		"README.md": "readme", "files/a.txt": "a", "kustomize/patch.yaml": "p", ".helmignore": "*.bak\n",
 		"templates/t.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  v: \"{{ range $p, $_ := .Files }}{{ $p }},{{ end }}\"\n  glob: \"{{ range $p, $_ := .Files.Glob \"**.yaml\" }}{{ $p }},{{ end }}\"\n  chart: {{ .Files.Get \"Chart.yaml\" | quote }}\n" +
 			"  star: \"{{ range $p, $_ := .Files.Glob \"*\" }}{{ $p }},{{ end }}\"\n" +

@@ -44,6 +44,11 @@ func (b *Bundle) kustomize(outputs map[string]string) ([]*unstructured.Unstructu
 		}
 		files[p] = content
 	}
+	for p, rendered := range outputs { // subcharts' templates
+		if _, ok := files[p]; !ok {
+			files[p] = rendered
+		}
+	}
 	t := newKustTree(files)
 	fs := filesys.MakeFsInMemory()
 	for _, p := range t.paths {

@@ -68,11 +68,12 @@ func Render(b *Bundle, in Input) ([]*unstructured.Unstructured, error) {
 // them with a RenderError that wraps context.Canceled and has no Reason.
 // in.Progress, when set, lets another goroutine see where the render is.
 func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Unstructured, error) {
-	values, err := MergeValues(b, in.Values)
+	values, charts, err := b.mergeValues(in.Values)
 	if err != nil {
 		return nil, err
 	}
-	outputs, err := b.execute(ctx, b.data(values, in), in)
+	units := b.units(b.data(values, in), charts)
+	outputs, err := b.executeUnits(ctx, units, in)
 	if err != nil {
 		return nil, err
 	}
@@ -82,22 +83,28 @@ func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Un
 	}
 	var objs []*unstructured.Unstructured
 	var sources []string
-	for _, name := range b.emitted {
-		docs, err := parseDocuments(name, outputs[name])
+	for _, u := range units {
+		docs, err := parseDocuments(u.file, outputs[u.key])
 		if err != nil {
 			return nil, err
 		}
 		objs = append(objs, docs...)
 		for range docs {
-			sources = append(sources, name)
+			sources = append(sources, u.file)
 		}
 	}
 	return objs, checkObjects(objs, sources)
 }
 
-// execute runs the emitted templates in path order on a clone of the
-// parsed set, all charging one budget, and returns their outputs by name.
+// execute runs the root's templates in path order (no subchart: tests
+// call it), all charging one budget, and returns their outputs by name.
 func (b *Bundle) execute(ctx context.Context, data map[string]any, in Input) (map[string]string, error) {
+	return b.executeUnits(ctx, b.units(data, nil), in)
+}
+
+// executeUnits runs units in order on a clone of the parsed set, all
+// charging one budget, and returns their outputs by key.
+func (b *Bundle) executeUnits(ctx context.Context, units []unit, in Input) (map[string]string, error) {
 	// The functions charge this render's budgets (guard.go): they are
 	// bound on a clone of the parsed set, reused from an earlier render
 	// when one is free.
@@ -116,17 +123,28 @@ func (b *Bundle) execute(ctx context.Context, data map[string]any, in Input) (ma
 	bs.reset(newBudget(ctx, limits, in.Progress))
 	in.Progress.start()
 	st := bs.st
-	outputs := make(map[string]string, len(b.emitted))
-	for _, name := range b.emitted {
-		data["Template"] = TemplateInfo{Name: name, BasePath: "templates"}
+	st.names = b.helmNames
+	outputs := make(map[string]string, len(units))
+	for _, u := range units {
+		name, data := u.file, u.data
+		data["Template"] = u.tmpl
 		var buf bytes.Buffer
+		depth := st.budget.depth
 		if err := st.execute(&buf, nil, name, data); err != nil {
 			if berr := st.budget.err; berr != nil {
 				err = berr // even if a function rewrapped it
 			}
+			if st.budget.err == nil && !b.spec.AllowNondeterministic && refusedNondeterministic(err) &&
+				bs.testHookOutput(name, data, depth) {
+				outputs[u.key] = "" // test hooks only: never applied (testhooks.go)
+				continue
+			}
+			if berr := st.budget.err; berr != nil {
+				err = berr
+			}
 			return nil, executeError(name, err, limits)
 		}
-		outputs[name] = noValue(buf.String())
+		outputs[u.key] = noValue(buf.String())
 	}
 	return outputs, nil
 }

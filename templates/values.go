@@ -145,19 +145,26 @@ func checkValuesDepth(v map[string]any) *RenderError {
 // the same values on every reconcile) copies the result instead of
 // validating again. Each call returns a map of its own.
 func MergeValues(b *Bundle, values *apiextensionsv1.JSON) (map[string]any, error) {
+	merged, _, err := b.mergeValues(values)
+	return merged, err
+}
+
+// mergeValues is MergeValues, and the charts of the render (nil for a
+// bundle without subcharts), which depend on the values.
+func (b *Bundle) mergeValues(values *apiextensionsv1.JSON) (map[string]any, *instance, error) {
 	var raw []byte
 	if values != nil {
 		raw = values.Raw
 	}
 	if last := b.lastValues.Load(); last != nil && bytes.Equal(last.raw, raw) {
-		return deepCopy(last.merged).(map[string]any), nil
+		return deepCopy(last.merged).(map[string]any), last.charts, nil
 	}
-	merged, err := mergeValues(b, values)
+	merged, charts, err := mergeValues(b, values)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	b.lastValues.Store(&mergedValues{raw: bytes.Clone(raw), merged: deepCopy(merged).(map[string]any)})
-	return merged, nil
+	b.lastValues.Store(&mergedValues{raw: bytes.Clone(raw), merged: deepCopy(merged).(map[string]any), charts: charts})
+	return merged, charts, nil
 }
 
 // mergedValues is what MergeValues gave for the values raw; merged is
@@ -165,19 +172,35 @@ func MergeValues(b *Bundle, values *apiextensionsv1.JSON) (map[string]any, error
 type mergedValues struct {
 	raw    []byte
 	merged map[string]any
+	charts *instance // read only
 }
 
-func mergeValues(b *Bundle, values *apiextensionsv1.JSON) (map[string]any, error) {
+func mergeValues(b *Bundle, values *apiextensionsv1.JSON) (map[string]any, *instance, error) {
 	merged := deepCopy(b.defaults).(map[string]any)
+	over := map[string]any{}
 	if values != nil && len(values.Raw) > 0 {
-		var over map[string]any
 		if err := utiljson.Unmarshal(values.Raw, &over); err != nil {
-			return nil, &RenderError{Path: "values", Msg: "must be an object: " + jsonSyntax("values", err)}
+			return nil, nil, &RenderError{Path: "values", Msg: "must be an object: " + jsonSyntax("values", err)}
 		}
 		if err := checkValuesDepth(over); err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if over == nil { // "null"
+			over = map[string]any{}
 		}
 		merge(merged, over)
+	}
+	var charts *instance
+	if b.root != nil && len(b.root.children) > 0 {
+		// Subcharts: Helm's coalescing, globals and dependencies
+		// (chart_values.go).
+		var err error
+		if charts, err = resolveCharts(b.root, b.defaults, over); err != nil {
+			return nil, nil, err
+		}
+		if merged, err = coalesceTree(charts, deepCopy(over).(map[string]any), false); err != nil {
+			return nil, nil, err
+		}
 	}
 	dropNulls(merged)
 	var msgs []string
@@ -197,17 +220,59 @@ func mergeValues(b *Bundle, values *apiextensionsv1.JSON) (map[string]any, error
 	if b.jsonSchema != nil {
 		jsonMsgs, jsonFirst, err := validateJSONSchema(b.jsonSchema, merged)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if first == "" {
 			first = jsonFirst
 		}
 		msgs = append(msgs, jsonMsgs...)
 	}
-	if len(msgs) > 0 {
-		return nil, &RenderError{Path: first, Msg: strings.Join(msgs, "; ")}
+	subMsgs, subFirst, err := validateSubcharts(charts, merged)
+	if err != nil {
+		return nil, nil, err
 	}
-	return merged, nil
+	if first == "" {
+		first = subFirst
+	}
+	msgs = append(msgs, subMsgs...)
+	if len(msgs) > 0 {
+		return nil, nil, &RenderError{Path: first, Msg: strings.Join(msgs, "; ")}
+	}
+	return merged, charts, nil
+}
+
+// validateSubcharts validates each subchart's values with its
+// values.schema.json, as Helm: a violation's path is from the root's
+// values (values.sub.key).
+func validateSubcharts(in *instance, merged map[string]any) (msgs []string, first string, err error) {
+	if in == nil {
+		return nil, "", nil
+	}
+	for _, ch := range in.children {
+		if section, ok := lookupPath(merged, strings.Join(ch.path, ".")).(map[string]any); ok && ch.chart.jsonSchema != nil {
+			sub, subFirst, err := validateJSONSchema(ch.chart.jsonSchema, section)
+			if err != nil {
+				return nil, "", err
+			}
+			prefix := valuesPath2(ch.path)
+			for i, m := range sub {
+				sub[i] = prefix + strings.TrimPrefix(m, "values")
+			}
+			if first == "" && subFirst != "" {
+				first = prefix + strings.TrimPrefix(subFirst, "values")
+			}
+			msgs = append(msgs, sub...)
+		}
+		more, moreFirst, err := validateSubcharts(ch, merged)
+		if err != nil {
+			return nil, "", err
+		}
+		if first == "" {
+			first = moreFirst
+		}
+		msgs = append(msgs, more...)
+	}
+	return msgs, first, nil
 }
 
 // violation writes a schema violation from its field path, its type and

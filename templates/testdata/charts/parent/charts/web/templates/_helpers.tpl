@@ -1,0 +1,3 @@
+{{- define "web.fullname" -}}
+{{ .Release.Name }}-web
+{{- end -}}
