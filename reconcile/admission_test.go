@@ -228,14 +228,22 @@ func TestAdmission(t *testing.T) {
 
 	t.Run("a dry run says what the children would become", func(t *testing.T) {
 		c, warnings := warningClient(t)
-		comp := &v1alpha1.Composition{}
-		if err := k.Get(ctx, key(ns, "shop"), comp); err != nil {
-			t.Fatal(err)
+		// The controller writes the Composition while the test runs: each
+		// dry run reads it afresh and is sent again on a conflict, keeping
+		// only the warnings of the attempt that went through.
+		comp := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop"}}
+		dryRunUpdate := func(values string) {
+			t.Helper()
+			err := updateFresh(ctx, comp, func() error {
+				warnings.take()
+				comp.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(values)}
+				return c.Update(ctx, comp, client.DryRunAll)
+			})
+			if err != nil {
+				t.Fatalf("dry-run update: %v", err)
+			}
 		}
-		comp.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"replicas":3,"password":"second-secret","extra":false}`)}
-		if err := c.Update(ctx, comp, client.DryRunAll); err != nil {
-			t.Fatalf("dry-run update: %v", err)
-		}
+		dryRunUpdate(`{"replicas":3,"password":"second-secret","extra":false}`)
 		got := warnings.take()
 		t.Logf("warnings: %q", got)
 		for _, want := range []string{
@@ -276,10 +284,7 @@ func TestAdmission(t *testing.T) {
 		}
 
 		// Rendering nothing prunes nothing: the controller stalls instead.
-		comp.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"off":true,"extra":false}`)}
-		if err := c.Update(ctx, comp, client.DryRunAll); err != nil {
-			t.Fatalf("dry-run update: %v", err)
-		}
+		dryRunUpdate(`{"off":true,"extra":false}`)
 		if got := warnings.take(); len(got) != 1 || !strings.Contains(got[0], "renders no objects") || !strings.Contains(got[0], "EmptyRender") {
 			t.Errorf("warnings %q; want one saying the controller would prune nothing (EmptyRender)", got)
 		}

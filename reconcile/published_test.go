@@ -206,8 +206,7 @@ func TestPublishedKind(t *testing.T) {
 	}
 
 	// A member changed out of band is put back.
-	cm.Data["size"] = "99"
-	if err := k.Update(ctx, cm); err != nil {
+	if err := updateFresh(ctx, cm, func() error { cm.Data["size"] = "99"; return k.Update(ctx, cm) }); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the ConfigMap put back", func() (bool, error) {

@@ -93,8 +93,10 @@ func TestPruneSparesWhatStencilDoesNotManage(t *testing.T) {
 	// "keep" is renamed away (so it leaves the render) but opted out of pruning.
 	keep := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keep"}}
 	exists(t, keep)
-	keep.Annotations = map[string]string{reconcile.AnnotationPrune: "disabled"}
-	if err := k.Update(ctx, keep); err != nil {
+	if err := updateFresh(ctx, keep, func() error {
+		keep.Annotations = map[string]string{reconcile.AnnotationPrune: "disabled"}
+		return k.Update(ctx, keep)
+	}); err != nil {
 		t.Fatal(err)
 	}
 

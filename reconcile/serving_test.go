@@ -134,12 +134,12 @@ func TestServingRotatesAndInjects(t *testing.T) {
 	})
 
 	t.Run("an entry added later gets the URL and the CA", func(t *testing.T) {
-		live := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-		if err := k.Get(ctx, client.ObjectKey{Name: opts.ConfigName}, live); err != nil {
-			t.Fatal(err)
-		}
-		live.Webhooks = append(live.Webhooks, webhookConfig(opts.ConfigName, "published.stencil.dev").Webhooks[0])
-		if err := k.Update(ctx, live); err != nil {
+		// The controller writes the configuration too (the URL, the CA).
+		live := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: opts.ConfigName}}
+		if err := updateFresh(ctx, live, func() error {
+			live.Webhooks = append(live.Webhooks, webhookConfig(opts.ConfigName, "published.stencil.dev").Webhooks[0])
+			return k.Update(ctx, live)
+		}); err != nil {
 			t.Fatal(err)
 		}
 		pointed(t, opts, caPEM, "compositions.stencil.dev", "published.stencil.dev")

@@ -249,22 +249,14 @@ func TestOneAppliedEventPerPass(t *testing.T) {
 
 	// Two drifts, one after the other, of two members: each is undone by a
 	// pass of its own that leaves the Composition as it was.
-	cm := &corev1.ConfigMap{}
-	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app"}, cm); err != nil {
-		t.Fatal(err)
-	}
-	cm.Data["v"] = "drift"
-	if err := k.Update(ctx, cm); err != nil {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"}}
+	if err := updateFresh(ctx, cm, func() error { cm.Data["v"] = "drift"; return k.Update(ctx, cm) }); err != nil {
 		t.Fatal(err)
 	}
 	configuredCM := "configured 1: ConfigMap/" + ns + "/app configured (data.v)"
 	applied(configuredCM, created)
-	secret := &corev1.Secret{}
-	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app"}, secret); err != nil {
-		t.Fatal(err)
-	}
-	secret.Data["v"] = []byte("drift")
-	if err := k.Update(ctx, secret); err != nil {
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"}}
+	if err := updateFresh(ctx, secret, func() error { secret.Data["v"] = []byte("drift"); return k.Update(ctx, secret) }); err != nil {
 		t.Fatal(err)
 	}
 	applied(configuredCM, "configured 1: Secret/"+ns+"/app configured (data.v)", created)
@@ -291,8 +283,7 @@ func TestInvalidObjectIsNotRetried(t *testing.T) {
 	writes := controller.Writes.Load()
 	failed := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Failed)))
 	// A change to a member brings the Composition back: it must not retry.
-	cm.Labels["touched"] = "yes"
-	if err := k.Update(ctx, cm); err != nil {
+	if err := updateFresh(ctx, cm, func() error { cm.Labels["touched"] = "yes"; return k.Update(ctx, cm) }); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(3 * time.Second)
