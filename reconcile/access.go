@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
 )
 
 // How long an access review's answer is trusted. An allowed answer is kept
@@ -261,8 +263,8 @@ func (r *CompositionReconciler) stallIfDenied(s *scope, action string, err error
 	if !errors.As(err, &denied) {
 		return ctrl.Result{}, err
 	}
-	setStalled(&s.status, s.comp.GetGeneration(), ReasonForbidden, denied.Error())
-	r.Recorder.Eventf(s.comp, nil, "Warning", ReasonForbidden, action, "%s", denied.Error())
+	setStalled(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonForbidden, denied.Error())
+	r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonForbidden, action, "%s", denied.Error())
 	s.done = true
 	return ctrl.Result{RequeueAfter: forbiddenRecheck}, nil
 }

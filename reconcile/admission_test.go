@@ -189,7 +189,7 @@ func TestAdmission(t *testing.T) {
 	ctx := context.Background()
 	ns := admissionNamespace(t)
 	b := bundle(t, "adm-shop-"+ns, shopFiles, withShopSchema)
-	bundleReady(t, b.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+	bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	refusing(t, ns, b.Name)
 
 	t.Run("invalid values are refused with the field path, never the value", func(t *testing.T) {
@@ -301,7 +301,7 @@ func TestAdmission(t *testing.T) {
 		updateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) {
 			s.Files["templates/broken.yaml"] = `{{ fail "the bundle is broken" }}`
 		})
-		bundleReady(t, b.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+		bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 		eventually(t, "a spec change of doomed to be refused", func() (bool, error) {
 			if err := k.Get(ctx, client.ObjectKeyFromObject(comp), comp); err != nil {
 				return false, err
@@ -328,7 +328,7 @@ func TestAdmissionPublishedKind(t *testing.T) {
 	grantKind(t, group, "gadgets")
 	extra := `{{ if eq (.Values.color | default "") "blue" }}{{ fail "blue is out of stock" }}{{ end }}`
 	b := bundle(t, "adm-gadgets-"+ns, gadgetFiles(extra), publishing(group))
-	bundleReady(t, b.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+	bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	publishedRule(t, group, true)
 
 	eventually(t, "the webhook to refuse a blue Gadget", func() (bool, error) {
@@ -395,7 +395,7 @@ func TestAdmissionTimeout(t *testing.T) {
 	startAdmission(t, "stencil-validating-timeout", "admission-timeout", map[string]string{"kubernetes.io/metadata.name": ns},
 		reconcile.AdmissionOptions{Timeout: 300 * time.Millisecond})
 	b := bundle(t, "adm-slow-"+ns, shopFiles, withShopSchema)
-	bundleReady(t, b.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+	bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	refusing(t, ns, b.Name)
 	c, warnings := warningClient(t)
 	if err := c.Create(context.Background(), composition(ns, "slow", b.Name, `{"slow":true}`)); err != nil {
@@ -416,7 +416,7 @@ func TestAdmissionWaitsForReady(t *testing.T) {
 	startAdmission(t, "stencil-validating-ready", "admission-ready", map[string]string{"kubernetes.io/metadata.name": ns},
 		reconcile.AdmissionOptions{Ready: ready})
 	b := bundle(t, "adm-ready-"+ns, shopFiles, withShopSchema)
-	bundleReady(t, b.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+	bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	if err := k.Create(context.Background(), composition(ns, "early", b.Name, `{"replicas":9}`), client.DryRunAll); err != nil {
 		t.Errorf("a request was reviewed before Ready was closed: %v", err)
 	}

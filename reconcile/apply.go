@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
 )
 
 // FieldManager is the one field manager stencil applies with. It never
@@ -133,7 +135,7 @@ func (a *applier) apply(ctx context.Context, desired *unstructured.Unstructured)
 	if live != nil {
 		if other := live.GetLabels()[LabelPartOf]; other != "" && other != a.id {
 			res = res.fail(&ForeignMemberError{Object: ref(desired), ApplySet: other})
-			res.Reason = ReasonApplyFailed
+			res.Reason = v1alpha1.ReasonApplyFailed
 			return res
 		}
 		if live.GetDeletionTimestamp() == nil {
@@ -255,14 +257,14 @@ func ref(u client.Object) string {
 func terminalReason(err error) string {
 	switch {
 	case apierrors.IsForbidden(err):
-		return ReasonForbidden
+		return v1alpha1.ReasonForbidden
 	case apierrors.IsInvalid(err):
-		return ReasonInvalid
+		return v1alpha1.ReasonInvalid
 	case apierrors.IsBadRequest(err), undecodable(err):
-		return ReasonBadRequest
+		return v1alpha1.ReasonBadRequest
 	case apierrors.IsRequestEntityTooLargeError(err),
 		apierrors.IsInternalError(err) && strings.Contains(err.Error(), "request is too large"):
-		return ReasonTooLarge
+		return v1alpha1.ReasonTooLarge
 	}
 	return ""
 }

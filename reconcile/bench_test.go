@@ -138,7 +138,7 @@ func converge(b *testing.B, ctx context.Context, r *reconcile.CompositionReconci
 			_ = k.Status().Update(ctx, dep)
 		}
 		comp := &v1alpha1.Composition{}
-		if err := k.Get(ctx, req.NamespacedName, comp); err == nil && cond(comp, reconcile.ConditionReady) == metav1.ConditionTrue &&
+		if err := k.Get(ctx, req.NamespacedName, comp); err == nil && cond(comp, v1alpha1.ConditionReady) == metav1.ConditionTrue &&
 			comp.Status.ObservedGeneration == comp.Generation && renders.Load() == before {
 			return
 		}

@@ -81,10 +81,10 @@ func (r *BundleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	st := *b.Status.DeepCopy()
 	st.ObservedGeneration = b.Generation
 	loaded, err := r.bundles.load(b)
-	cond := metav1.Condition{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonReady, Message: "bundle loads and its templates parse", ObservedGeneration: b.Generation}
+	cond := metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReady, Message: "bundle loads and its templates parse", ObservedGeneration: b.Generation}
 	var res ctrl.Result
 	if err != nil {
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonRenderFailed, err.Error()
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, v1alpha1.ReasonRenderFailed, err.Error()
 		st.Revision = ""
 	} else {
 		st.Revision = loaded.Revision()

@@ -305,7 +305,7 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}()
 
 	if specErr != nil && comp.GetDeletionTimestamp().IsZero() {
-		r.stall(s, ReasonInvalid, specErr.Error())
+		r.stall(s, v1alpha1.ReasonInvalid, specErr.Error())
 		return ctrl.Result{}, nil
 	}
 	if s.writer, err = r.writers.writerFor(r, comp); err != nil {
@@ -368,7 +368,7 @@ func (r *CompositionReconciler) observeMembers(ctx context.Context, s *scope) {
 
 // transient records an error that a retry may fix and returns it for backoff.
 func (r *CompositionReconciler) transient(s *scope, err error) (ctrl.Result, error) {
-	setReconciling(&s.status, s.comp.GetGeneration(), ReasonReconcileFailed, err.Error())
+	setReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonReconcileFailed, err.Error())
 	return ctrl.Result{}, err
 }
 

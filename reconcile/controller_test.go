@@ -193,12 +193,12 @@ func TestBundleChangeRerenders(t *testing.T) {
 			if err := k.Get(context.Background(), key(ns, name), c); err != nil {
 				return false, err
 			}
-			if cond(c, reconcile.ConditionStalled) == metav1.ConditionTrue &&
-				strings.Contains(condMessage(c, reconcile.ConditionReady), "belongs to another ApplySet") {
+			if cond(c, v1alpha1.ConditionStalled) == metav1.ConditionTrue &&
+				strings.Contains(condMessage(c, v1alpha1.ConditionReady), "belongs to another ApplySet") {
 				stalled++
 			}
 		}
-		return stalled == 1 && cond(mustGet(t, ns, "a"), reconcile.ConditionReady) == metav1.ConditionTrue, fmt.Errorf("%d stalled", stalled)
+		return stalled == 1 && cond(mustGet(t, ns, "a"), v1alpha1.ConditionReady) == metav1.ConditionTrue, fmt.Errorf("%d stalled", stalled)
 	})
 	eventually(t, "bundle edit", func() (bool, error) {
 		if err := k.Get(context.Background(), client.ObjectKeyFromObject(b), b); err != nil {
@@ -267,7 +267,7 @@ func TestBundleStatus(t *testing.T) {
 				return false, err
 			}
 			for _, c := range got.Status.Conditions {
-				if c.Type == reconcile.ConditionReady && c.Status == tt.status && strings.Contains(c.Message, tt.msg) {
+				if c.Type == v1alpha1.ConditionReady && c.Status == tt.status && strings.Contains(c.Message, tt.msg) {
 					return got.Status.ObservedGeneration == got.Generation, nil
 				}
 			}

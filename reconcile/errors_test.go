@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
 )
 
 // TestTerminalReason: what no retry can fix has a reason; the rest is
@@ -25,12 +27,12 @@ func TestTerminalReason(t *testing.T) {
 		want string
 	}{
 		// terminal
-		{"forbidden", apierrors.NewForbidden(gr, "x", errors.New("no")), ReasonForbidden},
-		{"invalid", apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, "x", nil), ReasonInvalid},
-		{"bad request", apierrors.NewBadRequest("no"), ReasonBadRequest},
-		{"413", status(http.StatusRequestEntityTooLarge, "", "too large"), ReasonTooLarge},
-		{"etcd too large", apierrors.NewInternalError(errors.New("etcdserver: request is too large")), ReasonTooLarge},
-		{"undecodable", status(500, "", "failed to convert new object (ns/s; /v1, Kind=Secret) to proper version: error decoding from json: illegal base64 data"), ReasonBadRequest},
+		{"forbidden", apierrors.NewForbidden(gr, "x", errors.New("no")), v1alpha1.ReasonForbidden},
+		{"invalid", apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, "x", nil), v1alpha1.ReasonInvalid},
+		{"bad request", apierrors.NewBadRequest("no"), v1alpha1.ReasonBadRequest},
+		{"413", status(http.StatusRequestEntityTooLarge, "", "too large"), v1alpha1.ReasonTooLarge},
+		{"etcd too large", apierrors.NewInternalError(errors.New("etcdserver: request is too large")), v1alpha1.ReasonTooLarge},
+		{"undecodable", status(500, "", "failed to convert new object (ns/s; /v1, Kind=Secret) to proper version: error decoding from json: illegal base64 data"), v1alpha1.ReasonBadRequest},
 		// transient
 		{"conflict", apierrors.NewConflict(gr, "x", errors.New("changed")), ""},
 		{"timeout", apierrors.NewTimeoutError("slow", 1), ""},

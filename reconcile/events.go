@@ -8,15 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-)
 
-// Event reasons of the summaries a pass records (see passEvents).
-const (
-	// ReasonApplied: the pass created or configured members; the note
-	// counts them and names them, as Flux's one event per reconcile does.
-	ReasonApplied = "Applied"
-	// ReasonPruned: the pass deleted members it no longer renders.
-	ReasonPruned = "Pruned"
+	"github.com/stencil-dev/stencil/api/v1alpha1"
 )
 
 // noteLimit bounds the note of a summary event: the API server refuses an
@@ -126,7 +119,7 @@ func changeNote(items []changed) string {
 // configured anything, and forgets it.
 func (r *CompositionReconciler) recordApplied(s *scope) {
 	if len(s.events.applied) > 0 {
-		r.Recorder.Eventf(s.comp, s.events.firstApplied, "Normal", ReasonApplied, "Apply", "%s", changeNote(s.events.applied))
+		r.Recorder.Eventf(s.comp, s.events.firstApplied, "Normal", v1alpha1.ReasonApplied, "Apply", "%s", changeNote(s.events.applied))
 	}
 	s.events.applied, s.events.firstApplied = nil, nil
 }
@@ -137,7 +130,7 @@ func (r *CompositionReconciler) recordApplied(s *scope) {
 func (r *CompositionReconciler) recordPruned(s *scope) {
 	if len(s.events.pruned) > 0 {
 		slices.SortFunc(s.events.pruned, func(a, b changed) int { return strings.Compare(a.ref, b.ref) })
-		r.Recorder.Eventf(s.comp, s.events.firstPruned, "Normal", ReasonPruned, "Prune", "%s", changeNote(s.events.pruned))
+		r.Recorder.Eventf(s.comp, s.events.firstPruned, "Normal", v1alpha1.ReasonPruned, "Prune", "%s", changeNote(s.events.pruned))
 	}
 	s.events.pruned, s.events.firstPruned = nil, nil
 }

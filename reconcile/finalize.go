@@ -44,7 +44,7 @@ func (r *CompositionReconciler) finalize(ctx context.Context, s *scope) (ctrl.Re
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	s.parent = live
-	setReconciling(&s.status, s.comp.GetGeneration(), ReasonDeleting, "deleting members")
+	setReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonDeleting, "deleting members")
 	r.passes.forget(client.ObjectKeyFromObject(s.comp))
 	if !s.comp.ParentSpec().Suspend {
 		watched := r.watchInventory(ctx, live.inventory)
@@ -53,7 +53,7 @@ func (r *CompositionReconciler) finalize(ctx context.Context, s *scope) (ctrl.Re
 		var forbidden []schema.GroupKind
 		for _, f := range listed.forbidden {
 			forbidden = append(forbidden, f.gk)
-			r.Recorder.Eventf(s.comp, nil, "Warning", ReasonForbidden, "Delete", "%s: its members are left in place",
+			r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonForbidden, "Delete", "%s: its members are left in place",
 				r.denied(ctx, s.comp, "", f.gk, "list", f.namespace))
 		}
 		if failed := slices.DeleteFunc(slices.Clone(listed.unlisted), func(gk schema.GroupKind) bool { return slices.Contains(forbidden, gk) }); len(failed) > 0 {
@@ -110,7 +110,7 @@ func (r *CompositionReconciler) deleteByRank(ctx context.Context, s *scope, p *p
 			_, err := p.deleteMember(ctx, m)
 			switch {
 			case apierrors.IsForbidden(err):
-				r.Recorder.Eventf(s.comp, m.object(), "Warning", ReasonForbidden, "Delete", "%s: %s is left in place",
+				r.Recorder.Eventf(s.comp, m.object(), "Warning", v1alpha1.ReasonForbidden, "Delete", "%s: %s is left in place",
 					r.denied(ctx, s.comp, account, m.gvk.GroupKind(), "delete", m.meta.Namespace), m.ref())
 			case err != nil:
 				errs = append(errs, err.Error())
@@ -183,7 +183,7 @@ func (r *CompositionReconciler) orphan(ctx context.Context, s *scope, members []
 		err := s.writer.Patch(ctx, obj, patch)
 		switch {
 		case apierrors.IsForbidden(err):
-			r.Recorder.Eventf(s.comp, m.object(), "Warning", ReasonForbidden, "Delete", "%s: %s is left in place, still labelled",
+			r.Recorder.Eventf(s.comp, m.object(), "Warning", v1alpha1.ReasonForbidden, "Delete", "%s: %s is left in place, still labelled",
 				r.denied(ctx, s.comp, account, m.gvk.GroupKind(), "patch", m.meta.Namespace), m.ref())
 			continue
 		case err != nil && !apierrors.IsNotFound(err):

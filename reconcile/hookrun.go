@@ -160,7 +160,7 @@ type stageResult struct {
 
 // run runs hooks stage by stage (by weight, then kind), each stage only
 // when the previous one succeeded. It reports whether every hook
-// succeeded. A failed hook stalls the Composition (ReasonHookFailed); a
+// succeeded. A failed hook stalls the Composition (v1alpha1.ReasonHookFailed); a
 // hook still running sets Reconciling naming it, and, when gate is true
 // (pre- hooks), ends the pass: the hook's own events bring the next one.
 func (h *hookRun) run(ctx context.Context, hooks []*unstructured.Unstructured, gate bool) (bool, error) {
@@ -178,10 +178,10 @@ func (h *hookRun) run(ctx context.Context, hooks []*unstructured.Unstructured, g
 			if err := h.persist(ctx); err != nil {
 				return false, err
 			}
-			h.r.stallTerminal(h.s, ReasonHookFailed, strings.Join(res.failed, "; "))
+			h.r.stallTerminal(h.s, v1alpha1.ReasonHookFailed, strings.Join(res.failed, "; "))
 			return false, nil
 		case len(res.waiting) > 0:
-			setReconciling(&h.s.status, h.s.comp.GetGeneration(), ReasonProgressing, "waiting for hooks: "+strings.Join(res.waiting, "; "))
+			setReconciling(&h.s.status, h.s.comp.GetGeneration(), v1alpha1.ReasonProgressing, "waiting for hooks: "+strings.Join(res.waiting, "; "))
 			h.s.done = h.s.done || gate
 			return false, nil
 		}

@@ -36,12 +36,6 @@ const (
 	AnnotationHookRevision = "stencil.dev/hook-revision"
 )
 
-// ReasonHookFailed is the reason of Stalled=True when a hook failed (a Job
-// with Failed=True, a Pod in phase Failed, another kind whose kstatus is
-// Failed): nothing after the hook is applied, and the hook is not run
-// again, until the Composition's spec or its Bundle changes.
-const ReasonHookFailed = "HookFailed"
-
 // Hook events: which pair of hook points a revision runs.
 const (
 	hookEventInstall = "install"

@@ -177,7 +177,7 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 		return absent(t, deployment(ns, "web"))
 	})
 	got := mustGet(t, ns, "app")
-	if msg := condMessage(got, reconcile.ConditionReady); !strings.Contains(msg, "pre-install hook Job/"+ns+"/migrate") {
+	if msg := condMessage(got, v1alpha1.ConditionReady); !strings.Contains(msg, "pre-install hook Job/"+ns+"/migrate") {
 		t.Errorf("Ready message = %q, want it to name the pending hook Job", msg)
 	}
 
@@ -190,7 +190,7 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 	}
 	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
 	exists(t, configMap(ns, "installed"))
-	got = condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	got = condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	if got.Status.Hooks == nil || got.Status.Hooks.Event != "install" || len(got.Status.Hooks.Completed) != 3 {
 		t.Fatalf("status.hooks = %+v, want the install's three hooks recorded", got.Status.Hooks)
 	}
@@ -207,7 +207,7 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 		if ok, err := absent(t, job(ns, "migrate")); !ok {
 			return false, err
 		}
-		return cond(mustGet(t, ns, "app"), reconcile.ConditionReady) == metav1.ConditionTrue, nil
+		return cond(mustGet(t, ns, "app"), v1alpha1.ConditionReady) == metav1.ConditionTrue, nil
 	})
 	if ok, err := absent(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "smoke"}}); !ok {
 		t.Errorf("test hook Pod was applied (err %v)", err)
@@ -242,7 +242,7 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 	if got := migrate.Annotations[reconcile.AnnotationHookRevision]; !strings.HasPrefix(got, "2/") {
 		t.Errorf("hook revision annotation = %q, want generation 2", got)
 	}
-	got = condition(t, ns, "app", reconcile.ConditionReconciling, metav1.ConditionTrue)
+	got = condition(t, ns, "app", v1alpha1.ConditionReconciling, metav1.ConditionTrue)
 	if got.Status.Hooks == nil || got.Status.Hooks.Event != "upgrade" {
 		t.Errorf("status.hooks = %+v, want the upgrade's record", got.Status.Hooks)
 	}
@@ -265,7 +265,7 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 	})
 	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
 	exists(t, configMap(ns, "upgraded"))
-	got = condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	got = condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	if n := len(got.Status.Hooks.Completed); n != 3 {
 		t.Errorf("status.hooks.completed has %d hooks, want the upgrade's 3: %+v", n, got.Status.Hooks.Completed)
 	}
@@ -282,7 +282,7 @@ func TestFailedHookStalls(t *testing.T) {
 	migrate := job(ns, "migrate")
 	exists(t, migrate)
 	finishJob(t, migrate, false)
-	got := stalled(t, ns, "app", reconcile.ReasonHookFailed, "pre-install hook Job/"+ns+"/migrate failed", "backoff limit")
+	got := stalled(t, ns, "app", v1alpha1.ReasonHookFailed, "pre-install hook Job/"+ns+"/migrate failed", "backoff limit")
 	if got.Status.Hooks == nil || len(got.Status.Hooks.Completed) != 2 || got.Status.Hooks.Completed[1].Result != "Failed" {
 		t.Errorf("status.hooks = %+v, want the ConfigMap Succeeded and the Job Failed", got.Status.Hooks)
 	}
@@ -331,7 +331,7 @@ metadata:
 	})
 	comp := composition(ns, "app", b.Name, "")
 	mustCreate(t, comp)
-	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 
 	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values = jsonValues(`{"first":false}`) })
 	gone(t, configMap(ns, "plain-first"))
@@ -397,7 +397,7 @@ spec:
 	seed := job(ns, "seed")
 	exists(t, seed)
 	finishJob(t, seed, true)
-	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 
 	// A new revision with the hook: it runs again (before-hook-creation
 	// replaces the finished Job); while it runs, the hook is dropped.
@@ -407,7 +407,7 @@ spec:
 		return err == nil && strings.HasPrefix(seed.Annotations[reconcile.AnnotationHookRevision], "2/"), client.IgnoreNotFound(err)
 	})
 	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values = jsonValues(`{"hook":false}`) })
-	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	consistently(t, "the running hook Job is not pruned", 2*time.Second, func() (bool, error) {
 		err := k.Get(context.Background(), client.ObjectKeyFromObject(seed), &batchv1.Job{})
 		return err == nil, err

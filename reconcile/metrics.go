@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
 )
 
 var (
@@ -138,7 +140,7 @@ func outcome(s *scope, err error) string {
 		return outcomeDeleting
 	case s.comp.ParentSpec().Suspend:
 		return outcomeSuspended
-	case meta.IsStatusConditionTrue(s.status.Conditions, ConditionStalled):
+	case meta.IsStatusConditionTrue(s.status.Conditions, v1alpha1.ConditionStalled):
 		return outcomeStalled
 	case s.unchanged:
 		return outcomeUnchanged
@@ -149,11 +151,11 @@ func outcome(s *scope, err error) string {
 // readyReasons are the reasons stencil sets on the Ready condition: the
 // bounded values of stencil_compositions' reason label.
 var readyReasons = map[string]bool{
-	ReasonReady: true, ReasonProgressing: true, ReasonMemberFailed: true, ReasonRenderFailed: true,
-	ReasonRefused: true, ReasonBundleNotFound: true, ReasonApplyFailed: true, ReasonPruneFailed: true,
-	ReasonReconcileFailed: true, ReasonSuspended: true, ReasonDeleting: true, ReasonForbidden: true,
-	ReasonInvalid: true, ReasonBadRequest: true, ReasonTooLarge: true, ReasonEmptyRender: true,
-	ReasonFlapping: true, ReasonHookFailed: true, ReasonRenderTimeout: true, ReasonRenderTooLarge: true,
+	v1alpha1.ReasonReady: true, v1alpha1.ReasonProgressing: true, v1alpha1.ReasonMemberFailed: true, v1alpha1.ReasonRenderFailed: true,
+	v1alpha1.ReasonRefused: true, v1alpha1.ReasonBundleNotFound: true, v1alpha1.ReasonApplyFailed: true, v1alpha1.ReasonPruneFailed: true,
+	v1alpha1.ReasonReconcileFailed: true, v1alpha1.ReasonSuspended: true, v1alpha1.ReasonDeleting: true, v1alpha1.ReasonForbidden: true,
+	v1alpha1.ReasonInvalid: true, v1alpha1.ReasonBadRequest: true, v1alpha1.ReasonTooLarge: true, v1alpha1.ReasonEmptyRender: true,
+	v1alpha1.ReasonFlapping: true, v1alpha1.ReasonHookFailed: true, v1alpha1.ReasonRenderTimeout: true, v1alpha1.ReasonRenderTooLarge: true,
 }
 
 // readyState is a Composition's Ready condition as the gauge counts it.
@@ -174,7 +176,7 @@ type readiness struct {
 
 func (r *readiness) record(comp Parent, conds []metav1.Condition) {
 	st := readyState{status: metav1.ConditionUnknown}
-	if c := meta.FindStatusCondition(conds, ConditionReady); c != nil {
+	if c := meta.FindStatusCondition(conds, v1alpha1.ConditionReady); c != nil {
 		st = readyState{status: c.Status, reason: c.Reason}
 	}
 	if !readyReasons[st.reason] && st.reason != "" {

@@ -76,15 +76,15 @@ func TestReadinessGauge(t *testing.T) {
 		return &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
 	}
 	cond := func(s metav1.ConditionStatus, reason string) []metav1.Condition {
-		return []metav1.Condition{{Type: ConditionReady, Status: s, Reason: reason}}
+		return []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: s, Reason: reason}}
 	}
-	r.record(comp("a"), cond(metav1.ConditionTrue, ReasonReady))
-	r.record(comp("b"), cond(metav1.ConditionTrue, ReasonReady))
-	r.record(comp("c"), cond(metav1.ConditionFalse, ReasonRenderFailed))
+	r.record(comp("a"), cond(metav1.ConditionTrue, v1alpha1.ReasonReady))
+	r.record(comp("b"), cond(metav1.ConditionTrue, v1alpha1.ReasonReady))
+	r.record(comp("c"), cond(metav1.ConditionFalse, v1alpha1.ReasonRenderFailed))
 	r.record(comp("d"), cond(metav1.ConditionFalse, "SomethingAWebhookSaid"))
 	r.record(comp("e"), nil)
 	want := map[[2]string]float64{
-		{"True", ReasonReady}: 2, {"False", ReasonRenderFailed}: 1, {"False", "Other"}: 1,
+		{"True", v1alpha1.ReasonReady}: 2, {"False", v1alpha1.ReasonRenderFailed}: 1, {"False", "Other"}: 1,
 		{"Unknown", ""}: 1, {"True", ""}: 0, {"False", ""}: 0,
 	}
 	check := func(when string) {
@@ -100,11 +100,11 @@ func TestReadinessGauge(t *testing.T) {
 	}
 	check("after five records")
 
-	r.record(comp("c"), cond(metav1.ConditionTrue, ReasonReady))
+	r.record(comp("c"), cond(metav1.ConditionTrue, v1alpha1.ReasonReady))
 	r.forget(parentKey{kind: CompositionGroupKind, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "d"}})
 	r.forget(parentKey{kind: CompositionGroupKind, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}})
 	want = map[[2]string]float64{
-		{"True", ReasonReady}: 2, {"Unknown", ""}: 1, {"True", ""}: 0, {"False", ""}: 0,
+		{"True", v1alpha1.ReasonReady}: 2, {"Unknown", ""}: 1, {"True", ""}: 0, {"False", ""}: 0,
 	}
 	check("after c turned Ready and a and d were deleted")
 }

@@ -46,7 +46,7 @@ func TestNoWritesForExamples(t *testing.T) {
 				if err := k.Get(ctx, client.ObjectKeyFromObject(comp), got); err != nil {
 					return false, err
 				}
-				c := meta.FindStatusCondition(got.Status.Conditions, reconcile.ConditionReady)
+				c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionReady)
 				if c == nil {
 					return false, fmt.Errorf("no Ready condition")
 				}

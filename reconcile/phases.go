@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
 )
 
 // apply applies the plan: the pre- hooks that run for this revision (see
@@ -65,7 +67,7 @@ func (r *CompositionReconciler) applyStages(ctx context.Context, s *scope, a *ap
 			continue
 		}
 		if pending := waitEstablished(ctx, a.reader, stage); len(pending) > 0 {
-			setReconciling(&s.status, s.comp.GetGeneration(), ReasonProgressing,
+			setReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonProgressing,
 				fmt.Sprintf("waiting for CustomResourceDefinitions to be Established: %s", strings.Join(pending, ", ")))
 			s.done = true
 			return false
@@ -85,7 +87,7 @@ func (r *CompositionReconciler) recordApplies(s *scope, results []ApplyResult) {
 		case Created, Configured:
 			s.events.apply(res)
 		case Failed:
-			reason := ReasonApplyFailed
+			reason := v1alpha1.ReasonApplyFailed
 			if res.Reason != "" {
 				reason = res.Reason
 			}
@@ -102,8 +104,8 @@ func (r *CompositionReconciler) detectFlapping(s *scope) ctrl.Result {
 	if !ok {
 		return ctrl.Result{}
 	}
-	r.Recorder.Eventf(s.comp, nil, "Warning", ReasonFlapping, "Apply", "%s", f)
-	return r.stallTerminal(s, ReasonFlapping, f.String())
+	r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonFlapping, "Apply", "%s", f)
+	return r.stallTerminal(s, v1alpha1.ReasonFlapping, f.String())
 }
 
 // failedApplies returns the failed apply results.
@@ -234,8 +236,8 @@ func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Res
 	failed := failedApplies(s.results)
 	if len(failed) == 0 {
 		summarize(&s.status, s.comp.GetGeneration(), members)
-		if pending := pendingPostHooks(s); len(pending) > 0 && meta.IsStatusConditionTrue(s.status.Conditions, ConditionReady) {
-			setReconciling(&s.status, s.comp.GetGeneration(), ReasonProgressing,
+		if pending := pendingPostHooks(s); len(pending) > 0 && meta.IsStatusConditionTrue(s.status.Conditions, v1alpha1.ConditionReady) {
+			setReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonProgressing,
 				fmt.Sprintf("%s; waiting for hooks: %s", s.status.Summary, strings.Join(pending, ", ")))
 		}
 		return ctrl.Result{}, nil

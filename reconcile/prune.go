@@ -238,8 +238,8 @@ func (r *CompositionReconciler) guardEmptyRender(ctx context.Context, s *scope) 
 	if len(names) == 0 {
 		msg = fmt.Sprintf("the Bundle rendered no objects and the set's recorded kinds %v could not be listed: nothing is pruned", listed.unlisted)
 	}
-	setStalled(&s.status, s.comp.GetGeneration(), ReasonEmptyRender, msg)
-	r.Recorder.Eventf(s.comp, nil, "Warning", ReasonEmptyRender, "Prune", "%s", msg)
+	setStalled(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonEmptyRender, msg)
+	r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonEmptyRender, "Prune", "%s", msg)
 	s.done = true
 	return ctrl.Result{}, nil
 }

@@ -30,16 +30,6 @@ import (
 	"github.com/stencil-dev/stencil/publish"
 )
 
-// Reasons of a Bundle's Ready=False about the kind it publishes.
-const (
-	// ReasonKindConflict: the CRD of the kind exists and is not kept for
-	// this Bundle (another Bundle's, or not stencil's), or the API server
-	// refused its names (NamesAccepted=False).
-	ReasonKindConflict = "KindConflict"
-	// ReasonEstablishing: the CRD is applied and not Established yet.
-	ReasonEstablishing = "Establishing"
-)
-
 // fetch reads the parent key names from r's cache: a Composition, or an
 // instance of r's published kind with its effective spec (see
 // publish.InstanceSpec). It returns no parent when the instance's Bundle
@@ -107,7 +97,7 @@ func (r *BundleReconciler) publishKind(ctx context.Context, b *v1alpha1.Bundle) 
 		if errors.As(err, &perr) {
 			return publication{reason: perr.Reason, message: what + " is not published: " + perr.Error()}, ctrl.Result{}, nil
 		}
-		return publication{reason: ReasonInvalidAPI, message: what + " is not published: " + err.Error()}, ctrl.Result{}, nil
+		return publication{reason: v1alpha1.ReasonInvalidAPI, message: what + " is not published: " + err.Error()}, ctrl.Result{}, nil
 	}
 	live := &apiextensionsv1.CustomResourceDefinition{}
 	switch err := r.APIReader.Get(ctx, client.ObjectKey{Name: crd.Name}, live); {
@@ -119,7 +109,7 @@ func (r *BundleReconciler) publishKind(ctx context.Context, b *v1alpha1.Bundle) 
 		if o := live.Labels[publish.LabelBundle]; o != "" {
 			owner = "published by Bundle " + o
 		}
-		return publication{reason: ReasonKindConflict, message: fmt.Sprintf("%s is not published: CustomResourceDefinition %s exists and is %s", what, crd.Name, owner)}, ctrl.Result{}, nil
+		return publication{reason: v1alpha1.ReasonKindConflict, message: fmt.Sprintf("%s is not published: CustomResourceDefinition %s exists and is %s", what, crd.Name, owner)}, ctrl.Result{}, nil
 	}
 	if err := r.setFinalizer(ctx, b, api.DeletionPolicy == v1alpha1.DeletionPolicyDelete); err != nil {
 		return publication{}, ctrl.Result{}, err
@@ -131,16 +121,16 @@ func (r *BundleReconciler) publishKind(ctx context.Context, b *v1alpha1.Bundle) 
 		return publication{}, ctrl.Result{}, fmt.Errorf("read CustomResourceDefinition %s: %w", crd.Name, err)
 	}
 	if c := crdCondition(live, apiextensionsv1.NamesAccepted); c != nil && c.Status == apiextensionsv1.ConditionFalse {
-		return publication{reason: ReasonKindConflict, message: fmt.Sprintf("%s is not published: CustomResourceDefinition %s: %s", what, crd.Name, c.Message)}, ctrl.Result{}, nil
+		return publication{reason: v1alpha1.ReasonKindConflict, message: fmt.Sprintf("%s is not published: CustomResourceDefinition %s: %s", what, crd.Name, c.Message)}, ctrl.Result{}, nil
 	}
 	if c := crdCondition(live, apiextensionsv1.Established); c == nil || c.Status != apiextensionsv1.ConditionTrue {
-		return publication{reason: ReasonEstablishing, message: fmt.Sprintf("waiting for CustomResourceDefinition %s to be Established", crd.Name)}, ctrl.Result{}, nil
+		return publication{reason: v1alpha1.ReasonEstablishing, message: fmt.Sprintf("waiting for CustomResourceDefinition %s to be Established", crd.Name)}, ctrl.Result{}, nil
 	}
 	if missing, err := r.mayServe(ctx, api); err != nil || missing != "" {
 		if err != nil {
 			return publication{}, ctrl.Result{}, err
 		}
-		return publication{reason: ReasonForbidden, message: fmt.Sprintf("%s is not served: the controller may not %s; grant it with a ClusterRole labelled rbac.stencil.dev/aggregate-to-manager: \"true\" (`stencil bundle rbac` prints one)", what, missing)},
+		return publication{reason: v1alpha1.ReasonForbidden, message: fmt.Sprintf("%s is not served: the controller may not %s; grant it with a ClusterRole labelled rbac.stencil.dev/aggregate-to-manager: \"true\" (`stencil bundle rbac` prints one)", what, missing)},
 			ctrl.Result{RequeueAfter: forbiddenRecheck}, nil
 	}
 	gvk := publish.GVK(api)
@@ -150,11 +140,6 @@ func (r *BundleReconciler) publishKind(ctx context.Context, b *v1alpha1.Bundle) 
 	}
 	return publication{message: "publishes " + what}, ctrl.Result{}, nil
 }
-
-// ReasonInvalidAPI: a Bundle's spec.api, or the CRD built from it, is
-// refused by the API server (publish gives it, or ReasonNotStructural,
-// for what it refuses before).
-const ReasonInvalidAPI = publish.ReasonInvalidAPI
 
 // kindName names a published kind in messages: "AppService.app.example.com/v1".
 func kindName(api v1alpha1.BundleAPI) string {
@@ -176,7 +161,7 @@ func (r *BundleReconciler) applyCRD(ctx context.Context, crd *apiextensionsv1.Cu
 	err = r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership)
 	switch {
 	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
-		return publication{reason: ReasonInvalidAPI, message: fmt.Sprintf("%s is not published: CustomResourceDefinition %s: %v", what, crd.Name, scrub(err))}, nil
+		return publication{reason: v1alpha1.ReasonInvalidAPI, message: fmt.Sprintf("%s is not published: CustomResourceDefinition %s: %v", what, crd.Name, scrub(err))}, nil
 	case err != nil:
 		return publication{}, fmt.Errorf("apply CustomResourceDefinition %s: %w", crd.Name, err)
 	}

@@ -21,12 +21,6 @@ import (
 	"github.com/stencil-dev/stencil/templates"
 )
 
-// Reasons of a render stopped by its limits (see package sandbox).
-const (
-	ReasonRenderTimeout  = templates.ReasonTimeout
-	ReasonRenderTooLarge = templates.ReasonTooLarge
-)
-
 // render loads the Bundle and renders the plan. A missing Bundle, a render
 // or validation error, an overrun of the render's limits and a refused
 // object stall the Composition: nothing is applied and nothing is pruned.
@@ -37,14 +31,14 @@ func (r *CompositionReconciler) render(ctx context.Context, s *scope) (ctrl.Resu
 	bundle := &v1alpha1.Bundle{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: s.comp.ParentSpec().Bundle}, bundle); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.stall(s, ReasonBundleNotFound, fmt.Sprintf("Bundle %q not found", s.comp.ParentSpec().Bundle))
+			r.stall(s, v1alpha1.ReasonBundleNotFound, fmt.Sprintf("Bundle %q not found", s.comp.ParentSpec().Bundle))
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("read Bundle %s: %w", s.comp.ParentSpec().Bundle, err)
 	}
 	loaded, err := r.bundles.load(bundle)
 	if err != nil {
-		r.stall(s, ReasonRenderFailed, err.Error())
+		r.stall(s, v1alpha1.ReasonRenderFailed, err.Error())
 		return ctrl.Result{}, nil
 	}
 	in, capsRevision, err := r.renderInput(ctx, s)
@@ -72,7 +66,7 @@ func (r *CompositionReconciler) render(ctx context.Context, s *scope) (ctrl.Resu
 		r.stall(s, renderReason(renderErr), err.Error())
 		return ctrl.Result{}, nil
 	case errors.As(err, &refused):
-		r.stall(s, ReasonRefused, err.Error())
+		r.stall(s, v1alpha1.ReasonRefused, err.Error())
 		return ctrl.Result{}, nil
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("render Bundle %s: %w", bundle.Name, err)
@@ -87,7 +81,7 @@ func renderReason(err *templates.RenderError) string {
 	if err.Reason != "" {
 		return err.Reason
 	}
-	return ReasonRenderFailed
+	return v1alpha1.ReasonRenderFailed
 }
 
 // stall records a user error: Stalled until an input changes.

@@ -116,11 +116,11 @@ func TestMetadataChangedPredicate(t *testing.T) {
 func TestKeepTransitionTimes(t *testing.T) {
 	then := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	old := []metav1.Condition{
-		{Type: ConditionReady, Status: metav1.ConditionFalse, LastTransitionTime: then},
-		{Type: ConditionReconciling, Status: metav1.ConditionTrue, LastTransitionTime: then},
+		{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, LastTransitionTime: then},
+		{Type: v1alpha1.ConditionReconciling, Status: metav1.ConditionTrue, LastTransitionTime: then},
 	}
 	st := v1alpha1.CompositionStatus{}
-	setReconciling(&st, 2, ReasonProgressing, "waiting")
+	setReconciling(&st, 2, v1alpha1.ReasonProgressing, "waiting")
 	keepTransitionTimes(&st, old)
 	for _, c := range st.Conditions {
 		if !c.LastTransitionTime.Equal(&then) {

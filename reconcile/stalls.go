@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
 )
 
 // stallMemo remembers, per Composition, a terminal failure of its last
@@ -90,7 +92,7 @@ func (r *CompositionReconciler) stallTerminal(s *scope, reason, msg string) ctrl
 	setStalled(&s.status, s.comp.GetGeneration(), reason, msg)
 	st := stall{key: inputKey(s.comp, s.plan.BundleRevision), reason: reason, message: msg}
 	var res ctrl.Result
-	if reason == ReasonForbidden {
+	if reason == v1alpha1.ReasonForbidden {
 		st.expires = time.Now().Add(forbiddenRecheck)
 		res.RequeueAfter = forbiddenRecheck
 	}

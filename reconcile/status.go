@@ -18,58 +18,6 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 )
 
-// Condition types, after kstatus: Ready is always present; Reconciling and
-// Stalled appear only while True, never both.
-const (
-	ConditionReady       = "Ready"
-	ConditionReconciling = "Reconciling"
-	ConditionStalled     = "Stalled"
-)
-
-// Reasons of the conditions stencil writes.
-const (
-	ReasonReady           = "Ready"
-	ReasonProgressing     = "Progressing"
-	ReasonMemberFailed    = "MemberFailed"
-	ReasonRenderFailed    = "RenderFailed"
-	ReasonRefused         = "Refused"
-	ReasonBundleNotFound  = "BundleNotFound"
-	ReasonApplyFailed     = "ApplyFailed"
-	ReasonPruneFailed     = "PruneFailed"
-	ReasonReconcileFailed = "ReconcileFailed"
-	ReasonSuspended       = "Suspended"
-	ReasonDeleting        = "Deleting"
-)
-
-// Reasons of Stalled=True that no retry can fix: stencil writes nothing
-// more of the Composition until its spec or its Bundle changes (Forbidden:
-// or forbiddenRecheck passes, since RBAC changes raise no event). The
-// message names the object, and for Forbidden the verb, the kind and who
-// lacks the permission.
-const (
-	// ReasonForbidden: the controller may not list or watch a member kind
-	// (cluster-wide, as its cache needs), or the Composition's
-	// ServiceAccount may not create, patch or delete one, or the API server
-	// forbade a write (RBAC, a quota, an admission plugin).
-	ReasonForbidden = "Forbidden"
-	// ReasonInvalid: the API server rejected an object as invalid (422).
-	ReasonInvalid = "Invalid"
-	// ReasonBadRequest: the API server could not accept the request (400)
-	// or decode the object (a 500 saying so, as for a Secret whose data is
-	// not base64).
-	ReasonBadRequest = "BadRequest"
-	// ReasonTooLarge: an object is too large for the API server (413) or etcd.
-	ReasonTooLarge = "RequestEntityTooLarge"
-	// ReasonEmptyRender: the render produced no object while the set has
-	// members; nothing is pruned unless the Composition or the Bundle is
-	// annotated stencil.dev/allow-empty-render: "true".
-	ReasonEmptyRender = "EmptyRender"
-	// ReasonFlapping: one member was written flapWrites times within
-	// flapWindow with no change of input: something else keeps changing
-	// fields stencil sets. The message names the member and those fields.
-	ReasonFlapping = "Flapping"
-)
-
 // memberStatuses reads every planned member from the cache and computes its
 // kstatus. A member the cache does not hold yet is NotFound.
 func memberStatuses(ctx context.Context, reader client.Reader, objs []*unstructured.Unstructured) []v1alpha1.MemberStatus {
@@ -184,9 +132,9 @@ func summarize(st *v1alpha1.CompositionStatus, generation int64, members []v1alp
 	st.Summary = summary(members)
 	switch {
 	case failed != nil:
-		setStalled(st, generation, ReasonMemberFailed, fmt.Sprintf("%s: %s: %s", memberRef(failed), failed.Status, failed.Message))
+		setStalled(st, generation, v1alpha1.ReasonMemberFailed, fmt.Sprintf("%s: %s: %s", memberRef(failed), failed.Status, failed.Message))
 	case pending != nil:
-		setReconciling(st, generation, ReasonProgressing, fmt.Sprintf("%s; waiting for %s: %s: %s", st.Summary, memberRef(pending), pending.Status, pending.Message))
+		setReconciling(st, generation, v1alpha1.ReasonProgressing, fmt.Sprintf("%s; waiting for %s: %s: %s", st.Summary, memberRef(pending), pending.Status, pending.Message))
 	default:
 		setReady(st, generation, st.Summary)
 	}
@@ -201,24 +149,24 @@ func memberRef(m *v1alpha1.MemberStatus) string {
 
 // setReady marks the Composition Ready: no Reconciling, no Stalled.
 func setReady(st *v1alpha1.CompositionStatus, gen int64, msg string) {
-	setCondition(st, gen, ConditionReady, metav1.ConditionTrue, ReasonReady, msg)
-	meta.RemoveStatusCondition(&st.Conditions, ConditionReconciling)
-	meta.RemoveStatusCondition(&st.Conditions, ConditionStalled)
+	setCondition(st, gen, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReady, msg)
+	meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionReconciling)
+	meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionStalled)
 }
 
 // setReconciling marks the Composition in progress: Ready=False and Reconciling=True.
 func setReconciling(st *v1alpha1.CompositionStatus, gen int64, reason, msg string) {
-	setCondition(st, gen, ConditionReady, metav1.ConditionFalse, reason, msg)
-	setCondition(st, gen, ConditionReconciling, metav1.ConditionTrue, reason, msg)
-	meta.RemoveStatusCondition(&st.Conditions, ConditionStalled)
+	setCondition(st, gen, v1alpha1.ConditionReady, metav1.ConditionFalse, reason, msg)
+	setCondition(st, gen, v1alpha1.ConditionReconciling, metav1.ConditionTrue, reason, msg)
+	meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionStalled)
 }
 
 // setSuspended marks a suspended Composition: Ready=False with reason
 // Suspended, neither Reconciling (nothing is in progress) nor Stalled.
 func setSuspended(st *v1alpha1.CompositionStatus, gen int64, msg string) {
-	setCondition(st, gen, ConditionReady, metav1.ConditionFalse, ReasonSuspended, msg)
-	meta.RemoveStatusCondition(&st.Conditions, ConditionReconciling)
-	meta.RemoveStatusCondition(&st.Conditions, ConditionStalled)
+	setCondition(st, gen, v1alpha1.ConditionReady, metav1.ConditionFalse, v1alpha1.ReasonSuspended, msg)
+	meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionReconciling)
+	meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionStalled)
 }
 
 // keepTransitionTimes gives each condition of st that has the same status
@@ -236,9 +184,9 @@ func keepTransitionTimes(st *v1alpha1.CompositionStatus, old []metav1.Condition)
 // setStalled marks the Composition stuck until something changes:
 // Ready=False and Stalled=True.
 func setStalled(st *v1alpha1.CompositionStatus, gen int64, reason, msg string) {
-	setCondition(st, gen, ConditionReady, metav1.ConditionFalse, reason, msg)
-	setCondition(st, gen, ConditionStalled, metav1.ConditionTrue, reason, msg)
-	meta.RemoveStatusCondition(&st.Conditions, ConditionReconciling)
+	setCondition(st, gen, v1alpha1.ConditionReady, metav1.ConditionFalse, reason, msg)
+	setCondition(st, gen, v1alpha1.ConditionStalled, metav1.ConditionTrue, reason, msg)
+	meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionReconciling)
 }
 
 func setCondition(st *v1alpha1.CompositionStatus, gen int64, typ string, s metav1.ConditionStatus, reason, msg string) {

@@ -25,8 +25,8 @@ import (
 // that the message names every one of want.
 func stalled(t *testing.T, ns, name, reason string, want ...string) *v1alpha1.Composition {
 	t.Helper()
-	got := condition(t, ns, name, reconcile.ConditionStalled, metav1.ConditionTrue)
-	c := meta.FindStatusCondition(got.Status.Conditions, reconcile.ConditionStalled)
+	got := condition(t, ns, name, v1alpha1.ConditionStalled, metav1.ConditionTrue)
+	c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionStalled)
 	if c.Reason != reason {
 		t.Errorf("Stalled reason = %s (%q), want %s", c.Reason, c.Message, reason)
 	}
@@ -65,7 +65,7 @@ func TestForbiddenKind(t *testing.T) {
 	mustCreate(t, comp)
 	mustCreate(t, composition(ns, "healthy", healthy.Name, `{}`))
 
-	stalled(t, ns, "quota", reconcile.ReasonForbidden,
+	stalled(t, ns, "quota", v1alpha1.ReasonForbidden,
 		"the controller (system:serviceaccount:stencil-system:stencil) may not list resourcequotas (ResourceQuota) cluster-wide",
 		"rbac.stencil.dev/aggregate-to-manager")
 	if err := k.Get(ctx, key(ns, "before-quota"), &corev1.ConfigMap{}); err == nil {
@@ -73,11 +73,11 @@ func TestForbiddenKind(t *testing.T) {
 	}
 
 	t.Run("another Composition reconciles", func(t *testing.T) {
-		condition(t, ns, "healthy", reconcile.ConditionReady, metav1.ConditionTrue)
+		condition(t, ns, "healthy", v1alpha1.ConditionReady, metav1.ConditionTrue)
 		update(t, composition(ns, "healthy", "", ""), func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"name":"renamed"}`) })
 		exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "renamed"}})
 		gone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keep"}})
-		condition(t, ns, "healthy", reconcile.ConditionReady, metav1.ConditionTrue)
+		condition(t, ns, "healthy", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	})
 
 	t.Run("deleting it completes", func(t *testing.T) {
@@ -113,7 +113,7 @@ func TestForbiddenKind(t *testing.T) {
 			t.Errorf("the ResourceQuota the controller may not list was not left in place: %v", err)
 		}
 		eventually(t, "a Warning naming the kind left in place", func() (bool, error) {
-			for _, e := range events(t, ns, reconcile.ReasonForbidden) {
+			for _, e := range events(t, ns, v1alpha1.ReasonForbidden) {
 				if e.Type == "Warning" && strings.Contains(e.Note, "resourcequotas") && strings.Contains(e.Note, "left in place") {
 					return true, nil
 				}
@@ -165,10 +165,10 @@ func TestEmptyRender(t *testing.T) {
 			mustCreate(t, comp)
 			a := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "a"}}
 			bb := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "b"}}
-			condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+			condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 
 			update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"enabled":false}`) })
-			stalled(t, ns, "app", reconcile.ReasonEmptyRender, "ConfigMap/"+ns+"/a", reconcile.AnnotationAllowEmptyRender)
+			stalled(t, ns, "app", v1alpha1.ReasonEmptyRender, "ConfigMap/"+ns+"/a", reconcile.AnnotationAllowEmptyRender)
 			consistently(t, "every member to stay", 2*time.Second, func() (bool, error) {
 				if err := k.Get(ctx, client.ObjectKeyFromObject(a), a); err != nil {
 					return false, err
@@ -179,7 +179,7 @@ func TestEmptyRender(t *testing.T) {
 			tt.optIn(t, comp, b)
 			gone(t, a)
 			gone(t, bb)
-			condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+			condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 		})
 	}
 }
@@ -198,7 +198,7 @@ func TestOnePrunedEventPerPass(t *testing.T) {
 	b := bundle(t, "events-"+ns, files)
 	comp := composition(ns, "app", b.Name, `{}`)
 	mustCreate(t, comp)
-	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"extra":false}`) })
 	for _, n := range []string{"x1", "x2", "x3"} {
 		gone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}})
@@ -206,7 +206,7 @@ func TestOnePrunedEventPerPass(t *testing.T) {
 
 	want := "pruned 3: ConfigMap/" + ns + "/x1 pruned, ConfigMap/" + ns + "/x2 pruned, ConfigMap/" + ns + "/x3 pruned"
 	eventually(t, "one Pruned event naming the three members", func() (bool, error) {
-		evs := events(t, ns, reconcile.ReasonPruned)
+		evs := events(t, ns, v1alpha1.ReasonPruned)
 		if len(evs) != 1 {
 			return false, fmt.Errorf("%d Pruned events, want 1", len(evs))
 		}
@@ -228,13 +228,13 @@ func TestOneAppliedEventPerPass(t *testing.T) {
 	ns := testenv.Namespace(t, k)
 	b := bundle(t, "applied-"+ns, fourKinds())
 	mustCreate(t, composition(ns, "app", b.Name, ""))
-	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 
 	applied := func(want ...string) {
 		t.Helper()
 		eventually(t, fmt.Sprintf("%d Applied events", len(want)), func() (bool, error) {
 			var got []string
-			for _, e := range events(t, ns, reconcile.ReasonApplied) {
+			for _, e := range events(t, ns, v1alpha1.ReasonApplied) {
 				if e.Related == nil || e.Related.Namespace != ns {
 					return false, fmt.Errorf("Applied event %q related to %+v, want a member", e.Note, e.Related)
 				}
@@ -275,7 +275,7 @@ func TestInvalidObjectIsNotRetried(t *testing.T) {
 	})
 	comp := composition(ns, "app", b.Name, "")
 	mustCreate(t, comp)
-	stalled(t, ns, "app", reconcile.ReasonInvalid, "Service/"+ns+"/svc", "spec.ports[0].port")
+	stalled(t, ns, "app", v1alpha1.ReasonInvalid, "Service/"+ns+"/svc", "spec.ports[0].port")
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm"}}
 	exists(t, cm)
 	time.Sleep(time.Second) // let the events of the first pass settle
@@ -304,7 +304,7 @@ func TestInvalidObjectIsNotRetried(t *testing.T) {
 		return err == nil, err
 	})
 	exists(t, service(ns, "svc"))
-	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 }
 
 // TestFlapping: another field manager fights over a field stencil sets.
@@ -320,7 +320,7 @@ func TestFlapping(t *testing.T) {
 	})
 	comp := composition(ns, "app", b.Name, `{}`)
 	mustCreate(t, comp)
-	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 
 	// The fighter writes data.a back whenever stencil has changed it, for
 	// at most 30 seconds.
@@ -338,7 +338,7 @@ func TestFlapping(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}()
-	stalled(t, ns, "app", reconcile.ReasonFlapping, "ConfigMap/"+ns+"/flappy", "data.a")
+	stalled(t, ns, "app", v1alpha1.ReasonFlapping, "ConfigMap/"+ns+"/flappy", "data.a")
 	// Stencil's last write may be a few milliseconds old: let the fighter
 	// answer it, then stencil must not write again.
 	eventually(t, "the fighter's value", func() (bool, error) {
@@ -361,5 +361,5 @@ func TestFlapping(t *testing.T) {
 		err := k.Get(ctx, key(ns, "flappy"), cm)
 		return err == nil && cm.Data["a"] == "2", err
 	})
-	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 }
