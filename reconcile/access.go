@@ -28,9 +28,9 @@ import (
 const (
 	accessAllowedTTL = time.Minute
 	accessDeniedTTL  = 10 * time.Second
-	// forbiddenRecheck is how long a Composition stalled with reason
+	// ForbiddenRecheck is how long a Composition stalled with reason
 	// Forbidden waits before looking again: RBAC changes raise no event.
-	forbiddenRecheck = time.Minute
+	ForbiddenRecheck = time.Minute
 )
 
 // AccessDeniedError reports a verb on a member kind that the controller
@@ -256,7 +256,7 @@ func (r *CompositionReconciler) authorize(ctx context.Context, s *scope) (ctrl.R
 }
 
 // stallIfDenied stalls the Composition with reason Forbidden when err is an
-// AccessDeniedError, and looks again after forbiddenRecheck; any other
+// AccessDeniedError, and looks again after ForbiddenRecheck; any other
 // error is returned for backoff.
 func (r *CompositionReconciler) stallIfDenied(s *scope, action string, err error) (ctrl.Result, error) {
 	var denied *AccessDeniedError
@@ -266,5 +266,5 @@ func (r *CompositionReconciler) stallIfDenied(s *scope, action string, err error
 	setStalled(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonForbidden, denied.Error())
 	r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonForbidden, action, "%s", denied.Error())
 	s.done = true
-	return ctrl.Result{RequeueAfter: forbiddenRecheck}, nil
+	return ctrl.Result{RequeueAfter: ForbiddenRecheck}, nil
 }

@@ -23,7 +23,7 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/publish"
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/admission"
 )
 
 // admissionLabel marks the namespaces whose requests the admission tests'
@@ -124,15 +124,15 @@ func warningClient(t *testing.T) (client.Client, *warningRecorder) {
 // that serves the webhook with admission's options (a shard no Composition
 // of these tests is in: the package's controller reconciles them). Both
 // go when the test ends.
-func startAdmission(t *testing.T, name, shard string, selector map[string]string, admission reconcile.AdmissionOptions) {
+func startAdmission(t *testing.T, name, shard string, selector map[string]string, opts admission.Options) {
 	t.Helper()
 	hooks, err := testenv.InstallWebhooks(env.Config, name, &metav1.LabelSelector{MatchLabels: selector})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(suiteCtx)
-	admission.ConfigName = name
-	c, err := testenv.StartWith(ctx, controllerCfg, testenv.ControllerOptions{Shard: shard, Webhooks: hooks, Admission: admission})
+	opts.ConfigName = name
+	c, err := testenv.StartWith(ctx, controllerCfg, testenv.ControllerOptions{Shard: shard, Webhooks: hooks, Admission: opts})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -185,7 +185,7 @@ func denied(t *testing.T, err error) string {
 // stored, admits the rest, says on a dry run what the children would
 // become, and never stands in the controller's way.
 func TestAdmission(t *testing.T) {
-	startAdmission(t, reconcile.DefaultWebhookConfigName, "admission", map[string]string{admissionLabel: "true"}, reconcile.AdmissionOptions{})
+	startAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{admissionLabel: "true"}, admission.Options{})
 	ctx := context.Background()
 	ns := admissionNamespace(t)
 	b := bundle(t, "adm-shop-"+ns, shopFiles, withShopSchema)
@@ -321,7 +321,7 @@ func TestAdmission(t *testing.T) {
 // TestAdmissionPublishedKind: an instance of a published kind that fails
 // to render is refused; the entry for the kind appears once it is served.
 func TestAdmissionPublishedKind(t *testing.T) {
-	startAdmission(t, reconcile.DefaultWebhookConfigName, "admission", map[string]string{admissionLabel: "true"}, reconcile.AdmissionOptions{})
+	startAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{admissionLabel: "true"}, admission.Options{})
 	ctx := context.Background()
 	ns := admissionNamespace(t)
 	group := "adm-" + ns + ".example.com"
@@ -369,12 +369,12 @@ func publishedRule(t *testing.T, group string, want bool) {
 	t.Helper()
 	eventually(t, fmt.Sprintf("the published entry to have a rule for %s: %v", group, want), func() (bool, error) {
 		cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-		if err := k.Get(context.Background(), client.ObjectKey{Name: reconcile.DefaultWebhookConfigName}, cfg); err != nil {
+		if err := k.Get(context.Background(), client.ObjectKey{Name: admission.DefaultWebhookConfigName}, cfg); err != nil {
 			return false, err
 		}
 		has := false
 		for _, h := range cfg.Webhooks {
-			if h.Name != reconcile.PublishedWebhookName {
+			if h.Name != admission.PublishedWebhookName {
 				continue
 			}
 			if h.FailurePolicy == nil || *h.FailurePolicy != admissionregistrationv1.Ignore || h.ClientConfig.URL == nil {
@@ -393,7 +393,7 @@ func publishedRule(t *testing.T, group string, want bool) {
 func TestAdmissionTimeout(t *testing.T) {
 	ns := admissionNamespace(t)
 	startAdmission(t, "stencil-validating-timeout", "admission-timeout", map[string]string{"kubernetes.io/metadata.name": ns},
-		reconcile.AdmissionOptions{Timeout: 300 * time.Millisecond})
+		admission.Options{Timeout: 300 * time.Millisecond})
 	b := bundle(t, "adm-slow-"+ns, shopFiles, withShopSchema)
 	bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	refusing(t, ns, b.Name)
@@ -414,7 +414,7 @@ func TestAdmissionWaitsForReady(t *testing.T) {
 	ns := admissionNamespace(t)
 	ready := make(chan struct{})
 	startAdmission(t, "stencil-validating-ready", "admission-ready", map[string]string{"kubernetes.io/metadata.name": ns},
-		reconcile.AdmissionOptions{Ready: ready})
+		admission.Options{Ready: ready})
 	b := bundle(t, "adm-ready-"+ns, shopFiles, withShopSchema)
 	bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	if err := k.Create(context.Background(), composition(ns, "early", b.Name, `{"replicas":9}`), client.DryRunAll); err != nil {

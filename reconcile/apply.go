@@ -130,11 +130,11 @@ func (a *applier) apply(ctx context.Context, desired *unstructured.Unstructured)
 	case apierrors.IsNotFound(err):
 		live = nil
 	case err != nil:
-		return res.fail(fmt.Errorf("read %s: %w", ref(desired), err))
+		return res.fail(fmt.Errorf("read %s: %w", Ref(desired), err))
 	}
 	if live != nil {
 		if other := live.GetLabels()[LabelPartOf]; other != "" && other != a.id {
-			res = res.fail(&ForeignMemberError{Object: ref(desired), ApplySet: other})
+			res = res.fail(&ForeignMemberError{Object: Ref(desired), ApplySet: other})
 			res.Reason = v1alpha1.ReasonApplyFailed
 			return res
 		}
@@ -149,7 +149,7 @@ func (a *applier) apply(ctx context.Context, desired *unstructured.Unstructured)
 			}
 			res.Changed = d.changed
 			if len(d.changed) == 0 && d.why != "" {
-				log.FromContext(ctx).V(1).Info("applying: no local decision", "object", ref(desired), "reason", d.why)
+				log.FromContext(ctx).V(1).Info("applying: no local decision", "object", Ref(desired), "reason", d.why)
 				res.Changed = changedFields(desired.Object, live.Object, maxChangedFields)
 			}
 		}
@@ -157,7 +157,7 @@ func (a *applier) apply(ctx context.Context, desired *unstructured.Unstructured)
 	applied := desired.DeepCopy()
 	if err := a.writer.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied),
 		client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-		res = res.fail(fmt.Errorf("apply %s: %w", ref(desired), redact(desired, err)))
+		res = res.fail(fmt.Errorf("apply %s: %w", Ref(desired), redact(desired, err)))
 		res.Reason = terminalReason(err)
 		return res
 	}
@@ -193,7 +193,7 @@ func (a *applier) create(ctx context.Context, desired *unstructured.Unstructured
 	case apierrors.IsConflict(err):
 		return res, false
 	case err != nil:
-		res = res.fail(fmt.Errorf("apply %s: %w", ref(desired), redact(desired, err)))
+		res = res.fail(fmt.Errorf("apply %s: %w", Ref(desired), redact(desired, err)))
 		res.Reason = terminalReason(err)
 		return res, true
 	}
@@ -234,8 +234,8 @@ func (r ApplyResult) fail(err error) ApplyResult {
 	return r
 }
 
-// ref names an object as Kind/namespace/name (Kind/name when cluster-scoped).
-func ref(u client.Object) string {
+// Ref names an object as Kind/namespace/name (Kind/name when cluster-scoped).
+func Ref(u client.Object) string {
 	kind := u.GetObjectKind().GroupVersionKind().Kind
 	if u.GetNamespace() == "" {
 		return kind + "/" + u.GetName()
@@ -248,7 +248,7 @@ func ref(u client.Object) string {
 // timeout, a 5xx, a 429, a connection error) and is retried with backoff:
 //
 //   - Forbidden: RBAC, or an admission plugin such as a quota, refused the
-//     write (looked at again after forbiddenRecheck);
+//     write (looked at again after ForbiddenRecheck);
 //   - Invalid, BadRequest: the API server rejects the object as rendered,
 //     or cannot decode it (a 500 that says so, as for a Secret whose data
 //     is not base64);
@@ -289,7 +289,7 @@ func undecodable(err error) bool {
 // other error about a Secret is reduced to a fixed sentence.
 func redact(u *unstructured.Unstructured, err error) error {
 	if u.GetKind() != "Secret" || u.GroupVersionKind().Group != "" {
-		return scrub(err)
+		return Scrub(err)
 	}
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) {

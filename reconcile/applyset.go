@@ -100,3 +100,9 @@ func (inv inventory) annotations() (groupKinds, namespaces string) {
 	}
 	return strings.Join(gks, ","), strings.Join(inv.namespaces, ",")
 }
+
+// RecordsMembers reports whether a parent's annotations record members
+// (an ApplySet that was installed): .Release.IsUpgrade.
+func RecordsMembers(annotations map[string]string) bool {
+	return installed(parseInventory(annotations))
+}

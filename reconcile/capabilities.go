@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/stencil-dev/stencil/reconcile/cluster"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -228,7 +229,7 @@ func (c *capabilitiesCache) Start(ctx context.Context) error {
 		{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"},
 	} {
 		inf := factory.ForResource(gvr).Informer()
-		if err := inf.SetTransform(stripManagedFields); err != nil {
+		if err := inf.SetTransform(cluster.StripManagedFields); err != nil {
 			return err
 		}
 		if _, err := inf.AddEventHandler(handler); err != nil {
@@ -259,14 +260,6 @@ func (c *capabilitiesCache) Start(ctx context.Context) error {
 			c.notify()
 		}
 	}
-}
-
-// stripManagedFields keeps the watch's cache small: only the events matter.
-func stripManagedFields(obj any) (any, error) {
-	if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
-		m.ManagedFields = nil
-	}
-	return obj, nil
 }
 
 // newManagerCapabilities returns the capabilities cache of a manager's

@@ -28,6 +28,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/sandbox"
+	"github.com/stencil-dev/stencil/templates"
 )
 
 // Options configure the controllers.
@@ -52,8 +53,10 @@ type Options struct {
 	// MaxConcurrentReconciles worker processes under RenderLimits, stopped
 	// when the manager stops.
 	Renderer Renderer
-	// Admission configures the validating admission webhook; off unless Enabled.
-	Admission AdmissionOptions
+	// EveryReplica keeps what the admission webhook reads (the served
+	// APIs, for .Capabilities) up to date on every replica, not only the
+	// leader: set it when the webhook is served (package admission).
+	EveryReplica bool
 }
 
 // Field indexes on Compositions.
@@ -98,10 +101,8 @@ type CompositionReconciler struct {
 	// Compositions; parents is the cache its parents are read from: the
 	// manager's for Compositions, the kind's own otherwise (see
 	// kindControllers).
-	kind    *publishedKind
+	kind    *Kind
 	parents cache.Cache
-	// kinds runs the controllers of the published kinds.
-	kinds *kindControllers
 	// stalls keeps terminal failures, so a Composition that failed for
 	// good is not written again until its inputs change.
 	stalls stallMemo
@@ -117,25 +118,25 @@ type CompositionReconciler struct {
 	parentVersions versionMemo
 }
 
-// SetupWithManager registers the Composition and Bundle controllers and their indexes.
-func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+// SetupWithManager registers the Composition controller and its indexes,
+// and returns its reconciler, which the published kinds' controllers
+// (package published) and the admission webhook (package admission)
+// reconcile and render through.
+func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) (*CompositionReconciler, error) {
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &v1alpha1.Composition{}, indexBundle, func(o client.Object) []string {
 		return []string{o.(*v1alpha1.Composition).Spec.Bundle}
 	}); err != nil {
-		return fmt.Errorf("index Compositions by bundle: %w", err)
+		return nil, fmt.Errorf("index Compositions by bundle: %w", err)
 	}
 	if err := idx.IndexField(ctx, &v1alpha1.Composition{}, indexApplySetID, func(o client.Object) []string {
 		return []string{ApplySetID(o.GetName(), o.GetNamespace(), CompositionGroupKind)}
 	}); err != nil {
-		return fmt.Errorf("index Compositions by ApplySet id: %w", err)
+		return nil, fmt.Errorf("index Compositions by ApplySet id: %w", err)
 	}
 	r, err := newCompositionReconciler(mgr, opts)
 	if err != nil {
-		return err
-	}
-	if err := mgr.Add(r.kinds); err != nil {
-		return fmt.Errorf("add the published kinds' controllers: %w", err)
+		return nil, err
 	}
 	c, err := builder.ControllerManagedBy(mgr).
 		For(&v1alpha1.Composition{}, builder.WithPredicates(parentPredicates())).
@@ -145,15 +146,10 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		Named("composition").
 		Build(r)
 	if err != nil {
-		return fmt.Errorf("build the Composition controller: %w", err)
+		return nil, fmt.Errorf("build the Composition controller: %w", err)
 	}
 	r.controller = c
-	if opts.Admission.Enabled {
-		if err := setupAdmission(mgr, r); err != nil {
-			return err
-		}
-	}
-	return setupBundleController(mgr, r)
+	return r, nil
 }
 
 // newCompositionReconciler returns the Composition reconciler of mgr, not
@@ -163,7 +159,7 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 	if err != nil {
 		return nil, err
 	}
-	caps, err := newManagerCapabilities(mgr, opts.Admission.Enabled)
+	caps, err := newManagerCapabilities(mgr, opts.EveryReplica)
 	if err != nil {
 		return nil, err
 	}
@@ -194,18 +190,17 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 		readiness:    &readiness{},
 		parents:      mgr.GetCache(),
 	}
-	r.kinds = newKindControllers(r)
 	return r, nil
 }
 
 // parentPredicates pass the changes of a parent that may change what a pass
 // does: its spec (generation), its deletion, and its labels and annotations.
 func parentPredicates() predicate.Predicate {
-	return predicate.Or(predicate.GenerationChangedPredicate{}, deletingPredicate(), metadataChangedPredicate())
+	return predicate.Or(predicate.GenerationChangedPredicate{}, DeletingPredicate(), metadataChangedPredicate())
 }
 
-// deletingPredicate passes updates that mark an object for deletion.
-func deletingPredicate() predicate.Predicate {
+// DeletingPredicate passes updates that mark an object for deletion.
+func DeletingPredicate() predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		return !e.ObjectNew.GetDeletionTimestamp().IsZero()
 	}}
@@ -275,7 +270,7 @@ type phase func(ctx context.Context, s *scope) (ctrl.Result, error)
 // (render, validation, refused objects), objects the API server rejects,
 // missing RBAC, an empty render of a set with members and a flapping
 // member set Stalled and return nil, so the Composition waits for its spec
-// or its Bundle to change (missing RBAC: or a minute; see forbiddenRecheck).
+// or its Bundle to change (missing RBAC: or a minute; see ForbiddenRecheck).
 func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
 	comp, specErr, err := r.fetch(ctx, req.NamespacedName)
 	if err != nil || comp == nil {
@@ -416,7 +411,7 @@ func (r *CompositionReconciler) parentsOfBundle(ctx context.Context, o client.Ob
 	switch {
 	case r.kind == nil:
 		opts = append(opts, client.MatchingFields{indexBundle: o.GetName()})
-	case r.kind.bundle != o.GetName():
+	case r.kind.Bundle != o.GetName():
 		return nil
 	}
 	reqs, err := r.listParents(ctx, opts...)
@@ -447,11 +442,38 @@ func (r *CompositionReconciler) patchStatus(ctx context.Context, s *scope) error
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("patch status of %s: %w", describe(s.comp), err)
+		return fmt.Errorf("patch status of %s: %w", Describe(s.comp), err)
 	}
 	// The response is the parent after this write, every earlier write of
 	// stencil included: the cache may be trusted at its version (see
 	// recordedParent).
 	r.parentVersions.put(client.ObjectKeyFromObject(s.comp), s.comp.GetResourceVersion())
 	return nil
+}
+
+// What the admission webhook renders through: the reconciler's own
+// bundle cache, served APIs, renderer and writers, so a review renders
+// and dry-runs exactly as a pass would.
+
+// LoadBundle returns b parsed, from the cache when its generation is known.
+func (r *CompositionReconciler) LoadBundle(b *v1alpha1.Bundle) (*templates.Bundle, error) {
+	return r.bundles.load(b)
+}
+
+// Capabilities are what the cluster serves, for .Capabilities.
+func (r *CompositionReconciler) Capabilities(ctx context.Context) (*templates.Capabilities, error) {
+	snap, err := r.capabilities.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return snap.caps, nil
+}
+
+// Renderer renders bundles, under the controller's limits.
+func (r *CompositionReconciler) Renderer() Renderer { return r.renderer }
+
+// WriterFor returns the client that writes parent's members: the
+// manager's own, or one impersonating the parent's ServiceAccount.
+func (r *CompositionReconciler) WriterFor(parent Parent) (client.Client, error) {
+	return r.writers.writerFor(r, parent)
 }

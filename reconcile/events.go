@@ -50,7 +50,7 @@ type changed struct {
 
 // apply adds an apply result that created or configured a member.
 func (e *passEvents) apply(res ApplyResult) {
-	c := changed{ref: ref(res.Object), action: "created"}
+	c := changed{ref: Ref(res.Object), action: "created"}
 	if res.Action == Configured {
 		c.action, c.fields = "configured", res.Changed
 	}
@@ -68,7 +68,7 @@ func (e *passEvents) prune(m member) {
 	if e.firstPruned == nil {
 		e.firstPruned = m.object()
 	}
-	e.pruned = append(e.pruned, changed{ref: m.ref(), action: "pruned"})
+	e.pruned = append(e.pruned, changed{ref: m.Ref(), action: "pruned"})
 }
 
 // changeNote is the note of a summary event: the count of each action,

@@ -111,13 +111,13 @@ func (r *CompositionReconciler) deleteByRank(ctx context.Context, s *scope, p *p
 			switch {
 			case apierrors.IsForbidden(err):
 				r.Recorder.Eventf(s.comp, m.object(), "Warning", v1alpha1.ReasonForbidden, "Delete", "%s: %s is left in place",
-					r.denied(ctx, s.comp, account, m.gvk.GroupKind(), "delete", m.meta.Namespace), m.ref())
+					r.denied(ctx, s.comp, account, m.gvk.GroupKind(), "delete", m.meta.Namespace), m.Ref())
 			case err != nil:
 				errs = append(errs, err.Error())
 			default:
 				waiting = true
 				prunesTotal.Inc()
-				r.Recorder.Eventf(s.comp, m.object(), "Normal", "Deleted", "Delete", "%s deleted", m.ref())
+				r.Recorder.Eventf(s.comp, m.object(), "Normal", "Deleted", "Delete", "%s deleted", m.Ref())
 			}
 		}
 		if len(errs) > 0 {
@@ -184,12 +184,12 @@ func (r *CompositionReconciler) orphan(ctx context.Context, s *scope, members []
 		switch {
 		case apierrors.IsForbidden(err):
 			r.Recorder.Eventf(s.comp, m.object(), "Warning", v1alpha1.ReasonForbidden, "Delete", "%s: %s is left in place, still labelled",
-				r.denied(ctx, s.comp, account, m.gvk.GroupKind(), "patch", m.meta.Namespace), m.ref())
+				r.denied(ctx, s.comp, account, m.gvk.GroupKind(), "patch", m.meta.Namespace), m.Ref())
 			continue
 		case err != nil && !apierrors.IsNotFound(err):
-			return fmt.Errorf("orphan %s: %w", m.ref(), err)
+			return fmt.Errorf("orphan %s: %w", m.Ref(), err)
 		}
-		r.Recorder.Eventf(s.comp, m.object(), "Normal", "Orphaned", "Delete", "%s orphaned", m.ref())
+		r.Recorder.Eventf(s.comp, m.object(), "Normal", "Orphaned", "Delete", "%s orphaned", m.Ref())
 	}
 	return nil
 }

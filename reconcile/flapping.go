@@ -87,7 +87,7 @@ func (d *flapDetector) record(name types.NamespacedName, key string, results []A
 		if res.Action != Created && res.Action != Configured {
 			continue
 		}
-		member := ref(res.Object)
+		member := Ref(res.Object)
 		ws := append(h.writes[member], flapWrite{at: now, fields: res.Changed})
 		if len(ws) > flapWrites {
 			ws = ws[len(ws)-flapWrites:]

@@ -74,7 +74,7 @@ func (h *hookRun) confirm(ctx context.Context) error {
 	}
 	live, err := reread(ctx, h.r.APIReader, h.s.comp)
 	if err != nil {
-		return fmt.Errorf("read the hook record of %s: %w", describe(h.s.comp), err)
+		return fmt.Errorf("read the hook record of %s: %w", Describe(h.s.comp), err)
 	}
 	h.confirmed = true
 	if rec := live.ParentStatus().Hooks; rec != nil && rec.Revision == h.rev {
@@ -139,7 +139,7 @@ func pendingPostHooks(s *scope) []string {
 	for _, u := range s.plan.Objects {
 		if point, pre, ok := hookPointFor(u, rec.Event); ok && !pre {
 			if r := recordOf(rec, u); r == nil || r.Result != hookSucceeded {
-				out = append(out, point+" hook "+ref(u))
+				out = append(out, point+" hook "+Ref(u))
 			}
 		}
 	}
@@ -194,7 +194,7 @@ func (h *hookRun) run(ctx context.Context, hooks []*unstructured.Unstructured, g
 // revision is replaced once it has finished; a missing one is applied.
 func (h *hookRun) step(ctx context.Context, u *unstructured.Unstructured, res *stageResult) error {
 	point, _, _ := hookPointFor(u, h.s.status.Hooks.Event)
-	name := point + " hook " + ref(u)
+	name := point + " hook " + Ref(u)
 	if rec := h.recorded(u); rec != nil {
 		if rec.Result == hookFailed {
 			res.failed = append(res.failed, name+" failed: "+rec.Message)
@@ -248,7 +248,7 @@ func (h *hookRun) get(ctx context.Context, u *unstructured.Unstructured) (*unstr
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("read hook %s: %w", ref(u), err)
+		return nil, fmt.Errorf("read hook %s: %w", Ref(u), err)
 	}
 	return live, nil
 }
@@ -268,7 +268,7 @@ func (h *hookRun) create(ctx context.Context, u *unstructured.Unstructured) (*un
 	}
 	live, err := h.get(ctx, u)
 	if err == nil && live == nil {
-		err = fmt.Errorf("hook %s is gone right after it was applied", ref(u))
+		err = fmt.Errorf("hook %s is gone right after it was applied", Ref(u))
 	}
 	return live, err
 }
@@ -306,7 +306,7 @@ func (h *hookRun) finish(ctx context.Context, u, live *unstructured.Unstructured
 	if result == hookFailed {
 		typ = "Warning"
 	}
-	h.r.Recorder.Eventf(h.s.comp, live, typ, "Hook"+result, "Hook", "%s hook %s %s", point, ref(u), strings.ToLower(result))
+	h.r.Recorder.Eventf(h.s.comp, live, typ, "Hook"+result, "Hook", "%s hook %s %s", point, Ref(u), strings.ToLower(result))
 	if !slices.Contains(deletePolicies(live), policy) {
 		return nil
 	}
@@ -325,7 +325,7 @@ func (h *hookRun) delete(ctx context.Context, live *unstructured.Unstructured) e
 	if _, err := h.r.pruner(h.s).deleteMember(ctx, m); err != nil {
 		return fmt.Errorf("delete hook: %w", err)
 	}
-	h.r.Recorder.Eventf(h.s.comp, m.object(), "Normal", "HookDeleted", "Hook", "%s deleted", m.ref())
+	h.r.Recorder.Eventf(h.s.comp, m.object(), "Normal", "HookDeleted", "Hook", "%s deleted", m.Ref())
 	return nil
 }
 

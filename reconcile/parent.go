@@ -80,8 +80,8 @@ func keyOfParent(p Parent) parentKey {
 	return parentKey{kind: p.ParentGVK().GroupKind(), NamespacedName: client.ObjectKeyFromObject(p)}
 }
 
-// describe names a parent in messages: "Composition team-a/shop".
-func describe(p Parent) string {
+// Describe names a parent in messages: "Composition team-a/shop".
+func Describe(p Parent) string {
 	return p.ParentGVK().Kind + " " + p.GetNamespace() + "/" + p.GetName()
 }
 
@@ -107,7 +107,7 @@ func reread(ctx context.Context, reader client.Reader, p Parent) (Parent, error)
 		}
 		return NewInstance(live, p.spec), nil
 	}
-	return nil, fmt.Errorf("read %s: unknown kind of parent %T", describe(p), p)
+	return nil, fmt.Errorf("read %s: unknown kind of parent %T", Describe(p), p)
 }
 
 // writeStatus patches p's status to st (a merge patch from what p holds),
@@ -147,7 +147,7 @@ func (r *CompositionReconciler) readParent(ctx context.Context, comp Parent) (pa
 	live := &metav1.PartialObjectMetadata{}
 	live.SetGroupVersionKind(comp.ParentGVK())
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(comp), live); err != nil {
-		return parentState{}, fmt.Errorf("read %s: %w", describe(comp), err)
+		return parentState{}, fmt.Errorf("read %s: %w", Describe(comp), err)
 	}
 	r.parentVersions.put(client.ObjectKeyFromObject(comp), live.ResourceVersion)
 	return stateOf(live, comp.GetNamespace()), nil
@@ -171,7 +171,7 @@ func (r *CompositionReconciler) recordedParent(ctx context.Context, comp Parent)
 	}
 	live, err := reread(ctx, r.APIReader, comp)
 	if err != nil {
-		return parentState{}, fmt.Errorf("read %s: %w", describe(comp), err)
+		return parentState{}, fmt.Errorf("read %s: %w", Describe(comp), err)
 	}
 	r.parentVersions.put(client.ObjectKeyFromObject(comp), live.GetResourceVersion())
 	adoptStatus(comp, live)
@@ -249,7 +249,7 @@ func (r *CompositionReconciler) writeParent(ctx context.Context, comp Parent, fr
 		u.SetFinalizers([]string{Finalizer})
 	}
 	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-		return from, fmt.Errorf("write ApplySet metadata on %s: %w", describe(comp), err)
+		return from, fmt.Errorf("write ApplySet metadata on %s: %w", Describe(comp), err)
 	}
 	r.parentVersions.put(client.ObjectKeyFromObject(comp), u.GetResourceVersion())
 	// What was written joins the Composition's other labels and annotations,

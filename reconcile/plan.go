@@ -199,7 +199,7 @@ func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.
 		// twice, they would flip between two versions on every pass.
 		key := objectKey(u)
 		if placed[key] {
-			return nil, &templates.RenderError{Msg: fmt.Sprintf("%s is rendered twice (once with its namespace, once without)", ref(u))}
+			return nil, &templates.RenderError{Msg: fmt.Sprintf("%s is rendered twice (once with its namespace, once without)", Ref(u))}
 		}
 		placed[key] = true
 		sanitize(u)

@@ -36,20 +36,20 @@ func DryRun(ctx context.Context, c client.Client, plan *Plan) []Preview {
 		switch err := c.Get(ctx, client.ObjectKeyFromObject(desired), live); {
 		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
 		case err != nil:
-			p.Err = fmt.Errorf("read %s: %w", ref(desired), err)
+			p.Err = fmt.Errorf("read %s: %w", Ref(desired), err)
 		default:
 			p.Live = live
 		}
 		if p.Err == nil && p.Live != nil {
 			if other := p.Live.GetLabels()[LabelPartOf]; other != "" && other != plan.ID {
-				p.Err = &ForeignMemberError{Object: ref(desired), ApplySet: other}
+				p.Err = &ForeignMemberError{Object: Ref(desired), ApplySet: other}
 			}
 		}
 		if p.Err == nil {
 			applied := desired.DeepCopy()
 			if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied),
 				client.FieldOwner(FieldManager), client.ForceOwnership, client.DryRunAll); err != nil {
-				p.Err = fmt.Errorf("dry-run apply %s: %w", ref(desired), redact(desired, err))
+				p.Err = fmt.Errorf("dry-run apply %s: %w", Ref(desired), redact(desired, err))
 			} else {
 				p.Applied = applied
 			}
@@ -89,12 +89,12 @@ func PruneCandidates(ctx context.Context, reader client.Reader, mapper meta.REST
 	}
 	planned := map[string]bool{}
 	for _, o := range plan.Objects {
-		planned[ref(o)] = true
+		planned[Ref(o)] = true
 	}
 	hooks := plannedHooks(plan.Objects)
 	var out []PruneCandidate
 	for _, m := range listed.members {
-		if planned[m.ref()] || !prunable(m, map[types.UID]bool{}) {
+		if planned[m.Ref()] || !prunable(m, map[types.UID]bool{}) {
 			continue
 		}
 		if spare, err := spareHook(ctx, reader, m, hooks); err != nil || spare {
@@ -103,7 +103,7 @@ func PruneCandidates(ctx context.Context, reader client.Reader, mapper meta.REST
 			}
 			continue
 		}
-		out = append(out, PruneCandidate{Ref: m.ref(), Orphan: kept(&m.meta)})
+		out = append(out, PruneCandidate{Ref: m.Ref(), Orphan: kept(&m.meta)})
 	}
 	return out, nil
 }

@@ -224,7 +224,7 @@ func (r *CompositionReconciler) guardEmptyRender(ctx context.Context, s *scope) 
 	var names []string
 	for _, m := range listed.members {
 		if owned(m) && m.meta.DeletionTimestamp == nil {
-			names = append(names, m.ref())
+			names = append(names, m.Ref())
 		}
 	}
 	if len(names) == 0 && len(listed.unlisted) == 0 {
@@ -287,7 +287,7 @@ func (p *pruner) deleteMember(ctx context.Context, m member) (conflict bool, err
 }
 
 // memberRef names a member as Kind/namespace/name.
-func (m member) ref() string {
+func (m member) Ref() string {
 	if m.meta.Namespace == "" {
 		return m.gvk.Kind + "/" + m.meta.Name
 	}
@@ -329,7 +329,7 @@ func spareHook(ctx context.Context, reader client.Reader, m member, planned map[
 	case apierrors.IsNotFound(err):
 		return false, nil
 	case err != nil:
-		return true, fmt.Errorf("read hook %s: %w", m.ref(), err)
+		return true, fmt.Errorf("read hook %s: %w", m.Ref(), err)
 	}
 	outcome, _ := outcomeOf(live)
 	return outcome == hookRunning && live.GetUID() == m.meta.UID, nil

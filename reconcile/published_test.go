@@ -22,6 +22,7 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/published"
 )
 
 // gadgetFiles render one ConfigMap per instance from its spec.
@@ -342,7 +343,7 @@ func TestPublishedKindRefusals(t *testing.T) {
 		t.Fatalf("CRD after a second claim: %v, labels %v, want it still the first Bundle's", err, crd.Labels)
 	}
 	// What admission and the CLI find for the kind: the Bundle its CRD names.
-	if b, claimants, err := reconcile.PublishingBundle(ctx, k, k, gadgetGVK(group)); err != nil || b == nil || b.Name != first.Name || claimants != nil {
+	if b, claimants, err := published.PublishingBundle(ctx, k, k, gadgetGVK(group)); err != nil || b == nil || b.Name != first.Name || claimants != nil {
 		t.Errorf("PublishingBundle of a kind two Bundles claim: %v %v %v, want %s", b, claimants, err, first.Name)
 	}
 	mustCreate(t, gadget(group, ns, "w", `{"size":1}`))

@@ -18,12 +18,12 @@ var quotedValue = regexp.MustCompile(`^(Invalid value|Unsupported value|Duplicat
 // goString matches a Go-quoted string at the start of a text.
 var goString = regexp.MustCompile(`^"(?:[^"\\]|\\.)*"`)
 
-// scrub removes from an API server's validation error the values it
+// Scrub removes from an API server's validation error the values it
 // quotes, keeping the reason, the status code, the field paths and the
 // rules ("spec.ports[0].port: Invalid value: must be between 1 and 65535,
 // inclusive"). Errors without causes pass unchanged: their messages name
 // objects and verbs, not field values.
-func scrub(err error) error {
+func Scrub(err error) error {
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) {
 		return err

@@ -17,7 +17,7 @@ import (
 // flaps) with the inputs it had. The same inputs would fail the same way,
 // so until the Composition's spec or its Bundle changes the failure is
 // reported again without writing anything. A Forbidden failure is
-// remembered only for forbiddenRecheck: RBAC and quotas change without an
+// remembered only for ForbiddenRecheck: RBAC and quotas change without an
 // event.
 type stallMemo struct {
 	mu     sync.Mutex
@@ -93,8 +93,8 @@ func (r *CompositionReconciler) stallTerminal(s *scope, reason, msg string) ctrl
 	st := stall{key: inputKey(s.comp, s.plan.BundleRevision), reason: reason, message: msg}
 	var res ctrl.Result
 	if reason == v1alpha1.ReasonForbidden {
-		st.expires = time.Now().Add(forbiddenRecheck)
-		res.RequeueAfter = forbiddenRecheck
+		st.expires = time.Now().Add(ForbiddenRecheck)
+		res.RequeueAfter = ForbiddenRecheck
 	}
 	r.stalls.put(types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}, st)
 	s.done = true

@@ -233,7 +233,7 @@ func (r *CompositionReconciler) suspended(ctx context.Context, s *scope) (ctrl.R
 		if d := kindRank(a.GetKind()) - kindRank(b.GetKind()); d != 0 {
 			return d
 		}
-		return strings.Compare(ref(a), ref(b))
+		return strings.Compare(Ref(a), Ref(b))
 	})
 	s.status.Members = memberStatuses(ctx, memberReader{r}, objs)
 	s.status.Summary = summary(s.status.Members)

@@ -197,11 +197,11 @@ func normalise(scheme *runtime.Scheme, u *unstructured.Unstructured, builtin boo
 		return fmt.Errorf("normalise %s: %w", gvk, err)
 	}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
-		return fmt.Errorf("normalise %s: %w", gvk, scrub(err))
+		return fmt.Errorf("normalise %s: %w", gvk, Scrub(err))
 	}
 	out, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
-		return fmt.Errorf("normalise %s: %w", gvk, scrub(err))
+		return fmt.Errorf("normalise %s: %w", gvk, Scrub(err))
 	}
 	u.Object = out
 	u.SetGroupVersionKind(gvk)
@@ -279,11 +279,11 @@ func sameFieldSet(a, b *metav1.FieldsV1) bool {
 func compareTyped(conv managedfields.TypeConverter, from, to *unstructured.Unstructured) (*smdtyped.TypedValue, *smdtyped.Comparison, error) {
 	a, err := conv.ObjectToTyped(from, smdtyped.AllowDuplicates)
 	if err != nil {
-		return nil, nil, fmt.Errorf("type the live object: %w", scrub(err))
+		return nil, nil, fmt.Errorf("type the live object: %w", Scrub(err))
 	}
 	b, err := conv.ObjectToTyped(to, smdtyped.AllowDuplicates)
 	if err != nil {
-		return nil, nil, fmt.Errorf("type the applied object: %w", scrub(err))
+		return nil, nil, fmt.Errorf("type the applied object: %w", Scrub(err))
 	}
 	c, err := a.Compare(b)
 	return a, c, err

@@ -19,6 +19,7 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/published"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -184,7 +185,7 @@ func clusterBundleFor(ctx context.Context, s *session, gvk schema.GroupVersionKi
 	if s.client == nil {
 		return nil, fmt.Errorf("no --bundle given and no cluster to find the Bundle publishing %s in", gvkString(gvk))
 	}
-	b, claimants, err := reconcile.PublishingBundle(ctx, s.client, s.client, gvk)
+	b, claimants, err := published.PublishingBundle(ctx, s.client, s.client, gvk)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("find the Bundle publishing %s: %w", gvkString(gvk), err)

@@ -1,4 +1,4 @@
-package reconcile
+package admission
 
 import (
 	"context"
@@ -22,6 +22,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/cluster"
 )
 
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;list;watch;patch;update
@@ -38,7 +41,7 @@ import (
 type webhookConfigReconciler struct {
 	client client.Client
 	reader client.Reader
-	kinds  *kindControllers
+	kinds  Kinds
 	name   string
 	// missing is set once the configuration's absence was logged.
 	missing atomic.Bool
@@ -46,25 +49,25 @@ type webhookConfigReconciler struct {
 
 // setupWebhookConfig registers the controller of the published entry. It
 // runs when the configuration changes and when the kinds served change.
-func setupWebhookConfig(mgr ctrl.Manager, r *CompositionReconciler) error {
+func setupWebhookConfig(mgr ctrl.Manager, kinds Kinds, name string) error {
 	md, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return fmt.Errorf("metadata client: %w", err)
 	}
-	w := &webhookConfigReconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), kinds: r.kinds, name: r.Options.Admission.configName()}
+	w := &webhookConfigReconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), kinds: kinds, name: name}
 	toConfig := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []ctrlreconcile.Request {
 		return []ctrlreconcile.Request{{NamespacedName: types.NamespacedName{Name: w.name}}}
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("webhookconfig").
 		WatchesRawSource(webhookConfigSource(md, w.name)).
-		WatchesRawSource(source.Channel(r.kinds.changes, toConfig)).
+		WatchesRawSource(source.Channel(kinds.Changes(), toConfig)).
 		Complete(w)
 }
 
 // webhookConfigSource is a metadata watch of the configuration name.
 func webhookConfigSource(md metadata.Interface, name string) source.Source {
-	return metadataSource(md, admissionregistrationv1.SchemeGroupVersion.WithResource("validatingwebhookconfigurations"),
+	return cluster.MetadataSource(md, admissionregistrationv1.SchemeGroupVersion.WithResource("validatingwebhookconfigurations"),
 		"ValidatingWebhookConfiguration "+name,
 		func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
@@ -101,7 +104,7 @@ func (w *webhookConfigReconciler) Reconcile(ctx context.Context, _ ctrl.Request)
 	if base != nil {
 		w.missing.Store(false)
 	}
-	served := w.kinds.served()
+	served := w.kinds.Served()
 	if base == nil || len(served) == 0 {
 		if current == nil {
 			return ctrl.Result{}, nil
@@ -116,7 +119,7 @@ func (w *webhookConfigReconciler) Reconcile(ctx context.Context, _ ctrl.Request)
 }
 
 // publishedWebhook is the entry for the kinds served, sent as base is.
-func publishedWebhook(base *admissionregistrationv1.ValidatingWebhook, served []publishedKind) admissionregistrationv1.ValidatingWebhook {
+func publishedWebhook(base *admissionregistrationv1.ValidatingWebhook, served []reconcile.Kind) admissionregistrationv1.ValidatingWebhook {
 	want := admissionregistrationv1.ValidatingWebhook{
 		Name:                    PublishedWebhookName,
 		ClientConfig:            *base.ClientConfig.DeepCopy(),
@@ -135,9 +138,9 @@ func publishedWebhook(base *admissionregistrationv1.ValidatingWebhook, served []
 		want.Rules = append(want.Rules, admissionregistrationv1.RuleWithOperations{
 			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
 			Rule: admissionregistrationv1.Rule{
-				APIGroups:   []string{k.gvk.Group},
-				APIVersions: []string{k.gvk.Version},
-				Resources:   []string{k.resource},
+				APIGroups:   []string{k.GVK.Group},
+				APIVersions: []string{k.GVK.Version},
+				Resources:   []string{k.Resource},
 				Scope:       ptr.To(admissionregistrationv1.NamespacedScope),
 			},
 		})
@@ -154,8 +157,8 @@ func (w *webhookConfigReconciler) apply(ctx context.Context, want admissionregis
 	u := &unstructured.Unstructured{Object: map[string]any{"webhooks": []any{entry}}}
 	u.SetGroupVersionKind(admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingWebhookConfiguration"))
 	u.SetName(w.name)
-	if err := w.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-		return fmt.Errorf("apply ValidatingWebhookConfiguration %s: %w", w.name, scrub(err))
+	if err := w.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(reconcile.FieldManager), client.ForceOwnership); err != nil {
+		return fmt.Errorf("apply ValidatingWebhookConfiguration %s: %w", w.name, reconcile.Scrub(err))
 	}
 	return nil
 }
@@ -165,7 +168,7 @@ func (w *webhookConfigReconciler) apply(ctx context.Context, want admissionregis
 // injected) would keep a part of it.
 func (w *webhookConfigReconciler) remove(ctx context.Context, cfg *admissionregistrationv1.ValidatingWebhookConfiguration) error {
 	cfg.Webhooks = slices.DeleteFunc(cfg.Webhooks, func(h admissionregistrationv1.ValidatingWebhook) bool { return h.Name == PublishedWebhookName })
-	if err := w.client.Update(ctx, cfg, client.FieldOwner(FieldManager)); err != nil {
+	if err := w.client.Update(ctx, cfg, client.FieldOwner(reconcile.FieldManager)); err != nil {
 		return fmt.Errorf("remove %s from ValidatingWebhookConfiguration %s: %w", PublishedWebhookName, w.name, err)
 	}
 	return nil

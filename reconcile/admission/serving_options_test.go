@@ -1,22 +1,22 @@
-package reconcile_test
+package admission_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/admission"
 )
 
 // TestServingOptions: where the certificate points and the configuration
 // calls, through the Service or on a host, and which options are refused.
 func TestServingOptions(t *testing.T) {
-	inCluster := reconcile.DefaultServingOptions()
+	inCluster := admission.DefaultServingOptions()
 	inCluster.Namespace = "stencil-system"
 	loopback := inCluster
 	loopback.Host, loopback.Port = "localhost", 19443
 	for _, tc := range []struct {
 		name         string
-		opts         reconcile.ServingOptions
+		opts         admission.ServingOptions
 		dnsName, url string
 	}{
 		{"through the Service", inCluster, "stencil-webhook.stencil-system.svc", ""},
@@ -37,14 +37,14 @@ func TestServingOptions(t *testing.T) {
 
 	for _, tc := range []struct {
 		name string
-		edit func(*reconcile.ServingOptions)
+		edit func(*admission.ServingOptions)
 		want string
 	}{
-		{"an IP for a host", func(o *reconcile.ServingOptions) { o.Host = "127.0.0.1" }, "--webhook-host"},
-		{"no cert folder", func(o *reconcile.ServingOptions) { o.CertDir = "" }, "--webhook-cert-dir"},
-		{"an unknown cert source", func(o *reconcile.ServingOptions) { o.Certs = "cert-manager" }, "--webhook-certs"},
-		{"no Secret to rotate into", func(o *reconcile.ServingOptions) { o.SecretName = "" }, "--webhook-cert-secret"},
-		{"no Service and no host", func(o *reconcile.ServingOptions) { o.Service = "" }, "--webhook-service"},
+		{"an IP for a host", func(o *admission.ServingOptions) { o.Host = "127.0.0.1" }, "--webhook-host"},
+		{"no cert folder", func(o *admission.ServingOptions) { o.CertDir = "" }, "--webhook-cert-dir"},
+		{"an unknown cert source", func(o *admission.ServingOptions) { o.Certs = "cert-manager" }, "--webhook-certs"},
+		{"no Secret to rotate into", func(o *admission.ServingOptions) { o.SecretName = "" }, "--webhook-cert-secret"},
+		{"no Service and no host", func(o *admission.ServingOptions) { o.Service = "" }, "--webhook-service"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := inCluster
@@ -53,7 +53,7 @@ func TestServingOptions(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Validate() = %v, want an error naming %s", err, tc.want)
 			}
-			if _, err := reconcile.NewServing(o); err == nil {
+			if _, err := admission.NewServing(o); err == nil {
 				t.Errorf("NewServing accepted options Validate refuses")
 			}
 		})
@@ -61,8 +61,8 @@ func TestServingOptions(t *testing.T) {
 
 	t.Run("files are ready at once", func(t *testing.T) {
 		o := inCluster
-		o.Certs = reconcile.CertsFiles
-		s, err := reconcile.NewServing(o)
+		o.Certs = admission.CertsFiles
+		s, err := admission.NewServing(o)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package reconcile
+package admission
 
 import (
 	"context"
@@ -198,8 +198,8 @@ func (s *Serving) WebhookServer() webhook.Server { return s.server }
 
 // Admission returns the controller's admission options for this
 // serving: enabled, bounded by timeout, with s's configuration and Ready.
-func (s *Serving) Admission(timeout time.Duration) AdmissionOptions {
-	return AdmissionOptions{Enabled: true, Timeout: timeout, ConfigName: s.opts.ConfigName, Ready: s.ready}
+func (s *Serving) Admission(timeout time.Duration) Options {
+	return Options{Enabled: true, Timeout: timeout, ConfigName: s.opts.ConfigName, Ready: s.ready}
 }
 
 // Ready is closed once the webhook can be called: with CertsRotate, when

@@ -1,4 +1,4 @@
-package reconcile
+package published
 
 import (
 	"context"
@@ -8,56 +8,91 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/metadata/metadatainformer"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/publish"
+	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/cluster"
+	"github.com/stencil-dev/stencil/templates"
 )
 
-// fetch reads the parent key names from r's cache: a Composition, or an
-// instance of r's published kind with its effective spec (see
-// publish.InstanceSpec). It returns no parent when the instance's Bundle
-// no longer publishes the kind: such instances are left alone. specErr is a
-// stencil.dev/* annotation stencil cannot read: the instance comes with its
-// Bundle's defaults, and a pass that does not delete it stalls.
-func (r *CompositionReconciler) fetch(ctx context.Context, key types.NamespacedName) (p Parent, specErr, err error) {
-	if r.kind == nil {
-		comp := &v1alpha1.Composition{}
-		if err := r.parents.Get(ctx, key, comp); err != nil {
-			return nil, nil, err
-		}
-		return comp, nil, nil
-	}
-	u := instanceObject(r.kind.gvk)
-	if err := r.parents.Get(ctx, key, u); err != nil {
-		return nil, nil, err
-	}
+// BundleReconciler reports whether each Bundle loads and parses, and its
+// revision; for a Bundle that publishes a kind (spec.api) it keeps the
+// kind's CRD and has the kind served (see publishKind).
+type BundleReconciler struct {
+	// Client is the manager's client.
+	Client client.Client
+	// APIReader reads from the API server, bypassing the cache.
+	APIReader client.Reader
+	bundles   BundleLoader
+	kinds     *Kinds
+}
+
+// BundleFinalizer keeps a Bundle whose api.deletionPolicy is Delete until
+// the CRD of its kind, and so every instance, is deleted.
+const BundleFinalizer = "stencil.dev/published-kind"
+
+// Reconcile loads the Bundle, publishes its kind, and writes its status:
+// revision, and Ready with the file and line of the first problem when it
+// does not load, or why its kind is not served.
+func (r *BundleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	b := &v1alpha1.Bundle{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: r.kind.bundle}, b); err != nil {
-		return nil, nil, client.IgnoreNotFound(err)
+	if err := r.Client.Get(ctx, req.NamespacedName, b); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.kinds.stopBundle(req.Name, schema.GroupVersionKind{})
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if b.Spec.API == nil || publish.GVK(publish.Defaulted(*b.Spec.API)) != r.kind.gvk {
-		return nil, nil, nil
+	if !b.DeletionTimestamp.IsZero() {
+		return r.unpublish(ctx, b)
 	}
-	// With an error, spec holds the Bundle's defaults alone.
-	spec, specErr := publish.InstanceSpec(b.Name, b.Spec.API, u)
-	return NewInstance(u, spec), specErr, nil
+	st := *b.Status.DeepCopy()
+	st.ObservedGeneration = b.Generation
+	loaded, err := r.bundles.LoadBundle(b)
+	cond := metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReady, Message: "bundle loads and its templates parse", ObservedGeneration: b.Generation}
+	var res ctrl.Result
+	if err != nil {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, v1alpha1.ReasonRenderFailed, err.Error()
+		st.Revision = ""
+	} else {
+		st.Revision = loaded.Revision()
+		var published publication
+		if published, res, err = r.publishKind(ctx, b); err != nil {
+			return ctrl.Result{}, err
+		}
+		if published.reason != "" {
+			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, published.reason, published.message
+		} else if published.message != "" {
+			cond.Message += "; " + published.message
+		}
+	}
+	meta.SetStatusCondition(&st.Conditions, cond)
+	if equality.Semantic.DeepEqual(b.Status, st) {
+		return res, nil
+	}
+	orig := b.DeepCopy()
+	b.Status = st
+	if err := r.Client.Status().Patch(ctx, b, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, fmt.Errorf("patch status of Bundle %s: %w", b.Name, err)
+	}
+	return res, nil
 }
 
 // publication is what publishKind found: a reason when the Bundle's kind
@@ -81,8 +116,8 @@ type publication struct{ reason, message string }
 //  6. The controller must be allowed to get, list, watch, update and patch
 //     the kind and patch its status (an aggregated ClusterRole, see
 //     `stencil bundle rbac`); else Forbidden, looked at again after
-//     forbiddenRecheck.
-//  7. The kind's controller is started (see kindControllers), and any
+//     reconcile.ForbiddenRecheck.
+//  7. The kind's controller is started (see Kinds), and any
 //     other kind b published before stops being served.
 func (r *BundleReconciler) publishKind(ctx context.Context, b *v1alpha1.Bundle) (publication, ctrl.Result, error) {
 	if b.Spec.API == nil {
@@ -131,11 +166,11 @@ func (r *BundleReconciler) publishKind(ctx context.Context, b *v1alpha1.Bundle) 
 			return publication{}, ctrl.Result{}, err
 		}
 		return publication{reason: v1alpha1.ReasonForbidden, message: fmt.Sprintf("%s is not served: the controller may not %s; grant it with a ClusterRole labelled rbac.stencil.dev/aggregate-to-manager: \"true\" (`stencil bundle rbac` prints one)", what, missing)},
-			ctrl.Result{RequeueAfter: forbiddenRecheck}, nil
+			ctrl.Result{RequeueAfter: reconcile.ForbiddenRecheck}, nil
 	}
 	gvk := publish.GVK(api)
 	r.kinds.stopBundle(b.Name, gvk)
-	if err := r.kinds.serve(ctx, publishedKind{gvk: gvk, bundle: b.Name, resource: api.Plural}); err != nil {
+	if err := r.kinds.serve(ctx, reconcile.Kind{GVK: gvk, Bundle: b.Name, Resource: api.Plural}); err != nil {
 		return publication{}, ctrl.Result{}, fmt.Errorf("serve %s: %w", what, err)
 	}
 	return publication{message: "publishes " + what}, ctrl.Result{}, nil
@@ -158,10 +193,10 @@ func (r *BundleReconciler) applyCRD(ctx context.Context, crd *apiextensionsv1.Cu
 	u.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
 	delete(u.Object, "status")
 	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-	err = r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership)
+	err = r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(reconcile.FieldManager), client.ForceOwnership)
 	switch {
 	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
-		return publication{reason: v1alpha1.ReasonInvalidAPI, message: fmt.Sprintf("%s is not published: CustomResourceDefinition %s: %v", what, crd.Name, scrub(err))}, nil
+		return publication{reason: v1alpha1.ReasonInvalidAPI, message: fmt.Sprintf("%s is not published: CustomResourceDefinition %s: %v", what, crd.Name, reconcile.Scrub(err))}, nil
 	case err != nil:
 		return publication{}, fmt.Errorf("apply CustomResourceDefinition %s: %w", crd.Name, err)
 	}
@@ -245,7 +280,7 @@ func (r *BundleReconciler) unpublish(ctx context.Context, b *v1alpha1.Bundle) (c
 			// The instances are finalized by the kind's controller: it
 			// must serve them until the CRD is gone (its deletion brings
 			// the next pass).
-			if err := r.kinds.serve(ctx, publishedKind{gvk: publish.GVK(api), bundle: b.Name, resource: api.Plural}); err != nil {
+			if err := r.kinds.serve(ctx, reconcile.Kind{GVK: publish.GVK(api), Bundle: b.Name, Resource: api.Plural}); err != nil {
 				return ctrl.Result{}, fmt.Errorf("serve %s: %w", kindName(api), err)
 			}
 			return ctrl.Result{}, nil
@@ -255,26 +290,41 @@ func (r *BundleReconciler) unpublish(ctx context.Context, b *v1alpha1.Bundle) (c
 	return ctrl.Result{}, r.setFinalizer(ctx, b, false)
 }
 
-// setupBundleController registers the Bundle controller, which shares
-// the Composition reconciler's bundle cache and the published kinds'
-// controllers, and watches the CRDs stencil keeps for Bundles.
-func setupBundleController(mgr ctrl.Manager, cr *CompositionReconciler) error {
+// SetupWithManager registers the Bundle controller, which shares the
+// Composition reconciler's bundle cache, and the controllers of the
+// published kinds, which reconcile their instances through cr (see
+// reconcile.CompositionReconciler.ServeKind). It watches the CRDs stencil
+// keeps for Bundles, and returns the kinds served.
+func SetupWithManager(mgr ctrl.Manager, cr *reconcile.CompositionReconciler) (*Kinds, error) {
 	md, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
-		return fmt.Errorf("metadata client: %w", err)
+		return nil, fmt.Errorf("metadata client: %w", err)
 	}
-	b := &BundleReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), bundles: cr.bundles, kinds: cr.kinds}
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.Bundle{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, deletingPredicate()))).
+	kinds := newKindControllers(cr)
+	if err := mgr.Add(kinds); err != nil {
+		return nil, fmt.Errorf("add the published kinds' controllers: %w", err)
+	}
+	b := &BundleReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), bundles: cr, kinds: kinds}
+	err = ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.Bundle{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, reconcile.DeletingPredicate()))).
 		WatchesRawSource(publishedCRDs(md)).
 		Named("bundle").
 		Complete(b)
+	if err != nil {
+		return nil, err
+	}
+	return kinds, nil
+}
+
+// BundleLoader loads Bundles, once per generation.
+type BundleLoader interface {
+	LoadBundle(b *v1alpha1.Bundle) (*templates.Bundle, error)
 }
 
 // publishedCRDs is a source of the Bundles whose kind's CRD changed: a
 // metadata watch of the CRDs labelled publish.LabelBundle.
 func publishedCRDs(md metadata.Interface) source.Source {
-	return metadataSource(md, apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions"),
+	return cluster.MetadataSource(md, apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions"),
 		"the published kinds' CustomResourceDefinitions",
 		func(o *metav1.ListOptions) { o.LabelSelector = publish.LabelBundle },
 		func(q workqueue.TypedRateLimitingInterface[ctrlreconcile.Request], m metav1.Object) {
@@ -282,38 +332,6 @@ func publishedCRDs(md metadata.Interface) source.Source {
 				q.Add(ctrlreconcile.Request{NamespacedName: types.NamespacedName{Name: name}})
 			}
 		})
-}
-
-// metadataSource is a source of requests from a metadata-only watch of
-// gvr (what names it in errors), narrowed by tweak, managedFields
-// dropped: every add, update and delete calls enqueue with the object (a
-// deleted one unwrapped from its tombstone).
-func metadataSource(md metadata.Interface, gvr schema.GroupVersionResource, what string, tweak func(*metav1.ListOptions),
-	enqueue func(workqueue.TypedRateLimitingInterface[ctrlreconcile.Request], metav1.Object)) source.Source {
-	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[ctrlreconcile.Request]) error {
-		factory := metadatainformer.NewFilteredSharedInformerFactory(md, 0, "", tweak)
-		handle := func(obj any) {
-			if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-				obj = d.Obj
-			}
-			if m, ok := obj.(metav1.Object); ok {
-				enqueue(q, m)
-			}
-		}
-		inf := factory.ForResource(gvr).Informer()
-		if err := inf.SetTransform(stripManagedFields); err != nil {
-			return err
-		}
-		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-			AddFunc:    handle,
-			UpdateFunc: func(_, n any) { handle(n) },
-			DeleteFunc: handle,
-		}); err != nil {
-			return fmt.Errorf("watch %s: %w", what, err)
-		}
-		factory.Start(ctx.Done())
-		return nil
-	})
 }
 
 // PublishingBundle finds the Bundle that publishes gvk among those

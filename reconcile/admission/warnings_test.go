@@ -1,4 +1,4 @@
-package reconcile
+package admission
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/stencil-dev/stencil/reconcile"
 )
 
 func TestCapWarnings(t *testing.T) {
@@ -69,7 +71,7 @@ func TestWarningTextHasNoControlCharacters(t *testing.T) {
 
 func TestChildWarnings(t *testing.T) {
 	dep := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
-		"metadata": map[string]any{"name": "shop", "namespace": "team", "labels": map[string]any{LabelPartOf: "set"}},
+		"metadata": map[string]any{"name": "shop", "namespace": "team", "labels": map[string]any{reconcile.LabelPartOf: "set"}},
 		"spec":     map[string]any{"replicas": int64(2)}}}
 	after := dep.DeepCopy()
 	after.Object["spec"] = map[string]any{"replicas": int64(3)}
@@ -77,19 +79,19 @@ func TestChildWarnings(t *testing.T) {
 	found := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": "db", "namespace": "team"}, "data": map[string]any{"password": "hunter2"}}}
 	adopted := found.DeepCopy()
-	adopted.SetLabels(map[string]string{LabelPartOf: "set"})
+	adopted.SetLabels(map[string]string{reconcile.LabelPartOf: "set"})
 	adopted.Object["data"] = map[string]any{"password": "mine"}
 	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": "x", "namespace": "other"}}}
 	same := cm.DeepCopy()
 	same.SetName("same")
-	got := childWarnings("team", "set", []Preview{
+	got := childWarnings("team", "set", []reconcile.Preview{
 		{Desired: dep, Live: dep, Applied: after},
 		{Desired: adopted, Live: found, Applied: adopted},
 		{Desired: cm, Applied: cm},
 		{Desired: same, Live: same, Applied: same},
 		{Desired: cm, Err: errors.New("ConfigMap/other/x is a member of another ApplySet")},
-	}, []PruneCandidate{{Ref: "Service/team/web"}, {Ref: "ConfigMap/team/keep", Orphan: true}})
+	}, []reconcile.PruneCandidate{{Ref: "Service/team/web"}, {Ref: "ConfigMap/team/keep", Orphan: true}})
 	want := []string{
 		"stencil: Deployment/shop: spec.replicas 2 → 3",
 		"stencil: ConfigMap/db: would be adopted: data.password changed, metadata.labels added",

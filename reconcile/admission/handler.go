@@ -1,4 +1,4 @@
-package reconcile
+package admission
 
 import (
 	"context"
@@ -17,12 +17,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/publish"
+	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/published"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -39,13 +42,12 @@ const (
 	// PublishedWebhookName is the entry the controller keeps for the kinds
 	// that Bundles publish (see webhookConfigReconciler).
 	PublishedWebhookName = "published.stencil.dev"
-	// DefaultAdmissionTimeout bounds one review when AdmissionOptions.Timeout is zero.
+	// DefaultAdmissionTimeout bounds one review when Options.Timeout is zero.
 	DefaultAdmissionTimeout = 3 * time.Second
 )
 
-// AdmissionOptions configure the validating admission webhook (field
-// Options.Admission).
-type AdmissionOptions struct {
+// Options configure the validating admission webhook.
+type Options struct {
 	// Enabled serves the webhook at WebhookPath on the manager's webhook
 	// server, and keeps the PublishedWebhookName entry of ConfigName.
 	Enabled bool
@@ -62,7 +64,7 @@ type AdmissionOptions struct {
 }
 
 // timeout is Timeout or its default.
-func (o AdmissionOptions) timeout() time.Duration {
+func (o Options) timeout() time.Duration {
 	if o.Timeout > 0 {
 		return o.Timeout
 	}
@@ -70,28 +72,41 @@ func (o AdmissionOptions) timeout() time.Duration {
 }
 
 // configName is ConfigName or its default.
-func (o AdmissionOptions) configName() string {
+func (o Options) configName() string {
 	if o.ConfigName != "" {
 		return o.ConfigName
 	}
 	return DefaultWebhookConfigName
 }
 
-// setupAdmission serves the admission handler, at once or once
-// opts.Ready is closed, on every replica (not only the leader: the
-// webhook Service sends requests to any), and keeps the published entry
-// of the webhook configuration.
-func setupAdmission(mgr ctrl.Manager, r *CompositionReconciler) error {
-	h := &admissionHandler{r: r, timeout: r.Options.Admission.timeout()}
+// SetupWithManager serves the admission handler, rendering through r, at
+// once or once opts.Ready is closed, on every replica (not only the
+// leader: the webhook Service sends requests to any), and keeps the
+// published entry of the webhook configuration for the kinds served.
+// The Composition controller must be set up with Options.EveryReplica.
+func SetupWithManager(mgr ctrl.Manager, r *reconcile.CompositionReconciler, kinds Kinds, opts Options) error {
+	if !opts.Enabled {
+		return nil
+	}
+	h := &reviewer{r: r, timeout: opts.timeout()}
 	register := func() {
 		mgr.GetWebhookServer().Register(WebhookPath, &webhook.Admission{Handler: h})
 	}
-	if ready := r.Options.Admission.Ready; ready == nil {
+	if ready := opts.Ready; ready == nil {
 		register()
 	} else if err := mgr.Add(&deferredWebhook{ready: ready, register: register}); err != nil {
 		return fmt.Errorf("add the admission webhook: %w", err)
 	}
-	return setupWebhookConfig(mgr, r)
+	return setupWebhookConfig(mgr, kinds, opts.configName())
+}
+
+// Kinds are the published kinds the controller serves (package
+// published), for the webhook configuration's published entry.
+type Kinds interface {
+	// Served returns the kinds served, sorted by group and resource.
+	Served() []reconcile.Kind
+	// Changes holds a notice when the kinds served changed.
+	Changes() <-chan event.GenericEvent
 }
 
 // deferredWebhook registers the handler once ready is closed. Only then
@@ -120,16 +135,16 @@ func (d *deferredWebhook) Start(ctx context.Context) error {
 // NeedLeaderElection is false: every replica serves admission.
 func (d *deferredWebhook) NeedLeaderElection() bool { return false }
 
-// admissionHandler reviews the creates and updates of Compositions and of
+// reviewer reviews the creates and updates of Compositions and of
 // instances of published kinds: it renders them as the controller would
 // and refuses what would stall; on a dry run it also tells what the
 // children would become (see preview). It never writes.
-type admissionHandler struct {
-	r       *CompositionReconciler
+type reviewer struct {
+	r       *reconcile.CompositionReconciler
 	timeout time.Duration
 }
 
-var _ admission.Handler = (*admissionHandler)(nil)
+var _ admission.Handler = (*reviewer)(nil)
 
 // review is the outcome of one review before it becomes a Response.
 type review struct {
@@ -142,7 +157,7 @@ type review struct {
 // Handle reviews one request under the handler's deadline: a review that
 // does not finish in time is allowed with a warning, and the controller
 // reports as usual.
-func (h *admissionHandler) Handle(ctx context.Context, req admission.Request) admission.Response {
+func (h *reviewer) Handle(ctx context.Context, req admission.Request) admission.Response {
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return admission.Allowed("")
 	}
@@ -191,7 +206,7 @@ func allowWarning(format string, args ...any) review {
 // were, such as the controller's own finalizer and ApplySet writes and a
 // GitOps tool's periodic dry run of an unchanged object (`stencil diff`
 // shows what a Bundle change or drift would do to its children).
-func (h *admissionHandler) review(ctx context.Context, req admission.Request) review {
+func (h *reviewer) review(ctx context.Context, req admission.Request) review {
 	obj, err := decodeObject(req.Object.Raw)
 	if err != nil {
 		return allowWarning("could not decode the object: %v; the controller will report", err)
@@ -248,13 +263,13 @@ func sameRenderRequest(old, obj *unstructured.Unstructured) bool {
 		maps.Equal(stencilAnnotations(old), stencilAnnotations(obj))
 }
 
-// parent makes the request's object a Parent, with the Bundle it renders.
+// parent makes the request's object a reconcile.Parent, with the Bundle it renders.
 // With no parent, the review is the outcome: an instance whose
 // stencil.dev/* annotations are invalid is refused; a Bundle not found is
 // allowed with a warning.
-func (h *admissionHandler) parent(ctx context.Context, obj *unstructured.Unstructured) (Parent, *v1alpha1.Bundle, review) {
+func (h *reviewer) parent(ctx context.Context, obj *unstructured.Unstructured) (reconcile.Parent, *v1alpha1.Bundle, review) {
 	gvk := obj.GroupVersionKind()
-	if gvk.GroupKind() == CompositionGroupKind {
+	if gvk.GroupKind() == reconcile.CompositionGroupKind {
 		comp := &v1alpha1.Composition{}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, comp); err != nil {
 			return nil, nil, allowWarning("could not decode the Composition: %v; the controller will report", err)
@@ -266,7 +281,7 @@ func (h *admissionHandler) parent(ctx context.Context, obj *unstructured.Unstruc
 		}
 		return comp, b, review{}
 	}
-	b, claimants, err := PublishingBundle(ctx, h.r.Client, h.r.APIReader, gvk)
+	b, claimants, err := published.PublishingBundle(ctx, h.r.Client, h.r.APIReader, gvk)
 	switch {
 	case err != nil:
 		return nil, nil, allowWarning("could not find the Bundle that publishes %s: %v; the controller will report", gvk.Kind, err)
@@ -279,13 +294,13 @@ func (h *admissionHandler) parent(ctx context.Context, obj *unstructured.Unstruc
 	if err != nil {
 		return nil, nil, review{denied: err.Error()}
 	}
-	return NewInstance(obj, spec), b, review{}
+	return reconcile.NewInstance(obj, spec), b, review{}
 }
 
 // bundle reads the named Bundle from the cache. A Bundle not found gives
 // no Bundle and a review that allows with a warning: the Bundle, not the
 // request, is at fault.
-func (h *admissionHandler) bundle(ctx context.Context, name string) (*v1alpha1.Bundle, review) {
+func (h *reviewer) bundle(ctx context.Context, name string) (*v1alpha1.Bundle, review) {
 	b := &v1alpha1.Bundle{}
 	if err := h.r.Client.Get(ctx, client.ObjectKey{Name: name}, b); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -297,27 +312,27 @@ func (h *admissionHandler) bundle(ctx context.Context, name string) (*v1alpha1.B
 }
 
 // plan renders parent's Bundle through the controller's own path
-// (RenderInput, the renderer with its sandbox limits, NewPlan). A render
+// (reconcile.RenderInput, the renderer with its sandbox limits, reconcile.NewPlan). A render
 // or values error, an overrun of the render's limits and an object the
 // Bundle's permissions refuse deny the request with the controller's own
 // message (file:line or field path, never a value); any other error
 // allows it with a warning. old is the object before an update.
-func (h *admissionHandler) plan(ctx context.Context, parent Parent, b *v1alpha1.Bundle, old *unstructured.Unstructured) (*Plan, review) {
-	loaded, err := h.r.bundles.load(b)
+func (h *reviewer) plan(ctx context.Context, parent reconcile.Parent, b *v1alpha1.Bundle, old *unstructured.Unstructured) (*reconcile.Plan, review) {
+	loaded, err := h.r.LoadBundle(b)
 	if err != nil {
 		return nil, allowWarning("Bundle %s is not ready: %v; the controller will report", b.Name, err)
 	}
-	caps, err := h.r.capabilities.get(ctx)
+	caps, err := h.r.Capabilities(ctx)
 	if err != nil {
 		return nil, allowWarning("could not discover the served APIs: %v; the controller will report", err)
 	}
-	live := &LiveComposition{UID: parent.GetUID()}
+	live := &reconcile.LiveComposition{UID: parent.GetUID()}
 	if old != nil {
-		live.Installed = installed(parseInventory(old.GetAnnotations()))
+		live.Installed = reconcile.RecordsMembers(old.GetAnnotations())
 	}
-	plan, err := NewPlan(ctx, h.r.renderer, loaded, RenderInput(parent, live, caps.caps), h.r.Mapper)
+	plan, err := reconcile.NewPlan(ctx, h.r.Renderer(), loaded, reconcile.RenderInput(parent, live, caps), h.r.Mapper)
 	var renderErr *templates.RenderError
-	var refused *RefusedError
+	var refused *reconcile.RefusedError
 	switch {
 	case err != nil && ctx.Err() != nil:
 		// The render stopped at the review's deadline (a RenderError with
@@ -337,25 +352,25 @@ func (h *admissionHandler) plan(ctx context.Context, parent Parent, b *v1alpha1.
 // prune, as warnings (see childWarnings). A render of no object prunes
 // nothing unless the parent or its Bundle allows it (see
 // guardEmptyRender): the warning says so instead.
-func (h *admissionHandler) preview(ctx context.Context, parent Parent, b *v1alpha1.Bundle, plan *Plan) []string {
-	writer, err := h.r.writers.writerFor(h.r, parent)
+func (h *reviewer) preview(ctx context.Context, parent reconcile.Parent, b *v1alpha1.Bundle, plan *reconcile.Plan) []string {
+	writer, err := h.r.WriterFor(parent)
 	if err != nil {
 		return []string{warningText(fmt.Sprintf("stencil: could not preview the children: %v", err))}
 	}
-	previews := DryRun(ctx, writer, plan)
-	var pruned []PruneCandidate
+	previews := reconcile.DryRun(ctx, writer, plan)
+	var pruned []reconcile.PruneCandidate
 	var pruneErr error
 	if prune := parent.ParentSpec().Prune; prune == nil || *prune {
-		pruned, pruneErr = PruneCandidates(ctx, h.r.APIReader, h.r.Mapper, parent, plan)
+		pruned, pruneErr = reconcile.PruneCandidates(ctx, h.r.APIReader, h.r.Mapper, parent, plan)
 	}
 	if len(plan.Objects) == 0 && len(pruned) > 0 && !parent.ParentSpec().Suspend &&
-		parent.GetAnnotations()[AnnotationAllowEmptyRender] != "true" && b.Annotations[AnnotationAllowEmptyRender] != "true" {
+		parent.GetAnnotations()[reconcile.AnnotationAllowEmptyRender] != "true" && b.Annotations[reconcile.AnnotationAllowEmptyRender] != "true" {
 		return []string{warningText(fmt.Sprintf("stencil: %s renders no objects while its set has %d members: the controller would prune nothing and stall (EmptyRender); annotate it or its Bundle %s: \"true\" to delete them all",
-			describe(parent), len(pruned), AnnotationAllowEmptyRender))}
+			reconcile.Describe(parent), len(pruned), reconcile.AnnotationAllowEmptyRender))}
 	}
 	lines := childWarnings(parent.GetNamespace(), plan.ID, previews, pruned)
 	if parent.ParentSpec().Suspend && len(lines) > 0 {
-		lines = append([]string{"stencil: " + describe(parent) + " is suspended: nothing changes until it resumes"}, lines...)
+		lines = append([]string{"stencil: " + reconcile.Describe(parent) + " is suspended: nothing changes until it resumes"}, lines...)
 	}
 	if pruneErr != nil {
 		lines = append(lines, fmt.Sprintf("stencil: could not list the members to prune: %v", pruneErr))
