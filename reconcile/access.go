@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // How long an access review's answer is trusted. An allowed answer is kept
@@ -177,7 +178,7 @@ func (a *accessChecker) controller(ctx context.Context) string {
 // denied describes a verb on a kind that the API server forbade: to the
 // ServiceAccount account of the Composition's namespace, or to the
 // controller itself when account is "".
-func (r *CompositionReconciler) denied(ctx context.Context, comp Parent, account string, gk schema.GroupKind, verb, ns string) *AccessDeniedError {
+func (r *CompositionReconciler) denied(ctx context.Context, comp applyset.Parent, account string, gk schema.GroupKind, verb, ns string) *AccessDeniedError {
 	e := &AccessDeniedError{Subject: r.access.controller(ctx), Verb: verb, Kind: gk.Kind, Resource: strings.ToLower(gk.Kind), Namespace: ns, Hint: hintController}
 	if account != "" {
 		e.Subject, e.Hint = "ServiceAccount "+comp.GetNamespace()+"/"+account, hintAccount

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // FieldManager is the one field manager stencil applies with. It never
@@ -130,11 +131,11 @@ func (a *applier) apply(ctx context.Context, desired *unstructured.Unstructured)
 	case apierrors.IsNotFound(err):
 		live = nil
 	case err != nil:
-		return res.fail(fmt.Errorf("read %s: %w", Ref(desired), err))
+		return res.fail(fmt.Errorf("read %s: %w", applyset.Ref(desired), err))
 	}
 	if live != nil {
-		if other := live.GetLabels()[LabelPartOf]; other != "" && other != a.id {
-			res = res.fail(&ForeignMemberError{Object: Ref(desired), ApplySet: other})
+		if other := live.GetLabels()[applyset.LabelPartOf]; other != "" && other != a.id {
+			res = res.fail(&ForeignMemberError{Object: applyset.Ref(desired), ApplySet: other})
 			res.Reason = v1alpha1.ReasonApplyFailed
 			return res
 		}
@@ -149,7 +150,7 @@ func (a *applier) apply(ctx context.Context, desired *unstructured.Unstructured)
 			}
 			res.Changed = d.changed
 			if len(d.changed) == 0 && d.why != "" {
-				log.FromContext(ctx).V(1).Info("applying: no local decision", "object", Ref(desired), "reason", d.why)
+				log.FromContext(ctx).V(1).Info("applying: no local decision", "object", applyset.Ref(desired), "reason", d.why)
 				res.Changed = changedFields(desired.Object, live.Object, maxChangedFields)
 			}
 		}
@@ -157,7 +158,7 @@ func (a *applier) apply(ctx context.Context, desired *unstructured.Unstructured)
 	applied := desired.DeepCopy()
 	if err := a.writer.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied),
 		client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-		res = res.fail(fmt.Errorf("apply %s: %w", Ref(desired), redact(desired, err)))
+		res = res.fail(fmt.Errorf("apply %s: %w", applyset.Ref(desired), redact(desired, err)))
 		res.Reason = terminalReason(err)
 		return res
 	}
@@ -193,7 +194,7 @@ func (a *applier) create(ctx context.Context, desired *unstructured.Unstructured
 	case apierrors.IsConflict(err):
 		return res, false
 	case err != nil:
-		res = res.fail(fmt.Errorf("apply %s: %w", Ref(desired), redact(desired, err)))
+		res = res.fail(fmt.Errorf("apply %s: %w", applyset.Ref(desired), redact(desired, err)))
 		res.Reason = terminalReason(err)
 		return res, true
 	}
@@ -232,15 +233,6 @@ func (e *ForeignMemberError) Error() string {
 func (r ApplyResult) fail(err error) ApplyResult {
 	r.Action, r.Err = Failed, err
 	return r
-}
-
-// Ref names an object as Kind/namespace/name (Kind/name when cluster-scoped).
-func Ref(u client.Object) string {
-	kind := u.GetObjectKind().GroupVersionKind().Kind
-	if u.GetNamespace() == "" {
-		return kind + "/" + u.GetName()
-	}
-	return kind + "/" + u.GetNamespace() + "/" + u.GetName()
 }
 
 // terminalReason returns the condition reason of an apply error that no

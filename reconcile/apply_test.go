@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -61,4 +62,11 @@ func TestScrubCause(t *testing.T) {
 			t.Errorf("scrubCause(%q) = %q, want %q", tt.err.ErrorBody(), got, tt.want)
 		}
 	}
+}
+
+func obj(kind, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetKind(kind)
+	u.SetName(name)
+	return u
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -160,7 +161,7 @@ func (c countAll) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // countRenders counts renders.
 type countRenders struct {
-	next  reconcile.Renderer
+	next  plan.Renderer
 	n     *atomic.Int64
 	nanos *atomic.Int64 // time spent rendering
 }

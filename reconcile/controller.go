@@ -7,6 +7,10 @@ import (
 	"maps"
 	"sync"
 
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/cluster"
+	"github.com/stencil-dev/stencil/reconcile/plan"
+
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -27,7 +31,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
-	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -42,17 +45,15 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// ApplyConcurrency bounds how many objects of one stage are applied at once.
 	ApplyConcurrency int
-	// RenderLimits bound the time and memory of every render.
-	RenderLimits sandbox.Limits
 	// Shard, when set, is the shard this controller serves: it reconciles
 	// only the Compositions labelled stencil.dev/shard=Shard, and an
 	// unsharded controller only those without the label. The manager's
 	// cache must be built with ShardCacheOptions(Shard).
 	Shard string
-	// Renderer renders bundles; nil means a sandbox.Pool of
-	// MaxConcurrentReconciles worker processes under RenderLimits, stopped
-	// when the manager stops.
-	Renderer Renderer
+	// Renderer renders bundles; required. The controller command hands
+	// in a pool of worker processes (package internal/sandbox) that bounds
+	// every render's time and memory, and stops it with the manager.
+	Renderer plan.Renderer
 	// EveryReplica keeps what the admission webhook reads (the served
 	// APIs, for .Capabilities) up to date on every replica, not only the
 	// leader: set it when the webhook is served (package admission).
@@ -88,9 +89,9 @@ type CompositionReconciler struct {
 	watched    sync.Map // schema.GroupVersionKind → *watchEntry
 	access     *accessChecker
 	bundles    *bundleCache
-	renderer   Renderer
+	renderer   plan.Renderer
 	// capabilities are what the cluster serves, for .Capabilities.
-	capabilities *capabilitiesCache
+	capabilities *cluster.Capabilities
 	// failedRenders keeps renders that failed, so they are not run again
 	// until an input changes.
 	failedRenders renderMemo
@@ -130,7 +131,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) (*Com
 		return nil, fmt.Errorf("index Compositions by bundle: %w", err)
 	}
 	if err := idx.IndexField(ctx, &v1alpha1.Composition{}, indexApplySetID, func(o client.Object) []string {
-		return []string{ApplySetID(o.GetName(), o.GetNamespace(), CompositionGroupKind)}
+		return []string{applyset.ID(o.GetName(), o.GetNamespace(), applyset.CompositionGroupKind)}
 	}); err != nil {
 		return nil, fmt.Errorf("index Compositions by ApplySet id: %w", err)
 	}
@@ -141,7 +142,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) (*Com
 	c, err := builder.ControllerManagedBy(mgr).
 		For(&v1alpha1.Composition{}, builder.WithPredicates(parentPredicates())).
 		Watches(&v1alpha1.Bundle{}, handler.EnqueueRequestsFromMapFunc(r.parentsOfBundle)).
-		WatchesRawSource(source.Channel(r.capabilities.subscribe(ctx), handler.EnqueueRequestsFromMapFunc(r.allParents))).
+		WatchesRawSource(source.Channel(r.capabilities.Subscribe(ctx), handler.EnqueueRequestsFromMapFunc(r.allParents))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.MaxConcurrentReconciles, 1)}).
 		Named("composition").
 		Build(r)
@@ -155,11 +156,11 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) (*Com
 // newCompositionReconciler returns the Composition reconciler of mgr, not
 // yet bound to its controller.
 func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionReconciler, error) {
-	renderer, err := newRenderer(mgr, opts)
-	if err != nil {
-		return nil, err
+	if opts.Renderer == nil {
+		return nil, errors.New("reconcile: Options.Renderer is required")
 	}
-	caps, err := newManagerCapabilities(mgr, opts.EveryReplica)
+	renderer := opts.Renderer
+	caps, err := cluster.NewManagerCapabilities(mgr, opts.EveryReplica)
 	if err != nil {
 		return nil, err
 	}
@@ -210,8 +211,8 @@ func DeletingPredicate() predicate.Predicate {
 // Composition (see writeParent): a change of them alone brings no pass, so
 // stencil's own writes do not bring another pass.
 var (
-	ownLabels      = []string{LabelApplySetID}
-	ownAnnotations = []string{AnnotationTooling, AnnotationGroupKinds, AnnotationNamespaces}
+	ownLabels      = []string{applyset.LabelApplySetID}
+	ownAnnotations = []string{applyset.AnnotationTooling, applyset.AnnotationGroupKinds, applyset.AnnotationNamespaces}
 )
 
 // metadataChangedPredicate passes updates that change a label or an
@@ -236,11 +237,11 @@ func without(m map[string]string, keys []string) map[string]string {
 
 // scope is the state of one reconcile pass.
 type scope struct {
-	comp   Parent
+	comp   applyset.Parent
 	status v1alpha1.CompositionStatus
 	writer client.Client
 	parent parentState
-	plan   *Plan
+	plan   *plan.Plan
 	// upgrade is .Release.IsUpgrade of this pass's render, taken before
 	// widen records the pass's kinds: hooks run as the templates saw it.
 	upgrade bool
@@ -367,9 +368,9 @@ func (r *CompositionReconciler) transient(s *scope, err error) (ctrl.Result, err
 	return ctrl.Result{}, err
 }
 
-// ensureParent reads the recorded inventory and finalizer (see
+// ensureParent reads the recorded applyset.Inventory and finalizer (see
 // recordedParent). Nothing is written yet: widen writes the finalizer, the
-// ApplySet id and tooling with the widened inventory, in one patch, before
+// ApplySet id and tooling with the widened applyset.Inventory, in one patch, before
 // anything is applied.
 func (r *CompositionReconciler) ensureParent(ctx context.Context, s *scope) (ctrl.Result, error) {
 	var err error
@@ -386,14 +387,14 @@ func (r *CompositionReconciler) widen(ctx context.Context, s *scope) (ctrl.Resul
 		return ctrl.Result{}, nil
 	}
 	var err error
-	s.parent, err = r.writeParent(ctx, s.comp, s.parent, parentState{inventory: s.parent.inventory.union(s.plan.inventory), finalizer: true})
+	s.parent, err = r.writeParent(ctx, s.comp, s.parent, parentState{inventory: s.parent.inventory.Union(s.plan.Inventory), finalizer: true})
 	return ctrl.Result{}, err
 }
 
 // parentOf maps a member to the parent whose ApplySet id it carries,
 // through the shard-selected cache: a member of another shard maps to nothing.
 func (r *CompositionReconciler) parentOf(ctx context.Context, o client.Object) []ctrlreconcile.Request {
-	id := o.GetLabels()[LabelPartOf]
+	id := o.GetLabels()[applyset.LabelPartOf]
 	if id == "" {
 		return nil
 	}
@@ -442,7 +443,7 @@ func (r *CompositionReconciler) patchStatus(ctx context.Context, s *scope) error
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("patch status of %s: %w", Describe(s.comp), err)
+		return fmt.Errorf("patch status of %s: %w", applyset.Describe(s.comp), err)
 	}
 	// The response is the parent after this write, every earlier write of
 	// stencil included: the cache may be trusted at its version (see
@@ -462,18 +463,18 @@ func (r *CompositionReconciler) LoadBundle(b *v1alpha1.Bundle) (*templates.Bundl
 
 // Capabilities are what the cluster serves, for .Capabilities.
 func (r *CompositionReconciler) Capabilities(ctx context.Context) (*templates.Capabilities, error) {
-	snap, err := r.capabilities.get(ctx)
+	snap, err := r.capabilities.Get(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return snap.caps, nil
+	return snap.Caps, nil
 }
 
 // Renderer renders bundles, under the controller's limits.
-func (r *CompositionReconciler) Renderer() Renderer { return r.renderer }
+func (r *CompositionReconciler) Renderer() plan.Renderer { return r.renderer }
 
 // WriterFor returns the client that writes parent's members: the
 // manager's own, or one impersonating the parent's ServiceAccount.
-func (r *CompositionReconciler) WriterFor(parent Parent) (client.Client, error) {
+func (r *CompositionReconciler) WriterFor(parent applyset.Parent) (client.Client, error) {
 	return r.writers.writerFor(r, parent)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // appService is the seeds' AppService as a bundle: a Deployment and a
@@ -90,10 +91,10 @@ func TestAppServiceLifecycle(t *testing.T) {
 	dep, svc := deployment(ns, "web"), service(ns, "web")
 	exists(t, dep)
 	exists(t, svc)
-	id := reconcile.ApplySetID("web", ns, schema.GroupKind{Group: "stencil.dev", Kind: "Composition"})
+	id := applyset.ID("web", ns, schema.GroupKind{Group: "stencil.dev", Kind: "Composition"})
 
 	t.Run("members carry the part-of label and the parent the ApplySet metadata", func(t *testing.T) {
-		if got := dep.Labels[reconcile.LabelPartOf]; got != id {
+		if got := dep.Labels[applyset.LabelPartOf]; got != id {
 			t.Errorf("Deployment part-of = %q, want %q", got, id)
 		}
 		if got := *dep.Spec.Replicas; got != 2 {
@@ -103,12 +104,12 @@ func TestAppServiceLifecycle(t *testing.T) {
 			if err := k.Get(ctx, client.ObjectKeyFromObject(comp), comp); err != nil {
 				return false, err
 			}
-			return comp.Annotations[reconcile.AnnotationGroupKinds] == "Deployment.apps,Service", nil
+			return comp.Annotations[applyset.AnnotationGroupKinds] == "Deployment.apps,Service", nil
 		})
 		want := map[string]string{
-			reconcile.AnnotationTooling:    "stencil/v0.0.0-test",
-			reconcile.AnnotationGroupKinds: "Deployment.apps,Service",
-			reconcile.AnnotationNamespaces: "",
+			applyset.AnnotationTooling:    "stencil/v0.0.0-test",
+			applyset.AnnotationGroupKinds: "Deployment.apps,Service",
+			applyset.AnnotationNamespaces: "",
 		}
 		got := map[string]string{}
 		for k := range want {
@@ -117,8 +118,8 @@ func TestAppServiceLifecycle(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("parent annotations (-want +got):\n%s", diff)
 		}
-		if comp.Labels[reconcile.LabelApplySetID] != id {
-			t.Errorf("parent id label = %q, want %q", comp.Labels[reconcile.LabelApplySetID], id)
+		if comp.Labels[applyset.LabelApplySetID] != id {
+			t.Errorf("parent id label = %q, want %q", comp.Labels[applyset.LabelApplySetID], id)
 		}
 		if !contains(comp.Finalizers, reconcile.Finalizer) {
 			t.Errorf("finalizers = %v, want %s", comp.Finalizers, reconcile.Finalizer)
@@ -135,7 +136,7 @@ func TestAppServiceLifecycle(t *testing.T) {
 	t.Run("kubectl's label selector finds exactly the members", func(t *testing.T) {
 		var deps appsv1.DeploymentList
 		var svcs corev1.ServiceList
-		sel := client.MatchingLabels{reconcile.LabelPartOf: id}
+		sel := client.MatchingLabels{applyset.LabelPartOf: id}
 		if err := k.List(ctx, &deps, client.InNamespace(ns), sel); err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +166,7 @@ func TestAppServiceLifecycle(t *testing.T) {
 		gone(t, svc)
 		eventually(t, "the inventory to shrink", func() (bool, error) {
 			err := k.Get(ctx, client.ObjectKeyFromObject(comp), comp)
-			return err == nil && comp.Annotations[reconcile.AnnotationGroupKinds] == "Deployment.apps", err
+			return err == nil && comp.Annotations[applyset.AnnotationGroupKinds] == "Deployment.apps", err
 		})
 		if err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
 			t.Errorf("Deployment after pruning the Service: %v", err)

@@ -24,6 +24,8 @@ import (
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -226,7 +228,7 @@ func TestDifferentialExamples(t *testing.T) {
 			ns := testenv.Namespace(t, k)
 			comp := ex.comp.DeepCopy()
 			comp.Namespace = ns
-			plan, err := reconcile.NewPlan(ctx, inProcess{}, ex.bundle, reconcile.RenderInput(comp, nil, nil), k.RESTMapper())
+			plan, err := plan.NewPlan(ctx, inProcess{}, ex.bundle, plan.RenderInput(comp, nil, nil), k.RESTMapper())
 			if err != nil {
 				t.Fatalf("plan: %v", err)
 			}
@@ -248,11 +250,11 @@ func TestDifferentialExamples(t *testing.T) {
 				mergePatch(t, u, patch, "kubectl-label")
 				d.check(what+" labelled by another manager", u)
 				// kubectl edit changes a label stencil sets.
-				mergePatch(t, u, fmt.Sprintf(`{"metadata":{"labels":{%q:"edited"}}}`, reconcile.LabelPartOf), "kubectl-edit")
+				mergePatch(t, u, fmt.Sprintf(`{"metadata":{"labels":{%q:"edited"}}}`, applyset.LabelPartOf), "kubectl-edit")
 				d.check(what+" with stencil's label edited", u)
 				d.apply(u)
 				// kubectl edit removes it.
-				mergePatch(t, u, fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, reconcile.LabelPartOf), "kubectl-edit")
+				mergePatch(t, u, fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, applyset.LabelPartOf), "kubectl-edit")
 				d.check(what+" with stencil's label removed", u)
 				d.apply(u)
 			}

@@ -76,7 +76,7 @@
 //  2. Skip: when the Bundle revision, the render inputs and every live
 //     member are what the last successful pass saw (passMemo), only
 //     recompute the status from the cached members. Otherwise read the
-//     recorded inventory (see Reads and writes).
+//     recorded applyset.Inventory (see Reads and writes).
 //  3. Render. A missing Bundle, a render or values error, or a refused
 //     object sets Stalled=True with the file:line or field path; nothing is
 //     applied and nothing is pruned; no retry until an input changes.
@@ -97,7 +97,7 @@
 //     post- hooks once they are Current. CRDs are waited on until
 //     Established before later stages. A member written again and again
 //     under the same inputs stalls the Composition (reason Flapping).
-//  9. Prune, then shrink the recorded inventory to what is left.
+//  9. Prune, then shrink the recorded applyset.Inventory to what is left.
 //  10. Status: Ready when every member is Current; Reconciling naming the
 //     first member in progress; Stalled naming the first that failed.
 //     Built from what the pass observed, never seeded from the last
@@ -118,7 +118,7 @@
 // A pass reads what the caches answer and writes only what changes; what
 // each read trusts, and why that is safe:
 //
-//   - The recorded inventory comes from the cached parent when it is at
+//   - The recorded applyset.Inventory comes from the cached parent when it is at
 //     the resourceVersion this process last wrote or read live
 //     (recordedParent): a resourceVersion names one state, so that cached
 //     object holds every widening stencil made, and anyone else's write

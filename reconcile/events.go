@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -50,7 +52,7 @@ type changed struct {
 
 // apply adds an apply result that created or configured a member.
 func (e *passEvents) apply(res ApplyResult) {
-	c := changed{ref: Ref(res.Object), action: "created"}
+	c := changed{ref: applyset.Ref(res.Object), action: "created"}
 	if res.Action == Configured {
 		c.action, c.fields = "configured", res.Changed
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/publish"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // fetch reads the parent key names from r's cache: a Composition, or an
@@ -16,7 +17,7 @@ import (
 // no longer publishes the kind: such instances are left alone. specErr is a
 // stencil.dev/* annotation stencil cannot read: the instance comes with its
 // Bundle's defaults, and a pass that does not delete it stalls.
-func (r *CompositionReconciler) fetch(ctx context.Context, key types.NamespacedName) (p Parent, specErr, err error) {
+func (r *CompositionReconciler) fetch(ctx context.Context, key types.NamespacedName) (p applyset.Parent, specErr, err error) {
 	if r.kind == nil {
 		comp := &v1alpha1.Composition{}
 		if err := r.parents.Get(ctx, key, comp); err != nil {
@@ -37,5 +38,5 @@ func (r *CompositionReconciler) fetch(ctx context.Context, key types.NamespacedN
 	}
 	// With an error, spec holds the Bundle's defaults alone.
 	spec, specErr := publish.InstanceSpec(b.Name, b.Spec.API, u)
-	return NewInstance(u, spec), specErr, nil
+	return applyset.NewInstance(u, spec), specErr, nil
 }

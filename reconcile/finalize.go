@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
 // finalizeRecheck is how often a deletion waiting on members looks again
@@ -91,7 +93,7 @@ func (r *CompositionReconciler) finalize(ctx context.Context, s *scope) (ctrl.Re
 func (r *CompositionReconciler) deleteByRank(ctx context.Context, s *scope, p *pruner, members []member) (bool, error) {
 	var ranks []int
 	for _, m := range members {
-		ranks = append(ranks, kindRank(m.gvk.Kind))
+		ranks = append(ranks, plan.KindRank(m.gvk.Kind))
 	}
 	slices.Sort(ranks)
 	ranks = slices.Compact(ranks)
@@ -100,7 +102,7 @@ func (r *CompositionReconciler) deleteByRank(ctx context.Context, s *scope, p *p
 		var errs []string
 		waiting := false
 		for _, m := range members {
-			if kindRank(m.gvk.Kind) != ranks[i] {
+			if plan.KindRank(m.gvk.Kind) != ranks[i] {
 				continue
 			}
 			if m.meta.DeletionTimestamp != nil {
@@ -138,9 +140,9 @@ func (r *CompositionReconciler) deleteByRank(ctx context.Context, s *scope, p *p
 // started after a delete would never hear of it. A kind that cannot be
 // watched (the controller may not list or watch it, or its informer does
 // not sync) is looked at again after finalizeRecheck.
-func (r *CompositionReconciler) watchInventory(ctx context.Context, inv inventory) bool {
+func (r *CompositionReconciler) watchInventory(ctx context.Context, inv applyset.Inventory) bool {
 	all := true
-	for _, gk := range inv.groupKinds {
+	for _, gk := range inv.GroupKinds {
 		m, err := r.Mapper.RESTMapping(gk)
 		if meta.IsNoMatchError(err) {
 			continue // its CRD is gone, and with it every member of the kind
@@ -149,7 +151,7 @@ func (r *CompositionReconciler) watchInventory(ctx context.Context, inv inventor
 			_, err = r.ensureWatches(ctx, []schema.GroupVersionKind{m.GroupVersionKind})
 		}
 		if err != nil {
-			ctrl.LoggerFrom(ctx).V(1).Info("cannot watch the members being deleted: polling", "kind", formatGroupKind(gk), "error", err)
+			ctrl.LoggerFrom(ctx).V(1).Info("cannot watch the members being deleted: polling", "kind", applyset.FormatGroupKind(gk), "error", err)
 			all = false
 		}
 	}
@@ -161,7 +163,7 @@ func (r *CompositionReconciler) watchInventory(ctx context.Context, inv inventor
 func (r *CompositionReconciler) orphanKept(ctx context.Context, s *scope, members []member) ([]member, error) {
 	var keep, rest []member
 	for _, m := range members {
-		if kept(&m.meta) {
+		if plan.Kept(&m.meta) {
 			keep = append(keep, m)
 		} else {
 			rest = append(rest, m)
@@ -173,7 +175,7 @@ func (r *CompositionReconciler) orphanKept(ctx context.Context, s *scope, member
 // orphan removes the part-of label from every member, leaving it in place.
 // A member the writer may not patch is reported and left labelled.
 func (r *CompositionReconciler) orphan(ctx context.Context, s *scope, members []member) error {
-	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+LabelPartOf+`":null}}}`))
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+applyset.LabelPartOf+`":null}}}`))
 	account := serviceAccount(s.comp, r.Options.DefaultServiceAccount)
 	for _, m := range members {
 		obj := &metav1.PartialObjectMetadata{}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -87,7 +89,7 @@ func (d *flapDetector) record(name types.NamespacedName, key string, results []A
 		if res.Action != Created && res.Action != Configured {
 			continue
 		}
-		member := Ref(res.Object)
+		member := applyset.Ref(res.Object)
 		ws := append(h.writes[member], flapWrite{at: now, fields: res.Changed})
 		if len(ws) > flapWrites {
 			ws = ws[len(ws)-flapWrites:]

@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
 // hookRun runs the hooks of one pass. Its record is s.status.hooks: the
@@ -36,8 +38,8 @@ type hookRun struct {
 // (or none), the Composition is read live once, since the cache may not
 // hold the record this controller wrote last.
 func (r *CompositionReconciler) newHookRun(ctx context.Context, s *scope, a *applier) (*hookRun, error) {
-	h := &hookRun{r: r, s: s, a: a, rev: hookRevision(s.comp, s.plan.BundleRevision)}
-	if !slices.ContainsFunc(s.plan.Objects, func(u *unstructured.Unstructured) bool { return isHook(u) }) {
+	h := &hookRun{r: r, s: s, a: a, rev: plan.HookRevision(s.comp, s.plan.BundleRevision)}
+	if !slices.ContainsFunc(s.plan.Objects, func(u *unstructured.Unstructured) bool { return plan.IsHook(u) }) {
 		s.status.Hooks = nil
 		return h, nil
 	}
@@ -47,7 +49,7 @@ func (r *CompositionReconciler) newHookRun(ctx context.Context, s *scope, a *app
 		}
 	}
 	for _, u := range s.plan.Objects {
-		if _, pre, ok := hookPointFor(u, s.status.Hooks.Event); ok && pre {
+		if _, pre, ok := plan.HookPointFor(u, s.status.Hooks.Event); ok && pre {
 			h.pre = append(h.pre, u)
 		} else if ok {
 			h.post = append(h.post, u)
@@ -57,7 +59,7 @@ func (r *CompositionReconciler) newHookRun(ctx context.Context, s *scope, a *app
 	// for this event (pre-install,post-upgrade): order each list by weight
 	// and kind alone.
 	byWeight := func(a, b *unstructured.Unstructured) int {
-		return compareStageKeys([3]int{0, hookWeight(a), kindRank(a.GetKind())}, [3]int{0, hookWeight(b), kindRank(b.GetKind())})
+		return plan.CompareStageKeys([3]int{0, plan.HookWeight(a), plan.KindRank(a.GetKind())}, [3]int{0, plan.HookWeight(b), plan.KindRank(b.GetKind())})
 	}
 	slices.SortStableFunc(h.pre, byWeight)
 	slices.SortStableFunc(h.post, byWeight)
@@ -74,7 +76,7 @@ func (h *hookRun) confirm(ctx context.Context) error {
 	}
 	live, err := reread(ctx, h.r.APIReader, h.s.comp)
 	if err != nil {
-		return fmt.Errorf("read the hook record of %s: %w", Describe(h.s.comp), err)
+		return fmt.Errorf("read the hook record of %s: %w", applyset.Describe(h.s.comp), err)
 	}
 	h.confirmed = true
 	if rec := live.ParentStatus().Hooks; rec != nil && rec.Revision == h.rev {
@@ -92,9 +94,9 @@ func (h *hookRun) confirm(ctx context.Context) error {
 	if rec := h.s.status.Hooks; rec != nil && rec.Revision == h.rev {
 		return nil
 	}
-	event := hookEventInstall
+	event := plan.HookEventInstall
 	if renderedAsUpgrade(h.s) {
-		event = hookEventUpgrade
+		event = plan.HookEventUpgrade
 	}
 	h.s.status.Hooks = &v1alpha1.HooksStatus{Revision: h.rev, Event: event}
 	return nil
@@ -137,9 +139,9 @@ func pendingPostHooks(s *scope) []string {
 	}
 	var out []string
 	for _, u := range s.plan.Objects {
-		if point, pre, ok := hookPointFor(u, rec.Event); ok && !pre {
-			if r := recordOf(rec, u); r == nil || r.Result != hookSucceeded {
-				out = append(out, point+" hook "+Ref(u))
+		if point, pre, ok := plan.HookPointFor(u, rec.Event); ok && !pre {
+			if r := recordOf(rec, u); r == nil || r.Result != plan.HookSucceeded {
+				out = append(out, point+" hook "+applyset.Ref(u))
 			}
 		}
 	}
@@ -164,7 +166,7 @@ type stageResult struct {
 // hook still running sets Reconciling naming it, and, when gate is true
 // (pre- hooks), ends the pass: the hook's own events bring the next one.
 func (h *hookRun) run(ctx context.Context, hooks []*unstructured.Unstructured, gate bool) (bool, error) {
-	for _, stage := range stages(hooks) {
+	for _, stage := range plan.Stages(hooks) {
 		var res stageResult
 		for _, u := range stage {
 			if err := h.step(ctx, u, &res); err != nil {
@@ -193,10 +195,10 @@ func (h *hookRun) run(ctx context.Context, hooks []*unstructured.Unstructured, g
 // a live hook of this revision is read for its outcome; one of an earlier
 // revision is replaced once it has finished; a missing one is applied.
 func (h *hookRun) step(ctx context.Context, u *unstructured.Unstructured, res *stageResult) error {
-	point, _, _ := hookPointFor(u, h.s.status.Hooks.Event)
-	name := point + " hook " + Ref(u)
+	point, _, _ := plan.HookPointFor(u, h.s.status.Hooks.Event)
+	name := point + " hook " + applyset.Ref(u)
 	if rec := h.recorded(u); rec != nil {
-		if rec.Result == hookFailed {
+		if rec.Result == plan.HookFailed {
 			res.failed = append(res.failed, name+" failed: "+rec.Message)
 		}
 		return nil
@@ -222,19 +224,19 @@ func (h *hookRun) step(ctx context.Context, u *unstructured.Unstructured, res *s
 			return nil
 		}
 	}
-	if live.GetDeletionTimestamp() != nil || live.GetAnnotations()[AnnotationHookRevision] != h.rev {
+	if live.GetDeletionTimestamp() != nil || live.GetAnnotations()[plan.AnnotationHookRevision] != h.rev {
 		return h.replace(ctx, name, live, res)
 	}
-	outcome, msg := outcomeOf(live)
+	outcome, msg := plan.OutcomeOf(live)
 	switch outcome {
-	case hookRunning:
+	case plan.HookRunning:
 		res.waiting = append(res.waiting, name+": "+msg)
 		return nil
-	case hookBroken:
+	case plan.HookBroken:
 		res.failed = append(res.failed, name+" failed: "+msg)
-		return h.finish(ctx, u, live, point, hookFailed, msg, policyFailed)
+		return h.finish(ctx, u, live, point, plan.HookFailed, msg, plan.PolicyFailed)
 	}
-	return h.finish(ctx, u, live, point, hookSucceeded, "", policySucceeded)
+	return h.finish(ctx, u, live, point, plan.HookSucceeded, "", plan.PolicySucceeded)
 }
 
 // get reads a hook live from the API server (nil when absent): the cache
@@ -248,7 +250,7 @@ func (h *hookRun) get(ctx context.Context, u *unstructured.Unstructured) (*unstr
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("read hook %s: %w", Ref(u), err)
+		return nil, fmt.Errorf("read hook %s: %w", applyset.Ref(u), err)
 	}
 	return live, nil
 }
@@ -258,7 +260,7 @@ func (h *hookRun) get(ctx context.Context, u *unstructured.Unstructured) (*unstr
 func (h *hookRun) create(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	desired := u.DeepCopy()
 	ann := desired.GetAnnotations()
-	ann[AnnotationHookRevision] = h.rev
+	ann[plan.AnnotationHookRevision] = h.rev
 	desired.SetAnnotations(ann)
 	result := h.a.apply(ctx, desired)
 	h.s.results = append(h.s.results, result)
@@ -268,7 +270,7 @@ func (h *hookRun) create(ctx context.Context, u *unstructured.Unstructured) (*un
 	}
 	live, err := h.get(ctx, u)
 	if err == nil && live == nil {
-		err = fmt.Errorf("hook %s is gone right after it was applied", Ref(u))
+		err = fmt.Errorf("hook %s is gone right after it was applied", applyset.Ref(u))
 	}
 	return live, err
 }
@@ -282,7 +284,7 @@ func (h *hookRun) replace(ctx context.Context, name string, live *unstructured.U
 		res.waiting = append(res.waiting, name+": the hook of an earlier revision is being deleted")
 		return nil
 	}
-	if outcome, msg := outcomeOf(live); outcome == hookRunning {
+	if outcome, msg := plan.OutcomeOf(live); outcome == plan.HookRunning {
 		res.waiting = append(res.waiting, name+": the hook of an earlier revision is still running ("+msg+")")
 		return nil
 	}
@@ -303,11 +305,11 @@ func (h *hookRun) finish(ctx context.Context, u, live *unstructured.Unstructured
 		Hook: point, Result: result, Message: msg,
 	})
 	typ := "Normal"
-	if result == hookFailed {
+	if result == plan.HookFailed {
 		typ = "Warning"
 	}
-	h.r.Recorder.Eventf(h.s.comp, live, typ, "Hook"+result, "Hook", "%s hook %s %s", point, Ref(u), strings.ToLower(result))
-	if !slices.Contains(deletePolicies(live), policy) {
+	h.r.Recorder.Eventf(h.s.comp, live, typ, "Hook"+result, "Hook", "%s hook %s %s", point, applyset.Ref(u), strings.ToLower(result))
+	if !slices.Contains(plan.DeletePolicies(live), policy) {
 		return nil
 	}
 	if err := h.persist(ctx); err != nil {

@@ -18,6 +18,8 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
 // hookedApp is a chart's usual shape: a migration Job run before install
@@ -169,7 +171,7 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 
 	migrate := job(ns, "migrate")
 	exists(t, migrate)
-	if got := migrate.Annotations[reconcile.AnnotationHookRevision]; !strings.HasPrefix(got, "1/") {
+	if got := migrate.Annotations[plan.AnnotationHookRevision]; !strings.HasPrefix(got, "1/") {
 		t.Errorf("hook revision annotation = %q, want generation 1", got)
 	}
 	exists(t, configMap(ns, "migrate-config"))
@@ -239,7 +241,7 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 	})
 	migrate = job(ns, "migrate")
 	exists(t, migrate)
-	if got := migrate.Annotations[reconcile.AnnotationHookRevision]; !strings.HasPrefix(got, "2/") {
+	if got := migrate.Annotations[plan.AnnotationHookRevision]; !strings.HasPrefix(got, "2/") {
 		t.Errorf("hook revision annotation = %q, want generation 2", got)
 	}
 	got = condition(t, ns, "app", v1alpha1.ConditionReconciling, metav1.ConditionTrue)
@@ -340,7 +342,7 @@ metadata:
 		if err := k.Get(context.Background(), client.ObjectKeyFromObject(keptFirst), keptFirst); err != nil {
 			return false, err
 		}
-		_, member := keptFirst.Labels[reconcile.LabelPartOf]
+		_, member := keptFirst.Labels[applyset.LabelPartOf]
 		return !member, nil
 	})
 
@@ -354,7 +356,7 @@ metadata:
 		if err := k.Get(context.Background(), client.ObjectKeyFromObject(cm), cm); err != nil {
 			t.Fatalf("ConfigMap %s with resource-policy keep: %v", name, err)
 		}
-		if _, member := cm.Labels[reconcile.LabelPartOf]; member {
+		if _, member := cm.Labels[applyset.LabelPartOf]; member {
 			t.Errorf("ConfigMap %s still labelled as a member after its Composition was deleted", name)
 		}
 	}
@@ -404,7 +406,7 @@ spec:
 	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values = jsonValues(`{"hook":true,"v":2}`) })
 	eventually(t, "the pre-upgrade Job of revision 2", func() (bool, error) {
 		err := k.Get(context.Background(), client.ObjectKeyFromObject(seed), seed)
-		return err == nil && strings.HasPrefix(seed.Annotations[reconcile.AnnotationHookRevision], "2/"), client.IgnoreNotFound(err)
+		return err == nil && strings.HasPrefix(seed.Annotations[plan.AnnotationHookRevision], "2/"), client.IgnoreNotFound(err)
 	})
 	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values = jsonValues(`{"hook":false}`) })
 	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // Kind is a kind a Bundle publishes, as the controller serves it.
@@ -49,7 +50,7 @@ func (base *CompositionReconciler) ServeKind(ctx context.Context, kind Kind) (do
 	r := base.forKind(kind, parents)
 	obj := instanceObject(kind.GVK)
 	if err := parents.IndexField(ctx, obj, indexApplySetID, func(o client.Object) []string {
-		return []string{ApplySetID(o.GetName(), o.GetNamespace(), kind.GVK.GroupKind())}
+		return []string{applyset.ID(o.GetName(), o.GetNamespace(), kind.GVK.GroupKind())}
 	}); err != nil {
 		cancel()
 		return nil, fmt.Errorf("index %s by ApplySet id: %w", kind.GVK.Kind, err)
@@ -69,7 +70,7 @@ func (base *CompositionReconciler) ServeKind(ctx context.Context, kind Kind) (do
 	for _, src := range []source.Source{
 		source.Kind(parents, client.Object(obj), &handler.EnqueueRequestForObject{}, parentPredicates()),
 		source.Kind(base.Cache, client.Object(&v1alpha1.Bundle{}), handler.EnqueueRequestsFromMapFunc(r.parentsOfBundle)),
-		source.Channel(base.capabilities.subscribe(ctx), handler.EnqueueRequestsFromMapFunc(r.allParents)),
+		source.Channel(base.capabilities.Subscribe(ctx), handler.EnqueueRequestsFromMapFunc(r.allParents)),
 	} {
 		if err := c.Watch(src); err != nil {
 			cancel()

@@ -21,6 +21,7 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // markAvailable writes a Deployment status as its controller would once the
@@ -144,8 +145,8 @@ func TestDeletion(t *testing.T) {
 				if err := k.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 					t.Fatalf("orphaned member: %v", err)
 				}
-				if _, ok := obj.GetLabels()[reconcile.LabelPartOf]; ok {
-					t.Errorf("orphaned %s still carries %s", obj.GetName(), reconcile.LabelPartOf)
+				if _, ok := obj.GetLabels()[applyset.LabelPartOf]; ok {
+					t.Errorf("orphaned %s still carries %s", obj.GetName(), applyset.LabelPartOf)
 				}
 			}
 		})
@@ -437,7 +438,7 @@ spec:
 	comp := &v1alpha1.Composition{}
 	eventually(t, "the inventory to drop the vanished kind", func() (bool, error) {
 		err := k.Get(context.Background(), key(ns, "widgets"), comp)
-		return err == nil && comp.Annotations[reconcile.AnnotationGroupKinds] == "ConfigMap", err
+		return err == nil && comp.Annotations[applyset.AnnotationGroupKinds] == "ConfigMap", err
 	})
 	condition(t, ns, "widgets", v1alpha1.ConditionReady, metav1.ConditionTrue)
 }

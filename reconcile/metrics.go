@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 var (
@@ -174,7 +175,7 @@ type readiness struct {
 	gauge *prometheus.GaugeVec
 }
 
-func (r *readiness) record(comp Parent, conds []metav1.Condition) {
+func (r *readiness) record(comp applyset.Parent, conds []metav1.Condition) {
 	st := readyState{status: metav1.ConditionUnknown}
 	if c := meta.FindStatusCondition(conds, v1alpha1.ConditionReady); c != nil {
 		st = readyState{status: c.Status, reason: c.Reason}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 func TestRequestKind(t *testing.T) {
@@ -101,8 +102,8 @@ func TestReadinessGauge(t *testing.T) {
 	check("after five records")
 
 	r.record(comp("c"), cond(metav1.ConditionTrue, v1alpha1.ReasonReady))
-	r.forget(parentKey{kind: CompositionGroupKind, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "d"}})
-	r.forget(parentKey{kind: CompositionGroupKind, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}})
+	r.forget(parentKey{kind: applyset.CompositionGroupKind, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "d"}})
+	r.forget(parentKey{kind: applyset.CompositionGroupKind, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}})
 	want = map[[2]string]float64{
 		{"True", v1alpha1.ReasonReady}: 2, {"Unknown", ""}: 1, {"True", ""}: 0, {"False", ""}: 0,
 	}

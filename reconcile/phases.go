@@ -17,6 +17,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
 // apply applies the plan: the pre- hooks that run for this revision (see
@@ -40,7 +42,7 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 	if done, err := hooks.run(ctx, hooks.pre, true); err != nil || !done {
 		return r.detectFlapping(s), err
 	}
-	ordinary := ordinaryObjects(s.plan.Objects)
+	ordinary := plan.OrdinaryObjects(s.plan.Objects)
 	if !r.applyStages(ctx, s, a, ordinary) || len(pendingPostHooks(s)) == 0 || len(failedApplies(s.results)) > 0 {
 		return r.detectFlapping(s), nil
 	}
@@ -59,7 +61,7 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 // applyStages applies objects stage by stage and reports whether every
 // stage was applied: false when a stage of CRDs is not Established yet.
 func (r *CompositionReconciler) applyStages(ctx context.Context, s *scope, a *applier, objs []*unstructured.Unstructured) bool {
-	for _, stage := range stages(objs) {
+	for _, stage := range plan.Stages(objs) {
 		results := a.applyStage(ctx, stage)
 		s.results = append(s.results, results...)
 		r.recordApplies(s, results)
@@ -119,9 +121,9 @@ func failedApplies(results []ApplyResult) []ApplyResult {
 // forbidden to list; then it deletes the listed members that were not just
 // applied (see prunable), except Helm hooks the render holds or that are
 // still running (see spare), orphans instead those annotated
-// helm.sh/resource-policy: keep, and shrinks the parent's inventory to what
+// helm.sh/resource-policy: keep, and shrinks the parent's applyset.Inventory to what
 // is left. Members are listed from the member cache where it holds their
-// kind (see cachedPruner), and a shrinking of the inventory is confirmed
+// kind (see cachedPruner), and a shrinking of the applyset.Inventory is confirmed
 // live first (see confirmDrops). A delete the API server forbids stalls the
 // Composition (reason Forbidden) and keeps the member recorded.
 func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Result, error) {
@@ -141,11 +143,11 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 	if len(listed.forbidden) > 0 {
 		return r.stallIfDenied(s, "Prune", r.denied(ctx, s.comp, "", listed.forbidden[0].gk, "list", listed.forbidden[0].namespace))
 	}
-	remaining := inventory{groupKinds: slices.Clone(listed.unlisted)}.union(s.plan.inventory)
+	remaining := applyset.Inventory{GroupKinds: slices.Clone(listed.unlisted)}.Union(s.plan.Inventory)
 	if len(listed.unlisted) > 0 {
 		// Members of the kinds that could not be listed may be in any
 		// recorded namespace: keep them all recorded.
-		remaining = remaining.union(inventory{namespaces: s.parent.inventory.namespaces})
+		remaining = remaining.Union(applyset.Inventory{Namespaces: s.parent.inventory.Namespaces})
 	}
 	var errs []string
 	var denied error
@@ -156,23 +158,23 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 			if err != nil {
 				errs = append(errs, err.Error())
 			}
-			remaining = remaining.union(memberInventory(m))
+			remaining = remaining.Union(memberInventory(m))
 			continue
 		}
 		if !prunable(m, keep) {
 			if !keep[m.meta.UID] {
-				remaining = remaining.union(memberInventory(m))
+				remaining = remaining.Union(memberInventory(m))
 			}
 			continue
 		}
-		if kept(&m.meta) {
+		if plan.Kept(&m.meta) {
 			// helm.sh/resource-policy: keep: orphaned, not deleted. Its
 			// kind stays recorded this pass (an orphaning the writer may
 			// not make leaves it labelled); the next pass no longer lists it.
 			if err := r.orphan(ctx, s, []member{m}); err != nil {
 				errs = append(errs, err.Error())
 			}
-			remaining = remaining.union(memberInventory(m))
+			remaining = remaining.Union(memberInventory(m))
 			continue
 		}
 		conflict, err := p.deleteMember(ctx, m)
@@ -181,12 +183,12 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 			if denied == nil {
 				denied = r.denied(ctx, s.comp, serviceAccount(s.comp, r.Options.DefaultServiceAccount), m.gvk.GroupKind(), "delete", m.meta.Namespace)
 			}
-			remaining = remaining.union(memberInventory(m))
+			remaining = remaining.Union(memberInventory(m))
 		case err != nil:
 			errs = append(errs, err.Error())
-			remaining = remaining.union(memberInventory(m))
+			remaining = remaining.Union(memberInventory(m))
 		case conflict:
-			remaining = remaining.union(memberInventory(m))
+			remaining = remaining.Union(memberInventory(m))
 		default:
 			deleted[m.meta.UID] = true
 			prunesTotal.Inc()
@@ -210,15 +212,15 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 func ordinaryApplied(s *scope) bool {
 	applied := 0
 	for _, res := range s.results {
-		if !isHook(res.Object) {
+		if !plan.IsHook(res.Object) {
 			applied++
 		}
 	}
-	return applied == len(ordinaryObjects(s.plan.Objects))
+	return applied == len(plan.OrdinaryObjects(s.plan.Objects))
 }
 
-func memberInventory(m member) inventory {
-	return inventory{groupKinds: []schema.GroupKind{m.gvk.GroupKind()}, namespaces: []string{m.meta.Namespace}}
+func memberInventory(m member) applyset.Inventory {
+	return applyset.Inventory{GroupKinds: []schema.GroupKind{m.gvk.GroupKind()}, Namespaces: []string{m.meta.Namespace}}
 }
 
 // observe rebuilds the status from the apply results and the members'
@@ -232,7 +234,7 @@ func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Res
 	if res, err := r.watch(ctx, s); err != nil || s.done {
 		return res, err
 	}
-	members := memberStatuses(ctx, newAfterApply(memberReader{r}, s.results), ordinaryObjects(s.plan.Objects))
+	members := memberStatuses(ctx, newAfterApply(memberReader{r}, s.results), plan.OrdinaryObjects(s.plan.Objects))
 	failed := failedApplies(s.results)
 	if len(failed) == 0 {
 		summarize(&s.status, s.comp.GetGeneration(), members)

@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
 // pruner finds and deletes the members of an ApplySet. Listing goes to the
@@ -42,7 +44,7 @@ type member struct {
 	cached bool
 }
 
-// listResult is what listing a recorded inventory found.
+// listResult is what listing a recorded applyset.Inventory found.
 type listResult struct {
 	members []member
 	// unlisted are the group-kinds that could not be listed (discovery or
@@ -64,10 +66,10 @@ type kindIn struct {
 
 // list finds every live object labelled as a member of the set, over the
 // recorded group-kinds and namespaces.
-func (p *pruner) list(ctx context.Context, inv inventory, parentNamespace string) listResult {
+func (p *pruner) list(ctx context.Context, inv applyset.Inventory, parentNamespace string) listResult {
 	var res listResult
-	namespaces := append([]string{parentNamespace}, inv.namespaces...)
-	for _, gk := range inv.groupKinds {
+	namespaces := append([]string{parentNamespace}, inv.Namespaces...)
+	for _, gk := range inv.GroupKinds {
 		mapping, err := p.mapper.RESTMapping(gk)
 		if meta.IsNoMatchError(err) {
 			res.gone = append(res.gone, gk)
@@ -90,7 +92,7 @@ func (p *pruner) list(ctx context.Context, inv inventory, parentNamespace string
 			}
 			list := &metav1.PartialObjectMetadataList{}
 			list.SetGroupVersionKind(mapping.GroupVersionKind.GroupVersion().WithKind(mapping.GroupVersionKind.Kind + "List"))
-			err := p.lister.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{LabelPartOf: p.id})
+			err := p.lister.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{applyset.LabelPartOf: p.id})
 			if err != nil {
 				switch {
 				case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
@@ -117,7 +119,7 @@ func (p *pruner) list(ctx context.Context, inv inventory, parentNamespace string
 // uses it: the finalizer goes only once a live listing finds nothing.
 func (r *CompositionReconciler) pruner(s *scope) *pruner {
 	return &pruner{lister: r.APIReader, writer: s.writer, mapper: r.Mapper,
-		id: parentID(s.comp)}
+		id: applyset.ParentID(s.comp)}
 }
 
 // cachedPruner is pruner listing, for the kinds whose watch has synced,
@@ -173,25 +175,25 @@ func (r *CompositionReconciler) cachedMembers(ctx context.Context, gvk schema.Gr
 	return out, true
 }
 
-// confirmDrops checks, live, a shrinking of the recorded inventory from
+// confirmDrops checks, live, a shrinking of the recorded applyset.Inventory from
 // recorded to remaining that a cached listing decided: every member a live
-// listing of the recorded inventory finds, other than those deleted this
+// listing of the recorded applyset.Inventory finds, other than those deleted this
 // pass, keeps its kind and namespace recorded. A member the cache did not
 // hold yet is never lost from the record, so it stays findable.
-func (r *CompositionReconciler) confirmDrops(ctx context.Context, s *scope, recorded, remaining inventory, deleted map[types.UID]bool) inventory {
-	rg, rn := recorded.normalize(s.comp.GetNamespace()).annotations()
-	mg, mn := remaining.normalize(s.comp.GetNamespace()).annotations()
+func (r *CompositionReconciler) confirmDrops(ctx context.Context, s *scope, recorded, remaining applyset.Inventory, deleted map[types.UID]bool) applyset.Inventory {
+	rg, rn := recorded.Normalize(s.comp.GetNamespace()).Annotations()
+	mg, mn := remaining.Normalize(s.comp.GetNamespace()).Annotations()
 	if rg == mg && rn == mn {
 		return remaining
 	}
 	listed := r.pruner(s).list(ctx, recorded, s.comp.GetNamespace())
 	if len(listed.unlisted) > 0 {
 		// What could not be listed stays recorded, wherever it may be.
-		remaining = remaining.union(inventory{groupKinds: listed.unlisted, namespaces: recorded.namespaces})
+		remaining = remaining.Union(applyset.Inventory{GroupKinds: listed.unlisted, Namespaces: recorded.Namespaces})
 	}
 	for _, m := range listed.members {
 		if !deleted[m.meta.UID] {
-			remaining = remaining.union(memberInventory(m))
+			remaining = remaining.Union(memberInventory(m))
 		}
 	}
 	return remaining
@@ -210,7 +212,7 @@ const AnnotationAllowEmptyRender = "stencil.dev/allow-empty-render"
 // delete every member at once.
 func (r *CompositionReconciler) guardEmptyRender(ctx context.Context, s *scope) (ctrl.Result, error) {
 	if len(s.plan.Objects) > 0 || s.comp.ParentSpec().Suspend || (s.comp.ParentSpec().Prune != nil && !*s.comp.ParentSpec().Prune) ||
-		len(s.parent.inventory.groupKinds) == 0 || s.comp.GetAnnotations()[AnnotationAllowEmptyRender] == "true" {
+		len(s.parent.inventory.GroupKinds) == 0 || s.comp.GetAnnotations()[AnnotationAllowEmptyRender] == "true" {
 		return ctrl.Result{}, nil
 	}
 	bundle := &v1alpha1.Bundle{}
@@ -254,7 +256,7 @@ func prunable(m member, keep map[types.UID]bool) bool {
 // by stencil's field manager (another controller may have copied our label
 // onto its own object) and not opted out with stencil.dev/prune: disabled.
 func owned(m member) bool {
-	return m.meta.Annotations[AnnotationPrune] != "disabled" &&
+	return m.meta.Annotations[applyset.AnnotationPrune] != "disabled" &&
 		slices.ContainsFunc(m.meta.ManagedFields, func(f metav1.ManagedFieldsEntry) bool {
 			return f.Manager == FieldManager
 		})
@@ -294,12 +296,12 @@ func (m member) Ref() string {
 	return m.gvk.Kind + "/" + m.meta.Namespace + "/" + m.meta.Name
 }
 
-// plannedHooks returns the keys (see objectKey) of the hooks in the plan.
+// plannedHooks returns the keys (see plan.ObjectKey) of the hooks in the plan.
 func plannedHooks(objs []*unstructured.Unstructured) map[string]bool {
 	out := map[string]bool{}
 	for _, u := range objs {
-		if isHook(u) {
-			out[objectKey(u)] = true
+		if plan.IsHook(u) {
+			out[plan.ObjectKey(u)] = true
 		}
 	}
 	return out
@@ -316,7 +318,7 @@ func (r *CompositionReconciler) spare(ctx context.Context, s *scope, m member, p
 // spareHook is spare, reading the hook live through reader; `stencil diff`
 // asks it too, so what it says would be pruned is what prune deletes.
 func spareHook(ctx context.Context, reader client.Reader, m member, planned map[string]bool) (bool, error) {
-	if !isHook(&m.meta) || m.meta.DeletionTimestamp != nil {
+	if !plan.IsHook(&m.meta) || m.meta.DeletionTimestamp != nil {
 		return false, nil
 	}
 	if planned[m.gvk.Group+"/"+m.gvk.Kind+"/"+m.meta.Namespace+"/"+m.meta.Name] {
@@ -331,6 +333,6 @@ func spareHook(ctx context.Context, reader client.Reader, m member, planned map[
 	case err != nil:
 		return true, fmt.Errorf("read hook %s: %w", m.Ref(), err)
 	}
-	outcome, _ := outcomeOf(live)
-	return outcome == hookRunning && live.GetUID() == m.meta.UID, nil
+	outcome, _ := plan.OutcomeOf(live)
+	return outcome == plan.HookRunning && live.GetUID() == m.meta.UID, nil
 }

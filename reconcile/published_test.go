@@ -22,6 +22,7 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/published"
 )
 
@@ -193,15 +194,15 @@ func TestPublishedKind(t *testing.T) {
 
 	mustCreate(t, gadget(group, ns, "w1", `{"size":3}`))
 	inst := instanceReady(t, group, ns, "w1", metav1.ConditionTrue)
-	id := reconcile.ApplySetID("w1", ns, schema.GroupKind{Group: group, Kind: "Gadget"})
-	if inst.GetLabels()[reconcile.LabelApplySetID] != id {
-		t.Errorf("instance ApplySet id = %q, want %q (from its own kind)", inst.GetLabels()[reconcile.LabelApplySetID], id)
+	id := applyset.ID("w1", ns, schema.GroupKind{Group: group, Kind: "Gadget"})
+	if inst.GetLabels()[applyset.LabelApplySetID] != id {
+		t.Errorf("instance ApplySet id = %q, want %q (from its own kind)", inst.GetLabels()[applyset.LabelApplySetID], id)
 	}
 	cm := &corev1.ConfigMap{}
 	if err := k.Get(ctx, key(ns, "w1-conf"), cm); err != nil {
 		t.Fatalf("the instance's ConfigMap: %v", err)
 	}
-	if cm.Labels[reconcile.LabelPartOf] != id || cm.Data["size"] != "3" || cm.Data["kind"] != "Gadget" {
+	if cm.Labels[applyset.LabelPartOf] != id || cm.Data["size"] != "3" || cm.Data["kind"] != "Gadget" {
 		t.Errorf("ConfigMap labels %v data %v, want part-of %s, size 3, kind Gadget", cm.Labels, cm.Data, id)
 	}
 

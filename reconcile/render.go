@@ -14,10 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
-	"github.com/stencil-dev/stencil/internal/sandbox"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -56,10 +56,10 @@ func (r *CompositionReconciler) render(ctx context.Context, s *scope) (ctrl.Resu
 	}
 	start := time.Now()
 	s.upgrade = in.IsUpgrade
-	s.plan, err = NewPlan(ctx, r.renderer, loaded, in, r.Mapper)
+	s.plan, err = plan.NewPlan(ctx, r.renderer, loaded, in, r.Mapper)
 	renderDuration.Observe(time.Since(start).Seconds())
 	var renderErr *templates.RenderError
-	var refused *RefusedError
+	var refused *plan.RefusedError
 	switch {
 	case errors.As(err, &renderErr):
 		r.failedRenders.put(client.ObjectKeyFromObject(s.comp), key, renderErr)
@@ -96,7 +96,7 @@ func (r *CompositionReconciler) stall(s *scope, reason, msg string) {
 // labels and annotations templates see, .Release.IsUpgrade, and the
 // revision of the capabilities, so a render runs again when an API comes
 // or goes.
-func renderKey(comp Parent, bundleRevision string, in templates.Input, capsRevision string) string {
+func renderKey(comp applyset.Parent, bundleRevision string, in templates.Input, capsRevision string) string {
 	h := sha256.New()
 	meta, _ := json.Marshal([]any{in.Composition.Labels, in.Composition.Annotations, in.IsUpgrade, capsRevision})
 	h.Write(meta)
@@ -142,20 +142,14 @@ func (m *renderMemo) forget(name types.NamespacedName) {
 	delete(m.failed, name)
 }
 
-// newRenderer returns opts.Renderer, or a pool of worker processes stopped
-// with the manager.
-func newRenderer(mgr ctrl.Manager, opts Options) (Renderer, error) {
-	if opts.Renderer != nil {
-		return opts.Renderer, nil
-	}
-	pool, err := sandbox.New(sandbox.Options{Limits: opts.RenderLimits, Workers: max(opts.MaxConcurrentReconciles, 1)})
+// renderInput is RenderInput in the controller: the Composition from the
+// cache, its recorded applyset.Inventory as ensureParent read it live, and the
+// cached capabilities with their revision.
+func (r *CompositionReconciler) renderInput(ctx context.Context, s *scope) (templates.Input, string, error) {
+	caps, err := r.capabilities.Get(ctx)
 	if err != nil {
-		return nil, err
+		return templates.Input{}, "", err
 	}
-	err = mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		<-ctx.Done()
-		pool.Close()
-		return nil
-	}))
-	return pool, err
+	live := &plan.LiveComposition{UID: s.comp.GetUID(), Installed: plan.Installed(s.parent.inventory)}
+	return plan.RenderInput(s.comp, live, caps.Caps), caps.Revision, nil
 }

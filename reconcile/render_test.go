@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -30,8 +32,8 @@ func TestRenderMemo(t *testing.T) {
 		}}, bundle: "sha256:1", caps: "caps-1"}
 	}
 	key := func(in *inputs) string {
-		live := &LiveComposition{UID: in.comp.UID, Installed: in.installed}
-		return renderKey(in.comp, in.bundle, RenderInput(in.comp, live, nil), in.caps)
+		live := &plan.LiveComposition{UID: in.comp.UID, Installed: in.installed}
+		return renderKey(in.comp, in.bundle, plan.RenderInput(in.comp, live, nil), in.caps)
 	}
 	name := types.NamespacedName{Namespace: "team-a", Name: "shop"}
 	failed := &templates.RenderError{File: "templates/x.yaml", Reason: templates.ReasonTimeout, Msg: "render stopped"}
@@ -40,9 +42,9 @@ func TestRenderMemo(t *testing.T) {
 
 	same := map[string]func(in *inputs){
 		"nothing":         func(*inputs) {},
-		"applyset id":     func(in *inputs) { in.comp.Labels[LabelApplySetID] = "applyset-x-v1" },
-		"group-kinds":     func(in *inputs) { in.comp.Annotations[AnnotationGroupKinds] = "ConfigMap" },
-		"tooling":         func(in *inputs) { in.comp.Annotations[AnnotationTooling] = "stencil/v2" },
+		"applyset id":     func(in *inputs) { in.comp.Labels[applyset.LabelApplySetID] = "applyset-x-v1" },
+		"group-kinds":     func(in *inputs) { in.comp.Annotations[applyset.AnnotationGroupKinds] = "ConfigMap" },
+		"tooling":         func(in *inputs) { in.comp.Annotations[applyset.AnnotationTooling] = "stencil/v2" },
 		"status":          func(in *inputs) { in.comp.Status.BundleRevision = "sha256:0" },
 		"last-applied":    func(in *inputs) { in.comp.Annotations["kubectl.kubernetes.io/last-applied-configuration"] = "{}" },
 		"resourceVersion": func(in *inputs) { in.comp.ResourceVersion = "42" },

@@ -17,6 +17,7 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // twoConfigMaps renders ConfigMaps "keep" and, while .Values.second, "second".
@@ -84,9 +85,9 @@ func TestPruneSparesWhatStencilDoesNotManage(t *testing.T) {
 	mustCreate(t, comp)
 	second := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "second"}}
 	exists(t, second)
-	id := second.Labels[reconcile.LabelPartOf]
+	id := second.Labels[applyset.LabelPartOf]
 
-	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "foreign", Labels: map[string]string{reconcile.LabelPartOf: id}}}
+	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "foreign", Labels: map[string]string{applyset.LabelPartOf: id}}}
 	if err := k.Create(ctx, foreign, client.FieldOwner("someone-else")); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestPruneSparesWhatStencilDoesNotManage(t *testing.T) {
 	keep := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keep"}}
 	exists(t, keep)
 	if err := updateFresh(ctx, keep, func() error {
-		keep.Annotations = map[string]string{reconcile.AnnotationPrune: "disabled"}
+		keep.Annotations = map[string]string{applyset.AnnotationPrune: "disabled"}
 		return k.Update(ctx, keep)
 	}); err != nil {
 		t.Fatal(err)
@@ -227,7 +228,7 @@ func TestPruneFalseKeepsOrphans(t *testing.T) {
 	}
 	consistently(t, "the orphan to stay", 2*time.Second, func() (bool, error) {
 		err := k.Get(context.Background(), client.ObjectKeyFromObject(second), second)
-		return err == nil && second.Labels[reconcile.LabelPartOf] != "", err
+		return err == nil && second.Labels[applyset.LabelPartOf] != "", err
 	})
 }
 

@@ -15,6 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
 // passMemo remembers, per Composition, what its last successful pass saw:
@@ -50,7 +52,7 @@ type passMemo struct {
 type lastPass struct {
 	key       string                    // renderKey of the render
 	revision  string                    // the Bundle's revision
-	inventory string                    // the recorded inventory the render saw
+	inventory string                    // the recorded applyset.Inventory the render saw
 	planned   []memberKey               // the plan's objects, hooks included, in apply order
 	ordinary  []memberKey               // those that are not hooks: the members status lists
 	live      map[memberKey]memberState // every live member of the set, as listed
@@ -130,18 +132,18 @@ func (r *CompositionReconciler) skipUnchanged(ctx context.Context, s *scope) (ct
 
 // parentInPlace reports whether the cached Composition carries what
 // ensureParent makes sure of: the finalizer, the ApplySet id and tooling.
-func (r *CompositionReconciler) parentInPlace(comp Parent) bool {
+func (r *CompositionReconciler) parentInPlace(comp applyset.Parent) bool {
 	return slices.Contains(comp.GetFinalizers(), Finalizer) &&
-		comp.GetLabels()[LabelApplySetID] == parentID(comp) &&
-		comp.GetAnnotations()[AnnotationTooling] == "stencil/"+r.Options.Version
+		comp.GetLabels()[applyset.LabelApplySetID] == applyset.ParentID(comp) &&
+		comp.GetAnnotations()[applyset.AnnotationTooling] == "stencil/"+r.Options.Version
 }
 
 // inputKey returns the renderKey of the Composition with its Bundle and
 // the capabilities as the controller holds them, or "" when the Bundle
 // cannot be read or loaded. .Release.IsUpgrade comes from the cached
-// Composition's recorded inventory here (a render reads it live): a
+// Composition's recorded applyset.Inventory here (a render reads it live): a
 // stale cache can only make the key differ, and bring the full pass.
-func (r *CompositionReconciler) inputKey(ctx context.Context, comp Parent) string {
+func (r *CompositionReconciler) inputKey(ctx context.Context, comp applyset.Parent) string {
 	bundle := &v1alpha1.Bundle{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: comp.ParentSpec().Bundle}, bundle); err != nil {
 		return ""
@@ -150,12 +152,12 @@ func (r *CompositionReconciler) inputKey(ctx context.Context, comp Parent) strin
 	if err != nil {
 		return ""
 	}
-	caps, err := r.capabilities.get(ctx)
+	caps, err := r.capabilities.Get(ctx)
 	if err != nil {
 		return ""
 	}
-	live := &LiveComposition{UID: comp.GetUID(), Installed: installed(parseInventory(comp.GetAnnotations()))}
-	return renderKey(comp, loaded.Revision(), RenderInput(comp, live, caps.caps), caps.revision)
+	live := &plan.LiveComposition{UID: comp.GetUID(), Installed: plan.Installed(applyset.ParseInventory(comp.GetAnnotations()))}
+	return renderKey(comp, loaded.Revision(), plan.RenderInput(comp, live, caps.Caps), caps.Revision)
 }
 
 // snapshot records, before anything is applied, every live member of the
@@ -166,7 +168,7 @@ func (r *CompositionReconciler) snapshot(ctx context.Context, s *scope) (ctrl.Re
 	var ordinary []memberKey
 	for i, o := range s.plan.Objects {
 		planned[i] = memberKey{gvk: o.GroupVersionKind(), namespace: o.GetNamespace(), name: o.GetName()}
-		if !isHook(o) {
+		if !plan.IsHook(o) {
 			ordinary = append(ordinary, planned[i])
 		}
 	}
@@ -174,7 +176,7 @@ func (r *CompositionReconciler) snapshot(ctx context.Context, s *scope) (ctrl.Re
 	if !ok {
 		return ctrl.Result{}, nil
 	}
-	gks, nss := s.parent.inventory.annotations()
+	gks, nss := s.parent.inventory.Annotations()
 	p := &lastPass{key: s.renderKey, revision: s.plan.BundleRevision, inventory: gks + ";" + nss, planned: planned, ordinary: ordinary, live: make(map[memberKey]memberState, len(live))}
 	for k, u := range live {
 		p.live[k] = memberState{resourceVersion: u.GetResourceVersion(), fingerprint: fingerprint(u)}
@@ -187,7 +189,7 @@ func (r *CompositionReconciler) snapshot(ctx context.Context, s *scope) (ctrl.Re
 // converged state: every apply found its member up to date (no write),
 // every member is still at the resourceVersion of the snapshot, so the
 // versions the apply compared are exactly those recorded, and the
-// recorded inventory is the one the render saw (widening or pruning
+// recorded applyset.Inventory is the one the render saw (widening or pruning
 // changes what a render may see: .Release.IsUpgrade, the annotations).
 // Otherwise the next pass is a full one.
 func (r *CompositionReconciler) keepSnapshot(ctx context.Context, s *scope) bool {
@@ -200,7 +202,7 @@ func (r *CompositionReconciler) keepSnapshot(ctx context.Context, s *scope) bool
 	if !ordinaryApplied(s) || len(pendingPostHooks(s)) > 0 {
 		return false
 	}
-	gks, nss := s.parent.inventory.annotations()
+	gks, nss := s.parent.inventory.Annotations()
 	if gks+";"+nss != s.snapshot.inventory {
 		return false
 	}
@@ -208,7 +210,7 @@ func (r *CompositionReconciler) keepSnapshot(ctx context.Context, s *scope) bool
 	// left some (a hook it spares while it runs is pruned once it finishes,
 	// a status change the memo would take for nothing). The memo sees only
 	// the plan's kinds, so it is kept only once the record is the plan's.
-	if pgks, pnss := s.plan.inventory.annotations(); pgks != gks || pnss != nss {
+	if pgks, pnss := s.plan.Inventory.Annotations(); pgks != gks || pnss != nss {
 		return false
 	}
 	for _, res := range s.results {
@@ -257,7 +259,7 @@ func (p *lastPass) unchanged(live map[memberKey]*unstructured.Unstructured) bool
 // label, of the planned members' kinds, in their namespaces. ok is false
 // when a kind's watch has not synced (its members would have to be read
 // from the API server) or a list fails: the full pass handles those.
-func (r *CompositionReconciler) listLive(ctx context.Context, comp Parent, planned []memberKey) (map[memberKey]*unstructured.Unstructured, bool) {
+func (r *CompositionReconciler) listLive(ctx context.Context, comp applyset.Parent, planned []memberKey) (map[memberKey]*unstructured.Unstructured, bool) {
 	type kindIn struct {
 		gvk       schema.GroupVersionKind
 		namespace string
@@ -268,7 +270,7 @@ func (r *CompositionReconciler) listLive(ctx context.Context, comp Parent, plann
 			lists = append(lists, l)
 		}
 	}
-	id := parentID(comp)
+	id := applyset.ParentID(comp)
 	live := map[memberKey]*unstructured.Unstructured{}
 	for _, l := range lists {
 		if e, ok := r.watched.Load(l.gvk); !ok || !e.(*watchEntry).synced.Load() {

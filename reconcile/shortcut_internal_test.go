@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 func deploymentObject() *unstructured.Unstructured {
@@ -17,7 +18,7 @@ func deploymentObject() *unstructured.Unstructured {
 		"apiVersion": "apps/v1", "kind": "Deployment",
 		"metadata": map[string]any{
 			"name": "web", "namespace": "ns", "resourceVersion": "10", "generation": int64(1),
-			"labels": map[string]any{LabelPartOf: "applyset-x-v1"},
+			"labels": map[string]any{applyset.LabelPartOf: "applyset-x-v1"},
 			"managedFields": []any{
 				map[string]any{"manager": "stencil", "operation": "Apply", "time": "2026-01-01T00:00:00Z", "fieldsV1": map[string]any{"f:spec": map[string]any{}}},
 				map[string]any{"manager": "kube-controller-manager", "operation": "Update", "subresource": "status", "time": "2026-01-01T00:00:00Z"},
@@ -54,7 +55,7 @@ func TestFingerprint(t *testing.T) {
 			_ = unstructured.SetNestedField(u.Object, int64(2), "spec", "replicas")
 		}, false},
 		{"label", func(u *unstructured.Unstructured) {
-			u.SetLabels(map[string]string{LabelPartOf: "applyset-x-v1", "x": "y"})
+			u.SetLabels(map[string]string{applyset.LabelPartOf: "applyset-x-v1", "x": "y"})
 		}, false},
 		{"finalizer", func(u *unstructured.Unstructured) { u.SetFinalizers([]string{"example.com/hold"}) }, false},
 		{"another manager's fields", func(u *unstructured.Unstructured) {
@@ -81,8 +82,8 @@ func TestFingerprint(t *testing.T) {
 func TestMetadataChangedPredicate(t *testing.T) {
 	own := func() *v1alpha1.Composition {
 		return &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{
-			Labels:      map[string]string{"team": "a", LabelApplySetID: "applyset-x-v1"},
-			Annotations: map[string]string{AnnotationGroupKinds: "ConfigMap", AnnotationTooling: "stencil/v1"},
+			Labels:      map[string]string{"team": "a", applyset.LabelApplySetID: "applyset-x-v1"},
+			Annotations: map[string]string{applyset.AnnotationGroupKinds: "ConfigMap", applyset.AnnotationTooling: "stencil/v1"},
 		}}
 	}
 	for _, tt := range []struct {
@@ -91,10 +92,12 @@ func TestMetadataChangedPredicate(t *testing.T) {
 		want   bool
 	}{
 		{"nothing", func(*v1alpha1.Composition) {}, false},
-		{"stencil's inventory", func(c *v1alpha1.Composition) { c.Annotations[AnnotationGroupKinds] = "ConfigMap,Deployment.apps" }, false},
-		{"stencil's namespaces", func(c *v1alpha1.Composition) { c.Annotations[AnnotationNamespaces] = "other" }, false},
-		{"stencil's tooling", func(c *v1alpha1.Composition) { c.Annotations[AnnotationTooling] = "stencil/v2" }, false},
-		{"stencil's id", func(c *v1alpha1.Composition) { delete(c.Labels, LabelApplySetID) }, false},
+		{"stencil's inventory", func(c *v1alpha1.Composition) {
+			c.Annotations[applyset.AnnotationGroupKinds] = "ConfigMap,Deployment.apps"
+		}, false},
+		{"stencil's namespaces", func(c *v1alpha1.Composition) { c.Annotations[applyset.AnnotationNamespaces] = "other" }, false},
+		{"stencil's tooling", func(c *v1alpha1.Composition) { c.Annotations[applyset.AnnotationTooling] = "stencil/v2" }, false},
+		{"stencil's id", func(c *v1alpha1.Composition) { delete(c.Labels, applyset.LabelApplySetID) }, false},
 		{"a label", func(c *v1alpha1.Composition) { c.Labels["team"] = "b" }, true},
 		{"a new label", func(c *v1alpha1.Composition) { c.Labels["tier"] = "web" }, true},
 		{"an annotation", func(c *v1alpha1.Composition) { c.Annotations["example.com/note"] = "x" }, true},

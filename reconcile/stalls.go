@@ -10,6 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // stallMemo remembers, per Composition, a terminal failure of its last
@@ -35,7 +36,7 @@ type stall struct {
 // treats as "no change": the Composition (by UID, so one made anew under
 // the same name starts afresh), its generation (spec.values and the rest of
 // the spec) and the Bundle's revision.
-func inputKey(comp Parent, bundleRevision string) string {
+func inputKey(comp applyset.Parent, bundleRevision string) string {
 	return fmt.Sprintf("%s/%d/%s", comp.GetUID(), comp.GetGeneration(), bundleRevision)
 }
 

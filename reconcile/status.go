@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+
 	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -16,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
 // memberStatuses reads every planned member from the cache and computes its
@@ -230,10 +233,10 @@ func (r *CompositionReconciler) suspended(ctx context.Context, s *scope) (ctrl.R
 		objs = append(objs, u)
 	}
 	slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int {
-		if d := kindRank(a.GetKind()) - kindRank(b.GetKind()); d != 0 {
+		if d := plan.KindRank(a.GetKind()) - plan.KindRank(b.GetKind()); d != 0 {
 			return d
 		}
-		return strings.Compare(Ref(a), Ref(b))
+		return strings.Compare(applyset.Ref(a), applyset.Ref(b))
 	})
 	s.status.Members = memberStatuses(ctx, memberReader{r}, objs)
 	s.status.Summary = summary(s.status.Members)

@@ -19,6 +19,7 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // stalled waits until the Composition is Stalled and checks the reason and
@@ -88,10 +89,10 @@ func TestForbiddenKind(t *testing.T) {
 		}
 		// The pass stalled before anything was applied, so the controller
 		// wrote no ApplySet metadata: write what it would have written.
-		id := reconcile.ApplySetID(comp.Name, comp.Namespace, reconcile.CompositionGroupKind)
+		id := applyset.ID(comp.Name, comp.Namespace, applyset.CompositionGroupKind)
 		leftover := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "v1", "kind": "ResourceQuota",
-			"metadata": map[string]any{"name": "leftover", "namespace": ns, "labels": map[string]any{reconcile.LabelPartOf: id}},
+			"metadata": map[string]any{"name": "leftover", "namespace": ns, "labels": map[string]any{applyset.LabelPartOf: id}},
 			"spec":     map[string]any{"hard": map[string]any{"pods": "5"}},
 		}}
 		if err := k.Apply(ctx, client.ApplyConfigurationFromUnstructured(leftover), client.FieldOwner(reconcile.FieldManager)); err != nil {
@@ -99,8 +100,8 @@ func TestForbiddenKind(t *testing.T) {
 		}
 		parent := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "stencil.dev/v1alpha1", "kind": "Composition",
-			"metadata": map[string]any{"name": comp.Name, "namespace": ns, "labels": map[string]any{reconcile.LabelApplySetID: id},
-				"annotations": map[string]any{reconcile.AnnotationGroupKinds: "ConfigMap,ResourceQuota"}, "finalizers": []any{reconcile.Finalizer}},
+			"metadata": map[string]any{"name": comp.Name, "namespace": ns, "labels": map[string]any{applyset.LabelApplySetID: id},
+				"annotations": map[string]any{applyset.AnnotationGroupKinds: "ConfigMap,ResourceQuota"}, "finalizers": []any{reconcile.Finalizer}},
 		}}
 		if err := k.Apply(ctx, client.ApplyConfigurationFromUnstructured(parent), client.FieldOwner(reconcile.FieldManager), client.ForceOwnership); err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 func compositionResult(ns, name string, o outcome) *blastResult {
@@ -24,7 +25,7 @@ func instanceResult(ns, name, kind string, o outcome) *blastResult {
 	u.SetKind(kind)
 	u.SetNamespace(ns)
 	u.SetName(name)
-	return &blastResult{target: target{parent: reconcile.NewInstance(u, v1alpha1.CompositionSpec{}), kind: kind}, outcome: o}
+	return &blastResult{target: target{parent: applyset.NewInstance(u, v1alpha1.CompositionSpec{}), kind: kind}, outcome: o}
 }
 
 // TestSummarize: the summary counts parents by kind and outcome and names

@@ -18,6 +18,7 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -65,7 +66,7 @@ type blastResult struct {
 // controller would, and previews the result.
 type evaluator struct {
 	s        *session
-	renderer reconcile.Renderer
+	renderer plan.Renderer
 	bundle   *templates.Bundle
 	caps     *templates.Capabilities
 	diffs    bool
@@ -209,10 +210,10 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 		r.outcome, r.failures = renderFails, []string{t.specErr.Error()}
 		return r
 	}
-	in := reconcile.RenderInput(t.parent, reconcile.Live(t.parent), e.caps)
-	p, err := reconcile.NewPlan(ctx, e.renderer, e.bundle, in, e.s.mapper)
+	in := plan.RenderInput(t.parent, plan.Live(t.parent), e.caps)
+	p, err := plan.NewPlan(ctx, e.renderer, e.bundle, in, e.s.mapper)
 	var renderErr *templates.RenderError
-	var refused *reconcile.RefusedError
+	var refused *plan.RefusedError
 	switch {
 	case errors.As(err, &renderErr), errors.As(err, &refused):
 		r.outcome, r.failures = renderFails, []string{err.Error()}
@@ -278,7 +279,7 @@ func (e *evaluator) child(pv reconcile.Preview) (*childChange, error) {
 }
 
 // pruned adds to r the members the controller would prune after applying p.
-func (e *evaluator) pruned(ctx context.Context, r *blastResult, p *reconcile.Plan) error {
+func (e *evaluator) pruned(ctx context.Context, r *blastResult, p *plan.Plan) error {
 	parent := r.parent
 	if r.served != nil {
 		parent = r.served // the new version of its kind may not be served yet

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -157,7 +158,7 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 		if err != nil {
 			return 0, err
 		}
-		p, err := reconcile.NewPlan(ctx, pool, b, reconcile.RenderInput(parent, nil, caps), s.mapper)
+		p, err := plan.NewPlan(ctx, pool, b, plan.RenderInput(parent, nil, caps), s.mapper)
 		if err != nil {
 			fmt.Fprintf(out, "%s (%s): %v\n", dir, c.label, err)
 			problems++
@@ -191,7 +192,7 @@ func openAPIHint(schema string) string {
 
 // validate checks every planned object and reports each problem; it
 // returns how many there were.
-func validate(ctx context.Context, s *session, p *reconcile.Plan, report func(string)) int {
+func validate(ctx context.Context, s *session, p *plan.Plan, report func(string)) int {
 	problems := 0
 	if s.client != nil {
 		for _, pv := range reconcile.DryRun(ctx, s.client, p) {

@@ -21,6 +21,7 @@ import (
 	"github.com/stencil-dev/stencil/internal/cli"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 var (
@@ -143,7 +144,7 @@ func TestDiffAfterReconcile(t *testing.T) {
 			return false, err
 		}
 		return c.Status.ObservedGeneration == c.Generation && len(c.Status.Members) == 2 &&
-			c.Annotations[reconcile.AnnotationGroupKinds] == "Deployment.apps,Service", nil
+			c.Annotations[applyset.AnnotationGroupKinds] == "Deployment.apps,Service", nil
 	})
 
 	out, errOut, code := stencil(t, comp, "diff", "-f", "-")
@@ -252,7 +253,7 @@ func TestRenderErrors(t *testing.T) {
 		t.Errorf("render of a failing template: exit %d, stderr %q; want exit 1 naming templates/cm.yaml:6", code, errOut)
 	}
 	out, _, code := stencil(t, compositionYAML("default", "c", "b", `{"a": "x"}`), "render", "-f", "-", "--bundle", dir, "--offline")
-	if code != 0 || !strings.Contains(out, "applyset.kubernetes.io/part-of: "+reconcile.ApplySetID("c", "default", reconcile.CompositionGroupKind)) || !strings.Contains(out, "namespace: default") {
+	if code != 0 || !strings.Contains(out, "applyset.kubernetes.io/part-of: "+applyset.ID("c", "default", applyset.CompositionGroupKind)) || !strings.Contains(out, "namespace: default") {
 		t.Errorf("offline render: exit %d, output:\n%s\nwant the part-of label and the namespace placed", code, out)
 	}
 }

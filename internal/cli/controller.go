@@ -14,6 +14,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/admission"
 	"github.com/stencil-dev/stencil/reconcile/published"
@@ -80,7 +81,6 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	if err != nil {
 		return err
 	}
-	f.opts.RenderLimits = limits
 	// The API server gives a webhook at most 30 s (timeoutSeconds).
 	if f.webhook.Port != 0 && (f.webhookTimeout <= 0 || f.webhookTimeout > 30*time.Second) {
 		return fmt.Errorf("--webhook-timeout %s: want more than 0s and at most 30s", f.webhookTimeout)
@@ -142,6 +142,14 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 			return err
 		}
 	}
+	// The renderer: a pool of worker processes that bounds every
+	// render's time and memory, stopped when the manager stops.
+	pool, err := sandbox.New(sandbox.Options{Limits: limits, Workers: max(f.opts.MaxConcurrentReconciles, 1)})
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	f.opts.Renderer = pool
 	f.opts.EveryReplica = admit.Enabled
 	r, err := reconcile.SetupWithManager(ctx, mgr, f.opts)
 	if err != nil {

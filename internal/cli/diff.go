@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
 func newDiffCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
@@ -88,9 +89,9 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFl
 			errs = append(errs, err)
 			continue
 		}
-		p, err := plan(ctx, s, pool, b, comp)
+		p, err := planParent(ctx, s, pool, b, comp)
 		if err != nil {
-			var refused *reconcile.RefusedError
+			var refused *plan.RefusedError
 			if errors.As(err, &refused) {
 				fmt.Fprintf(out, "# %s would be refused: %v\n", describeParent(comp), err)
 				changed = true

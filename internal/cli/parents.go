@@ -18,7 +18,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/publish"
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/published"
 	"github.com/stencil-dev/stencil/templates"
 )
@@ -39,7 +39,7 @@ func (d document) describe() string {
 }
 
 // describeParent names a parent as document.describe does.
-func describeParent(p reconcile.Parent) string {
+func describeParent(p applyset.Parent) string {
 	return p.ParentGVK().Kind + " " + p.GetNamespace() + "/" + p.GetName()
 }
 
@@ -129,7 +129,7 @@ func readDocument(doc []byte, defaultNamespace string) (*document, error) {
 // renders: a Composition's Bundle by name, an instance's by its kind:
 // the --bundle folder or manifest (whose api must publish that kind), or
 // else the cluster's Bundle publishing it.
-func resolve(ctx context.Context, s *session, from string, d document) (reconcile.Parent, *templates.Bundle, error) {
+func resolve(ctx context.Context, s *session, from string, d document) (applyset.Parent, *templates.Bundle, error) {
 	if d.comp != nil {
 		b, err := loadBundle(ctx, s, from, d.comp.Spec.Bundle)
 		if err != nil {
@@ -153,7 +153,7 @@ func resolve(ctx context.Context, s *session, from string, d document) (reconcil
 	if err != nil {
 		return nil, nil, err
 	}
-	return reconcile.NewInstance(d.obj, spec), b, nil
+	return applyset.NewInstance(d.obj, spec), b, nil
 }
 
 // loadPublishing loads the --bundle folder or manifest, which must

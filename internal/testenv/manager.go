@@ -27,6 +27,7 @@ import (
 	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/admission"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/published"
 	"github.com/stencil-dev/stencil/templates"
 )
@@ -70,7 +71,7 @@ func (c *Controller) Renders(namespace, name string) int64 {
 
 // countingRenderer counts the renders of each Composition.
 type countingRenderer struct {
-	next reconcile.Renderer
+	next plan.Renderer
 	c    *Controller
 }
 
@@ -156,10 +157,10 @@ func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*
 	}
 	// The controller's default concurrency, and render limits short
 	// enough for tests to see overruns quickly.
-	opts := reconcile.Options{Version: "v0.0.0-test", MaxConcurrentReconciles: 4, ApplyConcurrency: 4,
-		RenderLimits: sandbox.Limits{Timeout: 3 * time.Second, Memory: 256 << 20}, Shard: shard}
+	opts := reconcile.Options{Version: "v0.0.0-test", MaxConcurrentReconciles: 4, ApplyConcurrency: 4, Shard: shard}
+	limits := sandbox.Limits{Timeout: 3 * time.Second, Memory: 256 << 20}
 	// The controller's own renderer (a pool of worker processes), counted.
-	pool, err := sandbox.New(sandbox.Options{Limits: opts.RenderLimits, Workers: opts.MaxConcurrentReconciles})
+	pool, err := sandbox.New(sandbox.Options{Limits: limits, Workers: opts.MaxConcurrentReconciles})
 	if err != nil {
 		return nil, err
 	}

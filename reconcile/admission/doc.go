@@ -3,7 +3,7 @@
 //
 //   - handler.go: the review. A create or update is rendered through the
 //     Composition reconciler's own path (its bundle cache, served APIs,
-//     renderer and limits, reconcile.NewPlan), so what it refuses is what
+//     renderer and limits, plan.NewPlan), so what it refuses is what
 //     a pass would stall on; a server dry run also gets warnings saying
 //     what the children would become (warnings.go: reconcile.DryRun and
 //     reconcile.PruneCandidates as the parent's writer). It never writes.

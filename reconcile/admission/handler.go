@@ -25,6 +25,8 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/published"
 	"github.com/stencil-dev/stencil/templates"
 )
@@ -228,11 +230,11 @@ func (h *reviewer) review(ctx context.Context, req admission.Request) review {
 	if parent == nil {
 		return rv
 	}
-	plan, rv := h.plan(ctx, parent, bundle, old)
-	if plan == nil || !dryRun {
+	planned, rv := h.plan(ctx, parent, bundle, old)
+	if planned == nil || !dryRun {
 		return rv
 	}
-	return review{warnings: h.preview(ctx, parent, bundle, plan)}
+	return review{warnings: h.preview(ctx, parent, bundle, planned)}
 }
 
 // decodeObject decodes an object of a request as the controller's
@@ -263,13 +265,13 @@ func sameRenderRequest(old, obj *unstructured.Unstructured) bool {
 		maps.Equal(stencilAnnotations(old), stencilAnnotations(obj))
 }
 
-// parent makes the request's object a reconcile.Parent, with the Bundle it renders.
+// parent makes the request's object a applyset.Parent, with the Bundle it renders.
 // With no parent, the review is the outcome: an instance whose
 // stencil.dev/* annotations are invalid is refused; a Bundle not found is
 // allowed with a warning.
-func (h *reviewer) parent(ctx context.Context, obj *unstructured.Unstructured) (reconcile.Parent, *v1alpha1.Bundle, review) {
+func (h *reviewer) parent(ctx context.Context, obj *unstructured.Unstructured) (applyset.Parent, *v1alpha1.Bundle, review) {
 	gvk := obj.GroupVersionKind()
-	if gvk.GroupKind() == reconcile.CompositionGroupKind {
+	if gvk.GroupKind() == applyset.CompositionGroupKind {
 		comp := &v1alpha1.Composition{}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, comp); err != nil {
 			return nil, nil, allowWarning("could not decode the Composition: %v; the controller will report", err)
@@ -294,7 +296,7 @@ func (h *reviewer) parent(ctx context.Context, obj *unstructured.Unstructured) (
 	if err != nil {
 		return nil, nil, review{denied: err.Error()}
 	}
-	return reconcile.NewInstance(obj, spec), b, review{}
+	return applyset.NewInstance(obj, spec), b, review{}
 }
 
 // bundle reads the named Bundle from the cache. A Bundle not found gives
@@ -312,12 +314,12 @@ func (h *reviewer) bundle(ctx context.Context, name string) (*v1alpha1.Bundle, r
 }
 
 // plan renders parent's Bundle through the controller's own path
-// (reconcile.RenderInput, the renderer with its sandbox limits, reconcile.NewPlan). A render
+// (plan.RenderInput, the renderer with its sandbox limits, plan.NewPlan). A render
 // or values error, an overrun of the render's limits and an object the
 // Bundle's permissions refuse deny the request with the controller's own
 // message (file:line or field path, never a value); any other error
 // allows it with a warning. old is the object before an update.
-func (h *reviewer) plan(ctx context.Context, parent reconcile.Parent, b *v1alpha1.Bundle, old *unstructured.Unstructured) (*reconcile.Plan, review) {
+func (h *reviewer) plan(ctx context.Context, parent applyset.Parent, b *v1alpha1.Bundle, old *unstructured.Unstructured) (*plan.Plan, review) {
 	loaded, err := h.r.LoadBundle(b)
 	if err != nil {
 		return nil, allowWarning("Bundle %s is not ready: %v; the controller will report", b.Name, err)
@@ -326,13 +328,13 @@ func (h *reviewer) plan(ctx context.Context, parent reconcile.Parent, b *v1alpha
 	if err != nil {
 		return nil, allowWarning("could not discover the served APIs: %v; the controller will report", err)
 	}
-	live := &reconcile.LiveComposition{UID: parent.GetUID()}
+	live := &plan.LiveComposition{UID: parent.GetUID()}
 	if old != nil {
-		live.Installed = reconcile.RecordsMembers(old.GetAnnotations())
+		live.Installed = plan.Installed(applyset.ParseInventory(old.GetAnnotations()))
 	}
-	plan, err := reconcile.NewPlan(ctx, h.r.Renderer(), loaded, reconcile.RenderInput(parent, live, caps), h.r.Mapper)
+	planned, err := plan.NewPlan(ctx, h.r.Renderer(), loaded, plan.RenderInput(parent, live, caps), h.r.Mapper)
 	var renderErr *templates.RenderError
-	var refused *reconcile.RefusedError
+	var refused *plan.RefusedError
 	switch {
 	case err != nil && ctx.Err() != nil:
 		// The render stopped at the review's deadline (a RenderError with
@@ -344,7 +346,7 @@ func (h *reviewer) plan(ctx context.Context, parent reconcile.Parent, b *v1alpha
 	case err != nil:
 		return nil, allowWarning("could not render Bundle %s: %v; the controller will report", b.Name, err)
 	}
-	return plan, review{}
+	return planned, review{}
 }
 
 // preview dry-run applies every planned object as the controller would
@@ -352,25 +354,25 @@ func (h *reviewer) plan(ctx context.Context, parent reconcile.Parent, b *v1alpha
 // prune, as warnings (see childWarnings). A render of no object prunes
 // nothing unless the parent or its Bundle allows it (see
 // guardEmptyRender): the warning says so instead.
-func (h *reviewer) preview(ctx context.Context, parent reconcile.Parent, b *v1alpha1.Bundle, plan *reconcile.Plan) []string {
+func (h *reviewer) preview(ctx context.Context, parent applyset.Parent, b *v1alpha1.Bundle, planned *plan.Plan) []string {
 	writer, err := h.r.WriterFor(parent)
 	if err != nil {
 		return []string{warningText(fmt.Sprintf("stencil: could not preview the children: %v", err))}
 	}
-	previews := reconcile.DryRun(ctx, writer, plan)
+	previews := reconcile.DryRun(ctx, writer, planned)
 	var pruned []reconcile.PruneCandidate
 	var pruneErr error
 	if prune := parent.ParentSpec().Prune; prune == nil || *prune {
-		pruned, pruneErr = reconcile.PruneCandidates(ctx, h.r.APIReader, h.r.Mapper, parent, plan)
+		pruned, pruneErr = reconcile.PruneCandidates(ctx, h.r.APIReader, h.r.Mapper, parent, planned)
 	}
-	if len(plan.Objects) == 0 && len(pruned) > 0 && !parent.ParentSpec().Suspend &&
+	if len(planned.Objects) == 0 && len(pruned) > 0 && !parent.ParentSpec().Suspend &&
 		parent.GetAnnotations()[reconcile.AnnotationAllowEmptyRender] != "true" && b.Annotations[reconcile.AnnotationAllowEmptyRender] != "true" {
 		return []string{warningText(fmt.Sprintf("stencil: %s renders no objects while its set has %d members: the controller would prune nothing and stall (EmptyRender); annotate it or its Bundle %s: \"true\" to delete them all",
-			reconcile.Describe(parent), len(pruned), reconcile.AnnotationAllowEmptyRender))}
+			applyset.Describe(parent), len(pruned), reconcile.AnnotationAllowEmptyRender))}
 	}
-	lines := childWarnings(parent.GetNamespace(), plan.ID, previews, pruned)
+	lines := childWarnings(parent.GetNamespace(), planned.ID, previews, pruned)
 	if parent.ParentSpec().Suspend && len(lines) > 0 {
-		lines = append([]string{"stencil: " + reconcile.Describe(parent) + " is suspended: nothing changes until it resumes"}, lines...)
+		lines = append([]string{"stencil: " + applyset.Describe(parent) + " is suspended: nothing changes until it resumes"}, lines...)
 	}
 	if pruneErr != nil {
 		lines = append(lines, fmt.Sprintf("stencil: could not list the members to prune: %v", pruneErr))

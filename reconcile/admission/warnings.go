@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // joinChanges joins changes with ", " within max runes; what does not fit
@@ -42,7 +43,7 @@ func joinChanges(changes []reconcile.FieldChange, max int) string {
 func childWarnings(namespace, id string, previews []reconcile.Preview, pruned []reconcile.PruneCandidate) []string {
 	var out []string
 	for _, pv := range previews {
-		name := childName(namespace, reconcile.Ref(pv.Desired))
+		name := childName(namespace, applyset.Ref(pv.Desired))
 		switch {
 		case pv.Err != nil:
 			out = append(out, "stencil: "+name+": would be refused: "+pv.Err.Error())
@@ -54,7 +55,7 @@ func childWarnings(namespace, id string, previews []reconcile.Preview, pruned []
 				continue
 			}
 			head := "stencil: " + name + ": "
-			if pv.Live.GetLabels()[reconcile.LabelPartOf] != id {
+			if pv.Live.GetLabels()[applyset.LabelPartOf] != id {
 				head += "would be adopted: "
 				for i := range changes {
 					changes[i].Old, changes[i].New, changes[i].Hidden = nil, nil, true

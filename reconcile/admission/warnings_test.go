@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 func TestCapWarnings(t *testing.T) {
@@ -71,7 +72,7 @@ func TestWarningTextHasNoControlCharacters(t *testing.T) {
 
 func TestChildWarnings(t *testing.T) {
 	dep := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
-		"metadata": map[string]any{"name": "shop", "namespace": "team", "labels": map[string]any{reconcile.LabelPartOf: "set"}},
+		"metadata": map[string]any{"name": "shop", "namespace": "team", "labels": map[string]any{applyset.LabelPartOf: "set"}},
 		"spec":     map[string]any{"replicas": int64(2)}}}
 	after := dep.DeepCopy()
 	after.Object["spec"] = map[string]any{"replicas": int64(3)}
@@ -79,7 +80,7 @@ func TestChildWarnings(t *testing.T) {
 	found := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": "db", "namespace": "team"}, "data": map[string]any{"password": "hunter2"}}}
 	adopted := found.DeepCopy()
-	adopted.SetLabels(map[string]string{reconcile.LabelPartOf: "set"})
+	adopted.SetLabels(map[string]string{applyset.LabelPartOf: "set"})
 	adopted.Object["data"] = map[string]any{"password": "mine"}
 	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": "x", "namespace": "other"}}}

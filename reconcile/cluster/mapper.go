@@ -1,4 +1,4 @@
-package reconcile
+package cluster
 
 import (
 	"k8s.io/apimachinery/pkg/api/meta"

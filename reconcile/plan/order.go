@@ -1,4 +1,4 @@
-package reconcile
+package plan
 
 import (
 	"cmp"
@@ -45,46 +45,46 @@ var kindRanks = map[string]int{
 	"HorizontalPodAutoscaler":        11,
 	"PodDisruptionBudget":            11,
 	"Ingress":                        11,
-	"MutatingWebhookConfiguration":   unknownRank + 1,
-	"ValidatingWebhookConfiguration": unknownRank + 1,
+	"MutatingWebhookConfiguration":   UnknownRank + 1,
+	"ValidatingWebhookConfiguration": UnknownRank + 1,
 }
 
-// unknownRank is the rank of kinds not in kindRanks.
-const unknownRank = 12
+// UnknownRank is the rank of kinds not in kindRanks.
+const UnknownRank = 12
 
-func kindRank(kind string) int {
+func KindRank(kind string) int {
 	if r, ok := kindRanks[kind]; ok {
 		return r
 	}
-	return unknownRank
+	return UnknownRank
 }
 
-// sortForApply orders objects by kind rank, keeping the render order within
+// SortForApply orders objects by kind rank, keeping the render order within
 // a rank, so the same render always gives the same plan. Helm hooks come
 // after every ordinary object, those with a pre- point first, then by
 // weight (helm.sh/hook-weight, lowest first), then kind rank: the apply
 // phase picks the hooks that run, before or after the ordinary objects.
-func sortForApply(objs []*unstructured.Unstructured) {
+func SortForApply(objs []*unstructured.Unstructured) {
 	slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int {
-		return compareStageKeys(stageKey(a), stageKey(b))
+		return CompareStageKeys(stageKey(a), stageKey(b))
 	})
 }
 
 // stageKey orders an object: ordinary objects, then hooks with a pre-
 // point, then the other hooks; hooks by weight; everything by kind rank.
 func stageKey(u *unstructured.Unstructured) [3]int {
-	if !isHook(u) {
-		return [3]int{0, 0, kindRank(u.GetKind())}
+	if !IsHook(u) {
+		return [3]int{0, 0, KindRank(u.GetKind())}
 	}
-	points, _ := hookPoints(u)
+	points, _ := HookPoints(u)
 	section := 2
 	if slices.ContainsFunc(points, func(p string) bool { return strings.HasPrefix(p, "pre-") }) {
 		section = 1
 	}
-	return [3]int{section, hookWeight(u), kindRank(u.GetKind())}
+	return [3]int{section, HookWeight(u), KindRank(u.GetKind())}
 }
 
-func compareStageKeys(a, b [3]int) int {
+func CompareStageKeys(a, b [3]int) int {
 	for i := range a {
 		if c := cmp.Compare(a[i], b[i]); c != 0 {
 			return c
@@ -93,10 +93,10 @@ func compareStageKeys(a, b [3]int) int {
 	return 0
 }
 
-// stages splits objects sorted by sortForApply into runs of equal stage key
+// Stages splits objects sorted by SortForApply into runs of equal stage key
 // (kind rank; for hooks, weight and kind rank): the objects of one stage are
-// applied concurrently, stages one after another.
-func stages(objs []*unstructured.Unstructured) [][]*unstructured.Unstructured {
+// applied concurrently, Stages one after another.
+func Stages(objs []*unstructured.Unstructured) [][]*unstructured.Unstructured {
 	var out [][]*unstructured.Unstructured
 	for i := 0; i < len(objs); {
 		j := i + 1

@@ -1,4 +1,4 @@
-package reconcile
+package cluster
 
 import (
 	"context"
@@ -23,7 +23,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/stencil-dev/stencil/reconcile/cluster"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -93,10 +92,10 @@ func capabilitiesRevision(caps *templates.Capabilities) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// capabilitiesSnapshot is what the cluster served when last discovered.
-type capabilitiesSnapshot struct {
-	caps     *templates.Capabilities
-	revision string
+// Snapshot is what the cluster served when last discovered.
+type Snapshot struct {
+	Caps     *templates.Capabilities
+	Revision string
 }
 
 // capabilitiesSettle is how long the controller waits after a CRD or an
@@ -105,7 +104,7 @@ type capabilitiesSnapshot struct {
 // its Established status) costs one discovery.
 const capabilitiesSettle = time.Second
 
-// capabilitiesCache keeps the controller's view of what the cluster serves.
+// Capabilities keeps the controller's view of what the cluster serves.
 // Renders read the snapshot and never call discovery themselves (but for
 // the very first one). It is refreshed when a CustomResourceDefinition or
 // an APIService is created, changed (a new version, the Established or
@@ -114,14 +113,14 @@ const capabilitiesSettle = time.Second
 // finds other capabilities than before, every Composition is queued
 // (changed), and its render memo key, which holds the revision, no longer
 // matches.
-type capabilitiesCache struct {
+type Capabilities struct {
 	discover func(context.Context) (*templates.Capabilities, error)
 	// metadata lists and watches CRDs and APIServices; nil in tests that
 	// refresh by hand.
 	metadata metadata.Interface
 
 	mu      sync.Mutex // serializes discovery
-	current atomic.Pointer[capabilitiesSnapshot]
+	current atomic.Pointer[Snapshot]
 	stale   chan struct{} // holds one token when a watched object changed
 	// subs are the controllers told of a change (subscribe): the
 	// Composition controller and those of the published kinds.
@@ -131,7 +130,7 @@ type capabilitiesCache struct {
 
 // subscribe returns a channel told of each change of the
 // served APIs, until ctx ends.
-func (c *capabilitiesCache) subscribe(ctx context.Context) <-chan event.GenericEvent {
+func (c *Capabilities) Subscribe(ctx context.Context) <-chan event.GenericEvent {
 	ch := make(chan event.GenericEvent, 1)
 	c.subsMu.Lock()
 	defer c.subsMu.Unlock()
@@ -150,7 +149,7 @@ func (c *capabilitiesCache) subscribe(ctx context.Context) <-chan event.GenericE
 // notify tells every subscriber that the served APIs changed. A
 // subscriber that has a notice pending has its requeue of every parent
 // pending already.
-func (c *capabilitiesCache) notify() {
+func (c *Capabilities) notify() {
 	c.subsMu.Lock()
 	defer c.subsMu.Unlock()
 	for ch := range c.subs {
@@ -161,8 +160,8 @@ func (c *capabilitiesCache) notify() {
 	}
 }
 
-func newCapabilitiesCache(dc discovery.DiscoveryInterfaceWithContext, md metadata.Interface) *capabilitiesCache {
-	return &capabilitiesCache{
+func newCapabilitiesCache(dc discovery.DiscoveryInterfaceWithContext, md metadata.Interface) *Capabilities {
+	return &Capabilities{
 		discover: func(ctx context.Context) (*templates.Capabilities, error) { return DiscoverCapabilities(ctx, dc) },
 		metadata: md,
 		stale:    make(chan struct{}, 1),
@@ -171,7 +170,7 @@ func newCapabilitiesCache(dc discovery.DiscoveryInterfaceWithContext, md metadat
 
 // get returns the current capabilities, discovering them if no refresh
 // has yet.
-func (c *capabilitiesCache) get(ctx context.Context) (*capabilitiesSnapshot, error) {
+func (c *Capabilities) Get(ctx context.Context) (*Snapshot, error) {
 	if s := c.current.Load(); s != nil {
 		return s, nil
 	}
@@ -188,13 +187,13 @@ func (c *capabilitiesCache) get(ctx context.Context) (*capabilitiesSnapshot, err
 // the last ones. A partial discovery (an aggregated API that does not
 // answer) is kept, and logged: the group's APIService changes when it
 // answers again, which refreshes once more.
-func (c *capabilitiesCache) refresh(ctx context.Context) (*capabilitiesSnapshot, bool, error) {
+func (c *Capabilities) refresh(ctx context.Context) (*Snapshot, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.refreshLocked(ctx)
 }
 
-func (c *capabilitiesCache) refreshLocked(ctx context.Context) (*capabilitiesSnapshot, bool, error) {
+func (c *Capabilities) refreshLocked(ctx context.Context) (*Snapshot, bool, error) {
 	caps, err := c.discover(ctx)
 	if caps == nil {
 		return nil, false, err
@@ -202,13 +201,13 @@ func (c *capabilitiesCache) refreshLocked(ctx context.Context) (*capabilitiesSna
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Info("some APIs could not be discovered; .Capabilities lacks them", "error", err.Error())
 	}
-	s := &capabilitiesSnapshot{caps: caps, revision: capabilitiesRevision(caps)}
+	s := &Snapshot{Caps: caps, Revision: capabilitiesRevision(caps)}
 	old := c.current.Swap(s)
-	return s, old != nil && old.revision != s.revision, nil
+	return s, old != nil && old.Revision != s.Revision, nil
 }
 
 // markStale records that the served APIs may have changed.
-func (c *capabilitiesCache) markStale() {
+func (c *Capabilities) markStale() {
 	select {
 	case c.stale <- struct{}{}:
 	default:
@@ -217,7 +216,7 @@ func (c *capabilitiesCache) markStale() {
 
 // Start watches CRDs and APIServices and refreshes the capabilities after
 // they change, until ctx ends. It runs on the leader, with the controller.
-func (c *capabilitiesCache) Start(ctx context.Context) error {
+func (c *Capabilities) Start(ctx context.Context) error {
 	factory := metadatainformer.NewSharedInformerFactory(c.metadata, 0)
 	handler := toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { c.markStale() },
@@ -229,7 +228,7 @@ func (c *capabilitiesCache) Start(ctx context.Context) error {
 		{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"},
 	} {
 		inf := factory.ForResource(gvr).Informer()
-		if err := inf.SetTransform(cluster.StripManagedFields); err != nil {
+		if err := inf.SetTransform(StripManagedFields); err != nil {
 			return err
 		}
 		if _, err := inf.AddEventHandler(handler); err != nil {
@@ -262,11 +261,11 @@ func (c *capabilitiesCache) Start(ctx context.Context) error {
 	}
 }
 
-// newManagerCapabilities returns the capabilities cache of a manager's
+// NewManagerCapabilities returns the capabilities cache of a manager's
 // controller, started (and stopped) with the manager: on the leader, or
 // on every replica when everyReplica (the admission webhook, served by
 // every replica, renders too).
-func newManagerCapabilities(mgr ctrl.Manager, everyReplica bool) (*capabilitiesCache, error) {
+func NewManagerCapabilities(mgr ctrl.Manager, everyReplica bool) (*Capabilities, error) {
 	dc, err := discovery.NewDiscoveryClientForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return nil, fmt.Errorf("discovery client: %w", err)

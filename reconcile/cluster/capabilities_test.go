@@ -1,4 +1,4 @@
-package reconcile
+package cluster
 
 import (
 	"context"
@@ -27,29 +27,29 @@ func TestCapabilitiesCache(t *testing.T) {
 		}), partial
 	}
 	ctx := context.Background()
-	first, err := c.get(ctx)
-	if err != nil || !first.caps.APIVersions.Has("apps/v1/Deployment") {
+	first, err := c.Get(ctx)
+	if err != nil || !first.Caps.APIVersions.Has("apps/v1/Deployment") {
 		t.Fatalf("get: %v, %+v", err, first)
 	}
-	if again, _ := c.get(ctx); again != first || calls != 1 {
+	if again, _ := c.Get(ctx); again != first || calls != 1 {
 		t.Errorf("a second get discovered again (%d calls)", calls)
 	}
 
 	served = []string{"apps/v1/Deployment", "apps/v1", "v1/ConfigMap", "v1"}
-	if s, changed, err := c.refresh(ctx); err != nil || changed || s.revision != first.revision {
-		t.Errorf("the same APIs in another order: changed %t, revision %s → %s (err %v)", changed, first.revision, s.revision, err)
+	if s, changed, err := c.refresh(ctx); err != nil || changed || s.Revision != first.Revision {
+		t.Errorf("the same APIs in another order: changed %t, revision %s → %s (err %v)", changed, first.Revision, s.Revision, err)
 	}
 	served = append(served, "example.com/v1", "example.com/v1/Widget")
 	partial = errors.New("example.com/v1: the server is currently unable to handle the request")
 	second, changed, err := c.refresh(ctx)
-	if err != nil || !changed || second.revision == first.revision || !second.caps.APIVersions.Has("example.com/v1/Widget") {
-		t.Errorf("a new kind, partially discovered: changed %t, err %v, caps %v", changed, err, second.caps.APIVersions)
+	if err != nil || !changed || second.Revision == first.Revision || !second.Caps.APIVersions.Has("example.com/v1/Widget") {
+		t.Errorf("a new kind, partially discovered: changed %t, err %v, caps %v", changed, err, second.Caps.APIVersions)
 	}
 	fail = errors.New("connection refused")
 	if _, _, err := c.refresh(ctx); err == nil {
 		t.Error("a failed discovery reported no error")
 	}
-	if got, _ := c.get(ctx); got != second {
+	if got, _ := c.Get(ctx); got != second {
 		t.Error("a failed discovery dropped the last capabilities")
 	}
 

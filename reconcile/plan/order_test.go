@@ -1,4 +1,4 @@
-package reconcile
+package plan
 
 import (
 	"testing"
@@ -35,7 +35,7 @@ func TestSortForApply(t *testing.T) {
 		obj("Namespace", "ns"),
 		obj("CustomResourceDefinition", "widgets.example.com"),
 	}
-	sortForApply(objs)
+	SortForApply(objs)
 	want := []string{
 		"CustomResourceDefinition/widgets.example.com", "Namespace/ns", "ServiceAccount/sa", "RoleBinding/rb",
 		"ConfigMap/cfg", "Service/svc", "Deployment/b", "Deployment/a", "Widget/w", "ValidatingWebhookConfiguration/hook",
@@ -44,10 +44,10 @@ func TestSortForApply(t *testing.T) {
 		t.Errorf("apply order (-want +got):\n%s", diff)
 	}
 	var got [][]string
-	for _, s := range stages(objs) {
+	for _, s := range Stages(objs) {
 		got = append(got, names(s))
 	}
 	if len(got) != 9 || len(got[6]) != 2 {
-		t.Errorf("stages = %v, want 9 with both Deployments together", got)
+		t.Errorf("Stages = %v, want 9 with both Deployments together", got)
 	}
 }

@@ -1,4 +1,4 @@
-package reconcile
+package plan
 
 import (
 	"testing"
@@ -31,10 +31,10 @@ func TestFilterHooks(t *testing.T) {
 		hook("Job", "both", "post-delete,post-install"),
 		hook("ConfigMap", "upper", "PRE-UPGRADE"),
 	}
-	got := names(filterHooks(objs))
+	got := names(FilterHooks(objs))
 	want := []string{"Deployment/app", "Job/migrate", "Job/both", "ConfigMap/upper"}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("kept objects (-want +got):\n%s", diff)
+		t.Errorf("Kept objects (-want +got):\n%s", diff)
 	}
 }
 
@@ -51,9 +51,9 @@ func TestHookPointFor(t *testing.T) {
 		{"pre-install,post-install", "install", "pre-install", true, true},
 		{" Post-Upgrade ", "upgrade", "post-upgrade", false, true},
 	} {
-		point, pre, ok := hookPointFor(hook("Job", "j", tc.points), tc.event)
+		point, pre, ok := HookPointFor(hook("Job", "j", tc.points), tc.event)
 		if point != tc.point || pre != tc.pre || ok != tc.ok {
-			t.Errorf("hookPointFor(%q, %s) = %q, %v, %v; want %q, %v, %v", tc.points, tc.event, point, pre, ok, tc.point, tc.pre, tc.ok)
+			t.Errorf("HookPointFor(%q, %s) = %q, %v, %v; want %q, %v, %v", tc.points, tc.event, point, pre, ok, tc.point, tc.pre, tc.ok)
 		}
 	}
 }
@@ -71,18 +71,18 @@ func TestSortForApplyHooks(t *testing.T) {
 		obj("ConfigMap", "cfg"),
 		hook("ConfigMap", "early-post", "post-upgrade", AnnotationHookWeight, "-10"),
 	}
-	sortForApply(objs)
+	SortForApply(objs)
 	want := []string{"ConfigMap/cfg", "Deployment/app", "ServiceAccount/migrate", "ConfigMap/bad-weight", "Job/migrate", "ConfigMap/early-post", "ConfigMap/late"}
 	if diff := cmp.Diff(want, names(objs)); diff != "" {
 		t.Errorf("apply order (-want +got):\n%s", diff)
 	}
 	var got [][]string
-	for _, s := range stages(objs[2:]) {
+	for _, s := range Stages(objs[2:]) {
 		got = append(got, names(s))
 	}
 	wantStages := [][]string{{"ServiceAccount/migrate"}, {"ConfigMap/bad-weight"}, {"Job/migrate"}, {"ConfigMap/early-post"}, {"ConfigMap/late"}}
 	if diff := cmp.Diff(wantStages, got); diff != "" {
-		t.Errorf("hook stages (-want +got):\n%s", diff)
+		t.Errorf("hook Stages (-want +got):\n%s", diff)
 	}
 }
 
@@ -90,26 +90,26 @@ func TestOutcomeOf(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		obj  string
-		want hookOutcome
+		want HookOutcome
 	}{
-		{"job running", `{"apiVersion":"batch/v1","kind":"Job","status":{"active":1}}`, hookRunning},
-		{"job complete", `{"apiVersion":"batch/v1","kind":"Job","status":{"conditions":[{"type":"SuccessCriteriaMet","status":"True"},{"type":"Complete","status":"True"}]}}`, hookDone},
-		{"job success criteria only", `{"apiVersion":"batch/v1","kind":"Job","status":{"conditions":[{"type":"SuccessCriteriaMet","status":"True"}]}}`, hookRunning},
-		{"job failed", `{"apiVersion":"batch/v1","kind":"Job","status":{"conditions":[{"type":"Failed","status":"True","reason":"BackoffLimitExceeded"}]}}`, hookBroken},
-		{"job complete false", `{"apiVersion":"batch/v1","kind":"Job","status":{"conditions":[{"type":"Complete","status":"False"}]}}`, hookRunning},
-		{"pod running", `{"apiVersion":"v1","kind":"Pod","status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}`, hookRunning},
-		{"pod succeeded", `{"apiVersion":"v1","kind":"Pod","status":{"phase":"Succeeded"}}`, hookDone},
-		{"pod failed", `{"apiVersion":"v1","kind":"Pod","status":{"phase":"Failed"}}`, hookBroken},
-		{"configmap", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}`, hookDone},
-		{"custom resource stalled", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"generation":1},"status":{"observedGeneration":1,"conditions":[{"type":"Stalled","status":"True"}]}}`, hookBroken},
-		{"custom resource reconciling", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"generation":2},"status":{"observedGeneration":1}}`, hookRunning},
+		{"job running", `{"apiVersion":"batch/v1","kind":"Job","status":{"active":1}}`, HookRunning},
+		{"job complete", `{"apiVersion":"batch/v1","kind":"Job","status":{"conditions":[{"type":"SuccessCriteriaMet","status":"True"},{"type":"Complete","status":"True"}]}}`, HookDone},
+		{"job success criteria only", `{"apiVersion":"batch/v1","kind":"Job","status":{"conditions":[{"type":"SuccessCriteriaMet","status":"True"}]}}`, HookRunning},
+		{"job failed", `{"apiVersion":"batch/v1","kind":"Job","status":{"conditions":[{"type":"Failed","status":"True","reason":"BackoffLimitExceeded"}]}}`, HookBroken},
+		{"job complete false", `{"apiVersion":"batch/v1","kind":"Job","status":{"conditions":[{"type":"Complete","status":"False"}]}}`, HookRunning},
+		{"pod running", `{"apiVersion":"v1","kind":"Pod","status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}`, HookRunning},
+		{"pod succeeded", `{"apiVersion":"v1","kind":"Pod","status":{"phase":"Succeeded"}}`, HookDone},
+		{"pod failed", `{"apiVersion":"v1","kind":"Pod","status":{"phase":"Failed"}}`, HookBroken},
+		{"configmap", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}`, HookDone},
+		{"custom resource stalled", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"generation":1},"status":{"observedGeneration":1,"conditions":[{"type":"Stalled","status":"True"}]}}`, HookBroken},
+		{"custom resource reconciling", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"generation":2},"status":{"observedGeneration":1}}`, HookRunning},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u := &unstructured.Unstructured{}
 			if err := u.UnmarshalJSON([]byte(tc.obj)); err != nil {
 				t.Fatal(err)
 			}
-			if got, msg := outcomeOf(u); got != tc.want {
+			if got, msg := OutcomeOf(u); got != tc.want {
 				t.Errorf("outcome = %d (%s), want %d", got, msg, tc.want)
 			}
 		})
@@ -120,8 +120,8 @@ func TestKept(t *testing.T) {
 	for v, want := range map[string]bool{"keep": true, " Keep ": true, "": false, "delete": false} {
 		u := obj("ConfigMap", "c")
 		u.SetAnnotations(map[string]string{AnnotationResourcePolicy: v})
-		if kept(u) != want {
-			t.Errorf("kept(%q) = %v, want %v", v, !want, want)
+		if Kept(u) != want {
+			t.Errorf("Kept(%q) = %v, want %v", v, !want, want)
 		}
 	}
 }

@@ -1,9 +1,11 @@
-package reconcile
+package plan
 
 import (
 	"context"
 	"fmt"
 	"slices"
+
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -13,9 +15,6 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/templates"
 )
-
-// CompositionGroupKind is the group-kind of every ApplySet parent stencil manages.
-var CompositionGroupKind = schema.GroupKind{Group: v1alpha1.GroupVersion.Group, Kind: "Composition"}
 
 // Plan is what one render of a Composition asks to be applied: the objects
 // in apply order, each placed in its namespace and labelled as a member of
@@ -28,7 +27,7 @@ type Plan struct {
 	// BundleRevision is the revision of the bundle rendered.
 	BundleRevision string
 
-	inventory inventory
+	Inventory applyset.Inventory
 }
 
 // RefusedError reports a rendered object that the Bundle's permissions do
@@ -74,12 +73,12 @@ type LiveComposition struct {
 // reads the same annotation live before it renders, applies the same rule
 // (installed); `stencil render` and `stencil diff` call Live on the live
 // Composition of the same name.
-func Live(comp Parent) *LiveComposition {
-	return &LiveComposition{UID: comp.GetUID(), Installed: installed(parseInventory(comp.GetAnnotations()))}
+func Live(comp applyset.Parent) *LiveComposition {
+	return &LiveComposition{UID: comp.GetUID(), Installed: Installed(applyset.ParseInventory(comp.GetAnnotations()))}
 }
 
-// installed is the rule of LiveComposition.Installed.
-func installed(inv inventory) bool { return len(inv.groupKinds) > 0 }
+// Installed is the rule of LiveComposition.Installed: inv records members.
+func Installed(inv applyset.Inventory) bool { return len(inv.GroupKinds) > 0 }
 
 // writtenByTools are the labels and annotations that tools write on a
 // Composition about the Composition itself: the ApplySet metadata stencil
@@ -88,10 +87,10 @@ func installed(inv inventory) bool { return len(inv.groupKinds) > 0 }
 // Composition asks for, a Composition read from a file does not have them,
 // and they change under the controller's own writes.
 var writtenByTools = map[string]bool{
-	LabelApplySetID:      true,
-	AnnotationTooling:    true,
-	AnnotationGroupKinds: true,
-	AnnotationNamespaces: true,
+	applyset.LabelApplySetID:                           true,
+	applyset.AnnotationTooling:                         true,
+	applyset.AnnotationGroupKinds:                      true,
+	applyset.AnnotationNamespaces:                      true,
 	"kubectl.kubernetes.io/last-applied-configuration": true,
 }
 
@@ -111,7 +110,7 @@ func userMetadata(m map[string]string) map[string]string {
 // inputGroupKind is the group-kind of the parent a render is for.
 func inputGroupKind(c templates.CompositionInfo) schema.GroupKind {
 	if c.Kind == "" {
-		return CompositionGroupKind
+		return applyset.CompositionGroupKind
 	}
 	return schema.FromAPIVersionAndKind(c.APIVersion, c.Kind).GroupKind()
 }
@@ -131,7 +130,7 @@ func inputGroupKind(c templates.CompositionInfo) schema.GroupKind {
 //     uid or status comp carries;
 //   - .Capabilities is caps: discovered from the cluster
 //     (DiscoverCapabilities), or OfflineCapabilities without one.
-func RenderInput(comp Parent, live *LiveComposition, caps *templates.Capabilities) templates.Input {
+func RenderInput(comp applyset.Parent, live *LiveComposition, caps *templates.Capabilities) templates.Input {
 	in := templates.Input{
 		Values: comp.ParentSpec().Values,
 		Composition: templates.CompositionInfo{
@@ -151,18 +150,6 @@ func RenderInput(comp Parent, live *LiveComposition, caps *templates.Capabilitie
 	return in
 }
 
-// renderInput is RenderInput in the controller: the Composition from the
-// cache, its recorded inventory as ensureParent read it live, and the
-// cached capabilities with their revision.
-func (r *CompositionReconciler) renderInput(ctx context.Context, s *scope) (templates.Input, string, error) {
-	caps, err := r.capabilities.get(ctx)
-	if err != nil {
-		return templates.Input{}, "", err
-	}
-	live := &LiveComposition{UID: s.comp.GetUID(), Installed: installed(s.parent.inventory)}
-	return RenderInput(s.comp, live, caps.caps), caps.revision, nil
-}
-
 // NewPlan renders a bundle with r for the Composition that in describes
 // (see RenderInput) and prepares the result for apply: it places namespaced
 // objects in the Composition's namespace, refuses what the bundle's
@@ -177,10 +164,10 @@ func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.
 	if err != nil {
 		return nil, err
 	}
-	objs = filterHooks(objs) // Helm test hooks and hook points stencil does not run are never applied
+	objs = FilterHooks(objs) // Helm test hooks and hook points stencil does not run are never applied
 	namespace := in.Composition.Namespace
 	p := &Plan{
-		ID:             ApplySetID(in.Composition.Name, namespace, inputGroupKind(in.Composition)),
+		ID:             applyset.ID(in.Composition.Name, namespace, inputGroupKind(in.Composition)),
 		BundleRevision: b.Revision(),
 	}
 	crdScopes := renderedCRDScopes(objs)
@@ -197,9 +184,9 @@ func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.
 		// Two objects that only differ before placement (one names the
 		// Composition's namespace, one names none) are one object: applied
 		// twice, they would flip between two versions on every pass.
-		key := objectKey(u)
+		key := ObjectKey(u)
 		if placed[key] {
-			return nil, &templates.RenderError{Msg: fmt.Sprintf("%s is rendered twice (once with its namespace, once without)", Ref(u))}
+			return nil, &templates.RenderError{Msg: fmt.Sprintf("%s is rendered twice (once with its namespace, once without)", applyset.Ref(u))}
 		}
 		placed[key] = true
 		sanitize(u)
@@ -207,19 +194,19 @@ func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.
 		if labels == nil {
 			labels = map[string]string{}
 		}
-		labels[LabelPartOf] = p.ID
+		labels[applyset.LabelPartOf] = p.ID
 		u.SetLabels(labels)
 		p.Objects = append(p.Objects, u)
-		p.inventory.groupKinds = append(p.inventory.groupKinds, u.GroupVersionKind().GroupKind())
-		p.inventory.namespaces = append(p.inventory.namespaces, u.GetNamespace())
+		p.Inventory.GroupKinds = append(p.Inventory.GroupKinds, u.GroupVersionKind().GroupKind())
+		p.Inventory.Namespaces = append(p.Inventory.Namespaces, u.GetNamespace())
 	}
-	p.inventory = p.inventory.normalize(namespace)
-	sortForApply(p.Objects)
+	p.Inventory = p.Inventory.Normalize(namespace)
+	SortForApply(p.Objects)
 	return p, nil
 }
 
-// objectKey identifies an object by group, kind, namespace and name.
-func objectKey(u *unstructured.Unstructured) string {
+// ObjectKey identifies an object by group, kind, namespace and name.
+func ObjectKey(u *unstructured.Unstructured) string {
 	gvk := u.GroupVersionKind()
 	return gvk.Group + "/" + gvk.Kind + "/" + u.GetNamespace() + "/" + u.GetName()
 }
@@ -262,7 +249,7 @@ func place(u *unstructured.Unstructured, namespaced bool, namespace string, perm
 			return p.Group == gk.Group && (p.Kind == gk.Kind || p.Kind == "*")
 		}) {
 			return &RefusedError{Object: gk.Kind + "/" + u.GetName(),
-				Reason: fmt.Sprintf("%s is cluster-scoped and the bundle's spec.permissions.clusterScoped does not allow it", formatGroupKind(gk))}
+				Reason: fmt.Sprintf("%s is cluster-scoped and the bundle's spec.permissions.clusterScoped does not allow it", applyset.FormatGroupKind(gk))}
 		}
 		return nil
 	}
@@ -271,7 +258,7 @@ func place(u *unstructured.Unstructured, namespaced bool, namespace string, perm
 		u.SetNamespace(namespace)
 	case ns != namespace && !slices.Contains(perms.Namespaces, ns) && !slices.Contains(perms.Namespaces, "*"):
 		return &RefusedError{Object: gk.Kind + "/" + ns + "/" + u.GetName(),
-			Reason: fmt.Sprintf("namespace %q is not the Composition's (%q) and the bundle's spec.permissions.namespaces does not allow it", ns, namespace)}
+			Reason: fmt.Sprintf("namespace %q is not the Composition's (%q) and the bundle's spec.permissions.Namespaces does not allow it", ns, namespace)}
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package reconcile
+package applyset
 
 import (
 	"testing"
@@ -17,35 +17,35 @@ func TestApplySetID(t *testing.T) {
 		{"my-set", "test", schema.GroupKind{Kind: "Secret"}, "applyset-0eFHV8ySqp7XoShsGvyWFQD3s96yqwHmzc4e0HR1dsY-v1"},
 	}
 	for _, tt := range tests {
-		if got := ApplySetID(tt.name, tt.namespace, tt.gk); got != tt.want {
-			t.Errorf("ApplySetID(%q, %q, %v) = %q, want %q", tt.name, tt.namespace, tt.gk, got, tt.want)
+		if got := ID(tt.name, tt.namespace, tt.gk); got != tt.want {
+			t.Errorf("ID(%q, %q, %v) = %q, want %q", tt.name, tt.namespace, tt.gk, got, tt.want)
 		}
 	}
-	a := ApplySetID("app", "ns", schema.GroupKind{Group: "stencil.dev", Kind: "Composition"})
-	b := ApplySetID("app", "other", schema.GroupKind{Group: "stencil.dev", Kind: "Composition"})
+	a := ID("app", "ns", schema.GroupKind{Group: "stencil.dev", Kind: "Composition"})
+	b := ID("app", "other", schema.GroupKind{Group: "stencil.dev", Kind: "Composition"})
 	if a == b {
-		t.Errorf("ids of parents in different namespaces collide: %s", a)
+		t.Errorf("ids of parents in different Namespaces collide: %s", a)
 	}
 }
 
 func TestInventoryAnnotations(t *testing.T) {
-	got := parseInventory(map[string]string{
+	got := ParseInventory(map[string]string{
 		AnnotationGroupKinds: "Service,Deployment.apps, ConfigMap,Deployment.apps",
 		AnnotationNamespaces: "b,a,,a",
 	})
-	gks, nss := got.annotations()
+	gks, nss := got.Annotations()
 	if diff := cmp.Diff("ConfigMap,Deployment.apps,Service", gks); diff != "" {
 		t.Errorf("group-kinds (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff("a,b", nss); diff != "" {
-		t.Errorf("namespaces (-want +got):\n%s", diff)
+		t.Errorf("Namespaces (-want +got):\n%s", diff)
 	}
-	wider := got.union(inventory{groupKinds: []schema.GroupKind{{Group: "batch", Kind: "Job"}}, namespaces: []string{"c"}})
-	gks, nss = wider.normalize("a").annotations()
+	wider := got.Union(Inventory{GroupKinds: []schema.GroupKind{{Group: "batch", Kind: "Job"}}, Namespaces: []string{"c"}})
+	gks, nss = wider.Normalize("a").Annotations()
 	if gks != "ConfigMap,Deployment.apps,Job.batch,Service" || nss != "b,c" {
 		t.Errorf("union = %q / %q", gks, nss)
 	}
-	if gk := parseInventory(map[string]string{AnnotationGroupKinds: "Deployment.apps"}).groupKinds[0]; gk != (schema.GroupKind{Group: "apps", Kind: "Deployment"}) {
+	if gk := ParseInventory(map[string]string{AnnotationGroupKinds: "Deployment.apps"}).GroupKinds[0]; gk != (schema.GroupKind{Group: "apps", Kind: "Deployment"}) {
 		t.Errorf("parsed %v", gk)
 	}
 }

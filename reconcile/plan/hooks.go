@@ -1,4 +1,4 @@
-package reconcile
+package plan
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // Helm's annotations that stencil honours, and the one it adds to hooks.
@@ -30,7 +32,7 @@ const (
 	// ApplySet part-of label and is left in place).
 	AnnotationResourcePolicy = "helm.sh/resource-policy"
 	// AnnotationHookRevision is written by stencil on every hook it
-	// applies: the revision of the inputs (see hookRevision) the hook runs
+	// applies: the revision of the inputs (see HookRevision) the hook runs
 	// for. A live hook of another revision is replaced when its hook point
 	// runs again.
 	AnnotationHookRevision = "stencil.dev/hook-revision"
@@ -38,29 +40,29 @@ const (
 
 // Hook events: which pair of hook points a revision runs.
 const (
-	hookEventInstall = "install"
-	hookEventUpgrade = "upgrade"
+	HookEventInstall = "install"
+	HookEventUpgrade = "upgrade"
 )
 
 // Results of a hook that ran to an end, as recorded in status.hooks.
 const (
-	hookSucceeded = "Succeeded"
-	hookFailed    = "Failed"
+	HookSucceeded = "Succeeded"
+	HookFailed    = "Failed"
 )
 
 // Helm's delete policies.
 const (
-	policyBeforeCreation = "before-hook-creation"
-	policySucceeded      = "hook-succeeded"
-	policyFailed         = "hook-failed"
+	PolicyBeforeCreation = "before-hook-creation"
+	PolicySucceeded      = "hook-succeeded"
+	PolicyFailed         = "hook-failed"
 )
 
-// runnableHookPoints are the hook points stencil runs.
-var runnableHookPoints = []string{"pre-install", "pre-upgrade", "post-install", "post-upgrade"}
+// RunnableHookPoints are the hook points stencil runs.
+var RunnableHookPoints = []string{"pre-install", "pre-upgrade", "post-install", "post-upgrade"}
 
-// hookPoints parses helm.sh/hook as Helm does (comma-separated, trimmed,
+// HookPoints parses helm.sh/hook as Helm does (comma-separated, trimmed,
 // lower-cased); ok is false for an object that is not a hook.
-func hookPoints(u metav1.Object) (points []string, ok bool) {
+func HookPoints(u metav1.Object) (points []string, ok bool) {
 	v, ok := u.GetAnnotations()[AnnotationHook]
 	if !ok {
 		return nil, false
@@ -73,26 +75,26 @@ func hookPoints(u metav1.Object) (points []string, ok bool) {
 	return points, true
 }
 
-// isHook reports whether an object is a Helm hook.
-func isHook(u metav1.Object) bool {
+// IsHook reports whether an object is a Helm hook.
+func IsHook(u metav1.Object) bool {
 	_, ok := u.GetAnnotations()[AnnotationHook]
 	return ok
 }
 
-// filterHooks drops the rendered objects stencil never applies: Helm test
+// FilterHooks drops the rendered objects stencil never applies: Helm test
 // hooks (helm.sh/hook: test, test-success, test-failure, any test*) and
 // hooks of no point stencil runs (pre-delete, post-delete, pre-rollback,
 // post-rollback, or none it knows). A hook that also names pre-/post-
-// install or -upgrade is kept. `stencil render` shows what is left.
-func filterHooks(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+// install or -upgrade is Kept. `stencil render` shows what is left.
+func FilterHooks(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
 	return slices.DeleteFunc(objs, func(u *unstructured.Unstructured) bool {
-		points, ok := hookPoints(u)
-		return ok && !slices.ContainsFunc(points, func(p string) bool { return slices.Contains(runnableHookPoints, p) })
+		points, ok := HookPoints(u)
+		return ok && !slices.ContainsFunc(points, func(p string) bool { return slices.Contains(RunnableHookPoints, p) })
 	})
 }
 
-// hookWeight is helm.sh/hook-weight as an integer, 0 when absent or not one.
-func hookWeight(u metav1.Object) int {
+// HookWeight is helm.sh/hook-weight as an integer, 0 when absent or not one.
+func HookWeight(u metav1.Object) int {
 	w, err := strconv.Atoi(strings.TrimSpace(u.GetAnnotations()[AnnotationHookWeight]))
 	if err != nil {
 		return 0
@@ -100,11 +102,11 @@ func hookWeight(u metav1.Object) int {
 	return w
 }
 
-// hookPointFor returns the hook point at which u runs for event, and
+// HookPointFor returns the hook point at which u runs for event, and
 // whether it runs before (pre) the ordinary members; ok is false when u
 // does not run for event. A hook naming both pre- and post- runs before.
-func hookPointFor(u metav1.Object, event string) (point string, pre, ok bool) {
-	points, _ := hookPoints(u)
+func HookPointFor(u metav1.Object, event string) (point string, pre, ok bool) {
+	points, _ := HookPoints(u)
 	switch {
 	case slices.Contains(points, "pre-"+event):
 		return "pre-" + event, true, true
@@ -114,8 +116,8 @@ func hookPointFor(u metav1.Object, event string) (point string, pre, ok bool) {
 	return "", false, false
 }
 
-// deletePolicies returns helm.sh/hook-delete-policy as a list.
-func deletePolicies(u metav1.Object) []string {
+// DeletePolicies returns helm.sh/hook-delete-policy as a list.
+func DeletePolicies(u metav1.Object) []string {
 	var out []string
 	for _, p := range strings.Split(u.GetAnnotations()[AnnotationHookDeletePolicy], ",") {
 		if p = strings.ToLower(strings.TrimSpace(p)); p != "" {
@@ -125,35 +127,35 @@ func deletePolicies(u metav1.Object) []string {
 	return out
 }
 
-// kept reports whether an object is annotated helm.sh/resource-policy: keep.
-func kept(o metav1.Object) bool {
+// Kept reports whether an object is annotated helm.sh/resource-policy: keep.
+func Kept(o metav1.Object) bool {
 	return strings.ToLower(strings.TrimSpace(o.GetAnnotations()[AnnotationResourcePolicy])) == "keep"
 }
 
-// hookRevision is the revision of a Composition's inputs that hooks run
+// HookRevision is the revision of a Composition's inputs that hooks run
 // once for: its generation and the Bundle's revision.
-func hookRevision(comp Parent, bundleRevision string) string {
+func HookRevision(comp applyset.Parent, bundleRevision string) string {
 	return fmt.Sprintf("%d/%s", comp.GetGeneration(), bundleRevision)
 }
 
-// ordinaryObjects returns the objects of a plan that are not hooks.
-func ordinaryObjects(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
-	return slices.DeleteFunc(slices.Clone(objs), func(u *unstructured.Unstructured) bool { return isHook(u) })
+// OrdinaryObjects returns the objects of a plan that are not hooks.
+func OrdinaryObjects(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	return slices.DeleteFunc(slices.Clone(objs), func(u *unstructured.Unstructured) bool { return IsHook(u) })
 }
 
-// hookOutcome is what a live hook object says of its run.
-type hookOutcome int
+// HookOutcome is what a live hook object says of its run.
+type HookOutcome int
 
 const (
-	hookRunning hookOutcome = iota
-	hookDone
-	hookBroken
+	HookRunning HookOutcome = iota
+	HookDone
+	HookBroken
 )
 
-// outcomeOf reads a live hook: a Job until condition Complete (or Failed)
+// OutcomeOf reads a live hook: a Job until condition Complete (or Failed)
 // is True; a Pod until phase Succeeded (or Failed); any other kind until
 // its kstatus is Current (or Failed). msg explains a failure or a wait.
-func outcomeOf(live *unstructured.Unstructured) (hookOutcome, string) {
+func OutcomeOf(live *unstructured.Unstructured) (HookOutcome, string) {
 	gvk := live.GroupVersionKind()
 	switch {
 	case gvk.Group == "batch" && gvk.Kind == "Job":
@@ -166,32 +168,32 @@ func outcomeOf(live *unstructured.Unstructured) (hookOutcome, string) {
 			msg, _ := m["message"].(string)
 			switch m["type"] {
 			case "Complete":
-				return hookDone, ""
+				return HookDone, ""
 			case "Failed":
 				reason, _ := m["reason"].(string)
-				return hookBroken, strings.TrimSpace(reason + ": " + msg)
+				return HookBroken, strings.TrimSpace(reason + ": " + msg)
 			}
 		}
-		return hookRunning, "Job not Complete yet"
+		return HookRunning, "Job not Complete yet"
 	case gvk.Group == "" && gvk.Kind == "Pod":
 		phase, _, _ := unstructured.NestedString(live.Object, "status", "phase")
 		switch phase {
 		case "Succeeded":
-			return hookDone, ""
+			return HookDone, ""
 		case "Failed":
 			msg, _, _ := unstructured.NestedString(live.Object, "status", "message")
-			return hookBroken, strings.TrimSpace("Pod phase Failed " + msg)
+			return HookBroken, strings.TrimSpace("Pod phase Failed " + msg)
 		}
-		return hookRunning, "Pod phase " + phase
+		return HookRunning, "Pod phase " + phase
 	}
 	res, err := status.Compute(live)
 	switch {
 	case err != nil:
-		return hookRunning, err.Error()
+		return HookRunning, err.Error()
 	case res.Status == status.CurrentStatus:
-		return hookDone, ""
+		return HookDone, ""
 	case res.Status == status.FailedStatus:
-		return hookBroken, res.Message
+		return HookBroken, res.Message
 	}
-	return hookRunning, res.Status.String() + ": " + res.Message
+	return HookRunning, res.Status.String() + ": " + res.Message
 }
