@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/cache"
+
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -61,13 +63,22 @@ func (e *AccessDeniedError) Error() string {
 
 // accessChecker asks the API server, with access reviews made by the
 // controller, what the controller and the ServiceAccounts of Compositions
-// may do with member kinds, and remembers the answers for a while.
+// may do with member kinds, and remembers the answers for a while (at
+// most maxAccessAnswers, the least recently used going first).
 type accessChecker struct {
-	client client.Client // the controller's own client
+	client  client.Client // the controller's own client
+	answers *cache.LRUExpireCache
 
-	mu      sync.Mutex
-	answers map[accessKey]accessAnswer
-	self    string // the controller's user name, once known
+	mu   sync.Mutex
+	self string // the controller's user name, once known
+}
+
+// maxAccessAnswers bounds the answers kept: one per verb, kind, namespace
+// and ServiceAccount asked about within the TTLs.
+const maxAccessAnswers = 10000
+
+func newAccessChecker(c client.Client) *accessChecker {
+	return &accessChecker{client: c, answers: cache.NewLRUExpireCache(maxAccessAnswers)}
 }
 
 type accessKey struct {
@@ -77,37 +88,18 @@ type accessKey struct {
 	namespace string
 }
 
-type accessAnswer struct {
-	allowed bool
-	expires time.Time
-}
-
 func (a *accessChecker) cached(k accessKey) (allowed, ok bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	ans, ok := a.answers[k]
-	if !ok || time.Now().After(ans.expires) {
+	v, ok := a.answers.Get(k)
+	if !ok {
 		return false, false
 	}
-	return ans.allowed, true
+	return v.(bool), true
 }
 
 func (a *accessChecker) remember(k accessKey, allowed bool, ttl time.Duration) {
-	if ttl <= 0 {
-		return
+	if ttl > 0 {
+		a.answers.Add(k, allowed, ttl)
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.answers == nil {
-		a.answers = map[accessKey]accessAnswer{}
-	}
-	now := time.Now()
-	for key, ans := range a.answers { // keep the map to the answers still trusted
-		if now.After(ans.expires) {
-			delete(a.answers, key)
-		}
-	}
-	a.answers[k] = accessAnswer{allowed: allowed, expires: now.Add(ttl)}
 }
 
 // controllerMay checks, with SelfSubjectAccessReviews, that the controller

@@ -94,7 +94,7 @@ type CompositionReconciler struct {
 	capabilities *cluster.Capabilities
 	// failedRenders keeps renders that failed, so they are not run again
 	// until an input changes.
-	failedRenders renderMemo
+	failedRenders memo[*templates.RenderError]
 	writers       *writerCache
 	// readiness feeds stencil_compositions for the parents of every kind.
 	readiness *readiness
@@ -106,17 +106,17 @@ type CompositionReconciler struct {
 	parents cache.Cache
 	// stalls keeps terminal failures, so a Composition that failed for
 	// good is not written again until its inputs change.
-	stalls stallMemo
+	stalls memo[stall]
 	// flaps keeps the recent writes of members, to find one that flaps.
 	flaps flapDetector
 	// schemas type members for the local apply that skips needless writes.
-	schemas *schemas
+	schemas *applyset.Schemas
 	// passes keeps what the last successful pass saw, so a pass that
-	// could change nothing only recomputes status (see passMemo).
-	passes passMemo
+	// could change nothing only recomputes status (see lastPass).
+	passes memo[*lastPass]
 	// parentVersions keeps the resourceVersion of each parent as this
 	// process last wrote or read it live (see recordedParent).
-	parentVersions versionMemo
+	parentVersions memo[string]
 }
 
 // SetupWithManager registers the Composition controller and its indexes,
@@ -168,7 +168,7 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 	if err != nil {
 		return nil, fmt.Errorf("discovery client: %w", err)
 	}
-	schemas, err := newSchemas(disco.OpenAPIV3())
+	schemas, err := applyset.NewSchemas(disco.OpenAPIV3())
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +183,7 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 		Options:   opts,
 		bundles:   &bundleCache{},
 		renderer:  renderer,
-		access:    &accessChecker{client: mgr.GetClient()},
+		access:    newAccessChecker(mgr.GetClient()),
 
 		capabilities: caps,
 		schemas:      schemas,
@@ -245,13 +245,13 @@ type scope struct {
 	// upgrade is .Release.IsUpgrade of this pass's render, taken before
 	// widen records the pass's kinds: hooks run as the templates saw it.
 	upgrade bool
-	results []ApplyResult
+	results []applyset.ApplyResult
 	// events collects what the pass changed, for its summary events.
 	events passEvents
 	// renderKey identifies the inputs of the render (see renderKey).
 	renderKey string
 	// snapshot is what this pass saw before applying, kept for the next
-	// pass if this one succeeds (see passMemo).
+	// pass if this one succeeds (see lastPass).
 	snapshot *lastPass
 	// done ends the pass after the current phase, with status already set.
 	done bool
@@ -335,7 +335,7 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 	}
 	if r.keepSnapshot(ctx, s) {
-		r.passes.put(req.NamespacedName, s.snapshot)
+		r.passes.put(req.NamespacedName, "", s.snapshot)
 	}
 	return ctrl.Result{}, nil
 }
@@ -448,7 +448,7 @@ func (r *CompositionReconciler) patchStatus(ctx context.Context, s *scope) error
 	// The response is the parent after this write, every earlier write of
 	// stencil included: the cache may be trusted at its version (see
 	// recordedParent).
-	r.parentVersions.put(client.ObjectKeyFromObject(s.comp), s.comp.GetResourceVersion())
+	r.parentVersions.put(client.ObjectKeyFromObject(s.comp), "", s.comp.GetResourceVersion())
 	return nil
 }
 
@@ -477,4 +477,11 @@ func (r *CompositionReconciler) Renderer() plan.Renderer { return r.renderer }
 // manager's own, or one impersonating the parent's ServiceAccount.
 func (r *CompositionReconciler) WriterFor(parent applyset.Parent) (client.Client, error) {
 	return r.writers.writerFor(r, parent)
+}
+
+// version is the resourceVersion of the parent name as this process last
+// wrote or read it live, "" when it did neither (see recordedParent).
+func (r *CompositionReconciler) version(name types.NamespacedName) string {
+	v, _ := r.parentVersions.get(name, "")
+	return v
 }

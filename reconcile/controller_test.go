@@ -126,10 +126,10 @@ func TestAppServiceLifecycle(t *testing.T) {
 		}
 		managed := false
 		for _, mf := range dep.ManagedFields {
-			managed = managed || (mf.Manager == reconcile.FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply)
+			managed = managed || (mf.Manager == applyset.FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply)
 		}
 		if !managed {
-			t.Errorf("Deployment is not server-side-applied by %q: %+v", reconcile.FieldManager, dep.ManagedFields)
+			t.Errorf("Deployment is not server-side-applied by %q: %+v", applyset.FieldManager, dep.ManagedFields)
 		}
 	})
 

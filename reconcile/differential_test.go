@@ -146,7 +146,7 @@ func newDifferential(t *testing.T) *differential {
 func (d *differential) apply(u *unstructured.Unstructured) {
 	d.t.Helper()
 	if err := k.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(u.DeepCopy()),
-		client.FieldOwner(reconcile.FieldManager), client.ForceOwnership); err != nil {
+		client.FieldOwner(applyset.FieldManager), client.ForceOwnership); err != nil {
 		d.t.Fatalf("apply %s %s: %v", u.GetKind(), u.GetName(), err)
 	}
 }
@@ -172,7 +172,7 @@ func (d *differential) check(what string, desired *unstructured.Unstructured) bo
 	}
 	dry := desired.DeepCopy()
 	if err := k.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(dry),
-		client.FieldOwner(reconcile.FieldManager), client.ForceOwnership, client.DryRunAll); err != nil {
+		client.FieldOwner(applyset.FieldManager), client.ForceOwnership, client.DryRunAll); err != nil {
 		d.t.Fatalf("%s: dry-run apply: %v", what, err)
 	}
 	server, diff := differs(live, dry)

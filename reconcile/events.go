@@ -8,8 +8,6 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 )
@@ -51,13 +49,13 @@ type changed struct {
 }
 
 // apply adds an apply result that created or configured a member.
-func (e *passEvents) apply(res ApplyResult) {
+func (e *passEvents) apply(res applyset.ApplyResult) {
 	c := changed{ref: applyset.Ref(res.Object), action: "created"}
-	if res.Action == Configured {
+	if res.Action == applyset.Configured {
 		c.action, c.fields = "configured", res.Changed
 	}
 	if e.firstApplied == nil {
-		e.firstApplied = res.object()
+		e.firstApplied = res.Related()
 		if res.Live != nil {
 			e.firstApplied.ResourceVersion = res.Live.GetResourceVersion()
 		}
@@ -66,9 +64,9 @@ func (e *passEvents) apply(res ApplyResult) {
 }
 
 // prune adds a deleted member.
-func (e *passEvents) prune(m member) {
+func (e *passEvents) prune(m Member) {
 	if e.firstPruned == nil {
-		e.firstPruned = m.object()
+		e.firstPruned = m.Related()
 	}
 	e.pruned = append(e.pruned, changed{ref: m.Ref(), action: "pruned"})
 }
@@ -135,21 +133,4 @@ func (r *CompositionReconciler) recordPruned(s *scope) {
 		r.Recorder.Eventf(s.comp, s.events.firstPruned, "Normal", v1alpha1.ReasonPruned, "Prune", "%s", changeNote(s.events.pruned))
 	}
 	s.events.pruned, s.events.firstPruned = nil, nil
-}
-
-// memberObject is a reference to a member, for the related object of an event.
-func memberObject(gvk schema.GroupVersionKind, namespace, name string, uid types.UID) *metav1.PartialObjectMetadata {
-	o := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: uid}}
-	o.SetGroupVersionKind(gvk)
-	return o
-}
-
-// object is the member as the related object of an event.
-func (m member) object() *metav1.PartialObjectMetadata {
-	return memberObject(m.gvk, m.meta.Namespace, m.meta.Name, m.meta.UID)
-}
-
-// object is the applied object as the related object of an event.
-func (r ApplyResult) object() *metav1.PartialObjectMetadata {
-	return memberObject(r.Object.GroupVersionKind(), r.Object.GetNamespace(), r.Object.GetName(), r.UID)
 }

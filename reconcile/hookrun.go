@@ -25,7 +25,7 @@ import (
 type hookRun struct {
 	r   *CompositionReconciler
 	s   *scope
-	a   *applier
+	a   *applyset.Applier
 	rev string
 	// pre and post are the hooks that run for the event, in apply order.
 	pre, post []*unstructured.Unstructured
@@ -37,7 +37,7 @@ type hookRun struct {
 // event. The record is carried in status; when it names another revision
 // (or none), the Composition is read live once, since the cache may not
 // hold the record this controller wrote last.
-func (r *CompositionReconciler) newHookRun(ctx context.Context, s *scope, a *applier) (*hookRun, error) {
+func (r *CompositionReconciler) newHookRun(ctx context.Context, s *scope, a *applyset.Applier) (*hookRun, error) {
 	h := &hookRun{r: r, s: s, a: a, rev: plan.HookRevision(s.comp, s.plan.BundleRevision)}
 	if !slices.ContainsFunc(s.plan.Objects, func(u *unstructured.Unstructured) bool { return plan.IsHook(u) }) {
 		s.status.Hooks = nil
@@ -262,10 +262,10 @@ func (h *hookRun) create(ctx context.Context, u *unstructured.Unstructured) (*un
 	ann := desired.GetAnnotations()
 	ann[plan.AnnotationHookRevision] = h.rev
 	desired.SetAnnotations(ann)
-	result := h.a.apply(ctx, desired)
+	result := h.a.Apply(ctx, desired)
 	h.s.results = append(h.s.results, result)
-	h.r.recordApplies(h.s, []ApplyResult{result})
-	if result.Action == Failed {
+	h.r.recordApplies(h.s, []applyset.ApplyResult{result})
+	if result.Action == applyset.Failed {
 		return nil, nil
 	}
 	live, err := h.get(ctx, u)
@@ -320,30 +320,35 @@ func (h *hookRun) finish(ctx context.Context, u, live *unstructured.Unstructured
 
 // delete deletes a hook object with a UID precondition.
 func (h *hookRun) delete(ctx context.Context, live *unstructured.Unstructured) error {
-	m := member{gvk: live.GroupVersionKind()}
-	m.meta.SetNamespace(live.GetNamespace())
-	m.meta.SetName(live.GetName())
-	m.meta.SetUID(live.GetUID())
-	if _, err := h.r.pruner(h.s).deleteMember(ctx, m); err != nil {
+	m := Member{GVK: live.GroupVersionKind()}
+	m.Meta.SetNamespace(live.GetNamespace())
+	m.Meta.SetName(live.GetName())
+	m.Meta.SetUID(live.GetUID())
+	if _, err := h.r.pruner(h.s).DeleteMember(ctx, m); err != nil {
 		return fmt.Errorf("delete hook: %w", err)
 	}
-	h.r.Recorder.Eventf(h.s.comp, m.object(), "Normal", "HookDeleted", "Hook", "%s deleted", m.Ref())
+	h.r.Recorder.Eventf(h.s.comp, m.Related(), "Normal", "HookDeleted", "Hook", "%s deleted", m.Ref())
 	return nil
 }
 
-// persist writes the hook record to the Composition's status at once (the
-// rest of the status is written at the end of the pass).
+// persist writes the hook record to the parent's status at once, before
+// the hook is deleted or the pass stalls on it: a crash in between never
+// runs the hook again. It is the one status write besides the pass's own
+// (patchStatus), and, like it, remembers the version it wrote (see
+// recordedParent).
 func (h *hookRun) persist(ctx context.Context) error {
 	if equality.Semantic.DeepEqual(h.s.comp.ParentStatus().Hooks, h.s.status.Hooks) {
 		return nil
 	}
 	patch, err := json.Marshal(map[string]any{"status": map[string]any{"hooks": h.s.status.Hooks}})
 	if err != nil {
-		return fmt.Errorf("record the hooks of Composition %s/%s: %w", h.s.comp.GetNamespace(), h.s.comp.GetName(), err)
+		return fmt.Errorf("record the hooks of %s: %w", applyset.Describe(h.s.comp), err)
 	}
-	if err := h.r.Client.Status().Patch(ctx, h.s.comp.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("record the hooks of Composition %s/%s: %w", h.s.comp.GetNamespace(), h.s.comp.GetName(), err)
+	written := h.s.comp.DeepCopyObject().(client.Object)
+	if err := h.r.Client.Status().Patch(ctx, written, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("record the hooks of %s: %w", applyset.Describe(h.s.comp), err)
 	}
 	h.s.comp.ParentStatus().Hooks = h.s.status.Hooks.DeepCopy()
+	h.r.parentVersions.put(client.ObjectKeyFromObject(h.s.comp), "", written.GetResourceVersion())
 	return nil
 }

@@ -217,7 +217,7 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 
 	// Converged, a pass costs no write: hooks that ran are not re-applied
 	// and their record is not rewritten.
-	unchanged := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Unchanged)))
+	unchanged := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(applyset.Unchanged)))
 	before := controller.Writes.Load()
 	eventually(t, "label a member", func() (bool, error) {
 		if err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
@@ -228,7 +228,7 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 		return err == nil, err
 	})
 	eventually(t, "a reconcile that found the Deployment unchanged", func() (bool, error) {
-		return testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Unchanged))) >= unchanged+1, nil
+		return testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(applyset.Unchanged))) >= unchanged+1, nil
 	})
 	time.Sleep(500 * time.Millisecond) // let the pass finish its (absent) status write
 	if n := controller.Writes.Load() - before; n != 0 {

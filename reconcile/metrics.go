@@ -25,10 +25,6 @@ var (
 		Name: "stencil_applies_total",
 		Help: "Objects applied, by result: Created, Configured, Reapplied (sent, changed nothing), Unchanged (no request sent), Failed.",
 	}, []string{"result"})
-	dryRunsTotal = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "stencil_apply_dry_runs_total",
-		Help: "Server-side dry-run applies sent to settle whether an apply would change a member (fields the server may default), each verdict remembered until the member or its desired form changes.",
-	})
 	prunesTotal = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "stencil_prunes_total",
 		Help: "Members deleted by pruning or by the deletion of their Composition.",
@@ -92,7 +88,7 @@ const (
 // which the manager serves on its metrics endpoint.
 func RegisterMetrics() error {
 	for _, c := range []prometheus.Collector{
-		renderDuration, appliesTotal, dryRunsTotal, prunesTotal, compositionsByReadiness,
+		renderDuration, appliesTotal, applyset.DryRunsTotal, prunesTotal, compositionsByReadiness,
 		phaseDuration, passesTotal, renderCacheTotal, apiRequestsTotal,
 	} {
 		if err := metrics.Registry.Register(c); err != nil {

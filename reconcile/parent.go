@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -88,7 +87,7 @@ func (r *CompositionReconciler) readParent(ctx context.Context, comp applyset.Pa
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(comp), live); err != nil {
 		return parentState{}, fmt.Errorf("read %s: %w", applyset.Describe(comp), err)
 	}
-	r.parentVersions.put(client.ObjectKeyFromObject(comp), live.ResourceVersion)
+	r.parentVersions.put(client.ObjectKeyFromObject(comp), "", live.ResourceVersion)
 	return stateOf(live, comp.GetNamespace()), nil
 }
 
@@ -105,14 +104,14 @@ func (r *CompositionReconciler) readParent(ctx context.Context, comp applyset.Pa
 // with a cached status that lags behind stencil's last write (which would
 // send the same status again).
 func (r *CompositionReconciler) recordedParent(ctx context.Context, comp applyset.Parent) (parentState, error) {
-	if v := comp.GetResourceVersion(); v != "" && r.parentVersions.get(client.ObjectKeyFromObject(comp)) == v {
+	if v := comp.GetResourceVersion(); v != "" && r.version(client.ObjectKeyFromObject(comp)) == v {
 		return stateOf(comp, comp.GetNamespace()), nil
 	}
 	live, err := reread(ctx, r.APIReader, comp)
 	if err != nil {
 		return parentState{}, fmt.Errorf("read %s: %w", applyset.Describe(comp), err)
 	}
-	r.parentVersions.put(client.ObjectKeyFromObject(comp), live.GetResourceVersion())
+	r.parentVersions.put(client.ObjectKeyFromObject(comp), "", live.GetResourceVersion())
 	adoptStatus(comp, live)
 	return stateOf(live, comp.GetNamespace()), nil
 }
@@ -138,33 +137,6 @@ func stateOf(o metav1.Object, namespace string) parentState {
 	}
 }
 
-// versionMemo keeps a resourceVersion per parent.
-type versionMemo struct {
-	mu       sync.Mutex
-	versions map[types.NamespacedName]string
-}
-
-func (m *versionMemo) get(key types.NamespacedName) string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.versions[key]
-}
-
-func (m *versionMemo) put(key types.NamespacedName, version string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.versions == nil {
-		m.versions = map[types.NamespacedName]string{}
-	}
-	m.versions[key] = version
-}
-
-func (m *versionMemo) forget(key types.NamespacedName) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.versions, key)
-}
-
 // writeParent server-side-applies the ApplySet metadata (id label, tooling,
 // group-kinds and namespaces annotations, finalizer) to the Composition, when
 // it differs from what was read (from). It returns the new state.
@@ -187,10 +159,10 @@ func (r *CompositionReconciler) writeParent(ctx context.Context, comp applyset.P
 	if to.finalizer {
 		u.SetFinalizers([]string{Finalizer})
 	}
-	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(applyset.FieldManager), client.ForceOwnership); err != nil {
 		return from, fmt.Errorf("write ApplySet metadata on %s: %w", applyset.Describe(comp), err)
 	}
-	r.parentVersions.put(client.ObjectKeyFromObject(comp), u.GetResourceVersion())
+	r.parentVersions.put(client.ObjectKeyFromObject(comp), "", u.GetResourceVersion())
 	// What was written joins the Composition's other labels and annotations,
 	// which templates read later in this pass.
 	labels, annotations := maps.Clone(comp.GetLabels()), maps.Clone(comp.GetAnnotations())

@@ -34,7 +34,7 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 	}
 	defer r.recordApplied(s)
 	reader := memberReader{r}
-	a := &applier{writer: s.writer, reader: reader, live: r.APIReader, id: s.plan.ID, concurrency: max(r.Options.ApplyConcurrency, 1), schemas: r.schemas}
+	a := &applyset.Applier{Writer: s.writer, Reader: reader, Live: r.APIReader, ID: s.plan.ID, Concurrency: max(r.Options.ApplyConcurrency, 1), Schemas: r.schemas}
 	hooks, err := r.newHookRun(ctx, s, a)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -60,15 +60,15 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 
 // applyStages applies objects stage by stage and reports whether every
 // stage was applied: false when a stage of CRDs is not Established yet.
-func (r *CompositionReconciler) applyStages(ctx context.Context, s *scope, a *applier, objs []*unstructured.Unstructured) bool {
+func (r *CompositionReconciler) applyStages(ctx context.Context, s *scope, a *applyset.Applier, objs []*unstructured.Unstructured) bool {
 	for _, stage := range plan.Stages(objs) {
-		results := a.applyStage(ctx, stage)
+		results := a.ApplyStage(ctx, stage)
 		s.results = append(s.results, results...)
 		r.recordApplies(s, results)
 		if stage[0].GetKind() != "CustomResourceDefinition" {
 			continue
 		}
-		if pending := waitEstablished(ctx, a.reader, stage); len(pending) > 0 {
+		if pending := applyset.WaitEstablished(ctx, a.Reader, stage); len(pending) > 0 {
 			setReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonProgressing,
 				fmt.Sprintf("waiting for CustomResourceDefinitions to be Established: %s", strings.Join(pending, ", ")))
 			s.done = true
@@ -82,18 +82,18 @@ func (r *CompositionReconciler) applyStages(ctx context.Context, s *scope, a *ap
 // created or configured goes into the pass's one Applied event (recorded
 // when the apply phase ends, see recordApplied); a failed one gets a
 // Warning of its own, with the member as the related object.
-func (r *CompositionReconciler) recordApplies(s *scope, results []ApplyResult) {
+func (r *CompositionReconciler) recordApplies(s *scope, results []applyset.ApplyResult) {
 	for _, res := range results {
 		appliesTotal.WithLabelValues(string(res.Action)).Inc()
 		switch res.Action {
-		case Created, Configured:
+		case applyset.Created, applyset.Configured:
 			s.events.apply(res)
-		case Failed:
+		case applyset.Failed:
 			reason := v1alpha1.ReasonApplyFailed
 			if res.Reason != "" {
 				reason = res.Reason
 			}
-			r.Recorder.Eventf(s.comp, res.object(), "Warning", reason, "Apply", "%v", res.Err)
+			r.Recorder.Eventf(s.comp, res.Related(), "Warning", reason, "Apply", "%v", res.Err)
 		}
 	}
 }
@@ -111,8 +111,8 @@ func (r *CompositionReconciler) detectFlapping(s *scope) ctrl.Result {
 }
 
 // failedApplies returns the failed apply results.
-func failedApplies(results []ApplyResult) []ApplyResult {
-	return slices.DeleteFunc(slices.Clone(results), func(r ApplyResult) bool { return r.Action != Failed })
+func failedApplies(results []applyset.ApplyResult) []applyset.ApplyResult {
+	return slices.DeleteFunc(slices.Clone(results), func(r applyset.ApplyResult) bool { return r.Action != applyset.Failed })
 }
 
 // prune is the one gate to deleting members. It runs only when the render
@@ -138,22 +138,22 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 		keep[res.UID] = true
 	}
 	p := r.cachedPruner(s)
-	listed := p.list(ctx, s.parent.inventory, s.comp.GetNamespace())
+	listed := p.List(ctx, s.parent.inventory, s.comp.GetNamespace())
 	deleted := map[types.UID]bool{}
-	if len(listed.forbidden) > 0 {
-		return r.stallIfDenied(s, "Prune", r.denied(ctx, s.comp, "", listed.forbidden[0].gk, "list", listed.forbidden[0].namespace))
+	if len(listed.Forbidden) > 0 {
+		return r.stallIfDenied(s, "Prune", r.denied(ctx, s.comp, "", listed.Forbidden[0].GK, "list", listed.Forbidden[0].Namespace))
 	}
-	remaining := applyset.Inventory{GroupKinds: slices.Clone(listed.unlisted)}.Union(s.plan.Inventory)
-	if len(listed.unlisted) > 0 {
+	remaining := applyset.Inventory{GroupKinds: slices.Clone(listed.Unlisted)}.Union(s.plan.Inventory)
+	if len(listed.Unlisted) > 0 {
 		// Members of the kinds that could not be listed may be in any
 		// recorded namespace: keep them all recorded.
 		remaining = remaining.Union(applyset.Inventory{Namespaces: s.parent.inventory.Namespaces})
 	}
 	var errs []string
 	var denied error
-	hooks := plannedHooks(s.plan.Objects)
+	hooks := PlannedHooks(s.plan.Objects)
 	defer r.recordPruned(s)
-	for _, m := range listed.members {
+	for _, m := range listed.Members {
 		if spare, err := r.spare(ctx, s, m, hooks); err != nil || spare {
 			if err != nil {
 				errs = append(errs, err.Error())
@@ -161,27 +161,27 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 			remaining = remaining.Union(memberInventory(m))
 			continue
 		}
-		if !prunable(m, keep) {
-			if !keep[m.meta.UID] {
+		if !Prunable(m, keep) {
+			if !keep[m.Meta.UID] {
 				remaining = remaining.Union(memberInventory(m))
 			}
 			continue
 		}
-		if plan.Kept(&m.meta) {
+		if plan.Kept(&m.Meta) {
 			// helm.sh/resource-policy: keep: orphaned, not deleted. Its
 			// kind stays recorded this pass (an orphaning the writer may
 			// not make leaves it labelled); the next pass no longer lists it.
-			if err := r.orphan(ctx, s, []member{m}); err != nil {
+			if err := r.orphan(ctx, s, []Member{m}); err != nil {
 				errs = append(errs, err.Error())
 			}
 			remaining = remaining.Union(memberInventory(m))
 			continue
 		}
-		conflict, err := p.deleteMember(ctx, m)
+		conflict, err := p.DeleteMember(ctx, m)
 		switch {
 		case apierrors.IsForbidden(err):
 			if denied == nil {
-				denied = r.denied(ctx, s.comp, serviceAccount(s.comp, r.Options.DefaultServiceAccount), m.gvk.GroupKind(), "delete", m.meta.Namespace)
+				denied = r.denied(ctx, s.comp, serviceAccount(s.comp, r.Options.DefaultServiceAccount), m.GVK.GroupKind(), "delete", m.Meta.Namespace)
 			}
 			remaining = remaining.Union(memberInventory(m))
 		case err != nil:
@@ -190,7 +190,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 		case conflict:
 			remaining = remaining.Union(memberInventory(m))
 		default:
-			deleted[m.meta.UID] = true
+			deleted[m.Meta.UID] = true
 			prunesTotal.Inc()
 			s.events.prune(m)
 		}
@@ -219,8 +219,8 @@ func ordinaryApplied(s *scope) bool {
 	return applied == len(plan.OrdinaryObjects(s.plan.Objects))
 }
 
-func memberInventory(m member) applyset.Inventory {
-	return applyset.Inventory{GroupKinds: []schema.GroupKind{m.gvk.GroupKind()}, Namespaces: []string{m.meta.Namespace}}
+func memberInventory(m Member) applyset.Inventory {
+	return applyset.Inventory{GroupKinds: []schema.GroupKind{m.GVK.GroupKind()}, Namespaces: []string{m.Meta.Namespace}}
 }
 
 // observe rebuilds the status from the apply results and the members'

@@ -45,14 +45,14 @@ func DryRun(ctx context.Context, c client.Client, planned *plan.Plan) []Preview 
 		}
 		if p.Err == nil && p.Live != nil {
 			if other := p.Live.GetLabels()[applyset.LabelPartOf]; other != "" && other != planned.ID {
-				p.Err = &ForeignMemberError{Object: applyset.Ref(desired), ApplySet: other}
+				p.Err = &applyset.ForeignMemberError{Object: applyset.Ref(desired), ApplySet: other}
 			}
 		}
 		if p.Err == nil {
 			applied := desired.DeepCopy()
 			if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied),
-				client.FieldOwner(FieldManager), client.ForceOwnership, client.DryRunAll); err != nil {
-				p.Err = fmt.Errorf("dry-run apply %s: %w", applyset.Ref(desired), redact(desired, err))
+				client.FieldOwner(applyset.FieldManager), client.ForceOwnership, client.DryRunAll); err != nil {
+				p.Err = fmt.Errorf("dry-run apply %s: %w", applyset.Ref(desired), applyset.Redact(desired, err))
 			} else {
 				p.Applied = applied
 			}
@@ -85,28 +85,28 @@ func PruneCandidates(ctx context.Context, reader client.Reader, mapper meta.REST
 	if prune := live.ParentSpec().Prune; prune != nil && !*prune {
 		return nil, nil
 	}
-	p := &pruner{lister: reader, mapper: mapper, id: planned.ID}
-	listed := p.list(ctx, applyset.ParseInventory(live.GetAnnotations()).Union(planned.Inventory), comp.GetNamespace())
-	if len(listed.unlisted) > 0 {
-		return nil, fmt.Errorf("cannot list members of %v", listed.unlisted)
+	p := &Pruner{Lister: reader, Mapper: mapper, ID: planned.ID}
+	listed := p.List(ctx, applyset.ParseInventory(live.GetAnnotations()).Union(planned.Inventory), comp.GetNamespace())
+	if len(listed.Unlisted) > 0 {
+		return nil, fmt.Errorf("cannot list members of %v", listed.Unlisted)
 	}
 	refs := map[string]bool{}
 	for _, o := range planned.Objects {
 		refs[applyset.Ref(o)] = true
 	}
-	hooks := plannedHooks(planned.Objects)
+	hooks := PlannedHooks(planned.Objects)
 	var out []PruneCandidate
-	for _, m := range listed.members {
-		if refs[m.Ref()] || !prunable(m, map[types.UID]bool{}) {
+	for _, m := range listed.Members {
+		if refs[m.Ref()] || !Prunable(m, map[types.UID]bool{}) {
 			continue
 		}
-		if spare, err := spareHook(ctx, reader, m, hooks); err != nil || spare {
+		if spare, err := SpareHook(ctx, reader, m, hooks); err != nil || spare {
 			if err != nil {
 				return nil, err
 			}
 			continue
 		}
-		out = append(out, PruneCandidate{Ref: m.Ref(), Orphan: plan.Kept(&m.meta)})
+		out = append(out, PruneCandidate{Ref: m.Ref(), Orphan: plan.Kept(&m.Meta)})
 	}
 	return out, nil
 }

@@ -20,63 +20,63 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
-// pruner finds and deletes the members of an ApplySet. Listing goes to the
+// Pruner finds and deletes the members of an ApplySet. Listing goes to the
 // API server (lister), or, for the kinds cached says it holds, to the
 // label-selected member cache (see cachedPruner for why that is safe);
 // deleting goes through writer, which impersonates the Composition's
 // ServiceAccount when it has one.
-type pruner struct {
-	lister client.Reader
-	writer client.Client
-	mapper meta.RESTMapper
-	id     string
-	// cached, when set, lists the members of a kind from the cache and
+type Pruner struct {
+	Lister client.Reader
+	Writer client.Client
+	Mapper meta.RESTMapper
+	ID     string
+	// Cached, when set, lists the members of a kind from the cache and
 	// reports whether it could; nil lists everything live.
-	cached func(ctx context.Context, gvk schema.GroupVersionKind, namespace string, id string) ([]member, bool)
+	Cached func(ctx context.Context, gvk schema.GroupVersionKind, namespace string, id string) ([]Member, bool)
 }
 
-// member is one live object found by its part-of label.
-type member struct {
-	gvk  schema.GroupVersionKind
-	meta metav1.PartialObjectMetadata
-	// cached: listed from the cache, so deleted only at the
+// Member is one live object found by its part-of label.
+type Member struct {
+	GVK  schema.GroupVersionKind
+	Meta metav1.PartialObjectMetadata
+	// Listed: listed from the cache, so deleted only at the
 	// resourceVersion listed (see deleteMember).
-	cached bool
+	Listed bool
 }
 
-// listResult is what listing a recorded applyset.Inventory found.
-type listResult struct {
-	members []member
-	// unlisted are the group-kinds that could not be listed (discovery or
+// ListResult is what listing a recorded applyset.Inventory found.
+type ListResult struct {
+	Members []Member
+	// Unlisted are the group-kinds that could not be listed (discovery or
 	// list failed): they stay recorded, and nothing of them is pruned.
-	unlisted []schema.GroupKind
-	// gone are the group-kinds the API server no longer serves (their CRD
+	Unlisted []schema.GroupKind
+	// Gone are the group-kinds the API server no longer serves (their CRD
 	// was deleted): nothing of them can exist, so they are dropped.
-	gone []schema.GroupKind
-	// forbidden are the group-kinds the controller may not list (in the
+	Gone []schema.GroupKind
+	// Forbidden are the group-kinds the controller may not list (in the
 	// namespace named): also in unlisted.
-	forbidden []kindIn
+	Forbidden []KindIn
 }
 
-// kindIn is a group-kind in a namespace ("" for cluster-wide).
-type kindIn struct {
-	gk        schema.GroupKind
-	namespace string
+// KindIn is a group-kind in a namespace ("" for cluster-wide).
+type KindIn struct {
+	GK        schema.GroupKind
+	Namespace string
 }
 
-// list finds every live object labelled as a member of the set, over the
+// List finds every live object labelled as a member of the set, over the
 // recorded group-kinds and namespaces.
-func (p *pruner) list(ctx context.Context, inv applyset.Inventory, parentNamespace string) listResult {
-	var res listResult
+func (p *Pruner) List(ctx context.Context, inv applyset.Inventory, parentNamespace string) ListResult {
+	var res ListResult
 	namespaces := append([]string{parentNamespace}, inv.Namespaces...)
 	for _, gk := range inv.GroupKinds {
-		mapping, err := p.mapper.RESTMapping(gk)
+		mapping, err := p.Mapper.RESTMapping(gk)
 		if meta.IsNoMatchError(err) {
-			res.gone = append(res.gone, gk)
+			res.Gone = append(res.Gone, gk)
 			continue
 		}
 		if err != nil {
-			res.unlisted = append(res.unlisted, gk)
+			res.Unlisted = append(res.Unlisted, gk)
 			continue
 		}
 		scopes := namespaces
@@ -84,42 +84,42 @@ func (p *pruner) list(ctx context.Context, inv applyset.Inventory, parentNamespa
 			scopes = []string{""}
 		}
 		for _, ns := range scopes {
-			if p.cached != nil {
-				if members, ok := p.cached(ctx, mapping.GroupVersionKind, ns, p.id); ok {
-					res.members = append(res.members, members...)
+			if p.Cached != nil {
+				if members, ok := p.Cached(ctx, mapping.GroupVersionKind, ns, p.ID); ok {
+					res.Members = append(res.Members, members...)
 					continue
 				}
 			}
 			list := &metav1.PartialObjectMetadataList{}
 			list.SetGroupVersionKind(mapping.GroupVersionKind.GroupVersion().WithKind(mapping.GroupVersionKind.Kind + "List"))
-			err := p.lister.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{applyset.LabelPartOf: p.id})
+			err := p.Lister.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{applyset.LabelPartOf: p.ID})
 			if err != nil {
 				switch {
 				case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
-					res.gone = append(res.gone, gk)
+					res.Gone = append(res.Gone, gk)
 				case apierrors.IsForbidden(err):
-					res.forbidden = append(res.forbidden, kindIn{gk, ns})
-					res.unlisted = append(res.unlisted, gk)
+					res.Forbidden = append(res.Forbidden, KindIn{gk, ns})
+					res.Unlisted = append(res.Unlisted, gk)
 				default:
-					res.unlisted = append(res.unlisted, gk)
+					res.Unlisted = append(res.Unlisted, gk)
 				}
 				break
 			}
 			for _, item := range list.Items {
-				res.members = append(res.members, member{gvk: mapping.GroupVersionKind, meta: item})
+				res.Members = append(res.Members, Member{GVK: mapping.GroupVersionKind, Meta: item})
 			}
 		}
 	}
-	res.unlisted = slices.Compact(res.unlisted)
+	res.Unlisted = slices.Compact(res.Unlisted)
 	return res
 }
 
 // pruner returns the pruner of a Composition's set: it lists as the
 // controller, live, and deletes as the Composition's writer. Finalizing
 // uses it: the finalizer goes only once a live listing finds nothing.
-func (r *CompositionReconciler) pruner(s *scope) *pruner {
-	return &pruner{lister: r.APIReader, writer: s.writer, mapper: r.Mapper,
-		id: applyset.ParentID(s.comp)}
+func (r *CompositionReconciler) pruner(s *scope) *Pruner {
+	return &Pruner{Lister: r.APIReader, Writer: s.writer, Mapper: r.Mapper,
+		ID: applyset.ParentID(s.comp)}
 }
 
 // cachedPruner is pruner listing, for the kinds whose watch has synced,
@@ -136,15 +136,15 @@ func (r *CompositionReconciler) pruner(s *scope) *pruner {
 //     preconditions, so only the object exactly as listed (labelled a
 //     member, managed by stencil) is ever deleted; any change since is a
 //     conflict, kept recorded and looked at again on the next pass.
-func (r *CompositionReconciler) cachedPruner(s *scope) *pruner {
+func (r *CompositionReconciler) cachedPruner(s *scope) *Pruner {
 	p := r.pruner(s)
-	p.cached = r.cachedMembers
+	p.Cached = r.cachedMembers
 	return p
 }
 
 // cachedMembers lists the members of one kind in one namespace ("" for
 // all) from the cache, when the kind's watch has synced.
-func (r *CompositionReconciler) cachedMembers(ctx context.Context, gvk schema.GroupVersionKind, namespace, id string) ([]member, bool) {
+func (r *CompositionReconciler) cachedMembers(ctx context.Context, gvk schema.GroupVersionKind, namespace, id string) ([]Member, bool) {
 	e, ok := r.watched.Load(gvk)
 	if !ok || !e.(*watchEntry).synced.Load() {
 		return nil, false
@@ -156,20 +156,20 @@ func (r *CompositionReconciler) cachedMembers(ctx context.Context, gvk schema.Gr
 	if err := r.Cache.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{indexPartOf: id}); err != nil {
 		return nil, false
 	}
-	out := make([]member, 0, len(list.Items))
+	out := make([]Member, 0, len(list.Items))
 	for i := range list.Items {
 		u := &list.Items[i]
-		m := member{gvk: gvk, cached: true}
-		m.meta.SetGroupVersionKind(gvk)
-		m.meta.SetNamespace(u.GetNamespace())
-		m.meta.SetName(u.GetName())
-		m.meta.SetUID(u.GetUID())
-		m.meta.SetResourceVersion(u.GetResourceVersion())
-		m.meta.SetLabels(u.GetLabels())
-		m.meta.SetAnnotations(u.GetAnnotations())
-		m.meta.SetManagedFields(u.GetManagedFields())
-		m.meta.SetDeletionTimestamp(u.GetDeletionTimestamp())
-		m.meta.SetFinalizers(u.GetFinalizers())
+		m := Member{GVK: gvk, Listed: true}
+		m.Meta.SetGroupVersionKind(gvk)
+		m.Meta.SetNamespace(u.GetNamespace())
+		m.Meta.SetName(u.GetName())
+		m.Meta.SetUID(u.GetUID())
+		m.Meta.SetResourceVersion(u.GetResourceVersion())
+		m.Meta.SetLabels(u.GetLabels())
+		m.Meta.SetAnnotations(u.GetAnnotations())
+		m.Meta.SetManagedFields(u.GetManagedFields())
+		m.Meta.SetDeletionTimestamp(u.GetDeletionTimestamp())
+		m.Meta.SetFinalizers(u.GetFinalizers())
 		out = append(out, m)
 	}
 	return out, true
@@ -186,13 +186,13 @@ func (r *CompositionReconciler) confirmDrops(ctx context.Context, s *scope, reco
 	if rg == mg && rn == mn {
 		return remaining
 	}
-	listed := r.pruner(s).list(ctx, recorded, s.comp.GetNamespace())
-	if len(listed.unlisted) > 0 {
+	listed := r.pruner(s).List(ctx, recorded, s.comp.GetNamespace())
+	if len(listed.Unlisted) > 0 {
 		// What could not be listed stays recorded, wherever it may be.
-		remaining = remaining.Union(applyset.Inventory{GroupKinds: listed.unlisted, Namespaces: recorded.Namespaces})
+		remaining = remaining.Union(applyset.Inventory{GroupKinds: listed.Unlisted, Namespaces: recorded.Namespaces})
 	}
-	for _, m := range listed.members {
-		if !deleted[m.meta.UID] {
+	for _, m := range listed.Members {
+		if !deleted[m.Meta.UID] {
 			remaining = remaining.Union(memberInventory(m))
 		}
 	}
@@ -222,14 +222,14 @@ func (r *CompositionReconciler) guardEmptyRender(ctx context.Context, s *scope) 
 	if bundle.Annotations[AnnotationAllowEmptyRender] == "true" {
 		return ctrl.Result{}, nil
 	}
-	listed := r.cachedPruner(s).list(ctx, s.parent.inventory, s.comp.GetNamespace())
+	listed := r.cachedPruner(s).List(ctx, s.parent.inventory, s.comp.GetNamespace())
 	var names []string
-	for _, m := range listed.members {
-		if owned(m) && m.meta.DeletionTimestamp == nil {
+	for _, m := range listed.Members {
+		if Owned(m) && m.Meta.DeletionTimestamp == nil {
 			names = append(names, m.Ref())
 		}
 	}
-	if len(names) == 0 && len(listed.unlisted) == 0 {
+	if len(names) == 0 && len(listed.Unlisted) == 0 {
 		return ctrl.Result{}, nil
 	}
 	if len(names) > 3 {
@@ -238,7 +238,7 @@ func (r *CompositionReconciler) guardEmptyRender(ctx context.Context, s *scope) 
 	msg := fmt.Sprintf("the Bundle rendered no objects while the set still has members (%s): nothing is pruned; "+
 		"to delete them all, annotate the Composition or the Bundle %s: \"true\"", strings.Join(names, ", "), AnnotationAllowEmptyRender)
 	if len(names) == 0 {
-		msg = fmt.Sprintf("the Bundle rendered no objects and the set's recorded kinds %v could not be listed: nothing is pruned", listed.unlisted)
+		msg = fmt.Sprintf("the Bundle rendered no objects and the set's recorded kinds %v could not be listed: nothing is pruned", listed.Unlisted)
 	}
 	setStalled(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonEmptyRender, msg)
 	r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonEmptyRender, "Prune", "%s", msg)
@@ -246,58 +246,58 @@ func (r *CompositionReconciler) guardEmptyRender(ctx context.Context, s *scope) 
 	return ctrl.Result{}, nil
 }
 
-// prunable reports whether a listed member may be deleted: not just applied,
+// Prunable reports whether a listed member may be deleted: not just applied,
 // not already going, and owned.
-func prunable(m member, keep map[types.UID]bool) bool {
-	return !keep[m.meta.UID] && m.meta.DeletionTimestamp == nil && owned(m)
+func Prunable(m Member, keep map[types.UID]bool) bool {
+	return !keep[m.Meta.UID] && m.Meta.DeletionTimestamp == nil && Owned(m)
 }
 
-// owned reports whether stencil may delete a member at all: it is managed
+// Owned reports whether stencil may delete a member at all: it is managed
 // by stencil's field manager (another controller may have copied our label
 // onto its own object) and not opted out with stencil.dev/prune: disabled.
-func owned(m member) bool {
-	return m.meta.Annotations[applyset.AnnotationPrune] != "disabled" &&
-		slices.ContainsFunc(m.meta.ManagedFields, func(f metav1.ManagedFieldsEntry) bool {
-			return f.Manager == FieldManager
+func Owned(m Member) bool {
+	return m.Meta.Annotations[applyset.AnnotationPrune] != "disabled" &&
+		slices.ContainsFunc(m.Meta.ManagedFields, func(f metav1.ManagedFieldsEntry) bool {
+			return f.Manager == applyset.FieldManager
 		})
 }
 
-// deleteMember deletes one member with a UID precondition, so an object
+// DeleteMember deletes one member with a UID precondition, so an object
 // recreated under the same name since it was listed is never deleted, and
 // for a member listed from the cache a resourceVersion one too. A 404
 // (already gone) is success; a 409 (replaced) reports conflict so the caller
 // keeps its group-kind recorded and retries on the next pass.
-func (p *pruner) deleteMember(ctx context.Context, m member) (conflict bool, err error) {
+func (p *Pruner) DeleteMember(ctx context.Context, m Member) (conflict bool, err error) {
 	obj := &metav1.PartialObjectMetadata{}
-	obj.SetGroupVersionKind(m.gvk)
-	obj.SetNamespace(m.meta.Namespace)
-	obj.SetName(m.meta.Name)
-	pre := client.Preconditions{UID: &m.meta.UID}
-	if m.cached {
-		version := m.meta.ResourceVersion
+	obj.SetGroupVersionKind(m.GVK)
+	obj.SetNamespace(m.Meta.Namespace)
+	obj.SetName(m.Meta.Name)
+	pre := client.Preconditions{UID: &m.Meta.UID}
+	if m.Listed {
+		version := m.Meta.ResourceVersion
 		pre.ResourceVersion = &version
 	}
-	err = p.writer.Delete(ctx, obj, pre, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	err = p.Writer.Delete(ctx, obj, pre, client.PropagationPolicy(metav1.DeletePropagationBackground))
 	switch {
 	case err == nil, apierrors.IsNotFound(err):
 		return false, nil
 	case apierrors.IsConflict(err):
 		return true, nil
 	default:
-		return false, fmt.Errorf("delete %s %s/%s: %w", m.gvk.Kind, m.meta.Namespace, m.meta.Name, err)
+		return false, fmt.Errorf("delete %s %s/%s: %w", m.GVK.Kind, m.Meta.Namespace, m.Meta.Name, err)
 	}
 }
 
 // memberRef names a member as Kind/namespace/name.
-func (m member) Ref() string {
-	if m.meta.Namespace == "" {
-		return m.gvk.Kind + "/" + m.meta.Name
+func (m Member) Ref() string {
+	if m.Meta.Namespace == "" {
+		return m.GVK.Kind + "/" + m.Meta.Name
 	}
-	return m.gvk.Kind + "/" + m.meta.Namespace + "/" + m.meta.Name
+	return m.GVK.Kind + "/" + m.Meta.Namespace + "/" + m.Meta.Name
 }
 
-// plannedHooks returns the keys (see plan.ObjectKey) of the hooks in the plan.
-func plannedHooks(objs []*unstructured.Unstructured) map[string]bool {
+// PlannedHooks returns the keys (see plan.ObjectKey) of the hooks in the plan.
+func PlannedHooks(objs []*unstructured.Unstructured) map[string]bool {
 	out := map[string]bool{}
 	for _, u := range objs {
 		if plan.IsHook(u) {
@@ -311,22 +311,22 @@ func plannedHooks(objs []*unstructured.Unstructured) map[string]bool {
 // still holds (whether or not it runs this revision; Helm, too, leaves
 // hook objects in place), or one that is still running. It stays recorded
 // in the inventory.
-func (r *CompositionReconciler) spare(ctx context.Context, s *scope, m member, planned map[string]bool) (bool, error) {
-	return spareHook(ctx, r.APIReader, m, planned)
+func (r *CompositionReconciler) spare(ctx context.Context, s *scope, m Member, planned map[string]bool) (bool, error) {
+	return SpareHook(ctx, r.APIReader, m, planned)
 }
 
-// spareHook is spare, reading the hook live through reader; `stencil diff`
+// SpareHook is spare, reading the hook live through reader; `stencil diff`
 // asks it too, so what it says would be pruned is what prune deletes.
-func spareHook(ctx context.Context, reader client.Reader, m member, planned map[string]bool) (bool, error) {
-	if !plan.IsHook(&m.meta) || m.meta.DeletionTimestamp != nil {
+func SpareHook(ctx context.Context, reader client.Reader, m Member, planned map[string]bool) (bool, error) {
+	if !plan.IsHook(&m.Meta) || m.Meta.DeletionTimestamp != nil {
 		return false, nil
 	}
-	if planned[m.gvk.Group+"/"+m.gvk.Kind+"/"+m.meta.Namespace+"/"+m.meta.Name] {
+	if planned[m.GVK.Group+"/"+m.GVK.Kind+"/"+m.Meta.Namespace+"/"+m.Meta.Name] {
 		return true, nil
 	}
 	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(m.gvk)
-	err := reader.Get(ctx, client.ObjectKey{Namespace: m.meta.Namespace, Name: m.meta.Name}, live)
+	live.SetGroupVersionKind(m.GVK)
+	err := reader.Get(ctx, client.ObjectKey{Namespace: m.Meta.Namespace, Name: m.Meta.Name}, live)
 	switch {
 	case apierrors.IsNotFound(err):
 		return false, nil
@@ -334,5 +334,10 @@ func spareHook(ctx context.Context, reader client.Reader, m member, planned map[
 		return true, fmt.Errorf("read hook %s: %w", m.Ref(), err)
 	}
 	outcome, _ := plan.OutcomeOf(live)
-	return outcome == plan.HookRunning && live.GetUID() == m.meta.UID, nil
+	return outcome == plan.HookRunning && live.GetUID() == m.Meta.UID, nil
+}
+
+// Related is the member as the related object of an event.
+func (m Member) Related() *metav1.PartialObjectMetadata {
+	return applyset.RelatedObject(m.GVK, m.Meta.Namespace, m.Meta.Name, m.Meta.UID)
 }

@@ -7,11 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -25,7 +23,7 @@ import (
 // or validation error, an overrun of the render's limits and a refused
 // object stall the Composition: nothing is applied and nothing is pruned.
 // A render that failed is not run again until one of its inputs changes
-// (see renderMemo), so a hostile bundle costs one render per change, not
+// (see failedRenders), so a hostile bundle costs one render per change, not
 // one per member event.
 func (r *CompositionReconciler) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 	bundle := &v1alpha1.Bundle{}
@@ -47,7 +45,7 @@ func (r *CompositionReconciler) render(ctx context.Context, s *scope) (ctrl.Resu
 	}
 	key := renderKey(s.comp, loaded.Revision(), in, capsRevision)
 	s.renderKey = key
-	failed := r.failedRenders.get(client.ObjectKeyFromObject(s.comp), key)
+	failed, _ := r.failedRenders.get(client.ObjectKeyFromObject(s.comp), key)
 	cacheLookup(cacheFailedRender, failed != nil)
 	if failed != nil {
 		setStalled(&s.status, s.comp.GetGeneration(), renderReason(failed), failed.Error())
@@ -101,45 +99,6 @@ func renderKey(comp applyset.Parent, bundleRevision string, in templates.Input, 
 	meta, _ := json.Marshal([]any{in.Composition.Labels, in.Composition.Annotations, in.IsUpgrade, capsRevision})
 	h.Write(meta)
 	return fmt.Sprintf("%s/%d/%s/%s", comp.GetUID(), comp.GetGeneration(), bundleRevision, hex.EncodeToString(h.Sum(nil)))
-}
-
-// renderMemo remembers the last failed render of each Composition with the
-// inputs it had. Renders are deterministic, so the same inputs would fail
-// the same way: the error is reported again without rendering.
-type renderMemo struct {
-	mu     sync.Mutex
-	failed map[types.NamespacedName]failedRender
-}
-
-type failedRender struct {
-	key string // includes the UID: a Composition made anew under the same name is rendered
-	err *templates.RenderError
-}
-
-// get returns the remembered error of the Composition for these inputs.
-func (m *renderMemo) get(name types.NamespacedName, key string) *templates.RenderError {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if f, ok := m.failed[name]; ok && f.key == key {
-		return f.err
-	}
-	return nil
-}
-
-func (m *renderMemo) put(name types.NamespacedName, key string, err *templates.RenderError) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.failed == nil {
-		m.failed = map[types.NamespacedName]failedRender{}
-	}
-	m.failed[name] = failedRender{key: key, err: err}
-}
-
-// forget drops what is remembered of a Composition (it rendered, or is gone).
-func (m *renderMemo) forget(name types.NamespacedName) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.failed, name)
 }
 
 // renderInput is RenderInput in the controller: the Composition from the

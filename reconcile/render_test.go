@@ -37,7 +37,7 @@ func TestRenderMemo(t *testing.T) {
 	}
 	name := types.NamespacedName{Namespace: "team-a", Name: "shop"}
 	failed := &templates.RenderError{File: "templates/x.yaml", Reason: templates.ReasonTimeout, Msg: "render stopped"}
-	var m renderMemo
+	var m memo[*templates.RenderError]
 	m.put(name, key(base()), failed)
 
 	same := map[string]func(in *inputs){
@@ -52,7 +52,7 @@ func TestRenderMemo(t *testing.T) {
 	for what, change := range same {
 		in := base()
 		change(in)
-		if got := m.get(name, key(in)); got != failed {
+		if got, _ := m.get(name, key(in)); got != failed {
 			t.Errorf("%s changed: got %v, want the remembered error", what, got)
 		}
 	}
@@ -68,12 +68,12 @@ func TestRenderMemo(t *testing.T) {
 	for what, change := range changes {
 		in := base()
 		change(in)
-		if got := m.get(name, key(in)); got != nil {
+		if got, _ := m.get(name, key(in)); got != nil {
 			t.Errorf("%s changed: got the remembered error, want a new render", what)
 		}
 	}
 	m.forget(name)
-	if got := m.get(name, key(base())); got != nil {
+	if got, _ := m.get(name, key(base())); got != nil {
 		t.Errorf("after forget: got %v", got)
 	}
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
@@ -201,12 +200,12 @@ func TestImpersonation(t *testing.T) {
 	}
 	var applier string
 	for _, mf := range cm.ManagedFields {
-		if mf.Manager == reconcile.FieldManager {
+		if mf.Manager == applyset.FieldManager {
 			applier = string(mf.Operation)
 		}
 	}
 	if applier != "Apply" {
-		t.Errorf("ConfigMap managed fields %+v, want an Apply by %s", cm.ManagedFields, reconcile.FieldManager)
+		t.Errorf("ConfigMap managed fields %+v, want an Apply by %s", cm.ManagedFields, applyset.FieldManager)
 	}
 }
 

@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -19,7 +17,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
-// passMemo remembers, per Composition, what its last successful pass saw:
+// lastPass is what the passes memo keeps, per Composition: what its last successful pass saw:
 // the inputs of its render (renderKey: the Composition's UID, generation,
 // the labels and annotations templates read, and the Bundle's revision),
 // the planned members, and every live member of the set as the cache held
@@ -43,12 +41,6 @@ import (
 // keepSnapshot). A state read before a write is the drifted one, and a
 // member returning to it must bring a full pass, not be taken for the
 // converged state.
-type passMemo struct {
-	mu     sync.Mutex
-	passes map[types.NamespacedName]*lastPass
-}
-
-// lastPass is what one successful pass saw.
 type lastPass struct {
 	key       string                    // renderKey of the render
 	revision  string                    // the Bundle's revision
@@ -70,45 +62,23 @@ type memberState struct {
 	fingerprint     [sha256.Size]byte
 }
 
-func (m *passMemo) get(name types.NamespacedName) *lastPass {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.passes[name]
-}
-
-func (m *passMemo) put(name types.NamespacedName, p *lastPass) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.passes == nil {
-		m.passes = map[types.NamespacedName]*lastPass{}
-	}
-	m.passes[name] = p
-}
-
-// forget drops what is remembered of a Composition.
-func (m *passMemo) forget(name types.NamespacedName) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.passes, name)
-}
-
 // skipUnchanged ends the pass with the status alone when the Bundle's
 // revision, the Composition's render inputs and every live member are what
-// the last successful pass saw (see passMemo): the members' kstatus is read
+// the last successful pass saw (see lastPass): the members' kstatus is read
 // from the cache, and nothing is rendered, compared, read from the API
 // server or written. Otherwise it forgets the last pass and the full pass
 // follows.
 func (r *CompositionReconciler) skipUnchanged(ctx context.Context, s *scope) (ctrl.Result, error) {
 	name := client.ObjectKeyFromObject(s.comp)
-	last := r.passes.get(name)
-	if last == nil {
+	last, ok := r.passes.get(name, "")
+	if !ok {
 		cacheLookup(cachePass, false)
 		return ctrl.Result{}, nil
 	}
 	r.passes.forget(name)
 	// The status is written against the cached parent: only when the
 	// cache holds it as stencil last wrote it (see recordedParent).
-	if !r.parentInPlace(s.comp) || r.parentVersions.get(name) != s.comp.GetResourceVersion() || r.inputKey(ctx, s.comp) != last.key {
+	if !r.parentInPlace(s.comp) || r.version(name) != s.comp.GetResourceVersion() || r.inputKey(ctx, s.comp) != last.key {
 		cacheLookup(cachePass, false)
 		return ctrl.Result{}, nil
 	}
@@ -125,7 +95,7 @@ func (r *CompositionReconciler) skipUnchanged(ctx context.Context, s *scope) (ct
 	}
 	s.status.BundleRevision = last.revision
 	summarize(&s.status, s.comp.GetGeneration(), members)
-	r.passes.put(name, last)
+	r.passes.put(name, "", last)
 	s.done = true
 	return ctrl.Result{}, nil
 }
@@ -214,7 +184,7 @@ func (r *CompositionReconciler) keepSnapshot(ctx context.Context, s *scope) bool
 		return false
 	}
 	for _, res := range s.results {
-		if res.Action != Unchanged {
+		if res.Action != applyset.Unchanged {
 			return false
 		}
 	}

@@ -47,11 +47,11 @@ func memberStatuses(ctx context.Context, reader client.Reader, objs []*unstructu
 // up. A cached object at another version is newer than the apply and wins.
 type afterApply struct {
 	next    client.Reader
-	applied map[memberKey]ApplyResult // the results with a Live object
+	applied map[memberKey]applyset.ApplyResult // the results with a Live object
 }
 
-func newAfterApply(next client.Reader, results []ApplyResult) afterApply {
-	a := afterApply{next: next, applied: make(map[memberKey]ApplyResult, len(results))}
+func newAfterApply(next client.Reader, results []applyset.ApplyResult) afterApply {
+	a := afterApply{next: next, applied: make(map[memberKey]applyset.ApplyResult, len(results))}
 	for _, res := range results {
 		if res.Live != nil {
 			a.applied[memberKey{gvk: res.Object.GroupVersionKind(), namespace: res.Object.GetNamespace(), name: res.Object.GetName()}] = res
@@ -67,7 +67,7 @@ func (a afterApply) Get(ctx context.Context, key client.ObjectKey, obj client.Ob
 		return err
 	}
 	res, ok := a.applied[memberKey{gvk: u.GroupVersionKind(), namespace: key.Namespace, name: key.Name}]
-	if ok && (apierrors.IsNotFound(err) || u.GetResourceVersion() == res.before) {
+	if ok && (apierrors.IsNotFound(err) || u.GetResourceVersion() == res.Before) {
 		res.Live.DeepCopyInto(u)
 		return nil
 	}
@@ -220,16 +220,16 @@ func (r *CompositionReconciler) suspended(ctx context.Context, s *scope) (ctrl.R
 		return ctrl.Result{}, err
 	}
 	s.parent = live
-	listed := r.cachedPruner(s).list(ctx, live.inventory, s.comp.GetNamespace())
-	objs := make([]*unstructured.Unstructured, 0, len(listed.members))
-	for _, m := range listed.members {
-		if !slices.ContainsFunc(m.meta.ManagedFields, func(f metav1.ManagedFieldsEntry) bool { return f.Manager == FieldManager }) {
+	listed := r.cachedPruner(s).List(ctx, live.inventory, s.comp.GetNamespace())
+	objs := make([]*unstructured.Unstructured, 0, len(listed.Members))
+	for _, m := range listed.Members {
+		if !slices.ContainsFunc(m.Meta.ManagedFields, func(f metav1.ManagedFieldsEntry) bool { return f.Manager == applyset.FieldManager }) {
 			continue // another controller's object carrying a copy of the label
 		}
 		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(m.gvk)
-		u.SetNamespace(m.meta.Namespace)
-		u.SetName(m.meta.Name)
+		u.SetGroupVersionKind(m.GVK)
+		u.SetNamespace(m.Meta.Namespace)
+		u.SetName(m.Meta.Name)
 		objs = append(objs, u)
 	}
 	slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int {

@@ -95,7 +95,7 @@ func TestForbiddenKind(t *testing.T) {
 			"metadata": map[string]any{"name": "leftover", "namespace": ns, "labels": map[string]any{applyset.LabelPartOf: id}},
 			"spec":     map[string]any{"hard": map[string]any{"pods": "5"}},
 		}}
-		if err := k.Apply(ctx, client.ApplyConfigurationFromUnstructured(leftover), client.FieldOwner(reconcile.FieldManager)); err != nil {
+		if err := k.Apply(ctx, client.ApplyConfigurationFromUnstructured(leftover), client.FieldOwner(applyset.FieldManager)); err != nil {
 			t.Fatal(err)
 		}
 		parent := &unstructured.Unstructured{Object: map[string]any{
@@ -103,7 +103,7 @@ func TestForbiddenKind(t *testing.T) {
 			"metadata": map[string]any{"name": comp.Name, "namespace": ns, "labels": map[string]any{applyset.LabelApplySetID: id},
 				"annotations": map[string]any{applyset.AnnotationGroupKinds: "ConfigMap,ResourceQuota"}, "finalizers": []any{reconcile.Finalizer}},
 		}}
-		if err := k.Apply(ctx, client.ApplyConfigurationFromUnstructured(parent), client.FieldOwner(reconcile.FieldManager), client.ForceOwnership); err != nil {
+		if err := k.Apply(ctx, client.ApplyConfigurationFromUnstructured(parent), client.FieldOwner(applyset.FieldManager), client.ForceOwnership); err != nil {
 			t.Fatal(err)
 		}
 		if err := k.Delete(ctx, comp); err != nil {
@@ -282,7 +282,7 @@ func TestInvalidObjectIsNotRetried(t *testing.T) {
 	time.Sleep(time.Second) // let the events of the first pass settle
 
 	writes := controller.Writes.Load()
-	failed := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Failed)))
+	failed := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(applyset.Failed)))
 	// A change to a member brings the Composition back: it must not retry.
 	if err := updateFresh(ctx, cm, func() error { cm.Labels["touched"] = "yes"; return k.Update(ctx, cm) }); err != nil {
 		t.Fatal(err)
@@ -291,7 +291,7 @@ func TestInvalidObjectIsNotRetried(t *testing.T) {
 	if n := controller.Writes.Load() - writes; n != 0 {
 		t.Errorf("the controller made %d write requests for a Stalled Composition whose inputs did not change, want 0", n)
 	}
-	if n := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Failed))) - failed; n != 0 {
+	if n := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(applyset.Failed))) - failed; n != 0 {
 		t.Errorf("%v more failed applies, want none", n)
 	}
 

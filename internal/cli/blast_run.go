@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -46,7 +48,7 @@ type childChange struct {
 	// what happens to it: "created", "changed", "would be pruned", ...
 	what string
 	// fields are the changed fields of a changed child.
-	fields []reconcile.FieldChange
+	fields []applyset.FieldChange
 	// diff is the unified diff of live against would-be (-o diff).
 	diff string
 }
@@ -224,7 +226,7 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 	}
 	var errs []error
 	for _, pv := range reconcile.DryRun(ctx, e.s.client, p) {
-		var foreign *reconcile.ForeignMemberError
+		var foreign *applyset.ForeignMemberError
 		switch {
 		case pv.Err != nil && (apierrors.IsInvalid(pv.Err) || errors.As(pv.Err, &foreign)):
 			// reconcile's "dry-run apply Kind/ns/name: ..." says one
@@ -263,7 +265,7 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 func (e *evaluator) child(pv reconcile.Preview) (*childChange, error) {
 	c := &childChange{ref: childRef(pv.Desired), what: "created"}
 	if pv.Live != nil {
-		c.what, c.fields = "changed", reconcile.ChangedFields(pv.Live, pv.Applied)
+		c.what, c.fields = "changed", applyset.ChangedFields(pv.Live, pv.Applied)
 		if len(c.fields) == 0 {
 			return nil, nil
 		}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -196,7 +198,7 @@ func validate(ctx context.Context, s *session, p *plan.Plan, report func(string)
 	problems := 0
 	if s.client != nil {
 		for _, pv := range reconcile.DryRun(ctx, s.client, p) {
-			var foreign *reconcile.ForeignMemberError
+			var foreign *applyset.ForeignMemberError
 			if pv.Err != nil && !errors.As(pv.Err, &foreign) {
 				report(pv.Err.Error())
 				problems++

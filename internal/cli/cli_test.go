@@ -215,7 +215,7 @@ func TestRenderPipesIntoKubectl(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	unchanged := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Unchanged)))
+	unchanged := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(applyset.Unchanged)))
 	kubectl(t, comp, "apply", "-f", "-")
 	eventually(t, "the controller to reconcile the Composition", func() (bool, error) {
 		c := &v1alpha1.Composition{}
@@ -224,7 +224,7 @@ func TestRenderPipesIntoKubectl(t *testing.T) {
 		}
 		return c.Status.ObservedGeneration == c.Generation && len(c.Status.Members) == 2, nil
 	})
-	if got := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Unchanged))); got < unchanged+2 {
+	if got := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(applyset.Unchanged))); got < unchanged+2 {
 		t.Errorf("Unchanged applies went from %v to %v, want both members found unchanged", unchanged, got)
 	}
 	for _, obj := range []client.Object{dep, svc} {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+
 	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -170,10 +172,10 @@ func toYAML(u *unstructured.Unstructured) (string, error) {
 }
 
 // clean drops what the server keeps for itself, which a diff would only
-// show as noise (reconcile.CleanForDiff, which the admission webhook's
+// show as noise (applyset.CleanForDiff, which the admission webhook's
 // dry-run summary shares).
 func clean(u *unstructured.Unstructured) *unstructured.Unstructured {
-	return reconcile.CleanForDiff(u)
+	return applyset.CleanForDiff(u)
 }
 
 // maskSecrets replaces Secret values, as kubectl diff does: "***" where

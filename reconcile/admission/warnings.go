@@ -11,7 +11,7 @@ import (
 
 // joinChanges joins changes with ", " within max runes; what does not fit
 // becomes "and N more".
-func joinChanges(changes []reconcile.FieldChange, max int) string {
+func joinChanges(changes []applyset.FieldChange, max int) string {
 	var b strings.Builder
 	for i, c := range changes {
 		s := c.String()
@@ -50,7 +50,7 @@ func childWarnings(namespace, id string, previews []reconcile.Preview, pruned []
 		case pv.Live == nil:
 			out = append(out, "stencil: "+name+": created")
 		default:
-			changes := reconcile.ChangedFields(pv.Live, pv.Applied)
+			changes := applyset.ChangedFields(pv.Live, pv.Applied)
 			if len(changes) == 0 {
 				continue
 			}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -157,8 +159,8 @@ func (w *webhookConfigReconciler) apply(ctx context.Context, want admissionregis
 	u := &unstructured.Unstructured{Object: map[string]any{"webhooks": []any{entry}}}
 	u.SetGroupVersionKind(admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingWebhookConfiguration"))
 	u.SetName(w.name)
-	if err := w.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(reconcile.FieldManager), client.ForceOwnership); err != nil {
-		return fmt.Errorf("apply ValidatingWebhookConfiguration %s: %w", w.name, reconcile.Scrub(err))
+	if err := w.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(applyset.FieldManager), client.ForceOwnership); err != nil {
+		return fmt.Errorf("apply ValidatingWebhookConfiguration %s: %w", w.name, applyset.Scrub(err))
 	}
 	return nil
 }
@@ -168,7 +170,7 @@ func (w *webhookConfigReconciler) apply(ctx context.Context, want admissionregis
 // injected) would keep a part of it.
 func (w *webhookConfigReconciler) remove(ctx context.Context, cfg *admissionregistrationv1.ValidatingWebhookConfiguration) error {
 	cfg.Webhooks = slices.DeleteFunc(cfg.Webhooks, func(h admissionregistrationv1.ValidatingWebhook) bool { return h.Name == PublishedWebhookName })
-	if err := w.client.Update(ctx, cfg, client.FieldOwner(reconcile.FieldManager)); err != nil {
+	if err := w.client.Update(ctx, cfg, client.FieldOwner(applyset.FieldManager)); err != nil {
 		return fmt.Errorf("remove %s from ValidatingWebhookConfiguration %s: %w", PublishedWebhookName, w.name, err)
 	}
 	return nil

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -193,10 +195,10 @@ func (r *BundleReconciler) applyCRD(ctx context.Context, crd *apiextensionsv1.Cu
 	u.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
 	delete(u.Object, "status")
 	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-	err = r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(reconcile.FieldManager), client.ForceOwnership)
+	err = r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(applyset.FieldManager), client.ForceOwnership)
 	switch {
 	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
-		return publication{reason: v1alpha1.ReasonInvalidAPI, message: fmt.Sprintf("%s is not published: CustomResourceDefinition %s: %v", what, crd.Name, reconcile.Scrub(err))}, nil
+		return publication{reason: v1alpha1.ReasonInvalidAPI, message: fmt.Sprintf("%s is not published: CustomResourceDefinition %s: %v", what, crd.Name, applyset.Scrub(err))}, nil
 	case err != nil:
 		return publication{}, fmt.Errorf("apply CustomResourceDefinition %s: %w", crd.Name, err)
 	}

@@ -1,4 +1,4 @@
-package reconcile
+package applyset
 
 import (
 	"context"
@@ -31,8 +31,8 @@ const (
 	schemaRetryAfter = 10 * time.Second
 )
 
-// schemas types objects for the local server-side apply: built-in kinds
-// from the schemas compiled into client-go (offline, no request), every
+// Schemas types objects for the local server-side apply: built-in kinds
+// from the Schemas compiled into client-go (offline, no request), every
 // other kind from the cluster's OpenAPI v3 document of its group-version,
 // fetched once and cached. A group-version is fetched again when the
 // cluster's OpenAPI index shows its hash changed (a CRD of that group was
@@ -42,7 +42,7 @@ const (
 //
 // A field manager that cannot be built answers an error: the caller then
 // writes, since a wrong skip would leave drift.
-type schemas struct {
+type Schemas struct {
 	scheme  *runtime.Scheme
 	builtin managedfields.TypeConverter
 	// cluster reads /openapi/v3; nil offline (then only built-in kinds are typed).
@@ -79,14 +79,14 @@ type gvSchema struct {
 	err       error
 }
 
-// newSchemas returns schemas reading custom kinds' schemas from cluster
+// NewSchemas returns schemas reading custom kinds' schemas from cluster
 // (nil: built-in kinds only).
-func newSchemas(cluster openapi.Client) (*schemas, error) {
+func NewSchemas(cluster openapi.Client) (*Schemas, error) {
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
 		return nil, err
 	}
-	return &schemas{
+	return &Schemas{
 		scheme:   s,
 		builtin:  applyconfigurations.NewTypeConverter(s),
 		cluster:  cluster,
@@ -116,7 +116,7 @@ func resetStatus(gvk schema.GroupVersionKind) map[fieldpath.APIVersion]fieldpath
 }
 
 // forKind returns the field manager and type converter of gvk.
-func (s *schemas) forKind(ctx context.Context, gvk schema.GroupVersionKind) (typed, error) {
+func (s *Schemas) forKind(ctx context.Context, gvk schema.GroupVersionKind) (typed, error) {
 	if s.scheme.Recognizes(gvk) {
 		// Every built-in kind with a status has a status subresource.
 		m, err := s.manager(gvk, s.builtin, true, true)
@@ -131,7 +131,7 @@ func (s *schemas) forKind(ctx context.Context, gvk schema.GroupVersionKind) (typ
 }
 
 // manager returns the cached field manager of gvk, built on conv.
-func (s *schemas) manager(gvk schema.GroupVersionKind, conv managedfields.TypeConverter, builtin, statusReset bool) (*managedfields.FieldManager, error) {
+func (s *Schemas) manager(gvk schema.GroupVersionKind, conv managedfields.TypeConverter, builtin, statusReset bool) (*managedfields.FieldManager, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c, ok := s.managers[gvk]; ok && c.converter == conv {
@@ -161,7 +161,7 @@ func (s *schemas) manager(gvk schema.GroupVersionKind, conv managedfields.TypeCo
 // customSchema returns the schema of gvk's group-version from the
 // cluster's OpenAPI v3, fetching it when it is not cached, stale or lacks
 // the kind.
-func (s *schemas) customSchema(ctx context.Context, gvk schema.GroupVersionKind) (*gvSchema, error) {
+func (s *Schemas) customSchema(ctx context.Context, gvk schema.GroupVersionKind) (*gvSchema, error) {
 	if s.cluster == nil {
 		return nil, fmt.Errorf("no schema for %s offline", gvk)
 	}
@@ -204,7 +204,7 @@ func (s *schemas) customSchema(ctx context.Context, gvk schema.GroupVersionKind)
 
 // forgetGroup drops the cached schemas of group: stencil just applied one
 // of its CRDs. The index is read again on the next custom kind.
-func (s *schemas) forgetGroup(group string) {
+func (s *Schemas) forgetGroup(group string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for gv := range s.custom {

@@ -1,10 +1,11 @@
-package reconcile
+package applyset
 
 import (
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -213,4 +214,63 @@ func scalarOnly(v any) any {
 func isKind(u *unstructured.Unstructured, group, kind string) bool {
 	gvk := u.GroupVersionKind()
 	return gvk.Group == group && gvk.Kind == kind
+}
+
+// maxChangedFields bounds the field paths one apply result reports.
+const maxChangedFields = 5
+
+// changedFields lists, as dotted paths, at most max fields of desired that
+// live does not hold with an equal value (after the rules of subset): what
+// an apply of desired over live changes. Paths name fields, never values.
+func changedFields(desired, live any, max int) []string {
+	var out []string
+	var walk func(path string, want, got any)
+	walk = func(path string, want, got any) {
+		if len(out) >= max {
+			return
+		}
+		switch w := want.(type) {
+		case map[string]any:
+			g, ok := got.(map[string]any)
+			if !ok {
+				out = append(out, path)
+				return
+			}
+			keys := make([]string, 0, len(w))
+			for k := range w {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				child := k
+				if path != "" {
+					child = path + "." + k
+				}
+				gv, ok := g[k]
+				switch {
+				case !ok && w[k] != nil:
+					if len(out) < max {
+						out = append(out, child)
+					}
+				case ok:
+					walk(child, w[k], gv)
+				}
+			}
+		case []any:
+			g, ok := got.([]any)
+			if !ok || len(g) != len(w) {
+				out = append(out, path)
+				return
+			}
+			for i := range w {
+				walk(path+"["+strconv.Itoa(i)+"]", w[i], g[i])
+			}
+		default:
+			if !scalarEqual(want, got) {
+				out = append(out, path)
+			}
+		}
+	}
+	walk("", desired, live)
+	return out
 }

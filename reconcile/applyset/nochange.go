@@ -1,4 +1,4 @@
-package reconcile
+package applyset
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -16,6 +17,14 @@ import (
 	smdtyped "sigs.k8s.io/structured-merge-diff/v6/typed"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
+
+// DryRunsTotal counts the server-side dry-run applies sent to settle a
+// decision (stencil_apply_dry_runs_total; registered by
+// reconcile.RegisterMetrics).
+var DryRunsTotal = prometheus.NewCounter(prometheus.CounterOpts{
+	Name: "stencil_apply_dry_runs_total",
+	Help: "Server-side dry-run applies sent to settle whether an apply would change a member (fields the server may default), each verdict remembered until the member or its desired form changes.",
+})
 
 // maxConfirmed bounds the verdicts a confirmer keeps; past it, they are
 // all dropped and learnt again.
@@ -65,7 +74,7 @@ func (c *confirmer) unchanged(ctx context.Context, writer client.Client, desired
 		return true
 	}
 	dry := applyBody(desired)
-	dryRunsTotal.Inc()
+	DryRunsTotal.Inc()
 	if err := writer.Apply(ctx, client.ApplyConfigurationFromUnstructured(dry),
 		client.FieldOwner(FieldManager), client.ForceOwnership, client.DryRunAll); err != nil {
 		return false
@@ -147,4 +156,23 @@ func (d *decided) forget() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.m = nil
+}
+
+// decideWrite is the no-change decision of an apply of desired over live:
+// the local server-side apply (upToDate), settled by a server-side dry run
+// through writer when fields the server may default leave it open.
+func (s *Schemas) decideWrite(ctx context.Context, writer client.Client, desired, live *unstructured.Unstructured) decision {
+	d := s.upToDate(ctx, desired, live)
+	if d.confirm && s.confirmed.unchanged(ctx, writer, desired, live, d.key) {
+		d.write = false
+	}
+	return d
+}
+
+// Decide is decideWrite for the differential tests: write reports whether
+// the apply is sent, changed the paths found changed, asked whether a dry
+// run was needed to settle it.
+func (s *Schemas) Decide(ctx context.Context, writer client.Client, desired, live *unstructured.Unstructured) (write bool, changed []string, asked bool) {
+	d := s.decideWrite(ctx, writer, desired, live)
+	return d.write, d.changed, d.confirm
 }

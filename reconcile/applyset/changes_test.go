@@ -1,12 +1,12 @@
-package reconcile_test
+package applyset_test
 
 import (
 	"strings"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 
-	"github.com/stencil-dev/stencil/reconcile"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func object(t *testing.T, yaml string) *unstructured.Unstructured {
@@ -18,7 +18,7 @@ func object(t *testing.T, yaml string) *unstructured.Unstructured {
 	return u
 }
 
-func changes(fs []reconcile.FieldChange) []string {
+func changes(fs []applyset.FieldChange) []string {
 	out := make([]string, len(fs))
 	for i, f := range fs {
 		out[i] = f.String()
@@ -57,7 +57,7 @@ func TestChangedFields(t *testing.T) {
 			nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := changes(reconcile.ChangedFields(object(t, tc.live), object(t, tc.after)))
+			got := changes(applyset.ChangedFields(object(t, tc.live), object(t, tc.after)))
 			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
@@ -67,7 +67,7 @@ func TestChangedFields(t *testing.T) {
 
 func TestChangedFieldsCutsLongValues(t *testing.T) {
 	long := strings.Repeat("x", 100)
-	got := changes(reconcile.ChangedFields(object(t, `{"apiVersion":"v1","kind":"ConfigMap","data":{"a":"b"}}`),
+	got := changes(applyset.ChangedFields(object(t, `{"apiVersion":"v1","kind":"ConfigMap","data":{"a":"b"}}`),
 		object(t, `{"apiVersion":"v1","kind":"ConfigMap","data":{"a":"`+long+`"}}`)))
 	if len(got) != 1 || strings.Contains(got[0], long) || !strings.HasSuffix(got[0], "…") {
 		t.Errorf("got %q; want one change with the long value cut", got)

@@ -1,4 +1,4 @@
-package reconcile
+package applyset
 
 import (
 	"context"
@@ -43,7 +43,7 @@ spec:
 // created returns desired as the API server stores it after stencil's
 // apply created it: the local apply onto an empty object, normalised, plus
 // what the server adds (identity, defaults, status).
-func created(t testing.TB, s *schemas, desired *unstructured.Unstructured, defaults func(*unstructured.Unstructured)) *unstructured.Unstructured {
+func created(t testing.TB, s *Schemas, desired *unstructured.Unstructured, defaults func(*unstructured.Unstructured)) *unstructured.Unstructured {
 	t.Helper()
 	tk, err := s.forKind(context.Background(), desired.GroupVersionKind())
 	if err != nil {
@@ -91,7 +91,7 @@ func otherManager(t testing.TB, u *unstructured.Unstructured, manager, fields st
 }
 
 func TestUpToDate(t *testing.T) {
-	s, err := newSchemas(nil)
+	s, err := NewSchemas(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestUpToDate(t *testing.T) {
 // Secret that holds it as data; a changed value does not, and its path
 // names the key but not the value.
 func TestUpToDateSecret(t *testing.T) {
-	s, err := newSchemas(nil)
+	s, err := NewSchemas(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ stringData: {password: hunter2}
 
 // TestUpToDateUndecided: a kind with no schema is written.
 func TestUpToDateUndecided(t *testing.T) {
-	s, err := newSchemas(nil)
+	s, err := NewSchemas(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestUpToDateUndecided(t *testing.T) {
 // TestUpToDateRemembers: a "no write" decision holds while the live
 // resourceVersion and the desired object stay the same, and only then.
 func TestUpToDateRemembers(t *testing.T) {
-	s, err := newSchemas(nil)
+	s, err := NewSchemas(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestUpToDateRemembers(t *testing.T) {
 // remembered (the live object's resourceVersion and the desired object
 // unchanged since the last decision).
 func BenchmarkUpToDate(b *testing.B) {
-	s, err := newSchemas(nil)
+	s, err := NewSchemas(nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package reconcile
+package applyset
 
 import (
 	"context"
@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
-	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // FieldManager is the one field manager stencil applies with. It never
@@ -73,51 +72,51 @@ type ApplyResult struct {
 	// from the write, or the cached object when no write was sent; nil
 	// when the apply failed.
 	Live *unstructured.Unstructured
-	// before is the resourceVersion of the object the apply found, ""
+	// Before is the resourceVersion of the object the apply found, ""
 	// when it found none (see afterApply).
-	before string
+	Before string
 }
 
-// applier applies objects with server-side apply: writer makes the writes
+// Applier applies objects with server-side apply: writer makes the writes
 // (impersonating the Composition's ServiceAccount when it has one); reader
 // is the label-selected cache of members, used to skip writes that would
 // change nothing; live reads from the API server what the cache does not
 // hold (a new object, or one another set or tool made).
-type applier struct {
-	writer      client.Client
-	reader      client.Reader
-	live        client.Reader
-	id          string // the ApplySet id members must carry
-	concurrency int
-	// schemas compute the apply locally to skip writes that change nothing.
-	schemas *schemas
+type Applier struct {
+	Writer      client.Client
+	Reader      client.Reader
+	Live        client.Reader
+	ID          string // the ApplySet id members must carry
+	Concurrency int
+	// Schemas compute the apply locally to skip writes that change nothing.
+	Schemas *Schemas
 }
 
-// applyStage applies the objects of one stage concurrently, at most
+// ApplyStage applies the objects of one stage concurrently, at most
 // a.concurrency at a time, and returns one result per object, in order.
-func (a *applier) applyStage(ctx context.Context, objs []*unstructured.Unstructured) []ApplyResult {
+func (a *Applier) ApplyStage(ctx context.Context, objs []*unstructured.Unstructured) []ApplyResult {
 	results := make([]ApplyResult, len(objs))
-	sem := make(chan struct{}, max(a.concurrency, 1))
+	sem := make(chan struct{}, max(a.Concurrency, 1))
 	var wg sync.WaitGroup
 	for i, u := range objs {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			results[i] = a.apply(ctx, u)
+			results[i] = a.Apply(ctx, u)
 		}()
 	}
 	wg.Wait()
 	return results
 }
 
-// apply applies one object, unless the cached live object shows it would
+// Apply applies one object, unless the cached live object shows it would
 // change nothing.
-func (a *applier) apply(ctx context.Context, desired *unstructured.Unstructured) ApplyResult {
+func (a *Applier) Apply(ctx context.Context, desired *unstructured.Unstructured) ApplyResult {
 	res := ApplyResult{Object: desired}
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(desired.GroupVersionKind())
-	err := a.reader.Get(ctx, client.ObjectKeyFromObject(desired), live)
+	err := a.Reader.Get(ctx, client.ObjectKeyFromObject(desired), live)
 	if apierrors.IsNotFound(err) {
 		if res, done := a.create(ctx, desired); done {
 			return res
@@ -125,40 +124,37 @@ func (a *applier) apply(ctx context.Context, desired *unstructured.Unstructured)
 		// It exists after all, with fields another manager set: read it
 		// live (the cache holds only labelled members, and may lag) and
 		// apply it as an existing object.
-		err = a.live.Get(ctx, client.ObjectKeyFromObject(desired), live)
+		err = a.Live.Get(ctx, client.ObjectKeyFromObject(desired), live)
 	}
 	switch {
 	case apierrors.IsNotFound(err):
 		live = nil
 	case err != nil:
-		return res.fail(fmt.Errorf("read %s: %w", applyset.Ref(desired), err))
+		return res.fail(fmt.Errorf("read %s: %w", Ref(desired), err))
 	}
 	if live != nil {
-		if other := live.GetLabels()[applyset.LabelPartOf]; other != "" && other != a.id {
-			res = res.fail(&ForeignMemberError{Object: applyset.Ref(desired), ApplySet: other})
+		if other := live.GetLabels()[LabelPartOf]; other != "" && other != a.ID {
+			res = res.fail(&ForeignMemberError{Object: Ref(desired), ApplySet: other})
 			res.Reason = v1alpha1.ReasonApplyFailed
 			return res
 		}
 		if live.GetDeletionTimestamp() == nil {
-			d := a.schemas.upToDate(ctx, desired, live)
-			if d.confirm && a.schemas.confirmed.unchanged(ctx, a.writer, desired, live, d.key) {
-				d.write = false
-			}
+			d := a.Schemas.decideWrite(ctx, a.Writer, desired, live)
 			if !d.write {
-				res.UID, res.Action, res.Live, res.before = live.GetUID(), Unchanged, live, live.GetResourceVersion()
+				res.UID, res.Action, res.Live, res.Before = live.GetUID(), Unchanged, live, live.GetResourceVersion()
 				return res
 			}
 			res.Changed = d.changed
 			if len(d.changed) == 0 && d.why != "" {
-				log.FromContext(ctx).V(1).Info("applying: no local decision", "object", applyset.Ref(desired), "reason", d.why)
+				log.FromContext(ctx).V(1).Info("applying: no local decision", "object", Ref(desired), "reason", d.why)
 				res.Changed = changedFields(desired.Object, live.Object, maxChangedFields)
 			}
 		}
 	}
 	applied := desired.DeepCopy()
-	if err := a.writer.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied),
+	if err := a.Writer.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied),
 		client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-		res = res.fail(fmt.Errorf("apply %s: %w", applyset.Ref(desired), redact(desired, err)))
+		res = res.fail(fmt.Errorf("apply %s: %w", Ref(desired), Redact(desired, err)))
 		res.Reason = terminalReason(err)
 		return res
 	}
@@ -170,7 +166,7 @@ func (a *applier) apply(ctx context.Context, desired *unstructured.Unstructured)
 		res.Action = Reapplied
 	}
 	if live != nil {
-		res.before = live.GetResourceVersion()
+		res.Before = live.GetResourceVersion()
 	}
 	a.appliedCRD(applied, res.Action)
 	return res
@@ -186,15 +182,15 @@ func (a *applier) apply(ctx context.Context, desired *unstructured.Unstructured)
 // existing one (a member of another ApplySet is refused, anything else
 // taken over with forced ownership). Fields equal to stencil's are simply
 // shared, as a forced apply would share them.
-func (a *applier) create(ctx context.Context, desired *unstructured.Unstructured) (ApplyResult, bool) {
+func (a *Applier) create(ctx context.Context, desired *unstructured.Unstructured) (ApplyResult, bool) {
 	res := ApplyResult{Object: desired}
 	applied := desired.DeepCopy()
-	err := a.writer.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(FieldManager))
+	err := a.Writer.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(FieldManager))
 	switch {
 	case apierrors.IsConflict(err):
 		return res, false
 	case err != nil:
-		res = res.fail(fmt.Errorf("apply %s: %w", applyset.Ref(desired), redact(desired, err)))
+		res = res.fail(fmt.Errorf("apply %s: %w", Ref(desired), Redact(desired, err)))
 		res.Reason = terminalReason(err)
 		return res, true
 	}
@@ -208,12 +204,12 @@ func (a *applier) create(ctx context.Context, desired *unstructured.Unstructured
 
 // appliedCRD forgets the schemas of a CRD's group once stencil changed it:
 // its kinds are typed afresh.
-func (a *applier) appliedCRD(applied *unstructured.Unstructured, action Action) {
+func (a *Applier) appliedCRD(applied *unstructured.Unstructured, action Action) {
 	if applied.GetKind() != "CustomResourceDefinition" || action == Reapplied {
 		return
 	}
 	if group, _, _ := unstructured.NestedString(applied.Object, "spec", "group"); group != "" {
-		a.schemas.forgetGroup(group)
+		a.Schemas.forgetGroup(group)
 	}
 }
 
@@ -272,14 +268,14 @@ func undecodable(err error) bool {
 	return strings.Contains(msg, "failed to convert new object") || strings.Contains(msg, "error decoding from json")
 }
 
-// redact keeps values out of errors. Any kind's validation error loses the
+// Redact keeps values out of errors. Any kind's validation error loses the
 // values the API server quotes (see scrub): they may be a tenant's
 // spec.values. A Secret's error is stricter, since the server may quote the
 // invalid value, so a Secret's API error keeps only its reason (or, when
 // the server gave none, one derived from the status code), its status
 // code, the object's identity and the causes' field paths and types. Any
 // other error about a Secret is reduced to a fixed sentence.
-func redact(u *unstructured.Unstructured, err error) error {
+func Redact(u *unstructured.Unstructured, err error) error {
 	if u.GetKind() != "Secret" || u.GroupVersionKind().Group != "" {
 		return Scrub(err)
 	}
@@ -327,11 +323,11 @@ func reasonForCode(code int32) metav1.StatusReason {
 	return metav1.StatusReason("HTTP" + strconv.Itoa(int(code)))
 }
 
-// waitEstablished waits, briefly, for the CRDs just applied to be Established
+// WaitEstablished waits, briefly, for the CRDs just applied to be Established
 // so that the custom resources of later stages can be applied. It reports
 // which are not Established yet; the reconcile then stops before the next
 // stage and the CRD's own update event brings it back.
-func waitEstablished(ctx context.Context, reader client.Reader, crds []*unstructured.Unstructured) []string {
+func WaitEstablished(ctx context.Context, reader client.Reader, crds []*unstructured.Unstructured) []string {
 	var pending []string
 	for _, crd := range crds {
 		established := func(ctx context.Context) (bool, error) {
@@ -354,4 +350,16 @@ func waitEstablished(ctx context.Context, reader client.Reader, crds []*unstruct
 		}
 	}
 	return pending
+}
+
+// RelatedObject is a reference to a member, for the related object of an event.
+func RelatedObject(gvk schema.GroupVersionKind, namespace, name string, uid types.UID) *metav1.PartialObjectMetadata {
+	o := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: uid}}
+	o.SetGroupVersionKind(gvk)
+	return o
+}
+
+// Related is the applied object as the related object of an event.
+func (r ApplyResult) Related() *metav1.PartialObjectMetadata {
+	return RelatedObject(r.Object.GroupVersionKind(), r.Object.GetNamespace(), r.Object.GetName(), r.UID)
 }

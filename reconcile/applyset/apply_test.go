@@ -1,4 +1,4 @@
-package reconcile
+package applyset
 
 import (
 	"strings"
@@ -18,7 +18,7 @@ func TestRedact(t *testing.T) {
 	secret.SetAPIVersion("v1")
 	quoted := apierrors.NewInvalid(schema.GroupKind{Kind: "Secret"}, "s",
 		field.ErrorList{field.Invalid(field.NewPath("data", "password"), "hunter2", "bad value")})
-	got := redact(secret, quoted).Error()
+	got := Redact(secret, quoted).Error()
 	if strings.Contains(got, "hunter2") {
 		t.Errorf("redacted error quotes the value: %q", got)
 	}
@@ -29,11 +29,11 @@ func TestRedact(t *testing.T) {
 	}
 	cm := obj("ConfigMap", "c")
 	cm.SetAPIVersion("v1")
-	got = redact(cm, quoted).Error()
+	got = Redact(cm, quoted).Error()
 	if strings.Contains(got, "hunter2") || !strings.Contains(got, "data.password: Invalid value: bad value") {
 		t.Errorf("a ConfigMap's error = %q, want the field and rule without the value", got)
 	}
-	if !apierrors.IsInvalid(redact(cm, quoted)) {
+	if !apierrors.IsInvalid(Redact(cm, quoted)) {
 		t.Errorf("a ConfigMap's error lost its reason")
 	}
 }

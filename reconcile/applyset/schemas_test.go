@@ -1,4 +1,4 @@
-package reconcile
+package applyset
 
 import (
 	"context"
@@ -63,7 +63,7 @@ func gadgetDoc(kinds ...string) string {
 func TestSchemasCustomKinds(t *testing.T) {
 	ctx := context.Background()
 	f := &fakeOpenAPI{docs: map[string]string{"apis/diff.stencil.dev/v1": gadgetDoc("Gadget")}, hash: map[string]string{"apis/diff.stencil.dev/v1": "1"}}
-	s, err := newSchemas(f)
+	s, err := NewSchemas(f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package reconcile
+package applyset
 
 import (
 	"errors"
@@ -59,7 +59,7 @@ func TestRedactKeepsReasonAndCode(t *testing.T) {
 	secret.SetAPIVersion("v1")
 	quoted := &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 500,
 		Message: "failed to convert new object: error decoding from json: hunter2"}}
-	got := redact(secret, quoted)
+	got := Redact(secret, quoted)
 	for _, want := range []string{"InternalError", "500", "could not decode", "withheld"} {
 		if !strings.Contains(got.Error(), want) {
 			t.Errorf("redacted error %q lacks %q", got, want)
@@ -70,10 +70,10 @@ func TestRedactKeepsReasonAndCode(t *testing.T) {
 	}
 	invalid := apierrors.NewInvalid(schema.GroupKind{Kind: "Secret"}, "s",
 		field.ErrorList{field.Invalid(field.NewPath("data", "password"), "hunter2", "bad value")})
-	if r := redact(secret, invalid); !apierrors.IsInvalid(r) || apierrors.ReasonForError(r) != metav1.StatusReasonInvalid {
+	if r := Redact(secret, invalid); !apierrors.IsInvalid(r) || apierrors.ReasonForError(r) != metav1.StatusReasonInvalid {
 		t.Errorf("redacted Invalid error is no longer Invalid: %#v", r)
 	}
-	if got := redact(secret, errors.New("dial tcp: hunter2")).Error(); strings.Contains(got, "hunter2") {
+	if got := Redact(secret, errors.New("dial tcp: hunter2")).Error(); strings.Contains(got, "hunter2") {
 		t.Errorf("redacted error quotes a non-API error: %q", got)
 	}
 }

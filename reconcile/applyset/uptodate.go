@@ -1,4 +1,4 @@
-package reconcile
+package applyset
 
 import (
 	"context"
@@ -59,7 +59,7 @@ type decision struct {
 //
 // A "no write" decision is remembered (see decided) until the live
 // resourceVersion or the desired object changes.
-func (s *schemas) upToDate(ctx context.Context, desired, live *unstructured.Unstructured) decision {
+func (s *Schemas) upToDate(ctx context.Context, desired, live *unstructured.Unstructured) decision {
 	if s == nil {
 		return decision{write: true, why: "no schemas"}
 	}
@@ -75,7 +75,7 @@ func (s *schemas) upToDate(ctx context.Context, desired, live *unstructured.Unst
 }
 
 // decide is upToDate without its memory.
-func (s *schemas) decide(ctx context.Context, desired, live *unstructured.Unstructured) decision {
+func (s *Schemas) decide(ctx context.Context, desired, live *unstructured.Unstructured) decision {
 	t, err := s.forKind(ctx, desired.GroupVersionKind())
 	if err != nil {
 		return decision{write: true, why: err.Error()}
