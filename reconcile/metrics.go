@@ -6,6 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/endpoints/request"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -245,54 +248,24 @@ func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 // /apis/GROUP/VERSION/... ; any other path (discovery, /openapi, /version)
 // is a get of discovery. Names and namespaces never become labels.
 func requestKind(req *http.Request) (verb, resource string) {
-	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
-	var group string
-	switch {
-	case len(parts) >= 3 && parts[0] == "api":
-		parts = parts[2:]
-	case len(parts) >= 4 && parts[0] == "apis":
-		group, parts = parts[1], parts[3:]
-	default:
+	info, err := requestInfos.NewRequestInfo(req)
+	if err != nil || !info.IsResourceRequest {
 		return strings.ToLower(req.Method), "discovery"
 	}
-	// A namespace is itself a resource: /api/v1/namespaces/NS is a get of
-	// it, /api/v1/namespaces/NS/configmaps a request about configmaps.
-	if len(parts) >= 3 && parts[0] == "namespaces" && (len(parts) > 3 || parts[2] != "status" && parts[2] != "finalize") {
-		parts = parts[2:]
+	resource = info.Resource
+	if info.APIGroup != "" {
+		resource += "." + info.APIGroup
 	}
-	resource = parts[0]
-	if group != "" {
-		resource += "." + group
+	if info.Subresource != "" {
+		resource += "/" + info.Subresource
 	}
-	named := len(parts) >= 2
-	if len(parts) >= 3 {
-		resource += "/" + parts[2]
-	}
-	switch req.Method {
-	case http.MethodGet:
-		switch {
-		case req.URL.Query().Get("watch") == "true" || req.URL.Query().Get("watch") == "1":
-			verb = "watch"
-		case named:
-			verb = "get"
-		default:
-			verb = "list"
-		}
-	case http.MethodPost:
-		verb = "create"
-	case http.MethodPut:
-		verb = "update"
-	case http.MethodPatch:
-		verb = "patch"
-	case http.MethodDelete:
-		verb = "delete"
-		if !named {
-			verb = "deletecollection"
-		}
-	default:
-		verb = strings.ToLower(req.Method)
-	}
-	return verb, resource
+	return info.Verb, resource
+}
+
+// requestInfos parses request paths as the API server does.
+var requestInfos = &request.RequestInfoFactory{
+	APIPrefixes:          sets.NewString("api", "apis"),
+	GrouplessAPIPrefixes: sets.NewString("api"),
 }
 
 // AppliesTotal is the counter of applies by result, for tests and dashboards
