@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/status"
+
 	"k8s.io/apimachinery/pkg/util/cache"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -256,7 +258,7 @@ func (r *CompositionReconciler) stallIfDenied(s *scope, action string, err error
 	if !errors.As(err, &denied) {
 		return ctrl.Result{}, err
 	}
-	setStalled(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonForbidden, denied.Error())
+	status.SetStalled(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonForbidden, denied.Error())
 	r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonForbidden, action, "%s", denied.Error())
 	s.done = true
 	return ctrl.Result{RequeueAfter: ForbiddenRecheck}, nil

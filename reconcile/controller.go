@@ -7,6 +7,8 @@ import (
 	"maps"
 	"sync"
 
+	"github.com/stencil-dev/stencil/reconcile/status"
+
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/cluster"
 	"github.com/stencil-dev/stencil/reconcile/plan"
@@ -358,13 +360,13 @@ func (r *CompositionReconciler) observeMembers(ctx context.Context, s *scope) {
 	if s.plan == nil || s.status.Members != nil {
 		return
 	}
-	s.status.Members = memberStatuses(ctx, memberReader{r}, s.plan.Objects)
-	s.status.Summary = summary(s.status.Members)
+	s.status.Members = status.Members(ctx, memberReader{r}, s.plan.Objects)
+	s.status.Summary = status.Summary(s.status.Members)
 }
 
 // transient records an error that a retry may fix and returns it for backoff.
 func (r *CompositionReconciler) transient(s *scope, err error) (ctrl.Result, error) {
-	setReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonReconcileFailed, err.Error())
+	status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonReconcileFailed, err.Error())
 	return ctrl.Result{}, err
 }
 
@@ -435,7 +437,7 @@ func (r *CompositionReconciler) allParents(ctx context.Context, _ client.Object)
 // a reconcile that finds nothing to do makes no write.
 func (r *CompositionReconciler) patchStatus(ctx context.Context, s *scope) error {
 	r.readiness.record(s.comp, s.status.Conditions)
-	keepTransitionTimes(&s.status, s.comp.ParentStatus().Conditions)
+	status.KeepTransitionTimes(&s.status, s.comp.ParentStatus().Conditions)
 	if equality.Semantic.DeepEqual(*s.comp.ParentStatus(), s.status) {
 		return nil
 	}

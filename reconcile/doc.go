@@ -12,16 +12,18 @@
 //     (parent.go), render (render.go), prepare (stalls.go, watches.go,
 //     access.go, prune.go's empty-render guard), widen, apply (phases.go,
 //     hookrun.go for Helm hooks), prune (phases.go, prune.go), status
-//     (status.go, events.go). finalize.go handles deletion.
+//     (package status, events.go). finalize.go handles deletion.
 //   - kinds.go: ServeKind, the pass for a published kind's instances
 //     (started by package published).
-//   - metrics.go, shard.go, scheme.go, writers.go (impersonating writers).
+//   - memo.go (what a pass remembers of the last), metrics.go, shard.go,
+//     scheme.go, writers.go (impersonating writers).
 //
 // Packages below it: plan (pure: render input, placement, order, hook
 // classes), applyset (the ApplySet's metadata, apply with the no-change
-// decision, field diffs), cluster (served APIs, offline mapper, metadata
-// watches). Above it, wired by the controller command: published (the
-// Bundle controller and published kinds) and admission (the webhook).
+// decision, field diffs), status (members' kstatus, conditions, summary),
+// cluster (served APIs, offline mapper, metadata watches). Above it,
+// wired by the controller command: published (the Bundle controller and
+// published kinds) and admission (the webhook).
 //
 // # Invariants
 //

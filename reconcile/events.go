@@ -64,7 +64,7 @@ func (e *passEvents) apply(res applyset.ApplyResult) {
 }
 
 // prune adds a deleted member.
-func (e *passEvents) prune(m Member) {
+func (e *passEvents) prune(m applyset.Member) {
 	if e.firstPruned == nil {
 		e.firstPruned = m.Related()
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/status"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,7 +48,7 @@ func (r *CompositionReconciler) finalize(ctx context.Context, s *scope) (ctrl.Re
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	s.parent = live
-	setReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonDeleting, "deleting members")
+	status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonDeleting, "deleting members")
 	r.passes.forget(client.ObjectKeyFromObject(s.comp))
 	if !s.comp.ParentSpec().Suspend {
 		watched := r.watchInventory(ctx, live.inventory)
@@ -61,7 +63,7 @@ func (r *CompositionReconciler) finalize(ctx context.Context, s *scope) (ctrl.Re
 		if failed := slices.DeleteFunc(slices.Clone(listed.Unlisted), func(gk schema.GroupKind) bool { return slices.Contains(forbidden, gk) }); len(failed) > 0 {
 			return ctrl.Result{}, fmt.Errorf("list members to delete: cannot list %v", failed)
 		}
-		members := slices.DeleteFunc(listed.Members, func(m Member) bool { return !Owned(m) })
+		members := slices.DeleteFunc(listed.Members, func(m applyset.Member) bool { return !applyset.Owned(m) })
 		var waiting bool
 		if s.comp.ParentSpec().DeletionPolicy == v1alpha1.DeletionPolicyOrphan {
 			err = r.orphan(ctx, s, members)
@@ -90,7 +92,7 @@ func (r *CompositionReconciler) finalize(ctx context.Context, s *scope) (ctrl.Re
 // has members to wait on, and reports whether any is left to wait on. A
 // member whose delete is forbidden is reported and left in place, so it
 // does not hold back the lower ranks.
-func (r *CompositionReconciler) deleteByRank(ctx context.Context, s *scope, p *Pruner, members []Member) (bool, error) {
+func (r *CompositionReconciler) deleteByRank(ctx context.Context, s *scope, p *applyset.Pruner, members []applyset.Member) (bool, error) {
 	var ranks []int
 	for _, m := range members {
 		ranks = append(ranks, plan.KindRank(m.GVK.Kind))
@@ -160,8 +162,8 @@ func (r *CompositionReconciler) watchInventory(ctx context.Context, inv applyset
 
 // orphanKept orphans the members annotated helm.sh/resource-policy: keep
 // (see orphan) and returns the others, to be deleted.
-func (r *CompositionReconciler) orphanKept(ctx context.Context, s *scope, members []Member) ([]Member, error) {
-	var keep, rest []Member
+func (r *CompositionReconciler) orphanKept(ctx context.Context, s *scope, members []applyset.Member) ([]applyset.Member, error) {
+	var keep, rest []applyset.Member
 	for _, m := range members {
 		if plan.Kept(&m.Meta) {
 			keep = append(keep, m)
@@ -174,7 +176,7 @@ func (r *CompositionReconciler) orphanKept(ctx context.Context, s *scope, member
 
 // orphan removes the part-of label from every member, leaving it in place.
 // A member the writer may not patch is reported and left labelled.
-func (r *CompositionReconciler) orphan(ctx context.Context, s *scope, members []Member) error {
+func (r *CompositionReconciler) orphan(ctx context.Context, s *scope, members []applyset.Member) error {
 	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+applyset.LabelPartOf+`":null}}}`))
 	account := serviceAccount(s.comp, r.Options.DefaultServiceAccount)
 	for _, m := range members {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stencil-dev/stencil/reconcile/status"
+
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -183,7 +185,7 @@ func (h *hookRun) run(ctx context.Context, hooks []*unstructured.Unstructured, g
 			h.r.stallTerminal(h.s, v1alpha1.ReasonHookFailed, strings.Join(res.failed, "; "))
 			return false, nil
 		case len(res.waiting) > 0:
-			setReconciling(&h.s.status, h.s.comp.GetGeneration(), v1alpha1.ReasonProgressing, "waiting for hooks: "+strings.Join(res.waiting, "; "))
+			status.SetReconciling(&h.s.status, h.s.comp.GetGeneration(), v1alpha1.ReasonProgressing, "waiting for hooks: "+strings.Join(res.waiting, "; "))
 			h.s.done = h.s.done || gate
 			return false, nil
 		}
@@ -320,7 +322,7 @@ func (h *hookRun) finish(ctx context.Context, u, live *unstructured.Unstructured
 
 // delete deletes a hook object with a UID precondition.
 func (h *hookRun) delete(ctx context.Context, live *unstructured.Unstructured) error {
-	m := Member{GVK: live.GroupVersionKind()}
+	m := applyset.Member{GVK: live.GroupVersionKind()}
 	m.Meta.SetNamespace(live.GetNamespace())
 	m.Meta.SetName(live.GetName())
 	m.Meta.SetUID(live.GetUID())

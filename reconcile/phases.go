@@ -8,13 +8,17 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
+	"github.com/stencil-dev/stencil/reconcile/status"
+
+	kstatus "github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
@@ -49,8 +53,8 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 	// Read live, not from the cache: right after an apply the cache may
 	// still hold a member's previous generation, Current, and a post hook
 	// must not run before the rollout it follows has even begun.
-	for _, m := range memberStatuses(ctx, r.APIReader, ordinary) {
-		if m.Status != status.CurrentStatus.String() {
+	for _, m := range status.Members(ctx, r.APIReader, ordinary) {
+		if m.Status != kstatus.CurrentStatus.String() {
 			return r.detectFlapping(s), nil
 		}
 	}
@@ -69,7 +73,7 @@ func (r *CompositionReconciler) applyStages(ctx context.Context, s *scope, a *ap
 			continue
 		}
 		if pending := applyset.WaitEstablished(ctx, a.Reader, stage); len(pending) > 0 {
-			setReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonProgressing,
+			status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonProgressing,
 				fmt.Sprintf("waiting for CustomResourceDefinitions to be Established: %s", strings.Join(pending, ", ")))
 			s.done = true
 			return false
@@ -161,7 +165,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 			remaining = remaining.Union(memberInventory(m))
 			continue
 		}
-		if !Prunable(m, keep) {
+		if !applyset.Prunable(m, keep) {
 			if !keep[m.Meta.UID] {
 				remaining = remaining.Union(memberInventory(m))
 			}
@@ -171,7 +175,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 			// helm.sh/resource-policy: keep: orphaned, not deleted. Its
 			// kind stays recorded this pass (an orphaning the writer may
 			// not make leaves it labelled); the next pass no longer lists it.
-			if err := r.orphan(ctx, s, []Member{m}); err != nil {
+			if err := r.orphan(ctx, s, []applyset.Member{m}); err != nil {
 				errs = append(errs, err.Error())
 			}
 			remaining = remaining.Union(memberInventory(m))
@@ -219,7 +223,7 @@ func ordinaryApplied(s *scope) bool {
 	return applied == len(plan.OrdinaryObjects(s.plan.Objects))
 }
 
-func memberInventory(m Member) applyset.Inventory {
+func memberInventory(m applyset.Member) applyset.Inventory {
 	return applyset.Inventory{GroupKinds: []schema.GroupKind{m.GVK.GroupKind()}, Namespaces: []string{m.Meta.Namespace}}
 }
 
@@ -234,12 +238,12 @@ func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Res
 	if res, err := r.watch(ctx, s); err != nil || s.done {
 		return res, err
 	}
-	members := memberStatuses(ctx, newAfterApply(memberReader{r}, s.results), plan.OrdinaryObjects(s.plan.Objects))
+	members := status.Members(ctx, status.AfterApply(memberReader{r}, s.results), plan.OrdinaryObjects(s.plan.Objects))
 	failed := failedApplies(s.results)
 	if len(failed) == 0 {
-		summarize(&s.status, s.comp.GetGeneration(), members)
+		status.Summarize(&s.status, s.comp.GetGeneration(), members)
 		if pending := pendingPostHooks(s); len(pending) > 0 && meta.IsStatusConditionTrue(s.status.Conditions, v1alpha1.ConditionReady) {
-			setReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonProgressing,
+			status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonProgressing,
 				fmt.Sprintf("%s; waiting for hooks: %s", s.status.Summary, strings.Join(pending, ", ")))
 		}
 		return ctrl.Result{}, nil
@@ -260,4 +264,47 @@ func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Res
 		return r.stallTerminal(s, reason, msg), nil
 	}
 	return ctrl.Result{}, errors.New(msg)
+}
+
+// suspended reports a suspended Composition: nothing is rendered, applied,
+// pruned or written but its status. status.observedGeneration stays at the
+// generation last reconciled, so kstatus readers (Flux, Argo CD, kubectl
+// wait) see a generation that is not applied as in progress, never as
+// done; Ready is False with reason Suspended. The members are the live
+// objects of the set, found by their part-of label over the recorded
+// inventory, each with its kstatus.
+func (r *CompositionReconciler) suspended(ctx context.Context, s *scope) (ctrl.Result, error) {
+	s.status.ObservedGeneration = s.comp.ParentStatus().ObservedGeneration
+	r.passes.forget(client.ObjectKeyFromObject(s.comp))
+	msg := fmt.Sprintf("suspended: generation %d is not applied; nothing is written while spec.suspend is true", s.comp.GetGeneration())
+	if last := s.comp.ParentStatus().ObservedGeneration; last > 0 {
+		msg = fmt.Sprintf("suspended: generation %d is not applied (generation %d was the last reconciled); nothing is written while spec.suspend is true", s.comp.GetGeneration(), last)
+	}
+	status.SetSuspended(&s.status, s.comp.GetGeneration(), msg)
+	live, err := r.recordedParent(ctx, s.comp)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	s.parent = live
+	listed := r.cachedPruner(s).List(ctx, live.inventory, s.comp.GetNamespace())
+	objs := make([]*unstructured.Unstructured, 0, len(listed.Members))
+	for _, m := range listed.Members {
+		if !slices.ContainsFunc(m.Meta.ManagedFields, func(f metav1.ManagedFieldsEntry) bool { return f.Manager == applyset.FieldManager }) {
+			continue // another controller's object carrying a copy of the label
+		}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(m.GVK)
+		u.SetNamespace(m.Meta.Namespace)
+		u.SetName(m.Meta.Name)
+		objs = append(objs, u)
+	}
+	slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int {
+		if d := plan.KindRank(a.GetKind()) - plan.KindRank(b.GetKind()); d != 0 {
+			return d
+		}
+		return strings.Compare(applyset.Ref(a), applyset.Ref(b))
+	})
+	s.status.Members = status.Members(ctx, memberReader{r}, objs)
+	s.status.Summary = status.Summary(s.status.Members)
+	return ctrl.Result{}, nil
 }

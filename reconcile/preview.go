@@ -85,7 +85,7 @@ func PruneCandidates(ctx context.Context, reader client.Reader, mapper meta.REST
 	if prune := live.ParentSpec().Prune; prune != nil && !*prune {
 		return nil, nil
 	}
-	p := &Pruner{Lister: reader, Mapper: mapper, ID: planned.ID}
+	p := &applyset.Pruner{Lister: reader, Mapper: mapper, ID: planned.ID}
 	listed := p.List(ctx, applyset.ParseInventory(live.GetAnnotations()).Union(planned.Inventory), comp.GetNamespace())
 	if len(listed.Unlisted) > 0 {
 		return nil, fmt.Errorf("cannot list members of %v", listed.Unlisted)
@@ -97,7 +97,7 @@ func PruneCandidates(ctx context.Context, reader client.Reader, mapper meta.REST
 	hooks := PlannedHooks(planned.Objects)
 	var out []PruneCandidate
 	for _, m := range listed.Members {
-		if refs[m.Ref()] || !Prunable(m, map[types.UID]bool{}) {
+		if refs[m.Ref()] || !applyset.Prunable(m, map[types.UID]bool{}) {
 			continue
 		}
 		if spare, err := SpareHook(ctx, reader, m, hooks); err != nil || spare {

@@ -3,12 +3,11 @@ package reconcile
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
+	"github.com/stencil-dev/stencil/reconcile/status"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,105 +19,11 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
-// Pruner finds and deletes the members of an ApplySet. Listing goes to the
-// API server (lister), or, for the kinds cached says it holds, to the
-// label-selected member cache (see cachedPruner for why that is safe);
-// deleting goes through writer, which impersonates the Composition's
-// ServiceAccount when it has one.
-type Pruner struct {
-	Lister client.Reader
-	Writer client.Client
-	Mapper meta.RESTMapper
-	ID     string
-	// Cached, when set, lists the members of a kind from the cache and
-	// reports whether it could; nil lists everything live.
-	Cached func(ctx context.Context, gvk schema.GroupVersionKind, namespace string, id string) ([]Member, bool)
-}
-
-// Member is one live object found by its part-of label.
-type Member struct {
-	GVK  schema.GroupVersionKind
-	Meta metav1.PartialObjectMetadata
-	// Listed: listed from the cache, so deleted only at the
-	// resourceVersion listed (see deleteMember).
-	Listed bool
-}
-
-// ListResult is what listing a recorded applyset.Inventory found.
-type ListResult struct {
-	Members []Member
-	// Unlisted are the group-kinds that could not be listed (discovery or
-	// list failed): they stay recorded, and nothing of them is pruned.
-	Unlisted []schema.GroupKind
-	// Gone are the group-kinds the API server no longer serves (their CRD
-	// was deleted): nothing of them can exist, so they are dropped.
-	Gone []schema.GroupKind
-	// Forbidden are the group-kinds the controller may not list (in the
-	// namespace named): also in unlisted.
-	Forbidden []KindIn
-}
-
-// KindIn is a group-kind in a namespace ("" for cluster-wide).
-type KindIn struct {
-	GK        schema.GroupKind
-	Namespace string
-}
-
-// List finds every live object labelled as a member of the set, over the
-// recorded group-kinds and namespaces.
-func (p *Pruner) List(ctx context.Context, inv applyset.Inventory, parentNamespace string) ListResult {
-	var res ListResult
-	namespaces := append([]string{parentNamespace}, inv.Namespaces...)
-	for _, gk := range inv.GroupKinds {
-		mapping, err := p.Mapper.RESTMapping(gk)
-		if meta.IsNoMatchError(err) {
-			res.Gone = append(res.Gone, gk)
-			continue
-		}
-		if err != nil {
-			res.Unlisted = append(res.Unlisted, gk)
-			continue
-		}
-		scopes := namespaces
-		if mapping.Scope.Name() != meta.RESTScopeNameNamespace {
-			scopes = []string{""}
-		}
-		for _, ns := range scopes {
-			if p.Cached != nil {
-				if members, ok := p.Cached(ctx, mapping.GroupVersionKind, ns, p.ID); ok {
-					res.Members = append(res.Members, members...)
-					continue
-				}
-			}
-			list := &metav1.PartialObjectMetadataList{}
-			list.SetGroupVersionKind(mapping.GroupVersionKind.GroupVersion().WithKind(mapping.GroupVersionKind.Kind + "List"))
-			err := p.Lister.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{applyset.LabelPartOf: p.ID})
-			if err != nil {
-				switch {
-				case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
-					res.Gone = append(res.Gone, gk)
-				case apierrors.IsForbidden(err):
-					res.Forbidden = append(res.Forbidden, KindIn{gk, ns})
-					res.Unlisted = append(res.Unlisted, gk)
-				default:
-					res.Unlisted = append(res.Unlisted, gk)
-				}
-				break
-			}
-			for _, item := range list.Items {
-				res.Members = append(res.Members, Member{GVK: mapping.GroupVersionKind, Meta: item})
-			}
-		}
-	}
-	res.Unlisted = slices.Compact(res.Unlisted)
-	return res
-}
-
 // pruner returns the pruner of a Composition's set: it lists as the
 // controller, live, and deletes as the Composition's writer. Finalizing
 // uses it: the finalizer goes only once a live listing finds nothing.
-func (r *CompositionReconciler) pruner(s *scope) *Pruner {
-	return &Pruner{Lister: r.APIReader, Writer: s.writer, Mapper: r.Mapper,
+func (r *CompositionReconciler) pruner(s *scope) *applyset.Pruner {
+	return &applyset.Pruner{Lister: r.APIReader, Writer: s.writer, Mapper: r.Mapper,
 		ID: applyset.ParentID(s.comp)}
 }
 
@@ -136,7 +41,7 @@ func (r *CompositionReconciler) pruner(s *scope) *Pruner {
 //     preconditions, so only the object exactly as listed (labelled a
 //     member, managed by stencil) is ever deleted; any change since is a
 //     conflict, kept recorded and looked at again on the next pass.
-func (r *CompositionReconciler) cachedPruner(s *scope) *Pruner {
+func (r *CompositionReconciler) cachedPruner(s *scope) *applyset.Pruner {
 	p := r.pruner(s)
 	p.Cached = r.cachedMembers
 	return p
@@ -144,7 +49,7 @@ func (r *CompositionReconciler) cachedPruner(s *scope) *Pruner {
 
 // cachedMembers lists the members of one kind in one namespace ("" for
 // all) from the cache, when the kind's watch has synced.
-func (r *CompositionReconciler) cachedMembers(ctx context.Context, gvk schema.GroupVersionKind, namespace, id string) ([]Member, bool) {
+func (r *CompositionReconciler) cachedMembers(ctx context.Context, gvk schema.GroupVersionKind, namespace, id string) ([]applyset.Member, bool) {
 	e, ok := r.watched.Load(gvk)
 	if !ok || !e.(*watchEntry).synced.Load() {
 		return nil, false
@@ -156,10 +61,10 @@ func (r *CompositionReconciler) cachedMembers(ctx context.Context, gvk schema.Gr
 	if err := r.Cache.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{indexPartOf: id}); err != nil {
 		return nil, false
 	}
-	out := make([]Member, 0, len(list.Items))
+	out := make([]applyset.Member, 0, len(list.Items))
 	for i := range list.Items {
 		u := &list.Items[i]
-		m := Member{GVK: gvk, Listed: true}
+		m := applyset.Member{GVK: gvk, Listed: true}
 		m.Meta.SetGroupVersionKind(gvk)
 		m.Meta.SetNamespace(u.GetNamespace())
 		m.Meta.SetName(u.GetName())
@@ -225,7 +130,7 @@ func (r *CompositionReconciler) guardEmptyRender(ctx context.Context, s *scope) 
 	listed := r.cachedPruner(s).List(ctx, s.parent.inventory, s.comp.GetNamespace())
 	var names []string
 	for _, m := range listed.Members {
-		if Owned(m) && m.Meta.DeletionTimestamp == nil {
+		if applyset.Owned(m) && m.Meta.DeletionTimestamp == nil {
 			names = append(names, m.Ref())
 		}
 	}
@@ -240,60 +145,10 @@ func (r *CompositionReconciler) guardEmptyRender(ctx context.Context, s *scope) 
 	if len(names) == 0 {
 		msg = fmt.Sprintf("the Bundle rendered no objects and the set's recorded kinds %v could not be listed: nothing is pruned", listed.Unlisted)
 	}
-	setStalled(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonEmptyRender, msg)
+	status.SetStalled(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonEmptyRender, msg)
 	r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonEmptyRender, "Prune", "%s", msg)
 	s.done = true
 	return ctrl.Result{}, nil
-}
-
-// Prunable reports whether a listed member may be deleted: not just applied,
-// not already going, and owned.
-func Prunable(m Member, keep map[types.UID]bool) bool {
-	return !keep[m.Meta.UID] && m.Meta.DeletionTimestamp == nil && Owned(m)
-}
-
-// Owned reports whether stencil may delete a member at all: it is managed
-// by stencil's field manager (another controller may have copied our label
-// onto its own object) and not opted out with stencil.dev/prune: disabled.
-func Owned(m Member) bool {
-	return m.Meta.Annotations[applyset.AnnotationPrune] != "disabled" &&
-		slices.ContainsFunc(m.Meta.ManagedFields, func(f metav1.ManagedFieldsEntry) bool {
-			return f.Manager == applyset.FieldManager
-		})
-}
-
-// DeleteMember deletes one member with a UID precondition, so an object
-// recreated under the same name since it was listed is never deleted, and
-// for a member listed from the cache a resourceVersion one too. A 404
-// (already gone) is success; a 409 (replaced) reports conflict so the caller
-// keeps its group-kind recorded and retries on the next pass.
-func (p *Pruner) DeleteMember(ctx context.Context, m Member) (conflict bool, err error) {
-	obj := &metav1.PartialObjectMetadata{}
-	obj.SetGroupVersionKind(m.GVK)
-	obj.SetNamespace(m.Meta.Namespace)
-	obj.SetName(m.Meta.Name)
-	pre := client.Preconditions{UID: &m.Meta.UID}
-	if m.Listed {
-		version := m.Meta.ResourceVersion
-		pre.ResourceVersion = &version
-	}
-	err = p.Writer.Delete(ctx, obj, pre, client.PropagationPolicy(metav1.DeletePropagationBackground))
-	switch {
-	case err == nil, apierrors.IsNotFound(err):
-		return false, nil
-	case apierrors.IsConflict(err):
-		return true, nil
-	default:
-		return false, fmt.Errorf("delete %s %s/%s: %w", m.GVK.Kind, m.Meta.Namespace, m.Meta.Name, err)
-	}
-}
-
-// memberRef names a member as Kind/namespace/name.
-func (m Member) Ref() string {
-	if m.Meta.Namespace == "" {
-		return m.GVK.Kind + "/" + m.Meta.Name
-	}
-	return m.GVK.Kind + "/" + m.Meta.Namespace + "/" + m.Meta.Name
 }
 
 // PlannedHooks returns the keys (see plan.ObjectKey) of the hooks in the plan.
@@ -311,13 +166,13 @@ func PlannedHooks(objs []*unstructured.Unstructured) map[string]bool {
 // still holds (whether or not it runs this revision; Helm, too, leaves
 // hook objects in place), or one that is still running. It stays recorded
 // in the inventory.
-func (r *CompositionReconciler) spare(ctx context.Context, s *scope, m Member, planned map[string]bool) (bool, error) {
+func (r *CompositionReconciler) spare(ctx context.Context, s *scope, m applyset.Member, planned map[string]bool) (bool, error) {
 	return SpareHook(ctx, r.APIReader, m, planned)
 }
 
 // SpareHook is spare, reading the hook live through reader; `stencil diff`
 // asks it too, so what it says would be pruned is what prune deletes.
-func SpareHook(ctx context.Context, reader client.Reader, m Member, planned map[string]bool) (bool, error) {
+func SpareHook(ctx context.Context, reader client.Reader, m applyset.Member, planned map[string]bool) (bool, error) {
 	if !plan.IsHook(&m.Meta) || m.Meta.DeletionTimestamp != nil {
 		return false, nil
 	}
@@ -335,9 +190,4 @@ func SpareHook(ctx context.Context, reader client.Reader, m Member, planned map[
 	}
 	outcome, _ := plan.OutcomeOf(live)
 	return outcome == plan.HookRunning && live.GetUID() == m.Meta.UID, nil
-}
-
-// Related is the member as the related object of an event.
-func (m Member) Related() *metav1.PartialObjectMetadata {
-	return applyset.RelatedObject(m.GVK, m.Meta.Namespace, m.Meta.Name, m.Meta.UID)
 }

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/status"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -48,7 +50,7 @@ func (r *CompositionReconciler) render(ctx context.Context, s *scope) (ctrl.Resu
 	failed, _ := r.failedRenders.get(client.ObjectKeyFromObject(s.comp), key)
 	cacheLookup(cacheFailedRender, failed != nil)
 	if failed != nil {
-		setStalled(&s.status, s.comp.GetGeneration(), renderReason(failed), failed.Error())
+		status.SetStalled(&s.status, s.comp.GetGeneration(), renderReason(failed), failed.Error())
 		s.done = true
 		return ctrl.Result{}, nil
 	}
@@ -84,7 +86,7 @@ func renderReason(err *templates.RenderError) string {
 
 // stall records a user error: Stalled until an input changes.
 func (r *CompositionReconciler) stall(s *scope, reason, msg string) {
-	setStalled(&s.status, s.comp.GetGeneration(), reason, msg)
+	status.SetStalled(&s.status, s.comp.GetGeneration(), reason, msg)
 	r.Recorder.Eventf(s.comp, nil, "Warning", reason, "Render", "%s", msg)
 	s.done = true
 }

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/stencil-dev/stencil/reconcile/status"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -91,10 +93,10 @@ func (r *CompositionReconciler) skipUnchanged(ctx context.Context, s *scope) (ct
 	s.unchanged = true
 	members := make([]v1alpha1.MemberStatus, len(last.ordinary))
 	for i, k := range last.ordinary {
-		members[i] = memberStatus(k.gvk, k.namespace, k.name, live[k], nil)
+		members[i] = status.MemberOf(k.gvk, k.namespace, k.name, live[k], nil)
 	}
 	s.status.BundleRevision = last.revision
-	summarize(&s.status, s.comp.GetGeneration(), members)
+	status.Summarize(&s.status, s.comp.GetGeneration(), members)
 	r.passes.put(name, "", last)
 	s.done = true
 	return ctrl.Result{}, nil

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/status"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -123,16 +125,16 @@ func TestKeepTransitionTimes(t *testing.T) {
 		{Type: v1alpha1.ConditionReconciling, Status: metav1.ConditionTrue, LastTransitionTime: then},
 	}
 	st := v1alpha1.CompositionStatus{}
-	setReconciling(&st, 2, v1alpha1.ReasonProgressing, "waiting")
-	keepTransitionTimes(&st, old)
+	status.SetReconciling(&st, 2, v1alpha1.ReasonProgressing, "waiting")
+	status.KeepTransitionTimes(&st, old)
 	for _, c := range st.Conditions {
 		if !c.LastTransitionTime.Equal(&then) {
 			t.Errorf("%s kept its status but its transition time became %v", c.Type, c.LastTransitionTime)
 		}
 	}
 	st = v1alpha1.CompositionStatus{}
-	setReady(&st, 2, "2/2 ready")
-	keepTransitionTimes(&st, old)
+	status.SetReady(&st, 2, "2/2 ready")
+	status.KeepTransitionTimes(&st, old)
 	if c := st.Conditions[0]; c.LastTransitionTime.Equal(&then) {
 		t.Errorf("Ready turned True but kept the transition time of False")
 	}

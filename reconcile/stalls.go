@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/status"
+
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -46,7 +48,7 @@ func (r *CompositionReconciler) recall(_ context.Context, s *scope) (ctrl.Result
 		r.stalls.forget(name)
 		return ctrl.Result{}, nil
 	}
-	setStalled(&s.status, s.comp.GetGeneration(), st.reason, st.message)
+	status.SetStalled(&s.status, s.comp.GetGeneration(), st.reason, st.message)
 	s.done = true
 	if !st.expires.IsZero() {
 		return ctrl.Result{RequeueAfter: time.Until(st.expires) + time.Second}, nil
@@ -57,7 +59,7 @@ func (r *CompositionReconciler) recall(_ context.Context, s *scope) (ctrl.Result
 // stallTerminal stalls the Composition on a terminal failure and remembers
 // it for these inputs (see stalls).
 func (r *CompositionReconciler) stallTerminal(s *scope, reason, msg string) ctrl.Result {
-	setStalled(&s.status, s.comp.GetGeneration(), reason, msg)
+	status.SetStalled(&s.status, s.comp.GetGeneration(), reason, msg)
 	st := stall{reason: reason, message: msg}
 	var res ctrl.Result
 	if reason == v1alpha1.ReasonForbidden {
