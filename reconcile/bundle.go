@@ -3,6 +3,8 @@ package reconcile
 import (
 	"sync"
 
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
@@ -27,10 +29,10 @@ func (c *bundleCache) load(b *v1alpha1.Bundle) (*templates.Bundle, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.entries[b.UID]; ok && e.generation == b.Generation {
-		cacheLookup(cacheBundle, true)
+		metrics.CacheLookup(metrics.CacheBundle, true)
 		return e.bundle, e.err
 	}
-	cacheLookup(cacheBundle, false)
+	metrics.CacheLookup(metrics.CacheBundle, false)
 	loaded, err := templates.LoadObject(b)
 	if c.entries == nil {
 		c.entries = map[types.UID]bundleEntry{}

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"sync"
 
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+
 	"github.com/stencil-dev/stencil/reconcile/status"
 
 	"github.com/stencil-dev/stencil/reconcile/applyset"
@@ -299,7 +301,7 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	defer func() {
 		s.phases.time(phaseStatus, func() { err = errors.Join(err, r.patchStatus(ctx, s)) })
 		s.phases.observe()
-		passesTotal.WithLabelValues(outcome(s, err)).Inc()
+		metrics.Passes.WithLabelValues(outcome(s, err)).Inc()
 	}()
 
 	if specErr != nil && comp.GetDeletionTimestamp().IsZero() {

@@ -15,13 +15,15 @@
 //     (package status, events.go). finalize.go handles deletion.
 //   - kinds.go: ServeKind, the pass for a published kind's instances
 //     (started by package published).
-//   - memo.go (what a pass remembers of the last), metrics.go, shard.go,
-//     scheme.go, writers.go (impersonating writers).
+//   - memo.go (what a pass remembers of the last), metrics.go (phases,
+//     outcomes and the readiness gauge of passes), shard.go, scheme.go,
+//     writers.go (impersonating writers).
 //
 // Packages below it: plan (pure: render input, placement, order, hook
 // classes), applyset (the ApplySet's metadata, apply with the no-change
-// decision, field diffs), status (members' kstatus, conditions, summary),
-// cluster (served APIs, offline mapper, metadata watches). Above it,
+// decision, field diffs, the pruner), status (members' kstatus,
+// conditions, summary), cluster (served APIs, offline mapper, metadata
+// watches), metrics (the Prometheus collectors, request counting). Above it,
 // wired by the controller command: published (the Bundle controller and
 // published kinds) and admission (the webhook).
 //

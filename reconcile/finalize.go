@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+
 	"github.com/stencil-dev/stencil/reconcile/status"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -120,7 +122,7 @@ func (r *CompositionReconciler) deleteByRank(ctx context.Context, s *scope, p *a
 				errs = append(errs, err.Error())
 			default:
 				waiting = true
-				prunesTotal.Inc()
+				metrics.Prunes.Inc()
 				r.Recorder.Eventf(s.comp, m.Related(), "Normal", "Deleted", "Delete", "%s deleted", m.Ref())
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -17,7 +19,6 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 )
@@ -217,7 +218,7 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 
 	// Converged, a pass costs no write: hooks that ran are not re-applied
 	// and their record is not rewritten.
-	unchanged := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(applyset.Unchanged)))
+	unchanged := testutil.ToFloat64(metrics.Applies.WithLabelValues(string(applyset.Unchanged)))
 	before := controller.Writes.Load()
 	eventually(t, "label a member", func() (bool, error) {
 		if err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
@@ -228,7 +229,7 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 		return err == nil, err
 	})
 	eventually(t, "a reconcile that found the Deployment unchanged", func() (bool, error) {
-		return testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(applyset.Unchanged))) >= unchanged+1, nil
+		return testutil.ToFloat64(metrics.Applies.WithLabelValues(string(applyset.Unchanged))) >= unchanged+1, nil
 	})
 	time.Sleep(500 * time.Millisecond) // let the pass finish its (absent) status write
 	if n := controller.Writes.Load() - before; n != 0 {

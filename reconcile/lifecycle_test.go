@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+
 	kstatus "github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
@@ -94,7 +96,7 @@ func TestNoWritesWhenNothingChanged(t *testing.T) {
 	condition(t, ns, "web", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	time.Sleep(time.Second) // let the events of the convergence settle
 
-	unchanged := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(applyset.Unchanged)))
+	unchanged := testutil.ToFloat64(metrics.Applies.WithLabelValues(string(applyset.Unchanged)))
 	before := controller.Writes.Load()
 	// A label stencil does not manage: the member's event triggers a reconcile.
 	eventually(t, "label a member", func() (bool, error) {
@@ -106,7 +108,7 @@ func TestNoWritesWhenNothingChanged(t *testing.T) {
 		return err == nil, err
 	})
 	eventually(t, "a reconcile that found both members unchanged", func() (bool, error) {
-		return testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(applyset.Unchanged))) >= unchanged+2, nil
+		return testutil.ToFloat64(metrics.Applies.WithLabelValues(string(applyset.Unchanged))) >= unchanged+2, nil
 	})
 	time.Sleep(500 * time.Millisecond)
 	if n := controller.Writes.Load() - before; n != 0 {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -20,7 +22,6 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
 )
 
 // TestNoWritesForExamples: once an example Composition is Ready, passes
@@ -63,7 +64,7 @@ func TestNoWritesForExamples(t *testing.T) {
 				t.Fatal("a Ready Composition lists no members")
 			}
 			before := controller.Writes.Load()
-			reapplied := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(applyset.Reapplied)))
+			reapplied := testutil.ToFloat64(metrics.Applies.WithLabelValues(string(applyset.Reapplied)))
 			for i, m := range members {
 				decided := applies()
 				touch(t, m, i)
@@ -75,7 +76,7 @@ func TestNoWritesForExamples(t *testing.T) {
 			if n := controller.Writes.Load() - before; n != 0 {
 				t.Errorf("the controller sent %d write requests over %d passes with nothing to change, want 0", n, len(members))
 			}
-			if n := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(applyset.Reapplied))) - reapplied; n != 0 {
+			if n := testutil.ToFloat64(metrics.Applies.WithLabelValues(string(applyset.Reapplied))) - reapplied; n != 0 {
 				t.Errorf("%v applies were sent that changed nothing", n)
 			}
 		})
@@ -150,7 +151,7 @@ func markWorkloadsReady(ctx context.Context, ns string) error {
 func applies() float64 {
 	n := 0.0
 	for _, a := range []applyset.Action{applyset.Created, applyset.Configured, applyset.Reapplied, applyset.Unchanged, applyset.Failed} {
-		n += testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(a)))
+		n += testutil.ToFloat64(metrics.Applies.WithLabelValues(string(a)))
 	}
 	return n
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+
 	"github.com/stencil-dev/stencil/reconcile/status"
 
 	kstatus "github.com/fluxcd/cli-utils/pkg/kstatus/status"
@@ -88,7 +90,7 @@ func (r *CompositionReconciler) applyStages(ctx context.Context, s *scope, a *ap
 // Warning of its own, with the member as the related object.
 func (r *CompositionReconciler) recordApplies(s *scope, results []applyset.ApplyResult) {
 	for _, res := range results {
-		appliesTotal.WithLabelValues(string(res.Action)).Inc()
+		metrics.Applies.WithLabelValues(string(res.Action)).Inc()
 		switch res.Action {
 		case applyset.Created, applyset.Configured:
 			s.events.apply(res)
@@ -195,7 +197,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 			remaining = remaining.Union(memberInventory(m))
 		default:
 			deleted[m.Meta.UID] = true
-			prunesTotal.Inc()
+			metrics.Prunes.Inc()
 			s.events.prune(m)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+
 	"github.com/stencil-dev/stencil/reconcile/status"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -48,7 +50,7 @@ func (r *CompositionReconciler) render(ctx context.Context, s *scope) (ctrl.Resu
 	key := renderKey(s.comp, loaded.Revision(), in, capsRevision)
 	s.renderKey = key
 	failed, _ := r.failedRenders.get(client.ObjectKeyFromObject(s.comp), key)
-	cacheLookup(cacheFailedRender, failed != nil)
+	metrics.CacheLookup(metrics.CacheFailedRender, failed != nil)
 	if failed != nil {
 		status.SetStalled(&s.status, s.comp.GetGeneration(), renderReason(failed), failed.Error())
 		s.done = true
@@ -57,7 +59,7 @@ func (r *CompositionReconciler) render(ctx context.Context, s *scope) (ctrl.Resu
 	start := time.Now()
 	s.upgrade = in.IsUpgrade
 	s.plan, err = plan.NewPlan(ctx, r.renderer, loaded, in, r.Mapper)
-	renderDuration.Observe(time.Since(start).Seconds())
+	metrics.RenderDuration.Observe(time.Since(start).Seconds())
 	var renderErr *templates.RenderError
 	var refused *plan.RefusedError
 	switch {

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+
 	"github.com/stencil-dev/stencil/reconcile/status"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -74,22 +76,22 @@ func (r *CompositionReconciler) skipUnchanged(ctx context.Context, s *scope) (ct
 	name := client.ObjectKeyFromObject(s.comp)
 	last, ok := r.passes.get(name, "")
 	if !ok {
-		cacheLookup(cachePass, false)
+		metrics.CacheLookup(metrics.CachePass, false)
 		return ctrl.Result{}, nil
 	}
 	r.passes.forget(name)
 	// The status is written against the cached parent: only when the
 	// cache holds it as stencil last wrote it (see recordedParent).
 	if !r.parentInPlace(s.comp) || r.version(name) != s.comp.GetResourceVersion() || r.inputKey(ctx, s.comp) != last.key {
-		cacheLookup(cachePass, false)
+		metrics.CacheLookup(metrics.CachePass, false)
 		return ctrl.Result{}, nil
 	}
 	live, ok := r.listLive(ctx, s.comp, last.planned)
 	if !ok || !last.unchanged(live) {
-		cacheLookup(cachePass, false)
+		metrics.CacheLookup(metrics.CachePass, false)
 		return ctrl.Result{}, nil
 	}
-	cacheLookup(cachePass, true)
+	metrics.CacheLookup(metrics.CachePass, true)
 	s.unchanged = true
 	members := make([]v1alpha1.MemberStatus, len(last.ordinary))
 	for i, k := range last.ordinary {

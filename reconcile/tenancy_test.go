@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -282,7 +284,7 @@ func TestInvalidObjectIsNotRetried(t *testing.T) {
 	time.Sleep(time.Second) // let the events of the first pass settle
 
 	writes := controller.Writes.Load()
-	failed := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(applyset.Failed)))
+	failed := testutil.ToFloat64(metrics.Applies.WithLabelValues(string(applyset.Failed)))
 	// A change to a member brings the Composition back: it must not retry.
 	if err := updateFresh(ctx, cm, func() error { cm.Labels["touched"] = "yes"; return k.Update(ctx, cm) }); err != nil {
 		t.Fatal(err)
@@ -291,7 +293,7 @@ func TestInvalidObjectIsNotRetried(t *testing.T) {
 	if n := controller.Writes.Load() - writes; n != 0 {
 		t.Errorf("the controller made %d write requests for a Stalled Composition whose inputs did not change, want 0", n)
 	}
-	if n := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(applyset.Failed))) - failed; n != 0 {
+	if n := testutil.ToFloat64(metrics.Applies.WithLabelValues(string(applyset.Failed))) - failed; n != 0 {
 		t.Errorf("%v more failed applies, want none", n)
 	}
 

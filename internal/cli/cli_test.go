@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,7 +22,6 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/cli"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
@@ -215,7 +216,7 @@ func TestRenderPipesIntoKubectl(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	unchanged := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(applyset.Unchanged)))
+	unchanged := testutil.ToFloat64(metrics.Applies.WithLabelValues(string(applyset.Unchanged)))
 	kubectl(t, comp, "apply", "-f", "-")
 	eventually(t, "the controller to reconcile the Composition", func() (bool, error) {
 		c := &v1alpha1.Composition{}
@@ -224,7 +225,7 @@ func TestRenderPipesIntoKubectl(t *testing.T) {
 		}
 		return c.Status.ObservedGeneration == c.Generation && len(c.Status.Members) == 2, nil
 	})
-	if got := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(applyset.Unchanged))); got < unchanged+2 {
+	if got := testutil.ToFloat64(metrics.Applies.WithLabelValues(string(applyset.Unchanged))); got < unchanged+2 {
 		t.Errorf("Unchanged applies went from %v to %v, want both members found unchanged", unchanged, got)
 	}
 	for _, obj := range []client.Object{dep, svc} {

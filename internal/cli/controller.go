@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -95,7 +97,7 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	cfg.QPS, cfg.Burst = f.qps, f.burst
 	// Count every request by verb and resource (stencil_api_requests_total),
 	// the impersonating clients' too: they copy this config.
-	cfg.Wrap(reconcile.CountAPIRequests)
+	cfg.Wrap(metrics.CountAPIRequests)
 	scheme, err := reconcile.NewScheme()
 	if err != nil {
 		return err
@@ -126,7 +128,7 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
-	if err := reconcile.RegisterMetrics(); err != nil {
+	if err := metrics.Register(); err != nil {
 		return err
 	}
 	ctx := ctrl.SetupSignalHandler()

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -128,7 +130,7 @@ func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*
 	}
 	cfg := rest.CopyConfig(config)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, c} }
-	cfg.Wrap(reconcile.CountAPIRequests) // as `stencil controller` does
+	cfg.Wrap(metrics.CountAPIRequests) // as `stencil controller` does
 	server := webhookServer(o.Webhooks)
 	var serving *admission.Serving
 	if o.Serving != nil {
@@ -152,7 +154,7 @@ func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	if err := reconcile.RegisterMetrics(); err != nil {
+	if err := metrics.Register(); err != nil {
 		return nil, err
 	}
 	// The controller's default concurrency, and render limits short

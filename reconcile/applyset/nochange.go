@@ -8,7 +8,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,14 +18,6 @@ import (
 	smdtyped "sigs.k8s.io/structured-merge-diff/v6/typed"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
-
-// DryRunsTotal counts the server-side dry-run applies sent to settle a
-// decision (stencil_apply_dry_runs_total; registered by
-// reconcile.RegisterMetrics).
-var DryRunsTotal = prometheus.NewCounter(prometheus.CounterOpts{
-	Name: "stencil_apply_dry_runs_total",
-	Help: "Server-side dry-run applies sent to settle whether an apply would change a member (fields the server may default), each verdict remembered until the member or its desired form changes.",
-})
 
 // maxConfirmed bounds the verdicts a confirmer keeps; past it, they are
 // all dropped and learnt again.
@@ -74,7 +67,7 @@ func (c *confirmer) unchanged(ctx context.Context, writer client.Client, desired
 		return true
 	}
 	dry := applyBody(desired)
-	DryRunsTotal.Inc()
+	metrics.DryRuns.Inc()
 	if err := writer.Apply(ctx, client.ApplyConfigurationFromUnstructured(dry),
 		client.FieldOwner(FieldManager), client.ForceOwnership, client.DryRunAll); err != nil {
 		return false
