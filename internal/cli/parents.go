@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -79,21 +80,36 @@ func readParents(path string, stdin io.Reader, defaultNamespace string) ([]docum
 	return out, nil
 }
 
-// readDocument reads one YAML document; nil when it holds only comments.
-func readDocument(doc []byte, defaultNamespace string) (*document, error) {
+// objectHead is what identifies an object of a YAML document.
+type objectHead struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+}
+
+// readHead reads the head of one YAML document, and the document as JSON.
+func readHead(doc []byte) (objectHead, []byte, error) {
+	var head objectHead
 	js, err := yaml.YAMLToJSON(doc)
 	if err != nil {
-		return nil, err
-	}
-	var head struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Metadata   struct {
-			Name string `json:"name"`
-		} `json:"metadata"`
+		return head, nil, err
 	}
 	if err := json.Unmarshal(js, &head); err != nil {
-		return nil, fmt.Errorf("not a Kubernetes object: %w", err)
+		return head, nil, fmt.Errorf("%w: %w", errNotObject, err)
+	}
+	return head, js, nil
+}
+
+// errNotObject: a YAML document that is not an object (a list, a scalar).
+var errNotObject = errors.New("not a Kubernetes object")
+
+// readDocument reads one YAML document; nil when it holds only comments.
+func readDocument(doc []byte, defaultNamespace string) (*document, error) {
+	head, js, err := readHead(doc)
+	if err != nil {
+		return nil, err
 	}
 	gv, err := schema.ParseGroupVersion(head.APIVersion)
 	switch {
