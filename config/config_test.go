@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/admission"
 )
 
 // build runs kustomize over the folder dir of config/.
@@ -89,9 +89,9 @@ func TestWebhookInstall(t *testing.T) {
 	for _, dir := range []string{"default", "shards"} {
 		t.Run(dir, func(t *testing.T) {
 			objs := build(t, dir)
-			svc := find(objs, "Service")[reconcile.DefaultWebhookService]
-			if svc == nil || svc.GetNamespace() != reconcile.DefaultWebhookNamespace {
-				t.Fatalf("no Service %s/%s", reconcile.DefaultWebhookNamespace, reconcile.DefaultWebhookService)
+			svc := find(objs, "Service")[admission.DefaultWebhookService]
+			if svc == nil || svc.GetNamespace() != admission.DefaultWebhookNamespace {
+				t.Fatalf("no Service %s/%s", admission.DefaultWebhookNamespace, admission.DefaultWebhookService)
 			}
 			if n := len(find(objs, "Service")); dir == "shards" && n != 2 {
 				t.Errorf("%d Services, want the unsharded controller's two (a shard adds none)", n)
@@ -132,10 +132,10 @@ func TestWebhookInstall(t *testing.T) {
 			if want := len(find(objs, "Deployment")); serving != want {
 				t.Errorf("%d Deployments serve the webhook, want all %d", serving, want)
 			}
-			checkWebhookConfig(t, find(objs, "ValidatingWebhookConfiguration")[reconcile.DefaultWebhookConfigName])
+			checkWebhookConfig(t, find(objs, "ValidatingWebhookConfiguration")[admission.DefaultWebhookConfigName])
 			role := find(objs, "Role")["stencil-webhook-cert"]
-			if role == nil || role.GetNamespace() != reconcile.DefaultWebhookNamespace {
-				t.Fatalf("no Role %s/stencil-webhook-cert", reconcile.DefaultWebhookNamespace)
+			if role == nil || role.GetNamespace() != admission.DefaultWebhookNamespace {
+				t.Fatalf("no Role %s/stencil-webhook-cert", admission.DefaultWebhookNamespace)
 			}
 			if !grants(role, "", "secrets", "get", "list", "watch", "create", "update") {
 				t.Errorf("Role stencil-webhook-cert does not let the controller keep its certificate Secret")
@@ -152,7 +152,7 @@ func TestWebhookInstall(t *testing.T) {
 func checkWebhookConfig(t *testing.T, cfg *unstructured.Unstructured) {
 	t.Helper()
 	if cfg == nil {
-		t.Fatalf("no ValidatingWebhookConfiguration %s", reconcile.DefaultWebhookConfigName)
+		t.Fatalf("no ValidatingWebhookConfiguration %s", admission.DefaultWebhookConfigName)
 	}
 	hooks, _, _ := unstructured.NestedSlice(cfg.Object, "webhooks")
 	if len(hooks) == 0 {
@@ -161,8 +161,8 @@ func checkWebhookConfig(t *testing.T, cfg *unstructured.Unstructured) {
 	for _, h := range hooks {
 		m := h.(map[string]any)
 		svc, _, _ := unstructured.NestedMap(m, "clientConfig", "service")
-		if svc["namespace"] != reconcile.DefaultWebhookNamespace || svc["name"] != reconcile.DefaultWebhookService || svc["path"] != reconcile.WebhookPath || svc["port"] != int64(443) {
-			t.Errorf("entry %v calls %v, want %s/%s:443%s", m["name"], svc, reconcile.DefaultWebhookNamespace, reconcile.DefaultWebhookService, reconcile.WebhookPath)
+		if svc["namespace"] != admission.DefaultWebhookNamespace || svc["name"] != admission.DefaultWebhookService || svc["path"] != admission.WebhookPath || svc["port"] != int64(443) {
+			t.Errorf("entry %v calls %v, want %s/%s:443%s", m["name"], svc, admission.DefaultWebhookNamespace, admission.DefaultWebhookService, admission.WebhookPath)
 		}
 		if m["failurePolicy"] != "Ignore" {
 			t.Errorf("entry %v: failurePolicy %v, want Ignore (a stopped controller must not block the API server)", m["name"], m["failurePolicy"])

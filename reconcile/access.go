@@ -9,12 +9,19 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/status"
+
+	"k8s.io/apimachinery/pkg/util/cache"
+
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // How long an access review's answer is trusted. An allowed answer is kept
@@ -26,9 +33,9 @@ import (
 const (
 	accessAllowedTTL = time.Minute
 	accessDeniedTTL  = 10 * time.Second
-	// forbiddenRecheck is how long a Composition stalled with reason
+	// ForbiddenRecheck is how long a Composition stalled with reason
 	// Forbidden waits before looking again: RBAC changes raise no event.
-	forbiddenRecheck = time.Minute
+	ForbiddenRecheck = time.Minute
 )
 
 // AccessDeniedError reports a verb on a member kind that the controller
@@ -58,13 +65,22 @@ func (e *AccessDeniedError) Error() string {
 
 // accessChecker asks the API server, with access reviews made by the
 // controller, what the controller and the ServiceAccounts of Compositions
-// may do with member kinds, and remembers the answers for a while.
+// may do with member kinds, and remembers the answers for a while (at
+// most maxAccessAnswers, the least recently used going first).
 type accessChecker struct {
-	client client.Client // the controller's own client
+	client  client.Client // the controller's own client
+	answers *cache.LRUExpireCache
 
-	mu      sync.Mutex
-	answers map[accessKey]accessAnswer
-	self    string // the controller's user name, once known
+	mu   sync.Mutex
+	self string // the controller's user name, once known
+}
+
+// maxAccessAnswers bounds the answers kept: one per verb, kind, namespace
+// and ServiceAccount asked about within the TTLs.
+const maxAccessAnswers = 10000
+
+func newAccessChecker(c client.Client) *accessChecker {
+	return &accessChecker{client: c, answers: cache.NewLRUExpireCache(maxAccessAnswers)}
 }
 
 type accessKey struct {
@@ -74,37 +90,18 @@ type accessKey struct {
 	namespace string
 }
 
-type accessAnswer struct {
-	allowed bool
-	expires time.Time
-}
-
 func (a *accessChecker) cached(k accessKey) (allowed, ok bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	ans, ok := a.answers[k]
-	if !ok || time.Now().After(ans.expires) {
+	v, ok := a.answers.Get(k)
+	if !ok {
 		return false, false
 	}
-	return ans.allowed, true
+	return v.(bool), true
 }
 
 func (a *accessChecker) remember(k accessKey, allowed bool, ttl time.Duration) {
-	if ttl <= 0 {
-		return
+	if ttl > 0 {
+		a.answers.Add(k, allowed, ttl)
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.answers == nil {
-		a.answers = map[accessKey]accessAnswer{}
-	}
-	now := time.Now()
-	for key, ans := range a.answers { // keep the map to the answers still trusted
-		if now.After(ans.expires) {
-			delete(a.answers, key)
-		}
-	}
-	a.answers[k] = accessAnswer{allowed: allowed, expires: now.Add(ttl)}
 }
 
 // controllerMay checks, with SelfSubjectAccessReviews, that the controller
@@ -175,7 +172,7 @@ func (a *accessChecker) controller(ctx context.Context) string {
 // denied describes a verb on a kind that the API server forbade: to the
 // ServiceAccount account of the Composition's namespace, or to the
 // controller itself when account is "".
-func (r *CompositionReconciler) denied(ctx context.Context, comp Parent, account string, gk schema.GroupKind, verb, ns string) *AccessDeniedError {
+func (r *CompositionReconciler) denied(ctx context.Context, comp applyset.Parent, account string, gk schema.GroupKind, verb, ns string) *AccessDeniedError {
 	e := &AccessDeniedError{Subject: r.access.controller(ctx), Verb: verb, Kind: gk.Kind, Resource: strings.ToLower(gk.Kind), Namespace: ns, Hint: hintController}
 	if account != "" {
 		e.Subject, e.Hint = "ServiceAccount "+comp.GetNamespace()+"/"+account, hintAccount
@@ -254,15 +251,15 @@ func (r *CompositionReconciler) authorize(ctx context.Context, s *scope) (ctrl.R
 }
 
 // stallIfDenied stalls the Composition with reason Forbidden when err is an
-// AccessDeniedError, and looks again after forbiddenRecheck; any other
+// AccessDeniedError, and looks again after ForbiddenRecheck; any other
 // error is returned for backoff.
 func (r *CompositionReconciler) stallIfDenied(s *scope, action string, err error) (ctrl.Result, error) {
 	var denied *AccessDeniedError
 	if !errors.As(err, &denied) {
 		return ctrl.Result{}, err
 	}
-	setStalled(&s.status, s.comp.GetGeneration(), ReasonForbidden, denied.Error())
-	r.Recorder.Eventf(s.comp, nil, "Warning", ReasonForbidden, action, "%s", denied.Error())
+	status.SetStalled(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonForbidden, denied.Error())
+	r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonForbidden, action, "%s", denied.Error())
 	s.done = true
-	return ctrl.Result{RequeueAfter: forbiddenRecheck}, nil
+	return ctrl.Result{RequeueAfter: ForbiddenRecheck}, nil
 }

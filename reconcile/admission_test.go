@@ -23,7 +23,7 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/publish"
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/admission"
 )
 
 // admissionLabel marks the namespaces whose requests the admission tests'
@@ -124,15 +124,15 @@ func warningClient(t *testing.T) (client.Client, *warningRecorder) {
 // that serves the webhook with admission's options (a shard no Composition
 // of these tests is in: the package's controller reconciles them). Both
 // go when the test ends.
-func startAdmission(t *testing.T, name, shard string, selector map[string]string, admission reconcile.AdmissionOptions) {
+func startAdmission(t *testing.T, name, shard string, selector map[string]string, opts admission.Options) {
 	t.Helper()
 	hooks, err := testenv.InstallWebhooks(env.Config, name, &metav1.LabelSelector{MatchLabels: selector})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(suiteCtx)
-	admission.ConfigName = name
-	c, err := testenv.StartWith(ctx, controllerCfg, testenv.ControllerOptions{Shard: shard, Webhooks: hooks, Admission: admission})
+	opts.ConfigName = name
+	c, err := testenv.StartWith(ctx, controllerCfg, testenv.ControllerOptions{Shard: shard, Webhooks: hooks, Admission: opts})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -185,11 +185,11 @@ func denied(t *testing.T, err error) string {
 // stored, admits the rest, says on a dry run what the children would
 // become, and never stands in the controller's way.
 func TestAdmission(t *testing.T) {
-	startAdmission(t, reconcile.DefaultWebhookConfigName, "admission", map[string]string{admissionLabel: "true"}, reconcile.AdmissionOptions{})
+	startAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{admissionLabel: "true"}, admission.Options{})
 	ctx := context.Background()
 	ns := admissionNamespace(t)
 	b := bundle(t, "adm-shop-"+ns, shopFiles, withShopSchema)
-	bundleReady(t, b.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+	bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	refusing(t, ns, b.Name)
 
 	t.Run("invalid values are refused with the field path, never the value", func(t *testing.T) {
@@ -228,14 +228,22 @@ func TestAdmission(t *testing.T) {
 
 	t.Run("a dry run says what the children would become", func(t *testing.T) {
 		c, warnings := warningClient(t)
-		comp := &v1alpha1.Composition{}
-		if err := k.Get(ctx, key(ns, "shop"), comp); err != nil {
-			t.Fatal(err)
+		// The controller writes the Composition while the test runs: each
+		// dry run reads it afresh and is sent again on a conflict, keeping
+		// only the warnings of the attempt that went through.
+		comp := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop"}}
+		dryRunUpdate := func(values string) {
+			t.Helper()
+			err := updateFresh(ctx, comp, func() error {
+				warnings.take()
+				comp.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(values)}
+				return c.Update(ctx, comp, client.DryRunAll)
+			})
+			if err != nil {
+				t.Fatalf("dry-run update: %v", err)
+			}
 		}
-		comp.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"replicas":3,"password":"second-secret","extra":false}`)}
-		if err := c.Update(ctx, comp, client.DryRunAll); err != nil {
-			t.Fatalf("dry-run update: %v", err)
-		}
+		dryRunUpdate(`{"replicas":3,"password":"second-secret","extra":false}`)
 		got := warnings.take()
 		t.Logf("warnings: %q", got)
 		for _, want := range []string{
@@ -276,10 +284,7 @@ func TestAdmission(t *testing.T) {
 		}
 
 		// Rendering nothing prunes nothing: the controller stalls instead.
-		comp.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"off":true,"extra":false}`)}
-		if err := c.Update(ctx, comp, client.DryRunAll); err != nil {
-			t.Fatalf("dry-run update: %v", err)
-		}
+		dryRunUpdate(`{"off":true,"extra":false}`)
 		if got := warnings.take(); len(got) != 1 || !strings.Contains(got[0], "renders no objects") || !strings.Contains(got[0], "EmptyRender") {
 			t.Errorf("warnings %q; want one saying the controller would prune nothing (EmptyRender)", got)
 		}
@@ -296,7 +301,7 @@ func TestAdmission(t *testing.T) {
 		updateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) {
 			s.Files["templates/broken.yaml"] = `{{ fail "the bundle is broken" }}`
 		})
-		bundleReady(t, b.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+		bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 		eventually(t, "a spec change of doomed to be refused", func() (bool, error) {
 			if err := k.Get(ctx, client.ObjectKeyFromObject(comp), comp); err != nil {
 				return false, err
@@ -316,14 +321,14 @@ func TestAdmission(t *testing.T) {
 // TestAdmissionPublishedKind: an instance of a published kind that fails
 // to render is refused; the entry for the kind appears once it is served.
 func TestAdmissionPublishedKind(t *testing.T) {
-	startAdmission(t, reconcile.DefaultWebhookConfigName, "admission", map[string]string{admissionLabel: "true"}, reconcile.AdmissionOptions{})
+	startAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{admissionLabel: "true"}, admission.Options{})
 	ctx := context.Background()
 	ns := admissionNamespace(t)
 	group := "adm-" + ns + ".example.com"
 	grantKind(t, group, "gadgets")
 	extra := `{{ if eq (.Values.color | default "") "blue" }}{{ fail "blue is out of stock" }}{{ end }}`
 	b := bundle(t, "adm-gadgets-"+ns, gadgetFiles(extra), publishing(group))
-	bundleReady(t, b.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+	bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	publishedRule(t, group, true)
 
 	eventually(t, "the webhook to refuse a blue Gadget", func() (bool, error) {
@@ -364,12 +369,12 @@ func publishedRule(t *testing.T, group string, want bool) {
 	t.Helper()
 	eventually(t, fmt.Sprintf("the published entry to have a rule for %s: %v", group, want), func() (bool, error) {
 		cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-		if err := k.Get(context.Background(), client.ObjectKey{Name: reconcile.DefaultWebhookConfigName}, cfg); err != nil {
+		if err := k.Get(context.Background(), client.ObjectKey{Name: admission.DefaultWebhookConfigName}, cfg); err != nil {
 			return false, err
 		}
 		has := false
 		for _, h := range cfg.Webhooks {
-			if h.Name != reconcile.PublishedWebhookName {
+			if h.Name != admission.PublishedWebhookName {
 				continue
 			}
 			if h.FailurePolicy == nil || *h.FailurePolicy != admissionregistrationv1.Ignore || h.ClientConfig.URL == nil {
@@ -388,9 +393,9 @@ func publishedRule(t *testing.T, group string, want bool) {
 func TestAdmissionTimeout(t *testing.T) {
 	ns := admissionNamespace(t)
 	startAdmission(t, "stencil-validating-timeout", "admission-timeout", map[string]string{"kubernetes.io/metadata.name": ns},
-		reconcile.AdmissionOptions{Timeout: 300 * time.Millisecond})
+		admission.Options{Timeout: 300 * time.Millisecond})
 	b := bundle(t, "adm-slow-"+ns, shopFiles, withShopSchema)
-	bundleReady(t, b.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+	bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	refusing(t, ns, b.Name)
 	c, warnings := warningClient(t)
 	if err := c.Create(context.Background(), composition(ns, "slow", b.Name, `{"slow":true}`)); err != nil {
@@ -409,9 +414,9 @@ func TestAdmissionWaitsForReady(t *testing.T) {
 	ns := admissionNamespace(t)
 	ready := make(chan struct{})
 	startAdmission(t, "stencil-validating-ready", "admission-ready", map[string]string{"kubernetes.io/metadata.name": ns},
-		reconcile.AdmissionOptions{Ready: ready})
+		admission.Options{Ready: ready})
 	b := bundle(t, "adm-ready-"+ns, shopFiles, withShopSchema)
-	bundleReady(t, b.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+	bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	if err := k.Create(context.Background(), composition(ns, "early", b.Name, `{"replicas":9}`), client.DryRunAll); err != nil {
 		t.Errorf("a request was reviewed before Ready was closed: %v", err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -138,7 +139,7 @@ func converge(b *testing.B, ctx context.Context, r *reconcile.CompositionReconci
 			_ = k.Status().Update(ctx, dep)
 		}
 		comp := &v1alpha1.Composition{}
-		if err := k.Get(ctx, req.NamespacedName, comp); err == nil && cond(comp, reconcile.ConditionReady) == metav1.ConditionTrue &&
+		if err := k.Get(ctx, req.NamespacedName, comp); err == nil && cond(comp, v1alpha1.ConditionReady) == metav1.ConditionTrue &&
 			comp.Status.ObservedGeneration == comp.Generation && renders.Load() == before {
 			return
 		}
@@ -160,7 +161,7 @@ func (c countAll) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // countRenders counts renders.
 type countRenders struct {
-	next  reconcile.Renderer
+	next  plan.Renderer
 	n     *atomic.Int64
 	nanos *atomic.Int64 // time spent rendering
 }

@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -75,8 +75,8 @@ func TestDuplicateOncePlaced(t *testing.T) {
 		"templates/b.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: " + ns + "\ndata:\n  v: b\n",
 	})
 	mustCreate(t, composition(ns, "dup", b.Name, ""))
-	got := condition(t, ns, "dup", reconcile.ConditionStalled, metav1.ConditionTrue)
-	if msg := condMessage(got, reconcile.ConditionStalled); !strings.Contains(msg, "ConfigMap") || !strings.Contains(msg, "rendered twice") {
+	got := condition(t, ns, "dup", v1alpha1.ConditionStalled, metav1.ConditionTrue)
+	if msg := condMessage(got, v1alpha1.ConditionStalled); !strings.Contains(msg, "ConfigMap") || !strings.Contains(msg, "rendered twice") {
 		t.Errorf("Stalled message = %q, want it to name the ConfigMap rendered twice", msg)
 	}
 	if err := k.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "x"}, &corev1.ConfigMap{}); err == nil {

@@ -7,6 +7,14 @@ import (
 	"maps"
 	"sync"
 
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+
+	"github.com/stencil-dev/stencil/reconcile/status"
+
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/cluster"
+	"github.com/stencil-dev/stencil/reconcile/plan"
+
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -27,7 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
-	"github.com/stencil-dev/stencil/internal/sandbox"
+	"github.com/stencil-dev/stencil/templates"
 )
 
 // Options configure the controllers.
@@ -41,19 +49,19 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// ApplyConcurrency bounds how many objects of one stage are applied at once.
 	ApplyConcurrency int
-	// RenderLimits bound the time and memory of every render.
-	RenderLimits sandbox.Limits
 	// Shard, when set, is the shard this controller serves: it reconciles
 	// only the Compositions labelled stencil.dev/shard=Shard, and an
 	// unsharded controller only those without the label. The manager's
 	// cache must be built with ShardCacheOptions(Shard).
 	Shard string
-	// Renderer renders bundles; nil means a sandbox.Pool of
-	// MaxConcurrentReconciles worker processes under RenderLimits, stopped
-	// when the manager stops.
-	Renderer Renderer
-	// Admission configures the validating admission webhook; off unless Enabled.
-	Admission AdmissionOptions
+	// Renderer renders bundles; required. The controller command hands
+	// in a pool of worker processes (package internal/sandbox) that bounds
+	// every render's time and memory, and stops it with the manager.
+	Renderer plan.Renderer
+	// EveryReplica keeps what the admission webhook reads (the served
+	// APIs, for .Capabilities) up to date on every replica, not only the
+	// leader: set it when the webhook is served (package admission).
+	EveryReplica bool
 }
 
 // Field indexes on Compositions.
@@ -85,12 +93,12 @@ type CompositionReconciler struct {
 	watched    sync.Map // schema.GroupVersionKind → *watchEntry
 	access     *accessChecker
 	bundles    *bundleCache
-	renderer   Renderer
+	renderer   plan.Renderer
 	// capabilities are what the cluster serves, for .Capabilities.
-	capabilities *capabilitiesCache
+	capabilities *cluster.Capabilities
 	// failedRenders keeps renders that failed, so they are not run again
 	// until an input changes.
-	failedRenders renderMemo
+	failedRenders memo[*templates.RenderError]
 	writers       *writerCache
 	// readiness feeds stencil_compositions for the parents of every kind.
 	readiness *readiness
@@ -98,72 +106,65 @@ type CompositionReconciler struct {
 	// Compositions; parents is the cache its parents are read from: the
 	// manager's for Compositions, the kind's own otherwise (see
 	// kindControllers).
-	kind    *publishedKind
+	kind    *Kind
 	parents cache.Cache
-	// kinds runs the controllers of the published kinds.
-	kinds *kindControllers
 	// stalls keeps terminal failures, so a Composition that failed for
 	// good is not written again until its inputs change.
-	stalls stallMemo
+	stalls memo[stall]
 	// flaps keeps the recent writes of members, to find one that flaps.
 	flaps flapDetector
 	// schemas type members for the local apply that skips needless writes.
-	schemas *schemas
+	schemas *applyset.Schemas
 	// passes keeps what the last successful pass saw, so a pass that
-	// could change nothing only recomputes status (see passMemo).
-	passes passMemo
+	// could change nothing only recomputes status (see lastPass).
+	passes memo[*lastPass]
 	// parentVersions keeps the resourceVersion of each parent as this
 	// process last wrote or read it live (see recordedParent).
-	parentVersions versionMemo
+	parentVersions memo[string]
 }
 
-// SetupWithManager registers the Composition and Bundle controllers and their indexes.
-func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+// SetupWithManager registers the Composition controller and its indexes,
+// and returns its reconciler, which the published kinds' controllers
+// (package published) and the admission webhook (package admission)
+// reconcile and render through.
+func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) (*CompositionReconciler, error) {
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &v1alpha1.Composition{}, indexBundle, func(o client.Object) []string {
 		return []string{o.(*v1alpha1.Composition).Spec.Bundle}
 	}); err != nil {
-		return fmt.Errorf("index Compositions by bundle: %w", err)
+		return nil, fmt.Errorf("index Compositions by bundle: %w", err)
 	}
 	if err := idx.IndexField(ctx, &v1alpha1.Composition{}, indexApplySetID, func(o client.Object) []string {
-		return []string{ApplySetID(o.GetName(), o.GetNamespace(), CompositionGroupKind)}
+		return []string{applyset.ID(o.GetName(), o.GetNamespace(), applyset.CompositionGroupKind)}
 	}); err != nil {
-		return fmt.Errorf("index Compositions by ApplySet id: %w", err)
+		return nil, fmt.Errorf("index Compositions by ApplySet id: %w", err)
 	}
 	r, err := newCompositionReconciler(mgr, opts)
 	if err != nil {
-		return err
-	}
-	if err := mgr.Add(r.kinds); err != nil {
-		return fmt.Errorf("add the published kinds' controllers: %w", err)
+		return nil, err
 	}
 	c, err := builder.ControllerManagedBy(mgr).
 		For(&v1alpha1.Composition{}, builder.WithPredicates(parentPredicates())).
 		Watches(&v1alpha1.Bundle{}, handler.EnqueueRequestsFromMapFunc(r.parentsOfBundle)).
-		WatchesRawSource(source.Channel(r.capabilities.subscribe(ctx), handler.EnqueueRequestsFromMapFunc(r.allParents))).
+		WatchesRawSource(source.Channel(r.capabilities.Subscribe(ctx), handler.EnqueueRequestsFromMapFunc(r.allParents))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.MaxConcurrentReconciles, 1)}).
 		Named("composition").
 		Build(r)
 	if err != nil {
-		return fmt.Errorf("build the Composition controller: %w", err)
+		return nil, fmt.Errorf("build the Composition controller: %w", err)
 	}
 	r.controller = c
-	if opts.Admission.Enabled {
-		if err := setupAdmission(mgr, r); err != nil {
-			return err
-		}
-	}
-	return setupBundleController(mgr, r)
+	return r, nil
 }
 
 // newCompositionReconciler returns the Composition reconciler of mgr, not
 // yet bound to its controller.
 func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionReconciler, error) {
-	renderer, err := newRenderer(mgr, opts)
-	if err != nil {
-		return nil, err
+	if opts.Renderer == nil {
+		return nil, errors.New("reconcile: Options.Renderer is required")
 	}
-	caps, err := newManagerCapabilities(mgr, opts.Admission.Enabled)
+	renderer := opts.Renderer
+	caps, err := cluster.NewManagerCapabilities(mgr, opts.EveryReplica)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +172,7 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 	if err != nil {
 		return nil, fmt.Errorf("discovery client: %w", err)
 	}
-	schemas, err := newSchemas(disco.OpenAPIV3())
+	schemas, err := applyset.NewSchemas(disco.OpenAPIV3())
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +187,7 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 		Options:   opts,
 		bundles:   &bundleCache{},
 		renderer:  renderer,
-		access:    &accessChecker{client: mgr.GetClient()},
+		access:    newAccessChecker(mgr.GetClient()),
 
 		capabilities: caps,
 		schemas:      schemas,
@@ -194,18 +195,17 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 		readiness:    &readiness{},
 		parents:      mgr.GetCache(),
 	}
-	r.kinds = newKindControllers(r)
 	return r, nil
 }
 
 // parentPredicates pass the changes of a parent that may change what a pass
 // does: its spec (generation), its deletion, and its labels and annotations.
 func parentPredicates() predicate.Predicate {
-	return predicate.Or(predicate.GenerationChangedPredicate{}, deletingPredicate(), metadataChangedPredicate())
+	return predicate.Or(predicate.GenerationChangedPredicate{}, DeletingPredicate(), metadataChangedPredicate())
 }
 
-// deletingPredicate passes updates that mark an object for deletion.
-func deletingPredicate() predicate.Predicate {
+// DeletingPredicate passes updates that mark an object for deletion.
+func DeletingPredicate() predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		return !e.ObjectNew.GetDeletionTimestamp().IsZero()
 	}}
@@ -215,8 +215,8 @@ func deletingPredicate() predicate.Predicate {
 // Composition (see writeParent): a change of them alone brings no pass, so
 // stencil's own writes do not bring another pass.
 var (
-	ownLabels      = []string{LabelApplySetID}
-	ownAnnotations = []string{AnnotationTooling, AnnotationGroupKinds, AnnotationNamespaces}
+	ownLabels      = []string{applyset.LabelApplySetID}
+	ownAnnotations = []string{applyset.AnnotationTooling, applyset.AnnotationGroupKinds, applyset.AnnotationNamespaces}
 )
 
 // metadataChangedPredicate passes updates that change a label or an
@@ -241,21 +241,21 @@ func without(m map[string]string, keys []string) map[string]string {
 
 // scope is the state of one reconcile pass.
 type scope struct {
-	comp   Parent
+	comp   applyset.Parent
 	status v1alpha1.CompositionStatus
 	writer client.Client
 	parent parentState
-	plan   *Plan
+	plan   *plan.Plan
 	// upgrade is .Release.IsUpgrade of this pass's render, taken before
 	// widen records the pass's kinds: hooks run as the templates saw it.
 	upgrade bool
-	results []ApplyResult
+	results []applyset.ApplyResult
 	// events collects what the pass changed, for its summary events.
 	events passEvents
 	// renderKey identifies the inputs of the render (see renderKey).
 	renderKey string
 	// snapshot is what this pass saw before applying, kept for the next
-	// pass if this one succeeds (see passMemo).
+	// pass if this one succeeds (see lastPass).
 	snapshot *lastPass
 	// done ends the pass after the current phase, with status already set.
 	done bool
@@ -275,7 +275,7 @@ type phase func(ctx context.Context, s *scope) (ctrl.Result, error)
 // (render, validation, refused objects), objects the API server rejects,
 // missing RBAC, an empty render of a set with members and a flapping
 // member set Stalled and return nil, so the Composition waits for its spec
-// or its Bundle to change (missing RBAC: or a minute; see forbiddenRecheck).
+// or its Bundle to change (missing RBAC: or a minute; see ForbiddenRecheck).
 func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
 	comp, specErr, err := r.fetch(ctx, req.NamespacedName)
 	if err != nil || comp == nil {
@@ -301,11 +301,11 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	defer func() {
 		s.phases.time(phaseStatus, func() { err = errors.Join(err, r.patchStatus(ctx, s)) })
 		s.phases.observe()
-		passesTotal.WithLabelValues(outcome(s, err)).Inc()
+		metrics.Passes.WithLabelValues(outcome(s, err)).Inc()
 	}()
 
 	if specErr != nil && comp.GetDeletionTimestamp().IsZero() {
-		r.stall(s, ReasonInvalid, specErr.Error())
+		r.stall(s, v1alpha1.ReasonInvalid, specErr.Error())
 		return ctrl.Result{}, nil
 	}
 	if s.writer, err = r.writers.writerFor(r, comp); err != nil {
@@ -339,7 +339,7 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 	}
 	if r.keepSnapshot(ctx, s) {
-		r.passes.put(req.NamespacedName, s.snapshot)
+		r.passes.put(req.NamespacedName, "", s.snapshot)
 	}
 	return ctrl.Result{}, nil
 }
@@ -362,19 +362,19 @@ func (r *CompositionReconciler) observeMembers(ctx context.Context, s *scope) {
 	if s.plan == nil || s.status.Members != nil {
 		return
 	}
-	s.status.Members = memberStatuses(ctx, memberReader{r}, s.plan.Objects)
-	s.status.Summary = summary(s.status.Members)
+	s.status.Members = status.Members(ctx, memberReader{r}, s.plan.Objects)
+	s.status.Summary = status.Summary(s.status.Members)
 }
 
 // transient records an error that a retry may fix and returns it for backoff.
 func (r *CompositionReconciler) transient(s *scope, err error) (ctrl.Result, error) {
-	setReconciling(&s.status, s.comp.GetGeneration(), ReasonReconcileFailed, err.Error())
+	status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonReconcileFailed, err.Error())
 	return ctrl.Result{}, err
 }
 
-// ensureParent reads the recorded inventory and finalizer (see
+// ensureParent reads the recorded applyset.Inventory and finalizer (see
 // recordedParent). Nothing is written yet: widen writes the finalizer, the
-// ApplySet id and tooling with the widened inventory, in one patch, before
+// ApplySet id and tooling with the widened applyset.Inventory, in one patch, before
 // anything is applied.
 func (r *CompositionReconciler) ensureParent(ctx context.Context, s *scope) (ctrl.Result, error) {
 	var err error
@@ -391,14 +391,14 @@ func (r *CompositionReconciler) widen(ctx context.Context, s *scope) (ctrl.Resul
 		return ctrl.Result{}, nil
 	}
 	var err error
-	s.parent, err = r.writeParent(ctx, s.comp, s.parent, parentState{inventory: s.parent.inventory.union(s.plan.inventory), finalizer: true})
+	s.parent, err = r.writeParent(ctx, s.comp, s.parent, parentState{inventory: s.parent.inventory.Union(s.plan.Inventory), finalizer: true})
 	return ctrl.Result{}, err
 }
 
 // parentOf maps a member to the parent whose ApplySet id it carries,
 // through the shard-selected cache: a member of another shard maps to nothing.
 func (r *CompositionReconciler) parentOf(ctx context.Context, o client.Object) []ctrlreconcile.Request {
-	id := o.GetLabels()[LabelPartOf]
+	id := o.GetLabels()[applyset.LabelPartOf]
 	if id == "" {
 		return nil
 	}
@@ -416,7 +416,7 @@ func (r *CompositionReconciler) parentsOfBundle(ctx context.Context, o client.Ob
 	switch {
 	case r.kind == nil:
 		opts = append(opts, client.MatchingFields{indexBundle: o.GetName()})
-	case r.kind.bundle != o.GetName():
+	case r.kind.Bundle != o.GetName():
 		return nil
 	}
 	reqs, err := r.listParents(ctx, opts...)
@@ -439,7 +439,7 @@ func (r *CompositionReconciler) allParents(ctx context.Context, _ client.Object)
 // a reconcile that finds nothing to do makes no write.
 func (r *CompositionReconciler) patchStatus(ctx context.Context, s *scope) error {
 	r.readiness.record(s.comp, s.status.Conditions)
-	keepTransitionTimes(&s.status, s.comp.ParentStatus().Conditions)
+	status.KeepTransitionTimes(&s.status, s.comp.ParentStatus().Conditions)
 	if equality.Semantic.DeepEqual(*s.comp.ParentStatus(), s.status) {
 		return nil
 	}
@@ -447,11 +447,45 @@ func (r *CompositionReconciler) patchStatus(ctx context.Context, s *scope) error
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("patch status of %s: %w", describe(s.comp), err)
+		return fmt.Errorf("patch status of %s: %w", applyset.Describe(s.comp), err)
 	}
 	// The response is the parent after this write, every earlier write of
 	// stencil included: the cache may be trusted at its version (see
 	// recordedParent).
-	r.parentVersions.put(client.ObjectKeyFromObject(s.comp), s.comp.GetResourceVersion())
+	r.parentVersions.put(client.ObjectKeyFromObject(s.comp), "", s.comp.GetResourceVersion())
 	return nil
+}
+
+// What the admission webhook renders through: the reconciler's own
+// bundle cache, served APIs, renderer and writers, so a review renders
+// and dry-runs exactly as a pass would.
+
+// LoadBundle returns b parsed, from the cache when its generation is known.
+func (r *CompositionReconciler) LoadBundle(b *v1alpha1.Bundle) (*templates.Bundle, error) {
+	return r.bundles.load(b)
+}
+
+// Capabilities are what the cluster serves, for .Capabilities.
+func (r *CompositionReconciler) Capabilities(ctx context.Context) (*templates.Capabilities, error) {
+	snap, err := r.capabilities.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return snap.Caps, nil
+}
+
+// Renderer renders bundles, under the controller's limits.
+func (r *CompositionReconciler) Renderer() plan.Renderer { return r.renderer }
+
+// WriterFor returns the client that writes parent's members: the
+// manager's own, or one impersonating the parent's ServiceAccount.
+func (r *CompositionReconciler) WriterFor(parent applyset.Parent) (client.Client, error) {
+	return r.writers.writerFor(r, parent)
+}
+
+// version is the resourceVersion of the parent name as this process last
+// wrote or read it live, "" when it did neither (see recordedParent).
+func (r *CompositionReconciler) version(name types.NamespacedName) string {
+	v, _ := r.parentVersions.get(name, "")
+	return v
 }

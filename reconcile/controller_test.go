@@ -17,6 +17,7 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // appService is the seeds' AppService as a bundle: a Deployment and a
@@ -90,10 +91,10 @@ func TestAppServiceLifecycle(t *testing.T) {
 	dep, svc := deployment(ns, "web"), service(ns, "web")
 	exists(t, dep)
 	exists(t, svc)
-	id := reconcile.ApplySetID("web", ns, schema.GroupKind{Group: "stencil.dev", Kind: "Composition"})
+	id := applyset.ID("web", ns, schema.GroupKind{Group: "stencil.dev", Kind: "Composition"})
 
 	t.Run("members carry the part-of label and the parent the ApplySet metadata", func(t *testing.T) {
-		if got := dep.Labels[reconcile.LabelPartOf]; got != id {
+		if got := dep.Labels[applyset.LabelPartOf]; got != id {
 			t.Errorf("Deployment part-of = %q, want %q", got, id)
 		}
 		if got := *dep.Spec.Replicas; got != 2 {
@@ -103,12 +104,12 @@ func TestAppServiceLifecycle(t *testing.T) {
 			if err := k.Get(ctx, client.ObjectKeyFromObject(comp), comp); err != nil {
 				return false, err
 			}
-			return comp.Annotations[reconcile.AnnotationGroupKinds] == "Deployment.apps,Service", nil
+			return comp.Annotations[applyset.AnnotationGroupKinds] == "Deployment.apps,Service", nil
 		})
 		want := map[string]string{
-			reconcile.AnnotationTooling:    "stencil/v0.0.0-test",
-			reconcile.AnnotationGroupKinds: "Deployment.apps,Service",
-			reconcile.AnnotationNamespaces: "",
+			applyset.AnnotationTooling:    "stencil/v0.0.0-test",
+			applyset.AnnotationGroupKinds: "Deployment.apps,Service",
+			applyset.AnnotationNamespaces: "",
 		}
 		got := map[string]string{}
 		for k := range want {
@@ -117,25 +118,25 @@ func TestAppServiceLifecycle(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("parent annotations (-want +got):\n%s", diff)
 		}
-		if comp.Labels[reconcile.LabelApplySetID] != id {
-			t.Errorf("parent id label = %q, want %q", comp.Labels[reconcile.LabelApplySetID], id)
+		if comp.Labels[applyset.LabelApplySetID] != id {
+			t.Errorf("parent id label = %q, want %q", comp.Labels[applyset.LabelApplySetID], id)
 		}
 		if !contains(comp.Finalizers, reconcile.Finalizer) {
 			t.Errorf("finalizers = %v, want %s", comp.Finalizers, reconcile.Finalizer)
 		}
 		managed := false
 		for _, mf := range dep.ManagedFields {
-			managed = managed || (mf.Manager == reconcile.FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply)
+			managed = managed || (mf.Manager == applyset.FieldManager && mf.Operation == metav1.ManagedFieldsOperationApply)
 		}
 		if !managed {
-			t.Errorf("Deployment is not server-side-applied by %q: %+v", reconcile.FieldManager, dep.ManagedFields)
+			t.Errorf("Deployment is not server-side-applied by %q: %+v", applyset.FieldManager, dep.ManagedFields)
 		}
 	})
 
 	t.Run("kubectl's label selector finds exactly the members", func(t *testing.T) {
 		var deps appsv1.DeploymentList
 		var svcs corev1.ServiceList
-		sel := client.MatchingLabels{reconcile.LabelPartOf: id}
+		sel := client.MatchingLabels{applyset.LabelPartOf: id}
 		if err := k.List(ctx, &deps, client.InNamespace(ns), sel); err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +166,7 @@ func TestAppServiceLifecycle(t *testing.T) {
 		gone(t, svc)
 		eventually(t, "the inventory to shrink", func() (bool, error) {
 			err := k.Get(ctx, client.ObjectKeyFromObject(comp), comp)
-			return err == nil && comp.Annotations[reconcile.AnnotationGroupKinds] == "Deployment.apps", err
+			return err == nil && comp.Annotations[applyset.AnnotationGroupKinds] == "Deployment.apps", err
 		})
 		if err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
 			t.Errorf("Deployment after pruning the Service: %v", err)
@@ -193,12 +194,12 @@ func TestBundleChangeRerenders(t *testing.T) {
 			if err := k.Get(context.Background(), key(ns, name), c); err != nil {
 				return false, err
 			}
-			if cond(c, reconcile.ConditionStalled) == metav1.ConditionTrue &&
-				strings.Contains(condMessage(c, reconcile.ConditionReady), "belongs to another ApplySet") {
+			if cond(c, v1alpha1.ConditionStalled) == metav1.ConditionTrue &&
+				strings.Contains(condMessage(c, v1alpha1.ConditionReady), "belongs to another ApplySet") {
 				stalled++
 			}
 		}
-		return stalled == 1 && cond(mustGet(t, ns, "a"), reconcile.ConditionReady) == metav1.ConditionTrue, fmt.Errorf("%d stalled", stalled)
+		return stalled == 1 && cond(mustGet(t, ns, "a"), v1alpha1.ConditionReady) == metav1.ConditionTrue, fmt.Errorf("%d stalled", stalled)
 	})
 	eventually(t, "bundle edit", func() (bool, error) {
 		if err := k.Get(context.Background(), client.ObjectKeyFromObject(b), b); err != nil {
@@ -267,7 +268,7 @@ func TestBundleStatus(t *testing.T) {
 				return false, err
 			}
 			for _, c := range got.Status.Conditions {
-				if c.Type == reconcile.ConditionReady && c.Status == tt.status && strings.Contains(c.Message, tt.msg) {
+				if c.Type == v1alpha1.ConditionReady && c.Status == tt.status && strings.Contains(c.Message, tt.msg) {
 					return got.Status.ObservedGeneration == got.Generation, nil
 				}
 			}

@@ -24,6 +24,8 @@ import (
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -144,7 +146,7 @@ func newDifferential(t *testing.T) *differential {
 func (d *differential) apply(u *unstructured.Unstructured) {
 	d.t.Helper()
 	if err := k.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(u.DeepCopy()),
-		client.FieldOwner(reconcile.FieldManager), client.ForceOwnership); err != nil {
+		client.FieldOwner(applyset.FieldManager), client.ForceOwnership); err != nil {
 		d.t.Fatalf("apply %s %s: %v", u.GetKind(), u.GetName(), err)
 	}
 }
@@ -170,7 +172,7 @@ func (d *differential) check(what string, desired *unstructured.Unstructured) bo
 	}
 	dry := desired.DeepCopy()
 	if err := k.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(dry),
-		client.FieldOwner(reconcile.FieldManager), client.ForceOwnership, client.DryRunAll); err != nil {
+		client.FieldOwner(applyset.FieldManager), client.ForceOwnership, client.DryRunAll); err != nil {
 		d.t.Fatalf("%s: dry-run apply: %v", what, err)
 	}
 	server, diff := differs(live, dry)
@@ -226,7 +228,7 @@ func TestDifferentialExamples(t *testing.T) {
 			ns := testenv.Namespace(t, k)
 			comp := ex.comp.DeepCopy()
 			comp.Namespace = ns
-			plan, err := reconcile.NewPlan(ctx, inProcess{}, ex.bundle, reconcile.RenderInput(comp, nil, nil), k.RESTMapper())
+			plan, err := plan.NewPlan(ctx, inProcess{}, ex.bundle, plan.RenderInput(comp, nil, nil), k.RESTMapper())
 			if err != nil {
 				t.Fatalf("plan: %v", err)
 			}
@@ -248,11 +250,11 @@ func TestDifferentialExamples(t *testing.T) {
 				mergePatch(t, u, patch, "kubectl-label")
 				d.check(what+" labelled by another manager", u)
 				// kubectl edit changes a label stencil sets.
-				mergePatch(t, u, fmt.Sprintf(`{"metadata":{"labels":{%q:"edited"}}}`, reconcile.LabelPartOf), "kubectl-edit")
+				mergePatch(t, u, fmt.Sprintf(`{"metadata":{"labels":{%q:"edited"}}}`, applyset.LabelPartOf), "kubectl-edit")
 				d.check(what+" with stencil's label edited", u)
 				d.apply(u)
 				// kubectl edit removes it.
-				mergePatch(t, u, fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, reconcile.LabelPartOf), "kubectl-edit")
+				mergePatch(t, u, fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, applyset.LabelPartOf), "kubectl-edit")
 				d.check(what+" with stencil's label removed", u)
 				d.apply(u)
 			}

@@ -5,18 +5,11 @@ import (
 	"slices"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-)
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 
-// Event reasons of the summaries a pass records (see passEvents).
-const (
-	// ReasonApplied: the pass created or configured members; the note
-	// counts them and names them, as Flux's one event per reconcile does.
-	ReasonApplied = "Applied"
-	// ReasonPruned: the pass deleted members it no longer renders.
-	ReasonPruned = "Pruned"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
 )
 
 // noteLimit bounds the note of a summary event: the API server refuses an
@@ -56,13 +49,13 @@ type changed struct {
 }
 
 // apply adds an apply result that created or configured a member.
-func (e *passEvents) apply(res ApplyResult) {
-	c := changed{ref: ref(res.Object), action: "created"}
-	if res.Action == Configured {
+func (e *passEvents) apply(res applyset.ApplyResult) {
+	c := changed{ref: applyset.Ref(res.Object), action: "created"}
+	if res.Action == applyset.Configured {
 		c.action, c.fields = "configured", res.Changed
 	}
 	if e.firstApplied == nil {
-		e.firstApplied = res.object()
+		e.firstApplied = res.Related()
 		if res.Live != nil {
 			e.firstApplied.ResourceVersion = res.Live.GetResourceVersion()
 		}
@@ -71,11 +64,11 @@ func (e *passEvents) apply(res ApplyResult) {
 }
 
 // prune adds a deleted member.
-func (e *passEvents) prune(m member) {
+func (e *passEvents) prune(m applyset.Member) {
 	if e.firstPruned == nil {
-		e.firstPruned = m.object()
+		e.firstPruned = m.Related()
 	}
-	e.pruned = append(e.pruned, changed{ref: m.ref(), action: "pruned"})
+	e.pruned = append(e.pruned, changed{ref: m.Ref(), action: "pruned"})
 }
 
 // changeNote is the note of a summary event: the count of each action,
@@ -126,7 +119,7 @@ func changeNote(items []changed) string {
 // configured anything, and forgets it.
 func (r *CompositionReconciler) recordApplied(s *scope) {
 	if len(s.events.applied) > 0 {
-		r.Recorder.Eventf(s.comp, s.events.firstApplied, "Normal", ReasonApplied, "Apply", "%s", changeNote(s.events.applied))
+		r.Recorder.Eventf(s.comp, s.events.firstApplied, "Normal", v1alpha1.ReasonApplied, "Apply", "%s", changeNote(s.events.applied))
 	}
 	s.events.applied, s.events.firstApplied = nil, nil
 }
@@ -137,24 +130,7 @@ func (r *CompositionReconciler) recordApplied(s *scope) {
 func (r *CompositionReconciler) recordPruned(s *scope) {
 	if len(s.events.pruned) > 0 {
 		slices.SortFunc(s.events.pruned, func(a, b changed) int { return strings.Compare(a.ref, b.ref) })
-		r.Recorder.Eventf(s.comp, s.events.firstPruned, "Normal", ReasonPruned, "Prune", "%s", changeNote(s.events.pruned))
+		r.Recorder.Eventf(s.comp, s.events.firstPruned, "Normal", v1alpha1.ReasonPruned, "Prune", "%s", changeNote(s.events.pruned))
 	}
 	s.events.pruned, s.events.firstPruned = nil, nil
-}
-
-// memberObject is a reference to a member, for the related object of an event.
-func memberObject(gvk schema.GroupVersionKind, namespace, name string, uid types.UID) *metav1.PartialObjectMetadata {
-	o := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: uid}}
-	o.SetGroupVersionKind(gvk)
-	return o
-}
-
-// object is the member as the related object of an event.
-func (m member) object() *metav1.PartialObjectMetadata {
-	return memberObject(m.gvk, m.meta.Namespace, m.meta.Name, m.meta.UID)
-}
-
-// object is the applied object as the related object of an event.
-func (r ApplyResult) object() *metav1.PartialObjectMetadata {
-	return memberObject(r.Object.GroupVersionKind(), r.Object.GetNamespace(), r.Object.GetName(), r.UID)
 }

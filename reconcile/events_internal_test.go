@@ -6,6 +6,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -78,8 +80,8 @@ func TestPassEventsRelated(t *testing.T) {
 	live := obj("a")
 	live.SetResourceVersion("42")
 	var e passEvents
-	e.apply(ApplyResult{Object: obj("a"), UID: types.UID("uid-a"), Action: Created, Live: live})
-	e.apply(ApplyResult{Object: obj("b"), UID: types.UID("uid-b"), Action: Configured, Changed: []string{"data.v"}})
+	e.apply(applyset.ApplyResult{Object: obj("a"), UID: types.UID("uid-a"), Action: applyset.Created, Live: live})
+	e.apply(applyset.ApplyResult{Object: obj("b"), UID: types.UID("uid-b"), Action: applyset.Configured, Changed: []string{"data.v"}})
 	r := e.firstApplied
 	if r == nil || r.Name != "a" || r.UID != "uid-a" || r.ResourceVersion != "42" || r.Kind != "ConfigMap" {
 		t.Fatalf("related = %+v, want ConfigMap a, uid-a, resourceVersion 42", r)

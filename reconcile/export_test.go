@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
@@ -29,16 +31,12 @@ func NewLocalDecision(cfg *rest.Config, writer client.Client) (LocalDecision, er
 	if err != nil {
 		return nil, err
 	}
-	s, err := newSchemas(disco.OpenAPIV3())
+	s, err := applyset.NewSchemas(disco.OpenAPIV3())
 	if err != nil {
 		return nil, err
 	}
 	return func(ctx context.Context, desired, live *unstructured.Unstructured) (bool, []string, bool) {
-		d := s.upToDate(ctx, desired, live)
-		if d.confirm && s.confirmed.unchanged(ctx, writer, desired, live, d.key) {
-			d.write = false
-		}
-		return d.write, d.changed, d.confirm
+		return s.Decide(ctx, writer, desired, live)
 	}, nil
 }
 

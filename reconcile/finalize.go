@@ -7,6 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+
+	"github.com/stencil-dev/stencil/reconcile/status"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
 // finalizeRecheck is how often a deletion waiting on members looks again
@@ -44,22 +50,22 @@ func (r *CompositionReconciler) finalize(ctx context.Context, s *scope) (ctrl.Re
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	s.parent = live
-	setReconciling(&s.status, s.comp.GetGeneration(), ReasonDeleting, "deleting members")
+	status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonDeleting, "deleting members")
 	r.passes.forget(client.ObjectKeyFromObject(s.comp))
 	if !s.comp.ParentSpec().Suspend {
 		watched := r.watchInventory(ctx, live.inventory)
 		p := r.pruner(s)
-		listed := p.list(ctx, live.inventory, s.comp.GetNamespace())
+		listed := p.List(ctx, live.inventory, s.comp.GetNamespace())
 		var forbidden []schema.GroupKind
-		for _, f := range listed.forbidden {
-			forbidden = append(forbidden, f.gk)
-			r.Recorder.Eventf(s.comp, nil, "Warning", ReasonForbidden, "Delete", "%s: its members are left in place",
-				r.denied(ctx, s.comp, "", f.gk, "list", f.namespace))
+		for _, f := range listed.Forbidden {
+			forbidden = append(forbidden, f.GK)
+			r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonForbidden, "Delete", "%s: its members are left in place",
+				r.denied(ctx, s.comp, "", f.GK, "list", f.Namespace))
 		}
-		if failed := slices.DeleteFunc(slices.Clone(listed.unlisted), func(gk schema.GroupKind) bool { return slices.Contains(forbidden, gk) }); len(failed) > 0 {
+		if failed := slices.DeleteFunc(slices.Clone(listed.Unlisted), func(gk schema.GroupKind) bool { return slices.Contains(forbidden, gk) }); len(failed) > 0 {
 			return ctrl.Result{}, fmt.Errorf("list members to delete: cannot list %v", failed)
 		}
-		members := slices.DeleteFunc(listed.members, func(m member) bool { return !owned(m) })
+		members := slices.DeleteFunc(listed.Members, func(m applyset.Member) bool { return !applyset.Owned(m) })
 		var waiting bool
 		if s.comp.ParentSpec().DeletionPolicy == v1alpha1.DeletionPolicyOrphan {
 			err = r.orphan(ctx, s, members)
@@ -88,10 +94,10 @@ func (r *CompositionReconciler) finalize(ctx context.Context, s *scope) (ctrl.Re
 // has members to wait on, and reports whether any is left to wait on. A
 // member whose delete is forbidden is reported and left in place, so it
 // does not hold back the lower ranks.
-func (r *CompositionReconciler) deleteByRank(ctx context.Context, s *scope, p *pruner, members []member) (bool, error) {
+func (r *CompositionReconciler) deleteByRank(ctx context.Context, s *scope, p *applyset.Pruner, members []applyset.Member) (bool, error) {
 	var ranks []int
 	for _, m := range members {
-		ranks = append(ranks, kindRank(m.gvk.Kind))
+		ranks = append(ranks, plan.KindRank(m.GVK.Kind))
 	}
 	slices.Sort(ranks)
 	ranks = slices.Compact(ranks)
@@ -100,24 +106,24 @@ func (r *CompositionReconciler) deleteByRank(ctx context.Context, s *scope, p *p
 		var errs []string
 		waiting := false
 		for _, m := range members {
-			if kindRank(m.gvk.Kind) != ranks[i] {
+			if plan.KindRank(m.GVK.Kind) != ranks[i] {
 				continue
 			}
-			if m.meta.DeletionTimestamp != nil {
+			if m.Meta.DeletionTimestamp != nil {
 				waiting = true
 				continue
 			}
-			_, err := p.deleteMember(ctx, m)
+			_, err := p.DeleteMember(ctx, m)
 			switch {
 			case apierrors.IsForbidden(err):
-				r.Recorder.Eventf(s.comp, m.object(), "Warning", ReasonForbidden, "Delete", "%s: %s is left in place",
-					r.denied(ctx, s.comp, account, m.gvk.GroupKind(), "delete", m.meta.Namespace), m.ref())
+				r.Recorder.Eventf(s.comp, m.Related(), "Warning", v1alpha1.ReasonForbidden, "Delete", "%s: %s is left in place",
+					r.denied(ctx, s.comp, account, m.GVK.GroupKind(), "delete", m.Meta.Namespace), m.Ref())
 			case err != nil:
 				errs = append(errs, err.Error())
 			default:
 				waiting = true
-				prunesTotal.Inc()
-				r.Recorder.Eventf(s.comp, m.object(), "Normal", "Deleted", "Delete", "%s deleted", m.ref())
+				metrics.Prunes.Inc()
+				r.Recorder.Eventf(s.comp, m.Related(), "Normal", "Deleted", "Delete", "%s deleted", m.Ref())
 			}
 		}
 		if len(errs) > 0 {
@@ -138,9 +144,9 @@ func (r *CompositionReconciler) deleteByRank(ctx context.Context, s *scope, p *p
 // started after a delete would never hear of it. A kind that cannot be
 // watched (the controller may not list or watch it, or its informer does
 // not sync) is looked at again after finalizeRecheck.
-func (r *CompositionReconciler) watchInventory(ctx context.Context, inv inventory) bool {
+func (r *CompositionReconciler) watchInventory(ctx context.Context, inv applyset.Inventory) bool {
 	all := true
-	for _, gk := range inv.groupKinds {
+	for _, gk := range inv.GroupKinds {
 		m, err := r.Mapper.RESTMapping(gk)
 		if meta.IsNoMatchError(err) {
 			continue // its CRD is gone, and with it every member of the kind
@@ -149,7 +155,7 @@ func (r *CompositionReconciler) watchInventory(ctx context.Context, inv inventor
 			_, err = r.ensureWatches(ctx, []schema.GroupVersionKind{m.GroupVersionKind})
 		}
 		if err != nil {
-			ctrl.LoggerFrom(ctx).V(1).Info("cannot watch the members being deleted: polling", "kind", formatGroupKind(gk), "error", err)
+			ctrl.LoggerFrom(ctx).V(1).Info("cannot watch the members being deleted: polling", "kind", applyset.FormatGroupKind(gk), "error", err)
 			all = false
 		}
 	}
@@ -158,10 +164,10 @@ func (r *CompositionReconciler) watchInventory(ctx context.Context, inv inventor
 
 // orphanKept orphans the members annotated helm.sh/resource-policy: keep
 // (see orphan) and returns the others, to be deleted.
-func (r *CompositionReconciler) orphanKept(ctx context.Context, s *scope, members []member) ([]member, error) {
-	var keep, rest []member
+func (r *CompositionReconciler) orphanKept(ctx context.Context, s *scope, members []applyset.Member) ([]applyset.Member, error) {
+	var keep, rest []applyset.Member
 	for _, m := range members {
-		if kept(&m.meta) {
+		if plan.Kept(&m.Meta) {
 			keep = append(keep, m)
 		} else {
 			rest = append(rest, m)
@@ -172,24 +178,24 @@ func (r *CompositionReconciler) orphanKept(ctx context.Context, s *scope, member
 
 // orphan removes the part-of label from every member, leaving it in place.
 // A member the writer may not patch is reported and left labelled.
-func (r *CompositionReconciler) orphan(ctx context.Context, s *scope, members []member) error {
-	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+LabelPartOf+`":null}}}`))
+func (r *CompositionReconciler) orphan(ctx context.Context, s *scope, members []applyset.Member) error {
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+applyset.LabelPartOf+`":null}}}`))
 	account := serviceAccount(s.comp, r.Options.DefaultServiceAccount)
 	for _, m := range members {
 		obj := &metav1.PartialObjectMetadata{}
-		obj.SetGroupVersionKind(m.gvk)
-		obj.SetNamespace(m.meta.Namespace)
-		obj.SetName(m.meta.Name)
+		obj.SetGroupVersionKind(m.GVK)
+		obj.SetNamespace(m.Meta.Namespace)
+		obj.SetName(m.Meta.Name)
 		err := s.writer.Patch(ctx, obj, patch)
 		switch {
 		case apierrors.IsForbidden(err):
-			r.Recorder.Eventf(s.comp, m.object(), "Warning", ReasonForbidden, "Delete", "%s: %s is left in place, still labelled",
-				r.denied(ctx, s.comp, account, m.gvk.GroupKind(), "patch", m.meta.Namespace), m.ref())
+			r.Recorder.Eventf(s.comp, m.Related(), "Warning", v1alpha1.ReasonForbidden, "Delete", "%s: %s is left in place, still labelled",
+				r.denied(ctx, s.comp, account, m.GVK.GroupKind(), "patch", m.Meta.Namespace), m.Ref())
 			continue
 		case err != nil && !apierrors.IsNotFound(err):
-			return fmt.Errorf("orphan %s: %w", m.ref(), err)
+			return fmt.Errorf("orphan %s: %w", m.Ref(), err)
 		}
-		r.Recorder.Eventf(s.comp, m.object(), "Normal", "Orphaned", "Delete", "%s orphaned", m.ref())
+		r.Recorder.Eventf(s.comp, m.Related(), "Normal", "Orphaned", "Delete", "%s orphaned", m.Ref())
 	}
 	return nil
 }

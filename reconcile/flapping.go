@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -20,8 +21,6 @@ import (
 const (
 	flapWrites = 5
 	flapWindow = 10 * time.Minute
-	// maxChangedFields bounds the field paths one apply result reports.
-	maxChangedFields = 5
 )
 
 // flapDetector keeps, in memory, the recent writes of each Composition's
@@ -63,7 +62,7 @@ func (f flap) String() string {
 
 // record adds the writes (Created or Configured results) of one pass made
 // under inputs key and returns the first member that now flaps.
-func (d *flapDetector) record(name types.NamespacedName, key string, results []ApplyResult, now time.Time) (flap, bool) {
+func (d *flapDetector) record(name types.NamespacedName, key string, results []applyset.ApplyResult, now time.Time) (flap, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	h := d.history[name]
@@ -84,10 +83,10 @@ func (d *flapDetector) record(name types.NamespacedName, key string, results []A
 	}
 	var found flap
 	for _, res := range results {
-		if res.Action != Created && res.Action != Configured {
+		if res.Action != applyset.Created && res.Action != applyset.Configured {
 			continue
 		}
-		member := ref(res.Object)
+		member := applyset.Ref(res.Object)
 		ws := append(h.writes[member], flapWrite{at: now, fields: res.Changed})
 		if len(ws) > flapWrites {
 			ws = ws[len(ws)-flapWrites:]
@@ -117,61 +116,5 @@ func unionFields(ws []flapWrite) []string {
 		}
 	}
 	sort.Strings(out)
-	return out
-}
-
-// changedFields lists, as dotted paths, at most max fields of desired that
-// live does not hold with an equal value (after the rules of subset): what
-// an apply of desired over live changes. Paths name fields, never values.
-func changedFields(desired, live any, max int) []string {
-	var out []string
-	var walk func(path string, want, got any)
-	walk = func(path string, want, got any) {
-		if len(out) >= max {
-			return
-		}
-		switch w := want.(type) {
-		case map[string]any:
-			g, ok := got.(map[string]any)
-			if !ok {
-				out = append(out, path)
-				return
-			}
-			keys := make([]string, 0, len(w))
-			for k := range w {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				child := k
-				if path != "" {
-					child = path + "." + k
-				}
-				gv, ok := g[k]
-				switch {
-				case !ok && w[k] != nil:
-					if len(out) < max {
-						out = append(out, child)
-					}
-				case ok:
-					walk(child, w[k], gv)
-				}
-			}
-		case []any:
-			g, ok := got.([]any)
-			if !ok || len(g) != len(w) {
-				out = append(out, path)
-				return
-			}
-			for i := range w {
-				walk(path+"["+strconv.Itoa(i)+"]", w[i], g[i])
-			}
-		default:
-			if !scalarEqual(want, got) {
-				out = append(out, path)
-			}
-		}
-	}
-	walk("", desired, live)
 	return out
 }

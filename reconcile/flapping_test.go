@@ -4,40 +4,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 )
 
-func TestChangedFields(t *testing.T) {
-	tests := []struct {
-		name          string
-		desired, live map[string]any
-		want          []string
-	}{
-		{"same", map[string]any{"data": map[string]any{"a": "1"}}, map[string]any{"data": map[string]any{"a": "1", "b": "2"}}, nil},
-		{"changed value", map[string]any{"data": map[string]any{"a": "1"}}, map[string]any{"data": map[string]any{"a": "2"}}, []string{"data.a"}},
-		{"missing field", map[string]any{"spec": map[string]any{"replicas": int64(2)}}, map[string]any{"spec": map[string]any{}}, []string{"spec.replicas"}},
-		{"list element", map[string]any{"spec": map[string]any{"ports": []any{map[string]any{"port": int64(80)}}}},
-			map[string]any{"spec": map[string]any{"ports": []any{map[string]any{"port": int64(81), "protocol": "TCP"}}}}, []string{"spec.ports[0].port"}},
-		{"list length", map[string]any{"args": []any{"a"}}, map[string]any{"args": []any{"a", "b"}}, []string{"args"}},
-		{"quantities compare by value", map[string]any{"cpu": "0.5"}, map[string]any{"cpu": "500m"}, nil},
-		{"bounded", map[string]any{"a": "1", "b": "1", "c": "1", "d": "1", "e": "1", "f": "1"}, map[string]any{}, []string{"a", "b", "c", "d", "e"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, changedFields(tt.desired, tt.live, maxChangedFields)); diff != "" {
-				t.Errorf("changedFields (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
 func TestFlapDetector(t *testing.T) {
 	name := types.NamespacedName{Namespace: "ns", Name: "app"}
-	cm := obj("ConfigMap", "flappy")
+	cm := &unstructured.Unstructured{}
+	cm.SetKind("ConfigMap")
+	cm.SetName("flappy")
 	cm.SetNamespace("ns")
-	write := []ApplyResult{{Object: cm, Action: Configured, Changed: []string{"data.a"}}}
-	unchanged := []ApplyResult{{Object: cm, Action: Unchanged}}
+	write := []applyset.ApplyResult{{Object: cm, Action: applyset.Configured, Changed: []string{"data.a"}}}
+	unchanged := []applyset.ApplyResult{{Object: cm, Action: applyset.Unchanged}}
 	start := time.Now()
 	var d flapDetector
 

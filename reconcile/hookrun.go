@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stencil-dev/stencil/reconcile/status"
+
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -14,6 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
 // hookRun runs the hooks of one pass. Its record is s.status.hooks: the
@@ -23,7 +27,7 @@ import (
 type hookRun struct {
 	r   *CompositionReconciler
 	s   *scope
-	a   *applier
+	a   *applyset.Applier
 	rev string
 	// pre and post are the hooks that run for the event, in apply order.
 	pre, post []*unstructured.Unstructured
@@ -35,9 +39,9 @@ type hookRun struct {
 // event. The record is carried in status; when it names another revision
 // (or none), the Composition is read live once, since the cache may not
 // hold the record this controller wrote last.
-func (r *CompositionReconciler) newHookRun(ctx context.Context, s *scope, a *applier) (*hookRun, error) {
-	h := &hookRun{r: r, s: s, a: a, rev: hookRevision(s.comp, s.plan.BundleRevision)}
-	if !slices.ContainsFunc(s.plan.Objects, func(u *unstructured.Unstructured) bool { return isHook(u) }) {
+func (r *CompositionReconciler) newHookRun(ctx context.Context, s *scope, a *applyset.Applier) (*hookRun, error) {
+	h := &hookRun{r: r, s: s, a: a, rev: plan.HookRevision(s.comp, s.plan.BundleRevision)}
+	if !slices.ContainsFunc(s.plan.Objects, func(u *unstructured.Unstructured) bool { return plan.IsHook(u) }) {
 		s.status.Hooks = nil
 		return h, nil
 	}
@@ -47,7 +51,7 @@ func (r *CompositionReconciler) newHookRun(ctx context.Context, s *scope, a *app
 		}
 	}
 	for _, u := range s.plan.Objects {
-		if _, pre, ok := hookPointFor(u, s.status.Hooks.Event); ok && pre {
+		if _, pre, ok := plan.HookPointFor(u, s.status.Hooks.Event); ok && pre {
 			h.pre = append(h.pre, u)
 		} else if ok {
 			h.post = append(h.post, u)
@@ -57,7 +61,7 @@ func (r *CompositionReconciler) newHookRun(ctx context.Context, s *scope, a *app
 	// for this event (pre-install,post-upgrade): order each list by weight
 	// and kind alone.
 	byWeight := func(a, b *unstructured.Unstructured) int {
-		return compareStageKeys([3]int{0, hookWeight(a), kindRank(a.GetKind())}, [3]int{0, hookWeight(b), kindRank(b.GetKind())})
+		return plan.CompareStageKeys([3]int{0, plan.HookWeight(a), plan.KindRank(a.GetKind())}, [3]int{0, plan.HookWeight(b), plan.KindRank(b.GetKind())})
 	}
 	slices.SortStableFunc(h.pre, byWeight)
 	slices.SortStableFunc(h.post, byWeight)
@@ -74,7 +78,7 @@ func (h *hookRun) confirm(ctx context.Context) error {
 	}
 	live, err := reread(ctx, h.r.APIReader, h.s.comp)
 	if err != nil {
-		return fmt.Errorf("read the hook record of %s: %w", describe(h.s.comp), err)
+		return fmt.Errorf("read the hook record of %s: %w", applyset.Describe(h.s.comp), err)
 	}
 	h.confirmed = true
 	if rec := live.ParentStatus().Hooks; rec != nil && rec.Revision == h.rev {
@@ -92,9 +96,9 @@ func (h *hookRun) confirm(ctx context.Context) error {
 	if rec := h.s.status.Hooks; rec != nil && rec.Revision == h.rev {
 		return nil
 	}
-	event := hookEventInstall
+	event := plan.HookEventInstall
 	if renderedAsUpgrade(h.s) {
-		event = hookEventUpgrade
+		event = plan.HookEventUpgrade
 	}
 	h.s.status.Hooks = &v1alpha1.HooksStatus{Revision: h.rev, Event: event}
 	return nil
@@ -137,9 +141,9 @@ func pendingPostHooks(s *scope) []string {
 	}
 	var out []string
 	for _, u := range s.plan.Objects {
-		if point, pre, ok := hookPointFor(u, rec.Event); ok && !pre {
-			if r := recordOf(rec, u); r == nil || r.Result != hookSucceeded {
-				out = append(out, point+" hook "+ref(u))
+		if point, pre, ok := plan.HookPointFor(u, rec.Event); ok && !pre {
+			if r := recordOf(rec, u); r == nil || r.Result != plan.HookSucceeded {
+				out = append(out, point+" hook "+applyset.Ref(u))
 			}
 		}
 	}
@@ -160,11 +164,11 @@ type stageResult struct {
 
 // run runs hooks stage by stage (by weight, then kind), each stage only
 // when the previous one succeeded. It reports whether every hook
-// succeeded. A failed hook stalls the Composition (ReasonHookFailed); a
+// succeeded. A failed hook stalls the Composition (v1alpha1.ReasonHookFailed); a
 // hook still running sets Reconciling naming it, and, when gate is true
 // (pre- hooks), ends the pass: the hook's own events bring the next one.
 func (h *hookRun) run(ctx context.Context, hooks []*unstructured.Unstructured, gate bool) (bool, error) {
-	for _, stage := range stages(hooks) {
+	for _, stage := range plan.Stages(hooks) {
 		var res stageResult
 		for _, u := range stage {
 			if err := h.step(ctx, u, &res); err != nil {
@@ -178,10 +182,10 @@ func (h *hookRun) run(ctx context.Context, hooks []*unstructured.Unstructured, g
 			if err := h.persist(ctx); err != nil {
 				return false, err
 			}
-			h.r.stallTerminal(h.s, ReasonHookFailed, strings.Join(res.failed, "; "))
+			h.r.stallTerminal(h.s, v1alpha1.ReasonHookFailed, strings.Join(res.failed, "; "))
 			return false, nil
 		case len(res.waiting) > 0:
-			setReconciling(&h.s.status, h.s.comp.GetGeneration(), ReasonProgressing, "waiting for hooks: "+strings.Join(res.waiting, "; "))
+			status.SetReconciling(&h.s.status, h.s.comp.GetGeneration(), v1alpha1.ReasonProgressing, "waiting for hooks: "+strings.Join(res.waiting, "; "))
 			h.s.done = h.s.done || gate
 			return false, nil
 		}
@@ -193,10 +197,10 @@ func (h *hookRun) run(ctx context.Context, hooks []*unstructured.Unstructured, g
 // a live hook of this revision is read for its outcome; one of an earlier
 // revision is replaced once it has finished; a missing one is applied.
 func (h *hookRun) step(ctx context.Context, u *unstructured.Unstructured, res *stageResult) error {
-	point, _, _ := hookPointFor(u, h.s.status.Hooks.Event)
-	name := point + " hook " + ref(u)
+	point, _, _ := plan.HookPointFor(u, h.s.status.Hooks.Event)
+	name := point + " hook " + applyset.Ref(u)
 	if rec := h.recorded(u); rec != nil {
-		if rec.Result == hookFailed {
+		if rec.Result == plan.HookFailed {
 			res.failed = append(res.failed, name+" failed: "+rec.Message)
 		}
 		return nil
@@ -222,19 +226,19 @@ func (h *hookRun) step(ctx context.Context, u *unstructured.Unstructured, res *s
 			return nil
 		}
 	}
-	if live.GetDeletionTimestamp() != nil || live.GetAnnotations()[AnnotationHookRevision] != h.rev {
+	if live.GetDeletionTimestamp() != nil || live.GetAnnotations()[plan.AnnotationHookRevision] != h.rev {
 		return h.replace(ctx, name, live, res)
 	}
-	outcome, msg := outcomeOf(live)
+	outcome, msg := plan.OutcomeOf(live)
 	switch outcome {
-	case hookRunning:
+	case plan.HookRunning:
 		res.waiting = append(res.waiting, name+": "+msg)
 		return nil
-	case hookBroken:
+	case plan.HookBroken:
 		res.failed = append(res.failed, name+" failed: "+msg)
-		return h.finish(ctx, u, live, point, hookFailed, msg, policyFailed)
+		return h.finish(ctx, u, live, point, plan.HookFailed, msg, plan.PolicyFailed)
 	}
-	return h.finish(ctx, u, live, point, hookSucceeded, "", policySucceeded)
+	return h.finish(ctx, u, live, point, plan.HookSucceeded, "", plan.PolicySucceeded)
 }
 
 // get reads a hook live from the API server (nil when absent): the cache
@@ -248,7 +252,7 @@ func (h *hookRun) get(ctx context.Context, u *unstructured.Unstructured) (*unstr
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("read hook %s: %w", ref(u), err)
+		return nil, fmt.Errorf("read hook %s: %w", applyset.Ref(u), err)
 	}
 	return live, nil
 }
@@ -258,17 +262,17 @@ func (h *hookRun) get(ctx context.Context, u *unstructured.Unstructured) (*unstr
 func (h *hookRun) create(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	desired := u.DeepCopy()
 	ann := desired.GetAnnotations()
-	ann[AnnotationHookRevision] = h.rev
+	ann[plan.AnnotationHookRevision] = h.rev
 	desired.SetAnnotations(ann)
-	result := h.a.apply(ctx, desired)
+	result := h.a.Apply(ctx, desired)
 	h.s.results = append(h.s.results, result)
-	h.r.recordApplies(h.s, []ApplyResult{result})
-	if result.Action == Failed {
+	h.r.recordApplies(h.s, []applyset.ApplyResult{result})
+	if result.Action == applyset.Failed {
 		return nil, nil
 	}
 	live, err := h.get(ctx, u)
 	if err == nil && live == nil {
-		err = fmt.Errorf("hook %s is gone right after it was applied", ref(u))
+		err = fmt.Errorf("hook %s is gone right after it was applied", applyset.Ref(u))
 	}
 	return live, err
 }
@@ -282,7 +286,7 @@ func (h *hookRun) replace(ctx context.Context, name string, live *unstructured.U
 		res.waiting = append(res.waiting, name+": the hook of an earlier revision is being deleted")
 		return nil
 	}
-	if outcome, msg := outcomeOf(live); outcome == hookRunning {
+	if outcome, msg := plan.OutcomeOf(live); outcome == plan.HookRunning {
 		res.waiting = append(res.waiting, name+": the hook of an earlier revision is still running ("+msg+")")
 		return nil
 	}
@@ -303,11 +307,11 @@ func (h *hookRun) finish(ctx context.Context, u, live *unstructured.Unstructured
 		Hook: point, Result: result, Message: msg,
 	})
 	typ := "Normal"
-	if result == hookFailed {
+	if result == plan.HookFailed {
 		typ = "Warning"
 	}
-	h.r.Recorder.Eventf(h.s.comp, live, typ, "Hook"+result, "Hook", "%s hook %s %s", point, ref(u), strings.ToLower(result))
-	if !slices.Contains(deletePolicies(live), policy) {
+	h.r.Recorder.Eventf(h.s.comp, live, typ, "Hook"+result, "Hook", "%s hook %s %s", point, applyset.Ref(u), strings.ToLower(result))
+	if !slices.Contains(plan.DeletePolicies(live), policy) {
 		return nil
 	}
 	if err := h.persist(ctx); err != nil {
@@ -318,30 +322,35 @@ func (h *hookRun) finish(ctx context.Context, u, live *unstructured.Unstructured
 
 // delete deletes a hook object with a UID precondition.
 func (h *hookRun) delete(ctx context.Context, live *unstructured.Unstructured) error {
-	m := member{gvk: live.GroupVersionKind()}
-	m.meta.SetNamespace(live.GetNamespace())
-	m.meta.SetName(live.GetName())
-	m.meta.SetUID(live.GetUID())
-	if _, err := h.r.pruner(h.s).deleteMember(ctx, m); err != nil {
+	m := applyset.Member{GVK: live.GroupVersionKind()}
+	m.Meta.SetNamespace(live.GetNamespace())
+	m.Meta.SetName(live.GetName())
+	m.Meta.SetUID(live.GetUID())
+	if _, err := h.r.pruner(h.s).DeleteMember(ctx, m); err != nil {
 		return fmt.Errorf("delete hook: %w", err)
 	}
-	h.r.Recorder.Eventf(h.s.comp, m.object(), "Normal", "HookDeleted", "Hook", "%s deleted", m.ref())
+	h.r.Recorder.Eventf(h.s.comp, m.Related(), "Normal", "HookDeleted", "Hook", "%s deleted", m.Ref())
 	return nil
 }
 
-// persist writes the hook record to the Composition's status at once (the
-// rest of the status is written at the end of the pass).
+// persist writes the hook record to the parent's status at once, before
+// the hook is deleted or the pass stalls on it: a crash in between never
+// runs the hook again. It is the one status write besides the pass's own
+// (patchStatus), and, like it, remembers the version it wrote (see
+// recordedParent).
 func (h *hookRun) persist(ctx context.Context) error {
 	if equality.Semantic.DeepEqual(h.s.comp.ParentStatus().Hooks, h.s.status.Hooks) {
 		return nil
 	}
 	patch, err := json.Marshal(map[string]any{"status": map[string]any{"hooks": h.s.status.Hooks}})
 	if err != nil {
-		return fmt.Errorf("record the hooks of Composition %s/%s: %w", h.s.comp.GetNamespace(), h.s.comp.GetName(), err)
+		return fmt.Errorf("record the hooks of %s: %w", applyset.Describe(h.s.comp), err)
 	}
-	if err := h.r.Client.Status().Patch(ctx, h.s.comp.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("record the hooks of Composition %s/%s: %w", h.s.comp.GetNamespace(), h.s.comp.GetName(), err)
+	written := h.s.comp.DeepCopyObject().(client.Object)
+	if err := h.r.Client.Status().Patch(ctx, written, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("record the hooks of %s: %w", applyset.Describe(h.s.comp), err)
 	}
 	h.s.comp.ParentStatus().Hooks = h.s.status.Hooks.DeepCopy()
+	h.r.parentVersions.put(client.ObjectKeyFromObject(h.s.comp), "", written.GetResourceVersion())
 	return nil
 }

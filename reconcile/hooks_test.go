@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -17,7 +19,8 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
 // hookedApp is a chart's usual shape: a migration Job run before install
@@ -169,7 +172,7 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 
 	migrate := job(ns, "migrate")
 	exists(t, migrate)
-	if got := migrate.Annotations[reconcile.AnnotationHookRevision]; !strings.HasPrefix(got, "1/") {
+	if got := migrate.Annotations[plan.AnnotationHookRevision]; !strings.HasPrefix(got, "1/") {
 		t.Errorf("hook revision annotation = %q, want generation 1", got)
 	}
 	exists(t, configMap(ns, "migrate-config"))
@@ -177,7 +180,7 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 		return absent(t, deployment(ns, "web"))
 	})
 	got := mustGet(t, ns, "app")
-	if msg := condMessage(got, reconcile.ConditionReady); !strings.Contains(msg, "pre-install hook Job/"+ns+"/migrate") {
+	if msg := condMessage(got, v1alpha1.ConditionReady); !strings.Contains(msg, "pre-install hook Job/"+ns+"/migrate") {
 		t.Errorf("Ready message = %q, want it to name the pending hook Job", msg)
 	}
 
@@ -190,7 +193,7 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 	}
 	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
 	exists(t, configMap(ns, "installed"))
-	got = condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	got = condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	if got.Status.Hooks == nil || got.Status.Hooks.Event != "install" || len(got.Status.Hooks.Completed) != 3 {
 		t.Fatalf("status.hooks = %+v, want the install's three hooks recorded", got.Status.Hooks)
 	}
@@ -207,7 +210,7 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 		if ok, err := absent(t, job(ns, "migrate")); !ok {
 			return false, err
 		}
-		return cond(mustGet(t, ns, "app"), reconcile.ConditionReady) == metav1.ConditionTrue, nil
+		return cond(mustGet(t, ns, "app"), v1alpha1.ConditionReady) == metav1.ConditionTrue, nil
 	})
 	if ok, err := absent(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "smoke"}}); !ok {
 		t.Errorf("test hook Pod was applied (err %v)", err)
@@ -215,7 +218,7 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 
 	// Converged, a pass costs no write: hooks that ran are not re-applied
 	// and their record is not rewritten.
-	unchanged := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Unchanged)))
+	unchanged := testutil.ToFloat64(metrics.Applies.WithLabelValues(string(applyset.Unchanged)))
 	before := controller.Writes.Load()
 	eventually(t, "label a member", func() (bool, error) {
 		if err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
@@ -226,7 +229,7 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 		return err == nil, err
 	})
 	eventually(t, "a reconcile that found the Deployment unchanged", func() (bool, error) {
-		return testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Unchanged))) >= unchanged+1, nil
+		return testutil.ToFloat64(metrics.Applies.WithLabelValues(string(applyset.Unchanged))) >= unchanged+1, nil
 	})
 	time.Sleep(500 * time.Millisecond) // let the pass finish its (absent) status write
 	if n := controller.Writes.Load() - before; n != 0 {
@@ -239,10 +242,10 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 	})
 	migrate = job(ns, "migrate")
 	exists(t, migrate)
-	if got := migrate.Annotations[reconcile.AnnotationHookRevision]; !strings.HasPrefix(got, "2/") {
+	if got := migrate.Annotations[plan.AnnotationHookRevision]; !strings.HasPrefix(got, "2/") {
 		t.Errorf("hook revision annotation = %q, want generation 2", got)
 	}
-	got = condition(t, ns, "app", reconcile.ConditionReconciling, metav1.ConditionTrue)
+	got = condition(t, ns, "app", v1alpha1.ConditionReconciling, metav1.ConditionTrue)
 	if got.Status.Hooks == nil || got.Status.Hooks.Event != "upgrade" {
 		t.Errorf("status.hooks = %+v, want the upgrade's record", got.Status.Hooks)
 	}
@@ -265,7 +268,7 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 	})
 	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
 	exists(t, configMap(ns, "upgraded"))
-	got = condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	got = condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	if n := len(got.Status.Hooks.Completed); n != 3 {
 		t.Errorf("status.hooks.completed has %d hooks, want the upgrade's 3: %+v", n, got.Status.Hooks.Completed)
 	}
@@ -282,7 +285,7 @@ func TestFailedHookStalls(t *testing.T) {
 	migrate := job(ns, "migrate")
 	exists(t, migrate)
 	finishJob(t, migrate, false)
-	got := stalled(t, ns, "app", reconcile.ReasonHookFailed, "pre-install hook Job/"+ns+"/migrate failed", "backoff limit")
+	got := stalled(t, ns, "app", v1alpha1.ReasonHookFailed, "pre-install hook Job/"+ns+"/migrate failed", "backoff limit")
 	if got.Status.Hooks == nil || len(got.Status.Hooks.Completed) != 2 || got.Status.Hooks.Completed[1].Result != "Failed" {
 		t.Errorf("status.hooks = %+v, want the ConfigMap Succeeded and the Job Failed", got.Status.Hooks)
 	}
@@ -331,7 +334,7 @@ metadata:
 	})
 	comp := composition(ns, "app", b.Name, "")
 	mustCreate(t, comp)
-	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 
 	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values = jsonValues(`{"first":false}`) })
 	gone(t, configMap(ns, "plain-first"))
@@ -340,7 +343,7 @@ metadata:
 		if err := k.Get(context.Background(), client.ObjectKeyFromObject(keptFirst), keptFirst); err != nil {
 			return false, err
 		}
-		_, member := keptFirst.Labels[reconcile.LabelPartOf]
+		_, member := keptFirst.Labels[applyset.LabelPartOf]
 		return !member, nil
 	})
 
@@ -354,7 +357,7 @@ metadata:
 		if err := k.Get(context.Background(), client.ObjectKeyFromObject(cm), cm); err != nil {
 			t.Fatalf("ConfigMap %s with resource-policy keep: %v", name, err)
 		}
-		if _, member := cm.Labels[reconcile.LabelPartOf]; member {
+		if _, member := cm.Labels[applyset.LabelPartOf]; member {
 			t.Errorf("ConfigMap %s still labelled as a member after its Composition was deleted", name)
 		}
 	}
@@ -397,17 +400,17 @@ spec:
 	seed := job(ns, "seed")
 	exists(t, seed)
 	finishJob(t, seed, true)
-	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 
 	// A new revision with the hook: it runs again (before-hook-creation
 	// replaces the finished Job); while it runs, the hook is dropped.
 	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values = jsonValues(`{"hook":true,"v":2}`) })
 	eventually(t, "the pre-upgrade Job of revision 2", func() (bool, error) {
 		err := k.Get(context.Background(), client.ObjectKeyFromObject(seed), seed)
-		return err == nil && strings.HasPrefix(seed.Annotations[reconcile.AnnotationHookRevision], "2/"), client.IgnoreNotFound(err)
+		return err == nil && strings.HasPrefix(seed.Annotations[plan.AnnotationHookRevision], "2/"), client.IgnoreNotFound(err)
 	})
 	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values = jsonValues(`{"hook":false}`) })
-	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	consistently(t, "the running hook Job is not pruned", 2*time.Second, func() (bool, error) {
 		err := k.Get(context.Background(), client.ObjectKeyFromObject(seed), &batchv1.Job{})
 		return err == nil, err

@@ -15,7 +15,6 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
 )
 
 // hostileTemplates are bundles that would hang, exhaust or crash a
@@ -45,8 +44,8 @@ func TestHostileBundlesStallAlone(t *testing.T) {
 	victimNS := testenv.Namespace(t, k)
 	victimBundle := bundle(t, "victim-"+ns, twoConfigMaps())
 	mustCreate(t, composition(victimNS, "victim", victimBundle.Name, ""))
-	condition(t, ns, "healthy", reconcile.ConditionReady, metav1.ConditionTrue)
-	condition(t, victimNS, "victim", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "healthy", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	condition(t, victimNS, "victim", v1alpha1.ConditionReady, metav1.ConditionTrue)
 
 	// The victim's Bundle turns hostile: it renders nothing any more.
 	eventually(t, "update of the victim's Bundle", func() (bool, error) {
@@ -69,18 +68,18 @@ func TestHostileBundlesStallAlone(t *testing.T) {
 	// While they render, the healthy Composition takes an update.
 	update(t, composition(ns, "healthy", "", ""), func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"second":true}`) })
 	exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "second"}})
-	condition(t, ns, "healthy", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "healthy", v1alpha1.ConditionReady, metav1.ConditionTrue)
 
-	reasons := []string{reconcile.ReasonRenderTimeout, reconcile.ReasonRenderTooLarge, reconcile.ReasonRenderFailed}
+	reasons := []string{v1alpha1.ReasonRenderTimeout, v1alpha1.ReasonRenderTooLarge, v1alpha1.ReasonRenderFailed}
 	for name := range hostileTemplates {
-		got := condition(t, ns, name, reconcile.ConditionStalled, metav1.ConditionTrue)
-		c := meta.FindStatusCondition(got.Status.Conditions, reconcile.ConditionStalled)
+		got := condition(t, ns, name, v1alpha1.ConditionStalled, metav1.ConditionTrue)
+		c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionStalled)
 		if !slices.Contains(reasons, c.Reason) || !strings.Contains(c.Message, "templates/"+name+".yaml") {
 			t.Errorf("%s: Stalled %s %q, want a render reason naming templates/%s.yaml", name, c.Reason, c.Message, name)
 		}
 	}
-	got := condition(t, victimNS, "victim", reconcile.ConditionStalled, metav1.ConditionTrue)
-	if c := meta.FindStatusCondition(got.Status.Conditions, reconcile.ConditionStalled); !slices.Contains(reasons, c.Reason) {
+	got := condition(t, victimNS, "victim", v1alpha1.ConditionStalled, metav1.ConditionTrue)
+	if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionStalled); !slices.Contains(reasons, c.Reason) {
 		t.Errorf("victim: Stalled %s %q, want a render reason", c.Reason, c.Message)
 	}
 	consistently(t, "the victim's members to stay", 2*time.Second, func() (bool, error) {

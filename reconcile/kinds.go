@@ -1,14 +1,10 @@
 package reconcile
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,145 +14,30 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
-// publishedKind is a kind a Bundle publishes, as the controller serves it.
-type publishedKind struct {
-	gvk schema.GroupVersionKind
-	// bundle is the Bundle that publishes it.
-	bundle string
-	// resource is the kind's plural, its resource name.
-	resource string
+// Kind is a kind a Bundle publishes, as the controller serves it.
+type Kind struct {
+	GVK schema.GroupVersionKind
+	// Bundle is the Bundle that publishes it.
+	Bundle string
+	// Resource is the kind's plural, its resource name.
+	Resource string
 }
 
-// kindControllers runs one controller per published kind. Each has its own
-// cache of the kind's instances (this shard's only), so that stopping it
-// drops its informer, and its own reconciler (forKind), which shares with
-// the Composition reconciler everything but the per-parent memos. A kind's
-// controller starts once its CRD is Established and stops when no Bundle
-// publishes the kind any more, or when the manager stops.
-type kindControllers struct {
-	base *CompositionReconciler
-
-	mu      sync.Mutex
-	ctx     context.Context // the manager's; set by Start
-	started chan struct{}
-	running map[schema.GroupVersionKind]*kindController
-	// changes holds one notice when the kinds served changed since it
-	// was last read (see webhookConfigReconciler).
-	changes chan event.GenericEvent
-}
-
-// kindController is one published kind's running controller.
-type kindController struct {
-	kind   publishedKind
-	r      *CompositionReconciler
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
-func newKindControllers(base *CompositionReconciler) *kindControllers {
-	return &kindControllers{base: base, started: make(chan struct{}), running: map[schema.GroupVersionKind]*kindController{},
-		changes: make(chan event.GenericEvent, 1)}
-}
-
-// changed notes that the kinds served changed. Called with k.mu held.
-func (k *kindControllers) changed() {
-	select {
-	case k.changes <- event.GenericEvent{Object: &metav1.PartialObjectMetadata{}}:
-	default:
-	}
-}
-
-// served returns the kinds served, sorted by group and resource.
-func (k *kindControllers) served() []publishedKind {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	out := make([]publishedKind, 0, len(k.running))
-	for _, c := range k.running {
-		out = append(out, c.kind)
-	}
-	slices.SortFunc(out, func(a, b publishedKind) int {
-		return cmp.Or(cmp.Compare(a.gvk.Group, b.gvk.Group), cmp.Compare(a.resource, b.resource), cmp.Compare(a.gvk.Version, b.gvk.Version))
-	})
-	return out
-}
-
-// Start implements manager.Runnable: the kinds' controllers run under the
-// manager's context, on the leader, and all stop when it ends.
-func (k *kindControllers) Start(ctx context.Context) error {
-	k.mu.Lock()
-	k.ctx = ctx
-	close(k.started)
-	k.mu.Unlock()
-	<-ctx.Done()
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	for gvk, c := range k.running {
-		c.stop()
-		delete(k.running, gvk)
-	}
-	return nil
-}
-
-// serve makes sure a controller serves kind for its Bundle: it starts one,
-// or replaces the one another Bundle ran for the same kind.
-func (k *kindControllers) serve(ctx context.Context, kind publishedKind) error {
-	select {
-	case <-k.started:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if c, ok := k.running[kind.gvk]; ok {
-		if c.kind == kind {
-			return nil
-		}
-		c.stop()
-		delete(k.running, kind.gvk)
-	}
-	c, err := k.start(kind)
-	if err != nil {
-		return err
-	}
-	k.running[kind.gvk] = c
-	k.changed()
-	return nil
-}
-
-// serving reports whether a controller serves kind for its Bundle.
-func (k *kindControllers) serving(kind publishedKind) bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	c, ok := k.running[kind.gvk]
-	return ok && c.kind == kind
-}
-
-// stopBundle stops the controllers of the kinds bundle publishes, but the
-// one of keep.
-func (k *kindControllers) stopBundle(bundle string, keep schema.GroupVersionKind) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	for gvk, c := range k.running {
-		if c.kind.bundle == bundle && gvk != keep {
-			c.stop()
-			delete(k.running, gvk)
-			k.changed()
-		}
-	}
-}
-
-// start starts kind's cache and controller. Called with k.mu held.
-func (k *kindControllers) start(kind publishedKind) (*kindController, error) {
-	base := k.base
-	ctx, cancel := context.WithCancel(k.ctx)
+// ServeKind starts a controller of kind's instances until ctx ends: its
+// own cache of this shard's instances (so that stopping it drops its
+// informer) and its own reconciler (forKind), which shares with r
+// everything but the per-parent memos and member watches. done is closed
+// once the controller and its cache have stopped.
+func (base *CompositionReconciler) ServeKind(ctx context.Context, kind Kind) (done <-chan struct{}, err error) {
+	ctx, cancel := context.WithCancel(ctx)
 	parents, err := cache.New(base.Config, cache.Options{
 		Scheme:               base.Scheme,
 		Mapper:               base.Mapper,
@@ -164,42 +45,43 @@ func (k *kindControllers) start(kind publishedKind) (*kindController, error) {
 	})
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("cache of %s: %w", kind.gvk.Kind, err)
+		return nil, fmt.Errorf("cache of %s: %w", kind.GVK.Kind, err)
 	}
 	r := base.forKind(kind, parents)
-	obj := instanceObject(kind.gvk)
+	obj := instanceObject(kind.GVK)
 	if err := parents.IndexField(ctx, obj, indexApplySetID, func(o client.Object) []string {
-		return []string{ApplySetID(o.GetName(), o.GetNamespace(), kind.gvk.GroupKind())}
+		return []string{applyset.ID(o.GetName(), o.GetNamespace(), kind.GVK.GroupKind())}
 	}); err != nil {
 		cancel()
-		return nil, fmt.Errorf("index %s by ApplySet id: %w", kind.gvk.Kind, err)
+		return nil, fmt.Errorf("index %s by ApplySet id: %w", kind.GVK.Kind, err)
 	}
-	name := "published-" + kind.gvk.GroupKind().String()
+	name := "published-" + kind.GVK.GroupKind().String()
 	c, err := controller.NewUnmanaged(name, controller.Options{
 		Reconciler:              r,
 		MaxConcurrentReconciles: max(base.Options.MaxConcurrentReconciles, 1),
 		SkipNameValidation:      ptr.To(true), // a kind served again reuses its name
-		Logger:                  ctrl.Log.WithName("controller").WithValues("kind", kind.gvk.GroupKind().String()),
+		Logger:                  ctrl.Log.WithName("controller").WithValues("kind", kind.GVK.GroupKind().String()),
 	})
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("controller of %s: %w", kind.gvk.Kind, err)
+		return nil, fmt.Errorf("controller of %s: %w", kind.GVK.Kind, err)
 	}
 	r.controller = c
 	for _, src := range []source.Source{
 		source.Kind(parents, client.Object(obj), &handler.EnqueueRequestForObject{}, parentPredicates()),
 		source.Kind(base.Cache, client.Object(&v1alpha1.Bundle{}), handler.EnqueueRequestsFromMapFunc(r.parentsOfBundle)),
-		source.Channel(base.capabilities.subscribe(ctx), handler.EnqueueRequestsFromMapFunc(r.allParents)),
+		source.Channel(base.capabilities.Subscribe(ctx), handler.EnqueueRequestsFromMapFunc(r.allParents)),
 	} {
 		if err := c.Watch(src); err != nil {
 			cancel()
-			return nil, fmt.Errorf("controller of %s: %w", kind.gvk.Kind, err)
+			return nil, fmt.Errorf("controller of %s: %w", kind.GVK.Kind, err)
 		}
 	}
-	done := make(chan struct{})
+	stopped := make(chan struct{})
 	go func() {
-		defer close(done)
-		log := ctrl.Log.WithName("published").WithValues("kind", kind.gvk.String(), "bundle", kind.bundle)
+		defer close(stopped)
+		defer cancel()
+		log := ctrl.Log.WithName("published").WithValues("kind", kind.GVK.String(), "bundle", kind.Bundle)
 		go func() {
 			if err := parents.Start(ctx); err != nil {
 				log.Error(err, "cache of the published kind stopped")
@@ -211,13 +93,7 @@ func (k *kindControllers) start(kind publishedKind) (*kindController, error) {
 		}
 		log.Info("stopped serving the published kind")
 	}()
-	return &kindController{kind: kind, r: r, cancel: cancel, done: done}, nil
-}
-
-// stop stops the controller and its cache and waits for its workers.
-func (c *kindController) stop() {
-	c.cancel()
-	<-c.done
+	return stopped, nil
 }
 
 // instanceObject is an empty instance of a published kind, to watch or read.
@@ -231,7 +107,7 @@ func instanceObject(gvk schema.GroupVersionKind) *unstructured.Unstructured {
 // shares the clients, the caches of bundles, schemas, capabilities and
 // impersonating writers, the renderer and the readiness gauge, and keeps
 // its own per-parent memos and member watches.
-func (r *CompositionReconciler) forKind(kind publishedKind, parents cache.Cache) *CompositionReconciler {
+func (r *CompositionReconciler) forKind(kind Kind, parents cache.Cache) *CompositionReconciler {
 	return &CompositionReconciler{
 		Client:    r.Client,
 		APIReader: r.APIReader,
@@ -251,14 +127,13 @@ func (r *CompositionReconciler) forKind(kind publishedKind, parents cache.Cache)
 		readiness:    r.readiness,
 		kind:         &kind,
 		parents:      parents,
-		kinds:        r.kinds,
 	}
 }
 
 // parentGVK is the kind of parents r serves.
 func (r *CompositionReconciler) parentGVK() schema.GroupVersionKind {
 	if r.kind != nil {
-		return r.kind.gvk
+		return r.kind.GVK
 	}
 	return v1alpha1.GroupVersion.WithKind("Composition")
 }
@@ -268,7 +143,7 @@ func (r *CompositionReconciler) listParents(ctx context.Context, opts ...client.
 	var list client.ObjectList = &v1alpha1.CompositionList{}
 	if r.kind != nil {
 		u := &unstructured.UnstructuredList{}
-		u.SetGroupVersionKind(r.kind.gvk.GroupVersion().WithKind(r.kind.gvk.Kind + "List"))
+		u.SetGroupVersionKind(r.kind.GVK.GroupVersion().WithKind(r.kind.GVK.Kind + "List"))
 		list = u
 	}
 	if err := r.parents.List(ctx, list, opts...); err != nil {

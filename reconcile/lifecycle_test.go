@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+
 	kstatus "github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
@@ -21,6 +23,7 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // markAvailable writes a Deployment status as its controller would once the
@@ -52,8 +55,8 @@ func TestStatusFollowsChildReadiness(t *testing.T) {
 	b := bundle(t, "readiness-"+ns, appService())
 	mustCreate(t, composition(ns, "web", b.Name, `{"replicas":2}`))
 
-	got := condition(t, ns, "web", reconcile.ConditionReconciling, metav1.ConditionTrue)
-	if msg := condMessage(got, reconcile.ConditionReady); !strings.Contains(msg, "Deployment/"+ns+"/web") {
+	got := condition(t, ns, "web", v1alpha1.ConditionReconciling, metav1.ConditionTrue)
+	if msg := condMessage(got, v1alpha1.ConditionReady); !strings.Contains(msg, "Deployment/"+ns+"/web") {
 		t.Errorf("Ready message = %q, want it to name the pending Deployment", msg)
 	}
 	if got.Status.Summary != "1/2 ready" {
@@ -62,11 +65,11 @@ func TestStatusFollowsChildReadiness(t *testing.T) {
 
 	dep := deployment(ns, "web")
 	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
-	got = condition(t, ns, "web", reconcile.ConditionReady, metav1.ConditionTrue)
+	got = condition(t, ns, "web", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	if got.Status.Summary != "2/2 ready" || len(got.Status.Members) != 2 {
 		t.Errorf("status = %q with %d members, want 2/2 ready with 2", got.Status.Summary, len(got.Status.Members))
 	}
-	if cond(got, reconcile.ConditionReconciling) != "" || cond(got, reconcile.ConditionStalled) != "" {
+	if cond(got, v1alpha1.ConditionReconciling) != "" || cond(got, v1alpha1.ConditionStalled) != "" {
 		t.Errorf("Ready Composition still has Reconciling or Stalled: %+v", got.Status.Conditions)
 	}
 	if got.Status.BundleRevision == "" {
@@ -74,8 +77,8 @@ func TestStatusFollowsChildReadiness(t *testing.T) {
 	}
 
 	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"})
-	got = condition(t, ns, "web", reconcile.ConditionStalled, metav1.ConditionTrue)
-	if msg := condMessage(got, reconcile.ConditionReady); !strings.Contains(msg, "Deployment/"+ns+"/web") {
+	got = condition(t, ns, "web", v1alpha1.ConditionStalled, metav1.ConditionTrue)
+	if msg := condMessage(got, v1alpha1.ConditionReady); !strings.Contains(msg, "Deployment/"+ns+"/web") {
 		t.Errorf("Stalled message = %q, want it to name the failed Deployment", msg)
 	}
 }
@@ -90,10 +93,10 @@ func TestNoWritesWhenNothingChanged(t *testing.T) {
 	dep := deployment(ns, "web")
 	exists(t, dep)
 	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
-	condition(t, ns, "web", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "web", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	time.Sleep(time.Second) // let the events of the convergence settle
 
-	unchanged := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Unchanged)))
+	unchanged := testutil.ToFloat64(metrics.Applies.WithLabelValues(string(applyset.Unchanged)))
 	before := controller.Writes.Load()
 	// A label stencil does not manage: the member's event triggers a reconcile.
 	eventually(t, "label a member", func() (bool, error) {
@@ -105,7 +108,7 @@ func TestNoWritesWhenNothingChanged(t *testing.T) {
 		return err == nil, err
 	})
 	eventually(t, "a reconcile that found both members unchanged", func() (bool, error) {
-		return testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Unchanged))) >= unchanged+2, nil
+		return testutil.ToFloat64(metrics.Applies.WithLabelValues(string(applyset.Unchanged))) >= unchanged+2, nil
 	})
 	time.Sleep(500 * time.Millisecond)
 	if n := controller.Writes.Load() - before; n != 0 {
@@ -144,8 +147,8 @@ func TestDeletion(t *testing.T) {
 				if err := k.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 					t.Fatalf("orphaned member: %v", err)
 				}
-				if _, ok := obj.GetLabels()[reconcile.LabelPartOf]; ok {
-					t.Errorf("orphaned %s still carries %s", obj.GetName(), reconcile.LabelPartOf)
+				if _, ok := obj.GetLabels()[applyset.LabelPartOf]; ok {
+					t.Errorf("orphaned %s still carries %s", obj.GetName(), applyset.LabelPartOf)
 				}
 			}
 		})
@@ -166,7 +169,7 @@ func TestSuspend(t *testing.T) {
 	dep := deployment(ns, "web")
 	exists(t, dep)
 	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
-	applied := condition(t, ns, "web", reconcile.ConditionReady, metav1.ConditionTrue).Generation
+	applied := condition(t, ns, "web", v1alpha1.ConditionReady, metav1.ConditionTrue).Generation
 
 	update(t, comp, func(c *v1alpha1.Composition) {
 		c.Spec.Suspend = true
@@ -177,16 +180,16 @@ func TestSuspend(t *testing.T) {
 		if err := k.Get(ctx, client.ObjectKeyFromObject(comp), got); err != nil {
 			return false, err
 		}
-		c := meta.FindStatusCondition(got.Status.Conditions, reconcile.ConditionReady)
-		return c != nil && c.Reason == reconcile.ReasonSuspended && c.ObservedGeneration == got.Generation, fmt.Errorf("conditions %+v", got.Status.Conditions)
+		c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionReady)
+		return c != nil && c.Reason == v1alpha1.ReasonSuspended && c.ObservedGeneration == got.Generation, fmt.Errorf("conditions %+v", got.Status.Conditions)
 	})
-	if c := meta.FindStatusCondition(got.Status.Conditions, reconcile.ConditionReady); c.Status != metav1.ConditionFalse {
+	if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionReady); c.Status != metav1.ConditionFalse {
 		t.Errorf("suspended Composition: Ready=%s, want False", c.Status)
 	}
 	if got.Status.ObservedGeneration != applied || got.Generation <= applied {
 		t.Errorf("suspended Composition: observedGeneration %d, generation %d; want observedGeneration to stay %d", got.Status.ObservedGeneration, got.Generation, applied)
 	}
-	if cond(got, reconcile.ConditionReconciling) != "" || cond(got, reconcile.ConditionStalled) != "" {
+	if cond(got, v1alpha1.ConditionReconciling) != "" || cond(got, v1alpha1.ConditionStalled) != "" {
 		t.Errorf("suspended Composition has Reconciling or Stalled: %+v", got.Status.Conditions)
 	}
 	if got.Status.Summary != "2/2 ready" || len(got.Status.Members) != 2 {
@@ -214,7 +217,7 @@ func TestSuspend(t *testing.T) {
 		return err == nil && *dep.Spec.Replicas == 4, err
 	})
 	gone(t, service(ns, "web"))
-	condition(t, ns, "web", reconcile.ConditionReconciling, metav1.ConditionTrue)
+	condition(t, ns, "web", v1alpha1.ConditionReconciling, metav1.ConditionTrue)
 }
 
 // TestDeleteAfterRestart: a deletion under way when the controller
@@ -263,7 +266,7 @@ func TestDeleteAfterRestart(t *testing.T) {
 		err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep)
 		return err == nil && dep.DeletionTimestamp != nil, err
 	})
-	condition(t, ns, "web", reconcile.ConditionReconciling, metav1.ConditionTrue)
+	condition(t, ns, "web", v1alpha1.ConditionReconciling, metav1.ConditionTrue)
 	if err := k.Get(ctx, client.ObjectKeyFromObject(cm), cm); err != nil || cm.DeletionTimestamp != nil {
 		t.Errorf("the ConfigMap (a lower rank) is going before the Deployment is gone (err %v)", err)
 	}
@@ -356,7 +359,7 @@ data:
 		}
 	}
 	eventually(t, "the first render to read the labels and annotations", data("a", "first"))
-	condition(t, ns, "meta", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "meta", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	settled(t, ns, "meta")
 
 	update(t, comp, func(c *v1alpha1.Composition) { c.Labels["team"] = "b" })
@@ -416,7 +419,7 @@ spec:
 	w.SetNamespace(ns)
 	w.SetName("w")
 	exists(t, w)
-	condition(t, ns, "widgets", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "widgets", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	crdObj := &unstructured.Unstructured{}
 	crdObj.SetAPIVersion("apiextensions.k8s.io/v1")
 	crdObj.SetKind("CustomResourceDefinition")
@@ -437,9 +440,9 @@ spec:
 	comp := &v1alpha1.Composition{}
 	eventually(t, "the inventory to drop the vanished kind", func() (bool, error) {
 		err := k.Get(context.Background(), key(ns, "widgets"), comp)
-		return err == nil && comp.Annotations[reconcile.AnnotationGroupKinds] == "ConfigMap", err
+		return err == nil && comp.Annotations[applyset.AnnotationGroupKinds] == "ConfigMap", err
 	})
-	condition(t, ns, "widgets", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "widgets", v1alpha1.ConditionReady, metav1.ConditionTrue)
 }
 
 // TestStatusFromThisPass: the status is what the pass observed, not what
@@ -451,7 +454,7 @@ func TestStatusFromThisPass(t *testing.T) {
 	ns := testenv.Namespace(t, k)
 	b := bundle(t, "thispass-"+ns, appService())
 	mustCreate(t, composition(ns, "web", b.Name, `{}`))
-	got := condition(t, ns, "web", reconcile.ConditionReconciling, metav1.ConditionTrue)
+	got := condition(t, ns, "web", v1alpha1.ConditionReconciling, metav1.ConditionTrue)
 	if len(got.Status.Members) != 2 {
 		t.Fatalf("members %+v, want the Deployment and the Service", got.Status.Members)
 	}
@@ -465,8 +468,8 @@ func TestStatusFromThisPass(t *testing.T) {
 	})
 	eventually(t, "the render failure to be reported", func() (bool, error) {
 		err := k.Get(ctx, key(ns, "web"), got)
-		c := meta.FindStatusCondition(got.Status.Conditions, reconcile.ConditionStalled)
-		return err == nil && c != nil && c.Reason == reconcile.ReasonRenderFailed, fmt.Errorf("conditions %+v (%v)", got.Status.Conditions, err)
+		c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionStalled)
+		return err == nil && c != nil && c.Reason == v1alpha1.ReasonRenderFailed, fmt.Errorf("conditions %+v (%v)", got.Status.Conditions, err)
 	})
 	if len(got.Status.Members) != 0 || got.Status.Summary != "" {
 		t.Errorf("a pass that rendered nothing reports members %+v and summary %q, want none", got.Status.Members, got.Status.Summary)

@@ -1,60 +1,17 @@
 package reconcile
 
 import (
-	"net/http"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/stencil-dev/stencil/reconcile/metrics"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
-)
 
-var (
-	renderDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "stencil_render_duration_seconds",
-		Help:    "Time to load and render a Composition's bundle.",
-		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
-	})
-	appliesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "stencil_applies_total",
-		Help: "Objects applied, by result: Created, Configured, Reapplied (sent, changed nothing), Unchanged (no request sent), Failed.",
-	}, []string{"result"})
-	dryRunsTotal = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "stencil_apply_dry_runs_total",
-		Help: "Server-side dry-run applies sent to settle whether an apply would change a member (fields the server may default), each verdict remembered until the member or its desired form changes.",
-	})
-	prunesTotal = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "stencil_prunes_total",
-		Help: "Members deleted by pruning or by the deletion of their Composition.",
-	})
-	compositionsByReadiness = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "stencil_compositions",
-		Help: "Compositions and instances of published kinds by the status (True, False, Unknown) and reason of their Ready condition, as last reported; reasons stencil does not define count as Other.",
-	}, []string{"ready", "reason"})
-	phaseDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "stencil_reconcile_phase_duration_seconds",
-		Help: "Time one reconcile of a Composition spent in each phase it ran: shortcut (the unchanged-pass check, " +
-			"and the whole of a pass it ends), parent, render, prepare, apply, prune, status (observing the members and writing the status).",
-		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
-	}, []string{"phase"})
-	passesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "stencil_reconcile_passes_total",
-		Help: "Reconciles of Compositions by outcome: unchanged (nothing changed since the last successful pass: status only), " +
-			"full (rendered, applied and pruned), stalled (waits for its inputs to change), error (retried with backoff), suspended, deleting.",
-	}, []string{"outcome"})
-	renderCacheTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "stencil_render_cache_total",
-		Help: "Lookups of the caches that spare a render, by cache (pass: the unchanged-pass memo; failed-render: a render known to fail; " +
-			"bundle: parsed Bundles) and result (hit, miss).",
-	}, []string{"cache", "result"})
-	apiRequestsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "stencil_api_requests_total",
-		Help: "Requests the controller sent to the API server, by Kubernetes verb (get, list, watch, create, update, patch, delete, deletecollection) " +
-			"and resource (resource.group, with /subresource; discovery for discovery and OpenAPI documents).",
-	}, []string{"verb", "resource"})
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // Phases of a reconcile, the values of stencil_reconcile_phase_duration_seconds' label.
@@ -78,38 +35,6 @@ const (
 	outcomeDeleting  = "deleting"
 )
 
-// Caches of stencil_render_cache_total.
-const (
-	cachePass         = "pass"
-	cacheFailedRender = "failed-render"
-	cacheBundle       = "bundle"
-)
-
-// RegisterMetrics adds stencil's metrics to controller-runtime's registry,
-// which the manager serves on its metrics endpoint.
-func RegisterMetrics() error {
-	for _, c := range []prometheus.Collector{
-		renderDuration, appliesTotal, dryRunsTotal, prunesTotal, compositionsByReadiness,
-		phaseDuration, passesTotal, renderCacheTotal, apiRequestsTotal,
-	} {
-		if err := metrics.Registry.Register(c); err != nil {
-			if _, ok := err.(prometheus.AlreadyRegisteredError); !ok {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// cacheLookup counts one lookup of a cache that spares a render.
-func cacheLookup(cache string, hit bool) {
-	result := "miss"
-	if hit {
-		result = "hit"
-	}
-	renderCacheTotal.WithLabelValues(cache, result).Inc()
-}
-
 // phaseTimer adds up the time one reconcile spends in each phase, to
 // observe each phase once per pass (status is observed and written in two
 // steps; parent is written before and after the render).
@@ -125,7 +50,7 @@ func (t phaseTimer) time(phase string, f func()) {
 // observe records the pass's phases in the histogram.
 func (t phaseTimer) observe() {
 	for phase, d := range t {
-		phaseDuration.WithLabelValues(phase).Observe(d.Seconds())
+		metrics.PhaseDuration.WithLabelValues(phase).Observe(d.Seconds())
 	}
 }
 
@@ -138,7 +63,7 @@ func outcome(s *scope, err error) string {
 		return outcomeDeleting
 	case s.comp.ParentSpec().Suspend:
 		return outcomeSuspended
-	case meta.IsStatusConditionTrue(s.status.Conditions, ConditionStalled):
+	case meta.IsStatusConditionTrue(s.status.Conditions, v1alpha1.ConditionStalled):
 		return outcomeStalled
 	case s.unchanged:
 		return outcomeUnchanged
@@ -149,11 +74,11 @@ func outcome(s *scope, err error) string {
 // readyReasons are the reasons stencil sets on the Ready condition: the
 // bounded values of stencil_compositions' reason label.
 var readyReasons = map[string]bool{
-	ReasonReady: true, ReasonProgressing: true, ReasonMemberFailed: true, ReasonRenderFailed: true,
-	ReasonRefused: true, ReasonBundleNotFound: true, ReasonApplyFailed: true, ReasonPruneFailed: true,
-	ReasonReconcileFailed: true, ReasonSuspended: true, ReasonDeleting: true, ReasonForbidden: true,
-	ReasonInvalid: true, ReasonBadRequest: true, ReasonTooLarge: true, ReasonEmptyRender: true,
-	ReasonFlapping: true, ReasonHookFailed: true, ReasonRenderTimeout: true, ReasonRenderTooLarge: true,
+	v1alpha1.ReasonReady: true, v1alpha1.ReasonProgressing: true, v1alpha1.ReasonMemberFailed: true, v1alpha1.ReasonRenderFailed: true,
+	v1alpha1.ReasonRefused: true, v1alpha1.ReasonBundleNotFound: true, v1alpha1.ReasonApplyFailed: true, v1alpha1.ReasonPruneFailed: true,
+	v1alpha1.ReasonReconcileFailed: true, v1alpha1.ReasonSuspended: true, v1alpha1.ReasonDeleting: true, v1alpha1.ReasonForbidden: true,
+	v1alpha1.ReasonInvalid: true, v1alpha1.ReasonBadRequest: true, v1alpha1.ReasonTooLarge: true, v1alpha1.ReasonEmptyRender: true,
+	v1alpha1.ReasonFlapping: true, v1alpha1.ReasonHookFailed: true, v1alpha1.ReasonRenderTimeout: true, v1alpha1.ReasonRenderTooLarge: true,
 }
 
 // readyState is a Composition's Ready condition as the gauge counts it.
@@ -172,9 +97,9 @@ type readiness struct {
 	gauge *prometheus.GaugeVec
 }
 
-func (r *readiness) record(comp Parent, conds []metav1.Condition) {
+func (r *readiness) record(comp applyset.Parent, conds []metav1.Condition) {
 	st := readyState{status: metav1.ConditionUnknown}
-	if c := meta.FindStatusCondition(conds, ConditionReady); c != nil {
+	if c := meta.FindStatusCondition(conds, v1alpha1.ConditionReady); c != nil {
 		st = readyState{status: c.Status, reason: c.Reason}
 	}
 	if !readyReasons[st.reason] && st.reason != "" {
@@ -202,7 +127,7 @@ func (r *readiness) forget(key parentKey) {
 func (r *readiness) publish() {
 	gauge := r.gauge
 	if gauge == nil {
-		gauge = compositionsByReadiness
+		gauge = metrics.Compositions
 	}
 	counts := map[readyState]float64{}
 	for _, s := range []metav1.ConditionStatus{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown} {
@@ -222,80 +147,3 @@ func (r *readiness) publish() {
 		r.published[s] = true
 	}
 }
-
-// CountAPIRequests wraps a rest.Config's transport (see rest.Config.Wrap)
-// to count each request in stencil_api_requests_total by Kubernetes verb
-// and resource. client-go's rest_client_requests_total counts by HTTP
-// method and code, which cannot tell a list from a get nor a watch from
-// either.
-func CountAPIRequests(rt http.RoundTripper) http.RoundTripper {
-	return countingTransport{next: rt}
-}
-
-type countingTransport struct{ next http.RoundTripper }
-
-// RoundTrip counts the request and sends it on.
-func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	verb, resource := requestKind(req)
-	apiRequestsTotal.WithLabelValues(verb, resource).Inc()
-	return t.next.RoundTrip(req)
-}
-
-// requestKind derives the Kubernetes verb and resource of a request from
-// its method and path: /api/v1[/namespaces/NS]/RESOURCE[/NAME[/SUB]] or
-// /apis/GROUP/VERSION/... ; any other path (discovery, /openapi, /version)
-// is a get of discovery. Names and namespaces never become labels.
-func requestKind(req *http.Request) (verb, resource string) {
-	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
-	var group string
-	switch {
-	case len(parts) >= 3 && parts[0] == "api":
-		parts = parts[2:]
-	case len(parts) >= 4 && parts[0] == "apis":
-		group, parts = parts[1], parts[3:]
-	default:
-		return strings.ToLower(req.Method), "discovery"
-	}
-	// A namespace is itself a resource: /api/v1/namespaces/NS is a get of
-	// it, /api/v1/namespaces/NS/configmaps a request about configmaps.
-	if len(parts) >= 3 && parts[0] == "namespaces" && (len(parts) > 3 || parts[2] != "status" && parts[2] != "finalize") {
-		parts = parts[2:]
-	}
-	resource = parts[0]
-	if group != "" {
-		resource += "." + group
-	}
-	named := len(parts) >= 2
-	if len(parts) >= 3 {
-		resource += "/" + parts[2]
-	}
-	switch req.Method {
-	case http.MethodGet:
-		switch {
-		case req.URL.Query().Get("watch") == "true" || req.URL.Query().Get("watch") == "1":
-			verb = "watch"
-		case named:
-			verb = "get"
-		default:
-			verb = "list"
-		}
-	case http.MethodPost:
-		verb = "create"
-	case http.MethodPut:
-		verb = "update"
-	case http.MethodPatch:
-		verb = "patch"
-	case http.MethodDelete:
-		verb = "delete"
-		if !named {
-			verb = "deletecollection"
-		}
-	default:
-		verb = strings.ToLower(req.Method)
-	}
-	return verb, resource
-}
-
-// AppliesTotal is the counter of applies by result, for tests and dashboards
-// that read it in process.
-func AppliesTotal() *prometheus.CounterVec { return appliesTotal }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
 )
 
 // TestMetrics scrapes the controller's registry, as /metrics serves it,
@@ -27,7 +26,7 @@ func TestMetrics(t *testing.T) {
 	})
 	comp := composition(ns, "m", b.Name, "")
 	mustCreate(t, comp)
-	condition(t, ns, "m", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "m", v1alpha1.ConditionReady, metav1.ConditionTrue)
 
 	for _, phase := range []string{"shortcut", "parent", "render", "apply", "prune", "status"} {
 		if n := histogramCount(t, "stencil_reconcile_phase_duration_seconds", map[string]string{"phase": phase}); n == 0 {
@@ -50,7 +49,7 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 	eventually(t, "the Ready gauge to count the Composition", func() (bool, error) {
-		return metricValue(t, "stencil_compositions", map[string]string{"ready": "True", "reason": reconcile.ReasonReady}) >= 1, nil
+		return metricValue(t, "stencil_compositions", map[string]string{"ready": "True", "reason": v1alpha1.ReasonReady}) >= 1, nil
 	})
 
 	// A Bundle metadata change enqueues the Composition; nothing it renders

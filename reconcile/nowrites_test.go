@@ -6,6 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,7 +22,6 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
 )
 
 // TestNoWritesForExamples: once an example Composition is Ready, passes
@@ -46,7 +49,7 @@ func TestNoWritesForExamples(t *testing.T) {
 				if err := k.Get(ctx, client.ObjectKeyFromObject(comp), got); err != nil {
 					return false, err
 				}
-				c := meta.FindStatusCondition(got.Status.Conditions, reconcile.ConditionReady)
+				c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionReady)
 				if c == nil {
 					return false, fmt.Errorf("no Ready condition")
 				}
@@ -61,7 +64,7 @@ func TestNoWritesForExamples(t *testing.T) {
 				t.Fatal("a Ready Composition lists no members")
 			}
 			before := controller.Writes.Load()
-			reapplied := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Reapplied)))
+			reapplied := testutil.ToFloat64(metrics.Applies.WithLabelValues(string(applyset.Reapplied)))
 			for i, m := range members {
 				decided := applies()
 				touch(t, m, i)
@@ -73,7 +76,7 @@ func TestNoWritesForExamples(t *testing.T) {
 			if n := controller.Writes.Load() - before; n != 0 {
 				t.Errorf("the controller sent %d write requests over %d passes with nothing to change, want 0", n, len(members))
 			}
-			if n := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Reapplied))) - reapplied; n != 0 {
+			if n := testutil.ToFloat64(metrics.Applies.WithLabelValues(string(applyset.Reapplied))) - reapplied; n != 0 {
 				t.Errorf("%v applies were sent that changed nothing", n)
 			}
 		})
@@ -147,8 +150,8 @@ func markWorkloadsReady(ctx context.Context, ns string) error {
 // applies counts the apply decisions of every kind so far.
 func applies() float64 {
 	n := 0.0
-	for _, a := range []reconcile.Action{reconcile.Created, reconcile.Configured, reconcile.Reapplied, reconcile.Unchanged, reconcile.Failed} {
-		n += testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(a)))
+	for _, a := range []applyset.Action{applyset.Created, applyset.Configured, applyset.Reapplied, applyset.Unchanged, applyset.Failed} {
+		n += testutil.ToFloat64(metrics.Applies.WithLabelValues(string(a)))
 	}
 	return n
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,59 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
-
-// Parent is an ApplySet parent stencil reconciles: a Composition, or an
-// instance of a kind a Bundle publishes (Instance). The pipeline reads the
-// parent's metadata, effective spec and last status through it, and never
-// its concrete type, except where it reads or writes the parent itself
-// (reread, readParent, writeParent, writeStatus).
-type Parent interface {
-	client.Object
-	// ParentGVK is the parent's kind: its group and kind name the ApplySet id.
-	ParentGVK() schema.GroupVersionKind
-	// ParentSpec is what to reconcile: the Bundle, the values and the knobs.
-	ParentSpec() *v1alpha1.CompositionSpec
-	// ParentStatus is the status the parent holds, as last written.
-	ParentStatus() *v1alpha1.CompositionStatus
-}
-
-var (
-	_ Parent = (*v1alpha1.Composition)(nil)
-	_ Parent = (*Instance)(nil)
-)
-
-// Instance is an instance of a kind a Bundle publishes, as a Parent: its
-// spec is the values, and its knobs come from the Bundle's api.defaults and
-// the instance's stencil.dev/* annotations (see publish.InstanceSpec); its
-// status is stencil's CompositionStatus.
-type Instance struct {
-	*unstructured.Unstructured
-	spec   v1alpha1.CompositionSpec
-	status v1alpha1.CompositionStatus
-}
-
-// NewInstance wraps obj, an instance of a published kind, with its
-// effective spec. Its status is decoded from obj; a status stencil cannot
-// decode counts as none (stencil rebuilds it each pass).
-func NewInstance(obj *unstructured.Unstructured, spec v1alpha1.CompositionSpec) *Instance {
-	in := &Instance{Unstructured: obj, spec: spec}
-	if st, ok := obj.Object["status"].(map[string]any); ok {
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(st, &in.status); err != nil {
-			in.status = v1alpha1.CompositionStatus{}
-		}
-	}
-	return in
-}
-
-// ParentGVK returns the instance's published kind.
-func (in *Instance) ParentGVK() schema.GroupVersionKind { return in.GroupVersionKind() }
-
-// ParentSpec returns the instance's effective spec.
-func (in *Instance) ParentSpec() *v1alpha1.CompositionSpec { return &in.spec }
-
-// ParentStatus returns the instance's status, as last written.
-func (in *Instance) ParentStatus() *v1alpha1.CompositionStatus { return &in.status }
 
 // parentKey identifies a parent of any kind.
 type parentKey struct {
@@ -76,22 +24,12 @@ type parentKey struct {
 }
 
 // keyOfParent returns p's key.
-func keyOfParent(p Parent) parentKey {
+func keyOfParent(p applyset.Parent) parentKey {
 	return parentKey{kind: p.ParentGVK().GroupKind(), NamespacedName: client.ObjectKeyFromObject(p)}
 }
 
-// describe names a parent in messages: "Composition team-a/shop".
-func describe(p Parent) string {
-	return p.ParentGVK().Kind + " " + p.GetNamespace() + "/" + p.GetName()
-}
-
-// parentID is the ApplySet id of a parent.
-func parentID(p Parent) string {
-	return ApplySetID(p.GetName(), p.GetNamespace(), p.ParentGVK().GroupKind())
-}
-
 // reread reads p again through reader, as the same kind of Parent.
-func reread(ctx context.Context, reader client.Reader, p Parent) (Parent, error) {
+func reread(ctx context.Context, reader client.Reader, p applyset.Parent) (applyset.Parent, error) {
 	switch p := p.(type) {
 	case *v1alpha1.Composition:
 		live := &v1alpha1.Composition{}
@@ -99,33 +37,33 @@ func reread(ctx context.Context, reader client.Reader, p Parent) (Parent, error)
 			return nil, err
 		}
 		return live, nil
-	case *Instance:
+	case *applyset.Instance:
 		live := &unstructured.Unstructured{}
 		live.SetGroupVersionKind(p.GroupVersionKind())
 		if err := reader.Get(ctx, client.ObjectKeyFromObject(p), live); err != nil {
 			return nil, err
 		}
-		return NewInstance(live, p.spec), nil
+		return applyset.NewInstance(live, *p.ParentSpec()), nil
 	}
-	return nil, fmt.Errorf("read %s: unknown kind of parent %T", describe(p), p)
+	return nil, fmt.Errorf("read %s: unknown kind of parent %T", applyset.Describe(p), p)
 }
 
 // writeStatus patches p's status to st (a merge patch from what p holds),
 // and keeps st as p's status.
-func writeStatus(ctx context.Context, c client.Client, p Parent, st v1alpha1.CompositionStatus) error {
+func writeStatus(ctx context.Context, c client.Client, p applyset.Parent, st v1alpha1.CompositionStatus) error {
 	switch p := p.(type) {
 	case *v1alpha1.Composition:
 		orig := p.DeepCopy()
 		p.Status = st
 		return c.Status().Patch(ctx, p, client.MergeFrom(orig))
-	case *Instance:
+	case *applyset.Instance:
 		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
 		if err != nil {
 			return err
 		}
 		orig := p.Unstructured.DeepCopy()
 		p.Object["status"] = content
-		p.status = st
+		*p.ParentStatus() = st
 		return c.Status().Patch(ctx, p.Unstructured, client.MergeFrom(orig))
 	}
 	return fmt.Errorf("unknown kind of parent %T", p)
@@ -136,24 +74,24 @@ const Finalizer = "stencil.dev/finalizer"
 
 // parentState is the ApplySet metadata stencil keeps on a Composition.
 type parentState struct {
-	inventory inventory
+	inventory applyset.Inventory
 	finalizer bool
 }
 
-// readParent reads the parent's recorded inventory and finalizer from the
+// readParent reads the parent's recorded applyset.Inventory and finalizer from the
 // API server (its metadata only): never from the cache, which may not have
 // seen the last widening yet.
-func (r *CompositionReconciler) readParent(ctx context.Context, comp Parent) (parentState, error) {
+func (r *CompositionReconciler) readParent(ctx context.Context, comp applyset.Parent) (parentState, error) {
 	live := &metav1.PartialObjectMetadata{}
 	live.SetGroupVersionKind(comp.ParentGVK())
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(comp), live); err != nil {
-		return parentState{}, fmt.Errorf("read %s: %w", describe(comp), err)
+		return parentState{}, fmt.Errorf("read %s: %w", applyset.Describe(comp), err)
 	}
-	r.parentVersions.put(client.ObjectKeyFromObject(comp), live.ResourceVersion)
+	r.parentVersions.put(client.ObjectKeyFromObject(comp), "", live.ResourceVersion)
 	return stateOf(live, comp.GetNamespace()), nil
 }
 
-// recordedParent returns the parent's recorded inventory and finalizer:
+// recordedParent returns the parent's recorded applyset.Inventory and finalizer:
 // from comp, the cached parent, when it is at the resourceVersion this
 // process last wrote or read live, and live (readParent) otherwise. A
 // resourceVersion names one state of the object, so a cached parent at the
@@ -165,25 +103,25 @@ func (r *CompositionReconciler) readParent(ctx context.Context, comp Parent) (pa
 // at the end of the pass is compared with what the API server holds, not
 // with a cached status that lags behind stencil's last write (which would
 // send the same status again).
-func (r *CompositionReconciler) recordedParent(ctx context.Context, comp Parent) (parentState, error) {
-	if v := comp.GetResourceVersion(); v != "" && r.parentVersions.get(client.ObjectKeyFromObject(comp)) == v {
+func (r *CompositionReconciler) recordedParent(ctx context.Context, comp applyset.Parent) (parentState, error) {
+	if v := comp.GetResourceVersion(); v != "" && r.version(client.ObjectKeyFromObject(comp)) == v {
 		return stateOf(comp, comp.GetNamespace()), nil
 	}
 	live, err := reread(ctx, r.APIReader, comp)
 	if err != nil {
-		return parentState{}, fmt.Errorf("read %s: %w", describe(comp), err)
+		return parentState{}, fmt.Errorf("read %s: %w", applyset.Describe(comp), err)
 	}
-	r.parentVersions.put(client.ObjectKeyFromObject(comp), live.GetResourceVersion())
+	r.parentVersions.put(client.ObjectKeyFromObject(comp), "", live.GetResourceVersion())
 	adoptStatus(comp, live)
 	return stateOf(live, comp.GetNamespace()), nil
 }
 
 // adoptStatus makes live's status comp's: the status it holds, as the
 // base of the next status write.
-func adoptStatus(comp, live Parent) {
+func adoptStatus(comp, live applyset.Parent) {
 	*comp.ParentStatus() = *live.ParentStatus()
-	if in, ok := comp.(*Instance); ok {
-		if st, ok := live.(*Instance).Object["status"]; ok {
+	if in, ok := comp.(*applyset.Instance); ok {
+		if st, ok := live.(*applyset.Instance).Object["status"]; ok {
 			in.Object["status"] = st
 		} else {
 			delete(in.Object, "status")
@@ -194,64 +132,37 @@ func adoptStatus(comp, live Parent) {
 // stateOf is the ApplySet state a parent's metadata records.
 func stateOf(o metav1.Object, namespace string) parentState {
 	return parentState{
-		inventory: parseInventory(o.GetAnnotations()).normalize(namespace),
+		inventory: applyset.ParseInventory(o.GetAnnotations()).Normalize(namespace),
 		finalizer: slices.Contains(o.GetFinalizers(), Finalizer),
 	}
-}
-
-// versionMemo keeps a resourceVersion per parent.
-type versionMemo struct {
-	mu       sync.Mutex
-	versions map[types.NamespacedName]string
-}
-
-func (m *versionMemo) get(key types.NamespacedName) string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.versions[key]
-}
-
-func (m *versionMemo) put(key types.NamespacedName, version string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.versions == nil {
-		m.versions = map[types.NamespacedName]string{}
-	}
-	m.versions[key] = version
-}
-
-func (m *versionMemo) forget(key types.NamespacedName) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.versions, key)
 }
 
 // writeParent server-side-applies the ApplySet metadata (id label, tooling,
 // group-kinds and namespaces annotations, finalizer) to the Composition, when
 // it differs from what was read (from). It returns the new state.
-func (r *CompositionReconciler) writeParent(ctx context.Context, comp Parent, from, to parentState) (parentState, error) {
-	to.inventory = to.inventory.normalize(comp.GetNamespace())
-	id := parentID(comp)
+func (r *CompositionReconciler) writeParent(ctx context.Context, comp applyset.Parent, from, to parentState) (parentState, error) {
+	to.inventory = to.inventory.Normalize(comp.GetNamespace())
+	id := applyset.ParentID(comp)
 	tooling := "stencil/" + r.Options.Version
-	gks, nss := to.inventory.annotations()
-	fromGKs, fromNSs := from.inventory.annotations()
+	gks, nss := to.inventory.Annotations()
+	fromGKs, fromNSs := from.inventory.Annotations()
 	if from.finalizer == to.finalizer && gks == fromGKs && nss == fromNSs &&
-		comp.GetLabels()[LabelApplySetID] == id && comp.GetAnnotations()[AnnotationTooling] == tooling {
+		comp.GetLabels()[applyset.LabelApplySetID] == id && comp.GetAnnotations()[applyset.AnnotationTooling] == tooling {
 		return to, nil
 	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(comp.ParentGVK())
 	u.SetNamespace(comp.GetNamespace())
 	u.SetName(comp.GetName())
-	u.SetLabels(map[string]string{LabelApplySetID: id})
-	u.SetAnnotations(map[string]string{AnnotationTooling: tooling, AnnotationGroupKinds: gks, AnnotationNamespaces: nss})
+	u.SetLabels(map[string]string{applyset.LabelApplySetID: id})
+	u.SetAnnotations(map[string]string{applyset.AnnotationTooling: tooling, applyset.AnnotationGroupKinds: gks, applyset.AnnotationNamespaces: nss})
 	if to.finalizer {
 		u.SetFinalizers([]string{Finalizer})
 	}
-	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-		return from, fmt.Errorf("write ApplySet metadata on %s: %w", describe(comp), err)
+	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(applyset.FieldManager), client.ForceOwnership); err != nil {
+		return from, fmt.Errorf("write ApplySet metadata on %s: %w", applyset.Describe(comp), err)
 	}
-	r.parentVersions.put(client.ObjectKeyFromObject(comp), u.GetResourceVersion())
+	r.parentVersions.put(client.ObjectKeyFromObject(comp), "", u.GetResourceVersion())
 	// What was written joins the Composition's other labels and annotations,
 	// which templates read later in this pass.
 	labels, annotations := maps.Clone(comp.GetLabels()), maps.Clone(comp.GetAnnotations())
@@ -261,8 +172,8 @@ func (r *CompositionReconciler) writeParent(ctx context.Context, comp Parent, fr
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
-	maps.Copy(labels, map[string]string{LabelApplySetID: id})
-	maps.Copy(annotations, map[string]string{AnnotationTooling: tooling, AnnotationGroupKinds: gks, AnnotationNamespaces: nss})
+	maps.Copy(labels, map[string]string{applyset.LabelApplySetID: id})
+	maps.Copy(annotations, map[string]string{applyset.AnnotationTooling: tooling, applyset.AnnotationGroupKinds: gks, applyset.AnnotationNamespaces: nss})
 	comp.SetLabels(labels)
 	comp.SetAnnotations(annotations)
 	return to, nil

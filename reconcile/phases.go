@@ -8,13 +8,23 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+
+	"github.com/stencil-dev/stencil/reconcile/status"
+
+	kstatus "github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
 // apply applies the plan: the pre- hooks that run for this revision (see
@@ -30,7 +40,7 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 	}
 	defer r.recordApplied(s)
 	reader := memberReader{r}
-	a := &applier{writer: s.writer, reader: reader, live: r.APIReader, id: s.plan.ID, concurrency: max(r.Options.ApplyConcurrency, 1), schemas: r.schemas}
+	a := &applyset.Applier{Writer: s.writer, Reader: reader, Live: r.APIReader, ID: s.plan.ID, Concurrency: max(r.Options.ApplyConcurrency, 1), Schemas: r.schemas}
 	hooks, err := r.newHookRun(ctx, s, a)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -38,15 +48,15 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 	if done, err := hooks.run(ctx, hooks.pre, true); err != nil || !done {
 		return r.detectFlapping(s), err
 	}
-	ordinary := ordinaryObjects(s.plan.Objects)
+	ordinary := plan.OrdinaryObjects(s.plan.Objects)
 	if !r.applyStages(ctx, s, a, ordinary) || len(pendingPostHooks(s)) == 0 || len(failedApplies(s.results)) > 0 {
 		return r.detectFlapping(s), nil
 	}
 	// Read live, not from the cache: right after an apply the cache may
 	// still hold a member's previous generation, Current, and a post hook
 	// must not run before the rollout it follows has even begun.
-	for _, m := range memberStatuses(ctx, r.APIReader, ordinary) {
-		if m.Status != status.CurrentStatus.String() {
+	for _, m := range status.Members(ctx, r.APIReader, ordinary) {
+		if m.Status != kstatus.CurrentStatus.String() {
 			return r.detectFlapping(s), nil
 		}
 	}
@@ -56,16 +66,16 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 
 // applyStages applies objects stage by stage and reports whether every
 // stage was applied: false when a stage of CRDs is not Established yet.
-func (r *CompositionReconciler) applyStages(ctx context.Context, s *scope, a *applier, objs []*unstructured.Unstructured) bool {
-	for _, stage := range stages(objs) {
-		results := a.applyStage(ctx, stage)
+func (r *CompositionReconciler) applyStages(ctx context.Context, s *scope, a *applyset.Applier, objs []*unstructured.Unstructured) bool {
+	for _, stage := range plan.Stages(objs) {
+		results := a.ApplyStage(ctx, stage)
 		s.results = append(s.results, results...)
 		r.recordApplies(s, results)
 		if stage[0].GetKind() != "CustomResourceDefinition" {
 			continue
 		}
-		if pending := waitEstablished(ctx, a.reader, stage); len(pending) > 0 {
-			setReconciling(&s.status, s.comp.GetGeneration(), ReasonProgressing,
+		if pending := applyset.WaitEstablished(ctx, a.Reader, stage); len(pending) > 0 {
+			status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonProgressing,
 				fmt.Sprintf("waiting for CustomResourceDefinitions to be Established: %s", strings.Join(pending, ", ")))
 			s.done = true
 			return false
@@ -78,18 +88,18 @@ func (r *CompositionReconciler) applyStages(ctx context.Context, s *scope, a *ap
 // created or configured goes into the pass's one Applied event (recorded
 // when the apply phase ends, see recordApplied); a failed one gets a
 // Warning of its own, with the member as the related object.
-func (r *CompositionReconciler) recordApplies(s *scope, results []ApplyResult) {
+func (r *CompositionReconciler) recordApplies(s *scope, results []applyset.ApplyResult) {
 	for _, res := range results {
-		appliesTotal.WithLabelValues(string(res.Action)).Inc()
+		metrics.Applies.WithLabelValues(string(res.Action)).Inc()
 		switch res.Action {
-		case Created, Configured:
+		case applyset.Created, applyset.Configured:
 			s.events.apply(res)
-		case Failed:
-			reason := ReasonApplyFailed
+		case applyset.Failed:
+			reason := v1alpha1.ReasonApplyFailed
 			if res.Reason != "" {
 				reason = res.Reason
 			}
-			r.Recorder.Eventf(s.comp, res.object(), "Warning", reason, "Apply", "%v", res.Err)
+			r.Recorder.Eventf(s.comp, res.Related(), "Warning", reason, "Apply", "%v", res.Err)
 		}
 	}
 }
@@ -102,13 +112,13 @@ func (r *CompositionReconciler) detectFlapping(s *scope) ctrl.Result {
 	if !ok {
 		return ctrl.Result{}
 	}
-	r.Recorder.Eventf(s.comp, nil, "Warning", ReasonFlapping, "Apply", "%s", f)
-	return r.stallTerminal(s, ReasonFlapping, f.String())
+	r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonFlapping, "Apply", "%s", f)
+	return r.stallTerminal(s, v1alpha1.ReasonFlapping, f.String())
 }
 
 // failedApplies returns the failed apply results.
-func failedApplies(results []ApplyResult) []ApplyResult {
-	return slices.DeleteFunc(slices.Clone(results), func(r ApplyResult) bool { return r.Action != Failed })
+func failedApplies(results []applyset.ApplyResult) []applyset.ApplyResult {
+	return slices.DeleteFunc(slices.Clone(results), func(r applyset.ApplyResult) bool { return r.Action != applyset.Failed })
 }
 
 // prune is the one gate to deleting members. It runs only when the render
@@ -117,9 +127,9 @@ func failedApplies(results []ApplyResult) []ApplyResult {
 // forbidden to list; then it deletes the listed members that were not just
 // applied (see prunable), except Helm hooks the render holds or that are
 // still running (see spare), orphans instead those annotated
-// helm.sh/resource-policy: keep, and shrinks the parent's inventory to what
+// helm.sh/resource-policy: keep, and shrinks the parent's applyset.Inventory to what
 // is left. Members are listed from the member cache where it holds their
-// kind (see cachedPruner), and a shrinking of the inventory is confirmed
+// kind (see cachedPruner), and a shrinking of the applyset.Inventory is confirmed
 // live first (see confirmDrops). A delete the API server forbids stalls the
 // Composition (reason Forbidden) and keeps the member recorded.
 func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Result, error) {
@@ -134,60 +144,60 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 		keep[res.UID] = true
 	}
 	p := r.cachedPruner(s)
-	listed := p.list(ctx, s.parent.inventory, s.comp.GetNamespace())
+	listed := p.List(ctx, s.parent.inventory, s.comp.GetNamespace())
 	deleted := map[types.UID]bool{}
-	if len(listed.forbidden) > 0 {
-		return r.stallIfDenied(s, "Prune", r.denied(ctx, s.comp, "", listed.forbidden[0].gk, "list", listed.forbidden[0].namespace))
+	if len(listed.Forbidden) > 0 {
+		return r.stallIfDenied(s, "Prune", r.denied(ctx, s.comp, "", listed.Forbidden[0].GK, "list", listed.Forbidden[0].Namespace))
 	}
-	remaining := inventory{groupKinds: slices.Clone(listed.unlisted)}.union(s.plan.inventory)
-	if len(listed.unlisted) > 0 {
+	remaining := applyset.Inventory{GroupKinds: slices.Clone(listed.Unlisted)}.Union(s.plan.Inventory)
+	if len(listed.Unlisted) > 0 {
 		// Members of the kinds that could not be listed may be in any
 		// recorded namespace: keep them all recorded.
-		remaining = remaining.union(inventory{namespaces: s.parent.inventory.namespaces})
+		remaining = remaining.Union(applyset.Inventory{Namespaces: s.parent.inventory.Namespaces})
 	}
 	var errs []string
 	var denied error
-	hooks := plannedHooks(s.plan.Objects)
+	hooks := PlannedHooks(s.plan.Objects)
 	defer r.recordPruned(s)
-	for _, m := range listed.members {
+	for _, m := range listed.Members {
 		if spare, err := r.spare(ctx, s, m, hooks); err != nil || spare {
 			if err != nil {
 				errs = append(errs, err.Error())
 			}
-			remaining = remaining.union(memberInventory(m))
+			remaining = remaining.Union(memberInventory(m))
 			continue
 		}
-		if !prunable(m, keep) {
-			if !keep[m.meta.UID] {
-				remaining = remaining.union(memberInventory(m))
+		if !applyset.Prunable(m, keep) {
+			if !keep[m.Meta.UID] {
+				remaining = remaining.Union(memberInventory(m))
 			}
 			continue
 		}
-		if kept(&m.meta) {
+		if plan.Kept(&m.Meta) {
 			// helm.sh/resource-policy: keep: orphaned, not deleted. Its
 			// kind stays recorded this pass (an orphaning the writer may
 			// not make leaves it labelled); the next pass no longer lists it.
-			if err := r.orphan(ctx, s, []member{m}); err != nil {
+			if err := r.orphan(ctx, s, []applyset.Member{m}); err != nil {
 				errs = append(errs, err.Error())
 			}
-			remaining = remaining.union(memberInventory(m))
+			remaining = remaining.Union(memberInventory(m))
 			continue
 		}
-		conflict, err := p.deleteMember(ctx, m)
+		conflict, err := p.DeleteMember(ctx, m)
 		switch {
 		case apierrors.IsForbidden(err):
 			if denied == nil {
-				denied = r.denied(ctx, s.comp, serviceAccount(s.comp, r.Options.DefaultServiceAccount), m.gvk.GroupKind(), "delete", m.meta.Namespace)
+				denied = r.denied(ctx, s.comp, serviceAccount(s.comp, r.Options.DefaultServiceAccount), m.GVK.GroupKind(), "delete", m.Meta.Namespace)
 			}
-			remaining = remaining.union(memberInventory(m))
+			remaining = remaining.Union(memberInventory(m))
 		case err != nil:
 			errs = append(errs, err.Error())
-			remaining = remaining.union(memberInventory(m))
+			remaining = remaining.Union(memberInventory(m))
 		case conflict:
-			remaining = remaining.union(memberInventory(m))
+			remaining = remaining.Union(memberInventory(m))
 		default:
-			deleted[m.meta.UID] = true
-			prunesTotal.Inc()
+			deleted[m.Meta.UID] = true
+			metrics.Prunes.Inc()
 			s.events.prune(m)
 		}
 	}
@@ -208,15 +218,15 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 func ordinaryApplied(s *scope) bool {
 	applied := 0
 	for _, res := range s.results {
-		if !isHook(res.Object) {
+		if !plan.IsHook(res.Object) {
 			applied++
 		}
 	}
-	return applied == len(ordinaryObjects(s.plan.Objects))
+	return applied == len(plan.OrdinaryObjects(s.plan.Objects))
 }
 
-func memberInventory(m member) inventory {
-	return inventory{groupKinds: []schema.GroupKind{m.gvk.GroupKind()}, namespaces: []string{m.meta.Namespace}}
+func memberInventory(m applyset.Member) applyset.Inventory {
+	return applyset.Inventory{GroupKinds: []schema.GroupKind{m.GVK.GroupKind()}, Namespaces: []string{m.Meta.Namespace}}
 }
 
 // observe rebuilds the status from the apply results and the members'
@@ -230,12 +240,12 @@ func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Res
 	if res, err := r.watch(ctx, s); err != nil || s.done {
 		return res, err
 	}
-	members := memberStatuses(ctx, newAfterApply(memberReader{r}, s.results), ordinaryObjects(s.plan.Objects))
+	members := status.Members(ctx, status.AfterApply(memberReader{r}, s.results), plan.OrdinaryObjects(s.plan.Objects))
 	failed := failedApplies(s.results)
 	if len(failed) == 0 {
-		summarize(&s.status, s.comp.GetGeneration(), members)
-		if pending := pendingPostHooks(s); len(pending) > 0 && meta.IsStatusConditionTrue(s.status.Conditions, ConditionReady) {
-			setReconciling(&s.status, s.comp.GetGeneration(), ReasonProgressing,
+		status.Summarize(&s.status, s.comp.GetGeneration(), members)
+		if pending := pendingPostHooks(s); len(pending) > 0 && meta.IsStatusConditionTrue(s.status.Conditions, v1alpha1.ConditionReady) {
+			status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonProgressing,
 				fmt.Sprintf("%s; waiting for hooks: %s", s.status.Summary, strings.Join(pending, ", ")))
 		}
 		return ctrl.Result{}, nil
@@ -256,4 +266,47 @@ func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Res
 		return r.stallTerminal(s, reason, msg), nil
 	}
 	return ctrl.Result{}, errors.New(msg)
+}
+
+// suspended reports a suspended Composition: nothing is rendered, applied,
+// pruned or written but its status. status.observedGeneration stays at the
+// generation last reconciled, so kstatus readers (Flux, Argo CD, kubectl
+// wait) see a generation that is not applied as in progress, never as
+// done; Ready is False with reason Suspended. The members are the live
+// objects of the set, found by their part-of label over the recorded
+// inventory, each with its kstatus.
+func (r *CompositionReconciler) suspended(ctx context.Context, s *scope) (ctrl.Result, error) {
+	s.status.ObservedGeneration = s.comp.ParentStatus().ObservedGeneration
+	r.passes.forget(client.ObjectKeyFromObject(s.comp))
+	msg := fmt.Sprintf("suspended: generation %d is not applied; nothing is written while spec.suspend is true", s.comp.GetGeneration())
+	if last := s.comp.ParentStatus().ObservedGeneration; last > 0 {
+		msg = fmt.Sprintf("suspended: generation %d is not applied (generation %d was the last reconciled); nothing is written while spec.suspend is true", s.comp.GetGeneration(), last)
+	}
+	status.SetSuspended(&s.status, s.comp.GetGeneration(), msg)
+	live, err := r.recordedParent(ctx, s.comp)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	s.parent = live
+	listed := r.cachedPruner(s).List(ctx, live.inventory, s.comp.GetNamespace())
+	objs := make([]*unstructured.Unstructured, 0, len(listed.Members))
+	for _, m := range listed.Members {
+		if !slices.ContainsFunc(m.Meta.ManagedFields, func(f metav1.ManagedFieldsEntry) bool { return f.Manager == applyset.FieldManager }) {
+			continue // another controller's object carrying a copy of the label
+		}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(m.GVK)
+		u.SetNamespace(m.Meta.Namespace)
+		u.SetName(m.Meta.Name)
+		objs = append(objs, u)
+	}
+	slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int {
+		if d := plan.KindRank(a.GetKind()) - plan.KindRank(b.GetKind()); d != 0 {
+			return d
+		}
+		return strings.Compare(applyset.Ref(a), applyset.Ref(b))
+	})
+	s.status.Members = status.Members(ctx, memberReader{r}, objs)
+	s.status.Summary = status.Summary(s.status.Members)
+	return ctrl.Result{}, nil
 }

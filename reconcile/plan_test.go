@@ -13,7 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/cluster"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -31,38 +33,38 @@ func TestRenderInput(t *testing.T) {
 	file := &v1alpha1.Composition{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: "team-a", Name: "shop", UID: "uid-from-the-file",
-			Labels: map[string]string{"tier": "web", reconcile.LabelApplySetID: "applyset-x-v1"},
+			Labels: map[string]string{"tier": "web", applyset.LabelApplySetID: "applyset-x-v1"},
 			Annotations: map[string]string{
-				"owner":                                            "ops",
-				reconcile.AnnotationTooling:                        "stencil/v1",
-				reconcile.AnnotationGroupKinds:                     "ConfigMap",
-				reconcile.AnnotationNamespaces:                     "other",
+				"owner":                       "ops",
+				applyset.AnnotationTooling:    "stencil/v1",
+				applyset.AnnotationGroupKinds: "ConfigMap",
+				applyset.AnnotationNamespaces: "other",
 				"kubectl.kubernetes.io/last-applied-configuration": `{"spec":{"values":{"password":"x"}}}`,
 			},
 		},
 		Spec:   v1alpha1.CompositionSpec{Bundle: "b"},
 		Status: v1alpha1.CompositionStatus{BundleRevision: "sha256:1"},
 	}
-	caps := reconcile.OfflineCapabilities()
+	caps := cluster.OfflineCapabilities()
 	wantMeta := templates.CompositionInfo{APIVersion: "stencil.dev/v1alpha1", Kind: "Composition", Name: "shop", Namespace: "team-a",
 		Labels: map[string]string{"tier": "web"}, Annotations: map[string]string{"owner": "ops"}}
 
 	// No live Composition (offline, or not created yet): no UID and an
 	// install, whatever uid and status the file carries.
-	in := reconcile.RenderInput(file, nil, caps)
+	in := plan.RenderInput(file, nil, caps)
 	if diff := cmp.Diff(wantMeta, in.Composition); diff != "" {
 		t.Errorf("offline .Composition (-want +got):\n%s", diff)
 	}
 	if in.IsUpgrade || in.Capabilities != caps {
 		t.Errorf("offline: IsUpgrade %t, capabilities %p; want an install with the given capabilities", in.IsUpgrade, in.Capabilities)
 	}
-	if !strings.Contains(string(file.UID), "file") || file.Labels[reconcile.LabelApplySetID] == "" {
+	if !strings.Contains(string(file.UID), "file") || file.Labels[applyset.LabelApplySetID] == "" {
 		t.Errorf("RenderInput changed the Composition it was given")
 	}
 
 	// Live: the Composition exists, its ApplySet records no member yet.
-	fresh := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{UID: "uid-live", Annotations: map[string]string{reconcile.AnnotationGroupKinds: ""}}}
-	in = reconcile.RenderInput(file, reconcile.Live(fresh), caps)
+	fresh := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{UID: "uid-live", Annotations: map[string]string{applyset.AnnotationGroupKinds: ""}}}
+	in = plan.RenderInput(file, plan.Live(fresh), caps)
 	wantLive := wantMeta
 	wantLive.UID = "uid-live"
 	if diff := cmp.Diff(wantLive, in.Composition); diff != "" || in.IsUpgrade {
@@ -70,17 +72,17 @@ func TestRenderInput(t *testing.T) {
 	}
 	// Live, with recorded members: an upgrade.
 	applied := fresh.DeepCopy()
-	applied.Annotations[reconcile.AnnotationGroupKinds] = "ConfigMap,Deployment.apps"
-	if in = reconcile.RenderInput(file, reconcile.Live(applied), caps); !in.IsUpgrade || in.Composition.UID != "uid-live" {
+	applied.Annotations[applyset.AnnotationGroupKinds] = "ConfigMap,Deployment.apps"
+	if in = plan.RenderInput(file, plan.Live(applied), caps); !in.IsUpgrade || in.Composition.UID != "uid-live" {
 		t.Errorf("live with members: IsUpgrade %t, UID %q; want an upgrade of uid-live", in.IsUpgrade, in.Composition.UID)
 	}
 	// No labels or annotations at all, or only stencil's: empty maps.
-	bare := reconcile.RenderInput(&v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{reconcile.LabelApplySetID: "x"}}}, nil, caps)
+	bare := plan.RenderInput(&v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{applyset.LabelApplySetID: "x"}}}, nil, caps)
 	if bare.Composition.Labels == nil || len(bare.Composition.Labels) != 0 || bare.Composition.Annotations == nil {
 		t.Errorf("bare Composition: labels %#v, annotations %#v; want empty maps", bare.Composition.Labels, bare.Composition.Annotations)
 	}
 	// Only the live record counts: the status of the file does not.
-	if in = reconcile.RenderInput(file, reconcile.Live(&v1alpha1.Composition{Status: file.Status}), caps); in.IsUpgrade {
+	if in = plan.RenderInput(file, plan.Live(&v1alpha1.Composition{Status: file.Status}), caps); in.IsUpgrade {
 		t.Error("a status bundleRevision made an upgrade; only the live ApplySet's members may")
 	}
 }
@@ -89,7 +91,7 @@ func TestRenderInput(t *testing.T) {
 // release is placed with its scope (APIService and every cluster-scoped
 // kind included), and stencil's own kinds too.
 func TestOfflineRESTMapper(t *testing.T) {
-	m := reconcile.OfflineRESTMapper()
+	m := cluster.OfflineRESTMapper()
 	for _, r := range templates.BuiltinResources() {
 		mapping, err := m.RESTMapping(schema.GroupKind{Group: r.Group, Kind: r.Kind}, r.Version)
 		if err != nil {
@@ -117,7 +119,7 @@ func TestOfflineRESTMapper(t *testing.T) {
 	if _, err := m.RESTMapping(schema.GroupKind{Group: "example.com", Kind: "Widget"}, "v1"); err == nil {
 		t.Error("a custom resource mapped offline")
 	}
-	if !reconcile.OfflineCapabilities().APIVersions.Has("stencil.dev/v1alpha1/Composition") {
+	if !cluster.OfflineCapabilities().APIVersions.Has("stencil.dev/v1alpha1/Composition") {
 		t.Error("offline capabilities lack stencil's own API")
 	}
 }
@@ -141,8 +143,8 @@ func TestPlanOffline(t *testing.T) {
 		t.Fatal(err)
 	}
 	comp := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "c"}, Spec: v1alpha1.CompositionSpec{Bundle: "b"}}
-	in := reconcile.RenderInput(comp, nil, reconcile.OfflineCapabilities())
-	p, err := reconcile.NewPlan(context.Background(), inProcess{}, b, in, reconcile.OfflineRESTMapper())
+	in := plan.RenderInput(comp, nil, cluster.OfflineCapabilities())
+	p, err := plan.NewPlan(context.Background(), inProcess{}, b, in, cluster.OfflineRESTMapper())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +163,7 @@ func TestPlanOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = reconcile.NewPlan(context.Background(), inProcess{}, b, in, reconcile.OfflineRESTMapper())
+	_, err = plan.NewPlan(context.Background(), inProcess{}, b, in, cluster.OfflineRESTMapper())
 	var renderErr *templates.RenderError
 	if !errors.As(err, &renderErr) || !strings.Contains(err.Error(), "ConfigMap") || !strings.Contains(err.Error(), "rendered twice") {
 		t.Errorf("ConfigMap x with and without namespace default: err %v, want a RenderError saying it is rendered twice", err)

@@ -9,6 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
 // Preview is what applying one planned object would do, found with a
@@ -27,29 +30,29 @@ type Preview struct {
 // DryRun previews the apply of every planned object, as the controller
 // would make it (field manager "stencil", forced ownership), without
 // changing anything.
-func DryRun(ctx context.Context, c client.Client, plan *Plan) []Preview {
-	out := make([]Preview, 0, len(plan.Objects))
-	for _, desired := range plan.Objects {
+func DryRun(ctx context.Context, c client.Client, planned *plan.Plan) []Preview {
+	out := make([]Preview, 0, len(planned.Objects))
+	for _, desired := range planned.Objects {
 		p := Preview{Desired: desired}
 		live := &unstructured.Unstructured{}
 		live.SetGroupVersionKind(desired.GroupVersionKind())
 		switch err := c.Get(ctx, client.ObjectKeyFromObject(desired), live); {
 		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
 		case err != nil:
-			p.Err = fmt.Errorf("read %s: %w", ref(desired), err)
+			p.Err = fmt.Errorf("read %s: %w", applyset.Ref(desired), err)
 		default:
 			p.Live = live
 		}
 		if p.Err == nil && p.Live != nil {
-			if other := p.Live.GetLabels()[LabelPartOf]; other != "" && other != plan.ID {
-				p.Err = &ForeignMemberError{Object: ref(desired), ApplySet: other}
+			if other := p.Live.GetLabels()[applyset.LabelPartOf]; other != "" && other != planned.ID {
+				p.Err = &applyset.ForeignMemberError{Object: applyset.Ref(desired), ApplySet: other}
 			}
 		}
 		if p.Err == nil {
 			applied := desired.DeepCopy()
 			if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied),
-				client.FieldOwner(FieldManager), client.ForceOwnership, client.DryRunAll); err != nil {
-				p.Err = fmt.Errorf("dry-run apply %s: %w", ref(desired), redact(desired, err))
+				client.FieldOwner(applyset.FieldManager), client.ForceOwnership, client.DryRunAll); err != nil {
+				p.Err = fmt.Errorf("dry-run apply %s: %w", applyset.Ref(desired), applyset.Redact(desired, err))
 			} else {
 				p.Applied = applied
 			}
@@ -74,7 +77,7 @@ type PruneCandidate struct {
 // what plan renders, minus what it never deletes (see prunable) and the
 // Helm hooks prune spares (see spare). Members annotated
 // helm.sh/resource-policy: keep are listed as orphaned.
-func PruneCandidates(ctx context.Context, reader client.Reader, mapper meta.RESTMapper, comp Parent, plan *Plan) ([]PruneCandidate, error) {
+func PruneCandidates(ctx context.Context, reader client.Reader, mapper meta.RESTMapper, comp applyset.Parent, planned *plan.Plan) ([]PruneCandidate, error) {
 	live, err := reread(ctx, reader, comp)
 	if err != nil {
 		return nil, client.IgnoreNotFound(err)
@@ -82,28 +85,28 @@ func PruneCandidates(ctx context.Context, reader client.Reader, mapper meta.REST
 	if prune := live.ParentSpec().Prune; prune != nil && !*prune {
 		return nil, nil
 	}
-	p := &pruner{lister: reader, mapper: mapper, id: plan.ID}
-	listed := p.list(ctx, parseInventory(live.GetAnnotations()).union(plan.inventory), comp.GetNamespace())
-	if len(listed.unlisted) > 0 {
-		return nil, fmt.Errorf("cannot list members of %v", listed.unlisted)
+	p := &applyset.Pruner{Lister: reader, Mapper: mapper, ID: planned.ID}
+	listed := p.List(ctx, applyset.ParseInventory(live.GetAnnotations()).Union(planned.Inventory), comp.GetNamespace())
+	if len(listed.Unlisted) > 0 {
+		return nil, fmt.Errorf("cannot list members of %v", listed.Unlisted)
 	}
-	planned := map[string]bool{}
-	for _, o := range plan.Objects {
-		planned[ref(o)] = true
+	refs := map[string]bool{}
+	for _, o := range planned.Objects {
+		refs[applyset.Ref(o)] = true
 	}
-	hooks := plannedHooks(plan.Objects)
+	hooks := PlannedHooks(planned.Objects)
 	var out []PruneCandidate
-	for _, m := range listed.members {
-		if planned[m.ref()] || !prunable(m, map[types.UID]bool{}) {
+	for _, m := range listed.Members {
+		if refs[m.Ref()] || !applyset.Prunable(m, map[types.UID]bool{}) {
 			continue
 		}
-		if spare, err := spareHook(ctx, reader, m, hooks); err != nil || spare {
+		if spare, err := SpareHook(ctx, reader, m, hooks); err != nil || spare {
 			if err != nil {
 				return nil, err
 			}
 			continue
 		}
-		out = append(out, PruneCandidate{Ref: m.ref(), Orphan: kept(&m.meta)})
+		out = append(out, PruneCandidate{Ref: m.Ref(), Orphan: plan.Kept(&m.Meta)})
 	}
 	return out, nil
 }

@@ -21,8 +21,9 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/published"
 )
 
 // gadgetFiles render one ConfigMap per instance from its spec.
@@ -106,7 +107,7 @@ func bundleReady(t *testing.T, name string, want metav1.ConditionStatus, reason 
 		if err := k.Get(context.Background(), client.ObjectKey{Name: name}, b); err != nil {
 			return false, err
 		}
-		c := meta.FindStatusCondition(b.Status.Conditions, reconcile.ConditionReady)
+		c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionReady)
 		if c == nil || c.ObservedGeneration != b.Generation {
 			return false, fmt.Errorf("no current Ready condition: %+v", b.Status.Conditions)
 		}
@@ -131,7 +132,7 @@ func instanceReady(t *testing.T, group, ns, name string, want metav1.ConditionSt
 				return false, err
 			}
 		}
-		c := meta.FindStatusCondition(st.Conditions, reconcile.ConditionReady)
+		c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady)
 		if c == nil {
 			return false, fmt.Errorf("no Ready condition")
 		}
@@ -150,7 +151,7 @@ func servedGadgets(t *testing.T, prefix string, change ...func(*v1alpha1.BundleA
 	group = prefix + "-" + ns + ".example.com"
 	grantKind(t, group, "gadgets")
 	b := bundle(t, prefix+"-"+ns, gadgetFiles(""), publishing(group, change...))
-	return ns, group, b.Name, bundleReady(t, b.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+	return ns, group, b.Name, bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 }
 
 // TestPublishedKind: a Bundle with spec.api gets a CRD for its kind, the
@@ -193,21 +194,20 @@ func TestPublishedKind(t *testing.T) {
 
 	mustCreate(t, gadget(group, ns, "w1", `{"size":3}`))
 	inst := instanceReady(t, group, ns, "w1", metav1.ConditionTrue)
-	id := reconcile.ApplySetID("w1", ns, schema.GroupKind{Group: group, Kind: "Gadget"})
-	if inst.GetLabels()[reconcile.LabelApplySetID] != id {
-		t.Errorf("instance ApplySet id = %q, want %q (from its own kind)", inst.GetLabels()[reconcile.LabelApplySetID], id)
+	id := applyset.ID("w1", ns, schema.GroupKind{Group: group, Kind: "Gadget"})
+	if inst.GetLabels()[applyset.LabelApplySetID] != id {
+		t.Errorf("instance ApplySet id = %q, want %q (from its own kind)", inst.GetLabels()[applyset.LabelApplySetID], id)
 	}
 	cm := &corev1.ConfigMap{}
 	if err := k.Get(ctx, key(ns, "w1-conf"), cm); err != nil {
 		t.Fatalf("the instance's ConfigMap: %v", err)
 	}
-	if cm.Labels[reconcile.LabelPartOf] != id || cm.Data["size"] != "3" || cm.Data["kind"] != "Gadget" {
+	if cm.Labels[applyset.LabelPartOf] != id || cm.Data["size"] != "3" || cm.Data["kind"] != "Gadget" {
 		t.Errorf("ConfigMap labels %v data %v, want part-of %s, size 3, kind Gadget", cm.Labels, cm.Data, id)
 	}
 
 	// A member changed out of band is put back.
-	cm.Data["size"] = "99"
-	if err := k.Update(ctx, cm); err != nil {
+	if err := updateFresh(ctx, cm, func() error { cm.Data["size"] = "99"; return k.Update(ctx, cm) }); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the ConfigMap put back", func() (bool, error) {
@@ -218,8 +218,8 @@ func TestPublishedKind(t *testing.T) {
 	// A per-instance annotation overrides the Bundle's defaults.
 	patchInstance(t, gadget(group, ns, "w1", ""), `{"metadata":{"annotations":{"stencil.dev/suspend":"true"}}}`)
 	inst = instanceReady(t, group, ns, "w1", metav1.ConditionFalse)
-	if c := instanceCondition(t, inst); c.Reason != reconcile.ReasonSuspended {
-		t.Errorf("suspended instance Ready reason = %s, want %s", c.Reason, reconcile.ReasonSuspended)
+	if c := instanceCondition(t, inst); c.Reason != v1alpha1.ReasonSuspended {
+		t.Errorf("suspended instance Ready reason = %s, want %s", c.Reason, v1alpha1.ReasonSuspended)
 	}
 	patchInstance(t, gadget(group, ns, "w1", ""), `{"metadata":{"annotations":{"stencil.dev/suspend":"nope"}}}`)
 	eventually(t, "a bad knob annotation stalls the instance", func() (bool, error) {
@@ -228,7 +228,7 @@ func TestPublishedKind(t *testing.T) {
 			return false, err
 		}
 		c := instanceCondition(t, u)
-		return c.Reason == reconcile.ReasonInvalid && strings.Contains(c.Message, "stencil.dev/suspend"), fmt.Errorf("Ready %s: %s", c.Reason, c.Message)
+		return c.Reason == v1alpha1.ReasonInvalid && strings.Contains(c.Message, "stencil.dev/suspend"), fmt.Errorf("Ready %s: %s", c.Reason, c.Message)
 	})
 	patchInstance(t, gadget(group, ns, "w1", ""), `{"metadata":{"annotations":{"stencil.dev/suspend":null}}}`)
 	instanceReady(t, group, ns, "w1", metav1.ConditionTrue)
@@ -256,7 +256,7 @@ func instanceCondition(t *testing.T, u *unstructured.Unstructured) metav1.Condit
 			t.Fatal(err)
 		}
 	}
-	if c := meta.FindStatusCondition(st.Conditions, reconcile.ConditionReady); c != nil {
+	if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady); c != nil {
 		return *c
 	}
 	return metav1.Condition{}
@@ -324,7 +324,7 @@ func TestPublishedKindRefusals(t *testing.T) {
 		s.Schema = nil
 		s.Files["values.schema.json"] = `{"type":"object","properties":{"size":{"type":"integer"},"tags":{"type":"object","patternProperties":{"^x-":{"type":"string"}}}}}`
 	})
-	c := bundleReady(t, notStructural.Name, metav1.ConditionFalse, publish.ReasonNotStructural)
+	c := bundleReady(t, notStructural.Name, metav1.ConditionFalse, v1alpha1.ReasonNotStructural)
 	if !strings.Contains(c.Message, "values.schema.json#/properties/tags/patternProperties") {
 		t.Errorf("Bundle with a non-structural schema: Ready %s %q, want a refusal naming the field", c.Reason, c.Message)
 	}
@@ -333,9 +333,9 @@ func TestPublishedKindRefusals(t *testing.T) {
 	}
 
 	first := bundle(t, "first-"+ns, gadgetFiles(""), publishing(group))
-	bundleReady(t, first.Name, metav1.ConditionTrue, reconcile.ReasonReady)
+	bundleReady(t, first.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	second := bundle(t, "second-"+ns, gadgetFiles("\n  second: \"yes\""), publishing(group))
-	c = bundleReady(t, second.Name, metav1.ConditionFalse, reconcile.ReasonKindConflict)
+	c = bundleReady(t, second.Name, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
 	if !strings.Contains(c.Message, first.Name) {
 		t.Errorf("KindConflict message %q does not name the Bundle that publishes the kind", c.Message)
 	}
@@ -344,7 +344,7 @@ func TestPublishedKindRefusals(t *testing.T) {
 		t.Fatalf("CRD after a second claim: %v, labels %v, want it still the first Bundle's", err, crd.Labels)
 	}
 	// What admission and the CLI find for the kind: the Bundle its CRD names.
-	if b, claimants, err := reconcile.PublishingBundle(ctx, k, k, gadgetGVK(group)); err != nil || b == nil || b.Name != first.Name || claimants != nil {
+	if b, claimants, err := published.PublishingBundle(ctx, k, k, gadgetGVK(group)); err != nil || b == nil || b.Name != first.Name || claimants != nil {
 		t.Errorf("PublishingBundle of a kind two Bundles claim: %v %v %v, want %s", b, claimants, err, first.Name)
 	}
 	mustCreate(t, gadget(group, ns, "w", `{"size":1}`))
@@ -355,7 +355,7 @@ func TestPublishedKindRefusals(t *testing.T) {
 	}
 
 	ungranted := bundle(t, "ungranted-"+ns, gadgetFiles(""), publishing("ungranted-"+group))
-	c = bundleReady(t, ungranted.Name, metav1.ConditionFalse, reconcile.ReasonForbidden)
+	c = bundleReady(t, ungranted.Name, metav1.ConditionFalse, v1alpha1.ReasonForbidden)
 	if !strings.Contains(c.Message, "gadgets.ungranted-"+group) || !strings.Contains(c.Message, "aggregate-to-manager") {
 		t.Errorf("Forbidden message %q does not say what to grant", c.Message)
 	}
@@ -374,7 +374,7 @@ func TestPublishedKindLifecycle(t *testing.T) {
 	// Stop publishing: nothing is deleted, and nothing is applied any more.
 	var api *v1alpha1.BundleAPI
 	updateBundle(t, name, func(s *v1alpha1.BundleSpec) { api, s.API = s.API, nil })
-	bundleReady(t, name, metav1.ConditionTrue, reconcile.ReasonReady)
+	bundleReady(t, name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	patchInstance(t, gadget(group, ns, "w", ""), `{"spec":{"size":5}}`)
 	consistently(t, "the children of an unpublished kind left alone", 2*time.Second, func() (bool, error) {
 		cm := &corev1.ConfigMap{}
@@ -387,7 +387,7 @@ func TestPublishedKindLifecycle(t *testing.T) {
 
 	// Publish again and restart: the new controller serves the kind.
 	updateBundle(t, name, func(s *v1alpha1.BundleSpec) { s.API = api })
-	bundleReady(t, name, metav1.ConditionTrue, reconcile.ReasonReady)
+	bundleReady(t, name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	eventually(t, "the instance applied again", func() (bool, error) {
 		cm := &corev1.ConfigMap{}
 		err := k.Get(ctx, key(ns, "w-conf"), cm)

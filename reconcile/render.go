@@ -7,44 +7,40 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+
+	"github.com/stencil-dev/stencil/reconcile/status"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
-	"github.com/stencil-dev/stencil/internal/sandbox"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
-)
-
-// Reasons of a render stopped by its limits (see package sandbox).
-const (
-	ReasonRenderTimeout  = templates.ReasonTimeout
-	ReasonRenderTooLarge = templates.ReasonTooLarge
 )
 
 // render loads the Bundle and renders the plan. A missing Bundle, a render
 // or validation error, an overrun of the render's limits and a refused
 // object stall the Composition: nothing is applied and nothing is pruned.
 // A render that failed is not run again until one of its inputs changes
-// (see renderMemo), so a hostile bundle costs one render per change, not
+// (see failedRenders), so a hostile bundle costs one render per change, not
 // one per member event.
 func (r *CompositionReconciler) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 	bundle := &v1alpha1.Bundle{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: s.comp.ParentSpec().Bundle}, bundle); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.stall(s, ReasonBundleNotFound, fmt.Sprintf("Bundle %q not found", s.comp.ParentSpec().Bundle))
+			r.stall(s, v1alpha1.ReasonBundleNotFound, fmt.Sprintf("Bundle %q not found", s.comp.ParentSpec().Bundle))
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("read Bundle %s: %w", s.comp.ParentSpec().Bundle, err)
 	}
 	loaded, err := r.bundles.load(bundle)
 	if err != nil {
-		r.stall(s, ReasonRenderFailed, err.Error())
+		r.stall(s, v1alpha1.ReasonRenderFailed, err.Error())
 		return ctrl.Result{}, nil
 	}
 	in, capsRevision, err := r.renderInput(ctx, s)
@@ -53,26 +49,26 @@ func (r *CompositionReconciler) render(ctx context.Context, s *scope) (ctrl.Resu
 	}
 	key := renderKey(s.comp, loaded.Revision(), in, capsRevision)
 	s.renderKey = key
-	failed := r.failedRenders.get(client.ObjectKeyFromObject(s.comp), key)
-	cacheLookup(cacheFailedRender, failed != nil)
+	failed, _ := r.failedRenders.get(client.ObjectKeyFromObject(s.comp), key)
+	metrics.CacheLookup(metrics.CacheFailedRender, failed != nil)
 	if failed != nil {
-		setStalled(&s.status, s.comp.GetGeneration(), renderReason(failed), failed.Error())
+		status.SetStalled(&s.status, s.comp.GetGeneration(), renderReason(failed), failed.Error())
 		s.done = true
 		return ctrl.Result{}, nil
 	}
 	start := time.Now()
 	s.upgrade = in.IsUpgrade
-	s.plan, err = NewPlan(ctx, r.renderer, loaded, in, r.Mapper)
-	renderDuration.Observe(time.Since(start).Seconds())
+	s.plan, err = plan.NewPlan(ctx, r.renderer, loaded, in, r.Mapper)
+	metrics.RenderDuration.Observe(time.Since(start).Seconds())
 	var renderErr *templates.RenderError
-	var refused *RefusedError
+	var refused *plan.RefusedError
 	switch {
 	case errors.As(err, &renderErr):
 		r.failedRenders.put(client.ObjectKeyFromObject(s.comp), key, renderErr)
 		r.stall(s, renderReason(renderErr), err.Error())
 		return ctrl.Result{}, nil
 	case errors.As(err, &refused):
-		r.stall(s, ReasonRefused, err.Error())
+		r.stall(s, v1alpha1.ReasonRefused, err.Error())
 		return ctrl.Result{}, nil
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("render Bundle %s: %w", bundle.Name, err)
@@ -87,12 +83,12 @@ func renderReason(err *templates.RenderError) string {
 	if err.Reason != "" {
 		return err.Reason
 	}
-	return ReasonRenderFailed
+	return v1alpha1.ReasonRenderFailed
 }
 
 // stall records a user error: Stalled until an input changes.
 func (r *CompositionReconciler) stall(s *scope, reason, msg string) {
-	setStalled(&s.status, s.comp.GetGeneration(), reason, msg)
+	status.SetStalled(&s.status, s.comp.GetGeneration(), reason, msg)
 	r.Recorder.Eventf(s.comp, nil, "Warning", reason, "Render", "%s", msg)
 	s.done = true
 }
@@ -102,66 +98,21 @@ func (r *CompositionReconciler) stall(s *scope, reason, msg string) {
 // labels and annotations templates see, .Release.IsUpgrade, and the
 // revision of the capabilities, so a render runs again when an API comes
 // or goes.
-func renderKey(comp Parent, bundleRevision string, in templates.Input, capsRevision string) string {
+func renderKey(comp applyset.Parent, bundleRevision string, in templates.Input, capsRevision string) string {
 	h := sha256.New()
 	meta, _ := json.Marshal([]any{in.Composition.Labels, in.Composition.Annotations, in.IsUpgrade, capsRevision})
 	h.Write(meta)
 	return fmt.Sprintf("%s/%d/%s/%s", comp.GetUID(), comp.GetGeneration(), bundleRevision, hex.EncodeToString(h.Sum(nil)))
 }
 
-// renderMemo remembers the last failed render of each Composition with the
-// inputs it had. Renders are deterministic, so the same inputs would fail
-// the same way: the error is reported again without rendering.
-type renderMemo struct {
-	mu     sync.Mutex
-	failed map[types.NamespacedName]failedRender
-}
-
-type failedRender struct {
-	key string // includes the UID: a Composition made anew under the same name is rendered
-	err *templates.RenderError
-}
-
-// get returns the remembered error of the Composition for these inputs.
-func (m *renderMemo) get(name types.NamespacedName, key string) *templates.RenderError {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if f, ok := m.failed[name]; ok && f.key == key {
-		return f.err
-	}
-	return nil
-}
-
-func (m *renderMemo) put(name types.NamespacedName, key string, err *templates.RenderError) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.failed == nil {
-		m.failed = map[types.NamespacedName]failedRender{}
-	}
-	m.failed[name] = failedRender{key: key, err: err}
-}
-
-// forget drops what is remembered of a Composition (it rendered, or is gone).
-func (m *renderMemo) forget(name types.NamespacedName) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.failed, name)
-}
-
-// newRenderer returns opts.Renderer, or a pool of worker processes stopped
-// with the manager.
-func newRenderer(mgr ctrl.Manager, opts Options) (Renderer, error) {
-	if opts.Renderer != nil {
-		return opts.Renderer, nil
-	}
-	pool, err := sandbox.New(sandbox.Options{Limits: opts.RenderLimits, Workers: max(opts.MaxConcurrentReconciles, 1)})
+// renderInput is RenderInput in the controller: the Composition from the
+// cache, its recorded applyset.Inventory as ensureParent read it live, and the
+// cached capabilities with their revision.
+func (r *CompositionReconciler) renderInput(ctx context.Context, s *scope) (templates.Input, string, error) {
+	caps, err := r.capabilities.Get(ctx)
 	if err != nil {
-		return nil, err
+		return templates.Input{}, "", err
 	}
-	err = mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		<-ctx.Done()
-		pool.Close()
-		return nil
-	}))
-	return pool, err
+	live := &plan.LiveComposition{UID: s.comp.GetUID(), Installed: plan.Installed(s.parent.inventory)}
+	return plan.RenderInput(s.comp, live, caps.Caps), caps.Revision, nil
 }

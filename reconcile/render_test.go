@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -30,19 +32,19 @@ func TestRenderMemo(t *testing.T) {
 		}}, bundle: "sha256:1", caps: "caps-1"}
 	}
 	key := func(in *inputs) string {
-		live := &LiveComposition{UID: in.comp.UID, Installed: in.installed}
-		return renderKey(in.comp, in.bundle, RenderInput(in.comp, live, nil), in.caps)
+		live := &plan.LiveComposition{UID: in.comp.UID, Installed: in.installed}
+		return renderKey(in.comp, in.bundle, plan.RenderInput(in.comp, live, nil), in.caps)
 	}
 	name := types.NamespacedName{Namespace: "team-a", Name: "shop"}
 	failed := &templates.RenderError{File: "templates/x.yaml", Reason: templates.ReasonTimeout, Msg: "render stopped"}
-	var m renderMemo
+	var m memo[*templates.RenderError]
 	m.put(name, key(base()), failed)
 
 	same := map[string]func(in *inputs){
 		"nothing":         func(*inputs) {},
-		"applyset id":     func(in *inputs) { in.comp.Labels[LabelApplySetID] = "applyset-x-v1" },
-		"group-kinds":     func(in *inputs) { in.comp.Annotations[AnnotationGroupKinds] = "ConfigMap" },
-		"tooling":         func(in *inputs) { in.comp.Annotations[AnnotationTooling] = "stencil/v2" },
+		"applyset id":     func(in *inputs) { in.comp.Labels[applyset.LabelApplySetID] = "applyset-x-v1" },
+		"group-kinds":     func(in *inputs) { in.comp.Annotations[applyset.AnnotationGroupKinds] = "ConfigMap" },
+		"tooling":         func(in *inputs) { in.comp.Annotations[applyset.AnnotationTooling] = "stencil/v2" },
 		"status":          func(in *inputs) { in.comp.Status.BundleRevision = "sha256:0" },
 		"last-applied":    func(in *inputs) { in.comp.Annotations["kubectl.kubernetes.io/last-applied-configuration"] = "{}" },
 		"resourceVersion": func(in *inputs) { in.comp.ResourceVersion = "42" },
@@ -50,7 +52,7 @@ func TestRenderMemo(t *testing.T) {
 	for what, change := range same {
 		in := base()
 		change(in)
-		if got := m.get(name, key(in)); got != failed {
+		if got, _ := m.get(name, key(in)); got != failed {
 			t.Errorf("%s changed: got %v, want the remembered error", what, got)
 		}
 	}
@@ -66,12 +68,12 @@ func TestRenderMemo(t *testing.T) {
 	for what, change := range changes {
 		in := base()
 		change(in)
-		if got := m.get(name, key(in)); got != nil {
+		if got, _ := m.get(name, key(in)); got != nil {
 			t.Errorf("%s changed: got the remembered error, want a new render", what)
 		}
 	}
 	m.forget(name)
-	if got := m.get(name, key(base())); got != nil {
+	if got, _ := m.get(name, key(base())); got != nil {
 		t.Errorf("after forget: got %v", got)
 	}
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
 )
 
 // fourKinds renders four members ready at once.
@@ -80,12 +79,12 @@ func TestRequestsOfAPass(t *testing.T) {
 	b := bundle(t, "requests-"+ns, fourKinds())
 	// A first Composition starts the watches of the four kinds.
 	mustCreate(t, composition(ns, "warm", b.Name, ""))
-	condition(t, ns, "warm", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "warm", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	settle(t, "the controller", controller)
 
 	mark := len(controller.Requests())
 	mustCreate(t, composition(ns, "cold", b.Name, ""))
-	condition(t, ns, "cold", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "cold", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	settle(t, "the controller", controller)
 	reqs := requestsFor(controller, mark, ns, "cold")
 	memberPaths := []string{"/configmaps/cold", "/secrets/cold", "/services/cold", "/serviceaccounts/cold"}

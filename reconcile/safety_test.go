@@ -16,7 +16,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // twoConfigMaps renders ConfigMaps "keep" and, while .Values.second, "second".
@@ -40,7 +40,7 @@ func TestRenderErrorPrunesNothing(t *testing.T) {
 	mustCreate(t, comp)
 	keep := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keep"}}
 	second := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "second"}}
-	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 
 	tests := []struct {
 		name   string
@@ -54,8 +54,8 @@ func TestRenderErrorPrunesNothing(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(tt.values) })
-			got := condition(t, ns, "app", reconcile.ConditionStalled, metav1.ConditionTrue)
-			if msg := condMessage(got, reconcile.ConditionReady); !strings.Contains(msg, tt.want) {
+			got := condition(t, ns, "app", v1alpha1.ConditionStalled, metav1.ConditionTrue)
+			if msg := condMessage(got, v1alpha1.ConditionReady); !strings.Contains(msg, tt.want) {
 				t.Errorf("Ready message = %q, want it to contain %q", msg, tt.want)
 			}
 			consistently(t, "both ConfigMaps to stay", 2*time.Second, func() (bool, error) {
@@ -70,7 +70,7 @@ func TestRenderErrorPrunesNothing(t *testing.T) {
 	// Fixing the input recovers, and only now is "second" pruned.
 	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"second":false}`) })
 	gone(t, second)
-	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 }
 
 // TestPruneSparesWhatStencilDoesNotManage: an object carrying the set's
@@ -84,17 +84,19 @@ func TestPruneSparesWhatStencilDoesNotManage(t *testing.T) {
 	mustCreate(t, comp)
 	second := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "second"}}
 	exists(t, second)
-	id := second.Labels[reconcile.LabelPartOf]
+	id := second.Labels[applyset.LabelPartOf]
 
-	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "foreign", Labels: map[string]string{reconcile.LabelPartOf: id}}}
+	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "foreign", Labels: map[string]string{applyset.LabelPartOf: id}}}
 	if err := k.Create(ctx, foreign, client.FieldOwner("someone-else")); err != nil {
 		t.Fatal(err)
 	}
 	// "keep" is renamed away (so it leaves the render) but opted out of pruning.
 	keep := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keep"}}
 	exists(t, keep)
-	keep.Annotations = map[string]string{reconcile.AnnotationPrune: "disabled"}
-	if err := k.Update(ctx, keep); err != nil {
+	if err := updateFresh(ctx, keep, func() error {
+		keep.Annotations = map[string]string{applyset.AnnotationPrune: "disabled"}
+		return k.Update(ctx, keep)
+	}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -138,14 +140,14 @@ func TestConfinement(t *testing.T) {
 			b := bundle(t, "confine-"+name+"-"+ns, tt.files, func(s *v1alpha1.BundleSpec) { s.Permissions = tt.perms })
 			mustCreate(t, composition(ns, name, b.Name, tt.values))
 			if tt.want == "" {
-				condition(t, ns, name, reconcile.ConditionReady, metav1.ConditionTrue)
+				condition(t, ns, name, v1alpha1.ConditionReady, metav1.ConditionTrue)
 				cr := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ns + "-reader"}}
 				exists(t, cr)
 				t.Cleanup(func() { _ = k.Delete(context.Background(), cr) })
 				return
 			}
-			got := condition(t, ns, name, reconcile.ConditionStalled, metav1.ConditionTrue)
-			if msg := condMessage(got, reconcile.ConditionReady); !strings.Contains(msg, tt.want) || !strings.Contains(msg, "refused") {
+			got := condition(t, ns, name, v1alpha1.ConditionStalled, metav1.ConditionTrue)
+			if msg := condMessage(got, v1alpha1.ConditionReady); !strings.Contains(msg, tt.want) || !strings.Contains(msg, "refused") {
 				t.Errorf("Ready message = %q, want a refusal naming %q", msg, tt.want)
 			}
 			for _, obj := range []client.Object{
@@ -174,10 +176,10 @@ func TestImpersonation(t *testing.T) {
 	comp.Spec.ServiceAccountName = "tenant"
 	mustCreate(t, comp)
 
-	got := condition(t, ns, "app", reconcile.ConditionStalled, metav1.ConditionTrue)
+	got := condition(t, ns, "app", v1alpha1.ConditionStalled, metav1.ConditionTrue)
 	want := "ServiceAccount " + ns + "/tenant may not create configmaps"
-	if c := meta.FindStatusCondition(got.Status.Conditions, reconcile.ConditionStalled); c.Reason != reconcile.ReasonForbidden || !strings.Contains(c.Message, want) {
-		t.Errorf("Stalled = %s: %q, want reason %s naming %q", c.Reason, c.Message, reconcile.ReasonForbidden, want)
+	if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionStalled); c.Reason != v1alpha1.ReasonForbidden || !strings.Contains(c.Message, want) {
+		t.Errorf("Stalled = %s: %q, want reason %s naming %q", c.Reason, c.Message, v1alpha1.ReasonForbidden, want)
 	}
 	if err := k.Get(ctx, key(ns, "keep"), &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("ConfigMap created without the ServiceAccount's permission (err %v)", err)
@@ -191,19 +193,19 @@ func TestImpersonation(t *testing.T) {
 	// RBAC changes raise no event: the next input change (or, at the
 	// latest, a minute) brings the check again, and now it passes.
 	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"name":"kept"}`) })
-	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	cm := &corev1.ConfigMap{}
 	if err := k.Get(ctx, key(ns, "kept"), cm); err != nil {
 		t.Fatal(err)
 	}
 	var applier string
 	for _, mf := range cm.ManagedFields {
-		if mf.Manager == reconcile.FieldManager {
+		if mf.Manager == applyset.FieldManager {
 			applier = string(mf.Operation)
 		}
 	}
 	if applier != "Apply" {
-		t.Errorf("ConfigMap managed fields %+v, want an Apply by %s", cm.ManagedFields, reconcile.FieldManager)
+		t.Errorf("ConfigMap managed fields %+v, want an Apply by %s", cm.ManagedFields, applyset.FieldManager)
 	}
 }
 
@@ -219,13 +221,13 @@ func TestPruneFalseKeepsOrphans(t *testing.T) {
 	second := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "second"}}
 	exists(t, second)
 	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"second":false}`) })
-	got := condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	got := condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	if len(got.Status.Members) != 1 {
 		t.Errorf("status lists %d members, want the 1 still rendered", len(got.Status.Members))
 	}
 	consistently(t, "the orphan to stay", 2*time.Second, func() (bool, error) {
 		err := k.Get(context.Background(), client.ObjectKeyFromObject(second), second)
-		return err == nil && second.Labels[reconcile.LabelPartOf] != "", err
+		return err == nil && second.Labels[applyset.LabelPartOf] != "", err
 	})
 }
 
@@ -239,10 +241,10 @@ func TestSecretDataStaysSecret(t *testing.T) {
 		"templates/secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\ndata:\n  password: " + secret + "\n",
 	})
 	mustCreate(t, composition(ns, "app", b.Name, ""))
-	got := condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionFalse)
+	got := condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionFalse)
 	eventually(t, "the apply failure in the status", func() (bool, error) {
 		err := k.Get(ctx, client.ObjectKeyFromObject(got), got)
-		return err == nil && strings.Contains(condMessage(got, reconcile.ConditionReady), "Secret/"+ns+"/s"), err
+		return err == nil && strings.Contains(condMessage(got, v1alpha1.ConditionReady), "Secret/"+ns+"/s"), err
 	})
 	for _, c := range got.Status.Conditions {
 		if strings.Contains(c.Message, "hunter2") {

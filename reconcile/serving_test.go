@@ -21,10 +21,11 @@ import (
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+	cradmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/admission"
 )
 
 // servingTestLabel selects the ConfigMaps the test's webhook entry
@@ -43,9 +44,9 @@ func TestServingRotatesAndInjects(t *testing.T) {
 	ctx, cancel := context.WithCancel(suiteCtx)
 	defer cancel()
 	ns := "stencil-system" // the controller's namespace, where its Role grants Secrets
-	opts := reconcile.ServingOptions{
-		Port: testenv.FreePort(t), Host: "localhost", CertDir: t.TempDir(), Certs: reconcile.CertsRotate,
-		SecretName: "stencil-webhook-cert-serving-test", Service: reconcile.DefaultWebhookService,
+	opts := admission.ServingOptions{
+		Port: testenv.FreePort(t), Host: "localhost", CertDir: t.TempDir(), Certs: admission.CertsRotate,
+		SecretName: "stencil-webhook-cert-serving-test", Service: admission.DefaultWebhookService,
 		Namespace: ns, ConfigName: "stencil-serving-test",
 	}
 	cfg := webhookConfig(opts.ConfigName, "compositions.stencil.dev")
@@ -54,7 +55,7 @@ func TestServingRotatesAndInjects(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = k.Delete(context.Background(), cfg) })
 
-	serving, err := reconcile.NewServing(opts)
+	serving, err := admission.NewServing(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,9 +71,9 @@ func TestServingRotatesAndInjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mgr.GetWebhookServer().Register(reconcile.WebhookPath, &webhook.Admission{Handler: admission.HandlerFunc(
-		func(context.Context, admission.Request) admission.Response {
-			return admission.Denied("refused by the serving test's webhook")
+	mgr.GetWebhookServer().Register(admission.WebhookPath, &webhook.Admission{Handler: cradmission.HandlerFunc(
+		func(context.Context, cradmission.Request) cradmission.Response {
+			return cradmission.Denied("refused by the serving test's webhook")
 		})})
 	if err := serving.SetupWithManager(ctx, mgr); err != nil {
 		t.Fatal(err)
@@ -134,12 +135,12 @@ func TestServingRotatesAndInjects(t *testing.T) {
 	})
 
 	t.Run("an entry added later gets the URL and the CA", func(t *testing.T) {
-		live := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-		if err := k.Get(ctx, client.ObjectKey{Name: opts.ConfigName}, live); err != nil {
-			t.Fatal(err)
-		}
-		live.Webhooks = append(live.Webhooks, webhookConfig(opts.ConfigName, "published.stencil.dev").Webhooks[0])
-		if err := k.Update(ctx, live); err != nil {
+		// The controller writes the configuration too (the URL, the CA).
+		live := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: opts.ConfigName}}
+		if err := updateFresh(ctx, live, func() error {
+			live.Webhooks = append(live.Webhooks, webhookConfig(opts.ConfigName, "published.stencil.dev").Webhooks[0])
+			return k.Update(ctx, live)
+		}); err != nil {
 			t.Fatal(err)
 		}
 		pointed(t, opts, caPEM, "compositions.stencil.dev", "published.stencil.dev")
@@ -148,7 +149,7 @@ func TestServingRotatesAndInjects(t *testing.T) {
 
 // pointed waits until the configuration of opts has exactly the entries
 // named, each calling opts.URL() with caPEM as its CA bundle.
-func pointed(t *testing.T, opts reconcile.ServingOptions, caPEM []byte, names ...string) {
+func pointed(t *testing.T, opts admission.ServingOptions, caPEM []byte, names ...string) {
 	t.Helper()
 	eventually(t, "the entries to point at "+opts.URL(), func() (bool, error) {
 		live := &admissionregistrationv1.ValidatingWebhookConfiguration{}
@@ -177,7 +178,7 @@ func webhookConfig(name, entry string) *admissionregistrationv1.ValidatingWebhoo
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
 			Name: entry,
 			ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
-				Namespace: "stencil-system", Name: reconcile.DefaultWebhookService, Path: ptr.To(reconcile.WebhookPath),
+				Namespace: "stencil-system", Name: admission.DefaultWebhookService, Path: ptr.To(admission.WebhookPath),
 			}},
 			Rules: []admissionregistrationv1.RuleWithOperations{{
 				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},

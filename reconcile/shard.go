@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // LabelShard is the label that assigns a Composition to a shard: a
@@ -76,7 +77,7 @@ func CacheOptions() cache.Options {
 // kind only where it carries the ApplySet part-of label, so the cache holds
 // stencil's members and nothing else.
 func ShardCacheOptions(shard string) cache.Options {
-	partOf, _ := labels.NewRequirement(LabelPartOf, selection.Exists, nil)
+	partOf, _ := labels.NewRequirement(applyset.LabelPartOf, selection.Exists, nil)
 	return cache.Options{
 		DefaultLabelSelector: labels.NewSelector().Add(*partOf),
 		ByObject: map[client.Object]cache.ByObject{

@@ -84,7 +84,7 @@ func TestShardsSplitCompositions(t *testing.T) {
 	none := sharded(ns, "none", b.Name, "", "1")
 	mustCreate(t, none)
 	for _, name := range []string{"in-a", "in-b", "none"} {
-		condition(t, ns, name, reconcile.ConditionReady, metav1.ConditionTrue)
+		condition(t, ns, name, v1alpha1.ConditionReady, metav1.ConditionTrue)
 		configMapHas(t, ns, name, "1")
 	}
 	renders := func(c *testenv.Controller, name string) int64 { return c.Renders(ns, name) }
@@ -119,7 +119,7 @@ func TestShardsSplitCompositions(t *testing.T) {
 		t.Fatalf("delete shard b's member: %v", err)
 	}
 	configMapHas(t, ns, "in-b", "2")
-	condition(t, ns, "in-b", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "in-b", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	if n := shardA.Writes.Load() - writesA; n != 0 {
 		t.Errorf("shard a made %d writes while only shard b's Composition changed", n)
 	}
@@ -137,7 +137,7 @@ func TestShardsSplitCompositions(t *testing.T) {
 	})
 	update(t, inB, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"v":"3"}`) })
 	configMapHas(t, ns, "in-b", "3")
-	condition(t, ns, "in-b", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "in-b", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	// Out of sharding: the unsharded controller takes it over.
 	update(t, inB, func(c *v1alpha1.Composition) {
 		delete(c.Labels, reconcile.LabelShard)

@@ -6,18 +6,22 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
-	"sync"
+
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+
+	"github.com/stencil-dev/stencil/reconcile/status"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
-// passMemo remembers, per Composition, what its last successful pass saw:
+// lastPass is what the passes memo keeps, per Composition: what its last successful pass saw:
 // the inputs of its render (renderKey: the Composition's UID, generation,
 // the labels and annotations templates read, and the Bundle's revision),
 // the planned members, and every live member of the set as the cache held
@@ -41,16 +45,10 @@ import (
 // keepSnapshot). A state read before a write is the drifted one, and a
 // member returning to it must bring a full pass, not be taken for the
 // converged state.
-type passMemo struct {
-	mu     sync.Mutex
-	passes map[types.NamespacedName]*lastPass
-}
-
-// lastPass is what one successful pass saw.
 type lastPass struct {
 	key       string                    // renderKey of the render
 	revision  string                    // the Bundle's revision
-	inventory string                    // the recorded inventory the render saw
+	inventory string                    // the recorded applyset.Inventory the render saw
 	planned   []memberKey               // the plan's objects, hooks included, in apply order
 	ordinary  []memberKey               // those that are not hooks: the members status lists
 	live      map[memberKey]memberState // every live member of the set, as listed
@@ -68,80 +66,58 @@ type memberState struct {
 	fingerprint     [sha256.Size]byte
 }
 
-func (m *passMemo) get(name types.NamespacedName) *lastPass {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.passes[name]
-}
-
-func (m *passMemo) put(name types.NamespacedName, p *lastPass) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.passes == nil {
-		m.passes = map[types.NamespacedName]*lastPass{}
-	}
-	m.passes[name] = p
-}
-
-// forget drops what is remembered of a Composition.
-func (m *passMemo) forget(name types.NamespacedName) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.passes, name)
-}
-
 // skipUnchanged ends the pass with the status alone when the Bundle's
 // revision, the Composition's render inputs and every live member are what
-// the last successful pass saw (see passMemo): the members' kstatus is read
+// the last successful pass saw (see lastPass): the members' kstatus is read
 // from the cache, and nothing is rendered, compared, read from the API
 // server or written. Otherwise it forgets the last pass and the full pass
 // follows.
 func (r *CompositionReconciler) skipUnchanged(ctx context.Context, s *scope) (ctrl.Result, error) {
 	name := client.ObjectKeyFromObject(s.comp)
-	last := r.passes.get(name)
-	if last == nil {
-		cacheLookup(cachePass, false)
+	last, ok := r.passes.get(name, "")
+	if !ok {
+		metrics.CacheLookup(metrics.CachePass, false)
 		return ctrl.Result{}, nil
 	}
 	r.passes.forget(name)
 	// The status is written against the cached parent: only when the
 	// cache holds it as stencil last wrote it (see recordedParent).
-	if !r.parentInPlace(s.comp) || r.parentVersions.get(name) != s.comp.GetResourceVersion() || r.inputKey(ctx, s.comp) != last.key {
-		cacheLookup(cachePass, false)
+	if !r.parentInPlace(s.comp) || r.version(name) != s.comp.GetResourceVersion() || r.inputKey(ctx, s.comp) != last.key {
+		metrics.CacheLookup(metrics.CachePass, false)
 		return ctrl.Result{}, nil
 	}
 	live, ok := r.listLive(ctx, s.comp, last.planned)
 	if !ok || !last.unchanged(live) {
-		cacheLookup(cachePass, false)
+		metrics.CacheLookup(metrics.CachePass, false)
 		return ctrl.Result{}, nil
 	}
-	cacheLookup(cachePass, true)
+	metrics.CacheLookup(metrics.CachePass, true)
 	s.unchanged = true
 	members := make([]v1alpha1.MemberStatus, len(last.ordinary))
 	for i, k := range last.ordinary {
-		members[i] = memberStatus(k.gvk, k.namespace, k.name, live[k], nil)
+		members[i] = status.MemberOf(k.gvk, k.namespace, k.name, live[k], nil)
 	}
 	s.status.BundleRevision = last.revision
-	summarize(&s.status, s.comp.GetGeneration(), members)
-	r.passes.put(name, last)
+	status.Summarize(&s.status, s.comp.GetGeneration(), members)
+	r.passes.put(name, "", last)
 	s.done = true
 	return ctrl.Result{}, nil
 }
 
 // parentInPlace reports whether the cached Composition carries what
 // ensureParent makes sure of: the finalizer, the ApplySet id and tooling.
-func (r *CompositionReconciler) parentInPlace(comp Parent) bool {
+func (r *CompositionReconciler) parentInPlace(comp applyset.Parent) bool {
 	return slices.Contains(comp.GetFinalizers(), Finalizer) &&
-		comp.GetLabels()[LabelApplySetID] == parentID(comp) &&
-		comp.GetAnnotations()[AnnotationTooling] == "stencil/"+r.Options.Version
+		comp.GetLabels()[applyset.LabelApplySetID] == applyset.ParentID(comp) &&
+		comp.GetAnnotations()[applyset.AnnotationTooling] == "stencil/"+r.Options.Version
 }
 
 // inputKey returns the renderKey of the Composition with its Bundle and
 // the capabilities as the controller holds them, or "" when the Bundle
 // cannot be read or loaded. .Release.IsUpgrade comes from the cached
-// Composition's recorded inventory here (a render reads it live): a
+// Composition's recorded applyset.Inventory here (a render reads it live): a
 // stale cache can only make the key differ, and bring the full pass.
-func (r *CompositionReconciler) inputKey(ctx context.Context, comp Parent) string {
+func (r *CompositionReconciler) inputKey(ctx context.Context, comp applyset.Parent) string {
 	bundle := &v1alpha1.Bundle{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: comp.ParentSpec().Bundle}, bundle); err != nil {
 		return ""
@@ -150,12 +126,12 @@ func (r *CompositionReconciler) inputKey(ctx context.Context, comp Parent) strin
 	if err != nil {
 		return ""
 	}
-	caps, err := r.capabilities.get(ctx)
+	caps, err := r.capabilities.Get(ctx)
 	if err != nil {
 		return ""
 	}
-	live := &LiveComposition{UID: comp.GetUID(), Installed: installed(parseInventory(comp.GetAnnotations()))}
-	return renderKey(comp, loaded.Revision(), RenderInput(comp, live, caps.caps), caps.revision)
+	live := &plan.LiveComposition{UID: comp.GetUID(), Installed: plan.Installed(applyset.ParseInventory(comp.GetAnnotations()))}
+	return renderKey(comp, loaded.Revision(), plan.RenderInput(comp, live, caps.Caps), caps.Revision)
 }
 
 // snapshot records, before anything is applied, every live member of the
@@ -166,7 +142,7 @@ func (r *CompositionReconciler) snapshot(ctx context.Context, s *scope) (ctrl.Re
 	var ordinary []memberKey
 	for i, o := range s.plan.Objects {
 		planned[i] = memberKey{gvk: o.GroupVersionKind(), namespace: o.GetNamespace(), name: o.GetName()}
-		if !isHook(o) {
+		if !plan.IsHook(o) {
 			ordinary = append(ordinary, planned[i])
 		}
 	}
@@ -174,7 +150,7 @@ func (r *CompositionReconciler) snapshot(ctx context.Context, s *scope) (ctrl.Re
 	if !ok {
 		return ctrl.Result{}, nil
 	}
-	gks, nss := s.parent.inventory.annotations()
+	gks, nss := s.parent.inventory.Annotations()
 	p := &lastPass{key: s.renderKey, revision: s.plan.BundleRevision, inventory: gks + ";" + nss, planned: planned, ordinary: ordinary, live: make(map[memberKey]memberState, len(live))}
 	for k, u := range live {
 		p.live[k] = memberState{resourceVersion: u.GetResourceVersion(), fingerprint: fingerprint(u)}
@@ -187,7 +163,7 @@ func (r *CompositionReconciler) snapshot(ctx context.Context, s *scope) (ctrl.Re
 // converged state: every apply found its member up to date (no write),
 // every member is still at the resourceVersion of the snapshot, so the
 // versions the apply compared are exactly those recorded, and the
-// recorded inventory is the one the render saw (widening or pruning
+// recorded applyset.Inventory is the one the render saw (widening or pruning
 // changes what a render may see: .Release.IsUpgrade, the annotations).
 // Otherwise the next pass is a full one.
 func (r *CompositionReconciler) keepSnapshot(ctx context.Context, s *scope) bool {
@@ -200,7 +176,7 @@ func (r *CompositionReconciler) keepSnapshot(ctx context.Context, s *scope) bool
 	if !ordinaryApplied(s) || len(pendingPostHooks(s)) > 0 {
 		return false
 	}
-	gks, nss := s.parent.inventory.annotations()
+	gks, nss := s.parent.inventory.Annotations()
 	if gks+";"+nss != s.snapshot.inventory {
 		return false
 	}
@@ -208,11 +184,11 @@ func (r *CompositionReconciler) keepSnapshot(ctx context.Context, s *scope) bool
 	// left some (a hook it spares while it runs is pruned once it finishes,
 	// a status change the memo would take for nothing). The memo sees only
 	// the plan's kinds, so it is kept only once the record is the plan's.
-	if pgks, pnss := s.plan.inventory.annotations(); pgks != gks || pnss != nss {
+	if pgks, pnss := s.plan.Inventory.Annotations(); pgks != gks || pnss != nss {
 		return false
 	}
 	for _, res := range s.results {
-		if res.Action != Unchanged {
+		if res.Action != applyset.Unchanged {
 			return false
 		}
 	}
@@ -257,7 +233,7 @@ func (p *lastPass) unchanged(live map[memberKey]*unstructured.Unstructured) bool
 // label, of the planned members' kinds, in their namespaces. ok is false
 // when a kind's watch has not synced (its members would have to be read
 // from the API server) or a list fails: the full pass handles those.
-func (r *CompositionReconciler) listLive(ctx context.Context, comp Parent, planned []memberKey) (map[memberKey]*unstructured.Unstructured, bool) {
+func (r *CompositionReconciler) listLive(ctx context.Context, comp applyset.Parent, planned []memberKey) (map[memberKey]*unstructured.Unstructured, bool) {
 	type kindIn struct {
 		gvk       schema.GroupVersionKind
 		namespace string
@@ -268,7 +244,7 @@ func (r *CompositionReconciler) listLive(ctx context.Context, comp Parent, plann
 			lists = append(lists, l)
 		}
 	}
-	id := parentID(comp)
+	id := applyset.ParentID(comp)
 	live := map[memberKey]*unstructured.Unstructured{}
 	for _, l := range lists {
 		if e, ok := r.watched.Load(l.gvk); !ok || !e.(*watchEntry).synced.Load() {

@@ -5,11 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/status"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 func deploymentObject() *unstructured.Unstructured {
@@ -17,7 +20,7 @@ func deploymentObject() *unstructured.Unstructured {
 		"apiVersion": "apps/v1", "kind": "Deployment",
 		"metadata": map[string]any{
 			"name": "web", "namespace": "ns", "resourceVersion": "10", "generation": int64(1),
-			"labels": map[string]any{LabelPartOf: "applyset-x-v1"},
+			"labels": map[string]any{applyset.LabelPartOf: "applyset-x-v1"},
 			"managedFields": []any{
 				map[string]any{"manager": "stencil", "operation": "Apply", "time": "2026-01-01T00:00:00Z", "fieldsV1": map[string]any{"f:spec": map[string]any{}}},
 				map[string]any{"manager": "kube-controller-manager", "operation": "Update", "subresource": "status", "time": "2026-01-01T00:00:00Z"},
@@ -54,7 +57,7 @@ func TestFingerprint(t *testing.T) {
 			_ = unstructured.SetNestedField(u.Object, int64(2), "spec", "replicas")
 		}, false},
 		{"label", func(u *unstructured.Unstructured) {
-			u.SetLabels(map[string]string{LabelPartOf: "applyset-x-v1", "x": "y"})
+			u.SetLabels(map[string]string{applyset.LabelPartOf: "applyset-x-v1", "x": "y"})
 		}, false},
 		{"finalizer", func(u *unstructured.Unstructured) { u.SetFinalizers([]string{"example.com/hold"}) }, false},
 		{"another manager's fields", func(u *unstructured.Unstructured) {
@@ -81,8 +84,8 @@ func TestFingerprint(t *testing.T) {
 func TestMetadataChangedPredicate(t *testing.T) {
 	own := func() *v1alpha1.Composition {
 		return &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{
-			Labels:      map[string]string{"team": "a", LabelApplySetID: "applyset-x-v1"},
-			Annotations: map[string]string{AnnotationGroupKinds: "ConfigMap", AnnotationTooling: "stencil/v1"},
+			Labels:      map[string]string{"team": "a", applyset.LabelApplySetID: "applyset-x-v1"},
+			Annotations: map[string]string{applyset.AnnotationGroupKinds: "ConfigMap", applyset.AnnotationTooling: "stencil/v1"},
 		}}
 	}
 	for _, tt := range []struct {
@@ -91,10 +94,12 @@ func TestMetadataChangedPredicate(t *testing.T) {
 		want   bool
 	}{
 		{"nothing", func(*v1alpha1.Composition) {}, false},
-		{"stencil's inventory", func(c *v1alpha1.Composition) { c.Annotations[AnnotationGroupKinds] = "ConfigMap,Deployment.apps" }, false},
-		{"stencil's namespaces", func(c *v1alpha1.Composition) { c.Annotations[AnnotationNamespaces] = "other" }, false},
-		{"stencil's tooling", func(c *v1alpha1.Composition) { c.Annotations[AnnotationTooling] = "stencil/v2" }, false},
-		{"stencil's id", func(c *v1alpha1.Composition) { delete(c.Labels, LabelApplySetID) }, false},
+		{"stencil's inventory", func(c *v1alpha1.Composition) {
+			c.Annotations[applyset.AnnotationGroupKinds] = "ConfigMap,Deployment.apps"
+		}, false},
+		{"stencil's namespaces", func(c *v1alpha1.Composition) { c.Annotations[applyset.AnnotationNamespaces] = "other" }, false},
+		{"stencil's tooling", func(c *v1alpha1.Composition) { c.Annotations[applyset.AnnotationTooling] = "stencil/v2" }, false},
+		{"stencil's id", func(c *v1alpha1.Composition) { delete(c.Labels, applyset.LabelApplySetID) }, false},
 		{"a label", func(c *v1alpha1.Composition) { c.Labels["team"] = "b" }, true},
 		{"a new label", func(c *v1alpha1.Composition) { c.Labels["tier"] = "web" }, true},
 		{"an annotation", func(c *v1alpha1.Composition) { c.Annotations["example.com/note"] = "x" }, true},
@@ -116,20 +121,20 @@ func TestMetadataChangedPredicate(t *testing.T) {
 func TestKeepTransitionTimes(t *testing.T) {
 	then := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	old := []metav1.Condition{
-		{Type: ConditionReady, Status: metav1.ConditionFalse, LastTransitionTime: then},
-		{Type: ConditionReconciling, Status: metav1.ConditionTrue, LastTransitionTime: then},
+		{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, LastTransitionTime: then},
+		{Type: v1alpha1.ConditionReconciling, Status: metav1.ConditionTrue, LastTransitionTime: then},
 	}
 	st := v1alpha1.CompositionStatus{}
-	setReconciling(&st, 2, ReasonProgressing, "waiting")
-	keepTransitionTimes(&st, old)
+	status.SetReconciling(&st, 2, v1alpha1.ReasonProgressing, "waiting")
+	status.KeepTransitionTimes(&st, old)
 	for _, c := range st.Conditions {
 		if !c.LastTransitionTime.Equal(&then) {
 			t.Errorf("%s kept its status but its transition time became %v", c.Type, c.LastTransitionTime)
 		}
 	}
 	st = v1alpha1.CompositionStatus{}
-	setReady(&st, 2, "2/2 ready")
-	keepTransitionTimes(&st, old)
+	status.SetReady(&st, 2, "2/2 ready")
+	status.KeepTransitionTimes(&st, old)
 	if c := st.Conditions[0]; c.LastTransitionTime.Equal(&then) {
 		t.Errorf("Ready turned True but kept the transition time of False")
 	}

@@ -9,8 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
 )
 
 // TestStatusOnlyChangeDoesNotRender: a member whose own fields change
@@ -26,7 +26,7 @@ func TestStatusOnlyChangeDoesNotRender(t *testing.T) {
 	mustCreate(t, composition(ns, "web", b.Name, `{}`))
 	dep := deployment(ns, "web")
 	exists(t, dep)
-	got := condition(t, ns, "web", reconcile.ConditionReconciling, metav1.ConditionTrue)
+	got := condition(t, ns, "web", v1alpha1.ConditionReconciling, metav1.ConditionTrue)
 	if got.Status.Summary != "1/2 ready" {
 		t.Fatalf("summary %q, want 1/2 ready before the rollout", got.Status.Summary)
 	}
@@ -53,7 +53,7 @@ func TestStatusOnlyChangeDoesNotRender(t *testing.T) {
 
 	renders = controller.Renders(ns, "web")
 	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
-	got = condition(t, ns, "web", reconcile.ConditionReady, metav1.ConditionTrue)
+	got = condition(t, ns, "web", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	if got.Status.Summary != "2/2 ready" || len(got.Status.Members) != 2 {
 		t.Errorf("status %q with %d members, want 2/2 ready", got.Status.Summary, len(got.Status.Members))
 	}

@@ -3,27 +3,26 @@ package reconcile
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
+
+	"github.com/stencil-dev/stencil/reconcile/status"
 
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
-// stallMemo remembers, per Composition, a terminal failure of its last
+// stall is what the stalls memo keeps, per Composition, under the inputs
+// it had (inputKey): a terminal failure of its last
 // apply (an object the API server rejects, a refused member, a member that
 // flaps) with the inputs it had. The same inputs would fail the same way,
 // so until the Composition's spec or its Bundle changes the failure is
 // reported again without writing anything. A Forbidden failure is
-// remembered only for forbiddenRecheck: RBAC and quotas change without an
+// remembered only for ForbiddenRecheck: RBAC and quotas change without an
 // event.
-type stallMemo struct {
-	mu     sync.Mutex
-	stalls map[types.NamespacedName]stall
-}
-
 type stall struct {
-	key     string // inputKey of the pass that stalled
 	reason  string
 	message string
 	expires time.Time // zero: until the inputs change
@@ -33,35 +32,8 @@ type stall struct {
 // treats as "no change": the Composition (by UID, so one made anew under
 // the same name starts afresh), its generation (spec.values and the rest of
 // the spec) and the Bundle's revision.
-func inputKey(comp Parent, bundleRevision string) string {
+func inputKey(comp applyset.Parent, bundleRevision string) string {
 	return fmt.Sprintf("%s/%d/%s", comp.GetUID(), comp.GetGeneration(), bundleRevision)
-}
-
-func (m *stallMemo) put(name types.NamespacedName, st stall) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.stalls == nil {
-		m.stalls = map[types.NamespacedName]stall{}
-	}
-	m.stalls[name] = st
-}
-
-// get returns the remembered stall of the Composition for these inputs.
-func (m *stallMemo) get(name types.NamespacedName, key string) (stall, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	st, ok := m.stalls[name]
-	if !ok || st.key != key || (!st.expires.IsZero() && time.Now().After(st.expires)) {
-		return stall{}, false
-	}
-	return st, true
-}
-
-// forget drops what is remembered of a Composition (its inputs changed, or it is gone).
-func (m *stallMemo) forget(name types.NamespacedName) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.stalls, name)
 }
 
 // recall ends the pass, writing nothing, when the last pass with the same
@@ -72,11 +44,11 @@ func (r *CompositionReconciler) recall(_ context.Context, s *scope) (ctrl.Result
 		return ctrl.Result{}, nil
 	}
 	st, ok := r.stalls.get(name, inputKey(s.comp, s.plan.BundleRevision))
-	if !ok {
+	if !ok || !st.expires.IsZero() && time.Now().After(st.expires) {
 		r.stalls.forget(name)
 		return ctrl.Result{}, nil
 	}
-	setStalled(&s.status, s.comp.GetGeneration(), st.reason, st.message)
+	status.SetStalled(&s.status, s.comp.GetGeneration(), st.reason, st.message)
 	s.done = true
 	if !st.expires.IsZero() {
 		return ctrl.Result{RequeueAfter: time.Until(st.expires) + time.Second}, nil
@@ -85,16 +57,16 @@ func (r *CompositionReconciler) recall(_ context.Context, s *scope) (ctrl.Result
 }
 
 // stallTerminal stalls the Composition on a terminal failure and remembers
-// it for these inputs (see stallMemo).
+// it for these inputs (see stalls).
 func (r *CompositionReconciler) stallTerminal(s *scope, reason, msg string) ctrl.Result {
-	setStalled(&s.status, s.comp.GetGeneration(), reason, msg)
-	st := stall{key: inputKey(s.comp, s.plan.BundleRevision), reason: reason, message: msg}
+	status.SetStalled(&s.status, s.comp.GetGeneration(), reason, msg)
+	st := stall{reason: reason, message: msg}
 	var res ctrl.Result
-	if reason == ReasonForbidden {
-		st.expires = time.Now().Add(forbiddenRecheck)
-		res.RequeueAfter = forbiddenRecheck
+	if reason == v1alpha1.ReasonForbidden {
+		st.expires = time.Now().Add(ForbiddenRecheck)
+		res.RequeueAfter = ForbiddenRecheck
 	}
-	r.stalls.put(types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}, st)
+	r.stalls.put(types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}, inputKey(s.comp, s.plan.BundleRevision), st)
 	s.done = true
 	return res
 }

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
@@ -166,6 +167,19 @@ func composition(ns, name, bundle, values string) *v1alpha1.Composition {
 		c.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(values)}
 	}
 	return c
+}
+
+// updateFresh reads obj and calls write, again on a conflict: for a test's
+// read-then-update of an object the controller also writes (a member, the
+// Composition, the webhook configuration), which otherwise races the
+// controller's own writes ("the object has been modified").
+func updateFresh(ctx context.Context, obj client.Object, write func() error) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := k.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		return write()
+	})
 }
 
 // update re-reads the Composition, changes it and writes it back.

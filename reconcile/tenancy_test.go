@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -19,14 +21,15 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // stalled waits until the Composition is Stalled and checks the reason and
 // that the message names every one of want.
 func stalled(t *testing.T, ns, name, reason string, want ...string) *v1alpha1.Composition {
 	t.Helper()
-	got := condition(t, ns, name, reconcile.ConditionStalled, metav1.ConditionTrue)
-	c := meta.FindStatusCondition(got.Status.Conditions, reconcile.ConditionStalled)
+	got := condition(t, ns, name, v1alpha1.ConditionStalled, metav1.ConditionTrue)
+	c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionStalled)
 	if c.Reason != reason {
 		t.Errorf("Stalled reason = %s (%q), want %s", c.Reason, c.Message, reason)
 	}
@@ -65,7 +68,7 @@ func TestForbiddenKind(t *testing.T) {
 	mustCreate(t, comp)
 	mustCreate(t, composition(ns, "healthy", healthy.Name, `{}`))
 
-	stalled(t, ns, "quota", reconcile.ReasonForbidden,
+	stalled(t, ns, "quota", v1alpha1.ReasonForbidden,
 		"the controller (system:serviceaccount:stencil-system:stencil) may not list resourcequotas (ResourceQuota) cluster-wide",
 		"rbac.stencil.dev/aggregate-to-manager")
 	if err := k.Get(ctx, key(ns, "before-quota"), &corev1.ConfigMap{}); err == nil {
@@ -73,11 +76,11 @@ func TestForbiddenKind(t *testing.T) {
 	}
 
 	t.Run("another Composition reconciles", func(t *testing.T) {
-		condition(t, ns, "healthy", reconcile.ConditionReady, metav1.ConditionTrue)
+		condition(t, ns, "healthy", v1alpha1.ConditionReady, metav1.ConditionTrue)
 		update(t, composition(ns, "healthy", "", ""), func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"name":"renamed"}`) })
 		exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "renamed"}})
 		gone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keep"}})
-		condition(t, ns, "healthy", reconcile.ConditionReady, metav1.ConditionTrue)
+		condition(t, ns, "healthy", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	})
 
 	t.Run("deleting it completes", func(t *testing.T) {
@@ -88,21 +91,21 @@ func TestForbiddenKind(t *testing.T) {
 		}
 		// The pass stalled before anything was applied, so the controller
 		// wrote no ApplySet metadata: write what it would have written.
-		id := reconcile.ApplySetID(comp.Name, comp.Namespace, reconcile.CompositionGroupKind)
+		id := applyset.ID(comp.Name, comp.Namespace, applyset.CompositionGroupKind)
 		leftover := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "v1", "kind": "ResourceQuota",
-			"metadata": map[string]any{"name": "leftover", "namespace": ns, "labels": map[string]any{reconcile.LabelPartOf: id}},
+			"metadata": map[string]any{"name": "leftover", "namespace": ns, "labels": map[string]any{applyset.LabelPartOf: id}},
 			"spec":     map[string]any{"hard": map[string]any{"pods": "5"}},
 		}}
-		if err := k.Apply(ctx, client.ApplyConfigurationFromUnstructured(leftover), client.FieldOwner(reconcile.FieldManager)); err != nil {
+		if err := k.Apply(ctx, client.ApplyConfigurationFromUnstructured(leftover), client.FieldOwner(applyset.FieldManager)); err != nil {
 			t.Fatal(err)
 		}
 		parent := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "stencil.dev/v1alpha1", "kind": "Composition",
-			"metadata": map[string]any{"name": comp.Name, "namespace": ns, "labels": map[string]any{reconcile.LabelApplySetID: id},
-				"annotations": map[string]any{reconcile.AnnotationGroupKinds: "ConfigMap,ResourceQuota"}, "finalizers": []any{reconcile.Finalizer}},
+			"metadata": map[string]any{"name": comp.Name, "namespace": ns, "labels": map[string]any{applyset.LabelApplySetID: id},
+				"annotations": map[string]any{applyset.AnnotationGroupKinds: "ConfigMap,ResourceQuota"}, "finalizers": []any{reconcile.Finalizer}},
 		}}
-		if err := k.Apply(ctx, client.ApplyConfigurationFromUnstructured(parent), client.FieldOwner(reconcile.FieldManager), client.ForceOwnership); err != nil {
+		if err := k.Apply(ctx, client.ApplyConfigurationFromUnstructured(parent), client.FieldOwner(applyset.FieldManager), client.ForceOwnership); err != nil {
 			t.Fatal(err)
 		}
 		if err := k.Delete(ctx, comp); err != nil {
@@ -113,7 +116,7 @@ func TestForbiddenKind(t *testing.T) {
 			t.Errorf("the ResourceQuota the controller may not list was not left in place: %v", err)
 		}
 		eventually(t, "a Warning naming the kind left in place", func() (bool, error) {
-			for _, e := range events(t, ns, reconcile.ReasonForbidden) {
+			for _, e := range events(t, ns, v1alpha1.ReasonForbidden) {
 				if e.Type == "Warning" && strings.Contains(e.Note, "resourcequotas") && strings.Contains(e.Note, "left in place") {
 					return true, nil
 				}
@@ -165,10 +168,10 @@ func TestEmptyRender(t *testing.T) {
 			mustCreate(t, comp)
 			a := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "a"}}
 			bb := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "b"}}
-			condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+			condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 
 			update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"enabled":false}`) })
-			stalled(t, ns, "app", reconcile.ReasonEmptyRender, "ConfigMap/"+ns+"/a", reconcile.AnnotationAllowEmptyRender)
+			stalled(t, ns, "app", v1alpha1.ReasonEmptyRender, "ConfigMap/"+ns+"/a", reconcile.AnnotationAllowEmptyRender)
 			consistently(t, "every member to stay", 2*time.Second, func() (bool, error) {
 				if err := k.Get(ctx, client.ObjectKeyFromObject(a), a); err != nil {
 					return false, err
@@ -179,7 +182,7 @@ func TestEmptyRender(t *testing.T) {
 			tt.optIn(t, comp, b)
 			gone(t, a)
 			gone(t, bb)
-			condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+			condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 		})
 	}
 }
@@ -198,7 +201,7 @@ func TestOnePrunedEventPerPass(t *testing.T) {
 	b := bundle(t, "events-"+ns, files)
 	comp := composition(ns, "app", b.Name, `{}`)
 	mustCreate(t, comp)
-	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"extra":false}`) })
 	for _, n := range []string{"x1", "x2", "x3"} {
 		gone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}})
@@ -206,7 +209,7 @@ func TestOnePrunedEventPerPass(t *testing.T) {
 
 	want := "pruned 3: ConfigMap/" + ns + "/x1 pruned, ConfigMap/" + ns + "/x2 pruned, ConfigMap/" + ns + "/x3 pruned"
 	eventually(t, "one Pruned event naming the three members", func() (bool, error) {
-		evs := events(t, ns, reconcile.ReasonPruned)
+		evs := events(t, ns, v1alpha1.ReasonPruned)
 		if len(evs) != 1 {
 			return false, fmt.Errorf("%d Pruned events, want 1", len(evs))
 		}
@@ -228,13 +231,13 @@ func TestOneAppliedEventPerPass(t *testing.T) {
 	ns := testenv.Namespace(t, k)
 	b := bundle(t, "applied-"+ns, fourKinds())
 	mustCreate(t, composition(ns, "app", b.Name, ""))
-	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 
 	applied := func(want ...string) {
 		t.Helper()
 		eventually(t, fmt.Sprintf("%d Applied events", len(want)), func() (bool, error) {
 			var got []string
-			for _, e := range events(t, ns, reconcile.ReasonApplied) {
+			for _, e := range events(t, ns, v1alpha1.ReasonApplied) {
 				if e.Related == nil || e.Related.Namespace != ns {
 					return false, fmt.Errorf("Applied event %q related to %+v, want a member", e.Note, e.Related)
 				}
@@ -249,22 +252,14 @@ func TestOneAppliedEventPerPass(t *testing.T) {
 
 	// Two drifts, one after the other, of two members: each is undone by a
 	// pass of its own that leaves the Composition as it was.
-	cm := &corev1.ConfigMap{}
-	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app"}, cm); err != nil {
-		t.Fatal(err)
-	}
-	cm.Data["v"] = "drift"
-	if err := k.Update(ctx, cm); err != nil {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"}}
+	if err := updateFresh(ctx, cm, func() error { cm.Data["v"] = "drift"; return k.Update(ctx, cm) }); err != nil {
 		t.Fatal(err)
 	}
 	configuredCM := "configured 1: ConfigMap/" + ns + "/app configured (data.v)"
 	applied(configuredCM, created)
-	secret := &corev1.Secret{}
-	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "app"}, secret); err != nil {
-		t.Fatal(err)
-	}
-	secret.Data["v"] = []byte("drift")
-	if err := k.Update(ctx, secret); err != nil {
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"}}
+	if err := updateFresh(ctx, secret, func() error { secret.Data["v"] = []byte("drift"); return k.Update(ctx, secret) }); err != nil {
 		t.Fatal(err)
 	}
 	applied(configuredCM, "configured 1: Secret/"+ns+"/app configured (data.v)", created)
@@ -283,23 +278,22 @@ func TestInvalidObjectIsNotRetried(t *testing.T) {
 	})
 	comp := composition(ns, "app", b.Name, "")
 	mustCreate(t, comp)
-	stalled(t, ns, "app", reconcile.ReasonInvalid, "Service/"+ns+"/svc", "spec.ports[0].port")
+	stalled(t, ns, "app", v1alpha1.ReasonInvalid, "Service/"+ns+"/svc", "spec.ports[0].port")
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm"}}
 	exists(t, cm)
 	time.Sleep(time.Second) // let the events of the first pass settle
 
 	writes := controller.Writes.Load()
-	failed := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Failed)))
+	failed := testutil.ToFloat64(metrics.Applies.WithLabelValues(string(applyset.Failed)))
 	// A change to a member brings the Composition back: it must not retry.
-	cm.Labels["touched"] = "yes"
-	if err := k.Update(ctx, cm); err != nil {
+	if err := updateFresh(ctx, cm, func() error { cm.Labels["touched"] = "yes"; return k.Update(ctx, cm) }); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(3 * time.Second)
 	if n := controller.Writes.Load() - writes; n != 0 {
 		t.Errorf("the controller made %d write requests for a Stalled Composition whose inputs did not change, want 0", n)
 	}
-	if n := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Failed))) - failed; n != 0 {
+	if n := testutil.ToFloat64(metrics.Applies.WithLabelValues(string(applyset.Failed))) - failed; n != 0 {
 		t.Errorf("%v more failed applies, want none", n)
 	}
 
@@ -313,7 +307,7 @@ func TestInvalidObjectIsNotRetried(t *testing.T) {
 		return err == nil, err
 	})
 	exists(t, service(ns, "svc"))
-	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 }
 
 // TestFlapping: another field manager fights over a field stencil sets.
@@ -329,7 +323,7 @@ func TestFlapping(t *testing.T) {
 	})
 	comp := composition(ns, "app", b.Name, `{}`)
 	mustCreate(t, comp)
-	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 
 	// The fighter writes data.a back whenever stencil has changed it, for
 	// at most 30 seconds.
@@ -347,7 +341,7 @@ func TestFlapping(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}()
-	stalled(t, ns, "app", reconcile.ReasonFlapping, "ConfigMap/"+ns+"/flappy", "data.a")
+	stalled(t, ns, "app", v1alpha1.ReasonFlapping, "ConfigMap/"+ns+"/flappy", "data.a")
 	// Stencil's last write may be a few milliseconds old: let the fighter
 	// answer it, then stencil must not write again.
 	eventually(t, "the fighter's value", func() (bool, error) {
@@ -370,5 +364,5 @@ func TestFlapping(t *testing.T) {
 		err := k.Get(ctx, key(ns, "flappy"), cm)
 		return err == nil && cm.Data["a"] == "2", err
 	})
-	condition(t, ns, "app", reconcile.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 }

@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // Bounds on waiting for the cache. controller-runtime's cache blocks a
@@ -119,7 +121,7 @@ const indexPartOf = "applyset.partOf"
 // published kind: an index another one added first is as good.
 func indexMembers(ctx context.Context, c cache.Cache, u *unstructured.Unstructured) error {
 	err := c.IndexField(ctx, u, indexPartOf, func(o client.Object) []string {
-		if id := o.GetLabels()[LabelPartOf]; id != "" {
+		if id := o.GetLabels()[applyset.LabelPartOf]; id != "" {
 			return []string{id}
 		}
 		return nil
@@ -129,14 +131,14 @@ func indexMembers(ctx context.Context, c cache.Cache, u *unstructured.Unstructur
 	}
 	inf, ierr := c.GetInformer(ctx, u, cache.BlockUntilSynced(false))
 	if ierr != nil {
-		return fmt.Errorf("index by %s: %w", LabelPartOf, err)
+		return fmt.Errorf("index by %s: %w", applyset.LabelPartOf, err)
 	}
 	if i, ok := inf.(interface{ GetIndexer() toolscache.Indexer }); ok {
 		if _, ok := i.GetIndexer().GetIndexers()["field:"+indexPartOf]; ok {
 			return nil
 		}
 	}
-	return fmt.Errorf("index by %s: %w", LabelPartOf, err)
+	return fmt.Errorf("index by %s: %w", applyset.LabelPartOf, err)
 }
 
 // memberReader reads members from the cache for the kinds whose watch has

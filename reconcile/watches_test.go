@@ -13,6 +13,7 @@ import (
 
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // TestMemberIndex: the part-of index may be added to one kind's cache by
@@ -23,7 +24,7 @@ func TestMemberIndex(t *testing.T) {
 	defer cancel()
 	ns := testenv.Namespace(t, k)
 	for name, set := range map[string]string{"a1": "set-a", "a2": "set-a", "b1": "set-b"} {
-		mustCreate(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{reconcile.LabelPartOf: set}}})
+		mustCreate(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{applyset.LabelPartOf: set}}})
 	}
 	scheme, err := reconcile.NewScheme()
 	if err != nil {

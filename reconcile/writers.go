@@ -6,6 +6,8 @@ import (
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // writerCache keeps one impersonating client per ServiceAccount, so every
@@ -17,7 +19,7 @@ type writerCache struct {
 }
 
 // serviceAccount returns the account a Composition's writes impersonate, or "".
-func serviceAccount(comp Parent, def string) string {
+func serviceAccount(comp applyset.Parent, def string) string {
 	if comp.ParentSpec().ServiceAccountName != "" {
 		return comp.ParentSpec().ServiceAccountName
 	}
@@ -26,7 +28,7 @@ func serviceAccount(comp Parent, def string) string {
 
 // writerFor returns the client that writes a Composition's members: the
 // manager's own, or one impersonating system:serviceaccount:<ns>:<name>.
-func (w *writerCache) writerFor(r *CompositionReconciler, comp Parent) (client.Client, error) {
+func (w *writerCache) writerFor(r *CompositionReconciler, comp applyset.Parent) (client.Client, error) {
 	sa := serviceAccount(comp, r.Options.DefaultServiceAccount)
 	if sa == "" {
 		return r.Client, nil

@@ -8,39 +8,42 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/cluster"
+	"github.com/stencil-dev/stencil/reconcile/plan"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/templates"
 )
 
 // renderSets renders bundle for n Compositions named like the controller's
-// in namespace, as `stencil render` would (reconcile.NewPlan: placed,
+// in namespace, as `stencil render` would (plan.NewPlan: placed,
 // labelled, in apply order).
 func renderSets(ctx context.Context, bundle *v1alpha1.Bundle, namespace string, n int) ([][]*unstructured.Unstructured, error) {
 	b, err := templates.LoadObject(bundle)
 	if err != nil {
 		return nil, err
 	}
-	mapper := reconcile.OfflineRESTMapper()
+	mapper := cluster.OfflineRESTMapper()
 	sets := make([][]*unstructured.Unstructured, n)
 	for i := range n {
 		in := templates.Input{Composition: templates.CompositionInfo{Name: compositionName(i), Namespace: namespace}}
-		plan, err := reconcile.NewPlan(ctx, inProcess{}, b, in, mapper)
+		planned, err := plan.NewPlan(ctx, inProcess{}, b, in, mapper)
 		if err != nil {
 			return nil, fmt.Errorf("render %s: %w", compositionName(i), err)
 		}
-		for _, o := range plan.Objects {
+		for _, o := range planned.Objects {
 			// Without the part-of label, the floor's objects stay out of
 			// the controller's label-selected cache.
 			labels := o.GetLabels()
-			delete(labels, reconcile.LabelPartOf)
+			delete(labels, applyset.LabelPartOf)
 			o.SetLabels(labels)
 		}
-		sets[i] = plan.Objects
+		sets[i] = planned.Objects
 	}
 	return sets, nil
 }

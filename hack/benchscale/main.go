@@ -12,7 +12,7 @@
 //
 // In one run, in this order:
 //
-//  1. Floor: the objects N Compositions render (reconcile.NewPlan, as
+//  1. Floor: the objects N Compositions render (plan.NewPlan, as
 //     `stencil render` prints them, without the part-of label so they stay
 //     out of the controller's cache) applied by a bare server-side apply
 //     client with the controller's concurrency and client rate limits.

@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
@@ -157,15 +157,14 @@ func bundleManifest(path string, data []byte) (*v1alpha1.Bundle, error) {
 		if err != nil {
 			return nil, nil // readParents reports it, with the document's number
 		}
-		js, err := yaml.YAMLToJSON(doc)
+		head, _, err := readHead(doc)
 		if err != nil {
+			if errors.Is(err, errNotObject) {
+				continue
+			}
 			return nil, nil
 		}
-		var head struct {
-			APIVersion string `json:"apiVersion"`
-			Kind       string `json:"kind"`
-		}
-		if json.Unmarshal(js, &head) != nil || (head.APIVersion == "" && head.Kind == "") {
+		if head.APIVersion == "" && head.Kind == "" {
 			continue
 		}
 		objects++

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 func compositionResult(ns, name string, o outcome) *blastResult {
@@ -24,7 +24,7 @@ func instanceResult(ns, name, kind string, o outcome) *blastResult {
 	u.SetKind(kind)
 	u.SetNamespace(ns)
 	u.SetName(name)
-	return &blastResult{target: target{parent: reconcile.NewInstance(u, v1alpha1.CompositionSpec{}), kind: kind}, outcome: o}
+	return &blastResult{target: target{parent: applyset.NewInstance(u, v1alpha1.CompositionSpec{}), kind: kind}, outcome: o}
 }
 
 // TestSummarize: the summary counts parents by kind and outcome and names
@@ -85,9 +85,9 @@ func TestPrintResult(t *testing.T) {
 	}
 	r := compositionResult("a", "web", changes)
 	r.parent.ParentSpec().Suspend = true
-	var fields []reconcile.FieldChange
+	var fields []applyset.FieldChange
 	for i := range maxFieldsShown + 2 {
-		fields = append(fields, reconcile.FieldChange{Path: fmt.Sprintf("data.k%02d", i), Old: "a", New: "b"})
+		fields = append(fields, applyset.FieldChange{Path: fmt.Sprintf("data.k%02d", i), Old: "a", New: "b"})
 	}
 	r.children = []childChange{{ref: "ConfigMap/a/web", what: "changed", fields: fields}, {ref: "Service/a/web", what: "would be pruned"}}
 	printResult(&b, r, false)

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,6 +20,7 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -45,7 +48,7 @@ type childChange struct {
 	// what happens to it: "created", "changed", "would be pruned", ...
 	what string
 	// fields are the changed fields of a changed child.
-	fields []reconcile.FieldChange
+	fields []applyset.FieldChange
 	// diff is the unified diff of live against would-be (-o diff).
 	diff string
 }
@@ -65,7 +68,7 @@ type blastResult struct {
 // controller would, and previews the result.
 type evaluator struct {
 	s        *session
-	renderer reconcile.Renderer
+	renderer plan.Renderer
 	bundle   *templates.Bundle
 	caps     *templates.Capabilities
 	diffs    bool
@@ -209,10 +212,10 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 		r.outcome, r.failures = renderFails, []string{t.specErr.Error()}
 		return r
 	}
-	in := reconcile.RenderInput(t.parent, reconcile.Live(t.parent), e.caps)
-	p, err := reconcile.NewPlan(ctx, e.renderer, e.bundle, in, e.s.mapper)
+	in := plan.RenderInput(t.parent, plan.Live(t.parent), e.caps)
+	p, err := plan.NewPlan(ctx, e.renderer, e.bundle, in, e.s.mapper)
 	var renderErr *templates.RenderError
-	var refused *reconcile.RefusedError
+	var refused *plan.RefusedError
 	switch {
 	case errors.As(err, &renderErr), errors.As(err, &refused):
 		r.outcome, r.failures = renderFails, []string{err.Error()}
@@ -223,7 +226,7 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 	}
 	var errs []error
 	for _, pv := range reconcile.DryRun(ctx, e.s.client, p) {
-		var foreign *reconcile.ForeignMemberError
+		var foreign *applyset.ForeignMemberError
 		switch {
 		case pv.Err != nil && (apierrors.IsInvalid(pv.Err) || errors.As(pv.Err, &foreign)):
 			// reconcile's "dry-run apply Kind/ns/name: ..." says one
@@ -262,7 +265,7 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 func (e *evaluator) child(pv reconcile.Preview) (*childChange, error) {
 	c := &childChange{ref: childRef(pv.Desired), what: "created"}
 	if pv.Live != nil {
-		c.what, c.fields = "changed", reconcile.ChangedFields(pv.Live, pv.Applied)
+		c.what, c.fields = "changed", applyset.ChangedFields(pv.Live, pv.Applied)
 		if len(c.fields) == 0 {
 			return nil, nil
 		}
@@ -278,7 +281,7 @@ func (e *evaluator) child(pv reconcile.Preview) (*childChange, error) {
 }
 
 // pruned adds to r the members the controller would prune after applying p.
-func (e *evaluator) pruned(ctx context.Context, r *blastResult, p *reconcile.Plan) error {
+func (e *evaluator) pruned(ctx context.Context, r *blastResult, p *plan.Plan) error {
 	parent := r.parent
 	if r.served != nil {
 		parent = r.served // the new version of its kind may not be served yet

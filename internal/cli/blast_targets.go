@@ -17,13 +17,13 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/publish"
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // target is one parent a Bundle change reaches: a Composition naming the
 // Bundle, or an instance of a kind it publishes.
 type target struct {
-	parent reconcile.Parent
+	parent applyset.Parent
 	// kind is the parent's kind, as the summary counts it.
 	kind string
 	// leftAlone says why the controller would leave the instance alone
@@ -35,7 +35,7 @@ type target struct {
 	specErr error
 	// served is the instance at the version the cluster serves, when
 	// parent is it at the new version's: what its members are listed by.
-	served reconcile.Parent
+	served applyset.Parent
 }
 
 // name is the parent as the output names it: "team-a/shop".
@@ -153,18 +153,18 @@ func instanceTarget(name string, u *unstructured.Unstructured, newAPI *v1alpha1.
 	t := target{kind: gvk.Kind}
 	if newAPI == nil || publish.GVK(*newAPI).GroupKind() != gvk.GroupKind() {
 		spec, _ := publish.InstanceSpec(name, nil, u)
-		t.parent = reconcile.NewInstance(u, spec)
+		t.parent = applyset.NewInstance(u, spec)
 		t.leftAlone = fmt.Sprintf("the new version of Bundle %s does not publish %s: the controller leaves the instance and its children as they are", name, gvkString(gvk))
 		return t
 	}
 	spec, err := publish.InstanceSpec(name, newAPI, u)
 	if publish.GVK(*newAPI) != gvk {
-		t.served = reconcile.NewInstance(u.DeepCopy(), spec)
+		t.served = applyset.NewInstance(u.DeepCopy(), spec)
 		u.SetGroupVersionKind(publish.GVK(*newAPI))
 	}
 	if inner := errors.Unwrap(err); inner != nil {
 		err = inner // without the "AppService ns/name: " the header says already
 	}
-	t.parent, t.specErr = reconcile.NewInstance(u, spec), err
+	t.parent, t.specErr = applyset.NewInstance(u, spec), err
 	return t
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -157,7 +160,7 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 		if err != nil {
 			return 0, err
 		}
-		p, err := reconcile.NewPlan(ctx, pool, b, reconcile.RenderInput(parent, nil, caps), s.mapper)
+		p, err := plan.NewPlan(ctx, pool, b, plan.RenderInput(parent, nil, caps), s.mapper)
 		if err != nil {
 			fmt.Fprintf(out, "%s (%s): %v\n", dir, c.label, err)
 			problems++
@@ -191,11 +194,11 @@ func openAPIHint(schema string) string {
 
 // validate checks every planned object and reports each problem; it
 // returns how many there were.
-func validate(ctx context.Context, s *session, p *reconcile.Plan, report func(string)) int {
+func validate(ctx context.Context, s *session, p *plan.Plan, report func(string)) int {
 	problems := 0
 	if s.client != nil {
 		for _, pv := range reconcile.DryRun(ctx, s.client, p) {
-			var foreign *reconcile.ForeignMemberError
+			var foreign *applyset.ForeignMemberError
 			if pv.Err != nil && !errors.As(pv.Err, &foreign) {
 				report(pv.Err.Error())
 				problems++

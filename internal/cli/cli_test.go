@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,7 +22,7 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/cli"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 var (
@@ -143,7 +145,7 @@ func TestDiffAfterReconcile(t *testing.T) {
 			return false, err
 		}
 		return c.Status.ObservedGeneration == c.Generation && len(c.Status.Members) == 2 &&
-			c.Annotations[reconcile.AnnotationGroupKinds] == "Deployment.apps,Service", nil
+			c.Annotations[applyset.AnnotationGroupKinds] == "Deployment.apps,Service", nil
 	})
 
 	out, errOut, code := stencil(t, comp, "diff", "-f", "-")
@@ -214,7 +216,7 @@ func TestRenderPipesIntoKubectl(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	unchanged := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Unchanged)))
+	unchanged := testutil.ToFloat64(metrics.Applies.WithLabelValues(string(applyset.Unchanged)))
 	kubectl(t, comp, "apply", "-f", "-")
 	eventually(t, "the controller to reconcile the Composition", func() (bool, error) {
 		c := &v1alpha1.Composition{}
@@ -223,7 +225,7 @@ func TestRenderPipesIntoKubectl(t *testing.T) {
 		}
 		return c.Status.ObservedGeneration == c.Generation && len(c.Status.Members) == 2, nil
 	})
-	if got := testutil.ToFloat64(reconcile.AppliesTotal().WithLabelValues(string(reconcile.Unchanged))); got < unchanged+2 {
+	if got := testutil.ToFloat64(metrics.Applies.WithLabelValues(string(applyset.Unchanged))); got < unchanged+2 {
 		t.Errorf("Unchanged applies went from %v to %v, want both members found unchanged", unchanged, got)
 	}
 	for _, obj := range []client.Object{dep, svc} {
@@ -252,7 +254,7 @@ func TestRenderErrors(t *testing.T) {
 		t.Errorf("render of a failing template: exit %d, stderr %q; want exit 1 naming templates/cm.yaml:6", code, errOut)
 	}
 	out, _, code := stencil(t, compositionYAML("default", "c", "b", `{"a": "x"}`), "render", "-f", "-", "--bundle", dir, "--offline")
-	if code != 0 || !strings.Contains(out, "applyset.kubernetes.io/part-of: "+reconcile.ApplySetID("c", "default", reconcile.CompositionGroupKind)) || !strings.Contains(out, "namespace: default") {
+	if code != 0 || !strings.Contains(out, "applyset.kubernetes.io/part-of: "+applyset.ID("c", "default", applyset.CompositionGroupKind)) || !strings.Contains(out, "namespace: default") {
 		t.Errorf("offline render: exit %d, output:\n%s\nwant the part-of label and the namespace placed", code, out)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -14,7 +16,10 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/admission"
+	"github.com/stencil-dev/stencil/reconcile/published"
 )
 
 // controllerFlags are the flags of `stencil controller`.
@@ -28,7 +33,7 @@ type controllerFlags struct {
 	zap                    zap.Options
 	qps                    float32
 	burst                  int
-	webhook                reconcile.ServingOptions
+	webhook                admission.ServingOptions
 	webhookTimeout         time.Duration
 }
 
@@ -78,7 +83,6 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	if err != nil {
 		return err
 	}
-	f.opts.RenderLimits = limits
 	// The API server gives a webhook at most 30 s (timeoutSeconds).
 	if f.webhook.Port != 0 && (f.webhookTimeout <= 0 || f.webhookTimeout > 30*time.Second) {
 		return fmt.Errorf("--webhook-timeout %s: want more than 0s and at most 30s", f.webhookTimeout)
@@ -93,14 +97,14 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	cfg.QPS, cfg.Burst = f.qps, f.burst
 	// Count every request by verb and resource (stencil_api_requests_total),
 	// the impersonating clients' too: they copy this config.
-	cfg.Wrap(reconcile.CountAPIRequests)
+	cfg.Wrap(metrics.CountAPIRequests)
 	scheme, err := reconcile.NewScheme()
 	if err != nil {
 		return err
 	}
-	var serving *reconcile.Serving
+	var serving *admission.Serving
 	if f.webhook.Port != 0 {
-		if serving, err = reconcile.NewServing(f.webhook); err != nil {
+		if serving, err = admission.NewServing(f.webhook); err != nil {
 			return err
 		}
 	}
@@ -124,12 +128,13 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
-	if err := reconcile.RegisterMetrics(); err != nil {
+	if err := metrics.Register(); err != nil {
 		return err
 	}
 	ctx := ctrl.SetupSignalHandler()
+	var admit admission.Options
 	if serving != nil {
-		f.opts.Admission = serving.Admission(f.webhookTimeout)
+		admit = serving.Admission(f.webhookTimeout)
 		if err := serving.SetupWithManager(ctx, mgr); err != nil {
 			return err
 		}
@@ -139,7 +144,24 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 			return err
 		}
 	}
-	if err := reconcile.SetupWithManager(ctx, mgr, f.opts); err != nil {
+	// The renderer: a pool of worker processes that bounds every
+	// render's time and memory, stopped when the manager stops.
+	pool, err := sandbox.New(sandbox.Options{Limits: limits, Workers: max(f.opts.MaxConcurrentReconciles, 1)})
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	f.opts.Renderer = pool
+	f.opts.EveryReplica = admit.Enabled
+	r, err := reconcile.SetupWithManager(ctx, mgr, f.opts)
+	if err != nil {
+		return err
+	}
+	kinds, err := published.SetupWithManager(mgr, r)
+	if err != nil {
+		return err
+	}
+	if err := admission.SetupWithManager(mgr, r, kinds, admit); err != nil {
 		return err
 	}
 	ctrl.Log.Info("starting stencil controller", "version", f.opts.Version, "shard", f.opts.Shard)
@@ -148,21 +170,21 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 
 // addWebhookFlags adds the flags of the admission webhook server.
 func addWebhookFlags(fl *pflag.FlagSet, f *controllerFlags) {
-	w, d := &f.webhook, reconcile.DefaultServingOptions()
+	w, d := &f.webhook, admission.DefaultServingOptions()
 	fl.IntVar(&w.Port, "webhook-port", d.Port, "port the admission webhook server listens on; 0 disables the webhook")
 	fl.StringVar(&w.CertDir, "webhook-cert-dir", d.CertDir, "folder of the webhook server's tls.crt and tls.key")
 	fl.StringVar((*string)(&w.Certs), "webhook-certs", string(d.Certs), "where the serving certificate comes from: rotate (the controller makes a CA and a certificate, keeps them in --webhook-cert-secret, writes them to --webhook-cert-dir, renews them and injects the CA into --webhook-config) or files (--webhook-cert-dir already holds them, e.g. from cert-manager; nothing is rotated or injected)")
 	fl.StringVar(&w.SecretName, "webhook-cert-secret", d.SecretName, "Secret in --webhook-namespace that keeps the CA and the serving certificate, with --webhook-certs=rotate (created when missing)")
 	fl.StringVar(&w.Service, "webhook-service", d.Service, "Service in --webhook-namespace the API server reaches the webhook through; the certificate names <service>.<namespace>.svc")
-	fl.StringVar(&w.Namespace, "webhook-namespace", d.Namespace, "namespace of the webhook Service and certificate Secret (default: the pod's, else "+reconcile.DefaultWebhookNamespace+")")
+	fl.StringVar(&w.Namespace, "webhook-namespace", d.Namespace, "namespace of the webhook Service and certificate Secret (default: the pod's, else "+admission.DefaultWebhookNamespace+")")
 	fl.StringVar(&w.ConfigName, "webhook-config", d.ConfigName, "ValidatingWebhookConfiguration of the webhook: its entries get the CA, and the Bundle controller keeps the published kinds' entry in it")
-	fl.StringVar(&w.Host, "webhook-host", d.Host, "name the API server reaches the webhook by directly, for a controller outside the cluster (make run: localhost): listen on it, make the certificate for it and point every entry of --webhook-config at https://<host>:<port>"+reconcile.WebhookPath+"; empty: through --webhook-service")
+	fl.StringVar(&w.Host, "webhook-host", d.Host, "name the API server reaches the webhook by directly, for a controller outside the cluster (make run: localhost): listen on it, make the certificate for it and point every entry of --webhook-config at https://<host>:<port>"+admission.WebhookPath+"; empty: through --webhook-service")
 	fl.DurationVar(&f.webhookTimeout, "webhook-timeout", 3*time.Second, "time bound of one admission review; past it the request is allowed with a warning")
 }
 
 // webhookServer is the manager's webhook server: serving's, or none when
 // the webhook is disabled.
-func webhookServer(serving *reconcile.Serving) webhook.Server {
+func webhookServer(serving *admission.Serving) webhook.Server {
 	if serving == nil {
 		return nil
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+
 	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -14,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
 func newDiffCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
@@ -88,9 +91,9 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFl
 			errs = append(errs, err)
 			continue
 		}
-		p, err := plan(ctx, s, pool, b, comp)
+		p, err := planParent(ctx, s, pool, b, comp)
 		if err != nil {
-			var refused *reconcile.RefusedError
+			var refused *plan.RefusedError
 			if errors.As(err, &refused) {
 				fmt.Fprintf(out, "# %s would be refused: %v\n", describeParent(comp), err)
 				changed = true
@@ -169,10 +172,10 @@ func toYAML(u *unstructured.Unstructured) (string, error) {
 }
 
 // clean drops what the server keeps for itself, which a diff would only
-// show as noise (reconcile.CleanForDiff, which the admission webhook's
+// show as noise (applyset.CleanForDiff, which the admission webhook's
 // dry-run summary shares).
 func clean(u *unstructured.Unstructured) *unstructured.Unstructured {
-	return reconcile.CleanForDiff(u)
+	return applyset.CleanForDiff(u)
 }
 
 // maskSecrets replaces Secret values, as kubectl diff does: "***" where

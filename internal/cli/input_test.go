@@ -15,7 +15,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -111,7 +111,7 @@ spec:
 	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "id"}, c); err != nil {
 		t.Fatal(err)
 	}
-	if c.Annotations[reconcile.AnnotationGroupKinds] == "" || c.Annotations["kubectl.kubernetes.io/last-applied-configuration"] == "" {
+	if c.Annotations[applyset.AnnotationGroupKinds] == "" || c.Annotations["kubectl.kubernetes.io/last-applied-configuration"] == "" {
 		t.Fatalf("the live Composition lacks the metadata this test is about: %v", c.Annotations)
 	}
 	want := map[string]string{

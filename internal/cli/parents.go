@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,7 +19,8 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/publish"
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/published"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -38,7 +40,7 @@ func (d document) describe() string {
 }
 
 // describeParent names a parent as document.describe does.
-func describeParent(p reconcile.Parent) string {
+func describeParent(p applyset.Parent) string {
 	return p.ParentGVK().Kind + " " + p.GetNamespace() + "/" + p.GetName()
 }
 
@@ -78,21 +80,36 @@ func readParents(path string, stdin io.Reader, defaultNamespace string) ([]docum
 	return out, nil
 }
 
-// readDocument reads one YAML document; nil when it holds only comments.
-func readDocument(doc []byte, defaultNamespace string) (*document, error) {
+// objectHead is what identifies an object of a YAML document.
+type objectHead struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+}
+
+// readHead reads the head of one YAML document, and the document as JSON.
+func readHead(doc []byte) (objectHead, []byte, error) {
+	var head objectHead
 	js, err := yaml.YAMLToJSON(doc)
 	if err != nil {
-		return nil, err
-	}
-	var head struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Metadata   struct {
-			Name string `json:"name"`
-		} `json:"metadata"`
+		return head, nil, err
 	}
 	if err := json.Unmarshal(js, &head); err != nil {
-		return nil, fmt.Errorf("not a Kubernetes object: %w", err)
+		return head, nil, fmt.Errorf("%w: %w", errNotObject, err)
+	}
+	return head, js, nil
+}
+
+// errNotObject: a YAML document that is not an object (a list, a scalar).
+var errNotObject = errors.New("not a Kubernetes object")
+
+// readDocument reads one YAML document; nil when it holds only comments.
+func readDocument(doc []byte, defaultNamespace string) (*document, error) {
+	head, js, err := readHead(doc)
+	if err != nil {
+		return nil, err
 	}
 	gv, err := schema.ParseGroupVersion(head.APIVersion)
 	switch {
@@ -128,7 +145,7 @@ func readDocument(doc []byte, defaultNamespace string) (*document, error) {
 // renders: a Composition's Bundle by name, an instance's by its kind:
 // the --bundle folder or manifest (whose api must publish that kind), or
 // else the cluster's Bundle publishing it.
-func resolve(ctx context.Context, s *session, from string, d document) (reconcile.Parent, *templates.Bundle, error) {
+func resolve(ctx context.Context, s *session, from string, d document) (applyset.Parent, *templates.Bundle, error) {
 	if d.comp != nil {
 		b, err := loadBundle(ctx, s, from, d.comp.Spec.Bundle)
 		if err != nil {
@@ -152,7 +169,7 @@ func resolve(ctx context.Context, s *session, from string, d document) (reconcil
 	if err != nil {
 		return nil, nil, err
 	}
-	return reconcile.NewInstance(d.obj, spec), b, nil
+	return applyset.NewInstance(d.obj, spec), b, nil
 }
 
 // loadPublishing loads the --bundle folder or manifest, which must
@@ -184,7 +201,7 @@ func clusterBundleFor(ctx context.Context, s *session, gvk schema.GroupVersionKi
 	if s.client == nil {
 		return nil, fmt.Errorf("no --bundle given and no cluster to find the Bundle publishing %s in", gvkString(gvk))
 	}
-	b, claimants, err := reconcile.PublishingBundle(ctx, s.client, s.client, gvk)
+	b, claimants, err := published.PublishingBundle(ctx, s.client, s.client, gvk)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("find the Bundle publishing %s: %w", gvkString(gvk), err)

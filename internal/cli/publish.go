@@ -17,7 +17,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/publish"
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -49,7 +49,7 @@ func lintAPI(dir string, b *templates.Bundle, out io.Writer) int {
 // of the kind the bundle publishes, with values as its spec, so templates
 // see .Composition.Kind and .APIVersion as its instances will; or a
 // Composition named lint when it publishes none.
-func lintParent(b *templates.Bundle, namespace string, values *apiextensionsv1.JSON) (reconcile.Parent, error) {
+func lintParent(b *templates.Bundle, namespace string, values *apiextensionsv1.JSON) (applyset.Parent, error) {
 	api := b.Spec().API
 	if api == nil {
 		return &v1alpha1.Composition{
@@ -66,7 +66,7 @@ func lintParent(b *templates.Bundle, namespace string, values *apiextensionsv1.J
 		return nil, err
 	}
 	spec.Values = values // the instance's spec, byte for byte
-	return reconcile.NewInstance(u, spec), nil
+	return applyset.NewInstance(u, spec), nil
 }
 
 // instanceValues reads a lint values file that is an instance of the

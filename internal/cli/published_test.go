@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // instanceYAML is an instance of a published AppService, as the
@@ -33,10 +33,10 @@ func TestRenderInstanceOffline(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("render: exit %d\n%s", code, errOut)
 	}
-	instanceID := reconcile.ApplySetID("web", "team", schema.GroupKind{Group: "app.example.com", Kind: "AppService"})
+	instanceID := applyset.ID("web", "team", schema.GroupKind{Group: "app.example.com", Kind: "AppService"})
 	for _, want := range []string{
 		"name: web\n  namespace: team", `size: "3"`, "applyset.kubernetes.io/part-of: " + instanceID,
-		"name: plain\n  namespace: team", `size: "4"`, "applyset.kubernetes.io/part-of: " + reconcile.ApplySetID("plain", "team", reconcile.CompositionGroupKind),
+		"name: plain\n  namespace: team", `size: "4"`, "applyset.kubernetes.io/part-of: " + applyset.ID("plain", "team", applyset.CompositionGroupKind),
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("render output:\n%s\nwant it to contain %q", out, want)

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/stencil-dev/stencil/reconcile/plan"
+
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/yaml"
 
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -96,26 +98,26 @@ func runRender(ctx context.Context, kube *genericclioptions.ConfigFlags, f *plan
 		if err != nil {
 			return err
 		}
-		plan, err := plan(ctx, s, pool, b, parent)
+		planned, err := planParent(ctx, s, pool, b, parent)
 		if err != nil {
 			return err
 		}
-		if err := writeYAML(stdout, plan.Objects); err != nil {
+		if err := writeYAML(stdout, planned.Objects); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// plan renders one parent (a Composition or an instance of a published
+// planParent renders one parent (a Composition or an instance of a published
 // kind) with the controller's own planning, in the same sandbox as the
 // controller.
-func plan(ctx context.Context, s *session, r reconcile.Renderer, b *templates.Bundle, p reconcile.Parent) (*reconcile.Plan, error) {
+func planParent(ctx context.Context, s *session, r plan.Renderer, b *templates.Bundle, p applyset.Parent) (*plan.Plan, error) {
 	in, err := s.renderInput(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", describeParent(p), err)
 	}
-	pl, err := reconcile.NewPlan(ctx, r, b, in, s.mapper)
+	pl, err := plan.NewPlan(ctx, r, b, in, s.mapper)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", describeParent(p), err)
 	}

@@ -22,6 +22,9 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/cluster"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -42,17 +45,17 @@ type session struct {
 
 // capabilities returns .Capabilities as the controller would give it to
 // templates: discovered from the cluster (once per session), or
-// reconcile.OfflineCapabilities offline. API groups that could not be
+// cluster.OfflineCapabilities offline. API groups that could not be
 // discovered (an aggregated API server that does not answer) are left
 // out with a note, as the controller leaves them out.
 func (s *session) capabilities(ctx context.Context) (*templates.Capabilities, error) {
 	if s.discovery == nil {
-		return reconcile.OfflineCapabilities(), nil
+		return cluster.OfflineCapabilities(), nil
 	}
 	if s.caps != nil {
 		return s.caps, nil
 	}
-	caps, err := reconcile.DiscoverCapabilities(ctx, s.discovery)
+	caps, err := cluster.DiscoverCapabilities(ctx, s.discovery)
 	if caps == nil {
 		return nil, err
 	}
@@ -63,24 +66,24 @@ func (s *session) capabilities(ctx context.Context) (*templates.Capabilities, er
 	return caps, nil
 }
 
-// renderInput builds p's render input with reconcile.RenderInput, as the
+// renderInput builds p's render input with plan.RenderInput, as the
 // controller does: online, .Composition.UID and .Release.IsUpgrade come
 // from the live parent of the same kind and name (none when it does not
 // exist yet, or its kind is not served yet) and .Capabilities from
 // discovery; offline, there is no UID, .Release.IsInstall is true and
 // .Capabilities is the built-in list.
-func (s *session) renderInput(ctx context.Context, p reconcile.Parent) (templates.Input, error) {
+func (s *session) renderInput(ctx context.Context, p applyset.Parent) (templates.Input, error) {
 	caps, err := s.capabilities(ctx)
 	if err != nil {
 		return templates.Input{}, err
 	}
-	var live *reconcile.LiveComposition
+	var live *plan.LiveComposition
 	if s.client != nil {
 		m := &metav1.PartialObjectMetadata{}
 		m.SetGroupVersionKind(p.ParentGVK())
 		switch err := s.client.Get(ctx, client.ObjectKeyFromObject(p), m); {
 		case err == nil:
-			live = reconcile.Live(liveParent(p, m))
+			live = plan.Live(liveParent(p, m))
 		case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
 			// Not created yet, or its kind (stencil, or the published
 			// kind) is not served there: the controller's first render
@@ -90,12 +93,12 @@ func (s *session) renderInput(ctx context.Context, p reconcile.Parent) (template
 			return templates.Input{}, fmt.Errorf("read the live %s (for .Composition.UID and .Release.IsUpgrade): %w", describeParent(p), err)
 		}
 	}
-	return reconcile.RenderInput(p, live, caps), nil
+	return plan.RenderInput(p, live, caps), nil
 }
 
 // liveParent is the parent p as the cluster holds it (its metadata m),
 // of p's own type.
-func liveParent(p reconcile.Parent, m *metav1.PartialObjectMetadata) reconcile.Parent {
+func liveParent(p applyset.Parent, m *metav1.PartialObjectMetadata) applyset.Parent {
 	if _, ok := p.(*v1alpha1.Composition); ok {
 		return &v1alpha1.Composition{ObjectMeta: m.ObjectMeta}
 	}
@@ -106,7 +109,7 @@ func liveParent(p reconcile.Parent, m *metav1.PartialObjectMetadata) reconcile.P
 	u.SetUID(m.UID)
 	u.SetAnnotations(m.Annotations)
 	u.SetLabels(m.Labels)
-	return reconcile.NewInstance(u, *p.ParentSpec())
+	return applyset.NewInstance(u, *p.ParentSpec())
 }
 
 // connect returns a session on the cluster of the kubeconfig flags, failing
@@ -156,7 +159,7 @@ func offline(kube *genericclioptions.ConfigFlags) (*session, error) {
 	if err != nil || ns == "" {
 		ns = "default"
 	}
-	return &session{scheme: scheme, namespace: ns, mapper: reconcile.OfflineRESTMapper(), notes: io.Discard}, nil
+	return &session{scheme: scheme, namespace: ns, mapper: cluster.OfflineRESTMapper(), notes: io.Discard}, nil
 }
 
 func readFile(path string, stdin io.Reader) ([]byte, error) {

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/admission"
 )
 
 // loopbackWebhook installs the webhook configuration as `make run` does
@@ -24,16 +24,16 @@ import (
 // cert folder; the rest the flags' defaults): the controller makes the
 // certificate for localhost, injects its CA and points the configuration
 // at itself.
-func loopbackWebhook(t *testing.T, root, kubeconfig string) reconcile.ServingOptions {
+func loopbackWebhook(t *testing.T, root, kubeconfig string) admission.ServingOptions {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(root, "hack", "webhook-loopback.sh"))
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("hack/webhook-loopback.sh: %v\n%s", err, out)
 	}
-	o := reconcile.DefaultServingOptions()
+	o := admission.DefaultServingOptions()
 	o.Host, o.Port, o.CertDir = "localhost", testenv.FreePort(t), t.TempDir()
-	o.Namespace = reconcile.DefaultWebhookNamespace // as the flag's default outside a pod
+	o.Namespace = admission.DefaultWebhookNamespace // as the flag's default outside a pod
 	return o
 }
 

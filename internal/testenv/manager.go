@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -26,6 +28,9 @@ import (
 
 	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/admission"
+	"github.com/stencil-dev/stencil/reconcile/plan"
+	"github.com/stencil-dev/stencil/reconcile/published"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -68,7 +73,7 @@ func (c *Controller) Renders(namespace, name string) int64 {
 
 // countingRenderer counts the renders of each Composition.
 type countingRenderer struct {
-	next reconcile.Renderer
+	next plan.Renderer
 	c    *Controller
 }
 
@@ -97,18 +102,18 @@ type ControllerOptions struct {
 	// Shard is reconcile.Options.Shard.
 	Shard string
 	// Webhooks, when not nil, has the controller serve its admission
-	// webhook (reconcile.Options.Admission, enabled) on the webhook server
+	// webhook (package admission) on the webhook server
 	// these options describe (InstallWebhooks).
 	Webhooks *envtest.WebhookInstallOptions
 	// Serving, when not nil, has the controller serve its admission webhook
 	// as `stencil controller` does with these webhook flags: its own
 	// rotated certificate, and with Host the configuration pointed at
-	// itself (`make run` and the e2e test: see reconcile.Serving). Not
+	// itself (`make run` and the e2e test: see admission.Serving). Not
 	// with Webhooks.
-	Serving *reconcile.ServingOptions
-	// Admission is reconcile.Options.Admission; Enabled is implied by
+	Serving *admission.ServingOptions
+	// Admission are the webhook's options (package admission); Enabled is implied by
 	// Webhooks and Serving.
-	Admission reconcile.AdmissionOptions
+	Admission admission.Options
 }
 
 // StartWith starts, as StartController, a controller with o's options.
@@ -125,14 +130,14 @@ func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*
 	}
 	cfg := rest.CopyConfig(config)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, c} }
-	cfg.Wrap(reconcile.CountAPIRequests) // as `stencil controller` does
+	cfg.Wrap(metrics.CountAPIRequests) // as `stencil controller` does
 	server := webhookServer(o.Webhooks)
-	var serving *reconcile.Serving
+	var serving *admission.Serving
 	if o.Serving != nil {
 		if o.Webhooks != nil {
 			return nil, errors.New("ControllerOptions: Webhooks and Serving are exclusive")
 		}
-		if serving, err = reconcile.NewServing(*o.Serving); err != nil {
+		if serving, err = admission.NewServing(*o.Serving); err != nil {
 			return nil, err
 		}
 		server, c.WebhookReady = serving.WebhookServer(), serving.Ready()
@@ -149,32 +154,34 @@ func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	if err := reconcile.RegisterMetrics(); err != nil {
+	if err := metrics.Register(); err != nil {
 		return nil, err
 	}
 	// The controller's default concurrency, and render limits short
 	// enough for tests to see overruns quickly.
-	opts := reconcile.Options{Version: "v0.0.0-test", MaxConcurrentReconciles: 4, ApplyConcurrency: 4,
-		RenderLimits: sandbox.Limits{Timeout: 3 * time.Second, Memory: 256 << 20}, Shard: shard}
+	opts := reconcile.Options{Version: "v0.0.0-test", MaxConcurrentReconciles: 4, ApplyConcurrency: 4, Shard: shard}
+	limits := sandbox.Limits{Timeout: 3 * time.Second, Memory: 256 << 20}
 	// The controller's own renderer (a pool of worker processes), counted.
-	pool, err := sandbox.New(sandbox.Options{Limits: opts.RenderLimits, Workers: opts.MaxConcurrentReconciles})
+	pool, err := sandbox.New(sandbox.Options{Limits: limits, Workers: opts.MaxConcurrentReconciles})
 	if err != nil {
 		return nil, err
 	}
 	opts.Renderer = countingRenderer{next: pool, c: c}
+	var admit admission.Options
 	if o.Webhooks != nil {
-		opts.Admission = o.Admission
-		opts.Admission.Enabled = true
+		admit = o.Admission
+		admit.Enabled = true
 	}
 	if serving != nil {
 		// As runController wires it.
-		opts.Admission = serving.Admission(o.Admission.Timeout)
+		admit = serving.Admission(o.Admission.Timeout)
 		if err := serving.SetupWithManager(ctx, mgr); err != nil {
 			pool.Close()
 			return nil, err
 		}
 	}
-	if err := reconcile.SetupWithManager(ctx, mgr, opts); err != nil {
+	opts.EveryReplica = admit.Enabled
+	if err := setup(ctx, mgr, opts, admit); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -189,6 +196,20 @@ func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*
 		}
 	}()
 	return c, nil
+}
+
+// setup wires the controllers as runController does: the Composition
+// controller, the Bundle and published kinds' controllers, the webhook.
+func setup(ctx context.Context, mgr ctrl.Manager, opts reconcile.Options, admit admission.Options) error {
+	r, err := reconcile.SetupWithManager(ctx, mgr, opts)
+	if err != nil {
+		return err
+	}
+	kinds, err := published.SetupWithManager(mgr, r)
+	if err != nil {
+		return err
+	}
+	return admission.SetupWithManager(mgr, r, kinds, admit)
 }
 
 // webhookServer serves on the host, port and certificates of w; with no

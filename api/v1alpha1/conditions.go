@@ -1,0 +1,108 @@
+package v1alpha1
+
+// Condition types of a Composition, an instance of a published kind and a
+// Bundle, after kstatus: Ready is always present; Reconciling and Stalled
+// appear only while True, never both.
+const (
+	// ConditionReady is True when every member is Current (a Bundle: when
+	// it parses, lints and its published kind is served).
+	ConditionReady = "Ready"
+	// ConditionReconciling is True while a member is still in progress.
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when the parent cannot progress without a
+	// change: a failed render, a refused or failed write, a failed member.
+	ConditionStalled = "Stalled"
+)
+
+// Reasons of the conditions of a parent (a Composition or an instance of
+// a published kind).
+const (
+	// ReasonReady: every member is Current.
+	ReasonReady = "Ready"
+	// ReasonProgressing: a member is in progress (Reconciling=True).
+	ReasonProgressing = "Progressing"
+	// ReasonMemberFailed: a member's kstatus is Failed; the message names it.
+	ReasonMemberFailed = "MemberFailed"
+	// ReasonRenderFailed: the Bundle does not render with these values;
+	// the message names the template file and line or the values' field.
+	ReasonRenderFailed = "RenderFailed"
+	// ReasonRenderTimeout: the render ran past its deadline.
+	ReasonRenderTimeout = "RenderTimeout"
+	// ReasonRenderTooLarge: the render ran past one of its size bounds
+	// (memory, output bytes, objects, loop iterations, template calls).
+	ReasonRenderTooLarge = "RenderTooLarge"
+	// ReasonRefused: the render has an object the Bundle's permissions do
+	// not allow (another namespace, a cluster-scoped kind), or two objects
+	// that are one once placed.
+	ReasonRefused = "Refused"
+	// ReasonBundleNotFound: spec.bundle names no Bundle.
+	ReasonBundleNotFound = "BundleNotFound"
+	// ReasonApplyFailed: a member could not be applied (transient: retried).
+	ReasonApplyFailed = "ApplyFailed"
+	// ReasonPruneFailed: a former member could not be deleted (retried).
+	ReasonPruneFailed = "PruneFailed"
+	// ReasonReconcileFailed: a pass failed for another transient reason.
+	ReasonReconcileFailed = "ReconcileFailed"
+	// ReasonSuspended: spec.suspend is true; nothing is rendered or written.
+	ReasonSuspended = "Suspended"
+	// ReasonDeleting: the parent is being deleted with its members.
+	ReasonDeleting = "Deleting"
+	// ReasonHookFailed: a hook failed (a Job with Failed=True, a Pod in
+	// phase Failed, another kind whose kstatus is Failed): nothing after the
+	// hook is applied, and the hook is not run again, until the spec or the
+	// Bundle changes.
+	ReasonHookFailed = "HookFailed"
+)
+
+// Reasons of Stalled=True that no retry can fix: stencil writes nothing
+// more of the parent until its spec or its Bundle changes (Forbidden: or a
+// periodic recheck passes, since RBAC changes raise no event). The message
+// names the object, and for Forbidden the verb, the kind and who lacks the
+// permission.
+const (
+	// ReasonForbidden: the controller may not list or watch a member kind
+	// (cluster-wide, as its cache needs), or the parent's ServiceAccount
+	// may not create, patch or delete one, or the API server forbade a
+	// write (RBAC, a quota, an admission plugin).
+	ReasonForbidden = "Forbidden"
+	// ReasonInvalid: the API server rejected an object as invalid (422).
+	ReasonInvalid = "Invalid"
+	// ReasonBadRequest: the API server could not accept the request (400)
+	// or decode the object (a 500 saying so, as for a Secret whose data is
+	// not base64).
+	ReasonBadRequest = "BadRequest"
+	// ReasonTooLarge: an object is too large for the API server (413) or etcd.
+	ReasonTooLarge = "RequestEntityTooLarge"
+	// ReasonEmptyRender: the render produced no object while the set has
+	// members; nothing is pruned unless the Composition or the Bundle is
+	// annotated stencil.dev/allow-empty-render: "true".
+	ReasonEmptyRender = "EmptyRender"
+	// ReasonFlapping: one member was written several times within a short
+	// window with no change of input: something else keeps changing fields
+	// stencil sets. The message names the member and those fields.
+	ReasonFlapping = "Flapping"
+)
+
+// Reasons of a Bundle's Ready=False about the kind it publishes (spec.api).
+const (
+	// ReasonInvalidAPI: spec.api (or the Bundle's name) cannot name a CRD,
+	// or the API server refused the CRD built from it.
+	ReasonInvalidAPI = "InvalidAPI"
+	// ReasonNotStructural: the values schema cannot be a CRD's schema.
+	ReasonNotStructural = "NotStructural"
+	// ReasonKindConflict: the CRD of the kind exists and is not kept for
+	// this Bundle (another Bundle's, or not stencil's), or the API server
+	// refused its names (NamesAccepted=False).
+	ReasonKindConflict = "KindConflict"
+	// ReasonEstablishing: the CRD is applied and not Established yet.
+	ReasonEstablishing = "Establishing"
+)
+
+// Reasons of the summary events a pass records on its parent.
+const (
+	// ReasonApplied: the pass created or configured members; the note
+	// counts them and names them.
+	ReasonApplied = "Applied"
+	// ReasonPruned: the pass deleted members it no longer renders.
+	ReasonPruned = "Pruned"
+)

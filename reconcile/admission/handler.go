@@ -1,0 +1,381 @@
+package admission
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"strings"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/publish"
+	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/plan"
+	"github.com/stencil-dev/stencil/reconcile/published"
+	"github.com/stencil-dev/stencil/templates"
+)
+
+// The validating admission webhook: where the controller serves it and
+// the ValidatingWebhookConfiguration that sends it requests.
+const (
+	// WebhookPath is the path of the handler on the controller's webhook server.
+	WebhookPath = "/validate-stencil"
+	// DefaultWebhookConfigName is the name of the ValidatingWebhookConfiguration.
+	DefaultWebhookConfigName = "stencil-validating"
+	// CompositionsWebhookName is its static entry, for Compositions
+	// (config/webhook); the controller copies its clientConfig.
+	CompositionsWebhookName = "compositions.stencil.dev"
+	// PublishedWebhookName is the entry the controller keeps for the kinds
+	// that Bundles publish (see webhookConfigReconciler).
+	PublishedWebhookName = "published.stencil.dev"
+	// DefaultAdmissionTimeout bounds one review when Options.Timeout is zero.
+	DefaultAdmissionTimeout = 3 * time.Second
+)
+
+// Options configure the validating admission webhook.
+type Options struct {
+	// Enabled serves the webhook at WebhookPath on the manager's webhook
+	// server, and keeps the PublishedWebhookName entry of ConfigName.
+	Enabled bool
+	// Timeout bounds one review; zero means DefaultAdmissionTimeout. A
+	// review that does not finish in time is allowed with a warning.
+	Timeout time.Duration
+	// ConfigName is the ValidatingWebhookConfiguration whose published
+	// entry the controller keeps; "" means DefaultWebhookConfigName.
+	ConfigName string
+	// Ready, when not nil, delays serving the webhook until it is closed
+	// (the serving certificate is in place): the webhook server is added
+	// to the manager, and reads its certificate, only then.
+	Ready <-chan struct{}
+}
+
+// timeout is Timeout or its default.
+func (o Options) timeout() time.Duration {
+	if o.Timeout > 0 {
+		return o.Timeout
+	}
+	return DefaultAdmissionTimeout
+}
+
+// configName is ConfigName or its default.
+func (o Options) configName() string {
+	if o.ConfigName != "" {
+		return o.ConfigName
+	}
+	return DefaultWebhookConfigName
+}
+
+// SetupWithManager serves the admission handler, rendering through r, at
+// once or once opts.Ready is closed, on every replica (not only the
+// leader: the webhook Service sends requests to any), and keeps the
+// published entry of the webhook configuration for the kinds served.
+// The Composition controller must be set up with Options.EveryReplica.
+func SetupWithManager(mgr ctrl.Manager, r *reconcile.CompositionReconciler, kinds Kinds, opts Options) error {
+	if !opts.Enabled {
+		return nil
+	}
+	h := &reviewer{r: r, timeout: opts.timeout()}
+	register := func() {
+		mgr.GetWebhookServer().Register(WebhookPath, &webhook.Admission{Handler: h})
+	}
+	if ready := opts.Ready; ready == nil {
+		register()
+	} else if err := mgr.Add(&deferredWebhook{ready: ready, register: register}); err != nil {
+		return fmt.Errorf("add the admission webhook: %w", err)
+	}
+	return setupWebhookConfig(mgr, kinds, opts.configName())
+}
+
+// Kinds are the published kinds the controller serves (package
+// published), for the webhook configuration's published entry.
+type Kinds interface {
+	// Served returns the kinds served, sorted by group and resource.
+	Served() []reconcile.Kind
+	// Changes holds a notice when the kinds served changed.
+	Changes() <-chan event.GenericEvent
+}
+
+// deferredWebhook registers the handler once ready is closed. Only then
+// is the webhook server added to the manager (by GetWebhookServer), so it
+// starts, and reads its certificate files, once they exist.
+type deferredWebhook struct {
+	ready    <-chan struct{}
+	register func()
+}
+
+var (
+	_ manager.Runnable               = (*deferredWebhook)(nil)
+	_ manager.LeaderElectionRunnable = (*deferredWebhook)(nil)
+)
+
+// Start waits for ready, then registers the handler.
+func (d *deferredWebhook) Start(ctx context.Context) error {
+	select {
+	case <-d.ready:
+		d.register()
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+// NeedLeaderElection is false: every replica serves admission.
+func (d *deferredWebhook) NeedLeaderElection() bool { return false }
+
+// reviewer reviews the creates and updates of Compositions and of
+// instances of published kinds: it renders them as the controller would
+// and refuses what would stall; on a dry run it also tells what the
+// children would become (see preview). It never writes.
+type reviewer struct {
+	r       *reconcile.CompositionReconciler
+	timeout time.Duration
+}
+
+var _ admission.Handler = (*reviewer)(nil)
+
+// review is the outcome of one review before it becomes a Response.
+type review struct {
+	denied   string
+	warnings []string
+	// timedOut: the review's deadline passed first.
+	timedOut bool
+}
+
+// Handle reviews one request under the handler's deadline: a review that
+// does not finish in time is allowed with a warning, and the controller
+// reports as usual.
+func (h *reviewer) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		return admission.Allowed("")
+	}
+	ctx, cancel := context.WithTimeout(ctx, h.timeout)
+	defer cancel()
+	done := make(chan review, 1)
+	go func() {
+		rv := h.review(ctx, req)
+		// What ran into the deadline (a render, a dry run) says nothing
+		// of the request.
+		rv.timedOut = rv.timedOut || ctx.Err() != nil
+		done <- rv
+	}()
+	var rv review
+	select {
+	case rv = <-done:
+	case <-ctx.Done():
+		rv.timedOut = true
+	}
+	if rv.timedOut {
+		return admission.Allowed("").WithWarnings(
+			fmt.Sprintf("stencil: validation did not finish in %s; the controller will report", h.timeout))
+	}
+	return rv.response()
+}
+
+// response turns a review into an admission response.
+func (rv review) response() admission.Response {
+	if rv.denied == "" {
+		return admission.Allowed("").WithWarnings(rv.warnings...)
+	}
+	res := admission.Denied(rv.denied).WithWarnings(rv.warnings...)
+	res.Result.Code = http.StatusUnprocessableEntity
+	res.Result.Reason = metav1.StatusReasonInvalid
+	return res
+}
+
+// allowWarning allows with one warning.
+func allowWarning(format string, args ...any) review {
+	return review{warnings: []string{warningText(fmt.Sprintf("stencil: "+format, args...))}}
+}
+
+// review renders the request's object as the controller would. It allows
+// at once what cannot change a render: an object being deleted, and an
+// update that leaves the spec and the stencil.dev/* annotations as they
+// were, such as the controller's own finalizer and ApplySet writes and a
+// GitOps tool's periodic dry run of an unchanged object (`stencil diff`
+// shows what a Bundle change or drift would do to its children).
+func (h *reviewer) review(ctx context.Context, req admission.Request) review {
+	obj, err := decodeObject(req.Object.Raw)
+	if err != nil {
+		return allowWarning("could not decode the object: %v; the controller will report", err)
+	}
+	if obj.GetDeletionTimestamp() != nil {
+		return review{}
+	}
+	dryRun := req.DryRun != nil && *req.DryRun
+	var old *unstructured.Unstructured
+	if req.Operation == admissionv1.Update {
+		if old, err = decodeObject(req.OldObject.Raw); err != nil {
+			return allowWarning("could not decode the old object: %v; the controller will report", err)
+		}
+		if sameRenderRequest(old, obj) {
+			return review{}
+		}
+	}
+	parent, bundle, rv := h.parent(ctx, obj)
+	if parent == nil {
+		return rv
+	}
+	planned, rv := h.plan(ctx, parent, bundle, old)
+	if planned == nil || !dryRun {
+		return rv
+	}
+	return review{warnings: h.preview(ctx, parent, bundle, planned)}
+}
+
+// decodeObject decodes an object of a request as the controller's
+// clients do (integers stay int64), so values render as they will.
+func decodeObject(raw []byte) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(raw); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// sameRenderRequest reports whether old and obj ask for the same render:
+// the same spec and the same stencil.dev/* annotations (the knobs of a
+// published kind's instance). Status, finalizers and the metadata tools
+// write (the ApplySet's) are not part of it.
+func sameRenderRequest(old, obj *unstructured.Unstructured) bool {
+	stencilAnnotations := func(u *unstructured.Unstructured) map[string]string {
+		out := map[string]string{}
+		for k, v := range u.GetAnnotations() {
+			if strings.HasPrefix(k, v1alpha1.GroupVersion.Group+"/") {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	return equality.Semantic.DeepEqual(old.Object["spec"], obj.Object["spec"]) &&
+		maps.Equal(stencilAnnotations(old), stencilAnnotations(obj))
+}
+
+// parent makes the request's object a applyset.Parent, with the Bundle it renders.
+// With no parent, the review is the outcome: an instance whose
+// stencil.dev/* annotations are invalid is refused; a Bundle not found is
+// allowed with a warning.
+func (h *reviewer) parent(ctx context.Context, obj *unstructured.Unstructured) (applyset.Parent, *v1alpha1.Bundle, review) {
+	gvk := obj.GroupVersionKind()
+	if gvk.GroupKind() == applyset.CompositionGroupKind {
+		comp := &v1alpha1.Composition{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, comp); err != nil {
+			return nil, nil, allowWarning("could not decode the Composition: %v; the controller will report", err)
+		}
+		comp.SetGroupVersionKind(gvk)
+		b, rv := h.bundle(ctx, comp.Spec.Bundle)
+		if b == nil {
+			return nil, nil, rv
+		}
+		return comp, b, review{}
+	}
+	b, claimants, err := published.PublishingBundle(ctx, h.r.Client, h.r.APIReader, gvk)
+	switch {
+	case err != nil:
+		return nil, nil, allowWarning("could not find the Bundle that publishes %s: %v; the controller will report", gvk.Kind, err)
+	case b == nil && len(claimants) > 0:
+		return nil, nil, allowWarning("Bundles %s all publish %s and its CRD names none of them; the controller will report", strings.Join(claimants, ", "), gvk.GroupKind())
+	case b == nil:
+		return nil, nil, allowWarning("no Bundle publishes %s; the controller will report", gvk.GroupKind())
+	}
+	spec, err := publish.InstanceSpec(b.Name, b.Spec.API, obj)
+	if err != nil {
+		return nil, nil, review{denied: err.Error()}
+	}
+	return applyset.NewInstance(obj, spec), b, review{}
+}
+
+// bundle reads the named Bundle from the cache. A Bundle not found gives
+// no Bundle and a review that allows with a warning: the Bundle, not the
+// request, is at fault.
+func (h *reviewer) bundle(ctx context.Context, name string) (*v1alpha1.Bundle, review) {
+	b := &v1alpha1.Bundle{}
+	if err := h.r.Client.Get(ctx, client.ObjectKey{Name: name}, b); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, allowWarning("Bundle %s not found; the controller will report", name)
+		}
+		return nil, allowWarning("could not read Bundle %s: %v; the controller will report", name, err)
+	}
+	return b, review{}
+}
+
+// plan renders parent's Bundle through the controller's own path
+// (plan.RenderInput, the renderer with its sandbox limits, plan.NewPlan). A render
+// or values error, an overrun of the render's limits and an object the
+// Bundle's permissions refuse deny the request with the controller's own
+// message (file:line or field path, never a value); any other error
+// allows it with a warning. old is the object before an update.
+func (h *reviewer) plan(ctx context.Context, parent applyset.Parent, b *v1alpha1.Bundle, old *unstructured.Unstructured) (*plan.Plan, review) {
+	loaded, err := h.r.LoadBundle(b)
+	if err != nil {
+		return nil, allowWarning("Bundle %s is not ready: %v; the controller will report", b.Name, err)
+	}
+	caps, err := h.r.Capabilities(ctx)
+	if err != nil {
+		return nil, allowWarning("could not discover the served APIs: %v; the controller will report", err)
+	}
+	live := &plan.LiveComposition{UID: parent.GetUID()}
+	if old != nil {
+		live.Installed = plan.Installed(applyset.ParseInventory(old.GetAnnotations()))
+	}
+	planned, err := plan.NewPlan(ctx, h.r.Renderer(), loaded, plan.RenderInput(parent, live, caps), h.r.Mapper)
+	var renderErr *templates.RenderError
+	var refused *plan.RefusedError
+	switch {
+	case err != nil && ctx.Err() != nil:
+		// The render stopped at the review's deadline (a RenderError with
+		// Reason Timeout, or one that wraps context.Canceled): not the
+		// Bundle's fault.
+		return nil, review{timedOut: true}
+	case errors.As(err, &renderErr), errors.As(err, &refused):
+		return nil, review{denied: fmt.Sprintf("Bundle %s: %v", b.Name, err)}
+	case err != nil:
+		return nil, allowWarning("could not render Bundle %s: %v; the controller will report", b.Name, err)
+	}
+	return planned, review{}
+}
+
+// preview dry-run applies every planned object as the controller would
+// (as the parent's ServiceAccount, if any) and lists the members it would
+// prune, as warnings (see childWarnings). A render of no object prunes
+// nothing unless the parent or its Bundle allows it (see
+// guardEmptyRender): the warning says so instead.
+func (h *reviewer) preview(ctx context.Context, parent applyset.Parent, b *v1alpha1.Bundle, planned *plan.Plan) []string {
+	writer, err := h.r.WriterFor(parent)
+	if err != nil {
+		return []string{warningText(fmt.Sprintf("stencil: could not preview the children: %v", err))}
+	}
+	previews := reconcile.DryRun(ctx, writer, planned)
+	var pruned []reconcile.PruneCandidate
+	var pruneErr error
+	if prune := parent.ParentSpec().Prune; prune == nil || *prune {
+		pruned, pruneErr = reconcile.PruneCandidates(ctx, h.r.APIReader, h.r.Mapper, parent, planned)
+	}
+	if len(planned.Objects) == 0 && len(pruned) > 0 && !parent.ParentSpec().Suspend &&
+		parent.GetAnnotations()[reconcile.AnnotationAllowEmptyRender] != "true" && b.Annotations[reconcile.AnnotationAllowEmptyRender] != "true" {
+		return []string{warningText(fmt.Sprintf("stencil: %s renders no objects while its set has %d members: the controller would prune nothing and stall (EmptyRender); annotate it or its Bundle %s: \"true\" to delete them all",
+			applyset.Describe(parent), len(pruned), reconcile.AnnotationAllowEmptyRender))}
+	}
+	lines := childWarnings(parent.GetNamespace(), planned.ID, previews, pruned)
+	if parent.ParentSpec().Suspend && len(lines) > 0 {
+		lines = append([]string{"stencil: " + applyset.Describe(parent) + " is suspended: nothing changes until it resumes"}, lines...)
+	}
+	if pruneErr != nil {
+		lines = append(lines, fmt.Sprintf("stencil: could not list the members to prune: %v", pruneErr))
+	}
+	return capWarnings(lines)
+}

@@ -1,0 +1,75 @@
+package admission_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stencil-dev/stencil/reconcile/admission"
+)
+
+// TestServingOptions: where the certificate points and the configuration
+// calls, through the Service or on a host, and which options are refused.
+func TestServingOptions(t *testing.T) {
+	inCluster := admission.DefaultServingOptions()
+	inCluster.Namespace = "stencil-system"
+	loopback := inCluster
+	loopback.Host, loopback.Port = "localhost", 19443
+	for _, tc := range []struct {
+		name         string
+		opts         admission.ServingOptions
+		dnsName, url string
+	}{
+		{"through the Service", inCluster, "stencil-webhook.stencil-system.svc", ""},
+		{"on loopback", loopback, "localhost", "https://localhost:19443/validate-stencil"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.opts.Validate(); err != nil {
+				t.Fatalf("Validate: %v", err)
+			}
+			if got := tc.opts.DNSName(); got != tc.dnsName {
+				t.Errorf("DNSName() = %q, want %q", got, tc.dnsName)
+			}
+			if got := tc.opts.URL(); got != tc.url {
+				t.Errorf("URL() = %q, want %q", got, tc.url)
+			}
+		})
+	}
+
+	for _, tc := range []struct {
+		name string
+		edit func(*admission.ServingOptions)
+		want string
+	}{
+		{"an IP for a host", func(o *admission.ServingOptions) { o.Host = "127.0.0.1" }, "--webhook-host"},
+		{"no cert folder", func(o *admission.ServingOptions) { o.CertDir = "" }, "--webhook-cert-dir"},
+		{"an unknown cert source", func(o *admission.ServingOptions) { o.Certs = "cert-manager" }, "--webhook-certs"},
+		{"no Secret to rotate into", func(o *admission.ServingOptions) { o.SecretName = "" }, "--webhook-cert-secret"},
+		{"no Service and no host", func(o *admission.ServingOptions) { o.Service = "" }, "--webhook-service"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := inCluster
+			tc.edit(&o)
+			err := o.Validate()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Validate() = %v, want an error naming %s", err, tc.want)
+			}
+			if _, err := admission.NewServing(o); err == nil {
+				t.Errorf("NewServing accepted options Validate refuses")
+			}
+		})
+	}
+
+	t.Run("files are ready at once", func(t *testing.T) {
+		o := inCluster
+		o.Certs = admission.CertsFiles
+		s, err := admission.NewServing(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-s.Ready():
+		default:
+			t.Error("Ready is not closed with --webhook-certs=files: the certificate is already there")
+		}
+	})
+}

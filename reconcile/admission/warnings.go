@@ -1,0 +1,136 @@
+package admission
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+)
+
+// joinChanges joins changes with ", " within max runes; what does not fit
+// becomes "and N more".
+func joinChanges(changes []applyset.FieldChange, max int) string {
+	var b strings.Builder
+	for i, c := range changes {
+		s := c.String()
+		if i > 0 {
+			s = ", " + s
+		}
+		more := ""
+		if rest := len(changes) - i - 1; rest > 0 {
+			more = fmt.Sprintf(", and %d more", rest)
+		}
+		if i > 0 && len([]rune(b.String()+s+more)) > max {
+			fmt.Fprintf(&b, ", and %d more", len(changes)-i)
+			break
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// childWarnings are the warnings of a dry run of the set id: one per
+// child that would change (created, its changed fields, or why it would
+// be refused), then one per member that would be pruned or orphaned,
+// sorted by child.
+//
+// An object that exists but is not yet a member of the set (one the apply
+// would adopt) is listed with the paths of its changed fields only: the
+// dry run reads it as the controller or the parent's ServiceAccount, and
+// the requester may not be allowed to read it, so its values stay hidden.
+func childWarnings(namespace, id string, previews []reconcile.Preview, pruned []reconcile.PruneCandidate) []string {
+	var out []string
+	for _, pv := range previews {
+		name := childName(namespace, applyset.Ref(pv.Desired))
+		switch {
+		case pv.Err != nil:
+			out = append(out, "stencil: "+name+": would be refused: "+pv.Err.Error())
+		case pv.Live == nil:
+			out = append(out, "stencil: "+name+": created")
+		default:
+			changes := applyset.ChangedFields(pv.Live, pv.Applied)
+			if len(changes) == 0 {
+				continue
+			}
+			head := "stencil: " + name + ": "
+			if pv.Live.GetLabels()[applyset.LabelPartOf] != id {
+				head += "would be adopted: "
+				for i := range changes {
+					changes[i].Old, changes[i].New, changes[i].Hidden = nil, nil, true
+				}
+			}
+			out = append(out, head+joinChanges(changes, maxWarningRunes-len([]rune(head))))
+		}
+	}
+	sorted := append([]reconcile.PruneCandidate(nil), pruned...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Ref < sorted[j].Ref })
+	for _, c := range sorted {
+		if c.Orphan {
+			out = append(out, "stencil: "+childName(namespace, c.Ref)+": would be orphaned (helm.sh/resource-policy: keep)")
+			continue
+		}
+		out = append(out, "stencil: "+childName(namespace, c.Ref)+": would be pruned")
+	}
+	return out
+}
+
+// childName shortens Kind/namespace/name to Kind/name in the parent's
+// own namespace.
+func childName(namespace, r string) string {
+	parts := strings.SplitN(r, "/", 3)
+	if len(parts) == 3 && parts[1] == namespace {
+		return parts[0] + "/" + parts[2]
+	}
+	return r
+}
+
+// The API server keeps at most 4096 runes of warnings per response and,
+// beyond that, cuts each one to 256 runes (k8s.io/apiserver
+// pkg/endpoints/filters/warning.go, truncateAtTotalRunes and
+// truncateItemRunes). stencil stays under both, leaving room for the
+// warnings of others, so none of its warnings is ever cut.
+const (
+	maxWarningRunes      = 240
+	maxWarningTotalRunes = 3072
+)
+
+// capWarnings keeps warnings within maxWarningRunes each and
+// maxWarningTotalRunes in all; when some must go, the last one says how
+// many more there are and to run `stencil diff`.
+func capWarnings(lines []string) []string {
+	total := 0
+	var out []string
+	for i, l := range lines {
+		l = warningText(l)
+		n := len([]rune(l))
+		if total+n+len([]rune(moreWarning(len(lines)-i))) > maxWarningTotalRunes && i < len(lines)-1 ||
+			total+n > maxWarningTotalRunes {
+			return append(out, moreWarning(len(lines)-i))
+		}
+		out = append(out, l)
+		total += n
+	}
+	return out
+}
+
+// moreWarning is the last warning when n more were left out.
+func moreWarning(n int) string {
+	return fmt.Sprintf("stencil: %d more changes not shown; run `stencil diff` to see them all", n)
+}
+
+// warningText makes a line a valid warning the API server keeps whole:
+// no control characters, at most maxWarningRunes runes.
+func warningText(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	if r := []rune(s); len(r) > maxWarningRunes {
+		return string(r[:maxWarningRunes-1]) + "…"
+	}
+	return s
+}

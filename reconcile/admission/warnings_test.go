@@ -1,0 +1,107 @@
+package admission
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+)
+
+func TestCapWarnings(t *testing.T) {
+	long := "stencil: Deployment/x: " + strings.Repeat("spec.a 1 → 2, ", 50)
+	for _, tc := range []struct {
+		name      string
+		lines     []string
+		wantCount int
+		wantMore  string
+	}{
+		{"few pass whole", []string{"stencil: a", "stencil: b"}, 2, ""},
+		{"many end with how many more", repeat("stencil: ConfigMap/cm-0000000000: created", 200), 0, "more changes not shown; run `stencil diff`"},
+		{"long ones are cut", []string{long}, 1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := capWarnings(tc.lines)
+			total := 0
+			for _, w := range got {
+				n := utf8.RuneCountInString(w)
+				if n > maxWarningRunes {
+					t.Errorf("warning of %d runes, more than %d: %q", n, maxWarningRunes, w)
+				}
+				total += n
+			}
+			if total > maxWarningTotalRunes {
+				t.Errorf("%d runes of warnings, more than %d", total, maxWarningTotalRunes)
+			}
+			if tc.wantCount > 0 && len(got) != tc.wantCount {
+				t.Errorf("%d warnings, want %d: %q", len(got), tc.wantCount, got)
+			}
+			if tc.wantMore != "" {
+				last := got[len(got)-1]
+				shown := len(got) - 1
+				if !strings.Contains(last, tc.wantMore) || !strings.Contains(last, fmt.Sprintf("%d more", len(tc.lines)-shown)) {
+					t.Errorf("last warning %q: want it to count the %d left out and name stencil diff", last, len(tc.lines)-shown)
+				}
+			}
+		})
+	}
+	// The API server's own limits, which these stay under.
+	if maxWarningRunes >= 256 || maxWarningTotalRunes >= 4096 {
+		t.Errorf("limits %d/%d are not under the API server's 256/4096", maxWarningRunes, maxWarningTotalRunes)
+	}
+}
+
+func repeat(s string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
+func TestWarningTextHasNoControlCharacters(t *testing.T) {
+	if got := warningText("a\nb\tc"); got != "a b c" {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestChildWarnings(t *testing.T) {
+	dep := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "shop", "namespace": "team", "labels": map[string]any{applyset.LabelPartOf: "set"}},
+		"spec":     map[string]any{"replicas": int64(2)}}}
+	after := dep.DeepCopy()
+	after.Object["spec"] = map[string]any{"replicas": int64(3)}
+	// An object the apply would adopt: its values are not the requester's to read.
+	found := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "db", "namespace": "team"}, "data": map[string]any{"password": "hunter2"}}}
+	adopted := found.DeepCopy()
+	adopted.SetLabels(map[string]string{applyset.LabelPartOf: "set"})
+	adopted.Object["data"] = map[string]any{"password": "mine"}
+	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "x", "namespace": "other"}}}
+	same := cm.DeepCopy()
+	same.SetName("same")
+	got := childWarnings("team", "set", []reconcile.Preview{
+		{Desired: dep, Live: dep, Applied: after},
+		{Desired: adopted, Live: found, Applied: adopted},
+		{Desired: cm, Applied: cm},
+		{Desired: same, Live: same, Applied: same},
+		{Desired: cm, Err: errors.New("ConfigMap/other/x is a member of another ApplySet")},
+	}, []reconcile.PruneCandidate{{Ref: "Service/team/web"}, {Ref: "ConfigMap/team/keep", Orphan: true}})
+	want := []string{
+		"stencil: Deployment/shop: spec.replicas 2 → 3",
+		"stencil: ConfigMap/db: would be adopted: data.password changed, metadata.labels added",
+		"stencil: ConfigMap/other/x: created",
+		"stencil: ConfigMap/other/x: would be refused: ConfigMap/other/x is a member of another ApplySet",
+		"stencil: ConfigMap/keep: would be orphaned (helm.sh/resource-policy: keep)",
+		"stencil: Service/web: would be pruned",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -1,0 +1,117 @@
+package applyset
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+)
+
+// ApplySet labels and annotations, as kubectl implements KEP-3659.
+const (
+	// LabelApplySetID is the parent's label holding the set's id.
+	LabelApplySetID = "applyset.kubernetes.io/id"
+	// LabelPartOf is every member's label naming its set's id.
+	LabelPartOf = "applyset.kubernetes.io/part-of"
+	// AnnotationTooling names the tool that manages the set, as name/version.
+	AnnotationTooling = "applyset.kubernetes.io/tooling"
+	// AnnotationGroupKinds lists the group-kinds the set's members may have.
+	AnnotationGroupKinds = "applyset.kubernetes.io/contains-group-kinds"
+	// AnnotationNamespaces lists the Namespaces, other than the parent's, that members may be in.
+	AnnotationNamespaces = "applyset.kubernetes.io/additional-Namespaces"
+	// AnnotationPrune set to "disabled" on a member keeps it from ever being pruned.
+	AnnotationPrune = "stencil.dev/prune"
+)
+
+// ID computes the id of the ApplySet whose parent is the named
+// object, with kubectl's formula:
+// applyset-<base64url(sha256(name.namespace.kind.group))>-v1.
+func ID(name, namespace string, gk schema.GroupKind) string {
+	sum := sha256.Sum256([]byte(strings.Join([]string{name, namespace, gk.Kind, gk.Group}, ".")))
+	return "applyset-" + base64.RawURLEncoding.EncodeToString(sum[:]) + "-v1"
+}
+
+// Inventory is what a parent's annotations record: the group-kinds and the
+// Namespaces where members may be. It is a superset of the members during an
+// apply and exact after a successful prune.
+type Inventory struct {
+	GroupKinds []schema.GroupKind // sorted by FormatGroupKind
+	Namespaces []string           // sorted, without the parent's namespace
+}
+
+// FormatGroupKind writes a group-kind as kubectl does: Kind.group, or Kind
+// alone for the core group.
+func FormatGroupKind(gk schema.GroupKind) string {
+	if gk.Group == "" {
+		return gk.Kind
+	}
+	return gk.Kind + "." + gk.Group
+}
+
+// ParseInventory reads a parent's annotations.
+func ParseInventory(annotations map[string]string) Inventory {
+	var inv Inventory
+	for _, s := range splitList(annotations[AnnotationGroupKinds]) {
+		inv.GroupKinds = append(inv.GroupKinds, schema.ParseGroupKind(s))
+	}
+	inv.Namespaces = splitList(annotations[AnnotationNamespaces])
+	return inv.Normalize("")
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// union returns the Inventory holding both.
+func (inv Inventory) Union(other Inventory) Inventory {
+	return Inventory{
+		GroupKinds: append(slices.Clone(inv.GroupKinds), other.GroupKinds...),
+		Namespaces: append(slices.Clone(inv.Namespaces), other.Namespaces...),
+	}.Normalize("")
+}
+
+// normalize sorts and deduplicates, and drops the parent's own namespace.
+func (inv Inventory) Normalize(parentNamespace string) Inventory {
+	slices.SortFunc(inv.GroupKinds, func(a, b schema.GroupKind) int {
+		return strings.Compare(FormatGroupKind(a), FormatGroupKind(b))
+	})
+	inv.GroupKinds = slices.Compact(inv.GroupKinds)
+	inv.Namespaces = slices.DeleteFunc(slices.Clone(inv.Namespaces), func(ns string) bool {
+		return ns == "" || ns == parentNamespace
+	})
+	slices.Sort(inv.Namespaces)
+	inv.Namespaces = slices.Compact(inv.Namespaces)
+	return inv
+}
+
+// annotations renders the Inventory as the parent's annotation values.
+func (inv Inventory) Annotations() (GroupKinds, namespaces string) {
+	gks := make([]string, len(inv.GroupKinds))
+	for i, gk := range inv.GroupKinds {
+		gks[i] = FormatGroupKind(gk)
+	}
+	return strings.Join(gks, ","), strings.Join(inv.Namespaces, ",")
+}
+
+// CompositionGroupKind is the group-kind of the Composition, the generic parent.
+var CompositionGroupKind = schema.GroupKind{Group: v1alpha1.GroupVersion.Group, Kind: "Composition"}
+
+// Ref names an object as Kind/namespace/name (Kind/name when cluster-scoped).
+func Ref(u client.Object) string {
+	kind := u.GetObjectKind().GroupVersionKind().Kind
+	if u.GetNamespace() == "" {
+		return kind + "/" + u.GetName()
+	}
+	return kind + "/" + u.GetNamespace() + "/" + u.GetName()
+}

@@ -1,0 +1,276 @@
+package applyset
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// CleanForDiff returns a copy of u without what the server keeps for
+// itself, which a comparison would only show as noise: managedFields,
+// resourceVersion, generation, uid and creationTimestamp (a dry-run
+// create invents the last three). `stencil diff` and the admission
+// webhook's dry-run summary compare cleaned objects.
+func CleanForDiff(u *unstructured.Unstructured) *unstructured.Unstructured {
+	u = u.DeepCopy()
+	for _, f := range []string{"managedFields", "resourceVersion", "generation", "uid", "creationTimestamp"} {
+		unstructured.RemoveNestedField(u.Object, "metadata", f)
+	}
+	return u
+}
+
+// FieldChange is one changed field of an object, found by ChangedFields.
+type FieldChange struct {
+	// Path names the field: spec.replicas, metadata.labels[app.kubernetes.io/name],
+	// spec.template.spec.containers[name=web].image.
+	Path string
+	// Old and New are the field's values; nil when it was added (Old) or
+	// removed (New). Only scalars are kept: a map or a list is nil.
+	Old, New any
+	// Added and Removed tell a field that appears or goes.
+	Added, Removed bool
+	// Hidden withholds the values: a Secret's data.
+	Hidden bool
+}
+
+// String prints the change: "spec.replicas 2 → 3", "spec.paused (none) →
+// true", "spec.volumes removed", "data.password changed".
+func (c FieldChange) String() string {
+	switch {
+	case c.Hidden && c.Added:
+		return c.Path + " added"
+	case c.Hidden && c.Removed:
+		return c.Path + " removed"
+	case c.Hidden, !c.Added && !c.Removed && c.Old == nil && c.New == nil:
+		return c.Path + " changed"
+	case c.Added && c.New == nil:
+		return c.Path + " added"
+	case c.Removed && c.Old == nil:
+		return c.Path + " removed"
+	}
+	return c.Path + " " + scalarText(c.Old, c.Added) + " → " + scalarText(c.New, c.Removed)
+}
+
+// maxScalarRunes bounds a value printed in a change.
+const maxScalarRunes = 40
+
+// scalarText prints a scalar as JSON ("(none)" when absent), cut to maxScalarRunes.
+func scalarText(v any, absent bool) string {
+	if absent {
+		return "(none)"
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	if r := []rune(string(data)); len(r) > maxScalarRunes {
+		return string(r[:maxScalarRunes-1]) + "…"
+	}
+	return string(data)
+}
+
+// ChangedFields lists the fields that differ between live and applied
+// (the object after a dry-run apply), both cleaned of server bookkeeping
+// (CleanForDiff), status, and the copy kubectl's client-side apply keeps
+// in an annotation. Lists of maps that all have a distinct name are
+// compared by name (containers[name=web].image), other lists of the same
+// length item by item, and others as a whole. The values of a Secret's
+// data and stringData are never kept (Hidden). The changes are sorted by
+// path.
+func ChangedFields(live, applied *unstructured.Unstructured) []FieldChange {
+	a, b := cleanForSummary(live), cleanForSummary(applied)
+	var out []FieldChange
+	compareValues("", a.Object, b.Object, &out)
+	if isKind(applied, "", "Secret") {
+		for i := range out {
+			if strings.HasPrefix(out[i].Path, "data") || strings.HasPrefix(out[i].Path, "stringData") {
+				out[i].Old, out[i].New, out[i].Hidden = nil, nil, true
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// cleanForSummary is CleanForDiff without status and the last-applied
+// annotation (which may hold a Secret's data).
+func cleanForSummary(u *unstructured.Unstructured) *unstructured.Unstructured {
+	u = CleanForDiff(u)
+	delete(u.Object, "status")
+	unstructured.RemoveNestedField(u.Object, "metadata", "annotations", "kubectl.kubernetes.io/last-applied-configuration")
+	if a, ok, _ := unstructured.NestedMap(u.Object, "metadata", "annotations"); ok && len(a) == 0 {
+		unstructured.RemoveNestedField(u.Object, "metadata", "annotations")
+	}
+	return u
+}
+
+// compareValues appends the changes from a to b under path.
+func compareValues(path string, a, b any, out *[]FieldChange) {
+	switch {
+	case reflect.DeepEqual(a, b):
+		return
+	case a == nil:
+		*out = append(*out, FieldChange{Path: path, New: scalarOnly(b), Added: true})
+		return
+	case b == nil:
+		*out = append(*out, FieldChange{Path: path, Old: scalarOnly(a), Removed: true})
+		return
+	}
+	am, aIsMap := a.(map[string]any)
+	bm, bIsMap := b.(map[string]any)
+	if aIsMap && bIsMap {
+		keys := map[string]bool{}
+		for k := range am {
+			keys[k] = true
+		}
+		for k := range bm {
+			keys[k] = true
+		}
+		for k := range keys {
+			compareValues(joinPath(path, k), am[k], bm[k], out)
+		}
+		return
+	}
+	al, aIsList := a.([]any)
+	bl, bIsList := b.([]any)
+	if aIsList && bIsList {
+		compareLists(path, al, bl, out)
+		return
+	}
+	*out = append(*out, FieldChange{Path: path, Old: scalarOnly(a), New: scalarOnly(b)})
+}
+
+// compareLists compares lists by item name when every item of both is a
+// map with a distinct name, else item by item when they are as long, else
+// as a whole.
+func compareLists(path string, a, b []any, out *[]FieldChange) {
+	an, aNamed := byName(a)
+	bn, bNamed := byName(b)
+	switch {
+	case aNamed && bNamed:
+		names := map[string]bool{}
+		for k := range an {
+			names[k] = true
+		}
+		for k := range bn {
+			names[k] = true
+		}
+		for k := range names {
+			compareValues(path+"[name="+k+"]", an[k], bn[k], out)
+		}
+	case len(a) == len(b):
+		for i := range a {
+			compareValues(fmt.Sprintf("%s[%d]", path, i), a[i], b[i], out)
+		}
+	default:
+		*out = append(*out, FieldChange{Path: path})
+	}
+}
+
+// byName indexes a list of maps by their distinct "name" field.
+func byName(l []any) (map[string]any, bool) {
+	out := make(map[string]any, len(l))
+	for _, item := range l {
+		m, ok := item.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		name, ok := m["name"].(string)
+		if !ok || out[name] != nil {
+			return nil, false
+		}
+		out[name] = m
+	}
+	return out, true
+}
+
+// joinPath appends a map key to a field path; a key with a dot or a
+// slash (a label, an annotation, a ConfigMap's file) is bracketed.
+func joinPath(path, key string) string {
+	switch {
+	case strings.ContainsAny(key, "./[]"):
+		return path + "[" + key + "]"
+	case path == "":
+		return key
+	}
+	return path + "." + key
+}
+
+// scalarOnly returns v when it is a scalar, else nil.
+func scalarOnly(v any) any {
+	switch v.(type) {
+	case map[string]any, []any:
+		return nil
+	}
+	return v
+}
+
+// isKind reports whether u is of group and kind.
+func isKind(u *unstructured.Unstructured, group, kind string) bool {
+	gvk := u.GroupVersionKind()
+	return gvk.Group == group && gvk.Kind == kind
+}
+
+// maxChangedFields bounds the field paths one apply result reports.
+const maxChangedFields = 5
+
+// changedFields lists, as dotted paths, at most max fields of desired that
+// live does not hold with an equal value (after the rules of subset): what
+// an apply of desired over live changes. Paths name fields, never values.
+func changedFields(desired, live any, max int) []string {
+	var out []string
+	var walk func(path string, want, got any)
+	walk = func(path string, want, got any) {
+		if len(out) >= max {
+			return
+		}
+		switch w := want.(type) {
+		case map[string]any:
+			g, ok := got.(map[string]any)
+			if !ok {
+				out = append(out, path)
+				return
+			}
+			keys := make([]string, 0, len(w))
+			for k := range w {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				child := k
+				if path != "" {
+					child = path + "." + k
+				}
+				gv, ok := g[k]
+				switch {
+				case !ok && w[k] != nil:
+					if len(out) < max {
+						out = append(out, child)
+					}
+				case ok:
+					walk(child, w[k], gv)
+				}
+			}
+		case []any:
+			g, ok := got.([]any)
+			if !ok || len(g) != len(w) {
+				out = append(out, path)
+				return
+			}
+			for i := range w {
+				walk(path+"["+strconv.Itoa(i)+"]", w[i], g[i])
+			}
+		default:
+			if !scalarEqual(want, got) {
+				out = append(out, path)
+			}
+		}
+	}
+	walk("", desired, live)
+	return out
+}

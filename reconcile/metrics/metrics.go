@@ -1,0 +1,137 @@
+// Package metrics holds stencil's Prometheus metrics (registered with
+// controller-runtime's registry by Register, served on the manager's
+// metrics endpoint) and CountAPIRequests, the transport wrapper that
+// counts every request the controller sends by verb and resource.
+package metrics
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/endpoints/request"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+var (
+	RenderDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "stencil_render_duration_seconds",
+		Help:    "Time to load and render a Composition's bundle.",
+		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
+	})
+	// DryRuns counts the server-side dry-run applies sent to settle a
+	// no-change decision (package applyset).
+	DryRuns = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "stencil_apply_dry_runs_total",
+		Help: "Server-side dry-run applies sent to settle whether an apply would change a member (fields the server may default), each verdict remembered until the member or its desired form changes.",
+	})
+	Applies = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "stencil_applies_total",
+		Help: "Objects applied, by result: Created, Configured, Reapplied (sent, changed nothing), Unchanged (no request sent), Failed.",
+	}, []string{"result"})
+	Prunes = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "stencil_prunes_total",
+		Help: "Members deleted by pruning or by the deletion of their Composition.",
+	})
+	Compositions = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "stencil_compositions",
+		Help: "Compositions and instances of published kinds by the status (True, False, Unknown) and reason of their Ready condition, as last reported; reasons stencil does not define count as Other.",
+	}, []string{"ready", "reason"})
+	PhaseDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "stencil_reconcile_phase_duration_seconds",
+		Help: "Time one reconcile of a Composition spent in each phase it ran: shortcut (the unchanged-pass check, " +
+			"and the whole of a pass it ends), parent, render, prepare, apply, prune, status (observing the members and writing the status).",
+		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+	}, []string{"phase"})
+	Passes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "stencil_reconcile_passes_total",
+		Help: "Reconciles of Compositions by outcome: unchanged (nothing changed since the last successful pass: status only), " +
+			"full (rendered, applied and pruned), stalled (waits for its inputs to change), error (retried with backoff), suspended, deleting.",
+	}, []string{"outcome"})
+	renderCache = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "stencil_render_cache_total",
+		Help: "Lookups of the caches that spare a render, by cache (pass: the unchanged-pass memo; failed-render: a render known to fail; " +
+			"bundle: parsed Bundles) and result (hit, miss).",
+	}, []string{"cache", "result"})
+	apiRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "stencil_api_requests_total",
+		Help: "Requests the controller sent to the API server, by Kubernetes verb (get, list, watch, create, update, patch, delete, deletecollection) " +
+			"and resource (resource.group, with /subresource; discovery for discovery and OpenAPI documents).",
+	}, []string{"verb", "resource"})
+)
+
+// Caches of stencil_render_cache_total.
+const (
+	CachePass         = "pass"
+	CacheFailedRender = "failed-render"
+	CacheBundle       = "bundle"
+)
+
+// Register adds stencil's metrics to controller-runtime's registry,
+// which the manager serves on its metrics endpoint.
+func Register() error {
+	for _, c := range []prometheus.Collector{
+		RenderDuration, Applies, DryRuns, Prunes, Compositions,
+		PhaseDuration, Passes, renderCache, apiRequests,
+	} {
+		if err := ctrlmetrics.Registry.Register(c); err != nil {
+			if _, ok := err.(prometheus.AlreadyRegisteredError); !ok {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// CacheLookup counts one lookup of a cache that spares a render.
+func CacheLookup(cache string, hit bool) {
+	result := "miss"
+	if hit {
+		result = "hit"
+	}
+	renderCache.WithLabelValues(cache, result).Inc()
+}
+
+// CountAPIRequests wraps a rest.Config's transport (see rest.Config.Wrap)
+// to count each request in stencil_api_requests_total by Kubernetes verb
+// and resource. client-go's rest_client_requests_total counts by HTTP
+// method and code, which cannot tell a list from a get nor a watch from
+// either.
+func CountAPIRequests(rt http.RoundTripper) http.RoundTripper {
+	return countingTransport{next: rt}
+}
+
+type countingTransport struct{ next http.RoundTripper }
+
+// RoundTrip counts the request and sends it on.
+func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	verb, resource := requestKind(req)
+	apiRequests.WithLabelValues(verb, resource).Inc()
+	return t.next.RoundTrip(req)
+}
+
+// requestKind derives the Kubernetes verb and resource of a request from
+// its method and path: /api/v1[/namespaces/NS]/RESOURCE[/NAME[/SUB]] or
+// /apis/GROUP/VERSION/... ; any other path (discovery, /openapi, /version)
+// is a get of discovery. Names and namespaces never become labels.
+func requestKind(req *http.Request) (verb, resource string) {
+	info, err := requestInfos.NewRequestInfo(req)
+	if err != nil || !info.IsResourceRequest {
+		return strings.ToLower(req.Method), "discovery"
+	}
+	resource = info.Resource
+	if info.APIGroup != "" {
+		resource += "." + info.APIGroup
+	}
+	if info.Subresource != "" {
+		resource += "/" + info.Subresource
+	}
+	return info.Verb, resource
+}
+
+// requestInfos parses request paths as the API server does.
+var requestInfos = &request.RequestInfoFactory{
+	APIPrefixes:          sets.NewString("api", "apis"),
+	GrouplessAPIPrefixes: sets.NewString("api"),
+}

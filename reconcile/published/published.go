@@ -1,0 +1,376 @@
+package published
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/publish"
+	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/cluster"
+	"github.com/stencil-dev/stencil/templates"
+)
+
+// BundleReconciler reports whether each Bundle loads and parses, and its
+// revision; for a Bundle that publishes a kind (spec.api) it keeps the
+// kind's CRD and has the kind served (see publishKind).
+type BundleReconciler struct {
+	// Client is the manager's client.
+	Client client.Client
+	// APIReader reads from the API server, bypassing the cache.
+	APIReader client.Reader
+	bundles   BundleLoader
+	kinds     *Kinds
+}
+
+// BundleFinalizer keeps a Bundle whose api.deletionPolicy is Delete until
+// the CRD of its kind, and so every instance, is deleted.
+const BundleFinalizer = "stencil.dev/published-kind"
+
+// Reconcile loads the Bundle, publishes its kind, and writes its status:
+// revision, and Ready with the file and line of the first problem when it
+// does not load, or why its kind is not served.
+func (r *BundleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	b := &v1alpha1.Bundle{}
+	if err := r.Client.Get(ctx, req.NamespacedName, b); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.kinds.stopBundle(req.Name, schema.GroupVersionKind{})
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !b.DeletionTimestamp.IsZero() {
+		return r.unpublish(ctx, b)
+	}
+	st := *b.Status.DeepCopy()
+	st.ObservedGeneration = b.Generation
+	loaded, err := r.bundles.LoadBundle(b)
+	cond := metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReady, Message: "bundle loads and its templates parse", ObservedGeneration: b.Generation}
+	var res ctrl.Result
+	if err != nil {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, v1alpha1.ReasonRenderFailed, err.Error()
+		st.Revision = ""
+	} else {
+		st.Revision = loaded.Revision()
+		var published publication
+		if published, res, err = r.publishKind(ctx, b); err != nil {
+			return ctrl.Result{}, err
+		}
+		if published.reason != "" {
+			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, published.reason, published.message
+		} else if published.message != "" {
+			cond.Message += "; " + published.message
+		}
+	}
+	meta.SetStatusCondition(&st.Conditions, cond)
+	if equality.Semantic.DeepEqual(b.Status, st) {
+		return res, nil
+	}
+	orig := b.DeepCopy()
+	b.Status = st
+	if err := r.Client.Status().Patch(ctx, b, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, fmt.Errorf("patch status of Bundle %s: %w", b.Name, err)
+	}
+	return res, nil
+}
+
+// publication is what publishKind found: a reason when the Bundle's kind
+// is not served (its Ready=False), and a message either way.
+type publication struct{ reason, message string }
+
+// publishKind keeps the CRD of the kind b publishes and has the kind served:
+//
+//  1. A Bundle that publishes nothing has no kind served for it; a kind it
+//     published before keeps its CRD, its instances and their children.
+//  2. The CRD is built and checked as the API server would (publish.CRD);
+//     one that is refused (a schema that is not structural, say) touches
+//     nothing: a CRD applied before, and its kind's controller, stay.
+//  3. A CRD of that name that is not kept for b (another Bundle's, or not
+//     stencil's) is a KindConflict, and is not touched.
+//  4. The Bundle carries BundleFinalizer when api.deletionPolicy is Delete.
+//  5. The CRD is server-side applied; names the API server refuses
+//     (NamesAccepted=False, another CRD serves the kind) are a
+//     KindConflict; until it is Established the kind waits (the CRD's own
+//     change brings the next pass).
+//  6. The controller must be allowed to get, list, watch, update and patch
+//     the kind and patch its status (an aggregated ClusterRole, see
+//     `stencil bundle rbac`); else Forbidden, looked at again after
+//     reconcile.ForbiddenRecheck.
+//  7. The kind's controller is started (see Kinds), and any
+//     other kind b published before stops being served.
+func (r *BundleReconciler) publishKind(ctx context.Context, b *v1alpha1.Bundle) (publication, ctrl.Result, error) {
+	if b.Spec.API == nil {
+		r.kinds.stopBundle(b.Name, schema.GroupVersionKind{})
+		return publication{}, ctrl.Result{}, r.setFinalizer(ctx, b, false)
+	}
+	api := publish.Defaulted(*b.Spec.API)
+	what := kindName(api)
+	crd, err := publish.CRD(b.Name, b.Spec)
+	if err != nil {
+		var perr *publish.Error
+		if errors.As(err, &perr) {
+			return publication{reason: perr.Reason, message: what + " is not published: " + perr.Error()}, ctrl.Result{}, nil
+		}
+		return publication{reason: v1alpha1.ReasonInvalidAPI, message: what + " is not published: " + err.Error()}, ctrl.Result{}, nil
+	}
+	live := &apiextensionsv1.CustomResourceDefinition{}
+	switch err := r.APIReader.Get(ctx, client.ObjectKey{Name: crd.Name}, live); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return publication{}, ctrl.Result{}, fmt.Errorf("read CustomResourceDefinition %s: %w", crd.Name, err)
+	case live.Labels[publish.LabelBundle] != b.Name:
+		owner := "not kept by stencil"
+		if o := live.Labels[publish.LabelBundle]; o != "" {
+			owner = "published by Bundle " + o
+		}
+		return publication{reason: v1alpha1.ReasonKindConflict, message: fmt.Sprintf("%s is not published: CustomResourceDefinition %s exists and is %s", what, crd.Name, owner)}, ctrl.Result{}, nil
+	}
+	if err := r.setFinalizer(ctx, b, api.DeletionPolicy == v1alpha1.DeletionPolicyDelete); err != nil {
+		return publication{}, ctrl.Result{}, err
+	}
+	if p, err := r.applyCRD(ctx, crd, what); err != nil || p.reason != "" {
+		return p, ctrl.Result{}, err
+	}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: crd.Name}, live); err != nil {
+		return publication{}, ctrl.Result{}, fmt.Errorf("read CustomResourceDefinition %s: %w", crd.Name, err)
+	}
+	if c := crdCondition(live, apiextensionsv1.NamesAccepted); c != nil && c.Status == apiextensionsv1.ConditionFalse {
+		return publication{reason: v1alpha1.ReasonKindConflict, message: fmt.Sprintf("%s is not published: CustomResourceDefinition %s: %s", what, crd.Name, c.Message)}, ctrl.Result{}, nil
+	}
+	if c := crdCondition(live, apiextensionsv1.Established); c == nil || c.Status != apiextensionsv1.ConditionTrue {
+		return publication{reason: v1alpha1.ReasonEstablishing, message: fmt.Sprintf("waiting for CustomResourceDefinition %s to be Established", crd.Name)}, ctrl.Result{}, nil
+	}
+	if missing, err := r.mayServe(ctx, api); err != nil || missing != "" {
+		if err != nil {
+			return publication{}, ctrl.Result{}, err
+		}
+		return publication{reason: v1alpha1.ReasonForbidden, message: fmt.Sprintf("%s is not served: the controller may not %s; grant it with a ClusterRole labelled rbac.stencil.dev/aggregate-to-manager: \"true\" (`stencil bundle rbac` prints one)", what, missing)},
+			ctrl.Result{RequeueAfter: reconcile.ForbiddenRecheck}, nil
+	}
+	gvk := publish.GVK(api)
+	r.kinds.stopBundle(b.Name, gvk)
+	if err := r.kinds.serve(ctx, reconcile.Kind{GVK: gvk, Bundle: b.Name, Resource: api.Plural}); err != nil {
+		return publication{}, ctrl.Result{}, fmt.Errorf("serve %s: %w", what, err)
+	}
+	return publication{message: "publishes " + what}, ctrl.Result{}, nil
+}
+
+// kindName names a published kind in messages: "AppService.app.example.com/v1".
+func kindName(api v1alpha1.BundleAPI) string {
+	return api.Kind + "." + api.Group + "/" + api.Version
+}
+
+// applyCRD server-side applies the CRD. An API server that refuses it as
+// invalid gives a publication refused with reason InvalidAPI, without the
+// values it quotes.
+func (r *BundleReconciler) applyCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, what string) (publication, error) {
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
+	if err != nil {
+		return publication{}, fmt.Errorf("apply CustomResourceDefinition %s: %w", crd.Name, err)
+	}
+	u := &unstructured.Unstructured{Object: content}
+	u.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+	delete(u.Object, "status")
+	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+	err = r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(applyset.FieldManager), client.ForceOwnership)
+	switch {
+	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
+		return publication{reason: v1alpha1.ReasonInvalidAPI, message: fmt.Sprintf("%s is not published: CustomResourceDefinition %s: %v", what, crd.Name, applyset.Scrub(err))}, nil
+	case err != nil:
+		return publication{}, fmt.Errorf("apply CustomResourceDefinition %s: %w", crd.Name, err)
+	}
+	return publication{}, nil
+}
+
+// crdCondition returns the CRD's condition of type t, or nil.
+func crdCondition(crd *apiextensionsv1.CustomResourceDefinition, t apiextensionsv1.CustomResourceDefinitionConditionType) *apiextensionsv1.CustomResourceDefinitionCondition {
+	for i := range crd.Status.Conditions {
+		if crd.Status.Conditions[i].Type == t {
+			return &crd.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// mayServe asks the API server whether the controller may serve api's
+// kind: get, list, watch, update and patch it, and patch its status. It
+// returns the first missing permission as "verb resource", or "".
+func (r *BundleReconciler) mayServe(ctx context.Context, api v1alpha1.BundleAPI) (string, error) {
+	for _, need := range []struct{ verb, sub string }{
+		{"get", ""}, {"list", ""}, {"watch", ""}, {"update", ""}, {"patch", ""}, {"patch", "status"},
+	} {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: need.verb, Group: api.Group, Resource: api.Plural, Subresource: need.sub},
+		}}
+		if err := r.Client.Create(ctx, review); err != nil {
+			return "", fmt.Errorf("review access to %s %s.%s: %w", need.verb, api.Plural, api.Group, err)
+		}
+		if !review.Status.Allowed {
+			res := api.Plural + "." + api.Group
+			if need.sub != "" {
+				res += "/" + need.sub
+			}
+			return need.verb + " " + res, nil
+		}
+	}
+	return "", nil
+}
+
+// setFinalizer adds or removes BundleFinalizer.
+func (r *BundleReconciler) setFinalizer(ctx context.Context, b *v1alpha1.Bundle, want bool) error {
+	if controllerutil.ContainsFinalizer(b, BundleFinalizer) == want {
+		return nil
+	}
+	orig := b.DeepCopy()
+	if want {
+		controllerutil.AddFinalizer(b, BundleFinalizer)
+	} else {
+		controllerutil.RemoveFinalizer(b, BundleFinalizer)
+	}
+	if err := r.Client.Patch(ctx, b, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("update the finalizers of Bundle %s: %w", b.Name, err)
+	}
+	return nil
+}
+
+// unpublish handles a Bundle being deleted. Its kind's CRD is deleted only
+// when api.deletionPolicy is Delete (the finalizer is there): the API
+// server then deletes every instance, which the kind's controller, still
+// serving it, finalizes as it would any parent (their children deleted or
+// orphaned by their own deletion policy); once the CRD is gone the kind
+// stops being served and the finalizer is dropped. Otherwise the kind
+// stops being served and the CRD, its instances and their children stay.
+func (r *BundleReconciler) unpublish(ctx context.Context, b *v1alpha1.Bundle) (ctrl.Result, error) {
+	if controllerutil.ContainsFinalizer(b, BundleFinalizer) && b.Spec.API != nil {
+		api := publish.Defaulted(*b.Spec.API)
+		live := &apiextensionsv1.CustomResourceDefinition{}
+		err := r.APIReader.Get(ctx, client.ObjectKey{Name: publish.CRDName(api)}, live)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return ctrl.Result{}, fmt.Errorf("read CustomResourceDefinition %s: %w", publish.CRDName(api), err)
+		case live.Labels[publish.LabelBundle] == b.Name:
+			if live.DeletionTimestamp.IsZero() {
+				uid := live.UID
+				if err := r.Client.Delete(ctx, live, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+					return ctrl.Result{}, fmt.Errorf("delete CustomResourceDefinition %s: %w", live.Name, err)
+				}
+			}
+			// The instances are finalized by the kind's controller: it
+			// must serve them until the CRD is gone (its deletion brings
+			// the next pass).
+			if err := r.kinds.serve(ctx, reconcile.Kind{GVK: publish.GVK(api), Bundle: b.Name, Resource: api.Plural}); err != nil {
+				return ctrl.Result{}, fmt.Errorf("serve %s: %w", kindName(api), err)
+			}
+			return ctrl.Result{}, nil
+		}
+	}
+	r.kinds.stopBundle(b.Name, schema.GroupVersionKind{})
+	return ctrl.Result{}, r.setFinalizer(ctx, b, false)
+}
+
+// SetupWithManager registers the Bundle controller, which shares the
+// Composition reconciler's bundle cache, and the controllers of the
+// published kinds, which reconcile their instances through cr (see
+// reconcile.CompositionReconciler.ServeKind). It watches the CRDs stencil
+// keeps for Bundles, and returns the kinds served.
+func SetupWithManager(mgr ctrl.Manager, cr *reconcile.CompositionReconciler) (*Kinds, error) {
+	md, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return nil, fmt.Errorf("metadata client: %w", err)
+	}
+	kinds := newKindControllers(cr)
+	if err := mgr.Add(kinds); err != nil {
+		return nil, fmt.Errorf("add the published kinds' controllers: %w", err)
+	}
+	b := &BundleReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), bundles: cr, kinds: kinds}
+	err = ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.Bundle{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, reconcile.DeletingPredicate()))).
+		WatchesRawSource(publishedCRDs(md)).
+		Named("bundle").
+		Complete(b)
+	if err != nil {
+		return nil, err
+	}
+	return kinds, nil
+}
+
+// BundleLoader loads Bundles, once per generation.
+type BundleLoader interface {
+	LoadBundle(b *v1alpha1.Bundle) (*templates.Bundle, error)
+}
+
+// publishedCRDs is a source of the Bundles whose kind's CRD changed: a
+// metadata watch of the CRDs labelled publish.LabelBundle.
+func publishedCRDs(md metadata.Interface) source.Source {
+	return cluster.MetadataSource(md, apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions"),
+		"the published kinds' CustomResourceDefinitions",
+		func(o *metav1.ListOptions) { o.LabelSelector = publish.LabelBundle },
+		func(q workqueue.TypedRateLimitingInterface[ctrlreconcile.Request], m metav1.Object) {
+			if name := m.GetLabels()[publish.LabelBundle]; name != "" {
+				q.Add(ctrlreconcile.Request{NamespacedName: types.NamespacedName{Name: name}})
+			}
+		})
+}
+
+// PublishingBundle finds the Bundle that publishes gvk among those
+// bundles lists: the only one whose api serves it or, when several claim
+// it, the one its CustomResourceDefinition (read with crds) is labelled
+// with, the one the controller serves it for. With none it returns nil,
+// and the names of the claimants when there are several and the CRD
+// names none of them (or does not exist yet).
+func PublishingBundle(ctx context.Context, bundles, crds client.Reader, gvk schema.GroupVersionKind) (*v1alpha1.Bundle, []string, error) {
+	list := &v1alpha1.BundleList{}
+	if err := bundles.List(ctx, list); err != nil {
+		return nil, nil, fmt.Errorf("list Bundles: %w", err)
+	}
+	var found []*v1alpha1.Bundle
+	for i := range list.Items {
+		if publish.Serves(list.Items[i].Spec.API, gvk) {
+			found = append(found, &list.Items[i])
+		}
+	}
+	if len(found) <= 1 {
+		if len(found) == 0 {
+			return nil, nil, nil
+		}
+		return found[0], nil, nil
+	}
+	crd := &metav1.PartialObjectMetadata{}
+	crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+	err := crds.Get(ctx, client.ObjectKey{Name: publish.CRDName(*found[0].Spec.API)}, crd)
+	if err != nil && !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
+		return nil, nil, fmt.Errorf("read the CustomResourceDefinition of %s: %w", gvk.GroupKind(), err)
+	}
+	names := make([]string, len(found))
+	for i, b := range found {
+		if b.Name == crd.GetLabels()[publish.LabelBundle] {
+			return b, nil, nil
+		}
+		names[i] = b.Name
+	}
+	return nil, names, nil
+}
