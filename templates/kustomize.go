@@ -38,6 +38,9 @@ func (b *Bundle) kustomize(outputs map[string]string) ([]*unstructured.Unstructu
 	files := map[string]string{}
 	for p, content := range b.spec.Files {
 		if rendered, ok := outputs[p]; ok {
+			if err := checkUTF8(p, rendered); err != nil {
+				return nil, err
+			}
 			content = rendered
 		} else if strings.HasPrefix(p, "templates/") {
 			continue // helpers and unrendered files

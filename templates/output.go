@@ -28,6 +28,9 @@ const maxListNesting = 10
 // the empty ones, parses the rest strictly (a duplicate key is an error
 // with its line) and expands Lists into their items, as kubectl does.
 func parseDocuments(file, out string) ([]*unstructured.Unstructured, error) {
+	if err := checkUTF8(file, out); err != nil {
+		return nil, err
+	}
 	var objs []*unstructured.Unstructured
 	for _, d := range splitDocuments(out) {
 		v, size, err := decodeYAMLSized(d.text, MaxOutputBytes)
@@ -62,6 +65,28 @@ func parseDocuments(file, out string) ([]*unstructured.Unstructured, error) {
 		}
 	}
 	return objs, nil
+}
+
+// checkUTF8 refuses a template's output that is not valid UTF-8, naming
+// the line of the output and the column of the first invalid byte: YAML
+// would read it and the API server would store U+FFFD in its place.
+func checkUTF8(file, out string) error {
+	if utf8.ValidString(out) {
+		return nil
+	}
+	line, start := 1, 0
+	for i := 0; i < len(out); {
+		r, size := utf8.DecodeRuneInString(out[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			return &RenderError{File: file, Line: line,
+				Msg: fmt.Sprintf("rendered output is not valid UTF-8: byte %#x at column %d", out[i], i-start+1)}
+		case r == '\n':
+			line, start = line+1, i+1
+		}
+		i += size
+	}
+	return nil
 }
 
 // isList reports a document kubectl expands: a kind ending in List (v1

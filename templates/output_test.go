@@ -471,3 +471,38 @@ func TestParseValuesFileMatchesOldPath(t *testing.T) {
 		t.Errorf("%d documents agree, %d errors: the corpus must exercise both", same, errs)
 	}
 }
+
+// TestInvalidUTF8 checks that rendered output that is not valid UTF-8 is
+// an error naming the file and the line of the first invalid byte, where
+// YAML would read it and the API server store U+FFFD in its place.
+func TestInvalidUTF8(t *testing.T) {
+	for _, tt := range []struct {
+		name, out string
+		want      string // the error, "" for none
+	}{
+		{"valid", "a: é日本\n", ""},
+		{"first line", "a: \xff\n", "templates/t.yaml:1: rendered output is not valid UTF-8: byte 0xff at column 4"},
+		{"later line", "a: 1\nb: 2\nc: x\xc3\n", "templates/t.yaml:3: rendered output is not valid UTF-8: byte 0xc3 at column 5"},
+		{"second document", "a: 1\n---\nb: \"\x80\"\n", "templates/t.yaml:3: rendered output is not valid UTF-8: byte 0x80 at column 5"},
+		{"in a key", "k\xfe: v\n", "templates/t.yaml:1: rendered output is not valid UTF-8: byte 0xfe at column 2"},
+		{"surrogate", "a: \xed\xa0\x80\n", "templates/t.yaml:1: rendered output is not valid UTF-8: byte 0xed at column 4"},
+		{"in a comment", "# \xff\na: 1\n", "templates/t.yaml:1: rendered output is not valid UTF-8: byte 0xff at column 3"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseDocuments("templates/t.yaml", tt.out)
+			if tt.want == "" {
+				if err != nil && strings.Contains(err.Error(), "UTF-8") {
+					t.Fatalf("error %v, want none about UTF-8", err)
+				}
+				return
+			}
+			re, ok := err.(*RenderError)
+			if !ok {
+				t.Fatalf("error %T %v, want a *RenderError", err, err)
+			}
+			if re.Error() != tt.want {
+				t.Errorf("error %q\nwant      %q", re, tt.want)
+			}
+		})
+	}
+}
