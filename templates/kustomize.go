@@ -70,7 +70,7 @@ func (b *Bundle) kustomize(outputs map[string]string) ([]*unstructured.Unstructu
 		return nil, &RenderError{File: KustomizationFile, Msg: "kustomize: " + err.Error(), Err: err}
 	}
 	var objs []*unstructured.Unstructured
-	var sources []string
+	var sources []source
 	for _, r := range resMap.Resources() {
 		// Through JSON, so numbers are int64 and float64 as in every
 		// other unstructured object (kyaml's maps hold int).
@@ -87,9 +87,9 @@ func (b *Bundle) kustomize(outputs map[string]string) ([]*unstructured.Unstructu
 			return nil, &RenderError{File: KustomizationFile, Msg: "kustomize produced an object without apiVersion, kind or metadata.name"}
 		}
 		objs = append(objs, u)
-		sources = append(sources, KustomizationFile)
+		sources = append(sources, source{file: KustomizationFile})
 	}
-	return objs, checkObjects(objs, sources)
+	return objs, checkObjects(objs, sources, "")
 }
 
 // isKustomization reports a file kustomize reads as a kustomization

@@ -27,11 +27,13 @@ const maxListNesting = 10
 // parseDocuments splits one template's output into YAML documents, drops
 // the empty ones, parses the rest strictly (a duplicate key is an error
 // with its line) and expands Lists into their items, as kubectl does.
-func parseDocuments(file, out string) ([]*unstructured.Unstructured, error) {
+// It returns, for each object, the line of out where its document starts.
+func parseDocuments(file, out string) ([]*unstructured.Unstructured, []int, error) {
 	if err := checkUTF8(file, out); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var objs []*unstructured.Unstructured
+	var lines []int
 	for _, d := range splitDocuments(out) {
 		v, size, err := decodeYAMLSized(d.text, MaxOutputBytes)
 		if err != nil {
@@ -43,28 +45,31 @@ func parseDocuments(file, out string) ([]*unstructured.Unstructured, error) {
 			if strings.Contains(ye.msg, "Max") || strings.Contains(ye.msg, "alias") {
 				re.Reason = ReasonTooLarge
 			}
-			return nil, re
+			return nil, nil, re
 		}
 		obj, ok := v.(map[string]any)
 		if !ok && v != nil {
-			return nil, &RenderError{File: file, Line: d.line, Msg: "rendered document is not an object"}
+			return nil, nil, &RenderError{File: file, Line: d.line, Msg: "rendered document is not an object"}
 		}
 		if len(obj) == 0 {
 			continue
 		}
 		if !isList(obj) && size > MaxObjectBytes { // else it is smaller
 			if n := objectSize(obj); n > MaxObjectBytes {
-				return nil, objectTooLarge(file, d.line, "rendered object", n)
+				return nil, nil, objectTooLarge(file, d.line, "rendered object", n)
 			}
 		}
 		if objs, err = appendObjects(objs, file, d.line, obj, "rendered object", 0); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(objs) > MaxObjects {
-			return nil, tooManyObjects(file, d.line, len(objs))
+			return nil, nil, tooManyObjects(file, d.line, len(objs))
+		}
+		for len(lines) < len(objs) {
+			lines = append(lines, d.line)
 		}
 	}
-	return objs, nil
+	return objs, lines, nil
 }
 
 // checkUTF8 refuses a template's output that is not valid UTF-8, naming
@@ -192,27 +197,69 @@ func splitDocuments(out string) []document {
 	return docs
 }
 
+// parseOutputs parses the output of each emitted template (in order)
+// and checks the objects as a whole (checkObjects).
+func parseOutputs(emitted []string, outputs map[string]string, namespace string) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	var sources []source
+	for _, name := range emitted {
+		docs, lines, err := parseDocuments(name, outputs[name])
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, docs...)
+		for _, l := range lines {
+			sources = append(sources, source{file: name, line: l})
+		}
+	}
+	return objs, checkObjects(objs, sources, namespace)
+}
+
+// source is where an object was rendered: a template and the line of
+// its output where its document starts (0 for kustomize's).
+type source struct {
+	file string
+	line int
+}
+
+func (s source) String() string {
+	if s.line == 0 {
+		return s.file
+	}
+	return s.file + ":" + strconv.Itoa(s.line)
+}
+
 // checkObjects enforces the object bounds (MaxObjects, MaxObjectBytes)
-// and refuses duplicates; sources names the file each object came from.
-// The objects of a template were measured as they were parsed
-// (parseDocuments, appendObjects): only kustomize's are measured here.
-func checkObjects(objs []*unstructured.Unstructured, sources []string) error {
+// and refuses two objects that are one once placed in namespace (the
+// Composition's), naming where each was rendered. The objects of a
+// template were measured as they were parsed (parseDocuments,
+// appendObjects): only kustomize's are measured here.
+func checkObjects(objs []*unstructured.Unstructured, sources []source, namespace string) error {
 	if len(objs) > MaxObjects {
 		return &RenderError{Reason: ReasonTooLarge, Msg: fmt.Sprintf("render produced %d objects, more than %d (MaxObjects)", len(objs), MaxObjects)}
 	}
-	seen := map[string]string{}
+	seen := map[string]int{}
 	for i, o := range objs {
 		gvk := o.GroupVersionKind()
-		if sources[i] == KustomizationFile {
+		if sources[i].file == KustomizationFile {
 			if n := objectSize(o.Object); n > MaxObjectBytes {
-				return objectTooLarge(sources[i], 0, fmt.Sprintf("%s %q", gvk.Kind, o.GetName()), n)
+				return objectTooLarge(sources[i].file, 0, fmt.Sprintf("%s %q", gvk.Kind, o.GetName()), n)
 			}
 		}
-		key := gvk.Group + "/" + gvk.Kind + "/" + o.GetNamespace() + "/" + o.GetName()
-		if first, ok := seen[key]; ok {
-			return &RenderError{File: sources[i], Msg: fmt.Sprintf("%s %q is rendered twice (first by %s)", gvk.Kind, o.GetName(), first)}
+		ns := o.GetNamespace()
+		if ns == "" {
+			ns = namespace // where a namespaced object is placed; a cluster-scoped one has none either way
 		}
-		seen[key] = sources[i]
+		key := gvk.Group + "/" + gvk.Kind + "/" + ns + "/" + o.GetName()
+		if first, ok := seen[key]; ok {
+			how := ""
+			if objs[first].GetNamespace() != o.GetNamespace() {
+				how = " (once with its namespace, once without)"
+			}
+			return &RenderError{File: sources[i].file, Line: sources[i].line,
+				Msg: fmt.Sprintf("%s %q is rendered twice%s: by %s and by %s", gvk.Kind, o.GetName(), how, sources[first], sources[i])}
+		}
+		seen[key] = i
 	}
 	return nil
 }

@@ -83,19 +83,7 @@ func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Un
 		in.Progress.setFile(KustomizationFile)
 		return b.kustomize(outputs)
 	}
-	var objs []*unstructured.Unstructured
-	var sources []string
-	for _, name := range b.emitted {
-		docs, err := parseDocuments(name, outputs[name])
-		if err != nil {
-			return nil, err
-		}
-		objs = append(objs, docs...)
-		for range docs {
-			sources = append(sources, name)
-		}
-	}
-	return objs, checkObjects(objs, sources)
+	return parseOutputs(b.emitted, outputs, in.Composition.Namespace)
 }
 
 // execute runs the emitted templates in path order on a clone of the

@@ -265,7 +265,7 @@ func TestErrors(t *testing.T) {
 		{"missing name", "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n", "", nil, []string{"templates/t.yaml:1:", "metadata.name"}},
 		{"missing kind", "apiVersion: v1\nmetadata: {name: x}\n", "", nil, []string{"apiVersion, kind and metadata.name"}},
 		{"invalid UTF-8", cm("ok") + "  bad: \"{{ printf \"%c\" 0xff | trunc 1 }}\"\n", "", nil, []string{"templates/t.yaml:7:", "not valid UTF-8"}},
-		{"duplicate", cm("a") + "---\n" + cm("b"), "", nil, []string{"templates/t.yaml", `ConfigMap "c" is rendered twice`}},
+		{"duplicate", cm("a") + "---\n" + cm("b"), "", nil, []string{"templates/t.yaml:8:", `ConfigMap "c" is rendered twice: by templates/t.yaml:1 and by templates/t.yaml:8`}},
 		// Security and determinism
 		{"env", cm(`{{ env "HOME" }}`), "", nil, []string{"templates/t.yaml:6:", `"env" is not allowed`}},
 		{"expandenv", cm(`{{ expandenv "$HOME" }}`), "", nil, []string{`"expandenv" is not allowed`}},
