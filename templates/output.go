@@ -301,12 +301,8 @@ func decodeYAMLSized(doc string, limit int64) (any, int64, error) {
 	// An alias is *name. A duplicate key (a TypeError, decoded all the
 	// same) comes after the size of the aliases, as in yamlToJSON.
 	if strings.IndexByte(doc, '*') >= 0 {
-		m := newMeasurer("YAML", limit)
-		if _, merr := m.measure(v); merr != nil {
-			if m.deep {
-				return nil, 0, &yamlError{msg: fmt.Sprintf("nested more than %d deep (MaxValueDepth)", MaxValueDepth)}
-			}
-			return nil, 0, &yamlError{msg: fmt.Sprintf("aliases expand it to more than %d bytes", limit)}
+		if aerr := checkAliases(v, limit); aerr != nil {
+			return nil, 0, aerr
 		}
 	}
 	if err != nil {
@@ -317,6 +313,19 @@ func decodeYAMLSized(doc string, limit int64) (any, int64, error) {
 		return nil, 0, err
 	}
 	return c.finish(out)
+}
+
+// checkAliases refuses a decoded document holding aliases that expand it
+// to more than limit bytes as JSON or nest it deeper than MaxValueDepth.
+func checkAliases(v any, limit int64) error {
+	m := newMeasurer("YAML", limit)
+	if _, err := m.measure(v); err != nil {
+		if m.deep {
+			return &yamlError{msg: fmt.Sprintf("nested more than %d deep (MaxValueDepth)", MaxValueDepth)}
+		}
+		return &yamlError{msg: fmt.Sprintf("aliases expand it to more than %d bytes", limit)}
+	}
+	return nil
 }
 
 // finish returns what was converted, its size bound, or the error of a
