@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	yamlv2 "go.yaml.in/yaml/v2"
@@ -231,7 +232,8 @@ func (s source) String() string {
 
 // checkObjects enforces the object bounds (MaxObjects, MaxObjectBytes)
 // and refuses two objects that are one once placed in namespace (the
-// Composition's), naming where each was rendered. The objects of a
+// Composition's), naming where each was rendered. reconcile's placement
+// catches the rest: kinds whose scope only the cluster knows. The objects of a
 // template were measured as they were parsed (parseDocuments,
 // appendObjects): only kustomize's are measured here.
 func checkObjects(objs []*unstructured.Unstructured, sources []source, namespace string) error {
@@ -247,14 +249,21 @@ func checkObjects(objs []*unstructured.Unstructured, sources []source, namespace
 			}
 		}
 		ns := o.GetNamespace()
-		if ns == "" {
-			ns = namespace // where a namespaced object is placed; a cluster-scoped one has none either way
+		switch {
+		case builtinClusterScoped()[gvk.Group+"/"+gvk.Kind]:
+			ns = "" // placed without one
+		case ns == "":
+			ns = namespace // where a namespaced object is placed (or a cluster-scoped one, without one either way)
 		}
 		key := gvk.Group + "/" + gvk.Kind + "/" + ns + "/" + o.GetName()
 		if first, ok := seen[key]; ok {
 			how := ""
-			if objs[first].GetNamespace() != o.GetNamespace() {
-				how = " (once with its namespace, once without)"
+			switch a, b := objs[first].GetNamespace(), o.GetNamespace(); {
+			case a == b:
+			case a == "" || b == "":
+				how = " (once with a namespace, once without)"
+			default:
+				how = fmt.Sprintf(" (in namespaces %q and %q of a cluster-scoped kind)", a, b)
 			}
 			return &RenderError{File: sources[i].file, Line: sources[i].line,
 				Msg: fmt.Sprintf("%s %q is rendered twice%s: by %s and by %s", gvk.Kind, o.GetName(), how, sources[first], sources[i])}
@@ -263,6 +272,19 @@ func checkObjects(objs []*unstructured.Unstructured, sources []source, namespace
 	}
 	return nil
 }
+
+// builtinClusterScoped is the set of built-in cluster-scoped kinds, as
+// group/kind: their objects are placed without a namespace whatever they
+// say.
+var builtinClusterScoped = sync.OnceValue(func() map[string]bool {
+	set := map[string]bool{}
+	for _, r := range builtinResources {
+		if !r.Namespaced {
+			set[r.Group+"/"+r.Kind] = true
+		}
+	}
+	return set
+})
 
 // decodeYAML parses one YAML document straight to the unstructured form:
 // what sigs.k8s.io/yaml's YAMLToJSONStrict followed by the API machinery's

@@ -526,9 +526,11 @@ func TestDuplicateObjectsNameBothTemplates(t *testing.T) {
 		{"one template twice", map[string]string{"templates/a.yaml": cm("") + "---\n" + cm("")},
 			`templates/a.yaml:6: ConfigMap "x" is rendered twice: by templates/a.yaml:1 and by templates/a.yaml:6`},
 		{"with and without its namespace", map[string]string{"templates/a.yaml": "# a\n" + cm(""), "templates/b.yaml": "---\n" + cm("shop")},
-			`templates/b.yaml:2: ConfigMap "x" is rendered twice (once with its namespace, once without): by templates/a.yaml:1 and by templates/b.yaml:2`},
+			`templates/b.yaml:2: ConfigMap "x" is rendered twice (once with a namespace, once without): by templates/a.yaml:1 and by templates/b.yaml:2`},
 		{"in a List", map[string]string{"templates/a.yaml": cm("shop"), "templates/b.yaml": "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}\n"},
-			`templates/b.yaml:1: ConfigMap "x" is rendered twice (once with its namespace, once without): by templates/a.yaml:1 and by templates/b.yaml:1`},
+			`templates/b.yaml:1: ConfigMap "x" is rendered twice (once with a namespace, once without): by templates/a.yaml:1 and by templates/b.yaml:1`},
+		{"a cluster-scoped kind in two namespaces", map[string]string{"templates/a.yaml": strings.Replace(cm("a"), "ConfigMap", "Namespace", 1), "templates/b.yaml": strings.Replace(cm("b"), "ConfigMap", "Namespace", 1)},
+			`templates/b.yaml:1: Namespace "x" is rendered twice (in namespaces "a" and "b" of a cluster-scoped kind): by templates/a.yaml:1 and by templates/b.yaml:1`},
 		{"another namespace", map[string]string{"templates/a.yaml": cm(""), "templates/b.yaml": cm("other")}, ""},
 		{"another kind", map[string]string{"templates/a.yaml": cm(""), "templates/b.yaml": strings.Replace(cm(""), "ConfigMap", "Secret", 1)}, ""},
 	} {
