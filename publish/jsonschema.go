@@ -36,6 +36,7 @@ type converter struct {
 	doc  any
 	errs field.ErrorList
 	refs []string // $ref targets being inlined, outermost first
+	ids  int      // nested $ids (other documents) around the node converted
 }
 
 // convertJSONSchema converts the text of values.schema.json.
@@ -88,6 +89,10 @@ func (c *converter) node(v any, ptr string, valueOnly bool) map[string]any {
 // object converts a schema object, keyword by keyword in sorted order, so
 // errors come in a stable order.
 func (c *converter) object(s map[string]any, ptr string, valueOnly bool) map[string]any {
+	if id, _ := s["$id"].(string); ptr != "" && id != "" && !strings.HasPrefix(id, "#") {
+		c.ids++
+		defer func() { c.ids-- }()
+	}
 	out := map[string]any{}
 	keys := make([]string, 0, len(s))
 	for k := range s {

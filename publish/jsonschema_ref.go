@@ -8,7 +8,12 @@ import (
 )
 
 // ref inlines a local reference (#/definitions/NAME, #/$defs/NAME or any
-// JSON pointer into the document). Siblings that annotate (description,
+// JSON pointer into the document). It reads the raw document, not the
+// schema santhosh-tekuri/jsonschema compiles from it (templates), because
+// the CRD needs what the compiled schema drops (x-kubernetes-* keywords,
+// the pointer of each keyword for errors); the references it follows are
+// those that mean the same JSON pointer to the library in every draft,
+// and every other one is an error, never a different reading. Siblings that annotate (description,
 // title, default) apply over the target; others are an error, since
 // drafts disagree on them. A reference to itself, directly or not, is
 // an error: a CRD schema is a tree.
@@ -16,6 +21,12 @@ func (c *converter) ref(s map[string]any, ref, ptr string, valueOnly bool) map[s
 	at := ptr + "/$ref"
 	if !strings.HasPrefix(ref, "#") {
 		c.fail(at, "only a reference inside values.schema.json (#/definitions/NAME or #/$defs/NAME) can be inlined into a CRD schema")
+		return nil
+	}
+	if c.ids > 0 {
+		// The validator (santhosh-tekuri/jsonschema) resolves it against
+		// that $id's document, this pointer lookup against the file's.
+		c.fail(at, "a $ref under a nested $id refers into that $id's document: remove the $id so that the reference means the same to the CRD as to the values schema")
 		return nil
 	}
 	target := strings.TrimPrefix(ref, "#")

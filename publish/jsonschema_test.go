@@ -83,6 +83,8 @@ func TestJSONSchemaConversion(t *testing.T) {
 			`{"type":"object","properties":{"a":{"description":"the port","type":"integer","maximum":65535},"b":{"type":"string"}}}`},
 		{"the same $ref twice is no cycle", `{"type":"object","additionalProperties":false,"properties":{"a":{"$ref":"#/$defs/n"},"b":{"$ref":"#/$defs/n"}},"$defs":{"n":{"type":"integer"}}}`,
 			`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}}}`},
+		{"a $ref under a fragment $id, as schema generators write them", `{"type":"object","additionalProperties":false,"properties":{"a":{"$id":"#/properties/a","type":"object","additionalProperties":false,"properties":{"b":{"$ref":"#/$defs/n"}}}},"$defs":{"n":{"type":"integer"}}}`,
+			`{"type":"object","properties":{"a":{"type":"object","properties":{"b":{"type":"integer"}}}}}`},
 		// annotations and unknown keywords are dropped
 		{"annotations", `{"$schema":"http://json-schema.org/draft-07/schema#","$id":"x","$comment":"c","examples":[1],"type":"object","additionalProperties":false,"properties":{}}`,
 			`{"type":"object"}`},
@@ -110,6 +112,8 @@ func TestJSONSchemaUnsupported(t *testing.T) {
 		{"anyOf of bare types the node also types", `{"type":"object","properties":{"a":{"type":"string","anyOf":[{"type":"string"},{"type":"null"}]}}}`, "values.schema.json#/properties/a/anyOf/0/type"},
 		{"oneOf with a default inside", `{"type":"object","oneOf":[{"default":1}]}`, "values.schema.json#/oneOf/0/default"},
 		{"remote $ref", `{"type":"object","properties":{"a":{"$ref":"https://example.com/s.json"}}}`, "values.schema.json#/properties/a/$ref"},
+		{"$ref under a nested $id", `{"type":"object","properties":{"a":{"$id":"https://example.com/a.json","properties":{"b":{"$ref":"#/$defs/n"}},"$defs":{"n":{"type":"string"}}}},"$defs":{"n":{"type":"integer"}}}`,
+			"values.schema.json#/properties/a/properties/b/$ref"},
 		{"$ref to nothing", `{"type":"object","properties":{"a":{"$ref":"#/$defs/none"}}}`, "values.schema.json#/properties/a/$ref"},
 		{"recursive $ref", `{"type":"object","properties":{"tree":{"$ref":"#/$defs/node"}},"$defs":{"node":{"type":"object","properties":{"children":{"type":"array","items":{"$ref":"#/$defs/node"}}}}}}`,
 			"values.schema.json#/$defs/node/properties/children/items/$ref"},

@@ -49,7 +49,12 @@ func Defaulted(api v1alpha1.BundleAPI) v1alpha1.BundleAPI {
 
 // Plural is the English plural of the lower-cased kind, as the resource
 // name of a kind is usually spelled: policy → policies, box → boxes,
-// match → matches, appservice → appservices, day → days.
+// match → matches, appservice → appservices, day → days. It is the one
+// plural of a published kind: the CRD publish builds names it, and every
+// other place reads it from there (Defaulted, GVR). It is not
+// k8s.io/apimachinery's UnsafeGuessKindToResource, a guess for kinds no
+// server describes, which would name the CRDs of Gateway and Box
+// gatewaies and boxs.
 func Plural(kind string) string {
 	s := strings.ToLower(kind)
 	switch {

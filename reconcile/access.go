@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -173,7 +172,7 @@ func (a *accessChecker) controller(ctx context.Context) string {
 // ServiceAccount account of the Composition's namespace, or to the
 // controller itself when account is "".
 func (r *CompositionReconciler) denied(ctx context.Context, comp applyset.Parent, account string, gk schema.GroupKind, verb, ns string) *AccessDeniedError {
-	e := &AccessDeniedError{Subject: r.access.controller(ctx), Verb: verb, Kind: gk.Kind, Resource: strings.ToLower(gk.Kind), Namespace: ns, Hint: hintController}
+	e := &AccessDeniedError{Subject: r.access.controller(ctx), Verb: verb, Kind: gk.Kind, Resource: guessResource(gk), Namespace: ns, Hint: hintController}
 	if account != "" {
 		e.Subject, e.Hint = "ServiceAccount "+comp.GetNamespace()+"/"+account, hintAccount
 	}
@@ -181,6 +180,13 @@ func (r *CompositionReconciler) denied(ctx context.Context, comp applyset.Parent
 		e.Resource = m.Resource.GroupResource().String()
 	}
 	return e
+}
+
+// guessResource is gk's resource as plural.group when the RESTMapper does
+// not know gk: the API machinery's guess, as kubectl makes it.
+func guessResource(gk schema.GroupKind) string {
+	plural, _ := meta.UnsafeGuessKindToResource(gk.WithVersion(""))
+	return plural.GroupResource().String()
 }
 
 func ttlFor(allowed bool, denied time.Duration) time.Duration {

@@ -216,8 +216,9 @@
 //
 // # Output and errors
 //
-// Each template's output is split into YAML documents; empty ones are
-// dropped; each is parsed strictly (a duplicate key is an error at its
+// Each template's output must be valid UTF-8 (else an error at the line
+// of the first invalid byte) and is split into YAML documents; empty ones
+// are dropped; each is parsed strictly (a duplicate key is an error at its
 // line, and so are two keys that become the same JSON key, such as 1 and
 // "1") and must have apiVersion, kind and metadata.name. A List (v1 List,
 // or any kind ending in List with an items list, as kubectl expands them)
@@ -225,8 +226,9 @@
 // permissions judge downstream is the items. Every object is at most
 // MaxObjectBytes (1.5 MiB) as JSON, what the API server stores (etcd's
 // default request limit), and a render makes at most MaxObjects; both are
-// errors with Reason ReasonTooLarge. Duplicates (same group, kind,
-// namespace and name) are errors. Every error is a *RenderError naming the
+// errors with Reason ReasonTooLarge. Two objects that are one once
+// placed (same group, kind and name; no namespace counts as the
+// Composition's) are an error naming both files and lines. Every error is a *RenderError naming the
 // file and line (or the values field path). Messages never quote a value:
 // a schema violation says the field, the error type and the rule (values.replicas:
 // Invalid value: should be greater than or equal to 1), and YAML errors

@@ -80,12 +80,8 @@ func yamlToJSON(doc []byte, limit int64) ([]byte, error) {
 		if err := yamlv2.Unmarshal(doc, &v); err != nil {
 			return nil, newYAMLError(err)
 		}
-		m := newMeasurer("YAML", limit)
-		if _, err := m.measure(v); err != nil {
-			if m.deep {
-				return nil, &yamlError{msg: fmt.Sprintf("nested more than %d deep (MaxValueDepth)", MaxValueDepth)}
-			}
-			return nil, &yamlError{msg: fmt.Sprintf("aliases expand it to more than %d bytes", limit)}
+		if err := checkAliases(v, limit); err != nil {
+			return nil, err
 		}
 	}
 	js, err := yaml.YAMLToJSONStrict(doc)

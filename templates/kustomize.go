@@ -38,6 +38,9 @@ func (b *Bundle) kustomize(outputs map[string]string) ([]*unstructured.Unstructu
 	files := map[string]string{}
 	for p, content := range b.spec.Files {
 		if rendered, ok := outputs[p]; ok {
+			if err := checkUTF8(p, rendered); err != nil {
+				return nil, err
+			}
 			content = rendered
 		} else if strings.HasPrefix(p, "templates/") {
 			continue // helpers and unrendered files
@@ -72,7 +75,7 @@ func (b *Bundle) kustomize(outputs map[string]string) ([]*unstructured.Unstructu
 		return nil, &RenderError{File: KustomizationFile, Msg: "kustomize: " + err.Error(), Err: err}
 	}
 	var objs []*unstructured.Unstructured
-	var sources []string
+	var sources []source
 	for _, r := range resMap.Resources() {
 		// Through JSON, so numbers are int64 and float64 as in every
 		// other unstructured object (kyaml's maps hold int).
@@ -89,9 +92,9 @@ func (b *Bundle) kustomize(outputs map[string]string) ([]*unstructured.Unstructu
 			return nil, &RenderError{File: KustomizationFile, Msg: "kustomize produced an object without apiVersion, kind or metadata.name"}
 		}
 		objs = append(objs, u)
-		sources = append(sources, KustomizationFile)
+		sources = append(sources, source{file: KustomizationFile})
 	}
-	return objs, checkObjects(objs, sources)
+	return objs, checkObjects(objs, sources, "")
 }
 
 // isKustomization reports a file kustomize reads as a kustomization

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	yamlv2 "go.yaml.in/yaml/v2"
@@ -27,8 +28,13 @@ const maxListNesting = 10
 // parseDocuments splits one template's output into YAML documents, drops
 // the empty ones, parses the rest strictly (a duplicate key is an error
 // with its line) and expands Lists into their items, as kubectl does.
-func parseDocuments(file, out string) ([]*unstructured.Unstructured, error) {
+// It returns, for each object, the line of out where its document starts.
+func parseDocuments(file, out string) ([]*unstructured.Unstructured, []int, error) {
+	if err := checkUTF8(file, out); err != nil {
+		return nil, nil, err
+	}
 	var objs []*unstructured.Unstructured
+	var lines []int
 	for _, d := range splitDocuments(out) {
 		v, size, err := decodeYAMLSized(d.text, MaxOutputBytes)
 		if err != nil {
@@ -40,28 +46,53 @@ func parseDocuments(file, out string) ([]*unstructured.Unstructured, error) {
 			if strings.Contains(ye.msg, "Max") || strings.Contains(ye.msg, "alias") {
 				re.Reason = ReasonTooLarge
 			}
-			return nil, re
+			return nil, nil, re
 		}
 		obj, ok := v.(map[string]any)
 		if !ok && v != nil {
-			return nil, &RenderError{File: file, Line: d.line, Msg: "rendered document is not an object"}
+			return nil, nil, &RenderError{File: file, Line: d.line, Msg: "rendered document is not an object"}
 		}
 		if len(obj) == 0 {
 			continue
 		}
 		if !isList(obj) && size > MaxObjectBytes { // else it is smaller
 			if n := objectSize(obj); n > MaxObjectBytes {
-				return nil, objectTooLarge(file, d.line, "rendered object", n)
+				return nil, nil, objectTooLarge(file, d.line, "rendered object", n)
 			}
 		}
 		if objs, err = appendObjects(objs, file, d.line, obj, "rendered object", 0); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(objs) > MaxObjects {
-			return nil, tooManyObjects(file, d.line, len(objs))
+			return nil, nil, tooManyObjects(file, d.line, len(objs))
+		}
+		for len(lines) < len(objs) {
+			lines = append(lines, d.line)
 		}
 	}
-	return objs, nil
+	return objs, lines, nil
+}
+
+// checkUTF8 refuses a template's output that is not valid UTF-8, naming
+// the line of the output and the column of the first invalid byte: YAML
+// would read it and the API server would store U+FFFD in its place.
+func checkUTF8(file, out string) error {
+	if utf8.ValidString(out) {
+		return nil
+	}
+	line, start := 1, 0
+	for i := 0; i < len(out); {
+		r, size := utf8.DecodeRuneInString(out[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			return &RenderError{File: file, Line: line,
+				Msg: fmt.Sprintf("rendered output is not valid UTF-8: byte %#x at column %d", out[i], i-start+1)}
+		case r == '\n':
+			line, start = line+1, i+1
+		}
+		i += size
+	}
+	return nil
 }
 
 // isList reports a document kubectl expands: a kind ending in List (v1
@@ -167,30 +198,93 @@ func splitDocuments(out string) []document {
 	return docs
 }
 
+// parseOutputs parses the output of each emitted template (in order)
+// and checks the objects as a whole (checkObjects).
+func parseOutputs(units []unit, outputs map[string]string, namespace string) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	var sources []source
+	for _, u := range units {
+		docs, lines, err := parseDocuments(u.file, outputs[u.key])
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, docs...)
+		for _, l := range lines {
+			sources = append(sources, source{file: u.file, line: l})
+		}
+	}
+	return objs, checkObjects(objs, sources, namespace)
+}
+
+// source is where an object was rendered: a template and the line of
+// its output where its document starts (0 for kustomize's).
+type source struct {
+	file string
+	line int
+}
+
+func (s source) String() string {
+	if s.line == 0 {
+		return s.file
+	}
+	return s.file + ":" + strconv.Itoa(s.line)
+}
+
 // checkObjects enforces the object bounds (MaxObjects, MaxObjectBytes)
-// and refuses duplicates; sources names the file each object came from.
-// The objects of a template were measured as they were parsed
-// (parseDocuments, appendObjects): only kustomize's are measured here.
-func checkObjects(objs []*unstructured.Unstructured, sources []string) error {
+// and refuses two objects that are one once placed in namespace (the
+// Composition's), naming where each was rendered. reconcile's placement
+// catches the rest: kinds whose scope only the cluster knows. The objects of a
+// template were measured as they were parsed (parseDocuments,
+// appendObjects): only kustomize's are measured here.
+func checkObjects(objs []*unstructured.Unstructured, sources []source, namespace string) error {
 	if len(objs) > MaxObjects {
 		return &RenderError{Reason: ReasonTooLarge, Msg: fmt.Sprintf("render produced %d objects, more than %d (MaxObjects)", len(objs), MaxObjects)}
 	}
-	seen := map[string]string{}
+	seen := map[string]int{}
 	for i, o := range objs {
 		gvk := o.GroupVersionKind()
-		if sources[i] == KustomizationFile {
+		if sources[i].file == KustomizationFile {
 			if n := objectSize(o.Object); n > MaxObjectBytes {
-				return objectTooLarge(sources[i], 0, fmt.Sprintf("%s %q", gvk.Kind, o.GetName()), n)
+				return objectTooLarge(sources[i].file, 0, fmt.Sprintf("%s %q", gvk.Kind, o.GetName()), n)
 			}
 		}
-		key := gvk.Group + "/" + gvk.Kind + "/" + o.GetNamespace() + "/" + o.GetName()
-		if first, ok := seen[key]; ok {
-			return &RenderError{File: sources[i], Msg: fmt.Sprintf("%s %q is rendered twice (first by %s)", gvk.Kind, o.GetName(), first)}
+		ns := o.GetNamespace()
+		switch {
+		case builtinClusterScoped()[gvk.Group+"/"+gvk.Kind]:
+			ns = "" // placed without one
+		case ns == "":
+			ns = namespace // where a namespaced object is placed (or a cluster-scoped one, without one either way)
 		}
-		seen[key] = sources[i]
+		key := gvk.Group + "/" + gvk.Kind + "/" + ns + "/" + o.GetName()
+		if first, ok := seen[key]; ok {
+			how := ""
+			switch a, b := objs[first].GetNamespace(), o.GetNamespace(); {
+			case a == b:
+			case a == "" || b == "":
+				how = " (once with a namespace, once without)"
+			default:
+				how = fmt.Sprintf(" (in namespaces %q and %q of a cluster-scoped kind)", a, b)
+			}
+			return &RenderError{File: sources[i].file, Line: sources[i].line,
+				Msg: fmt.Sprintf("%s %q is rendered twice%s: by %s and by %s", gvk.Kind, o.GetName(), how, sources[first], sources[i])}
+		}
+		seen[key] = i
 	}
 	return nil
 }
+
+// builtinClusterScoped is the set of built-in cluster-scoped kinds, as
+// group/kind: their objects are placed without a namespace whatever they
+// say.
+var builtinClusterScoped = sync.OnceValue(func() map[string]bool {
+	set := map[string]bool{}
+	for _, r := range builtinResources {
+		if !r.Namespaced {
+			set[r.Group+"/"+r.Kind] = true
+		}
+	}
+	return set
+})
 
 // decodeYAML parses one YAML document straight to the unstructured form:
 // what sigs.k8s.io/yaml's YAMLToJSONStrict followed by the API machinery's
@@ -229,12 +323,8 @@ func decodeYAMLSized(doc string, limit int64) (any, int64, error) {
 	// An alias is *name. A duplicate key (a TypeError, decoded all the
 	// same) comes after the size of the aliases, as in yamlToJSON.
 	if strings.IndexByte(doc, '*') >= 0 {
-		m := newMeasurer("YAML", limit)
-		if _, merr := m.measure(v); merr != nil {
-			if m.deep {
-				return nil, 0, &yamlError{msg: fmt.Sprintf("nested more than %d deep (MaxValueDepth)", MaxValueDepth)}
-			}
-			return nil, 0, &yamlError{msg: fmt.Sprintf("aliases expand it to more than %d bytes", limit)}
+		if aerr := checkAliases(v, limit); aerr != nil {
+			return nil, 0, aerr
 		}
 	}
 	if err != nil {
@@ -245,6 +335,19 @@ func decodeYAMLSized(doc string, limit int64) (any, int64, error) {
 		return nil, 0, err
 	}
 	return c.finish(out)
+}
+
+// checkAliases refuses a decoded document holding aliases that expand it
+// to more than limit bytes as JSON or nest it deeper than MaxValueDepth.
+func checkAliases(v any, limit int64) error {
+	m := newMeasurer("YAML", limit)
+	if _, err := m.measure(v); err != nil {
+		if m.deep {
+			return &yamlError{msg: fmt.Sprintf("nested more than %d deep (MaxValueDepth)", MaxValueDepth)}
+		}
+		return &yamlError{msg: fmt.Sprintf("aliases expand it to more than %d bytes", limit)}
+	}
+	return nil
 }
 
 // finish returns what was converted, its size bound, or the error of a

@@ -81,19 +81,7 @@ func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Un
 		in.Progress.setFile(KustomizationFile)
 		return b.kustomize(outputs)
 	}
-	var objs []*unstructured.Unstructured
-	var sources []string
-	for _, u := range units {
-		docs, err := parseDocuments(u.file, outputs[u.key])
-		if err != nil {
-			return nil, err
-		}
-		objs = append(objs, docs...)
-		for range docs {
-			sources = append(sources, u.file)
-		}
-	}
-	return objs, checkObjects(objs, sources)
+	return parseOutputs(units, outputs, in.Composition.Namespace)
 }
 
 // execute runs the root's templates in path order (no subchart: tests

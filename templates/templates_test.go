@@ -264,7 +264,8 @@ func TestErrors(t *testing.T) {
 		{"invalid YAML", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n data: x\n", "", nil, []string{"templates/t.yaml:", "not valid YAML"}},
 		{"missing name", "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n", "", nil, []string{"templates/t.yaml:1:", "metadata.name"}},
 		{"missing kind", "apiVersion: v1\nmetadata: {name: x}\n", "", nil, []string{"apiVersion, kind and metadata.name"}},
-		{"duplicate", cm("a") + "---\n" + cm("b"), "", nil, []string{"templates/t.yaml", `ConfigMap "c" is rendered twice`}},
+		{"invalid UTF-8", cm("ok") + "  bad: \"{{ printf \"%c\" 0xff | trunc 1 }}\"\n", "", nil, []string{"templates/t.yaml:7:", "not valid UTF-8"}},
+		{"duplicate", cm("a") + "---\n" + cm("b"), "", nil, []string{"templates/t.yaml:8:", `ConfigMap "c" is rendered twice: by templates/t.yaml:1 and by templates/t.yaml:8`}},
 		// Security and determinism
 		{"env", cm(`{{ env "HOME" }}`), "", nil, []string{"templates/t.yaml:6:", `"env" is not allowed`}},
 		{"expandenv", cm(`{{ expandenv "$HOME" }}`), "", nil, []string{`"expandenv" is not allowed`}},

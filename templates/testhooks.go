@@ -80,7 +80,7 @@ func (bs *boundSet) testHookOutput(name string, data any, depth int64) bool {
 	if err := st.execute(&buf, nil, name, data); err != nil {
 		return false
 	}
-	objs, err := parseDocuments(name, noValue(buf.String()))
+	objs, _, err := parseDocuments(name, noValue(buf.String()))
 	if err != nil {
 		return false
 	}
