@@ -152,6 +152,17 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	}
 	defer pool.Close()
 	f.opts.Renderer = pool
+	if admit.Enabled {
+		// Reviews render in a small pool of their own, bounded in what may
+		// wait (past it a review is allowed with a warning), so a burst of
+		// dry runs neither delays nor kills the reconciles' workers.
+		reviews, err := sandbox.New(sandbox.Options{Limits: limits, Workers: admissionWorkers, MaxWaiting: admissionMaxWaiting})
+		if err != nil {
+			return err
+		}
+		defer reviews.Close()
+		admit.Renderer = reviews
+	}
 	f.opts.EveryReplica = admit.Enabled
 	r, err := reconcile.SetupWithManager(ctx, mgr, f.opts)
 	if err != nil {
@@ -167,6 +178,13 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	ctrl.Log.Info("starting stencil controller", "version", f.opts.Version, "shard", f.opts.Shard)
 	return mgr.Start(ctx)
 }
+
+// The admission webhook's render pool: renders at once, and renders that
+// may wait for one (a review past them is allowed with a warning).
+const (
+	admissionWorkers    = 2
+	admissionMaxWaiting = 16
+)
 
 // addWebhookFlags adds the flags of the admission webhook server.
 func addWebhookFlags(fl *pflag.FlagSet, f *controllerFlags) {

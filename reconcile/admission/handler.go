@@ -63,6 +63,11 @@ type Options struct {
 	// (the serving certificate is in place): the webhook server is added
 	// to the manager, and reads its certificate, only then.
 	Ready <-chan struct{}
+	// Renderer renders the reviews; nil means the controller's own. The
+	// controller gives admission a bounded pool of its own, so a review
+	// never waits behind a reconcile's render, and a review that gives up
+	// at its deadline leaves the reconcile pool's workers alone.
+	Renderer plan.Renderer
 }
 
 // timeout is Timeout or its default.
@@ -90,7 +95,10 @@ func SetupWithManager(mgr ctrl.Manager, r *reconcile.CompositionReconciler, kind
 	if !opts.Enabled {
 		return nil
 	}
-	h := &reviewer{r: r, timeout: opts.timeout()}
+	h := &reviewer{r: r, renderer: opts.Renderer, timeout: opts.timeout()}
+	if h.renderer == nil {
+		h.renderer = r.Renderer()
+	}
 	register := func() {
 		mgr.GetWebhookServer().Register(WebhookPath, &webhook.Admission{Handler: h})
 	}
@@ -142,8 +150,9 @@ func (d *deferredWebhook) NeedLeaderElection() bool { return false }
 // and refuses what would stall; on a dry run it also tells what the
 // children would become (see preview). It never writes.
 type reviewer struct {
-	r       *reconcile.CompositionReconciler
-	timeout time.Duration
+	r        *reconcile.CompositionReconciler
+	renderer plan.Renderer
+	timeout  time.Duration
 }
 
 var _ admission.Handler = (*reviewer)(nil)
@@ -332,7 +341,7 @@ func (h *reviewer) plan(ctx context.Context, parent applyset.Parent, b *v1alpha1
 	if old != nil {
 		live.Installed = plan.Installed(applyset.ParseInventory(old.GetAnnotations()))
 	}
-	planned, err := plan.NewPlan(ctx, h.r.Renderer(), loaded, plan.RenderInput(parent, live, caps), h.r.Mapper)
+	planned, err := plan.NewPlan(ctx, h.renderer, loaded, plan.RenderInput(parent, live, caps), h.r.Mapper)
 	var renderErr *templates.RenderError
 	var refused *plan.RefusedError
 	switch {

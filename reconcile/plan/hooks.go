@@ -14,7 +14,7 @@ import (
 )
 
 // Helm's annotations that stencil honours, and the one it adds to hooks.
-// The README's "Helm hooks" section says what each does and where stencil
+// docs/helm.md's "Helm hooks" section says what each does and where stencil
 // differs from Helm.
 const (
 	// AnnotationHook makes an object a Helm hook: a comma-separated list of
