@@ -152,6 +152,7 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	}
 	defer pool.Close()
 	f.opts.Renderer = pool
+	reportIsolation(pool.Isolation())
 	if admit.Enabled {
 		// Reviews render in a small pool of their own, bounded in what may
 		// wait (past it a review is allowed with a warning), so a burst of
@@ -177,6 +178,25 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	}
 	ctrl.Log.Info("starting stencil controller", "version", f.opts.Version, "shard", f.opts.Shard)
 	return mgr.Start(ctx)
+}
+
+// reportIsolation says at start what confines the render workers, in the
+// log and in stencil_render_isolation.
+func reportIsolation(iso sandbox.Isolation) {
+	metrics.RenderIsolation.WithLabelValues("landlock").Set(boolGauge(iso.Landlock > 0))
+	metrics.RenderIsolation.WithLabelValues("seccomp").Set(boolGauge(iso.Seccomp))
+	if missing := iso.Missing(); len(missing) > 0 {
+		ctrl.Log.Info("render workers are not fully confined", "missing", missing, "flag", "--render-isolation=best-effort")
+		return
+	}
+	ctrl.Log.Info("render workers are confined", "landlockABI", iso.Landlock, "seccomp", iso.Seccomp)
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // The admission webhook's render pool: renders at once, and renders that

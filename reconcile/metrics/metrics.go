@@ -15,6 +15,7 @@ import (
 )
 
 var (
+	// RenderDuration is the time to load and render a parent's Bundle.
 	RenderDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "stencil_render_duration_seconds",
 		Help:    "Time to load and render a Composition's bundle.",
@@ -26,29 +27,40 @@ var (
 		Name: "stencil_apply_dry_runs_total",
 		Help: "Server-side dry-run applies sent to settle whether an apply would change a member (fields the server may default), each verdict remembered until the member or its desired form changes.",
 	})
+	// Applies counts the objects applied, by result.
 	Applies = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "stencil_applies_total",
 		Help: "Objects applied, by result: Created, Configured, Reapplied (sent, changed nothing), Unchanged (no request sent), Failed.",
 	}, []string{"result"})
+	// Prunes counts the members deleted by pruning or deletion.
 	Prunes = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "stencil_prunes_total",
 		Help: "Members deleted by pruning or by the deletion of their Composition.",
 	})
+	// Compositions counts parents by their Ready condition.
 	Compositions = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "stencil_compositions",
 		Help: "Compositions and instances of published kinds by the status (True, False, Unknown) and reason of their Ready condition, as last reported; reasons stencil does not define count as Other.",
 	}, []string{"ready", "reason"})
+	// PhaseDuration is the time one pass spent in each phase.
 	PhaseDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "stencil_reconcile_phase_duration_seconds",
 		Help: "Time one reconcile of a Composition spent in each phase it ran: shortcut (the unchanged-pass check, " +
 			"and the whole of a pass it ends), parent, render, prepare, apply, prune, status (observing the members and writing the status).",
 		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 	}, []string{"phase"})
+	// Passes counts the passes by outcome.
 	Passes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "stencil_reconcile_passes_total",
 		Help: "Reconciles of Compositions by outcome: unchanged (nothing changed since the last successful pass: status only), " +
 			"full (rendered, applied and pruned), stalled (waits for its inputs to change), error (retried with backoff), suspended, deleting.",
 	}, []string{"outcome"})
+	// RenderIsolation says which protections confine the render workers
+	// (set by the controller command at start from the render pool).
+	RenderIsolation = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "stencil_render_isolation",
+		Help: "1 when the protection (landlock, seccomp) confines the render workers, 0 when the kernel lacks it and --render-isolation=best-effort let the controller start without it.",
+	}, []string{"protection"})
 	renderCache = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "stencil_render_cache_total",
 		Help: "Lookups of the caches that spare a render, by cache (pass: the unchanged-pass memo; failed-render: a render known to fail; " +
@@ -73,7 +85,7 @@ const (
 func Register() error {
 	for _, c := range []prometheus.Collector{
 		RenderDuration, Applies, DryRuns, Prunes, Compositions,
-		PhaseDuration, Passes, renderCache, apiRequests,
+		PhaseDuration, Passes, RenderIsolation, renderCache, apiRequests,
 	} {
 		if err := ctrlmetrics.Registry.Register(c); err != nil {
 			if _, ok := err.(prometheus.AlreadyRegisteredError); !ok {
