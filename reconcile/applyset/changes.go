@@ -80,15 +80,16 @@ func scalarText(v any, absent bool) string {
 // in an annotation. Lists of maps that all have a distinct name are
 // compared by name (containers[name=web].image), other lists of the same
 // length item by item, and others as a whole. The values of a Secret's
-// data and stringData are never kept (Hidden). The changes are sorted by
-// path.
+// data and stringData are masked before the comparison (MaskSecretData)
+// and their changes Hidden. The changes are sorted by path.
 func ChangedFields(live, applied *unstructured.Unstructured) []FieldChange {
 	a, b := cleanForSummary(live), cleanForSummary(applied)
+	secret := MaskSecretData(a, b)
 	var out []FieldChange
 	compareValues("", a.Object, b.Object, &out)
-	if isKind(applied, "", "Secret") {
+	if secret {
 		for i := range out {
-			if strings.HasPrefix(out[i].Path, "data") || strings.HasPrefix(out[i].Path, "stringData") {
+			if isSecretPath(out[i].Path) {
 				out[i].Old, out[i].New, out[i].Hidden = nil, nil, true
 			}
 		}
