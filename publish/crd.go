@@ -17,12 +17,13 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 )
 
-// Reasons of an *Error, fit for a condition's reason.
+// Reasons of an *Error: the API's reasons of a Bundle's Ready=False,
+// which the Bundle controller reports as they are.
 const (
 	// ReasonInvalidAPI: spec.api (or the Bundle's name) cannot name a CRD.
-	ReasonInvalidAPI = "InvalidAPI"
+	ReasonInvalidAPI = v1alpha1.ReasonInvalidAPI
 	// ReasonNotStructural: the values schema cannot be a CRD's schema.
-	ReasonNotStructural = "NotStructural"
+	ReasonNotStructural = v1alpha1.ReasonNotStructural
 )
 
 // Labels and annotations of the CRD of a published kind.

@@ -6,37 +6,62 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/metrics"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/lru"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/templates"
 )
 
-// bundleCache keeps each Bundle loaded (parsed) once per generation, so
-// reconciling many Compositions of one Bundle parses its templates once.
+// maxCachedBundles bounds the parsed Bundles the controller keeps: the
+// Bundles its Compositions and instances render, with room to spare.
+const maxCachedBundles = 256
+
+// bundleCache keeps the last parsed generation of each Bundle, so
+// reconciling many parents of one Bundle parses its templates once per
+// generation (a new revision comes with a new generation) in the
+// controller. It keeps at most maxCachedBundles, by name, the least
+// recently used leaving first: a deleted Bundle, or one replaced by
+// another of the same name, is not held for ever. The render workers
+// parse a Bundle too, each once per revision, and keep their own copies
+// (internal/sandbox).
 type bundleCache struct {
-	mu      sync.Mutex
-	entries map[types.UID]bundleEntry
+	mu      sync.Mutex // held while parsing, so that a Bundle is parsed once
+	entries *lru.Cache // Bundle name to bundleEntry
 }
 
 type bundleEntry struct {
+	uid        types.UID
 	generation int64
 	bundle     *templates.Bundle
 	err        error
 }
 
-// load returns the parsed bundle, from the cache when its generation is known.
+// load returns the parsed bundle, from the cache when this Bundle's
+// generation is known.
 func (c *bundleCache) load(b *v1alpha1.Bundle) (*templates.Bundle, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.entries[b.UID]; ok && e.generation == b.Generation {
-		metrics.CacheLookup(metrics.CacheBundle, true)
-		return e.bundle, e.err
+	if c.entries == nil {
+		c.entries = lru.New(maxCachedBundles)
+	}
+	if v, ok := c.entries.Get(b.Name); ok {
+		if e := v.(bundleEntry); e.uid == b.UID && e.generation == b.Generation {
+			metrics.CacheLookup(metrics.CacheBundle, true)
+			return e.bundle, e.err
+		}
 	}
 	metrics.CacheLookup(metrics.CacheBundle, false)
 	loaded, err := templates.LoadObject(b)
-	if c.entries == nil {
-		c.entries = map[types.UID]bundleEntry{}
-	}
-	c.entries[b.UID] = bundleEntry{generation: b.Generation, bundle: loaded, err: err}
+	c.entries.Add(b.Name, bundleEntry{uid: b.UID, generation: b.Generation, bundle: loaded, err: err})
 	return loaded, err
+}
+
+// len is the number of Bundles kept.
+func (c *bundleCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil {
+		return 0
+	}
+	return c.entries.Len()
 }

@@ -265,8 +265,9 @@
 //
 // # Speed
 //
-// A Bundle is parsed and instrumented once (the controller keeps it per
-// Bundle generation), with the functions of a first bound set; a render
+// A Bundle is parsed and instrumented once per revision by each process
+// that renders it (the controller keeps its last generation, each render
+// worker its own copy), with the functions of a first bound set; a render
 // takes a set whose functions are bound to a guard of its own from the
 // bundle's pool (boundSet: the parsed set first, then clones), resets it
 // and executes it. A set keeps the texts tpl parsed, each in a clone of

@@ -6,14 +6,17 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
 )
 
 // Reasons a render can be stopped for (RenderError.Reason): it ran past
 // its deadline, or past one of its size bounds (memory, output bytes,
-// objects, loop iterations, template calls).
+// objects, loop iterations, template calls). They are the API's condition
+// reasons, which a parent's Stalled condition reports as they are.
 const (
-	ReasonTimeout  = "RenderTimeout"
-	ReasonTooLarge = "RenderTooLarge"
+	ReasonTimeout  = v1alpha1.ReasonRenderTimeout
+	ReasonTooLarge = v1alpha1.ReasonRenderTooLarge
 )
 
 // RenderError is every error of loading or rendering a bundle. It names the

@@ -143,9 +143,7 @@ func unifiedDiff(pv reconcile.Preview) (string, error) {
 		live = clean(pv.Live)
 	}
 	applied = clean(pv.Applied)
-	if pv.Desired.GetKind() == "Secret" && pv.Desired.GroupVersionKind().Group == "" {
-		maskSecrets(live, applied)
-	}
+	applyset.MaskSecretData(live, applied)
 	a, err := toYAML(live)
 	if err != nil {
 		return "", err
@@ -176,34 +174,4 @@ func toYAML(u *unstructured.Unstructured) (string, error) {
 // dry-run summary shares).
 func clean(u *unstructured.Unstructured) *unstructured.Unstructured {
 	return applyset.CleanForDiff(u)
-}
-
-// maskSecrets replaces Secret values, as kubectl diff does: "***" where
-// both sides agree, "*** (before)" and "*** (after)" where they differ, so a
-// change shows without its content.
-func maskSecrets(live, applied *unstructured.Unstructured) {
-	mask := func(m, other map[string]any, side string) map[string]any {
-		out := make(map[string]any, len(m))
-		for k, v := range m {
-			if other != nil && other[k] == v {
-				out[k] = "***"
-			} else {
-				out[k] = "*** (" + side + ")"
-			}
-		}
-		return out
-	}
-	for _, field := range []string{"data", "stringData"} {
-		var before map[string]any
-		if live != nil {
-			before, _, _ = unstructured.NestedMap(live.Object, field)
-		}
-		after, _, _ := unstructured.NestedMap(applied.Object, field)
-		if before != nil {
-			_ = unstructured.SetNestedMap(live.Object, mask(before, after, "before"), field)
-		}
-		if after != nil {
-			_ = unstructured.SetNestedMap(applied.Object, mask(after, before, "after"), field)
-		}
-	}
 }

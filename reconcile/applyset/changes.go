@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -80,21 +79,22 @@ func scalarText(v any, absent bool) string {
 // in an annotation. Lists of maps that all have a distinct name are
 // compared by name (containers[name=web].image), other lists of the same
 // length item by item, and others as a whole. The values of a Secret's
-// data and stringData are never kept (Hidden). The changes are sorted by
-// path.
+// data and stringData are masked before the comparison (MaskSecretData)
+// and their changes Hidden. The changes are sorted by path.
 func ChangedFields(live, applied *unstructured.Unstructured) []FieldChange {
 	a, b := cleanForSummary(live), cleanForSummary(applied)
-	var out []FieldChange
-	compareValues("", a.Object, b.Object, &out)
-	if isKind(applied, "", "Secret") {
-		for i := range out {
-			if strings.HasPrefix(out[i].Path, "data") || strings.HasPrefix(out[i].Path, "stringData") {
-				out[i].Old, out[i].New, out[i].Hidden = nil, nil, true
+	secret := MaskSecretData(a, b)
+	var d fieldDiff
+	d.values("", a.Object, b.Object)
+	if secret {
+		for i := range d.out {
+			if isSecretPath(d.out[i].Path) {
+				d.out[i].Old, d.out[i].New, d.out[i].Hidden = nil, nil, true
 			}
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out
+	sort.SliceStable(d.out, func(i, j int) bool { return d.out[i].Path < d.out[j].Path })
+	return d.out
 }
 
 // cleanForSummary is CleanForDiff without status and the last-applied
@@ -109,67 +109,86 @@ func cleanForSummary(u *unstructured.Unstructured) *unstructured.Unstructured {
 	return u
 }
 
-// compareValues appends the changes from a to b under path.
-func compareValues(path string, a, b any, out *[]FieldChange) {
+// fieldDiff walks two values of an object, a before and b after, and
+// collects where they differ. It is the one field walker: ChangedFields
+// (values, for diffs and warnings) and changedFields (paths, for an apply
+// the local decision could not compare) are two views of its changes.
+type fieldDiff struct {
+	// apply compares as an apply of b over a: only the fields b sets
+	// count (a field only a holds stays, the server's or another
+	// manager's), and scalars are equal by value (2 and 2.0, "0.5" and
+	// "500m"), as the server would store them.
+	apply bool
+	out   []FieldChange
+}
+
+// values appends the changes from a to b under path.
+func (d *fieldDiff) values(path string, a, b any) {
 	switch {
 	case reflect.DeepEqual(a, b):
 		return
 	case a == nil:
-		*out = append(*out, FieldChange{Path: path, New: scalarOnly(b), Added: true})
+		d.out = append(d.out, FieldChange{Path: path, New: scalarOnly(b), Added: true})
 		return
 	case b == nil:
-		*out = append(*out, FieldChange{Path: path, Old: scalarOnly(a), Removed: true})
+		d.out = append(d.out, FieldChange{Path: path, Old: scalarOnly(a), Removed: true})
 		return
 	}
 	am, aIsMap := a.(map[string]any)
 	bm, bIsMap := b.(map[string]any)
 	if aIsMap && bIsMap {
-		keys := map[string]bool{}
-		for k := range am {
-			keys[k] = true
-		}
-		for k := range bm {
-			keys[k] = true
-		}
-		for k := range keys {
-			compareValues(joinPath(path, k), am[k], bm[k], out)
+		for _, k := range d.keys(am, bm) {
+			d.values(joinPath(path, k), am[k], bm[k])
 		}
 		return
 	}
 	al, aIsList := a.([]any)
 	bl, bIsList := b.([]any)
 	if aIsList && bIsList {
-		compareLists(path, al, bl, out)
+		d.lists(path, al, bl)
 		return
 	}
-	*out = append(*out, FieldChange{Path: path, Old: scalarOnly(a), New: scalarOnly(b)})
+	if d.apply && scalarOnly(a) != nil && scalarOnly(b) != nil && scalarEqual(a, b) {
+		return
+	}
+	d.out = append(d.out, FieldChange{Path: path, Old: scalarOnly(a), New: scalarOnly(b)})
 }
 
-// compareLists compares lists by item name when every item of both is a
-// map with a distinct name, else item by item when they are as long, else
-// as a whole.
-func compareLists(path string, a, b []any, out *[]FieldChange) {
+// lists compares lists by item name when every item of both is a map
+// with a distinct name, else item by item when they are as long, else as
+// a whole.
+func (d *fieldDiff) lists(path string, a, b []any) {
 	an, aNamed := byName(a)
 	bn, bNamed := byName(b)
 	switch {
 	case aNamed && bNamed:
-		names := map[string]bool{}
-		for k := range an {
-			names[k] = true
-		}
-		for k := range bn {
-			names[k] = true
-		}
-		for k := range names {
-			compareValues(path+"[name="+k+"]", an[k], bn[k], out)
+		for _, k := range d.keys(an, bn) {
+			d.values(path+"[name="+k+"]", an[k], bn[k])
 		}
 	case len(a) == len(b):
 		for i := range a {
-			compareValues(fmt.Sprintf("%s[%d]", path, i), a[i], b[i], out)
+			d.values(fmt.Sprintf("%s[%d]", path, i), a[i], b[i])
 		}
 	default:
-		*out = append(*out, FieldChange{Path: path})
+		d.out = append(d.out, FieldChange{Path: path})
 	}
+}
+
+// keys are the keys to compare of two maps: both's, or b's only for an
+// apply.
+func (d *fieldDiff) keys(a, b map[string]any) []string {
+	keys := make([]string, 0, len(b))
+	for k := range b {
+		keys = append(keys, k)
+	}
+	if !d.apply {
+		for k := range a {
+			if _, ok := b[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
 }
 
 // byName indexes a list of maps by their distinct "name" field.
@@ -219,58 +238,21 @@ func isKind(u *unstructured.Unstructured, group, kind string) bool {
 // maxChangedFields bounds the field paths one apply result reports.
 const maxChangedFields = 5
 
-// changedFields lists, as dotted paths, at most max fields of desired that
-// live does not hold with an equal value (after the rules of subset): what
-// an apply of desired over live changes. Paths name fields, never values.
+// changedFields lists the paths of at most max fields, sorted, that an
+// apply of desired over live changes: fields desired sets that live does
+// not hold with an equal value (fieldDiff's apply comparison). It names
+// an apply's fields when the local decision could not compare them (no
+// schema for the kind, say). Paths name fields, never values.
 func changedFields(desired, live any, max int) []string {
+	d := fieldDiff{apply: true}
+	d.values("", live, desired)
 	var out []string
-	var walk func(path string, want, got any)
-	walk = func(path string, want, got any) {
-		if len(out) >= max {
-			return
-		}
-		switch w := want.(type) {
-		case map[string]any:
-			g, ok := got.(map[string]any)
-			if !ok {
-				out = append(out, path)
-				return
-			}
-			keys := make([]string, 0, len(w))
-			for k := range w {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				child := k
-				if path != "" {
-					child = path + "." + k
-				}
-				gv, ok := g[k]
-				switch {
-				case !ok && w[k] != nil:
-					if len(out) < max {
-						out = append(out, child)
-					}
-				case ok:
-					walk(child, w[k], gv)
-				}
-			}
-		case []any:
-			g, ok := got.([]any)
-			if !ok || len(g) != len(w) {
-				out = append(out, path)
-				return
-			}
-			for i := range w {
-				walk(path+"["+strconv.Itoa(i)+"]", w[i], g[i])
-			}
-		default:
-			if !scalarEqual(want, got) {
-				out = append(out, path)
-			}
-		}
+	for _, c := range d.out {
+		out = append(out, c.Path)
 	}
-	walk("", desired, live)
+	sort.Strings(out)
+	if len(out) > max {
+		out = out[:max]
+	}
 	return out
 }

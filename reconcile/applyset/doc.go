@@ -17,7 +17,9 @@
 //     managed fields as they are. A case the server may default is settled
 //     once by a server-side dry run and remembered.
 //   - changes.go: the changed fields of an apply, as paths (never a
-//     Secret's value); scrub.go: API errors without the values they quote.
+//     Secret's value); secrets.go: the one Secret masker (MaskSecretData,
+//     which `stencil diff` shares); scrub.go: API errors without the
+//     values they quote.
 //   - prune.go: Pruner lists members by the part-of label over the
 //     recorded inventory and deletes them with a UID precondition
 //     (Prunable, Owned: only what stencil's field manager manages and is

@@ -1,0 +1,61 @@
+package reconcile
+
+import (
+	"fmt"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+)
+
+func testBundle(name string, uid types.UID, generation int64) *v1alpha1.Bundle {
+	return &v1alpha1.Bundle{
+		ObjectMeta: metav1.ObjectMeta{Name: name, UID: uid, Generation: generation},
+		Spec: v1alpha1.BundleSpec{Files: map[string]string{
+			"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\n",
+		}},
+	}
+}
+
+func TestBundleCache(t *testing.T) {
+	t.Run("a Bundle is parsed once per generation", func(t *testing.T) {
+		var c bundleCache
+		first, err := c.load(testBundle("a", "uid-a", 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again, _ := c.load(testBundle("a", "uid-a", 1)); again != first {
+			t.Error("the same generation was parsed again")
+		}
+		if next, _ := c.load(testBundle("a", "uid-a", 2)); next == first {
+			t.Error("a new generation was served from the cache")
+		}
+		if c.len() != 1 {
+			t.Errorf("%d Bundles kept, want 1", c.len())
+		}
+	})
+	t.Run("a Bundle replaced under its name is forgotten", func(t *testing.T) {
+		var c bundleCache
+		old, _ := c.load(testBundle("a", "uid-old", 1))
+		if got, _ := c.load(testBundle("a", "uid-new", 1)); got == old {
+			t.Error("the deleted Bundle's parse served its successor")
+		}
+		if c.len() != 1 {
+			t.Errorf("%d Bundles kept, want 1", c.len())
+		}
+	})
+	t.Run("Bundles kept are bounded", func(t *testing.T) {
+		var c bundleCache
+		for i := range maxCachedBundles + 10 {
+			name := fmt.Sprintf("b%d", i)
+			if _, err := c.load(testBundle(name, types.UID(name), 1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if c.len() != maxCachedBundles {
+			t.Errorf("%d Bundles kept, want %d", c.len(), maxCachedBundles)
+		}
+	})
+}
