@@ -7,6 +7,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
+// lastApplied is kubectl's record of the last client-side apply, which
+// holds a Secret's data in clear.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
 // secretFields are the fields of a core/v1 Secret whose values are never
 // shown: not in `stencil diff`, a blast radius, nor an admission warning.
 var secretFields = []string{"data", "stringData"}
@@ -14,8 +18,9 @@ var secretFields = []string{"data", "stringData"}
 // MaskSecretData replaces the values of a core/v1 Secret's data and
 // stringData in live and applied, as kubectl diff does: "***" where both
 // sides hold the same value, "*** (before)" in live and "*** (after)" in
-// applied where they differ, so that a change shows without its content.
-// live is nil for an object to create. Objects of other kinds are left
+// applied where they differ, so that a change shows without its content;
+// kubectl's last-applied-configuration annotation, which holds the data
+// in clear, is masked the same way. live is nil for an object to create. Objects of other kinds are left
 // alone; it reports whether it masked. It changes its arguments: pass
 // copies (CleanForDiff makes one).
 func MaskSecretData(live, applied *unstructured.Unstructured) bool {
@@ -31,7 +36,37 @@ func MaskSecretData(live, applied *unstructured.Unstructured) bool {
 			_ = unstructured.SetNestedMap(applied.Object, maskValues(after, before, "after"), field)
 		}
 	}
+	maskLastApplied(live, applied)
 	return true
+}
+
+// maskLastApplied masks kubectl's last-applied-configuration annotation
+// of live and applied as MaskSecretData masks a value of data.
+func maskLastApplied(live, applied *unstructured.Unstructured) {
+	before, inLive := annotation(live, lastApplied)
+	after, inApplied := annotation(applied, lastApplied)
+	if inLive {
+		setAnnotation(live, lastApplied, maskValues(map[string]any{"": before}, map[string]any{"": after}, "before")[""].(string))
+	}
+	if inApplied {
+		setAnnotation(applied, lastApplied, maskValues(map[string]any{"": after}, map[string]any{"": before}, "after")[""].(string))
+	}
+}
+
+// annotation is u's annotation key, if u has it.
+func annotation(u *unstructured.Unstructured, key string) (string, bool) {
+	if u == nil {
+		return "", false
+	}
+	v, ok := u.GetAnnotations()[key]
+	return v, ok
+}
+
+// setAnnotation sets u's annotation key to v.
+func setAnnotation(u *unstructured.Unstructured, key, v string) {
+	a := u.GetAnnotations()
+	a[key] = v
+	u.SetAnnotations(a)
 }
 
 // secretValues is u's field as a map, nil when u or the field is absent.

@@ -36,6 +36,12 @@ func TestMaskSecretData(t *testing.T) {
 			wantLive:  `{"apiVersion":"v1","kind":"Secret","data":{"p":"*** (before)"}}`,
 			wantAfter: `{"apiVersion":"v1","kind":"Secret","data":{"p":"*** (after)"}}`,
 			masked:    true},
+		{name: "kubectl's last-applied annotation holds the data in clear",
+			live:      `{"apiVersion":"v1","kind":"Secret","metadata":{"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"data\":{\"p\":\"hunter2\"}}","team":"a"}}}`,
+			applied:   `{"apiVersion":"v1","kind":"Secret","metadata":{"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"data\":{\"p\":\"hunter3\"}}"}}}`,
+			wantLive:  `{"apiVersion":"v1","kind":"Secret","metadata":{"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"*** (before)","team":"a"}}}`,
+			wantAfter: `{"apiVersion":"v1","kind":"Secret","metadata":{"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"*** (after)"}}}`,
+			masked:    true},
 		// Other kinds keep their values.
 		{name: "a ConfigMap",
 			live:      `{"apiVersion":"v1","kind":"ConfigMap","data":{"p":"hunter2"}}`,
