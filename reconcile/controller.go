@@ -112,7 +112,7 @@ type CompositionReconciler struct {
 	// good is not written again until its inputs change.
 	stalls memo[stall]
 	// flaps keeps the recent writes of members, to find one that flaps.
-	flaps flapDetector
+	flaps applyset.FlapDetector
 	// schemas type members for the local apply that skips needless writes.
 	schemas *applyset.Schemas
 	// passes keeps what the last successful pass saw, so a pass that
@@ -350,7 +350,7 @@ func (r *CompositionReconciler) forget(key types.NamespacedName) {
 	r.readiness.forget(parentKey{kind: r.parentGVK().GroupKind(), NamespacedName: key})
 	r.failedRenders.forget(key)
 	r.stalls.forget(key)
-	r.flaps.forget(key)
+	r.flaps.Forget(key)
 	r.passes.forget(key)
 	r.parentVersions.forget(key)
 }

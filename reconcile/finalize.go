@@ -86,7 +86,7 @@ func (r *CompositionReconciler) finalize(ctx context.Context, s *scope) (ctrl.Re
 	s.done = true
 	name := types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}
 	r.stalls.forget(name)
-	r.flaps.forget(name)
+	r.flaps.Forget(name)
 	return ctrl.Result{}, err
 }
 

@@ -105,10 +105,10 @@ func (r *CompositionReconciler) recordApplies(s *scope, results []applyset.Apply
 }
 
 // detectFlapping records the pass's writes and stalls the Composition,
-// until its inputs change, when one member flaps (see flapDetector).
+// until its inputs change, when one member flaps (see applyset.FlapDetector).
 func (r *CompositionReconciler) detectFlapping(s *scope) ctrl.Result {
 	name := types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}
-	f, ok := r.flaps.record(name, inputKey(s.comp, s.plan.BundleRevision), s.results, time.Now())
+	f, ok := r.flaps.Record(name, inputKey(s.comp, s.plan.BundleRevision), s.results, time.Now())
 	if !ok {
 		return ctrl.Result{}
 	}

@@ -22,6 +22,8 @@
 //     recorded inventory and deletes them with a UID precondition
 //     (Prunable, Owned: only what stencil's field manager manages and is
 //     not annotated stencil.dev/prune: disabled).
+//   - flapping.go: FlapDetector, the recent writes of each parent's
+//     members, to find one that another writer keeps changing back.
 //
 // The gate that decides whether to prune at all belongs to the pass
 // (package reconcile).
