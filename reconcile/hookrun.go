@@ -76,7 +76,7 @@ func (h *hookRun) confirm(ctx context.Context) error {
 	if h.confirmed {
 		return nil
 	}
-	live, err := reread(ctx, h.r.APIReader, h.s.comp)
+	live, err := applyset.Reread(ctx, h.r.APIReader, h.s.comp)
 	if err != nil {
 		return fmt.Errorf("read the hook record of %s: %w", applyset.Describe(h.s.comp), err)
 	}

@@ -28,26 +28,6 @@ func keyOfParent(p applyset.Parent) parentKey {
 	return parentKey{kind: p.ParentGVK().GroupKind(), NamespacedName: client.ObjectKeyFromObject(p)}
 }
 
-// reread reads p again through reader, as the same kind of Parent.
-func reread(ctx context.Context, reader client.Reader, p applyset.Parent) (applyset.Parent, error) {
-	switch p := p.(type) {
-	case *v1alpha1.Composition:
-		live := &v1alpha1.Composition{}
-		if err := reader.Get(ctx, client.ObjectKeyFromObject(p), live); err != nil {
-			return nil, err
-		}
-		return live, nil
-	case *applyset.Instance:
-		live := &unstructured.Unstructured{}
-		live.SetGroupVersionKind(p.GroupVersionKind())
-		if err := reader.Get(ctx, client.ObjectKeyFromObject(p), live); err != nil {
-			return nil, err
-		}
-		return applyset.NewInstance(live, *p.ParentSpec()), nil
-	}
-	return nil, fmt.Errorf("read %s: unknown kind of parent %T", applyset.Describe(p), p)
-}
-
 // writeStatus patches p's status to st (a merge patch from what p holds),
 // and keeps st as p's status.
 func writeStatus(ctx context.Context, c client.Client, p applyset.Parent, st v1alpha1.CompositionStatus) error {
@@ -107,7 +87,7 @@ func (r *CompositionReconciler) recordedParent(ctx context.Context, comp applyse
 	if v := comp.GetResourceVersion(); v != "" && r.version(client.ObjectKeyFromObject(comp)) == v {
 		return stateOf(comp, comp.GetNamespace()), nil
 	}
-	live, err := reread(ctx, r.APIReader, comp)
+	live, err := applyset.Reread(ctx, r.APIReader, comp)
 	if err != nil {
 		return parentState{}, fmt.Errorf("read %s: %w", applyset.Describe(comp), err)
 	}

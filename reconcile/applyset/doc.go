@@ -22,6 +22,8 @@
 //     recorded inventory and deletes them with a UID precondition
 //     (Prunable, Owned: only what stencil's field manager manages and is
 //     not annotated stencil.dev/prune: disabled).
+//   - preview.go: DryRun (what applying objects would do, by a server-side
+//     dry run) and PruneCandidates (what prune would then take out).
 //   - flapping.go: FlapDetector, the recent writes of each parent's
 //     members, to find one that another writer keeps changing back.
 //
