@@ -7,6 +7,7 @@ import (
 	"maps"
 	"sync"
 
+	"github.com/stencil-dev/stencil/reconcile/access"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
 
 	"github.com/stencil-dev/stencil/reconcile/status"
@@ -91,7 +92,7 @@ type CompositionReconciler struct {
 
 	controller controller.Controller
 	watched    sync.Map // schema.GroupVersionKind → *watchEntry
-	access     *accessChecker
+	access     *access.Checker
 	bundles    *bundleCache
 	renderer   plan.Renderer
 	// capabilities are what the cluster serves, for .Capabilities.
@@ -187,7 +188,7 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 		Options:   opts,
 		bundles:   &bundleCache{},
 		renderer:  renderer,
-		access:    newAccessChecker(mgr.GetClient()),
+		access:    access.NewChecker(mgr.GetClient()),
 
 		capabilities: caps,
 		schemas:      schemas,

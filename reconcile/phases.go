@@ -147,7 +147,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 	listed := p.List(ctx, s.parent.inventory, s.comp.GetNamespace())
 	deleted := map[types.UID]bool{}
 	if len(listed.Forbidden) > 0 {
-		return r.stallIfDenied(s, "Prune", r.denied(ctx, s.comp, "", listed.Forbidden[0].GK, "list", listed.Forbidden[0].Namespace))
+		return r.stallIfDenied(s, "Prune", r.access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), "", listed.Forbidden[0].GK, "list", listed.Forbidden[0].Namespace))
 	}
 	remaining := applyset.Inventory{GroupKinds: slices.Clone(listed.Unlisted)}.Union(s.plan.Inventory)
 	if len(listed.Unlisted) > 0 {
@@ -187,7 +187,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 		switch {
 		case apierrors.IsForbidden(err):
 			if denied == nil {
-				denied = r.denied(ctx, s.comp, serviceAccount(s.comp, r.Options.DefaultServiceAccount), m.GVK.GroupKind(), "delete", m.Meta.Namespace)
+				denied = r.access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), serviceAccount(s.comp, r.Options.DefaultServiceAccount), m.GVK.GroupKind(), "delete", m.Meta.Namespace)
 			}
 			remaining = remaining.Union(memberInventory(m))
 		case err != nil:

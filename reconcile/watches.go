@@ -56,7 +56,7 @@ func (r *CompositionReconciler) watch(ctx context.Context, s *scope) (ctrl.Resul
 // ensureWatches starts, after an access check, a watch on each kind not yet
 // watched and waits, bounded, for its informer to sync. It returns the kinds
 // the API server does not serve yet (defined by a CRD in the same render):
-// a later pass watches them. An *AccessDeniedError names a kind the
+// a later pass watches them. An *access.DeniedError names a kind the
 // controller may not list or watch.
 func (r *CompositionReconciler) ensureWatches(ctx context.Context, gvks []schema.GroupVersionKind) (unserved []schema.GroupVersionKind, err error) {
 	for _, gvk := range gvks {
@@ -71,7 +71,7 @@ func (r *CompositionReconciler) ensureWatches(ctx context.Context, gvks []schema
 		if err != nil {
 			return unserved, fmt.Errorf("find the API of %s: %w", gvk.Kind, err)
 		}
-		if err := r.access.controllerMay(ctx, m, "list", "watch"); err != nil {
+		if err := r.access.ControllerMay(ctx, m, "list", "watch"); err != nil {
 			return unserved, err
 		}
 		if err := r.startWatch(ctx, gvk); err != nil {
