@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"sync"
 
 	"github.com/stencil-dev/stencil/reconcile/access"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
+	"github.com/stencil-dev/stencil/reconcile/watch"
 
 	"github.com/stencil-dev/stencil/reconcile/status"
 
@@ -90,11 +90,11 @@ type CompositionReconciler struct {
 	// Options are the controller's options.
 	Options Options
 
-	controller controller.Controller
-	watched    sync.Map // schema.GroupVersionKind → *watchEntry
-	access     *access.Checker
-	bundles    *bundleCache
-	renderer   plan.Renderer
+	// watches are the member kinds' watches, feeding this controller.
+	watches  *watch.Watcher
+	access   *access.Checker
+	bundles  *bundleCache
+	renderer plan.Renderer
 	// capabilities are what the cluster serves, for .Capabilities.
 	capabilities *cluster.Capabilities
 	// failedRenders keeps renders that failed, so they are not run again
@@ -154,7 +154,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) (*Com
 	if err != nil {
 		return nil, fmt.Errorf("build the Composition controller: %w", err)
 	}
-	r.controller = c
+	r.watches.Bind(c, handler.EnqueueRequestsFromMapFunc(r.parentOf))
 	return r, nil
 }
 
@@ -177,6 +177,7 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 	if err != nil {
 		return nil, err
 	}
+	checker := access.NewChecker(mgr.GetClient())
 	r := &CompositionReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
@@ -188,7 +189,8 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 		Options:   opts,
 		bundles:   &bundleCache{},
 		renderer:  renderer,
-		access:    access.NewChecker(mgr.GetClient()),
+		access:    checker,
+		watches:   watch.New(mgr.GetCache(), mgr.GetAPIReader(), mgr.GetRESTMapper(), checker),
 
 		capabilities: caps,
 		schemas:      schemas,
@@ -363,7 +365,7 @@ func (r *CompositionReconciler) observeMembers(ctx context.Context, s *scope) {
 	if s.plan == nil || s.status.Members != nil {
 		return
 	}
-	s.status.Members = status.Members(ctx, memberReader{r}, s.plan.Objects)
+	s.status.Members = status.Members(ctx, r.watches.Reader(), s.plan.Objects)
 	s.status.Summary = status.Summary(s.status.Members)
 }
 

@@ -152,7 +152,7 @@ func (r *CompositionReconciler) watchInventory(ctx context.Context, inv applyset
 			continue // its CRD is gone, and with it every member of the kind
 		}
 		if err == nil {
-			_, err = r.ensureWatches(ctx, []schema.GroupVersionKind{m.GroupVersionKind})
+			_, err = r.watches.Ensure(ctx, []schema.GroupVersionKind{m.GroupVersionKind})
 		}
 		if err != nil {
 			ctrl.LoggerFrom(ctx).V(1).Info("cannot watch the members being deleted: polling", "kind", applyset.FormatGroupKind(gk), "error", err)

@@ -39,7 +39,7 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 		return ctrl.Result{}, nil
 	}
 	defer r.recordApplied(s)
-	reader := memberReader{r}
+	reader := r.watches.Reader()
 	a := &applyset.Applier{Writer: s.writer, Reader: reader, Live: r.APIReader, ID: s.plan.ID, Concurrency: max(r.Options.ApplyConcurrency, 1), Schemas: r.schemas}
 	hooks, err := r.newHookRun(ctx, s, a)
 	if err != nil {
@@ -240,7 +240,7 @@ func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Res
 	if res, err := r.watch(ctx, s); err != nil || s.done {
 		return res, err
 	}
-	members := status.Members(ctx, status.AfterApply(memberReader{r}, s.results), plan.OrdinaryObjects(s.plan.Objects))
+	members := status.Members(ctx, status.AfterApply(r.watches.Reader(), s.results), plan.OrdinaryObjects(s.plan.Objects))
 	failed := failedApplies(s.results)
 	if len(failed) == 0 {
 		status.Summarize(&s.status, s.comp.GetGeneration(), members)
@@ -306,7 +306,7 @@ func (r *CompositionReconciler) suspended(ctx context.Context, s *scope) (ctrl.R
 		}
 		return strings.Compare(applyset.Ref(a), applyset.Ref(b))
 	})
-	s.status.Members = status.Members(ctx, memberReader{r}, objs)
+	s.status.Members = status.Members(ctx, r.watches.Reader(), objs)
 	s.status.Summary = status.Summary(s.status.Members)
 	return ctrl.Result{}, nil
 }

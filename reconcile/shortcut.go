@@ -247,15 +247,8 @@ func (r *CompositionReconciler) listLive(ctx context.Context, comp applyset.Pare
 	id := applyset.ParentID(comp)
 	live := map[memberKey]*unstructured.Unstructured{}
 	for _, l := range lists {
-		if e, ok := r.watched.Load(l.gvk); !ok || !e.(*watchEntry).synced.Load() {
-			return nil, false
-		}
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(l.gvk.GroupVersion().WithKind(l.gvk.Kind + "List"))
-		readCtx, cancel := context.WithTimeout(ctx, cacheReadTimeout)
-		err := r.Cache.List(readCtx, list, client.InNamespace(l.namespace), client.MatchingFields{indexPartOf: id})
-		cancel()
-		if err != nil {
+		list, ok := r.watches.List(ctx, l.gvk, l.namespace, id)
+		if !ok {
 			return nil, false
 		}
 		for i := range list.Items {
