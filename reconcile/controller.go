@@ -7,6 +7,7 @@ import (
 	"maps"
 
 	"github.com/stencil-dev/stencil/reconcile/access"
+	"github.com/stencil-dev/stencil/reconcile/hooks"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
 	"github.com/stencil-dev/stencil/reconcile/watch"
 
@@ -91,8 +92,10 @@ type CompositionReconciler struct {
 	Options Options
 
 	// watches are the member kinds' watches, feeding this controller.
-	watches  *watch.Watcher
-	access   *access.Checker
+	watches *watch.Watcher
+	access  *access.Checker
+	// hooks runs the Helm hooks of passes.
+	hooks    *hooks.Runner
 	bundles  *bundleCache
 	renderer plan.Renderer
 	// capabilities are what the cluster serves, for .Capabilities.
@@ -178,6 +181,7 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 		return nil, err
 	}
 	checker := access.NewChecker(mgr.GetClient())
+	recorder := mgr.GetEventRecorder("stencil")
 	r := &CompositionReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
@@ -185,11 +189,12 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 		Mapper:    mgr.GetRESTMapper(),
 		Config:    mgr.GetConfig(),
 		Scheme:    mgr.GetScheme(),
-		Recorder:  mgr.GetEventRecorder("stencil"),
+		Recorder:  recorder,
 		Options:   opts,
 		bundles:   &bundleCache{},
 		renderer:  renderer,
 		access:    checker,
+		hooks:     &hooks.Runner{Live: mgr.GetAPIReader(), Client: mgr.GetClient(), Recorder: recorder},
 		watches:   watch.New(mgr.GetCache(), mgr.GetAPIReader(), mgr.GetRESTMapper(), checker),
 
 		capabilities: caps,

@@ -120,6 +120,7 @@ func (r *CompositionReconciler) forKind(kind Kind, parents cache.Cache) *Composi
 		Options:   r.Options,
 
 		access:       r.access,
+		hooks:        r.hooks,
 		watches:      watch.New(r.Cache, r.APIReader, r.Mapper, r.access),
 		bundles:      r.bundles,
 		renderer:     r.renderer,

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/hooks"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
 
 	"github.com/stencil-dev/stencil/reconcile/status"
@@ -28,7 +29,7 @@ import (
 )
 
 // apply applies the plan: the pre- hooks that run for this revision (see
-// hookRun) stage by stage, each waited on until it succeeded; then the
+// hooks.Run) stage by stage, each waited on until it succeeded; then the
 // ordinary members stage by stage, a stage of CRDs waited on until
 // Established (if one is not, the pass ends there: the CRD's own update
 // event brings the next one); then, once every ordinary member is Current
@@ -41,15 +42,15 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 	defer r.recordApplied(s)
 	reader := r.watches.Reader()
 	a := &applyset.Applier{Writer: s.writer, Reader: reader, Live: r.APIReader, ID: s.plan.ID, Concurrency: max(r.Options.ApplyConcurrency, 1), Schemas: r.schemas}
-	hooks, err := r.newHookRun(ctx, s, a)
+	run, err := r.hooks.Start(ctx, r.hookPass(s, a))
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if done, err := hooks.run(ctx, hooks.pre, true); err != nil || !done {
+	if done, err := run.Stages(ctx, run.Pre, true); err != nil || !done {
 		return r.detectFlapping(s), err
 	}
 	ordinary := plan.OrdinaryObjects(s.plan.Objects)
-	if !r.applyStages(ctx, s, a, ordinary) || len(pendingPostHooks(s)) == 0 || len(failedApplies(s.results)) > 0 {
+	if !r.applyStages(ctx, s, a, ordinary) || len(hooks.Pending(s.status.Hooks, s.plan.Objects)) == 0 || len(failedApplies(s.results)) > 0 {
 		return r.detectFlapping(s), nil
 	}
 	// Read live, not from the cache: right after an apply the cache may
@@ -60,8 +61,26 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 			return r.detectFlapping(s), nil
 		}
 	}
-	_, err = hooks.run(ctx, hooks.post, false)
+	_, err = run.Stages(ctx, run.Post, false)
 	return r.detectFlapping(s), err
+}
+
+// hookPass is what the hooks of pass s run with: a's applies, s's
+// pruner's deletes, and s's status, results and stall.
+func (r *CompositionReconciler) hookPass(s *scope, a *applyset.Applier) hooks.Pass {
+	return hooks.Pass{
+		Parent: s.comp, Status: &s.status, Objects: s.plan.Objects, BundleRevision: s.plan.BundleRevision,
+		Upgrade: s.upgrade, Applier: a, Pruner: r.pruner(s),
+		Applied: func(res applyset.ApplyResult) {
+			s.results = append(s.results, res)
+			r.recordApplies(s, []applyset.ApplyResult{res})
+		},
+		Stall: func(reason, msg string) { r.stallTerminal(s, reason, msg) },
+		End:   func() { s.done = true },
+		Written: func(version string) {
+			r.parentVersions.put(client.ObjectKeyFromObject(s.comp), "", version)
+		},
+	}
 }
 
 // applyStages applies objects stage by stage and reports whether every
@@ -244,7 +263,7 @@ func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Res
 	failed := failedApplies(s.results)
 	if len(failed) == 0 {
 		status.Summarize(&s.status, s.comp.GetGeneration(), members)
-		if pending := pendingPostHooks(s); len(pending) > 0 && meta.IsStatusConditionTrue(s.status.Conditions, v1alpha1.ConditionReady) {
+		if pending := hooks.Pending(s.status.Hooks, s.plan.Objects); len(pending) > 0 && meta.IsStatusConditionTrue(s.status.Conditions, v1alpha1.ConditionReady) {
 			status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonProgressing,
 				fmt.Sprintf("%s; waiting for hooks: %s", s.status.Summary, strings.Join(pending, ", ")))
 		}

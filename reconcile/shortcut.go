@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/stencil-dev/stencil/reconcile/hooks"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
 
 	"github.com/stencil-dev/stencil/reconcile/status"
@@ -173,7 +174,7 @@ func (r *CompositionReconciler) keepSnapshot(ctx context.Context, s *scope) bool
 	// A hook still to run or to finish is waited on through its status
 	// (a Job completing) or its members' (post hooks wait for them to be
 	// Current): changes the memo would take for status-only ones.
-	if !ordinaryApplied(s) || len(pendingPostHooks(s)) > 0 {
+	if !ordinaryApplied(s) || len(hooks.Pending(s.status.Hooks, s.plan.Objects)) > 0 {
 		return false
 	}
 	gks, nss := s.parent.inventory.Annotations()
