@@ -9,6 +9,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/access"
 	"github.com/stencil-dev/stencil/reconcile/hooks"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
+	"github.com/stencil-dev/stencil/reconcile/shard"
 	"github.com/stencil-dev/stencil/reconcile/watch"
 
 	"github.com/stencil-dev/stencil/reconcile/status"
@@ -54,7 +55,7 @@ type Options struct {
 	// Shard, when set, is the shard this controller serves: it reconciles
 	// only the Compositions labelled stencil.dev/shard=Shard, and an
 	// unsharded controller only those without the label. The manager's
-	// cache must be built with ShardCacheOptions(Shard).
+	// cache must be built with shard.CacheOptions(Shard).
 	Shard string
 	// Renderer renders bundles; required. The controller command hands
 	// in a pool of worker processes (package internal/sandbox) that bounds
@@ -105,7 +106,7 @@ type CompositionReconciler struct {
 	failedRenders memo[*templates.RenderError]
 	writers       *writerCache
 	// readiness feeds stencil_compositions for the parents of every kind.
-	readiness *readiness
+	readiness *metrics.Readiness
 	// kind is the published kind this reconciler serves, nil for
 	// Compositions; parents is the cache its parents are read from: the
 	// manager's for Compositions, the kind's own otherwise (see
@@ -200,7 +201,7 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 		capabilities: caps,
 		schemas:      schemas,
 		writers:      &writerCache{},
-		readiness:    &readiness{},
+		readiness:    &metrics.Readiness{},
 		parents:      mgr.GetCache(),
 	}
 	return r, nil
@@ -295,7 +296,7 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	// The cache holds only this shard's Compositions; this guards a
 	// manager whose cache was built without the shard's selector, so
 	// another shard's Composition is never applied, pruned or finalized.
-	if !inShard(r.Options.Shard, comp.GetLabels()) {
+	if !shard.Serves(r.Options.Shard, comp.GetLabels()) {
 		r.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
@@ -355,7 +356,7 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 // forget drops what the reconciler remembers of a Composition that is gone
 // or has left this shard.
 func (r *CompositionReconciler) forget(key types.NamespacedName) {
-	r.readiness.forget(parentKey{kind: r.parentGVK().GroupKind(), NamespacedName: key})
+	r.readiness.Forget(metrics.ParentKey{Kind: r.parentGVK().GroupKind(), NamespacedName: key})
 	r.failedRenders.forget(key)
 	r.stalls.forget(key)
 	r.flaps.Forget(key)
@@ -446,7 +447,7 @@ func (r *CompositionReconciler) allParents(ctx context.Context, _ client.Object)
 // patchStatus writes the status once per pass, and only when it changed, so
 // a reconcile that finds nothing to do makes no write.
 func (r *CompositionReconciler) patchStatus(ctx context.Context, s *scope) error {
-	r.readiness.record(s.comp, s.status.Conditions)
+	r.readiness.Record(metrics.ParentKey{Kind: s.comp.ParentGVK().GroupKind(), NamespacedName: client.ObjectKeyFromObject(s.comp)}, s.status.Conditions)
 	status.KeepTransitionTimes(&s.status, s.comp.ParentStatus().Conditions)
 	if equality.Semantic.DeepEqual(*s.comp.ParentStatus(), s.status) {
 		return nil

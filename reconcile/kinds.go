@@ -20,6 +20,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/shard"
 	"github.com/stencil-dev/stencil/reconcile/watch"
 )
 
@@ -42,7 +43,7 @@ func (base *CompositionReconciler) ServeKind(ctx context.Context, kind Kind) (do
 	parents, err := cache.New(base.Config, cache.Options{
 		Scheme:               base.Scheme,
 		Mapper:               base.Mapper,
-		DefaultLabelSelector: ShardSelector(base.Options.Shard),
+		DefaultLabelSelector: shard.Selector(base.Options.Shard),
 	})
 	if err != nil {
 		cancel()

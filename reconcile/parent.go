@@ -9,24 +9,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
-
-// parentKey identifies a parent of any kind.
-type parentKey struct {
-	kind schema.GroupKind
-	types.NamespacedName
-}
-
-// keyOfParent returns p's key.
-func keyOfParent(p applyset.Parent) parentKey {
-	return parentKey{kind: p.ParentGVK().GroupKind(), NamespacedName: client.ObjectKeyFromObject(p)}
-}
 
 // writeStatus patches p's status to st (a merge patch from what p holds),
 // and keeps st as p's status.
