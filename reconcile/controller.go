@@ -260,7 +260,7 @@ type scope struct {
 	upgrade bool
 	results []applyset.ApplyResult
 	// events collects what the pass changed, for its summary events.
-	events passEvents
+	events status.Events
 	// renderKey identifies the inputs of the render (see renderKey).
 	renderKey string
 	// snapshot is what this pass saw before applying, kept for the next

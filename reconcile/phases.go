@@ -39,7 +39,7 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 	if s.comp.ParentSpec().Suspend {
 		return ctrl.Result{}, nil
 	}
-	defer r.recordApplied(s)
+	defer s.events.RecordApplied(r.Recorder, s.comp)
 	reader := r.watches.Reader()
 	a := &applyset.Applier{Writer: s.writer, Reader: reader, Live: r.APIReader, ID: s.plan.ID, Concurrency: max(r.Options.ApplyConcurrency, 1), Schemas: r.schemas}
 	run, err := r.hooks.Start(ctx, r.hookPass(s, a))
@@ -105,14 +105,14 @@ func (r *CompositionReconciler) applyStages(ctx context.Context, s *scope, a *ap
 
 // recordApplies turns apply results into metrics and events: a member
 // created or configured goes into the pass's one Applied event (recorded
-// when the apply phase ends, see recordApplied); a failed one gets a
+// when the apply phase ends, see status.Events); a failed one gets a
 // Warning of its own, with the member as the related object.
 func (r *CompositionReconciler) recordApplies(s *scope, results []applyset.ApplyResult) {
 	for _, res := range results {
 		metrics.Applies.WithLabelValues(string(res.Action)).Inc()
 		switch res.Action {
 		case applyset.Created, applyset.Configured:
-			s.events.apply(res)
+			s.events.Apply(res)
 		case applyset.Failed:
 			reason := v1alpha1.ReasonApplyFailed
 			if res.Reason != "" {
@@ -177,7 +177,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 	var errs []string
 	var denied error
 	hooks := PlannedHooks(s.plan.Objects)
-	defer r.recordPruned(s)
+	defer s.events.RecordPruned(r.Recorder, s.comp)
 	for _, m := range listed.Members {
 		if spare, err := r.spare(ctx, s, m, hooks); err != nil || spare {
 			if err != nil {
@@ -217,7 +217,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 		default:
 			deleted[m.Meta.UID] = true
 			metrics.Prunes.Inc()
-			s.events.prune(m)
+			s.events.Prune(m)
 		}
 	}
 	if len(errs) > 0 {
