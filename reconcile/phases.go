@@ -249,7 +249,7 @@ func memberInventory(m applyset.Member) applyset.Inventory {
 }
 
 // observe rebuilds the status from the apply results and the members'
-// kstatus, read from the cache (see memberReader). Kinds the API server
+// kstatus, read from the cache (see watch.Watcher.Reader). Kinds the API server
 // serves only since this pass's apply (a CRD in the same render) are
 // watched first. When every failed apply failed for good (see
 // terminalReason), the Composition is Stalled with the first one's reason
