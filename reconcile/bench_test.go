@@ -24,6 +24,7 @@ import (
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/plan"
+	"github.com/stencil-dev/stencil/reconcile/shard"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -66,7 +67,7 @@ func BenchmarkReconcile(b *testing.B) {
 		b.Fatal(err)
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: scheme, Cache: reconcile.CacheOptions(),
+		Scheme: scheme, Cache: shard.CacheOptions(""),
 		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
 		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
 	})

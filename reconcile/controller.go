@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"sync"
 
+	"github.com/stencil-dev/stencil/reconcile/access"
+	"github.com/stencil-dev/stencil/reconcile/hooks"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
+	"github.com/stencil-dev/stencil/reconcile/shard"
+	"github.com/stencil-dev/stencil/reconcile/watch"
 
 	"github.com/stencil-dev/stencil/reconcile/status"
 
@@ -52,7 +55,7 @@ type Options struct {
 	// Shard, when set, is the shard this controller serves: it reconciles
 	// only the Compositions labelled stencil.dev/shard=Shard, and an
 	// unsharded controller only those without the label. The manager's
-	// cache must be built with ShardCacheOptions(Shard).
+	// cache must be built with shard.CacheOptions(Shard).
 	Shard string
 	// Renderer renders bundles; required. The controller command hands
 	// in a pool of worker processes (package internal/sandbox) that bounds
@@ -89,11 +92,13 @@ type CompositionReconciler struct {
 	// Options are the controller's options.
 	Options Options
 
-	controller controller.Controller
-	watched    sync.Map // schema.GroupVersionKind → *watchEntry
-	access     *accessChecker
-	bundles    *bundleCache
-	renderer   plan.Renderer
+	// watches are the member kinds' watches, feeding this controller.
+	watches *watch.Watcher
+	access  *access.Checker
+	// hooks runs the Helm hooks of passes.
+	hooks    *hooks.Runner
+	bundles  *bundleCache
+	renderer plan.Renderer
 	// capabilities are what the cluster serves, for .Capabilities.
 	capabilities *cluster.Capabilities
 	// failedRenders keeps renders that failed, so they are not run again
@@ -101,7 +106,7 @@ type CompositionReconciler struct {
 	failedRenders memo[*templates.RenderError]
 	writers       *writerCache
 	// readiness feeds stencil_compositions for the parents of every kind.
-	readiness *readiness
+	readiness *metrics.Readiness
 	// kind is the published kind this reconciler serves, nil for
 	// Compositions; parents is the cache its parents are read from: the
 	// manager's for Compositions, the kind's own otherwise (see
@@ -112,7 +117,7 @@ type CompositionReconciler struct {
 	// good is not written again until its inputs change.
 	stalls memo[stall]
 	// flaps keeps the recent writes of members, to find one that flaps.
-	flaps flapDetector
+	flaps applyset.FlapDetector
 	// schemas type members for the local apply that skips needless writes.
 	schemas *applyset.Schemas
 	// passes keeps what the last successful pass saw, so a pass that
@@ -153,7 +158,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) (*Com
 	if err != nil {
 		return nil, fmt.Errorf("build the Composition controller: %w", err)
 	}
-	r.controller = c
+	r.watches.Bind(c, handler.EnqueueRequestsFromMapFunc(r.parentOf))
 	return r, nil
 }
 
@@ -176,6 +181,8 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 	if err != nil {
 		return nil, err
 	}
+	checker := access.NewChecker(mgr.GetClient())
+	recorder := mgr.GetEventRecorder("stencil")
 	r := &CompositionReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
@@ -183,16 +190,18 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 		Mapper:    mgr.GetRESTMapper(),
 		Config:    mgr.GetConfig(),
 		Scheme:    mgr.GetScheme(),
-		Recorder:  mgr.GetEventRecorder("stencil"),
+		Recorder:  recorder,
 		Options:   opts,
 		bundles:   &bundleCache{},
 		renderer:  renderer,
-		access:    newAccessChecker(mgr.GetClient()),
+		access:    checker,
+		hooks:     &hooks.Runner{Live: mgr.GetAPIReader(), Client: mgr.GetClient(), Recorder: recorder},
+		watches:   watch.New(mgr.GetCache(), mgr.GetAPIReader(), mgr.GetRESTMapper(), checker),
 
 		capabilities: caps,
 		schemas:      schemas,
 		writers:      &writerCache{},
-		readiness:    &readiness{},
+		readiness:    &metrics.Readiness{},
 		parents:      mgr.GetCache(),
 	}
 	return r, nil
@@ -251,7 +260,7 @@ type scope struct {
 	upgrade bool
 	results []applyset.ApplyResult
 	// events collects what the pass changed, for its summary events.
-	events passEvents
+	events status.Events
 	// renderKey identifies the inputs of the render (see renderKey).
 	renderKey string
 	// snapshot is what this pass saw before applying, kept for the next
@@ -287,7 +296,7 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	// The cache holds only this shard's Compositions; this guards a
 	// manager whose cache was built without the shard's selector, so
 	// another shard's Composition is never applied, pruned or finalized.
-	if !inShard(r.Options.Shard, comp.GetLabels()) {
+	if !shard.Serves(r.Options.Shard, comp.GetLabels()) {
 		r.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
@@ -347,10 +356,10 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 // forget drops what the reconciler remembers of a Composition that is gone
 // or has left this shard.
 func (r *CompositionReconciler) forget(key types.NamespacedName) {
-	r.readiness.forget(parentKey{kind: r.parentGVK().GroupKind(), NamespacedName: key})
+	r.readiness.Forget(metrics.ParentKey{Kind: r.parentGVK().GroupKind(), NamespacedName: key})
 	r.failedRenders.forget(key)
 	r.stalls.forget(key)
-	r.flaps.forget(key)
+	r.flaps.Forget(key)
 	r.passes.forget(key)
 	r.parentVersions.forget(key)
 }
@@ -362,7 +371,7 @@ func (r *CompositionReconciler) observeMembers(ctx context.Context, s *scope) {
 	if s.plan == nil || s.status.Members != nil {
 		return
 	}
-	s.status.Members = status.Members(ctx, memberReader{r}, s.plan.Objects)
+	s.status.Members = status.Members(ctx, r.watches.Reader(), s.plan.Objects)
 	s.status.Summary = status.Summary(s.status.Members)
 }
 
@@ -438,7 +447,7 @@ func (r *CompositionReconciler) allParents(ctx context.Context, _ client.Object)
 // patchStatus writes the status once per pass, and only when it changed, so
 // a reconcile that finds nothing to do makes no write.
 func (r *CompositionReconciler) patchStatus(ctx context.Context, s *scope) error {
-	r.readiness.record(s.comp, s.status.Conditions)
+	r.readiness.Record(metrics.ParentKey{Kind: s.comp.ParentGVK().GroupKind(), NamespacedName: client.ObjectKeyFromObject(s.comp)}, s.status.Conditions)
 	status.KeepTransitionTimes(&s.status, s.comp.ParentStatus().Conditions)
 	if equality.Semantic.DeepEqual(*s.comp.ParentStatus(), s.status) {
 		return nil

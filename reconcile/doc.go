@@ -9,23 +9,29 @@
 //
 //   - controller.go: Options, SetupWithManager, CompositionReconciler and
 //     Reconcile, the table of phases: shortcut (shortcut.go), parent
-//     (parent.go), render (render.go), prepare (stalls.go, watches.go,
-//     access.go, prune.go's empty-render guard), widen, apply (phases.go,
-//     hookrun.go for Helm hooks), prune (phases.go, prune.go), status
-//     (package status, events.go). finalize.go handles deletion.
+//     (parent.go), render (render.go), prepare (prepare.go: recall a
+//     stall, watch, authorize; prune.go's empty-render guard), widen,
+//     apply and prune (phases.go, prune.go), status (package status).
+//     finalize.go handles deletion.
 //   - kinds.go: ServeKind, the pass for a published kind's instances
 //     (started by package published).
-//   - memo.go (what a pass remembers of the last), metrics.go (phases,
-//     outcomes and the readiness gauge of passes), shard.go, scheme.go,
-//     writers.go (impersonating writers).
+//   - memo.go (what a pass remembers of the last), metrics.go (phases and
+//     outcomes of passes), scheme.go, writers.go (impersonating writers),
+//     preview.go (DryRun and PruneCandidates of a plan).
+//
+// The reconciler's collaborators are fields of it, each in its package:
+// hooks (the Helm hooks runner), watch (member watches and reads), access
+// (access reviews), applyset's FlapDetector and metrics' Readiness.
 //
 // Packages below it: plan (pure: render input, placement, order, hook
 // classes), applyset (the ApplySet's metadata, apply with the no-change
-// decision, field diffs, the pruner), status (members' kstatus,
-// conditions, summary), cluster (served APIs, offline mapper, metadata
-// watches), metrics (the Prometheus collectors, request counting). Above it,
-// wired by the controller command: published (the Bundle controller and
-// published kinds) and admission (the webhook).
+// decision, field diffs, the pruner, previews, flapping), status (members'
+// kstatus, conditions, summary, summary events), cluster (served APIs,
+// offline mapper, metadata watches), metrics (the Prometheus collectors,
+// request counting, the readiness gauge), shard (the shard label, cache
+// options, leader election). Above it, wired by the controller command:
+// published (the Bundle controller and published kinds) and admission
+// (the webhook).
 //
 // # Invariants
 //
@@ -36,7 +42,7 @@
 //   - Status is rebuilt every pass from what it observed and written by
 //     one merge patch at the end of the pass (patchStatus), only when it
 //     changed; the one other status write is the Helm hook record
-//     (hookrun.go persist), made as soon as a hook ends so that a crash
+//     (hooks.Run persist), made as soon as a hook ends so that a crash
 //     never runs it twice.
 //   - A returned error is transient (backoff); what no retry can fix sets
 //     Stalled=True with a reason of api/v1alpha1 and returns nil.

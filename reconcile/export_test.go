@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/watch"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -14,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 )
 
 // LocalDecision is the controller's write-or-skip decision, for the
@@ -49,10 +51,11 @@ func NewStandaloneReconciler(mgr ctrl.Manager, opts Options) (*CompositionReconc
 	if err != nil {
 		return nil, err
 	}
-	r.controller, err = controller.NewUnmanaged("composition-standalone", controller.Options{Reconciler: r, SkipNameValidation: ptr.To(true)})
+	c, err := controller.NewUnmanaged("composition-standalone", controller.Options{Reconciler: r, SkipNameValidation: ptr.To(true)})
 	if err != nil {
 		return nil, fmt.Errorf("build the standalone Composition controller: %w", err)
 	}
+	r.watches.Bind(c, handler.EnqueueRequestsFromMapFunc(r.parentOf))
 	return r, nil
 }
 
@@ -62,7 +65,7 @@ func (r *CompositionReconciler) ForgetLastPass(name types.NamespacedName) { r.pa
 
 // IndexMembers adds the member caches' part-of index to c for u's kind,
 // as the controller does when it starts watching a kind.
-var IndexMembers = indexMembers
+var IndexMembers = watch.IndexMembers
 
 // IndexPartOf is the name of that index, for client.MatchingFields.
-const IndexPartOf = indexPartOf
+const IndexPartOf = watch.IndexPartOf

@@ -60,7 +60,7 @@ func (r *CompositionReconciler) finalize(ctx context.Context, s *scope) (ctrl.Re
 		for _, f := range listed.Forbidden {
 			forbidden = append(forbidden, f.GK)
 			r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonForbidden, "Delete", "%s: its members are left in place",
-				r.denied(ctx, s.comp, "", f.GK, "list", f.Namespace))
+				r.access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), "", f.GK, "list", f.Namespace))
 		}
 		if failed := slices.DeleteFunc(slices.Clone(listed.Unlisted), func(gk schema.GroupKind) bool { return slices.Contains(forbidden, gk) }); len(failed) > 0 {
 			return ctrl.Result{}, fmt.Errorf("list members to delete: cannot list %v", failed)
@@ -86,7 +86,7 @@ func (r *CompositionReconciler) finalize(ctx context.Context, s *scope) (ctrl.Re
 	s.done = true
 	name := types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}
 	r.stalls.forget(name)
-	r.flaps.forget(name)
+	r.flaps.Forget(name)
 	return ctrl.Result{}, err
 }
 
@@ -117,7 +117,7 @@ func (r *CompositionReconciler) deleteByRank(ctx context.Context, s *scope, p *a
 			switch {
 			case apierrors.IsForbidden(err):
 				r.Recorder.Eventf(s.comp, m.Related(), "Warning", v1alpha1.ReasonForbidden, "Delete", "%s: %s is left in place",
-					r.denied(ctx, s.comp, account, m.GVK.GroupKind(), "delete", m.Meta.Namespace), m.Ref())
+					r.access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), account, m.GVK.GroupKind(), "delete", m.Meta.Namespace), m.Ref())
 			case err != nil:
 				errs = append(errs, err.Error())
 			default:
@@ -152,7 +152,7 @@ func (r *CompositionReconciler) watchInventory(ctx context.Context, inv applyset
 			continue // its CRD is gone, and with it every member of the kind
 		}
 		if err == nil {
-			_, err = r.ensureWatches(ctx, []schema.GroupVersionKind{m.GroupVersionKind})
+			_, err = r.watches.Ensure(ctx, []schema.GroupVersionKind{m.GroupVersionKind})
 		}
 		if err != nil {
 			ctrl.LoggerFrom(ctx).V(1).Info("cannot watch the members being deleted: polling", "kind", applyset.FormatGroupKind(gk), "error", err)
@@ -190,7 +190,7 @@ func (r *CompositionReconciler) orphan(ctx context.Context, s *scope, members []
 		switch {
 		case apierrors.IsForbidden(err):
 			r.Recorder.Eventf(s.comp, m.Related(), "Warning", v1alpha1.ReasonForbidden, "Delete", "%s: %s is left in place, still labelled",
-				r.denied(ctx, s.comp, account, m.GVK.GroupKind(), "patch", m.Meta.Namespace), m.Ref())
+				r.access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), account, m.GVK.GroupKind(), "patch", m.Meta.Namespace), m.Ref())
 			continue
 		case err != nil && !apierrors.IsNotFound(err):
 			return fmt.Errorf("orphan %s: %w", m.Ref(), err)

@@ -20,6 +20,8 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/shard"
+	"github.com/stencil-dev/stencil/reconcile/watch"
 )
 
 // Kind is a kind a Bundle publishes, as the controller serves it.
@@ -41,7 +43,7 @@ func (base *CompositionReconciler) ServeKind(ctx context.Context, kind Kind) (do
 	parents, err := cache.New(base.Config, cache.Options{
 		Scheme:               base.Scheme,
 		Mapper:               base.Mapper,
-		DefaultLabelSelector: ShardSelector(base.Options.Shard),
+		DefaultLabelSelector: shard.Selector(base.Options.Shard),
 	})
 	if err != nil {
 		cancel()
@@ -66,7 +68,7 @@ func (base *CompositionReconciler) ServeKind(ctx context.Context, kind Kind) (do
 		cancel()
 		return nil, fmt.Errorf("controller of %s: %w", kind.GVK.Kind, err)
 	}
-	r.controller = c
+	r.watches.Bind(c, handler.EnqueueRequestsFromMapFunc(r.parentOf))
 	for _, src := range []source.Source{
 		source.Kind(parents, client.Object(obj), &handler.EnqueueRequestForObject{}, parentPredicates()),
 		source.Kind(base.Cache, client.Object(&v1alpha1.Bundle{}), handler.EnqueueRequestsFromMapFunc(r.parentsOfBundle)),
@@ -119,6 +121,8 @@ func (r *CompositionReconciler) forKind(kind Kind, parents cache.Cache) *Composi
 		Options:   r.Options,
 
 		access:       r.access,
+		hooks:        r.hooks,
+		watches:      watch.New(r.Cache, r.APIReader, r.Mapper, r.access),
 		bundles:      r.bundles,
 		renderer:     r.renderer,
 		capabilities: r.capabilities,

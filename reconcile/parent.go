@@ -9,44 +9,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
-
-// parentKey identifies a parent of any kind.
-type parentKey struct {
-	kind schema.GroupKind
-	types.NamespacedName
-}
-
-// keyOfParent returns p's key.
-func keyOfParent(p applyset.Parent) parentKey {
-	return parentKey{kind: p.ParentGVK().GroupKind(), NamespacedName: client.ObjectKeyFromObject(p)}
-}
-
-// reread reads p again through reader, as the same kind of Parent.
-func reread(ctx context.Context, reader client.Reader, p applyset.Parent) (applyset.Parent, error) {
-	switch p := p.(type) {
-	case *v1alpha1.Composition:
-		live := &v1alpha1.Composition{}
-		if err := reader.Get(ctx, client.ObjectKeyFromObject(p), live); err != nil {
-			return nil, err
-		}
-		return live, nil
-	case *applyset.Instance:
-		live := &unstructured.Unstructured{}
-		live.SetGroupVersionKind(p.GroupVersionKind())
-		if err := reader.Get(ctx, client.ObjectKeyFromObject(p), live); err != nil {
-			return nil, err
-		}
-		return applyset.NewInstance(live, *p.ParentSpec()), nil
-	}
-	return nil, fmt.Errorf("read %s: unknown kind of parent %T", applyset.Describe(p), p)
-}
 
 // writeStatus patches p's status to st (a merge patch from what p holds),
 // and keeps st as p's status.
@@ -107,7 +76,7 @@ func (r *CompositionReconciler) recordedParent(ctx context.Context, comp applyse
 	if v := comp.GetResourceVersion(); v != "" && r.version(client.ObjectKeyFromObject(comp)) == v {
 		return stateOf(comp, comp.GetNamespace()), nil
 	}
-	live, err := reread(ctx, r.APIReader, comp)
+	live, err := applyset.Reread(ctx, r.APIReader, comp)
 	if err != nil {
 		return parentState{}, fmt.Errorf("read %s: %w", applyset.Describe(comp), err)
 	}
@@ -177,4 +146,34 @@ func (r *CompositionReconciler) writeParent(ctx context.Context, comp applyset.P
 	comp.SetLabels(labels)
 	comp.SetAnnotations(annotations)
 	return to, nil
+}
+
+// fetch reads the parent key names from r's cache: a Composition, or an
+// instance of r's published kind with its effective spec (see
+// publish.InstanceSpec). It returns no parent when the instance's Bundle
+// no longer publishes the kind: such instances are left alone. specErr is a
+// stencil.dev/* annotation stencil cannot read: the instance comes with its
+// Bundle's defaults, and a pass that does not delete it stalls.
+func (r *CompositionReconciler) fetch(ctx context.Context, key types.NamespacedName) (p applyset.Parent, specErr, err error) {
+	if r.kind == nil {
+		comp := &v1alpha1.Composition{}
+		if err := r.parents.Get(ctx, key, comp); err != nil {
+			return nil, nil, err
+		}
+		return comp, nil, nil
+	}
+	u := instanceObject(r.kind.GVK)
+	if err := r.parents.Get(ctx, key, u); err != nil {
+		return nil, nil, err
+	}
+	b := &v1alpha1.Bundle{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: r.kind.Bundle}, b); err != nil {
+		return nil, nil, client.IgnoreNotFound(err)
+	}
+	if b.Spec.API == nil || publish.GVK(publish.Defaulted(*b.Spec.API)) != r.kind.GVK {
+		return nil, nil, nil
+	}
+	// With an error, spec holds the Bundle's defaults alone.
+	spec, specErr := publish.InstanceSpec(b.Name, b.Spec.API, u)
+	return applyset.NewInstance(u, spec), specErr, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/hooks"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
 
 	"github.com/stencil-dev/stencil/reconcile/status"
@@ -28,7 +29,7 @@ import (
 )
 
 // apply applies the plan: the pre- hooks that run for this revision (see
-// hookRun) stage by stage, each waited on until it succeeded; then the
+// hooks.Run) stage by stage, each waited on until it succeeded; then the
 // ordinary members stage by stage, a stage of CRDs waited on until
 // Established (if one is not, the pass ends there: the CRD's own update
 // event brings the next one); then, once every ordinary member is Current
@@ -38,18 +39,18 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 	if s.comp.ParentSpec().Suspend {
 		return ctrl.Result{}, nil
 	}
-	defer r.recordApplied(s)
-	reader := memberReader{r}
+	defer s.events.RecordApplied(r.Recorder, s.comp)
+	reader := r.watches.Reader()
 	a := &applyset.Applier{Writer: s.writer, Reader: reader, Live: r.APIReader, ID: s.plan.ID, Concurrency: max(r.Options.ApplyConcurrency, 1), Schemas: r.schemas}
-	hooks, err := r.newHookRun(ctx, s, a)
+	run, err := r.hooks.Start(ctx, r.hookPass(s, a))
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if done, err := hooks.run(ctx, hooks.pre, true); err != nil || !done {
+	if done, err := run.Stages(ctx, run.Pre, true); err != nil || !done {
 		return r.detectFlapping(s), err
 	}
 	ordinary := plan.OrdinaryObjects(s.plan.Objects)
-	if !r.applyStages(ctx, s, a, ordinary) || len(pendingPostHooks(s)) == 0 || len(failedApplies(s.results)) > 0 {
+	if !r.applyStages(ctx, s, a, ordinary) || len(hooks.Pending(s.status.Hooks, s.plan.Objects)) == 0 || len(failedApplies(s.results)) > 0 {
 		return r.detectFlapping(s), nil
 	}
 	// Read live, not from the cache: right after an apply the cache may
@@ -60,8 +61,26 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 			return r.detectFlapping(s), nil
 		}
 	}
-	_, err = hooks.run(ctx, hooks.post, false)
+	_, err = run.Stages(ctx, run.Post, false)
 	return r.detectFlapping(s), err
+}
+
+// hookPass is what the hooks of pass s run with: a's applies, s's
+// pruner's deletes, and s's status, results and stall.
+func (r *CompositionReconciler) hookPass(s *scope, a *applyset.Applier) hooks.Pass {
+	return hooks.Pass{
+		Parent: s.comp, Status: &s.status, Objects: s.plan.Objects, BundleRevision: s.plan.BundleRevision,
+		Upgrade: s.upgrade, Applier: a, Pruner: r.pruner(s),
+		Applied: func(res applyset.ApplyResult) {
+			s.results = append(s.results, res)
+			r.recordApplies(s, []applyset.ApplyResult{res})
+		},
+		Stall: func(reason, msg string) { r.stallTerminal(s, reason, msg) },
+		End:   func() { s.done = true },
+		Written: func(version string) {
+			r.parentVersions.put(client.ObjectKeyFromObject(s.comp), "", version)
+		},
+	}
 }
 
 // applyStages applies objects stage by stage and reports whether every
@@ -86,14 +105,14 @@ func (r *CompositionReconciler) applyStages(ctx context.Context, s *scope, a *ap
 
 // recordApplies turns apply results into metrics and events: a member
 // created or configured goes into the pass's one Applied event (recorded
-// when the apply phase ends, see recordApplied); a failed one gets a
+// when the apply phase ends, see status.Events); a failed one gets a
 // Warning of its own, with the member as the related object.
 func (r *CompositionReconciler) recordApplies(s *scope, results []applyset.ApplyResult) {
 	for _, res := range results {
 		metrics.Applies.WithLabelValues(string(res.Action)).Inc()
 		switch res.Action {
 		case applyset.Created, applyset.Configured:
-			s.events.apply(res)
+			s.events.Apply(res)
 		case applyset.Failed:
 			reason := v1alpha1.ReasonApplyFailed
 			if res.Reason != "" {
@@ -105,10 +124,10 @@ func (r *CompositionReconciler) recordApplies(s *scope, results []applyset.Apply
 }
 
 // detectFlapping records the pass's writes and stalls the Composition,
-// until its inputs change, when one member flaps (see flapDetector).
+// until its inputs change, when one member flaps (see applyset.FlapDetector).
 func (r *CompositionReconciler) detectFlapping(s *scope) ctrl.Result {
 	name := types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}
-	f, ok := r.flaps.record(name, inputKey(s.comp, s.plan.BundleRevision), s.results, time.Now())
+	f, ok := r.flaps.Record(name, inputKey(s.comp, s.plan.BundleRevision), s.results, time.Now())
 	if !ok {
 		return ctrl.Result{}
 	}
@@ -147,7 +166,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 	listed := p.List(ctx, s.parent.inventory, s.comp.GetNamespace())
 	deleted := map[types.UID]bool{}
 	if len(listed.Forbidden) > 0 {
-		return r.stallIfDenied(s, "Prune", r.denied(ctx, s.comp, "", listed.Forbidden[0].GK, "list", listed.Forbidden[0].Namespace))
+		return r.stallIfDenied(s, "Prune", r.access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), "", listed.Forbidden[0].GK, "list", listed.Forbidden[0].Namespace))
 	}
 	remaining := applyset.Inventory{GroupKinds: slices.Clone(listed.Unlisted)}.Union(s.plan.Inventory)
 	if len(listed.Unlisted) > 0 {
@@ -158,7 +177,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 	var errs []string
 	var denied error
 	hooks := PlannedHooks(s.plan.Objects)
-	defer r.recordPruned(s)
+	defer s.events.RecordPruned(r.Recorder, s.comp)
 	for _, m := range listed.Members {
 		if spare, err := r.spare(ctx, s, m, hooks); err != nil || spare {
 			if err != nil {
@@ -187,7 +206,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 		switch {
 		case apierrors.IsForbidden(err):
 			if denied == nil {
-				denied = r.denied(ctx, s.comp, serviceAccount(s.comp, r.Options.DefaultServiceAccount), m.GVK.GroupKind(), "delete", m.Meta.Namespace)
+				denied = r.access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), serviceAccount(s.comp, r.Options.DefaultServiceAccount), m.GVK.GroupKind(), "delete", m.Meta.Namespace)
 			}
 			remaining = remaining.Union(memberInventory(m))
 		case err != nil:
@@ -198,7 +217,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 		default:
 			deleted[m.Meta.UID] = true
 			metrics.Prunes.Inc()
-			s.events.prune(m)
+			s.events.Prune(m)
 		}
 	}
 	if len(errs) > 0 {
@@ -230,7 +249,7 @@ func memberInventory(m applyset.Member) applyset.Inventory {
 }
 
 // observe rebuilds the status from the apply results and the members'
-// kstatus, read from the cache (see memberReader). Kinds the API server
+// kstatus, read from the cache (see watch.Watcher.Reader). Kinds the API server
 // serves only since this pass's apply (a CRD in the same render) are
 // watched first. When every failed apply failed for good (see
 // terminalReason), the Composition is Stalled with the first one's reason
@@ -240,11 +259,11 @@ func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Res
 	if res, err := r.watch(ctx, s); err != nil || s.done {
 		return res, err
 	}
-	members := status.Members(ctx, status.AfterApply(memberReader{r}, s.results), plan.OrdinaryObjects(s.plan.Objects))
+	members := status.Members(ctx, status.AfterApply(r.watches.Reader(), s.results), plan.OrdinaryObjects(s.plan.Objects))
 	failed := failedApplies(s.results)
 	if len(failed) == 0 {
 		status.Summarize(&s.status, s.comp.GetGeneration(), members)
-		if pending := pendingPostHooks(s); len(pending) > 0 && meta.IsStatusConditionTrue(s.status.Conditions, v1alpha1.ConditionReady) {
+		if pending := hooks.Pending(s.status.Hooks, s.plan.Objects); len(pending) > 0 && meta.IsStatusConditionTrue(s.status.Conditions, v1alpha1.ConditionReady) {
 			status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonProgressing,
 				fmt.Sprintf("%s; waiting for hooks: %s", s.status.Summary, strings.Join(pending, ", ")))
 		}
@@ -306,7 +325,7 @@ func (r *CompositionReconciler) suspended(ctx context.Context, s *scope) (ctrl.R
 		}
 		return strings.Compare(applyset.Ref(a), applyset.Ref(b))
 	})
-	s.status.Members = status.Members(ctx, memberReader{r}, objs)
+	s.status.Members = status.Members(ctx, r.watches.Reader(), objs)
 	s.status.Summary = status.Summary(s.status.Members)
 	return ctrl.Result{}, nil
 }

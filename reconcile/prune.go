@@ -50,15 +50,8 @@ func (r *CompositionReconciler) cachedPruner(s *scope) *applyset.Pruner {
 // cachedMembers lists the members of one kind in one namespace ("" for
 // all) from the cache, when the kind's watch has synced.
 func (r *CompositionReconciler) cachedMembers(ctx context.Context, gvk schema.GroupVersionKind, namespace, id string) ([]applyset.Member, bool) {
-	e, ok := r.watched.Load(gvk)
-	if !ok || !e.(*watchEntry).synced.Load() {
-		return nil, false
-	}
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	ctx, cancel := context.WithTimeout(ctx, cacheReadTimeout)
-	defer cancel()
-	if err := r.Cache.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{indexPartOf: id}); err != nil {
+	list, ok := r.watches.List(ctx, gvk, namespace, id)
+	if !ok {
 		return nil, false
 	}
 	out := make([]applyset.Member, 0, len(list.Items))

@@ -21,9 +21,9 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/published"
+	"github.com/stencil-dev/stencil/reconcile/shard"
 )
 
 // gadgetFiles render one ConfigMap per instance from its spec.
@@ -418,7 +418,7 @@ func TestPublishedKindSharded(t *testing.T) {
 	ns, group, _, _ := servedGadgets(t, "shard")
 
 	inst := gadget(group, ns, "g", `{"size":1}`)
-	inst.SetLabels(map[string]string{reconcile.LabelShard: "a"})
+	inst.SetLabels(map[string]string{shard.Label: "a"})
 	mustCreate(t, inst)
 	consistently(t, "the unsharded controller to leave shard a's instance alone", 2*time.Second, func() (bool, error) {
 		u := gadget(group, ns, "g", "")

@@ -12,7 +12,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/shard"
 )
 
 // startShard starts a controller of shard beside the package's unsharded
@@ -47,11 +47,11 @@ func settle(t *testing.T, who string, c *testenv.Controller) {
 	})
 }
 
-// sharded returns a Composition of shard ("" for none) with value v.
-func sharded(ns, name, bundle, shard, v string) *v1alpha1.Composition {
+// sharded returns a Composition of shard in ("" for none) with value v.
+func sharded(ns, name, bundle, in, v string) *v1alpha1.Composition {
 	c := composition(ns, name, bundle, `{"v":"`+v+`"}`)
-	if shard != "" {
-		c.Labels = map[string]string{reconcile.LabelShard: shard}
+	if in != "" {
+		c.Labels = map[string]string{shard.Label: in}
 	}
 	return c
 }
@@ -131,7 +131,7 @@ func TestShardsSplitCompositions(t *testing.T) {
 	// its next change), shard b lets go of it without a write.
 	settle(t, "shard b", shardB)
 	writesB := shardB.Writes.Load()
-	update(t, inB, func(c *v1alpha1.Composition) { c.Labels[reconcile.LabelShard] = "a" })
+	update(t, inB, func(c *v1alpha1.Composition) { c.Labels[shard.Label] = "a" })
 	eventually(t, "shard a to render the Composition moved into it", func() (bool, error) {
 		return renders(shardA, "in-b") > 0, nil
 	})
@@ -140,7 +140,7 @@ func TestShardsSplitCompositions(t *testing.T) {
 	condition(t, ns, "in-b", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	// Out of sharding: the unsharded controller takes it over.
 	update(t, inB, func(c *v1alpha1.Composition) {
-		delete(c.Labels, reconcile.LabelShard)
+		delete(c.Labels, shard.Label)
 		c.Spec.Values.Raw = []byte(`{"v":"4"}`)
 	})
 	configMapHas(t, ns, "in-b", "4")
@@ -168,13 +168,13 @@ func TestShardSelector(t *testing.T) {
 	}{
 		{"", nil, true},
 		{"", map[string]string{"app": "x"}, true},
-		{"", map[string]string{reconcile.LabelShard: "a"}, false},
-		{"", map[string]string{reconcile.LabelShard: ""}, false},
-		{"a", map[string]string{reconcile.LabelShard: "a"}, true},
-		{"a", map[string]string{reconcile.LabelShard: "b"}, false},
+		{"", map[string]string{shard.Label: "a"}, false},
+		{"", map[string]string{shard.Label: ""}, false},
+		{"a", map[string]string{shard.Label: "a"}, true},
+		{"a", map[string]string{shard.Label: "b"}, false},
 		{"a", nil, false},
 	} {
-		if got := reconcile.ShardSelector(tc.shard).Matches(labels.Set(tc.set)); got != tc.want {
+		if got := shard.Selector(tc.shard).Matches(labels.Set(tc.set)); got != tc.want {
 			t.Errorf("shard %q selects %v = %v, want %v", tc.shard, tc.set, got, tc.want)
 		}
 	}
@@ -184,18 +184,18 @@ func TestShardSelector(t *testing.T) {
 // its own leader.
 func TestShardNames(t *testing.T) {
 	for _, ok := range []string{"", "a", "shard-1"} {
-		if err := reconcile.ValidateShard(ok); err != nil {
+		if err := shard.Validate(ok); err != nil {
 			t.Errorf("ValidateShard(%q) = %v, want nil", ok, err)
 		}
 	}
 	for _, bad := range []string{"A", "a_b", "-a", "a.b", string(make([]byte, 64))} {
-		if err := reconcile.ValidateShard(bad); err == nil {
+		if err := shard.Validate(bad); err == nil {
 			t.Errorf("ValidateShard(%q) = nil, want an error", bad)
 		}
 	}
 	ids := map[string]bool{}
 	for _, s := range []string{"", "a", "b"} {
-		ids[reconcile.LeaderElectionID(s)] = true
+		ids[shard.LeaderElectionID(s)] = true
 	}
 	if len(ids) != 3 {
 		t.Errorf("leader election ids of shards \"\", a, b are not distinct: %v", ids)

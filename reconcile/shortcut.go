@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/stencil-dev/stencil/reconcile/hooks"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
 
 	"github.com/stencil-dev/stencil/reconcile/status"
@@ -173,7 +174,7 @@ func (r *CompositionReconciler) keepSnapshot(ctx context.Context, s *scope) bool
 	// A hook still to run or to finish is waited on through its status
 	// (a Job completing) or its members' (post hooks wait for them to be
 	// Current): changes the memo would take for status-only ones.
-	if !ordinaryApplied(s) || len(pendingPostHooks(s)) > 0 {
+	if !ordinaryApplied(s) || len(hooks.Pending(s.status.Hooks, s.plan.Objects)) > 0 {
 		return false
 	}
 	gks, nss := s.parent.inventory.Annotations()
@@ -247,15 +248,8 @@ func (r *CompositionReconciler) listLive(ctx context.Context, comp applyset.Pare
 	id := applyset.ParentID(comp)
 	live := map[memberKey]*unstructured.Unstructured{}
 	for _, l := range lists {
-		if e, ok := r.watched.Load(l.gvk); !ok || !e.(*watchEntry).synced.Load() {
-			return nil, false
-		}
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(l.gvk.GroupVersion().WithKind(l.gvk.Kind + "List"))
-		readCtx, cancel := context.WithTimeout(ctx, cacheReadTimeout)
-		err := r.Cache.List(readCtx, list, client.InNamespace(l.namespace), client.MatchingFields{indexPartOf: id})
-		cancel()
-		if err != nil {
+		list, ok := r.watches.List(ctx, l.gvk, l.namespace, id)
+		if !ok {
 			return nil, false
 		}
 		for i := range list.Items {

@@ -14,6 +14,7 @@ import (
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/shard"
 )
 
 // TestMemberIndex: the part-of index may be added to one kind's cache by
@@ -30,7 +31,7 @@ func TestMemberIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := reconcile.ShardCacheOptions("")
+	opts := shard.CacheOptions("")
 	opts.Scheme = scheme
 	c, err := cache.New(env.Config, opts)
 	if err != nil {

@@ -225,7 +225,7 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 		return r
 	}
 	var errs []error
-	for _, pv := range reconcile.DryRun(ctx, e.s.client, p) {
+	for _, pv := range applyset.DryRun(ctx, e.s.client, p.ID, p.Objects) {
 		var foreign *applyset.ForeignMemberError
 		switch {
 		case pv.Err != nil && (apierrors.IsInvalid(pv.Err) || errors.As(pv.Err, &foreign)):
@@ -262,7 +262,7 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 }
 
 // child is what the dry run pv says of one child: nil when unchanged.
-func (e *evaluator) child(pv reconcile.Preview) (*childChange, error) {
+func (e *evaluator) child(pv applyset.Preview) (*childChange, error) {
 	c := &childChange{ref: childRef(pv.Desired), what: "created"}
 	if pv.Live != nil {
 		c.what, c.fields = "changed", applyset.ChangedFields(pv.Live, pv.Applied)

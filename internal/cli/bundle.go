@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
 )
@@ -197,7 +196,7 @@ func openAPIHint(schema string) string {
 func validate(ctx context.Context, s *session, p *plan.Plan, report func(string)) int {
 	problems := 0
 	if s.client != nil {
-		for _, pv := range reconcile.DryRun(ctx, s.client, p) {
+		for _, pv := range applyset.DryRun(ctx, s.client, p.ID, p.Objects) {
 			var foreign *applyset.ForeignMemberError
 			if pv.Err != nil && !errors.As(pv.Err, &foreign) {
 				report(pv.Err.Error())

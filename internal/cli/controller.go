@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stencil-dev/stencil/reconcile/metrics"
+	"github.com/stencil-dev/stencil/reconcile/shard"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -48,7 +49,7 @@ func newControllerCommand(kube *genericclioptions.ConfigFlags, version string) *
 			// pod label config/components/shard reads), not a request to
 			// serve the unsharded Compositions.
 			if cmd.Flags().Changed("shard") && f.opts.Shard == "" {
-				return fmt.Errorf("--shard is empty: give a shard name, or leave the flag out to serve the Compositions without a %s label", reconcile.LabelShard)
+				return fmt.Errorf("--shard is empty: give a shard name, or leave the flag out to serve the Compositions without a %s label", shard.Label)
 			}
 			return runController(kube, f)
 		},
@@ -64,7 +65,7 @@ func newControllerCommand(kube *genericclioptions.ConfigFlags, version string) *
 	fl.Float32Var(&f.qps, "kube-api-qps", -1, "requests per second to the API server; a negative value turns client-side rate limiting off and leaves it to the server's API Priority and Fairness")
 	fl.IntVar(&f.burst, "kube-api-burst", 0, "burst of requests to the API server, with --kube-api-qps >= 0")
 	f.render.add(fl)
-	fl.StringVar(&f.opts.Shard, "shard", "", "reconcile only the Compositions labelled "+reconcile.LabelShard+"=NAME, and elect a leader among this shard's replicas only; without it, only the Compositions without that label")
+	fl.StringVar(&f.opts.Shard, "shard", "", "reconcile only the Compositions labelled "+shard.Label+"=NAME, and elect a leader among this shard's replicas only; without it, only the Compositions without that label")
 	fl.StringVar(&f.opts.DefaultServiceAccount, "default-service-account", "", "ServiceAccount (in each Composition's namespace) to impersonate when spec.serviceAccountName is empty")
 	addWebhookFlags(fl, f)
 	zfs := flag.NewFlagSet("zap", flag.ContinueOnError)
@@ -76,7 +77,7 @@ func newControllerCommand(kube *genericclioptions.ConfigFlags, version string) *
 func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) error {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&f.zap)))
 	setControllerGC()
-	if err := reconcile.ValidateShard(f.opts.Shard); err != nil {
+	if err := shard.Validate(f.opts.Shard); err != nil {
 		return err
 	}
 	limits, err := f.render.limits()
@@ -110,12 +111,12 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
-		Cache:                   reconcile.ShardCacheOptions(f.opts.Shard),
+		Cache:                   shard.CacheOptions(f.opts.Shard),
 		Metrics:                 metricsserver.Options{BindAddress: f.metricsAddr},
 		HealthProbeBindAddress:  f.probeAddr,
 		PprofBindAddress:        f.pprofAddr,
 		LeaderElection:          f.leaderElect,
-		LeaderElectionID:        reconcile.LeaderElectionID(f.opts.Shard),
+		LeaderElectionID:        shard.LeaderElectionID(f.opts.Shard),
 		LeaderElectionNamespace: f.leaderElectNamespace,
 		WebhookServer:           webhookServer(serving),
 	})

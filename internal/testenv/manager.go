@@ -31,6 +31,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/admission"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/published"
+	"github.com/stencil-dev/stencil/reconcile/shard"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -118,7 +119,7 @@ type ControllerOptions struct {
 
 // StartWith starts, as StartController, a controller with o's options.
 func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*Controller, error) {
-	shard := o.Shard
+	shardName := o.Shard
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
 	scheme, err := reconcile.NewScheme()
 	if err != nil {
@@ -144,7 +145,7 @@ func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
-		Cache:                  reconcile.ShardCacheOptions(shard),
+		Cache:                  shard.CacheOptions(shardName),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// A restarted controller registers the same controller names again.
@@ -159,7 +160,7 @@ func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*
 	}
 	// The controller's default concurrency, and render limits short
 	// enough for tests to see overruns quickly.
-	opts := reconcile.Options{Version: "v0.0.0-test", MaxConcurrentReconciles: 4, ApplyConcurrency: 4, Shard: shard}
+	opts := reconcile.Options{Version: "v0.0.0-test", MaxConcurrentReconciles: 4, ApplyConcurrency: 4, Shard: shardName}
 	limits := sandbox.Limits{Timeout: 3 * time.Second, Memory: 256 << 20}
 	// The controller's own renderer (a pool of worker processes), counted.
 	pool, err := sandbox.New(sandbox.Options{Limits: limits, Workers: opts.MaxConcurrentReconciles})

@@ -5,7 +5,7 @@
 //     Composition reconciler's own path (its bundle cache, served APIs,
 //     renderer and limits, plan.NewPlan), so what it refuses is what
 //     a pass would stall on; a server dry run also gets warnings saying
-//     what the children would become (warnings.go: reconcile.DryRun and
+//     what the children would become (warnings.go: applyset.DryRun and
 //     reconcile.PruneCandidates as the parent's writer). It never writes.
 //     A review that overruns its deadline is allowed with a warning.
 //   - webhookconfig.go: keeps the published kinds' entry of the

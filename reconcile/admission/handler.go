@@ -368,8 +368,8 @@ func (h *reviewer) preview(ctx context.Context, parent applyset.Parent, b *v1alp
 	if err != nil {
 		return []string{warningText(fmt.Sprintf("stencil: could not preview the children: %v", err))}
 	}
-	previews := reconcile.DryRun(ctx, writer, planned)
-	var pruned []reconcile.PruneCandidate
+	previews := applyset.DryRun(ctx, writer, planned.ID, planned.Objects)
+	var pruned []applyset.PruneCandidate
 	var pruneErr error
 	if prune := parent.ParentSpec().Prune; prune == nil || *prune {
 		pruned, pruneErr = reconcile.PruneCandidates(ctx, h.r.APIReader, h.r.Mapper, parent, planned)

@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
@@ -40,7 +39,7 @@ func joinChanges(changes []applyset.FieldChange, max int) string {
 // would adopt) is listed with the paths of its changed fields only: the
 // dry run reads it as the controller or the parent's ServiceAccount, and
 // the requester may not be allowed to read it, so its values stay hidden.
-func childWarnings(namespace, id string, previews []reconcile.Preview, pruned []reconcile.PruneCandidate) []string {
+func childWarnings(namespace, id string, previews []applyset.Preview, pruned []applyset.PruneCandidate) []string {
 	var out []string
 	for _, pv := range previews {
 		name := childName(namespace, applyset.Ref(pv.Desired))
@@ -64,7 +63,7 @@ func childWarnings(namespace, id string, previews []reconcile.Preview, pruned []
 			out = append(out, head+joinChanges(changes, maxWarningRunes-len([]rune(head))))
 		}
 	}
-	sorted := append([]reconcile.PruneCandidate(nil), pruned...)
+	sorted := append([]applyset.PruneCandidate(nil), pruned...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Ref < sorted[j].Ref })
 	for _, c := range sorted {
 		if c.Orphan {

@@ -9,7 +9,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
@@ -86,13 +85,13 @@ func TestChildWarnings(t *testing.T) {
 		"metadata": map[string]any{"name": "x", "namespace": "other"}}}
 	same := cm.DeepCopy()
 	same.SetName("same")
-	got := childWarnings("team", "set", []reconcile.Preview{
+	got := childWarnings("team", "set", []applyset.Preview{
 		{Desired: dep, Live: dep, Applied: after},
 		{Desired: adopted, Live: found, Applied: adopted},
 		{Desired: cm, Applied: cm},
 		{Desired: same, Live: same, Applied: same},
 		{Desired: cm, Err: errors.New("ConfigMap/other/x is a member of another ApplySet")},
-	}, []reconcile.PruneCandidate{{Ref: "Service/team/web"}, {Ref: "ConfigMap/team/keep", Orphan: true}})
+	}, []applyset.PruneCandidate{{Ref: "Service/team/web"}, {Ref: "ConfigMap/team/keep", Orphan: true}})
 	want := []string{
 		"stencil: Deployment/shop: spec.replicas 2 → 3",
 		"stencil: ConfigMap/db: would be adopted: data.password changed, metadata.labels added",

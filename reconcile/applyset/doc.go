@@ -24,6 +24,10 @@
 //     recorded inventory and deletes them with a UID precondition
 //     (Prunable, Owned: only what stencil's field manager manages and is
 //     not annotated stencil.dev/prune: disabled).
+//   - preview.go: DryRun (what applying objects would do, by a server-side
+//     dry run) and PruneCandidates (what prune would then take out).
+//   - flapping.go: FlapDetector, the recent writes of each parent's
+//     members, to find one that another writer keeps changing back.
 //
 // The gate that decides whether to prune at all belongs to the pass
 // (package reconcile).

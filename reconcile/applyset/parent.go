@@ -1,6 +1,9 @@
 package applyset
 
 import (
+	"context"
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -13,7 +16,7 @@ import (
 // instance of a kind a Bundle publishes (Instance). The pipeline reads the
 // parent's metadata, effective spec and last status through it, and never
 // its concrete type, except where it reads or writes the parent itself
-// (reread, readParent, writeParent, writeStatus).
+// (Reread, readParent, writeParent, writeStatus).
 type Parent interface {
 	client.Object
 	// ParentGVK is the parent's kind: its group and kind name the ApplySet id.
@@ -69,4 +72,24 @@ func Describe(p Parent) string {
 // ParentID is the ApplySet id of a parent.
 func ParentID(p Parent) string {
 	return ID(p.GetName(), p.GetNamespace(), p.ParentGVK().GroupKind())
+}
+
+// Reread reads p again through reader, as the same kind of Parent.
+func Reread(ctx context.Context, reader client.Reader, p Parent) (Parent, error) {
+	switch p := p.(type) {
+	case *v1alpha1.Composition:
+		live := &v1alpha1.Composition{}
+		if err := reader.Get(ctx, client.ObjectKeyFromObject(p), live); err != nil {
+			return nil, err
+		}
+		return live, nil
+	case *Instance:
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(p.GroupVersionKind())
+		if err := reader.Get(ctx, client.ObjectKeyFromObject(p), live); err != nil {
+			return nil, err
+		}
+		return NewInstance(live, *p.ParentSpec()), nil
+	}
+	return nil, fmt.Errorf("read %s: unknown kind of parent %T", Describe(p), p)
 }

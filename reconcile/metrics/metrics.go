@@ -1,7 +1,9 @@
 // Package metrics holds stencil's Prometheus metrics (registered with
 // controller-runtime's registry by Register, served on the manager's
 // metrics endpoint) and CountAPIRequests, the transport wrapper that
-// counts every request the controller sends by verb and resource.
+// counts every request the controller sends by verb and resource, and
+// Readiness, which feeds stencil_compositions from each parent's Ready
+// condition.
 package metrics
 
 import (

@@ -5,6 +5,8 @@
 // SetSuspended), which keep the kstatus conventions: Ready always
 // present, Reconciling and Stalled only while True, never both. The pass
 // (package reconcile) writes the status it built once, at its end.
+// Events (events.go) collects what a pass changed for its one Applied and
+// one Pruned summary event.
 package status
 
 import (

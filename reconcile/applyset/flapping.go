@@ -1,4 +1,4 @@
-package reconcile
+package applyset
 
 import (
 	"fmt"
@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/stencil-dev/stencil/reconcile/applyset"
 
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -23,12 +21,12 @@ const (
 	flapWindow = 10 * time.Minute
 )
 
-// flapDetector keeps, in memory, the recent writes of each Composition's
+// FlapDetector keeps, in memory, the recent writes of each Composition's
 // members under its current inputs. It is bounded: a Composition's history
 // is reset when its inputs change and dropped when it is deleted, a
 // member's writes older than flapWindow are dropped, and at most flapWrites
 // are kept per member.
-type flapDetector struct {
+type FlapDetector struct {
 	mu      sync.Mutex
 	history map[types.NamespacedName]*flapHistory
 }
@@ -43,14 +41,14 @@ type flapWrite struct {
 	fields []string
 }
 
-// flap names a member that keeps being written.
-type flap struct {
+// Flap names a member that keeps being written.
+type Flap struct {
 	member string
 	writes int
 	fields []string // the field paths that changed, over those writes
 }
 
-func (f flap) String() string {
+func (f Flap) String() string {
 	fields := "unknown"
 	if len(f.fields) > 0 {
 		fields = strings.Join(f.fields, ", ")
@@ -60,9 +58,9 @@ func (f flap) String() string {
 		f.member, f.writes, flapWindow, fields)
 }
 
-// record adds the writes (Created or Configured results) of one pass made
+// Record adds the writes (Created or Configured results) of one pass made
 // under inputs key and returns the first member that now flaps.
-func (d *flapDetector) record(name types.NamespacedName, key string, results []applyset.ApplyResult, now time.Time) (flap, bool) {
+func (d *FlapDetector) Record(name types.NamespacedName, key string, results []ApplyResult, now time.Time) (Flap, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	h := d.history[name]
@@ -81,26 +79,26 @@ func (d *flapDetector) record(name types.NamespacedName, key string, results []a
 			h.writes[member] = ws
 		}
 	}
-	var found flap
+	var found Flap
 	for _, res := range results {
-		if res.Action != applyset.Created && res.Action != applyset.Configured {
+		if res.Action != Created && res.Action != Configured {
 			continue
 		}
-		member := applyset.Ref(res.Object)
+		member := Ref(res.Object)
 		ws := append(h.writes[member], flapWrite{at: now, fields: res.Changed})
 		if len(ws) > flapWrites {
 			ws = ws[len(ws)-flapWrites:]
 		}
 		h.writes[member] = ws
 		if len(ws) >= flapWrites && found.member == "" {
-			found = flap{member: member, writes: len(ws), fields: unionFields(ws)}
+			found = Flap{member: member, writes: len(ws), fields: unionFields(ws)}
 		}
 	}
 	return found, found.member != ""
 }
 
-// forget drops a Composition's history (it is gone).
-func (d *flapDetector) forget(name types.NamespacedName) {
+// Forget drops a Composition's history (it is gone).
+func (d *FlapDetector) Forget(name types.NamespacedName) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	delete(d.history, name)

@@ -1,4 +1,4 @@
-package reconcile
+package status
 
 import (
 	"fmt"
@@ -79,9 +79,9 @@ func TestPassEventsRelated(t *testing.T) {
 	}
 	live := obj("a")
 	live.SetResourceVersion("42")
-	var e passEvents
-	e.apply(applyset.ApplyResult{Object: obj("a"), UID: types.UID("uid-a"), Action: applyset.Created, Live: live})
-	e.apply(applyset.ApplyResult{Object: obj("b"), UID: types.UID("uid-b"), Action: applyset.Configured, Changed: []string{"data.v"}})
+	var e Events
+	e.Apply(applyset.ApplyResult{Object: obj("a"), UID: types.UID("uid-a"), Action: applyset.Created, Live: live})
+	e.Apply(applyset.ApplyResult{Object: obj("b"), UID: types.UID("uid-b"), Action: applyset.Configured, Changed: []string{"data.v"}})
 	r := e.firstApplied
 	if r == nil || r.Name != "a" || r.UID != "uid-a" || r.ResourceVersion != "42" || r.Kind != "ConfigMap" {
 		t.Fatalf("related = %+v, want ConfigMap a, uid-a, resourceVersion 42", r)

@@ -1,4 +1,4 @@
-package reconcile
+package metrics
 
 import (
 	"testing"
@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
-	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // TestReadinessGauge: the gauge counts Compositions by Ready status and
@@ -17,18 +16,18 @@ import (
 // the series of a reason no Composition has any more.
 func TestReadinessGauge(t *testing.T) {
 	gauge := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "test_compositions"}, []string{"ready", "reason"})
-	r := &readiness{gauge: gauge}
-	comp := func(name string) *v1alpha1.Composition {
-		return &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
+	r := &Readiness{gauge: gauge}
+	key := func(name string) ParentKey {
+		return ParentKey{Kind: v1alpha1.GroupVersion.WithKind("Composition").GroupKind(), NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
 	}
 	cond := func(s metav1.ConditionStatus, reason string) []metav1.Condition {
 		return []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: s, Reason: reason}}
 	}
-	r.record(comp("a"), cond(metav1.ConditionTrue, v1alpha1.ReasonReady))
-	r.record(comp("b"), cond(metav1.ConditionTrue, v1alpha1.ReasonReady))
-	r.record(comp("c"), cond(metav1.ConditionFalse, v1alpha1.ReasonRenderFailed))
-	r.record(comp("d"), cond(metav1.ConditionFalse, "SomethingAWebhookSaid"))
-	r.record(comp("e"), nil)
+	r.Record(key("a"), cond(metav1.ConditionTrue, v1alpha1.ReasonReady))
+	r.Record(key("b"), cond(metav1.ConditionTrue, v1alpha1.ReasonReady))
+	r.Record(key("c"), cond(metav1.ConditionFalse, v1alpha1.ReasonRenderFailed))
+	r.Record(key("d"), cond(metav1.ConditionFalse, "SomethingAWebhookSaid"))
+	r.Record(key("e"), nil)
 	want := map[[2]string]float64{
 		{"True", v1alpha1.ReasonReady}: 2, {"False", v1alpha1.ReasonRenderFailed}: 1, {"False", "Other"}: 1,
 		{"Unknown", ""}: 1, {"True", ""}: 0, {"False", ""}: 0,
@@ -46,9 +45,9 @@ func TestReadinessGauge(t *testing.T) {
 	}
 	check("after five records")
 
-	r.record(comp("c"), cond(metav1.ConditionTrue, v1alpha1.ReasonReady))
-	r.forget(parentKey{kind: applyset.CompositionGroupKind, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "d"}})
-	r.forget(parentKey{kind: applyset.CompositionGroupKind, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}})
+	r.Record(key("c"), cond(metav1.ConditionTrue, v1alpha1.ReasonReady))
+	r.Forget(key("d"))
+	r.Forget(key("a"))
 	want = map[[2]string]float64{
 		{"True", v1alpha1.ReasonReady}: 2, {"Unknown", ""}: 1, {"True", ""}: 0, {"False", ""}: 0,
 	}

@@ -1,4 +1,4 @@
-package reconcile
+package shard
 
 import (
 	"fmt"
@@ -14,15 +14,15 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
-// LabelShard is the label that assigns a Composition to a shard: a
+// Label is the label that assigns a Composition to a shard: a
 // controller started with Options.Shard NAME reconciles only the
 // Compositions labelled stencil.dev/shard=NAME, and an unsharded controller
 // only those without the label (Flux's sharding.fluxcd.io/key convention).
-const LabelShard = "stencil.dev/shard"
+const Label = "stencil.dev/shard"
 
-// ValidateShard checks a shard name: empty (unsharded) or a DNS-1123 label,
+// Validate checks a shard name: empty (unsharded) or a DNS-1123 label,
 // so it is both a label value and part of the leader election Lease's name.
-func ValidateShard(shard string) error {
+func Validate(shard string) error {
 	if shard == "" {
 		return nil
 	}
@@ -32,26 +32,27 @@ func ValidateShard(shard string) error {
 	return nil
 }
 
-// ShardSelector selects the Compositions of shard: those labelled
+// Selector selects the Compositions of shard: those labelled
 // stencil.dev/shard=shard, or for the unsharded controller (shard "") those
 // without the label.
-func ShardSelector(shard string) labels.Selector {
+func Selector(shard string) labels.Selector {
 	op, values := selection.DoesNotExist, []string(nil)
 	if shard != "" {
 		op, values = selection.In, []string{shard}
 	}
-	req, err := labels.NewRequirement(LabelShard, op, values)
+	req, err := labels.NewRequirement(Label, op, values)
 	if err != nil {
-		// Only an invalid shard name fails, and ValidateShard refuses it
+		// Only an invalid shard name fails, and Validate refuses it
 		// first; selecting nothing keeps another shard's Compositions out.
 		return labels.Nothing()
 	}
 	return labels.NewSelector().Add(*req)
 }
 
-// inShard reports whether the Composition labels belong to shard.
-func inShard(shard string, compLabels map[string]string) bool {
-	return ShardSelector(shard).Matches(labels.Set(compLabels))
+// Serves reports whether shard's controller serves a Composition with
+// these labels.
+func Serves(shard string, compLabels map[string]string) bool {
+	return Selector(shard).Matches(labels.Set(compLabels))
 }
 
 // LeaderElectionID is the name of the leader election Lease of shard's
@@ -63,25 +64,19 @@ func LeaderElectionID(shard string) string {
 	return "stencil-shard-" + shard + ".stencil.dev"
 }
 
-// CacheOptions returns the cache options of an unsharded controller (see
-// ShardCacheOptions).
-func CacheOptions() cache.Options {
-	return ShardCacheOptions("")
-}
-
-// ShardCacheOptions returns the manager cache options stencil needs:
-// the Compositions of shard only (see ShardSelector), so another shard's
+// CacheOptions returns the manager cache options stencil needs:
+// the Compositions of shard only (see Selector), so another shard's
 // Compositions never enter the cache and every path to a reconcile (the
 // Composition's own watch, a member's or a Bundle's change mapped to its
 // Compositions) goes through the shard; Bundles cached whole; every other
 // kind only where it carries the ApplySet part-of label, so the cache holds
 // stencil's members and nothing else.
-func ShardCacheOptions(shard string) cache.Options {
+func CacheOptions(shard string) cache.Options {
 	partOf, _ := labels.NewRequirement(applyset.LabelPartOf, selection.Exists, nil)
 	return cache.Options{
 		DefaultLabelSelector: labels.NewSelector().Add(*partOf),
 		ByObject: map[client.Object]cache.ByObject{
-			&v1alpha1.Composition{}: {Label: ShardSelector(shard)},
+			&v1alpha1.Composition{}: {Label: Selector(shard)},
 			&v1alpha1.Bundle{}:      {Label: labels.Everything()},
 		},
 	}

@@ -1,15 +1,16 @@
-package reconcile
+package status
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/stencil-dev/stencil/reconcile/applyset"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // noteLimit bounds the note of a summary event: the API server refuses an
@@ -32,9 +33,9 @@ const noteLimit = 1000
 // resourceVersion or delete the same UID, so two summaries never fold and
 // each keeps its own note.
 
-// passEvents collects the members a pass created, configured and pruned,
+// Events collects the members a pass created, configured and pruned,
 // for its summary events.
-type passEvents struct {
+type Events struct {
 	applied []changed
 	pruned  []changed
 	// firstApplied and firstPruned are the related objects of the summaries.
@@ -48,8 +49,8 @@ type changed struct {
 	fields      []string
 }
 
-// apply adds an apply result that created or configured a member.
-func (e *passEvents) apply(res applyset.ApplyResult) {
+// Apply adds an apply result that created or configured a member.
+func (e *Events) Apply(res applyset.ApplyResult) {
 	c := changed{ref: applyset.Ref(res.Object), action: "created"}
 	if res.Action == applyset.Configured {
 		c.action, c.fields = "configured", res.Changed
@@ -63,8 +64,8 @@ func (e *passEvents) apply(res applyset.ApplyResult) {
 	e.applied = append(e.applied, c)
 }
 
-// prune adds a deleted member.
-func (e *passEvents) prune(m applyset.Member) {
+// Prune adds a deleted member.
+func (e *Events) Prune(m applyset.Member) {
 	if e.firstPruned == nil {
 		e.firstPruned = m.Related()
 	}
@@ -115,22 +116,22 @@ func changeNote(items []changed) string {
 	return b.String()
 }
 
-// recordApplied records the pass's Applied summary, if it created or
-// configured anything, and forgets it.
-func (r *CompositionReconciler) recordApplied(s *scope) {
-	if len(s.events.applied) > 0 {
-		r.Recorder.Eventf(s.comp, s.events.firstApplied, "Normal", v1alpha1.ReasonApplied, "Apply", "%s", changeNote(s.events.applied))
+// RecordApplied records on parent the pass's Applied summary, if it
+// created or configured anything, and forgets it.
+func (e *Events) RecordApplied(rec events.EventRecorder, parent runtime.Object) {
+	if len(e.applied) > 0 {
+		rec.Eventf(parent, e.firstApplied, "Normal", v1alpha1.ReasonApplied, "Apply", "%s", changeNote(e.applied))
 	}
-	s.events.applied, s.events.firstApplied = nil, nil
+	e.applied, e.firstApplied = nil, nil
 }
 
-// recordPruned records the pass's Pruned summary, if it deleted anything,
-// and forgets it. The members are named in order (they are listed in no
-// particular one).
-func (r *CompositionReconciler) recordPruned(s *scope) {
-	if len(s.events.pruned) > 0 {
-		slices.SortFunc(s.events.pruned, func(a, b changed) int { return strings.Compare(a.ref, b.ref) })
-		r.Recorder.Eventf(s.comp, s.events.firstPruned, "Normal", v1alpha1.ReasonPruned, "Prune", "%s", changeNote(s.events.pruned))
+// RecordPruned records on parent the pass's Pruned summary, if it deleted
+// anything, and forgets it. The members are named in order (they are
+// listed in no particular one).
+func (e *Events) RecordPruned(rec events.EventRecorder, parent runtime.Object) {
+	if len(e.pruned) > 0 {
+		slices.SortFunc(e.pruned, func(a, b changed) int { return strings.Compare(a.ref, b.ref) })
+		rec.Eventf(parent, e.firstPruned, "Normal", v1alpha1.ReasonPruned, "Prune", "%s", changeNote(e.pruned))
 	}
-	s.events.pruned, s.events.firstPruned = nil, nil
+	e.pruned, e.firstPruned = nil, nil
 }

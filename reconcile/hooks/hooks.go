@@ -1,4 +1,4 @@
-package reconcile
+package hooks
 
 import (
 	"context"
@@ -7,54 +7,92 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/stencil-dev/stencil/reconcile/status"
-
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/plan"
+	"github.com/stencil-dev/stencil/reconcile/status"
 )
 
-// hookRun runs the hooks of one pass. Its record is s.status.hooks: the
+// Runner runs the Helm hooks of passes. It is shared by the reconcilers
+// of every kind of parent.
+type Runner struct {
+	// Live reads hooks and parents from the API server: the cache may lag
+	// behind a hook's last change, and a stale read would re-run or skip
+	// a hook.
+	Live client.Reader
+	// Client writes the hook record to the parent's status.
+	Client client.Client
+	// Recorder records the hooks' events on the parent.
+	Recorder events.EventRecorder
+}
+
+// Pass is what a run of hooks takes from, and gives back to, its pass.
+type Pass struct {
+	// Parent is the parent whose hooks run; Status the status the pass
+	// builds, whose Hooks is the record.
+	Parent applyset.Parent
+	Status *v1alpha1.CompositionStatus
+	// Objects are the planned objects, hooks among them; BundleRevision
+	// the revision rendered.
+	Objects        []*unstructured.Unstructured
+	BundleRevision string
+	// Upgrade is .Release.IsUpgrade of the pass's render: hooks run for
+	// the event the templates saw.
+	Upgrade bool
+	// Applier applies hooks; Pruner deletes them.
+	Applier *applyset.Applier
+	Pruner  *applyset.Pruner
+	// Applied takes the result of each hook's apply.
+	Applied func(applyset.ApplyResult)
+	// Stall stalls the pass for good; End ends it after the current
+	// phase, with status already set.
+	Stall func(reason, message string)
+	End   func()
+	// Written takes the parent's resourceVersion after the record is written.
+	Written func(resourceVersion string)
+}
+
+// Run is the run of hooks of one pass. Its record is Status.Hooks: the
 // revision, the event (install or upgrade, fixed when the revision's first
 // hook runs) and every hook that ran to an end, so a hook deleted by its
 // policy is not run again for the same revision.
-type hookRun struct {
-	r   *CompositionReconciler
-	s   *scope
-	a   *applyset.Applier
+type Run struct {
+	r   *Runner
+	p   Pass
 	rev string
-	// pre and post are the hooks that run for the event, in apply order.
-	pre, post []*unstructured.Unstructured
+	// Pre and Post are the hooks that run for the event, in apply order.
+	Pre, Post []*unstructured.Unstructured
 	// confirmed: the record was read from the API server this pass.
 	confirmed bool
 }
 
-// newHookRun selects the hooks of the plan that run for this revision's
+// Start selects the hooks of the plan that run for this revision's
 // event. The record is carried in status; when it names another revision
-// (or none), the Composition is read live once, since the cache may not
-// hold the record this controller wrote last.
-func (r *CompositionReconciler) newHookRun(ctx context.Context, s *scope, a *applyset.Applier) (*hookRun, error) {
-	h := &hookRun{r: r, s: s, a: a, rev: plan.HookRevision(s.comp, s.plan.BundleRevision)}
-	if !slices.ContainsFunc(s.plan.Objects, func(u *unstructured.Unstructured) bool { return plan.IsHook(u) }) {
-		s.status.Hooks = nil
+// (or none), the parent is read live once, since the cache may not hold
+// the record this controller wrote last.
+func (r *Runner) Start(ctx context.Context, p Pass) (*Run, error) {
+	h := &Run{r: r, p: p, rev: plan.HookRevision(p.Parent, p.BundleRevision)}
+	if !slices.ContainsFunc(p.Objects, func(u *unstructured.Unstructured) bool { return plan.IsHook(u) }) {
+		p.Status.Hooks = nil
 		return h, nil
 	}
-	if rec := s.status.Hooks; rec == nil || rec.Revision != h.rev {
+	if rec := p.Status.Hooks; rec == nil || rec.Revision != h.rev {
 		if err := h.confirm(ctx); err != nil {
 			return nil, err
 		}
 	}
-	for _, u := range s.plan.Objects {
-		if _, pre, ok := plan.HookPointFor(u, s.status.Hooks.Event); ok && pre {
-			h.pre = append(h.pre, u)
+	for _, u := range p.Objects {
+		if _, pre, ok := plan.HookPointFor(u, p.Status.Hooks.Event); ok && pre {
+			h.Pre = append(h.Pre, u)
 		} else if ok {
-			h.post = append(h.post, u)
+			h.Post = append(h.Post, u)
 		}
 	}
 	// A hook's section in the plan (pre or post) may differ from its role
@@ -63,58 +101,50 @@ func (r *CompositionReconciler) newHookRun(ctx context.Context, s *scope, a *app
 	byWeight := func(a, b *unstructured.Unstructured) int {
 		return plan.CompareStageKeys([3]int{0, plan.HookWeight(a), plan.KindRank(a.GetKind())}, [3]int{0, plan.HookWeight(b), plan.KindRank(b.GetKind())})
 	}
-	slices.SortStableFunc(h.pre, byWeight)
-	slices.SortStableFunc(h.post, byWeight)
+	slices.SortStableFunc(h.Pre, byWeight)
+	slices.SortStableFunc(h.Post, byWeight)
 	return h, nil
 }
 
-// confirm reads the Composition's hook record from the API server and
+// confirm reads the parent's hook record from the API server and
 // starts a new record for this revision when it names another. A new
-// revision is an install when the Composition was never applied (as
+// revision is an install when the parent was never applied (as
 // .Release.IsUpgrade is false), an upgrade otherwise.
-func (h *hookRun) confirm(ctx context.Context) error {
+func (h *Run) confirm(ctx context.Context) error {
 	if h.confirmed {
 		return nil
 	}
-	live, err := reread(ctx, h.r.APIReader, h.s.comp)
+	live, err := applyset.Reread(ctx, h.r.Live, h.p.Parent)
 	if err != nil {
-		return fmt.Errorf("read the hook record of %s: %w", applyset.Describe(h.s.comp), err)
+		return fmt.Errorf("read the hook record of %s: %w", applyset.Describe(h.p.Parent), err)
 	}
 	h.confirmed = true
 	if rec := live.ParentStatus().Hooks; rec != nil && rec.Revision == h.rev {
 		merged := rec.DeepCopy()
-		if mine := h.s.status.Hooks; mine != nil && mine.Revision == h.rev {
+		if mine := h.p.Status.Hooks; mine != nil && mine.Revision == h.rev {
 			for _, c := range mine.Completed {
 				if !slices.ContainsFunc(merged.Completed, func(o v1alpha1.HookRecord) bool { return sameHook(o, c) }) {
 					merged.Completed = append(merged.Completed, c)
 				}
 			}
 		}
-		h.s.status.Hooks = merged
+		h.p.Status.Hooks = merged
 		return nil
 	}
-	if rec := h.s.status.Hooks; rec != nil && rec.Revision == h.rev {
+	if rec := h.p.Status.Hooks; rec != nil && rec.Revision == h.rev {
 		return nil
 	}
 	event := plan.HookEventInstall
-	if renderedAsUpgrade(h.s) {
+	if h.p.Upgrade {
 		event = plan.HookEventUpgrade
 	}
-	h.s.status.Hooks = &v1alpha1.HooksStatus{Revision: h.rev, Event: event}
+	h.p.Status.Hooks = &v1alpha1.HooksStatus{Revision: h.rev, Event: event}
 	return nil
 }
 
-// renderedAsUpgrade is .Release.IsUpgrade of this pass's render: the one
-// rule that says whether a Composition was applied before, so templates
-// and hooks never disagree on install versus upgrade. It must be the value
-// the render saw, taken before widen records this pass's kinds.
-func renderedAsUpgrade(s *scope) bool {
-	return s.upgrade
-}
-
 // recorded returns the record of a hook that ran to an end this revision.
-func (h *hookRun) recorded(u *unstructured.Unstructured) *v1alpha1.HookRecord {
-	return recordOf(h.s.status.Hooks, u)
+func (h *Run) recorded(u *unstructured.Unstructured) *v1alpha1.HookRecord {
+	return recordOf(h.p.Status.Hooks, u)
 }
 
 // recordOf returns rec's record of the hook u, nil when u has none.
@@ -132,15 +162,14 @@ func recordOf(rec *v1alpha1.HooksStatus, u *unstructured.Unstructured) *v1alpha1
 	return nil
 }
 
-// pendingPostHooks names the post- hooks of this revision's event that
-// have not succeeded yet: until they have, the Composition is not Ready.
-func pendingPostHooks(s *scope) []string {
-	rec := s.status.Hooks
+// Pending names the post- hooks among objects of the event of rec that
+// have not succeeded yet: until they have, the parent is not Ready.
+func Pending(rec *v1alpha1.HooksStatus, objects []*unstructured.Unstructured) []string {
 	if rec == nil {
 		return nil
 	}
 	var out []string
-	for _, u := range s.plan.Objects {
+	for _, u := range objects {
 		if point, pre, ok := plan.HookPointFor(u, rec.Event); ok && !pre {
 			if r := recordOf(rec, u); r == nil || r.Result != plan.HookSucceeded {
 				out = append(out, point+" hook "+applyset.Ref(u))
@@ -162,12 +191,12 @@ type stageResult struct {
 	applyFailed bool     // an apply failed (reported by observe)
 }
 
-// run runs hooks stage by stage (by weight, then kind), each stage only
+// Stages runs hooks stage by stage (by weight, then kind), each stage only
 // when the previous one succeeded. It reports whether every hook
-// succeeded. A failed hook stalls the Composition (v1alpha1.ReasonHookFailed); a
+// succeeded. A failed hook stalls the parent (v1alpha1.ReasonHookFailed); a
 // hook still running sets Reconciling naming it, and, when gate is true
 // (pre- hooks), ends the pass: the hook's own events bring the next one.
-func (h *hookRun) run(ctx context.Context, hooks []*unstructured.Unstructured, gate bool) (bool, error) {
+func (h *Run) Stages(ctx context.Context, hooks []*unstructured.Unstructured, gate bool) (bool, error) {
 	for _, stage := range plan.Stages(hooks) {
 		var res stageResult
 		for _, u := range stage {
@@ -182,11 +211,13 @@ func (h *hookRun) run(ctx context.Context, hooks []*unstructured.Unstructured, g
 			if err := h.persist(ctx); err != nil {
 				return false, err
 			}
-			h.r.stallTerminal(h.s, v1alpha1.ReasonHookFailed, strings.Join(res.failed, "; "))
+			h.p.Stall(v1alpha1.ReasonHookFailed, strings.Join(res.failed, "; "))
 			return false, nil
 		case len(res.waiting) > 0:
-			status.SetReconciling(&h.s.status, h.s.comp.GetGeneration(), v1alpha1.ReasonProgressing, "waiting for hooks: "+strings.Join(res.waiting, "; "))
-			h.s.done = h.s.done || gate
+			status.SetReconciling(h.p.Status, h.p.Parent.GetGeneration(), v1alpha1.ReasonProgressing, "waiting for hooks: "+strings.Join(res.waiting, "; "))
+			if gate {
+				h.p.End()
+			}
 			return false, nil
 		}
 	}
@@ -196,8 +227,8 @@ func (h *hookRun) run(ctx context.Context, hooks []*unstructured.Unstructured, g
 // step moves one hook on: a hook recorded for this revision is left alone;
 // a live hook of this revision is read for its outcome; one of an earlier
 // revision is replaced once it has finished; a missing one is applied.
-func (h *hookRun) step(ctx context.Context, u *unstructured.Unstructured, res *stageResult) error {
-	point, _, _ := plan.HookPointFor(u, h.s.status.Hooks.Event)
+func (h *Run) step(ctx context.Context, u *unstructured.Unstructured, res *stageResult) error {
+	point, _, _ := plan.HookPointFor(u, h.p.Status.Hooks.Event)
 	name := point + " hook " + applyset.Ref(u)
 	if rec := h.recorded(u); rec != nil {
 		if rec.Result == plan.HookFailed {
@@ -244,10 +275,10 @@ func (h *hookRun) step(ctx context.Context, u *unstructured.Unstructured, res *s
 // get reads a hook live from the API server (nil when absent): the cache
 // may lag behind the hook's last change, and a stale read would re-run or
 // skip a hook.
-func (h *hookRun) get(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func (h *Run) get(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(u.GroupVersionKind())
-	err := h.r.APIReader.Get(ctx, client.ObjectKeyFromObject(u), live)
+	err := h.r.Live.Get(ctx, client.ObjectKeyFromObject(u), live)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil
@@ -259,14 +290,13 @@ func (h *hookRun) get(ctx context.Context, u *unstructured.Unstructured) (*unstr
 
 // create applies a hook, stamped with the revision it runs for, and reads
 // it back. A failed apply is reported like any other (nil, nil).
-func (h *hookRun) create(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+func (h *Run) create(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	desired := u.DeepCopy()
 	ann := desired.GetAnnotations()
 	ann[plan.AnnotationHookRevision] = h.rev
 	desired.SetAnnotations(ann)
-	result := h.a.Apply(ctx, desired)
-	h.s.results = append(h.s.results, result)
-	h.r.recordApplies(h.s, []applyset.ApplyResult{result})
+	result := h.p.Applier.Apply(ctx, desired)
+	h.p.Applied(result)
 	if result.Action == applyset.Failed {
 		return nil, nil
 	}
@@ -281,7 +311,7 @@ func (h *hookRun) create(ctx context.Context, u *unstructured.Unstructured) (*un
 // before-hook-creation, which stencil always applies: re-creating a hook
 // object under the same name is the only way to run it again) once it has
 // finished: a hook still running is waited on, never cut short.
-func (h *hookRun) replace(ctx context.Context, name string, live *unstructured.Unstructured, res *stageResult) error {
+func (h *Run) replace(ctx context.Context, name string, live *unstructured.Unstructured, res *stageResult) error {
 	if live.GetDeletionTimestamp() != nil {
 		res.waiting = append(res.waiting, name+": the hook of an earlier revision is being deleted")
 		return nil
@@ -300,9 +330,9 @@ func (h *hookRun) replace(ctx context.Context, name string, live *unstructured.U
 // finish records a hook that ran to an end and, when its delete policy
 // asks (policy: hook-succeeded or hook-failed), deletes it: the record is
 // written first, so a crash in between never runs the hook again.
-func (h *hookRun) finish(ctx context.Context, u, live *unstructured.Unstructured, point, result, msg, policy string) error {
+func (h *Run) finish(ctx context.Context, u, live *unstructured.Unstructured, point, result, msg, policy string) error {
 	gvk := u.GroupVersionKind()
-	h.s.status.Hooks.Completed = append(h.s.status.Hooks.Completed, v1alpha1.HookRecord{
+	h.p.Status.Hooks.Completed = append(h.p.Status.Hooks.Completed, v1alpha1.HookRecord{
 		Group: gvk.Group, Kind: gvk.Kind, Namespace: u.GetNamespace(), Name: u.GetName(),
 		Hook: point, Result: result, Message: msg,
 	})
@@ -310,7 +340,7 @@ func (h *hookRun) finish(ctx context.Context, u, live *unstructured.Unstructured
 	if result == plan.HookFailed {
 		typ = "Warning"
 	}
-	h.r.Recorder.Eventf(h.s.comp, live, typ, "Hook"+result, "Hook", "%s hook %s %s", point, applyset.Ref(u), strings.ToLower(result))
+	h.r.Recorder.Eventf(h.p.Parent, live, typ, "Hook"+result, "Hook", "%s hook %s %s", point, applyset.Ref(u), strings.ToLower(result))
 	if !slices.Contains(plan.DeletePolicies(live), policy) {
 		return nil
 	}
@@ -321,36 +351,35 @@ func (h *hookRun) finish(ctx context.Context, u, live *unstructured.Unstructured
 }
 
 // delete deletes a hook object with a UID precondition.
-func (h *hookRun) delete(ctx context.Context, live *unstructured.Unstructured) error {
+func (h *Run) delete(ctx context.Context, live *unstructured.Unstructured) error {
 	m := applyset.Member{GVK: live.GroupVersionKind()}
 	m.Meta.SetNamespace(live.GetNamespace())
 	m.Meta.SetName(live.GetName())
 	m.Meta.SetUID(live.GetUID())
-	if _, err := h.r.pruner(h.s).DeleteMember(ctx, m); err != nil {
+	if _, err := h.p.Pruner.DeleteMember(ctx, m); err != nil {
 		return fmt.Errorf("delete hook: %w", err)
 	}
-	h.r.Recorder.Eventf(h.s.comp, m.Related(), "Normal", "HookDeleted", "Hook", "%s deleted", m.Ref())
+	h.r.Recorder.Eventf(h.p.Parent, m.Related(), "Normal", "HookDeleted", "Hook", "%s deleted", m.Ref())
 	return nil
 }
 
 // persist writes the hook record to the parent's status at once, before
 // the hook is deleted or the pass stalls on it: a crash in between never
 // runs the hook again. It is the one status write besides the pass's own
-// (patchStatus), and, like it, remembers the version it wrote (see
-// recordedParent).
-func (h *hookRun) persist(ctx context.Context) error {
-	if equality.Semantic.DeepEqual(h.s.comp.ParentStatus().Hooks, h.s.status.Hooks) {
+// (package reconcile), and, like it, hands on the version it wrote.
+func (h *Run) persist(ctx context.Context) error {
+	if equality.Semantic.DeepEqual(h.p.Parent.ParentStatus().Hooks, h.p.Status.Hooks) {
 		return nil
 	}
-	patch, err := json.Marshal(map[string]any{"status": map[string]any{"hooks": h.s.status.Hooks}})
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"hooks": h.p.Status.Hooks}})
 	if err != nil {
-		return fmt.Errorf("record the hooks of %s: %w", applyset.Describe(h.s.comp), err)
+		return fmt.Errorf("record the hooks of %s: %w", applyset.Describe(h.p.Parent), err)
 	}
-	written := h.s.comp.DeepCopyObject().(client.Object)
+	written := h.p.Parent.DeepCopyObject().(client.Object)
 	if err := h.r.Client.Status().Patch(ctx, written, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("record the hooks of %s: %w", applyset.Describe(h.s.comp), err)
+		return fmt.Errorf("record the hooks of %s: %w", applyset.Describe(h.p.Parent), err)
 	}
-	h.s.comp.ParentStatus().Hooks = h.s.status.Hooks.DeepCopy()
-	h.r.parentVersions.put(client.ObjectKeyFromObject(h.s.comp), "", written.GetResourceVersion())
+	h.p.Parent.ParentStatus().Hooks = h.p.Status.Hooks.DeepCopy()
+	h.p.Written(written.GetResourceVersion())
 	return nil
 }

@@ -1,0 +1,111 @@
+package applyset
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Preview is what applying one desired object would do, found with a
+// server-side dry-run apply under stencil's field manager.
+type Preview struct {
+	// Desired is the planned object.
+	Desired *unstructured.Unstructured
+	// Live is the object as it is, nil when it does not exist.
+	Live *unstructured.Unstructured
+	// Applied is the object as the apply would leave it.
+	Applied *unstructured.Unstructured
+	// Err says why the dry run failed (a refusal, a validation error).
+	Err error
+}
+
+// DryRun previews the apply of every desired object into the ApplySet id,
+// as the controller would make it (field manager "stencil", forced
+// ownership), without changing anything.
+func DryRun(ctx context.Context, c client.Client, id string, objects []*unstructured.Unstructured) []Preview {
+	out := make([]Preview, 0, len(objects))
+	for _, desired := range objects {
+		p := Preview{Desired: desired}
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(desired.GroupVersionKind())
+		switch err := c.Get(ctx, client.ObjectKeyFromObject(desired), live); {
+		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+		case err != nil:
+			p.Err = fmt.Errorf("read %s: %w", Ref(desired), err)
+		default:
+			p.Live = live
+		}
+		if p.Err == nil && p.Live != nil {
+			if other := p.Live.GetLabels()[LabelPartOf]; other != "" && other != id {
+				p.Err = &ForeignMemberError{Object: Ref(desired), ApplySet: other}
+			}
+		}
+		if p.Err == nil {
+			applied := desired.DeepCopy()
+			if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied),
+				client.FieldOwner(FieldManager), client.ForceOwnership, client.DryRunAll); err != nil {
+				p.Err = fmt.Errorf("dry-run apply %s: %w", Ref(desired), Redact(desired, err))
+			} else {
+				p.Applied = applied
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// PruneCandidate is a live member the controller would take out of the
+// set after applying a plan.
+type PruneCandidate struct {
+	// Ref names the member as Kind/namespace/name.
+	Ref string
+	// Orphan is true for a member annotated helm.sh/resource-policy: keep:
+	// it would lose its part-of label and stay, not be deleted.
+	Orphan bool
+}
+
+// Sparer says what prune does with a member it would otherwise delete:
+// leave it alone (spare: a Helm hook), or orphan it (keep).
+type Sparer func(ctx context.Context, m Member) (spare, orphan bool, err error)
+
+// PruneCandidates lists the live members of parent's ApplySet id that the
+// controller would prune after applying objects: what parent records (read
+// live through reader) and inv adds, minus the objects, minus what it
+// never deletes (see Prunable) and what sparer spares.
+func PruneCandidates(ctx context.Context, reader client.Reader, mapper meta.RESTMapper, parent Parent, id string, inv Inventory, objects []*unstructured.Unstructured, sparer Sparer) ([]PruneCandidate, error) {
+	live, err := Reread(ctx, reader, parent)
+	if err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	if prune := live.ParentSpec().Prune; prune != nil && !*prune {
+		return nil, nil
+	}
+	p := &Pruner{Lister: reader, Mapper: mapper, ID: id}
+	listed := p.List(ctx, ParseInventory(live.GetAnnotations()).Union(inv), parent.GetNamespace())
+	if len(listed.Unlisted) > 0 {
+		return nil, fmt.Errorf("cannot list members of %v", listed.Unlisted)
+	}
+	refs := map[string]bool{}
+	for _, o := range objects {
+		refs[Ref(o)] = true
+	}
+	var out []PruneCandidate
+	for _, m := range listed.Members {
+		if refs[m.Ref()] || !Prunable(m, map[types.UID]bool{}) {
+			continue
+		}
+		spare, orphan, err := sparer(ctx, m)
+		if err != nil {
+			return nil, err
+		}
+		if !spare {
+			out = append(out, PruneCandidate{Ref: m.Ref(), Orphan: orphan})
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,152 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/access"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/status"
+)
+
+// stall is what the stalls memo keeps, per Composition, under the inputs
+// it had (inputKey): a terminal failure of its last
+// apply (an object the API server rejects, a refused member, a member that
+// flaps) with the inputs it had. The same inputs would fail the same way,
+// so until the Composition's spec or its Bundle changes the failure is
+// reported again without writing anything. A Forbidden failure is
+// remembered only for ForbiddenRecheck: RBAC and quotas change without an
+// event.
+type stall struct {
+	reason  string
+	message string
+	expires time.Time // zero: until the inputs change
+}
+
+// inputKey identifies the inputs of a Composition's pass that stencil
+// treats as "no change": the Composition (by UID, so one made anew under
+// the same name starts afresh), its generation (spec.values and the rest of
+// the spec) and the Bundle's revision.
+func inputKey(comp applyset.Parent, bundleRevision string) string {
+	return fmt.Sprintf("%s/%d/%s", comp.GetUID(), comp.GetGeneration(), bundleRevision)
+}
+
+// recall ends the pass, writing nothing, when the last pass with the same
+// inputs stalled on a terminal failure: the status says so again.
+func (r *CompositionReconciler) recall(_ context.Context, s *scope) (ctrl.Result, error) {
+	name := types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}
+	if s.comp.ParentSpec().Suspend {
+		return ctrl.Result{}, nil
+	}
+	st, ok := r.stalls.get(name, inputKey(s.comp, s.plan.BundleRevision))
+	if !ok || !st.expires.IsZero() && time.Now().After(st.expires) {
+		r.stalls.forget(name)
+		return ctrl.Result{}, nil
+	}
+	status.SetStalled(&s.status, s.comp.GetGeneration(), st.reason, st.message)
+	s.done = true
+	if !st.expires.IsZero() {
+		return ctrl.Result{RequeueAfter: time.Until(st.expires) + time.Second}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// stallTerminal stalls the Composition on a terminal failure and remembers
+// it for these inputs (see stalls).
+func (r *CompositionReconciler) stallTerminal(s *scope, reason, msg string) ctrl.Result {
+	status.SetStalled(&s.status, s.comp.GetGeneration(), reason, msg)
+	st := stall{reason: reason, message: msg}
+	var res ctrl.Result
+	if reason == v1alpha1.ReasonForbidden {
+		st.expires = time.Now().Add(ForbiddenRecheck)
+		res.RequeueAfter = ForbiddenRecheck
+	}
+	r.stalls.put(types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}, inputKey(s.comp, s.plan.BundleRevision), st)
+	s.done = true
+	return res
+}
+
+// watch makes sure every kind the plan renders is watched, so that changes
+// to members bring their Composition back. A kind the controller may not
+// list and watch cluster-wide stalls the Composition (reason Forbidden)
+// before any informer is started for it and before anything is applied.
+func (r *CompositionReconciler) watch(ctx context.Context, s *scope) (ctrl.Result, error) {
+	gvks := make([]schema.GroupVersionKind, 0, len(s.plan.Objects))
+	for _, o := range s.plan.Objects {
+		if gvk := o.GroupVersionKind(); !slices.Contains(gvks, gvk) {
+			gvks = append(gvks, gvk)
+		}
+	}
+	if _, err := r.watches.Ensure(ctx, gvks); err != nil {
+		return r.stallIfDenied(s, "Watch", err)
+	}
+	return ctrl.Result{}, nil
+}
+
+// ForbiddenRecheck is how long a Composition stalled with reason
+// Forbidden waits before looking again: RBAC changes raise no event.
+const ForbiddenRecheck = time.Minute
+
+// authorize checks, before anything is applied, that the ServiceAccount a
+// Composition applies as (spec.serviceAccountName or the controller's
+// default) may create and patch every rendered kind where it is rendered,
+// and delete it when pruning is on, so that a missing permission is
+// reported up front (Stalled, reason Forbidden) rather than as a half-made
+// apply. Kinds the API server does not serve yet (defined by a CRD in the
+// same render) are left to the apply itself.
+func (r *CompositionReconciler) authorize(ctx context.Context, s *scope) (ctrl.Result, error) {
+	sa := serviceAccount(s.comp, r.Options.DefaultServiceAccount)
+	if sa == "" || s.comp.ParentSpec().Suspend {
+		return ctrl.Result{}, nil
+	}
+	verbs := []string{"create", "patch"}
+	if s.comp.ParentSpec().Prune == nil || *s.comp.ParentSpec().Prune {
+		verbs = append(verbs, "delete")
+	}
+	type target struct {
+		gvk schema.GroupVersionKind
+		ns  string
+	}
+	var seen []target
+	for _, o := range s.plan.Objects {
+		t := target{o.GroupVersionKind(), o.GetNamespace()}
+		if slices.Contains(seen, t) {
+			continue
+		}
+		seen = append(seen, t)
+		m, err := r.Mapper.RESTMapping(t.gvk.GroupKind(), t.gvk.Version)
+		if meta.IsNoMatchError(err) {
+			continue
+		}
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("find the API of %s: %w", t.gvk.Kind, err)
+		}
+		if err := r.access.AccountMay(ctx, s.comp.GetNamespace(), sa, m, t.ns, verbs...); err != nil {
+			return r.stallIfDenied(s, "Authorize", err)
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// stallIfDenied stalls the Composition with reason Forbidden when err is an
+// access.DeniedError, and looks again after ForbiddenRecheck; any other
+// error is returned for backoff.
+func (r *CompositionReconciler) stallIfDenied(s *scope, action string, err error) (ctrl.Result, error) {
+	var denied *access.DeniedError
+	if !errors.As(err, &denied) {
+		return ctrl.Result{}, err
+	}
+	status.SetStalled(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonForbidden, denied.Error())
+	r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonForbidden, action, "%s", denied.Error())
+	s.done = true
+	return ctrl.Result{RequeueAfter: ForbiddenRecheck}, nil
+}
