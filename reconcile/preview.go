@@ -10,23 +10,11 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
-// Preview and PruneCandidate are applyset's, kept here for callers that
-// preview a *plan.Plan.
-type (
-	Preview        = applyset.Preview
-	PruneCandidate = applyset.PruneCandidate
-)
-
-// DryRun is applyset.DryRun of the planned objects.
-func DryRun(ctx context.Context, c client.Client, planned *plan.Plan) []Preview {
-	return applyset.DryRun(ctx, c, planned.ID, planned.Objects)
-}
-
 // PruneCandidates lists the live members of the Composition's ApplySet that
 // the controller would prune after applying plan (applyset.PruneCandidates),
 // sparing the Helm hooks prune spares (see SpareHook). Members annotated
 // helm.sh/resource-policy: keep are listed as orphaned.
-func PruneCandidates(ctx context.Context, reader client.Reader, mapper meta.RESTMapper, comp applyset.Parent, planned *plan.Plan) ([]PruneCandidate, error) {
+func PruneCandidates(ctx context.Context, reader client.Reader, mapper meta.RESTMapper, comp applyset.Parent, planned *plan.Plan) ([]applyset.PruneCandidate, error) {
 	hooks := PlannedHooks(planned.Objects)
 	return applyset.PruneCandidates(ctx, reader, mapper, comp, planned.ID, planned.Inventory, planned.Objects,
 		func(ctx context.Context, m applyset.Member) (bool, bool, error) {

@@ -102,7 +102,7 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFl
 			errs = append(errs, err)
 			continue
 		}
-		for _, pv := range reconcile.DryRun(ctx, s.client, p) {
+		for _, pv := range applyset.DryRun(ctx, s.client, p.ID, p.Objects) {
 			if pv.Err != nil {
 				errs = append(errs, pv.Err)
 				continue
@@ -133,7 +133,7 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFl
 }
 
 // unifiedDiff compares live with would-be, cleaned of server bookkeeping.
-func unifiedDiff(pv reconcile.Preview) (string, error) {
+func unifiedDiff(pv applyset.Preview) (string, error) {
 	name := pv.Desired.GetKind() + "/" + pv.Desired.GetName()
 	if ns := pv.Desired.GetNamespace(); ns != "" {
 		name = pv.Desired.GetKind() + "/" + ns + "/" + pv.Desired.GetName()

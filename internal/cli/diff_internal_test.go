@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 func diffObject(t *testing.T, json string) *unstructured.Unstructured {
@@ -29,10 +29,10 @@ func TestUnifiedDiffMasksSecrets(t *testing.T) {
 		"data":{"same":"c2FtZQ==","old":"bmV3","token":"dG9rZW4="},"stringData":{"p":"hunter2"}}`
 	for _, tc := range []struct {
 		name string
-		pv   reconcile.Preview
+		pv   applyset.Preview
 		want string
 	}{
-		{"changed", reconcile.Preview{Desired: diffObject(t, applied), Live: diffObject(t, live), Applied: diffObject(t, applied)}, `--- live/Secret/ns/s
+		{"changed", applyset.Preview{Desired: diffObject(t, applied), Live: diffObject(t, live), Applied: diffObject(t, applied)}, `--- live/Secret/ns/s
 +++ stencil/Secret/ns/s
 @@ -1,10 +1,12 @@
  apiVersion: v1
@@ -50,7 +50,7 @@ func TestUnifiedDiffMasksSecrets(t *testing.T) {
 +  p: '*** (after)'
  
 `},
-		{"created", reconcile.Preview{Desired: diffObject(t, applied), Applied: diffObject(t, applied)}, `--- live/Secret/ns/s
+		{"created", applyset.Preview{Desired: diffObject(t, applied), Applied: diffObject(t, applied)}, `--- live/Secret/ns/s
 +++ stencil/Secret/ns/s
 @@ -1 +1,12 @@
 +apiVersion: v1
