@@ -177,24 +177,43 @@ type document struct {
 	line int // 1-based line of the output where the document starts
 }
 
-// splitDocuments splits at lines that are exactly "---" (as YAML streams).
+// splitDocuments splits a template's output into documents as Helm does
+// (releaseutil.SplitManifests, then each document printed with a newline
+// after it): a line that starts with "---" ends a document, and what
+// follows the dashes and blanks on that line begins the next one; each
+// document is read with a newline added at its end, so a block scalar
+// that ends a template's output keeps its last line break ("{}\n", not
+// "{}"), as `helm template` and `helm install` give it.
 func splitDocuments(out string) []document {
 	var docs []document
 	lines := strings.SplitAfter(out, "\n")
-	start := 0
-	flush := func(end int) {
-		text := strings.Join(lines[start:end], "")
-		if strings.TrimSpace(text) != "" {
-			docs = append(docs, document{text: text, line: start + 1})
+	var text strings.Builder
+	line := 1
+	flush := func() {
+		if strings.TrimSpace(text.String()) != "" {
+			docs = append(docs, document{text: text.String() + "\n", line: line})
 		}
+		text.Reset()
 	}
 	for i, l := range lines {
-		if t := strings.TrimRight(l, " \t\r\n"); t == "---" || strings.HasPrefix(t, "--- ") {
-			flush(i)
-			start = i + 1
+		rest, ok := strings.CutPrefix(l, "---")
+		if !ok {
+			if text.Len() == 0 && strings.TrimSpace(l) == "" {
+				line = i + 2 // blank lines before a document are not its own
+				continue
+			}
+			text.WriteString(l)
+			continue
+		}
+		flush()
+		line = i + 1
+		if rest = strings.TrimLeft(rest, " \t"); strings.TrimSpace(rest) != "" {
+			text.WriteString(rest)
+		} else {
+			line = i + 2
 		}
 	}
-	flush(len(lines))
+	flush()
 	return docs
 }
 

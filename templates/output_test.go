@@ -558,3 +558,39 @@ func TestDuplicateObjectsNameBothTemplates(t *testing.T) {
 		})
 	}
 }
+
+// TestDocumentsEndAsHelms: a template's documents are read as Helm reads
+// them (split at lines starting with "---", each followed by a newline),
+// so a block scalar keeps the line breaks `helm template` gives it. The
+// wants are what Helm v4.3.1 rendered from these outputs.
+func TestDocumentsEndAsHelms(t *testing.T) {
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\ndata:\n"
+	doc := func(name, data string) string { return strings.Replace(cm, "%s", name, 1) + data }
+	for _, tt := range []struct {
+		name, out string
+		want      []string // data.k of each object
+		lines     []int
+	}{
+		{"a block scalar ends the output", doc("a", "  k: |\n    {}"), []string{"{}\n"}, []int{1}},
+		{"keep chomping at the end", doc("b", "  k: |+\n    x\n\n\n\n"), []string{"x\n\n\n\n\n"}, []int{1}},
+		{"clip chomping before a separator", doc("e", "  k: |\n    y\n  \n  \n") + "---\n" + doc("f", "  k: |-\n    z"), []string{"y\n", "z"}, []int{1, 11}},
+		{"what follows the dashes begins the next document", "\n\n" + doc("g", "  k: v\n") + "--- # a comment\n" + doc("h", "  k: w\n") + "---\n\n", []string{"v", "w"}, []int{3, 9}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			objs, lines, err := parseDocuments("templates/t.yaml", tt.out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, o := range objs {
+				got = append(got, o.Object["data"].(map[string]any)["k"].(string))
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("data.k (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(tt.lines, lines); d != "" {
+				t.Errorf("lines (-want +got):\n%s", d)
+			}
+		})
+	}
+}
