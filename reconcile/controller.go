@@ -18,7 +18,6 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/cluster"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -308,17 +307,17 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		Hooks:              comp.ParentStatus().Hooks.DeepCopy(), // the record of hooks run persists from pass to pass
 	}, phases: phaseTimer{}}
 	defer func() {
-		s.phases.time(phaseStatus, func() { err = errors.Join(err, r.patchStatus(ctx, s)) })
+		s.phases.time(phaseStatus, func() { err = errors.Join(err, reporter{r}.patchStatus(ctx, s)) })
 		s.phases.observe()
 		metrics.Passes.WithLabelValues(outcome(s, err)).Inc()
 	}()
 
 	if specErr != nil && comp.GetDeletionTimestamp().IsZero() {
-		r.stall(s, v1alpha1.ReasonInvalid, specErr.Error())
+		reporter{r}.stall(s, v1alpha1.ReasonInvalid, specErr.Error())
 		return ctrl.Result{}, nil
 	}
 	if s.writer, err = r.writers.writerFor(r, comp); err != nil {
-		return r.transient(s, err)
+		return reporter{r}.transient(s, err)
 	}
 	if !comp.GetDeletionTimestamp().IsZero() {
 		s.deleting = true
@@ -339,11 +338,11 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		var res ctrl.Result
 		s.phases.time(p.name, func() { res, err = p.run(ctx, s) })
 		if err != nil {
-			r.observeMembers(ctx, s)
-			return r.transient(s, err)
+			reporter{r}.observeMembers(ctx, s)
+			return reporter{r}.transient(s, err)
 		}
 		if s.done || !res.IsZero() {
-			r.observeMembers(ctx, s)
+			reporter{r}.observeMembers(ctx, s)
 			return res, nil
 		}
 	}
@@ -362,23 +361,6 @@ func (r *CompositionReconciler) forget(key types.NamespacedName) {
 	r.flaps.Forget(key)
 	r.passes.forget(key)
 	r.parentVersions.forget(key)
-}
-
-// observeMembers reports the members of a pass that stopped early: those
-// of this pass's plan, read live, or none when it made no plan. A pass
-// never republishes the members of an earlier one.
-func (r *CompositionReconciler) observeMembers(ctx context.Context, s *scope) {
-	if s.plan == nil || s.status.Members != nil {
-		return
-	}
-	s.status.Members = status.Members(ctx, r.watches.Reader(), s.plan.Objects)
-	s.status.Summary = status.Summary(s.status.Members)
-}
-
-// transient records an error that a retry may fix and returns it for backoff.
-func (r *CompositionReconciler) transient(s *scope, err error) (ctrl.Result, error) {
-	status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonReconcileFailed, err.Error())
-	return ctrl.Result{}, err
 }
 
 // ensureParent reads the recorded applyset.Inventory and finalizer (see
@@ -442,27 +424,6 @@ func (r *CompositionReconciler) allParents(ctx context.Context, _ client.Object)
 		ctrl.LoggerFrom(ctx).Error(err, "list parents after the served APIs changed")
 	}
 	return reqs
-}
-
-// patchStatus writes the status once per pass, and only when it changed, so
-// a reconcile that finds nothing to do makes no write.
-func (r *CompositionReconciler) patchStatus(ctx context.Context, s *scope) error {
-	r.readiness.Record(metrics.ParentKey{Kind: s.comp.ParentGVK().GroupKind(), NamespacedName: client.ObjectKeyFromObject(s.comp)}, s.status.Conditions)
-	status.KeepTransitionTimes(&s.status, s.comp.ParentStatus().Conditions)
-	if equality.Semantic.DeepEqual(*s.comp.ParentStatus(), s.status) {
-		return nil
-	}
-	if err := writeStatus(ctx, r.Client, s.comp, s.status); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("patch status of %s: %w", applyset.Describe(s.comp), err)
-	}
-	// The response is the parent after this write, every earlier write of
-	// stencil included: the cache may be trusted at its version (see
-	// recordedParent).
-	r.parentVersions.put(client.ObjectKeyFromObject(s.comp), "", s.comp.GetResourceVersion())
-	return nil
 }
 
 // What the admission webhook renders through: the reconciler's own

@@ -33,14 +33,14 @@ func (r *CompositionReconciler) render(ctx context.Context, s *scope) (ctrl.Resu
 	bundle := &v1alpha1.Bundle{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: s.comp.ParentSpec().Bundle}, bundle); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.stall(s, v1alpha1.ReasonBundleNotFound, fmt.Sprintf("Bundle %q not found", s.comp.ParentSpec().Bundle))
+			reporter{r}.stall(s, v1alpha1.ReasonBundleNotFound, fmt.Sprintf("Bundle %q not found", s.comp.ParentSpec().Bundle))
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("read Bundle %s: %w", s.comp.ParentSpec().Bundle, err)
 	}
 	loaded, err := r.bundles.load(bundle)
 	if err != nil {
-		r.stall(s, v1alpha1.ReasonRenderFailed, err.Error())
+		reporter{r}.stall(s, v1alpha1.ReasonRenderFailed, err.Error())
 		return ctrl.Result{}, nil
 	}
 	in, capsRevision, err := r.renderInput(ctx, s)
@@ -65,10 +65,10 @@ func (r *CompositionReconciler) render(ctx context.Context, s *scope) (ctrl.Resu
 	switch {
 	case errors.As(err, &renderErr):
 		r.failedRenders.put(client.ObjectKeyFromObject(s.comp), key, renderErr)
-		r.stall(s, renderReason(renderErr), err.Error())
+		reporter{r}.stall(s, renderReason(renderErr), err.Error())
 		return ctrl.Result{}, nil
 	case errors.As(err, &refused):
-		r.stall(s, v1alpha1.ReasonRefused, err.Error())
+		reporter{r}.stall(s, v1alpha1.ReasonRefused, err.Error())
 		return ctrl.Result{}, nil
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("render Bundle %s: %w", bundle.Name, err)
@@ -84,13 +84,6 @@ func renderReason(err *templates.RenderError) string {
 		return err.Reason
 	}
 	return v1alpha1.ReasonRenderFailed
-}
-
-// stall records a user error: Stalled until an input changes.
-func (r *CompositionReconciler) stall(s *scope, reason, msg string) {
-	status.SetStalled(&s.status, s.comp.GetGeneration(), reason, msg)
-	r.Recorder.Eventf(s.comp, nil, "Warning", reason, "Render", "%s", msg)
-	s.done = true
 }
 
 // renderKey identifies everything a render of comp depends on: its spec
