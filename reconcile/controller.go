@@ -330,7 +330,7 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		name string
 		run  phase
 	}{
-		{phaseShortcut, r.skipUnchanged}, {phaseParent, r.ensureParent}, {phaseRender, r.render},
+		{phaseShortcut, r.skipUnchanged}, {phaseParent, r.ensureParent}, {phaseRender, renderer{r}.render},
 		{phasePrepare, r.recall}, {phasePrepare, r.watch}, {phasePrepare, r.authorize}, {phasePrepare, r.snapshot},
 		{phasePrepare, r.guardEmptyRender}, {phaseParent, r.widen}, {phaseApply, r.apply}, {phasePrune, r.prune},
 		{phaseStatus, r.observe},
