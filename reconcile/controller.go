@@ -330,8 +330,8 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		name string
 		run  phase
 	}{
-		{phaseShortcut, r.skipUnchanged}, {phaseParent, r.ensureParent}, {phaseRender, renderer{r}.render},
-		{phasePrepare, r.recall}, {phasePrepare, r.watch}, {phasePrepare, r.authorize}, {phasePrepare, r.snapshot},
+		{phaseShortcut, shortcut{r}.skipUnchanged}, {phaseParent, r.ensureParent}, {phaseRender, renderer{r}.render},
+		{phasePrepare, r.recall}, {phasePrepare, r.watch}, {phasePrepare, r.authorize}, {phasePrepare, shortcut{r}.snapshot},
 		{phasePrepare, r.guardEmptyRender}, {phaseParent, r.widen}, {phaseApply, r.apply}, {phasePrune, r.prune},
 		{phaseStatus, r.observe},
 	} {
@@ -346,7 +346,7 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			return res, nil
 		}
 	}
-	if r.keepSnapshot(ctx, s) {
+	if (shortcut{r}).keepSnapshot(ctx, s) {
 		r.passes.put(req.NamespacedName, "", s.snapshot)
 	}
 	return ctrl.Result{}, nil
