@@ -321,7 +321,7 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	if !comp.GetDeletionTimestamp().IsZero() {
 		s.deleting = true
-		return r.finalize(ctx, s)
+		return finalizer{r}.finalize(ctx, s)
 	}
 	if comp.ParentSpec().Suspend {
 		return r.suspended(ctx, s)

@@ -196,7 +196,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 			// helm.sh/resource-policy: keep: orphaned, not deleted. Its
 			// kind stays recorded this pass (an orphaning the writer may
 			// not make leaves it labelled); the next pass no longer lists it.
-			if err := r.orphan(ctx, s, []applyset.Member{m}); err != nil {
+			if err := (finalizer{r}).orphan(ctx, s, []applyset.Member{m}); err != nil {
 				errs = append(errs, err.Error())
 			}
 			remaining = remaining.Union(memberInventory(m))
