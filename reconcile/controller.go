@@ -332,7 +332,7 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}{
 		{phaseShortcut, shortcut{r}.skipUnchanged}, {phaseParent, r.ensureParent}, {phaseRender, renderer{r}.render},
 		{phasePrepare, r.recall}, {phasePrepare, r.watch}, {phasePrepare, r.authorize}, {phasePrepare, shortcut{r}.snapshot},
-		{phasePrepare, r.guardEmptyRender}, {phaseParent, r.widen}, {phaseApply, r.apply}, {phasePrune, r.prune},
+		{phasePrepare, pruning{r}.guardEmptyRender}, {phaseParent, r.widen}, {phaseApply, r.apply}, {phasePrune, r.prune},
 		{phaseStatus, r.observe},
 	} {
 		var res ctrl.Result

@@ -59,7 +59,7 @@ func (r finalizer) finalize(ctx context.Context, s *scope) (ctrl.Result, error) 
 	r.passes.forget(client.ObjectKeyFromObject(s.comp))
 	if !s.comp.ParentSpec().Suspend {
 		watched := r.watchInventory(ctx, live.inventory)
-		p := r.pruner(s)
+		p := pruning{r.CompositionReconciler}.pruner(s)
 		listed := p.List(ctx, live.inventory, s.comp.GetNamespace())
 		var forbidden []schema.GroupKind
 		for _, f := range listed.Forbidden {

@@ -70,7 +70,7 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 func (r *CompositionReconciler) hookPass(s *scope, a *applyset.Applier) hooks.Pass {
 	return hooks.Pass{
 		Parent: s.comp, Status: &s.status, Objects: s.plan.Objects, BundleRevision: s.plan.BundleRevision,
-		Upgrade: s.upgrade, Applier: a, Pruner: r.pruner(s),
+		Upgrade: s.upgrade, Applier: a, Pruner: pruning{r}.pruner(s),
 		Applied: func(res applyset.ApplyResult) {
 			s.results = append(s.results, res)
 			r.recordApplies(s, []applyset.ApplyResult{res})
@@ -162,7 +162,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 	for _, res := range s.results {
 		keep[res.UID] = true
 	}
-	p := r.cachedPruner(s)
+	p := pruning{r}.cachedPruner(s)
 	listed := p.List(ctx, s.parent.inventory, s.comp.GetNamespace())
 	deleted := map[types.UID]bool{}
 	if len(listed.Forbidden) > 0 {
@@ -179,7 +179,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 	hooks := PlannedHooks(s.plan.Objects)
 	defer s.events.RecordPruned(r.Recorder, s.comp)
 	for _, m := range listed.Members {
-		if spare, err := r.spare(ctx, s, m, hooks); err != nil || spare {
+		if spare, err := (pruning{r}).spare(ctx, s, m, hooks); err != nil || spare {
 			if err != nil {
 				errs = append(errs, err.Error())
 			}
@@ -224,7 +224,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 		return ctrl.Result{}, fmt.Errorf("prune: %s", strings.Join(errs, "; "))
 	}
 	var err error
-	remaining = r.confirmDrops(ctx, s, s.parent.inventory, remaining, deleted)
+	remaining = pruning{r}.confirmDrops(ctx, s, s.parent.inventory, remaining, deleted)
 	s.parent, err = r.writeParent(ctx, s.comp, s.parent, parentState{inventory: remaining, finalizer: true})
 	if err != nil || denied == nil {
 		return ctrl.Result{}, err
@@ -307,7 +307,7 @@ func (r *CompositionReconciler) suspended(ctx context.Context, s *scope) (ctrl.R
 		return ctrl.Result{}, err
 	}
 	s.parent = live
-	listed := r.cachedPruner(s).List(ctx, live.inventory, s.comp.GetNamespace())
+	listed := pruning{r}.cachedPruner(s).List(ctx, live.inventory, s.comp.GetNamespace())
 	objs := make([]*unstructured.Unstructured, 0, len(listed.Members))
 	for _, m := range listed.Members {
 		if !slices.ContainsFunc(m.Meta.ManagedFields, func(f metav1.ManagedFieldsEntry) bool { return f.Manager == applyset.FieldManager }) {
