@@ -331,7 +331,7 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		run  phase
 	}{
 		{phaseShortcut, shortcut{r}.skipUnchanged}, {phaseParent, r.ensureParent}, {phaseRender, renderer{r}.render},
-		{phasePrepare, r.recall}, {phasePrepare, r.watch}, {phasePrepare, r.authorize}, {phasePrepare, shortcut{r}.snapshot},
+		{phasePrepare, preparer{r}.recall}, {phasePrepare, preparer{r}.watch}, {phasePrepare, preparer{r}.authorize}, {phasePrepare, shortcut{r}.snapshot},
 		{phasePrepare, pruning{r}.guardEmptyRender}, {phaseParent, r.widen}, {phaseApply, r.apply}, {phasePrune, r.prune},
 		{phaseStatus, r.observe},
 	} {

@@ -75,7 +75,7 @@ func (r *CompositionReconciler) hookPass(s *scope, a *applyset.Applier) hooks.Pa
 			s.results = append(s.results, res)
 			r.recordApplies(s, []applyset.ApplyResult{res})
 		},
-		Stall: func(reason, msg string) { r.stallTerminal(s, reason, msg) },
+		Stall: func(reason, msg string) { reporter{r}.stallTerminal(s, reason, msg) },
 		End:   func() { s.done = true },
 		Written: func(version string) {
 			r.parentVersions.put(client.ObjectKeyFromObject(s.comp), "", version)
@@ -132,7 +132,7 @@ func (r *CompositionReconciler) detectFlapping(s *scope) ctrl.Result {
 		return ctrl.Result{}
 	}
 	r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonFlapping, "Apply", "%s", f)
-	return r.stallTerminal(s, v1alpha1.ReasonFlapping, f.String())
+	return reporter{r}.stallTerminal(s, v1alpha1.ReasonFlapping, f.String())
 }
 
 // failedApplies returns the failed apply results.
@@ -166,7 +166,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 	listed := p.List(ctx, s.parent.inventory, s.comp.GetNamespace())
 	deleted := map[types.UID]bool{}
 	if len(listed.Forbidden) > 0 {
-		return r.stallIfDenied(s, "Prune", r.access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), "", listed.Forbidden[0].GK, "list", listed.Forbidden[0].Namespace))
+		return reporter{r}.stallIfDenied(s, "Prune", r.access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), "", listed.Forbidden[0].GK, "list", listed.Forbidden[0].Namespace))
 	}
 	remaining := applyset.Inventory{GroupKinds: slices.Clone(listed.Unlisted)}.Union(s.plan.Inventory)
 	if len(listed.Unlisted) > 0 {
@@ -229,7 +229,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 	if err != nil || denied == nil {
 		return ctrl.Result{}, err
 	}
-	return r.stallIfDenied(s, "Prune", denied)
+	return reporter{r}.stallIfDenied(s, "Prune", denied)
 }
 
 // ordinaryApplied reports whether every ordinary (non-hook) object of the
@@ -256,7 +256,7 @@ func memberInventory(m applyset.Member) applyset.Inventory {
 // and not retried until its inputs change; otherwise the failures are
 // returned for backoff.
 func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Result, error) {
-	if res, err := r.watch(ctx, s); err != nil || s.done {
+	if res, err := (preparer{r}).watch(ctx, s); err != nil || s.done {
 		return res, err
 	}
 	members := status.Members(ctx, status.AfterApply(r.watches.Reader(), s.results), plan.OrdinaryObjects(s.plan.Objects))
@@ -282,7 +282,7 @@ func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Res
 	}
 	msg := fmt.Sprintf("%d of %d objects failed to apply: %s", len(failed), len(s.plan.Objects), strings.Join(msgs, "; "))
 	if terminal {
-		return r.stallTerminal(s, reason, msg), nil
+		return reporter{r}.stallTerminal(s, reason, msg), nil
 	}
 	return ctrl.Result{}, errors.New(msg)
 }

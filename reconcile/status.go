@@ -2,14 +2,18 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/access"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
 	"github.com/stencil-dev/stencil/reconcile/status"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -62,4 +66,33 @@ func (r reporter) stall(s *scope, reason, msg string) {
 	status.SetStalled(&s.status, s.comp.GetGeneration(), reason, msg)
 	r.Recorder.Eventf(s.comp, nil, "Warning", reason, "Render", "%s", msg)
 	s.done = true
+}
+
+// stallTerminal stalls the Composition on a terminal failure and remembers
+// it for these inputs (see stalls).
+func (r reporter) stallTerminal(s *scope, reason, msg string) ctrl.Result {
+	status.SetStalled(&s.status, s.comp.GetGeneration(), reason, msg)
+	st := stall{reason: reason, message: msg}
+	var res ctrl.Result
+	if reason == v1alpha1.ReasonForbidden {
+		st.expires = time.Now().Add(ForbiddenRecheck)
+		res.RequeueAfter = ForbiddenRecheck
+	}
+	r.stalls.put(types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}, inputKey(s.comp, s.plan.BundleRevision), st)
+	s.done = true
+	return res
+}
+
+// stallIfDenied stalls the Composition with reason Forbidden when err is an
+// access.DeniedError, and looks again after ForbiddenRecheck; any other
+// error is returned for backoff.
+func (r reporter) stallIfDenied(s *scope, action string, err error) (ctrl.Result, error) {
+	var denied *access.DeniedError
+	if !errors.As(err, &denied) {
+		return ctrl.Result{}, err
+	}
+	status.SetStalled(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonForbidden, denied.Error())
+	r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonForbidden, action, "%s", denied.Error())
+	s.done = true
+	return ctrl.Result{RequeueAfter: ForbiddenRecheck}, nil
 }
