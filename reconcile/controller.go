@@ -33,7 +33,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
@@ -361,69 +360,6 @@ func (r *CompositionReconciler) forget(key types.NamespacedName) {
 	r.flaps.Forget(key)
 	r.passes.forget(key)
 	r.parentVersions.forget(key)
-}
-
-// ensureParent reads the recorded applyset.Inventory and finalizer (see
-// recordedParent). Nothing is written yet: widen writes the finalizer, the
-// ApplySet id and tooling with the widened applyset.Inventory, in one patch, before
-// anything is applied.
-func (r *CompositionReconciler) ensureParent(ctx context.Context, s *scope) (ctrl.Result, error) {
-	var err error
-	s.parent, err = r.recordedParent(ctx, s.comp)
-	return ctrl.Result{}, err
-}
-
-// widen records old ∪ new group-kinds and namespaces on the parent, with
-// its finalizer, ApplySet id and tooling, before anything is applied, so a
-// crash mid-apply leaves every member findable and the parent undeletable
-// until its members are gone.
-func (r *CompositionReconciler) widen(ctx context.Context, s *scope) (ctrl.Result, error) {
-	if s.comp.ParentSpec().Suspend {
-		return ctrl.Result{}, nil
-	}
-	var err error
-	s.parent, err = r.writeParent(ctx, s.comp, s.parent, parentState{inventory: s.parent.inventory.Union(s.plan.Inventory), finalizer: true})
-	return ctrl.Result{}, err
-}
-
-// parentOf maps a member to the parent whose ApplySet id it carries,
-// through the shard-selected cache: a member of another shard maps to nothing.
-func (r *CompositionReconciler) parentOf(ctx context.Context, o client.Object) []ctrlreconcile.Request {
-	id := o.GetLabels()[applyset.LabelPartOf]
-	if id == "" {
-		return nil
-	}
-	reqs, err := r.listParents(ctx, client.MatchingFields{indexApplySetID: id})
-	if err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "list parents by ApplySet id", "id", id)
-	}
-	return reqs
-}
-
-// parentsOfBundle maps a Bundle to the parents that render it: the
-// Compositions that name it, or every instance of the kind it publishes.
-func (r *CompositionReconciler) parentsOfBundle(ctx context.Context, o client.Object) []ctrlreconcile.Request {
-	var opts []client.ListOption
-	switch {
-	case r.kind == nil:
-		opts = append(opts, client.MatchingFields{indexBundle: o.GetName()})
-	case r.kind.Bundle != o.GetName():
-		return nil
-	}
-	reqs, err := r.listParents(ctx, opts...)
-	if err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "list parents by Bundle", "bundle", o.GetName())
-	}
-	return reqs
-}
-
-// allParents maps a change of the served APIs to every parent r serves.
-func (r *CompositionReconciler) allParents(ctx context.Context, _ client.Object) []ctrlreconcile.Request {
-	reqs, err := r.listParents(ctx)
-	if err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "list parents after the served APIs changed")
-	}
-	return reqs
 }
 
 // What the admission webhook renders through: the reconciler's own
