@@ -18,7 +18,6 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/cluster"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -34,7 +33,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
@@ -308,21 +306,21 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		Hooks:              comp.ParentStatus().Hooks.DeepCopy(), // the record of hooks run persists from pass to pass
 	}, phases: phaseTimer{}}
 	defer func() {
-		s.phases.time(phaseStatus, func() { err = errors.Join(err, r.patchStatus(ctx, s)) })
+		s.phases.time(phaseStatus, func() { err = errors.Join(err, reporter{r}.patchStatus(ctx, s)) })
 		s.phases.observe()
 		metrics.Passes.WithLabelValues(outcome(s, err)).Inc()
 	}()
 
 	if specErr != nil && comp.GetDeletionTimestamp().IsZero() {
-		r.stall(s, v1alpha1.ReasonInvalid, specErr.Error())
+		reporter{r}.stall(s, v1alpha1.ReasonInvalid, specErr.Error())
 		return ctrl.Result{}, nil
 	}
 	if s.writer, err = r.writers.writerFor(r, comp); err != nil {
-		return r.transient(s, err)
+		return reporter{r}.transient(s, err)
 	}
 	if !comp.GetDeletionTimestamp().IsZero() {
 		s.deleting = true
-		return r.finalize(ctx, s)
+		return finalizer{r}.finalize(ctx, s)
 	}
 	if comp.ParentSpec().Suspend {
 		return r.suspended(ctx, s)
@@ -331,23 +329,23 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		name string
 		run  phase
 	}{
-		{phaseShortcut, r.skipUnchanged}, {phaseParent, r.ensureParent}, {phaseRender, r.render},
-		{phasePrepare, r.recall}, {phasePrepare, r.watch}, {phasePrepare, r.authorize}, {phasePrepare, r.snapshot},
-		{phasePrepare, r.guardEmptyRender}, {phaseParent, r.widen}, {phaseApply, r.apply}, {phasePrune, r.prune},
+		{phaseShortcut, shortcut{r}.skipUnchanged}, {phaseParent, r.ensureParent}, {phaseRender, renderer{r}.render},
+		{phasePrepare, preparer{r}.recall}, {phasePrepare, preparer{r}.watch}, {phasePrepare, preparer{r}.authorize}, {phasePrepare, shortcut{r}.snapshot},
+		{phasePrepare, pruning{r}.guardEmptyRender}, {phaseParent, r.widen}, {phaseApply, r.apply}, {phasePrune, r.prune},
 		{phaseStatus, r.observe},
 	} {
 		var res ctrl.Result
 		s.phases.time(p.name, func() { res, err = p.run(ctx, s) })
 		if err != nil {
-			r.observeMembers(ctx, s)
-			return r.transient(s, err)
+			reporter{r}.observeMembers(ctx, s)
+			return reporter{r}.transient(s, err)
 		}
 		if s.done || !res.IsZero() {
-			r.observeMembers(ctx, s)
+			reporter{r}.observeMembers(ctx, s)
 			return res, nil
 		}
 	}
-	if r.keepSnapshot(ctx, s) {
+	if (shortcut{r}).keepSnapshot(ctx, s) {
 		r.passes.put(req.NamespacedName, "", s.snapshot)
 	}
 	return ctrl.Result{}, nil
@@ -362,107 +360,6 @@ func (r *CompositionReconciler) forget(key types.NamespacedName) {
 	r.flaps.Forget(key)
 	r.passes.forget(key)
 	r.parentVersions.forget(key)
-}
-
-// observeMembers reports the members of a pass that stopped early: those
-// of this pass's plan, read live, or none when it made no plan. A pass
-// never republishes the members of an earlier one.
-func (r *CompositionReconciler) observeMembers(ctx context.Context, s *scope) {
-	if s.plan == nil || s.status.Members != nil {
-		return
-	}
-	s.status.Members = status.Members(ctx, r.watches.Reader(), s.plan.Objects)
-	s.status.Summary = status.Summary(s.status.Members)
-}
-
-// transient records an error that a retry may fix and returns it for backoff.
-func (r *CompositionReconciler) transient(s *scope, err error) (ctrl.Result, error) {
-	status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonReconcileFailed, err.Error())
-	return ctrl.Result{}, err
-}
-
-// ensureParent reads the recorded applyset.Inventory and finalizer (see
-// recordedParent). Nothing is written yet: widen writes the finalizer, the
-// ApplySet id and tooling with the widened applyset.Inventory, in one patch, before
-// anything is applied.
-func (r *CompositionReconciler) ensureParent(ctx context.Context, s *scope) (ctrl.Result, error) {
-	var err error
-	s.parent, err = r.recordedParent(ctx, s.comp)
-	return ctrl.Result{}, err
-}
-
-// widen records old ∪ new group-kinds and namespaces on the parent, with
-// its finalizer, ApplySet id and tooling, before anything is applied, so a
-// crash mid-apply leaves every member findable and the parent undeletable
-// until its members are gone.
-func (r *CompositionReconciler) widen(ctx context.Context, s *scope) (ctrl.Result, error) {
-	if s.comp.ParentSpec().Suspend {
-		return ctrl.Result{}, nil
-	}
-	var err error
-	s.parent, err = r.writeParent(ctx, s.comp, s.parent, parentState{inventory: s.parent.inventory.Union(s.plan.Inventory), finalizer: true})
-	return ctrl.Result{}, err
-}
-
-// parentOf maps a member to the parent whose ApplySet id it carries,
-// through the shard-selected cache: a member of another shard maps to nothing.
-func (r *CompositionReconciler) parentOf(ctx context.Context, o client.Object) []ctrlreconcile.Request {
-	id := o.GetLabels()[applyset.LabelPartOf]
-	if id == "" {
-		return nil
-	}
-	reqs, err := r.listParents(ctx, client.MatchingFields{indexApplySetID: id})
-	if err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "list parents by ApplySet id", "id", id)
-	}
-	return reqs
-}
-
-// parentsOfBundle maps a Bundle to the parents that render it: the
-// Compositions that name it, or every instance of the kind it publishes.
-func (r *CompositionReconciler) parentsOfBundle(ctx context.Context, o client.Object) []ctrlreconcile.Request {
-	var opts []client.ListOption
-	switch {
-	case r.kind == nil:
-		opts = append(opts, client.MatchingFields{indexBundle: o.GetName()})
-	case r.kind.Bundle != o.GetName():
-		return nil
-	}
-	reqs, err := r.listParents(ctx, opts...)
-	if err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "list parents by Bundle", "bundle", o.GetName())
-	}
-	return reqs
-}
-
-// allParents maps a change of the served APIs to every parent r serves.
-func (r *CompositionReconciler) allParents(ctx context.Context, _ client.Object) []ctrlreconcile.Request {
-	reqs, err := r.listParents(ctx)
-	if err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "list parents after the served APIs changed")
-	}
-	return reqs
-}
-
-// patchStatus writes the status once per pass, and only when it changed, so
-// a reconcile that finds nothing to do makes no write.
-func (r *CompositionReconciler) patchStatus(ctx context.Context, s *scope) error {
-	r.readiness.Record(metrics.ParentKey{Kind: s.comp.ParentGVK().GroupKind(), NamespacedName: client.ObjectKeyFromObject(s.comp)}, s.status.Conditions)
-	status.KeepTransitionTimes(&s.status, s.comp.ParentStatus().Conditions)
-	if equality.Semantic.DeepEqual(*s.comp.ParentStatus(), s.status) {
-		return nil
-	}
-	if err := writeStatus(ctx, r.Client, s.comp, s.status); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("patch status of %s: %w", applyset.Describe(s.comp), err)
-	}
-	// The response is the parent after this write, every earlier write of
-	// stencil included: the cache may be trusted at its version (see
-	// recordedParent).
-	r.parentVersions.put(client.ObjectKeyFromObject(s.comp), "", s.comp.GetResourceVersion())
-	return nil
 }
 
 // What the admission webhook renders through: the reconciler's own

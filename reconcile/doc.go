@@ -8,13 +8,18 @@
 // # Map
 //
 //   - controller.go: Options, SetupWithManager, CompositionReconciler and
-//     Reconcile, the table of phases: shortcut (shortcut.go), parent
-//     (parent.go), render (render.go), prepare (prepare.go: recall a
-//     stall, watch, authorize; prune.go's empty-render guard), widen,
-//     apply and prune (phases.go, prune.go), status (package status).
-//     finalize.go handles deletion.
-//   - kinds.go: ServeKind, the pass for a published kind's instances
-//     (started by package published).
+//     Reconcile, the table of phases; parent.go (fetch, read and write the
+//     parent: ensureParent, widen), phases.go (apply, prune, observe,
+//     suspended), kinds.go (ServeKind, the pass for a published kind's
+//     instances, and the maps from events to parents) hold its other
+//     methods.
+//   - The pass's collaborators, each built per pass from the reconciler
+//     (whose fields, the memos included, they read) and in the file of its
+//     verb: shortcut (shortcut.go: the unchanged-pass check, lastPass),
+//     renderer (render.go: load and render, failed renders), preparer (prepare.go: recall a stall, watch,
+//     authorize), pruning (prune.go: pruners, the empty-render guard),
+//     finalizer (finalize.go: deletion), reporter (status.go: the status
+//     patch, stalls).
 //   - memo.go (what a pass remembers of the last), metrics.go (phases and
 //     outcomes of passes), scheme.go, writers.go (impersonating writers),
 //     preview.go (DryRun and PruneCandidates of a plan).

@@ -28,6 +28,11 @@ import (
 // when it could not watch their kinds (and so would hear of no event).
 const finalizeRecheck = 5 * time.Second
 
+// finalizer deletes or orphans the members of a parent being deleted and
+// then drops its finalizer; prune orphans kept members through it too. It
+// is built per pass from the reconciler.
+type finalizer struct{ *CompositionReconciler }
+
 // finalize handles a Composition being deleted. With deletionPolicy Delete
 // the members are deleted in reverse apply order, one rank at a time: the
 // next rank is deleted only when the previous one is gone (each member's
@@ -44,7 +49,7 @@ const finalizeRecheck = 5 * time.Second
 // Composition's ServiceAccount) may not delete or relabel, is reported with
 // a Warning event and left in place: RBAC never holds the finalizer
 // forever. Any other failure to list or delete is retried.
-func (r *CompositionReconciler) finalize(ctx context.Context, s *scope) (ctrl.Result, error) {
+func (r finalizer) finalize(ctx context.Context, s *scope) (ctrl.Result, error) {
 	live, err := r.readParent(ctx, s.comp)
 	if err != nil || !live.finalizer {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -54,7 +59,7 @@ func (r *CompositionReconciler) finalize(ctx context.Context, s *scope) (ctrl.Re
 	r.passes.forget(client.ObjectKeyFromObject(s.comp))
 	if !s.comp.ParentSpec().Suspend {
 		watched := r.watchInventory(ctx, live.inventory)
-		p := r.pruner(s)
+		p := pruning{r.CompositionReconciler}.pruner(s)
 		listed := p.List(ctx, live.inventory, s.comp.GetNamespace())
 		var forbidden []schema.GroupKind
 		for _, f := range listed.Forbidden {
@@ -94,7 +99,7 @@ func (r *CompositionReconciler) finalize(ctx context.Context, s *scope) (ctrl.Re
 // has members to wait on, and reports whether any is left to wait on. A
 // member whose delete is forbidden is reported and left in place, so it
 // does not hold back the lower ranks.
-func (r *CompositionReconciler) deleteByRank(ctx context.Context, s *scope, p *applyset.Pruner, members []applyset.Member) (bool, error) {
+func (r finalizer) deleteByRank(ctx context.Context, s *scope, p *applyset.Pruner, members []applyset.Member) (bool, error) {
 	var ranks []int
 	for _, m := range members {
 		ranks = append(ranks, plan.KindRank(m.GVK.Kind))
@@ -144,7 +149,7 @@ func (r *CompositionReconciler) deleteByRank(ctx context.Context, s *scope, p *a
 // started after a delete would never hear of it. A kind that cannot be
 // watched (the controller may not list or watch it, or its informer does
 // not sync) is looked at again after finalizeRecheck.
-func (r *CompositionReconciler) watchInventory(ctx context.Context, inv applyset.Inventory) bool {
+func (r finalizer) watchInventory(ctx context.Context, inv applyset.Inventory) bool {
 	all := true
 	for _, gk := range inv.GroupKinds {
 		m, err := r.Mapper.RESTMapping(gk)
@@ -164,7 +169,7 @@ func (r *CompositionReconciler) watchInventory(ctx context.Context, inv applyset
 
 // orphanKept orphans the members annotated helm.sh/resource-policy: keep
 // (see orphan) and returns the others, to be deleted.
-func (r *CompositionReconciler) orphanKept(ctx context.Context, s *scope, members []applyset.Member) ([]applyset.Member, error) {
+func (r finalizer) orphanKept(ctx context.Context, s *scope, members []applyset.Member) ([]applyset.Member, error) {
 	var keep, rest []applyset.Member
 	for _, m := range members {
 		if plan.Kept(&m.Meta) {
@@ -178,7 +183,7 @@ func (r *CompositionReconciler) orphanKept(ctx context.Context, s *scope, member
 
 // orphan removes the part-of label from every member, leaving it in place.
 // A member the writer may not patch is reported and left labelled.
-func (r *CompositionReconciler) orphan(ctx context.Context, s *scope, members []applyset.Member) error {
+func (r finalizer) orphan(ctx context.Context, s *scope, members []applyset.Member) error {
 	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+applyset.LabelPartOf+`":null}}}`))
 	account := serviceAccount(s.comp, r.Options.DefaultServiceAccount)
 	for _, m := range members {

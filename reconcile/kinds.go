@@ -164,3 +164,43 @@ func (r *CompositionReconciler) listParents(ctx context.Context, opts ...client.
 	})
 	return out, err
 }
+
+// parentOf maps a member to the parent whose ApplySet id it carries,
+// through the shard-selected cache: a member of another shard maps to nothing.
+func (r *CompositionReconciler) parentOf(ctx context.Context, o client.Object) []ctrlreconcile.Request {
+	id := o.GetLabels()[applyset.LabelPartOf]
+	if id == "" {
+		return nil
+	}
+	reqs, err := r.listParents(ctx, client.MatchingFields{indexApplySetID: id})
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "list parents by ApplySet id", "id", id)
+	}
+	return reqs
+}
+
+// parentsOfBundle maps a Bundle to the parents that render it: the
+// Compositions that name it, or every instance of the kind it publishes.
+func (r *CompositionReconciler) parentsOfBundle(ctx context.Context, o client.Object) []ctrlreconcile.Request {
+	var opts []client.ListOption
+	switch {
+	case r.kind == nil:
+		opts = append(opts, client.MatchingFields{indexBundle: o.GetName()})
+	case r.kind.Bundle != o.GetName():
+		return nil
+	}
+	reqs, err := r.listParents(ctx, opts...)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "list parents by Bundle", "bundle", o.GetName())
+	}
+	return reqs
+}
+
+// allParents maps a change of the served APIs to every parent r serves.
+func (r *CompositionReconciler) allParents(ctx context.Context, _ client.Object) []ctrlreconcile.Request {
+	reqs, err := r.listParents(ctx)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "list parents after the served APIs changed")
+	}
+	return reqs
+}

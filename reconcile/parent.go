@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
@@ -176,4 +177,27 @@ func (r *CompositionReconciler) fetch(ctx context.Context, key types.NamespacedN
 	// With an error, spec holds the Bundle's defaults alone.
 	spec, specErr := publish.InstanceSpec(b.Name, b.Spec.API, u)
 	return applyset.NewInstance(u, spec), specErr, nil
+}
+
+// ensureParent reads the recorded applyset.Inventory and finalizer (see
+// recordedParent). Nothing is written yet: widen writes the finalizer, the
+// ApplySet id and tooling with the widened applyset.Inventory, in one patch, before
+// anything is applied.
+func (r *CompositionReconciler) ensureParent(ctx context.Context, s *scope) (ctrl.Result, error) {
+	var err error
+	s.parent, err = r.recordedParent(ctx, s.comp)
+	return ctrl.Result{}, err
+}
+
+// widen records old ∪ new group-kinds and namespaces on the parent, with
+// its finalizer, ApplySet id and tooling, before anything is applied, so a
+// crash mid-apply leaves every member findable and the parent undeletable
+// until its members are gone.
+func (r *CompositionReconciler) widen(ctx context.Context, s *scope) (ctrl.Result, error) {
+	if s.comp.ParentSpec().Suspend {
+		return ctrl.Result{}, nil
+	}
+	var err error
+	s.parent, err = r.writeParent(ctx, s.comp, s.parent, parentState{inventory: s.parent.inventory.Union(s.plan.Inventory), finalizer: true})
+	return ctrl.Result{}, err
 }

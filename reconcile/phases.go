@@ -70,12 +70,12 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 func (r *CompositionReconciler) hookPass(s *scope, a *applyset.Applier) hooks.Pass {
 	return hooks.Pass{
 		Parent: s.comp, Status: &s.status, Objects: s.plan.Objects, BundleRevision: s.plan.BundleRevision,
-		Upgrade: s.upgrade, Applier: a, Pruner: r.pruner(s),
+		Upgrade: s.upgrade, Applier: a, Pruner: pruning{r}.pruner(s),
 		Applied: func(res applyset.ApplyResult) {
 			s.results = append(s.results, res)
 			r.recordApplies(s, []applyset.ApplyResult{res})
 		},
-		Stall: func(reason, msg string) { r.stallTerminal(s, reason, msg) },
+		Stall: func(reason, msg string) { reporter{r}.stallTerminal(s, reason, msg) },
 		End:   func() { s.done = true },
 		Written: func(version string) {
 			r.parentVersions.put(client.ObjectKeyFromObject(s.comp), "", version)
@@ -132,7 +132,7 @@ func (r *CompositionReconciler) detectFlapping(s *scope) ctrl.Result {
 		return ctrl.Result{}
 	}
 	r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonFlapping, "Apply", "%s", f)
-	return r.stallTerminal(s, v1alpha1.ReasonFlapping, f.String())
+	return reporter{r}.stallTerminal(s, v1alpha1.ReasonFlapping, f.String())
 }
 
 // failedApplies returns the failed apply results.
@@ -162,11 +162,11 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 	for _, res := range s.results {
 		keep[res.UID] = true
 	}
-	p := r.cachedPruner(s)
+	p := pruning{r}.cachedPruner(s)
 	listed := p.List(ctx, s.parent.inventory, s.comp.GetNamespace())
 	deleted := map[types.UID]bool{}
 	if len(listed.Forbidden) > 0 {
-		return r.stallIfDenied(s, "Prune", r.access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), "", listed.Forbidden[0].GK, "list", listed.Forbidden[0].Namespace))
+		return reporter{r}.stallIfDenied(s, "Prune", r.access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), "", listed.Forbidden[0].GK, "list", listed.Forbidden[0].Namespace))
 	}
 	remaining := applyset.Inventory{GroupKinds: slices.Clone(listed.Unlisted)}.Union(s.plan.Inventory)
 	if len(listed.Unlisted) > 0 {
@@ -179,7 +179,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 	hooks := PlannedHooks(s.plan.Objects)
 	defer s.events.RecordPruned(r.Recorder, s.comp)
 	for _, m := range listed.Members {
-		if spare, err := r.spare(ctx, s, m, hooks); err != nil || spare {
+		if spare, err := (pruning{r}).spare(ctx, s, m, hooks); err != nil || spare {
 			if err != nil {
 				errs = append(errs, err.Error())
 			}
@@ -196,7 +196,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 			// helm.sh/resource-policy: keep: orphaned, not deleted. Its
 			// kind stays recorded this pass (an orphaning the writer may
 			// not make leaves it labelled); the next pass no longer lists it.
-			if err := r.orphan(ctx, s, []applyset.Member{m}); err != nil {
+			if err := (finalizer{r}).orphan(ctx, s, []applyset.Member{m}); err != nil {
 				errs = append(errs, err.Error())
 			}
 			remaining = remaining.Union(memberInventory(m))
@@ -224,12 +224,12 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 		return ctrl.Result{}, fmt.Errorf("prune: %s", strings.Join(errs, "; "))
 	}
 	var err error
-	remaining = r.confirmDrops(ctx, s, s.parent.inventory, remaining, deleted)
+	remaining = pruning{r}.confirmDrops(ctx, s, s.parent.inventory, remaining, deleted)
 	s.parent, err = r.writeParent(ctx, s.comp, s.parent, parentState{inventory: remaining, finalizer: true})
 	if err != nil || denied == nil {
 		return ctrl.Result{}, err
 	}
-	return r.stallIfDenied(s, "Prune", denied)
+	return reporter{r}.stallIfDenied(s, "Prune", denied)
 }
 
 // ordinaryApplied reports whether every ordinary (non-hook) object of the
@@ -256,7 +256,7 @@ func memberInventory(m applyset.Member) applyset.Inventory {
 // and not retried until its inputs change; otherwise the failures are
 // returned for backoff.
 func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Result, error) {
-	if res, err := r.watch(ctx, s); err != nil || s.done {
+	if res, err := (preparer{r}).watch(ctx, s); err != nil || s.done {
 		return res, err
 	}
 	members := status.Members(ctx, status.AfterApply(r.watches.Reader(), s.results), plan.OrdinaryObjects(s.plan.Objects))
@@ -282,7 +282,7 @@ func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Res
 	}
 	msg := fmt.Sprintf("%d of %d objects failed to apply: %s", len(failed), len(s.plan.Objects), strings.Join(msgs, "; "))
 	if terminal {
-		return r.stallTerminal(s, reason, msg), nil
+		return reporter{r}.stallTerminal(s, reason, msg), nil
 	}
 	return ctrl.Result{}, errors.New(msg)
 }
@@ -307,7 +307,7 @@ func (r *CompositionReconciler) suspended(ctx context.Context, s *scope) (ctrl.R
 		return ctrl.Result{}, err
 	}
 	s.parent = live
-	listed := r.cachedPruner(s).List(ctx, live.inventory, s.comp.GetNamespace())
+	listed := pruning{r}.cachedPruner(s).List(ctx, live.inventory, s.comp.GetNamespace())
 	objs := make([]*unstructured.Unstructured, 0, len(listed.Members))
 	for _, m := range listed.Members {
 		if !slices.ContainsFunc(m.Meta.ManagedFields, func(f metav1.ManagedFieldsEntry) bool { return f.Manager == applyset.FieldManager }) {

@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -12,8 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/stencil-dev/stencil/api/v1alpha1"
-	"github.com/stencil-dev/stencil/reconcile/access"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/status"
 )
@@ -40,9 +37,14 @@ func inputKey(comp applyset.Parent, bundleRevision string) string {
 	return fmt.Sprintf("%s/%d/%s", comp.GetUID(), comp.GetGeneration(), bundleRevision)
 }
 
+// preparer runs the phases between render and apply that may stall the
+// pass before anything is written: recall, watch and authorize. It is
+// built per pass from the reconciler.
+type preparer struct{ *CompositionReconciler }
+
 // recall ends the pass, writing nothing, when the last pass with the same
 // inputs stalled on a terminal failure: the status says so again.
-func (r *CompositionReconciler) recall(_ context.Context, s *scope) (ctrl.Result, error) {
+func (r preparer) recall(_ context.Context, s *scope) (ctrl.Result, error) {
 	name := types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}
 	if s.comp.ParentSpec().Suspend {
 		return ctrl.Result{}, nil
@@ -60,26 +62,11 @@ func (r *CompositionReconciler) recall(_ context.Context, s *scope) (ctrl.Result
 	return ctrl.Result{}, nil
 }
 
-// stallTerminal stalls the Composition on a terminal failure and remembers
-// it for these inputs (see stalls).
-func (r *CompositionReconciler) stallTerminal(s *scope, reason, msg string) ctrl.Result {
-	status.SetStalled(&s.status, s.comp.GetGeneration(), reason, msg)
-	st := stall{reason: reason, message: msg}
-	var res ctrl.Result
-	if reason == v1alpha1.ReasonForbidden {
-		st.expires = time.Now().Add(ForbiddenRecheck)
-		res.RequeueAfter = ForbiddenRecheck
-	}
-	r.stalls.put(types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}, inputKey(s.comp, s.plan.BundleRevision), st)
-	s.done = true
-	return res
-}
-
 // watch makes sure every kind the plan renders is watched, so that changes
 // to members bring their Composition back. A kind the controller may not
 // list and watch cluster-wide stalls the Composition (reason Forbidden)
 // before any informer is started for it and before anything is applied.
-func (r *CompositionReconciler) watch(ctx context.Context, s *scope) (ctrl.Result, error) {
+func (r preparer) watch(ctx context.Context, s *scope) (ctrl.Result, error) {
 	gvks := make([]schema.GroupVersionKind, 0, len(s.plan.Objects))
 	for _, o := range s.plan.Objects {
 		if gvk := o.GroupVersionKind(); !slices.Contains(gvks, gvk) {
@@ -87,7 +74,7 @@ func (r *CompositionReconciler) watch(ctx context.Context, s *scope) (ctrl.Resul
 		}
 	}
 	if _, err := r.watches.Ensure(ctx, gvks); err != nil {
-		return r.stallIfDenied(s, "Watch", err)
+		return reporter{r.CompositionReconciler}.stallIfDenied(s, "Watch", err)
 	}
 	return ctrl.Result{}, nil
 }
@@ -103,7 +90,7 @@ const ForbiddenRecheck = time.Minute
 // reported up front (Stalled, reason Forbidden) rather than as a half-made
 // apply. Kinds the API server does not serve yet (defined by a CRD in the
 // same render) are left to the apply itself.
-func (r *CompositionReconciler) authorize(ctx context.Context, s *scope) (ctrl.Result, error) {
+func (r preparer) authorize(ctx context.Context, s *scope) (ctrl.Result, error) {
 	sa := serviceAccount(s.comp, r.Options.DefaultServiceAccount)
 	if sa == "" || s.comp.ParentSpec().Suspend {
 		return ctrl.Result{}, nil
@@ -131,22 +118,8 @@ func (r *CompositionReconciler) authorize(ctx context.Context, s *scope) (ctrl.R
 			return ctrl.Result{}, fmt.Errorf("find the API of %s: %w", t.gvk.Kind, err)
 		}
 		if err := r.access.AccountMay(ctx, s.comp.GetNamespace(), sa, m, t.ns, verbs...); err != nil {
-			return r.stallIfDenied(s, "Authorize", err)
+			return reporter{r.CompositionReconciler}.stallIfDenied(s, "Authorize", err)
 		}
 	}
 	return ctrl.Result{}, nil
-}
-
-// stallIfDenied stalls the Composition with reason Forbidden when err is an
-// access.DeniedError, and looks again after ForbiddenRecheck; any other
-// error is returned for backoff.
-func (r *CompositionReconciler) stallIfDenied(s *scope, action string, err error) (ctrl.Result, error) {
-	var denied *access.DeniedError
-	if !errors.As(err, &denied) {
-		return ctrl.Result{}, err
-	}
-	status.SetStalled(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonForbidden, denied.Error())
-	r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonForbidden, action, "%s", denied.Error())
-	s.done = true
-	return ctrl.Result{RequeueAfter: ForbiddenRecheck}, nil
 }

@@ -19,10 +19,16 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
+// pruning is what prune and finalize delete members with: the pruners of
+// a pass, live or cached, the live confirmation of a shrinking record, the
+// guard against an empty render and the sparing of hooks. It is built per
+// pass from the reconciler.
+type pruning struct{ *CompositionReconciler }
+
 // pruner returns the pruner of a Composition's set: it lists as the
 // controller, live, and deletes as the Composition's writer. Finalizing
 // uses it: the finalizer goes only once a live listing finds nothing.
-func (r *CompositionReconciler) pruner(s *scope) *applyset.Pruner {
+func (r pruning) pruner(s *scope) *applyset.Pruner {
 	return &applyset.Pruner{Lister: r.APIReader, Writer: s.writer, Mapper: r.Mapper,
 		ID: applyset.ParentID(s.comp)}
 }
@@ -41,7 +47,7 @@ func (r *CompositionReconciler) pruner(s *scope) *applyset.Pruner {
 //     preconditions, so only the object exactly as listed (labelled a
 //     member, managed by stencil) is ever deleted; any change since is a
 //     conflict, kept recorded and looked at again on the next pass.
-func (r *CompositionReconciler) cachedPruner(s *scope) *applyset.Pruner {
+func (r pruning) cachedPruner(s *scope) *applyset.Pruner {
 	p := r.pruner(s)
 	p.Cached = r.cachedMembers
 	return p
@@ -49,7 +55,7 @@ func (r *CompositionReconciler) cachedPruner(s *scope) *applyset.Pruner {
 
 // cachedMembers lists the members of one kind in one namespace ("" for
 // all) from the cache, when the kind's watch has synced.
-func (r *CompositionReconciler) cachedMembers(ctx context.Context, gvk schema.GroupVersionKind, namespace, id string) ([]applyset.Member, bool) {
+func (r pruning) cachedMembers(ctx context.Context, gvk schema.GroupVersionKind, namespace, id string) ([]applyset.Member, bool) {
 	list, ok := r.watches.List(ctx, gvk, namespace, id)
 	if !ok {
 		return nil, false
@@ -78,7 +84,7 @@ func (r *CompositionReconciler) cachedMembers(ctx context.Context, gvk schema.Gr
 // listing of the recorded applyset.Inventory finds, other than those deleted this
 // pass, keeps its kind and namespace recorded. A member the cache did not
 // hold yet is never lost from the record, so it stays findable.
-func (r *CompositionReconciler) confirmDrops(ctx context.Context, s *scope, recorded, remaining applyset.Inventory, deleted map[types.UID]bool) applyset.Inventory {
+func (r pruning) confirmDrops(ctx context.Context, s *scope, recorded, remaining applyset.Inventory, deleted map[types.UID]bool) applyset.Inventory {
 	rg, rn := recorded.Normalize(s.comp.GetNamespace()).Annotations()
 	mg, mn := remaining.Normalize(s.comp.GetNamespace()).Annotations()
 	if rg == mg && rn == mn {
@@ -108,7 +114,7 @@ const AnnotationAllowEmptyRender = "stencil.dev/allow-empty-render"
 // whose templates all sit behind a condition, values that switch
 // everything off by mistake, or a Bundle emptied in an edit would otherwise
 // delete every member at once.
-func (r *CompositionReconciler) guardEmptyRender(ctx context.Context, s *scope) (ctrl.Result, error) {
+func (r pruning) guardEmptyRender(ctx context.Context, s *scope) (ctrl.Result, error) {
 	if len(s.plan.Objects) > 0 || s.comp.ParentSpec().Suspend || (s.comp.ParentSpec().Prune != nil && !*s.comp.ParentSpec().Prune) ||
 		len(s.parent.inventory.GroupKinds) == 0 || s.comp.GetAnnotations()[AnnotationAllowEmptyRender] == "true" {
 		return ctrl.Result{}, nil
@@ -159,7 +165,7 @@ func PlannedHooks(objs []*unstructured.Unstructured) map[string]bool {
 // still holds (whether or not it runs this revision; Helm, too, leaves
 // hook objects in place), or one that is still running. It stays recorded
 // in the inventory.
-func (r *CompositionReconciler) spare(ctx context.Context, s *scope, m applyset.Member, planned map[string]bool) (bool, error) {
+func (r pruning) spare(ctx context.Context, s *scope, m applyset.Member, planned map[string]bool) (bool, error) {
 	return SpareHook(ctx, r.APIReader, m, planned)
 }
 

@@ -23,24 +23,29 @@ import (
 	"github.com/stencil-dev/stencil/templates"
 )
 
+// renderer renders a pass's plan: it loads the Bundle through the
+// reconciler's bundle cache and skips renders known to fail (its
+// failedRenders memo). It is built per pass from the reconciler.
+type renderer struct{ *CompositionReconciler }
+
 // render loads the Bundle and renders the plan. A missing Bundle, a render
 // or validation error, an overrun of the render's limits and a refused
 // object stall the Composition: nothing is applied and nothing is pruned.
 // A render that failed is not run again until one of its inputs changes
 // (see failedRenders), so a hostile bundle costs one render per change, not
 // one per member event.
-func (r *CompositionReconciler) render(ctx context.Context, s *scope) (ctrl.Result, error) {
+func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 	bundle := &v1alpha1.Bundle{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: s.comp.ParentSpec().Bundle}, bundle); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.stall(s, v1alpha1.ReasonBundleNotFound, fmt.Sprintf("Bundle %q not found", s.comp.ParentSpec().Bundle))
+			reporter{r.CompositionReconciler}.stall(s, v1alpha1.ReasonBundleNotFound, fmt.Sprintf("Bundle %q not found", s.comp.ParentSpec().Bundle))
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("read Bundle %s: %w", s.comp.ParentSpec().Bundle, err)
 	}
 	loaded, err := r.bundles.load(bundle)
 	if err != nil {
-		r.stall(s, v1alpha1.ReasonRenderFailed, err.Error())
+		reporter{r.CompositionReconciler}.stall(s, v1alpha1.ReasonRenderFailed, err.Error())
 		return ctrl.Result{}, nil
 	}
 	in, capsRevision, err := r.renderInput(ctx, s)
@@ -65,10 +70,10 @@ func (r *CompositionReconciler) render(ctx context.Context, s *scope) (ctrl.Resu
 	switch {
 	case errors.As(err, &renderErr):
 		r.failedRenders.put(client.ObjectKeyFromObject(s.comp), key, renderErr)
-		r.stall(s, renderReason(renderErr), err.Error())
+		reporter{r.CompositionReconciler}.stall(s, renderReason(renderErr), err.Error())
 		return ctrl.Result{}, nil
 	case errors.As(err, &refused):
-		r.stall(s, v1alpha1.ReasonRefused, err.Error())
+		reporter{r.CompositionReconciler}.stall(s, v1alpha1.ReasonRefused, err.Error())
 		return ctrl.Result{}, nil
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("render Bundle %s: %w", bundle.Name, err)
@@ -86,13 +91,6 @@ func renderReason(err *templates.RenderError) string {
 	return v1alpha1.ReasonRenderFailed
 }
 
-// stall records a user error: Stalled until an input changes.
-func (r *CompositionReconciler) stall(s *scope, reason, msg string) {
-	status.SetStalled(&s.status, s.comp.GetGeneration(), reason, msg)
-	r.Recorder.Eventf(s.comp, nil, "Warning", reason, "Render", "%s", msg)
-	s.done = true
-}
-
 // renderKey identifies everything a render of comp depends on: its spec
 // (by generation), the Bundle's revision and the rest of its input in: the
 // labels and annotations templates see, .Release.IsUpgrade, and the
@@ -108,7 +106,7 @@ func renderKey(comp applyset.Parent, bundleRevision string, in templates.Input, 
 // renderInput is RenderInput in the controller: the Composition from the
 // cache, its recorded applyset.Inventory as ensureParent read it live, and the
 // cached capabilities with their revision.
-func (r *CompositionReconciler) renderInput(ctx context.Context, s *scope) (templates.Input, string, error) {
+func (r renderer) renderInput(ctx context.Context, s *scope) (templates.Input, string, error) {
 	caps, err := r.capabilities.Get(ctx)
 	if err != nil {
 		return templates.Input{}, "", err

@@ -67,13 +67,19 @@ type memberState struct {
 	fingerprint     [sha256.Size]byte
 }
 
+// shortcut is the unchanged-pass check: it records what a successful
+// pass saw (snapshot, keepSnapshot) in the reconciler's passes memo and
+// ends a later pass that would find the same (skipUnchanged). It is built
+// per pass from the reconciler.
+type shortcut struct{ *CompositionReconciler }
+
 // skipUnchanged ends the pass with the status alone when the Bundle's
 // revision, the Composition's render inputs and every live member are what
 // the last successful pass saw (see lastPass): the members' kstatus is read
 // from the cache, and nothing is rendered, compared, read from the API
 // server or written. Otherwise it forgets the last pass and the full pass
 // follows.
-func (r *CompositionReconciler) skipUnchanged(ctx context.Context, s *scope) (ctrl.Result, error) {
+func (r shortcut) skipUnchanged(ctx context.Context, s *scope) (ctrl.Result, error) {
 	name := client.ObjectKeyFromObject(s.comp)
 	last, ok := r.passes.get(name, "")
 	if !ok {
@@ -107,7 +113,7 @@ func (r *CompositionReconciler) skipUnchanged(ctx context.Context, s *scope) (ct
 
 // parentInPlace reports whether the cached Composition carries what
 // ensureParent makes sure of: the finalizer, the ApplySet id and tooling.
-func (r *CompositionReconciler) parentInPlace(comp applyset.Parent) bool {
+func (r shortcut) parentInPlace(comp applyset.Parent) bool {
 	return slices.Contains(comp.GetFinalizers(), Finalizer) &&
 		comp.GetLabels()[applyset.LabelApplySetID] == applyset.ParentID(comp) &&
 		comp.GetAnnotations()[applyset.AnnotationTooling] == "stencil/"+r.Options.Version
@@ -118,7 +124,7 @@ func (r *CompositionReconciler) parentInPlace(comp applyset.Parent) bool {
 // cannot be read or loaded. .Release.IsUpgrade comes from the cached
 // Composition's recorded applyset.Inventory here (a render reads it live): a
 // stale cache can only make the key differ, and bring the full pass.
-func (r *CompositionReconciler) inputKey(ctx context.Context, comp applyset.Parent) string {
+func (r shortcut) inputKey(ctx context.Context, comp applyset.Parent) string {
 	bundle := &v1alpha1.Bundle{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: comp.ParentSpec().Bundle}, bundle); err != nil {
 		return ""
@@ -138,7 +144,7 @@ func (r *CompositionReconciler) inputKey(ctx context.Context, comp applyset.Pare
 // snapshot records, before anything is applied, every live member of the
 // set as the cache holds it, for the next pass's skipUnchanged. The record
 // is kept only if the pass succeeds and keepSnapshot allows it.
-func (r *CompositionReconciler) snapshot(ctx context.Context, s *scope) (ctrl.Result, error) {
+func (r shortcut) snapshot(ctx context.Context, s *scope) (ctrl.Result, error) {
 	planned := make([]memberKey, len(s.plan.Objects))
 	var ordinary []memberKey
 	for i, o := range s.plan.Objects {
@@ -167,7 +173,7 @@ func (r *CompositionReconciler) snapshot(ctx context.Context, s *scope) (ctrl.Re
 // recorded applyset.Inventory is the one the render saw (widening or pruning
 // changes what a render may see: .Release.IsUpgrade, the annotations).
 // Otherwise the next pass is a full one.
-func (r *CompositionReconciler) keepSnapshot(ctx context.Context, s *scope) bool {
+func (r shortcut) keepSnapshot(ctx context.Context, s *scope) bool {
 	if s.snapshot == nil {
 		return false
 	}
@@ -234,7 +240,7 @@ func (p *lastPass) unchanged(live map[memberKey]*unstructured.Unstructured) bool
 // label, of the planned members' kinds, in their namespaces. ok is false
 // when a kind's watch has not synced (its members would have to be read
 // from the API server) or a list fails: the full pass handles those.
-func (r *CompositionReconciler) listLive(ctx context.Context, comp applyset.Parent, planned []memberKey) (map[memberKey]*unstructured.Unstructured, bool) {
+func (r shortcut) listLive(ctx context.Context, comp applyset.Parent, planned []memberKey) (map[memberKey]*unstructured.Unstructured, bool) {
 	type kindIn struct {
 		gvk       schema.GroupVersionKind
 		namespace string

@@ -1,0 +1,98 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/access"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/metrics"
+	"github.com/stencil-dev/stencil/reconcile/status"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// reporter writes a pass's status: the one patch at its end, the members
+// of a pass that stopped early, transient errors and user errors
+// (stalls). It is built per pass from the reconciler.
+type reporter struct{ *CompositionReconciler }
+
+// patchStatus writes the status once per pass, and only when it changed, so
+// a reconcile that finds nothing to do makes no write.
+func (r reporter) patchStatus(ctx context.Context, s *scope) error {
+	r.readiness.Record(metrics.ParentKey{Kind: s.comp.ParentGVK().GroupKind(), NamespacedName: client.ObjectKeyFromObject(s.comp)}, s.status.Conditions)
+	status.KeepTransitionTimes(&s.status, s.comp.ParentStatus().Conditions)
+	if equality.Semantic.DeepEqual(*s.comp.ParentStatus(), s.status) {
+		return nil
+	}
+	if err := writeStatus(ctx, r.Client, s.comp, s.status); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("patch status of %s: %w", applyset.Describe(s.comp), err)
+	}
+	// The response is the parent after this write, every earlier write of
+	// stencil included: the cache may be trusted at its version (see
+	// recordedParent).
+	r.parentVersions.put(client.ObjectKeyFromObject(s.comp), "", s.comp.GetResourceVersion())
+	return nil
+}
+
+// observeMembers reports the members of a pass that stopped early: those
+// of this pass's plan, read live, or none when it made no plan. A pass
+// never republishes the members of an earlier one.
+func (r reporter) observeMembers(ctx context.Context, s *scope) {
+	if s.plan == nil || s.status.Members != nil {
+		return
+	}
+	s.status.Members = status.Members(ctx, r.watches.Reader(), s.plan.Objects)
+	s.status.Summary = status.Summary(s.status.Members)
+}
+
+// transient records an error that a retry may fix and returns it for backoff.
+func (r reporter) transient(s *scope, err error) (ctrl.Result, error) {
+	status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonReconcileFailed, err.Error())
+	return ctrl.Result{}, err
+}
+
+// stall records a user error: Stalled until an input changes.
+func (r reporter) stall(s *scope, reason, msg string) {
+	status.SetStalled(&s.status, s.comp.GetGeneration(), reason, msg)
+	r.Recorder.Eventf(s.comp, nil, "Warning", reason, "Render", "%s", msg)
+	s.done = true
+}
+
+// stallTerminal stalls the Composition on a terminal failure and remembers
+// it for these inputs (see stalls).
+func (r reporter) stallTerminal(s *scope, reason, msg string) ctrl.Result {
+	status.SetStalled(&s.status, s.comp.GetGeneration(), reason, msg)
+	st := stall{reason: reason, message: msg}
+	var res ctrl.Result
+	if reason == v1alpha1.ReasonForbidden {
+		st.expires = time.Now().Add(ForbiddenRecheck)
+		res.RequeueAfter = ForbiddenRecheck
+	}
+	r.stalls.put(types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}, inputKey(s.comp, s.plan.BundleRevision), st)
+	s.done = true
+	return res
+}
+
+// stallIfDenied stalls the Composition with reason Forbidden when err is an
+// access.DeniedError, and looks again after ForbiddenRecheck; any other
+// error is returned for backoff.
+func (r reporter) stallIfDenied(s *scope, action string, err error) (ctrl.Result, error) {
+	var denied *access.DeniedError
+	if !errors.As(err, &denied) {
+		return ctrl.Result{}, err
+	}
+	status.SetStalled(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonForbidden, denied.Error())
+	r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonForbidden, action, "%s", denied.Error())
+	s.done = true
+	return ctrl.Result{RequeueAfter: ForbiddenRecheck}, nil
+}
