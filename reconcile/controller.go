@@ -9,6 +9,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/access"
 	"github.com/stencil-dev/stencil/reconcile/hooks"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
+	"github.com/stencil-dev/stencil/reconcile/queue"
 	"github.com/stencil-dev/stencil/reconcile/shard"
 	"github.com/stencil-dev/stencil/reconcile/watch"
 
@@ -150,7 +151,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) (*Com
 		For(&v1alpha1.Composition{}, builder.WithPredicates(parentPredicates())).
 		Watches(&v1alpha1.Bundle{}, handler.EnqueueRequestsFromMapFunc(r.parentsOfBundle)).
 		WatchesRawSource(source.Channel(r.capabilities.Subscribe(ctx), handler.EnqueueRequestsFromMapFunc(r.allParents))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.MaxConcurrentReconciles, 1)}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.MaxConcurrentReconciles, 1), NewQueue: newQueue}).
 		Named("composition").
 		Build(r)
 	if err != nil {
@@ -159,6 +160,11 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) (*Com
 	r.watches.Bind(c, handler.EnqueueRequestsFromMapFunc(r.parentOf))
 	return r, nil
 }
+
+// newQueue builds the Composition controller's work queue: requests take
+// turns by namespace (see package queue). Benchmarks set it to nil, for
+// controller-runtime's default, to compare.
+var newQueue = queue.ByNamespace
 
 // newCompositionReconciler returns the Composition reconciler of mgr, not
 // yet bound to its controller.

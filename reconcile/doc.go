@@ -34,7 +34,8 @@
 // kstatus, conditions, summary, summary events), cluster (served APIs,
 // offline mapper, metadata watches), metrics (the Prometheus collectors,
 // request counting, the readiness gauge), shard (the shard label, cache
-// options, leader election). Above it, wired by the controller command:
+// options, leader election), queue (the work queue whose requests take
+// turns by namespace). Above it, wired by the controller command:
 // published (the Bundle controller and published kinds) and admission
 // (the webhook).
 //

@@ -69,3 +69,15 @@ var IndexMembers = watch.IndexMembers
 
 // IndexPartOf is the name of that index, for client.MatchingFields.
 const IndexPartOf = watch.IndexPartOf
+
+// UseFIFOQueue makes the Composition controllers built until restore is
+// called use controller-runtime's first come, first served work queue
+// (fifo true) instead of the one that takes turns by namespace, for
+// benchmarks that compare the two.
+func UseFIFOQueue(fifo bool) (restore func()) {
+	old := newQueue
+	if fifo {
+		newQueue = nil
+	}
+	return func() { newQueue = old }
+}

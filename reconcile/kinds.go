@@ -20,6 +20,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/queue"
 	"github.com/stencil-dev/stencil/reconcile/shard"
 	"github.com/stencil-dev/stencil/reconcile/watch"
 )
@@ -61,6 +62,7 @@ func (base *CompositionReconciler) ServeKind(ctx context.Context, kind Kind) (do
 	c, err := controller.NewUnmanaged(name, controller.Options{
 		Reconciler:              r,
 		MaxConcurrentReconciles: max(base.Options.MaxConcurrentReconciles, 1),
+		NewQueue:                queue.ByNamespace,
 		SkipNameValidation:      ptr.To(true), // a kind served again reuses its name
 		Logger:                  ctrl.Log.WithName("controller").WithValues("kind", kind.GVK.GroupKind().String()),
 	})

@@ -1,0 +1,162 @@
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/sandbox"
+	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/shard"
+)
+
+// slowBundle renders one ConfigMap after a loop that keeps a worker busy
+// for a while (a few hundred milliseconds on a CI core).
+func slowBundle() map[string]string {
+	return map[string]string{
+		"templates/cm.yaml": `{{- range until 300 }}{{- range until 900 }}{{- $x := add 1 2 }}{{- end }}{{- end }}
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}
+data:
+  slow: "yes"
+`,
+	}
+}
+
+// BenchmarkTenantFairness shows the controller serving tenant B's one
+// Composition while tenant A has 50 slow ones queued: A creates 50
+// Compositions whose render takes a worker for a while, then B creates
+// one of the same Bundle, and the benchmark waits until B's is Ready. The
+// controller has 2 workers and 2 render workers, as a small install.
+//
+//   - turns: the controller as shipped (its work queue and render pool
+//     take turns by namespace).
+//   - fifo: the same controller with a first come, first served work
+//     queue, controller-runtime's default, for comparison.
+//
+// It reports b-ready-s (seconds from B's create until B is Ready),
+// a-before-b (A's Compositions that became Ready before B's) and
+// a-all-s (seconds until all of A's are Ready).
+func BenchmarkTenantFairness(b *testing.B) {
+	for _, mode := range []string{"turns", "fifo"} {
+		b.Run(mode, func(b *testing.B) {
+			for b.Loop() {
+				fairnessRound(b, mode == "fifo")
+			}
+		})
+	}
+}
+
+func fairnessRound(b *testing.B, fifo bool) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	nsA, nsB := testenv.Namespace(b, k), testenv.Namespace(b, k)
+	// The shared controller of the tests serves only Compositions without
+	// a shard label: this benchmark's controller serves its own shard.
+	shardName := "fair-" + nsA
+	bundle := &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "slow-" + nsA}, Spec: v1alpha1.BundleSpec{Files: slowBundle()}}
+	if err := k.Create(ctx, bundle); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = k.Delete(context.Background(), bundle) }()
+
+	cfg := rest.CopyConfig(controllerCfg)
+	cfg.QPS = -1
+	scheme, err := reconcile.NewScheme()
+	if err != nil {
+		b.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme: scheme, Cache: shard.CacheOptions(shardName),
+		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pool, err := sandbox.New(sandbox.Options{Workers: 2})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pool.Close()
+	restore := reconcile.UseFIFOQueue(fifo)
+	_, err = reconcile.SetupWithManager(ctx, mgr, reconcile.Options{
+		Version: "v0.0.0-test", MaxConcurrentReconciles: 2, ApplyConcurrency: 4,
+		Renderer: pool, Shard: shardName,
+	})
+	restore()
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = mgr.Start(ctx) }()
+
+	labelled := func(ns, name string) *v1alpha1.Composition {
+		c := composition(ns, name, bundle.Name, `{}`)
+		c.Labels = map[string]string{shard.Label: shardName}
+		return c
+	}
+	start := time.Now()
+	for i := range 50 {
+		if err := k.Create(ctx, labelled(nsA, fmt.Sprint("a-", i))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// Let the controller see A's burst before B's one arrives.
+	time.Sleep(500 * time.Millisecond)
+	bStart := time.Now()
+	if err := k.Create(ctx, labelled(nsB, "b")); err != nil {
+		b.Fatal(err)
+	}
+	ready := func(ns string) (int, error) {
+		var list v1alpha1.CompositionList
+		if err := k.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return 0, err
+		}
+		n := 0
+		for i := range list.Items {
+			if cond(&list.Items[i], v1alpha1.ConditionReady) == metav1.ConditionTrue {
+				n++
+			}
+		}
+		return n, nil
+	}
+	var bReady time.Duration
+	aBefore := -1
+	deadline := time.Now().Add(5 * time.Minute)
+	for time.Now().Before(deadline) {
+		nA, err := ready(nsA)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if aBefore < 0 {
+			nB, err := ready(nsB)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if nB == 1 {
+				bReady, aBefore = time.Since(bStart), nA
+			}
+		}
+		if aBefore >= 0 && nA == 50 {
+			b.ReportMetric(bReady.Seconds(), "b-ready-s")
+			b.ReportMetric(float64(aBefore), "a-before-b")
+			b.ReportMetric(time.Since(start).Seconds(), "a-all-s")
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.Fatalf("not every Composition became Ready within 5 minutes (B after %s, %d of A before it)", bReady, aBefore)
+}
