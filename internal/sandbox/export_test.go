@@ -24,7 +24,7 @@ func (p *Pool) Probe(ctx context.Context, what string) (refused, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := w.send(&request{Probe: what}); err != nil {
+	if err := w.sendWithin(&request{Probe: what}, p.limits.Timeout+grace); err != nil {
 		err = w.died(err, p.limits)
 		p.put(w, false)
 		return nil, err

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -256,7 +257,11 @@ func (w *proc) render(b *templates.Bundle, in templates.Input, l Limits) (objs [
 		req.Spec = &spec
 	}
 	for {
-		if err := w.send(&req); err != nil {
+		if err := w.sendWithin(&req, l.Timeout+grace); err != nil {
+			if errors.Is(err, errSendTimeout) {
+				return nil, false, &templates.RenderError{Reason: templates.ReasonTimeout,
+					Msg: fmt.Sprintf("render stopped: the worker did not take the request within %s", l.Timeout+grace)}
+			}
 			return nil, false, w.died(err, l)
 		}
 		resp, err := w.await(l)

@@ -2,12 +2,14 @@ package sandbox
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/stencil-dev/stencil/templates"
 )
@@ -88,8 +90,21 @@ func (w *proc) read(r io.Reader) {
 	close(w.exited)
 }
 
-func (w *proc) send(req *request) error {
-	return writeFrame(w.in, req)
+// errSendTimeout says that a worker did not read a request within its
+// time: it was killed.
+var errSendTimeout = errors.New("render worker did not read its request in time")
+
+// sendWithin writes req to the worker, and kills the worker if the write
+// has not finished within d: a worker that stops reading (wedged, or not
+// a worker at all) must not hold its caller, or the pool's slot, past the
+// render's deadline once the request outgrows the pipe's buffer.
+func (w *proc) sendWithin(req *request, d time.Duration) error {
+	timer := time.AfterFunc(d, w.kill)
+	err := writeFrame(w.in, req)
+	if !timer.Stop() {
+		return errSendTimeout
+	}
+	return err
 }
 
 // kill stops the worker and waits for it.

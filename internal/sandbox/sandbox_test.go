@@ -214,3 +214,30 @@ func TestWorkerForgetsBundles(t *testing.T) {
 		t.Fatalf("render of the first bundle again: %v, %v", got, err)
 	}
 }
+
+// TestWorkerThatDoesNotReadIsKilled: a worker that never reads its
+// request (wedged, or not a worker at all) is killed at the render's
+// deadline and its grace even when the request is larger than the pipe's
+// buffer, where writing it would otherwise block the caller for ever.
+func TestWorkerThatDoesNotReadIsKilled(t *testing.T) {
+	p, err := sandbox.New(sandbox.Options{Limits: sandbox.Limits{Timeout: 100 * time.Millisecond}, Command: []string{"/bin/sh", "-c", "exec sleep 60"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	large := map[string]string{"templates/cm.yaml": configMap["templates/cm.yaml"], "files/big.txt": strings.Repeat("x", 1<<20)}
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Render(context.Background(), load(t, "big", large), input)
+		done <- err
+	}()
+	select {
+	case err = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("Render still writes to a worker that does not read, a minute on")
+	}
+	var re *templates.RenderError
+	if !errors.As(err, &re) || re.Reason != templates.ReasonTimeout {
+		t.Fatalf("err = %#v, want a RenderError with reason %s", err, templates.ReasonTimeout)
+	}
+}
