@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+	jsonserializer "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/yaml"
 
@@ -65,6 +66,8 @@ type lintFlags struct {
 	values  []string
 	offline bool
 	render  renderFlags
+	// sets holds --set and --set-string, applied over every case's values.
+	sets valuesFlags
 }
 
 func newLintCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
@@ -73,7 +76,8 @@ func newLintCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
 		Use:   "lint DIR [-f values.yaml ...]",
 		Short: "Render a bundle with its defaults and each values file, and validate every object",
 		Long: `lint renders the bundle as a Composition would (with the bundle's defaults,
-then with each values file), then validates every object: against the API
+then with each values file; --set and --set-string apply over each), then
+validates every object: against the API
 server's schema with a server-side dry-run apply when a cluster is
 reachable, and otherwise offline against the built-in kinds' schemas (so a
 misspelled field in a Deployment is caught). When the bundle publishes a
@@ -96,6 +100,7 @@ values). Every problem is printed with its location; the exit status is
 		},
 	}
 	cmd.Flags().StringArrayVarP(&f.values, "values", "f", nil, "values file to lint with (repeatable)")
+	f.sets.add(cmd.Flags(), false)
 	cmd.Flags().BoolVar(&f.offline, "offline", false, "validate offline even when a cluster is reachable")
 	f.render.add(cmd.Flags())
 	return cmd
@@ -145,6 +150,14 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 			values *apiextensionsv1.JSON
 		}{path, &apiextensionsv1.JSON{Raw: js}})
 	}
+	if f.sets.given() {
+		for i := range cases {
+			if cases[i].values, err = withSets(&f.sets, cases[i].values); err != nil {
+				return 0, err
+			}
+			cases[i].label += " with --set"
+		}
+	}
 	pool, err := f.render.pool()
 	if err != nil {
 		return 0, err
@@ -172,6 +185,28 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 		problems += n
 	}
 	return problems, nil
+}
+
+// withSets returns values with the --set and --set-string assignments of
+// v applied over them.
+func withSets(v *valuesFlags, values *apiextensionsv1.JSON) (*apiextensionsv1.JSON, error) {
+	m := map[string]any{}
+	if values != nil {
+		if err := json.Unmarshal(values.Raw, &m); err != nil {
+			return nil, err
+		}
+		if m == nil {
+			m = map[string]any{}
+		}
+	}
+	if err := v.apply(m); err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return &apiextensionsv1.JSON{Raw: raw}, nil
 }
 
 // openAPIKeywords are keywords of an OpenAPI v3 (CRD) schema that JSON
@@ -205,7 +240,7 @@ func validate(ctx context.Context, s *session, p *plan.Plan, report func(string)
 		}
 		return problems
 	}
-	strict := json.NewSerializerWithOptions(json.DefaultMetaFactory, s.scheme, s.scheme, json.SerializerOptions{Strict: true})
+	strict := jsonserializer.NewSerializerWithOptions(jsonserializer.DefaultMetaFactory, s.scheme, s.scheme, jsonserializer.SerializerOptions{Strict: true})
 	for _, o := range p.Objects {
 		gvk := o.GroupVersionKind()
 		if !s.scheme.Recognizes(gvk) {

@@ -2,16 +2,22 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/stencil-dev/stencil/reconcile/plan"
 
 	"github.com/spf13/cobra"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/yaml"
 
+	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/templates"
 )
@@ -22,6 +28,9 @@ type planFlags struct {
 	bundle  string
 	offline bool
 	render  renderFlags
+	// values and name make render's own Composition, without -f.
+	values valuesFlags
+	name   string
 }
 
 func (f *planFlags) add(cmd *cobra.Command, offline bool) {
@@ -36,7 +45,7 @@ func (f *planFlags) add(cmd *cobra.Command, offline bool) {
 func newRenderCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
 	f := &planFlags{}
 	cmd := &cobra.Command{
-		Use:   "render -f composition.yaml [--bundle DIR|bundle.yaml]",
+		Use:   "render (-f composition.yaml [--bundle DIR|bundle.yaml] | --bundle DIR|bundle.yaml [--values FILE] [--set a.b=c] [--name NAME] [-n NAMESPACE])",
 		Short: "Print the objects the controller would apply for Compositions and instances of published kinds",
 		Long: `render prints, as multi-document YAML, exactly the objects the controller
 would apply for each Composition in the file, and for each instance of a
@@ -48,14 +57,21 @@ cluster: a Composition's by its spec.bundle, an instance's as the Bundle
 whose spec.api publishes the instance's apiVersion and kind. With --bundle
 DIR, an instance's kind must be the one DIR's stencil.yaml api: publishes.
 With --bundle and no reachable cluster (or --offline), only built-in kinds
-and kinds defined by CRDs in the bundle can be placed.`,
+and kinds defined by CRDs in the bundle can be placed.
+
+Without -f, render makes the Composition itself, as helm template makes a
+release: named --name, in the namespace of -n (or the kubeconfig's), of
+the --bundle, with the values of --values files (merged in order) and
+--set / --set-string assignments (applied after them, in order). It is
+the plan the controller would apply for a Composition with those values.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runRender(cmd.Context(), kube, f, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f.add(cmd, true)
-	_ = cmd.MarkFlagRequired("filename")
+	f.values.add(cmd.Flags(), true)
+	cmd.Flags().StringVar(&f.name, "name", "release-name", "without -f: the name of the Composition render makes (.Release.Name)")
 	return cmd
 }
 
@@ -84,7 +100,7 @@ func runRender(ctx context.Context, kube *genericclioptions.ConfigFlags, f *plan
 	if err != nil {
 		return err
 	}
-	docs, err := readParents(f.file, stdin, s.namespace)
+	docs, err := f.parents(stdin, s.namespace)
 	if err != nil {
 		return err
 	}
@@ -107,6 +123,43 @@ func runRender(ctx context.Context, kube *genericclioptions.ConfigFlags, f *plan
 		}
 	}
 	return nil
+}
+
+// parents returns the parents to render: those of -f, or, without it, the
+// one Composition the values flags and --name make, of the --bundle.
+func (f *planFlags) parents(stdin io.Reader, namespace string) ([]document, error) {
+	switch {
+	case f.file != "" && f.values.given():
+		return nil, fmt.Errorf("--values, --set and --set-string make a Composition of their own: give them without -f (a -f file's parents carry their own values)")
+	case f.file != "":
+		return readParents(f.file, stdin, namespace)
+	case f.bundle == "":
+		return nil, fmt.Errorf("give -f with Compositions or instances to render, or --bundle (with --values, --set) to render one Composition of it")
+	}
+	bundle, err := bundleNameAt(f.bundle)
+	if err != nil {
+		return nil, err
+	}
+	values, err := f.values.merged()
+	if err != nil {
+		return nil, err
+	}
+	comp := &v1alpha1.Composition{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Composition"},
+		ObjectMeta: metav1.ObjectMeta{Name: f.name, Namespace: namespace},
+		Spec:       v1alpha1.CompositionSpec{Bundle: bundle},
+	}
+	if values != nil {
+		raw, err := json.Marshal(values)
+		if err != nil {
+			return nil, err
+		}
+		comp.Spec.Values = &apiextensionsv1.JSON{Raw: raw}
+	}
+	if errs := validation.IsDNS1123Subdomain(f.name); len(errs) > 0 {
+		return nil, fmt.Errorf("--name %q: %s", f.name, strings.Join(errs, "; "))
+	}
+	return []document{{comp: comp}}, nil
 }
 
 // planParent renders one parent (a Composition or an instance of a published
