@@ -28,6 +28,7 @@ type reporter struct{ *CompositionReconciler }
 func (r reporter) patchStatus(ctx context.Context, s *scope) error {
 	r.readiness.Record(metrics.ParentKey{Kind: s.comp.ParentGVK().GroupKind(), NamespacedName: client.ObjectKeyFromObject(s.comp)}, s.status.Conditions)
 	status.KeepTransitionTimes(&s.status, s.comp.ParentStatus().Conditions)
+	s.status.Inventory = inventoryRecord(s)
 	if equality.Semantic.DeepEqual(*s.comp.ParentStatus(), s.status) {
 		return nil
 	}
