@@ -238,7 +238,7 @@ data:
 	condition(t, ns, "web", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	c := mustGet(t, ns, "web")
 	if c.Status.Inventory == nil || !slices.Equal(c.Status.Inventory.GroupKinds, []string{"ConfigMap"}) {
-		t.Fatalf("status.inventory = %+v, want the ConfigMap recorded", c.Status.Inventory)
+		t.Errorf("status.inventory = %+v, want the ConfigMap recorded", c.Status.Inventory)
 	}
 
 	// An object that looks like a member of the set, of a kind the set never had.
@@ -259,6 +259,11 @@ data:
 		c.Spec.Values.Raw = []byte(`{"v":"2"}`)
 	})
 	condition(t, ns, "web", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	settle(t, "the controller", controller)
+	live := &corev1.Secret{}
+	if err := k.Get(ctx, client.ObjectKeyFromObject(decoy), live); err != nil {
+		t.Fatalf("the decoy Secret was pruned: %v", err)
+	}
 	eventually(t, "a Warning event naming the ignored kind", func() (bool, error) {
 		events := &corev1.EventList{}
 		if err := k.List(ctx, events, client.InNamespace(ns)); err != nil {
@@ -271,11 +276,6 @@ data:
 		}
 		return false, fmt.Errorf("%d events, none InventoryIgnored", len(events.Items))
 	})
-	settle(t, "the controller", controller)
-	live := &corev1.Secret{}
-	if err := k.Get(ctx, client.ObjectKeyFromObject(decoy), live); err != nil {
-		t.Fatalf("the decoy Secret was pruned: %v", err)
-	}
 	c = mustGet(t, ns, "web")
 	if got := c.Annotations[applyset.AnnotationGroupKinds]; got != "ConfigMap" {
 		t.Errorf("contains-group-kinds = %q, want the hand-added entry dropped", got)
