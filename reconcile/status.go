@@ -75,7 +75,9 @@ func (r reporter) stallTerminal(s *scope, reason, msg string) ctrl.Result {
 	status.SetStalled(&s.status, s.comp.GetGeneration(), reason, msg)
 	st := stall{reason: reason, message: msg}
 	var res ctrl.Result
-	if reason == v1alpha1.ReasonForbidden {
+	// A grant, or an object's consent to adoption (or its removal), raises
+	// no event of the parent's: look again after a while.
+	if reason == v1alpha1.ReasonForbidden || reason == v1alpha1.ReasonAdoptionRefused {
 		st.expires = time.Now().Add(ForbiddenRecheck)
 		res.RequeueAfter = ForbiddenRecheck
 	}

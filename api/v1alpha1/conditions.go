@@ -86,7 +86,9 @@ const (
 	// stencil), and nothing consents to its adoption: neither the object
 	// (annotation stencil.dev/adopt naming the parent) nor the Bundle
 	// (spec.permissions.adopt naming its kind). It is not written, labelled
-	// or deleted; the message names it as Kind/namespace/name.
+	// or deleted; the message names it as Kind/namespace/name. Looked at
+	// again after a minute, as for Forbidden, since the object's consent
+	// raises no event of the parent's.
 	ReasonAdoptionRefused = "AdoptionRefused"
 )
 
