@@ -404,3 +404,33 @@ func (emptyReader) Get(_ context.Context, key client.ObjectKey, obj client.Objec
 }
 
 func (emptyReader) List(context.Context, client.ObjectList, ...client.ListOption) error { return nil }
+
+// TestFinalizeActsOnTheRecord (issue 20 item 8): a tenant who widens the
+// contains-group-kinds annotation and then deletes the Composition gets
+// nothing of the added kind deleted, even an object that looks like a
+// member.
+func TestFinalizeActsOnTheRecord(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "finalize-record-"+ns, map[string]string{"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Composition.Name }}\n"})
+	mustCreate(t, composition(ns, "web", b.Name, `{}`))
+	c := condition(t, ns, "web", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	settle(t, "the controller", controller)
+
+	decoy := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ServiceAccount"}}
+	decoy.SetNamespace(ns)
+	decoy.SetName("deployer")
+	decoy.SetLabels(map[string]string{applyset.LabelPartOf: applyset.ID("web", ns, applyset.CompositionGroupKind)})
+	if err := k.Apply(ctx, client.ApplyConfigurationFromUnstructured(decoy), client.FieldOwner(applyset.FieldManager)); err != nil {
+		t.Fatal(err)
+	}
+	update(t, c, func(c *v1alpha1.Composition) { c.Annotations[applyset.AnnotationGroupKinds] = "ConfigMap,ServiceAccount" })
+	if err := k.Delete(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	gone(t, c)
+	gone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}})
+	if err := k.Get(ctx, client.ObjectKeyFromObject(decoy), &corev1.ServiceAccount{}); err != nil {
+		t.Fatalf("the ServiceAccount the tenant added to the annotation was deleted with the Composition: %v", err)
+	}
+}
