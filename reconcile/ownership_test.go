@@ -424,7 +424,9 @@ func TestFinalizeActsOnTheRecord(t *testing.T) {
 	if err := k.Apply(ctx, client.ApplyConfigurationFromUnstructured(decoy), client.FieldOwner(applyset.FieldManager)); err != nil {
 		t.Fatal(err)
 	}
-	update(t, c, func(c *v1alpha1.Composition) { c.Annotations[applyset.AnnotationGroupKinds] = "ConfigMap,ServiceAccount" })
+	update(t, c, func(c *v1alpha1.Composition) {
+		c.Annotations[applyset.AnnotationGroupKinds] = "ConfigMap,ServiceAccount"
+	})
 	if err := k.Delete(ctx, c); err != nil {
 		t.Fatal(err)
 	}
