@@ -143,6 +143,28 @@ const compositionStatusSchema = "" +
 	"        }\n" +
 	"      }\n" +
 	"    },\n" +
+	"    \"inventory\": {\n" +
+	"      \"description\": \"inventory is the controller's own record of where the set's members\\nmay be, as it last wrote the parent's ApplySet annotations\\n(applyset.kubernetes.io/contains-group-kinds and\\nadditional-namespaces). Prune and deletion act only on the\\ngroup-kinds and namespaces both name: an entry added to the\\nannotations by hand is ignored.\",\n" +
+	"      \"type\": \"object\",\n" +
+	"      \"properties\": {\n" +
+	"        \"groupKinds\": {\n" +
+	"          \"description\": \"groupKinds lists the group-kinds members may have, as Kind.group\\n(Kind alone for the core group), sorted.\",\n" +
+	"          \"type\": \"array\",\n" +
+	"          \"items\": {\n" +
+	"            \"type\": \"string\"\n" +
+	"          },\n" +
+	"          \"x-kubernetes-list-type\": \"atomic\"\n" +
+	"        },\n" +
+	"        \"namespaces\": {\n" +
+	"          \"description\": \"namespaces lists the namespaces, other than the parent's, where\\nmembers may be, sorted.\",\n" +
+	"          \"type\": \"array\",\n" +
+	"          \"items\": {\n" +
+	"            \"type\": \"string\"\n" +
+	"          },\n" +
+	"          \"x-kubernetes-list-type\": \"atomic\"\n" +
+	"        }\n" +
+	"      }\n" +
+	"    },\n" +
 	"    \"members\": {\n" +
 	"      \"description\": \"members lists every object of the last render with its readiness.\",\n" +
 	"      \"type\": \"array\",\n" +

@@ -70,7 +70,7 @@ func (r finalizer) finalize(ctx context.Context, s *scope) (ctrl.Result, error) 
 		if failed := slices.DeleteFunc(slices.Clone(listed.Unlisted), func(gk schema.GroupKind) bool { return slices.Contains(forbidden, gk) }); len(failed) > 0 {
 			return ctrl.Result{}, fmt.Errorf("list members to delete: cannot list %v", failed)
 		}
-		members := slices.DeleteFunc(listed.Members, func(m applyset.Member) bool { return !applyset.Owned(m) })
+		members := slices.DeleteFunc(listed.Members, func(m applyset.Member) bool { return !applyset.Owned(m, p.ID) })
 		var waiting bool
 		if s.comp.ParentSpec().DeletionPolicy == v1alpha1.DeletionPolicyOrphan {
 			err = r.orphan(ctx, s, members)

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -44,21 +43,27 @@ const Finalizer = "stencil.dev/finalizer"
 
 // parentState is the ApplySet metadata stencil keeps on a Composition.
 type parentState struct {
+	// inventory is what prune and deletion act on (see applyset.Recorded).
 	inventory applyset.Inventory
 	finalizer bool
+	// annotated is the inventory the parent's annotations name, as read:
+	// when it differs from inventory, writeParent rewrites them.
+	annotated applyset.Inventory
+	// read: the state was read from the parent (it is what the status
+	// records as status.inventory).
+	read bool
 }
 
-// readParent reads the parent's recorded applyset.Inventory and finalizer from the
-// API server (its metadata only): never from the cache, which may not have
-// seen the last widening yet.
+// readParent reads the parent's recorded applyset.Inventory and finalizer
+// from the API server: never from the cache, which may not have seen the
+// last widening yet.
 func (r *CompositionReconciler) readParent(ctx context.Context, comp applyset.Parent) (parentState, error) {
-	live := &metav1.PartialObjectMetadata{}
-	live.SetGroupVersionKind(comp.ParentGVK())
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(comp), live); err != nil {
+	live, err := applyset.Reread(ctx, r.APIReader, comp)
+	if err != nil {
 		return parentState{}, fmt.Errorf("read %s: %w", applyset.Describe(comp), err)
 	}
-	r.parentVersions.put(client.ObjectKeyFromObject(comp), "", live.ResourceVersion)
-	return stateOf(live, comp.GetNamespace()), nil
+	r.parentVersions.put(client.ObjectKeyFromObject(comp), "", live.GetResourceVersion())
+	return r.stateOf(comp, live), nil
 }
 
 // recordedParent returns the parent's recorded applyset.Inventory and finalizer:
@@ -75,7 +80,9 @@ func (r *CompositionReconciler) readParent(ctx context.Context, comp applyset.Pa
 // send the same status again).
 func (r *CompositionReconciler) recordedParent(ctx context.Context, comp applyset.Parent) (parentState, error) {
 	if v := comp.GetResourceVersion(); v != "" && r.version(client.ObjectKeyFromObject(comp)) == v {
-		return stateOf(comp, comp.GetNamespace()), nil
+		inv, _ := applyset.Recorded(comp)
+		return parentState{inventory: inv, finalizer: slices.Contains(comp.GetFinalizers(), Finalizer),
+			annotated: applyset.ParseInventory(comp.GetAnnotations()).Normalize(comp.GetNamespace()), read: true}, nil
 	}
 	live, err := applyset.Reread(ctx, r.APIReader, comp)
 	if err != nil {
@@ -83,7 +90,7 @@ func (r *CompositionReconciler) recordedParent(ctx context.Context, comp applyse
 	}
 	r.parentVersions.put(client.ObjectKeyFromObject(comp), "", live.GetResourceVersion())
 	adoptStatus(comp, live)
-	return stateOf(live, comp.GetNamespace()), nil
+	return r.stateOf(comp, live), nil
 }
 
 // adoptStatus makes live's status comp's: the status it holds, as the
@@ -99,23 +106,52 @@ func adoptStatus(comp, live applyset.Parent) {
 	}
 }
 
-// stateOf is the ApplySet state a parent's metadata records.
-func stateOf(o metav1.Object, namespace string) parentState {
-	return parentState{
-		inventory: applyset.ParseInventory(o.GetAnnotations()).Normalize(namespace),
-		finalizer: slices.Contains(o.GetFinalizers(), Finalizer),
+// stateOf is the ApplySet state live, the parent comp as read from the
+// API server, records (see applyset.Recorded). What its annotations name
+// beyond the controller's own record was added by hand: it is ignored,
+// with a Warning event, and the next write of the metadata drops it.
+func (r *CompositionReconciler) stateOf(comp, live applyset.Parent) parentState {
+	inv, ignored := applyset.Recorded(live)
+	if !ignored.Empty() {
+		gks, nss := ignored.Annotations()
+		r.Recorder.Eventf(comp, nil, "Warning", "InventoryIgnored", "Prune",
+			"the ApplySet annotations name group-kinds [%s] and namespaces [%s] that stencil never recorded: they are ignored (never listed, pruned or deleted from)", gks, nss)
 	}
+	return parentState{
+		inventory: inv,
+		finalizer: slices.Contains(live.GetFinalizers(), Finalizer),
+		annotated: applyset.ParseInventory(live.GetAnnotations()).Normalize(comp.GetNamespace()),
+		read:      true,
+	}
+}
+
+// inventoryRecord is the status.inventory a pass writes: the inventory it
+// read and wrote (s.parent), or, when it read none, the record comp
+// holds. A parent never reconciled gets an empty record, so that its
+// annotations are never taken for an earlier version's record (see
+// applyset.Recorded).
+func inventoryRecord(s *scope) *v1alpha1.InventoryStatus {
+	if s.parent.read {
+		return s.parent.inventory.Normalize(s.comp.GetNamespace()).Status()
+	}
+	if st := s.comp.ParentStatus(); st.Inventory != nil || st.ObservedGeneration > 0 || len(st.Conditions) > 0 {
+		return st.Inventory.DeepCopy()
+	}
+	return &v1alpha1.InventoryStatus{}
 }
 
 // writeParent server-side-applies the ApplySet metadata (id label, tooling,
 // group-kinds and namespaces annotations, finalizer) to the Composition, when
-// it differs from what was read (from). It returns the new state.
+// it differs from what was read (from: its annotations as read, which may
+// name more than its inventory, see applyset.Recorded). It returns the new
+// state.
 func (r *CompositionReconciler) writeParent(ctx context.Context, comp applyset.Parent, from, to parentState) (parentState, error) {
 	to.inventory = to.inventory.Normalize(comp.GetNamespace())
+	to.annotated, to.read = to.inventory, true
 	id := applyset.ParentID(comp)
 	tooling := "stencil/" + r.Options.Version
 	gks, nss := to.inventory.Annotations()
-	fromGKs, fromNSs := from.inventory.Annotations()
+	fromGKs, fromNSs := from.annotated.Annotations()
 	if from.finalizer == to.finalizer && gks == fromGKs && nss == fromNSs &&
 		comp.GetLabels()[applyset.LabelApplySetID] == id && comp.GetAnnotations()[applyset.AnnotationTooling] == tooling {
 		return to, nil

@@ -41,7 +41,7 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 	}
 	defer s.events.RecordApplied(r.Recorder, s.comp)
 	reader := r.watches.Reader()
-	a := &applyset.Applier{Writer: s.writer, Reader: reader, Live: r.APIReader, ID: s.plan.ID, Concurrency: max(r.Options.ApplyConcurrency, 1), Schemas: r.schemas}
+	a := &applyset.Applier{Writer: s.writer, Reader: reader, ID: s.plan.ID, Consent: r.consent(ctx, s), Concurrency: max(r.Options.ApplyConcurrency, 1), Schemas: r.schemas}
 	run, err := r.hooks.Start(ctx, r.hookPass(s, a))
 	if err != nil {
 		return ctrl.Result{}, err
@@ -186,7 +186,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 			remaining = remaining.Union(memberInventory(m))
 			continue
 		}
-		if !applyset.Prunable(m, keep) {
+		if !applyset.Prunable(m, keep, p.ID) {
 			if !keep[m.Meta.UID] {
 				remaining = remaining.Union(memberInventory(m))
 			}

@@ -126,10 +126,11 @@ func (r pruning) guardEmptyRender(ctx context.Context, s *scope) (ctrl.Result, e
 	if bundle.Annotations[AnnotationAllowEmptyRender] == "true" {
 		return ctrl.Result{}, nil
 	}
-	listed := r.cachedPruner(s).List(ctx, s.parent.inventory, s.comp.GetNamespace())
+	p := r.cachedPruner(s)
+	listed := p.List(ctx, s.parent.inventory, s.comp.GetNamespace())
 	var names []string
 	for _, m := range listed.Members {
-		if applyset.Owned(m) && m.Meta.DeletionTimestamp == nil {
+		if applyset.Owned(m, p.ID) && m.Meta.DeletionTimestamp == nil {
 			names = append(names, m.Ref())
 		}
 	}

@@ -28,6 +28,7 @@ type reporter struct{ *CompositionReconciler }
 func (r reporter) patchStatus(ctx context.Context, s *scope) error {
 	r.readiness.Record(metrics.ParentKey{Kind: s.comp.ParentGVK().GroupKind(), NamespacedName: client.ObjectKeyFromObject(s.comp)}, s.status.Conditions)
 	status.KeepTransitionTimes(&s.status, s.comp.ParentStatus().Conditions)
+	s.status.Inventory = inventoryRecord(s)
 	if equality.Semantic.DeepEqual(*s.comp.ParentStatus(), s.status) {
 		return nil
 	}
@@ -74,7 +75,9 @@ func (r reporter) stallTerminal(s *scope, reason, msg string) ctrl.Result {
 	status.SetStalled(&s.status, s.comp.GetGeneration(), reason, msg)
 	st := stall{reason: reason, message: msg}
 	var res ctrl.Result
-	if reason == v1alpha1.ReasonForbidden {
+	// A grant, or an object's consent to adoption (or its removal), raises
+	// no event of the parent's: look again after a while.
+	if reason == v1alpha1.ReasonForbidden || reason == v1alpha1.ReasonAdoptionRefused {
 		st.expires = time.Now().Add(ForbiddenRecheck)
 		res.RequeueAfter = ForbiddenRecheck
 	}

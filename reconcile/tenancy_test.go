@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
@@ -98,6 +99,12 @@ func TestForbiddenKind(t *testing.T) {
 			"spec":     map[string]any{"hard": map[string]any{"pods": "5"}},
 		}}
 		if err := k.Apply(ctx, client.ApplyConfigurationFromUnstructured(leftover), client.FieldOwner(applyset.FieldManager)); err != nil {
+			t.Fatal(err)
+		}
+		// The controller records its inventory in status too (issue 20
+		// item 8: annotations alone are not trusted); record it first.
+		record := []byte(`{"status":{"inventory":{"groupKinds":["ConfigMap","ResourceQuota"]}}}`)
+		if err := k.Status().Patch(ctx, comp, client.RawPatch(types.MergePatchType, record)); err != nil {
 			t.Fatal(err)
 		}
 		parent := &unstructured.Unstructured{Object: map[string]any{

@@ -165,6 +165,19 @@ type BundlePermissions struct {
 	// +optional
 	// +listType=set
 	Namespaces []string `json:"namespaces,omitempty"`
+
+	// adopt lists the kinds whose existing objects a Composition of this
+	// bundle may adopt: an object the render names that exists and belongs
+	// to no ApplySet is then labelled a member and applied over (forced
+	// ownership), and later pruned like any member. Without it, such an
+	// object is adopted only when it carries the annotation
+	// stencil.dev/adopt naming the parent; otherwise the parent is Stalled
+	// (reason AdoptionRefused) and the object left as it is. A member of
+	// another ApplySet is never adopted. A kind of "*" allows every kind
+	// of the group.
+	// +optional
+	// +listType=atomic
+	Adopt []GroupKind `json:"adopt,omitempty"`
 }
 
 // GroupKind names a kind of object by API group ("" for the core group).

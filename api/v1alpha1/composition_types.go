@@ -114,6 +114,29 @@ type CompositionStatus struct {
 	// pass and replaced when the revision changes.
 	// +optional
 	Hooks *HooksStatus `json:"hooks,omitempty"`
+
+	// inventory is the controller's own record of where the set's members
+	// may be, as it last wrote the parent's ApplySet annotations
+	// (applyset.kubernetes.io/contains-group-kinds and
+	// additional-namespaces). Prune and deletion act only on the
+	// group-kinds and namespaces both name: an entry added to the
+	// annotations by hand is ignored.
+	// +optional
+	Inventory *InventoryStatus `json:"inventory,omitempty"`
+}
+
+// InventoryStatus is the controller's record of an ApplySet's inventory.
+type InventoryStatus struct {
+	// groupKinds lists the group-kinds members may have, as Kind.group
+	// (Kind alone for the core group), sorted.
+	// +optional
+	// +listType=atomic
+	GroupKinds []string `json:"groupKinds,omitempty"`
+	// namespaces lists the namespaces, other than the parent's, where
+	// members may be, sorted.
+	// +optional
+	// +listType=atomic
+	Namespaces []string `json:"namespaces,omitempty"`
 }
 
 // HooksStatus records the Helm hooks run for one revision of a

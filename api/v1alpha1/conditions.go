@@ -81,6 +81,15 @@ const (
 	// window with no change of input: something else keeps changing fields
 	// stencil sets. The message names the member and those fields.
 	ReasonFlapping = "Flapping"
+	// ReasonAdoptionRefused: an object the render names exists and is not
+	// a member of this set (no part-of label of its own, or not managed by
+	// stencil), and nothing consents to its adoption: neither the object
+	// (annotation stencil.dev/adopt naming the parent) nor the Bundle
+	// (spec.permissions.adopt naming its kind). It is not written, labelled
+	// or deleted; the message names it as Kind/namespace/name. Looked at
+	// again after a minute, as for Forbidden, since the object's consent
+	// raises no event of the parent's.
+	ReasonAdoptionRefused = "AdoptionRefused"
 )
 
 // Reasons of a Bundle's Ready=False about the kind it publishes (spec.api).

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,15 +77,17 @@ type ApplyResult struct {
 }
 
 // Applier applies objects with server-side apply: writer makes the writes
-// (impersonating the Composition's ServiceAccount when it has one); reader
-// is the label-selected cache of members, used to skip writes that would
-// change nothing; live reads from the API server what the cache does not
-// hold (a new object, or one another set or tool made).
+// (impersonating the Composition's ServiceAccount when it has one) and
+// reads live, for the ownership test, an object the cache does not hold
+// that turns out to exist; reader is the label-selected cache of members,
+// used to skip writes that would change nothing.
 type Applier struct {
-	Writer      client.Client
-	Reader      client.Reader
-	Live        client.Reader
-	ID          string // the ApplySet id members must carry
+	Writer client.Client
+	Reader client.Reader
+	ID     string // the ApplySet id members must carry
+	// Consent is what lets the set adopt an existing object of no set
+	// (see Owns).
+	Consent     Consent
 	Concurrency int
 	// Schemas compute the apply locally to skip writes that change nothing.
 	Schemas *Schemas
@@ -111,7 +112,11 @@ func (a *Applier) ApplyStage(ctx context.Context, objs []*unstructured.Unstructu
 }
 
 // Apply applies one object, unless the cached live object shows it would
-// change nothing.
+// change nothing. An object the member cache does not hold is created (see
+// create); one that exists is applied over only when the ownership test
+// (Owns) finds it a Member of this set or Adoptable: anything else is
+// refused, with reason AdoptionRefused (or, for a member of another set,
+// ApplyFailed), and left as it is.
 func (a *Applier) Apply(ctx context.Context, desired *unstructured.Unstructured) ApplyResult {
 	res := ApplyResult{Object: desired}
 	live := &unstructured.Unstructured{}
@@ -121,34 +126,38 @@ func (a *Applier) Apply(ctx context.Context, desired *unstructured.Unstructured)
 		if res, done := a.create(ctx, desired); done {
 			return res
 		}
-		// It exists after all, with fields another manager set: read it
-		// live (the cache holds only labelled members, and may lag) and
-		// apply it as an existing object.
-		err = a.Live.Get(ctx, client.ObjectKeyFromObject(desired), live)
+		// It exists after all (the cache lags, or the object is not
+		// labelled a member): read it live, as the writer, for the
+		// ownership test.
+		live, err = a.readLive(ctx, desired)
+		if err == nil && live == nil {
+			// Deleted since the create was refused: the next pass creates it.
+			return res.fail(fmt.Errorf("apply %s: the object went away while it was applied", Ref(desired)))
+		}
 	}
-	switch {
-	case apierrors.IsNotFound(err):
-		live = nil
-	case err != nil:
-		return res.fail(fmt.Errorf("read %s: %w", Ref(desired), err))
+	if err != nil {
+		return res.fail(fmt.Errorf("read %s: %w", Ref(desired), Redact(desired, err)))
 	}
-	if live != nil {
-		if other := live.GetLabels()[LabelPartOf]; other != "" && other != a.ID {
-			res = res.fail(&ForeignMemberError{Object: Ref(desired), ApplySet: other})
-			res.Reason = v1alpha1.ReasonApplyFailed
+	switch Owns(live, desired.GroupVersionKind().GroupKind(), a.ID, a.Consent) {
+	case Foreign:
+		res = res.fail(&ForeignMemberError{Object: Ref(desired), ApplySet: live.GetLabels()[LabelPartOf]})
+		res.Reason = v1alpha1.ReasonApplyFailed
+		return res
+	case NotOurs:
+		res = res.fail(&AdoptionRefusedError{Object: Ref(desired), Parent: a.Consent.Parent})
+		res.Reason = v1alpha1.ReasonAdoptionRefused
+		return res
+	}
+	if live.GetDeletionTimestamp() == nil {
+		d := a.Schemas.decideWrite(ctx, a.Writer, desired, live)
+		if !d.write {
+			res.UID, res.Action, res.Live, res.Before = live.GetUID(), Unchanged, live, live.GetResourceVersion()
 			return res
 		}
-		if live.GetDeletionTimestamp() == nil {
-			d := a.Schemas.decideWrite(ctx, a.Writer, desired, live)
-			if !d.write {
-				res.UID, res.Action, res.Live, res.Before = live.GetUID(), Unchanged, live, live.GetResourceVersion()
-				return res
-			}
-			res.Changed = d.changed
-			if len(d.changed) == 0 && d.why != "" {
-				log.FromContext(ctx).V(1).Info("applying: no local decision", "object", Ref(desired), "reason", d.why)
-				res.Changed = changedFields(desired.Object, live.Object, maxChangedFields)
-			}
+		res.Changed = d.changed
+		if len(d.changed) == 0 && d.why != "" {
+			log.FromContext(ctx).V(1).Info("applying: no local decision", "object", Ref(desired), "reason", d.why)
+			res.Changed = changedFields(desired.Object, live.Object, maxChangedFields)
 		}
 	}
 	applied := desired.DeepCopy()
@@ -158,33 +167,35 @@ func (a *Applier) Apply(ctx context.Context, desired *unstructured.Unstructured)
 		res.Reason = terminalReason(err)
 		return res
 	}
-	res.UID, res.Action, res.Live = applied.GetUID(), Configured, applied
-	switch {
-	case live == nil:
-		res.Action = Created
-	case live.GetResourceVersion() == applied.GetResourceVersion():
+	res.UID, res.Action, res.Live, res.Before = applied.GetUID(), Configured, applied, live.GetResourceVersion()
+	if live.GetResourceVersion() == applied.GetResourceVersion() {
 		res.Action = Reapplied
-	}
-	if live != nil {
-		res.Before = live.GetResourceVersion()
 	}
 	a.appliedCRD(applied, res.Action)
 	return res
 }
 
-// create applies an object the member reader does not hold, without
-// forcing ownership, and reports whether that settled it. Nearly always
-// the object does not exist and this creates it: no read precedes the
-// write. If it exists after all (the cache lags, or the object is not
-// labelled a member), every field stencil sets that another manager owns
-// with another value, such as another tool's ApplySet part-of label, is a
-// conflict, and the caller reads the object live and handles it as an
-// existing one (a member of another ApplySet is refused, anything else
-// taken over with forced ownership). Fields equal to stencil's are simply
-// shared, as a forced apply would share them.
+// createOnly is the resourceVersion create sends as a precondition. The
+// API server treats a server-side apply that names a resourceVersion as an
+// update of exactly that version, and an apply to an absent object as a
+// create, which ignores it: so the apply creates an absent object and is
+// refused with a Conflict by any existing one, whose resourceVersion is
+// never "1" (etcd's first write is revision 2). The version is not a field
+// any manager owns, and the created object gets its own.
+const createOnly = "1"
+
+// create applies an object the member reader does not hold, and reports
+// whether that settled it. Nearly always the object does not exist and
+// this creates it, with no read before the write: the apply carries the
+// createOnly precondition, so it can only create. If the object exists
+// after all (the cache lags, or it is not labelled a member), the API
+// server refuses the apply with a Conflict and nothing is written: the
+// caller reads the object live and asks the ownership test (Owns) whether
+// it may be applied over.
 func (a *Applier) create(ctx context.Context, desired *unstructured.Unstructured) (ApplyResult, bool) {
 	res := ApplyResult{Object: desired}
 	applied := desired.DeepCopy()
+	applied.SetResourceVersion(createOnly)
 	err := a.Writer.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(FieldManager))
 	switch {
 	case apierrors.IsConflict(err):
@@ -195,11 +206,22 @@ func (a *Applier) create(ctx context.Context, desired *unstructured.Unstructured
 		return res, true
 	}
 	res.UID, res.Action, res.Live = applied.GetUID(), Created, applied
-	if slices.ContainsFunc(applied.GetManagedFields(), func(f metav1.ManagedFieldsEntry) bool { return f.Manager != FieldManager }) {
-		res.Action = Configured // it existed, with fields of others
-	}
 	a.appliedCRD(applied, res.Action)
 	return res, true
+}
+
+// readLive reads an object from the API server as the writer (nil when
+// absent): what the ownership test decides on is what the writer itself
+// may see. The writer must read unstructured objects live, as
+// controller-runtime's default client does.
+func (a *Applier) readLive(ctx context.Context, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(desired.GroupVersionKind())
+	err := a.Writer.Get(ctx, client.ObjectKeyFromObject(desired), live)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return live, err
 }
 
 // appliedCRD forgets the schemas of a CRD's group once stencil changed it:

@@ -115,3 +115,80 @@ func Ref(u client.Object) string {
 	}
 	return kind + "/" + u.GetNamespace() + "/" + u.GetName()
 }
+
+// Intersect returns the group-kinds and namespaces both inv and other hold.
+func (inv Inventory) Intersect(other Inventory) Inventory {
+	var out Inventory
+	for _, gk := range inv.GroupKinds {
+		if slices.Contains(other.GroupKinds, gk) {
+			out.GroupKinds = append(out.GroupKinds, gk)
+		}
+	}
+	for _, ns := range inv.Namespaces {
+		if slices.Contains(other.Namespaces, ns) {
+			out.Namespaces = append(out.Namespaces, ns)
+		}
+	}
+	return out.Normalize("")
+}
+
+// Minus returns what inv holds and other does not.
+func (inv Inventory) Minus(other Inventory) Inventory {
+	var out Inventory
+	for _, gk := range inv.GroupKinds {
+		if !slices.Contains(other.GroupKinds, gk) {
+			out.GroupKinds = append(out.GroupKinds, gk)
+		}
+	}
+	for _, ns := range inv.Namespaces {
+		if !slices.Contains(other.Namespaces, ns) {
+			out.Namespaces = append(out.Namespaces, ns)
+		}
+	}
+	return out
+}
+
+// Empty reports whether inv names no group-kind and no namespace.
+func (inv Inventory) Empty() bool { return len(inv.GroupKinds) == 0 && len(inv.Namespaces) == 0 }
+
+// Status is inv as the parent's status records it (status.inventory).
+func (inv Inventory) Status() *v1alpha1.InventoryStatus {
+	out := &v1alpha1.InventoryStatus{}
+	for _, gk := range inv.GroupKinds {
+		out.GroupKinds = append(out.GroupKinds, FormatGroupKind(gk))
+	}
+	if len(inv.Namespaces) > 0 {
+		out.Namespaces = slices.Clone(inv.Namespaces)
+	}
+	return out
+}
+
+// Recorded returns the Inventory that prune and deletion act on for parent
+// p: the group-kinds and namespaces named both by the controller's own
+// record (status.inventory: only the controller writes a parent's status)
+// and by the ApplySet annotations (which whoever may update the parent
+// may edit). ignored is what the annotations name beyond the record: an
+// entry added by hand, never listed, pruned or deleted from.
+//
+// A parent with no record is either one an earlier version of stencil
+// reconciled (its status has conditions or an observedGeneration, which
+// only the controller writes): its annotations are taken as they are, the
+// behaviour of that version, until the pass records them (each status
+// write carries a record); or one never reconciled: its record is empty,
+// whatever its annotations say.
+func Recorded(p Parent) (inv, ignored Inventory) {
+	annotated := ParseInventory(p.GetAnnotations()).Normalize(p.GetNamespace())
+	st := p.ParentStatus()
+	if st.Inventory == nil {
+		if st.ObservedGeneration > 0 || len(st.Conditions) > 0 {
+			return annotated, Inventory{}
+		}
+		return Inventory{}, annotated
+	}
+	record := Inventory{Namespaces: slices.Clone(st.Inventory.Namespaces)}
+	for _, s := range st.Inventory.GroupKinds {
+		record.GroupKinds = append(record.GroupKinds, schema.ParseGroupKind(s))
+	}
+	record = record.Normalize(p.GetNamespace())
+	return annotated.Intersect(record), annotated.Minus(record)
+}

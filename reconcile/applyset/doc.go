@@ -4,12 +4,26 @@
 //   - applyset.go, parent.go: the parent (Parent: a Composition or an
 //     Instance of a published kind), its id (ID, kubectl's formula), the
 //     labels and annotations kubectl reads, and the Inventory the parent
-//     records (group-kinds and namespaces where members may be).
-//   - apply.go: Applier, server-side apply under the one FieldManager with
-//     forced ownership, stage by stage; each apply yields an ApplyResult
-//     (Created, Configured, Reapplied, Unchanged, Failed) with the reason
-//     to stall on when no retry can fix it. An object of another ApplySet
-//     is never taken over (ForeignMemberError).
+//     records (group-kinds and namespaces where members may be); Recorded,
+//     the inventory prune and deletion act on: what both the controller's
+//     record (status.inventory) and the annotations name.
+//   - ownership.go: Owns, the one ownership test every write over an
+//     existing object and every delete or orphaning asks (apply, hooks,
+//     prune, finalize): Ours (labelled part of the set and managed by
+//     FieldManager), Adoptable (of no set, and consenting: the
+//     stencil.dev/adopt annotation naming the parent, or a kind the
+//     Bundle's permissions.adopt lists), Foreign (another set's) or
+//     NotOurs. Invariant: an object that is not Ours or Adoptable is never
+//     overwritten, labelled or deleted (AdoptionRefusedError,
+//     ForeignMemberError name it, never its content).
+//   - apply.go: Applier, server-side apply under the one FieldManager,
+//     stage by stage; each apply yields an ApplyResult (Created,
+//     Configured, Reapplied, Unchanged, Failed) with the reason to stall
+//     on when no retry can fix it. An object the cache does not hold is
+//     created with a resourceVersion precondition that only a create
+//     meets (no read first); an existing one is read live as the writer,
+//     put to Owns, and applied over with forced ownership only when Ours
+//     or Adoptable.
 //   - uptodate.go, schemas.go, nochange.go: the no-change decision. The
 //     desired object is applied locally onto the cached live one
 //     (structured-merge-diff through managedfields, typed by the kind's
@@ -22,8 +36,8 @@
 //     values they quote.
 //   - prune.go: Pruner lists members by the part-of label over the
 //     recorded inventory and deletes them with a UID precondition
-//     (Prunable, Owned: only what stencil's field manager manages and is
-//     not annotated stencil.dev/prune: disabled).
+//     (Prunable, Owned: only what Owns finds Ours and is not annotated
+//     stencil.dev/prune: disabled).
 //   - preview.go: DryRun (what applying objects would do, by a server-side
 //     dry run) and PruneCandidates (what prune would then take out).
 //   - flapping.go: FlapDetector, the recent writes of each parent's

@@ -86,7 +86,8 @@ func PruneCandidates(ctx context.Context, reader client.Reader, mapper meta.REST
 		return nil, nil
 	}
 	p := &Pruner{Lister: reader, Mapper: mapper, ID: id}
-	listed := p.List(ctx, ParseInventory(live.GetAnnotations()).Union(inv), parent.GetNamespace())
+	recorded, _ := Recorded(live)
+	listed := p.List(ctx, recorded.Union(inv), parent.GetNamespace())
 	if len(listed.Unlisted) > 0 {
 		return nil, fmt.Errorf("cannot list members of %v", listed.Unlisted)
 	}
@@ -96,7 +97,7 @@ func PruneCandidates(ctx context.Context, reader client.Reader, mapper meta.REST
 	}
 	var out []PruneCandidate
 	for _, m := range listed.Members {
-		if refs[m.Ref()] || !Prunable(m, map[types.UID]bool{}) {
+		if refs[m.Ref()] || !Prunable(m, map[types.UID]bool{}, id) {
 			continue
 		}
 		spare, orphan, err := sparer(ctx, m)

@@ -108,20 +108,20 @@ func (p *Pruner) List(ctx context.Context, inv Inventory, parentNamespace string
 	return res
 }
 
-// Prunable reports whether a listed member may be deleted: not just applied,
-// not already going, and owned.
-func Prunable(m Member, keep map[types.UID]bool) bool {
-	return !keep[m.Meta.UID] && m.Meta.DeletionTimestamp == nil && Owned(m)
+// Prunable reports whether a listed member of set id may be deleted: not
+// just applied, not already going, and owned.
+func Prunable(m Member, keep map[types.UID]bool, id string) bool {
+	return !keep[m.Meta.UID] && m.Meta.DeletionTimestamp == nil && Owned(m, id)
 }
 
-// Owned reports whether stencil may delete a member at all: it is managed
-// by stencil's field manager (another controller may have copied our label
-// onto its own object) and not opted out with stencil.dev/prune: disabled.
-func Owned(m Member) bool {
+// Owned reports whether stencil may delete, or orphan, a listed member of
+// set id at all: the ownership test (Owns) finds it Ours (labelled part of
+// the set and managed by stencil's field manager: another controller may
+// have copied the label onto its own object), and it is not opted out with
+// stencil.dev/prune: disabled. Nothing is ever adopted by a delete.
+func Owned(m Member, id string) bool {
 	return m.Meta.Annotations[AnnotationPrune] != "disabled" &&
-		slices.ContainsFunc(m.Meta.ManagedFields, func(f metav1.ManagedFieldsEntry) bool {
-			return f.Manager == FieldManager
-		})
+		Owns(&m.Meta, m.GVK.GroupKind(), id, Consent{}) == Ours
 }
 
 // DeleteMember deletes one member with a UID precondition, so an object

@@ -188,6 +188,7 @@ func sameHook(a, b v1alpha1.HookRecord) bool {
 type stageResult struct {
 	waiting     []string // hooks not finished, with why
 	failed      []string // hooks that failed, with why
+	refused     []string // existing objects of hooks' names that are not ours
 	applyFailed bool     // an apply failed (reported by observe)
 }
 
@@ -205,6 +206,9 @@ func (h *Run) Stages(ctx context.Context, hooks []*unstructured.Unstructured, ga
 			}
 		}
 		switch {
+		case len(res.refused) > 0:
+			h.p.Stall(v1alpha1.ReasonAdoptionRefused, strings.Join(res.refused, "; "))
+			return false, nil
 		case res.applyFailed:
 			return false, nil
 		case len(res.failed) > 0:
@@ -239,6 +243,13 @@ func (h *Run) step(ctx context.Context, u *unstructured.Unstructured, res *stage
 	live, err := h.get(ctx, u)
 	if err != nil {
 		return err
+	}
+	if live != nil {
+		if err := h.owned(live); err != nil {
+			// Another object of the hook's name: never replaced or deleted.
+			res.refused = append(res.refused, name+": "+err.Error())
+			return nil
+		}
 	}
 	if live == nil {
 		// Absent: not created yet, or deleted by its policy after a run
@@ -350,8 +361,27 @@ func (h *Run) finish(ctx context.Context, u, live *unstructured.Unstructured, po
 	return h.delete(ctx, live)
 }
 
-// delete deletes a hook object with a UID precondition.
+// owned asks the ownership test (applyset.Owns) about a live object of a
+// hook's name: only a member of this set (a hook stencil applied), or an
+// object that consents to adoption, is replaced or deleted. The error
+// names the object, never its content.
+func (h *Run) owned(live *unstructured.Unstructured) error {
+	a := h.p.Applier
+	switch applyset.Owns(live, live.GroupVersionKind().GroupKind(), a.ID, a.Consent) {
+	case applyset.Ours, applyset.Adoptable:
+		return nil
+	case applyset.Foreign:
+		return &applyset.ForeignMemberError{Object: applyset.Ref(live), ApplySet: live.GetLabels()[applyset.LabelPartOf]}
+	}
+	return &applyset.AdoptionRefusedError{Object: applyset.Ref(live), Parent: a.Consent.Parent}
+}
+
+// delete deletes a hook object with a UID precondition, once the ownership
+// test allows it (see owned).
 func (h *Run) delete(ctx context.Context, live *unstructured.Unstructured) error {
+	if err := h.owned(live); err != nil {
+		return fmt.Errorf("delete hook: %w", err)
+	}
 	m := applyset.Member{GVK: live.GroupVersionKind()}
 	m.Meta.SetNamespace(live.GetNamespace())
 	m.Meta.SetName(live.GetName())
