@@ -134,13 +134,19 @@ func TestServingRotatesAndInjects(t *testing.T) {
 	if !roots.AppendCertsFromPEM(caPEM) {
 		t.Fatal("the Secret's ca.crt holds no certificate")
 	}
+	var alpn string
 	eventually(t, "the webhook server to serve the certificate", func() (bool, error) {
-		conn, err := tls.Dial("tcp", net.JoinHostPort("localhost", strconv.Itoa(opts.Port)), &tls.Config{RootCAs: roots, ServerName: "localhost"})
+		conn, err := tls.Dial("tcp", net.JoinHostPort("localhost", strconv.Itoa(opts.Port)), &tls.Config{RootCAs: roots, ServerName: "localhost", NextProtos: []string{"h2", "http/1.1"}})
 		if err != nil {
 			return false, err
 		}
+		alpn = conn.ConnectionState().NegotiatedProtocol
 		return true, conn.Close()
 	})
+	// HTTP/2 off unless --enable-http2 (CVE-2023-44487).
+	if alpn != "http/1.1" {
+		t.Errorf("the webhook server negotiated ALPN %q for a client offering h2 and http/1.1; want http/1.1", alpn)
+	}
 
 	t.Run("the entries point at the controller with the CA", func(t *testing.T) {
 		pointed(t, opts, caPEM, "compositions.stencil.dev")
