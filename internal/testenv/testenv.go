@@ -76,7 +76,9 @@ func Start() (*Env, error) {
 
 // Stop stops the control plane and removes its data.
 func (e *Env) Stop() error {
-	defer os.RemoveAll(filepath.Dir(e.WebhookClient.CAFile))
+	if e.WebhookClient.CAFile != "" {
+		defer os.RemoveAll(filepath.Dir(e.WebhookClient.CAFile))
+	}
 	return e.env.Stop()
 }
 
