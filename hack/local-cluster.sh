@@ -18,6 +18,13 @@
 # STENCIL_SERVICE_CIDR widens the Services' cluster IP range (default
 # 10.0.0.0/24, 254 addresses; make bench-scale needs thousands).
 #
+# The API server presents a client certificate to admission webhooks (its
+# --admission-control-config-file names a WebhookAdmissionConfiguration
+# whose kubeconfig holds pki/webhook-client.crt for every webhook host),
+# signed by pki/webhook-client-ca.crt: the controller that `make run` and
+# the e2e test start trusts that CA (--webhook-client-ca), so only the API
+# server's dry runs get live values in their warnings.
+#
 # State (certificates, etcd data, logs, kubeconfig, pid files) lives in
 # .local/cluster/ of the clone (ignored by git). A new `up` stops what a
 # previous one left running, wipes its etcd data and picks free ports.
@@ -83,6 +90,50 @@ EOF
   )
 }
 
+# webhook_client writes the CA and client certificate the API server
+# presents to admission webhooks, the kubeconfig holding them (for every
+# webhook host: the user '*') and the AdmissionConfiguration naming it.
+webhook_client() {
+  local pki=$state/pki
+  if [[ ! -f $pki/webhook-client.crt ]]; then
+    log "creating the API server's webhook client certificate in $pki"
+    (
+      cd "$pki"
+      openssl req -x509 -newkey rsa:2048 -nodes -keyout webhook-client-ca.key -out webhook-client-ca.crt -days 3650 \
+        -subj "/CN=stencil-local-webhook-client-ca" 2>/dev/null
+      openssl req -newkey rsa:2048 -nodes -keyout webhook-client.key -out webhook-client.csr \
+        -subj "/CN=kube-apiserver-webhook-client" 2>/dev/null
+      printf 'extendedKeyUsage = clientAuth\n' > client.ext
+      openssl x509 -req -in webhook-client.csr -CA webhook-client-ca.crt -CAkey webhook-client-ca.key -CAcreateserial \
+        -out webhook-client.crt -days 3650 -extfile client.ext 2>/dev/null
+    )
+  fi
+  cat > "$state/webhook-client.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+users:
+- name: '*'
+  user:
+    client-certificate: $pki/webhook-client.crt
+    client-key: $pki/webhook-client.key
+EOF
+  cat > "$state/admission.yaml" <<EOF
+apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: ValidatingAdmissionWebhook
+  configuration:
+    apiVersion: apiserver.config.k8s.io/v1
+    kind: WebhookAdmissionConfiguration
+    kubeConfigFile: $state/webhook-client.kubeconfig
+- name: MutatingAdmissionWebhook
+  configuration:
+    apiVersion: apiserver.config.k8s.io/v1
+    kind: WebhookAdmissionConfiguration
+    kubeConfigFile: $state/webhook-client.kubeconfig
+EOF
+}
+
 # start NAME BINARY ARGS... starts a component in the background, in its
 # own session, logging to logs/NAME.log.
 start() {
@@ -134,6 +185,7 @@ up() {
   rm -rf "$state/etcd" "$state/logs" "$state/pids"
   mkdir -p "$state/logs" "$state/pids"
   certs
+  webhook_client
   local pki=$state/pki
   local etcd_port peer_port api_port kcm_port sched_port kwok_port
   etcd_port=$(free_port 23790)
@@ -175,7 +227,8 @@ EOF
     --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" --client-ca-file "$pki/ca.crt" \
     --service-account-issuer https://kubernetes.default.svc.cluster.local \
     --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
-    --service-cluster-ip-range "${STENCIL_SERVICE_CIDR:-10.0.0.0/24}" --authorization-mode Node,RBAC --allow-privileged "${audit[@]}"
+    --service-cluster-ip-range "${STENCIL_SERVICE_CIDR:-10.0.0.0/24}" --authorization-mode Node,RBAC --allow-privileged \
+    --admission-control-config-file "$state/admission.yaml" "${audit[@]}"
   wait_for kube-apiserver 90 kubectl --kubeconfig "$kubeconfig" get --raw /readyz
 
   log "starting kube-controller-manager, kube-scheduler and kwok"

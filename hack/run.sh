@@ -79,11 +79,18 @@ if [[ ${CLUSTER:-local} == existing ]]; then
 fi
 certs=$root/.local/run/webhook-certs
 mkdir -p "$certs"
+# The local cluster's API server presents a client certificate signed by
+# this CA to the webhook (hack/local-cluster.sh): only its dry runs get
+# live values. Another cluster's API server presents none.
+client_ca=()
+if [[ ${CLUSTER:-local} != existing ]]; then
+  client_ca=(--webhook-client-ca "$root/.local/cluster/pki/webhook-client-ca.crt")
+fi
 
 log "starting the controller; Ctrl-C stops it (and the local cluster)"
 "$stencil" controller --kubeconfig "$KUBECONFIG" \
-  --metrics-bind-address "127.0.0.1:$metrics" --health-probe-bind-address "127.0.0.1:$probes" \
-  --webhook-host localhost --webhook-port "$webhook" --webhook-cert-dir "$certs" --webhook-namespace stencil-system \
+  --metrics-bind-address "127.0.0.1:$metrics" --metrics-secure=false --health-probe-bind-address "127.0.0.1:$probes" \
+  --webhook-host localhost --webhook-port "$webhook" --webhook-cert-dir "$certs" --webhook-namespace stencil-system ${client_ca[@]+"${client_ca[@]}"} \
   --zap-devel=false --zap-encoder=console &
 controller_pid=$!
 

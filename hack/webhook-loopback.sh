@@ -9,6 +9,9 @@
 # makes a certificate for localhost, keeps it in the Secret
 # stencil-system/stencil-webhook-cert (so the namespace must exist), injects
 # its CA into every entry and points them at https://localhost:PORT.
+# With --webhook-client-ca pki/webhook-client-ca.crt of hack/local-cluster.sh
+# (as make run passes it), only that cluster's API server, which presents
+# the client certificate the CA signed, gets live values in dry runs.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

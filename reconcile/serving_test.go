@@ -3,18 +3,37 @@ package reconcile_test
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	cryptorand "crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"fmt"
+	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,6 +42,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	cradmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/admission"
@@ -114,13 +134,19 @@ func TestServingRotatesAndInjects(t *testing.T) {
 	if !roots.AppendCertsFromPEM(caPEM) {
 		t.Fatal("the Secret's ca.crt holds no certificate")
 	}
+	var alpn string
 	eventually(t, "the webhook server to serve the certificate", func() (bool, error) {
-		conn, err := tls.Dial("tcp", net.JoinHostPort("localhost", strconv.Itoa(opts.Port)), &tls.Config{RootCAs: roots, ServerName: "localhost"})
+		conn, err := tls.Dial("tcp", net.JoinHostPort("localhost", strconv.Itoa(opts.Port)), &tls.Config{RootCAs: roots, ServerName: "localhost", NextProtos: []string{"h2", "http/1.1"}})
 		if err != nil {
 			return false, err
 		}
+		alpn = conn.ConnectionState().NegotiatedProtocol
 		return true, conn.Close()
 	})
+	// HTTP/2 off unless --enable-http2 (CVE-2023-44487).
+	if alpn != "http/1.1" {
+		t.Errorf("the webhook server negotiated ALPN %q for a client offering h2 and http/1.1; want http/1.1", alpn)
+	}
 
 	t.Run("the entries point at the controller with the CA", func(t *testing.T) {
 		pointed(t, opts, caPEM, "compositions.stencil.dev")
@@ -190,4 +216,222 @@ func webhookConfig(name, entry string) *admissionregistrationv1.ValidatingWebhoo
 			AdmissionReviewVersions: []string{"v1"},
 		}},
 	}
+}
+
+// TestWebhookTrustsOnlyTheAPIServer attacks the webhook as a pod of the
+// cluster would: a forged dry-run AdmissionReview, naming another tenant's
+// Composition and posted straight to the webhook server without a client
+// certificate (or with one no trusted CA signed), gets no value, path or
+// member name read from the cluster, only the review of its own object;
+// the same review from the API server's client certificate gets the
+// preview. Through the API server, a tenant that may update Compositions
+// but not get Secrets sees that the Secret exists and nothing more, the
+// same whether a guessed value is right or wrong.
+func TestWebhookTrustsOnlyTheAPIServer(t *testing.T) {
+	const name = "stencil-authn-test"
+	selector := map[string]string{admissionLabel: "authn"}
+	hooks, err := testenv.InstallWebhooks(env.Config, name, &metav1.LabelSelector{MatchLabels: selector})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(suiteCtx)
+	c, err := testenv.StartWith(ctx, controllerCfg, testenv.ControllerOptions{Shard: "authn", Webhooks: hooks, Admission: admission.Options{ConfigName: name}})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		<-c.Done
+		_ = k.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		_ = hooks.Cleanup()
+	})
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "authn-" + rand.String(8), Labels: selector}}
+	mustCreate(t, ns)
+	t.Cleanup(func() { _ = k.Delete(context.Background(), ns) })
+	b := bundle(t, "authn-shop-"+ns.Name, shopFiles, withShopSchema)
+	bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
+	refusing(t, ns.Name, b.Name)
+	shop := composition(ns.Name, "shop", b.Name, `{"replicas":2,"password":"first-secret"}`)
+	mustCreate(t, shop)
+	exists(t, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "shop"}})
+	exists(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "shop"}})
+	exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "shop-extra"}})
+
+	// The forged review: a dry-run update of the other tenant's shop, as
+	// the API server would send it for a cluster admin.
+	forged := func() []byte {
+		live := &v1alpha1.Composition{}
+		if err := k.Get(ctx, client.ObjectKeyFromObject(shop), live); err != nil {
+			t.Fatal(err)
+		}
+		live.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("Composition"))
+		edited := live.DeepCopy()
+		edited.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"replicas":3,"password":"guess","extra":false}`)}
+		oldRaw, _ := json.Marshal(live)
+		newRaw, _ := json.Marshal(edited)
+		body, err := json.Marshal(admissionv1.AdmissionReview{
+			TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+			Request: &admissionv1.AdmissionRequest{
+				UID:      types.UID("forged-" + rand.String(6)),
+				Kind:     metav1.GroupVersionKind{Group: "stencil.dev", Version: "v1alpha1", Kind: "Composition"},
+				Resource: metav1.GroupVersionResource{Group: "stencil.dev", Version: "v1alpha1", Resource: "compositions"},
+				Name:     "shop", Namespace: ns.Name, Operation: admissionv1.Update,
+				UserInfo: authenticationv1.UserInfo{Username: "stencil-admin", Groups: []string{"system:masters", "system:authenticated"}},
+				Object:   runtime.RawExtension{Raw: newRaw}, OldObject: runtime.RawExtension{Raw: oldRaw},
+				DryRun: ptr.To(true),
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return body
+	}
+	servingCA := x509.NewCertPool()
+	servingCA.AppendCertsFromPEM(hooks.LocalServingCAData)
+	// post sends the forged review, presenting cert when not nil (always:
+	// not only when the server's acceptable CAs include its issuer).
+	post := func(cert *tls.Certificate) ([]string, error) {
+		hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
+			RootCAs: servingCA, ServerName: hooks.LocalServingHost,
+			GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+				if cert == nil {
+					return &tls.Certificate{}, nil
+				}
+				return cert, nil
+			},
+		}}}
+		defer hc.CloseIdleConnections()
+		url := "https://" + net.JoinHostPort(hooks.LocalServingHost, strconv.Itoa(hooks.LocalServingPort)) + admission.WebhookPath
+		res, err := hc.Post(url, "application/json", bytes.NewReader(forged()))
+		if err != nil {
+			return nil, err
+		}
+		defer res.Body.Close()
+		review := &admissionv1.AdmissionReview{}
+		if err := json.NewDecoder(res.Body).Decode(review); err != nil {
+			return nil, err
+		}
+		if review.Response == nil || !review.Response.Allowed {
+			return nil, fmt.Errorf("response %+v", review.Response)
+		}
+		return review.Response.Warnings, nil
+	}
+	leaks := func(t *testing.T, warnings []string) {
+		t.Helper()
+		for _, w := range warnings {
+			for _, s := range []string{"Deployment/shop", "spec.replicas", "Secret/shop", "shop-extra", "first-secret"} {
+				if strings.Contains(w, s) {
+					t.Errorf("warning %q tells %s, read from the cluster", w, s)
+				}
+			}
+		}
+	}
+
+	t.Run("a forged review without a client certificate gets no live data", func(t *testing.T) {
+		got, err := post(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("warnings: %q", got)
+		leaks(t, got)
+		if len(got) != 1 || !strings.Contains(got[0], "withheld") {
+			t.Errorf("warnings %q: want one saying the preview is withheld", got)
+		}
+	})
+
+	t.Run("a client certificate no trusted CA signed gets nothing", func(t *testing.T) {
+		cert := selfSignedClient(t)
+		got, err := post(&cert)
+		if err == nil {
+			leaks(t, got)
+			if len(got) != 1 || !strings.Contains(got[0], "withheld") {
+				t.Errorf("warnings %q: want the preview withheld", got)
+			}
+		} else {
+			t.Logf("refused: %v", err)
+		}
+	})
+
+	t.Run("the API server's client certificate gets the preview", func(t *testing.T) {
+		cert, err := tls.LoadX509KeyPair(env.WebhookClient.CertFile, env.WebhookClient.KeyFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := post(&cert)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"stencil: Deployment/shop: spec.replicas 2 → 3", "stencil: ConfigMap/shop-extra: would be pruned"} {
+			if !slices.Contains(got, want) {
+				t.Errorf("warnings %q lack %q", got, want)
+			}
+		}
+	})
+
+	t.Run("a tenant that may not get Secrets learns nothing of them", func(t *testing.T) {
+		const tenant = "tenant-without-secrets"
+		mustCreate(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: tenant}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"stencil.dev"}, Resources: []string{"compositions"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
+			{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get"}},
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}},
+		}})
+		mustCreate(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: tenant},
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: tenant},
+			Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: tenant}}})
+		cfg := rest.CopyConfig(env.Config)
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: tenant}
+		w := &warningRecorder{}
+		cfg.WarningHandler = w
+		tc, err := client.New(cfg, client.Options{Scheme: k.Scheme()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dryRun := func(password string) []string {
+			t.Helper()
+			comp := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "shop"}}
+			var got []string
+			eventually(t, "a dry run as the tenant", func() (bool, error) {
+				if err := tc.Get(ctx, client.ObjectKeyFromObject(comp), comp); err != nil {
+					return false, err
+				}
+				w.take()
+				comp.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"replicas":3,"password":"` + password + `"}`)}
+				err := tc.Update(ctx, comp, client.DryRunAll)
+				got = w.take()
+				return err == nil, err
+			})
+			return got
+		}
+		right, wrong := dryRun("first-secret"), dryRun("a-wrong-guess")
+		t.Logf("right guess: %q; wrong guess: %q", right, wrong)
+		if !slices.Equal(right, wrong) {
+			t.Errorf("the warnings differ between a right and a wrong guess of the Secret:\n%q\n%q", right, wrong)
+		}
+		if !slices.Contains(right, "stencil: Deployment/shop: spec.replicas 2 → 3") {
+			t.Errorf("warnings %q: want the Deployment's change, which the tenant may get", right)
+		}
+		for _, l := range right {
+			if strings.HasPrefix(l, "stencil: Secret/shop") && !strings.Contains(l, "exists") || strings.Contains(l, "data.password") {
+				t.Errorf("warning %q tells more of the Secret than that it exists", l)
+			}
+		}
+	})
+}
+
+// selfSignedClient is a client certificate nobody the webhook trusts signed.
+func selfSignedClient(t *testing.T) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), cryptorand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: testenv.WebhookClientName},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(cryptorand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }

@@ -58,6 +58,10 @@ func startController(ctx context.Context, a controllerArgs, run int) (*controlle
 	}
 	cmd := exec.Command(a.binary, "controller", "--kubeconfig", a.kubeconfig,
 		"--metrics-bind-address", metrics, "--health-probe-bind-address", probes,
+		// Plain HTTP on loopback: an authenticated scrape would add a
+		// TokenReview and a SubjectAccessReview to the API requests the
+		// benchmark counts (the controller's default is --metrics-secure).
+		"--metrics-secure=false",
 		"--concurrency", strconv.Itoa(a.concurrency), "--apply-concurrency", strconv.Itoa(a.applyConcurrency),
 		"--kube-api-qps", strconv.FormatFloat(float64(a.qps), 'g', -1, 32), "--kube-api-burst", strconv.Itoa(a.burst),
 		"--zap-devel=false", "--zap-log-level=info",

@@ -14,7 +14,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/stencil-dev/stencil/internal/sandbox"
@@ -26,6 +25,8 @@ import (
 // controllerFlags are the flags of `stencil controller`.
 type controllerFlags struct {
 	metricsAddr, probeAddr string
+	metricsSecure          bool
+	enableHTTP2            bool
 	pprofAddr              string
 	leaderElect            bool
 	leaderElectNamespace   string
@@ -55,7 +56,9 @@ func newControllerCommand(kube *genericclioptions.ConfigFlags, version string) *
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address the Prometheus metrics endpoint binds to; 0 disables it")
+	fl.StringVar(&f.metricsAddr, "metrics-bind-address", ":8443", "address the Prometheus metrics endpoint binds to; 0 disables it")
+	fl.BoolVar(&f.metricsSecure, "metrics-secure", true, "serve /metrics over HTTPS to callers with a bearer token the API server authenticates and authorizes to get /metrics (ClusterRole stencil-metrics-reader); false serves plain HTTP to anyone, for a trusted network only")
+	fl.BoolVar(&f.enableHTTP2, "enable-http2", false, "offer HTTP/2 on the webhook and metrics servers; off by default against HTTP/2 stream-reset floods (CVE-2023-44487)")
 	fl.StringVar(&f.probeAddr, "health-probe-bind-address", ":8081", "address the /healthz and /readyz probes bind to; 0 disables them")
 	fl.StringVar(&f.pprofAddr, "pprof-bind-address", "", "address Go's /debug/pprof endpoints bind to, for heap and CPU profiles; empty (the default) or 0 disables them")
 	fl.BoolVar(&f.leaderElect, "leader-elect", false, "elect a leader, so only one of several replicas reconciles")
@@ -105,6 +108,7 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	}
 	var serving *admission.Serving
 	if f.webhook.Port != 0 {
+		f.webhook.EnableHTTP2 = f.enableHTTP2
 		if serving, err = admission.NewServing(f.webhook); err != nil {
 			return err
 		}
@@ -112,7 +116,7 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Cache:                   shard.CacheOptions(f.opts.Shard),
-		Metrics:                 metricsserver.Options{BindAddress: f.metricsAddr},
+		Metrics:                 MetricsServer(f.metricsAddr, f.metricsSecure, f.enableHTTP2),
 		HealthProbeBindAddress:  f.probeAddr,
 		PprofBindAddress:        f.pprofAddr,
 		LeaderElection:          f.leaderElect,
@@ -218,6 +222,8 @@ func addWebhookFlags(fl *pflag.FlagSet, f *controllerFlags) {
 	fl.StringVar(&w.Namespace, "webhook-namespace", d.Namespace, "namespace of the webhook Service and certificate Secret (default: the pod's, else "+admission.DefaultWebhookNamespace+")")
 	fl.StringVar(&w.ConfigName, "webhook-config", d.ConfigName, "ValidatingWebhookConfiguration of the webhook: its entries get the CA, and the Bundle controller keeps the published kinds' entry in it")
 	fl.StringVar(&w.Host, "webhook-host", d.Host, "name the API server reaches the webhook by directly, for a controller outside the cluster (make run: localhost): listen on it, make the certificate for it and point every entry of --webhook-config at https://<host>:<port>"+admission.WebhookPath+"; empty: through --webhook-service")
+	fl.StringVar(&w.ClientCAFile, "webhook-client-ca", "", "PEM file of the CA that signs the client certificate the API server presents to the webhook (its --admission-control-config-file's WebhookAdmissionConfiguration kubeconfig): only a caller whose certificate it verifies gets live values in a dry run's warnings; unset, no caller does (see docs/operating.md)")
+	fl.StringSliceVar(&w.ClientNames, "webhook-client-name", nil, "with --webhook-client-ca, the names (common name or DNS SAN) one of which the API server's client certificate must bear; empty: any certificate the CA signed")
 	fl.DurationVar(&f.webhookTimeout, "webhook-timeout", 3*time.Second, "time bound of one admission review; past it the request is allowed with a warning")
 }
 

@@ -155,6 +155,10 @@ func TestExamples(t *testing.T) {
 		testPreview(t, k, kc, controller, root)
 	})
 
+	t.Run("only the API server's dry runs get live data from the webhook", func(t *testing.T) {
+		testWebhookAuth(t, k, kc, serving, kubeconfig)
+	})
+
 	t.Run("the API server refuses an invalid instance, naming the field", func(t *testing.T) {
 		appservice := filepath.Join(instancesDir, "appservice.yaml")
 		for i, tc := range []struct {

@@ -34,6 +34,8 @@ func loopbackWebhook(t *testing.T, root, kubeconfig string) admission.ServingOpt
 	o := admission.DefaultServingOptions()
 	o.Host, o.Port, o.CertDir = "localhost", testenv.FreePort(t), t.TempDir()
 	o.Namespace = admission.DefaultWebhookNamespace // as the flag's default outside a pod
+	// As hack/run.sh: trust the local API server's webhook client certificate.
+	o.ClientCAFile = filepath.Join(filepath.Dir(kubeconfig), "pki", "webhook-client-ca.crt")
 	return o
 }
 

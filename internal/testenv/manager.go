@@ -132,7 +132,10 @@ func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*
 	cfg := rest.CopyConfig(config)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, c} }
 	cfg.Wrap(metrics.CountAPIRequests) // as `stencil controller` does
-	server := webhookServer(o.Webhooks)
+	server, err := webhookServer(o.Webhooks)
+	if err != nil {
+		return nil, err
+	}
 	var serving *admission.Serving
 	if o.Serving != nil {
 		if o.Webhooks != nil {
@@ -215,11 +218,17 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts reconcile.Options, admit 
 
 // webhookServer serves on the host, port and certificates of w; with no
 // w, the manager's default server, never started (no webhook registers).
-func webhookServer(w *envtest.WebhookInstallOptions) webhook.Server {
+func webhookServer(w *envtest.WebhookInstallOptions) (webhook.Server, error) {
 	if w == nil {
-		return nil
+		return nil, nil
 	}
-	return webhook.NewServer(webhook.Options{Host: w.LocalServingHost, Port: w.LocalServingPort, CertDir: w.LocalServingCertDir})
+	// As `stencil controller --webhook-client-ca`: the API server's
+	// client certificate is verified (Env.WebhookClient).
+	tlsOpts, err := admission.ServingOptions{ClientCAFile: webhookClientCA}.TLSOptions()
+	if err != nil {
+		return nil, err
+	}
+	return webhook.NewServer(webhook.Options{Host: w.LocalServingHost, Port: w.LocalServingPort, CertDir: w.LocalServingCertDir, TLSOpts: tlsOpts}), nil
 }
 
 // countingTransport counts write requests and records every request.

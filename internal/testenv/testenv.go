@@ -23,7 +23,10 @@ import (
 type Env struct {
 	// Config connects to the API server as a cluster administrator.
 	Config *rest.Config
-	env    *envtest.Environment
+	// WebhookClient is the client certificate the API server presents to
+	// admission webhooks; the webhook servers StartWith makes verify it.
+	WebhookClient WebhookClient
+	env           *envtest.Environment
 }
 
 // Root returns the repository's top folder, found from this source file.
@@ -50,15 +53,34 @@ func Start() (*Env, error) {
 		ErrorIfCRDPathMissing: true,
 		BinaryAssetsDirectory: assets,
 	}
+	// The API server authenticates to admission webhooks with a client
+	// certificate, as docs/operating.md has a cluster admin set it up.
+	dir, err := os.MkdirTemp("", "stencil-webhook-client-")
+	if err != nil {
+		return nil, err
+	}
+	client, err := newWebhookClient(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("make the webhook client certificate: %w", err)
+	}
+	e.ControlPlane.GetAPIServer().Configure().Set("admission-control-config-file", client.AdmissionConfigFile)
 	cfg, err := e.Start()
 	if err != nil {
+		os.RemoveAll(dir)
 		return nil, fmt.Errorf("start envtest: %w", err)
 	}
-	return &Env{Config: cfg, env: e}, nil
+	webhookClientCA = client.CAFile
+	return &Env{Config: cfg, WebhookClient: client, env: e}, nil
 }
 
 // Stop stops the control plane and removes its data.
-func (e *Env) Stop() error { return e.env.Stop() }
+func (e *Env) Stop() error {
+	if e.WebhookClient.CAFile != "" {
+		defer os.RemoveAll(filepath.Dir(e.WebhookClient.CAFile))
+	}
+	return e.env.Stop()
+}
 
 // Run is the body of a TestMain: it starts the environment, stores it in
 // *env, runs each setup (such as starting a manager) with a context that is

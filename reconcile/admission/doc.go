@@ -13,10 +13,33 @@
 //   - serving*.go: the webhook server's certificate (rotated and injected
 //     with cert-controller, or files), and the loopback pointing of the
 //     configuration at a controller outside the cluster.
+//   - authn.go: who the caller is (its verified client certificate, put in
+//     the review's context by admission.Webhook.WithContextFunc), the
+//     server's TLS settings (client CA, HTTP/2 off) and the
+//     SubjectAccessReviews of the requester that filter a preview.
 //
-// Invariants: warnings never carry a Secret's value nor the values of an
-// object the requester did not write (an object the apply would adopt is
-// listed by changed paths only); every warning stays under the API
-// server's limits. SetupWithManager is called by the controller command
+// Client authentication: the server verifies a client certificate against
+// ServingOptions.ClientCAFile when the caller presents one
+// (tls.VerifyClientCertIfGiven) rather than requiring one
+// (RequireAndVerifyClientCert). The webhook also validates: an API server
+// not (yet) configured with a client certificate would, under
+// RequireAndVerifyClientCert, fail every handshake, which failurePolicy
+// Ignore turns into admitting everything unreviewed; the manager's
+// readiness check dials the server without a certificate too. The
+// security property does not rest on the handshake: a review whose caller
+// is not verified never gets a live value (below). A certificate that is
+// presented and does not verify fails the handshake.
+//
+// Invariants: a dry run's preview (anything read from the cluster: a
+// child's existence, paths or values, a member's name) goes only to a
+// caller whose client certificate the client CA signed (and that bears
+// one of ServingOptions.ClientNames, when set); others get the review of
+// their own object and withheldWarning, and no dry-run apply or member
+// listing is made for them. In a preview, a child of a kind the request's
+// user may not get (SubjectAccessReview) says only that it exists,
+// whatever the dry run found. Warnings never carry a Secret's value nor
+// the values of an object the requester did not write (an object the
+// apply would adopt is listed by changed paths only); every warning stays
+// under the API server's limits. SetupWithManager is called by the controller command
 // beside the Composition controller, whose Options.EveryReplica must be set.
 package admission

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,6 +64,11 @@ type Options struct {
 	// (the serving certificate is in place): the webhook server is added
 	// to the manager, and reads its certificate, only then.
 	Ready <-chan struct{}
+	// ClientNames, when not empty, are the names (a common name or a DNS
+	// subject alternative name) one of which the caller's verified client
+	// certificate must bear for its dry runs to see live data (see
+	// authn.go); empty: any certificate the client CA signed.
+	ClientNames []string
 	// Renderer renders the reviews; nil means the controller's own. The
 	// controller gives admission a bounded pool of its own, so a review
 	// never waits behind a reconcile's render, and a review that gives up
@@ -95,12 +101,12 @@ func SetupWithManager(mgr ctrl.Manager, r *reconcile.CompositionReconciler, kind
 	if !opts.Enabled {
 		return nil
 	}
-	h := &reviewer{r: r, renderer: opts.Renderer, timeout: opts.timeout()}
+	h := &reviewer{r: r, renderer: opts.Renderer, timeout: opts.timeout(), readers: newReadChecker(r.Client)}
 	if h.renderer == nil {
 		h.renderer = r.Renderer()
 	}
 	register := func() {
-		mgr.GetWebhookServer().Register(WebhookPath, &webhook.Admission{Handler: h})
+		mgr.GetWebhookServer().Register(WebhookPath, &webhook.Admission{Handler: h, WithContextFunc: withCaller(opts.ClientNames)})
 	}
 	if ready := opts.Ready; ready == nil {
 		register()
@@ -153,6 +159,8 @@ type reviewer struct {
 	r        *reconcile.CompositionReconciler
 	renderer plan.Renderer
 	timeout  time.Duration
+	// readers answers whether a request's user may get a child's kind.
+	readers *readChecker
 }
 
 var _ admission.Handler = (*reviewer)(nil)
@@ -243,7 +251,7 @@ func (h *reviewer) review(ctx context.Context, req admission.Request) review {
 	if planned == nil || !dryRun {
 		return rv
 	}
-	return review{warnings: h.preview(ctx, parent, bundle, planned)}
+	return review{warnings: h.preview(ctx, req.UserInfo, parent, bundle, planned)}
 }
 
 // decodeObject decodes an object of a request as the controller's
@@ -362,8 +370,13 @@ func (h *reviewer) plan(ctx context.Context, parent applyset.Parent, b *v1alpha1
 // (as the parent's ServiceAccount, if any) and lists the members it would
 // prune, as warnings (see childWarnings). A render of no object prunes
 // nothing unless the parent or its Bundle allows it (see
-// guardEmptyRender): the warning says so instead.
-func (h *reviewer) preview(ctx context.Context, parent applyset.Parent, b *v1alpha1.Bundle, planned *plan.Plan) []string {
+// guardEmptyRender): the warning says so instead. A caller that is not
+// the authenticated API server gets no preview at all (withheldWarning),
+// and a child whose kind user may not get is listed without its paths.
+func (h *reviewer) preview(ctx context.Context, user authenticationv1.UserInfo, parent applyset.Parent, b *v1alpha1.Bundle, planned *plan.Plan) []string {
+	if !callerAuthenticated(ctx) {
+		return []string{withheldWarning}
+	}
 	writer, err := h.r.WriterFor(parent)
 	if err != nil {
 		return []string{warningText(fmt.Sprintf("stencil: could not preview the children: %v", err))}
@@ -379,7 +392,7 @@ func (h *reviewer) preview(ctx context.Context, parent applyset.Parent, b *v1alp
 		return []string{warningText(fmt.Sprintf("stencil: %s renders no objects while its set has %d members: the controller would prune nothing and stall (EmptyRender); annotate it or its Bundle %s: \"true\" to delete them all",
 			applyset.Describe(parent), len(pruned), reconcile.AnnotationAllowEmptyRender))}
 	}
-	lines := childWarnings(parent.GetNamespace(), planned.ID, previews, pruned)
+	lines := childWarnings(parent.GetNamespace(), planned.ID, previews, pruned, h.readable(ctx, user), previewKinds(parent, planned))
 	if parent.ParentSpec().Suspend && len(lines) > 0 {
 		lines = append([]string{"stencil: " + applyset.Describe(parent) + " is suspended: nothing changes until it resumes"}, lines...)
 	}

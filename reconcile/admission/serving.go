@@ -92,6 +92,19 @@ type ServingOptions struct {
 	// ConfigName is the ValidatingWebhookConfiguration whose entries
 	// CertsRotate injects the CA into (and Host points at URL()).
 	ConfigName string
+	// ClientCAFile, when set, is a PEM file of the CA(s) that sign the
+	// client certificate the API server presents to the webhook (its
+	// AdmissionConfiguration's WebhookAdmissionConfiguration kubeconfig).
+	// The server verifies a certificate when one is presented; only a
+	// verified caller's dry runs see live data (authn.go). Unset: no caller
+	// is authenticated, and no dry run sees live data.
+	ClientCAFile string
+	// ClientNames, when not empty, narrows the verified callers to
+	// certificates bearing one of these names (common name or DNS subject
+	// alternative name).
+	ClientNames []string
+	// EnableHTTP2 offers HTTP/2 (ALPN h2); off by default (CVE-2023-44487).
+	EnableHTTP2 bool
 }
 
 // DefaultServingOptions are the options `stencil controller` serves with
@@ -139,6 +152,9 @@ func (o ServingOptions) Validate() error {
 	} else if msgs := validation.IsDNS1123Subdomain(o.Host); len(msgs) > 0 {
 		errs = append(errs, fmt.Errorf("--webhook-host %q: %s", o.Host, strings.Join(msgs, "; ")))
 	}
+	if len(o.ClientNames) > 0 && o.ClientCAFile == "" {
+		errs = append(errs, errors.New("--webhook-client-name needs --webhook-client-ca: no certificate is verified without it"))
+	}
 	if msgs := validation.IsDNS1123Subdomain(o.ConfigName); len(msgs) > 0 {
 		errs = append(errs, fmt.Errorf("--webhook-config %q: %s", o.ConfigName, strings.Join(msgs, "; ")))
 	}
@@ -177,9 +193,13 @@ func NewServing(opts ServingOptions) (*Serving, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	tlsOpts, err := opts.TLSOptions()
+	if err != nil {
+		return nil, err
+	}
 	s := &Serving{opts: opts, ready: make(chan struct{})}
 	s.server = &deferredServer{
-		Server: webhook.NewServer(webhook.Options{Host: opts.Host, Port: opts.Port, CertDir: opts.CertDir}),
+		Server: webhook.NewServer(webhook.Options{Host: opts.Host, Port: opts.Port, CertDir: opts.CertDir, TLSOpts: tlsOpts}),
 		ready:  s.ready,
 	}
 	if opts.Certs == CertsFiles {
@@ -199,7 +219,7 @@ func (s *Serving) WebhookServer() webhook.Server { return s.server }
 // Admission returns the controller's admission options for this
 // serving: enabled, bounded by timeout, with s's configuration and Ready.
 func (s *Serving) Admission(timeout time.Duration) Options {
-	return Options{Enabled: true, Timeout: timeout, ConfigName: s.opts.ConfigName, Ready: s.ready}
+	return Options{Enabled: true, Timeout: timeout, ConfigName: s.opts.ConfigName, Ready: s.ready, ClientNames: s.opts.ClientNames}
 }
 
 // Ready is closed once the webhook can be called: with CertsRotate, when

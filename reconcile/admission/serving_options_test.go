@@ -1,6 +1,8 @@
 package admission_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -45,6 +47,7 @@ func TestServingOptions(t *testing.T) {
 		{"an unknown cert source", func(o *admission.ServingOptions) { o.Certs = "cert-manager" }, "--webhook-certs"},
 		{"no Secret to rotate into", func(o *admission.ServingOptions) { o.SecretName = "" }, "--webhook-cert-secret"},
 		{"no Service and no host", func(o *admission.ServingOptions) { o.Service = "" }, "--webhook-service"},
+		{"a client name without a client CA", func(o *admission.ServingOptions) { o.ClientNames = []string{"kube-apiserver"} }, "--webhook-client-ca"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := inCluster
@@ -58,6 +61,20 @@ func TestServingOptions(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("a client CA that holds no certificate is refused", func(t *testing.T) {
+		notPEM := filepath.Join(t.TempDir(), "ca.crt")
+		if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, file := range []string{filepath.Join(t.TempDir(), "missing.crt"), notPEM} {
+			o := inCluster
+			o.ClientCAFile = file
+			if _, err := admission.NewServing(o); err == nil || !strings.Contains(err.Error(), "--webhook-client-ca") {
+				t.Errorf("NewServing with --webhook-client-ca=%s: %v, want an error naming the flag", file, err)
+			}
+		}
+	})
 
 	t.Run("files are ready at once", func(t *testing.T) {
 		o := inCluster

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
@@ -30,6 +32,10 @@ func joinChanges(changes []applyset.FieldChange, max int) string {
 	return b.String()
 }
 
+// readable says whether the request's user may get objects of a kind in
+// a namespace ("" for a cluster-scoped kind); nil means every kind.
+type readable func(gk schema.GroupKind, namespace string) bool
+
 // childWarnings are the warnings of a dry run of the set id: one per
 // child that would change (created, its changed fields, or why it would
 // be refused), then one per member that would be pruned or orphaned,
@@ -39,10 +45,28 @@ func joinChanges(changes []applyset.FieldChange, max int) string {
 // would adopt) is listed with the paths of its changed fields only: the
 // dry run reads it as the controller or the parent's ServiceAccount, and
 // the requester may not be allowed to read it, so its values stay hidden.
-func childWarnings(namespace, id string, previews []applyset.Preview, pruned []applyset.PruneCandidate) []string {
+//
+// A child of a kind the requester may not get (canRead) is listed as
+// existing, whatever the dry run found: no path, no value, no refusal's
+// text and not even whether anything would change, so guessing a value
+// and dry-running it tells nothing. Members to prune of such kinds
+// (resolved by kinds; a kind not found there counts as unreadable) are
+// counted, not named.
+func childWarnings(namespace, id string, previews []applyset.Preview, pruned []applyset.PruneCandidate, canRead readable, kinds []schema.GroupKind) []string {
+	mayRead := func(gk schema.GroupKind, ns string) bool { return canRead == nil || canRead(gk, ns) }
 	var out []string
 	for _, pv := range previews {
 		name := childName(namespace, applyset.Ref(pv.Desired))
+		if !mayRead(pv.Desired.GroupVersionKind().GroupKind(), pv.Desired.GetNamespace()) {
+			if pv.Live != nil {
+				out = append(out, "stencil: "+name+": exists, would be adopted or changed (not shown: you may not get it)")
+			} else if pv.Err != nil {
+				out = append(out, "stencil: "+name+": would be refused (not shown: you may not get it)")
+			} else {
+				out = append(out, "stencil: "+name+": created")
+			}
+			continue
+		}
 		switch {
 		case pv.Err != nil:
 			out = append(out, "stencil: "+name+": would be refused: "+pv.Err.Error())
@@ -65,14 +89,49 @@ func childWarnings(namespace, id string, previews []applyset.Preview, pruned []a
 	}
 	sorted := append([]applyset.PruneCandidate(nil), pruned...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Ref < sorted[j].Ref })
+	unreadable := 0
 	for _, c := range sorted {
+		if !mayRead(pruneKind(c.Ref, kinds), refNamespace(c.Ref)) {
+			unreadable++
+			continue
+		}
 		if c.Orphan {
 			out = append(out, "stencil: "+childName(namespace, c.Ref)+": would be orphaned (helm.sh/resource-policy: keep)")
 			continue
 		}
 		out = append(out, "stencil: "+childName(namespace, c.Ref)+": would be pruned")
 	}
+	if unreadable > 0 {
+		out = append(out, fmt.Sprintf("stencil: %d members of kinds you may not get would be pruned or orphaned (not shown)", unreadable))
+	}
 	return out
+}
+
+// pruneKind is the kind of the member ref (Kind/namespace/name or
+// Kind/name) among kinds; an empty GroupKind when no kind or more than one
+// is so named.
+func pruneKind(ref string, kinds []schema.GroupKind) schema.GroupKind {
+	kind, _, _ := strings.Cut(ref, "/")
+	var found schema.GroupKind
+	n := 0
+	for _, gk := range kinds {
+		if gk.Kind == kind && gk != found {
+			found = gk
+			n++
+		}
+	}
+	if n != 1 {
+		return schema.GroupKind{}
+	}
+	return found
+}
+
+// refNamespace is the namespace of a member ref, "" for Kind/name.
+func refNamespace(ref string) string {
+	if parts := strings.SplitN(ref, "/", 3); len(parts) == 3 {
+		return parts[1]
+	}
+	return ""
 }
 
 // childName shortens Kind/namespace/name to Kind/name in the parent's

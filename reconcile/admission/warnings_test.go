@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
@@ -91,7 +92,7 @@ func TestChildWarnings(t *testing.T) {
 		{Desired: cm, Applied: cm},
 		{Desired: same, Live: same, Applied: same},
 		{Desired: cm, Err: errors.New("ConfigMap/other/x is a member of another ApplySet")},
-	}, []applyset.PruneCandidate{{Ref: "Service/team/web"}, {Ref: "ConfigMap/team/keep", Orphan: true}})
+	}, []applyset.PruneCandidate{{Ref: "Service/team/web"}, {Ref: "ConfigMap/team/keep", Orphan: true}}, nil, nil)
 	want := []string{
 		"stencil: Deployment/shop: spec.replicas 2 → 3",
 		"stencil: ConfigMap/db: would be adopted: data.password changed, metadata.labels added",
@@ -99,6 +100,50 @@ func TestChildWarnings(t *testing.T) {
 		"stencil: ConfigMap/other/x: would be refused: ConfigMap/other/x is a member of another ApplySet",
 		"stencil: ConfigMap/keep: would be orphaned (helm.sh/resource-policy: keep)",
 		"stencil: Service/web: would be pruned",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestChildWarningsHideWhatTheRequesterMayNotGet: a child of a kind the
+// requester may not get says only that it exists, the same whether the
+// apply would change it or not (a dry run of a guessed Secret value tells
+// nothing), and members of such kinds to prune are counted, not named.
+func TestChildWarningsHideWhatTheRequesterMayNotGet(t *testing.T) {
+	secret := func(name, value string, member bool) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+			"metadata": map[string]any{"name": name, "namespace": "team"}, "data": map[string]any{"password": value}}}
+		if member {
+			u.SetLabels(map[string]string{applyset.LabelPartOf: "set"})
+		}
+		return u
+	}
+	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "cfg", "namespace": "team"}, "data": map[string]any{"k": "a"}}}
+	cmAfter := cm.DeepCopy()
+	cmAfter.Object["data"] = map[string]any{"k": "b"}
+	cmAfter.SetLabels(map[string]string{applyset.LabelPartOf: "set"})
+	// As the mapper-backed check: an unknown (empty) kind is not readable.
+	noSecrets := func(gk schema.GroupKind, ns string) bool { return gk == schema.GroupKind{Kind: "ConfigMap"} }
+	kinds := []schema.GroupKind{{Kind: "Secret"}, {Kind: "ConfigMap"}}
+	got := childWarnings("team", "set", []applyset.Preview{
+		// Guessed right: nothing would change.
+		{Desired: secret("right", "Z3Vlc3M=", true), Live: secret("right", "Z3Vlc3M=", false), Applied: secret("right", "Z3Vlc3M=", true)},
+		// Guessed wrong: the value would change.
+		{Desired: secret("wrong", "Z3Vlc3M=", true), Live: secret("wrong", "b3RoZXI=", false), Applied: secret("wrong", "Z3Vlc3M=", true)},
+		{Desired: secret("new", "Z3Vlc3M=", true), Applied: secret("new", "Z3Vlc3M=", true)},
+		{Desired: secret("bad", "Z3Vlc3M=", true), Err: errors.New("Secret team/bad: field is immutable")},
+		{Desired: cmAfter, Live: cm, Applied: cmAfter},
+	}, []applyset.PruneCandidate{{Ref: "Secret/team/old"}, {Ref: "ConfigMap/team/gone"}, {Ref: "Widget/team/w"}}, noSecrets, kinds)
+	want := []string{
+		"stencil: Secret/right: exists, would be adopted or changed (not shown: you may not get it)",
+		"stencil: Secret/wrong: exists, would be adopted or changed (not shown: you may not get it)",
+		"stencil: Secret/new: created",
+		"stencil: Secret/bad: would be refused (not shown: you may not get it)",
+		"stencil: ConfigMap/cfg: would be adopted: data.k changed, metadata.labels added",
+		"stencil: ConfigMap/gone: would be pruned",
+		"stencil: 2 members of kinds you may not get would be pruned or orphaned (not shown)",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -1,0 +1,170 @@
+package cli_test
+
+import (
+	"context"
+	"crypto/tls"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/yaml"
+
+	"github.com/stencil-dev/stencil/internal/cli"
+	"github.com/stencil-dev/stencil/internal/testenv"
+)
+
+// TestMetricsNeedAnAuthorizedToken serves the controller's metrics as
+// `stencil controller` does by default (--metrics-secure): over HTTPS,
+// HTTP/2 not offered; a scrape without a token is refused (401), one
+// whose ServiceAccount is not bound to config/rbac's
+// stencil-metrics-reader too (403), and a bound one is served.
+func TestMetricsNeedAnAuthorizedToken(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	port := testenv.FreePort(t)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Metrics: cli.MetricsServer(addr, true, false), HealthProbeBindAddress: "0",
+		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+
+	// A ServiceAccount's token, before and after it is bound to the reader role.
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := "metrics-" + rand.String(6)
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "prometheus"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "prometheus", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := tr.Status.Token
+
+	scrape := func(token string, protos ...string) (int, string, string, error) {
+		hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+			TLSClientConfig:   &tls.Config{InsecureSkipVerify: true, NextProtos: protos}, // its certificate is self-signed
+			ForceAttemptHTTP2: true,
+		}}
+		defer hc.CloseIdleConnections()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/metrics", nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		res, err := hc.Do(req)
+		if err != nil {
+			return 0, "", "", err
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(body), res.Proto, nil
+	}
+	var code int
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		code, _, _, err = scrape("")
+		return err == nil, nil
+	}); err != nil {
+		t.Fatalf("the metrics server does not answer: %v", err)
+	}
+
+	t.Run("without a token: 401", func(t *testing.T) {
+		if code, _, _, err := scrape(""); err != nil || code != http.StatusUnauthorized {
+			t.Errorf("GET /metrics without a token: %d, %v; want 401", code, err)
+		}
+	})
+	t.Run("plain HTTP is not served", func(t *testing.T) {
+		res, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + addr + "/metrics")
+		if err == nil {
+			defer res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				t.Errorf("GET http://%s/metrics: 200", addr)
+			}
+		}
+	})
+	t.Run("a token not bound to stencil-metrics-reader: 403", func(t *testing.T) {
+		if code, _, _, err := scrape(token); err != nil || code != http.StatusForbidden {
+			t.Errorf("GET /metrics with an unbound token: %d, %v; want 403", code, err)
+		}
+	})
+	t.Run("a token bound to stencil-metrics-reader is served, over HTTP/1.1", func(t *testing.T) {
+		data, err := os.ReadFile(filepath.Join(testenv.Root(), "config", "rbac", "metrics_reader.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		role := &rbacv1.ClusterRole{}
+		if err := yaml.Unmarshal(data, role); err != nil {
+			t.Fatal(err)
+		}
+		role.Name += "-" + ns
+		if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name},
+			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "prometheus", Namespace: ns}}}
+		if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = cs.RbacV1().ClusterRoleBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
+			_ = cs.RbacV1().ClusterRoles().Delete(context.Background(), role.Name, metav1.DeleteOptions{})
+		})
+		// The filter caches a denial for a while.
+		var body, proto string
+		if err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			code, body, proto, err = scrape(token, "h2", "http/1.1")
+			return err == nil && code == http.StatusOK, nil
+		}); err != nil {
+			t.Fatalf("GET /metrics with a bound token: %d, %v", code, err)
+		}
+		if !strings.Contains(body, "# TYPE") {
+			t.Errorf("GET /metrics: no metrics in %.200q", body)
+		}
+		if proto != "HTTP/1.1" {
+			t.Errorf("GET /metrics offering h2 spoke %s; want HTTP/1.1 (HTTP/2 off unless --enable-http2)", proto)
+		}
+	})
+	t.Run("the TLS handshake does not offer h2", func(t *testing.T) {
+		conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2", "http/1.1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if p := conn.ConnectionState().NegotiatedProtocol; p == "h2" {
+			t.Errorf("ALPN negotiated %q", p)
+		}
+	})
+}
