@@ -48,10 +48,10 @@ type Output struct {
 	Name string
 	// Type is its JSON Schema type (TypeString, TypeInteger, ...).
 	Type string
-	// Expression is the CEL expression over parent and members.
-	Expression string
+	// Value is the CEL expression over parent and members.
+	Value string
 	// Path says where the output is declared, for errors, such as
-	// "spec.outputs[0]".
+	// "spec.outputs[0]"; its expression's errors name Path+".value".
 	Path string
 }
 
@@ -146,7 +146,7 @@ func Compile(env Environment, outs []Output, rules []Rule) (*Set, error) {
 			problems = append(problems, fmt.Sprintf("%s.type: %q is not one of string, integer, number, boolean, object, array", o.Path, o.Type))
 			continue
 		}
-		prg, err := compile(e, o.Expression, o.Path+".expression", want)
+		prg, err := compile(e, o.Value, o.Path+".value", want)
 		if err != nil {
 			problems = append(problems, err.Error())
 			continue

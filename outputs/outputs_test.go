@@ -41,12 +41,12 @@ func compile(t *testing.T, outs []outputs.Output, rules []outputs.Rule) *outputs
 // outputs over the members.
 func TestArticlesStatus(t *testing.T) {
 	s := compile(t, []outputs.Output{
-		{Name: "availableReplicas", Type: "integer", Expression: "members.web.status.availableReplicas", Path: "outputs[0]"},
+		{Name: "availableReplicas", Type: "integer", Value: "members.web.status.availableReplicas", Path: "outputs[0]"},
 		{Name: "phase", Type: "string", Path: "outputs[1]",
-			Expression: `members.database.status.readyReplicas >= members.database.spec.replicas / 2 + 1 ? "ready" : "creating"`},
-		{Name: "replicas", Type: "number", Expression: "parent.spec.size", Path: "outputs[2]"},
-		{Name: "images", Type: "array", Expression: "[members.web.metadata.name, parent.metadata.name]", Path: "outputs[3]"},
-		{Name: "summary", Type: "object", Expression: `{"web": members.web.status.readyReplicas}`, Path: "outputs[4]"},
+			Value: `members.database.status.readyReplicas >= members.database.spec.replicas / 2 + 1 ? "ready" : "creating"`},
+		{Name: "replicas", Type: "number", Value: "parent.spec.size", Path: "outputs[2]"},
+		{Name: "images", Type: "array", Value: "[members.web.metadata.name, parent.metadata.name]", Path: "outputs[3]"},
+		{Name: "summary", Type: "object", Value: `{"web": members.web.status.readyReplicas}`, Path: "outputs[4]"},
 	}, nil)
 	values, problems := s.Evaluate(context.Background(), parent, map[string]map[string]any{"web": deployment, "database": database})
 	if len(problems) > 0 {
@@ -95,11 +95,11 @@ func TestReadiness(t *testing.T) {
 // others are computed.
 func TestRunTimeProblems(t *testing.T) {
 	s := compile(t, []outputs.Output{
-		{Name: "ok", Type: "integer", Expression: "members.web.status.readyReplicas", Path: "outputs[0]"},
-		{Name: "missing", Type: "integer", Expression: "members.database.status.readyReplicas", Path: "outputs[1]"},
-		{Name: "wrongType", Type: "integer", Expression: "members.web.metadata.name", Path: "outputs[2]"},
+		{Name: "ok", Type: "integer", Value: "members.web.status.readyReplicas", Path: "outputs[0]"},
+		{Name: "missing", Type: "integer", Value: "members.database.status.readyReplicas", Path: "outputs[1]"},
+		{Name: "wrongType", Type: "integer", Value: "members.web.metadata.name", Path: "outputs[2]"},
 		{Name: "tooCostly", Type: "integer", Path: "outputs[3]",
-			Expression: "size(members.web.metadata.name.split('').map(a, members.web.metadata.name.split('').map(b, members.web.metadata.name.split('').map(c, [a, b, c]))))"},
+			Value: "size(members.web.metadata.name.split('').map(a, members.web.metadata.name.split('').map(b, members.web.metadata.name.split('').map(c, [a, b, c]))))"},
 	}, nil)
 	long := map[string]any{}
 	for k, v := range deployment {
@@ -133,14 +133,14 @@ func TestCompileErrors(t *testing.T) {
 		out  outputs.Output
 		want string
 	}{
-		{"syntax", outputs.Output{Name: "a", Type: "integer", Expression: "members.web.status.(", Path: "outputs[0]"}, "outputs[0].expression:1:20: Syntax error"},
-		{"unknown name", outputs.Output{Name: "a", Type: "integer", Expression: "member.web", Path: "outputs[0]"}, "outputs[0].expression:1:1: undeclared reference to 'member'"},
-		{"unknown function", outputs.Output{Name: "a", Type: "string", Expression: "now()", Path: "outputs[0]"}, "undeclared reference to 'now'"},
-		{"known wrong type", outputs.Output{Name: "a", Type: "integer", Expression: `"x" + "y"`, Path: "outputs[0]"}, "outputs[0].expression: the expression's type is string, want int"},
-		{"undeclared type", outputs.Output{Name: "a", Type: "date", Expression: "1", Path: "outputs[0]"}, `outputs[0].type: "date" is not one of`},
-		{"empty", outputs.Output{Name: "a", Type: "string", Path: "outputs[0]"}, "outputs[0].expression: required"},
-		{"no name", outputs.Output{Type: "string", Expression: "'x'", Path: "outputs[0]"}, "outputs[0].name: required"},
-		{"too long", outputs.Output{Name: "a", Type: "string", Expression: "'" + strings.Repeat("x", outputs.MaxExpressionLength) + "'", Path: "outputs[0]"}, "longer than"},
+		{"syntax", outputs.Output{Name: "a", Type: "integer", Value: "members.web.status.(", Path: "outputs[0]"}, "outputs[0].value:1:20: Syntax error"},
+		{"unknown name", outputs.Output{Name: "a", Type: "integer", Value: "member.web", Path: "outputs[0]"}, "outputs[0].value:1:1: undeclared reference to 'member'"},
+		{"unknown function", outputs.Output{Name: "a", Type: "string", Value: "now()", Path: "outputs[0]"}, "undeclared reference to 'now'"},
+		{"known wrong type", outputs.Output{Name: "a", Type: "integer", Value: `"x" + "y"`, Path: "outputs[0]"}, "outputs[0].value: the expression's type is string, want int"},
+		{"undeclared type", outputs.Output{Name: "a", Type: "date", Value: "1", Path: "outputs[0]"}, `outputs[0].type: "date" is not one of`},
+		{"empty", outputs.Output{Name: "a", Type: "string", Path: "outputs[0]"}, "outputs[0].value: required"},
+		{"no name", outputs.Output{Type: "string", Value: "'x'", Path: "outputs[0]"}, "outputs[0].name: required"},
+		{"too long", outputs.Output{Name: "a", Type: "string", Value: "'" + strings.Repeat("x", outputs.MaxExpressionLength) + "'", Path: "outputs[0]"}, "longer than"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -151,8 +151,8 @@ func TestCompileErrors(t *testing.T) {
 		})
 	}
 	_, err := outputs.Compile(outputs.New, []outputs.Output{
-		{Name: "a", Type: "string", Expression: "'x'", Path: "outputs[0]"},
-		{Name: "a", Type: "string", Expression: "'y'", Path: "outputs[1]"},
+		{Name: "a", Type: "string", Value: "'x'", Path: "outputs[0]"},
+		{Name: "a", Type: "string", Value: "'y'", Path: "outputs[1]"},
 	}, []outputs.Rule{{Member: "db", ReadyWhen: "self.status", Path: "readiness[0]"}, {ReadyWhen: "true", Path: "readiness[1]"}})
 	var ce *outputs.CompileError
 	if !asCompileError(err, &ce) || len(ce.Problems) != 2 {
@@ -173,9 +173,9 @@ func asCompileError(err error, target **outputs.CompileError) bool {
 // validation rules.
 func TestKubernetesLibraries(t *testing.T) {
 	s := compile(t, []outputs.Output{
-		{Name: "memory", Type: "integer", Expression: `quantity("1Gi").asInteger()`, Path: "outputs[0]"},
-		{Name: "host", Type: "string", Expression: `url("https://example.com:8443/x").getHostname()`, Path: "outputs[1]"},
-		{Name: "matches", Type: "boolean", Expression: `"web-1".matches("^web-[0-9]+$")`, Path: "outputs[2]"},
+		{Name: "memory", Type: "integer", Value: `quantity("1Gi").asInteger()`, Path: "outputs[0]"},
+		{Name: "host", Type: "string", Value: `url("https://example.com:8443/x").getHostname()`, Path: "outputs[1]"},
+		{Name: "matches", Type: "boolean", Value: `"web-1".matches("^web-[0-9]+$")`, Path: "outputs[2]"},
 	}, nil)
 	values, problems := s.Evaluate(context.Background(), parent, nil)
 	if len(problems) > 0 {
@@ -202,9 +202,9 @@ func TestID(t *testing.T) {
 // three fields over two members, and a readiness rule.
 func BenchmarkEvaluate(b *testing.B) {
 	s, err := outputs.Compile(outputs.Stored, []outputs.Output{
-		{Name: "availableReplicas", Type: "integer", Expression: "members.web.status.availableReplicas", Path: "outputs[0]"},
+		{Name: "availableReplicas", Type: "integer", Value: "members.web.status.availableReplicas", Path: "outputs[0]"},
 		{Name: "phase", Type: "string", Path: "outputs[1]",
-			Expression: `members.database.status.readyReplicas >= members.database.spec.replicas / 2 + 1 ? "ready" : "creating"`},
+			Value: `members.database.status.readyReplicas >= members.database.spec.replicas / 2 + 1 ? "ready" : "creating"`},
 	}, []outputs.Rule{{Member: "apps/StatefulSet", ReadyWhen: "self.status.readyReplicas >= self.spec.replicas / 2 + 1", Path: "readiness[0]"}})
 	if err != nil {
 		b.Fatal(err)
@@ -227,7 +227,7 @@ func BenchmarkEvaluate(b *testing.B) {
 // each time the controller loads a Bundle).
 func BenchmarkCompile(b *testing.B) {
 	outs := []outputs.Output{{Name: "phase", Type: "string", Path: "outputs[0]",
-		Expression: `members.database.status.readyReplicas >= members.database.spec.replicas / 2 + 1 ? "ready" : "creating"`}}
+		Value: `members.database.status.readyReplicas >= members.database.spec.replicas / 2 + 1 ? "ready" : "creating"`}}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := outputs.Compile(outputs.New, outs, nil); err != nil {

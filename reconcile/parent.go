@@ -8,7 +8,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,7 +26,7 @@ func writeStatus(ctx context.Context, c client.Client, p applyset.Parent, st v1a
 		p.Status = st
 		return c.Status().Patch(ctx, p, client.MergeFrom(orig))
 	case *applyset.Instance:
-		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
+		content, err := applyset.InstanceStatus(st)
 		if err != nil {
 			return err
 		}

@@ -114,6 +114,12 @@ type CompositionStatus struct {
 	// pass and replaced when the revision changes.
 	// +optional
 	Hooks *HooksStatus `json:"hooks,omitempty"`
+
+	// outputs holds the status fields the Bundle declares (spec.outputs),
+	// computed from the members' live objects. An instance of a published
+	// kind has them at the top of its status instead.
+	// +optional
+	Outputs map[string]apiextensionsv1.JSON `json:"outputs,omitempty"`
 }
 
 // HooksStatus records the Helm hooks run for one revision of a
