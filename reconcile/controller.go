@@ -313,7 +313,7 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		ObservedGeneration: comp.GetGeneration(),
 		BundleRevision:     comp.ParentStatus().BundleRevision,
 		Hooks:              comp.ParentStatus().Hooks.DeepCopy(), // the record of hooks run persists from pass to pass
-		Outputs:            comp.ParentStatus().Outputs,      // a pass that observes nothing keeps them
+		Outputs:            comp.ParentStatus().Outputs,          // a pass that observes nothing keeps them
 	}, phases: phaseTimer{}}
 	defer func() {
 		s.phases.time(phaseStatus, func() { err = errors.Join(err, reporter{r}.patchStatus(ctx, s)) })
