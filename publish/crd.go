@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"k8s.io/utils/ptr"
+	"slices"
 	"strings"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -80,7 +82,8 @@ const (
 // spec is the values schema (spec.schema; else values.schema.json
 // converted from JSON Schema; else any object), with what values.yaml
 // provides not required; status is a Composition's status. Its printer
-// columns are spec.api.printerColumns, then Ready, Status and Age. It is
+// columns are spec.api.printerColumns, then Ready, Status (unless the api
+// has a column of that name, which takes its place) and Age. It is
 // labelled LabelApplySetParentType and LabelBundle.
 func CRD(bundleName string, spec v1alpha1.BundleSpec) (*apiextensionsv1.CustomResourceDefinition, error) {
 	if spec.API == nil {
@@ -101,7 +104,10 @@ func CRD(bundleName string, spec v1alpha1.BundleSpec) (*apiextensionsv1.CustomRe
 	if values.Description == "" {
 		values.Description = fmt.Sprintf("spec is the values stencil Bundle %s renders, merged over its values.yaml.", bundleName)
 	}
-	crd := build(bundleName, api, values)
+	if errs := checkOutputs(spec.Outputs); len(errs) > 0 {
+		return nil, &Error{Reason: ReasonInvalidAPI, Errs: errs}
+	}
+	crd := build(bundleName, api, values, spec.Outputs)
 	if err := check(crd, api, source); err != nil {
 		return nil, err
 	}
@@ -109,8 +115,8 @@ func CRD(bundleName string, spec v1alpha1.BundleSpec) (*apiextensionsv1.CustomRe
 }
 
 // build assembles the CRD.
-func build(bundleName string, api v1alpha1.BundleAPI, values *apiextensionsv1.JSONSchemaProps) *apiextensionsv1.CustomResourceDefinition {
-	status := StatusSchema()
+func build(bundleName string, api v1alpha1.BundleAPI, values *apiextensionsv1.JSONSchemaProps, outs []v1alpha1.BundleOutput) *apiextensionsv1.CustomResourceDefinition {
+	status := instanceStatusSchema(outs)
 	root := apiextensionsv1.JSONSchemaProps{
 		Type: "object",
 		Description: fmt.Sprintf("%s is published by stencil Bundle %s: stencil renders the Bundle with spec as its values, "+
@@ -127,7 +133,13 @@ func build(bundleName string, api v1alpha1.BundleAPI, values *apiextensionsv1.JS
 		root.Required = []string{"spec"}
 	}
 	cols := append([]apiextensionsv1.CustomResourceColumnDefinition{}, api.PrinterColumns...)
-	cols = append(cols, statusColumns()...)
+	for _, c := range statusColumns() {
+		// A column of the api's own of the same name (the article's Status,
+		// a phase) takes the place of stencil's.
+		if !slices.ContainsFunc(api.PrinterColumns, func(p apiextensionsv1.CustomResourceColumnDefinition) bool { return p.Name == c.Name }) {
+			cols = append(cols, c)
+		}
+	}
 	cols = append(cols, apiextensionsv1.CustomResourceColumnDefinition{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"})
 	crd := &apiextensionsv1.CustomResourceDefinition{
 		TypeMeta: metav1.TypeMeta{APIVersion: apiextensionsv1.SchemeGroupVersion.String(), Kind: "CustomResourceDefinition"},
@@ -154,6 +166,41 @@ func build(bundleName string, api v1alpha1.BundleAPI, values *apiextensionsv1.JS
 		crd.Annotations = map[string]string{AnnotationAPIApproved: "unapproved, published by stencil Bundle " + bundleName}
 	}
 	return crd
+}
+
+// instanceStatusSchema is an instance's status schema: a Composition's,
+// with the Bundle's outputs at its top instead of under outputs.
+func instanceStatusSchema(outs []v1alpha1.BundleOutput) apiextensionsv1.JSONSchemaProps {
+	status := StatusSchema()
+	delete(status.Properties, "outputs")
+	for _, o := range outs {
+		p := apiextensionsv1.JSONSchemaProps{Type: o.Type, Description: o.Description}
+		if p.Description == "" {
+			p.Description = o.Name + " is computed by stencil from the members: " + o.Value
+		}
+		switch o.Type {
+		case "object":
+			p.XPreserveUnknownFields = ptr.To(true)
+		case "array":
+			p.Items = &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{XPreserveUnknownFields: ptr.To(true)}}
+		}
+		status.Properties[o.Name] = p
+	}
+	return status
+}
+
+// checkOutputs refuses an output whose name is a field of stencil's own
+// status (conditions, members, ...): an instance holds its outputs at the
+// top of its status, beside them.
+func checkOutputs(outs []v1alpha1.BundleOutput) field.ErrorList {
+	var errs field.ErrorList
+	own := StatusSchema().Properties
+	for i, o := range outs {
+		if _, taken := own[o.Name]; taken {
+			errs = append(errs, field.Invalid(field.NewPath("spec", "outputs").Index(i).Child("name"), o.Name, "is a field of stencil's own status: choose another name"))
+		}
+	}
+	return errs
 }
 
 // protectedGroup reports a group the API server reserves for APIs

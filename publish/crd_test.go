@@ -98,7 +98,10 @@ func TestCRDStatusIsCompositions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// An instance holds its outputs at the top of its status, not under
+	// outputs (TestCRDOutputs).
 	want := comp.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"]
+	delete(want.Properties, "outputs")
 	if diff := cmp.Diff(want, crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"]); diff != "" {
 		t.Errorf("status schema differs from the Composition CRD's; run make manifests (-want +got):\n%s", diff)
 	}
@@ -230,4 +233,40 @@ func jsonOf(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// TestCRDOutputs: the Bundle's outputs are fields of the instances'
+// status, with their types and descriptions (kubectl explain shows them,
+// printer columns may use them); one named as a field of stencil's own
+// status is refused.
+func TestCRDOutputs(t *testing.T) {
+	spec := appService()
+	spec.Outputs = []v1alpha1.BundleOutput{
+		{Name: "availableReplicas", Type: "integer", Description: "copied from the Deployment", Value: "members.web.status.availableReplicas"},
+		{Name: "phase", Type: "string", Value: "'ready'"},
+		{Name: "endpoints", Type: "array", Value: "[]"},
+	}
+	spec.API.PrinterColumns = []apiextensionsv1.CustomResourceColumnDefinition{{Name: "Phase", Type: "string", JSONPath: ".status.phase"}}
+	crd, err := publish.CRD("appservice", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["status"]
+	if p := status.Properties["availableReplicas"]; p.Type != "integer" || p.Description != "copied from the Deployment" {
+		t.Errorf("status.availableReplicas = %+v, want an integer described as declared", p)
+	}
+	if p := status.Properties["phase"]; p.Type != "string" || !strings.Contains(p.Description, "'ready'") {
+		t.Errorf("status.phase = %+v, want a string whose description names its value", p)
+	}
+	if p := status.Properties["endpoints"]; p.Type != "array" || p.Items == nil {
+		t.Errorf("status.endpoints = %+v, want an array with items", p)
+	}
+	if _, ok := status.Properties["outputs"]; ok {
+		t.Error("an instance's status schema has outputs; want the outputs at its top")
+	}
+	spec.Outputs = append(spec.Outputs, v1alpha1.BundleOutput{Name: "conditions", Type: "string", Value: "'x'"})
+	_, err = publish.CRD("appservice", spec)
+	if err == nil || !strings.Contains(err.Error(), "spec.outputs[3].name") {
+		t.Errorf("an output named conditions: err = %v, want one naming spec.outputs[3].name", err)
+	}
 }

@@ -117,14 +117,16 @@ func deletionPolicy(p v1alpha1.DeletionPolicy, path *field.Path) field.ErrorList
 }
 
 // validateColumn checks what a printer column needs before the API server
-// would look at it; reserved names are refused so Ready, Status and Age
-// (which every published kind shows) are not shown twice.
+// would look at it; reserved names are refused so Ready and Age (which
+// every published kind shows) are not shown twice. A column named Status
+// takes the place of stencil's (n/m ready), as the articles' kinds showed
+// their phase there.
 func validateColumn(c apiextensionsv1.CustomResourceColumnDefinition, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	switch c.Name {
 	case "":
 		errs = append(errs, field.Required(p.Child("name"), "the column's heading"))
-	case "Ready", "Status", "Age":
+	case "Ready", "Age":
 		errs = append(errs, field.Invalid(p.Child("name"), c.Name, fmt.Sprintf("every published kind shows a %s column already", c.Name)))
 	}
 	if !columnTypes.Has(c.Type) {

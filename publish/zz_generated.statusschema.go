@@ -214,6 +214,13 @@ const compositionStatusSchema = "" +
 	"      \"type\": \"integer\",\n" +
 	"      \"format\": \"int64\"\n" +
 	"    },\n" +
+	"    \"outputs\": {\n" +
+	"      \"description\": \"outputs holds the status fields the Bundle declares (spec.outputs),\\ncomputed from the members' live objects. An instance of a published\\nkind has them at the top of its status instead.\",\n" +
+	"      \"type\": \"object\",\n" +
+	"      \"additionalProperties\": {\n" +
+	"        \"x-kubernetes-preserve-unknown-fields\": true\n" +
+	"      }\n" +
+	"    },\n" +
 	"    \"summary\": {\n" +
 	"      \"description\": \"summary counts ready members, such as \\\"4/5 ready\\\".\",\n" +
 	"      \"type\": \"string\"\n" +

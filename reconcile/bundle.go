@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/stencil-dev/stencil/reconcile/metrics"
@@ -9,6 +10,7 @@ import (
 	"k8s.io/utils/lru"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/outputs"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -33,12 +35,21 @@ type bundleEntry struct {
 	uid        types.UID
 	generation int64
 	bundle     *templates.Bundle
+	outputs    *outputs.Set // spec.outputs and spec.readiness, compiled
 	err        error
 }
 
 // load returns the parsed bundle, from the cache when this Bundle's
-// generation is known.
+// generation is known. A Bundle whose outputs or readiness rules do not
+// compile fails to load, with their paths and positions.
 func (c *bundleCache) load(b *v1alpha1.Bundle) (*templates.Bundle, error) {
+	loaded, _, err := c.loadWithOutputs(b)
+	return loaded, err
+}
+
+// loadWithOutputs is load, with the Bundle's compiled outputs and
+// readiness rules.
+func (c *bundleCache) loadWithOutputs(b *v1alpha1.Bundle) (*templates.Bundle, *outputs.Set, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil {
@@ -47,13 +58,19 @@ func (c *bundleCache) load(b *v1alpha1.Bundle) (*templates.Bundle, error) {
 	if v, ok := c.entries.Get(b.Name); ok {
 		if e := v.(bundleEntry); e.uid == b.UID && e.generation == b.Generation {
 			metrics.CacheLookup(metrics.CacheBundle, true)
-			return e.bundle, e.err
+			return e.bundle, e.outputs, e.err
 		}
 	}
 	metrics.CacheLookup(metrics.CacheBundle, false)
 	loaded, err := templates.LoadObject(b)
-	c.entries.Add(b.Name, bundleEntry{uid: b.UID, generation: b.Generation, bundle: loaded, err: err})
-	return loaded, err
+	var outs *outputs.Set
+	if err == nil {
+		if outs, err = outputs.FromBundle(outputs.Stored, b.Spec); err != nil {
+			loaded, err = nil, fmt.Errorf("Bundle %s: %w", b.Name, err)
+		}
+	}
+	c.entries.Add(b.Name, bundleEntry{uid: b.UID, generation: b.Generation, bundle: loaded, outputs: outs, err: err})
+	return loaded, outs, err
 }
 
 // len is the number of Bundles kept.

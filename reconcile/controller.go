@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/stencil-dev/stencil/outputs"
 	"github.com/stencil-dev/stencil/reconcile/access"
 	"github.com/stencil-dev/stencil/reconcile/hooks"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
@@ -270,6 +271,8 @@ type scope struct {
 	// snapshot is what this pass saw before applying, kept for the next
 	// pass if this one succeeds (see lastPass).
 	snapshot *lastPass
+	// outputs are the Bundle's compiled outputs and readiness rules.
+	outputs *outputs.Set
 	// done ends the pass after the current phase, with status already set.
 	done bool
 	// unchanged and deleting classify the pass for the metrics (see outcome);
@@ -310,6 +313,7 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		ObservedGeneration: comp.GetGeneration(),
 		BundleRevision:     comp.ParentStatus().BundleRevision,
 		Hooks:              comp.ParentStatus().Hooks.DeepCopy(), // the record of hooks run persists from pass to pass
+		Outputs:            comp.ParentStatus().Outputs,          // a pass that observes nothing keeps them
 	}, phases: phaseTimer{}}
 	defer func() {
 		s.phases.time(phaseStatus, func() { err = errors.Join(err, reporter{r}.patchStatus(ctx, s)) })

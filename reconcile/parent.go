@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,7 +25,7 @@ func writeStatus(ctx context.Context, c client.Client, p applyset.Parent, st v1a
 		p.Status = st
 		return c.Status().Patch(ctx, p, client.MergeFrom(orig))
 	case *applyset.Instance:
-		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
+		content, err := applyset.InstanceStatus(st)
 		if err != nil {
 			return err
 		}

@@ -259,7 +259,10 @@ func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Res
 	if res, err := (preparer{r}).watch(ctx, s); err != nil || s.done {
 		return res, err
 	}
-	members := status.Members(ctx, status.AfterApply(r.watches.Reader(), s.results), plan.OrdinaryObjects(s.plan.Objects))
+	parent := parentObject(s.comp)
+	members, lives := status.Observe(ctx, status.AfterApply(r.watches.Reader(), s.results), plan.OrdinaryObjects(s.plan.Objects), s.outputs, parent)
+	// After the conditions the members give, so Ready stays first.
+	defer status.SetOutputs(ctx, &s.status, s.comp.GetGeneration(), s.outputs, parent, lives)
 	failed := failedApplies(s.results)
 	if len(failed) == 0 {
 		status.Summarize(&s.status, s.comp.GetGeneration(), members)

@@ -43,11 +43,12 @@ func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 		}
 		return ctrl.Result{}, fmt.Errorf("read Bundle %s: %w", s.comp.ParentSpec().Bundle, err)
 	}
-	loaded, err := r.bundles.load(bundle)
+	loaded, outs, err := r.bundles.loadWithOutputs(bundle)
 	if err != nil {
 		reporter{r.CompositionReconciler}.stall(s, v1alpha1.ReasonRenderFailed, err.Error())
 		return ctrl.Result{}, nil
 	}
+	s.outputs = outs
 	in, capsRevision, err := r.renderInput(ctx, s)
 	if err != nil {
 		return ctrl.Result{}, err

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/outputs"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 )
@@ -53,6 +54,8 @@ type lastPass struct {
 	planned   []memberKey               // the plan's objects, hooks included, in apply order
 	ordinary  []memberKey               // those that are not hooks: the members status lists
 	live      map[memberKey]memberState // every live member of the set, as listed
+	ids       []string                  // the ordinary members' ids (outputs.ID), in the order of ordinary
+	outputs   *outputs.Set              // the Bundle's outputs and readiness rules
 }
 
 // memberKey names a member.
@@ -101,11 +104,18 @@ func (r shortcut) skipUnchanged(ctx context.Context, s *scope) (ctrl.Result, err
 	metrics.CacheLookup(metrics.CachePass, true)
 	s.unchanged = true
 	members := make([]v1alpha1.MemberStatus, len(last.ordinary))
+	parent := parentObject(s.comp)
+	lives := make(map[string]map[string]any, len(last.ordinary))
 	for i, k := range last.ordinary {
 		members[i] = status.MemberOf(k.gvk, k.namespace, k.name, live[k], nil)
+		if obj := live[k]; obj != nil {
+			status.Judge(ctx, &members[i], last.outputs, parent, last.ids[i], obj)
+			lives[last.ids[i]] = obj.Object
+		}
 	}
 	s.status.BundleRevision = last.revision
 	status.Summarize(&s.status, s.comp.GetGeneration(), members)
+	status.SetOutputs(ctx, &s.status, s.comp.GetGeneration(), last.outputs, parent, lives)
 	r.passes.put(name, "", last)
 	s.done = true
 	return ctrl.Result{}, nil
@@ -147,10 +157,12 @@ func (r shortcut) inputKey(ctx context.Context, comp applyset.Parent) string {
 func (r shortcut) snapshot(ctx context.Context, s *scope) (ctrl.Result, error) {
 	planned := make([]memberKey, len(s.plan.Objects))
 	var ordinary []memberKey
+	var ids []string
 	for i, o := range s.plan.Objects {
 		planned[i] = memberKey{gvk: o.GroupVersionKind(), namespace: o.GetNamespace(), name: o.GetName()}
 		if !plan.IsHook(o) {
 			ordinary = append(ordinary, planned[i])
+			ids = append(ids, outputs.ID(o))
 		}
 	}
 	live, ok := r.listLive(ctx, s.comp, planned)
@@ -158,7 +170,7 @@ func (r shortcut) snapshot(ctx context.Context, s *scope) (ctrl.Result, error) {
 		return ctrl.Result{}, nil
 	}
 	gks, nss := s.parent.inventory.Annotations()
-	p := &lastPass{key: s.renderKey, revision: s.plan.BundleRevision, inventory: gks + ";" + nss, planned: planned, ordinary: ordinary, live: make(map[memberKey]memberState, len(live))}
+	p := &lastPass{key: s.renderKey, revision: s.plan.BundleRevision, inventory: gks + ";" + nss, planned: planned, ordinary: ordinary, ids: ids, outputs: s.outputs, live: make(map[memberKey]memberState, len(live))}
 	for k, u := range live {
 		p.live[k] = memberState{resourceVersion: u.GetResourceVersion(), fingerprint: fingerprint(u)}
 	}

@@ -32,12 +32,14 @@ func (r reporter) patchStatus(ctx context.Context, s *scope) error {
 	if equality.Semantic.DeepEqual(*s.comp.ParentStatus(), s.status) {
 		return nil
 	}
+	old := *s.comp.ParentStatus().DeepCopy()
 	if err := writeStatus(ctx, r.Client, s.comp, s.status); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
 		return fmt.Errorf("patch status of %s: %w", applyset.Describe(s.comp), err)
 	}
+	r.recordOutputChanges(s, old)
 	// The response is the parent after this write, every earlier write of
 	// stencil included: the cache may be trusted at its version (see
 	// recordedParent).

@@ -37,8 +37,9 @@ const (
 	// defaults and validates them.
 	SchemaFileYAML = "values.schema.yaml"
 	// OptionsFile holds, in a folder, the Bundle's permissions,
-	// allowNondeterministic and api (spec.permissions,
-	// spec.allowNondeterministic and spec.api).
+	// allowNondeterministic, api, outputs and readiness (spec.permissions,
+	// spec.allowNondeterministic, spec.api, spec.outputs and
+	// spec.readiness).
 	OptionsFile = "stencil.yaml"
 	// ChartFile is Helm's Chart.yaml, read into .Chart.
 	ChartFile = "Chart.yaml"
@@ -57,6 +58,8 @@ type options struct {
 	Permissions           v1alpha1.BundlePermissions `json:"permissions,omitempty"`
 	AllowNondeterministic bool                       `json:"allowNondeterministic,omitempty"`
 	API                   *v1alpha1.BundleAPI        `json:"api,omitempty"`
+	Outputs               []v1alpha1.BundleOutput    `json:"outputs,omitempty"`
+	Readiness             []v1alpha1.ReadinessRule   `json:"readiness,omitempty"`
 }
 
 // Bundle is a loaded bundle: its files, parsed templates, default values and
@@ -161,6 +164,7 @@ func Load(fsys fs.FS, opts LoadOptions) (*Bundle, error) {
 			return nil, &RenderError{File: OptionsFile, Msg: err.Error(), Err: err}
 		}
 		spec.Permissions, spec.AllowNondeterministic, spec.API = o.Permissions, o.AllowNondeterministic, o.API
+		spec.Outputs, spec.Readiness = o.Outputs, o.Readiness
 		delete(files, OptionsFile)
 	}
 	return newBundle(opts.Name, spec)

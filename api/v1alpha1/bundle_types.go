@@ -49,6 +49,68 @@ type BundleSpec struct {
 	// it under api: in stencil.yaml.
 	// +optional
 	API *BundleAPI `json:"api,omitempty"`
+
+	// outputs declares status fields computed from the members' live
+	// objects, each a CEL expression over parent and members (by id: a
+	// member's stencil.dev/id annotation, else Kind/name). A Composition
+	// shows them under status.outputs, an instance of the published kind
+	// at the top of its status (its CRD's status schema declares them).
+	// The folder form holds them under outputs: in stencil.yaml.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	Outputs []BundleOutput `json:"outputs,omitempty"`
+
+	// readiness replaces kstatus's readiness for the members each rule
+	// selects with the rule's own CEL expression, as kro's readyWhen: the
+	// parent's Ready condition and summary use it. The folder form holds
+	// them under readiness: in stencil.yaml.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	Readiness []ReadinessRule `json:"readiness,omitempty"`
+}
+
+// BundleOutput is one status field computed from a parent's members.
+type BundleOutput struct {
+	// name is the status field's name.
+	// +required
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z][a-zA-Z0-9]*$`
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+	// type is the field's JSON Schema type.
+	// +required
+	// +kubebuilder:validation:Enum=string;integer;number;boolean;object;array
+	Type string `json:"type"`
+	// description documents the field (kubectl explain, for a published kind).
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Description string `json:"description,omitempty"`
+	// value is a CEL expression over parent (the parent object) and
+	// members (a map from each member's id to its live object), such as
+	// members.web.status.availableReplicas. When it cannot be computed
+	// (a member missing), the field is left unset and the parent's
+	// OutputsComputed condition says why.
+	// +required
+	// +kubebuilder:validation:MaxLength=8192
+	Value string `json:"value"`
+}
+
+// ReadinessRule decides the readiness of the members it selects.
+type ReadinessRule struct {
+	// member selects members: an id (the stencil.dev/id annotation, or
+	// Kind/name), a Kind (StatefulSet) or a group/Kind (apps/StatefulSet).
+	// The first rule that selects a member decides it.
+	// +required
+	// +kubebuilder:validation:MaxLength=316
+	Member string `json:"member"`
+	// readyWhen is a CEL expression over self (the member's live object)
+	// and parent, of type bool: the member is ready when it is true, such
+	// as self.status.readyReplicas >= self.spec.replicas / 2 + 1.
+	// +required
+	// +kubebuilder:validation:MaxLength=8192
+	ReadyWhen string `json:"readyWhen"`
 }
 
 // BundleAPI is the kind a Bundle publishes. Version and plural are

@@ -123,6 +123,12 @@ type CompositionStatus struct {
 	// annotations by hand is ignored.
 	// +optional
 	Inventory *InventoryStatus `json:"inventory,omitempty"`
+
+	// outputs holds the status fields the Bundle declares (spec.outputs),
+	// computed from the members' live objects. An instance of a published
+	// kind has them at the top of its status instead.
+	// +optional
+	Outputs map[string]apiextensionsv1.JSON `json:"outputs,omitempty"`
 }
 
 // InventoryStatus is the controller's record of an ApplySet's inventory.

@@ -12,6 +12,23 @@ const (
 	// ConditionStalled is True when the parent cannot progress without a
 	// change: a failed render, a refused or failed write, a failed member.
 	ConditionStalled = "Stalled"
+	// ConditionOutputsReady, on a parent whose Bundle declares outputs
+	// (spec.outputs), is True when every output has a value, and False
+	// naming each one that has none and why (a member missing, a field
+	// absent). It does not change Ready.
+	ConditionOutputsReady = "OutputsReady"
+)
+
+// Reasons of the OutputsReady condition.
+const (
+	// ReasonOutputsComputed: every output has a value.
+	ReasonOutputsComputed = "OutputsComputed"
+	// ReasonOutputFailed: an output could not be computed; the message
+	// names it and says why.
+	ReasonOutputFailed = "OutputFailed"
+	// ReasonUpdated is the reason of the event a parent records when an
+	// output's value changes ("phase: creating → ready").
+	ReasonUpdated = "Updated"
 )
 
 // Reasons of the conditions of a parent (a Composition or an instance of

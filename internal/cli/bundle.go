@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/outputs"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
 )
@@ -129,6 +130,16 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 		fmt.Fprintf(stderr, "note: %s: %s\n", templates.SchemaFileJSON, hint)
 	}
 	problems := lintAPI(dir, b, out)
+	if _, err := outputs.FromBundle(outputs.New, b.Spec()); err != nil {
+		var ce *outputs.CompileError
+		if !errors.As(err, &ce) {
+			return 0, err
+		}
+		for _, p := range ce.Problems {
+			fmt.Fprintf(out, "%s: %s: %s\n", dir, templates.OptionsFile, p)
+		}
+		problems += len(ce.Problems)
+	}
 	cases := []struct {
 		label  string
 		values *apiextensionsv1.JSON

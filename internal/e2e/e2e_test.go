@@ -151,6 +151,10 @@ func TestExamples(t *testing.T) {
 		ready(t, k, instanceNamed(t, instances, "nginx-app"), 2*time.Minute)
 	})
 
+	t.Run("the articles' kinds report the articles' status", func(t *testing.T) {
+		testArticlesStatus(t, k, kc)
+	})
+
 	t.Run("kubectl previews and refuses through the admission webhook", func(t *testing.T) {
 		testPreview(t, k, kc, controller, root)
 	})

@@ -2,8 +2,12 @@ package applyset
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"reflect"
+	"strings"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -51,8 +55,57 @@ func NewInstance(obj *unstructured.Unstructured, spec v1alpha1.CompositionSpec) 
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(st, &in.status); err != nil {
 			in.status = v1alpha1.CompositionStatus{}
 		}
+		in.status.Outputs = nil
+		for k, v := range st {
+			if statusFields[k] {
+				continue
+			}
+			if raw, err := json.Marshal(v); err == nil {
+				if in.status.Outputs == nil {
+					in.status.Outputs = map[string]apiextensionsv1.JSON{}
+				}
+				in.status.Outputs[k] = apiextensionsv1.JSON{Raw: raw}
+			}
+		}
 	}
 	return in
+}
+
+// statusFields are the JSON names of a Composition's status fields: an
+// instance's other status fields are the Bundle's outputs, which it holds
+// at the top of its status (see InstanceStatus).
+var statusFields = func() map[string]bool {
+	out := map[string]bool{}
+	t := reflect.TypeOf(v1alpha1.CompositionStatus{})
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "outputs" {
+			out[name] = true
+		}
+	}
+	return out
+}()
+
+// InstanceStatus is st as an instance of a published kind holds it: a
+// Composition's status with the outputs at its top, not under outputs.
+func InstanceStatus(st v1alpha1.CompositionStatus) (map[string]any, error) {
+	outs := st.Outputs
+	st.Outputs = nil
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&st)
+	if err != nil {
+		return nil, err
+	}
+	for name, raw := range outs {
+		if statusFields[name] {
+			continue // never in place of stencil's own fields
+		}
+		var v any
+		if err := json.Unmarshal(raw.Raw, &v); err != nil {
+			return nil, fmt.Errorf("output %s: %w", name, err)
+		}
+		content[name] = v
+	}
+	return content, nil
 }
 
 // ParentGVK returns the instance's published kind.

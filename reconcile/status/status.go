@@ -24,12 +24,22 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/outputs"
 )
 
 // Members reads every planned member from the cache and computes its
 // kstatus. A member the cache does not hold yet is NotFound.
 func Members(ctx context.Context, reader client.Reader, objs []*unstructured.Unstructured) []v1alpha1.MemberStatus {
+	out, _ := Observe(ctx, reader, objs, nil, nil)
+	return out
+}
+
+// Observe is Members with the Bundle's readiness rules (see Judge), and
+// also returns the live objects of the members found, by their ids (see
+// outputs.ID), for the Bundle's outputs.
+func Observe(ctx context.Context, reader client.Reader, objs []*unstructured.Unstructured, rules *outputs.Set, parent map[string]any) ([]v1alpha1.MemberStatus, map[string]map[string]any) {
 	out := make([]v1alpha1.MemberStatus, 0, len(objs))
+	lives := map[string]map[string]any{}
 	for _, want := range objs {
 		gvk := want.GroupVersionKind()
 		live := &unstructured.Unstructured{}
@@ -38,9 +48,15 @@ func Members(ctx context.Context, reader client.Reader, objs []*unstructured.Uns
 		if apierrors.IsNotFound(err) {
 			live, err = nil, nil
 		}
-		out = append(out, MemberOf(gvk, want.GetNamespace(), want.GetName(), live, err))
+		ms := MemberOf(gvk, want.GetNamespace(), want.GetName(), live, err)
+		id := outputs.ID(want)
+		if live != nil && err == nil {
+			Judge(ctx, &ms, rules, parent, id, live)
+			lives[id] = live.Object
+		}
+		out = append(out, ms)
 	}
-	return out
+	return out, lives
 }
 
 // AfterApplyReader reads members through next (the member cache), but answers

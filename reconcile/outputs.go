@@ -1,0 +1,36 @@
+package reconcile
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/status"
+)
+
+// parentObject is the parent as the Bundle's output and readiness
+// expressions see it (parent): its object, status included.
+func parentObject(p applyset.Parent) map[string]any {
+	if in, ok := p.(*applyset.Instance); ok {
+		return in.Object
+	}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
+	if err != nil {
+		return map[string]any{}
+	}
+	return obj
+}
+
+// recordOutputChanges records one Updated event on the parent naming the
+// outputs whose values a status write changed ("phase: \"creating\" →
+// \"ready\""), as the articles' controllers recorded their phase changes.
+func (r reporter) recordOutputChanges(s *scope, old v1alpha1.CompositionStatus) {
+	changes := status.OutputChanges(old.Outputs, s.status.Outputs)
+	if len(changes) == 0 || r.Recorder == nil {
+		return
+	}
+	r.Recorder.Eventf(s.comp, nil, corev1.EventTypeNormal, v1alpha1.ReasonUpdated, "Update", "%s", strings.Join(changes, ", "))
+}
