@@ -15,14 +15,23 @@ import (
 // Bundle's spec.permissions.adopt lists. It reads only cached objects and
 // the RESTMapper: no request.
 func (r *CompositionReconciler) consent(ctx context.Context, s *scope) applyset.Consent {
-	var c applyset.Consent
-	gvk := s.comp.ParentGVK()
+	return r.Consent(ctx, s.comp)
+}
+
+// Consent is what lets parent's set adopt an existing object of no set
+// (see applyset.Owns), as the controller applies it: the admission
+// webhook's dry runs use it too. It reads only cached objects and the
+// RESTMapper.
+func (r *CompositionReconciler) Consent(ctx context.Context, parent applyset.Parent) applyset.Consent {
+	resource := ""
+	gvk := parent.ParentGVK()
 	if m, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
-		c.Parent = applyset.AdoptValue(s.comp, m.Resource.Resource)
+		resource = m.Resource.Resource
 	}
+	var kinds []v1alpha1.GroupKind
 	b := &v1alpha1.Bundle{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: s.comp.ParentSpec().Bundle}, b); err == nil {
-		c.Kinds = b.Spec.Permissions.Adopt
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: parent.ParentSpec().Bundle}, b); err == nil {
+		kinds = b.Spec.Permissions.Adopt
 	}
-	return c
+	return applyset.ConsentOf(parent, resource, kinds)
 }

@@ -225,10 +225,11 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 		return r
 	}
 	var errs []error
-	for _, pv := range applyset.DryRun(ctx, e.s.client, p.ID, p.Objects) {
+	for _, pv := range applyset.DryRun(ctx, e.s.client, p.ID, consentFor(e.s, t.parent, e.bundle), p.Objects) {
 		var foreign *applyset.ForeignMemberError
+		var refused *applyset.AdoptionRefusedError
 		switch {
-		case pv.Err != nil && (apierrors.IsInvalid(pv.Err) || errors.As(pv.Err, &foreign)):
+		case pv.Err != nil && (apierrors.IsInvalid(pv.Err) || errors.As(pv.Err, &foreign) || errors.As(pv.Err, &refused)):
 			// reconcile's "dry-run apply Kind/ns/name: ..." says one
 			// word too many after "would fail to apply".
 			r.failures = append(r.failures, strings.TrimPrefix(pv.Err.Error(), "dry-run apply "))

@@ -242,9 +242,12 @@ func openAPIHint(schema string) string {
 func validate(ctx context.Context, s *session, p *plan.Plan, report func(string)) int {
 	problems := 0
 	if s.client != nil {
-		for _, pv := range applyset.DryRun(ctx, s.client, p.ID, p.Objects) {
+		// Lint checks the objects, not who owns what is live: a lint
+		// parent adopts nothing, and ownership refusals are not problems.
+		for _, pv := range applyset.DryRun(ctx, s.client, p.ID, applyset.Consent{}, p.Objects) {
 			var foreign *applyset.ForeignMemberError
-			if pv.Err != nil && !errors.As(pv.Err, &foreign) {
+			var refused *applyset.AdoptionRefusedError
+			if pv.Err != nil && !errors.As(pv.Err, &foreign) && !errors.As(pv.Err, &refused) {
 				report(pv.Err.Error())
 				problems++
 			}

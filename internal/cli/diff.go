@@ -102,7 +102,15 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFl
 			errs = append(errs, err)
 			continue
 		}
-		for _, pv := range applyset.DryRun(ctx, s.client, p.ID, p.Objects) {
+		for _, pv := range applyset.DryRun(ctx, s.client, p.ID, consentFor(s, comp, b), p.Objects) {
+			var refused *applyset.AdoptionRefusedError
+			if errors.As(pv.Err, &refused) {
+				// What the controller would stall with: a difference, not an
+				// error of diff's.
+				fmt.Fprintf(out, "# %s would be refused: %v\n", describeParent(comp), pv.Err)
+				changed = true
+				continue
+			}
 			if pv.Err != nil {
 				errs = append(errs, pv.Err)
 				continue

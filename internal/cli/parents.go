@@ -241,3 +241,17 @@ func bundleNameAt(from string) (string, error) {
 func gvkString(gvk schema.GroupVersionKind) string {
 	return gvk.GroupVersion().String() + " " + gvk.Kind
 }
+
+// consentFor is the consent the controller would apply parent with (see
+// applyset.Owns): the stencil.dev/adopt annotation naming it, and the
+// kinds its Bundle's spec.permissions.adopt lists.
+func consentFor(s *session, parent applyset.Parent, b *templates.Bundle) applyset.Consent {
+	resource := ""
+	gvk := parent.ParentGVK()
+	if s.mapper != nil {
+		if m, err := s.mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
+			resource = m.Resource.Resource
+		}
+	}
+	return applyset.ConsentOf(parent, resource, b.Spec().Permissions.Adopt)
+}

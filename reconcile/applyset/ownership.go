@@ -65,6 +65,17 @@ type Consent struct {
 	Kinds []v1alpha1.GroupKind
 }
 
+// ConsentOf is the consent of parent p, whose kind the API server serves
+// as resource (its plural), for a Bundle whose spec.permissions.adopt is
+// kinds.
+func ConsentOf(p Parent, resource string, kinds []v1alpha1.GroupKind) Consent {
+	c := Consent{Kinds: kinds}
+	if resource != "" {
+		c.Parent = AdoptValue(p, resource)
+	}
+	return c
+}
+
 // AdoptValue is the value of AnnotationAdopt that names parent p, whose
 // kind is served as resource (its plural, such as "compositions").
 func AdoptValue(p Parent, resource string) string {

@@ -26,8 +26,11 @@ type Preview struct {
 
 // DryRun previews the apply of every desired object into the ApplySet id,
 // as the controller would make it (field manager "stencil", forced
-// ownership), without changing anything.
-func DryRun(ctx context.Context, c client.Client, id string, objects []*unstructured.Unstructured) []Preview {
+// ownership), without changing anything. An existing object the
+// ownership test (Owns, with consent) does not let the set take is not
+// dry-run: its preview's Err is the ForeignMemberError or
+// AdoptionRefusedError the controller would stall with.
+func DryRun(ctx context.Context, c client.Client, id string, consent Consent, objects []*unstructured.Unstructured) []Preview {
 	out := make([]Preview, 0, len(objects))
 	for _, desired := range objects {
 		p := Preview{Desired: desired}
@@ -41,8 +44,11 @@ func DryRun(ctx context.Context, c client.Client, id string, objects []*unstruct
 			p.Live = live
 		}
 		if p.Err == nil && p.Live != nil {
-			if other := p.Live.GetLabels()[LabelPartOf]; other != "" && other != id {
-				p.Err = &ForeignMemberError{Object: Ref(desired), ApplySet: other}
+			switch Owns(p.Live, desired.GroupVersionKind().GroupKind(), id, consent) {
+			case Foreign:
+				p.Err = &ForeignMemberError{Object: Ref(desired), ApplySet: p.Live.GetLabels()[LabelPartOf]}
+			case NotOurs:
+				p.Err = &AdoptionRefusedError{Object: Ref(desired), Parent: consent.Parent}
 			}
 		}
 		if p.Err == nil {
