@@ -132,7 +132,7 @@ func startAdmission(t *testing.T, name, shard string, selector map[string]string
 	}
 	ctx, cancel := context.WithCancel(suiteCtx)
 	opts.ConfigName = name
-	c, err := testenv.StartWith(ctx, controllerCfg, testenv.ControllerOptions{Shard: shard, Webhooks: hooks, Admission: opts})
+	c, err := testenv.StartWith(ctx, controllerCfg, testenv.ControllerOptions{Shard: shard, Webhooks: hooks, Admission: opts, WriteAsController: true})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -409,7 +409,9 @@ func TestAdmissionTimeout(t *testing.T) {
 
 // TestAdmissionWaitsForReady: with AdmissionOptions.Ready, the webhook
 // server starts (and reads its certificate) only once Ready is closed;
-// until then the API server lets requests through (failurePolicy Ignore).
+// until then the API server lets requests through the render entry
+// (failurePolicy Ignore) and refuses them at the access entry, which fails
+// closed.
 func TestAdmissionWaitsForReady(t *testing.T) {
 	ns := admissionNamespace(t)
 	ready := make(chan struct{})
@@ -417,8 +419,11 @@ func TestAdmissionWaitsForReady(t *testing.T) {
 		admission.Options{Ready: ready})
 	b := bundle(t, "adm-ready-"+ns, shopFiles, withShopSchema)
 	bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
-	if err := k.Create(context.Background(), composition(ns, "early", b.Name, `{"replicas":9}`), client.DryRunAll); err != nil {
-		t.Errorf("a request was reviewed before Ready was closed: %v", err)
+	// The render entry lets the request through (failurePolicy Ignore);
+	// the access entry, which fails closed, refuses it unreviewed.
+	err := k.Create(context.Background(), composition(ns, "early", b.Name, `{"replicas":9}`), client.DryRunAll)
+	if err == nil || apierrors.IsInvalid(err) || !strings.Contains(err.Error(), `failed calling webhook "`+admission.AccessWebhookName+`"`) {
+		t.Errorf("before Ready was closed: got %v, want only the access entry's failure to call the webhook", err)
 	}
 	close(ready)
 	refusing(t, ns, b.Name)

@@ -40,8 +40,10 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 		return ctrl.Result{}, nil
 	}
 	defer s.events.RecordApplied(r.Recorder, s.comp)
-	reader := r.watches.Reader()
-	a := &applyset.Applier{Writer: s.writer, Reader: reader, Live: r.APIReader, ID: s.plan.ID, Concurrency: max(r.Options.ApplyConcurrency, 1), Schemas: r.schemas}
+	// What the cache does not hold is read as the parent's writer (its
+	// ServiceAccount): the tenant's RBAC bounds the reads made for it.
+	reader := r.watches.ReaderAs(s.writer)
+	a := &applyset.Applier{Writer: s.writer, Reader: reader, Live: s.writer, ID: s.plan.ID, Concurrency: max(r.Options.ApplyConcurrency, 1), Schemas: r.schemas}
 	run, err := r.hooks.Start(ctx, r.hookPass(s, a))
 	if err != nil {
 		return ctrl.Result{}, err

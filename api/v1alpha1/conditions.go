@@ -81,6 +81,13 @@ const (
 	// window with no change of input: something else keeps changing fields
 	// stencil sets. The message names the member and those fields.
 	ReasonFlapping = "Flapping"
+	// ReasonNoServiceAccount: the parent names no ServiceAccount and the
+	// controller has no default one to write as (and may not write as
+	// itself): nothing is applied, pruned or deleted.
+	ReasonNoServiceAccount = "NoServiceAccount"
+	// ReasonNotAllowed: the Bundle's spec.namespaceSelector does not
+	// select the parent's namespace: nothing is applied or pruned.
+	ReasonNotAllowed = "NotAllowed"
 )
 
 // Reasons of a Bundle's Ready=False about the kind it publishes (spec.api).

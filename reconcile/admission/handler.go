@@ -95,12 +95,13 @@ func SetupWithManager(mgr ctrl.Manager, r *reconcile.CompositionReconciler, kind
 	if !opts.Enabled {
 		return nil
 	}
-	h := &reviewer{r: r, renderer: opts.Renderer, timeout: opts.timeout()}
+	h := &reviewer{r: r, renderer: opts.Renderer, timeout: opts.timeout(), access: &accessReviewer{r: r}}
 	if h.renderer == nil {
 		h.renderer = r.Renderer()
 	}
 	register := func() {
 		mgr.GetWebhookServer().Register(WebhookPath, &webhook.Admission{Handler: h})
+		mgr.GetWebhookServer().Register(AccessWebhookPath, &webhook.Admission{Handler: h.access})
 	}
 	if ready := opts.Ready; ready == nil {
 		register()
@@ -153,6 +154,8 @@ type reviewer struct {
 	r        *reconcile.CompositionReconciler
 	renderer plan.Renderer
 	timeout  time.Duration
+	// access is the fail-closed check, run first (serviceaccount.go).
+	access *accessReviewer
 }
 
 var _ admission.Handler = (*reviewer)(nil)
@@ -174,6 +177,10 @@ func (h *reviewer) Handle(ctx context.Context, req admission.Request) admission.
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.timeout)
 	defer cancel()
+	// The access check first, outside the render's allow-on-timeout.
+	if msg := h.access.check(ctx, req); msg != "" {
+		return forbidden(msg)
+	}
 	done := make(chan review, 1)
 	go func() {
 		rv := h.review(ctx, req)
