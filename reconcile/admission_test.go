@@ -372,19 +372,22 @@ func publishedRule(t *testing.T, group string, want bool) {
 		if err := k.Get(context.Background(), client.ObjectKey{Name: admission.DefaultWebhookConfigName}, cfg); err != nil {
 			return false, err
 		}
-		has := false
+		// The render entry fails open, the access entry (serviceaccount.go) closed.
+		has := map[string]bool{}
 		for _, h := range cfg.Webhooks {
-			if h.Name != admission.PublishedWebhookName {
+			policy := map[string]admissionregistrationv1.FailurePolicyType{
+				admission.PublishedWebhookName: admissionregistrationv1.Ignore, admission.PublishedAccessWebhookName: admissionregistrationv1.Fail}[h.Name]
+			if policy == "" {
 				continue
 			}
-			if h.FailurePolicy == nil || *h.FailurePolicy != admissionregistrationv1.Ignore || h.ClientConfig.URL == nil {
-				return false, fmt.Errorf("the published entry is not sent as the Compositions' one, or fails closed: %+v", h)
+			if h.FailurePolicy == nil || *h.FailurePolicy != policy || h.ClientConfig.URL == nil {
+				return false, fmt.Errorf("the published entry %s is not sent as the Compositions' one, or its failure policy is not %s: %+v", h.Name, policy, h)
 			}
 			for _, r := range h.Rules {
-				has = has || slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, "gadgets")
+				has[h.Name] = has[h.Name] || slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, "gadgets")
 			}
 		}
-		return has == want, fmt.Errorf("webhooks %+v", cfg.Webhooks)
+		return has[admission.PublishedWebhookName] == want && has[admission.PublishedAccessWebhookName] == want, fmt.Errorf("webhooks %+v", cfg.Webhooks)
 	})
 }
 

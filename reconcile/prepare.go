@@ -101,7 +101,7 @@ func (r preparer) authorize(ctx context.Context, s *scope) (ctrl.Result, error) 
 	if sa == "" || s.comp.ParentSpec().Suspend {
 		return ctrl.Result{}, nil
 	}
-	verbs := []string{"get", "create", "patch"}
+	verbs := []string{"create", "patch", "get"}
 	if s.comp.ParentSpec().Prune == nil || *s.comp.ParentSpec().Prune {
 		verbs = append(verbs, "delete")
 	}

@@ -110,6 +110,9 @@ type ControllerOptions struct {
 	// controller impersonates ServiceAccount "stencil" of a parent's
 	// namespace when the parent names none, as `stencil controller` does.
 	WriteAsController bool
+	// Configure, when not nil, changes the controller's reconcile options
+	// last (a test of options the fields above do not set).
+	Configure func(*reconcile.Options)
 	// Webhooks, when not nil, has the controller serve its admission
 	// webhook (package admission) on the webhook server
 	// these options describe (InstallWebhooks).
@@ -172,6 +175,9 @@ func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*
 		WriteAsController: o.WriteAsController}
 	if !o.WriteAsController {
 		opts.DefaultServiceAccount = DefaultServiceAccount
+	}
+	if o.Configure != nil {
+		o.Configure(&opts)
 	}
 	limits := sandbox.Limits{Timeout: 3 * time.Second, Memory: 256 << 20}
 	// The controller's own renderer (a pool of worker processes), counted.

@@ -178,8 +178,8 @@ func (h *reviewer) Handle(ctx context.Context, req admission.Request) admission.
 	ctx, cancel := context.WithTimeout(ctx, h.timeout)
 	defer cancel()
 	// The access check first, outside the render's allow-on-timeout.
-	if msg := h.access.check(ctx, req); msg != "" {
-		return forbidden(msg)
+	if r := h.access.check(ctx, req); r != nil {
+		return r.response()
 	}
 	done := make(chan review, 1)
 	go func() {

@@ -62,56 +62,71 @@ func (a *accessReviewer) Handle(ctx context.Context, req admission.Request) admi
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return admission.Allowed("")
 	}
-	if msg := a.check(ctx, req); msg != "" {
-		return forbidden(msg)
+	if r := a.check(ctx, req); r != nil {
+		return r.response()
 	}
 	return admission.Allowed("")
 }
 
-// forbidden refuses with reason Forbidden (403).
-func forbidden(msg string) admission.Response {
-	res := admission.Denied(msg)
-	res.Result.Code = http.StatusForbidden
-	res.Result.Reason = metav1.StatusReasonForbidden
+// refusal is why the access check refuses a request.
+type refusal struct {
+	msg string
+	// invalid: the object itself is invalid (422), not the requester
+	// without the right (403).
+	invalid bool
+}
+
+// refuse is a refusal for want of a right, or for a check that could not be made.
+func refuse(format string, args ...any) *refusal {
+	return &refusal{msg: fmt.Sprintf(format, args...)}
+}
+
+// response refuses with reason Forbidden (403), or Invalid (422).
+func (r *refusal) response() admission.Response {
+	res := admission.Denied(r.msg)
+	res.Result.Code, res.Result.Reason = http.StatusForbidden, metav1.StatusReasonForbidden
+	if r.invalid {
+		res.Result.Code, res.Result.Reason = http.StatusUnprocessableEntity, metav1.StatusReasonInvalid
+	}
 	return res
 }
 
-// check returns why req is refused, "" when it is allowed. A CREATE is
+// check returns why req is refused, nil when it is allowed. A CREATE is
 // checked, and an UPDATE that changes the spec, the labels or the
 // annotations (what the render reads and what names the ServiceAccount):
 // a requester who may not use the ServiceAccount must not change what a
 // parent running as it renders. An update of status, finalizers or the
 // ApplySet's own metadata (the controller's writes) is not checked, nor
 // is a parent being deleted.
-func (a *accessReviewer) check(ctx context.Context, req admission.Request) string {
+func (a *accessReviewer) check(ctx context.Context, req admission.Request) *refusal {
 	obj, err := decodeObject(req.Object.Raw)
 	if err != nil {
-		return fmt.Sprintf("stencil: could not decode the object: %v", err)
+		return refuse("stencil: could not decode the object: %v", err)
 	}
 	if obj.GetDeletionTimestamp() != nil {
-		return ""
+		return nil
 	}
 	if req.Operation == admissionv1.Update {
 		old, err := decodeObject(req.OldObject.Raw)
 		if err != nil {
-			return fmt.Sprintf("stencil: could not decode the old object: %v", err)
+			return refuse("stencil: could not decode the old object: %v", err)
 		}
 		if sameAccessRequest(old, obj) {
-			return ""
+			return nil
 		}
 	}
-	parent, bundle, msg := a.parent(ctx, obj)
+	parent, bundle, r := a.parent(ctx, obj)
 	if parent == nil {
-		return msg
+		return r
 	}
 	if bundle != nil {
-		if msg := a.namespaceAllowed(ctx, bundle, parent.GetNamespace()); msg != "" {
-			return msg
+		if r := a.namespaceAllowed(ctx, bundle, parent.GetNamespace()); r != nil {
+			return r
 		}
 	}
 	sa, ok := a.r.EffectiveServiceAccount(parent)
 	if !ok {
-		return "" // written as the controller (the admin's choice), or Stalled by it
+		return nil // written as the controller (the admin's choice), or Stalled by it
 	}
 	return mayUse(ctx, a.r.Client, req.UserInfo, parent.GetNamespace(), sa)
 }
@@ -135,9 +150,9 @@ func sameAccessRequest(old, obj *unstructured.Unstructured) bool {
 
 // parent makes obj a parent with its Bundle (nil when not found: the
 // controller reports it, and a Bundle made later is checked by the
-// controller's pass). With no parent, the message is the refusal, or ""
-// when no Bundle publishes obj's kind (no controller acts on it).
-func (a *accessReviewer) parent(ctx context.Context, obj *unstructured.Unstructured) (applyset.Parent, *v1alpha1.Bundle, string) {
+// controller's pass). With no parent, the refusal, or nil when no Bundle
+// publishes obj's kind (no controller acts on it).
+func (a *accessReviewer) parent(ctx context.Context, obj *unstructured.Unstructured) (applyset.Parent, *v1alpha1.Bundle, *refusal) {
 	gvk := obj.GroupVersionKind()
 	if gvk.GroupKind() == applyset.CompositionGroupKind {
 		spec := v1alpha1.CompositionSpec{}
@@ -146,45 +161,47 @@ func (a *accessReviewer) parent(ctx context.Context, obj *unstructured.Unstructu
 		b := &v1alpha1.Bundle{}
 		if err := a.r.Client.Get(ctx, client.ObjectKey{Name: spec.Bundle}, b); err != nil {
 			if !apierrors.IsNotFound(err) {
-				return nil, nil, fmt.Sprintf("stencil: could not read Bundle %s: %v", spec.Bundle, err)
+				return nil, nil, refuse("stencil: could not read Bundle %s: %v", spec.Bundle, err)
 			}
 			b = nil
 		}
-		return applyset.NewInstance(obj, spec), b, ""
+		return applyset.NewInstance(obj, spec), b, nil
 	}
 	b, _, err := published.PublishingBundle(ctx, a.r.Client, a.r.APIReader, gvk)
 	switch {
 	case err != nil:
-		return nil, nil, fmt.Sprintf("stencil: could not find the Bundle that publishes %s: %v", gvk.Kind, err)
+		return nil, nil, refuse("stencil: could not find the Bundle that publishes %s: %v", gvk.Kind, err)
 	case b == nil:
-		return nil, nil, ""
+		return nil, nil, nil
 	}
 	spec, err := publish.InstanceSpec(b.Name, b.Spec.API, obj)
 	if err != nil {
-		return nil, nil, err.Error()
+		// Its stencil.dev/* annotations are invalid: the ServiceAccount
+		// cannot be told, and the controller would stall it.
+		return nil, nil, &refusal{msg: err.Error(), invalid: true}
 	}
-	return applyset.NewInstance(obj, spec), b, ""
+	return applyset.NewInstance(obj, spec), b, nil
 }
 
 // namespaceAllowed returns why Bundle b may not be used in namespace ns
-// (its spec.namespaceSelector does not select it), "" when it may.
-func (a *accessReviewer) namespaceAllowed(ctx context.Context, b *v1alpha1.Bundle, ns string) string {
+// (its spec.namespaceSelector does not select it), nil when it may.
+func (a *accessReviewer) namespaceAllowed(ctx context.Context, b *v1alpha1.Bundle, ns string) *refusal {
 	ok, err := reconcile.NamespaceSelected(ctx, a.r.Client, b, ns)
 	switch {
 	case err != nil:
-		return fmt.Sprintf("stencil: could not check Bundle %s's spec.namespaceSelector: %v", b.Name, err)
+		return refuse("stencil: could not check Bundle %s's spec.namespaceSelector: %v", b.Name, err)
 	case !ok:
-		return fmt.Sprintf("Bundle %s may not be used in namespace %s: its spec.namespaceSelector does not select the namespace", b.Name, ns)
+		return refuse("Bundle %s may not be used in namespace %s: its spec.namespaceSelector does not select the namespace", b.Name, ns)
 	}
-	return ""
+	return nil
 }
 
 // mayUse returns why user may not use ServiceAccount sa of namespace ns,
-// "" when it may: as Kubernetes treats the use of a ServiceAccount, the
+// nil when it may: as Kubernetes treats the use of a ServiceAccount, the
 // user may impersonate it, or may create pods in its namespace (a pod may
 // run as any ServiceAccount of its namespace). The SubjectAccessReviews
 // are made by the controller, with c.
-func mayUse(ctx context.Context, c client.Client, user authenticationv1.UserInfo, ns, sa string) string {
+func mayUse(ctx context.Context, c client.Client, user authenticationv1.UserInfo, ns, sa string) *refusal {
 	asks := []authorizationv1.ResourceAttributes{
 		{Verb: "impersonate", Resource: "serviceaccounts", Name: sa, Namespace: ns},
 		{Verb: "create", Resource: "pods", Namespace: ns},
@@ -195,13 +212,13 @@ func mayUse(ctx context.Context, c client.Client, user authenticationv1.UserInfo
 			ResourceAttributes: &attrs,
 		}}
 		if err := c.Create(ctx, review); err != nil {
-			return fmt.Sprintf("stencil: could not check that %q may use ServiceAccount %s/%s: %v", user.Username, ns, sa, err)
+			return refuse("stencil: could not check that %q may use ServiceAccount %s/%s: %v", user.Username, ns, sa, err)
 		}
 		if review.Status.Allowed {
-			return ""
+			return nil
 		}
 	}
-	return fmt.Sprintf("user %q may not use ServiceAccount %s/%s: needs impersonate on serviceaccounts %q or create on pods in %s",
+	return refuse("user %q may not use ServiceAccount %s/%s: needs impersonate on serviceaccounts %q or create on pods in %s",
 		user.Username, ns, sa, sa, ns)
 }
 
