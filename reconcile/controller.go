@@ -301,6 +301,11 @@ type phase func(ctx context.Context, s *scope) (ctrl.Result, error)
 // missing RBAC, an empty render of a set with members and a flapping
 // member set Stalled and return nil, so the Composition waits for its spec
 // or its Bundle to change (missing RBAC: or a minute; see ForbiddenRecheck).
+// A parent with no ServiceAccount to write as (none named, no
+// Options.DefaultServiceAccount, no Options.WriteAsController) is Stalled
+// (reason NoServiceAccount) before anything, its deletion included; one in
+// a namespace its Bundle's spec.namespaceSelector does not select is
+// Stalled (reason NotAllowed) before it renders (see preparer.allowed).
 func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
 	comp, specErr, err := r.fetch(ctx, req.NamespacedName)
 	if err != nil || comp == nil {
