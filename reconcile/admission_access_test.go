@@ -148,3 +148,37 @@ func TestAdmissionServiceAccountUse(t *testing.T) {
 		})
 	})
 }
+
+// TestAdmissionServiceAccountOfInstance: a user who may create only the
+// instances of a published kind may not name, by the annotation
+// stencil.dev/service-account-name, a ServiceAccount it may not use
+// itself; one who may impersonate it may. The published kind's access
+// entry fails closed.
+func TestAdmissionServiceAccountOfInstance(t *testing.T) {
+	startAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{admissionLabel: "true"}, admission.Options{})
+	ctx := context.Background()
+	ns := admissionNamespace(t)
+	group := "acc-" + ns + ".example.com"
+	grantKind(t, group, "gadgets")
+	b := bundle(t, "acc-gadgets-"+ns, gadgetFiles(""), publishing(group))
+	bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
+	publishedRule(t, group, true)
+	gadgets := rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"gadgets"}, Verbs: []string{"get", "create", "update", "patch"}}
+	grant(t, ns, "dave", "dave", gadgets)
+	grant(t, ns, "erin", "erin", gadgets, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"serviceaccounts"},
+		Verbs: []string{"impersonate"}, ResourceNames: []string{"cluster-ops"}})
+	privileged := func() client.Object {
+		g := gadget(group, ns, "g", `{"size":1}`)
+		g.SetAnnotations(map[string]string{"stencil.dev/service-account-name": "cluster-ops"})
+		return g
+	}
+	eventually(t, "the webhook to refuse dave", func() (bool, error) {
+		err := asUser(t, "dave").Create(ctx, privileged(), client.DryRunAll)
+		return apierrors.IsForbidden(err), err
+	})
+	forbiddenBy(t, asUser(t, "dave").Create(ctx, privileged()),
+		`user "dave" may not use ServiceAccount `+ns+`/cluster-ops: needs impersonate on serviceaccounts "cluster-ops" or create on pods in `+ns)
+	if err := asUser(t, "erin").Create(ctx, privileged(), client.DryRunAll); err != nil {
+		t.Errorf("erin, who may impersonate cluster-ops, was refused: %v", err)
+	}
+}
