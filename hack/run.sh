@@ -136,7 +136,18 @@ until kubectl apply --server-side --dry-run=server -f examples/compositions/ >/d
 done
 kubectl apply --server-side -f examples/compositions/ >/dev/null
 log "Compositions applied from examples/compositions/"
-# As the articles do: a plain kubectl apply of their YAML.
+# As the articles do: a plain kubectl apply of their YAML, once the access
+# entries the controller adds for the published kinds (failing closed) are
+# pointed at it.
+deadline=$((SECONDS + 60))
+until kubectl apply --dry-run=server -f examples/instances/ >/dev/null 2>&1; do
+  if ((SECONDS > deadline)); then
+    kubectl apply --dry-run=server -f examples/instances/ >/dev/null || true
+    log "the API server does not admit the articles' instances"
+    exit 1
+  fi
+  sleep 1
+done
 kubectl apply -f examples/instances/ >/dev/null
 log "the articles' instances applied from examples/instances/"
 

@@ -28,3 +28,19 @@ func admitting(t *testing.T, k client.Client, timeout time.Duration) {
 		t.Fatalf("the API server does not admit Compositions after %s: %v", timeout, last)
 	}
 }
+
+// admittingFiles waits until kubectl's server dry run of the objects of
+// dir passes admission: the access entry the controller adds for a
+// published kind fails closed until it is pointed at the controller too.
+func admittingFiles(t *testing.T, kc kubectl, dir string, timeout time.Duration) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(context.Background(), time.Second, timeout, true, func(context.Context) (bool, error) {
+		_, errOut, err := kc.run("", "apply", "--dry-run=server", "-f", dir)
+		last = errOut
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("kubectl apply --dry-run=server -f %s is not admitted after %s: %s", dir, timeout, last)
+	}
+}

@@ -99,6 +99,7 @@ func TestExamples(t *testing.T) {
 		}
 	}
 	// As the articles do: kubectl apply of their YAML, unchanged.
+	admittingFiles(t, kc, instancesDir, time.Minute)
 	kc.mustRun(t, "", "apply", "-f", instancesDir)
 	for _, obj := range append(comps, instances...) {
 		ready(t, k, obj, 4*time.Minute)
