@@ -32,13 +32,15 @@ import (
 
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;list;watch;patch;update
 
-// webhookConfigReconciler keeps the PublishedWebhookName entry of the
-// ValidatingWebhookConfiguration name: one rule for every kind a Bundle
-// publishes and the controller serves, sent where the
-// CompositionsWebhookName entry sends its requests (its clientConfig,
-// whether a Service or a URL, and its selectors, timeout and match
-// policy), failurePolicy Ignore. With no kind served, the entry is
-// removed. The configuration is installed with the controller (config/);
+// webhookConfigReconciler keeps the published kinds' entries of the
+// ValidatingWebhookConfiguration name (publishedEntries): one rule for
+// every kind a Bundle publishes and the controller serves, each entry
+// sent where its base entry of config/webhook sends its requests (its
+// clientConfig, whether a Service or a URL, and its selectors, timeout and
+// match policy): PublishedWebhookName as CompositionsWebhookName,
+// failurePolicy Ignore, and PublishedAccessWebhookName as
+// AccessWebhookName, failurePolicy Fail. With no kind served, or no base
+// entry, an entry is removed. The configuration is installed with the controller (config/);
 // when it or its Compositions entry is missing, nothing is written and
 // that is logged once.
 type webhookConfigReconciler struct {
