@@ -104,6 +104,9 @@ func TestWebhookInstall(t *testing.T) {
 			serving := 0
 			for name, d := range find(objs, "Deployment") {
 				args, cports := controllerArgs(t, d)
+				if sa, _ := flag(args, "default-service-account"); sa != "stencil" || slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--write-as-controller") }) {
+					t.Errorf("Deployment %s: --default-service-account %q, want stencil set explicitly and no --write-as-controller", name, sa)
+				}
 				port, _ := flag(args, "webhook-port")
 				selected := labels.SelectorFromSet(sel).Matches(podLabels(d))
 				switch {
@@ -147,25 +150,37 @@ func TestWebhookInstall(t *testing.T) {
 	}
 }
 
-// checkWebhookConfig checks that every entry of the configuration calls
-// the webhook Service at the handler's path and fails open.
+// checkWebhookConfig checks that the configuration has its two entries,
+// each calling the webhook Service at its handler's path: the render
+// review, failing open (a stopped controller must not block the API
+// server), and the access check, failing closed (a check skipped when the
+// webhook is down is no check).
 func checkWebhookConfig(t *testing.T, cfg *unstructured.Unstructured) {
 	t.Helper()
 	if cfg == nil {
 		t.Fatalf("no ValidatingWebhookConfiguration %s", admission.DefaultWebhookConfigName)
 	}
+	want := map[string]struct{ path, policy string }{
+		admission.CompositionsWebhookName: {admission.WebhookPath, "Ignore"},
+		admission.AccessWebhookName:       {admission.AccessWebhookPath, "Fail"},
+	}
 	hooks, _, _ := unstructured.NestedSlice(cfg.Object, "webhooks")
-	if len(hooks) == 0 {
-		t.Fatalf("ValidatingWebhookConfiguration %s has no entry", cfg.GetName())
+	if len(hooks) != len(want) {
+		t.Fatalf("ValidatingWebhookConfiguration %s has %d entries, want %d", cfg.GetName(), len(hooks), len(want))
 	}
 	for _, h := range hooks {
 		m := h.(map[string]any)
-		svc, _, _ := unstructured.NestedMap(m, "clientConfig", "service")
-		if svc["namespace"] != admission.DefaultWebhookNamespace || svc["name"] != admission.DefaultWebhookService || svc["path"] != admission.WebhookPath || svc["port"] != int64(443) {
-			t.Errorf("entry %v calls %v, want %s/%s:443%s", m["name"], svc, admission.DefaultWebhookNamespace, admission.DefaultWebhookService, admission.WebhookPath)
+		w, ok := want[m["name"].(string)]
+		if !ok {
+			t.Errorf("unexpected entry %v", m["name"])
+			continue
 		}
-		if m["failurePolicy"] != "Ignore" {
-			t.Errorf("entry %v: failurePolicy %v, want Ignore (a stopped controller must not block the API server)", m["name"], m["failurePolicy"])
+		svc, _, _ := unstructured.NestedMap(m, "clientConfig", "service")
+		if svc["namespace"] != admission.DefaultWebhookNamespace || svc["name"] != admission.DefaultWebhookService || svc["path"] != w.path || svc["port"] != int64(443) {
+			t.Errorf("entry %v calls %v, want %s/%s:443%s", m["name"], svc, admission.DefaultWebhookNamespace, admission.DefaultWebhookService, w.path)
+		}
+		if m["failurePolicy"] != w.policy {
+			t.Errorf("entry %v: failurePolicy %v, want %s", m["name"], m["failurePolicy"], w.policy)
 		}
 	}
 }

@@ -6,6 +6,12 @@
 # controller runs until Ctrl-C, which stops it and every process of the
 # cluster.
 #
+# The controller writes each parent's members as a ServiceAccount of the
+# parent's namespace (--default-service-account, "stencil", unless the
+# parent names one), as installed: examples/tenancy/ gives the examples'
+# namespace that ServiceAccount and the RBAC of what its Bundles render, as
+# a platform team would.
+#
 # The controller serves its admission webhook on loopback: config/webhook's
 # ValidatingWebhookConfiguration is installed, and the controller
 # (--webhook-host=localhost) makes a certificate for localhost, keeps it in
@@ -50,6 +56,8 @@ fi
 log "installing the CRDs"
 kubectl apply --server-side -k config/crd >/dev/null
 kubectl wait --for=condition=Established crd/bundles.stencil.dev crd/compositions.stencil.dev --timeout=60s >/dev/null
+kubectl apply --server-side -f examples/tenancy/ >/dev/null
+log "ServiceAccount stencil and its RBAC applied to namespace default (examples/tenancy/)"
 publishing=()
 for dir in examples/bundles/*/; do
   name=$(basename "$dir")
@@ -75,7 +83,7 @@ webhook=$(free_port 19443)
 hack/webhook-loopback.sh
 log "webhook configuration stencil-validating installed; the controller serves it on https://localhost:$webhook"
 if [[ ${CLUSTER:-local} == existing ]]; then
-  log "(only an API server running on this machine reaches it there; others skip it, failurePolicy Ignore)"
+  log "(only an API server running on this machine reaches it there; its access entry fails closed: elsewhere, Compositions are refused)"
 fi
 certs=$root/.local/run/webhook-certs
 mkdir -p "$certs"
@@ -91,6 +99,7 @@ log "starting the controller; Ctrl-C stops it (and the local cluster)"
 "$stencil" controller --kubeconfig "$KUBECONFIG" \
   --metrics-bind-address "127.0.0.1:$metrics" --metrics-secure=false --health-probe-bind-address "127.0.0.1:$probes" \
   --webhook-host localhost --webhook-port "$webhook" --webhook-cert-dir "$certs" --webhook-namespace stencil-system ${client_ca[@]+"${client_ca[@]}"} \
+  --default-service-account stencil \
   --zap-devel=false --zap-encoder=console &
 controller_pid=$!
 
@@ -121,9 +130,31 @@ for name in ${publishing[@]+"${publishing[@]}"}; do
   log "the kind of Bundle $name is published: $(kubectl get crd -l "stencil.dev/bundle=$name" -o name)"
 done
 
+# The webhook's access entry fails closed: until the controller serves it
+# (its certificate made, its CA injected), no Composition is admitted.
+deadline=$((SECONDS + 120))
+until kubectl apply --server-side --dry-run=server -f examples/compositions/ >/dev/null 2>&1; do
+  if ! kill -0 "$controller_pid" 2>/dev/null || ((SECONDS > deadline)); then
+    kubectl apply --server-side --dry-run=server -f examples/compositions/ >/dev/null || true
+    log "the API server does not admit the example Compositions: is the controller's webhook served?"
+    exit 1
+  fi
+  sleep 1
+done
 kubectl apply --server-side -f examples/compositions/ >/dev/null
 log "Compositions applied from examples/compositions/"
-# As the articles do: a plain kubectl apply of their YAML.
+# As the articles do: a plain kubectl apply of their YAML, once the access
+# entries the controller adds for the published kinds (failing closed) are
+# pointed at it.
+deadline=$((SECONDS + 60))
+until kubectl apply --dry-run=server -f examples/instances/ >/dev/null 2>&1; do
+  if ((SECONDS > deadline)); then
+    kubectl apply --dry-run=server -f examples/instances/ >/dev/null || true
+    log "the API server does not admit the articles' instances"
+    exit 1
+  fi
+  sleep 1
+done
 kubectl apply -f examples/instances/ >/dev/null
 log "the articles' instances applied from examples/instances/"
 

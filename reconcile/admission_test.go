@@ -132,7 +132,7 @@ func startAdmission(t *testing.T, name, shard string, selector map[string]string
 	}
 	ctx, cancel := context.WithCancel(suiteCtx)
 	opts.ConfigName = name
-	c, err := testenv.StartWith(ctx, controllerCfg, testenv.ControllerOptions{Shard: shard, Webhooks: hooks, Admission: opts})
+	c, err := testenv.StartWith(ctx, controllerCfg, testenv.ControllerOptions{Shard: shard, Webhooks: hooks, Admission: opts, WriteAsController: true})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -372,19 +372,22 @@ func publishedRule(t *testing.T, group string, want bool) {
 		if err := k.Get(context.Background(), client.ObjectKey{Name: admission.DefaultWebhookConfigName}, cfg); err != nil {
 			return false, err
 		}
-		has := false
+		// The render entry fails open, the access entry (serviceaccount.go) closed.
+		has := map[string]bool{}
 		for _, h := range cfg.Webhooks {
-			if h.Name != admission.PublishedWebhookName {
+			policy := map[string]admissionregistrationv1.FailurePolicyType{
+				admission.PublishedWebhookName: admissionregistrationv1.Ignore, admission.PublishedAccessWebhookName: admissionregistrationv1.Fail}[h.Name]
+			if policy == "" {
 				continue
 			}
-			if h.FailurePolicy == nil || *h.FailurePolicy != admissionregistrationv1.Ignore || h.ClientConfig.URL == nil {
-				return false, fmt.Errorf("the published entry is not sent as the Compositions' one, or fails closed: %+v", h)
+			if h.FailurePolicy == nil || *h.FailurePolicy != policy || h.ClientConfig.URL == nil {
+				return false, fmt.Errorf("the published entry %s is not sent as the Compositions' one, or its failure policy is not %s: %+v", h.Name, policy, h)
 			}
 			for _, r := range h.Rules {
-				has = has || slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, "gadgets")
+				has[h.Name] = has[h.Name] || slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, "gadgets")
 			}
 		}
-		return has == want, fmt.Errorf("webhooks %+v", cfg.Webhooks)
+		return has[admission.PublishedWebhookName] == want && has[admission.PublishedAccessWebhookName] == want, fmt.Errorf("webhooks %+v", cfg.Webhooks)
 	})
 }
 
@@ -409,7 +412,9 @@ func TestAdmissionTimeout(t *testing.T) {
 
 // TestAdmissionWaitsForReady: with AdmissionOptions.Ready, the webhook
 // server starts (and reads its certificate) only once Ready is closed;
-// until then the API server lets requests through (failurePolicy Ignore).
+// until then the API server lets requests through the render entry
+// (failurePolicy Ignore) and refuses them at the access entry, which fails
+// closed.
 func TestAdmissionWaitsForReady(t *testing.T) {
 	ns := admissionNamespace(t)
 	ready := make(chan struct{})
@@ -417,8 +422,11 @@ func TestAdmissionWaitsForReady(t *testing.T) {
 		admission.Options{Ready: ready})
 	b := bundle(t, "adm-ready-"+ns, shopFiles, withShopSchema)
 	bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
-	if err := k.Create(context.Background(), composition(ns, "early", b.Name, `{"replicas":9}`), client.DryRunAll); err != nil {
-		t.Errorf("a request was reviewed before Ready was closed: %v", err)
+	// The render entry lets the request through (failurePolicy Ignore);
+	// the access entry, which fails closed, refuses it unreviewed.
+	err := k.Create(context.Background(), composition(ns, "early", b.Name, `{"replicas":9}`), client.DryRunAll)
+	if err == nil || apierrors.IsInvalid(err) || !strings.Contains(err.Error(), `failed calling webhook "`+admission.AccessWebhookName+`"`) {
+		t.Errorf("before Ready was closed: got %v, want only the access entry's failure to call the webhook", err)
 	}
 	close(ready)
 	refusing(t, ns, b.Name)

@@ -81,7 +81,7 @@ func BenchmarkReconcile(b *testing.B) {
 	defer pool.Close()
 	r, err := reconcile.NewStandaloneReconciler(mgr, reconcile.Options{
 		Version: "v0.0.0-test", MaxConcurrentReconciles: 1, ApplyConcurrency: 4,
-		Renderer: countRenders{pool, &renders, &renderNanos},
+		Renderer: countRenders{pool, &renders, &renderNanos}, WriteAsController: true,
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/cluster"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -45,9 +46,21 @@ import (
 type Options struct {
 	// Version is stencil's version, written into the ApplySet tooling annotation.
 	Version string
-	// DefaultServiceAccount, when set, is impersonated for Compositions that
-	// name no spec.serviceAccountName.
+	// DefaultServiceAccount is the ServiceAccount, of each parent's own
+	// namespace, that the writes of a parent naming none impersonate
+	// (`stencil controller` sets "stencil"). Every member apply, prune,
+	// hook step, finalize delete and live read of a member is made as
+	// system:serviceaccount:<parent namespace>:<spec.serviceAccountName,
+	// else this>, so the tenant's RBAC bounds what a parent can do.
+	// Exclusive with WriteAsController.
 	DefaultServiceAccount string
+	// WriteAsController makes the writes of a parent that names no
+	// ServiceAccount the controller's own, bounded only by the controller's
+	// (aggregated, cluster-wide) RBAC: a cluster admin's explicit choice.
+	// False, the zero value, with no DefaultServiceAccount, stalls such a
+	// parent (reason NoServiceAccount) and writes nothing: the zero
+	// Options never write as the controller.
+	WriteAsController bool
 	// MaxConcurrentReconciles bounds how many Compositions reconcile at once.
 	MaxConcurrentReconciles int
 	// ApplyConcurrency bounds how many objects of one stage are applied at once.
@@ -151,6 +164,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) (*Com
 	c, err := builder.ControllerManagedBy(mgr).
 		For(&v1alpha1.Composition{}, builder.WithPredicates(parentPredicates())).
 		Watches(&v1alpha1.Bundle{}, handler.EnqueueRequestsFromMapFunc(r.parentsOfBundle)).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.parentsInNamespace), builder.WithPredicates(labelsChanged())).
 		WatchesRawSource(source.Channel(r.capabilities.Subscribe(ctx), handler.EnqueueRequestsFromMapFunc(r.allParents))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.MaxConcurrentReconciles, 1), NewQueue: newQueue}).
 		Named("composition").
@@ -173,6 +187,9 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 	if opts.Renderer == nil {
 		return nil, errors.New("reconcile: Options.Renderer is required")
 	}
+	if opts.WriteAsController && opts.DefaultServiceAccount != "" {
+		return nil, errors.New("reconcile: Options.WriteAsController and Options.DefaultServiceAccount are exclusive")
+	}
 	renderer := opts.Renderer
 	caps, err := cluster.NewManagerCapabilities(mgr, opts.EveryReplica)
 	if err != nil {
@@ -187,6 +204,7 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 		return nil, err
 	}
 	checker := access.NewChecker(mgr.GetClient())
+	checker.DefaultAccount = opts.DefaultServiceAccount
 	recorder := mgr.GetEventRecorder("stencil")
 	r := &CompositionReconciler{
 		Client:    mgr.GetClient(),
@@ -292,6 +310,11 @@ type phase func(ctx context.Context, s *scope) (ctrl.Result, error)
 // missing RBAC, an empty render of a set with members and a flapping
 // member set Stalled and return nil, so the Composition waits for its spec
 // or its Bundle to change (missing RBAC: or a minute; see ForbiddenRecheck).
+// A parent with no ServiceAccount to write as (none named, no
+// Options.DefaultServiceAccount, no Options.WriteAsController) is Stalled
+// (reason NoServiceAccount) before anything, its deletion included; one in
+// a namespace its Bundle's spec.namespaceSelector does not select is
+// Stalled (reason NotAllowed) before it renders (see preparer.allowed).
 func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
 	comp, specErr, err := r.fetch(ctx, req.NamespacedName)
 	if err != nil || comp == nil {
@@ -325,7 +348,10 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		reporter{r}.stall(s, v1alpha1.ReasonInvalid, specErr.Error())
 		return ctrl.Result{}, nil
 	}
-	if s.writer, err = r.writers.writerFor(r, comp); err != nil {
+	if s.writer, err = r.writers.writerFor(r, comp); errors.Is(err, errNoIdentity) {
+		reporter{r}.stall(s, v1alpha1.ReasonNoServiceAccount, err.Error())
+		return ctrl.Result{}, nil
+	} else if err != nil {
 		return reporter{r}.transient(s, err)
 	}
 	if !comp.GetDeletionTimestamp().IsZero() {
@@ -339,7 +365,7 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		name string
 		run  phase
 	}{
-		{phaseShortcut, shortcut{r}.skipUnchanged}, {phaseParent, r.ensureParent}, {phaseRender, renderer{r}.render},
+		{phasePrepare, preparer{r}.allowed}, {phaseShortcut, shortcut{r}.skipUnchanged}, {phaseParent, r.ensureParent}, {phaseRender, renderer{r}.render},
 		{phasePrepare, preparer{r}.recall}, {phasePrepare, preparer{r}.watch}, {phasePrepare, preparer{r}.authorize}, {phasePrepare, shortcut{r}.snapshot},
 		{phasePrepare, pruning{r}.guardEmptyRender}, {phaseParent, r.widen}, {phaseApply, r.apply}, {phasePrune, r.prune},
 		{phaseStatus, r.observe},
@@ -393,8 +419,9 @@ func (r *CompositionReconciler) Capabilities(ctx context.Context) (*templates.Ca
 // Renderer renders bundles, under the controller's limits.
 func (r *CompositionReconciler) Renderer() plan.Renderer { return r.renderer }
 
-// WriterFor returns the client that writes parent's members: the
-// manager's own, or one impersonating the parent's ServiceAccount.
+// WriterFor returns the client that writes parent's members: one
+// impersonating the parent's ServiceAccount, or the manager's own only
+// with Options.WriteAsController; an error when there is neither.
 func (r *CompositionReconciler) WriterFor(parent applyset.Parent) (client.Client, error) {
 	return r.writers.writerFor(r, parent)
 }

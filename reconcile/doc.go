@@ -39,6 +39,26 @@
 // published (the Bundle controller and published kinds) and admission
 // (the webhook).
 //
+// # Identity
+//
+// Whose identity makes each request (writers.go):
+//
+//	request                                                   identity
+//	cache reads and watches; prune's member lists; status     the controller
+//	member apply (and its dry run), prune, hook steps,        the parent's ServiceAccount
+//	finalize deletes and orphaning
+//	live reads of members the cache does not hold             the parent's ServiceAccount
+//	access reviews (package access, admission)                the controller
+//	the parent's status, finalizer and ApplySet metadata      the controller
+//	events                                                    the controller
+//
+// The parent's ServiceAccount is spec.serviceAccountName, else
+// Options.DefaultServiceAccount, of the parent's namespace. Only
+// Options.WriteAsController makes the writes of a parent naming none the
+// controller's own; with neither, the parent is Stalled (reason
+// NoServiceAccount) and nothing is written: the zero Options never write
+// as the controller.
+//
 // # Invariants
 //
 //   - Children are written only with server-side apply under the field

@@ -95,7 +95,7 @@ func fairnessRound(b *testing.B, fifo bool) {
 	restore := reconcile.UseFIFOQueue(fifo)
 	_, err = reconcile.SetupWithManager(ctx, mgr, reconcile.Options{
 		Version: "v0.0.0-test", MaxConcurrentReconciles: 2, ApplyConcurrency: 4,
-		Renderer: pool, Shard: shardName,
+		Renderer: pool, Shard: shardName, WriteAsController: true,
 	})
 	restore()
 	if err != nil {

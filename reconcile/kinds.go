@@ -3,7 +3,9 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"maps"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -14,7 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -74,6 +78,7 @@ func (base *CompositionReconciler) ServeKind(ctx context.Context, kind Kind) (do
 	for _, src := range []source.Source{
 		source.Kind(parents, client.Object(obj), &handler.EnqueueRequestForObject{}, parentPredicates()),
 		source.Kind(base.Cache, client.Object(&v1alpha1.Bundle{}), handler.EnqueueRequestsFromMapFunc(r.parentsOfBundle)),
+		source.Kind(base.Cache, client.Object(&corev1.Namespace{}), handler.EnqueueRequestsFromMapFunc(r.parentsInNamespace), labelsChanged()),
 		source.Channel(base.capabilities.Subscribe(ctx), handler.EnqueueRequestsFromMapFunc(r.allParents)),
 	} {
 		if err := c.Watch(src); err != nil {
@@ -205,4 +210,27 @@ func (r *CompositionReconciler) allParents(ctx context.Context, _ client.Object)
 		ctrl.LoggerFrom(ctx).Error(err, "list parents after the served APIs changed")
 	}
 	return reqs
+}
+
+// parentsInNamespace maps a Namespace to the parents r serves in it: a
+// change of its labels may change whether their Bundle's
+// spec.namespaceSelector selects it (see preparer.allowed).
+func (r *CompositionReconciler) parentsInNamespace(ctx context.Context, o client.Object) []ctrlreconcile.Request {
+	reqs, err := r.listParents(ctx, client.InNamespace(o.GetName()))
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "list parents in a namespace", "namespace", o.GetName())
+	}
+	return reqs
+}
+
+// labelsChanged passes the updates of an object that change its labels.
+func labelsChanged() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return !maps.Equal(e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels())
+		},
+	}
 }

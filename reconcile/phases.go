@@ -40,7 +40,9 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 		return ctrl.Result{}, nil
 	}
 	defer s.events.RecordApplied(r.Recorder, s.comp)
-	reader := r.watches.Reader()
+	// What the cache does not hold is read as the parent's writer (its
+	// ServiceAccount): the tenant's RBAC bounds the reads made for it.
+	reader := r.watches.ReaderAs(s.writer)
 	a := &applyset.Applier{Writer: s.writer, Reader: reader, ID: s.plan.ID, Consent: r.consent(ctx, s), Concurrency: max(r.Options.ApplyConcurrency, 1), Schemas: r.schemas}
 	run, err := r.hooks.Start(ctx, r.hookPass(s, a))
 	if err != nil {

@@ -6,11 +6,16 @@ import (
 	"slices"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/status"
 )
@@ -85,7 +90,8 @@ const ForbiddenRecheck = time.Minute
 
 // authorize checks, before anything is applied, that the ServiceAccount a
 // Composition applies as (spec.serviceAccountName or the controller's
-// default) may create and patch every rendered kind where it is rendered,
+// default) may get (the live reads of what the cache does not hold),
+// create and patch every rendered kind where it is rendered,
 // and delete it when pruning is on, so that a missing permission is
 // reported up front (Stalled, reason Forbidden) rather than as a half-made
 // apply. Kinds the API server does not serve yet (defined by a CRD in the
@@ -95,7 +101,7 @@ func (r preparer) authorize(ctx context.Context, s *scope) (ctrl.Result, error) 
 	if sa == "" || s.comp.ParentSpec().Suspend {
 		return ctrl.Result{}, nil
 	}
-	verbs := []string{"create", "patch"}
+	verbs := []string{"create", "patch", "get"}
 	if s.comp.ParentSpec().Prune == nil || *s.comp.ParentSpec().Prune {
 		verbs = append(verbs, "delete")
 	}
@@ -122,4 +128,46 @@ func (r preparer) authorize(ctx context.Context, s *scope) (ctrl.Result, error) 
 		}
 	}
 	return ctrl.Result{}, nil
+}
+
+// allowed stalls the pass (reason NotAllowed), before anything is
+// rendered, applied or pruned, when the parent's Bundle restricts the
+// namespaces that may use it (spec.namespaceSelector) and does not select
+// the parent's. The Bundle and the Namespace are read from the cache every
+// pass; a change of a Namespace's labels brings a pass of the parents in
+// it (see parentsInNamespace). A Bundle not found is left to render,
+// which reports it.
+func (r preparer) allowed(ctx context.Context, s *scope) (ctrl.Result, error) {
+	bundle := &v1alpha1.Bundle{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: s.comp.ParentSpec().Bundle}, bundle); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	ok, err := NamespaceSelected(ctx, r.Client, bundle, s.comp.GetNamespace())
+	if err != nil || ok {
+		return ctrl.Result{}, err
+	}
+	r.passes.forget(client.ObjectKeyFromObject(s.comp))
+	reporter{r.CompositionReconciler}.stall(s, v1alpha1.ReasonNotAllowed, fmt.Sprintf(
+		"Bundle %s may not be used in namespace %s: its spec.namespaceSelector does not select the namespace; nothing is applied or pruned",
+		bundle.Name, s.comp.GetNamespace()))
+	return ctrl.Result{}, nil
+}
+
+// NamespaceSelected reports whether Bundle b's spec.namespaceSelector
+// selects namespace ns, whose labels c reads (the controller's cache).
+// No selector selects every namespace. The admission webhook refuses with
+// it what the controller would stall.
+func NamespaceSelected(ctx context.Context, c client.Reader, b *v1alpha1.Bundle, ns string) (bool, error) {
+	if b.Spec.NamespaceSelector == nil {
+		return true, nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(b.Spec.NamespaceSelector)
+	if err != nil {
+		return false, fmt.Errorf("bundle %s: spec.namespaceSelector: %w", b.Name, err)
+	}
+	n := &corev1.Namespace{}
+	if err := c.Get(ctx, client.ObjectKey{Name: ns}, n); err != nil {
+		return false, fmt.Errorf("read namespace %s: %w", ns, err)
+	}
+	return sel.Matches(labels.Set(n.Labels)), nil
 }

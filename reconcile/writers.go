@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
@@ -11,14 +12,25 @@ import (
 )
 
 // writerCache keeps one impersonating client per ServiceAccount, so every
-// apply and prune of a Composition with a ServiceAccount is bounded by that
-// account's RBAC.
+// apply, prune, hook step and finalize delete of a parent, and every live
+// read of a member the cache does not hold, is bounded by that account's
+// RBAC.
 type writerCache struct {
 	mu      sync.Mutex
 	clients map[string]client.Client
 }
 
-// serviceAccount returns the account a Composition's writes impersonate, or "".
+// errNoIdentity is writerFor's error for a parent that names no
+// ServiceAccount when the controller has no default one and may not write
+// as itself: the parent is Stalled (reason NoServiceAccount), never
+// applied as the controller.
+var errNoIdentity = errors.New("no ServiceAccount to write as: the parent sets no spec.serviceAccountName " +
+	"(a published kind's instance: no annotation stencil.dev/service-account-name nor a default in its Bundle's spec.api), " +
+	"and the controller has neither a default ServiceAccount (--default-service-account) nor --write-as-controller")
+
+// serviceAccount returns the account a parent's writes impersonate: its
+// spec.serviceAccountName, else def (the controller's default, "" when
+// the controller writes as itself, see Options.WriteAsController).
 func serviceAccount(comp applyset.Parent, def string) string {
 	if comp.ParentSpec().ServiceAccountName != "" {
 		return comp.ParentSpec().ServiceAccountName
@@ -26,14 +38,20 @@ func serviceAccount(comp applyset.Parent, def string) string {
 	return def
 }
 
-// writerFor returns the client that writes a Composition's members: the
-// manager's own, or one impersonating system:serviceaccount:<ns>:<name>.
+// writerFor returns the client that writes a parent's members and reads
+// them live: one impersonating system:serviceaccount:<ns>:<sa> (see
+// serviceAccount), or, only when the admin chose it
+// (Options.WriteAsController) and the parent names no ServiceAccount, the
+// manager's own. With neither it returns errNoIdentity.
 func (w *writerCache) writerFor(r *CompositionReconciler, comp applyset.Parent) (client.Client, error) {
 	sa := serviceAccount(comp, r.Options.DefaultServiceAccount)
 	if sa == "" {
-		return r.Client, nil
+		if r.Options.WriteAsController {
+			return r.Client, nil
+		}
+		return nil, errNoIdentity
 	}
-	user := "system:serviceaccount:" + comp.GetNamespace() + ":" + sa
+	user := ServiceAccountUser(comp.GetNamespace(), sa)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if c, ok := w.clients[user]; ok {
@@ -50,4 +68,19 @@ func (w *writerCache) writerFor(r *CompositionReconciler, comp applyset.Parent) 
 	}
 	w.clients[user] = c
 	return c, nil
+}
+
+// ServiceAccountUser is the user name of ServiceAccount name of namespace ns.
+func ServiceAccountUser(ns, name string) string {
+	return "system:serviceaccount:" + ns + ":" + name
+}
+
+// EffectiveServiceAccount returns the ServiceAccount of its namespace that
+// parent's writes impersonate, and ok false when they are the controller's
+// own (Options.WriteAsController and no ServiceAccount named) or nobody's
+// (no ServiceAccount at all: the parent is Stalled). The admission webhook
+// checks that the requester may use it.
+func (r *CompositionReconciler) EffectiveServiceAccount(parent applyset.Parent) (string, bool) {
+	sa := serviceAccount(parent, r.Options.DefaultServiceAccount)
+	return sa, sa != ""
 }

@@ -17,6 +17,7 @@ import (
 	"text/template/parse"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -60,6 +61,9 @@ type options struct {
 	API                   *v1alpha1.BundleAPI        `json:"api,omitempty"`
 	Outputs               []v1alpha1.BundleOutput    `json:"outputs,omitempty"`
 	Readiness             []v1alpha1.ReadinessRule   `json:"readiness,omitempty"`
+	// NamespaceSelector is spec.namespaceSelector: who may use the
+	// Bundle, not what it renders, so it is no part of the revision.
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
 }
 
 // Bundle is a loaded bundle: its files, parsed templates, default values and
@@ -165,6 +169,7 @@ func Load(fsys fs.FS, opts LoadOptions) (*Bundle, error) {
 		}
 		spec.Permissions, spec.AllowNondeterministic, spec.API = o.Permissions, o.AllowNondeterministic, o.API
 		spec.Outputs, spec.Readiness = o.Outputs, o.Readiness
+		spec.NamespaceSelector = o.NamespaceSelector
 		delete(files, OptionsFile)
 	}
 	return newBundle(opts.Name, spec)

@@ -34,6 +34,15 @@ type BundleSpec struct {
 	// +optional
 	Permissions BundlePermissions `json:"permissions,omitempty"`
 
+	// namespaceSelector selects, by their labels, the namespaces whose
+	// parents (Compositions, instances of the kind the Bundle publishes)
+	// may use this Bundle. A parent in another namespace is refused at
+	// admission and Stalled (reason NotAllowed) by the controller, which
+	// applies and prunes nothing of it. Unset, every namespace may; an
+	// empty selector ({}) selects every namespace too.
+	// +optional
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+
 	// allowNondeterministic lets templates call functions whose result changes
 	// on every render (now, rand*, uuidv4, genPrivateKey, genCA, ...). Off by
 	// default: such a value makes every reconcile a write, and a generated

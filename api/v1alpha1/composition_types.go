@@ -33,9 +33,14 @@ type CompositionSpec struct {
 	// +kubebuilder:pruning:PreserveUnknownFields
 	Values *apiextensionsv1.JSON `json:"values,omitempty"`
 
-	// serviceAccountName, when set, makes every apply and prune of this
-	// Composition impersonate that ServiceAccount of the Composition's
-	// namespace, so its RBAC bounds what the Composition can change.
+	// serviceAccountName is the ServiceAccount of the Composition's
+	// namespace that every apply, prune, hook and delete of its members
+	// impersonates, so its RBAC bounds what the Composition can change.
+	// Unset, the controller's default one (--default-service-account,
+	// "stencil") is used; the controller's own identity only when its
+	// admin chose --write-as-controller. Whoever creates or changes the
+	// Composition must be allowed to use the account (impersonate it, or
+	// create pods in the namespace): the admission webhook checks.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`

@@ -107,6 +107,13 @@ const (
 	// again after a minute, as for Forbidden, since the object's consent
 	// raises no event of the parent's.
 	ReasonAdoptionRefused = "AdoptionRefused"
+	// ReasonNoServiceAccount: the parent names no ServiceAccount and the
+	// controller has no default one to write as (and may not write as
+	// itself): nothing is applied, pruned or deleted.
+	ReasonNoServiceAccount = "NoServiceAccount"
+	// ReasonNotAllowed: the Bundle's spec.namespaceSelector does not
+	// select the parent's namespace: nothing is applied or pruned.
+	ReasonNotAllowed = "NotAllowed"
 )
 
 // Reasons of a Bundle's Ready=False about the kind it publishes (spec.api).

@@ -161,6 +161,11 @@ func (in *BundleSpec) DeepCopyInto(out *BundleSpec) {
 		(*in).DeepCopyInto(*out)
 	}
 	in.Permissions.DeepCopyInto(&out.Permissions)
+	if in.NamespaceSelector != nil {
+		in, out := &in.NamespaceSelector, &out.NamespaceSelector
+		*out = new(metav1.LabelSelector)
+		(*in).DeepCopyInto(*out)
+	}
 	if in.API != nil {
 		in, out := &in.API, &out.API
 		*out = new(BundleAPI)

@@ -39,6 +39,11 @@ type controllerFlags struct {
 	webhookTimeout         time.Duration
 }
 
+// DefaultServiceAccount is the default of --default-service-account: a
+// dedicated ServiceAccount each tenant namespace is given for stencil,
+// never the namespace's "default", which every pod runs as.
+const DefaultServiceAccount = "stencil"
+
 func newControllerCommand(kube *genericclioptions.ConfigFlags, version string) *cobra.Command {
 	f := &controllerFlags{opts: reconcile.Options{Version: version}, zap: zap.Options{Development: true}}
 	cmd := &cobra.Command{
@@ -49,6 +54,16 @@ func newControllerCommand(kube *genericclioptions.ConfigFlags, version string) *
 			// An empty --shard= is a shard whose name went missing (e.g. the
 			// pod label config/components/shard reads), not a request to
 			// serve the unsharded Compositions.
+			if f.opts.WriteAsController {
+				if cmd.Flags().Changed("default-service-account") && f.opts.DefaultServiceAccount != DefaultServiceAccount {
+					return fmt.Errorf("--write-as-controller and --default-service-account=%s are exclusive: "+
+						"a parent naming no ServiceAccount is written either as the controller or as that ServiceAccount", f.opts.DefaultServiceAccount)
+				}
+				f.opts.DefaultServiceAccount = ""
+			} else if f.opts.DefaultServiceAccount == "" {
+				return fmt.Errorf("--default-service-account is empty: name the ServiceAccount stencil writes as (default %q), "+
+					"or choose --write-as-controller", DefaultServiceAccount)
+			}
 			if cmd.Flags().Changed("shard") && f.opts.Shard == "" {
 				return fmt.Errorf("--shard is empty: give a shard name, or leave the flag out to serve the Compositions without a %s label", shard.Label)
 			}
@@ -69,7 +84,14 @@ func newControllerCommand(kube *genericclioptions.ConfigFlags, version string) *
 	fl.IntVar(&f.burst, "kube-api-burst", 0, "burst of requests to the API server, with --kube-api-qps >= 0")
 	f.render.add(fl)
 	fl.StringVar(&f.opts.Shard, "shard", "", "reconcile only the Compositions labelled "+shard.Label+"=NAME, and elect a leader among this shard's replicas only; without it, only the Compositions without that label")
-	fl.StringVar(&f.opts.DefaultServiceAccount, "default-service-account", "", "ServiceAccount (in each Composition's namespace) to impersonate when spec.serviceAccountName is empty")
+	fl.StringVar(&f.opts.DefaultServiceAccount, "default-service-account", DefaultServiceAccount,
+		"ServiceAccount, in each parent's own namespace, whose identity applies, prunes and runs the hooks of a parent that names none "+
+			"(spec.serviceAccountName; a published kind's annotation stencil.dev/service-account-name): the namespace's RBAC for it bounds what stencil writes there. "+
+			"Exclusive with --write-as-controller")
+	fl.BoolVar(&f.opts.WriteAsController, "write-as-controller", false,
+		"write the members of a parent that names no ServiceAccount as the controller itself, bounded only by the controller's cluster-wide RBAC, "+
+			"instead of impersonating --default-service-account: any tenant who may create a parent then gets the controller's rights. "+
+			"Exclusive with a --default-service-account other than the default")
 	addWebhookFlags(fl, f)
 	zfs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	f.zap.BindFlags(zfs)

@@ -74,6 +74,13 @@ func TestExamples(t *testing.T) {
 	}
 	k := controller.Client
 	kc := newKubectl(t, kubeconfig)
+	// As a platform team would, and `make run` does: the examples'
+	// namespace gets the ServiceAccount stencil writes as by default, and
+	// its RBAC (the controller impersonates it, as installed).
+	kc.mustRun(t, "", "apply", "--server-side", "-f", filepath.Join(root, "examples", "tenancy"))
+	// The access entry of the webhook fails closed: wait until the
+	// controller serves it before writing Compositions and instances.
+	admitting(t, k, 3*time.Minute)
 
 	for _, b := range exampleBundles(t, filepath.Join(root, "examples", "bundles")) {
 		if err := k.Create(ctx, b); err != nil {
@@ -92,6 +99,7 @@ func TestExamples(t *testing.T) {
 		}
 	}
 	// As the articles do: kubectl apply of their YAML, unchanged.
+	admittingFiles(t, kc, instancesDir, time.Minute)
 	kc.mustRun(t, "", "apply", "-f", instancesDir)
 	for _, obj := range append(comps, instances...) {
 		ready(t, k, obj, 4*time.Minute)

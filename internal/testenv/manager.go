@@ -86,7 +86,11 @@ func (r countingRenderer) Render(ctx context.Context, b *templates.Bundle, in te
 
 // StartController starts stencil's controllers against the API server of
 // config until ctx ends. It may be called again once the previous
-// controller is Done: a test restarts the controller that way.
+// controller is Done: a test restarts the controller that way. It writes
+// the members of a parent naming no ServiceAccount as the controller
+// itself (reconcile.Options.WriteAsController), for the suites that test
+// other things than whose identity writes; StartWith starts one that
+// impersonates, as `stencil controller` does by default.
 func StartController(ctx context.Context, config *rest.Config) (*Controller, error) {
 	return StartShard(ctx, config, "")
 }
@@ -94,7 +98,7 @@ func StartController(ctx context.Context, config *rest.Config) (*Controller, err
 // StartShard starts, as StartController, a controller of shard (see
 // reconcile.Options.Shard; "" is unsharded), beside any other running.
 func StartShard(ctx context.Context, config *rest.Config, shard string) (*Controller, error) {
-	return StartWith(ctx, config, ControllerOptions{Shard: shard})
+	return StartWith(ctx, config, ControllerOptions{Shard: shard, WriteAsController: true})
 }
 
 // ControllerOptions are what StartWith changes in the controller that
@@ -102,6 +106,13 @@ func StartShard(ctx context.Context, config *rest.Config, shard string) (*Contro
 type ControllerOptions struct {
 	// Shard is reconcile.Options.Shard.
 	Shard string
+	// WriteAsController is reconcile.Options.WriteAsController. False, the
+	// controller impersonates ServiceAccount "stencil" of a parent's
+	// namespace when the parent names none, as `stencil controller` does.
+	WriteAsController bool
+	// Configure, when not nil, changes the controller's reconcile options
+	// last (a test of options the fields above do not set).
+	Configure func(*reconcile.Options)
 	// Webhooks, when not nil, has the controller serve its admission
 	// webhook (package admission) on the webhook server
 	// these options describe (InstallWebhooks).
@@ -163,7 +174,14 @@ func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*
 	}
 	// The controller's default concurrency, and render limits short
 	// enough for tests to see overruns quickly.
-	opts := reconcile.Options{Version: "v0.0.0-test", MaxConcurrentReconciles: 4, ApplyConcurrency: 4, Shard: shardName}
+	opts := reconcile.Options{Version: "v0.0.0-test", MaxConcurrentReconciles: 4, ApplyConcurrency: 4, Shard: shardName,
+		WriteAsController: o.WriteAsController}
+	if !o.WriteAsController {
+		opts.DefaultServiceAccount = DefaultServiceAccount
+	}
+	if o.Configure != nil {
+		o.Configure(&opts)
+	}
 	limits := sandbox.Limits{Timeout: 3 * time.Second, Memory: 256 << 20}
 	// The controller's own renderer (a pool of worker processes), counted.
 	pool, err := sandbox.New(sandbox.Options{Limits: limits, Workers: opts.MaxConcurrentReconciles})
@@ -201,6 +219,10 @@ func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*
 	}()
 	return c, nil
 }
+
+// DefaultServiceAccount is the default ServiceAccount of the controllers
+// StartWith starts without WriteAsController: `stencil controller`'s.
+const DefaultServiceAccount = "stencil"
 
 // setup wires the controllers as runController does: the Composition
 // controller, the Bundle and published kinds' controllers, the webhook.

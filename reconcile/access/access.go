@@ -55,6 +55,11 @@ func (e *DeniedError) Error() string {
 // may do with member kinds, and remembers the answers for a while (at
 // most maxAccessAnswers, the least recently used going first).
 type Checker struct {
+	// DefaultAccount is the controller's default ServiceAccount name
+	// (reconcile.Options.DefaultServiceAccount): a denial to it says how
+	// to create it, since a namespace has none until an admin makes it.
+	DefaultAccount string
+
 	client  client.Client // the controller's own client
 	answers *cache.LRUExpireCache
 
@@ -66,6 +71,8 @@ type Checker struct {
 // and ServiceAccount asked about within the TTLs.
 const maxAccessAnswers = 10000
 
+// NewChecker returns a Checker that makes its reviews with c, the
+// controller's own client.
 func NewChecker(c client.Client) *Checker {
 	return &Checker{client: c, answers: cache.NewLRUExpireCache(maxAccessAnswers)}
 }
@@ -139,7 +146,7 @@ func (a *Checker) AccountMay(ctx context.Context, saNamespace, name string, m *m
 		}
 		if !allowed {
 			return &DeniedError{Subject: "ServiceAccount " + saNamespace + "/" + name, Verb: verb,
-				Kind: m.GroupVersionKind.Kind, Resource: m.Resource.GroupResource().String(), Namespace: ns, Hint: hintAccount}
+				Kind: m.GroupVersionKind.Kind, Resource: m.Resource.GroupResource().String(), Namespace: ns, Hint: a.hintAccount(saNamespace, name)}
 		}
 	}
 	return nil
@@ -150,6 +157,18 @@ const (
 	hintController = `grant it to the controller with a ClusterRole labelled rbac.stencil.dev/aggregate-to-manager: "true" (see config/rbac/aggregate.yaml)`
 	hintAccount    = "grant it to the ServiceAccount with a Role or ClusterRole bound to it"
 )
+
+// hintAccount says how to grant a missing permission to ServiceAccount
+// name of namespace ns; for the controller's default ServiceAccount, also
+// how to create it, which a new namespace lacks.
+func (a *Checker) hintAccount(ns, name string) string {
+	if name == "" || name != a.DefaultAccount {
+		return hintAccount
+	}
+	return fmt.Sprintf("stencil writes as the namespace's ServiceAccount %s (the controller's default) when the parent names none: "+
+		"create ServiceAccount %s in namespace %s and a Role with the kinds its Bundles render (get, create, patch, delete) "+
+		"bound to it with a RoleBinding (see docs/security.md), or name another ServiceAccount in spec.serviceAccountName", name, name, ns)
+}
 
 // controller names the controller as the subject of a denial.
 func (a *Checker) controller(ctx context.Context) string {
@@ -163,7 +182,7 @@ func (a *Checker) controller(ctx context.Context) string {
 func (a *Checker) Denied(ctx context.Context, mapper meta.RESTMapper, saNamespace, account string, gk schema.GroupKind, verb, ns string) *DeniedError {
 	e := &DeniedError{Subject: a.controller(ctx), Verb: verb, Kind: gk.Kind, Resource: guessResource(gk), Namespace: ns, Hint: hintController}
 	if account != "" {
-		e.Subject, e.Hint = "ServiceAccount "+saNamespace+"/"+account, hintAccount
+		e.Subject, e.Hint = "ServiceAccount "+saNamespace+"/"+account, a.hintAccount(saNamespace, account)
 	}
 	if m, err := mapper.RESTMapping(gk); err == nil {
 		e.Resource = m.Resource.GroupResource().String()

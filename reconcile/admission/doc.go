@@ -8,8 +8,24 @@
 //     what the children would become (warnings.go: applyset.DryRun and
 //     reconcile.PruneCandidates as the parent's writer). It never writes.
 //     A review that overruns its deadline is allowed with a warning.
-//   - webhookconfig.go: keeps the published kinds' entry of the
-//     ValidatingWebhookConfiguration (the kinds package published serves).
+//   - serviceaccount.go: the access check, served alone at
+//     AccessWebhookPath and run first by the review. A parent is refused
+//     when its requester could not use the ServiceAccount the parent's
+//     writes impersonate (a SubjectAccessReview of the request's user:
+//     impersonate that ServiceAccount, or create pods in the namespace),
+//     on every create and every update that changes its spec, labels or
+//     annotations, and when its Bundle's spec.namespaceSelector does not
+//     select its namespace. Its entries fail closed (failurePolicy
+//     Fail), unlike the render's: a check that an attacker can skip by
+//     slowing or stopping the webhook is no check, and this one is cheap
+//     (no render, at most two reviews) and refuses whatever it cannot
+//     decide. The price: while no controller serves the webhook, parents
+//     cannot be created or changed (the controller's own updates of
+//     status, finalizers and ApplySet metadata are not checked).
+//   - webhookconfig.go: keeps the published kinds' entries of the
+//     ValidatingWebhookConfiguration (the kinds package published
+//     serves): the render's, failing open, and the access check's,
+//     failing closed.
 //   - serving*.go: the webhook server's certificate (rotated and injected
 //     with cert-controller, or files), and the loopback pointing of the
 //     configuration at a controller outside the cluster.

@@ -101,12 +101,13 @@ func SetupWithManager(mgr ctrl.Manager, r *reconcile.CompositionReconciler, kind
 	if !opts.Enabled {
 		return nil
 	}
-	h := &reviewer{r: r, renderer: opts.Renderer, timeout: opts.timeout(), readers: newReadChecker(r.Client)}
+	h := &reviewer{r: r, renderer: opts.Renderer, timeout: opts.timeout(), readers: newReadChecker(r.Client), access: &accessReviewer{r: r}}
 	if h.renderer == nil {
 		h.renderer = r.Renderer()
 	}
 	register := func() {
 		mgr.GetWebhookServer().Register(WebhookPath, &webhook.Admission{Handler: h, WithContextFunc: withCaller(opts.ClientNames)})
+		mgr.GetWebhookServer().Register(AccessWebhookPath, &webhook.Admission{Handler: h.access})
 	}
 	if ready := opts.Ready; ready == nil {
 		register()
@@ -161,6 +162,8 @@ type reviewer struct {
 	timeout  time.Duration
 	// readers answers whether a request's user may get a child's kind.
 	readers *readChecker
+	// access is the fail-closed check, run first (serviceaccount.go).
+	access *accessReviewer
 }
 
 var _ admission.Handler = (*reviewer)(nil)
@@ -182,6 +185,10 @@ func (h *reviewer) Handle(ctx context.Context, req admission.Request) admission.
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.timeout)
 	defer cancel()
+	// The access check first, outside the render's allow-on-timeout.
+	if r := h.access.check(ctx, req); r != nil {
+		return r.response()
+	}
 	done := make(chan review, 1)
 	go func() {
 		rv := h.review(ctx, req)

@@ -3,6 +3,8 @@ package admission
 import (
 	"context"
 	"fmt"
+	neturl "net/url"
+	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -65,16 +67,30 @@ func (l *loopback) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 	return ctrl.Result{}, nil
 }
 
-// pointAt sets every entry's client config to url (keeping its caBundle)
+// pointAt points every entry's client config at the host and port of url
+// (which ends in WebhookPath), each at its own path, keeping its caBundle,
 // and reports whether it changed any.
 func pointAt(cfg *admissionregistrationv1.ValidatingWebhookConfiguration, url string) bool {
+	base := strings.TrimSuffix(url, WebhookPath)
 	changed := false
 	for i := range cfg.Webhooks {
 		cc := &cfg.Webhooks[i].ClientConfig
-		if cc.Service == nil && cc.URL != nil && *cc.URL == url {
+		// Each entry keeps its own path (the render's, or the fail-closed
+		// access check's), on the controller's host and port.
+		path := WebhookPath
+		switch {
+		case cc.Service != nil && cc.Service.Path != nil:
+			path = *cc.Service.Path
+		case cc.URL != nil:
+			if u, err := neturl.Parse(*cc.URL); err == nil && u.Path != "" {
+				path = u.Path
+			}
+		}
+		want := base + path
+		if cc.Service == nil && cc.URL != nil && *cc.URL == want {
 			continue
 		}
-		cc.Service, cc.URL = nil, ptr.To(url)
+		cc.Service, cc.URL = nil, ptr.To(want)
 		changed = true
 	}
 	return changed

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/stencil-dev/stencil/reconcile/applyset"
@@ -31,13 +32,15 @@ import (
 
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;list;watch;patch;update
 
-// webhookConfigReconciler keeps the PublishedWebhookName entry of the
-// ValidatingWebhookConfiguration name: one rule for every kind a Bundle
-// publishes and the controller serves, sent where the
-// CompositionsWebhookName entry sends its requests (its clientConfig,
-// whether a Service or a URL, and its selectors, timeout and match
-// policy), failurePolicy Ignore. With no kind served, the entry is
-// removed. The configuration is installed with the controller (config/);
+// webhookConfigReconciler keeps the published kinds' entries of the
+// ValidatingWebhookConfiguration name (publishedEntries): one rule for
+// every kind a Bundle publishes and the controller serves, each entry
+// sent where its base entry of config/webhook sends its requests (its
+// clientConfig, whether a Service or a URL, and its selectors, timeout and
+// match policy): PublishedWebhookName as CompositionsWebhookName,
+// failurePolicy Ignore, and PublishedAccessWebhookName as
+// AccessWebhookName, failurePolicy Fail. With no kind served, or no base
+// entry, an entry is removed. The configuration is installed with the controller (config/);
 // when it or its Compositions entry is missing, nothing is written and
 // that is logged once.
 type webhookConfigReconciler struct {
@@ -91,41 +94,67 @@ func (w *webhookConfigReconciler) Reconcile(ctx context.Context, _ ctrl.Request)
 		}
 		return ctrl.Result{}, fmt.Errorf("read ValidatingWebhookConfiguration %s: %w", w.name, err)
 	}
-	var base, current *admissionregistrationv1.ValidatingWebhook
-	for i := range cfg.Webhooks {
-		switch cfg.Webhooks[i].Name {
-		case CompositionsWebhookName:
-			base = &cfg.Webhooks[i]
-		case PublishedWebhookName:
-			current = &cfg.Webhooks[i]
-		}
-	}
-	if base == nil && !w.missing.Swap(true) {
-		ctrl.LoggerFrom(ctx).Info("the ValidatingWebhookConfiguration has no entry "+CompositionsWebhookName+"; the published kinds are not validated at admission", "name", w.name)
-	}
-	if base != nil {
-		w.missing.Store(false)
-	}
+	var wants []admissionregistrationv1.ValidatingWebhook
+	var drop []string
 	served := w.kinds.Served()
-	if base == nil || len(served) == 0 {
-		if current == nil {
-			return ctrl.Result{}, nil
+	for _, pair := range publishedEntries {
+		base, current := entry(cfg, pair.base), entry(cfg, pair.published)
+		if base == nil && pair.base == CompositionsWebhookName && !w.missing.Swap(true) {
+			ctrl.LoggerFrom(ctx).Info("the ValidatingWebhookConfiguration has no entry "+CompositionsWebhookName+"; the published kinds are not validated at admission", "name", w.name)
 		}
-		return ctrl.Result{}, w.remove(ctx, cfg)
+		if base != nil && pair.base == CompositionsWebhookName {
+			w.missing.Store(false)
+		}
+		if base == nil || len(served) == 0 {
+			if current != nil {
+				drop = append(drop, pair.published)
+			}
+			continue
+		}
+		wants = append(wants, publishedWebhook(base, served, pair.published, pair.policy))
 	}
-	want := publishedWebhook(base, served)
-	if current != nil && equality.Semantic.DeepEqual(*current, want) {
-		return ctrl.Result{}, nil
+	if len(drop) > 0 {
+		// The update's event brings the next pass, which applies the rest.
+		return ctrl.Result{}, w.remove(ctx, cfg, drop)
 	}
-	return ctrl.Result{}, w.apply(ctx, want)
+	for _, want := range wants {
+		if current := entry(cfg, want.Name); current == nil || !equality.Semantic.DeepEqual(*current, want) {
+			return ctrl.Result{}, w.apply(ctx, wants)
+		}
+	}
+	return ctrl.Result{}, nil
 }
 
-// publishedWebhook is the entry for the kinds served, sent as base is.
-func publishedWebhook(base *admissionregistrationv1.ValidatingWebhook, served []reconcile.Kind) admissionregistrationv1.ValidatingWebhook {
+// publishedEntries are the entries kept for the published kinds, each
+// sent as its base entry of config/webhook is: the render review, which
+// fails open (a stopped controller never blocks the API), and the access
+// check (serviceaccount.go), which fails closed (a check that an
+// overloaded or stopped webhook skips is no check).
+var publishedEntries = []struct {
+	base, published string
+	policy          admissionregistrationv1.FailurePolicyType
+}{
+	{base: CompositionsWebhookName, published: PublishedWebhookName, policy: admissionregistrationv1.Ignore},
+	{base: AccessWebhookName, published: PublishedAccessWebhookName, policy: admissionregistrationv1.Fail},
+}
+
+// entry returns cfg's entry name, nil when it has none.
+func entry(cfg *admissionregistrationv1.ValidatingWebhookConfiguration, name string) *admissionregistrationv1.ValidatingWebhook {
+	for i := range cfg.Webhooks {
+		if cfg.Webhooks[i].Name == name {
+			return &cfg.Webhooks[i]
+		}
+	}
+	return nil
+}
+
+// publishedWebhook is the entry name for the kinds served, sent as base
+// is, with failure policy policy.
+func publishedWebhook(base *admissionregistrationv1.ValidatingWebhook, served []reconcile.Kind, name string, policy admissionregistrationv1.FailurePolicyType) admissionregistrationv1.ValidatingWebhook {
 	want := admissionregistrationv1.ValidatingWebhook{
-		Name:                    PublishedWebhookName,
+		Name:                    name,
 		ClientConfig:            *base.ClientConfig.DeepCopy(),
-		FailurePolicy:           ptr.To(admissionregistrationv1.Ignore),
+		FailurePolicy:           ptr.To(policy),
 		MatchPolicy:             ptr.To(admissionregistrationv1.Equivalent),
 		SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
 		AdmissionReviewVersions: []string{"v1"},
@@ -150,13 +179,18 @@ func publishedWebhook(base *admissionregistrationv1.ValidatingWebhook, served []
 	return want
 }
 
-// apply server-side applies the entry, under stencil's field manager.
-func (w *webhookConfigReconciler) apply(ctx context.Context, want admissionregistrationv1.ValidatingWebhook) error {
-	entry, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&want)
-	if err != nil {
-		return fmt.Errorf("apply ValidatingWebhookConfiguration %s: %w", w.name, err)
+// apply server-side applies the entries, under stencil's field manager:
+// all of them in one apply, since an entry left out of it would be dropped.
+func (w *webhookConfigReconciler) apply(ctx context.Context, wants []admissionregistrationv1.ValidatingWebhook) error {
+	var entries []any
+	for i := range wants {
+		e, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&wants[i])
+		if err != nil {
+			return fmt.Errorf("apply ValidatingWebhookConfiguration %s: %w", w.name, err)
+		}
+		entries = append(entries, e)
 	}
-	u := &unstructured.Unstructured{Object: map[string]any{"webhooks": []any{entry}}}
+	u := &unstructured.Unstructured{Object: map[string]any{"webhooks": entries}}
 	u.SetGroupVersionKind(admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingWebhookConfiguration"))
 	u.SetName(w.name)
 	if err := w.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(applyset.FieldManager), client.ForceOwnership); err != nil {
@@ -165,13 +199,13 @@ func (w *webhookConfigReconciler) apply(ctx context.Context, want admissionregis
 	return nil
 }
 
-// remove drops the entry. It is an update at the version read, not an
-// apply of no entry: a field of the entry another manager owns (a CA
+// remove drops the entries names. It is an update at the version read, not
+// an apply of no entry: a field of the entry another manager owns (a CA
 // injected) would keep a part of it.
-func (w *webhookConfigReconciler) remove(ctx context.Context, cfg *admissionregistrationv1.ValidatingWebhookConfiguration) error {
-	cfg.Webhooks = slices.DeleteFunc(cfg.Webhooks, func(h admissionregistrationv1.ValidatingWebhook) bool { return h.Name == PublishedWebhookName })
+func (w *webhookConfigReconciler) remove(ctx context.Context, cfg *admissionregistrationv1.ValidatingWebhookConfiguration, names []string) error {
+	cfg.Webhooks = slices.DeleteFunc(cfg.Webhooks, func(h admissionregistrationv1.ValidatingWebhook) bool { return slices.Contains(names, h.Name) })
 	if err := w.client.Update(ctx, cfg, client.FieldOwner(applyset.FieldManager)); err != nil {
-		return fmt.Errorf("remove %s from ValidatingWebhookConfiguration %s: %w", PublishedWebhookName, w.name, err)
+		return fmt.Errorf("remove %s from ValidatingWebhookConfiguration %s: %w", strings.Join(names, ", "), w.name, err)
 	}
 	return nil
 }

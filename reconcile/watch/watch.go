@@ -89,7 +89,12 @@ func (w *Watcher) List(ctx context.Context, gvk schema.GroupVersionKind, namespa
 // synced, each read bounded by cacheReadTimeout, and from the API server
 // otherwise: no read waits on an informer that cannot sync, and no read
 // starts an informer the access check has not allowed.
-func (w *Watcher) Reader() client.Reader { return memberReader{w} }
+func (w *Watcher) Reader() client.Reader { return memberReader{w, w.live} }
+
+// ReaderAs is Reader, reading from the API server through live (a
+// client impersonating a parent's ServiceAccount) what the cache does not
+// hold: the reads made for a tenant are bounded by the tenant's RBAC.
+func (w *Watcher) ReaderAs(live client.Reader) client.Reader { return memberReader{w, live} }
 
 // Ensure starts, after an access check, a watch on each kind not yet
 // watched and waits, bounded, for its informer to sync. It returns the kinds
@@ -179,8 +184,11 @@ func IndexMembers(ctx context.Context, c cache.Cache, u *unstructured.Unstructur
 	return fmt.Errorf("index by %s: %w", applyset.LabelPartOf, err)
 }
 
-// memberReader is Watcher.Reader.
-type memberReader struct{ w *Watcher }
+// memberReader is Watcher.Reader: the cache, else live.
+type memberReader struct {
+	w    *Watcher
+	live client.Reader
+}
 
 var _ client.Reader = memberReader{}
 
@@ -190,9 +198,9 @@ func (m memberReader) Get(ctx context.Context, key client.ObjectKey, obj client.
 		defer cancel()
 		return m.w.cache.Get(ctx, key, obj, opts...)
 	}
-	return m.w.live.Get(ctx, key, obj, opts...)
+	return m.live.Get(ctx, key, obj, opts...)
 }
 
 func (m memberReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	return m.w.live.List(ctx, list, opts...)
+	return m.live.List(ctx, list, opts...)
 }
