@@ -3,50 +3,11 @@ package templates
 import (
 	"encoding/base64"
 	"path"
-	"slices"
 	"strings"
 
 	"github.com/gobwas/glob"
 	"sigs.k8s.io/yaml"
 )
-
-// KubeVersion is .Capabilities.KubeVersion.
-type KubeVersion struct {
-	// Version is the full version, such as v1.36.0.
-	Version string
-	// Major and Minor are its parts, such as "1" and "36".
-	Major, Minor string
-}
-
-// String returns Version, so {{ .Capabilities.KubeVersion }} prints it.
-func (k KubeVersion) String() string { return k.Version }
-
-// GitVersion is Version, as Helm also offers it.
-func (k KubeVersion) GitVersion() string { return k.Version }
-
-// VersionSet lists API versions ("apps/v1") and kinds ("apps/v1/Deployment").
-type VersionSet []string
-
-// Has reports whether the set holds an API version or version/kind.
-func (v VersionSet) Has(s string) bool { return slices.Contains(v, s) }
-
-// Capabilities is .Capabilities: what the cluster serves.
-type Capabilities struct {
-	// KubeVersion is the cluster's version.
-	KubeVersion KubeVersion
-	// APIVersions are the served group/versions and group/version/kinds.
-	APIVersions VersionSet
-}
-
-// DefaultCapabilities is what templates see without a cluster: Kubernetes
-// BuiltinKubeVersion serving every built-in API version and kind
-// (BuiltinResources), such as "apps/v1" and "apps/v1/Deployment".
-func DefaultCapabilities() *Capabilities {
-	return &Capabilities{
-		KubeVersion: kubeVersion(BuiltinKubeVersion),
-		APIVersions: slices.Clone(builtinAPIVersions()),
-	}
-}
 
 // Files is Helm's .Files: the bundle's files that are not part of the
 // chart's structure (see helmFiles).

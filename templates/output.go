@@ -8,10 +8,11 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	yamlv2 "go.yaml.in/yaml/v2"
+
+	"github.com/stencil-dev/stencil/templates/kubeapi"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -269,7 +270,7 @@ func checkObjects(objs []*unstructured.Unstructured, sources []source, namespace
 		}
 		ns := o.GetNamespace()
 		switch {
-		case builtinClusterScoped()[gvk.Group+"/"+gvk.Kind]:
+		case kubeapi.ClusterScoped(gvk.Group, gvk.Kind):
 			ns = "" // placed without one
 		case ns == "":
 			ns = namespace // where a namespaced object is placed (or a cluster-scoped one, without one either way)
@@ -291,19 +292,6 @@ func checkObjects(objs []*unstructured.Unstructured, sources []source, namespace
 	}
 	return nil
 }
-
-// builtinClusterScoped is the set of built-in cluster-scoped kinds, as
-// group/kind: their objects are placed without a namespace whatever they
-// say.
-var builtinClusterScoped = sync.OnceValue(func() map[string]bool {
-	set := map[string]bool{}
-	for _, r := range builtinResources {
-		if !r.Namespaced {
-			set[r.Group+"/"+r.Kind] = true
-		}
-	}
-	return set
-})
 
 // decodeYAML parses one YAML document straight to the unstructured form:
 // what sigs.k8s.io/yaml's YAMLToJSONStrict followed by the API machinery's

@@ -1,8 +1,7 @@
-package templates
+package kubeapi
 
 import (
 	"slices"
-	"strings"
 	"sync"
 )
 
@@ -40,10 +39,12 @@ func (r BuiltinResource) GroupVersion() string {
 // and each group's versions in its order of preference.
 func BuiltinResources() []BuiltinResource { return slices.Clone(builtinResources) }
 
-// builtinAPIVersions is the sorted VersionSet of the built-in resources:
-// each group/version and each group/version/kind once.
-var builtinAPIVersions = sync.OnceValue(func() VersionSet {
-	set := make(VersionSet, 0, 2*len(builtinResources))
+// APIVersions returns the built-in resources' group/versions and
+// group/version/kinds ("apps/v1", "apps/v1/Deployment"), sorted, each once.
+func APIVersions() []string { return slices.Clone(builtinAPIVersions()) }
+
+var builtinAPIVersions = sync.OnceValue(func() []string {
+	set := make([]string, 0, 2*len(builtinResources))
 	for _, r := range builtinResources {
 		set = append(set, r.GroupVersion(), r.GroupVersion()+"/"+r.Kind)
 	}
@@ -51,12 +52,19 @@ var builtinAPIVersions = sync.OnceValue(func() VersionSet {
 	return slices.Compact(set)
 })
 
-// kubeVersion parses a version such as v1.36.3 into its parts.
-func kubeVersion(v string) KubeVersion {
-	parts := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3)
-	k := KubeVersion{Version: v}
-	if len(parts) >= 2 {
-		k.Major, k.Minor = parts[0], parts[1]
+// ClusterScoped reports whether group's kind is a built-in cluster-scoped
+// kind: its objects are placed without a namespace whatever they say.
+func ClusterScoped(group, kind string) bool { return builtinClusterScoped()[group+"/"+kind] }
+
+// builtinClusterScoped is the set of built-in cluster-scoped kinds, as
+// group/kind: their objects are placed without a namespace whatever they
+// say.
+var builtinClusterScoped = sync.OnceValue(func() map[string]bool {
+	set := map[string]bool{}
+	for _, r := range builtinResources {
+		if !r.Namespaced {
+			set[r.Group+"/"+r.Kind] = true
+		}
 	}
-	return k
-}
+	return set
+})
