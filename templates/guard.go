@@ -3,9 +3,10 @@ package templates
 import (
 	"errors"
 	"fmt"
-	"math"
 	"reflect"
 	"strings"
+
+	"github.com/stencil-dev/stencil/templates/measure"
 )
 
 // Bounds of the functions of one render. Passing one is a RenderError of
@@ -24,11 +25,6 @@ const (
 	// (repeat, indent, printf, replace, toYaml, seq, ...) check what is
 	// left before they allocate.
 	MaxFunctionBytes = 64 << 20
-	// MaxValueDepth bounds how deeply maps and lists nest: in values (the
-	// tenant's, values.yaml), in what fromYaml and fromJson parse, and in
-	// what toYaml, toJson, deepCopy, printf and the other functions that
-	// walk a value are given.
-	MaxValueDepth = 100
 	// MaxCostlyCalls bounds the calls of one render to the functions that
 	// take a noticeable time each (derivePassword runs scrypt, about 0.1
 	// to 0.3 s; bcrypt, htpasswd and gen* when allowNondeterministic).
@@ -82,7 +78,7 @@ func tooLarge(fn, format string, args ...any) error {
 func (g *guard) room(fn string, n int64) error {
 	left := g.remaining()
 	if n < 0 || n > left {
-		return tooLarge(fn, "result larger than the %d bytes left of the %d its functions may produce in one render (MaxFunctionBytes): %s", left, g.limit(), sizeText(n))
+		return tooLarge(fn, "result larger than the %d bytes left of the %d its functions may produce in one render (MaxFunctionBytes): %s", left, g.limit(), measure.SizeText(n))
 	}
 	return nil
 }
@@ -117,38 +113,6 @@ func (g *guard) costlyCall(fn string) error {
 	return nil
 }
 
-// sizeText writes a size that may have saturated.
-func sizeText(n int64) string {
-	if n < 0 || n == math.MaxInt64 {
-		return "more bytes than fit in an int64"
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
-
-// mulSat and addSat are n*m and n+m for non-negative operands, saturating
-// at math.MaxInt64 (and negative operands saturate too): size arithmetic
-// that cannot wrap around into a small number.
-func mulSat(n, m int64) int64 {
-	if n < 0 || m < 0 {
-		return math.MaxInt64
-	}
-	if n != 0 && m > math.MaxInt64/n {
-		return math.MaxInt64
-	}
-	return n * m
-}
-
-func addSat(n ...int64) int64 {
-	var s int64
-	for _, x := range n {
-		if x < 0 || s > math.MaxInt64-x {
-			return math.MaxInt64
-		}
-		s += x
-	}
-	return s
-}
-
 // charge spends what a function result counts for: the length of a
 // string, elementBytes per element of a list or map (not nested: a
 // function building nested values charges them itself).
@@ -157,13 +121,13 @@ func (g *guard) charge(fn string, v any) error {
 	case string:
 		return g.take(fn, int64(len(x)))
 	case []any:
-		return g.take(fn, mulSat(int64(len(x)), elementBytes))
+		return g.take(fn, measure.MulSat(int64(len(x)), elementBytes))
 	case []string:
-		return g.take(fn, mulSat(int64(len(x)), elementBytes))
+		return g.take(fn, measure.MulSat(int64(len(x)), elementBytes))
 	case map[string]any:
-		return g.take(fn, mulSat(int64(len(x)), elementBytes))
+		return g.take(fn, measure.MulSat(int64(len(x)), elementBytes))
 	case map[string]string:
-		return g.take(fn, mulSat(int64(len(x)), elementBytes))
+		return g.take(fn, measure.MulSat(int64(len(x)), elementBytes))
 	case nil, bool, int, int64, float64:
 		return nil
 	}
@@ -172,7 +136,7 @@ func (g *guard) charge(fn string, v any) error {
 	case reflect.String:
 		return g.take(fn, int64(rv.Len()))
 	case reflect.Slice, reflect.Map, reflect.Array:
-		return g.take(fn, mulSat(int64(rv.Len()), elementBytes))
+		return g.take(fn, measure.MulSat(int64(rv.Len()), elementBytes))
 	}
 	return nil
 }

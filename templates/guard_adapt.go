@@ -6,6 +6,8 @@ import (
 	"time"
 )
 
+var errorType = reflect.TypeFor[error]()
+
 // This file adapts sprig's functions to a render's guard generically:
 // their results charged, their errors scrubbed of their arguments. It
 // stays: scrubbed messages keep tenants' values out of status and events,

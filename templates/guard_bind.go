@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/Masterminds/sprig/v3"
+	"github.com/stencil-dev/stencil/templates/measure"
 
 	"text/template"
 )
@@ -318,7 +319,7 @@ func addNondeterministic(t map[string]binder, s map[string]any) {
 	randBytes := s["randBytes"].(func(int) (string, error))
 	t["randBytes"] = func(g *guard) any {
 		return func(count int) (string, error) {
-			if err := g.take("randBytes", mulSat(int64(max(count, 0)), 2)); err != nil {
+			if err := g.take("randBytes", measure.MulSat(int64(max(count, 0)), 2)); err != nil {
 				return "", err
 			}
 			return randBytes(count)

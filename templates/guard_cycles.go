@@ -2,6 +2,8 @@ package templates
 
 import (
 	"reflect"
+
+	"github.com/stencil-dev/stencil/templates/measure"
 )
 
 // This file keeps values acyclic: set and merge, the only functions that
@@ -9,6 +11,15 @@ import (
 // contain itself (see guard_walk.go for why by construction). It stays: a
 // cyclic value makes fmt or toYaml overflow the stack, a fatal error of the
 // whole process rather than an error at the line that made the cycle.
+
+// memoKey identifies a map or list in memory.
+type memoKey struct {
+	p uintptr
+	n int
+	t reflect.Type
+}
+
+var mapStringAnyType = reflect.TypeFor[map[string]any]()
 
 // containerKey identifies a map or list for a walk.
 func containerKey(v reflect.Value) memoKey {
@@ -131,7 +142,7 @@ func (g *guard) set(d map[string]any, key string, value any) (map[string]any, er
 	if cycle {
 		return nil, funcError("set", "the value holds the map it is set in: a map cannot contain itself")
 	}
-	if err := g.take("set", addSat(elementBytes, int64(len(key)))); err != nil {
+	if err := g.take("set", measure.AddSat(elementBytes, int64(len(key)))); err != nil {
 		return nil, err
 	}
 	d[key] = value
@@ -193,7 +204,7 @@ func (g *guard) checkMerge(fn string, dst, src map[string]any) error {
 			return err
 		}
 	}
-	return g.take(fn, mulSat(int64(len(src)), elementBytes))
+	return g.take(fn, measure.MulSat(int64(len(src)), elementBytes))
 }
 
 // insertion is a value merge may insert into a map.
@@ -250,8 +261,8 @@ func (g *guard) insertionCycle(fn string, candidates []insertion, targets map[ui
 }
 
 func mergeTargets(fn string, dst, src map[string]any, targets map[uintptr]bool, candidates *[]insertion, seen map[[2]uintptr]bool, depth int) error {
-	if depth > MaxValueDepth {
-		return tooLarge(fn, "the maps nest more than %d deep (MaxValueDepth)", MaxValueDepth)
+	if depth > measure.MaxValueDepth {
+		return tooLarge(fn, "the maps nest more than %d deep (MaxValueDepth)", measure.MaxValueDepth)
 	}
 	pair := [2]uintptr{mapPointer(dst), mapPointer(src)}
 	if seen[pair] {

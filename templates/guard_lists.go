@@ -3,6 +3,8 @@ package templates
 import (
 	"reflect"
 	"sort"
+
+	"github.com/stencil-dev/stencil/templates/measure"
 )
 
 // This file holds the functions that build lists and maps: each charges
@@ -12,7 +14,7 @@ import (
 
 // list is sprig's list (and tuple).
 func (g *guard) list(v ...any) ([]any, error) {
-	return v, g.take("list", mulSat(int64(len(v)), elementBytes))
+	return v, g.take("list", measure.MulSat(int64(len(v)), elementBytes))
 }
 
 // dict is sprig's dict; keys that are not strings print with fmt.
@@ -21,14 +23,14 @@ func (g *guard) dict(dict func(...any) map[string]any) func(...any) (map[string]
 		n := int64(len(v)+1) / 2 * elementBytes
 		for i := 0; i < len(v); i += 2 {
 			if s, ok := v[i].(string); ok {
-				n = addSat(n, int64(len(s)))
+				n = measure.AddSat(n, int64(len(s)))
 				continue
 			}
 			size, err := g.printSize("dict", v[i])
 			if err != nil {
 				return nil, err
 			}
-			n = addSat(n, size)
+			n = measure.AddSat(n, size)
 		}
 		if err := g.take("dict", n); err != nil {
 			return nil, err
@@ -60,7 +62,7 @@ func (g *guard) grow(fn string, f func(list, v any) ([]any, error)) func(list, v
 		if err != nil {
 			return nil, err
 		}
-		if err := g.take(fn, mulSat(int64(n)+1, elementBytes)); err != nil {
+		if err := g.take(fn, measure.MulSat(int64(n)+1, elementBytes)); err != nil {
 			return nil, err
 		}
 		out, err := f(list, v)
@@ -77,9 +79,9 @@ func (g *guard) concat(concat func(...any) any) func(...any) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			n = addSat(n, int64(k))
+			n = measure.AddSat(n, int64(k))
 		}
-		if err := g.take("concat", mulSat(n, elementBytes)); err != nil {
+		if err := g.take("concat", measure.MulSat(n, elementBytes)); err != nil {
 			return nil, err
 		}
 		return concat(lists...), nil
@@ -97,7 +99,7 @@ func (g *guard) chunk(fn string, f func(int, any) ([][]any, error)) func(int, an
 		if err != nil {
 			return nil, err
 		}
-		if err := g.take(fn, mulSat(addSat(int64(n), int64(n/size)+1), elementBytes)); err != nil {
+		if err := g.take(fn, measure.MulSat(measure.AddSat(int64(n), int64(n/size)+1), elementBytes)); err != nil {
 			return nil, err
 		}
 		out, err := f(size, list)
@@ -115,7 +117,7 @@ func (g *guard) uniq(fn string) func(any) ([]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := g.take(fn, mulSat(int64(n), elementBytes)); err != nil {
+		if err := g.take(fn, measure.MulSat(int64(n), elementBytes)); err != nil {
 			return nil, err
 		}
 		v := reflect.ValueOf(list)
@@ -166,7 +168,7 @@ func (g *guard) keys(dicts ...map[string]any) ([]string, error) {
 	for _, d := range dicts {
 		n += int64(len(d))
 	}
-	if err := g.take("keys", mulSat(n, elementBytes)); err != nil {
+	if err := g.take("keys", measure.MulSat(n, elementBytes)); err != nil {
 		return nil, err
 	}
 	out := make([]string, 0, n)
@@ -181,7 +183,7 @@ func (g *guard) keys(dicts ...map[string]any) ([]string, error) {
 
 // values is sprig's values, in the order of their sorted keys.
 func (g *guard) values(d map[string]any) ([]any, error) {
-	if err := g.take("values", mulSat(int64(len(d)), elementBytes)); err != nil {
+	if err := g.take("values", measure.MulSat(int64(len(d)), elementBytes)); err != nil {
 		return nil, err
 	}
 	keys := make([]string, 0, len(d))
@@ -200,12 +202,12 @@ func (g *guard) values(d map[string]any) ([]any, error) {
 // since a copy of a shared value copies it once per reference.
 func (g *guard) deepCopy(fn string, f func(any) (any, error)) func(any) (any, error) {
 	return func(v any) (any, error) {
-		m := newMeasurer(fn, g.remaining())
-		s, err := m.measure(v)
+		m := measure.New(fn, g.remaining())
+		s, err := m.Measure(v)
 		if err != nil {
 			return nil, err
 		}
-		if err := g.take(fn, addSat(mulSat(s.items, elementBytes), s.bytes)); err != nil {
+		if err := g.take(fn, measure.AddSat(measure.MulSat(s.Items, elementBytes), s.Bytes)); err != nil {
 			return nil, err
 		}
 		out, err := f(v)

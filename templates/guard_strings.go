@@ -6,6 +6,8 @@ import (
 	"regexp/syntax"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/stencil-dev/stencil/templates/measure"
 )
 
 // This file holds the functions that build strings: each computes the
@@ -21,15 +23,15 @@ func (g *guard) printSize(fn string, v any) (int64, error) {
 	if s, ok := v.(string); ok {
 		return int64(len(s)), nil
 	}
-	m := newMeasurer(fn, g.remaining())
-	s, err := m.measure(v)
+	m := measure.New(fn, g.remaining())
+	s, err := m.Measure(v)
 	if err != nil {
 		return 0, err
 	}
-	if m.addr {
+	if m.Addr {
 		return 0, funcError(fn, "a %T holds a pointer, func or channel, which prints as a memory address that differs on every render", v)
 	}
-	return s.bytes, nil
+	return s.Bytes, nil
 }
 
 // printArgs bounds the size of args printed by fmt, one after the other.
@@ -40,7 +42,7 @@ func (g *guard) printArgs(fn string, args []any) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		n = addSat(n, size)
+		n = measure.AddSat(n, size)
 	}
 	return n, nil
 }
@@ -54,7 +56,7 @@ func (g *guard) printer(fn string, grow int64, f func(...any) string) func(...an
 		if err != nil {
 			return "", err
 		}
-		if err := g.room(fn, mulSat(n, grow)); err != nil {
+		if err := g.room(fn, measure.MulSat(n, grow)); err != nil {
 			return "", err
 		}
 		out := f(args...)
@@ -65,18 +67,18 @@ func (g *guard) printer(fn string, grow int64, f func(...any) string) func(...an
 // printf is fmt.Sprintf, with the result bounded before it is made (see
 // printfSize) and %p refused (an address differs on every render).
 func (g *guard) printf(format string, args ...any) (string, error) {
-	sizes := make([]shape, len(args))
+	sizes := make([]measure.Shape, len(args))
 	for i, a := range args {
 		if s, ok := a.(string); ok {
-			sizes[i] = leaf(stringBytes(s))
+			sizes[i] = measure.Leaf(measure.StringBytes(s))
 			continue
 		}
-		m := newMeasurer("printf", g.remaining())
-		s, err := m.measure(a)
+		m := measure.New("printf", g.remaining())
+		s, err := m.Measure(a)
 		if err != nil {
 			return "", err
 		}
-		if m.addr {
+		if m.Addr {
 			return "", funcError("printf", "argument %d, a %T, holds a pointer, func or channel, which prints as a memory address that differs on every render", i+1, a)
 		}
 		sizes[i] = s
@@ -101,10 +103,10 @@ const fmtMaxWidth = 1e6
 // write hex) plus its width and precision applied to every scalar and key
 // of the argument (fmt pads each element of a list or map); and every
 // argument once more, for fmt's %!(EXTRA ...) and its error forms.
-func printfSize(format string, args []any, sizes []shape) (int64, error) {
+func printfSize(format string, args []any, sizes []measure.Shape) (int64, error) {
 	n := int64(len(format))
 	for _, s := range sizes {
-		n = addSat(n, s.bytes, 32)
+		n = measure.AddSat(n, s.Bytes, 32)
 	}
 	argNum := 0
 	for i := 0; i < len(format); {
@@ -136,7 +138,7 @@ func printfSize(format string, args []any, sizes []shape) (int64, error) {
 		case 'p':
 			return 0, funcError("printf", "the verb %%p prints a memory address, which differs on every render")
 		}
-		s := leaf(32)
+		s := measure.Leaf(32)
 		if argNum < len(sizes) {
 			s = sizes[argNum]
 		}
@@ -145,7 +147,7 @@ func printfSize(format string, args []any, sizes []shape) (int64, error) {
 		if strings.ContainsRune("qxXU", verb) {
 			grow = 4
 		}
-		n = addSat(n, mulSat(s.bytes, grow), mulSat(width+prec, max(s.items, 1)))
+		n = measure.AddSat(n, measure.MulSat(s.Bytes, grow), measure.MulSat(width+prec, max(s.Items, 1)))
 	}
 	return n, nil
 }
@@ -190,7 +192,7 @@ func (g *guard) repeat(count int, s string) (string, error) {
 	if count < 0 {
 		return "", funcError("repeat", "the count must not be negative, got %d", count)
 	}
-	if err := g.take("repeat", mulSat(int64(count), int64(len(s)))); err != nil {
+	if err := g.take("repeat", measure.MulSat(int64(count), int64(len(s)))); err != nil {
 		return "", err
 	}
 	return strings.Repeat(s, count), nil
@@ -204,7 +206,7 @@ func (g *guard) indent(fn, newline string) func(int, string) (string, error) {
 			return "", funcError(fn, "the number of spaces must not be negative, got %d", spaces)
 		}
 		lines := int64(strings.Count(s, "\n")) + 1
-		if err := g.take(fn, addSat(int64(len(s)+len(newline)), mulSat(lines, int64(spaces)))); err != nil {
+		if err := g.take(fn, measure.AddSat(int64(len(s)+len(newline)), measure.MulSat(lines, int64(spaces)))); err != nil {
 			return "", err
 		}
 		pad := strings.Repeat(" ", spaces)
@@ -218,13 +220,13 @@ func (g *guard) wrapSize(fn string, width int, sep, s string) error {
 		return funcError(fn, "the width must not be negative, got %d", width)
 	}
 	breaks := int64(len(s))/int64(max(width, 1)) + 1
-	return g.take(fn, addSat(int64(len(s)), mulSat(breaks, int64(max(len(sep), 1)))))
+	return g.take(fn, measure.AddSat(int64(len(s)), measure.MulSat(breaks, int64(max(len(sep), 1)))))
 }
 
 // replace is sprig's replace: every old in s becomes new.
 func (g *guard) replace(old, new, s string) (string, error) {
 	count := int64(strings.Count(s, old))
-	if err := g.take("replace", addSat(int64(len(s)), mulSat(count, int64(len(new))))); err != nil {
+	if err := g.take("replace", measure.AddSat(int64(len(s)), measure.MulSat(count, int64(len(new))))); err != nil {
 		return "", err
 	}
 	return strings.ReplaceAll(s, old, new), nil
@@ -275,7 +277,7 @@ func (g *guard) toStrings(fn string, f func(any) []string) func(any) ([]string, 
 		out := f(v)
 		var n int64
 		for _, s := range out {
-			n = addSat(n, int64(len(s)), elementBytes)
+			n = measure.AddSat(n, int64(len(s)), elementBytes)
 		}
 		return out, g.take(fn, n)
 	}
@@ -292,7 +294,7 @@ func (g *guard) join(join func(string, any) string) func(string, any) (string, e
 		if l, err := listLen("join", v); err == nil {
 			n = int64(l)
 		}
-		if err := g.room("join", addSat(size, mulSat(n, int64(len(sep))))); err != nil {
+		if err := g.room("join", measure.AddSat(size, measure.MulSat(n, int64(len(sep))))); err != nil {
 			return "", err
 		}
 		out := join(sep, v)
@@ -307,7 +309,7 @@ func (g *guard) splitCount(fn, sep, s string, n int) error {
 	if n >= 0 {
 		count = min(count, int64(n))
 	}
-	return g.take(fn, mulSat(count, 2*elementBytes))
+	return g.take(fn, measure.MulSat(count, 2*elementBytes))
 }
 
 // compileRegexp compiles a template's regular expression with an error
@@ -349,10 +351,10 @@ func (g *guard) regexReplace(fn string, expand bool) func(string, string, string
 		if expand {
 			refs = int64(strings.Count(repl, "$"))
 		}
-		worst := addSat(int64(len(s)), mulSat(int64(len(s))+1, addSat(int64(len(repl)), mulSat(refs, int64(len(s))))))
+		worst := measure.AddSat(int64(len(s)), measure.MulSat(int64(len(s))+1, measure.AddSat(int64(len(repl)), measure.MulSat(refs, int64(len(s))))))
 		if worst > g.remaining() {
 			count, total := matches(re, s)
-			worst = addSat(int64(len(s)), mulSat(count, int64(len(repl))), mulSat(refs, total))
+			worst = measure.AddSat(int64(len(s)), measure.MulSat(count, int64(len(repl))), measure.MulSat(refs, total))
 		}
 		if err := g.room(fn, worst); err != nil {
 			return "", err
@@ -379,11 +381,11 @@ func (g *guard) regexList(fn string, split bool) func(string, string, int) ([]st
 		if n >= 0 {
 			count = min(count, int64(n))
 		}
-		if mulSat(count, elementBytes) > g.remaining() {
+		if measure.MulSat(count, elementBytes) > g.remaining() {
 			count, _ = matches(re, s)
 			count += 2
 		}
-		if err := g.take(fn, mulSat(count, elementBytes)); err != nil {
+		if err := g.take(fn, measure.MulSat(count, elementBytes)); err != nil {
 			return nil, err
 		}
 		if split {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stencil-dev/stencil/templates/measure"
 	yamlv2 "go.yaml.in/yaml/v2"
 	"sigs.k8s.io/yaml"
 )
@@ -94,7 +95,7 @@ func yamlToJSON(doc []byte, limit int64) ([]byte, error) {
 // checkDepth refuses a parsed value nested deeper than MaxValueDepth,
 // naming the path to the first place too deep, from root.
 func checkDepth(v any, path string, depth int) (string, bool) {
-	if depth > MaxValueDepth {
+	if depth > measure.MaxValueDepth {
 		return path, false
 	}
 	switch x := v.(type) {
@@ -140,12 +141,12 @@ func (g *guard) parse(fn string, isYAML bool, into func(js []byte, syntaxErr str
 		if err != nil {
 			return nil, err
 		}
-		m := newMeasurer(fn, g.remaining())
-		shape, err := m.measure(v)
+		m := measure.New(fn, g.remaining())
+		shape, err := m.Measure(v)
 		if err != nil {
 			return nil, err
 		}
-		return v, g.take(fn, addSat(shape.bytes, mulSat(shape.items, elementBytes)))
+		return v, g.take(fn, measure.AddSat(shape.Bytes, measure.MulSat(shape.Items, elementBytes)))
 	}
 }
 
@@ -210,8 +211,8 @@ func intoAny(js []byte, _ string) (any, error) {
 // deep is an error of the render.
 func (g *guard) serializer(fn string, marshal func(any) (string, error)) func(any) (string, error) {
 	return func(v any) (string, error) {
-		m := newMeasurer(fn, g.remaining())
-		if _, err := m.measure(v); err != nil {
+		m := measure.New(fn, g.remaining())
+		if _, err := m.Measure(v); err != nil {
 			return "", err
 		}
 		out, err := marshal(v)

@@ -13,6 +13,7 @@ import (
 	yamlv2 "go.yaml.in/yaml/v2"
 
 	"github.com/stencil-dev/stencil/templates/kubeapi"
+	"github.com/stencil-dev/stencil/templates/measure"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -156,19 +157,19 @@ func tooManyObjects(file string, line, n int) *RenderError {
 
 func objectTooLarge(file string, line int, what string, n int64) *RenderError {
 	return &RenderError{File: file, Line: line, Reason: ReasonTooLarge,
-		Msg: fmt.Sprintf("%s is %s as JSON, more than the %d the API server stores (MaxObjectBytes)", what, sizeText(n), MaxObjectBytes)}
+		Msg: fmt.Sprintf("%s is %s as JSON, more than the %d the API server stores (MaxObjectBytes)", what, measure.SizeText(n), MaxObjectBytes)}
 }
 
 // objectSize is an object's size as JSON: measure's bound, exact (by
 // encoding it) when the bound is near MaxObjectBytes.
 func objectSize(obj map[string]any) int64 {
-	s, err := newMeasurer("object", MaxObjectBytes).measure(obj)
-	if err == nil && s.bytes <= MaxObjectBytes {
-		return s.bytes
+	s, err := measure.New("object", MaxObjectBytes).Measure(obj)
+	if err == nil && s.Bytes <= MaxObjectBytes {
+		return s.Bytes
 	}
 	data, err := json.Marshal(obj)
 	if err != nil {
-		return s.bytes
+		return s.Bytes
 	}
 	return int64(len(data))
 }
@@ -347,10 +348,10 @@ func decodeYAMLSized(doc string, limit int64) (any, int64, error) {
 // checkAliases refuses a decoded document holding aliases that expand it
 // to more than limit bytes as JSON or nest it deeper than MaxValueDepth.
 func checkAliases(v any, limit int64) error {
-	m := newMeasurer("YAML", limit)
-	if _, err := m.measure(v); err != nil {
-		if m.deep {
-			return &yamlError{msg: fmt.Sprintf("nested more than %d deep (MaxValueDepth)", MaxValueDepth)}
+	m := measure.New("YAML", limit)
+	if _, err := m.Measure(v); err != nil {
+		if m.Deep {
+			return &yamlError{msg: fmt.Sprintf("nested more than %d deep (MaxValueDepth)", measure.MaxValueDepth)}
 		}
 		return &yamlError{msg: fmt.Sprintf("aliases expand it to more than %d bytes", limit)}
 	}
@@ -383,7 +384,7 @@ func (c *unstructuredConverter) value(v any) (any, error) {
 		c.bytes += 6
 		return x, nil
 	case string:
-		c.bytes += stringBytes(x) + 1
+		c.bytes += measure.StringBytes(x) + 1
 		return validUTF8(x), nil
 	case int:
 		c.bytes += 25
@@ -457,7 +458,7 @@ func (c *unstructuredConverter) mapping(m map[any]any) (map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.bytes += stringBytes(key) + 1
+		c.bytes += measure.StringBytes(key) + 1
 		if _, dup := out[key]; dup {
 			return nil, &yamlError{msg: "duplicate key " + quoteKey(key)}
 		}

@@ -3,6 +3,7 @@ package templates
 import (
 	"strings"
 
+	"github.com/stencil-dev/stencil/templates/measure"
 	yamlv2 "go.yaml.in/yaml/v2"
 )
 
@@ -268,7 +269,7 @@ func (p *fastParser) key(k string) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	p.c.bytes += stringBytes(s) + 1
+	p.c.bytes += measure.StringBytes(s) + 1
 	return s, true
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stencil-dev/stencil/templates/measure"
 	yamlv2 "go.yaml.in/yaml/v2"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/yaml"
@@ -28,9 +29,9 @@ func oracleDecode(doc []byte, limit int64) (any, error) {
 		if err := yamlv2.Unmarshal(doc, &v); err != nil {
 			return nil, newYAMLError(err)
 		}
-		m := newMeasurer("YAML", limit)
-		if _, err := m.measure(v); err != nil {
-			if m.deep {
+		m := measure.New("YAML", limit)
+		if _, err := m.Measure(v); err != nil {
+			if m.Deep {
 				return nil, &yamlError{msg: "nested more than 100 deep (MaxValueDepth)"}
 			}
 			return nil, &yamlError{msg: "aliases expand it to more than " + itoa(limit) + " bytes"}

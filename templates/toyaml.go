@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stencil-dev/stencil/templates/measure"
 	yamlv2 "go.yaml.in/yaml/v2"
 )
 
@@ -79,7 +80,7 @@ const bestWidth = 80
 // dashes) when v is not empty, its first line continuing the current one
 // (after "- ") or starting a new one (after "key:") as the caller chose.
 func (w *yamlWriter) value(v any, indent, depth int) bool {
-	if depth > MaxValueDepth {
+	if depth > measure.MaxValueDepth {
 		return false
 	}
 	switch x := v.(type) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/stencil-dev/stencil/templates/measure"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -128,7 +129,7 @@ func parseValuesFile(s string) (map[string]any, error) {
 // their depth (toYaml indents each level), and recursion in the rest.
 func checkValuesDepth(v map[string]any) *RenderError {
 	if path, ok := checkDepth(v, "values", 0); !ok {
-		return &RenderError{Path: path, Reason: ReasonTooLarge, Msg: fmt.Sprintf("%s: nested more than %d deep (MaxValueDepth)", path, MaxValueDepth)}
+		return &RenderError{Path: path, Reason: ReasonTooLarge, Msg: fmt.Sprintf("%s: nested more than %d deep (MaxValueDepth)", path, measure.MaxValueDepth)}
 	}
 	return nil
 }
