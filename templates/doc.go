@@ -25,7 +25,7 @@
 //     hooks), functions bounded before they allocate, no cyclic values,
 //     strict YAML, scrubbed messages. Each file says why it stays beside
 //     the render worker's deadline and memory ceiling.
-//   - output.go, output_fast.go, toyaml.go: the rendered documents read into
+//   - output.go, strictyaml/: the rendered documents read into
 //     objects and toYaml written as yaml/v2 writes them (fast paths that
 //     defer to the library when unsure; docs/performance.md has the figures).
 //   - kustomize.go: krusty over an in-memory filesystem of the rendered

@@ -8,6 +8,7 @@ import (
 
 	"github.com/Masterminds/sprig/v3"
 	"github.com/stencil-dev/stencil/templates/measure"
+	"github.com/stencil-dev/stencil/templates/strictyaml"
 
 	"text/template"
 )
@@ -288,7 +289,7 @@ func addValues(t map[string]binder, s map[string]any) {
 // (guard_yaml.go).
 func addSerializers(t map[string]binder) {
 	for name, marshal := range map[string]func(any) (string, error){
-		"toYaml": lenient(marshalYAML), "toJson": lenient(marshalJSON), "toPrettyJson": lenient(marshalPrettyJSON),
+		"toYaml": lenient(strictyaml.Marshal), "toJson": lenient(marshalJSON), "toPrettyJson": lenient(marshalPrettyJSON),
 		"toRawJson": lenient(marshalRawJSON), "mustToJson": marshalJSON, "mustToPrettyJson": marshalPrettyJSON,
 		"mustToRawJson": marshalRawJSON,
 	} {

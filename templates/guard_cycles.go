@@ -8,7 +8,7 @@ import (
 
 // This file keeps values acyclic: set and merge, the only functions that
 // insert into an existing map, refuse an insertion that would make a map
-// contain itself (see guard_walk.go for why by construction). It stays: a
+// contain itself (see package measure for why by construction). It stays: a
 // cyclic value makes fmt or toYaml overflow the stack, a fatal error of the
 // whole process rather than an error at the line that made the cycle.
 

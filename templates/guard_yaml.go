@@ -2,118 +2,15 @@ package templates
 
 import (
 	"encoding/json"
-	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/stencil-dev/stencil/templates/measure"
-	yamlv2 "go.yaml.in/yaml/v2"
-	"sigs.k8s.io/yaml"
+	"github.com/stencil-dev/stencil/templates/strictyaml"
 )
 
-// This file parses and writes YAML and JSON for the templates, the
-// values and the rendered output: strictly (a duplicate key is an error
-// with its line, as kubectl), with aliases bounded, nesting bounded by
-// MaxValueDepth, and messages that never quote the text parsed. It stays:
-// strictness and scrubbed messages are no process bound's, and an alias
-// bomb is an error at its line rather than a kill.
-
-// yamlError is a YAML error reduced to its line (relative to the text
-// parsed; 0 when unknown) and a message with what it quoted removed.
-type yamlError struct {
-	line int
-	msg  string
-}
-
-func (e *yamlError) Error() string {
-	if e.line > 0 {
-		return fmt.Sprintf("line %d: %s", e.line, e.msg)
-	}
-	return e.msg
-}
-
-var (
-	yamlLineRE      = regexp.MustCompile(`line (\d+)`)
-	yamlDuplicateRE = regexp.MustCompile(`line (\d+): key (.*) already set in map`)
-	yamlQuotedRE    = regexp.MustCompile("\"(?:[^\"\\\\]|\\\\.)*\"|`[^`]*`|'[^']*'")
-	yamlPrefixRE    = regexp.MustCompile(`^(error converting YAML to JSON: |error unmarshaling JSON: |while decoding JSON: )*(yaml: )?(unmarshal errors:\s*)?(line \d+: )?`)
-)
-
-// newYAMLError reduces err. A duplicate key keeps the key (up to 64
-// bytes: keys are the document's structure); every other quoted part is
-// dropped, since it may be a value.
-func newYAMLError(err error) *yamlError {
-	msg := err.Error()
-	e := &yamlError{}
-	if m := yamlDuplicateRE.FindStringSubmatch(msg); m != nil {
-		e.line, _ = strconv.Atoi(m[1])
-		key := m[2]
-		if len(key) > 64 {
-			key = key[:64] + "…"
-		}
-		e.msg = "duplicate key " + key
-		return e
-	}
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		e.line, _ = strconv.Atoi(m[1])
-	}
-	if i := strings.Index(msg, ", key:"); i >= 0 { // sigs.k8s.io/yaml's unsupported key prints the value
-		msg = msg[:i]
-	}
-	msg = yamlPrefixRE.ReplaceAllString(msg, "")
-	e.msg = yamlQuotedRE.ReplaceAllString(msg, "…")
-	if strings.Contains(msg, "excessive aliasing") {
-		e.msg = "too many aliases (excessive aliasing)"
-	}
-	return e
-}
-
-// yamlToJSON converts one YAML document to JSON as the API machinery does
-// (sigs.k8s.io/yaml), but strictly, and refusing aliases that expand to
-// more than limit bytes or nest deeper than MaxValueDepth: go.yaml.in/yaml
-// bounds the alias expansions it decodes by their ratio to the other
-// nodes, not their size, so a few thousand aliases of a long string would
-// still expand to gigabytes of JSON.
-func yamlToJSON(doc []byte, limit int64) ([]byte, error) {
-	if strings.Contains(string(doc), "*") { // an alias is *name
-		var v any
-		if err := yamlv2.Unmarshal(doc, &v); err != nil {
-			return nil, newYAMLError(err)
-		}
-		if err := checkAliases(v, limit); err != nil {
-			return nil, err
-		}
-	}
-	js, err := yaml.YAMLToJSONStrict(doc)
-	if err != nil {
-		return nil, newYAMLError(err)
-	}
-	return js, nil
-}
-
-// checkDepth refuses a parsed value nested deeper than MaxValueDepth,
-// naming the path to the first place too deep, from root.
-func checkDepth(v any, path string, depth int) (string, bool) {
-	if depth > measure.MaxValueDepth {
-		return path, false
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if p, ok := checkDepth(e, path+"."+k, depth+1); !ok {
-				return p, false
-			}
-		}
-	case []any:
-		for i, e := range x {
-			if p, ok := checkDepth(e, path+"["+strconv.Itoa(i)+"]", depth+1); !ok {
-				return p, false
-			}
-		}
-	}
-	return "", true
-}
+// This file binds the functions that parse and write YAML and JSON
+// (fromYaml, toYaml, fromJson, toJson, ...) to the render's guard; the
+// reading and writing is package strictyaml's.
 
 // parse wraps fromYaml, fromYamlArray, fromJson, fromJsonArray and
 // mustFromJson: the text must fit the budget; what it parses to is
@@ -129,9 +26,9 @@ func (g *guard) parse(fn string, isYAML bool, into func(js []byte, syntaxErr str
 		js := []byte(s)
 		if isYAML {
 			var err error
-			if js, err = yamlToJSON(js, g.remaining()); err != nil {
-				ye := err.(*yamlError)
-				if strings.HasPrefix(ye.msg, "duplicate key") || strings.Contains(ye.msg, "alias") || strings.Contains(ye.msg, "Max") {
+			if js, err = strictyaml.ToJSON(js, g.remaining()); err != nil {
+				ye := err.(*strictyaml.Error)
+				if strings.HasPrefix(ye.Msg, "duplicate key") || strings.Contains(ye.Msg, "alias") || strings.Contains(ye.Msg, "Max") {
 					return nil, tooLargeOr(fn, ye)
 				}
 				return into(nil, fn+": "+ye.Error())
@@ -152,19 +49,11 @@ func (g *guard) parse(fn string, isYAML bool, into func(js []byte, syntaxErr str
 
 // tooLargeOr is the error of a YAML problem in a function: ReasonTooLarge
 // for a bound.
-func tooLargeOr(fn string, ye *yamlError) error {
-	if strings.Contains(ye.msg, "Max") || strings.Contains(ye.msg, "alias") {
+func tooLargeOr(fn string, ye *strictyaml.Error) error {
+	if strings.Contains(ye.Msg, "Max") || strings.Contains(ye.Msg, "alias") {
 		return tooLarge(fn, "%s", ye)
 	}
 	return funcError(fn, "%s", ye)
-}
-
-// jsonSyntax is a JSON error without the text it quotes.
-func jsonSyntax(fn string, err error) string {
-	if se, ok := err.(*json.SyntaxError); ok {
-		return fmt.Sprintf("%s: not valid JSON at byte %d", fn, se.Offset)
-	}
-	return fn + ": the JSON does not decode to the expected type"
 }
 
 // intoMap and intoArray are Helm's results: a syntax error goes in the
@@ -177,7 +66,7 @@ func intoMap(fn string) func([]byte, string) (any, error) {
 			return m, nil
 		}
 		if err := json.Unmarshal(js, &m); err != nil {
-			m = map[string]any{"Error": jsonSyntax(fn, err)}
+			m = map[string]any{"Error": strictyaml.JSONSyntax(fn, err)}
 		}
 		return m, nil
 	}
@@ -190,7 +79,7 @@ func intoArray(fn string) func([]byte, string) (any, error) {
 		}
 		var a []any
 		if err := json.Unmarshal(js, &a); err != nil {
-			return []any{jsonSyntax(fn, err)}, nil
+			return []any{strictyaml.JSONSyntax(fn, err)}, nil
 		}
 		return a, nil
 	}
@@ -199,7 +88,7 @@ func intoArray(fn string) func([]byte, string) (any, error) {
 func intoAny(js []byte, _ string) (any, error) {
 	var v any
 	if err := json.Unmarshal(js, &v); err != nil {
-		return nil, funcError("mustFromJson", "%s", strings.TrimPrefix(jsonSyntax("mustFromJson", err), "mustFromJson: "))
+		return nil, funcError("mustFromJson", "%s", strings.TrimPrefix(strictyaml.JSONSyntax("mustFromJson", err), "mustFromJson: "))
 	}
 	return v, nil
 }
@@ -232,14 +121,6 @@ func lenient(marshal func(any) (string, error)) func(any) (string, error) {
 		}
 		return out, nil
 	}
-}
-
-func marshalYAML(v any) (string, error) {
-	if out, ok := toYAMLFast(v); ok {
-		return out, nil
-	}
-	data, err := yaml.Marshal(v)
-	return strings.TrimSuffix(string(data), "\n"), err
 }
 
 func marshalJSON(v any) (string, error) {

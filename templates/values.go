@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/stencil-dev/stencil/templates/measure"
+	"github.com/stencil-dev/stencil/templates/strictyaml"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -96,19 +97,19 @@ func compileValuesSchema(raw *apiextensionsv1.JSON) (*valuesSchema, error) {
 
 // parseValuesFile parses values.yaml: strictly (a duplicate key is an
 // error with its line), with aliases and nesting bounded, straight to the
-// unstructured form (decodeYAML: what YAML → JSON → map gave).
+// unstructured form (strictyaml.Decode: what YAML → JSON → map gave).
 func parseValuesFile(s string) (map[string]any, error) {
 	out := map[string]any{}
 	if strings.TrimSpace(s) == "" {
 		return out, nil
 	}
-	v, err := decodeYAML([]byte(s), MaxFunctionBytes)
+	v, err := strictyaml.Decode([]byte(s), MaxFunctionBytes)
 	if err != nil {
-		var ye *yamlError
+		var ye *strictyaml.Error
 		if !errors.As(err, &ye) {
 			return nil, &RenderError{File: ValuesFile, Msg: err.Error()}
 		}
-		return nil, &RenderError{File: ValuesFile, Line: ye.line, Msg: ye.msg}
+		return nil, &RenderError{File: ValuesFile, Line: ye.Line, Msg: ye.Msg}
 	}
 	switch x := v.(type) {
 	case nil:
@@ -128,7 +129,7 @@ func parseValuesFile(s string) (map[string]any, error) {
 // function walking them would take time and memory in the square of
 // their depth (toYaml indents each level), and recursion in the rest.
 func checkValuesDepth(v map[string]any) *RenderError {
-	if path, ok := checkDepth(v, "values", 0); !ok {
+	if path, ok := strictyaml.CheckDepth(v, "values", 0); !ok {
 		return &RenderError{Path: path, Reason: ReasonTooLarge, Msg: fmt.Sprintf("%s: nested more than %d deep (MaxValueDepth)", path, measure.MaxValueDepth)}
 	}
 	return nil
@@ -181,7 +182,7 @@ func mergeValues(b *Bundle, values *apiextensionsv1.JSON) (map[string]any, *inst
 	over := map[string]any{}
 	if values != nil && len(values.Raw) > 0 {
 		if err := utiljson.Unmarshal(values.Raw, &over); err != nil {
-			return nil, nil, &RenderError{Path: "values", Msg: "must be an object: " + jsonSyntax("values", err)}
+			return nil, nil, &RenderError{Path: "values", Msg: "must be an object: " + strictyaml.JSONSyntax("values", err)}
 		}
 		if err := checkValuesDepth(over); err != nil {
 			return nil, nil, err

@@ -1,4 +1,4 @@
-package templates
+package strictyaml
 
 import (
 	"encoding/json"
@@ -9,9 +9,20 @@ import (
 
 	"github.com/stencil-dev/stencil/templates/measure"
 	yamlv2 "go.yaml.in/yaml/v2"
+	"sigs.k8s.io/yaml"
 )
 
-// toYAMLFast writes v as sigs.k8s.io/yaml's Marshal does (Helm's toYaml)
+// Marshal writes v as toYaml does, as sigs.k8s.io/yaml's Marshal without
+// the final line break: MarshalFast when it takes v, the library otherwise.
+func Marshal(v any) (string, error) {
+	if out, ok := MarshalFast(v); ok {
+		return out, nil
+	}
+	data, err := yaml.Marshal(v)
+	return strings.TrimSuffix(string(data), "\n"), err
+}
+
+// MarshalFast writes v as sigs.k8s.io/yaml's Marshal does (Helm's toYaml)
 // without its detour: Marshal writes v as JSON, parses that JSON again
 // with go.yaml.in/yaml/v2 to pick number types, then writes YAML. For the
 // values templates hold (maps, lists, strings, booleans, integers, nil)
@@ -21,8 +32,9 @@ import (
 // ASCII, a NaN), which the caller writes the slow way. It pays for itself:
 // without it a warm render of the benchmark bundles (BenchmarkRender*)
 // takes 40-80% longer, toYaml being most of what Helm-style templates do.
-// TestToYAMLFastMatchesMarshal and TestToYAMLFastRandom hold it to Marshal.
-func toYAMLFast(v any) (out string, ok bool) {
+// TestToYAMLFastMatchesMarshal (package templates, on its YAML corpus)
+// and TestToYAMLFastRandom hold it to Marshal.
+func MarshalFast(v any) (out string, ok bool) {
 	w := yamlWriter{b: make([]byte, 0, 256)}
 	if !w.value(v, 0, 0) {
 		return "", false

@@ -1,4 +1,4 @@
-package templates
+package strictyaml
 
 import (
 	"strings"
@@ -15,11 +15,12 @@ import (
 // (anchors, tags, folded or |+ block scalars, escapes, a comment after a
 // block scalar's indicator or on a "-" alone, non-ASCII, tabs, a
 // duplicate key, an error) it declines, and
-// decodeYAML parses the document the general way. Plain scalars are
+// Decode parses the document the general way. Plain scalars are
 // resolved as yaml/v2 resolves them; those that may be numbers in another
 // form than a plain decimal by yaml/v2 itself. It pays for itself: without
 // it a warm render of the benchmark bundles (BenchmarkRender*) takes about
-// three times as long. TestDecodeYAMLMatchesOracle holds it to yaml/v2.
+// three times as long. TestDecodeYAMLMatchesOracle (package templates, on its YAML corpus)
+// holds it to yaml/v2.
 
 // fastParser reads one document line by line.
 type fastParser struct {
@@ -469,4 +470,13 @@ func plainDecimal(s string) (int, bool) {
 		n = -n
 	}
 	return n, true
+}
+
+// DecodeFast is the fast reader alone: what Decode tries first, before
+// go.yaml.in/yaml/v2's parser. ok is false when it declines doc. Tests
+// hold it to yaml/v2 and measure how much of what templates render it
+// takes.
+func DecodeFast(doc string) (v any, ok bool) {
+	var c unstructuredConverter
+	return decodeFast(doc, &c)
 }
