@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/stencil-dev/stencil/templates/funcs"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -122,7 +123,7 @@ func (b *Bundle) executeUnits(ctx context.Context, units []unit, in Input) (map[
 			if berr := st.budget.err; berr != nil {
 				err = berr // even if a function rewrapped it
 			}
-			if st.budget.err == nil && !b.spec.AllowNondeterministic && refusedNondeterministic(err) &&
+			if st.budget.err == nil && !b.spec.AllowNondeterministic && funcs.RefusedNondeterministic(err) &&
 				bs.testHookOutput(name, data, depth) {
 				outputs[u.key] = "" // test hooks only: never applied (testhooks.go)
 				continue

@@ -22,7 +22,7 @@
 //     construction instead. Only set and merge (and their must and
 //     Overwrite forms) insert into an existing map (every list and dict
 //     function builds a new value, and sprig never appends in place), and
-//     each refuses an insertion that would close a cycle (guard_cycles.go in package templates).
+//     each refuses an insertion that would close a cycle (guard_cycles.go in package funcs).
 //   - Sharing: `$l = list $l $l` twenty times is a small value in memory
 //     that prints as 2^20 copies, and a value nested thousands deep prints
 //     with an indentation that grows with the square of its depth. Sharing

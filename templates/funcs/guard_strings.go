@@ -1,4 +1,4 @@
-package templates
+package funcs
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ import (
 
 // printSize bounds the size of v printed by fmt (%v), refusing a value
 // that prints a memory address.
-func (g *guard) printSize(fn string, v any) (int64, error) {
+func (g *Guard) printSize(fn string, v any) (int64, error) {
 	if s, ok := v.(string); ok {
 		return int64(len(s)), nil
 	}
@@ -35,7 +35,7 @@ func (g *guard) printSize(fn string, v any) (int64, error) {
 }
 
 // printArgs bounds the size of args printed by fmt, one after the other.
-func (g *guard) printArgs(fn string, args []any) (int64, error) {
+func (g *Guard) printArgs(fn string, args []any) (int64, error) {
 	n := int64(len(args))
 	for _, a := range args {
 		size, err := g.printSize(fn, a)
@@ -50,7 +50,7 @@ func (g *guard) printArgs(fn string, args []any) (int64, error) {
 // printer wraps the functions that print their arguments with fmt: print,
 // println, cat, quote, squote, toString, html, js, urlquery. grow bounds
 // how much larger than its input the result can be (quoting escapes).
-func (g *guard) printer(fn string, grow int64, f func(...any) string) func(...any) (string, error) {
+func (g *Guard) printer(fn string, grow int64, f func(...any) string) func(...any) (string, error) {
 	return func(args ...any) (string, error) {
 		n, err := g.printArgs(fn, args)
 		if err != nil {
@@ -66,7 +66,7 @@ func (g *guard) printer(fn string, grow int64, f func(...any) string) func(...an
 
 // printf is fmt.Sprintf, with the result bounded before it is made (see
 // printfSize) and %p refused (an address differs on every render).
-func (g *guard) printf(format string, args ...any) (string, error) {
+func (g *Guard) printf(format string, args ...any) (string, error) {
 	sizes := make([]measure.Shape, len(args))
 	for i, a := range args {
 		if s, ok := a.(string); ok {
@@ -188,7 +188,7 @@ func widthOrPrec(format string, i, argNum int, args []any) (int, int, int64) {
 }
 
 // repeat is sprig's repeat: count copies of s.
-func (g *guard) repeat(count int, s string) (string, error) {
+func (g *Guard) repeat(count int, s string) (string, error) {
 	if count < 0 {
 		return "", funcError("repeat", "the count must not be negative, got %d", count)
 	}
@@ -200,7 +200,7 @@ func (g *guard) repeat(count int, s string) (string, error) {
 
 // indent is sprig's indent (and nindent, with newline): every line of s
 // gets spaces spaces.
-func (g *guard) indent(fn, newline string) func(int, string) (string, error) {
+func (g *Guard) indent(fn, newline string) func(int, string) (string, error) {
 	return func(spaces int, s string) (string, error) {
 		if spaces < 0 {
 			return "", funcError(fn, "the number of spaces must not be negative, got %d", spaces)
@@ -215,7 +215,7 @@ func (g *guard) indent(fn, newline string) func(int, string) (string, error) {
 }
 
 // wrapSize bounds wrap and wrapWith: a separator at most every width bytes.
-func (g *guard) wrapSize(fn string, width int, sep, s string) error {
+func (g *Guard) wrapSize(fn string, width int, sep, s string) error {
 	if width < 0 {
 		return funcError(fn, "the width must not be negative, got %d", width)
 	}
@@ -224,7 +224,7 @@ func (g *guard) wrapSize(fn string, width int, sep, s string) error {
 }
 
 // replace is sprig's replace: every old in s becomes new.
-func (g *guard) replace(old, new, s string) (string, error) {
+func (g *Guard) replace(old, new, s string) (string, error) {
 	count := int64(strings.Count(s, old))
 	if err := g.take("replace", measure.AddSat(int64(len(s)), measure.MulSat(count, int64(len(new))))); err != nil {
 		return "", err
@@ -233,7 +233,7 @@ func (g *guard) replace(old, new, s string) (string, error) {
 }
 
 // substr is sprig's substr with its indexes checked (sprig panics on some).
-func (g *guard) substr(start, end int, s string) (string, error) {
+func (g *Guard) substr(start, end int, s string) (string, error) {
 	switch {
 	case start < 0 && (end < 0 || end > len(s)):
 		return "", funcError("substr", "the end %d is outside a string of %d bytes", end, len(s))
@@ -248,7 +248,7 @@ func (g *guard) substr(start, end int, s string) (string, error) {
 }
 
 // encoder wraps b64enc and b32enc: the result's size is known before.
-func (g *guard) encoder(fn string, enc interface {
+func (g *Guard) encoder(fn string, enc interface {
 	EncodedLen(int) int
 	EncodeToString([]byte) string
 }) func(string) (string, error) {
@@ -262,7 +262,7 @@ func (g *guard) encoder(fn string, enc interface {
 
 // toStrings wraps toStrings and sortAlpha: every element prints with fmt.
 // sortAlpha sorts a copy (sprig sorts a []string argument in place).
-func (g *guard) toStrings(fn string, f func(any) []string) func(any) ([]string, error) {
+func (g *Guard) toStrings(fn string, f func(any) []string) func(any) ([]string, error) {
 	return func(v any) ([]string, error) {
 		size, err := g.printSize(fn, v)
 		if err != nil {
@@ -284,7 +284,7 @@ func (g *guard) toStrings(fn string, f func(any) []string) func(any) ([]string, 
 }
 
 // join is sprig's join: the elements print with fmt, sep between them.
-func (g *guard) join(join func(string, any) string) func(string, any) (string, error) {
+func (g *Guard) join(join func(string, any) string) func(string, any) (string, error) {
 	return func(sep string, v any) (string, error) {
 		size, err := g.printSize("join", v)
 		if err != nil {
@@ -304,7 +304,7 @@ func (g *guard) join(join func(string, any) string) func(string, any) (string, e
 
 // splitCount charges splitList, split and splitn before they split: one
 // element per separator found, at most n when n is not negative.
-func (g *guard) splitCount(fn, sep, s string, n int) error {
+func (g *Guard) splitCount(fn, sep, s string, n int) error {
 	count := int64(strings.Count(s, sep)) + 1
 	if n >= 0 {
 		count = min(count, int64(n))
@@ -341,7 +341,7 @@ func matches(re *regexp.Regexp, s string) (count, total int64) {
 // and regexReplaceAllLiteral, and their must forms. The result is bounded
 // by s with every match replaced by repl, each $ reference in repl
 // growing by at most the match.
-func (g *guard) regexReplace(fn string, expand bool) func(string, string, string) (string, error) {
+func (g *Guard) regexReplace(fn string, expand bool) func(string, string, string) (string, error) {
 	return func(expr, s, repl string) (string, error) {
 		re, err := compileRegexp(fn, expr)
 		if err != nil {
@@ -371,7 +371,7 @@ func (g *guard) regexReplace(fn string, expand bool) func(string, string, string
 
 // regexList wraps regexFindAll and regexSplit, and their must forms: the
 // list has at most n elements, or one per match.
-func (g *guard) regexList(fn string, split bool) func(string, string, int) ([]string, error) {
+func (g *Guard) regexList(fn string, split bool) func(string, string, int) ([]string, error) {
 	return func(expr, s string, n int) ([]string, error) {
 		re, err := compileRegexp(fn, expr)
 		if err != nil {

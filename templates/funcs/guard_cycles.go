@@ -1,4 +1,4 @@
-package templates
+package funcs
 
 import (
 	"reflect"
@@ -39,7 +39,7 @@ func mapPointer(m map[string]any) uintptr { return reflect.ValueOf(m).Pointer() 
 // reaches reports whether any map in targets can be reached from roots
 // (a root that is a target counts). It walks each map and list once,
 // without recursion, and charges g one byte per element visited.
-func (g *guard) reaches(fn string, roots []any, targets map[uintptr]bool) (bool, error) {
+func (g *Guard) reaches(fn string, roots []any, targets map[uintptr]bool) (bool, error) {
 	stack := append([]any(nil), roots...)
 	seen := map[memoKey]bool{}
 	var steps int64
@@ -131,7 +131,7 @@ func reflectChildren(v reflect.Value, seen map[memoKey]bool, push func(any)) {
 }
 
 // set is sprig's set, refusing to make a map contain itself.
-func (g *guard) set(d map[string]any, key string, value any) (map[string]any, error) {
+func (g *Guard) set(d map[string]any, key string, value any) (map[string]any, error) {
 	if d == nil {
 		return nil, funcError("set", "the map is nil")
 	}
@@ -152,7 +152,7 @@ func (g *guard) set(d map[string]any, key string, value any) (map[string]any, er
 // mergeFunc wraps sprig's merge, mergeOverwrite, mustMerge and
 // mustMergeOverwrite (merge is one of them, with one source): each source
 // is checked, then merged, in turn.
-func (g *guard) mergeFunc(fn string, merge func(dst map[string]any, src map[string]any) (any, error)) func(map[string]any, ...map[string]any) (any, error) {
+func (g *Guard) mergeFunc(fn string, merge func(dst map[string]any, src map[string]any) (any, error)) func(map[string]any, ...map[string]any) (any, error) {
 	return func(dst map[string]any, srcs ...map[string]any) (any, error) {
 		var out any = dst
 		for _, src := range srcs {
@@ -178,7 +178,7 @@ func (g *guard) mergeFunc(fn string, merge func(dst map[string]any, src map[stri
 // or typed map of the data, such as .Capabilities). mergo inserts values
 // of src into the maps of dst found at the same keys in both; a cycle
 // needs an inserted value from which one of those maps can be reached.
-func (g *guard) checkMerge(fn string, dst, src map[string]any) error {
+func (g *Guard) checkMerge(fn string, dst, src map[string]any) error {
 	if dst == nil || src == nil {
 		return nil
 	}
@@ -217,7 +217,7 @@ type insertion struct {
 // cycle: one through the new entries, in the graph whose nodes are the
 // maps inserted into and whose edges go from each map to the maps its
 // inserted value reaches (a cycle needs a new entry, then old ones back).
-func (g *guard) insertionCycle(fn string, candidates []insertion, targets map[uintptr]bool) (bool, error) {
+func (g *Guard) insertionCycle(fn string, candidates []insertion, targets map[uintptr]bool) (bool, error) {
 	edges := map[uintptr][]uintptr{}
 	for _, c := range candidates {
 		for t := range targets {

@@ -1,4 +1,4 @@
-package templates
+package funcs
 
 import (
 	"encoding/base32"
@@ -18,27 +18,27 @@ import (
 // which no process bound gives.
 //
 // A render's functions are bound to its guard when the render starts
-// (funcMap), so the table of how to bind each one is built once per
+// (Map), so the table of how to bind each one is built once per
 // process (per allowNondeterministic), and binding is one small closure
 // per function that makes strings, lists or maps. The others (numbers,
 // booleans, and functions returning one of their arguments, such as
 // default or get) are the same values in every render.
 
 // binder binds one function to a render's guard (nil at parse time).
-type binder func(g *guard) any
+type binder func(g *Guard) any
 
 // static is a function that needs no guard.
-func static(fn any) binder { return func(*guard) any { return fn } }
+func static(fn any) binder { return func(*Guard) any { return fn } }
 
 var funcTables = [2]func() map[string]binder{
 	sync.OnceValue(func() map[string]binder { return buildFuncTable(false) }),
 	sync.OnceValue(func() map[string]binder { return buildFuncTable(true) }),
 }
 
-// guardedFuncs returns the functions of sprig and Helm that templates may
-// call (every one but include and tpl), bound to g. See "# Functions" in
-// doc.go.
-func guardedFuncs(g *guard, allowNondeterministic bool) template.FuncMap {
+// Map returns the functions of sprig and Helm that templates may
+// call (every one but include and tpl), bound to g. docs/templates.md
+// ("Functions") lists them.
+func Map(g *Guard, allowNondeterministic bool) template.FuncMap {
 	table := funcTables[0]()
 	if allowNondeterministic {
 		table = funcTables[1]()
@@ -102,7 +102,7 @@ func buildFuncTable(allowNondeterministic bool) map[string]binder {
 }
 
 // refusedNondeterministicFunc is a nondeterministic function a bundle did
-// not allow (testhooks.go lets a test hook call it).
+// not allow (BindNondeterministic lets a Helm test hook call it).
 func refusedNondeterministicFunc(name string) func(...any) (any, error) {
 	return func(...any) (any, error) {
 		return nil, &nondeterministicError{msg: fmt.Sprintf("function %q gives a different result on every render, so every reconcile would rewrite (or rotate) what it makes; set allowNondeterministic: true on the Bundle to allow it", name)}
@@ -115,11 +115,11 @@ func refused(name, why string) func(...any) (any, error) {
 
 // addStrings binds the functions that build strings (guard_strings.go).
 func addStrings(t map[string]binder, s map[string]any) {
-	t["repeat"] = func(g *guard) any { return g.repeat }
-	t["indent"] = func(g *guard) any { return g.indent("indent", "") }
-	t["nindent"] = func(g *guard) any { return g.indent("nindent", "\n") }
+	t["repeat"] = func(g *Guard) any { return g.repeat }
+	t["indent"] = func(g *Guard) any { return g.indent("indent", "") }
+	t["nindent"] = func(g *Guard) any { return g.indent("nindent", "\n") }
 	wrap := s["wrap"].(func(int, string) string)
-	t["wrap"] = func(g *guard) any {
+	t["wrap"] = func(g *Guard) any {
 		return func(width int, str string) (string, error) {
 			if err := g.wrapSize("wrap", width, "\n", str); err != nil {
 				return "", err
@@ -128,7 +128,7 @@ func addStrings(t map[string]binder, s map[string]any) {
 		}
 	}
 	wrapWith := s["wrapWith"].(func(int, string, string) string)
-	t["wrapWith"] = func(g *guard) any {
+	t["wrapWith"] = func(g *Guard) any {
 		return func(width int, sep, str string) (string, error) {
 			if err := g.wrapSize("wrapWith", width, sep, str); err != nil {
 				return "", err
@@ -136,11 +136,11 @@ func addStrings(t map[string]binder, s map[string]any) {
 			return wrapWith(width, sep, str), nil
 		}
 	}
-	t["replace"] = func(g *guard) any { return g.replace }
-	t["substr"] = func(g *guard) any { return g.substr }
+	t["replace"] = func(g *Guard) any { return g.replace }
+	t["substr"] = func(g *Guard) any { return g.substr }
 	for _, name := range []string{"abbrev", "trunc"} {
 		f := s[name].(func(int, string) string)
-		t[name] = func(g *guard) any {
+		t[name] = func(g *Guard) any {
 			return func(n int, str string) (string, error) {
 				if name == "abbrev" && n < 0 {
 					return "", funcError(name, "the width must not be negative, got %d", n)
@@ -149,9 +149,9 @@ func addStrings(t map[string]binder, s map[string]any) {
 			}
 		}
 	}
-	t["b64enc"] = func(g *guard) any { return g.encoder("b64enc", base64.StdEncoding) }
-	t["b32enc"] = func(g *guard) any { return g.encoder("b32enc", base32.StdEncoding) }
-	t["seq"] = func(g *guard) any { return g.seq }
+	t["b64enc"] = func(g *Guard) any { return g.encoder("b64enc", base64.StdEncoding) }
+	t["b32enc"] = func(g *Guard) any { return g.encoder("b32enc", base32.StdEncoding) }
+	t["seq"] = func(g *Guard) any { return g.seq }
 	addPrinters(t, s)
 	addSplits(t, s)
 }
@@ -159,30 +159,30 @@ func addStrings(t map[string]binder, s map[string]any) {
 // addPrinters binds the functions that print values with fmt.
 func addPrinters(t map[string]binder, s map[string]any) {
 	quote, squote, cat := s["quote"].(func(...any) string), s["squote"].(func(...any) string), s["cat"].(func(...any) string)
-	t["quote"] = func(g *guard) any { return g.printer("quote", 4, quote) }
-	t["squote"] = func(g *guard) any { return g.printer("squote", 1, squote) }
-	t["cat"] = func(g *guard) any { return g.printer("cat", 1, cat) }
-	t["print"] = func(g *guard) any { return g.printer("print", 1, fmt.Sprint) }
-	t["println"] = func(g *guard) any { return g.printer("println", 1, fmt.Sprintln) }
-	t["printf"] = func(g *guard) any { return g.printf }
-	t["html"] = func(g *guard) any { return g.printer("html", 6, template.HTMLEscaper) }
-	t["js"] = func(g *guard) any { return g.printer("js", 6, template.JSEscaper) }
-	t["urlquery"] = func(g *guard) any { return g.printer("urlquery", 3, template.URLQueryEscaper) }
+	t["quote"] = func(g *Guard) any { return g.printer("quote", 4, quote) }
+	t["squote"] = func(g *Guard) any { return g.printer("squote", 1, squote) }
+	t["cat"] = func(g *Guard) any { return g.printer("cat", 1, cat) }
+	t["print"] = func(g *Guard) any { return g.printer("print", 1, fmt.Sprint) }
+	t["println"] = func(g *Guard) any { return g.printer("println", 1, fmt.Sprintln) }
+	t["printf"] = func(g *Guard) any { return g.printf }
+	t["html"] = func(g *Guard) any { return g.printer("html", 6, template.HTMLEscaper) }
+	t["js"] = func(g *Guard) any { return g.printer("js", 6, template.JSEscaper) }
+	t["urlquery"] = func(g *Guard) any { return g.printer("urlquery", 3, template.URLQueryEscaper) }
 	toString := s["toString"].(func(any) string)
-	t["toString"] = func(g *guard) any {
+	t["toString"] = func(g *Guard) any {
 		p := g.printer("toString", 1, func(a ...any) string { return toString(a[0]) })
 		return func(v any) (string, error) { return p(v) }
 	}
-	t["toStrings"] = func(g *guard) any { return g.toStrings("toStrings", s["toStrings"].(func(any) []string)) }
-	t["sortAlpha"] = func(g *guard) any { return g.toStrings("sortAlpha", s["sortAlpha"].(func(any) []string)) }
-	t["join"] = func(g *guard) any { return g.join(s["join"].(func(string, any) string)) }
+	t["toStrings"] = func(g *Guard) any { return g.toStrings("toStrings", s["toStrings"].(func(any) []string)) }
+	t["sortAlpha"] = func(g *Guard) any { return g.toStrings("sortAlpha", s["sortAlpha"].(func(any) []string)) }
+	t["join"] = func(g *Guard) any { return g.join(s["join"].(func(string, any) string)) }
 }
 
 // addSplits binds the functions that split strings, with or without
 // regular expressions.
 func addSplits(t map[string]binder, s map[string]any) {
 	splitList, split, splitn := s["splitList"].(func(string, string) []string), s["split"].(func(string, string) map[string]string), s["splitn"].(func(string, int, string) map[string]string)
-	t["splitList"] = func(g *guard) any {
+	t["splitList"] = func(g *Guard) any {
 		return func(sep, str string) ([]string, error) {
 			if err := g.splitCount("splitList", sep, str, -1); err != nil {
 				return nil, err
@@ -190,7 +190,7 @@ func addSplits(t map[string]binder, s map[string]any) {
 			return splitList(sep, str), nil
 		}
 	}
-	t["split"] = func(g *guard) any {
+	t["split"] = func(g *Guard) any {
 		return func(sep, str string) (map[string]string, error) {
 			if err := g.splitCount("split", sep, str, -1); err != nil {
 				return nil, err
@@ -198,7 +198,7 @@ func addSplits(t map[string]binder, s map[string]any) {
 			return split(sep, str), nil
 		}
 	}
-	t["splitn"] = func(g *guard) any {
+	t["splitn"] = func(g *Guard) any {
 		return func(sep string, n int, str string) (map[string]string, error) {
 			if err := g.splitCount("splitn", sep, str, n); err != nil {
 				return nil, err
@@ -207,16 +207,16 @@ func addSplits(t map[string]binder, s map[string]any) {
 		}
 	}
 	for _, name := range []string{"regexReplaceAll", "mustRegexReplaceAll"} {
-		t[name] = func(g *guard) any { return g.regexReplace(name, true) }
+		t[name] = func(g *Guard) any { return g.regexReplace(name, true) }
 	}
 	for _, name := range []string{"regexReplaceAllLiteral", "mustRegexReplaceAllLiteral"} {
-		t[name] = func(g *guard) any { return g.regexReplace(name, false) }
+		t[name] = func(g *Guard) any { return g.regexReplace(name, false) }
 	}
 	for _, name := range []string{"regexFindAll", "mustRegexFindAll"} {
-		t[name] = func(g *guard) any { return g.regexList(name, false) }
+		t[name] = func(g *Guard) any { return g.regexList(name, false) }
 	}
 	for _, name := range []string{"regexSplit", "mustRegexSplit"} {
-		t[name] = func(g *guard) any { return g.regexList(name, true) }
+		t[name] = func(g *Guard) any { return g.regexList(name, true) }
 	}
 	t["regexFind"] = static(regexFind("regexFind"))
 	t["mustRegexFind"] = static(regexFind("mustRegexFind"))
@@ -224,9 +224,9 @@ func addSplits(t map[string]binder, s map[string]any) {
 }
 
 // addValues binds the functions that build or modify lists and maps
-// (guard_values.go).
+// (guard_lists.go, guard_cycles.go).
 func addValues(t map[string]binder, s map[string]any) {
-	t["until"] = func(g *guard) any {
+	t["until"] = func(g *Guard) any {
 		return func(n int) ([]int, error) {
 			step := 1
 			if n < 0 {
@@ -235,13 +235,13 @@ func addValues(t map[string]binder, s map[string]any) {
 			return g.untilStep("until", 0, n, step)
 		}
 	}
-	t["untilStep"] = func(g *guard) any {
+	t["untilStep"] = func(g *Guard) any {
 		return func(start, stop, step int) ([]int, error) { return g.untilStep("untilStep", start, stop, step) }
 	}
-	t["list"] = func(g *guard) any { return g.list }
+	t["list"] = func(g *Guard) any { return g.list }
 	t["tuple"] = t["list"]
-	t["dict"] = func(g *guard) any { return g.dict(s["dict"].(func(...any) map[string]any)) }
-	t["set"] = func(g *guard) any { return g.set }
+	t["dict"] = func(g *Guard) any { return g.dict(s["dict"].(func(...any) map[string]any)) }
+	t["set"] = func(g *Guard) any { return g.set }
 	lenient := func(f func(map[string]any, ...map[string]any) any) func(map[string]any, map[string]any) (any, error) {
 		return func(dst, src map[string]any) (any, error) { return f(dst, src), nil }
 	}
@@ -255,7 +255,7 @@ func addValues(t map[string]binder, s map[string]any) {
 		"mustMergeOverwrite": must(s["mustMergeOverwrite"].(func(map[string]any, ...map[string]any) (any, error))),
 	}
 	for name, f := range merges {
-		t[name] = func(g *guard) any { return g.mergeFunc(name, f) }
+		t[name] = func(g *Guard) any { return g.mergeFunc(name, f) }
 	}
 	push, mustPush := s["push"].(func(any, any) []any), s["mustPush"].(func(any, any) ([]any, error))
 	prepend, mustPrepend := s["prepend"].(func(any, any) []any), s["mustPrepend"].(func(any, any) ([]any, error))
@@ -266,23 +266,23 @@ func addValues(t map[string]binder, s map[string]any) {
 		"append": noErr(push), "push": noErr(push), "mustAppend": mustPush, "mustPush": mustPush,
 		"prepend": noErr(prepend), "mustPrepend": mustPrepend,
 	} {
-		t[name] = func(g *guard) any { return g.grow(name, f) }
+		t[name] = func(g *Guard) any { return g.grow(name, f) }
 	}
-	t["concat"] = func(g *guard) any { return g.concat(s["concat"].(func(...any) any)) }
+	t["concat"] = func(g *Guard) any { return g.concat(s["concat"].(func(...any) any)) }
 	chunk := s["chunk"].(func(int, any) [][]any)
-	t["chunk"] = func(g *guard) any {
+	t["chunk"] = func(g *Guard) any {
 		return g.chunk("chunk", func(n int, l any) ([][]any, error) { return chunk(n, l), nil })
 	}
-	t["mustChunk"] = func(g *guard) any { return g.chunk("mustChunk", s["mustChunk"].(func(int, any) ([][]any, error))) }
-	t["uniq"] = func(g *guard) any { return g.uniq("uniq") }
-	t["mustUniq"] = func(g *guard) any { return g.uniq("mustUniq") }
-	t["keys"] = func(g *guard) any { return g.keys }
-	t["values"] = func(g *guard) any { return g.values }
+	t["mustChunk"] = func(g *Guard) any { return g.chunk("mustChunk", s["mustChunk"].(func(int, any) ([][]any, error))) }
+	t["uniq"] = func(g *Guard) any { return g.uniq("uniq") }
+	t["mustUniq"] = func(g *Guard) any { return g.uniq("mustUniq") }
+	t["keys"] = func(g *Guard) any { return g.keys }
+	t["values"] = func(g *Guard) any { return g.values }
 	deepCopy := s["deepCopy"].(func(any) any)
-	t["deepCopy"] = func(g *guard) any {
+	t["deepCopy"] = func(g *Guard) any {
 		return g.deepCopy("deepCopy", func(v any) (any, error) { return deepCopy(v), nil })
 	}
-	t["mustDeepCopy"] = func(g *guard) any { return g.deepCopy("mustDeepCopy", s["mustDeepCopy"].(func(any) (any, error))) }
+	t["mustDeepCopy"] = func(g *Guard) any { return g.deepCopy("mustDeepCopy", s["mustDeepCopy"].(func(any) (any, error))) }
 }
 
 // addSerializers binds Helm's and sprig's YAML and JSON functions
@@ -293,13 +293,13 @@ func addSerializers(t map[string]binder) {
 		"toRawJson": lenient(marshalRawJSON), "mustToJson": marshalJSON, "mustToPrettyJson": marshalPrettyJSON,
 		"mustToRawJson": marshalRawJSON,
 	} {
-		t[name] = func(g *guard) any { return g.serializer(name, marshal) }
+		t[name] = func(g *Guard) any { return g.serializer(name, marshal) }
 	}
-	t["fromYaml"] = func(g *guard) any { return g.parse("fromYaml", true, intoMap("fromYaml")) }
-	t["fromYamlArray"] = func(g *guard) any { return g.parse("fromYamlArray", true, intoArray("fromYamlArray")) }
-	t["fromJson"] = func(g *guard) any { return g.parse("fromJson", false, intoMap("fromJson")) }
-	t["fromJsonArray"] = func(g *guard) any { return g.parse("fromJsonArray", false, intoArray("fromJsonArray")) }
-	t["mustFromJson"] = func(g *guard) any { return g.parse("mustFromJson", false, intoAny) }
+	t["fromYaml"] = func(g *Guard) any { return g.parse("fromYaml", true, intoMap("fromYaml")) }
+	t["fromYamlArray"] = func(g *Guard) any { return g.parse("fromYamlArray", true, intoArray("fromYamlArray")) }
+	t["fromJson"] = func(g *Guard) any { return g.parse("fromJson", false, intoMap("fromJson")) }
+	t["fromJsonArray"] = func(g *Guard) any { return g.parse("fromJsonArray", false, intoArray("fromJsonArray")) }
+	t["mustFromJson"] = func(g *Guard) any { return g.parse("mustFromJson", false, intoAny) }
 }
 
 // addNondeterministic binds the nondeterministic functions a bundle
@@ -308,7 +308,7 @@ func addSerializers(t map[string]binder) {
 func addNondeterministic(t map[string]binder, s map[string]any) {
 	for _, name := range []string{"randAlphaNum", "randAlpha", "randAscii", "randNumeric"} {
 		f := s[name].(func(int) string)
-		t[name] = func(g *guard) any {
+		t[name] = func(g *Guard) any {
 			return func(count int) (string, error) {
 				if err := g.take(name, int64(max(count, 0))); err != nil {
 					return "", err
@@ -318,7 +318,7 @@ func addNondeterministic(t map[string]binder, s map[string]any) {
 		}
 	}
 	randBytes := s["randBytes"].(func(int) (string, error))
-	t["randBytes"] = func(g *guard) any {
+	t["randBytes"] = func(g *Guard) any {
 		return func(count int) (string, error) {
 			if err := g.take("randBytes", measure.MulSat(int64(max(count, 0)), 2)); err != nil {
 				return "", err
@@ -326,4 +326,18 @@ func addNondeterministic(t map[string]binder, s map[string]any) {
 			return randBytes(count)
 		}
 	}
+}
+
+// denied are sprig functions that reach outside the bundle: the process
+// environment and DNS (an exfiltration channel).
+var denied = []string{"env", "expandenv", "getHostByName"}
+
+func required(msg string, v any) (any, error) {
+	if v == nil {
+		return nil, fmt.Errorf("%s", msg)
+	}
+	if s, ok := v.(string); ok && s == "" {
+		return nil, fmt.Errorf("%s", msg)
+	}
+	return v, nil
 }

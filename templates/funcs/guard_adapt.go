@@ -1,4 +1,4 @@
-package templates
+package funcs
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ var errorType = reflect.TypeFor[error]()
 func costlyFunc(name string, fn any) binder {
 	ft, fv := reflect.TypeOf(fn), reflect.ValueOf(fn)
 	wt := withError(ft)
-	return func(g *guard) any {
+	return func(g *Guard) any {
 		return reflect.MakeFunc(wt, func(args []reflect.Value) []reflect.Value {
 			if err := g.costlyCall(name); err != nil {
 				return errorResults(wt, err)
@@ -56,7 +56,7 @@ func errorResults(wt reflect.Type, err error) []reflect.Value {
 
 // chargeResults turns the results of a call into wt's: the first charged,
 // an error (returned, or the charge's) scrubbed of the string arguments.
-func chargeResults(g *guard, name string, wt reflect.Type, out, args []reflect.Value) []reflect.Value {
+func chargeResults(g *Guard, name string, wt reflect.Type, out, args []reflect.Value) []reflect.Value {
 	var err error
 	if len(out) == 2 && !out[1].IsNil() {
 		err = out[1].Interface().(error)
@@ -76,7 +76,7 @@ func chargeResults(g *guard, name string, wt reflect.Type, out, args []reflect.V
 func adapt(name string, fn any) binder {
 	switch f := fn.(type) {
 	case func(string) string:
-		return func(g *guard) any {
+		return func(g *Guard) any {
 			return func(s string) (out string, err error) {
 				defer recoverScrubbed(name, &err, s)
 				if err = g.room(name, int64(len(s))); err == nil {
@@ -87,7 +87,7 @@ func adapt(name string, fn any) binder {
 			}
 		}
 	case func(string, string) string:
-		return func(g *guard) any {
+		return func(g *Guard) any {
 			return func(a, b string) (out string, err error) {
 				defer recoverScrubbed(name, &err, a, b)
 				out = f(a, b)
@@ -95,7 +95,7 @@ func adapt(name string, fn any) binder {
 			}
 		}
 	case func(any) string:
-		return func(g *guard) any {
+		return func(g *Guard) any {
 			return func(v any) (out string, err error) {
 				defer recoverScrubbed(name, &err)
 				out = f(v)
@@ -103,7 +103,7 @@ func adapt(name string, fn any) binder {
 			}
 		}
 	case func(any) []any:
-		return func(g *guard) any {
+		return func(g *Guard) any {
 			return func(v any) (out []any, err error) {
 				defer recoverScrubbed(name, &err)
 				out = f(v)
@@ -111,7 +111,7 @@ func adapt(name string, fn any) binder {
 			}
 		}
 	case func(any) ([]any, error):
-		return func(g *guard) any {
+		return func(g *Guard) any {
 			return func(v any) (out []any, err error) {
 				defer recoverScrubbed(name, &err)
 				if out, err = f(v); err == nil {
@@ -126,7 +126,7 @@ func adapt(name string, fn any) binder {
 		return static(scrubbing(name, fn))
 	}
 	fv, wt := reflect.ValueOf(fn), withError(ft)
-	return func(g *guard) any {
+	return func(g *Guard) any {
 		return reflect.MakeFunc(wt, func(args []reflect.Value) (res []reflect.Value) {
 			defer func() {
 				if r := recover(); r != nil {

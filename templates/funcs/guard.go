@@ -1,4 +1,4 @@
-package templates
+package funcs
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/stencil-dev/stencil/templates/fault"
 	"github.com/stencil-dev/stencil/templates/measure"
 )
 
@@ -29,32 +30,34 @@ const (
 	// take a noticeable time each (derivePassword runs scrypt, about 0.1
 	// to 0.3 s; bcrypt, htpasswd and gen* when allowNondeterministic).
 	MaxCostlyCalls = 16
+	// MaxLoop is the longest list until, untilStep and seq may build.
+	MaxLoop = 10000
 	// elementBytes is what one element of a list or map counts for in
 	// MaxFunctionBytes: about its size in memory.
 	elementBytes = 16
 )
 
-// guard is the function budget of one render. Every function of the
-// render's map holds the same *guard (see bindFuncs), and the render's
+// Guard is the function budget of one render. Every function of the
+// render's map holds the same *Guard (see Map), and the render's
 // templates run on one goroutine at a time, so it needs no lock. A nil
-// guard is the one of the parse-time map, which no render executes: it
+// Guard is the one of the parse-time map, which no render executes: it
 // checks each call on its own.
-type guard struct {
+type Guard struct {
 	max    int64 // the budget: MaxFunctionBytes unless the render set another
 	left   int64 // bytes of max not spent yet
 	costly int   // costly calls so far
 }
 
-// newGuard returns the guard of a render whose function budget is max
+// NewGuard returns the guard of a render whose function budget is max
 // bytes (MaxFunctionBytes when max is 0 or less).
-func newGuard(max int64) *guard {
+func NewGuard(max int64) *Guard {
 	if max <= 0 {
 		max = MaxFunctionBytes
 	}
-	return &guard{max: max, left: max}
+	return &Guard{max: max, left: max}
 }
 
-func (g *guard) limit() int64 {
+func (g *Guard) limit() int64 {
 	if g == nil {
 		return MaxFunctionBytes
 	}
@@ -65,17 +68,17 @@ func (g *guard) limit() int64 {
 // function and says what is wrong in terms of types, counts and sizes,
 // never quoting an argument.
 func funcError(fn, format string, args ...any) error {
-	return &RenderError{Msg: fn + ": " + fmt.Sprintf(format, args...)}
+	return &fault.RenderError{Msg: fn + ": " + fmt.Sprintf(format, args...)}
 }
 
 // tooLarge is the error of a call that would pass a bound.
 func tooLarge(fn, format string, args ...any) error {
-	return &RenderError{Reason: ReasonTooLarge, Msg: fn + ": " + fmt.Sprintf(format, args...)}
+	return &fault.RenderError{Reason: fault.ReasonTooLarge, Msg: fn + ": " + fmt.Sprintf(format, args...)}
 }
 
 // room checks that n more bytes fit in what is left, without spending them:
 // the check made before allocating.
-func (g *guard) room(fn string, n int64) error {
+func (g *Guard) room(fn string, n int64) error {
 	left := g.remaining()
 	if n < 0 || n > left {
 		return tooLarge(fn, "result larger than the %d bytes left of the %d its functions may produce in one render (MaxFunctionBytes): %s", left, g.limit(), measure.SizeText(n))
@@ -84,7 +87,7 @@ func (g *guard) room(fn string, n int64) error {
 }
 
 // take spends n bytes, or fails when they do not fit.
-func (g *guard) take(fn string, n int64) error {
+func (g *Guard) take(fn string, n int64) error {
 	if err := g.room(fn, n); err != nil {
 		return err
 	}
@@ -94,7 +97,7 @@ func (g *guard) take(fn string, n int64) error {
 	return nil
 }
 
-func (g *guard) remaining() int64 {
+func (g *Guard) remaining() int64 {
 	if g == nil {
 		return MaxFunctionBytes
 	}
@@ -102,7 +105,7 @@ func (g *guard) remaining() int64 {
 }
 
 // costlyCall counts a call to a costly function.
-func (g *guard) costlyCall(fn string) error {
+func (g *Guard) costlyCall(fn string) error {
 	if g == nil {
 		return nil
 	}
@@ -116,7 +119,7 @@ func (g *guard) costlyCall(fn string) error {
 // charge spends what a function result counts for: the length of a
 // string, elementBytes per element of a list or map (not nested: a
 // function building nested values charges them itself).
-func (g *guard) charge(fn string, v any) error {
+func (g *Guard) charge(fn string, v any) error {
 	switch x := v.(type) {
 	case string:
 		return g.take(fn, int64(len(x)))
@@ -145,10 +148,10 @@ func (g *guard) charge(fn string, v any) error {
 // naming fn whose message has every string argument of at least 3 bytes
 // replaced by "…": the errors and panics of sprig functions sometimes
 // quote their arguments (a regular expression, a date that does not
-// parse), and arguments may be a tenant's values. A *RenderError (ours:
+// parse), and arguments may be a tenant's values. A *fault.RenderError (ours:
 // they never quote arguments) and a budget stop pass unchanged.
 func scrub(fn string, err error, args ...string) error {
-	var re *RenderError
+	var re *fault.RenderError
 	if err == nil || errors.As(err, &re) {
 		return err
 	}
@@ -158,7 +161,7 @@ func scrub(fn string, err error, args ...string) error {
 			msg = strings.ReplaceAll(msg, a, "…")
 		}
 	}
-	return &RenderError{Msg: fn + ": " + msg}
+	return &fault.RenderError{Msg: fn + ": " + msg}
 }
 
 // recoverScrubbed is deferred by the wrappers of sprig functions: a panic
@@ -178,10 +181,10 @@ func recoverScrubbed(fn string, errp *error, args ...string) {
 	*errp = scrub(fn, err, args...)
 }
 
-// output wraps include and tpl: their output is charged; their errors
+// Output wraps include and tpl: their Output is charged; their errors
 // pass unchanged (they name the file and line inside, and a stop of the
 // render's budget must reach the executor as it is).
-func (g *guard) output(fn string, f func(string, any) (string, error)) func(string, any) (string, error) {
+func (g *Guard) Output(fn string, f func(string, any) (string, error)) func(string, any) (string, error) {
 	return func(s string, data any) (string, error) {
 		out, err := f(s, data)
 		if err != nil {

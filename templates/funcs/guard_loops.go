@@ -1,4 +1,4 @@
-package templates
+package funcs
 
 import (
 	"strconv"
@@ -12,7 +12,7 @@ import (
 
 // seq is sprig's seq (as GNU seq: "seq END", "seq START END", "seq START
 // STEP END"), its length checked before it is built.
-func (g *guard) seq(params ...int) (string, error) {
+func (g *Guard) seq(params ...int) (string, error) {
 	var start, step, end int
 	switch len(params) {
 	case 1:
@@ -56,7 +56,7 @@ func (g *guard) seq(params ...int) (string, error) {
 // untilStep is sprig's untilStep (until is untilStep 0 n ±1): the numbers
 // from start, by step, before stop; none when step goes away from stop.
 // Its length is computed without overflow and checked before it is built.
-func (g *guard) untilStep(fn string, start, stop, step int) ([]int, error) {
+func (g *Guard) untilStep(fn string, start, stop, step int) ([]int, error) {
 	var n uint64
 	switch {
 	case step > 0 && stop > start:

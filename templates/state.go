@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"text/template"
+
+	"github.com/stencil-dev/stencil/templates/funcs"
 )
 
 // Bounds of one render. Exceeding one is a RenderError, never a crash.
@@ -12,24 +14,9 @@ const (
 	MaxObjects = 2000
 	// MaxOutputBytes is the most bytes the templates of one render may write.
 	MaxOutputBytes = 16 << 20
-	// MaxLoop is the longest list until, untilStep and seq may build.
-	MaxLoop = 10000
 	// MaxIncludeDepth bounds include and tpl recursion.
 	MaxIncludeDepth = 100
 )
-
-// denied are sprig functions that reach outside the bundle: the process
-// environment and DNS (an exfiltration channel).
-var denied = []string{"env", "expandenv", "getHostByName"}
-
-// nondeterministic are sprig functions whose result changes on every call:
-// refused unless the bundle sets allowNondeterministic, since a value that
-// changes every render makes every reconcile a write (or rotates a secret).
-var nondeterministic = []string{
-	"now", "ago", "randAlphaNum", "randAlpha", "randAscii", "randNumeric", "randBytes", "randInt",
-	"uuidv4", "shuffle", "genPrivateKey", "genCA", "genCAWithKey", "genSelfSignedCert", "genSelfSignedCertWithKey",
-	"genSignedCert", "genSignedCertWithKey", "htpasswd", "bcrypt", "encryptAES",
-}
 
 // renderState is what the functions of one render share: the render's
 // budget (Limits), which the points of the templates (instrument.go),
@@ -38,7 +25,7 @@ var nondeterministic = []string{
 type renderState struct {
 	budget budget
 	set    *execSet
-	g      *guard // the render's function budget
+	g      *funcs.Guard // the render's function budget
 	// funcBytes is the render's function budget (guard.go); 0 means
 	// MaxFunctionBytes.
 	funcBytes int64
@@ -59,8 +46,8 @@ type renderState struct {
 // with include, tpl and the budget's points (instrument.go) on st. Every
 // function of one map charges g, the function budget (MaxFunctionBytes),
 // so each render executes a set whose funcMap is its own (boundSet).
-func funcMap(st *renderState, g *guard, allowNondeterministic bool) template.FuncMap {
-	f := guardedFuncs(g, allowNondeterministic)
+func funcMap(st *renderState, g *funcs.Guard, allowNondeterministic bool) template.FuncMap {
+	f := funcs.Map(g, allowNondeterministic)
 	// Calls of include and tpl are rewritten to points (pointFuncs);
 	// these names remain for the parser, and any other use is an error of
 	// text/template (wrong number of arguments).
@@ -71,15 +58,15 @@ func funcMap(st *renderState, g *guard, allowNondeterministic bool) template.Fun
 
 // pointFuncs returns the functions of points (instrument.go), bound to st
 // and g.
-func pointFuncs(st *renderState, g *guard, points []point, first int) template.FuncMap {
+func pointFuncs(st *renderState, g *funcs.Guard, points []point, first int) template.FuncMap {
 	f := make(template.FuncMap, len(points))
 	for i, p := range points {
 		name := pointName(first + i)
 		switch p.kind {
 		case pointInclude:
-			f[name] = g.output("include", func(name string, data any) (string, error) { return st.include(p.loc, name, data) })
+			f[name] = g.Output("include", func(name string, data any) (string, error) { return st.include(p.loc, name, data) })
 		case pointTpl:
-			f[name] = g.output("tpl", func(text string, data any) (string, error) { return st.tpl(p.loc, text, data) })
+			f[name] = g.Output("tpl", func(text string, data any) (string, error) { return st.tpl(p.loc, text, data) })
 		default:
 			f[name] = func() *struct{} { return st.point(p) }
 		}
@@ -98,7 +85,7 @@ func pointFuncs(st *renderState, g *guard, points []point, first int) template.F
 type boundSet struct {
 	set *execSet
 	st  *renderState
-	g   *guard
+	g   *funcs.Guard
 }
 
 // newBoundSet clones the bundle's parsed set and binds a funcMap of its
@@ -116,7 +103,7 @@ func (b *Bundle) newBoundSet() (*boundSet, error) {
 }
 
 func newBoundSetOf(set *execSet) *boundSet {
-	g := newGuard(0)
+	g := funcs.NewGuard(0)
 	return &boundSet{set: set, st: &renderState{g: g}, g: g}
 }
 
@@ -125,7 +112,7 @@ func newBoundSetOf(set *execSet) *boundSet {
 func (bs *boundSet) reset(b budget) {
 	bs.st.budget = b
 	bs.st.set, bs.st.base = bs.set, bs.set
-	*bs.g = *newGuard(bs.st.funcBytes)
+	*bs.g = *funcs.NewGuard(bs.st.funcBytes)
 }
 
 // point charges the budget for a point of the templates (instrument.go).
@@ -211,14 +198,4 @@ func (st *renderState) include(site int, name string, data any) (string, error) 
 		return "", err
 	}
 	return buf.String(), nil
-}
-
-func required(msg string, v any) (any, error) {
-	if v == nil {
-		return nil, fmt.Errorf("%s", msg)
-	}
-	if s, ok := v.(string); ok && s == "" {
-		return nil, fmt.Errorf("%s", msg)
-	}
-	return v, nil
 }

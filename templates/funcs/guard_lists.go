@@ -1,4 +1,4 @@
-package templates
+package funcs
 
 import (
 	"reflect"
@@ -13,12 +13,12 @@ import (
 // every run, not a kill at the worker's memory ceiling.
 
 // list is sprig's list (and tuple).
-func (g *guard) list(v ...any) ([]any, error) {
+func (g *Guard) list(v ...any) ([]any, error) {
 	return v, g.take("list", measure.MulSat(int64(len(v)), elementBytes))
 }
 
 // dict is sprig's dict; keys that are not strings print with fmt.
-func (g *guard) dict(dict func(...any) map[string]any) func(...any) (map[string]any, error) {
+func (g *Guard) dict(dict func(...any) map[string]any) func(...any) (map[string]any, error) {
 	return func(v ...any) (map[string]any, error) {
 		n := int64(len(v)+1) / 2 * elementBytes
 		for i := 0; i < len(v); i += 2 {
@@ -56,7 +56,7 @@ func listLen(fn string, l any) (int, error) {
 
 // grow wraps append, prepend and their must forms: each copies the list,
 // so the copy is charged first.
-func (g *guard) grow(fn string, f func(list, v any) ([]any, error)) func(list, v any) ([]any, error) {
+func (g *Guard) grow(fn string, f func(list, v any) ([]any, error)) func(list, v any) ([]any, error) {
 	return func(list, v any) ([]any, error) {
 		n, err := listLen(fn, list)
 		if err != nil {
@@ -71,7 +71,7 @@ func (g *guard) grow(fn string, f func(list, v any) ([]any, error)) func(list, v
 }
 
 // concat is sprig's concat, charged before it copies.
-func (g *guard) concat(concat func(...any) any) func(...any) (any, error) {
+func (g *Guard) concat(concat func(...any) any) func(...any) (any, error) {
 	return func(lists ...any) (any, error) {
 		var n int64
 		for _, l := range lists {
@@ -90,7 +90,7 @@ func (g *guard) concat(concat func(...any) any) func(...any) (any, error) {
 
 // chunk wraps chunk and mustChunk: a size below 1 is refused (sprig
 // divides by it).
-func (g *guard) chunk(fn string, f func(int, any) ([][]any, error)) func(int, any) ([][]any, error) {
+func (g *Guard) chunk(fn string, f func(int, any) ([][]any, error)) func(int, any) ([][]any, error) {
 	return func(size int, list any) ([][]any, error) {
 		if size < 1 {
 			return nil, funcError(fn, "the chunk size must be at least 1, got %d", size)
@@ -110,7 +110,7 @@ func (g *guard) chunk(fn string, f func(int, any) ([][]any, error)) func(int, an
 // uniq is sprig's uniq (first occurrences, in order) in linear time for
 // scalars; other elements compare with reflect.DeepEqual, pairwise, at
 // most maxPairs comparisons.
-func (g *guard) uniq(fn string) func(any) ([]any, error) {
+func (g *Guard) uniq(fn string) func(any) ([]any, error) {
 	const maxPairs = 1 << 20
 	return func(list any) ([]any, error) {
 		n, err := listLen(fn, list)
@@ -163,7 +163,7 @@ func isScalar(v any) bool {
 
 // keys is sprig's keys, sorted: Go maps iterate in random order, so
 // sprig's keys differ from one render to the next.
-func (g *guard) keys(dicts ...map[string]any) ([]string, error) {
+func (g *Guard) keys(dicts ...map[string]any) ([]string, error) {
 	var n int64
 	for _, d := range dicts {
 		n += int64(len(d))
@@ -182,7 +182,7 @@ func (g *guard) keys(dicts ...map[string]any) ([]string, error) {
 }
 
 // values is sprig's values, in the order of their sorted keys.
-func (g *guard) values(d map[string]any) ([]any, error) {
+func (g *Guard) values(d map[string]any) ([]any, error) {
 	if err := g.take("values", measure.MulSat(int64(len(d)), elementBytes)); err != nil {
 		return nil, err
 	}
@@ -200,7 +200,7 @@ func (g *guard) values(d map[string]any) ([]any, error) {
 
 // deepCopy wraps deepCopy and mustDeepCopy: the value is measured first,
 // since a copy of a shared value copies it once per reference.
-func (g *guard) deepCopy(fn string, f func(any) (any, error)) func(any) (any, error) {
+func (g *Guard) deepCopy(fn string, f func(any) (any, error)) func(any) (any, error) {
 	return func(v any) (any, error) {
 		m := measure.New(fn, g.remaining())
 		s, err := m.Measure(v)

@@ -1,4 +1,4 @@
-package templates
+package funcs
 
 import (
 	"path"
@@ -7,7 +7,7 @@ import (
 )
 
 // This file makes sprig's date and path functions give the same result
-// on every machine and every render (see "# Functions" in doc.go). It
+// on every machine and every render (see "Functions" in docs/templates.md). It
 // stays: determinism is not something a process bound gives.
 
 // dateTime is the time a date function formats: a time.Time, or seconds

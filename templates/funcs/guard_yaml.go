@@ -1,4 +1,4 @@
-package templates
+package funcs
 
 import (
 	"encoding/json"
@@ -18,7 +18,7 @@ import (
 // put a syntax error in the result (its "Error" key; the message without
 // what it quoted); a duplicate key, too many aliases and a value too deep
 // or too large are errors of the render.
-func (g *guard) parse(fn string, isYAML bool, into func(js []byte, syntaxErr string) (any, error)) func(string) (any, error) {
+func (g *Guard) parse(fn string, isYAML bool, into func(js []byte, syntaxErr string) (any, error)) func(string) (any, error) {
 	return func(s string) (any, error) {
 		if err := g.room(fn, int64(len(s))); err != nil {
 			return nil, err
@@ -98,7 +98,7 @@ func intoAny(js []byte, _ string) (any, error) {
 // serialized, and the result charged. Helm's toYaml and sprig's toJson
 // write "" for a value they cannot serialize; a value too large or too
 // deep is an error of the render.
-func (g *guard) serializer(fn string, marshal func(any) (string, error)) func(any) (string, error) {
+func (g *Guard) serializer(fn string, marshal func(any) (string, error)) func(any) (string, error) {
 	return func(v any) (string, error) {
 		m := measure.New(fn, g.remaining())
 		if _, err := m.Measure(v); err != nil {
