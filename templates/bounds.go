@@ -1,6 +1,7 @@
 package templates
 
 import (
+	"github.com/stencil-dev/stencil/templates/chart"
 	"github.com/stencil-dev/stencil/templates/funcs"
 	"github.com/stencil-dev/stencil/templates/measure"
 )
@@ -21,4 +22,17 @@ const (
 	// what fromYaml and fromJson parse, and in what the functions that
 	// walk a value are given (see package measure).
 	MaxValueDepth = measure.MaxValueDepth
+)
+
+// Bounds of a bundle's charts (see package chart).
+const (
+	// MaxCharts bounds the uses of charts in a bundle's tree, the root,
+	// every subchart and every alias counted.
+	MaxCharts = chart.MaxCharts
+	// MaxArchiveBytes bounds what a bundle's chart archives unpack to,
+	// all together.
+	MaxArchiveBytes = chart.MaxArchiveBytes
+	// MaxArchiveFiles bounds the files a bundle's chart archives hold,
+	// all together.
+	MaxArchiveFiles = chart.MaxArchiveFiles
 )

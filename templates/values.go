@@ -3,13 +3,11 @@ package templates
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
 
-	"github.com/stencil-dev/stencil/templates/measure"
+	"github.com/stencil-dev/stencil/templates/chart"
 	"github.com/stencil-dev/stencil/templates/strictyaml"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -95,46 +93,6 @@ func compileValuesSchema(raw *apiextensionsv1.JSON) (*valuesSchema, error) {
 	return &valuesSchema{structural: s, validator: validator}, nil
 }
 
-// parseValuesFile parses values.yaml: strictly (a duplicate key is an
-// error with its line), with aliases and nesting bounded, straight to the
-// unstructured form (strictyaml.Decode: what YAML → JSON → map gave).
-func parseValuesFile(s string) (map[string]any, error) {
-	out := map[string]any{}
-	if strings.TrimSpace(s) == "" {
-		return out, nil
-	}
-	v, err := strictyaml.Decode([]byte(s), MaxFunctionBytes)
-	if err != nil {
-		var ye *strictyaml.Error
-		if !errors.As(err, &ye) {
-			return nil, &RenderError{File: ValuesFile, Msg: err.Error()}
-		}
-		return nil, &RenderError{File: ValuesFile, Line: ye.Line, Msg: ye.Msg}
-	}
-	switch x := v.(type) {
-	case nil:
-	case map[string]any:
-		out = x
-	default:
-		return nil, &RenderError{File: ValuesFile, Msg: "values.yaml must hold an object"}
-	}
-	if err := checkValuesDepth(out); err != nil {
-		err.File, err.Path = ValuesFile, ""
-		return nil, err
-	}
-	return out, nil
-}
-
-// checkValuesDepth refuses values nested deeper than MaxValueDepth: every
-// function walking them would take time and memory in the square of
-// their depth (toYaml indents each level), and recursion in the rest.
-func checkValuesDepth(v map[string]any) *RenderError {
-	if path, ok := strictyaml.CheckDepth(v, "values", 0); !ok {
-		return &RenderError{Path: path, Reason: ReasonTooLarge, Msg: fmt.Sprintf("%s: nested more than %d deep (MaxValueDepth)", path, measure.MaxValueDepth)}
-	}
-	return nil
-}
-
 // MergeValues computes a render's .Values: the bundle's values.yaml deep-
 // merged with values (maps merge, lists and scalars replace, null deletes a
 // key), then defaulted and validated with the bundle's spec.schema (OpenAPI
@@ -153,19 +111,19 @@ func MergeValues(b *Bundle, values *apiextensionsv1.JSON) (map[string]any, error
 
 // mergeValues is MergeValues, and the charts of the render (nil for a
 // bundle without subcharts), which depend on the values.
-func (b *Bundle) mergeValues(values *apiextensionsv1.JSON) (map[string]any, *instance, error) {
+func (b *Bundle) mergeValues(values *apiextensionsv1.JSON) (map[string]any, *chart.Instance, error) {
 	var raw []byte
 	if values != nil {
 		raw = values.Raw
 	}
 	if last := b.lastValues.Load(); last != nil && bytes.Equal(last.raw, raw) {
-		return deepCopy(last.merged).(map[string]any), last.charts, nil
+		return chart.DeepCopy(last.merged).(map[string]any), last.charts, nil
 	}
 	merged, charts, err := mergeValues(b, values)
 	if err != nil {
 		return nil, nil, err
 	}
-	b.lastValues.Store(&mergedValues{raw: bytes.Clone(raw), merged: deepCopy(merged).(map[string]any), charts: charts})
+	b.lastValues.Store(&mergedValues{raw: bytes.Clone(raw), merged: chart.DeepCopy(merged).(map[string]any), charts: charts})
 	return merged, charts, nil
 }
 
@@ -174,17 +132,17 @@ func (b *Bundle) mergeValues(values *apiextensionsv1.JSON) (map[string]any, *ins
 type mergedValues struct {
 	raw    []byte
 	merged map[string]any
-	charts *instance // read only
+	charts *chart.Instance // read only
 }
 
-func mergeValues(b *Bundle, values *apiextensionsv1.JSON) (map[string]any, *instance, error) {
-	merged := deepCopy(b.defaults).(map[string]any)
+func mergeValues(b *Bundle, values *apiextensionsv1.JSON) (map[string]any, *chart.Instance, error) {
+	merged := chart.DeepCopy(b.defaults).(map[string]any)
 	over := map[string]any{}
 	if values != nil && len(values.Raw) > 0 {
 		if err := utiljson.Unmarshal(values.Raw, &over); err != nil {
 			return nil, nil, &RenderError{Path: "values", Msg: "must be an object: " + strictyaml.JSONSyntax("values", err)}
 		}
-		if err := checkValuesDepth(over); err != nil {
+		if err := chart.CheckValuesDepth(over); err != nil {
 			return nil, nil, err
 		}
 		if over == nil { // "null"
@@ -192,19 +150,19 @@ func mergeValues(b *Bundle, values *apiextensionsv1.JSON) (map[string]any, *inst
 		}
 		merge(merged, over)
 	}
-	var charts *instance
-	if b.root != nil && len(b.root.children) > 0 {
+	var charts *chart.Instance
+	if b.root != nil && len(b.root.Children) > 0 {
 		// Subcharts: Helm's coalescing, globals and dependencies
 		// (chart_values.go).
 		var err error
-		if charts, err = resolveCharts(b.root, b.defaults, over); err != nil {
+		if charts, err = chart.Resolve(b.root, b.defaults, over); err != nil {
 			return nil, nil, err
 		}
-		if merged, err = coalesceTree(charts, deepCopy(over).(map[string]any), false); err != nil {
+		if merged, err = chart.Coalesce(charts, chart.DeepCopy(over).(map[string]any), false); err != nil {
 			return nil, nil, err
 		}
 	}
-	dropNulls(merged)
+	chart.DropNulls(merged)
 	var msgs []string
 	first := ""
 	if b.schema != nil {
@@ -220,7 +178,7 @@ func mergeValues(b *Bundle, values *apiextensionsv1.JSON) (map[string]any, *inst
 		}
 	}
 	if b.jsonSchema != nil {
-		jsonMsgs, jsonFirst, err := validateJSONSchema(b.jsonSchema, merged)
+		jsonMsgs, jsonFirst, err := chart.ValidateJSONSchema(b.jsonSchema, merged)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -229,7 +187,7 @@ func mergeValues(b *Bundle, values *apiextensionsv1.JSON) (map[string]any, *inst
 		}
 		msgs = append(msgs, jsonMsgs...)
 	}
-	subMsgs, subFirst, err := validateSubcharts(charts, merged)
+	subMsgs, subFirst, err := chart.ValidateSubcharts(charts, merged)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -241,40 +199,6 @@ func mergeValues(b *Bundle, values *apiextensionsv1.JSON) (map[string]any, *inst
 		return nil, nil, &RenderError{Path: first, Msg: strings.Join(msgs, "; ")}
 	}
 	return merged, charts, nil
-}
-
-// validateSubcharts validates each subchart's values with its
-// values.schema.json, as Helm: a violation's path is from the root's
-// values (values.sub.key).
-func validateSubcharts(in *instance, merged map[string]any) (msgs []string, first string, err error) {
-	if in == nil {
-		return nil, "", nil
-	}
-	for _, ch := range in.children {
-		if section, ok := lookupPath(merged, strings.Join(ch.path, ".")).(map[string]any); ok && ch.chart.jsonSchema != nil {
-			sub, subFirst, err := validateJSONSchema(ch.chart.jsonSchema, section)
-			if err != nil {
-				return nil, "", err
-			}
-			prefix := valuesPath2(ch.path)
-			for i, m := range sub {
-				sub[i] = prefix + strings.TrimPrefix(m, "values")
-			}
-			if first == "" && subFirst != "" {
-				first = prefix + strings.TrimPrefix(subFirst, "values")
-			}
-			msgs = append(msgs, sub...)
-		}
-		more, moreFirst, err := validateSubcharts(ch, merged)
-		if err != nil {
-			return nil, "", err
-		}
-		if first == "" {
-			first = moreFirst
-		}
-		msgs = append(msgs, more...)
-	}
-	return msgs, first, nil
 }
 
 // violation writes a schema violation from its field path, its type and
@@ -317,36 +241,6 @@ func merge(dst, src map[string]any) {
 			merge(dm, sm)
 			continue
 		}
-		dst[k] = deepCopy(v)
+		dst[k] = chart.DeepCopy(v)
 	}
-}
-
-// dropNulls removes null map entries left in defaults (values.yaml's "key:").
-func dropNulls(m map[string]any) {
-	for k, v := range m {
-		switch x := v.(type) {
-		case nil:
-			delete(m, k)
-		case map[string]any:
-			dropNulls(x)
-		}
-	}
-}
-
-func deepCopy(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = deepCopy(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = deepCopy(e)
-		}
-		return out
-	}
-	return v
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stencil-dev/stencil/templates/chart"
 	"github.com/stencil-dev/stencil/templates/measure"
 	"github.com/stencil-dev/stencil/templates/strictyaml"
 	yamlv2 "go.yaml.in/yaml/v2"
@@ -471,7 +472,7 @@ func oldParseValuesFile(s string) (map[string]any, error) {
 	if out == nil {
 		out = map[string]any{}
 	}
-	if err := checkValuesDepth(out); err != nil {
+	if err := chart.CheckValuesDepth(out); err != nil {
 		err.File, err.Path = ValuesFile, ""
 		return nil, err
 	}
@@ -486,7 +487,7 @@ func TestParseValuesFileMatchesOldPath(t *testing.T) {
 	var errs, same int
 	for _, d := range corpus(t) {
 		want, wantErr := oldParseValuesFile(d.text)
-		got, gotErr := parseValuesFile(d.text)
+		got, gotErr := chart.ParseValues(d.text)
 		switch {
 		case wantErr != nil:
 			errs++

@@ -1,4 +1,4 @@
-package templates
+package chart
 
 import (
 	"encoding/json"
@@ -11,8 +11,10 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"github.com/stencil-dev/stencil/templates/fault"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // This file validates values with a bundle's values.schema.json: a JSON
@@ -29,17 +31,20 @@ import (
 // is a schema that allows everything, as in Helm.
 
 // jsonSchemaURL is the URL the schema is compiled under, Helm's.
+// valuesRoot is the root of every values field path in errors.
+var valuesRoot = field.NewPath("values")
+
 const jsonSchemaURL = "file:///values.schema.json"
 
 // jsonSchemaPrinter writes the library's messages.
 var jsonSchemaPrinter = message.NewPrinter(language.English)
 
-// newJSONSchema compiles a values.schema.json. Every error is a
+// NewJSONSchema compiles a values.schema.json. Every error is a
 // RenderError naming the file (and the line of a JSON syntax error).
-func newJSONSchema(text string) (*jsonschema.Schema, error) {
+func NewJSONSchema(text string) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
 	if err != nil {
-		re := &RenderError{File: SchemaFileJSON, Msg: "not valid JSON: " + err.Error(), Err: err}
+		re := &fault.RenderError{File: SchemaFileJSON, Msg: "not valid JSON: " + err.Error(), Err: err}
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			re.Line = 1 + strings.Count(text[:min(int(se.Offset), len(text))], "\n")
@@ -84,7 +89,7 @@ func (offlineLoader) Load(url string) (any, error) {
 // jsonSchemaError is a compile error as a RenderError naming the file:
 // a reference it would load, an unknown $schema, or the places where the
 // schema breaks its draft's metaschema, each at its JSON pointer.
-func jsonSchemaError(err error, dialect string) *RenderError {
+func jsonSchemaError(err error, dialect string) *fault.RenderError {
 	msg := err.Error()
 	var load *jsonschema.LoadURLError
 	var invalid *jsonschema.SchemaValidationError
@@ -104,7 +109,7 @@ func jsonSchemaError(err error, dialect string) *RenderError {
 		}
 	}
 	msg = strings.ReplaceAll(msg, jsonSchemaURL, "")
-	return &RenderError{File: SchemaFileJSON, Msg: msg, Err: err}
+	return &fault.RenderError{File: SchemaFileJSON, Msg: msg, Err: err}
 }
 
 // jsonPointer writes a location in the schema document.
@@ -120,15 +125,15 @@ func jsonPointer(loc []string) string {
 	return b.String()
 }
 
-// validateJSONSchema validates the values (merged and defaulted, as the
+// ValidateJSONSchema validates the values (merged and defaulted, as the
 // templates see them) and returns every violation, each as "path:
 // message", sorted, with the path of the first.
-func validateJSONSchema(s *jsonschema.Schema, values map[string]any) (violations []string, first string, err error) {
+func ValidateJSONSchema(s *jsonschema.Schema, values map[string]any) (violations []string, first string, err error) {
 	defer func() {
 		// As Helm, which recovers too; what the panic says may quote a
 		// value, so it is not repeated.
 		if r := recover(); r != nil {
-			err = &RenderError{File: SchemaFileJSON, Msg: "unable to validate the values (the validator failed)"}
+			err = &fault.RenderError{File: SchemaFileJSON, Msg: "unable to validate the values (the validator failed)"}
 		}
 	}()
 	verr := s.Validate(any(values))
@@ -137,7 +142,7 @@ func validateJSONSchema(s *jsonschema.Schema, values map[string]any) (violations
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(verr, &ve) {
-		return nil, "", &RenderError{File: SchemaFileJSON, Msg: verr.Error(), Err: verr}
+		return nil, "", &fault.RenderError{File: SchemaFileJSON, Msg: verr.Error(), Err: verr}
 	}
 	w := &violationWriter{path: func(loc []string) string { return valuesPath(values, loc) }}
 	w.walk(ve, &violations)

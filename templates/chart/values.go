@@ -1,8 +1,14 @@
-package templates
+package chart
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/stencil-dev/stencil/templates/fault"
+	"github.com/stencil-dev/stencil/templates/funcs"
+	"github.com/stencil-dev/stencil/templates/measure"
+	"github.com/stencil-dev/stencil/templates/strictyaml"
 )
 
 // This file computes a render's values for a chart tree as Helm does
@@ -27,23 +33,26 @@ import (
 // globalKey is the values key copied down to every subchart.
 const globalKey = "global"
 
-// instance is a chart as a render uses it: enabled, under its name.
-type instance struct {
-	chart    *chartNode
-	name     string
+// Instance is a chart as a render uses it: enabled, under its name.
+type Instance struct {
+	// Chart is the chart used.
+	Chart *Node
+	// Name is the name it is used under: its alias, else its name.
+	Name     string
 	dep      *dependency
 	path     []string // keys from the root's values to the chart's, nil for the root
 	defaults map[string]any
-	children []*instance
+	// Children are its enabled subcharts.
+	Children []*Instance
 }
 
 // fullTree is the tree of every chart, each with its values.yaml, for
 // step 1.
-func fullTree(c *chartNode, name string, path []string) *instance {
-	in := &instance{chart: c, name: name, path: path, defaults: c.defaults}
-	for _, ch := range c.children {
-		in.children = append(in.children, fullTree(ch.chart, ch.name, appendPath(path, ch.name)))
-		in.children[len(in.children)-1].dep = ch.dep
+func fullTree(c *Node, name string, path []string) *Instance {
+	in := &Instance{Chart: c, Name: name, path: path, defaults: c.Defaults}
+	for _, ch := range c.Children {
+		in.Children = append(in.Children, fullTree(ch.chart, ch.name, appendPath(path, ch.name)))
+		in.Children[len(in.Children)-1].dep = ch.dep
 	}
 	return in
 }
@@ -52,12 +61,12 @@ func appendPath(p []string, name string) []string {
 	return append(append([]string(nil), p...), name)
 }
 
-// resolveCharts returns the enabled tree, with each chart's defaults
+// Resolve returns the enabled tree, with each chart's defaults
 // (steps 2 and 3), for the Composition's values user.
-func resolveCharts(root *chartNode, rootDefaults map[string]any, user map[string]any) (*instance, error) {
+func Resolve(root *Node, rootDefaults map[string]any, user map[string]any) (*Instance, error) {
 	full := fullTree(root, "", nil)
 	full.defaults = rootDefaults
-	cvals, err := coalesceTree(full, deepCopy(user).(map[string]any), false)
+	cvals, err := Coalesce(full, DeepCopy(user).(map[string]any), false)
 	if err != nil {
 		return nil, err
 	}
@@ -70,12 +79,12 @@ func resolveCharts(root *chartNode, rootDefaults map[string]any, user map[string
 }
 
 // pruneDisabled returns in without the disabled subcharts.
-func pruneDisabled(in *instance, cvals, tags map[string]any) *instance {
+func pruneDisabled(in *Instance, cvals, tags map[string]any) *Instance {
 	out := *in
-	out.children = nil
-	for _, ch := range in.children {
+	out.Children = nil
+	for _, ch := range in.Children {
 		if dependencyEnabled(ch.dep, cvals, tags, strings.Join(in.path, ".")) {
-			out.children = append(out.children, pruneDisabled(ch, cvals, tags))
+			out.Children = append(out.Children, pruneDisabled(ch, cvals, tags))
 		}
 	}
 	return &out
@@ -127,21 +136,21 @@ func lookupPath(v map[string]any, p string) any {
 // importValues sets, bottom up, each chart's defaults: its values.yaml
 // with its subcharts' defaults under their names, under the values its
 // dependencies' import-values bring (step 3).
-func importValues(in *instance) error {
-	for _, ch := range in.children {
+func importValues(in *Instance) error {
+	for _, ch := range in.Children {
 		if err := importValues(ch); err != nil {
 			return err
 		}
 	}
-	if len(in.children) == 0 {
+	if len(in.Children) == 0 {
 		return nil
 	}
-	cvals, err := coalesceTree(&instance{defaults: in.defaults, children: in.children}, map[string]any{}, true)
+	cvals, err := Coalesce(&Instance{defaults: in.defaults, Children: in.Children}, map[string]any{}, true)
 	if err != nil {
 		return err
 	}
 	imported := map[string]any{}
-	for _, ch := range in.children {
+	for _, ch := range in.Children {
 		if ch.dep == nil {
 			continue
 		}
@@ -155,11 +164,11 @@ func importValues(in *instance) error {
 			default:
 				continue
 			}
-			table, ok := lookupPath(cvals, ch.name+"."+child).(map[string]any)
+			table, ok := lookupPath(cvals, ch.Name+"."+child).(map[string]any)
 			if !ok {
 				continue // Helm warns and goes on
 			}
-			table = deepCopy(table).(map[string]any)
+			table = DeepCopy(table).(map[string]any)
 			if parent != "." {
 				keys := strings.Split(parent, ".")
 				for i := len(keys) - 1; i >= 0; i-- {
@@ -173,22 +182,22 @@ func importValues(in *instance) error {
 	return nil
 }
 
-// coalesceTree coalesces dest (which wins) with the defaults of in and,
+// Coalesce coalesces dest (which wins) with the defaults of in and,
 // under their names, of its subcharts, copying globals down (step 1 and
 // 4). merge keeps nulls (Helm's MergeValues) instead of deleting the keys
 // they name.
-func coalesceTree(in *instance, dest map[string]any, merge bool) (map[string]any, error) {
+func Coalesce(in *Instance, dest map[string]any, merge bool) (map[string]any, error) {
 	subs := map[string]bool{}
-	for _, ch := range in.children {
-		subs[ch.name] = true
+	for _, ch := range in.Children {
+		subs[ch.Name] = true
 	}
-	for k, dv := range deepCopy(in.defaults).(map[string]any) {
+	for k, dv := range DeepCopy(in.defaults).(map[string]any) {
 		uv, ok := dest[k]
 		switch {
 		case !ok:
 			if dv != nil || merge {
 				if m, isMap := dv.(map[string]any); isMap && !merge {
-					dropNulls(m)
+					DropNulls(m)
 				}
 				dest[k] = dv
 			}
@@ -199,24 +208,24 @@ func coalesceTree(in *instance, dest map[string]any, merge bool) (map[string]any
 			dm, dok := dv.(map[string]any)
 			if uok && dok {
 				if !merge && !subs[k] {
-					dropNulls(dm)
+					DropNulls(dm)
 				}
 				coalesceTables(um, dm, merge || subs[k])
 			}
 		}
 	}
-	for _, ch := range in.children {
-		v, ok := dest[ch.name]
+	for _, ch := range in.Children {
+		v, ok := dest[ch.Name]
 		if !ok || v == nil {
 			v = map[string]any{}
-			dest[ch.name] = v
+			dest[ch.Name] = v
 		}
 		sub, ok := v.(map[string]any)
 		if !ok {
-			return nil, &RenderError{Path: valuesPath2(ch.path), Msg: fmt.Sprintf("%s: must be an object: it holds the values of the subchart %s", valuesPath2(ch.path), ch.name)}
+			return nil, &fault.RenderError{Path: valuesPath2(ch.path), Msg: fmt.Sprintf("%s: must be an object: it holds the values of the subchart %s", valuesPath2(ch.path), ch.Name)}
 		}
 		copyGlobals(sub, dest)
-		if _, err := coalesceTree(ch, sub, merge); err != nil {
+		if _, err := Coalesce(ch, sub, merge); err != nil {
 			return nil, err
 		}
 	}
@@ -267,7 +276,7 @@ func copyGlobals(sub, parent map[string]any) {
 	}
 	for k, pv := range pg {
 		if pm, ok := pv.(map[string]any); ok {
-			cp := deepCopy(pm).(map[string]any)
+			cp := DeepCopy(pm).(map[string]any)
 			if sm, ok := sg[k].(map[string]any); ok {
 				coalesceTables(cp, sm, true)
 			} else if _, present := sg[k]; present {
@@ -279,7 +288,112 @@ func copyGlobals(sub, parent map[string]any) {
 		if _, isMap := sg[k].(map[string]any); isMap {
 			continue
 		}
-		sg[k] = deepCopy(pv)
+		sg[k] = DeepCopy(pv)
 	}
 	sub[globalKey] = sg
+}
+
+// ParseValues parses values.yaml: strictly (a duplicate key is an
+// error with its line), with aliases and nesting bounded, straight to the
+// unstructured form (strictyaml.Decode: what YAML → JSON → map gave).
+func ParseValues(s string) (map[string]any, error) {
+	out := map[string]any{}
+	if strings.TrimSpace(s) == "" {
+		return out, nil
+	}
+	v, err := strictyaml.Decode([]byte(s), funcs.MaxFunctionBytes)
+	if err != nil {
+		var ye *strictyaml.Error
+		if !errors.As(err, &ye) {
+			return nil, &fault.RenderError{File: ValuesFile, Msg: err.Error()}
+		}
+		return nil, &fault.RenderError{File: ValuesFile, Line: ye.Line, Msg: ye.Msg}
+	}
+	switch x := v.(type) {
+	case nil:
+	case map[string]any:
+		out = x
+	default:
+		return nil, &fault.RenderError{File: ValuesFile, Msg: "values.yaml must hold an object"}
+	}
+	if err := CheckValuesDepth(out); err != nil {
+		err.File, err.Path = ValuesFile, ""
+		return nil, err
+	}
+	return out, nil
+}
+
+// CheckValuesDepth refuses values nested deeper than MaxValueDepth: every
+// function walking them would take time and memory in the square of
+// their depth (toYaml indents each level), and recursion in the rest.
+func CheckValuesDepth(v map[string]any) *fault.RenderError {
+	if path, ok := strictyaml.CheckDepth(v, "values", 0); !ok {
+		return &fault.RenderError{Path: path, Reason: fault.ReasonTooLarge, Msg: fmt.Sprintf("%s: nested more than %d deep (MaxValueDepth)", path, measure.MaxValueDepth)}
+	}
+	return nil
+}
+
+// ValidateSubcharts validates each subchart's values with its
+// values.schema.json, as Helm: a violation's path is from the root's
+// values (values.sub.key).
+func ValidateSubcharts(in *Instance, merged map[string]any) (msgs []string, first string, err error) {
+	if in == nil {
+		return nil, "", nil
+	}
+	for _, ch := range in.Children {
+		if section, ok := lookupPath(merged, strings.Join(ch.path, ".")).(map[string]any); ok && ch.Chart.jsonSchema != nil {
+			sub, subFirst, err := ValidateJSONSchema(ch.Chart.jsonSchema, section)
+			if err != nil {
+				return nil, "", err
+			}
+			prefix := valuesPath2(ch.path)
+			for i, m := range sub {
+				sub[i] = prefix + strings.TrimPrefix(m, "values")
+			}
+			if first == "" && subFirst != "" {
+				first = prefix + strings.TrimPrefix(subFirst, "values")
+			}
+			msgs = append(msgs, sub...)
+		}
+		more, moreFirst, err := ValidateSubcharts(ch, merged)
+		if err != nil {
+			return nil, "", err
+		}
+		if first == "" {
+			first = moreFirst
+		}
+		msgs = append(msgs, more...)
+	}
+	return msgs, first, nil
+}
+
+// DropNulls removes null map entries left in defaults (values.yaml's "key:").
+func DropNulls(m map[string]any) {
+	for k, v := range m {
+		switch x := v.(type) {
+		case nil:
+			delete(m, k)
+		case map[string]any:
+			DropNulls(x)
+		}
+	}
+}
+
+// DeepCopy copies the maps and lists of a values tree.
+func DeepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = DeepCopy(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = DeepCopy(e)
+		}
+		return out
+	}
+	return v
 }

@@ -1,4 +1,4 @@
-package templates
+package chart
 
 import (
 	"archive/tar"
@@ -10,6 +10,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/stencil-dev/stencil/templates/fault"
 )
 
 // This file unpacks the chart archives of a bundle (charts/*.tgz, as
@@ -41,11 +43,11 @@ func isChartArchive(p string) bool {
 	return strings.HasSuffix(p, ".tgz") && (dir == "charts" || strings.HasSuffix(dir, "/charts"))
 }
 
-// expandArchives returns the bundle's files with each chart archive
+// ExpandArchives returns the bundle's files with each chart archive
 // replaced by the files it holds, under charts/NAME/ where NAME is its
 // folder in the archive, as if `helm dependency build` had left folders.
 // Archives in the archives are unpacked too.
-func expandArchives(files map[string]string) (map[string]string, error) {
+func ExpandArchives(files map[string]string) (map[string]string, error) {
 	var archives []string
 	for p := range files {
 		if isChartArchive(p) {
@@ -62,7 +64,7 @@ func expandArchives(files map[string]string) (map[string]string, error) {
 	budget := &archiveBudget{bytes: MaxArchiveBytes, files: MaxArchiveFiles}
 	for depth := 0; len(archives) > 0; depth++ {
 		if depth >= maxArchiveNesting {
-			return nil, &RenderError{File: archives[0], Reason: ReasonTooLarge, Msg: fmt.Sprintf("chart archives nested more than %d deep", maxArchiveNesting)}
+			return nil, &fault.RenderError{File: archives[0], Reason: fault.ReasonTooLarge, Msg: fmt.Sprintf("chart archives nested more than %d deep", maxArchiveNesting)}
 		}
 		sort.Strings(archives)
 		var next []string
@@ -74,7 +76,7 @@ func expandArchives(files map[string]string) (map[string]string, error) {
 			delete(out, p)
 			for q, c := range unpacked {
 				if _, dup := out[q]; dup {
-					return nil, &RenderError{File: p, Msg: fmt.Sprintf("holds %s, which the bundle holds too (a chart both as a folder and an archive?)", q)}
+					return nil, &fault.RenderError{File: p, Msg: fmt.Sprintf("holds %s, which the bundle holds too (a chart both as a folder and an archive?)", q)}
 				}
 				out[q] = c
 				if isChartArchive(q) {
@@ -91,7 +93,7 @@ func expandArchives(files map[string]string) (map[string]string, error) {
 // archive's one top folder becomes charts/NAME.
 func unpackChart(p, data string, budget *archiveBudget) (map[string]string, error) {
 	fail := func(reason, format string, args ...any) (map[string]string, error) {
-		return nil, &RenderError{File: p, Reason: reason, Msg: "chart archive: " + fmt.Sprintf(format, args...)}
+		return nil, &fault.RenderError{File: p, Reason: reason, Msg: "chart archive: " + fmt.Sprintf(format, args...)}
 	}
 	zr, err := gzip.NewReader(strings.NewReader(data))
 	if err != nil {
@@ -110,12 +112,12 @@ func unpackChart(p, data string, budget *archiveBudget) (map[string]string, erro
 		}
 		if err != nil {
 			if lr.over {
-				return fail(ReasonTooLarge, "unpacks to more than %d bytes (MaxArchiveBytes)", MaxArchiveBytes)
+				return fail(fault.ReasonTooLarge, "unpacks to more than %d bytes (MaxArchiveBytes)", MaxArchiveBytes)
 			}
 			return fail("", "%v", err)
 		}
 		if budget.files--; budget.files < 0 {
-			return fail(ReasonTooLarge, "more than %d files (MaxArchiveFiles)", MaxArchiveFiles)
+			return fail(fault.ReasonTooLarge, "more than %d files (MaxArchiveFiles)", MaxArchiveFiles)
 		}
 		switch h.Typeflag {
 		case tar.TypeDir, tar.TypeXGlobalHeader:
@@ -136,12 +138,12 @@ func unpackChart(p, data string, budget *archiveBudget) (map[string]string, erro
 			return fail("", "%q is outside the chart's folder %s/: an archive holds one chart", h.Name, top)
 		}
 		if h.Size > lr.left {
-			return fail(ReasonTooLarge, "unpacks to more than %d bytes (MaxArchiveBytes)", MaxArchiveBytes)
+			return fail(fault.ReasonTooLarge, "unpacks to more than %d bytes (MaxArchiveBytes)", MaxArchiveBytes)
 		}
 		var buf bytes.Buffer
 		if _, err := io.Copy(&buf, io.LimitReader(tr, h.Size)); err != nil {
 			if lr.over {
-				return fail(ReasonTooLarge, "unpacks to more than %d bytes (MaxArchiveBytes)", MaxArchiveBytes)
+				return fail(fault.ReasonTooLarge, "unpacks to more than %d bytes (MaxArchiveBytes)", MaxArchiveBytes)
 			}
 			return fail("", "%v", err)
 		}

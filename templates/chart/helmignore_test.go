@@ -1,4 +1,4 @@
-package templates
+package chart
 
 import "testing"
 
@@ -44,11 +44,11 @@ func TestIgnoreRules(t *testing.T) {
 		{`/cargo/a.txt`, "cargo/a.txt", true},
 	}
 	for _, tt := range tests {
-		r := &ignoreRules{}
+		r := &IgnoreRules{}
 		if err := r.add(tt.pattern); err != nil {
 			t.Fatalf("%q: %v", tt.pattern, err)
 		}
-		if got := r.ignore(tt.name, dirs[tt.name]); got != tt.want {
+		if got := r.Ignore(tt.name, dirs[tt.name]); got != tt.want {
 			t.Errorf("pattern %q, path %q: ignored %v, want %v", tt.pattern, tt.name, got, tt.want)
 		}
 	}
@@ -62,7 +62,7 @@ func TestIgnoreRulesParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	// *.bak and Helm's default templates/.?*
-	if len(r.patterns) != 2 || !r.ignore("x/y.bak", false) || !r.ignore("templates/.x.yaml", false) || r.ignore("templates/sub/.x.yaml", false) {
+	if len(r.patterns) != 2 || !r.Ignore("x/y.bak", false) || !r.Ignore("templates/.x.yaml", false) || r.Ignore("templates/sub/.x.yaml", false) {
 		t.Errorf("rules %+v", r.patterns)
 	}
 	for text, want := range map[string]string{

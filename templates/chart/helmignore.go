@@ -1,17 +1,23 @@
-package templates
+package chart
 
 import (
 	"bufio"
 	"errors"
+	"fmt"
+	"io/fs"
 	"path"
+	"slices"
 	"strings"
+
+	"github.com/stencil-dev/stencil/templates/fault"
+	"github.com/stencil-dev/stencil/templates/funcs"
 )
 
 // HelmIgnoreFile lists, in a bundle folder, the files Load leaves out, as
 // Helm's .helmignore does for a chart folder.
 const HelmIgnoreFile = ".helmignore"
 
-// ignoreRules are the rules of a .helmignore file, ported from Helm's
+// IgnoreRules are the rules of a .helmignore file, ported from Helm's
 // pkg/ignore (helm.sh/helm/v4@v4.3.1 pkg/ignore/rules.go) so a chart's
 // folder loads the same files in stencil as in Helm. The format follows
 // .gitignore loosely:
@@ -31,7 +37,7 @@ const HelmIgnoreFile = ".helmignore"
 // Helm adds `templates/.?*` after the file's rules (hidden files right
 // under templates/), and so does newIgnoreRules. The .helmignore file
 // itself is a file of the bundle unless a rule ignores it, as in Helm.
-type ignoreRules struct {
+type IgnoreRules struct {
 	patterns []ignorePattern
 }
 
@@ -44,26 +50,26 @@ type ignorePattern struct {
 
 // newIgnoreRules parses a .helmignore (text may be "": no file) and adds
 // Helm's default rule. A bad pattern is a RenderError at its line.
-func newIgnoreRules(text string) (*ignoreRules, error) {
-	r := &ignoreRules{}
+func newIgnoreRules(text string) (*IgnoreRules, error) {
+	r := &IgnoreRules{}
 	s := bufio.NewScanner(strings.NewReader(strings.TrimPrefix(text, "\uFEFF")))
-	s.Buffer(nil, MaxFunctionBytes)
+	s.Buffer(nil, funcs.MaxFunctionBytes)
 	line := 0
 	for s.Scan() {
 		line++
 		if err := r.add(s.Text()); err != nil {
-			return nil, &RenderError{File: HelmIgnoreFile, Line: line, Msg: err.Error()}
+			return nil, &fault.RenderError{File: HelmIgnoreFile, Line: line, Msg: err.Error()}
 		}
 	}
 	if err := s.Err(); err != nil {
-		return nil, &RenderError{File: HelmIgnoreFile, Line: line + 1, Msg: err.Error(), Err: err}
+		return nil, &fault.RenderError{File: HelmIgnoreFile, Line: line + 1, Msg: err.Error(), Err: err}
 	}
 	_ = r.add(`templates/.?*`) // Helm's AddDefaults
 	return r, nil
 }
 
 // add parses one line as Helm's parseRule.
-func (r *ignoreRules) add(rule string) error {
+func (r *IgnoreRules) add(rule string) error {
 	rule = strings.TrimSpace(rule)
 	if rule == "" || strings.HasPrefix(rule, "#") {
 		return nil
@@ -101,9 +107,9 @@ func (p ignorePattern) match(name string) bool {
 	return ok
 }
 
-// ignore reports whether the path (slash-separated, from the bundle's
+// Ignore reports whether the path (slash-separated, from the bundle's
 // root) is left out, as Helm's Rules.Ignore.
-func (r *ignoreRules) ignore(name string, isDir bool) bool {
+func (r *IgnoreRules) Ignore(name string, isDir bool) bool {
 	if name == "" || name == "." || name == "./" {
 		return false
 	}
@@ -125,4 +131,28 @@ func (r *ignoreRules) ignore(name string, isDir bool) bool {
 		}
 	}
 	return false
+}
+
+// LoadIgnoreRules reads the folder's .helmignore, if it has one. Like the
+// rest of a folder, it must be a regular file.
+func LoadIgnoreRules(fsys fs.FS) (*IgnoreRules, error) {
+	entries, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, &fault.RenderError{Msg: fmt.Sprintf("read bundle folder: %v", err), Err: err}
+	}
+	i := slices.IndexFunc(entries, func(e fs.DirEntry) bool { return e.Name() == HelmIgnoreFile })
+	if i < 0 {
+		return newIgnoreRules("")
+	}
+	if !entries[i].Type().IsRegular() {
+		return nil, &fault.RenderError{File: HelmIgnoreFile, Msg: "not a regular file: a bundle holds regular files and folders only"}
+	}
+	if info, err := entries[i].Info(); err == nil && info.Size() > funcs.MaxFunctionBytes {
+		return nil, &fault.RenderError{File: HelmIgnoreFile, Reason: fault.ReasonTooLarge, Msg: fmt.Sprintf("larger than %d bytes", funcs.MaxFunctionBytes)}
+	}
+	data, err := fs.ReadFile(fsys, HelmIgnoreFile)
+	if err != nil {
+		return nil, &fault.RenderError{File: HelmIgnoreFile, Msg: err.Error(), Err: err}
+	}
+	return newIgnoreRules(string(data))
 }
