@@ -23,6 +23,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/templates/chart"
+	"github.com/stencil-dev/stencil/templates/kustomize"
 )
 
 // Files of a bundle folder with a meaning of their own.
@@ -45,8 +46,9 @@ const (
 	ChartFile = chart.ChartFile
 	// HelmIgnoreFile names what a bundle folder leaves out, as a chart's.
 	HelmIgnoreFile = chart.HelmIgnoreFile
-	// KustomizationFile turns on kustomize post-processing.
-	KustomizationFile = "kustomization.yaml"
+	// KustomizationFile turns on kustomize post-processing (see package
+	// kustomize).
+	KustomizationFile = kustomize.File
 )
 
 // LoadOptions configure loading a bundle folder.
