@@ -22,7 +22,7 @@ func SizeText(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// MulSat and addSat are n*m and n+m for non-negative operands, saturating
+// MulSat and AddSat are n*m and n+m for non-negative operands, saturating
 // at math.MaxInt64 (and negative operands saturate too): size arithmetic
 // that cannot wrap around into a small number.
 func MulSat(n, m int64) int64 {
@@ -35,6 +35,7 @@ func MulSat(n, m int64) int64 {
 	return n * m
 }
 
+// AddSat is the sum of n, saturating as MulSat.
 func AddSat(n ...int64) int64 {
 	var s int64
 	for _, x := range n {
