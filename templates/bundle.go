@@ -24,6 +24,7 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/templates/chart"
 	"github.com/stencil-dev/stencil/templates/kustomize"
+	"github.com/stencil-dev/stencil/templates/schema"
 )
 
 // Files of a bundle folder with a meaning of their own.
@@ -71,7 +72,7 @@ type Bundle struct {
 	spec       v1alpha1.BundleSpec
 	revision   string
 	defaults   map[string]any
-	schema     *valuesSchema      // spec.schema (OpenAPI v3)
+	schema     *schema.OpenAPI    // spec.schema (OpenAPI v3)
 	jsonSchema *jsonschema.Schema // values.schema.json
 	chart      map[string]any
 	files      Files      // .Files
@@ -187,11 +188,11 @@ func newBundle(name string, spec v1alpha1.BundleSpec) (*Bundle, error) {
 	if b.defaults, err = chart.ParseValues(spec.Files[ValuesFile]); err != nil {
 		return nil, err
 	}
-	if b.schema, err = newValuesSchema(spec.Schema); err != nil {
+	if b.schema, err = schema.NewOpenAPI(spec.Schema); err != nil {
 		return nil, err
 	}
 	if s, ok := spec.Files[SchemaFileJSON]; ok {
-		if b.jsonSchema, err = chart.NewJSONSchema(s); err != nil {
+		if b.jsonSchema, err = schema.NewJSON(s); err != nil {
 			return nil, err
 		}
 	}

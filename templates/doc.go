@@ -15,7 +15,9 @@
 //	                 execution, its budget and its output
 //	├── chart        Helm's chart model: Chart.yaml, subcharts, .tgz
 //	│                archives, .helmignore, values.yaml, dependencies'
-//	│                values, values.schema.json
+//	│                values
+//	├── schema       the values' schemas: spec.schema (OpenAPI) and
+//	│                values.schema.json (JSON Schema)
 //	├── kustomize    kustomization.yaml through krusty, confined
 //	├── funcs        the allow-list of sprig and Helm functions and their
 //	│                guards (function budget, determinism, no cycles)
@@ -29,9 +31,9 @@
 //   - bundle.go: Load (a folder) and LoadObject (a Bundle's spec.files)
 //     give the same Bundle and Revision; links and special files are
 //     refused. files.go: .Files. capabilities.go: .Capabilities.
-//   - values.go: MergeValues (Helm's merge, spec.schema's defaults and
-//     validation, then package chart's values.schema.json and subcharts),
-//     errors by field path.
+//   - values.go: MergeValues (Helm's merge, then package chart's subchart
+//     values, then package schema's defaults and validation), errors by
+//     field path.
 //   - render.go, state.go, units.go, tpl.go: RenderContext executes the
 //     templates (each subchart's once per use) with text/template and
 //     package funcs' functions; include and tpl run in the render's state.

@@ -2,96 +2,15 @@ package templates
 
 import (
 	"bytes"
-	"encoding/json"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/stencil-dev/stencil/templates/chart"
+	"github.com/stencil-dev/stencil/templates/schema"
 	"github.com/stencil-dev/stencil/templates/strictyaml"
-	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
-
-// valuesRoot is the root of every values field path in errors.
-var valuesRoot = field.NewPath("values")
-
-// valuesSchema is a bundle's values schema: the API server's own structural
-// schema defaulting and validation, as for a CRD's openAPIV3Schema.
-type valuesSchema struct {
-	structural *structuralschema.Structural
-	validator  validation.SchemaValidator
-}
-
-// schemaCache holds the schemas compiled last (newValuesSchema), by
-// their JSON text: a new revision of a bundle usually keeps its schema,
-// and compiling one (structural schema, validator) costs more than
-// parsing the bundle's templates. A compiled schema is read only, shared
-// as the API server shares a CRD's between requests.
-var schemaCache struct {
-	sync.Mutex
-	m map[string]*valuesSchema
-}
-
-// schemaCacheSize bounds schemaCache; past it, one entry is dropped.
-const schemaCacheSize = 64
-
-func newValuesSchema(raw *apiextensionsv1.JSON) (*valuesSchema, error) {
-	if raw == nil || len(raw.Raw) == 0 {
-		return nil, nil
-	}
-	schemaCache.Lock()
-	cached := schemaCache.m[string(raw.Raw)]
-	schemaCache.Unlock()
-	if cached != nil {
-		return cached, nil
-	}
-	vs, err := compileValuesSchema(raw)
-	if err != nil {
-		return nil, err
-	}
-	schemaCache.Lock()
-	defer schemaCache.Unlock()
-	if schemaCache.m == nil {
-		schemaCache.m = map[string]*valuesSchema{}
-	}
-	if len(schemaCache.m) >= schemaCacheSize {
-		for k := range schemaCache.m {
-			delete(schemaCache.m, k)
-			break
-		}
-	}
-	schemaCache.m[string(raw.Raw)] = vs
-	return vs, nil
-}
-
-func compileValuesSchema(raw *apiextensionsv1.JSON) (*valuesSchema, error) {
-	var v1 apiextensionsv1.JSONSchemaProps
-	if err := json.Unmarshal(raw.Raw, &v1); err != nil {
-		return nil, &RenderError{Path: "spec.schema", Msg: "schema: " + err.Error(), Err: err}
-	}
-	var internal apiextensions.JSONSchemaProps
-	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&v1, &internal, nil); err != nil {
-		return nil, &RenderError{Path: "spec.schema", Msg: "schema: " + err.Error(), Err: err}
-	}
-	s, err := structuralschema.NewStructural(&internal)
-	if err != nil {
-		return nil, &RenderError{Path: "spec.schema", Msg: "schema is not structural: " + err.Error(), Err: err}
-	}
-	if errs := structuralschema.ValidateStructural(field.NewPath("schema"), s); len(errs) > 0 {
-		return nil, &RenderError{Path: "spec.schema", Msg: "schema is not structural: " + errs.ToAggregate().Error()}
-	}
-	validator, _, err := validation.NewSchemaValidator(&internal)
-	if err != nil {
-		return nil, &RenderError{Path: "spec.schema", Msg: "schema: " + err.Error(), Err: err}
-	}
-	return &valuesSchema{structural: s, validator: validator}, nil
-}
 
 // MergeValues computes a render's .Values: the bundle's values.yaml deep-
 // merged with values (maps merge, lists and scalars replace, null deletes a
@@ -166,10 +85,7 @@ func mergeValues(b *Bundle, values *apiextensionsv1.JSON) (map[string]any, *char
 	var msgs []string
 	first := ""
 	if b.schema != nil {
-		defaulting.Default(merged, b.schema.structural)
-		for _, e := range validation.ValidateCustomResource(valuesRoot, merged, b.schema.validator) {
-			msgs = append(msgs, violation(e))
-		}
+		msgs = b.schema.DefaultAndValidate(merged)
 		// The validator walks maps in random order: sorted, the message
 		// is the same on every render.
 		slices.Sort(msgs)
@@ -178,7 +94,7 @@ func mergeValues(b *Bundle, values *apiextensionsv1.JSON) (map[string]any, *char
 		}
 	}
 	if b.jsonSchema != nil {
-		jsonMsgs, jsonFirst, err := chart.ValidateJSONSchema(b.jsonSchema, merged)
+		jsonMsgs, jsonFirst, err := schema.ValidateJSON(b.jsonSchema, merged)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -199,32 +115,6 @@ func mergeValues(b *Bundle, values *apiextensionsv1.JSON) (map[string]any, *char
 		return nil, nil, &RenderError{Path: first, Msg: strings.Join(msgs, "; ")}
 	}
 	return merged, charts, nil
-}
-
-// violation writes a schema violation from its field path, its type and
-// the rule, never its value (field.Error's own message quotes BadValue,
-// and values hold secrets). The structural validator's details are the
-// rule ("should be greater than or equal to 1", "supported values: ...",
-// "should match '^[a-z]+$'"), except that a failed format adds the value
-// (`must be of type date-time: "..."`) and a failed format parser its
-// error: those parts are cut.
-func violation(e *field.Error) string {
-	detail := e.Detail
-	if i := strings.Index(detail, ": \""); i >= 0 && strings.Contains(detail, " must be of type ") {
-		detail = detail[:i]
-	}
-	if i := strings.Index(detail, ", because: "); i >= 0 {
-		detail = detail[:i]
-	}
-	// "replicas in body should be ..." repeats the path.
-	if i := strings.Index(detail, " in body "); i >= 0 {
-		detail = detail[i+len(" in body "):]
-	}
-	msg := e.Field + ": " + e.Type.String()
-	if detail != "" {
-		msg += ": " + detail
-	}
-	return msg
 }
 
 // merge merges src into dst with Helm's semantics: maps merge key by key,

@@ -10,6 +10,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stencil-dev/stencil/templates/fault"
+	"github.com/stencil-dev/stencil/templates/schema"
 	"sigs.k8s.io/yaml"
 )
 
@@ -18,9 +19,9 @@ const (
 	// ValuesFile holds the default values.
 	ValuesFile = "values.yaml"
 	// SchemaFileJSON holds a JSON Schema of the values, as a Helm chart's:
-	// values are validated with it, never defaulted (schema_json.go). It
+	// values are validated with it, never defaulted (package schema). It
 	// is a file of the bundle, in a folder and in a Bundle's spec.files.
-	SchemaFileJSON = "values.schema.json"
+	SchemaFileJSON = schema.JSONFile
 	// ChartFile is Helm's Chart.yaml, read into .Chart.
 	ChartFile = "Chart.yaml"
 )
@@ -268,7 +269,7 @@ func loadSubchart(sources map[string]string, dir string) (*Node, error) {
 		return nil, inChart(err, dir)
 	}
 	if s, ok := files[SchemaFileJSON]; ok {
-		if c.jsonSchema, err = NewJSONSchema(s); err != nil {
+		if c.jsonSchema, err = schema.NewJSON(s); err != nil {
 			return nil, inChart(err, dir)
 		}
 	}

@@ -12,14 +12,13 @@
 //   - helmignore.go: IgnoreRules, Helm's .helmignore rules.
 //   - files.go: HelmFiles, what Helm's loader puts in .Files.
 //   - values.go: ParseValues (values.yaml, strictly), Resolve and
-//     Coalesce (the enabled tree and its values), ValidateSubcharts.
-//   - schema_json.go: NewJSONSchema, ValidateJSONSchema (offline: no
-//     $ref to a file or the network).
+//     Coalesce (the enabled tree and its values), ValidateSubcharts (each
+//     chart's values.schema.json, through package schema).
 //
 // # Invariants
 //
-//   - Pure: nothing is read but the bundle's files; no archive or schema
-//     reaches outside them.
+//   - Pure: nothing is read but the bundle's files; no archive reaches
+//     outside them.
 //   - Bounded: subcharts nest at most 16 deep, a tree uses at most
 //     MaxCharts charts, archives unpack to at most MaxArchiveBytes in
 //     MaxArchiveFiles files.

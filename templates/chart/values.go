@@ -8,6 +8,7 @@ import (
 	"github.com/stencil-dev/stencil/templates/fault"
 	"github.com/stencil-dev/stencil/templates/funcs"
 	"github.com/stencil-dev/stencil/templates/measure"
+	"github.com/stencil-dev/stencil/templates/schema"
 	"github.com/stencil-dev/stencil/templates/strictyaml"
 )
 
@@ -342,7 +343,7 @@ func ValidateSubcharts(in *Instance, merged map[string]any) (msgs []string, firs
 	}
 	for _, ch := range in.Children {
 		if section, ok := lookupPath(merged, strings.Join(ch.path, ".")).(map[string]any); ok && ch.Chart.jsonSchema != nil {
-			sub, subFirst, err := ValidateJSONSchema(ch.Chart.jsonSchema, section)
+			sub, subFirst, err := schema.ValidateJSON(ch.Chart.jsonSchema, section)
 			if err != nil {
 				return nil, "", err
 			}

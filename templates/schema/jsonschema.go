@@ -1,4 +1,4 @@
-package chart
+package schema
 
 import (
 	"encoding/json"
@@ -31,6 +31,10 @@ import (
 // is a schema that allows everything, as in Helm.
 
 // jsonSchemaURL is the URL the schema is compiled under, Helm's.
+// JSONFile is a chart's JSON Schema of its values, as Helm's: values are
+// validated with it, never defaulted.
+const JSONFile = "values.schema.json"
+
 // valuesRoot is the root of every values field path in errors.
 var valuesRoot = field.NewPath("values")
 
@@ -39,12 +43,12 @@ const jsonSchemaURL = "file:///values.schema.json"
 // jsonSchemaPrinter writes the library's messages.
 var jsonSchemaPrinter = message.NewPrinter(language.English)
 
-// NewJSONSchema compiles a values.schema.json. Every error is a
+// NewJSON compiles a values.schema.json. Every error is a
 // RenderError naming the file (and the line of a JSON syntax error).
-func NewJSONSchema(text string) (*jsonschema.Schema, error) {
+func NewJSON(text string) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
 	if err != nil {
-		re := &fault.RenderError{File: SchemaFileJSON, Msg: "not valid JSON: " + err.Error(), Err: err}
+		re := &fault.RenderError{File: JSONFile, Msg: "not valid JSON: " + err.Error(), Err: err}
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			re.Line = 1 + strings.Count(text[:min(int(se.Offset), len(text))], "\n")
@@ -109,7 +113,7 @@ func jsonSchemaError(err error, dialect string) *fault.RenderError {
 		}
 	}
 	msg = strings.ReplaceAll(msg, jsonSchemaURL, "")
-	return &fault.RenderError{File: SchemaFileJSON, Msg: msg, Err: err}
+	return &fault.RenderError{File: JSONFile, Msg: msg, Err: err}
 }
 
 // jsonPointer writes a location in the schema document.
@@ -125,15 +129,15 @@ func jsonPointer(loc []string) string {
 	return b.String()
 }
 
-// ValidateJSONSchema validates the values (merged and defaulted, as the
+// ValidateJSON validates the values (merged and defaulted, as the
 // templates see them) and returns every violation, each as "path:
 // message", sorted, with the path of the first.
-func ValidateJSONSchema(s *jsonschema.Schema, values map[string]any) (violations []string, first string, err error) {
+func ValidateJSON(s *jsonschema.Schema, values map[string]any) (violations []string, first string, err error) {
 	defer func() {
 		// As Helm, which recovers too; what the panic says may quote a
 		// value, so it is not repeated.
 		if r := recover(); r != nil {
-			err = &fault.RenderError{File: SchemaFileJSON, Msg: "unable to validate the values (the validator failed)"}
+			err = &fault.RenderError{File: JSONFile, Msg: "unable to validate the values (the validator failed)"}
 		}
 	}()
 	verr := s.Validate(any(values))
@@ -142,7 +146,7 @@ func ValidateJSONSchema(s *jsonschema.Schema, values map[string]any) (violations
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(verr, &ve) {
-		return nil, "", &fault.RenderError{File: SchemaFileJSON, Msg: verr.Error(), Err: verr}
+		return nil, "", &fault.RenderError{File: JSONFile, Msg: verr.Error(), Err: verr}
 	}
 	w := &violationWriter{path: func(loc []string) string { return valuesPath(values, loc) }}
 	w.walk(ve, &violations)

@@ -1,4 +1,4 @@
-package templates
+package schema
 
 import (
 	"strconv"
@@ -13,12 +13,12 @@ func TestSchemaCache(t *testing.T) {
 	schema := func(n int) *apiextensionsv1.JSON {
 		return &apiextensionsv1.JSON{Raw: []byte(`{"type":"object","properties":{"x":{"type":"integer","maximum":` + strconv.Itoa(n) + `}}}`)}
 	}
-	a, err := newValuesSchema(schema(1))
+	a, err := NewOpenAPI(schema(1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _ := newValuesSchema(schema(1))
-	other, _ := newValuesSchema(schema(2))
+	again, _ := NewOpenAPI(schema(1))
+	other, _ := NewOpenAPI(schema(2))
 	if a != again {
 		t.Error("the same schema text was compiled again")
 	}
@@ -26,7 +26,7 @@ func TestSchemaCache(t *testing.T) {
 		t.Error("two schema texts share a compiled schema")
 	}
 	for i := range 2 * schemaCacheSize {
-		if _, err := newValuesSchema(schema(100 + i)); err != nil {
+		if _, err := NewOpenAPI(schema(100 + i)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -36,7 +36,7 @@ func TestSchemaCache(t *testing.T) {
 	if n > schemaCacheSize {
 		t.Errorf("%d schemas cached, the bound is %d", n, schemaCacheSize)
 	}
-	if _, err := newValuesSchema(&apiextensionsv1.JSON{Raw: []byte(`{"type":"object","properties":{"x":{}}}`)}); err == nil {
+	if _, err := NewOpenAPI(&apiextensionsv1.JSON{Raw: []byte(`{"type":"object","properties":{"x":{}}}`)}); err == nil {
 		t.Error("a schema that is not structural compiled")
 	}
 }
