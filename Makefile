@@ -17,9 +17,9 @@ all: build
 ##@ Generate
 
 .PHONY: generate
-generate: ## Generate deepcopy functions for api/ and the built-in Kubernetes API list (templates/).
+generate: ## Generate deepcopy functions for api/ and the built-in Kubernetes API list (templates/kubeapi).
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
-	go run -C hack/k8s ./builtinapis $(CURDIR)/templates/zz_generated.builtinapis.go
+	go run -C hack/k8s ./builtinapis $(CURDIR)/templates/kubeapi/zz_generated.builtinapis.go
 
 .PHONY: manifests
 manifests: ## Generate CRDs (config/crd), RBAC (config/rbac) and the status schema published kinds share (publish/).
@@ -30,13 +30,13 @@ manifests: ## Generate CRDs (config/crd), RBAC (config/rbac) and the status sche
 .PHONY: verify
 verify: ## Fail when generated files are stale, code is unformatted or vet complains.
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
-	cp -r api config templates/zz_generated.builtinapis.go publish/zz_generated.statusschema.go "$$tmp/"; \
+	cp -r api config templates/kubeapi/zz_generated.builtinapis.go publish/zz_generated.statusschema.go "$$tmp/"; \
 	$(MAKE) --no-print-directory generate manifests >/dev/null; \
 	if ! git diff --no-index --exit-code "$$tmp/api" api >/dev/null || ! git diff --no-index --exit-code "$$tmp/config" config >/dev/null || \
-		! git diff --no-index --exit-code "$$tmp/zz_generated.builtinapis.go" templates/zz_generated.builtinapis.go >/dev/null || \
+		! git diff --no-index --exit-code "$$tmp/zz_generated.builtinapis.go" templates/kubeapi/zz_generated.builtinapis.go >/dev/null || \
 		! git diff --no-index --exit-code "$$tmp/zz_generated.statusschema.go" publish/zz_generated.statusschema.go >/dev/null; then \
 		git diff --no-index "$$tmp/api" api; git diff --no-index "$$tmp/config" config; \
-		git diff --no-index "$$tmp/zz_generated.builtinapis.go" templates/zz_generated.builtinapis.go; \
+		git diff --no-index "$$tmp/zz_generated.builtinapis.go" templates/kubeapi/zz_generated.builtinapis.go; \
 		git diff --no-index "$$tmp/zz_generated.statusschema.go" publish/zz_generated.statusschema.go; \
 		echo "generated files were stale: run 'make generate manifests' and commit"; exit 1; \
 	fi

@@ -23,16 +23,19 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/templates/chart"
+	"github.com/stencil-dev/stencil/templates/kustomize"
+	"github.com/stencil-dev/stencil/templates/schema"
 )
 
 // Files of a bundle folder with a meaning of their own.
 const (
 	// ValuesFile holds the default values.
-	ValuesFile = "values.yaml"
+	ValuesFile = chart.ValuesFile
 	// SchemaFileJSON holds a JSON Schema of the values, as a Helm chart's:
-	// values are validated with it, never defaulted (schema_json.go). It
-	// is a file of the bundle, in a folder and in a Bundle's spec.files.
-	SchemaFileJSON = "values.schema.json"
+	// values are validated with it, never defaulted. It is a file of the
+	// bundle, in a folder and in a Bundle's spec.files.
+	SchemaFileJSON = chart.SchemaFileJSON
 	// SchemaFileYAML holds, in a folder, the Bundle's spec.schema: an
 	// OpenAPI v3 structural schema of the values, as a CRD's, that
 	// defaults and validates them.
@@ -43,9 +46,12 @@ const (
 	// spec.readiness).
 	OptionsFile = "stencil.yaml"
 	// ChartFile is Helm's Chart.yaml, read into .Chart.
-	ChartFile = "Chart.yaml"
-	// KustomizationFile turns on kustomize post-processing.
-	KustomizationFile = "kustomization.yaml"
+	ChartFile = chart.ChartFile
+	// HelmIgnoreFile names what a bundle folder leaves out, as a chart's.
+	HelmIgnoreFile = chart.HelmIgnoreFile
+	// KustomizationFile turns on kustomize post-processing (see package
+	// kustomize).
+	KustomizationFile = kustomize.File
 )
 
 // LoadOptions configure loading a bundle folder.
@@ -73,7 +79,7 @@ type Bundle struct {
 	spec       v1alpha1.BundleSpec
 	revision   string
 	defaults   map[string]any
-	schema     *valuesSchema      // spec.schema (OpenAPI v3)
+	schema     *schema.OpenAPI    // spec.schema (OpenAPI v3)
 	jsonSchema *jsonschema.Schema // values.schema.json
 	chart      map[string]any
 	files      Files      // .Files
@@ -84,7 +90,7 @@ type Bundle struct {
 	// sources are the files, chart archives unpacked (chart_archive.go);
 	// root is the chart tree when the bundle has subcharts (chart.go).
 	sources map[string]string
-	root    *chartNode
+	root    *chart.Node
 	// helmNames maps the names Helm gives the subcharts' templates
 	// (parent/charts/alias/templates/x.yaml, .Template.Name) to their
 	// bundle paths, the names they are parsed under.
@@ -111,7 +117,7 @@ type Bundle struct {
 // which cannot open a file outside the folder even if it changes while it
 // is read.
 func Load(fsys fs.FS, opts LoadOptions) (*Bundle, error) {
-	rules, err := loadIgnoreRules(fsys)
+	rules, err := chart.LoadIgnoreRules(fsys)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +129,7 @@ func Load(fsys fs.FS, opts LoadOptions) (*Bundle, error) {
 		if p == "." {
 			return nil
 		}
-		if rules.ignore(p, d.IsDir()) {
+		if rules.Ignore(p, d.IsDir()) {
 			if d.IsDir() {
 				return fs.SkipDir
 			}
@@ -175,30 +181,6 @@ func Load(fsys fs.FS, opts LoadOptions) (*Bundle, error) {
 	return newBundle(opts.Name, spec)
 }
 
-// loadIgnoreRules reads the folder's .helmignore, if it has one. Like the
-// rest of a folder, it must be a regular file.
-func loadIgnoreRules(fsys fs.FS) (*ignoreRules, error) {
-	entries, err := fs.ReadDir(fsys, ".")
-	if err != nil {
-		return nil, &RenderError{Msg: fmt.Sprintf("read bundle folder: %v", err), Err: err}
-	}
-	i := slices.IndexFunc(entries, func(e fs.DirEntry) bool { return e.Name() == HelmIgnoreFile })
-	if i < 0 {
-		return newIgnoreRules("")
-	}
-	if !entries[i].Type().IsRegular() {
-		return nil, &RenderError{File: HelmIgnoreFile, Msg: "not a regular file: a bundle holds regular files and folders only"}
-	}
-	if info, err := entries[i].Info(); err == nil && info.Size() > MaxFunctionBytes {
-		return nil, &RenderError{File: HelmIgnoreFile, Reason: ReasonTooLarge, Msg: fmt.Sprintf("larger than %d bytes", MaxFunctionBytes)}
-	}
-	data, err := fs.ReadFile(fsys, HelmIgnoreFile)
-	if err != nil {
-		return nil, &RenderError{File: HelmIgnoreFile, Msg: err.Error(), Err: err}
-	}
-	return newIgnoreRules(string(data))
-}
-
 // LoadObject loads a Bundle object.
 func LoadObject(b *v1alpha1.Bundle) (*Bundle, error) {
 	return newBundle(b.Name, *b.Spec.DeepCopy())
@@ -212,14 +194,14 @@ func newBundle(name string, spec v1alpha1.BundleSpec) (*Bundle, error) {
 	}
 	b := &Bundle{name: name, spec: spec, revision: revision(spec)}
 	var err error
-	if b.defaults, err = parseValuesFile(spec.Files[ValuesFile]); err != nil {
+	if b.defaults, err = chart.ParseValues(spec.Files[ValuesFile]); err != nil {
 		return nil, err
 	}
-	if b.schema, err = newValuesSchema(spec.Schema); err != nil {
+	if b.schema, err = schema.NewOpenAPI(spec.Schema); err != nil {
 		return nil, err
 	}
 	if s, ok := spec.Files[SchemaFileJSON]; ok {
-		if b.jsonSchema, err = newJSONSchema(s); err != nil {
+		if b.jsonSchema, err = schema.NewJSON(s); err != nil {
 			return nil, err
 		}
 	}
@@ -228,7 +210,7 @@ func newBundle(name string, spec v1alpha1.BundleSpec) (*Bundle, error) {
 			return nil, &RenderError{File: ChartFile, Msg: err.Error(), Err: err}
 		}
 	}
-	b.files = helmFiles(spec.Files, b.chart)
+	b.files = chart.HelmFiles(spec.Files, b.chart)
 	if err := b.loadCharts(); err != nil {
 		return nil, err
 	}
@@ -243,13 +225,13 @@ func newBundle(name string, spec v1alpha1.BundleSpec) (*Bundle, error) {
 func (b *Bundle) parse() error {
 	var names []string
 	for p := range b.spec.Files {
-		if isTemplate(p) || isHelper(p) {
+		if chart.IsTemplate(p) || chart.IsHelper(p) {
 			names = append(names, p)
 		}
 	}
 	sort.Strings(names)
 	// The subcharts' first: the root's defines replace theirs.
-	names = append(chartTemplates(b.root, b.sources), names...)
+	names = append(chart.Templates(b.root, b.sources), names...)
 	// The set is parsed with the functions of a first boundSet, which the
 	// first render takes: a cold render binds them once.
 	first := newBoundSetOf(nil)
@@ -258,7 +240,7 @@ func (b *Bundle) parse() error {
 		if _, err := t.New(p).Parse(b.sources[p]); err != nil {
 			return templateError(p, err)
 		}
-		if isTemplate(p) {
+		if chart.IsTemplate(p) {
 			b.emitted = append(b.emitted, p)
 		}
 	}
@@ -276,21 +258,21 @@ func (b *Bundle) parse() error {
 // loadCharts unpacks the chart archives and reads the subcharts.
 func (b *Bundle) loadCharts() error {
 	var err error
-	if b.sources, err = expandArchives(b.spec.Files); err != nil {
+	if b.sources, err = chart.ExpandArchives(b.spec.Files); err != nil {
 		return err
 	}
 	name, _ := b.chart["name"].(string)
 	if name == "" {
 		name = b.name
 	}
-	b.root = &chartNode{meta: b.chart, name: name, defaults: b.defaults, files: b.files}
-	if err := loadChartTree(b.root, b.sources); err != nil {
+	b.root = &chart.Node{Meta: b.chart, Name: name, Defaults: b.defaults, Files: b.files}
+	if err := chart.LoadTree(b.root, b.sources); err != nil {
 		return err
 	}
-	if b.root.countUses(MaxCharts) > MaxCharts {
-		return &RenderError{File: ChartFile, Reason: ReasonTooLarge, Msg: fmt.Sprintf("more than %d uses of charts (subcharts and their aliases, at every depth; MaxCharts)", MaxCharts)}
+	if b.root.CountUses(chart.MaxCharts) > chart.MaxCharts {
+		return &RenderError{File: ChartFile, Reason: ReasonTooLarge, Msg: fmt.Sprintf("more than %d uses of charts (subcharts and their aliases, at every depth; MaxCharts)", chart.MaxCharts)}
 	}
-	b.helmNames = helmNames(b.root, b.sources)
+	b.helmNames = chart.HelmNames(b.root, b.sources)
 	return nil
 }
 
@@ -313,20 +295,6 @@ func (b *Bundle) instrument() error {
 		}
 	}
 	return nil
-}
-
-// isTemplate reports an emitted template: templates/**/*.yaml (or .yml),
-// not a helper.
-func isTemplate(p string) bool {
-	base := path.Base(p)
-	return strings.HasPrefix(p, "templates/") && !strings.HasPrefix(base, "_") &&
-		(strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml"))
-}
-
-// isHelper reports a helper file: templates/**/_*.tpl (or _*.yaml), parsed
-// and shared, never emitted.
-func isHelper(p string) bool {
-	return strings.HasPrefix(p, "templates/") && strings.HasPrefix(path.Base(p), "_")
 }
 
 // revision hashes the files (in path order), the schema and the options,

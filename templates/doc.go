@@ -7,32 +7,46 @@
 //
 // # Map
 //
-//   - bundle.go, helmignore.go: Load (a folder) and LoadObject (a Bundle's
-//     spec.files) give the same Bundle and Revision; links and special
-//     files are refused.
-//   - chart.go, chart_archive.go, chart_values.go, chart_render.go: Helm
-//     dependencies (charts/ folders and bounded in-memory .tgz archives,
-//     condition, tags, alias, import-values, global, library charts) and
-//     what each subchart's templates see.
-//   - values.go, schema_json.go: MergeValues (Helm's merge, spec.schema's
-//     defaults and validation, values.schema.json), errors by field path.
-//   - render.go, budget.go, instrument.go, funcs.go, tpl.go: RenderContext
-//     executes the templates with text/template; parsed trees are rewritten
-//     so that ranges, {{template}}, include and tpl charge one budget per
-//     render (Limits) and record their file:line in Progress.
-//   - guard*.go, testhooks.go: the allow-list of functions (refused ones,
-//     nondeterministic ones only where a bundle opts in or in Helm test
-//     hooks), functions bounded before they allocate, no cyclic values,
-//     strict YAML, scrubbed messages. Each file says why it stays beside
-//     the render worker's deadline and memory ceiling.
-//   - output.go, output_fast.go, toyaml.go: the rendered documents read into
-//     objects and toYaml written as yaml/v2 writes them (fast paths that
-//     defer to the library when unsure; docs/performance.md has the figures).
-//   - kustomize.go: krusty over an in-memory filesystem of the rendered
-//     files and the bundle's, no remote, no plugin, no file outside.
-//   - kubeapi.go, builtins.go, zz_generated.builtinapis.go: offline
-//     .Capabilities and the built-in kinds' scope.
-//   - errors.go: RenderError (file, line or field path, Reason).
+// The package is the engine's front door: the API above, and the render
+// itself. Each subpackage owns one noun and imports only the ones listed
+// below it:
+//
+//	templates        Load, LoadObject, MergeValues, Render; the render's
+//	                 execution, its budget and its output
+//	├── chart        Helm's chart model: Chart.yaml, subcharts, .tgz
+//	│                archives, .helmignore, values.yaml, dependencies'
+//	│                values
+//	├── schema       the values' schemas: spec.schema (OpenAPI) and
+//	│                values.schema.json (JSON Schema)
+//	├── kustomize    kustomization.yaml through krusty, confined
+//	├── funcs        the allow-list of sprig and Helm functions and their
+//	│                guards (function budget, determinism, no cycles)
+//	├── strictyaml   strict YAML and JSON reading, toYaml's writing
+//	├── measure      the measure of a value; saturating size arithmetic
+//	├── kubeapi      the built-in API list (generated) and kinds' scope
+//	└── fault        RenderError and the stop reasons
+//
+// In this folder:
+//
+//   - bundle.go: Load (a folder) and LoadObject (a Bundle's spec.files)
+//     give the same Bundle and Revision; links and special files are
+//     refused. files.go: .Files. capabilities.go: .Capabilities.
+//   - values.go: MergeValues (Helm's merge, then package chart's subchart
+//     values, then package schema's defaults and validation), errors by
+//     field path.
+//   - render.go, state.go, units.go, tpl.go: RenderContext executes the
+//     templates (each subchart's once per use) with text/template and
+//     package funcs' functions; include and tpl run in the render's state.
+//   - budget.go, instrument.go: parsed trees are rewritten so that
+//     ranges, {{template}}, include and tpl charge one budget per render
+//     (Limits) and record their file:line in Progress.
+//   - testhooks.go: Helm test hooks may call nondeterministic functions;
+//     their output is dropped.
+//   - output.go, kustomize.go: the rendered documents read into objects
+//     (package strictyaml) and checked as a whole (MaxObjects,
+//     MaxObjectBytes, no object twice).
+//   - bounds.go, errors.go: the bounds and RenderError, re-exported from
+//     the subpackages that own them.
 //
 // # Invariants
 //

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/stencil-dev/stencil/templates/chart"
+	"github.com/stencil-dev/stencil/templates/funcs"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -122,7 +124,7 @@ func (b *Bundle) executeUnits(ctx context.Context, units []unit, in Input) (map[
 			if berr := st.budget.err; berr != nil {
 				err = berr // even if a function rewrapped it
 			}
-			if st.budget.err == nil && !b.spec.AllowNondeterministic && refusedNondeterministic(err) &&
+			if st.budget.err == nil && !b.spec.AllowNondeterministic && funcs.RefusedNondeterministic(err) &&
 				bs.testHookOutput(name, data, depth) {
 				outputs[u.key] = "" // test hooks only: never applied (testhooks.go)
 				continue
@@ -206,11 +208,11 @@ type TemplateInfo struct {
 // (.Chart.Name, .Chart.Version, .Chart.AppVersion).
 // Each render gets its own copy: `set` on a nested map must not change
 // the Bundle that concurrent renders share.
-func chartInfo(chart map[string]any) map[string]any {
+func chartInfo(meta map[string]any) map[string]any {
 	out := map[string]any{}
-	for k, v := range chart {
+	for k, v := range meta {
 		if k != "" {
-			out[strings.ToUpper(k[:1])+k[1:]] = deepCopy(v)
+			out[strings.ToUpper(k[:1])+k[1:]] = chart.DeepCopy(v)
 		}
 	}
 	return out

@@ -2,10 +2,10 @@ package templates
 
 import (
 	"bytes"
-	"errors"
 	"slices"
 	"strings"
-	"text/template"
+
+	"github.com/stencil-dev/stencil/templates/funcs"
 )
 
 // This file lets Helm test hooks call nondeterministic functions. A test
@@ -26,37 +26,6 @@ const hookAnnotation = "helm.sh/hook"
 // testHookPoints are the hook points `helm test` runs, and only it.
 var testHookPoints = []string{"test", "test-success", "test-failure"}
 
-// nondeterministicError is the error of a nondeterministic function a
-// bundle did not allow.
-type nondeterministicError struct{ msg string }
-
-func (e *nondeterministicError) Error() string { return e.msg }
-
-// nondeterministicNames are the functions whose binding differs when a
-// bundle allows nondeterministic functions.
-var nondeterministicNames = func() []string {
-	names := slices.Clone(nondeterministic)
-	for name := range dateFuncs(true) {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return slices.Compact(names)
-}()
-
-// bindNondeterministic binds the nondeterministic functions of set to g,
-// allowed or refused.
-func bindNondeterministic(t *template.Template, g *guard, allow bool) {
-	table := funcTables[0]()
-	if allow {
-		table = funcTables[1]()
-	}
-	f := make(template.FuncMap, len(nondeterministicNames))
-	for _, name := range nondeterministicNames {
-		f[name] = table[name](g)
-	}
-	t.Funcs(f)
-}
-
 // testHookOutput runs the template file name again with the
 // nondeterministic functions allowed, after its execution was refused
 // for calling one, and reports whether every object it writes is a test
@@ -69,9 +38,9 @@ func (bs *boundSet) testHookOutput(name string, data any, depth int64) bool {
 	st.tpls, st.scratch = nil, nil
 	st.set = bs.set
 	st.budget.depth = depth // the refused execution returned mid-way
-	bindNondeterministic(bs.set.t, bs.g, true)
+	funcs.BindNondeterministic(bs.set.t, bs.g, true)
 	defer func() {
-		bindNondeterministic(bs.set.t, bs.g, false)
+		funcs.BindNondeterministic(bs.set.t, bs.g, false)
 		st.tpls, st.scratch = tpls, scratch
 		st.set = bs.set
 		st.budget.depth = depth
@@ -104,11 +73,4 @@ func isTestHook(hook string) bool {
 		}
 	}
 	return true
-}
-
-// refusedNondeterministic reports whether err is the refusal of a
-// nondeterministic function.
-func refusedNondeterministic(err error) bool {
-	var ne *nondeterministicError
-	return errors.As(err, &ne)
 }

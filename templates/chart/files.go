@@ -1,0 +1,31 @@
+package chart
+
+import (
+	"path"
+	"strings"
+)
+
+// HelmFiles is .Files, what Helm's loader puts in a chart's Files
+// (helm.sh/helm/v4@v4.3.1 pkg/chart/v2/loader/load.go, LoadFiles): every
+// file but Chart.yaml, Chart.lock, values.yaml, values.schema.json,
+// templates/** and charts/** (a charts/**.prov stays), and but
+// requirements.yaml and requirements.lock unless Chart.yaml says
+// apiVersion v1 (or none). stencil's own files (stencil.yaml and
+// values.schema.yaml, which a folder turns into spec fields) are never
+// among a Bundle's files. The map is shared by every render: templates
+// cannot change it.
+func HelmFiles(files map[string]string, chart map[string]any) map[string]string {
+	v1 := chart["apiVersion"] == nil || chart["apiVersion"] == "v1"
+	out := map[string]string{}
+	for p, c := range files {
+		switch {
+		case p == ChartFile, p == "Chart.lock", p == ValuesFile, p == SchemaFileJSON,
+			strings.HasPrefix(p, "templates/"),
+			strings.HasPrefix(p, "charts/") && path.Ext(p) != ".prov",
+			(p == "requirements.yaml" || p == "requirements.lock") && !v1:
+			continue
+		}
+		out[p] = c
+	}
+	return out
+}

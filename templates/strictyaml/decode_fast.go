@@ -1,0 +1,482 @@
+package strictyaml
+
+import (
+	"strings"
+
+	"github.com/stencil-dev/stencil/templates/measure"
+	yamlv2 "go.yaml.in/yaml/v2"
+)
+
+// This file reads the YAML templates usually render (block mappings and
+// sequences, one scalar a line, plain or quoted without escapes, literal
+// block scalars with | or |-, [] and {} and flow lists of scalars)
+// without go.yaml.in/yaml/v2's general parser, whose scanner was half of
+// a warm render. Whatever it is not sure to read exactly as yaml/v2 does
+// (anchors, tags, folded or |+ block scalars, escapes, a comment after a
+// block scalar's indicator or on a "-" alone, non-ASCII, tabs, a
+// duplicate key, an error) it declines, and
+// Decode parses the document the general way. Plain scalars are
+// resolved as yaml/v2 resolves them; those that may be numbers in another
+// form than a plain decimal by yaml/v2 itself. It pays for itself: without
+// it a warm render of the benchmark bundles (BenchmarkRender*) takes about
+// three times as long. TestDecodeYAMLMatchesOracle (package templates, on its YAML corpus)
+// holds it to yaml/v2.
+
+// fastParser reads one document line by line.
+type fastParser struct {
+	lines []string
+	i     int
+	c     *unstructuredConverter
+}
+
+// decodeFast reads doc; ok is false when it declines.
+func decodeFast(doc string, c *unstructuredConverter) (v any, ok bool) {
+	for i := 0; i < len(doc); i++ {
+		if b := doc[i]; (b < 0x20 && b != '\n') || b >= 0x7f {
+			return nil, false // tabs, CR, control characters, non-ASCII
+		}
+	}
+	p := &fastParser{lines: strings.Split(doc, "\n"), c: c}
+	ind, text, ok := p.peek()
+	if !ok {
+		c.bytes += 6
+		return nil, true // only blank lines and comments: null
+	}
+	if !isSeqItem(text) {
+		if _, _, isKey := splitKey(text); !isKey {
+			return nil, false
+		}
+	}
+	v, ok = p.collection(ind)
+	if !ok {
+		return nil, false
+	}
+	if _, _, more := p.peek(); more {
+		return nil, false
+	}
+	return v, true
+}
+
+// peek returns the next line that is not blank or a comment: its indent
+// and its text without the indent and trailing spaces.
+func (p *fastParser) peek() (int, string, bool) {
+	for ; p.i < len(p.lines); p.i++ {
+		l := strings.TrimRight(p.lines[p.i], " ")
+		t := strings.TrimLeft(l, " ")
+		if t == "" || t[0] == '#' {
+			continue
+		}
+		return len(l) - len(t), t, true
+	}
+	return 0, "", false
+}
+
+// conv converts a resolved scalar to the unstructured form.
+func (p *fastParser) conv(raw any) (any, bool) {
+	v, err := p.c.value(raw)
+	return v, err == nil
+}
+
+func isSeqItem(t string) bool { return t == "-" || strings.HasPrefix(t, "- ") }
+
+// collection reads the mapping or sequence whose lines are indented ind.
+func (p *fastParser) collection(ind int) (any, bool) {
+	_, text, _ := p.peek()
+	if isSeqItem(text) {
+		return p.sequence(ind)
+	}
+	p.i++
+	return p.mapping(ind, text)
+}
+
+// value reads the block value of a key (seqHere: a sequence may start at
+// the key's own indent) or of a "-" alone on its line.
+func (p *fastParser) value(ind int, seqHere bool) (any, bool) {
+	next, text, ok := p.peek()
+	switch {
+	case !ok || next < ind:
+		return p.conv(nil)
+	case next > ind:
+		return p.collection(next)
+	case seqHere && isSeqItem(text):
+		return p.sequence(ind)
+	}
+	return p.conv(nil)
+}
+
+// mapping reads a mapping indented ind whose first line, already read, is first.
+func (p *fastParser) mapping(ind int, first string) (any, bool) {
+	p.c.bytes += 3
+	m := map[string]any{}
+	text := first
+	for {
+		k, rest, ok := splitKey(text)
+		if !ok {
+			return nil, false
+		}
+		key, ok := p.key(k)
+		if !ok {
+			return nil, false
+		}
+		if _, dup := m[key]; dup {
+			return nil, false // yaml/v2 says where
+		}
+		var v any
+		switch rest {
+		case "":
+			v, ok = p.value(ind, true)
+		case "|", "|-":
+			v, ok = p.literal(ind, rest == "|-")
+		default:
+			v, ok = p.inline(rest)
+		}
+		if !ok {
+			return nil, false
+		}
+		m[key] = v
+		next, t, more := p.peek()
+		if !more || next < ind {
+			return m, true
+		}
+		if next > ind || isSeqItem(t) {
+			return nil, false // a continuation line, or an error
+		}
+		p.i++
+		text = t
+	}
+}
+
+// sequence reads a block sequence whose "-" are indented ind.
+func (p *fastParser) sequence(ind int) (any, bool) {
+	p.c.bytes += 3
+	var l []any
+	for {
+		next, text, more := p.peek()
+		if !more || next < ind || (next == ind && !isSeqItem(text)) {
+			return l, true
+		}
+		if next > ind {
+			return nil, false
+		}
+		p.i++
+		var v any
+		var ok bool
+		if text == "-" {
+			v, ok = p.value(ind, false)
+		} else {
+			rest := strings.TrimLeft(text[1:], " ")
+			itemInd := ind + len(text) - len(rest)
+			switch {
+			case isSeqItem(rest):
+				return nil, false // "- - x"
+			case keyLike(rest):
+				v, ok = p.mapping(itemInd, rest)
+			default:
+				v, ok = p.inline(rest)
+			}
+		}
+		if !ok {
+			return nil, false
+		}
+		l = append(l, v)
+	}
+}
+
+// literal reads the lines of a literal block scalar (| or |-) whose key
+// is indented ind: its indent is its first line's, and lines less
+// indented end it. Blank lines at its start, lines of spaces longer than
+// its indent, and the | + chomping are declined.
+func (p *fastParser) literal(ind int, strip bool) (any, bool) {
+	first := -1
+	end := p.i
+	for ; end < len(p.lines); end++ {
+		l := p.lines[end]
+		t := strings.TrimLeft(l, " ")
+		n := len(l) - len(t)
+		if t == "" {
+			if first < 0 || n > first {
+				return nil, false
+			}
+			continue
+		}
+		if first < 0 {
+			if n <= ind {
+				return nil, false // an empty block scalar
+			}
+			first = n
+		}
+		if n < first {
+			break
+		}
+	}
+	var b strings.Builder
+	last := p.i // after the last line with content
+	for i := p.i; i < end; i++ {
+		if strings.TrimLeft(p.lines[i], " ") != "" {
+			last = i + 1
+		}
+	}
+	for i := p.i; i < last; i++ {
+		if l := p.lines[i]; len(l) > first {
+			b.WriteString(l[first:])
+		}
+		if i < last-1 || (!strip && i < len(p.lines)-1) { // the text may end without a line break
+			b.WriteByte('\n')
+		}
+	}
+	p.i = end
+	return p.conv(b.String())
+}
+
+// splitKey splits "key: value" or "key:" with a plain key.
+func splitKey(t string) (key, rest string, ok bool) {
+	i := strings.Index(t, ": ")
+	if i < 0 {
+		if !strings.HasSuffix(t, ":") {
+			return "", "", false
+		}
+		i = len(t) - 1
+	}
+	key = t[:i]
+	if key == "" || key[0] == '-' {
+		return "", "", false
+	}
+	for j := 0; j < len(key); j++ {
+		if c := key[j]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '/' || c == '-') {
+			return "", "", false
+		}
+	}
+	if i+1 < len(t) {
+		rest = strings.TrimLeft(t[i+1:], " ")
+	}
+	if strings.HasPrefix(rest, "#") {
+		rest = "" // "key: # comment": its value is on the next lines
+	}
+	return key, rest, true
+}
+
+func keyLike(t string) bool {
+	_, _, ok := splitKey(t)
+	return ok
+}
+
+// key is a plain key as yaml/v2 resolves it and sigs.k8s.io/yaml writes it.
+func (p *fastParser) key(k string) (string, bool) {
+	raw, ok := resolvePlain(k)
+	if !ok {
+		return "", false
+	}
+	s, err := mapKey(raw)
+	if err != nil {
+		return "", false
+	}
+	p.c.bytes += measure.StringBytes(s) + 1
+	return s, true
+}
+
+// inline reads a value written on its key's or its "-"'s line, maybe
+// followed by a comment.
+func (p *fastParser) inline(s string) (any, bool) {
+	s, ok := cutComment(s)
+	if !ok {
+		return nil, false
+	}
+	switch {
+	case s == "[]":
+		p.c.bytes += 3
+		return []any{}, true
+	case s == "{}":
+		p.c.bytes += 3
+		return map[string]any{}, true
+	case s[0] == '[' && s[len(s)-1] == ']':
+		return p.flowList(s[1 : len(s)-1])
+	}
+	raw, ok := scalar(s, false)
+	if !ok {
+		return nil, false
+	}
+	return p.conv(raw)
+}
+
+// cutComment returns s, a value on one line not starting with #, without
+// the comment that may follow it: after a space, a # outside quotes (a
+// plain scalar cannot hold " #"; a quoted one or a flow list of scalars
+// ends at its closing quote or bracket). ok is false when s does not end
+// where it should (text after a closing quote or bracket), which the
+// general parser reports.
+func cutComment(s string) (string, bool) {
+	if strings.IndexByte(s, '#') < 0 {
+		return s, true
+	}
+	end := -1 // the end of a quoted scalar or flow list
+	switch s[0] {
+	case '"':
+		if i := strings.IndexByte(s[1:], '"'); i >= 0 {
+			end = i + 2
+		}
+	case '\'':
+		for i := 1; i < len(s); i++ {
+			if s[i] == '\'' {
+				if i+1 < len(s) && s[i+1] == '\'' {
+					i++
+					continue
+				}
+				end = i + 1
+				break
+			}
+		}
+	case '[':
+		if i := strings.IndexByte(s, ']'); i >= 0 {
+			end = i + 1
+		}
+	default:
+		if i := strings.Index(s, " #"); i >= 0 {
+			return strings.TrimRight(s[:i], " "), true
+		}
+		return s, true
+	}
+	if end < 0 {
+		return "", false
+	}
+	rest := s[end:]
+	if rest == "" {
+		return s, true
+	}
+	if t := strings.TrimLeft(rest, " "); len(t) < len(rest) && t[0] == '#' {
+		return s[:end], true
+	}
+	return "", false
+}
+
+// flowList reads the inside of [a, "b", 'c'].
+func (p *fastParser) flowList(s string) (any, bool) {
+	p.c.bytes += 3
+	parts := strings.Split(s, ",")
+	l := make([]any, 0, len(parts))
+	for _, e := range parts {
+		raw, ok := scalar(strings.Trim(e, " "), true)
+		if !ok {
+			return nil, false
+		}
+		v, ok := p.conv(raw)
+		if !ok {
+			return nil, false
+		}
+		l = append(l, v)
+	}
+	return l, true
+}
+
+// scalar is a plain or quoted scalar without escapes, resolved as
+// yaml/v2 does; in a flow list it may not hold flow indicators.
+func scalar(s string, flow bool) (any, bool) {
+	if s == "" {
+		return nil, false
+	}
+	switch s[0] {
+	case '"':
+		in := s[1:]
+		if len(in) == 0 || in[len(in)-1] != '"' {
+			return nil, false
+		}
+		in = in[:len(in)-1]
+		if strings.ContainsAny(in, "\"\\") || (flow && strings.ContainsAny(in, ",[]{}")) {
+			return nil, false
+		}
+		return in, true
+	case '\'':
+		in := s[1:]
+		if len(in) == 0 || in[len(in)-1] != '\'' {
+			return nil, false
+		}
+		in = in[:len(in)-1]
+		if strings.Count(in, "'")%2 != 0 || strings.Count(strings.ReplaceAll(in, "''", ""), "'") != 0 {
+			return nil, false
+		}
+		if flow && strings.ContainsAny(in, ",[]{}") {
+			return nil, false
+		}
+		return strings.ReplaceAll(in, "''", "'"), true
+	case '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '%', '@', '`':
+		return nil, false
+	case '-':
+		if len(s) == 1 || s[1] == ' ' || strings.HasPrefix(s, "---") {
+			return nil, false
+		}
+	case '.':
+		if strings.HasPrefix(s, "...") {
+			return nil, false
+		}
+	}
+	if strings.Contains(s, ": ") || strings.Contains(s, " #") || strings.HasSuffix(s, ":") ||
+		(flow && strings.ContainsAny(s, ":#[]{}")) {
+		return nil, false
+	}
+	return resolvePlain(s)
+}
+
+// plainWords are the plain scalars yaml/v2 reads as something else than
+// a string by name (resolveMap); NaN and infinities are left to it.
+var plainWords = map[string]any{
+	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "true": true, "True": true, "TRUE": true, "on": true, "On": true, "ON": true,
+	"n": false, "N": false, "no": false, "No": false, "NO": false, "false": false, "False": false, "FALSE": false, "off": false, "Off": false, "OFF": false,
+	"": nil, "~": nil, "null": nil, "Null": nil, "NULL": nil,
+}
+
+// resolvePlain resolves a plain scalar as yaml/v2's resolve does for an
+// interface{} (timestamps stay strings); ok is false where it would need
+// yaml/v2 itself (numbers beyond plain decimals, .inf, ...).
+func resolvePlain(s string) (any, bool) {
+	if v, ok := plainWords[s]; ok {
+		return v, true
+	}
+	switch c := s[0]; {
+	case c == '+' || c == '-' || c == '.' || c >= '0' && c <= '9':
+	default:
+		return s, true // yaml/v2 resolves nothing else starting so
+	}
+	if n, ok := plainDecimal(s); ok {
+		return n, true
+	}
+	for i := 0; i < len(s); i++ {
+		if !strings.ContainsRune("0123456789+-._eExXoObBaAcCdDfFnNiI", rune(s[i])) {
+			return s, true // cannot be a number
+		}
+	}
+	var m map[string]any
+	if err := yamlv2.Unmarshal([]byte("k: "+s), &m); err != nil || len(m) != 1 {
+		return nil, false
+	}
+	return m["k"], true
+}
+
+// plainDecimal reads -?(0|[1-9][0-9]*) of up to 18 digits.
+func plainDecimal(s string) (int, bool) {
+	d := s
+	if d[0] == '-' {
+		d = d[1:]
+	}
+	if d == "" || len(d) > 18 || (d[0] == '0' && len(d) > 1) {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(d); i++ {
+		if d[i] < '0' || d[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(d[i]-'0')
+	}
+	if s[0] == '-' {
+		n = -n
+	}
+	return n, true
+}
+
+// DecodeFast is the fast reader alone: what Decode tries first, before
+// go.yaml.in/yaml/v2's parser. ok is false when it declines doc. Tests
+// hold it to yaml/v2 and measure how much of what templates render it
+// takes.
+func DecodeFast(doc string) (v any, ok bool) {
+	var c unstructuredConverter
+	return decodeFast(doc, &c)
+}
