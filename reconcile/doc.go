@@ -47,7 +47,8 @@
 //	cache reads and watches; prune's member lists; status     the controller
 //	member apply (and its dry run), prune, hook steps,        the parent's ServiceAccount
 //	finalize deletes and orphaning
-//	live reads of members the cache does not hold             the parent's ServiceAccount
+//	live reads of members the cache does not hold, and of     the parent's ServiceAccount
+//	hooks (consent to adoption is read on these)
 //	access reviews (package access, admission)                the controller
 //	the parent's status, finalizer and ApplySet metadata      the controller
 //	events                                                    the controller

@@ -84,3 +84,13 @@ func (r *CompositionReconciler) EffectiveServiceAccount(parent applyset.Parent) 
 	sa := serviceAccount(parent, r.Options.DefaultServiceAccount)
 	return sa, sa != ""
 }
+
+// liveAs is a reader of the API server (never the cache) as writer: the
+// impersonating client itself, or the controller's live reader when
+// writer is the controller's own client.
+func (r *CompositionReconciler) liveAs(writer client.Client) client.Reader {
+	if writer == r.Client {
+		return r.APIReader
+	}
+	return writer
+}

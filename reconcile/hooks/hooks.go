@@ -48,6 +48,10 @@ type Pass struct {
 	Upgrade bool
 	// Applier applies hooks; Pruner deletes them.
 	Applier *applyset.Applier
+	// Reader reads hooks live as the writer (the parent's ServiceAccount,
+	// or the controller when it writes as itself), so what a hook finds
+	// is what its writer may read; nil reads through Runner.Live.
+	Reader client.Reader
 	Pruner  *applyset.Pruner
 	// Applied takes the result of each hook's apply.
 	Applied func(applyset.ApplyResult)
@@ -289,7 +293,11 @@ func (h *Run) step(ctx context.Context, u *unstructured.Unstructured, res *stage
 func (h *Run) get(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(u.GroupVersionKind())
-	err := h.r.Live.Get(ctx, client.ObjectKeyFromObject(u), live)
+	reader := h.p.Reader
+	if reader == nil {
+		reader = h.r.Live
+	}
+	err := reader.Get(ctx, client.ObjectKeyFromObject(u), live)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil
