@@ -52,7 +52,7 @@ type Pass struct {
 	// or the controller when it writes as itself), so what a hook finds
 	// is what its writer may read; nil reads through Runner.Live.
 	Reader client.Reader
-	Pruner  *applyset.Pruner
+	Pruner *applyset.Pruner
 	// Applied takes the result of each hook's apply.
 	Applied func(applyset.ApplyResult)
 	// Stall stalls the pass for good; End ends it after the current
