@@ -144,7 +144,7 @@ func TestPlanOffline(t *testing.T) {
 	}
 	comp := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "c"}, Spec: v1alpha1.CompositionSpec{Bundle: "b"}}
 	in := plan.RenderInput(comp, nil, cluster.OfflineCapabilities())
-	p, err := plan.NewPlan(context.Background(), inProcess{}, b, in, cluster.OfflineRESTMapper())
+	p, err := plan.NewPlan(context.Background(), inProcess{}, b, in, cluster.OfflineAPIs())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestPlanOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = plan.NewPlan(context.Background(), inProcess{}, b, in, cluster.OfflineRESTMapper())
+	_, err = plan.NewPlan(context.Background(), inProcess{}, b, in, cluster.OfflineAPIs())
 	var renderErr *templates.RenderError
 	if !errors.As(err, &renderErr) || !strings.Contains(err.Error(), "ConfigMap") || !strings.Contains(err.Error(), "rendered twice") {
 		t.Errorf("ConfigMap x with and without namespace default: err %v, want a RenderError saying it is rendered twice", err)
