@@ -1,0 +1,108 @@
+package published
+
+import (
+	"context"
+	"fmt"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/publish"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+)
+
+// keepCRD makes the CRD of b's kind, or brings the one b made up to
+// date, and never touches one b did not make:
+//
+//   - none exists: the kind's group must be one that only CRDs serve
+//     (not Kubernetes' own, built in or aggregated: see GroupServer),
+//     then the CRD is created (createCRD). Of two Bundles (or two
+//     controllers) creating it at once, one succeeds; the other's next
+//     pass finds it labelled for another Bundle.
+//   - it is labelled publish.LabelBundle=b: it is server-side applied,
+//     on the condition that it has not changed since it was read
+//     (applyCRD).
+//   - otherwise (made by hand, another Bundle's, an orphan of a deleted
+//     Bundle of another name): a KindConflict naming it. It is not
+//     written, and b stops serving the kind.
+//
+// b carries BundleFinalizer (finalize) before its CRD is created or
+// applied.
+func (r *BundleReconciler) keepCRD(ctx context.Context, b *v1alpha1.Bundle, crd *apiextensionsv1.CustomResourceDefinition, what string, finalize bool) (publication, error) {
+	live := &apiextensionsv1.CustomResourceDefinition{}
+	err := r.APIReader.Get(ctx, client.ObjectKey{Name: crd.Name}, live)
+	switch {
+	case apierrors.IsNotFound(err):
+		if reason, err := r.groups.ReservedGroup(ctx, crd.Spec.Group); err != nil || reason != "" {
+			if err != nil {
+				return publication{}, err
+			}
+			return r.conflict(b, fmt.Sprintf("%s is not published: its group %s is %s", what, crd.Spec.Group, reason)), nil
+		}
+		if err := r.setFinalizer(ctx, b, finalize); err != nil {
+			return publication{}, err
+		}
+		return r.createCRD(ctx, crd, what)
+	case err != nil:
+		return publication{}, fmt.Errorf("read CustomResourceDefinition %s: %w", crd.Name, err)
+	case live.Labels[publish.LabelBundle] != b.Name:
+		owner := "not made by stencil"
+		if o := live.Labels[publish.LabelBundle]; o != "" {
+			owner = "published by Bundle " + o
+		}
+		return r.conflict(b, fmt.Sprintf("%s is not published: CustomResourceDefinition %s exists and is %s", what, crd.Name, owner)), nil
+	}
+	if err := r.setFinalizer(ctx, b, finalize); err != nil {
+		return publication{}, err
+	}
+	return r.applyCRD(ctx, crd, live.ResourceVersion, what)
+}
+
+// GroupServer says what, besides CRDs, serves an API group (see
+// cluster.APIs.ReservedGroup).
+type GroupServer interface {
+	// ReservedGroup says why no CRD may define a kind of group, or "".
+	ReservedGroup(ctx context.Context, group string) (string, error)
+}
+
+// conflict stops the controllers b runs and returns a KindConflict
+// publication saying msg.
+func (r *BundleReconciler) conflict(b *v1alpha1.Bundle, msg string) publication {
+	r.kinds.stopBundle(b.Name, schema.GroupVersionKind{})
+	return publication{reason: v1alpha1.ReasonKindConflict, message: msg}
+}
+
+// createCRD creates crd, which must not exist: if another made it in the
+// meantime the create fails and the error brings another pass. The
+// fields the creation set are then recorded as applied by stencil's
+// field manager (an update of managedFields alone, on the condition that
+// the CRD has not changed since), so that the applies of later passes own
+// them and drop what the Bundle no longer asks for.
+func (r *BundleReconciler) createCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, what string) (publication, error) {
+	obj := crd.DeepCopy()
+	err := r.Client.Create(ctx, obj, client.FieldOwner(applyset.FieldManager))
+	switch {
+	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
+		return publication{reason: v1alpha1.ReasonInvalidAPI, message: fmt.Sprintf("%s is not published: CustomResourceDefinition %s: %v", what, crd.Name, applyset.Scrub(err))}, nil
+	case err != nil:
+		return publication{}, fmt.Errorf("create CustomResourceDefinition %s: %w", crd.Name, err)
+	}
+	changed := false
+	for i, f := range obj.ManagedFields {
+		if f.Manager == applyset.FieldManager && f.Operation == metav1.ManagedFieldsOperationUpdate && f.Subresource == "" {
+			obj.ManagedFields[i].Operation = metav1.ManagedFieldsOperationApply
+			changed = true
+		}
+	}
+	if !changed {
+		return publication{}, nil
+	}
+	if err := r.Client.Update(ctx, obj, client.FieldOwner(applyset.FieldManager)); err != nil {
+		return publication{}, fmt.Errorf("record the fields of CustomResourceDefinition %s as applied: %w", crd.Name, err)
+	}
+	return publication{}, nil
+}
