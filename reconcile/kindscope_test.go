@@ -71,6 +71,28 @@ func absentNow(t *testing.T, obj client.Object) {
 	}
 }
 
+// grantClusterRoleBindings gives the controller what a generous install
+// would: to read and write ClusterRoleBindings and bind cluster-admin, so
+// that only the scope check stands between the decoy and a binding.
+func grantClusterRoleBindings(t *testing.T) {
+	t.Helper()
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "stencil-test-clusterrolebindings", Labels: map[string]string{"rbac.stencil.dev/aggregate-to-manager": "true"}},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterrolebindings"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+			{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles"}, Verbs: []string{"bind"}, ResourceNames: []string{"cluster-admin"}},
+		},
+	}
+	mustCreate(t, role)
+	if err := aggregate(context.Background(), k, "stencil-apply"); err != nil {
+		t.Fatalf("aggregate: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = k.Delete(context.Background(), role)
+		_ = aggregate(context.Background(), k, "stencil-apply")
+	})
+}
+
 // TestDecoyCRDIsRefused: the API server's kinds win (issue 20 item 4). A
 // Bundle allowed only CustomResourceDefinitions renders one that
 // declares rbac.authorization.k8s.io/ClusterRoleBinding Namespaced, and a
@@ -80,6 +102,7 @@ func absentNow(t *testing.T, obj client.Object) {
 // the binding nor the CRD is created.
 func TestDecoyCRDIsRefused(t *testing.T) {
 	ns := testenv.Namespace(t, k)
+	grantClusterRoleBindings(t)
 	b := bundle(t, "decoy-"+ns, map[string]string{
 		"templates/crd.yaml": crdYAML("rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings", "Namespaced"),
 		"templates/crb.yaml": `apiVersion: rbac.authorization.k8s.io/v1
