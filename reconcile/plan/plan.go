@@ -181,23 +181,27 @@ func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.
 	}
 	crdScopes := renderedCRDScopes(objs)
 	perms := b.Permissions()
-	placed := make(map[string]bool, len(objs))
+	placed := make(map[string]string, len(objs)) // object key → its namespace as rendered
 	for _, u := range objs {
 		namespaced, err := isNamespaced(u, apis, crdScopes)
 		if err != nil {
 			return nil, err
 		}
+		rendered := u.GetNamespace()
 		if err := place(u, namespaced, namespace, perms); err != nil {
 			return nil, err
 		}
 		// Two objects that only differ before placement (one names the
-		// Composition's namespace, one names none) are one object: applied
-		// twice, they would flip between two versions on every pass.
+		// Composition's namespace, one names none; or two namespaces, of
+		// a kind the cluster serves cluster-scoped) are one object:
+		// applied twice, they would flip between two versions on every
+		// pass. The render caught those of built-in kinds, naming both
+		// templates; these are of kinds only the cluster knows.
 		key := ObjectKey(u)
-		if placed[key] {
-			return nil, &templates.RenderError{Msg: fmt.Sprintf("%s is rendered twice (once with its namespace, once without)", applyset.Ref(u))}
+		if first, ok := placed[key]; ok {
+			return nil, duplicate(u, first, rendered)
 		}
-		placed[key] = true
+		placed[key] = rendered
 		sanitize(u)
 		labels := u.GetLabels()
 		if labels == nil {
@@ -212,6 +216,16 @@ func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.
 	p.Inventory = p.Inventory.Normalize(namespace)
 	SortForApply(p.Objects)
 	return p, nil
+}
+
+// duplicate is the error of u rendered twice, once in namespace a and
+// once in b (as rendered, "" for none).
+func duplicate(u *unstructured.Unstructured, a, b string) error {
+	how := " (once with its namespace, once without)"
+	if a != "" && b != "" {
+		how = fmt.Sprintf(" (in namespaces %q and %q of a cluster-scoped kind)", a, b)
+	}
+	return &templates.RenderError{Msg: fmt.Sprintf("%s is rendered twice%s", applyset.Ref(u), how)}
 }
 
 // ObjectKey identifies an object by group, kind, namespace and name.
