@@ -109,7 +109,7 @@ func TestTwoBundlesPublishOneKind(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			b := &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: n}, Spec: v1alpha1.BundleSpec{Files: gadgetFiles("\n  by: " + n)}}
-			publishing(group)(&b.Spec)
+			publishing(group, func(a *v1alpha1.BundleAPI) { a.ShortNames = []string{"gd"} })(&b.Spec)
 			if err := k.Create(ctx, b); err != nil {
 				t.Errorf("create Bundle %s: %v", n, err)
 			}
@@ -147,17 +147,14 @@ func TestTwoBundlesPublishOneKind(t *testing.T) {
 		t.Errorf("the instance's ConfigMap: %v %v, want it rendered by %s", err, cm.Data, winner)
 	}
 
-	// The CRD the winner created is its own to apply: a property its
-	// schema drops leaves the CRD.
-	updateBundle(t, winner, func(s *v1alpha1.BundleSpec) {
-		s.Schema = &apiextensionsv1.JSON{Raw: []byte(`{"type":"object","required":["size"],"properties":{"size":{"type":"integer","minimum":1,"maximum":10}}}`)}
-	})
-	eventually(t, "the CRD to drop property color", func() (bool, error) {
+	// The CRD the winner created is its own to apply: a field its api
+	// drops leaves the CRD (the creation left no other owner of it).
+	if len(crd.Spec.Names.ShortNames) != 1 {
+		t.Fatalf("CRD short names %v, want [gd]", crd.Spec.Names.ShortNames)
+	}
+	updateBundle(t, winner, func(s *v1alpha1.BundleSpec) { s.API.ShortNames = nil })
+	eventually(t, "the CRD to drop its short names", func() (bool, error) {
 		err := k.Get(ctx, client.ObjectKey{Name: "gadgets." + group}, crd)
-		if err != nil {
-			return false, err
-		}
-		_, has := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["color"]
-		return !has, nil
+		return err == nil && len(crd.Spec.Names.ShortNames) == 0, err
 	})
 }

@@ -91,8 +91,11 @@ func crdConflict(ctx context.Context, u *unstructured.Unstructured, apis APIs, i
 		return "", fmt.Errorf("find the API of %s: %w", kind, err)
 	default:
 		reserved, err := apis.ReservedGroup(ctx, gk.Group)
-		if err != nil || reserved != "" {
-			return fmt.Sprintf("it would define %s, and group %s is %s", kind, gk.Group, reserved), err
+		if err != nil {
+			return "", err
+		}
+		if reserved != "" {
+			return fmt.Sprintf("it would define %s, and group %s is %s", kind, gk.Group, reserved), nil
 		}
 	}
 	labels, exists, err := apis.CRD(ctx, u.GetName())

@@ -1,14 +1,17 @@
 package published
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/publish"
@@ -59,6 +62,9 @@ func (r *BundleReconciler) keepCRD(ctx context.Context, b *v1alpha1.Bundle, crd 
 	if err := r.setFinalizer(ctx, b, finalize); err != nil {
 		return publication{}, err
 	}
+	if err := r.recordAsApplied(ctx, live); err != nil {
+		return publication{}, err
+	}
 	return r.applyCRD(ctx, crd, live.ResourceVersion, what)
 }
 
@@ -78,10 +84,7 @@ func (r *BundleReconciler) conflict(b *v1alpha1.Bundle, msg string) publication 
 
 // createCRD creates crd, which must not exist: if another made it in the
 // meantime the create fails and the error brings another pass. The
-// fields the creation set are then recorded as applied by stencil's
-// field manager (an update of managedFields alone, on the condition that
-// the CRD has not changed since), so that the applies of later passes own
-// them and drop what the Bundle no longer asks for.
+// fields the creation set are then recorded as applied (recordAsApplied).
 func (r *BundleReconciler) createCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, what string) (publication, error) {
 	obj := crd.DeepCopy()
 	err := r.Client.Create(ctx, obj, client.FieldOwner(applyset.FieldManager))
@@ -91,18 +94,62 @@ func (r *BundleReconciler) createCRD(ctx context.Context, crd *apiextensionsv1.C
 	case err != nil:
 		return publication{}, fmt.Errorf("create CustomResourceDefinition %s: %w", crd.Name, err)
 	}
-	changed := false
-	for i, f := range obj.ManagedFields {
-		if f.Manager == applyset.FieldManager && f.Operation == metav1.ManagedFieldsOperationUpdate && f.Subresource == "" {
-			obj.ManagedFields[i].Operation = metav1.ManagedFieldsOperationApply
-			changed = true
+	return publication{}, r.recordAsApplied(ctx, obj)
+}
+
+// recordAsApplied makes the fields stencil's field manager set when it
+// created live (an Update entry of its managedFields) owned by its Apply
+// entry, merged into it if the CRD was applied since, so that later
+// applies own them and drop what the Bundle no longer asks for. It writes
+// live's managedFields alone, on the condition that live has not changed
+// since it was read (a conflict brings another pass), and leaves live as
+// the API server then holds it.
+func (r *BundleReconciler) recordAsApplied(ctx context.Context, live *apiextensionsv1.CustomResourceDefinition) error {
+	created, applied := -1, -1
+	for i, f := range live.ManagedFields {
+		if f.Manager != applyset.FieldManager || f.Subresource != "" {
+			continue
+		}
+		switch f.Operation {
+		case metav1.ManagedFieldsOperationUpdate:
+			created = i
+		case metav1.ManagedFieldsOperationApply:
+			applied = i
 		}
 	}
-	if !changed {
-		return publication{}, nil
+	if created < 0 {
+		return nil
 	}
-	if err := r.Client.Update(ctx, obj, client.FieldOwner(applyset.FieldManager)); err != nil {
-		return publication{}, fmt.Errorf("record the fields of CustomResourceDefinition %s as applied: %w", crd.Name, err)
+	if applied < 0 {
+		live.ManagedFields[created].Operation = metav1.ManagedFieldsOperationApply
+	} else {
+		fields, err := unionFields(live.ManagedFields[applied].FieldsV1, live.ManagedFields[created].FieldsV1)
+		if err != nil {
+			return fmt.Errorf("record the fields of CustomResourceDefinition %s as applied: %w", live.Name, err)
+		}
+		live.ManagedFields[applied].FieldsV1 = fields
+		live.ManagedFields = slices.Delete(live.ManagedFields, created, created+1)
 	}
-	return publication{}, nil
+	if err := r.Client.Update(ctx, live, client.FieldOwner(applyset.FieldManager)); err != nil {
+		return fmt.Errorf("record the fields of CustomResourceDefinition %s as applied: %w", live.Name, err)
+	}
+	return nil
+}
+
+// unionFields is the union of two managedFields field sets.
+func unionFields(a, b *metav1.FieldsV1) (*metav1.FieldsV1, error) {
+	sets := [2]*fieldpath.Set{{}, {}}
+	for i, f := range []*metav1.FieldsV1{a, b} {
+		if f == nil {
+			continue
+		}
+		if err := sets[i].FromJSON(bytes.NewReader(f.Raw)); err != nil {
+			return nil, err
+		}
+	}
+	raw, err := sets[0].Union(sets[1]).ToJSON()
+	if err != nil {
+		return nil, err
+	}
+	return &metav1.FieldsV1{Raw: raw}, nil
 }
