@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -49,7 +50,7 @@ func (r *BundleReconciler) keepCRD(ctx context.Context, b *v1alpha1.Bundle, crd 
 		if err := r.setFinalizer(ctx, b, finalize); err != nil {
 			return publication{}, err
 		}
-		return r.createCRD(ctx, crd, what)
+		return r.createCRD(ctx, b, crd, what)
 	case err != nil:
 		return publication{}, fmt.Errorf("read CustomResourceDefinition %s: %w", crd.Name, err)
 	case live.Labels[publish.LabelBundle] != b.Name:
@@ -62,7 +63,7 @@ func (r *BundleReconciler) keepCRD(ctx context.Context, b *v1alpha1.Bundle, crd 
 	if err := r.setFinalizer(ctx, b, finalize); err != nil {
 		return publication{}, err
 	}
-	if err := r.recordAsApplied(ctx, live); err != nil {
+	if err := r.recordAsApplied(ctx, live, b.Name); err != nil {
 		return publication{}, err
 	}
 	return r.applyCRD(ctx, crd, live.ResourceVersion, what)
@@ -85,7 +86,7 @@ func (r *BundleReconciler) conflict(b *v1alpha1.Bundle, msg string) publication 
 // createCRD creates crd, which must not exist: if another made it in the
 // meantime the create fails and the error brings another pass. The
 // fields the creation set are then recorded as applied (recordAsApplied).
-func (r *BundleReconciler) createCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, what string) (publication, error) {
+func (r *BundleReconciler) createCRD(ctx context.Context, b *v1alpha1.Bundle, crd *apiextensionsv1.CustomResourceDefinition, what string) (publication, error) {
 	obj := crd.DeepCopy()
 	err := r.Client.Create(ctx, obj, client.FieldOwner(applyset.FieldManager))
 	switch {
@@ -94,7 +95,7 @@ func (r *BundleReconciler) createCRD(ctx context.Context, crd *apiextensionsv1.C
 	case err != nil:
 		return publication{}, fmt.Errorf("create CustomResourceDefinition %s: %w", crd.Name, err)
 	}
-	return publication{}, r.recordAsApplied(ctx, obj)
+	return publication{}, r.recordAsApplied(ctx, obj, b.Name)
 }
 
 // recordAsApplied makes the fields stencil's field manager set when it
@@ -102,9 +103,28 @@ func (r *BundleReconciler) createCRD(ctx context.Context, crd *apiextensionsv1.C
 // entry, merged into it if the CRD was applied since, so that later
 // applies own them and drop what the Bundle no longer asks for. It writes
 // live's managedFields alone, on the condition that live has not changed
-// since it was read (a conflict brings another pass), and leaves live as
-// the API server then holds it.
-func (r *BundleReconciler) recordAsApplied(ctx context.Context, live *apiextensionsv1.CustomResourceDefinition) error {
+// since it was read; on a conflict (the API server writes a new CRD's
+// status at once) it reads live again and tries again while live is
+// still labelled for bundle. It leaves live as the API server then holds
+// it.
+func (r *BundleReconciler) recordAsApplied(ctx context.Context, live *apiextensionsv1.CustomResourceDefinition, bundle string) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		err := r.recordOnce(ctx, live)
+		if !apierrors.IsConflict(err) {
+			return err
+		}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(live), live); err != nil {
+			return fmt.Errorf("read CustomResourceDefinition %s: %w", live.Name, err)
+		}
+		if live.Labels[publish.LabelBundle] != bundle {
+			return nil // not the Bundle's any more: its pass reports the conflict
+		}
+		return err
+	})
+}
+
+// recordOnce is one attempt of recordAsApplied.
+func (r *BundleReconciler) recordOnce(ctx context.Context, live *apiextensionsv1.CustomResourceDefinition) error {
 	created, applied := -1, -1
 	for i, f := range live.ManagedFields {
 		if f.Manager != applyset.FieldManager || f.Subresource != "" {
