@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,4 +160,43 @@ func TestRenderedCRDShadowingServedKind(t *testing.T) {
 			t.Errorf("the hand-made CRD was changed: resourceVersion %s → %s, labels %v", crd.ResourceVersion, after.ResourceVersion, after.Labels)
 		}
 	})
+}
+
+// TestAggregatedGroupIsRefused: a group an aggregated API server serves
+// (an APIService with a service) is no CRD's: a rendered CRD in it stalls
+// its Composition with KindConflict, and a Bundle publishing a kind in it
+// reports KindConflict; neither CRD is made.
+func TestAggregatedGroupIsRefused(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	group := "agg-" + ns + ".example.com"
+	apiService := mustYAML(t, `apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata:
+  name: v1.`+group+`
+spec:
+  group: `+group+`
+  version: v1
+  groupPriorityMinimum: 1000
+  versionPriority: 15
+  insecureSkipTLSVerify: true
+  service: {namespace: `+ns+`, name: nothing}
+`)
+	if err := k.Create(ctx, apiService); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.Delete(context.Background(), apiService) })
+
+	b := bundle(t, "agg-crd-"+ns, map[string]string{"templates/crd.yaml": crdYAML(group, "Widget", "widgets", "Namespaced")}, onlyCRDs)
+	mustCreate(t, composition(ns, "agg", b.Name, ""))
+	stalled(t, ns, "agg", v1alpha1.ReasonKindConflict, "CustomResourceDefinition/widgets."+group, "Widget."+group, "APIService v1."+group)
+	absentNow(t, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "widgets." + group}})
+
+	grantKind(t, group, "gadgets")
+	pb := bundle(t, "agg-pub-"+ns, gadgetFiles(""), publishing(group))
+	c := bundleReady(t, pb.Name, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
+	if !strings.Contains(c.Message, "APIService v1."+group) {
+		t.Errorf("KindConflict message %q does not name the APIService", c.Message)
+	}
+	absentNow(t, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "gadgets." + group}})
 }

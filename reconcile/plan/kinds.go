@@ -74,6 +74,14 @@ func crdConflict(ctx context.Context, u *unstructured.Unstructured, apis APIs, i
 	if apis.BuiltIn(gk) {
 		return fmt.Sprintf("it would define %s, which the API server serves itself (a built-in kind)", kind), nil
 	}
+	// Before discovery, which may not answer for an aggregated group.
+	reserved, err := apis.ReservedGroup(ctx, gk.Group)
+	if err != nil {
+		return "", err
+	}
+	if reserved != "" {
+		return fmt.Sprintf("it would define %s, and group %s is %s", kind, gk.Group, reserved), nil
+	}
 	mapping, err := apis.RESTMapping(gk)
 	switch {
 	case err == nil:
@@ -89,14 +97,6 @@ func crdConflict(ctx context.Context, u *unstructured.Unstructured, apis APIs, i
 		}
 	case !meta.IsNoMatchError(err):
 		return "", fmt.Errorf("find the API of %s: %w", kind, err)
-	default:
-		reserved, err := apis.ReservedGroup(ctx, gk.Group)
-		if err != nil {
-			return "", err
-		}
-		if reserved != "" {
-			return fmt.Sprintf("it would define %s, and group %s is %s", kind, gk.Group, reserved), nil
-		}
 	}
 	labels, exists, err := apis.CRD(ctx, u.GetName())
 	if err != nil || !exists || labels[applyset.LabelPartOf] == id {
