@@ -33,9 +33,6 @@ const (
 	// LabelApplySetParentType marks the kind as one whose objects may be
 	// ApplySet parents, as kubectl requires of a parent's CRD.
 	LabelApplySetParentType = "applyset.kubernetes.io/is-parent-type"
-	// AnnotationAPIApproved is what the API server requires of a CRD in a
-	// group ending in .k8s.io or .kubernetes.io.
-	AnnotationAPIApproved = "api-approved.kubernetes.io"
 )
 
 // Error is a published kind's CRD that the API server would refuse, or
@@ -162,9 +159,6 @@ func build(bundleName string, api v1alpha1.BundleAPI, values *apiextensionsv1.JS
 			}},
 		},
 	}
-	if protectedGroup(api.Group) {
-		crd.Annotations = map[string]string{AnnotationAPIApproved: "unapproved, published by stencil Bundle " + bundleName}
-	}
 	return crd
 }
 
@@ -201,14 +195,6 @@ func checkOutputs(outs []v1alpha1.BundleOutput) field.ErrorList {
 		}
 	}
 	return errs
-}
-
-// protectedGroup reports a group the API server reserves for APIs
-// reviewed by the Kubernetes project: a CRD in it needs
-// AnnotationAPIApproved, which may say it is unapproved.
-func protectedGroup(group string) bool {
-	return group == "k8s.io" || strings.HasSuffix(group, ".k8s.io") ||
-		group == "kubernetes.io" || strings.HasSuffix(group, ".kubernetes.io")
 }
 
 // valuesSchema is the schema of an instance's spec and the Bundle field

@@ -127,18 +127,13 @@ func TestCRDVariants(t *testing.T) {
 			t.Errorf("spec schema = %+v, want {type: object, x-kubernetes-preserve-unknown-fields: true}", s)
 		}
 	})
-	t.Run("protected group is marked unapproved", func(t *testing.T) {
-		spec := appService()
-		spec.API = &v1alpha1.BundleAPI{Group: "samplecontroller.k8s.io", Kind: "Foo"}
-		crd, err := publish.CRD("foo", spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := crd.Annotations["api-approved.kubernetes.io"]; got != "unapproved, published by stencil Bundle foo" {
-			t.Errorf("api-approved annotation = %q", got)
-		}
-		if crd.Name != "foos.samplecontroller.k8s.io" || crd.Spec.Versions[0].Name != "v1alpha1" {
-			t.Errorf("name %s version %s", crd.Name, crd.Spec.Versions[0].Name)
+	t.Run("Kubernetes' own groups are refused", func(t *testing.T) {
+		for _, group := range []string{"samplecontroller.k8s.io", "k8s.io", "apps.kubernetes.io"} {
+			spec := appService()
+			spec.API = &v1alpha1.BundleAPI{Group: group, Kind: "Foo"}
+			if _, err := publish.CRD("foo", spec); err == nil || !strings.Contains(err.Error(), "spec.api.group") {
+				t.Errorf("CRD in group %s: %v, want spec.api.group refused", group, err)
+			}
 		}
 	})
 	t.Run("a required value values.yaml lacks stays required", func(t *testing.T) {

@@ -15,7 +15,7 @@ func ExampleCRD() {
 	spec := v1alpha1.BundleSpec{
 		Files:  map[string]string{"values.yaml": "replicas: 1\n", "templates/deployment.yaml": "..."},
 		Schema: &apiextensionsv1.JSON{Raw: []byte(`{"type":"object","required":["deploymentName","replicas"],"properties":{"deploymentName":{"type":"string"},"replicas":{"type":"integer","minimum":0}}}`)},
-		API:    &v1alpha1.BundleAPI{Group: "samplecontroller.k8s.io", Kind: "Foo"},
+		API:    &v1alpha1.BundleAPI{Group: "samplecontroller.example.com", Kind: "Foo"},
 	}
 	crd, err := publish.CRD("foo", spec)
 	if err != nil {
@@ -25,15 +25,15 @@ func ExampleCRD() {
 	v := crd.Spec.Versions[0]
 	fmt.Println(crd.Name, v.Name, crd.Spec.Scope)
 	fmt.Println("spec requires", v.Schema.OpenAPIV3Schema.Properties["spec"].Required)
-	fmt.Println(crd.Annotations[publish.AnnotationAPIApproved])
+	fmt.Println(crd.Labels[publish.LabelBundle])
 
 	spec.Schema = &apiextensionsv1.JSON{Raw: []byte(`{"type":"object","properties":{"replicas":{"type":"integer","default":"one"}}}`)}
 	_, err = publish.CRD("foo", spec)
 	fmt.Println(err)
 	// Output:
-	// foos.samplecontroller.k8s.io v1alpha1 Namespaced
+	// foos.samplecontroller.example.com v1alpha1 Namespaced
 	// spec requires [deploymentName]
-	// unapproved, published by stencil Bundle foo
+	// foo
 	// the values schema cannot be the published kind's schema: spec.schema.properties[replicas].default: Invalid value: in body must be of type integer: "string"
 }
 

@@ -67,7 +67,9 @@ func Validate(api v1alpha1.BundleAPI) field.ErrorList {
 	return errs
 }
 
-// validateGroup: a DNS-1123 subdomain with a dot, not stencil's own.
+// validateGroup: a DNS-1123 subdomain with a dot, neither stencil's own
+// nor Kubernetes' (k8s.io, kubernetes.io and their subdomains, whose kinds
+// the API server and its aggregated servers serve).
 func validateGroup(group string, p *field.Path) field.ErrorList {
 	if group == "" {
 		return field.ErrorList{field.Required(p, "the published kind's API group, such as app.example.com")}
@@ -81,6 +83,9 @@ func validateGroup(group string, p *field.Path) field.ErrorList {
 	}
 	if group == v1alpha1.GroupVersion.Group || strings.HasSuffix(group, "."+v1alpha1.GroupVersion.Group) {
 		errs = append(errs, field.Invalid(p, group, "stencil.dev and its subdomains are stencil's own"))
+	}
+	if ReservedGroup(group) {
+		errs = append(errs, field.Invalid(p, group, "k8s.io, kubernetes.io and their subdomains are Kubernetes' own"))
 	}
 	return errs
 }
@@ -136,4 +141,16 @@ func validateColumn(c apiextensionsv1.CustomResourceColumnDefinition, p *field.P
 		errs = append(errs, field.Invalid(p.Child("jsonPath"), c.JSONPath, "must be a JSON path starting with a dot, such as .spec.image"))
 	}
 	return errs
+}
+
+// ReservedGroup says whether group is Kubernetes' own: k8s.io,
+// kubernetes.io or a subdomain of either. No CRD stencil makes or
+// applies defines a kind of such a group.
+func ReservedGroup(group string) bool {
+	for _, d := range []string{"k8s.io", "kubernetes.io"} {
+		if group == d || strings.HasSuffix(group, "."+d) {
+			return true
+		}
+	}
+	return false
 }

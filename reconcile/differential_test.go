@@ -25,6 +25,7 @@ import (
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/cluster"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
 )
@@ -228,7 +229,7 @@ func TestDifferentialExamples(t *testing.T) {
 			ns := testenv.Namespace(t, k)
 			comp := ex.comp.DeepCopy()
 			comp.Namespace = ns
-			plan, err := plan.NewPlan(ctx, inProcess{}, ex.bundle, plan.RenderInput(comp, nil, nil), k.RESTMapper())
+			plan, err := plan.NewPlan(ctx, inProcess{}, ex.bundle, plan.RenderInput(comp, nil, nil), cluster.NewAPIs(k.RESTMapper(), k))
 			if err != nil {
 				t.Fatalf("plan: %v", err)
 			}

@@ -144,7 +144,7 @@ func TestPlanOffline(t *testing.T) {
 	}
 	comp := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "c"}, Spec: v1alpha1.CompositionSpec{Bundle: "b"}}
 	in := plan.RenderInput(comp, nil, cluster.OfflineCapabilities())
-	p, err := plan.NewPlan(context.Background(), inProcess{}, b, in, cluster.OfflineRESTMapper())
+	p, err := plan.NewPlan(context.Background(), inProcess{}, b, in, cluster.OfflineAPIs())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,9 +163,90 @@ func TestPlanOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = plan.NewPlan(context.Background(), inProcess{}, b, in, cluster.OfflineRESTMapper())
+	_, err = plan.NewPlan(context.Background(), inProcess{}, b, in, cluster.OfflineAPIs())
 	var renderErr *templates.RenderError
 	if !errors.As(err, &renderErr) || !strings.Contains(err.Error(), "ConfigMap") || !strings.Contains(err.Error(), "rendered twice") {
 		t.Errorf("ConfigMap x with and without namespace default: err %v, want a RenderError saying it is rendered twice", err)
+	}
+}
+
+// TestPlanOfflineKindScope: offline, a kind's scope is the built-in
+// list's (issue 20 item 4): a rendered CRD is believed for a new kind
+// only, a CRD that would shadow a built-in kind or sits in a group
+// Kubernetes reserves is a KindConflict, and a kind the CRD declares
+// cluster-scoped rendered in two namespaces is one object rendered twice.
+func TestPlanOfflineKindScope(t *testing.T) {
+	crd := func(group, kind, plural, scope string) string {
+		return "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: " + plural + "." + group +
+			"\nspec:\n  group: " + group + "\n  names: {kind: " + kind + ", plural: " + plural + "}\n  scope: " + scope +
+			"\n  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]\n"
+	}
+	perms := v1alpha1.BundlePermissions{ClusterScoped: []v1alpha1.GroupKind{
+		{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}, {Group: "example.com", Kind: "Widget"},
+	}, Namespaces: []string{"*"}}
+	tests := []struct {
+		name     string
+		files    map[string]string
+		conflict string // the kind a KindConflict names; "" for none
+		err      string // what another error says
+		want     map[string]string
+	}{
+		{name: "a new namespaced kind", files: map[string]string{
+			"templates/crd.yaml": crd("example.com", "Gadget", "gadgets", "Namespaced"),
+			"templates/g.yaml":   "apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g\n",
+		}, want: map[string]string{"CustomResourceDefinition": "", "Gadget": "default"}},
+		{name: "a new cluster-scoped kind", files: map[string]string{
+			"templates/crd.yaml": crd("example.com", "Widget", "widgets", "Cluster"),
+			"templates/w.yaml":   "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: ignored\n",
+		}, want: map[string]string{"CustomResourceDefinition": "", "Widget": ""}},
+		{name: "a decoy of a built-in cluster-scoped kind", files: map[string]string{
+			"templates/crd.yaml": crd("rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings", "Namespaced"),
+			"templates/crb.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: x\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\n",
+		}, conflict: "ClusterRoleBinding.rbac.authorization.k8s.io"},
+		{name: "a built-in kind outside k8s.io", files: map[string]string{
+			"templates/crd.yaml": crd("apps", "Deployment", "deployments", "Cluster"),
+		}, conflict: "Deployment.apps"},
+		{name: "a new kind in a group Kubernetes reserves", files: map[string]string{
+			"templates/crd.yaml": crd("sample.k8s.io", "Foo", "foos", "Namespaced"),
+		}, conflict: "Foo.sample.k8s.io"},
+		{name: "a new kind in a built-in group", files: map[string]string{
+			"templates/crd.yaml": crd("apps", "Gizmo", "gizmos", "Namespaced"),
+		}, conflict: "Gizmo.apps"},
+		{name: "a cluster-scoped kind in two namespaces", files: map[string]string{
+			"templates/crd.yaml": crd("example.com", "Widget", "widgets", "Cluster"),
+			"templates/a.yaml":   "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: a\n",
+			"templates/b.yaml":   "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: b\n",
+		}, err: `rendered twice (in namespaces "a" and "b" of a cluster-scoped kind)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := templates.LoadObject(&v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "b"}, Spec: v1alpha1.BundleSpec{Files: tt.files, Permissions: perms}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			comp := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "c"}, Spec: v1alpha1.CompositionSpec{Bundle: "b"}}
+			p, err := plan.NewPlan(context.Background(), inProcess{}, b, plan.RenderInput(comp, nil, cluster.OfflineCapabilities()), cluster.OfflineAPIs())
+			var refused *plan.RefusedError
+			switch {
+			case tt.conflict != "":
+				if !errors.As(err, &refused) || refused.ConditionReason() != v1alpha1.ReasonKindConflict || !strings.Contains(err.Error(), tt.conflict) || !strings.Contains(err.Error(), "CustomResourceDefinition/") {
+					t.Errorf("err %v, want a KindConflict naming the CRD and %s", err, tt.conflict)
+				}
+			case tt.err != "":
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Errorf("err %v, want one saying %s", err, tt.err)
+				}
+			case err != nil:
+				t.Fatal(err)
+			default:
+				got := map[string]string{}
+				for _, o := range p.Objects {
+					got[o.GetKind()] = o.GetNamespace()
+				}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("kind → namespace (-want +got):\n%s", diff)
+				}
+			}
+		})
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/cluster"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
 )
@@ -64,7 +65,7 @@ func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 	}
 	start := time.Now()
 	s.upgrade = in.IsUpgrade
-	s.plan, err = plan.NewPlan(ctx, r.renderer, loaded, in, r.Mapper)
+	s.plan, err = plan.NewPlan(ctx, r.renderer, loaded, in, cluster.NewAPIs(r.Mapper, r.APIReader))
 	metrics.RenderDuration.Observe(time.Since(start).Seconds())
 	var renderErr *templates.RenderError
 	var refused *plan.RefusedError
@@ -74,7 +75,7 @@ func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 		reporter{r.CompositionReconciler}.stall(s, renderReason(renderErr), err.Error())
 		return ctrl.Result{}, nil
 	case errors.As(err, &refused):
-		reporter{r.CompositionReconciler}.stall(s, v1alpha1.ReasonRefused, err.Error())
+		reporter{r.CompositionReconciler}.stall(s, refused.ConditionReason(), err.Error())
 		return ctrl.Result{}, nil
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("render Bundle %s: %w", bundle.Name, err)

@@ -124,8 +124,12 @@ const (
 	// ReasonNotStructural: the values schema cannot be a CRD's schema.
 	ReasonNotStructural = "NotStructural"
 	// ReasonKindConflict: the CRD of the kind exists and is not kept for
-	// this Bundle (another Bundle's, or not stencil's), or the API server
-	// refused its names (NamesAccepted=False).
+	// this Bundle (another Bundle's, or not stencil's), its group is one
+	// the API server, an aggregated API server or Kubernetes itself
+	// serves, or the API server refused its names (NamesAccepted=False).
+	// A parent is Stalled with this reason when its render has a CRD
+	// that would define a kind the cluster serves otherwise (built in,
+	// aggregated, or a CRD not of its own set).
 	ReasonKindConflict = "KindConflict"
 	// ReasonEstablishing: the CRD is applied and not Established yet.
 	ReasonEstablishing = "Establishing"

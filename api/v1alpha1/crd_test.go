@@ -126,7 +126,7 @@ func TestBundleAPIAsWritten(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "api-as-written"},
 		Spec: v1alpha1.BundleSpec{
 			Files: map[string]string{"templates/cm.yaml": "kind: ConfigMap\n"},
-			API:   &v1alpha1.BundleAPI{Group: "samplecontroller.k8s.io", Kind: "Foo", ShortNames: []string{"fo"}},
+			API:   &v1alpha1.BundleAPI{Group: "samplecontroller.example.com", Kind: "Foo", ShortNames: []string{"fo"}},
 		},
 	}
 	if err := c.Create(context.Background(), b); err != nil {

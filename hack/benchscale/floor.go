@@ -28,11 +28,11 @@ func renderSets(ctx context.Context, bundle *v1alpha1.Bundle, namespace string, 
 	if err != nil {
 		return nil, err
 	}
-	mapper := cluster.OfflineRESTMapper()
+	apis := cluster.OfflineAPIs()
 	sets := make([][]*unstructured.Unstructured, n)
 	for i := range n {
 		in := templates.Input{Composition: templates.CompositionInfo{Name: compositionName(i), Namespace: namespace}}
-		planned, err := plan.NewPlan(ctx, inProcess{}, b, in, mapper)
+		planned, err := plan.NewPlan(ctx, inProcess{}, b, in, apis)
 		if err != nil {
 			return nil, fmt.Errorf("render %s: %w", compositionName(i), err)
 		}

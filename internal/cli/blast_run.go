@@ -213,7 +213,7 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 		return r
 	}
 	in := plan.RenderInput(t.parent, plan.Live(t.parent), e.caps)
-	p, err := plan.NewPlan(ctx, e.renderer, e.bundle, in, e.s.mapper)
+	p, err := plan.NewPlan(ctx, e.renderer, e.bundle, in, e.s.apis)
 	var renderErr *templates.RenderError
 	var refused *plan.RefusedError
 	switch {

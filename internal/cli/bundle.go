@@ -183,7 +183,7 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 		if err != nil {
 			return 0, err
 		}
-		p, err := plan.NewPlan(ctx, pool, b, plan.RenderInput(parent, nil, caps), s.mapper)
+		p, err := plan.NewPlan(ctx, pool, b, plan.RenderInput(parent, nil, caps), s.apis)
 		if err != nil {
 			fmt.Fprintf(out, "%s (%s): %v\n", dir, c.label, err)
 			problems++

@@ -170,7 +170,7 @@ func planParent(ctx context.Context, s *session, r plan.Renderer, b *templates.B
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", describeParent(p), err)
 	}
-	pl, err := plan.NewPlan(ctx, r, b, in, s.mapper)
+	pl, err := plan.NewPlan(ctx, r, b, in, s.apis)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", describeParent(p), err)
 	}

@@ -34,6 +34,9 @@ type session struct {
 	scheme    *runtime.Scheme
 	namespace string
 	mapper    meta.RESTMapper
+	// apis answers planning's questions about kinds: the cluster's, or
+	// the built-in list offline.
+	apis      plan.APIs
 	client    client.Client                           // nil when offline
 	discovery discovery.DiscoveryInterfaceWithContext // nil when offline
 	// notes receives what the user should know that is not an error,
@@ -145,6 +148,7 @@ func connect(kube *genericclioptions.ConfigFlags) (*session, error) {
 	if s.client, err = client.New(cfg, client.Options{Scheme: s.scheme, Mapper: s.mapper}); err != nil {
 		return nil, err
 	}
+	s.apis = cluster.NewAPIs(s.mapper, s.client)
 	return s, nil
 }
 
@@ -159,7 +163,7 @@ func offline(kube *genericclioptions.ConfigFlags) (*session, error) {
 	if err != nil || ns == "" {
 		ns = "default"
 	}
-	return &session{scheme: scheme, namespace: ns, mapper: cluster.OfflineRESTMapper(), notes: io.Discard}, nil
+	return &session{scheme: scheme, namespace: ns, mapper: cluster.OfflineRESTMapper(), apis: cluster.OfflineAPIs(), notes: io.Discard}, nil
 }
 
 func readFile(path string, stdin io.Reader) ([]byte, error) {

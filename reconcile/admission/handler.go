@@ -27,6 +27,7 @@ import (
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/cluster"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/published"
 	"github.com/stencil-dev/stencil/templates"
@@ -356,7 +357,7 @@ func (h *reviewer) plan(ctx context.Context, parent applyset.Parent, b *v1alpha1
 	if old != nil {
 		live.Installed = plan.Installed(applyset.ParseInventory(old.GetAnnotations()))
 	}
-	planned, err := plan.NewPlan(ctx, h.renderer, loaded, plan.RenderInput(parent, live, caps), h.r.Mapper)
+	planned, err := plan.NewPlan(ctx, h.renderer, loaded, plan.RenderInput(parent, live, caps), cluster.NewAPIs(h.r.Mapper, h.r.APIReader))
 	var renderErr *templates.RenderError
 	var refused *plan.RefusedError
 	switch {

@@ -11,6 +11,13 @@
 //     (RefusedError) and two objects that are one once placed, label every
 //     member applyset.kubernetes.io/part-of=<id>, drop server-owned fields,
 //     sort into apply order.
+//   - kinds.go: APIs, what planning asks of the cluster about kinds. The
+//     API server's kinds win: a kind's scope is the cluster's (offline,
+//     the built-in list's); a CRD in the render is believed only for a
+//     kind nothing serves, and a rendered CRD that would define a kind
+//     served otherwise (built in, aggregated, a CRD this set does not
+//     own, a group Kubernetes reserves) is refused (RefusedError with
+//     Conflict: the parent's reason is KindConflict).
 //   - order.go: the apply order and its stages (CRDs, Namespaces, RBAC,
 //     ServiceAccounts, ConfigMaps and Secrets, Services, workloads, custom
 //     resources, webhooks last).

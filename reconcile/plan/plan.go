@@ -7,7 +7,6 @@ import (
 
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -31,13 +30,19 @@ type Plan struct {
 }
 
 // RefusedError reports a rendered object that the Bundle's permissions do
-// not allow: a cluster-scoped kind or another namespace. It is a user error:
-// nothing of the Composition is applied until the input changes.
+// not allow (a cluster-scoped kind or another namespace), or a
+// CustomResourceDefinition that would define a kind the cluster already
+// serves otherwise (Conflict; see APIs). It is a user error: nothing of
+// the Composition is applied or pruned until the input changes.
 type RefusedError struct {
 	// Object names the refused object as Kind/namespace/name.
 	Object string
-	// Reason says what was outside the bundle's permissions.
+	// Reason says what was outside the bundle's permissions, or which kind
+	// the CustomResourceDefinition would shadow.
 	Reason string
+	// Conflict is true for a CustomResourceDefinition refused because the
+	// kind it defines is served otherwise (ConditionReason KindConflict).
+	Conflict bool
 }
 
 func (e *RefusedError) Error() string {
@@ -156,10 +161,11 @@ func RenderInput(comp applyset.Parent, live *LiveComposition, caps *templates.Ca
 // permissions do not allow, refuses two objects that are one once placed
 // (a ConfigMap with and without the Composition's namespace), adds the
 // ApplySet part-of label, drops fields the server owns (status,
-// managedFields, ...), and sorts the objects into apply order. mapper says
-// which kinds are namespaced; kinds defined by a CRD in the same render
-// are looked up there.
-func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.Input, mapper meta.RESTMapper) (*Plan, error) {
+// managedFields, ...), and sorts the objects into apply order. apis says
+// which kinds are namespaced; a CRD in the same render is believed only
+// for a kind apis does not serve, and a CRD that would define a kind
+// served otherwise is refused (see checkCRDs).
+func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.Input, apis APIs) (*Plan, error) {
 	objs, err := r.Render(ctx, b, in)
 	if err != nil {
 		return nil, err
@@ -170,25 +176,32 @@ func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.
 		ID:             applyset.ID(in.Composition.Name, namespace, inputGroupKind(in.Composition)),
 		BundleRevision: b.Revision(),
 	}
+	if err := checkCRDs(ctx, objs, apis, p.ID); err != nil {
+		return nil, err
+	}
 	crdScopes := renderedCRDScopes(objs)
 	perms := b.Permissions()
-	placed := make(map[string]bool, len(objs))
+	placed := make(map[string]string, len(objs)) // object key → its namespace as rendered
 	for _, u := range objs {
-		namespaced, err := isNamespaced(u, mapper, crdScopes)
+		namespaced, err := isNamespaced(u, apis, crdScopes)
 		if err != nil {
 			return nil, err
 		}
+		rendered := u.GetNamespace()
 		if err := place(u, namespaced, namespace, perms); err != nil {
 			return nil, err
 		}
 		// Two objects that only differ before placement (one names the
-		// Composition's namespace, one names none) are one object: applied
-		// twice, they would flip between two versions on every pass.
+		// Composition's namespace, one names none; or two namespaces, of
+		// a kind the cluster serves cluster-scoped) are one object:
+		// applied twice, they would flip between two versions on every
+		// pass. The render caught those of built-in kinds, naming both
+		// templates; these are of kinds only the cluster knows.
 		key := ObjectKey(u)
-		if placed[key] {
-			return nil, &templates.RenderError{Msg: fmt.Sprintf("%s is rendered twice (once with its namespace, once without)", applyset.Ref(u))}
+		if first, ok := placed[key]; ok {
+			return nil, duplicate(u, first, rendered)
 		}
-		placed[key] = true
+		placed[key] = rendered
 		sanitize(u)
 		labels := u.GetLabels()
 		if labels == nil {
@@ -205,38 +218,20 @@ func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.
 	return p, nil
 }
 
+// duplicate is the error of u rendered twice, once in namespace a and
+// once in b (as rendered, "" for none).
+func duplicate(u *unstructured.Unstructured, a, b string) error {
+	how := " (once with its namespace, once without)"
+	if a != "" && b != "" {
+		how = fmt.Sprintf(" (in namespaces %q and %q of a cluster-scoped kind)", a, b)
+	}
+	return &templates.RenderError{Msg: fmt.Sprintf("%s is rendered twice%s", applyset.Ref(u), how)}
+}
+
 // ObjectKey identifies an object by group, kind, namespace and name.
 func ObjectKey(u *unstructured.Unstructured) string {
 	gvk := u.GroupVersionKind()
 	return gvk.Group + "/" + gvk.Kind + "/" + u.GetNamespace() + "/" + u.GetName()
-}
-
-// renderedCRDScopes maps the group-kinds defined by CRDs in the render to
-// whether they are namespaced.
-func renderedCRDScopes(objs []*unstructured.Unstructured) map[schema.GroupKind]bool {
-	scopes := map[schema.GroupKind]bool{}
-	for _, u := range objs {
-		if u.GetKind() != "CustomResourceDefinition" || u.GroupVersionKind().Group != "apiextensions.k8s.io" {
-			continue
-		}
-		group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
-		kind, _, _ := unstructured.NestedString(u.Object, "spec", "names", "kind")
-		scope, _, _ := unstructured.NestedString(u.Object, "spec", "scope")
-		scopes[schema.GroupKind{Group: group, Kind: kind}] = scope != "Cluster"
-	}
-	return scopes
-}
-
-func isNamespaced(u *unstructured.Unstructured, mapper meta.RESTMapper, crdScopes map[schema.GroupKind]bool) (bool, error) {
-	gvk := u.GroupVersionKind()
-	if namespaced, ok := crdScopes[gvk.GroupKind()]; ok {
-		return namespaced, nil
-	}
-	m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil {
-		return false, fmt.Errorf("find the API of %s %s: %w", gvk.Kind, u.GetName(), err)
-	}
-	return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
 }
 
 // place puts a namespaced object in the Composition's namespace unless it

@@ -1,11 +1,15 @@
 // Package published serves the kinds Bundles publish (spec.api).
 //
 //   - published.go: the Bundle controller (BundleReconciler). It reports
-//     whether a Bundle loads, server-side applies the CRD of its kind
-//     (built and checked by package publish, labelled with the Bundle; a
-//     CRD of another Bundle, or not stencil's, is never touched), waits for
-//     it to be Established, checks that the controller may serve the kind,
-//     and has the kind served. The CRD, and so every instance and their
+//     whether a Bundle loads, keeps the CRD of its kind (crd.go), waits
+//     for it to be Established, checks that the controller may serve the
+//     kind, and has the kind served.
+//   - crd.go: the CRD of a Bundle's kind (built and checked by package
+//     publish, labelled with the Bundle) is created only if absent and
+//     then server-side applied only while it is labelled for the Bundle
+//     and unchanged since read; a CRD the Bundle did not make (by hand,
+//     another Bundle's, an orphan) is never written: KindConflict, and
+//     the Bundle serves no kind. The CRD, and so every instance and their
 //     children, is deleted only with the Bundle and only when
 //     api.deletionPolicy is Delete (BundleFinalizer holds the Bundle).
 //   - kinds.go: Kinds, one running controller per kind served, started

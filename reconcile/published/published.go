@@ -44,7 +44,9 @@ type BundleReconciler struct {
 	// APIReader reads from the API server, bypassing the cache.
 	APIReader client.Reader
 	bundles   BundleLoader
-	kinds     *Kinds
+	// groups says which API groups something other than CRDs serves.
+	groups GroupServer
+	kinds  *Kinds
 }
 
 // BundleFinalizer keeps a Bundle whose api.deletionPolicy is Delete until
@@ -108,13 +110,18 @@ type publication struct{ reason, message string }
 //  2. The CRD is built and checked as the API server would (publish.CRD);
 //     one that is refused (a schema that is not structural, say) touches
 //     nothing: a CRD applied before, and its kind's controller, stay.
-//  3. A CRD of that name that is not kept for b (another Bundle's, or not
-//     stencil's) is a KindConflict, and is not touched.
+//  3. The CRD is kept only if b made it (see keepCRD): it is created only
+//     if absent, never taken over. A CRD of that name not labelled for b
+//     (made by hand, another Bundle's, an orphan of a deleted Bundle of
+//     another name), or a group Kubernetes, the API server or an
+//     aggregated API server serves, is a KindConflict: the CRD is not
+//     touched and the kind is not served by b (a controller b ran for it
+//     stops).
 //  4. The Bundle carries BundleFinalizer when api.deletionPolicy is Delete.
-//  5. The CRD is server-side applied; names the API server refuses
-//     (NamesAccepted=False, another CRD serves the kind) are a
-//     KindConflict; until it is Established the kind waits (the CRD's own
-//     change brings the next pass).
+//  5. Names the API server refuses (NamesAccepted=False, another CRD
+//     serves the kind) are a KindConflict too; until the CRD is
+//     Established the kind waits (the CRD's own change brings the next
+//     pass).
 //  6. The controller must be allowed to get, list, watch, update and patch
 //     the kind and patch its status (an aggregated ClusterRole, see
 //     `stencil bundle rbac`); else Forbidden, looked at again after
@@ -136,29 +143,18 @@ func (r *BundleReconciler) publishKind(ctx context.Context, b *v1alpha1.Bundle) 
 		}
 		return publication{reason: v1alpha1.ReasonInvalidAPI, message: what + " is not published: " + err.Error()}, ctrl.Result{}, nil
 	}
-	live := &apiextensionsv1.CustomResourceDefinition{}
-	switch err := r.APIReader.Get(ctx, client.ObjectKey{Name: crd.Name}, live); {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return publication{}, ctrl.Result{}, fmt.Errorf("read CustomResourceDefinition %s: %w", crd.Name, err)
-	case live.Labels[publish.LabelBundle] != b.Name:
-		owner := "not kept by stencil"
-		if o := live.Labels[publish.LabelBundle]; o != "" {
-			owner = "published by Bundle " + o
-		}
-		return publication{reason: v1alpha1.ReasonKindConflict, message: fmt.Sprintf("%s is not published: CustomResourceDefinition %s exists and is %s", what, crd.Name, owner)}, ctrl.Result{}, nil
-	}
-	if err := r.setFinalizer(ctx, b, api.DeletionPolicy == v1alpha1.DeletionPolicyDelete); err != nil {
-		return publication{}, ctrl.Result{}, err
-	}
-	if p, err := r.applyCRD(ctx, crd, what); err != nil || p.reason != "" {
+	if p, err := r.keepCRD(ctx, b, crd, what, api.DeletionPolicy == v1alpha1.DeletionPolicyDelete); err != nil || p.reason != "" {
 		return p, ctrl.Result{}, err
 	}
+	live := &apiextensionsv1.CustomResourceDefinition{}
 	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: crd.Name}, live); err != nil {
 		return publication{}, ctrl.Result{}, fmt.Errorf("read CustomResourceDefinition %s: %w", crd.Name, err)
 	}
+	if live.Labels[publish.LabelBundle] != b.Name {
+		return r.conflict(b, fmt.Sprintf("%s is not published: CustomResourceDefinition %s is no longer kept for this Bundle", what, crd.Name)), ctrl.Result{}, nil
+	}
 	if c := crdCondition(live, apiextensionsv1.NamesAccepted); c != nil && c.Status == apiextensionsv1.ConditionFalse {
-		return publication{reason: v1alpha1.ReasonKindConflict, message: fmt.Sprintf("%s is not published: CustomResourceDefinition %s: %s", what, crd.Name, c.Message)}, ctrl.Result{}, nil
+		return r.conflict(b, fmt.Sprintf("%s is not published: CustomResourceDefinition %s: %s", what, crd.Name, c.Message)), ctrl.Result{}, nil
 	}
 	if c := crdCondition(live, apiextensionsv1.Established); c == nil || c.Status != apiextensionsv1.ConditionTrue {
 		return publication{reason: v1alpha1.ReasonEstablishing, message: fmt.Sprintf("waiting for CustomResourceDefinition %s to be Established", crd.Name)}, ctrl.Result{}, nil
@@ -183,10 +179,13 @@ func kindName(api v1alpha1.BundleAPI) string {
 	return api.Kind + "." + api.Group + "/" + api.Version
 }
 
-// applyCRD server-side applies the CRD. An API server that refuses it as
-// invalid gives a publication refused with reason InvalidAPI, without the
-// values it quotes.
-func (r *BundleReconciler) applyCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, what string) (publication, error) {
+// applyCRD server-side applies the CRD over the live one of
+// resourceVersion rv, which keepCRD found labelled for this Bundle: the
+// API server refuses the apply (a conflict, retried) if the CRD changed
+// since, so a CRD that stopped being this Bundle's is never written. An
+// API server that refuses it as invalid gives a publication refused with
+// reason InvalidAPI, without the values it quotes.
+func (r *BundleReconciler) applyCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, rv, what string) (publication, error) {
 	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
 	if err != nil {
 		return publication{}, fmt.Errorf("apply CustomResourceDefinition %s: %w", crd.Name, err)
@@ -195,6 +194,7 @@ func (r *BundleReconciler) applyCRD(ctx context.Context, crd *apiextensionsv1.Cu
 	u.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
 	delete(u.Object, "status")
 	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+	u.SetResourceVersion(rv)
 	err = r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(applyset.FieldManager), client.ForceOwnership)
 	switch {
 	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
@@ -306,7 +306,8 @@ func SetupWithManager(mgr ctrl.Manager, cr *reconcile.CompositionReconciler) (*K
 	if err := mgr.Add(kinds); err != nil {
 		return nil, fmt.Errorf("add the published kinds' controllers: %w", err)
 	}
-	b := &BundleReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), bundles: cr, kinds: kinds}
+	b := &BundleReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), bundles: cr, kinds: kinds,
+		groups: cluster.NewAPIs(mgr.GetRESTMapper(), mgr.GetAPIReader())}
 	err = ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Bundle{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, reconcile.DeletingPredicate()))).
 		WatchesRawSource(publishedCRDs(md)).

@@ -1,0 +1,160 @@
+package reconcile_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/publish"
+)
+
+// unserved checks, for a while, that the Gadget instance name of group
+// gets no members and no status: no controller serves its kind.
+func unserved(t *testing.T, group, ns, name string) {
+	t.Helper()
+	mustCreate(t, gadget(group, ns, name, `{"size":1}`))
+	consistently(t, "no controller to serve Gadget "+name, 3*time.Second, func() (bool, error) {
+		u := gadget(group, ns, name, "")
+		if err := k.Get(context.Background(), client.ObjectKeyFromObject(u), u); err != nil {
+			return false, err
+		}
+		_, hasStatus := u.Object["status"]
+		err := k.Get(context.Background(), key(ns, name+"-conf"), &corev1.ConfigMap{})
+		return !hasStatus && apierrors.IsNotFound(err), nil
+	})
+}
+
+// unchanged checks, for a while, that the CRD named name keeps
+// resourceVersion rv: stencil never writes it.
+func unchanged(t *testing.T, name, rv string) {
+	t.Helper()
+	consistently(t, "CustomResourceDefinition "+name+" to be left as it is", 2*time.Second, func() (bool, error) {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		err := k.Get(context.Background(), client.ObjectKey{Name: name}, crd)
+		return err == nil && crd.ResourceVersion == rv, err
+	})
+}
+
+// TestPublishedKindNeverTakesOverACRD: publishing creates the kind's CRD
+// only if absent (issue 20 item 4). A CRD of that name the Bundle did not
+// make is never written, the Bundle reports KindConflict naming it, and
+// no controller serves the kind for the Bundle: when the CRD stops being
+// the Bundle's (an admin takes it over), the kind's controller stops.
+func TestPublishedKindNeverTakesOverACRD(t *testing.T) {
+	ctx := context.Background()
+	t.Run("a hand-made CRD", func(t *testing.T) {
+		ns := testenv.Namespace(t, k)
+		group := "hand-" + ns + ".example.com"
+		grantKind(t, group, "gadgets")
+		hand := mustYAML(t, crdYAML(group, "Gadget", "gadgets", "Namespaced"))
+		if err := k.Create(ctx, hand); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = k.Delete(context.Background(), hand) })
+		rv := established(t, "gadgets."+group).ResourceVersion
+		b := bundle(t, "hand-"+ns, gadgetFiles(""), publishing(group))
+		c := bundleReady(t, b.Name, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
+		if !strings.Contains(c.Message, "gadgets."+group) {
+			t.Errorf("KindConflict message %q does not name the CRD", c.Message)
+		}
+		unchanged(t, "gadgets."+group, rv)
+		unserved(t, group, ns, "g")
+	})
+	t.Run("a CRD that stops being the Bundle's", func(t *testing.T) {
+		ns, group, name, _ := servedGadgets(t, "taken")
+		mustCreate(t, gadget(group, ns, "before", `{"size":1}`))
+		instanceReady(t, group, ns, "before", metav1.ConditionTrue)
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		eventually(t, "an admin to take the CRD over", func() (bool, error) {
+			if err := k.Get(ctx, client.ObjectKey{Name: "gadgets." + group}, crd); err != nil {
+				return false, err
+			}
+			delete(crd.Labels, publish.LabelBundle)
+			err := k.Update(ctx, crd)
+			return err == nil, err
+		})
+		c := bundleReady(t, name, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
+		if !strings.Contains(c.Message, "gadgets."+group) {
+			t.Errorf("KindConflict message %q does not name the CRD", c.Message)
+		}
+		unchanged(t, "gadgets."+group, crd.ResourceVersion)
+		unserved(t, group, ns, "after")
+	})
+}
+
+// TestTwoBundlesPublishOneKind: two Bundles publishing one kind at once,
+// each seen by two controllers: the first to create the CRD serves the
+// kind, the other reports KindConflict and serves nothing; the winner's
+// CRD follows its schema, a property it drops included.
+func TestTwoBundlesPublishOneKind(t *testing.T) {
+	ctx := context.Background()
+	startShard(t, "twin")
+	ns := testenv.Namespace(t, k)
+	group := "twin-" + ns + ".example.com"
+	grantKind(t, group, "gadgets")
+	names := []string{"one-" + ns, "two-" + ns}
+	var wg sync.WaitGroup
+	for _, n := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b := &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: n}, Spec: v1alpha1.BundleSpec{Files: gadgetFiles("\n  by: " + n)}}
+			publishing(group, func(a *v1alpha1.BundleAPI) { a.ShortNames = []string{"gd"} })(&b.Spec)
+			if err := k.Create(ctx, b); err != nil {
+				t.Errorf("create Bundle %s: %v", n, err)
+			}
+		}()
+	}
+	wg.Wait()
+	t.Cleanup(func() {
+		for _, n := range names {
+			_ = k.Delete(context.Background(), &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: n}})
+		}
+	})
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	eventually(t, "the CRD to be made", func() (bool, error) {
+		err := k.Get(ctx, client.ObjectKey{Name: "gadgets." + group}, crd)
+		return err == nil && crd.Labels[publish.LabelBundle] != "", err
+	})
+	t.Cleanup(func() { _ = k.Delete(context.Background(), crd) })
+	winner := crd.Labels[publish.LabelBundle]
+	loser := names[0]
+	if loser == winner {
+		loser = names[1]
+	}
+	bundleReady(t, winner, metav1.ConditionTrue, v1alpha1.ReasonReady)
+	c := bundleReady(t, loser, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
+	if !strings.Contains(c.Message, winner) {
+		t.Errorf("KindConflict message %q does not name the Bundle that publishes the kind", c.Message)
+	}
+	if err := k.Get(ctx, client.ObjectKey{Name: "gadgets." + group}, crd); err != nil || crd.Labels[publish.LabelBundle] != winner {
+		t.Fatalf("CRD: %v, labels %v, want it %s's", err, crd.Labels, winner)
+	}
+	mustCreate(t, gadget(group, ns, "g", `{"size":1}`))
+	instanceReady(t, group, ns, "g", metav1.ConditionTrue)
+	cm := &corev1.ConfigMap{}
+	if err := k.Get(ctx, key(ns, "g-conf"), cm); err != nil || cm.Data["by"] != winner {
+		t.Errorf("the instance's ConfigMap: %v %v, want it rendered by %s", err, cm.Data, winner)
+	}
+
+	// The CRD the winner created is its own to apply: a field its api
+	// drops leaves the CRD (the creation left no other owner of it).
+	if len(crd.Spec.Names.ShortNames) != 1 {
+		t.Fatalf("CRD short names %v, want [gd]", crd.Spec.Names.ShortNames)
+	}
+	updateBundle(t, winner, func(s *v1alpha1.BundleSpec) { s.API.ShortNames = nil })
+	eventually(t, "the CRD to drop its short names", func() (bool, error) {
+		err := k.Get(ctx, client.ObjectKey{Name: "gadgets." + group}, crd)
+		return err == nil && len(crd.Spec.Names.ShortNames) == 0, err
+	})
+}
