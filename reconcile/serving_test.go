@@ -235,7 +235,9 @@ func TestWebhookTrustsOnlyTheAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(suiteCtx)
-	c, err := testenv.StartWith(ctx, controllerCfg, testenv.ControllerOptions{Shard: "authn", Webhooks: hooks, Admission: admission.Options{ConfigName: name}})
+	// As the controller: this test is about who may call the webhook and
+	// what it may see; whose identity writes is TestWritesAreTheTenants's.
+	c, err := testenv.StartWith(ctx, controllerCfg, testenv.ControllerOptions{Shard: "authn", Webhooks: hooks, Admission: admission.Options{ConfigName: name}, WriteAsController: true})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
