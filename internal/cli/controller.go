@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/stencil-dev/stencil/internal/cli/flags"
 	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/admission"
@@ -31,7 +32,7 @@ type controllerFlags struct {
 	leaderElect            bool
 	leaderElectNamespace   string
 	opts                   reconcile.Options
-	render                 renderFlags
+	render                 flags.Render
 	zap                    zap.Options
 	qps                    float32
 	burst                  int
@@ -82,7 +83,7 @@ func newControllerCommand(kube *genericclioptions.ConfigFlags, version string) *
 	fl.IntVar(&f.opts.ApplyConcurrency, "apply-concurrency", 8, "objects of one apply stage applied at once")
 	fl.Float32Var(&f.qps, "kube-api-qps", -1, "requests per second to the API server; a negative value turns client-side rate limiting off and leaves it to the server's API Priority and Fairness")
 	fl.IntVar(&f.burst, "kube-api-burst", 0, "burst of requests to the API server, with --kube-api-qps >= 0")
-	f.render.add(fl)
+	f.render.Add(fl)
 	fl.StringVar(&f.opts.Shard, "shard", "", "reconcile only the Compositions labelled "+shard.Label+"=NAME, and elect a leader among this shard's replicas only; without it, only the Compositions without that label")
 	fl.StringVar(&f.opts.DefaultServiceAccount, "default-service-account", DefaultServiceAccount,
 		"ServiceAccount, in each parent's own namespace, whose identity applies, prunes and runs the hooks of a parent that names none "+
@@ -105,7 +106,7 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	if err := shard.Validate(f.opts.Shard); err != nil {
 		return err
 	}
-	limits, err := f.render.limits()
+	limits, err := f.render.Limits()
 	if err != nil {
 		return err
 	}
