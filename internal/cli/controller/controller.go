@@ -1,4 +1,4 @@
-package cli
+package controller
 
 import (
 	"flag"
@@ -45,7 +45,10 @@ type controllerFlags struct {
 // never the namespace's "default", which every pod runs as.
 const DefaultServiceAccount = "stencil"
 
-func newControllerCommand(kube *genericclioptions.ConfigFlags, version string) *cobra.Command {
+// NewCommand returns `stencil controller`, which runs the Composition and
+// Bundle controllers (and the admission webhook) on the cluster kube
+// connects to; version is written in the ApplySet tooling annotation.
+func NewCommand(kube *genericclioptions.ConfigFlags, version string) *cobra.Command {
 	f := &controllerFlags{opts: reconcile.Options{Version: version}, zap: zap.Options{Development: true}}
 	cmd := &cobra.Command{
 		Use:   "controller",
