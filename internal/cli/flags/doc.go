@@ -4,8 +4,8 @@
 //   - values.go: Values, the values a command takes on its command line,
 //     as `helm template` takes them (--values files merged in order, then
 //     --set and --set-string assignments in order). A malformed --set is
-//     refused when the flag is parsed, naming the expression's key, and a
-//     list index is bounded (maxSetIndex).
+//     refused when the flag is parsed, quoting the expression (the user's
+//     own command line), and a list index is bounded (maxSetIndex).
 //   - render.go: Render, the limits of every render a command makes
 //     (--render-timeout, --render-memory, --render-isolation): the same
 //     flags and defaults in the controller, render, diff and lint, strict
