@@ -29,8 +29,8 @@
 // (access reviews), applyset's FlapDetector and metrics' Readiness.
 //
 // Packages below it: plan (pure: render input, placement, order, hook
-// classes), applyset (the ApplySet's metadata, apply with the no-change
-// decision, field diffs, the pruner, previews, flapping), status (members'
+// classes), applyset (the ApplySet's metadata, apply, field diffs, the
+// pruner, previews, flapping; its nochange the no-change decision), status (members'
 // kstatus, conditions, summary, summary events), cluster (served APIs,
 // offline mapper, metadata watches), metrics (the Prometheus collectors,
 // request counting, the readiness gauge), shard (the shard label, cache

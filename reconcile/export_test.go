@@ -38,7 +38,8 @@ func NewLocalDecision(cfg *rest.Config, writer client.Client) (LocalDecision, er
 		return nil, err
 	}
 	return func(ctx context.Context, desired, live *unstructured.Unstructured) (bool, []string, bool) {
-		return s.Decide(ctx, writer, desired, live)
+		d := s.Decide(ctx, writer, desired, live)
+		return d.Write, d.Changed, d.Asked
 	}, nil
 }
 

@@ -69,7 +69,7 @@ func main() {
 	// the default one.
 	flag := flag.NewFlagSet("benchscale", flag.ExitOnError)
 	// The defaults of -concurrency, -apply-concurrency, -qps and -burst are
-	// the controller's (internal/cli/controller.go).
+	// the controller's (internal/cli/controller/controller.go).
 	flag.IntVar(&o.n, "n", 1000, "Compositions")
 	flag.IntVar(&o.children, "children", 5, "members each Composition renders (ConfigMap, Secret, Service, ServiceAccount, Role, in turn)")
 	flag.IntVar(&o.concurrency, "concurrency", 4, "the controller's --concurrency, and the floor's sets applied at once")

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/cli/flags"
 	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/plan"
@@ -77,12 +78,12 @@ type evaluator struct {
 // runBlast shows, for every parent the new version v of a Bundle reaches,
 // what the controller would change, then a summary; see runDiffCommand
 // for the exit status.
-func runBlast(ctx context.Context, kube *genericclioptions.ConfigFlags, v *newVersion, render renderFlags, bf *blastFlags, out, stderr io.Writer) (int, error) {
+func runBlast(ctx context.Context, kube *genericclioptions.ConfigFlags, v *newVersion, render flags.Render, bf *blastFlags, out, stderr io.Writer) (int, error) {
 	sel, err := labels.Parse(bf.selector)
 	if err != nil {
 		return 2, fmt.Errorf("--selector: %w", err)
 	}
-	limits, err := render.limits()
+	limits, err := render.Limits()
 	if err != nil {
 		return 2, err
 	}

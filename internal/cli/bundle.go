@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/cli/flags"
 	"github.com/stencil-dev/stencil/outputs"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
@@ -66,9 +67,9 @@ folder's .helmignore names are left out, with Helm's rules.`,
 type lintFlags struct {
 	values  []string
 	offline bool
-	render  renderFlags
+	render  flags.Render
 	// sets holds --set and --set-string, applied over every case's values.
-	sets valuesFlags
+	sets flags.Values
 }
 
 func newLintCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
@@ -101,9 +102,9 @@ values). Every problem is printed with its location; the exit status is
 		},
 	}
 	cmd.Flags().StringArrayVarP(&f.values, "values", "f", nil, "values file to lint with (repeatable)")
-	f.sets.add(cmd.Flags(), false)
+	f.sets.Add(cmd.Flags(), false)
 	cmd.Flags().BoolVar(&f.offline, "offline", false, "validate offline even when a cluster is reachable")
-	f.render.add(cmd.Flags())
+	f.render.Add(cmd.Flags())
 	return cmd
 }
 
@@ -161,7 +162,7 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 			values *apiextensionsv1.JSON
 		}{path, &apiextensionsv1.JSON{Raw: js}})
 	}
-	if f.sets.given() {
+	if f.sets.Given() {
 		for i := range cases {
 			if cases[i].values, err = withSets(&f.sets, cases[i].values); err != nil {
 				return 0, err
@@ -169,7 +170,7 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 			cases[i].label += " with --set"
 		}
 	}
-	pool, err := f.render.pool()
+	pool, err := f.render.Pool()
 	if err != nil {
 		return 0, err
 	}
@@ -200,7 +201,7 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 
 // withSets returns values with the --set and --set-string assignments of
 // v applied over them.
-func withSets(v *valuesFlags, values *apiextensionsv1.JSON) (*apiextensionsv1.JSON, error) {
+func withSets(v *flags.Values, values *apiextensionsv1.JSON) (*apiextensionsv1.JSON, error) {
 	m := map[string]any{}
 	if values != nil {
 		if err := json.Unmarshal(values.Raw, &m); err != nil {
@@ -210,7 +211,7 @@ func withSets(v *valuesFlags, values *apiextensionsv1.JSON) (*apiextensionsv1.JS
 			m = map[string]any{}
 		}
 	}
-	if err := v.apply(m); err != nil {
+	if err := v.Apply(m); err != nil {
 		return nil, err
 	}
 	raw, err := json.Marshal(m)

@@ -78,7 +78,7 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFl
 	if err != nil {
 		return false, err
 	}
-	pool, err := f.render.pool()
+	pool, err := f.render.Pool()
 	if err != nil {
 		return false, err
 	}

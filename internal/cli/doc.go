@@ -11,4 +11,8 @@
 // the controller's sandbox (internal/sandbox) under the same
 // --render-timeout and --render-memory flags. Kubeconfig, context and namespace flags
 // come from k8s.io/cli-runtime and behave as in kubectl.
+//
+// Below it: controller (`stencil controller`: its flags and the wiring of
+// the controllers and the webhook) and flags (the values and render-limit
+// flags the commands share).
 package cli

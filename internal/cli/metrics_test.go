@@ -25,7 +25,7 @@ import (
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/yaml"
 
-	"github.com/stencil-dev/stencil/internal/cli"
+	clicontroller "github.com/stencil-dev/stencil/internal/cli/controller"
 	"github.com/stencil-dev/stencil/internal/testenv"
 )
 
@@ -40,7 +40,7 @@ func TestMetricsNeedAnAuthorizedToken(t *testing.T) {
 	port := testenv.FreePort(t)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Metrics: cli.MetricsServer(addr, true, false), HealthProbeBindAddress: "0",
+		Metrics: clicontroller.MetricsServer(addr, true, false), HealthProbeBindAddress: "0",
 		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/cli/flags"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/templates"
 )
@@ -27,9 +28,9 @@ type planFlags struct {
 	file    string
 	bundle  string
 	offline bool
-	render  renderFlags
+	render  flags.Render
 	// values and name make render's own Composition, without -f.
-	values valuesFlags
+	values flags.Values
 	name   string
 }
 
@@ -39,7 +40,7 @@ func (f *planFlags) add(cmd *cobra.Command, offline bool) {
 	if offline {
 		cmd.Flags().BoolVar(&f.offline, "offline", false, "do not contact a cluster (needs --bundle; only built-in kinds and CRDs in the bundle)")
 	}
-	f.render.add(cmd.Flags())
+	f.render.Add(cmd.Flags())
 }
 
 func newRenderCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
@@ -70,7 +71,7 @@ the plan the controller would apply for a Composition with those values.`,
 		},
 	}
 	f.add(cmd, true)
-	f.values.add(cmd.Flags(), true)
+	f.values.Add(cmd.Flags(), true)
 	cmd.Flags().StringVar(&f.name, "name", "release-name", "without -f: the name of the Composition render makes (.Release.Name)")
 	return cmd
 }
@@ -104,7 +105,7 @@ func runRender(ctx context.Context, kube *genericclioptions.ConfigFlags, f *plan
 	if err != nil {
 		return err
 	}
-	pool, err := f.render.pool()
+	pool, err := f.render.Pool()
 	if err != nil {
 		return err
 	}
@@ -129,7 +130,7 @@ func runRender(ctx context.Context, kube *genericclioptions.ConfigFlags, f *plan
 // one Composition the values flags and --name make, of the --bundle.
 func (f *planFlags) parents(stdin io.Reader, namespace string) ([]document, error) {
 	switch {
-	case f.file != "" && f.values.given():
+	case f.file != "" && f.values.Given():
 		return nil, fmt.Errorf("--values, --set and --set-string make a Composition of their own: give them without -f (a -f file's parents carry their own values)")
 	case f.file != "":
 		return readParents(f.file, stdin, namespace)
@@ -140,7 +141,7 @@ func (f *planFlags) parents(stdin io.Reader, namespace string) ([]document, erro
 	if err != nil {
 		return nil, err
 	}
-	values, err := f.values.merged()
+	values, err := f.values.Merged()
 	if err != nil {
 		return nil, err
 	}

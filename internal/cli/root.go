@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/stencil-dev/stencil/internal/cli/controller"
 )
 
 // ExitError carries a process exit code other than 1 (stencil diff exits 1
@@ -57,7 +59,7 @@ longer rendered and reports status from the members' readiness.`,
 	root.SetIn(stdin)
 	root.AddCommand(
 		newVersionCommand(version),
-		newControllerCommand(kube, version),
+		controller.NewCommand(kube, version),
 		newRenderCommand(kube),
 		newDiffCommand(kube),
 		newBundleCommand(kube),

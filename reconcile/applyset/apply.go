@@ -16,10 +16,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/openapi"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset/nochange"
 )
 
 // FieldManager is the one field manager stencil applies with. It never
@@ -93,6 +95,17 @@ type Applier struct {
 	Schemas *Schemas
 }
 
+// Schemas type members for the local apply that skips writes changing
+// nothing: the no-change decision of package nochange.
+type Schemas = nochange.Schemas
+
+// NewSchemas returns the Schemas deciding stencil's applies (as
+// FieldManager), typing custom kinds from cluster's OpenAPI v3 (nil:
+// built-in kinds only).
+func NewSchemas(cluster openapi.Client) (*Schemas, error) {
+	return nochange.NewSchemas(cluster, FieldManager)
+}
+
 // ApplyStage applies the objects of one stage concurrently, at most
 // a.concurrency at a time, and returns one result per object, in order.
 func (a *Applier) ApplyStage(ctx context.Context, objs []*unstructured.Unstructured) []ApplyResult {
@@ -149,14 +162,14 @@ func (a *Applier) Apply(ctx context.Context, desired *unstructured.Unstructured)
 		return res
 	}
 	if live.GetDeletionTimestamp() == nil {
-		d := a.Schemas.decideWrite(ctx, a.Writer, desired, live)
-		if !d.write {
+		d := a.Schemas.Decide(ctx, a.Writer, desired, live)
+		if !d.Write {
 			res.UID, res.Action, res.Live, res.Before = live.GetUID(), Unchanged, live, live.GetResourceVersion()
 			return res
 		}
-		res.Changed = d.changed
-		if len(d.changed) == 0 && d.why != "" {
-			log.FromContext(ctx).V(1).Info("applying: no local decision", "object", Ref(desired), "reason", d.why)
+		res.Changed = d.Changed
+		if len(d.Changed) == 0 && d.Why != "" {
+			log.FromContext(ctx).V(1).Info("applying: no local decision", "object", Ref(desired), "reason", d.Why)
 			res.Changed = changedFields(desired.Object, live.Object, maxChangedFields)
 		}
 	}
@@ -231,7 +244,7 @@ func (a *Applier) appliedCRD(applied *unstructured.Unstructured, action Action) 
 		return
 	}
 	if group, _, _ := unstructured.NestedString(applied.Object, "spec", "group"); group != "" {
-		a.Schemas.forgetGroup(group)
+		a.Schemas.ForgetGroup(group)
 	}
 }
 

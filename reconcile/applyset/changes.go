@@ -7,7 +7,10 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/stencil-dev/stencil/reconcile/applyset/nochange"
 )
 
 // CleanForDiff returns a copy of u without what the server keeps for
@@ -236,7 +239,7 @@ func isKind(u *unstructured.Unstructured, group, kind string) bool {
 }
 
 // maxChangedFields bounds the field paths one apply result reports.
-const maxChangedFields = 5
+const maxChangedFields = nochange.MaxChanged
 
 // changedFields lists the paths of at most max fields, sorted, that an
 // apply of desired over live changes: fields desired sets that live does
@@ -255,4 +258,42 @@ func changedFields(desired, live any, max int) []string {
 		out = out[:max]
 	}
 	return out
+}
+
+// scalarEqual reports whether two scalars of an unstructured object hold
+// the same value: numbers by value, quantities by amount. It serves
+// changedFields, which names the fields of an apply when the local apply
+// could not be computed.
+func scalarEqual(a, b any) bool {
+	if a == b {
+		return true
+	}
+	af, aok := number(a)
+	bf, bok := number(b)
+	if aok && bok {
+		return af == bf
+	}
+	as, aok := a.(string)
+	bs, bok := b.(string)
+	if aok && bok {
+		qa, errA := resource.ParseQuantity(as)
+		qb, errB := resource.ParseQuantity(bs)
+		return errA == nil && errB == nil && qa.Cmp(qb) == 0
+	}
+	return false
+}
+
+// number is a numeric scalar of an unstructured object as a float.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	case float64:
+		return n, true
+	case int32:
+		return float64(n), true
+	}
+	return 0, false
 }

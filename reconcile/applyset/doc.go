@@ -24,12 +24,13 @@
 //     meets (no read first); an existing one is read live as the writer,
 //     put to Owns, and applied over with forced ownership only when Ours
 //     or Adoptable.
-//   - uptodate.go, schemas.go, nochange.go: the no-change decision. The
-//     desired object is applied locally onto the cached live one
-//     (structured-merge-diff through managedfields, typed by the kind's
-//     schema); no request is sent when that leaves the object and its
-//     managed fields as they are. A case the server may default is settled
-//     once by a server-side dry run and remembered.
+//   - the no-change decision is package nochange (Schemas, NewSchemas
+//     here bind it to FieldManager): the desired object is applied locally
+//     onto the cached live one (structured-merge-diff through
+//     managedfields, typed by the kind's schema); no request is sent when
+//     that leaves the object and its managed fields as they are. A case
+//     the server may default is settled once by a server-side dry run and
+//     remembered.
 //   - changes.go: the changed fields of an apply, as paths (never a
 //     Secret's value); secrets.go: the one Secret masker (MaskSecretData,
 //     which `stencil diff` shares); scrub.go: API errors without the

@@ -1,14 +1,14 @@
-package applyset
+package nochange
 
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -25,7 +25,7 @@ type decision struct {
 	// field set, or when that could not be decided.
 	write bool
 	// changed names, as paths (never values), fields the apply would
-	// change, at most maxChangedFields.
+	// change, at most MaxChanged.
 	changed []string
 	// why says, when write is true and changed is empty, what made the
 	// apply necessary (for logs; never values).
@@ -81,7 +81,7 @@ func (s *Schemas) decide(ctx context.Context, desired, live *unstructured.Unstru
 		return decision{write: true, why: err.Error()}
 	}
 	live = sameVersionManagers(live, desired.GetAPIVersion())
-	applied, err := t.manager.Apply(live.DeepCopy(), applyBody(desired), FieldManager, true)
+	applied, err := t.manager.Apply(live.DeepCopy(), applyBody(desired), s.fieldManager, true)
 	if err != nil {
 		// The error may quote a value of the object: keep it out of logs.
 		return decision{write: true, why: "the local apply failed"}
@@ -116,7 +116,7 @@ func (s *Schemas) decide(ctx context.Context, desired, live *unstructured.Unstru
 	case err != nil:
 		return decision{write: true, why: "the result could not be typed"}
 	case !cmp.IsSame():
-		d := decision{write: true, changed: fieldPaths(cmp, maxChangedFields)}
+		d := decision{write: true, changed: fieldPaths(cmp, MaxChanged)}
 		// live holds all of the result and more: server defaults, maybe.
 		if sameOwners && contained(got.Object, want.Object) {
 			d.key, d.confirm = keyOf(desired, liveTyped, cmp)
@@ -196,12 +196,14 @@ func normalise(scheme *runtime.Scheme, u *unstructured.Unstructured, builtin boo
 	if err != nil {
 		return fmt.Errorf("normalise %s: %w", gvk, err)
 	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
-		return fmt.Errorf("normalise %s: %w", gvk, Scrub(err))
+	// The converter's errors may quote a value of the object: they are
+	// not passed on.
+	if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj) != nil {
+		return fmt.Errorf("normalise %s: the object does not convert to its Go type", gvk)
 	}
 	out, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
-		return fmt.Errorf("normalise %s: %w", gvk, Scrub(err))
+		return fmt.Errorf("normalise %s: the Go type does not convert back", gvk)
 	}
 	u.Object = out
 	u.SetGroupVersionKind(gvk)
@@ -275,15 +277,16 @@ func sameFieldSet(a, b *metav1.FieldsV1) bool {
 
 // compareTyped compares two objects of one kind field by field, lists and
 // maps by their schema (atomic, set, or map by key).
-// It returns from, typed, with the comparison.
+// It returns from, typed, with the comparison. The typing errors may
+// quote a value of the object: they are not passed on.
 func compareTyped(conv managedfields.TypeConverter, from, to *unstructured.Unstructured) (*smdtyped.TypedValue, *smdtyped.Comparison, error) {
 	a, err := conv.ObjectToTyped(from, smdtyped.AllowDuplicates)
 	if err != nil {
-		return nil, nil, fmt.Errorf("type the live object: %w", Scrub(err))
+		return nil, nil, errors.New("the live object does not fit its schema")
 	}
 	b, err := conv.ObjectToTyped(to, smdtyped.AllowDuplicates)
 	if err != nil {
-		return nil, nil, fmt.Errorf("type the applied object: %w", Scrub(err))
+		return nil, nil, errors.New("the applied object does not fit its schema")
 	}
 	c, err := a.Compare(b)
 	return a, c, err
@@ -390,29 +393,7 @@ func contained(a, b any) bool {
 	return ok1 && ok2 && x == y
 }
 
-// scalarEqual reports whether two scalars of an unstructured object hold
-// the same value: numbers by value, quantities by amount. It serves
-// changedFields, which names the fields of an apply when the local apply
-// could not be computed.
-func scalarEqual(a, b any) bool {
-	if a == b {
-		return true
-	}
-	af, aok := number(a)
-	bf, bok := number(b)
-	if aok && bok {
-		return af == bf
-	}
-	as, aok := a.(string)
-	bs, bok := b.(string)
-	if aok && bok {
-		qa, errA := resource.ParseQuantity(as)
-		qb, errB := resource.ParseQuantity(bs)
-		return errA == nil && errB == nil && qa.Cmp(qb) == 0
-	}
-	return false
-}
-
+// number is a numeric scalar of an unstructured object as a float.
 func number(v any) (float64, bool) {
 	switch n := v.(type) {
 	case int64:

@@ -1,4 +1,4 @@
-package cli
+package flags
 
 import (
 	"fmt"
@@ -10,11 +10,11 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// valuesFlags are the values a command takes on its command line, as
+// Values are the values a command takes on its command line, as
 // `helm template` takes them: files (--values, merged in order, later
 // files winning key by key), then --set and --set-string assignments, in
 // order.
-type valuesFlags struct {
+type Values struct {
 	files []string
 	// sets holds every --set and --set-string, in the order given.
 	sets []setFlag
@@ -29,9 +29,9 @@ type setFlag struct {
 // maxSetIndex bounds a list index in --set (a[N]=x makes N+1 items).
 const maxSetIndex = 10000
 
-// add adds --set and --set-string to fl, and --values unless the command
+// Add adds --set and --set-string to fl, and --values unless the command
 // reads its values files under another flag (lint's -f).
-func (v *valuesFlags) add(fl *pflag.FlagSet, withValues bool) {
+func (v *Values) Add(fl *pflag.FlagSet, withValues bool) {
 	if withValues {
 		fl.StringArrayVar(&v.files, "values", nil, "values file (YAML), merged over the bundle's defaults; repeatable, later files win key by key")
 	}
@@ -39,12 +39,12 @@ func (v *valuesFlags) add(fl *pflag.FlagSet, withValues bool) {
 	fl.Var(&setValue{v, false}, "set-string", "set a value as a string: a.b=007; comma-separated, repeatable")
 }
 
-// given reports whether any values flag was given.
-func (v *valuesFlags) given() bool { return len(v.files) > 0 || len(v.sets) > 0 }
+// Given reports whether any values flag was given.
+func (v *Values) Given() bool { return len(v.files) > 0 || len(v.sets) > 0 }
 
 // setValue is the pflag.Value of --set and --set-string: each use appends.
 type setValue struct {
-	v     *valuesFlags
+	v     *Values
 	typed bool
 }
 
@@ -59,10 +59,10 @@ func (s *setValue) Set(expr string) error {
 	return nil
 }
 
-// merged returns the values of the files and assignments, merged in
+// Merged returns the values of the files and assignments, merged in
 // order; nil when none was given.
-func (v *valuesFlags) merged() (map[string]any, error) {
-	if !v.given() {
+func (v *Values) Merged() (map[string]any, error) {
+	if !v.Given() {
 		return nil, nil
 	}
 	out := map[string]any{}
@@ -77,14 +77,14 @@ func (v *valuesFlags) merged() (map[string]any, error) {
 		}
 		mergeInto(out, m)
 	}
-	if err := v.apply(out); err != nil {
+	if err := v.Apply(out); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// apply applies the --set and --set-string assignments to dst, in order.
-func (v *valuesFlags) apply(dst map[string]any) error {
+// Apply applies the --set and --set-string assignments to dst, in order.
+func (v *Values) Apply(dst map[string]any) error {
 	for _, s := range v.sets {
 		if err := applySet(dst, s.expr, s.typed); err != nil {
 			return err

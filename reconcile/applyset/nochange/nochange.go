@@ -1,4 +1,4 @@
-package applyset
+package nochange
 
 import (
 	"context"
@@ -57,9 +57,9 @@ func keyOf(desired *unstructured.Unstructured, live *smdtyped.TypedValue, cmp *s
 }
 
 // unchanged reports whether the API server would store live unchanged
-// after the apply of desired by writer (d.confirm set). Any error
-// answers false.
-func (c *confirmer) unchanged(ctx context.Context, writer client.Client, desired, live *unstructured.Unstructured, key verdictKey) bool {
+// after the apply of desired by writer as fieldManager (d.confirm set).
+// Any error answers false.
+func (c *confirmer) unchanged(ctx context.Context, writer client.Client, fieldManager string, desired, live *unstructured.Unstructured, key verdictKey) bool {
 	c.mu.Lock()
 	v, hit := c.verdict[live.GetUID()]
 	c.mu.Unlock()
@@ -69,7 +69,7 @@ func (c *confirmer) unchanged(ctx context.Context, writer client.Client, desired
 	dry := applyBody(desired)
 	metrics.DryRuns.Inc()
 	if err := writer.Apply(ctx, client.ApplyConfigurationFromUnstructured(dry),
-		client.FieldOwner(FieldManager), client.ForceOwnership, client.DryRunAll); err != nil {
+		client.FieldOwner(fieldManager), client.ForceOwnership, client.DryRunAll); err != nil {
 		return false
 	}
 	if !sameStored(live, dry) {
@@ -110,7 +110,7 @@ func sameStored(a, b *unstructured.Unstructured) bool {
 // live resourceVersion it was made against and a hash of the desired
 // object. The same desired object over the same live object decides the
 // same way, so the local apply is not computed again until either
-// changes (or the schemas do: see schemas.forgetDecided).
+// changes (or the schemas do: see Schemas.ForgetGroup).
 type decided struct {
 	mu sync.Mutex
 	m  map[types.UID]decidedKey
@@ -151,21 +151,31 @@ func (d *decided) forget() {
 	d.m = nil
 }
 
-// decideWrite is the no-change decision of an apply of desired over live:
-// the local server-side apply (upToDate), settled by a server-side dry run
-// through writer when fields the server may default leave it open.
-func (s *Schemas) decideWrite(ctx context.Context, writer client.Client, desired, live *unstructured.Unstructured) decision {
-	d := s.upToDate(ctx, desired, live)
-	if d.confirm && s.confirmed.unchanged(ctx, writer, desired, live, d.key) {
-		d.write = false
-	}
-	return d
+// Decision is the no-change decision of one apply.
+type Decision struct {
+	// Write is true when the apply must be sent: it would change the
+	// object or the field manager's field set, or that could not be
+	// decided.
+	Write bool
+	// Changed names, as paths (never values), fields the apply would
+	// change, at most MaxChanged.
+	Changed []string
+	// Why says, when Write is true and Changed is empty, what made the
+	// apply necessary (for logs; never values).
+	Why string
+	// Asked is true when the local apply left the answer to the API
+	// server, which a server-side dry run settled.
+	Asked bool
 }
 
-// Decide is decideWrite for the differential tests: write reports whether
-// the apply is sent, changed the paths found changed, asked whether a dry
-// run was needed to settle it.
-func (s *Schemas) Decide(ctx context.Context, writer client.Client, desired, live *unstructured.Unstructured) (write bool, changed []string, asked bool) {
-	d := s.decideWrite(ctx, writer, desired, live)
-	return d.write, d.changed, d.confirm
+// Decide is the no-change decision of an apply of desired over live: the
+// local server-side apply (upToDate), settled by a server-side dry run
+// through writer when fields the server may default leave it open. A nil
+// Schemas always writes.
+func (s *Schemas) Decide(ctx context.Context, writer client.Client, desired, live *unstructured.Unstructured) Decision {
+	d := s.upToDate(ctx, desired, live)
+	if d.confirm && s.confirmed.unchanged(ctx, writer, s.fieldManager, desired, live, d.key) {
+		d.write = false
+	}
+	return Decision{Write: d.write, Changed: d.changed, Why: d.why, Asked: d.confirm}
 }

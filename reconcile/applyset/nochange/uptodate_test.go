@@ -1,4 +1,4 @@
-package applyset
+package nochange
 
 import (
 	"context"
@@ -53,7 +53,7 @@ func created(t testing.TB, s *Schemas, desired *unstructured.Unstructured, defau
 	empty.SetGroupVersionKind(desired.GroupVersionKind())
 	empty.SetName(desired.GetName())
 	empty.SetNamespace(desired.GetNamespace())
-	out, err := tk.manager.Apply(empty, applyBody(desired), FieldManager, true)
+	out, err := tk.manager.Apply(empty, applyBody(desired), s.fieldManager, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func otherManager(t testing.TB, u *unstructured.Unstructured, manager, fields st
 }
 
 func TestUpToDate(t *testing.T) {
-	s, err := NewSchemas(nil)
+	s, err := NewSchemas(nil, "stencil")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestUpToDate(t *testing.T) {
 // Secret that holds it as data; a changed value does not, and its path
 // names the key but not the value.
 func TestUpToDateSecret(t *testing.T) {
-	s, err := NewSchemas(nil)
+	s, err := NewSchemas(nil, "stencil")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ stringData: {password: hunter2}
 
 // TestUpToDateUndecided: a kind with no schema is written.
 func TestUpToDateUndecided(t *testing.T) {
-	s, err := NewSchemas(nil)
+	s, err := NewSchemas(nil, "stencil")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestUpToDateUndecided(t *testing.T) {
 // TestUpToDateRemembers: a "no write" decision holds while the live
 // resourceVersion and the desired object stay the same, and only then.
 func TestUpToDateRemembers(t *testing.T) {
-	s, err := NewSchemas(nil)
+	s, err := NewSchemas(nil, "stencil")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestUpToDateRemembers(t *testing.T) {
 // remembered (the live object's resourceVersion and the desired object
 // unchanged since the last decision).
 func BenchmarkUpToDate(b *testing.B) {
-	s, err := NewSchemas(nil)
+	s, err := NewSchemas(nil, "stencil")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package cli
+package controller
 
 import (
 	"flag"
@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/stencil-dev/stencil/internal/cli/flags"
 	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/admission"
@@ -31,7 +32,7 @@ type controllerFlags struct {
 	leaderElect            bool
 	leaderElectNamespace   string
 	opts                   reconcile.Options
-	render                 renderFlags
+	render                 flags.Render
 	zap                    zap.Options
 	qps                    float32
 	burst                  int
@@ -44,7 +45,10 @@ type controllerFlags struct {
 // never the namespace's "default", which every pod runs as.
 const DefaultServiceAccount = "stencil"
 
-func newControllerCommand(kube *genericclioptions.ConfigFlags, version string) *cobra.Command {
+// NewCommand returns `stencil controller`, which runs the Composition and
+// Bundle controllers (and the admission webhook) on the cluster kube
+// connects to; version is written in the ApplySet tooling annotation.
+func NewCommand(kube *genericclioptions.ConfigFlags, version string) *cobra.Command {
 	f := &controllerFlags{opts: reconcile.Options{Version: version}, zap: zap.Options{Development: true}}
 	cmd := &cobra.Command{
 		Use:   "controller",
@@ -82,7 +86,7 @@ func newControllerCommand(kube *genericclioptions.ConfigFlags, version string) *
 	fl.IntVar(&f.opts.ApplyConcurrency, "apply-concurrency", 8, "objects of one apply stage applied at once")
 	fl.Float32Var(&f.qps, "kube-api-qps", -1, "requests per second to the API server; a negative value turns client-side rate limiting off and leaves it to the server's API Priority and Fairness")
 	fl.IntVar(&f.burst, "kube-api-burst", 0, "burst of requests to the API server, with --kube-api-qps >= 0")
-	f.render.add(fl)
+	f.render.Add(fl)
 	fl.StringVar(&f.opts.Shard, "shard", "", "reconcile only the Compositions labelled "+shard.Label+"=NAME, and elect a leader among this shard's replicas only; without it, only the Compositions without that label")
 	fl.StringVar(&f.opts.DefaultServiceAccount, "default-service-account", DefaultServiceAccount,
 		"ServiceAccount, in each parent's own namespace, whose identity applies, prunes and runs the hooks of a parent that names none "+
@@ -105,7 +109,7 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	if err := shard.Validate(f.opts.Shard); err != nil {
 		return err
 	}
-	limits, err := f.render.limits()
+	limits, err := f.render.Limits()
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package applyset
+package nochange
 
 import (
 	"context"
@@ -43,8 +43,10 @@ const (
 // A field manager that cannot be built answers an error: the caller then
 // writes, since a wrong skip would leave drift.
 type Schemas struct {
-	scheme  *runtime.Scheme
-	builtin managedfields.TypeConverter
+	// fieldManager is the manager whose applies are decided.
+	fieldManager string
+	scheme       *runtime.Scheme
+	builtin      managedfields.TypeConverter
 	// cluster reads /openapi/v3; nil offline (then only built-in kinds are typed).
 	cluster openapi.Client
 	now     func() time.Time
@@ -79,20 +81,24 @@ type gvSchema struct {
 	err       error
 }
 
-// NewSchemas returns schemas reading custom kinds' schemas from cluster
-// (nil: built-in kinds only).
-func NewSchemas(cluster openapi.Client) (*Schemas, error) {
+// MaxChanged bounds the field paths a Decision names.
+const MaxChanged = 5
+
+// NewSchemas returns schemas deciding the applies of fieldManager, reading
+// custom kinds' schemas from cluster (nil: built-in kinds only).
+func NewSchemas(cluster openapi.Client, fieldManager string) (*Schemas, error) {
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
 		return nil, err
 	}
 	return &Schemas{
-		scheme:   s,
-		builtin:  applyconfigurations.NewTypeConverter(s),
-		cluster:  cluster,
-		now:      time.Now,
-		managers: map[schema.GroupVersionKind]cachedManager{},
-		custom:   map[schema.GroupVersion]*gvSchema{},
+		scheme:       s,
+		fieldManager: fieldManager,
+		builtin:      applyconfigurations.NewTypeConverter(s),
+		cluster:      cluster,
+		now:          time.Now,
+		managers:     map[schema.GroupVersionKind]cachedManager{},
+		custom:       map[schema.GroupVersion]*gvSchema{},
 	}, nil
 }
 
@@ -202,9 +208,10 @@ func (s *Schemas) customSchema(ctx context.Context, gvk schema.GroupVersionKind)
 	return c, nil
 }
 
-// forgetGroup drops the cached schemas of group: stencil just applied one
-// of its CRDs. The index is read again on the next custom kind.
-func (s *Schemas) forgetGroup(group string) {
+// ForgetGroup drops the cached schemas of group, and every remembered
+// decision: stencil just applied one of its CRDs. The index is read again
+// on the next custom kind.
+func (s *Schemas) ForgetGroup(group string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for gv := range s.custom {

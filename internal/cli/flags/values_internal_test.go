@@ -1,4 +1,4 @@
-package cli
+package flags
 
 import (
 	"os"
@@ -82,8 +82,8 @@ func TestValuesFlagsMerge(t *testing.T) {
 	if err := os.WriteFile(b, []byte("image: {tag: \"2\"}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	v := &valuesFlags{files: []string{a, b}, sets: []setFlag{{"replicas=3", true}, {"image.tag=007", false}}}
-	got, err := v.merged()
+	v := &Values{files: []string{a, b}, sets: []setFlag{{"replicas=3", true}, {"image.tag=007", false}}}
+	got, err := v.Merged()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package applyset
+package nochange
 
 import (
 	"context"
@@ -63,7 +63,7 @@ func gadgetDoc(kinds ...string) string {
 func TestSchemasCustomKinds(t *testing.T) {
 	ctx := context.Background()
 	f := &fakeOpenAPI{docs: map[string]string{"apis/diff.stencil.dev/v1": gadgetDoc("Gadget")}, hash: map[string]string{"apis/diff.stencil.dev/v1": "1"}}
-	s, err := NewSchemas(f)
+	s, err := NewSchemas(f, "stencil")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestSchemasCustomKinds(t *testing.T) {
 	if f.fetches != 3 {
 		t.Errorf("a changed hash: %d fetches, want 3", f.fetches)
 	}
-	s.forgetGroup("diff.stencil.dev")
+	s.ForgetGroup("diff.stencil.dev")
 	if _, err := s.forKind(ctx, gadget); err != nil {
 		t.Fatal(err)
 	}
