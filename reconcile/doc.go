@@ -9,7 +9,8 @@
 //
 //   - controller.go: Options, SetupWithManager, CompositionReconciler and
 //     Reconcile, the table of phases; parent.go (fetch, read and write the
-//     parent: ensureParent, widen), phases.go (apply, prune, observe,
+//     parent: ensureParent, widen; Consent, what lets its set adopt),
+//     phases.go (apply, prune, observe,
 //     suspended), kinds.go (ServeKind, the pass for a published kind's
 //     instances, and the maps from events to parents) hold its other
 //     methods.
@@ -21,8 +22,10 @@
 //     finalizer (finalize.go: deletion), reporter (status.go: the status
 //     patch, stalls).
 //   - memo.go (what a pass remembers of the last), metrics.go (phases and
-//     outcomes of passes), scheme.go, writers.go (impersonating writers),
-//     preview.go (DryRun and PruneCandidates of a plan).
+//     outcomes of passes), scheme.go, writers.go (impersonating writers,
+//     Options.EffectiveServiceAccount), outputs.go (the parent as outputs
+//     see it, Updated events), bundle.go (the parsed Bundles, with their
+//     compiled outputs), preview.go (DryRun and PruneCandidates of a plan).
 //
 // The reconciler's collaborators are fields of it, each in its package:
 // hooks (the Helm hooks runner), watch (member watches and reads), access

@@ -72,7 +72,7 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 func (r *CompositionReconciler) hookPass(s *scope, a *applyset.Applier) hooks.Pass {
 	return hooks.Pass{
 		Parent: s.comp, Status: &s.status, Objects: s.plan.Objects, BundleRevision: s.plan.BundleRevision,
-		Upgrade: s.upgrade, Applier: a, Pruner: pruning{r}.pruner(s), Reader: r.liveAs(s.writer),
+		Upgrade: s.upgrade, Applier: a, Pruner: pruning{r}.pruner(s), Reader: liveAs(s.writer, r.Client, r.APIReader),
 		Applied: func(res applyset.ApplyResult) {
 			s.results = append(s.results, res)
 			r.recordApplies(s, []applyset.ApplyResult{res})

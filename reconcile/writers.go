@@ -80,17 +80,17 @@ func ServiceAccountUser(ns, name string) string {
 // own (Options.WriteAsController and no ServiceAccount named) or nobody's
 // (no ServiceAccount at all: the parent is Stalled). The admission webhook
 // checks that the requester may use it.
-func (r *CompositionReconciler) EffectiveServiceAccount(parent applyset.Parent) (string, bool) {
-	sa := serviceAccount(parent, r.Options.DefaultServiceAccount)
+func (o Options) EffectiveServiceAccount(parent applyset.Parent) (string, bool) {
+	sa := serviceAccount(parent, o.DefaultServiceAccount)
 	return sa, sa != ""
 }
 
 // liveAs is a reader of the API server (never the cache) as writer: the
-// impersonating client itself, or the controller's live reader when
-// writer is the controller's own client.
-func (r *CompositionReconciler) liveAs(writer client.Client) client.Reader {
-	if writer == r.Client {
-		return r.APIReader
+// impersonating client itself, or live (the controller's live reader)
+// when writer is own, the controller's own client.
+func liveAs(writer, own client.Client, live client.Reader) client.Reader {
+	if writer == own {
+		return live
 	}
 	return writer
 }

@@ -124,7 +124,7 @@ func (a *accessReviewer) check(ctx context.Context, req admission.Request) *refu
 			return r
 		}
 	}
-	sa, ok := a.r.EffectiveServiceAccount(parent)
+	sa, ok := a.r.Options.EffectiveServiceAccount(parent)
 	if !ok {
 		return nil // written as the controller (the admin's choice), or Stalled by it
 	}
