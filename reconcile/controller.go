@@ -19,6 +19,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/cluster"
 	"github.com/stencil-dev/stencil/reconcile/plan"
+	"github.com/stencil-dev/stencil/reconcile/recall"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -110,13 +111,13 @@ type CompositionReconciler struct {
 	access  *access.Checker
 	// hooks runs the Helm hooks of passes.
 	hooks    *hooks.Runner
-	bundles  *bundleCache
+	bundles  *recall.Bundles
 	renderer plan.Renderer
 	// capabilities are what the cluster serves, for .Capabilities.
 	capabilities *cluster.Capabilities
 	// failedRenders keeps renders that failed, so they are not run again
 	// until an input changes.
-	failedRenders memo[*templates.RenderError]
+	failedRenders recall.Memo[*templates.RenderError]
 	writers       *writerCache
 	// readiness feeds stencil_compositions for the parents of every kind.
 	readiness *metrics.Readiness
@@ -128,17 +129,17 @@ type CompositionReconciler struct {
 	parents cache.Cache
 	// stalls keeps terminal failures, so a Composition that failed for
 	// good is not written again until its inputs change.
-	stalls memo[stall]
+	stalls recall.Memo[stall]
 	// flaps keeps the recent writes of members, to find one that flaps.
 	flaps applyset.FlapDetector
 	// schemas type members for the local apply that skips needless writes.
 	schemas *applyset.Schemas
 	// passes keeps what the last successful pass saw, so a pass that
-	// could change nothing only recomputes status (see lastPass).
-	passes memo[*lastPass]
+	// could change nothing only recomputes status (see recall.Pass).
+	passes recall.Memo[*recall.Pass]
 	// parentVersions keeps the resourceVersion of each parent as this
 	// process last wrote or read it live (see recordedParent).
-	parentVersions memo[string]
+	parentVersions recall.Memo[string]
 }
 
 // SetupWithManager registers the Composition controller and its indexes,
@@ -215,7 +216,7 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 		Scheme:    mgr.GetScheme(),
 		Recorder:  recorder,
 		Options:   opts,
-		bundles:   &bundleCache{},
+		bundles:   &recall.Bundles{},
 		renderer:  renderer,
 		access:    checker,
 		hooks:     &hooks.Runner{Live: mgr.GetAPIReader(), Client: mgr.GetClient(), Recorder: recorder},
@@ -287,8 +288,8 @@ type scope struct {
 	// renderKey identifies the inputs of the render (see renderKey).
 	renderKey string
 	// snapshot is what this pass saw before applying, kept for the next
-	// pass if this one succeeds (see lastPass).
-	snapshot *lastPass
+	// pass if this one succeeds (see recall.Pass).
+	snapshot *recall.Pass
 	// outputs are the Bundle's compiled outputs and readiness rules.
 	outputs *outputs.Set
 	// done ends the pass after the current phase, with status already set.
@@ -382,7 +383,7 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 	}
 	if (shortcut{r}).keepSnapshot(ctx, s) {
-		r.passes.put(req.NamespacedName, "", s.snapshot)
+		r.passes.Put(req.NamespacedName, "", s.snapshot)
 	}
 	return ctrl.Result{}, nil
 }
@@ -391,11 +392,11 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 // or has left this shard.
 func (r *CompositionReconciler) forget(key types.NamespacedName) {
 	r.readiness.Forget(metrics.ParentKey{Kind: r.parentGVK().GroupKind(), NamespacedName: key})
-	r.failedRenders.forget(key)
-	r.stalls.forget(key)
+	r.failedRenders.Forget(key)
+	r.stalls.Forget(key)
 	r.flaps.Forget(key)
-	r.passes.forget(key)
-	r.parentVersions.forget(key)
+	r.passes.Forget(key)
+	r.parentVersions.Forget(key)
 }
 
 // What the admission webhook renders through: the reconciler's own
@@ -404,7 +405,7 @@ func (r *CompositionReconciler) forget(key types.NamespacedName) {
 
 // LoadBundle returns b parsed, from the cache when its generation is known.
 func (r *CompositionReconciler) LoadBundle(b *v1alpha1.Bundle) (*templates.Bundle, error) {
-	return r.bundles.load(b)
+	return r.bundles.Load(b)
 }
 
 // Capabilities are what the cluster serves, for .Capabilities.
@@ -429,6 +430,6 @@ func (r *CompositionReconciler) WriterFor(parent applyset.Parent) (client.Client
 // version is the resourceVersion of the parent name as this process last
 // wrote or read it live, "" when it did neither (see recordedParent).
 func (r *CompositionReconciler) version(name types.NamespacedName) string {
-	v, _ := r.parentVersions.get(name, "")
+	v, _ := r.parentVersions.Get(name, "")
 	return v
 }

@@ -16,16 +16,15 @@
 //     methods.
 //   - The pass's collaborators, each built per pass from the reconciler
 //     (whose fields, the memos included, they read) and in the file of its
-//     verb: shortcut (shortcut.go: the unchanged-pass check, lastPass),
+//     verb: shortcut (shortcut.go: the unchanged-pass check),
 //     renderer (render.go: load and render, failed renders), preparer (prepare.go: recall a stall, watch,
 //     authorize), pruning (prune.go: pruners, the empty-render guard),
 //     finalizer (finalize.go: deletion), reporter (status.go: the status
 //     patch, stalls).
-//   - memo.go (what a pass remembers of the last), metrics.go (phases and
-//     outcomes of passes), scheme.go, writers.go (impersonating writers,
-//     Options.EffectiveServiceAccount), outputs.go (the parent as outputs
-//     see it, Updated events), bundle.go (the parsed Bundles, with their
-//     compiled outputs), preview.go (DryRun and PruneCandidates of a plan).
+//   - metrics.go (phases and outcomes of passes), scheme.go, writers.go
+//     (impersonating writers, Options.EffectiveServiceAccount), outputs.go
+//     (the parent as outputs see it, Updated events), preview.go (DryRun
+//     and PruneCandidates of a plan).
 //
 // The reconciler's collaborators are fields of it, each in its package:
 // hooks (the Helm hooks runner), watch (member watches and reads), access
@@ -38,7 +37,8 @@
 // offline mapper, metadata watches), metrics (the Prometheus collectors,
 // request counting, the readiness gauge), shard (the shard label, cache
 // options, leader election), queue (the work queue whose requests take
-// turns by namespace). Above it, wired by the controller command:
+// turns by namespace), recall (what the controller remembers between
+// passes: the memos, the last pass, the parsed Bundles). Above it, wired by the controller command:
 // published (the Bundle controller and published kinds) and admission
 // (the webhook).
 //

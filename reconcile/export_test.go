@@ -62,7 +62,7 @@ func NewStandaloneReconciler(mgr ctrl.Manager, opts Options) (*CompositionReconc
 
 // ForgetLastPass drops what the reconciler remembers of the Composition's
 // last successful pass, so its next pass is a full one.
-func (r *CompositionReconciler) ForgetLastPass(name types.NamespacedName) { r.passes.forget(name) }
+func (r *CompositionReconciler) ForgetLastPass(name types.NamespacedName) { r.passes.Forget(name) }
 
 // IndexMembers adds the member caches' part-of index to c for u's kind,
 // as the controller does when it starts watching a kind.

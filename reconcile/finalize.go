@@ -56,7 +56,7 @@ func (r finalizer) finalize(ctx context.Context, s *scope) (ctrl.Result, error) 
 	}
 	s.parent = live
 	status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonDeleting, "deleting members")
-	r.passes.forget(client.ObjectKeyFromObject(s.comp))
+	r.passes.Forget(client.ObjectKeyFromObject(s.comp))
 	if !s.comp.ParentSpec().Suspend {
 		watched := r.watchInventory(ctx, live.inventory)
 		p := pruning{r.CompositionReconciler}.pruner(s)
@@ -90,7 +90,7 @@ func (r finalizer) finalize(ctx context.Context, s *scope) (ctrl.Result, error) 
 	_, err = r.writeParent(ctx, s.comp, live, parentState{inventory: live.inventory, finalizer: false})
 	s.done = true
 	name := types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}
-	r.stalls.forget(name)
+	r.stalls.Forget(name)
 	r.flaps.Forget(name)
 	return ctrl.Result{}, err
 }

@@ -61,7 +61,7 @@ func (r *CompositionReconciler) readParent(ctx context.Context, comp applyset.Pa
 	if err != nil {
 		return parentState{}, fmt.Errorf("read %s: %w", applyset.Describe(comp), err)
 	}
-	r.parentVersions.put(client.ObjectKeyFromObject(comp), "", live.GetResourceVersion())
+	r.parentVersions.Put(client.ObjectKeyFromObject(comp), "", live.GetResourceVersion())
 	return r.stateOf(comp, live), nil
 }
 
@@ -87,7 +87,7 @@ func (r *CompositionReconciler) recordedParent(ctx context.Context, comp applyse
 	if err != nil {
 		return parentState{}, fmt.Errorf("read %s: %w", applyset.Describe(comp), err)
 	}
-	r.parentVersions.put(client.ObjectKeyFromObject(comp), "", live.GetResourceVersion())
+	r.parentVersions.Put(client.ObjectKeyFromObject(comp), "", live.GetResourceVersion())
 	adoptStatus(comp, live)
 	return r.stateOf(comp, live), nil
 }
@@ -167,7 +167,7 @@ func (r *CompositionReconciler) writeParent(ctx context.Context, comp applyset.P
 	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(applyset.FieldManager), client.ForceOwnership); err != nil {
 		return from, fmt.Errorf("write ApplySet metadata on %s: %w", applyset.Describe(comp), err)
 	}
-	r.parentVersions.put(client.ObjectKeyFromObject(comp), "", u.GetResourceVersion())
+	r.parentVersions.Put(client.ObjectKeyFromObject(comp), "", u.GetResourceVersion())
 	// What was written joins the Composition's other labels and annotations,
 	// which templates read later in this pass.
 	labels, annotations := maps.Clone(comp.GetLabels()), maps.Clone(comp.GetAnnotations())

@@ -80,7 +80,7 @@ func (r *CompositionReconciler) hookPass(s *scope, a *applyset.Applier) hooks.Pa
 		Stall: func(reason, msg string) { reporter{r}.stallTerminal(s, reason, msg) },
 		End:   func() { s.done = true },
 		Written: func(version string) {
-			r.parentVersions.put(client.ObjectKeyFromObject(s.comp), "", version)
+			r.parentVersions.Put(client.ObjectKeyFromObject(s.comp), "", version)
 		},
 	}
 }
@@ -301,7 +301,7 @@ func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Res
 // inventory, each with its kstatus.
 func (r *CompositionReconciler) suspended(ctx context.Context, s *scope) (ctrl.Result, error) {
 	s.status.ObservedGeneration = s.comp.ParentStatus().ObservedGeneration
-	r.passes.forget(client.ObjectKeyFromObject(s.comp))
+	r.passes.Forget(client.ObjectKeyFromObject(s.comp))
 	msg := fmt.Sprintf("suspended: generation %d is not applied; nothing is written while spec.suspend is true", s.comp.GetGeneration())
 	if last := s.comp.ParentStatus().ObservedGeneration; last > 0 {
 		msg = fmt.Sprintf("suspended: generation %d is not applied (generation %d was the last reconciled); nothing is written while spec.suspend is true", s.comp.GetGeneration(), last)

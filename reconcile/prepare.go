@@ -54,9 +54,9 @@ func (r preparer) recall(_ context.Context, s *scope) (ctrl.Result, error) {
 	if s.comp.ParentSpec().Suspend {
 		return ctrl.Result{}, nil
 	}
-	st, ok := r.stalls.get(name, inputKey(s.comp, s.plan.BundleRevision))
+	st, ok := r.stalls.Get(name, inputKey(s.comp, s.plan.BundleRevision))
 	if !ok || !st.expires.IsZero() && time.Now().After(st.expires) {
-		r.stalls.forget(name)
+		r.stalls.Forget(name)
 		return ctrl.Result{}, nil
 	}
 	status.SetStalled(&s.status, s.comp.GetGeneration(), st.reason, st.message)
@@ -146,7 +146,7 @@ func (r preparer) allowed(ctx context.Context, s *scope) (ctrl.Result, error) {
 	if err != nil || ok {
 		return ctrl.Result{}, err
 	}
-	r.passes.forget(client.ObjectKeyFromObject(s.comp))
+	r.passes.Forget(client.ObjectKeyFromObject(s.comp))
 	reporter{r.CompositionReconciler}.stall(s, v1alpha1.ReasonNotAllowed, fmt.Sprintf(
 		"Bundle %s may not be used in namespace %s: its spec.namespaceSelector does not select the namespace; nothing is applied or pruned",
 		bundle.Name, s.comp.GetNamespace()))

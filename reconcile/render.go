@@ -44,7 +44,7 @@ func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 		}
 		return ctrl.Result{}, fmt.Errorf("read Bundle %s: %w", s.comp.ParentSpec().Bundle, err)
 	}
-	loaded, outs, err := r.bundles.loadWithOutputs(bundle)
+	loaded, outs, err := r.bundles.LoadWithOutputs(bundle)
 	if err != nil {
 		reporter{r.CompositionReconciler}.stall(s, v1alpha1.ReasonRenderFailed, err.Error())
 		return ctrl.Result{}, nil
@@ -56,7 +56,7 @@ func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 	}
 	key := renderKey(s.comp, loaded.Revision(), in, capsRevision)
 	s.renderKey = key
-	failed, _ := r.failedRenders.get(client.ObjectKeyFromObject(s.comp), key)
+	failed, _ := r.failedRenders.Get(client.ObjectKeyFromObject(s.comp), key)
 	metrics.CacheLookup(metrics.CacheFailedRender, failed != nil)
 	if failed != nil {
 		status.SetStalled(&s.status, s.comp.GetGeneration(), renderReason(failed), failed.Error())
@@ -71,7 +71,7 @@ func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 	var refused *plan.RefusedError
 	switch {
 	case errors.As(err, &renderErr):
-		r.failedRenders.put(client.ObjectKeyFromObject(s.comp), key, renderErr)
+		r.failedRenders.Put(client.ObjectKeyFromObject(s.comp), key, renderErr)
 		reporter{r.CompositionReconciler}.stall(s, renderReason(renderErr), err.Error())
 		return ctrl.Result{}, nil
 	case errors.As(err, &refused):
@@ -80,7 +80,7 @@ func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("render Bundle %s: %w", bundle.Name, err)
 	}
-	r.failedRenders.forget(client.ObjectKeyFromObject(s.comp))
+	r.failedRenders.Forget(client.ObjectKeyFromObject(s.comp))
 	s.status.BundleRevision = s.plan.BundleRevision
 	return ctrl.Result{}, nil
 }

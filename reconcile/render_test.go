@@ -9,6 +9,7 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/plan"
+	"github.com/stencil-dev/stencil/reconcile/recall"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -37,8 +38,8 @@ func TestRenderMemo(t *testing.T) {
 	}
 	name := types.NamespacedName{Namespace: "team-a", Name: "shop"}
 	failed := &templates.RenderError{File: "templates/x.yaml", Reason: templates.ReasonTimeout, Msg: "render stopped"}
-	var m memo[*templates.RenderError]
-	m.put(name, key(base()), failed)
+	var m recall.Memo[*templates.RenderError]
+	m.Put(name, key(base()), failed)
 
 	same := map[string]func(in *inputs){
 		"nothing":         func(*inputs) {},
@@ -52,7 +53,7 @@ func TestRenderMemo(t *testing.T) {
 	for what, change := range same {
 		in := base()
 		change(in)
-		if got, _ := m.get(name, key(in)); got != failed {
+		if got, _ := m.Get(name, key(in)); got != failed {
 			t.Errorf("%s changed: got %v, want the remembered error", what, got)
 		}
 	}
@@ -68,12 +69,12 @@ func TestRenderMemo(t *testing.T) {
 	for what, change := range changes {
 		in := base()
 		change(in)
-		if got, _ := m.get(name, key(in)); got != nil {
+		if got, _ := m.Get(name, key(in)); got != nil {
 			t.Errorf("%s changed: got the remembered error, want a new render", what)
 		}
 	}
-	m.forget(name)
-	if got, _ := m.get(name, key(base())); got != nil {
+	m.Forget(name)
+	if got, _ := m.Get(name, key(base())); got != nil {
 		t.Errorf("after forget: got %v", got)
 	}
 }

@@ -2,9 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/json"
-	"maps"
 	"slices"
 
 	"github.com/stencil-dev/stencil/reconcile/hooks"
@@ -21,54 +18,8 @@ import (
 	"github.com/stencil-dev/stencil/outputs"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/plan"
+	"github.com/stencil-dev/stencil/reconcile/recall"
 )
-
-// lastPass is what the passes memo keeps, per Composition: what its last successful pass saw:
-// the inputs of its render (renderKey: the Composition's UID, generation,
-// the labels and annotations templates read, and the Bundle's revision),
-// the planned members, and every live member of the set as the cache held
-// it before that pass applied anything. When a later pass finds all of it
-// unchanged, a render and a comparison would find nothing to do: the pass
-// only recomputes the status from the members (see skipUnchanged). That is
-// what keeps a member's status change (a Deployment rolling out, a Pod
-// becoming ready) cheap.
-//
-// A member is unchanged when its resourceVersion is the one recorded, or
-// when everything but its status is (see fingerprint): a status write
-// changes the resourceVersion and nothing stencil applies. Any other
-// change of a member (drift), a member gone, or a new object carrying the
-// set's label brings the full pass. The memo is dropped when a pass does
-// not succeed, when the Composition is deleted and when its UID changes
-// (the UID is part of the key).
-//
-// What is recorded is the state the apply compared and found up to date:
-// it is read before the apply, and kept only when the pass wrote no
-// member and no member's resourceVersion moved until the pass ended (see
-// keepSnapshot). A state read before a write is the drifted one, and a
-// member returning to it must bring a full pass, not be taken for the
-// converged state.
-type lastPass struct {
-	key       string                    // renderKey of the render
-	revision  string                    // the Bundle's revision
-	inventory string                    // the recorded applyset.Inventory the render saw
-	planned   []memberKey               // the plan's objects, hooks included, in apply order
-	ordinary  []memberKey               // those that are not hooks: the members status lists
-	live      map[memberKey]memberState // every live member of the set, as listed
-	ids       []string                  // the ordinary members' ids (outputs.ID), in the order of ordinary
-	outputs   *outputs.Set              // the Bundle's outputs and readiness rules
-}
-
-// memberKey names a member.
-type memberKey struct {
-	gvk             schema.GroupVersionKind
-	namespace, name string
-}
-
-// memberState is a live member as one pass saw it.
-type memberState struct {
-	resourceVersion string
-	fingerprint     [sha256.Size]byte
-}
 
 // shortcut is the unchanged-pass check: it records what a successful
 // pass saw (snapshot, keepSnapshot) in the reconciler's passes memo and
@@ -78,45 +29,45 @@ type shortcut struct{ *CompositionReconciler }
 
 // skipUnchanged ends the pass with the status alone when the Bundle's
 // revision, the Composition's render inputs and every live member are what
-// the last successful pass saw (see lastPass): the members' kstatus is read
+// the last successful pass saw (see recall.Pass): the members' kstatus is read
 // from the cache, and nothing is rendered, compared, read from the API
 // server or written. Otherwise it forgets the last pass and the full pass
 // follows.
 func (r shortcut) skipUnchanged(ctx context.Context, s *scope) (ctrl.Result, error) {
 	name := client.ObjectKeyFromObject(s.comp)
-	last, ok := r.passes.get(name, "")
+	last, ok := r.passes.Get(name, "")
 	if !ok {
 		metrics.CacheLookup(metrics.CachePass, false)
 		return ctrl.Result{}, nil
 	}
-	r.passes.forget(name)
+	r.passes.Forget(name)
 	// The status is written against the cached parent: only when the
 	// cache holds it as stencil last wrote it (see recordedParent).
-	if !r.parentInPlace(s.comp) || r.version(name) != s.comp.GetResourceVersion() || r.inputKey(ctx, s.comp) != last.key {
+	if !r.parentInPlace(s.comp) || r.version(name) != s.comp.GetResourceVersion() || r.inputKey(ctx, s.comp) != last.Key {
 		metrics.CacheLookup(metrics.CachePass, false)
 		return ctrl.Result{}, nil
 	}
-	live, ok := r.listLive(ctx, s.comp, last.planned)
-	if !ok || !last.unchanged(live) {
+	live, ok := r.listLive(ctx, s.comp, last.Planned)
+	if !ok || !last.Unchanged(live) {
 		metrics.CacheLookup(metrics.CachePass, false)
 		return ctrl.Result{}, nil
 	}
 	metrics.CacheLookup(metrics.CachePass, true)
 	s.unchanged = true
-	members := make([]v1alpha1.MemberStatus, len(last.ordinary))
+	members := make([]v1alpha1.MemberStatus, len(last.Ordinary))
 	parent := parentObject(s.comp)
-	lives := make(map[string]map[string]any, len(last.ordinary))
-	for i, k := range last.ordinary {
-		members[i] = status.MemberOf(k.gvk, k.namespace, k.name, live[k], nil)
+	lives := make(map[string]map[string]any, len(last.Ordinary))
+	for i, k := range last.Ordinary {
+		members[i] = status.MemberOf(k.GVK, k.Namespace, k.Name, live[k], nil)
 		if obj := live[k]; obj != nil {
-			status.Judge(ctx, &members[i], last.outputs, parent, last.ids[i], obj)
-			lives[last.ids[i]] = obj.Object
+			status.Judge(ctx, &members[i], last.Outputs, parent, last.IDs[i], obj)
+			lives[last.IDs[i]] = obj.Object
 		}
 	}
-	s.status.BundleRevision = last.revision
+	s.status.BundleRevision = last.Revision
 	status.Summarize(&s.status, s.comp.GetGeneration(), members)
-	status.SetOutputs(ctx, &s.status, s.comp.GetGeneration(), last.outputs, parent, lives)
-	r.passes.put(name, "", last)
+	status.SetOutputs(ctx, &s.status, s.comp.GetGeneration(), last.Outputs, parent, lives)
+	r.passes.Put(name, "", last)
 	s.done = true
 	return ctrl.Result{}, nil
 }
@@ -139,7 +90,7 @@ func (r shortcut) inputKey(ctx context.Context, comp applyset.Parent) string {
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: comp.ParentSpec().Bundle}, bundle); err != nil {
 		return ""
 	}
-	loaded, err := r.bundles.load(bundle)
+	loaded, err := r.bundles.Load(bundle)
 	if err != nil {
 		return ""
 	}
@@ -155,11 +106,11 @@ func (r shortcut) inputKey(ctx context.Context, comp applyset.Parent) string {
 // set as the cache holds it, for the next pass's skipUnchanged. The record
 // is kept only if the pass succeeds and keepSnapshot allows it.
 func (r shortcut) snapshot(ctx context.Context, s *scope) (ctrl.Result, error) {
-	planned := make([]memberKey, len(s.plan.Objects))
-	var ordinary []memberKey
+	planned := make([]recall.MemberKey, len(s.plan.Objects))
+	var ordinary []recall.MemberKey
 	var ids []string
 	for i, o := range s.plan.Objects {
-		planned[i] = memberKey{gvk: o.GroupVersionKind(), namespace: o.GetNamespace(), name: o.GetName()}
+		planned[i] = recall.MemberKey{GVK: o.GroupVersionKind(), Namespace: o.GetNamespace(), Name: o.GetName()}
 		if !plan.IsHook(o) {
 			ordinary = append(ordinary, planned[i])
 			ids = append(ids, outputs.ID(o))
@@ -170,9 +121,9 @@ func (r shortcut) snapshot(ctx context.Context, s *scope) (ctrl.Result, error) {
 		return ctrl.Result{}, nil
 	}
 	gks, nss := s.parent.inventory.Annotations()
-	p := &lastPass{key: s.renderKey, revision: s.plan.BundleRevision, inventory: gks + ";" + nss, planned: planned, ordinary: ordinary, ids: ids, outputs: s.outputs, live: make(map[memberKey]memberState, len(live))}
+	p := &recall.Pass{Key: s.renderKey, Revision: s.plan.BundleRevision, Inventory: gks + ";" + nss, Planned: planned, Ordinary: ordinary, IDs: ids, Outputs: s.outputs, Live: make(map[recall.MemberKey]recall.MemberState, len(live))}
 	for k, u := range live {
-		p.live[k] = memberState{resourceVersion: u.GetResourceVersion(), fingerprint: fingerprint(u)}
+		p.Live[k] = recall.MemberState{ResourceVersion: u.GetResourceVersion(), Fingerprint: recall.Fingerprint(u)}
 	}
 	s.snapshot = p
 	return ctrl.Result{}, nil
@@ -196,7 +147,7 @@ func (r shortcut) keepSnapshot(ctx context.Context, s *scope) bool {
 		return false
 	}
 	gks, nss := s.parent.inventory.Annotations()
-	if gks+";"+nss != s.snapshot.inventory {
+	if gks+";"+nss != s.snapshot.Inventory {
 		return false
 	}
 	// Members of kinds the plan no longer renders are still recorded: prune
@@ -211,39 +162,14 @@ func (r shortcut) keepSnapshot(ctx context.Context, s *scope) bool {
 			return false
 		}
 	}
-	live, ok := r.listLive(ctx, s.comp, s.snapshot.planned)
-	if !ok || len(live) != len(s.snapshot.live) {
+	live, ok := r.listLive(ctx, s.comp, s.snapshot.Planned)
+	if !ok || len(live) != len(s.snapshot.Live) {
 		return false
 	}
 	for k, u := range live {
-		if seen, ok := s.snapshot.live[k]; !ok || seen.resourceVersion != u.GetResourceVersion() {
+		if seen, ok := s.snapshot.Live[k]; !ok || seen.ResourceVersion != u.GetResourceVersion() {
 			return false
 		}
-	}
-	return true
-}
-
-// unchanged reports whether the live members are those the pass saw:
-// the same objects, each at the same resourceVersion or differing only in
-// its status.
-func (p *lastPass) unchanged(live map[memberKey]*unstructured.Unstructured) bool {
-	if len(live) != len(p.live) {
-		return false
-	}
-	for k, u := range live {
-		seen, ok := p.live[k]
-		if !ok {
-			return false
-		}
-		if u.GetResourceVersion() == seen.resourceVersion {
-			continue
-		}
-		if fingerprint(u) != seen.fingerprint {
-			return false
-		}
-		// Only the status changed: remember the new version, so the
-		// next event of the same member compares versions alone.
-		p.live[k] = memberState{resourceVersion: u.GetResourceVersion(), fingerprint: seen.fingerprint}
 	}
 	return true
 }
@@ -252,19 +178,19 @@ func (p *lastPass) unchanged(live map[memberKey]*unstructured.Unstructured) bool
 // label, of the planned members' kinds, in their namespaces. ok is false
 // when a kind's watch has not synced (its members would have to be read
 // from the API server) or a list fails: the full pass handles those.
-func (r shortcut) listLive(ctx context.Context, comp applyset.Parent, planned []memberKey) (map[memberKey]*unstructured.Unstructured, bool) {
+func (r shortcut) listLive(ctx context.Context, comp applyset.Parent, planned []recall.MemberKey) (map[recall.MemberKey]*unstructured.Unstructured, bool) {
 	type kindIn struct {
 		gvk       schema.GroupVersionKind
 		namespace string
 	}
 	var lists []kindIn
 	for _, k := range planned {
-		if l := (kindIn{k.gvk, k.namespace}); !slices.Contains(lists, l) {
+		if l := (kindIn{k.GVK, k.Namespace}); !slices.Contains(lists, l) {
 			lists = append(lists, l)
 		}
 	}
 	id := applyset.ParentID(comp)
-	live := map[memberKey]*unstructured.Unstructured{}
+	live := map[recall.MemberKey]*unstructured.Unstructured{}
 	for _, l := range lists {
 		list, ok := r.watches.List(ctx, l.gvk, l.namespace, id)
 		if !ok {
@@ -272,45 +198,8 @@ func (r shortcut) listLive(ctx context.Context, comp applyset.Parent, planned []
 		}
 		for i := range list.Items {
 			u := &list.Items[i]
-			live[memberKey{gvk: l.gvk, namespace: u.GetNamespace(), name: u.GetName()}] = u
+			live[recall.MemberKey{GVK: l.gvk, Namespace: u.GetNamespace(), Name: u.GetName()}] = u
 		}
 	}
 	return live, true
-}
-
-// fingerprint hashes a member as stencil's decisions see it: everything
-// but its status, its resourceVersion, and the managedFields entries of
-// subresources (a status write) and their timestamps. Two objects with the
-// same fingerprint would be applied and pruned the same way.
-func fingerprint(u *unstructured.Unstructured) [sha256.Size]byte {
-	obj := maps.Clone(u.Object)
-	delete(obj, "status")
-	if md, ok := obj["metadata"].(map[string]any); ok {
-		md = maps.Clone(md)
-		delete(md, "resourceVersion")
-		if entries, ok := md["managedFields"].([]any); ok {
-			kept := make([]any, 0, len(entries))
-			for _, e := range entries {
-				f, ok := e.(map[string]any)
-				if !ok {
-					continue
-				}
-				if sub, _ := f["subresource"].(string); sub != "" {
-					continue
-				}
-				f = maps.Clone(f)
-				delete(f, "time")
-				kept = append(kept, f)
-			}
-			md["managedFields"] = kept
-		}
-		obj["metadata"] = md
-	}
-	data, err := json.Marshal(obj)
-	if err != nil {
-		// Unstructured content always marshals; if it did not, no two
-		// fingerprints would match and every pass would be a full one.
-		data = []byte(u.GetResourceVersion())
-	}
-	return sha256.Sum256(data)
 }

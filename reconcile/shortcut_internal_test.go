@@ -13,6 +13,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/recall"
 )
 
 func deploymentObject() *unstructured.Unstructured {
@@ -35,7 +36,7 @@ func deploymentObject() *unstructured.Unstructured {
 // the status manager's entry) keeps the fingerprint; any other change does
 // not. The object itself is never modified.
 func TestFingerprint(t *testing.T) {
-	base := fingerprint(deploymentObject())
+	base := recall.Fingerprint(deploymentObject())
 	for _, tt := range []struct {
 		name   string
 		change func(u *unstructured.Unstructured)
@@ -69,7 +70,7 @@ func TestFingerprint(t *testing.T) {
 			u := deploymentObject()
 			tt.change(u)
 			before := u.DeepCopy()
-			if got := fingerprint(u) == base; got != tt.same {
+			if got := recall.Fingerprint(u) == base; got != tt.same {
 				t.Errorf("fingerprint unchanged = %v, want %v", got, tt.same)
 			}
 			if !reflect.DeepEqual(before.Object, u.Object) {

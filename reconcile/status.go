@@ -43,7 +43,7 @@ func (r reporter) patchStatus(ctx context.Context, s *scope) error {
 	// The response is the parent after this write, every earlier write of
 	// stencil included: the cache may be trusted at its version (see
 	// recordedParent).
-	r.parentVersions.put(client.ObjectKeyFromObject(s.comp), "", s.comp.GetResourceVersion())
+	r.parentVersions.Put(client.ObjectKeyFromObject(s.comp), "", s.comp.GetResourceVersion())
 	return nil
 }
 
@@ -83,7 +83,7 @@ func (r reporter) stallTerminal(s *scope, reason, msg string) ctrl.Result {
 		st.expires = time.Now().Add(ForbiddenRecheck)
 		res.RequeueAfter = ForbiddenRecheck
 	}
-	r.stalls.put(types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}, inputKey(s.comp, s.plan.BundleRevision), st)
+	r.stalls.Put(types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}, inputKey(s.comp, s.plan.BundleRevision), st)
 	s.done = true
 	return res
 }

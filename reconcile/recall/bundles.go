@@ -1,4 +1,4 @@
-package reconcile
+package recall
 
 import (
 	"fmt"
@@ -14,19 +14,19 @@ import (
 	"github.com/stencil-dev/stencil/templates"
 )
 
-// maxCachedBundles bounds the parsed Bundles the controller keeps: the
+// MaxBundles bounds the parsed Bundles the controller keeps: the
 // Bundles its Compositions and instances render, with room to spare.
-const maxCachedBundles = 256
+const MaxBundles = 256
 
-// bundleCache keeps the last parsed generation of each Bundle, so
+// Bundles keeps the last parsed generation of each Bundle, so
 // reconciling many parents of one Bundle parses its templates once per
 // generation (a new revision comes with a new generation) in the
-// controller. It keeps at most maxCachedBundles, by name, the least
+// controller. It keeps at most MaxBundles, by name, the least
 // recently used leaving first: a deleted Bundle, or one replaced by
 // another of the same name, is not held for ever. The render workers
 // parse a Bundle too, each once per revision, and keep their own copies
 // (internal/sandbox).
-type bundleCache struct {
+type Bundles struct {
 	mu      sync.Mutex // held while parsing, so that a Bundle is parsed once
 	entries *lru.Cache // Bundle name to bundleEntry
 }
@@ -39,21 +39,21 @@ type bundleEntry struct {
 	err        error
 }
 
-// load returns the parsed bundle, from the cache when this Bundle's
+// Load returns the parsed bundle, from the cache when this Bundle's
 // generation is known. A Bundle whose outputs or readiness rules do not
 // compile fails to load, with their paths and positions.
-func (c *bundleCache) load(b *v1alpha1.Bundle) (*templates.Bundle, error) {
-	loaded, _, err := c.loadWithOutputs(b)
+func (c *Bundles) Load(b *v1alpha1.Bundle) (*templates.Bundle, error) {
+	loaded, _, err := c.LoadWithOutputs(b)
 	return loaded, err
 }
 
-// loadWithOutputs is load, with the Bundle's compiled outputs and
+// LoadWithOutputs is Load, with the Bundle's compiled outputs and
 // readiness rules.
-func (c *bundleCache) loadWithOutputs(b *v1alpha1.Bundle) (*templates.Bundle, *outputs.Set, error) {
+func (c *Bundles) LoadWithOutputs(b *v1alpha1.Bundle) (*templates.Bundle, *outputs.Set, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil {
-		c.entries = lru.New(maxCachedBundles)
+		c.entries = lru.New(MaxBundles)
 	}
 	if v, ok := c.entries.Get(b.Name); ok {
 		if e := v.(bundleEntry); e.uid == b.UID && e.generation == b.Generation {
@@ -73,8 +73,8 @@ func (c *bundleCache) loadWithOutputs(b *v1alpha1.Bundle) (*templates.Bundle, *o
 	return loaded, outs, err
 }
 
-// len is the number of Bundles kept.
-func (c *bundleCache) len() int {
+// Len is the number of Bundles kept.
+func (c *Bundles) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil {

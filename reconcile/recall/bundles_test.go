@@ -1,4 +1,4 @@
-package reconcile
+package recall
 
 import (
 	"fmt"
@@ -21,41 +21,41 @@ func testBundle(name string, uid types.UID, generation int64) *v1alpha1.Bundle {
 
 func TestBundleCache(t *testing.T) {
 	t.Run("a Bundle is parsed once per generation", func(t *testing.T) {
-		var c bundleCache
-		first, err := c.load(testBundle("a", "uid-a", 1))
+		var c Bundles
+		first, err := c.Load(testBundle("a", "uid-a", 1))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if again, _ := c.load(testBundle("a", "uid-a", 1)); again != first {
+		if again, _ := c.Load(testBundle("a", "uid-a", 1)); again != first {
 			t.Error("the same generation was parsed again")
 		}
-		if next, _ := c.load(testBundle("a", "uid-a", 2)); next == first {
+		if next, _ := c.Load(testBundle("a", "uid-a", 2)); next == first {
 			t.Error("a new generation was served from the cache")
 		}
-		if c.len() != 1 {
-			t.Errorf("%d Bundles kept, want 1", c.len())
+		if c.Len() != 1 {
+			t.Errorf("%d Bundles kept, want 1", c.Len())
 		}
 	})
 	t.Run("a Bundle replaced under its name is forgotten", func(t *testing.T) {
-		var c bundleCache
-		old, _ := c.load(testBundle("a", "uid-old", 1))
-		if got, _ := c.load(testBundle("a", "uid-new", 1)); got == old {
+		var c Bundles
+		old, _ := c.Load(testBundle("a", "uid-old", 1))
+		if got, _ := c.Load(testBundle("a", "uid-new", 1)); got == old {
 			t.Error("the deleted Bundle's parse served its successor")
 		}
-		if c.len() != 1 {
-			t.Errorf("%d Bundles kept, want 1", c.len())
+		if c.Len() != 1 {
+			t.Errorf("%d Bundles kept, want 1", c.Len())
 		}
 	})
 	t.Run("Bundles kept are bounded", func(t *testing.T) {
-		var c bundleCache
-		for i := range maxCachedBundles + 10 {
+		var c Bundles
+		for i := range MaxBundles + 10 {
 			name := fmt.Sprintf("b%d", i)
-			if _, err := c.load(testBundle(name, types.UID(name), 1)); err != nil {
+			if _, err := c.Load(testBundle(name, types.UID(name), 1)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if c.len() != maxCachedBundles {
-			t.Errorf("%d Bundles kept, want %d", c.len(), maxCachedBundles)
+		if c.Len() != MaxBundles {
+			t.Errorf("%d Bundles kept, want %d", c.Len(), MaxBundles)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package reconcile
+package recall
 
 import (
 	"sync"
@@ -6,13 +6,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// memo keeps, for this process, one value per parent under a key: what a
+// Memo keeps, for this process, one value per parent under a key: what a
 // pass remembers of the last one (the version stencil last wrote, the last
 // successful pass, a render known to fail, a terminal stall). A value is
 // found only under the key it was put with, so a change of the inputs the
-// key names forgets it; forget drops a parent that is gone or has left
-// this shard. Safe for concurrent passes. The zero memo is ready.
-type memo[V any] struct {
+// key names forgets it; Forget drops a parent that is gone or has left
+// this shard. Safe for concurrent passes. The zero Memo is ready.
+type Memo[V any] struct {
 	mu      sync.Mutex
 	entries map[types.NamespacedName]memoEntry[V]
 }
@@ -22,8 +22,8 @@ type memoEntry[V any] struct {
 	value V
 }
 
-// get returns the value put for name under key.
-func (m *memo[V]) get(name types.NamespacedName, key string) (V, bool) {
+// Get returns the value put for name under key.
+func (m *Memo[V]) Get(name types.NamespacedName, key string) (V, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.entries[name]
@@ -34,8 +34,8 @@ func (m *memo[V]) get(name types.NamespacedName, key string) (V, bool) {
 	return e.value, true
 }
 
-// put keeps v for name under key, in place of what name had.
-func (m *memo[V]) put(name types.NamespacedName, key string, v V) {
+// Put keeps v for name under key, in place of what name had.
+func (m *Memo[V]) Put(name types.NamespacedName, key string, v V) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.entries == nil {
@@ -44,8 +44,8 @@ func (m *memo[V]) put(name types.NamespacedName, key string, v V) {
 	m.entries[name] = memoEntry[V]{key: key, value: v}
 }
 
-// forget drops what is kept for name.
-func (m *memo[V]) forget(name types.NamespacedName) {
+// Forget drops what is kept for name.
+func (m *Memo[V]) Forget(name types.NamespacedName) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.entries, name)
