@@ -83,3 +83,39 @@ func TestDuplicateOncePlaced(t *testing.T) {
 		t.Error("the ConfigMap was applied")
 	}
 }
+
+// TestDuplicateOfAClusterKindNamesTemplates: an object of a kind the
+// cluster serves cluster-scoped through a CRD, rendered with and without a
+// namespace, stalls the Composition naming both templates (the render
+// knows the kind's scope from .Capabilities), and nothing is applied.
+func TestDuplicateOfAClusterKindNamesTemplates(t *testing.T) {
+	ns := testenv.Namespace(t, k)
+	group := "dupscope" + ns + ".example.com"
+	crd := &unstructured.Unstructured{}
+	crd.SetUnstructuredContent(map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "things." + group},
+		"spec": map[string]any{
+			"group": group, "scope": "Cluster",
+			"names": map[string]any{"kind": "Thing", "plural": "things", "singular": "thing", "listKind": "ThingList"},
+			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
+		},
+	})
+	mustCreate(t, crd)
+	t.Cleanup(func() { _ = k.Delete(context.Background(), crd) })
+	thing := "apiVersion: " + group + "/v1\nkind: Thing\nmetadata:\n  name: x\n"
+	b := bundle(t, "dupscope-"+ns, map[string]string{
+		"templates/a.yaml": thing,
+		"templates/b.yaml": thing + "  namespace: " + ns + "\n",
+	})
+	mustCreate(t, composition(ns, "dup", b.Name, ""))
+	eventually(t, "a stall naming both templates", func() (bool, error) {
+		got := &v1alpha1.Composition{}
+		if err := k.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "dup"}, got); err != nil {
+			return false, err
+		}
+		msg := condMessage(got, v1alpha1.ConditionStalled)
+		return strings.Contains(msg, "rendered twice") && strings.Contains(msg, "templates/a.yaml") && strings.Contains(msg, "templates/b.yaml"), fmt.Errorf("Stalled: %q", msg)
+	})
+}

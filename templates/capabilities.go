@@ -20,6 +20,10 @@ type BuiltinResource = kubeapi.BuiltinResource
 // and each group's versions in its order of preference.
 func BuiltinResources() []BuiltinResource { return kubeapi.BuiltinResources() }
 
+// BuiltinClusterScoped reports whether group/kind is a built-in kind
+// served cluster-scoped.
+func BuiltinClusterScoped(group, kind string) bool { return kubeapi.ClusterScoped(group, kind) }
+
 // KubeVersion is .Capabilities.KubeVersion.
 type KubeVersion struct {
 	// Version is the full version, such as v1.36.0.
@@ -46,6 +50,12 @@ type Capabilities struct {
 	KubeVersion KubeVersion
 	// APIVersions are the served group/versions and group/version/kinds.
 	APIVersions VersionSet
+	// ClusterScopedKinds, stencil's own, lists as group/Kind ("/Kind" for
+	// the core group) the kinds the cluster serves cluster-scoped beyond
+	// the built-in ones (those of CRDs and aggregated APIs), so that a
+	// render placing one of them twice (once with a namespace, once
+	// without) names both templates, as it does for built-in kinds.
+	ClusterScopedKinds []string `json:",omitempty"`
 }
 
 // DefaultCapabilities is what templates see without a cluster: Kubernetes

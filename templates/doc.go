@@ -59,7 +59,9 @@
 //     calls, nesting, output bytes, function bytes, objects, object size),
 //     and stops at its context's deadline naming the line it was executing.
 //   - Rendered output is valid UTF-8, strictly parsed YAML, and no object
-//     is rendered twice (both templates are named when one is).
+//     is rendered twice (both templates are named, for built-in kinds,
+//     the cluster's cluster-scoped kinds in .Capabilities and those a CRD
+//     of the render declares).
 //   - A Bundle is parsed and instrumented once per revision by each process
 //     that renders it; a render executes a set bound to its own guard.
 package templates

@@ -38,5 +38,5 @@ func (b *Bundle) kustomize(outputs map[string]string) ([]*unstructured.Unstructu
 	for i := range sources {
 		sources[i] = source{file: KustomizationFile}
 	}
-	return objs, checkObjects(objs, sources, "")
+	return objs, checkObjects(objs, sources, "", nil)
 }

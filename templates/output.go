@@ -216,7 +216,7 @@ func splitDocuments(out string) []document {
 
 // parseOutputs parses the output of each emitted template (in order)
 // and checks the objects as a whole (checkObjects).
-func parseOutputs(units []unit, outputs map[string]string, namespace string) ([]*unstructured.Unstructured, error) {
+func parseOutputs(units []unit, outputs map[string]string, namespace string, clusterScoped map[string]bool) ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
 	var sources []source
 	for _, u := range units {
@@ -229,7 +229,7 @@ func parseOutputs(units []unit, outputs map[string]string, namespace string) ([]
 			sources = append(sources, source{file: u.file, line: l})
 		}
 	}
-	return objs, checkObjects(objs, sources, namespace)
+	return objs, checkObjects(objs, sources, namespace, clusterScoped)
 }
 
 // source is where an object was rendered: a template and the line of
@@ -252,10 +252,18 @@ func (s source) String() string {
 // catches the rest: kinds whose scope only the cluster knows. The objects of a
 // template were measured as they were parsed (parseDocuments,
 // appendObjects): only kustomize's are measured here.
-func checkObjects(objs []*unstructured.Unstructured, sources []source, namespace string) error {
+//
+// A kind is cluster-scoped when it is a built-in one, one of
+// clusterScoped (group/Kind: what the cluster serves cluster-scoped, from
+// .Capabilities), or one a CustomResourceDefinition of this render
+// declares Cluster: the duplicate is named here, with both templates.
+// (Which CRD is believed for a kind's scope when they disagree is the
+// plan's to decide; here a rendered CRD only finds more duplicates.)
+func checkObjects(objs []*unstructured.Unstructured, sources []source, namespace string, clusterScoped map[string]bool) error {
 	if len(objs) > MaxObjects {
 		return &RenderError{Reason: ReasonTooLarge, Msg: fmt.Sprintf("render produced %d objects, more than %d (MaxObjects)", len(objs), MaxObjects)}
 	}
+	rendered := renderedClusterKinds(objs)
 	seen := map[string]int{}
 	for i, o := range objs {
 		gvk := o.GroupVersionKind()
@@ -266,7 +274,7 @@ func checkObjects(objs []*unstructured.Unstructured, sources []source, namespace
 		}
 		ns := o.GetNamespace()
 		switch {
-		case kubeapi.ClusterScoped(gvk.Group, gvk.Kind):
+		case kubeapi.ClusterScoped(gvk.Group, gvk.Kind), clusterScoped[gvk.Group+"/"+gvk.Kind], rendered[gvk.Group+"/"+gvk.Kind]:
 			ns = "" // placed without one
 		case ns == "":
 			ns = namespace // where a namespaced object is placed (or a cluster-scoped one, without one either way)
@@ -287,4 +295,25 @@ func checkObjects(objs []*unstructured.Unstructured, sources []source, namespace
 		seen[key] = i
 	}
 	return nil
+}
+
+// renderedClusterKinds is the set (group/Kind) of the kinds the
+// CustomResourceDefinitions among objs declare cluster-scoped.
+func renderedClusterKinds(objs []*unstructured.Unstructured) map[string]bool {
+	var out map[string]bool
+	for _, o := range objs {
+		if o.GetKind() != "CustomResourceDefinition" || o.GroupVersionKind().Group != "apiextensions.k8s.io" {
+			continue
+		}
+		scope, _, _ := unstructured.NestedString(o.Object, "spec", "scope")
+		group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
+		if scope == "Cluster" && kind != "" {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[group+"/"+kind] = true
+		}
+	}
+	return out
 }

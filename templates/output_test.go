@@ -80,7 +80,7 @@ func TestDuplicateObjectsNameBothTemplates(t *testing.T) {
 			for i, n := range names {
 				units[i] = unit{file: n, key: n}
 			}
-			_, err := parseOutputs(units, tt.outputs, "shop")
+			_, err := parseOutputs(units, tt.outputs, "shop", nil)
 			got := ""
 			if err != nil {
 				if _, ok := err.(*RenderError); !ok {

@@ -83,7 +83,19 @@ func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Un
 		in.Progress.setFile(KustomizationFile)
 		return b.kustomize(outputs)
 	}
-	return parseOutputs(units, outputs, in.Composition.Namespace)
+	return parseOutputs(units, outputs, in.Composition.Namespace, clusterKinds(in.Capabilities))
+}
+
+// clusterKinds is the set of caps.ClusterScopedKinds.
+func clusterKinds(caps *Capabilities) map[string]bool {
+	if caps == nil || len(caps.ClusterScopedKinds) == 0 {
+		return nil
+	}
+	out := make(map[string]bool, len(caps.ClusterScopedKinds))
+	for _, k := range caps.ClusterScopedKinds {
+		out[k] = true
+	}
+	return out
 }
 
 // execute runs the root's templates in path order (no subchart: tests

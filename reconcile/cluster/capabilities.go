@@ -60,9 +60,16 @@ func DiscoverCapabilities(ctx context.Context, dc discovery.DiscoveryInterfaceWi
 		}
 	}
 	for _, l := range lists {
+		group := ""
+		if gv, err := schema.ParseGroupVersion(l.GroupVersion); err == nil {
+			group = gv.Group
+		}
 		for _, r := range l.APIResources {
 			if !strings.Contains(r.Name, "/") && r.Kind != "" {
 				caps.APIVersions = append(caps.APIVersions, l.GroupVersion+"/"+r.Kind)
+				if !r.Namespaced && !templates.BuiltinClusterScoped(group, r.Kind) {
+					caps.ClusterScopedKinds = append(caps.ClusterScopedKinds, group+"/"+r.Kind)
+				}
 			}
 		}
 	}
@@ -77,6 +84,8 @@ func DiscoverCapabilities(ctx context.Context, dc discovery.DiscoveryInterfaceWi
 func normalizeCapabilities(caps *templates.Capabilities) *templates.Capabilities {
 	slices.Sort(caps.APIVersions)
 	caps.APIVersions = slices.Clip(slices.Compact(caps.APIVersions))
+	slices.Sort(caps.ClusterScopedKinds)
+	caps.ClusterScopedKinds = slices.Clip(slices.Compact(caps.ClusterScopedKinds))
 	return caps
 }
 
@@ -85,7 +94,7 @@ func normalizeCapabilities(caps *templates.Capabilities) *templates.Capabilities
 func capabilitiesRevision(caps *templates.Capabilities) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", caps.KubeVersion.Version, caps.KubeVersion.Major, caps.KubeVersion.Minor)
-	for _, v := range caps.APIVersions {
+	for _, v := range append(slices.Clone([]string(caps.APIVersions)), caps.ClusterScopedKinds...) {
 		h.Write([]byte(v))
 		h.Write([]byte{0})
 	}

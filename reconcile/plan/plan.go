@@ -195,8 +195,10 @@ func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.
 		// Composition's namespace, one names none; or two namespaces, of
 		// a kind the cluster serves cluster-scoped) are one object:
 		// applied twice, they would flip between two versions on every
-		// pass. The render caught those of built-in kinds, naming both
-		// templates; these are of kinds only the cluster knows.
+		// pass. The render caught those of kinds whose scope it knew
+		// (built in, in .Capabilities.ClusterScopedKinds, or declared by a
+		// CRD of the render), naming both templates; these are of kinds
+		// whose scope it did not know (capabilities that lag the cluster).
 		key := ObjectKey(u)
 		if first, ok := placed[key]; ok {
 			return nil, duplicate(u, first, rendered)
