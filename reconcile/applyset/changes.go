@@ -268,8 +268,8 @@ func scalarEqual(a, b any) bool {
 	if a == b {
 		return true
 	}
-	af, aok := number(a)
-	bf, bok := number(b)
+	af, aok := nochange.Number(a)
+	bf, bok := nochange.Number(b)
 	if aok && bok {
 		return af == bf
 	}
@@ -281,19 +281,4 @@ func scalarEqual(a, b any) bool {
 		return errA == nil && errB == nil && qa.Cmp(qb) == 0
 	}
 	return false
-}
-
-// number is a numeric scalar of an unstructured object as a float.
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return float64(n), true
-	case int:
-		return float64(n), true
-	case float64:
-		return n, true
-	case int32:
-		return float64(n), true
-	}
-	return 0, false
 }

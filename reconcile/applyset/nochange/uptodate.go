@@ -388,13 +388,13 @@ func contained(a, b any) bool {
 	if a == b {
 		return true
 	}
-	x, ok1 := number(a)
-	y, ok2 := number(b)
+	x, ok1 := Number(a)
+	y, ok2 := Number(b)
 	return ok1 && ok2 && x == y
 }
 
-// number is a numeric scalar of an unstructured object as a float.
-func number(v any) (float64, bool) {
+// Number is a numeric scalar of an unstructured object as a float.
+func Number(v any) (float64, bool) {
 	switch n := v.(type) {
 	case int64:
 		return float64(n), true
