@@ -203,6 +203,7 @@ type InstanceDefaults struct {
 	// instance impersonate that ServiceAccount of the instance's namespace.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 
 	// suspend stops every write for the instances while true; status is

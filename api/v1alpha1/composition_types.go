@@ -43,6 +43,7 @@ type CompositionSpec struct {
 	// create pods in the namespace): the admission webhook checks.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 
 	// suspend stops every write (apply, prune, delete) for this Composition

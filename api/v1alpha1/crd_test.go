@@ -178,6 +178,9 @@ func TestSchemaRejectsInvalid(t *testing.T) {
 		{"values a list", composition(map[string]any{"bundle": "b", "values": []any{1}}), "spec.values: Invalid value"},
 		{"prune not a bool", composition(map[string]any{"bundle": "b", "prune": "yes"}), "spec.prune: Invalid value"},
 		{"bundle not a string", composition(map[string]any{"bundle": 7}), "spec.bundle: Invalid value"},
+		// A ServiceAccount name is a DNS subdomain: "a:b" would make the
+		// user system:serviceaccount:<ns>:a:b, which is no ServiceAccount's.
+		{"serviceAccountName with a colon", composition(map[string]any{"bundle": "b", "serviceAccountName": "a:b"}), "spec.serviceAccountName: Invalid value"},
 		// Bundle
 		{"bundle without files", bundle(map[string]any{}), "spec.files: Required value"},
 		{"bundle with no file", bundle(map[string]any{"files": map[string]any{}}), "spec.files: Invalid value"},
