@@ -82,9 +82,14 @@ type Bundle struct {
 	schema     *schema.OpenAPI    // spec.schema (OpenAPI v3)
 	jsonSchema *jsonschema.Schema // values.schema.json
 	chart      map[string]any
-	files      Files      // .Files
-	tmpl       *execSet   // every template and helper, each under its file name, instrumented
-	bound      *sync.Pool // *boundSet: clones of tmpl bound to a render's functions, reused
+	files      Files // .Files
+	// parsed is the parsed set of the subcharts enabled by the
+	// defaults (parsedSets).
+	parsed *parsedSet
+	// variants are the parsed sets of other sets of enabled subcharts,
+	// by key, made when a render first needs one (at most maxVariants).
+	variantsMu sync.Mutex
+	variants   map[string]*parsedSet
 	lastValues atomic.Pointer[mergedValues]
 	emitted    []string // templates/**/*.yaml, sorted
 	// sources are the files, chart archives unpacked (chart_archive.go);
@@ -214,15 +219,98 @@ func newBundle(name string, spec v1alpha1.BundleSpec) (*Bundle, error) {
 	if err := b.loadCharts(); err != nil {
 		return nil, err
 	}
-	if err := b.parse(); err != nil {
+	for p := range spec.Files {
+		if chart.IsTemplate(p) {
+			b.emitted = append(b.emitted, p)
+		}
+	}
+	sort.Strings(b.emitted)
+	if err := b.parseDefault(); err != nil {
 		return nil, err
 	}
 	return b, nil
 }
 
-// parse parses every template and helper under its own file name, so
-// errors keep their file and line.
-func (b *Bundle) parse() error {
+// parsedSet is the root's templates and helpers and those of one set of
+// enabled subcharts, parsed.
+type parsedSet struct {
+	key   string     // enabledKey of the subcharts parsed
+	tmpl  *execSet   // every template and helper, each under its file name, instrumented
+	bound *sync.Pool // *boundSet: clones of tmpl bound to a render's functions, reused
+}
+
+// maxVariants bounds the parsed sets a Bundle keeps besides its
+// defaults': past it, one is dropped.
+const maxVariants = 8
+
+// enabledKey names the set of charts in enabled (nil: the root alone).
+func enabledKey(enabled *chart.Instance) string {
+	var dirs []string
+	var walk func(in *chart.Instance)
+	walk = func(in *chart.Instance) {
+		for _, ch := range in.Children {
+			dirs = append(dirs, ch.Chart.Dir)
+			walk(ch)
+		}
+	}
+	if enabled != nil {
+		walk(enabled)
+	}
+	slices.Sort(dirs)
+	return strings.Join(slices.Compact(dirs), "\x00")
+}
+
+// parseDefault parses the root's files and those of the subcharts the
+// defaults enable. Subcharts are parsed only when enabled, as in Helm
+// (which removes a disabled one from the chart before parsing): a
+// render enabling others parses its own set (parsedFor). When the
+// defaults do not resolve, the root alone is parsed here and the render
+// reports the values' error.
+func (b *Bundle) parseDefault() error {
+	var enabled *chart.Instance
+	if b.root != nil && len(b.root.Children) > 0 {
+		enabled, _ = chart.Resolve(b.root, b.defaults, map[string]any{})
+	}
+	ps, err := b.parse(enabled)
+	if err != nil {
+		return err
+	}
+	b.parsed = ps
+	return nil
+}
+
+// parsedFor returns the parsed set for the enabled subcharts, parsing
+// it the first time.
+func (b *Bundle) parsedFor(enabled *chart.Instance) (*parsedSet, error) {
+	key := enabledKey(enabled)
+	if key == b.parsed.key {
+		return b.parsed, nil
+	}
+	b.variantsMu.Lock()
+	defer b.variantsMu.Unlock()
+	if ps := b.variants[key]; ps != nil {
+		return ps, nil
+	}
+	ps, err := b.parse(enabled)
+	if err != nil {
+		return nil, err
+	}
+	if b.variants == nil {
+		b.variants = map[string]*parsedSet{}
+	}
+	for k := range b.variants {
+		if len(b.variants) < maxVariants {
+			break
+		}
+		delete(b.variants, k)
+	}
+	b.variants[key] = ps
+	return ps, nil
+}
+
+// parse parses every template and helper of the root and of the enabled
+// subcharts under its own file name, so errors keep their file and line.
+func (b *Bundle) parse(enabled *chart.Instance) (*parsedSet, error) {
 	var names []string
 	for p := range b.spec.Files {
 		if chart.IsTemplate(p) || chart.IsHelper(p) {
@@ -231,28 +319,25 @@ func (b *Bundle) parse() error {
 	}
 	sort.Strings(names)
 	// The subcharts' first: the root's defines replace theirs.
-	names = append(chart.Templates(b.root, b.sources), names...)
+	names = append(chart.Templates(enabled, b.sources), names...)
 	// The set is parsed with the functions of a first boundSet, which the
 	// first render takes: a cold render binds them once.
 	first := newBoundSetOf(nil)
 	t := template.New(b.name).Option("missingkey=zero").Funcs(funcMap(first.st, first.g, b.spec.AllowNondeterministic))
 	for _, p := range names {
 		if _, err := t.New(p).Parse(b.sources[p]); err != nil {
-			return templateError(p, err)
-		}
-		if chart.IsTemplate(p) {
-			b.emitted = append(b.emitted, p)
+			return nil, templateError(p, err)
 		}
 	}
-	b.tmpl = &execSet{t: t, infos: map[*parse.Tree]treeInfo{}}
-	if err := b.instrument(); err != nil {
-		return err
+	ps := &parsedSet{key: enabledKey(enabled), tmpl: &execSet{t: t, infos: map[*parse.Tree]treeInfo{}}}
+	if err := b.instrument(ps.tmpl); err != nil {
+		return nil, err
 	}
-	first.set = b.tmpl
-	t.Funcs(pointFuncs(first.st, first.g, b.tmpl.points, 0))
-	b.bound = &sync.Pool{}
-	b.bound.Put(first)
-	return nil
+	first.set = ps.tmpl
+	t.Funcs(pointFuncs(first.st, first.g, ps.tmpl.points, 0))
+	ps.bound = &sync.Pool{}
+	ps.bound.Put(first)
+	return ps, nil
 }
 
 // loadCharts unpacks the chart archives and reads the subcharts.
@@ -278,16 +363,16 @@ func (b *Bundle) loadCharts() error {
 
 // instrument inserts the budget's points into every parsed tree
 // (instrument.go).
-func (b *Bundle) instrument() error {
+func (b *Bundle) instrument(set *execSet) error {
 	ins := map[string]*instrumenter{}
-	for _, t := range b.tmpl.t.Templates() {
+	for _, t := range set.t.Templates() {
 		tree := t.Tree
-		if _, ok := b.tmpl.infos[tree]; ok || tree == nil {
+		if _, ok := set.infos[tree]; ok || tree == nil {
 			continue
 		}
 		in := ins[tree.ParseName]
 		if in == nil {
-			in = newFileInstrumenter(b.tmpl, tree.ParseName, b.sources[tree.ParseName])
+			in = newFileInstrumenter(set, tree.ParseName, b.sources[tree.ParseName])
 			ins[tree.ParseName] = in
 		}
 		if err := in.tree(tree); err != nil {

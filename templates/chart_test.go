@@ -3,6 +3,8 @@ package templates_test
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,6 +51,8 @@ func TestChartDependencies(t *testing.T) {
 		{"parent", "parent-cond.values.yaml", "parent-cond.helm.yaml"},       // a condition wins over a false tag
 		{"two", "two-empty.values.yaml", "two-empty.helm.yaml"},              // b off, a condition that is no boolean
 		{"two", "two-b.values.yaml", "two-b.helm.yaml"},                      // b on, from the root's values
+		{"disabled", "disabled.values.yaml", "disabled.helm.yaml"},           // disabled subcharts' files unparsed, their defines absent
+		{"disabled", "disabled-aoff.values.yaml", "disabled-aoff.helm.yaml"}, // aoff on: its defines replace base's and the root's empty one
 	} {
 		t.Run(tt.values, func(t *testing.T) {
 			b, err := templates.Load(os.DirFS(filepath.Join("testdata", "charts", tt.chart)), templates.LoadOptions{Name: tt.chart})
@@ -290,5 +295,60 @@ func TestChartTreeBound(t *testing.T) {
 	var re *templates.RenderError
 	if !errors.As(err, &re) || re.Reason != templates.ReasonTooLarge || !strings.Contains(re.Msg, "MaxCharts") {
 		t.Fatalf("err = %v, want ReasonTooLarge naming MaxCharts", err)
+	}
+}
+
+// TestChartDisabledSubchartUnparsed: a disabled subchart's files are
+// never parsed, as Helm removes it before parsing (testdata/charts/
+// disabled): its defines do not replace an enabled chart's, and a
+// helper that does not parse fails only a render that enables it, at
+// its file and line (Helm: parse error at
+// (disabled/charts/broken/templates/_helpers.tpl:1): missing value for if).
+func TestChartDisabledSubchartUnparsed(t *testing.T) {
+	dir := filepath.Join("testdata", "charts", "disabled")
+	fsys := fstest.MapFS{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		fsys[filepath.ToSlash(rel)] = &fstest.MapFile{Data: data}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without the broken helper, the defines alone.
+	ok := maps.Clone(fsys)
+	ok["charts/broken/templates/_helpers.tpl"] = &fstest.MapFile{Data: []byte(`{{ define "broken.name" }}{{ end }}`)}
+	b, err := templates.Load(ok, templates.LoadOptions{Name: "disabled"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := templates.Render(b, templates.Input{Composition: templates.CompositionInfo{Name: "rel", Namespace: "ns"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if o.GetName() == "rel-root" {
+			data, _, _ := unstructured.NestedStringMap(o.Object, "data")
+			if data["note"] != "" || data["shared"] != "from base" {
+				t.Errorf("root's data = %v, want note empty and shared from base (aoff's defines absent)", data)
+			}
+		}
+	}
+	// With it: no error until a render enables it.
+	b, err = templates.Load(fsys, templates.LoadOptions{Name: "disabled"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = templates.Render(b, templates.Input{Values: values(`{"tags": {"broken": true}}`), Composition: templates.CompositionInfo{Name: "rel", Namespace: "ns"}})
+	var re *templates.RenderError
+	if !errors.As(err, &re) || re.File != "charts/broken/templates/_helpers.tpl" || re.Line != 1 {
+		t.Fatalf("err = %v, want a parse error at charts/broken/templates/_helpers.tpl:1", err)
+	}
+	if _, err := templates.Render(b, templates.Input{Composition: templates.CompositionInfo{Name: "rel", Namespace: "ns"}}); err != nil {
+		t.Fatalf("a render that leaves it disabled: %v", err)
 	}
 }

@@ -74,8 +74,12 @@ func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Un
 	if err != nil {
 		return nil, err
 	}
+	ps, err := b.parsedFor(charts)
+	if err != nil {
+		return nil, err
+	}
 	units := b.units(b.data(values, in), charts)
-	outputs, err := b.executeUnits(ctx, units, in)
+	outputs, err := b.executeUnits(ctx, ps, units, in)
 	if err != nil {
 		return nil, err
 	}
@@ -101,25 +105,25 @@ func clusterKinds(caps *Capabilities) map[string]bool {
 // execute runs the root's templates in path order (no subchart: tests
 // call it), all charging one budget, and returns their outputs by name.
 func (b *Bundle) execute(ctx context.Context, data map[string]any, in Input) (map[string]string, error) {
-	return b.executeUnits(ctx, b.units(data, nil), in)
+	return b.executeUnits(ctx, b.parsed, b.units(data, nil), in)
 }
 
 // executeUnits runs units in order on a clone of the parsed set, all
 // charging one budget, and returns their outputs by key.
-func (b *Bundle) executeUnits(ctx context.Context, units []unit, in Input) (map[string]string, error) {
+func (b *Bundle) executeUnits(ctx context.Context, ps *parsedSet, units []unit, in Input) (map[string]string, error) {
 	// The functions charge this render's budgets (guard.go): they are
 	// bound on a clone of the parsed set, reused from an earlier render
 	// when one is free.
-	bs, _ := b.bound.Get().(*boundSet)
+	bs, _ := ps.bound.Get().(*boundSet)
 	if bs == nil {
 		var err error
-		if bs, err = b.newBoundSet(); err != nil {
+		if bs, err = b.newBoundSet(ps); err != nil {
 			return nil, &RenderError{Msg: err.Error(), Err: err}
 		}
 	}
 	defer func() {
 		bs.st.budget = budget{} // nothing of this render kept while the set waits
-		b.bound.Put(bs)
+		ps.bound.Put(bs)
 	}()
 	limits := in.Limits.withDefaults()
 	bs.reset(newBudget(ctx, limits, in.Progress))

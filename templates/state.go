@@ -77,7 +77,7 @@ func pointFuncs(st *renderState, g *funcs.Guard, points []point, first int) temp
 // boundSet is a clone of a bundle's parsed templates whose functions are
 // bound to one renderState and guard. Binding is most of the fixed cost
 // of a small render, so a bundle keeps the sets of finished renders in a
-// pool (Bundle.bound) and a render takes one, resetting its state and
+// pool (parsedSet.bound) and a render takes one, resetting its state and
 // guard: no two renders hold the same set, and nothing of a render but
 // those two (and tpl's clones, for the same bundle) survives it in the
 // set (functions keep no other state, and executing a template does not
@@ -91,12 +91,12 @@ type boundSet struct {
 // newBoundSet clones the bundle's parsed set and binds a funcMap of its
 // own to the clone. (The parsed set itself is the first boundSet: see
 // Bundle.parse.)
-func (b *Bundle) newBoundSet() (*boundSet, error) {
-	t, err := b.tmpl.t.Clone()
+func (b *Bundle) newBoundSet(ps *parsedSet) (*boundSet, error) {
+	t, err := ps.tmpl.t.Clone()
 	if err != nil {
 		return nil, err
 	}
-	bs := newBoundSetOf(&execSet{t: t, locs: b.tmpl.locs, points: b.tmpl.points, infos: b.tmpl.infos})
+	bs := newBoundSetOf(&execSet{t: t, locs: ps.tmpl.locs, points: ps.tmpl.points, infos: ps.tmpl.infos})
 	t.Funcs(funcMap(bs.st, bs.g, b.spec.AllowNondeterministic))
 	t.Funcs(pointFuncs(bs.st, bs.g, bs.set.points, 0))
 	return bs, nil

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/stencil-dev/stencil/outputs"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
+	"github.com/stencil-dev/stencil/templates/chart"
 )
 
 func newBundleCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
@@ -52,16 +54,39 @@ folder's .helmignore names are left out, with Helm's rules.`,
 			if hint := openAPIHint(b.Spec().Files[templates.SchemaFileJSON]); hint != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s: %s\n", templates.SchemaFileJSON, hint)
 			}
+			spec, err := packSpec(b.Spec())
+			if err != nil {
+				return err
+			}
 			obj := &v1alpha1.Bundle{
 				TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Bundle"},
 				ObjectMeta: metav1.ObjectMeta{Name: name},
-				Spec:       b.Spec(),
+				Spec:       spec,
 			}
 			return printObjects(cmd.OutOrStdout(), []*v1alpha1.Bundle{obj})
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "name of the Bundle (default: the folder's name)")
 	return cmd
+}
+
+// packSpec is a folder's spec as a Bundle object holds it: its chart
+// archives (charts/*.tgz) unpacked into charts/NAME/ files, with the
+// bounds and confinement the loader reads them with (chart.ExpandArchives),
+// since a Bundle's files are strings. A file that is not UTF-8 text
+// cannot be held in one, so it is an error naming it.
+func packSpec(spec v1alpha1.BundleSpec) (v1alpha1.BundleSpec, error) {
+	files, err := chart.ExpandArchives(spec.Files)
+	if err != nil {
+		return spec, err
+	}
+	for p, c := range files {
+		if !utf8.ValidString(c) {
+			return spec, &templates.RenderError{File: p, Msg: "is not UTF-8 text, which a Bundle object's files must be (leave it out with .helmignore)"}
+		}
+	}
+	spec.Files = files
+	return spec, nil
 }
 
 type lintFlags struct {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
@@ -328,5 +330,74 @@ func TestLintWithInstance(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("lint output:\n%s\nwant it to contain %q", out, want)
 		}
+	}
+}
+
+// TestPackChartArchives: pack writes a folder's chart archives
+// (charts/*.tgz, as `helm dependency build` leaves them) unpacked, as
+// text files under charts/NAME/, so the Bundle object renders exactly as
+// the folder does (testdata/charts/parent holds charts/cache-0.2.0.tgz,
+// enabled by parent.values.yaml's tags).
+func TestPackChartArchives(t *testing.T) {
+	dir := filepath.Join(testenv.Root(), "templates", "testdata", "charts", "parent")
+	out, errOut, code := stencil(t, "", "bundle", "pack", dir, "--name", "parent")
+	if code != 0 {
+		t.Fatalf("pack: exit %d: %s", code, errOut)
+	}
+	obj := &v1alpha1.Bundle{}
+	if err := yaml.UnmarshalStrict([]byte(out), obj); err != nil {
+		t.Fatalf("pack output is not a Bundle: %v", err)
+	}
+	if _, ok := obj.Spec.Files["charts/cache-0.2.0.tgz"]; ok {
+		t.Error("packed Bundle holds the archive charts/cache-0.2.0.tgz, want its files")
+	}
+	if obj.Spec.Files["charts/cache/Chart.yaml"] == "" {
+		t.Error("packed Bundle has no charts/cache/Chart.yaml")
+	}
+	fromObject, err := templates.LoadObject(obj)
+	if err != nil {
+		t.Fatalf("LoadObject of the packed Bundle: %v", err)
+	}
+	fromDir, err := templates.Load(os.DirFS(dir), templates.LoadOptions{Name: "parent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := os.ReadFile(filepath.Join(dir, "..", "parent.values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := yaml.YAMLToJSON(vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := templates.Input{Values: &apiextensionsv1.JSON{Raw: js}, Composition: templates.CompositionInfo{Name: "rel", Namespace: "ns"}}
+	want, err := templates.Render(fromDir, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := templates.Render(fromObject, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(want, func(o *unstructured.Unstructured) bool { return strings.Contains(o.GetName(), "cache") }) {
+		t.Fatal("the folder renders no object of the archived cache chart: the test does not exercise it")
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the packed Bundle renders differently from the folder (-folder +packed):\n%s", diff)
+	}
+}
+
+// TestPackRefusesBinaryFiles: a file that is not UTF-8 text cannot be
+// held in a Bundle object's files: pack names it rather than print a
+// Bundle whose file is mangled.
+func TestPackRefusesBinaryFiles(t *testing.T) {
+	dir := writeBundle(t, map[string]string{
+		"values.yaml":       "name: x\n",
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.name }}\n",
+		"files/logo.png":    "\x89PNG\r\n\x1a\n\xff\xfe",
+	})
+	out, errOut, code := stencil(t, "", "bundle", "pack", dir, "--name", "bin")
+	if code == 0 || !strings.Contains(errOut, "files/logo.png") || !strings.Contains(errOut, "UTF-8") {
+		t.Errorf("pack: exit %d, stderr %q (stdout %d bytes), want an error naming files/logo.png", code, errOut, len(out))
 	}
 }

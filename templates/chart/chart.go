@@ -294,31 +294,36 @@ func inChart(err error, dir string) error {
 	return err
 }
 
-// Templates returns the bundle paths of the subcharts' templates
+// Templates returns the bundle paths of the enabled subcharts' templates
 // and helpers to parse, in Helm's order: the deepest paths first, then
 // in reverse path order. A define parsed later replaces one of the same
 // name, so a parent's replaces its subcharts' (the root's files are
-// parsed after all of these).
-func Templates(root *Node, sources map[string]string) []string {
+// parsed after all of these). A disabled subchart is not in the tree
+// (Resolve), so its files are never parsed and its defines are absent,
+// as Helm removes it before parsing; nil is the root alone.
+func Templates(enabled *Instance, sources map[string]string) []string {
 	var names []string
+	if enabled == nil {
+		return nil
+	}
 	seen := map[*Node]bool{}
-	var walk func(c *Node)
-	walk = func(c *Node) {
-		for _, ch := range c.Children {
-			if seen[ch.chart] {
+	var walk func(in *Instance)
+	walk = func(in *Instance) {
+		for _, ch := range in.Children {
+			walk(ch)
+			if seen[ch.Chart] {
 				continue // an alias of a chart walked
 			}
-			seen[ch.chart] = true
-			walk(ch.chart)
+			seen[ch.Chart] = true
 			for p := range sources {
-				rel, ok := strings.CutPrefix(p, ch.chart.Dir+"/")
-				if ok && (IsHelper(rel) || IsTemplate(rel) && !ch.chart.Library) {
+				rel, ok := strings.CutPrefix(p, ch.Chart.Dir+"/")
+				if ok && (IsHelper(rel) || IsTemplate(rel) && !ch.Chart.Library) {
 					names = append(names, p)
 				}
 			}
 		}
 	}
-	walk(root)
+	walk(enabled)
 	sort.Slice(names, func(i, j int) bool {
 		di, dj := strings.Count(names[i], "/"), strings.Count(names[j], "/")
 		if di != dj {

@@ -6,7 +6,7 @@
 // them (coalescing, globals, tags, conditions, import-values) and
 // validates them (each chart's values.schema.json).
 //
-//   - chart.go: Node, LoadTree, Templates (Helm's parse order) and
+//   - chart.go: Node, LoadTree, Templates (the enabled charts' files, in Helm's parse order) and
 //     HelmNames (.Template.Name to bundle paths); IsTemplate, IsHelper.
 //   - archive.go: ExpandArchives (MaxArchiveBytes, MaxArchiveFiles).
 //   - helmignore.go: IgnoreRules, Helm's .helmignore rules.

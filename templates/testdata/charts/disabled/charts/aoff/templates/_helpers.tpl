@@ -1,0 +1,2 @@
+{{- define "shared.label" }}from aoff{{ end }}
+{{- define "disabled.note" }}from aoff{{ end }}

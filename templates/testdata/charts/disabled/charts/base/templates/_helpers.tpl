@@ -1,0 +1,1 @@
+{{- define "shared.label" }}from base{{ end }}

@@ -1,0 +1,1 @@
+{{- define "broken.name" }}{{ if }}{{ end }}

@@ -1,0 +1,2 @@
+{{- /* Empty: a subchart's define of the same name replaces it. */ -}}
+{{- define "disabled.note" }}{{- end }}
