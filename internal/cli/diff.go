@@ -44,6 +44,12 @@ version and dry-run applied as above. Each parent that would change is
 printed as a header (# team-a/shop (Composition)) and its children:
 created, changed with the changed fields (Secret values never shown),
 would be pruned, would be orphaned; -o diff prints unified diffs instead.
+For -f, after a parent's children diff prints the Bundle's status outputs
+the change would alter, computed over the dry run's would-be members
+(# Composition team-a/cm: status.outputs.phase "creating" → "ready"; an
+instance's are status.phase): a dry run leaves status as it is, so only
+outputs over spec fields move; one it cannot compute prints nothing, and
+these lines do not count for the exit status.
 A summary line ends the output: 3 Compositions: 1 change, 1 unchanged,
 1 would fail to render: team-a/shop templates/cm.yaml:6: .... A parent
 that fails to render is reported and the others are still diffed.
@@ -102,7 +108,8 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFl
 			errs = append(errs, err)
 			continue
 		}
-		for _, pv := range applyset.DryRun(ctx, s.client, p.ID, consentFor(s, comp, b), p.Objects) {
+		previews := applyset.DryRun(ctx, s.client, p.ID, consentFor(s, comp, b), p.Objects)
+		for _, pv := range previews {
 			var refused *applyset.AdoptionRefusedError
 			if errors.As(pv.Err, &refused) {
 				// What the controller would stall with: a difference, not an
@@ -123,6 +130,16 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFl
 				changed = true
 				fmt.Fprint(out, text)
 			}
+		}
+		// The status outputs the change would give, where the dry run can
+		// compute them: informative, not a change the apply makes, so they
+		// do not set the exit status.
+		lines, err := outputLines(ctx, s, comp, b, previews)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, l := range lines {
+			fmt.Fprint(out, l)
 		}
 		pruned, err := reconcile.PruneCandidates(ctx, s.client, s.mapper, comp, p)
 		if err != nil && !meta.IsNoMatchError(err) { // a kind not served yet has no instance, so nothing to prune

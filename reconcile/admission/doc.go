@@ -6,7 +6,9 @@
 //     renderer and limits, plan.NewPlan), so what it refuses is what
 //     a pass would stall on; a server dry run also gets warnings saying
 //     what the children would become (warnings.go: applyset.DryRun and
-//     reconcile.PruneCandidates as the parent's writer). It never writes.
+//     reconcile.PruneCandidates as the parent's writer) and which of the
+//     Bundle's status outputs would change (status.PreviewOutputs over
+//     the dry run's objects). It never writes.
 //     A review that overruns its deadline is allowed with a warning.
 //   - serviceaccount.go: the access check, served alone at
 //     AccessWebhookPath and run first by the review. A parent is refused
@@ -53,7 +55,9 @@
 // their own object and withheldWarning, and no dry-run apply or member
 // listing is made for them. In a preview, a child of a kind the request's
 // user may not get (SubjectAccessReview) says only that it exists,
-// whatever the dry run found. Warnings never carry a Secret's value nor
+// whatever the dry run found; the status outputs, which may read any
+// member, are shown only when the user may get every child's kind and
+// the parent's. Warnings never carry a Secret's value nor
 // the values of an object the requester did not write (an object the
 // apply would adopt is listed by changed paths only); every warning stays
 // under the API server's limits. SetupWithManager is called by the controller command

@@ -376,7 +376,8 @@ func (h *reviewer) plan(ctx context.Context, parent applyset.Parent, b *v1alpha1
 
 // preview dry-run applies every planned object as the controller would
 // (as the parent's ServiceAccount, if any) and lists the members it would
-// prune, as warnings (see childWarnings). A render of no object prunes
+// prune, as warnings (see childWarnings). Then the Bundle's status outputs the
+// change would alter (see outputWarnings). A render of no object prunes
 // nothing unless the parent or its Bundle allows it (see
 // guardEmptyRender): the warning says so instead. A caller that is not
 // the authenticated API server gets no preview at all (withheldWarning),
@@ -401,6 +402,7 @@ func (h *reviewer) preview(ctx context.Context, user authenticationv1.UserInfo, 
 			applyset.Describe(parent), len(pruned), reconcile.AnnotationAllowEmptyRender))}
 	}
 	lines := childWarnings(parent.GetNamespace(), planned.ID, previews, pruned, h.readable(ctx, user), previewKinds(parent, planned))
+	lines = append(lines, h.outputWarnings(ctx, user, parent, b, planned, previews)...)
 	if parent.ParentSpec().Suspend && len(lines) > 0 {
 		lines = append([]string{"stencil: " + applyset.Describe(parent) + " is suspended: nothing changes until it resumes"}, lines...)
 	}

@@ -1,13 +1,19 @@
 package admission
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/outputs"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/plan"
+	"github.com/stencil-dev/stencil/reconcile/status"
 )
 
 // joinChanges joins changes with ", " within max runes; what does not fit
@@ -192,3 +198,42 @@ func warningText(s string) string {
 	}
 	return s
 }
+
+// outputWarnings are the warnings for the Bundle's status outputs the
+// change would alter, computed over the dry run's would-be members (see
+// status.PreviewOutputs) against the parent's outputs as they are: one per
+// output, "stencil: status.outputs.phase: \"creating\" → \"ready\"" (an
+// instance's outputs are its top-level status fields, status.phase). An
+// output the dry run cannot compute is not shown.
+//
+// An output may read any member, so the outputs are shown only when the
+// requester may get the parent's kind and every planned child's; else one
+// line says they are not shown, whatever their values.
+func (h *reviewer) outputWarnings(ctx context.Context, user authenticationv1.UserInfo, parent applyset.Parent, b *v1alpha1.Bundle, planned *plan.Plan, previews []applyset.Preview) []string {
+	set, err := outputs.FromBundle(outputs.Stored, b.Spec)
+	if err != nil || !set.HasOutputs() {
+		return nil // a Bundle whose outputs do not compile is not Ready: the controller reports
+	}
+	canRead := h.readable(ctx, user)
+	if !canRead(parent.ParentGVK().GroupKind(), parent.GetNamespace()) {
+		return []string{outputsWithheld}
+	}
+	for _, o := range plan.OrdinaryObjects(planned.Objects) {
+		if !canRead(o.GroupVersionKind().GroupKind(), o.GetNamespace()) {
+			return []string{outputsWithheld}
+		}
+	}
+	field := "status."
+	if parent.ParentGVK().GroupKind() == applyset.CompositionGroupKind {
+		field = "status.outputs."
+	}
+	var out []string
+	for _, c := range status.PreviewOutputs(ctx, set, status.ParentObject(parent), previews, parent.ParentStatus().Outputs) {
+		out = append(out, "stencil: "+field+c.Name+": "+c.Old+" → "+c.New)
+	}
+	return out
+}
+
+// outputsWithheld is the warning in place of the outputs a requester may
+// not see.
+const outputsWithheld = "stencil: status outputs not shown: you may not get every member they read"

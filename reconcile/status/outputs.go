@@ -13,9 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/outputs"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
 // Judge lets the Bundle's readiness rules (see package outputs) decide
@@ -107,4 +110,80 @@ func shown(v apiextensionsv1.JSON, ok bool) string {
 		s = s[:61] + "..."
 	}
 	return s
+}
+
+// OutputPreview is an output whose value a change would alter, its values
+// as an event shows them (see OutputChanges): Old is "(unset)" when the
+// parent has none yet.
+type OutputPreview struct {
+	Name, Old, New string
+}
+
+// PreviewOutputs computes set's outputs over the objects a dry run would
+// leave (each preview's Applied, else its Live when the dry run failed;
+// hooks are not members) and returns those whose value would differ from
+// current, the parent's outputs as they are, sorted by name. parent is the
+// parent as the expressions see it (its new spec, its live status).
+//
+// Only what the dry run can compute is previewed: an output that fails to
+// evaluate (a member that would not exist, a field absent) is left out,
+// never shown as unset. A dry run does not change status, so an output
+// over members' status mostly shows the value it has; one over their spec,
+// or the parent's, shows what the change makes it.
+func PreviewOutputs(ctx context.Context, set *outputs.Set, parent map[string]any, previews []applyset.Preview, current map[string]apiextensionsv1.JSON) []OutputPreview {
+	if !set.HasOutputs() {
+		return nil
+	}
+	members := make(map[string]map[string]any, len(previews))
+	for _, pv := range previews {
+		if pv.Desired == nil || plan.IsHook(pv.Desired) {
+			continue
+		}
+		obj := pv.Applied
+		if pv.Err != nil || obj == nil {
+			obj = pv.Live
+		}
+		if obj == nil {
+			continue
+		}
+		members[outputs.ID(pv.Desired)] = obj.Object
+	}
+	values, _ := set.Evaluate(ctx, parent, members)
+	var out []OutputPreview
+	for name, v := range values {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			continue
+		}
+		cur, had := current[name]
+		if had && sameJSON(cur.Raw, raw) {
+			continue
+		}
+		out = append(out, OutputPreview{Name: name, Old: shown(cur, had), New: shown(apiextensionsv1.JSON{Raw: raw}, true)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// sameJSON reports whether two JSON documents hold the same value (key
+// order and spacing aside).
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return string(a) == string(b)
+	}
+	return equality.Semantic.DeepEqual(x, y)
+}
+
+// ParentObject is the parent as outputs' expressions see it: an
+// instance's object as it is, a Composition converted to its JSON form.
+func ParentObject(p applyset.Parent) map[string]any {
+	if in, ok := p.(*applyset.Instance); ok {
+		return in.Object
+	}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
+	if err != nil {
+		return map[string]any{}
+	}
+	return obj
 }
