@@ -23,7 +23,7 @@
 //     patch, stalls).
 //   - metrics.go (phases and outcomes of passes), scheme.go, writers.go
 //     (impersonating writers, Options.EffectiveServiceAccount), outputs.go
-//     (the parent as outputs see it, Updated events), preview.go (DryRun
+//     (Updated events when outputs change), preview.go (DryRun
 //     and PruneCandidates of a plan).
 //
 // The reconciler's collaborators are fields of it, each in its package:

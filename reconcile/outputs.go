@@ -4,25 +4,10 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
-	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/status"
 )
-
-// parentObject is the parent as the Bundle's output and readiness
-// expressions see it (parent): its object, status included.
-func parentObject(p applyset.Parent) map[string]any {
-	if in, ok := p.(*applyset.Instance); ok {
-		return in.Object
-	}
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
-	if err != nil {
-		return map[string]any{}
-	}
-	return obj
-}
 
 // recordOutputChanges records one Updated event on the parent naming the
 // outputs whose values a status write changed ("phase: \"creating\" →
