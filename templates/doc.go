@@ -63,5 +63,7 @@
 //     the cluster's cluster-scoped kinds in .Capabilities and those a CRD
 //     of the render declares).
 //   - A Bundle is parsed and instrumented once per revision by each process
-//     that renders it; a render executes a set bound to its own guard.
+//     that renders it (once per set of enabled subcharts: a disabled
+//     subchart's files are never parsed, as in Helm); a render executes a
+//     set bound to its own guard.
 package templates
