@@ -2,6 +2,7 @@ package outputs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -31,6 +32,11 @@ const CostLimit = celconfig.PerCallLimit
 
 // MaxExpressionLength bounds an expression's source, in bytes.
 const MaxExpressionLength = 8 << 10
+
+// MaxValueBytes bounds one output's value, as JSON: a parent's status is
+// written whole, and one output copying a large member (a ConfigMap's
+// data) must not make that write fail for every field.
+const MaxValueBytes = 16 << 10
 
 // The JSON Schema types an output may declare.
 const (
@@ -259,6 +265,9 @@ func (s *Set) Evaluate(ctx context.Context, parent map[string]any, members map[s
 		if err == nil {
 			v, err = asType(v, o.Type)
 		}
+		if err == nil {
+			err = sized(v)
+		}
 		if err != nil {
 			problems = append(problems, Problem{Path: o.Path, Name: o.Name, Err: err})
 			continue
@@ -437,4 +446,16 @@ func jsonType(v any) string {
 		return "an object"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// sized refuses a value larger than MaxValueBytes as JSON.
+func sized(v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if len(raw) > MaxValueBytes {
+		return fmt.Errorf("the value is %d bytes as JSON, more than %d", len(raw), MaxValueBytes)
+	}
+	return nil
 }

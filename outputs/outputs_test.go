@@ -98,6 +98,7 @@ func TestRunTimeProblems(t *testing.T) {
 		{Name: "ok", Type: "integer", Value: "members.web.status.readyReplicas", Path: "outputs[0]"},
 		{Name: "missing", Type: "integer", Value: "members.database.status.readyReplicas", Path: "outputs[1]"},
 		{Name: "wrongType", Type: "integer", Value: "members.web.metadata.name", Path: "outputs[2]"},
+		{Name: "tooLarge", Type: "string", Value: "members.web.metadata.name + members.web.metadata.name", Path: "outputs[4]"},
 		{Name: "tooCostly", Type: "integer", Path: "outputs[3]",
 			Value: "size(members.web.metadata.name.split('').map(a, members.web.metadata.name.split('').map(b, members.web.metadata.name.split('').map(c, [a, b, c]))))"},
 	}, nil)
@@ -105,7 +106,7 @@ func TestRunTimeProblems(t *testing.T) {
 	for k, v := range deployment {
 		long[k] = v
 	}
-	long["metadata"] = map[string]any{"name": strings.Repeat("x", 400)}
+	long["metadata"] = map[string]any{"name": strings.Repeat("x", outputs.MaxValueBytes/2+1)}
 	values, problems := s.Evaluate(context.Background(), parent, map[string]map[string]any{"web": long})
 	if diff := cmp.Diff(map[string]any{"ok": int64(2)}, values); diff != "" {
 		t.Errorf("values (-want +got):\n%s", diff)
@@ -118,6 +119,7 @@ func TestRunTimeProblems(t *testing.T) {
 		"missing":   "no such key: database",
 		"wrongType": "the value is a string, want integer",
 		"tooCostly": "cost limit exceeded",
+		"tooLarge":  "more than 16384",
 	} {
 		if !strings.Contains(got[name], want) {
 			t.Errorf("problem of %s = %q, want it to say %q", name, got[name], want)

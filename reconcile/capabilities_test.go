@@ -46,17 +46,7 @@ data:
 		t.Errorf("data = %v, want %v", cm.Data, want)
 	}
 
-	crd := &unstructured.Unstructured{}
-	crd.SetUnstructuredContent(map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-		"metadata": map[string]any{"name": "gadgets." + group},
-		"spec": map[string]any{
-			"group": group, "scope": "Namespaced",
-			"names": map[string]any{"kind": "Gadget", "plural": "gadgets", "singular": "gadget", "listKind": "GadgetList"},
-			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
-		},
-	})
+	crd := schemalessCRD(group, "Gadget", "gadgets", "Namespaced")
 	mustCreate(t, crd)
 	t.Cleanup(func() { _ = k.Delete(context.Background(), crd) })
 	eventually(t, "the new kind in .Capabilities", func() (bool, error) {
@@ -91,17 +81,7 @@ func TestDuplicateOncePlaced(t *testing.T) {
 func TestDuplicateOfAClusterKindNamesTemplates(t *testing.T) {
 	ns := testenv.Namespace(t, k)
 	group := "dupscope" + ns + ".example.com"
-	crd := &unstructured.Unstructured{}
-	crd.SetUnstructuredContent(map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-		"metadata": map[string]any{"name": "things." + group},
-		"spec": map[string]any{
-			"group": group, "scope": "Cluster",
-			"names": map[string]any{"kind": "Thing", "plural": "things", "singular": "thing", "listKind": "ThingList"},
-			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
-		},
-	})
+	crd := schemalessCRD(group, "Thing", "things", "Cluster")
 	mustCreate(t, crd)
 	t.Cleanup(func() { _ = k.Delete(context.Background(), crd) })
 	thing := "apiVersion: " + group + "/v1\nkind: Thing\nmetadata:\n  name: x\n"
@@ -118,4 +98,21 @@ func TestDuplicateOfAClusterKindNamesTemplates(t *testing.T) {
 		msg := condMessage(got, v1alpha1.ConditionStalled)
 		return strings.Contains(msg, "rendered twice") && strings.Contains(msg, "templates/a.yaml") && strings.Contains(msg, "templates/b.yaml"), fmt.Errorf("Stalled: %q", msg)
 	})
+}
+
+// schemalessCRD is a CRD of kind in group, served as plural at v1 with the
+// given scope, whose objects may hold anything.
+func schemalessCRD(group, kind, plural, scope string) *unstructured.Unstructured {
+	crd := &unstructured.Unstructured{}
+	crd.SetUnstructuredContent(map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": plural + "." + group},
+		"spec": map[string]any{
+			"group": group, "scope": scope,
+			"names": map[string]any{"kind": kind, "plural": plural, "singular": strings.ToLower(kind), "listKind": kind + "List"},
+			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
+		},
+	})
+	return crd
 }

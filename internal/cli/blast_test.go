@@ -93,18 +93,7 @@ func setUpBlast(t *testing.T) blastSetup {
 	t.Cleanup(func() {
 		_ = k.Delete(ctx, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "appservices." + s.group}})
 	})
-	eventually(t, "the CRD of the published kind to be Established", func() (bool, error) {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := k.Get(ctx, client.ObjectKey{Name: "appservices." + s.group}, crd); err != nil {
-			return false, err
-		}
-		for _, c := range crd.Status.Conditions {
-			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
+	appServicesEstablished(t, k, s.group)
 	kubectl(t, compositionYAML(s.ns1, "a1", s.a, `{"replicas": 2, "team": "shop"}`)+"---\n"+
 		compositionYAML(s.ns2, "a2", s.a, `{"replicas": 1}`)+"---\n"+
 		compositionYAML(s.ns1, "b1", s.b, `{"replicas": 1}`)+"---\n"+

@@ -89,18 +89,7 @@ func TestDiffShowsInstanceOutputs(t *testing.T) {
     type: integer
     value: members["Deployment/web"].spec.replicas
 `, "apply", "-f", "-")
-	eventually(t, "the CRD of the published kind to be Established", func() (bool, error) {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := k.Get(ctx, client.ObjectKey{Name: "appservices." + group}, crd); err != nil {
-			return false, err
-		}
-		for _, c := range crd.Status.Conditions {
-			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
+	appServicesEstablished(t, k, group)
 	t.Cleanup(func() {
 		_ = k.Delete(ctx, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "appservices." + group}})
 	})

@@ -78,18 +78,7 @@ func TestRenderAndDiffInstanceOnline(t *testing.T) {
 	ns := testenv.Namespace(t, k)
 	group := ns + ".example.com"
 	kubectl(t, publishedBundle("pub-"+ns, group), "apply", "-f", "-")
-	eventually(t, "the CRD of the published kind to be Established", func() (bool, error) {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := k.Get(ctx, client.ObjectKey{Name: "appservices." + group}, crd); err != nil {
-			return false, err
-		}
-		for _, c := range crd.Status.Conditions {
-			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
+	appServicesEstablished(t, k, group)
 	t.Cleanup(func() {
 		_ = k.Delete(ctx, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "appservices." + group}})
 	})
@@ -132,4 +121,22 @@ func TestRenderAndDiffInstanceOnline(t *testing.T) {
 	if code == 0 || !strings.Contains(errOut, "no Bundle in the cluster publishes nobody."+group+"/v1 AppService") {
 		t.Errorf("render of a kind no Bundle publishes: exit %d, stderr %q", code, errOut)
 	}
+}
+
+// appServicesEstablished waits until the CRD of the AppService kind a
+// Bundle publishes in group is Established.
+func appServicesEstablished(t *testing.T, k client.Client, group string) {
+	t.Helper()
+	eventually(t, "the CRD of the published kind to be Established", func() (bool, error) {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := k.Get(context.Background(), client.ObjectKey{Name: "appservices." + group}, crd); err != nil {
+			return false, err
+		}
+		for _, c := range crd.Status.Conditions {
+			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
 }
