@@ -61,7 +61,7 @@ func (r shortcut) skipUnchanged(ctx context.Context, s *scope) (ctrl.Result, err
 		members[i] = status.MemberOf(k.GVK, k.Namespace, k.Name, live[k], nil)
 		if obj := live[k]; obj != nil {
 			status.Judge(ctx, &members[i], last.Outputs, parent, last.IDs[i], obj)
-			lives[last.IDs[i]] = obj.Object
+			lives[last.IDs[i]] = status.ExpressionView(obj)
 		}
 	}
 	s.status.BundleRevision = last.Revision

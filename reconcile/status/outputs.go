@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -29,7 +30,7 @@ func Judge(ctx context.Context, ms *v1alpha1.MemberStatus, rules *outputs.Set, p
 	if !rules.HasRules() || live == nil || ms.Status == kstatus.UnknownStatus.String() {
 		return
 	}
-	ready, matched, err := rules.Ready(ctx, parent, id, live.GroupVersionKind().GroupKind(), live.Object)
+	ready, matched, err := rules.Ready(ctx, parent, id, live.GroupVersionKind().GroupKind(), ExpressionView(live))
 	switch {
 	case !matched:
 	case err != nil:
@@ -146,7 +147,7 @@ func PreviewOutputs(ctx context.Context, set *outputs.Set, parent map[string]any
 		if obj == nil {
 			continue
 		}
-		members[outputs.ID(pv.Desired)] = obj.Object
+		members[outputs.ID(pv.Desired)] = ExpressionView(obj)
 	}
 	values, _ := set.Evaluate(ctx, parent, members)
 	var out []OutputPreview
@@ -186,4 +187,38 @@ func ParentObject(p applyset.Parent) map[string]any {
 		return map[string]any{}
 	}
 	return obj
+}
+
+// ExpressionView is a member as the Bundle's output and readiness
+// expressions see it: the live object, but a Secret's values are not
+// there (its data and stringData keep their keys, each with an empty
+// value, and kubectl's last-applied annotation is gone), so no expression
+// can copy a Secret's content into a parent's status, which more users
+// may read than the Secret.
+func ExpressionView(u *unstructured.Unstructured) map[string]any {
+	if u.GetKind() != "Secret" || u.GroupVersionKind().Group != "" {
+		return u.Object
+	}
+	view := maps.Clone(u.Object)
+	for _, field := range []string{"data", "stringData"} {
+		if values, ok := view[field].(map[string]any); ok {
+			keys := make(map[string]any, len(values))
+			for k := range values {
+				keys[k] = ""
+			}
+			view[field] = keys
+		}
+	}
+	if md, ok := view["metadata"].(map[string]any); ok {
+		if ann, ok := md["annotations"].(map[string]any); ok {
+			if _, has := ann["kubectl.kubernetes.io/last-applied-configuration"]; has {
+				md = maps.Clone(md)
+				ann = maps.Clone(ann)
+				delete(ann, "kubectl.kubernetes.io/last-applied-configuration")
+				md["annotations"] = ann
+				view["metadata"] = md
+			}
+		}
+	}
+	return view
 }

@@ -52,7 +52,7 @@ func Observe(ctx context.Context, reader client.Reader, objs []*unstructured.Uns
 		id := outputs.ID(want)
 		if live != nil && err == nil {
 			Judge(ctx, &ms, rules, parent, id, live)
-			lives[id] = live.Object
+			lives[id] = ExpressionView(live)
 		}
 		out = append(out, ms)
 	}
