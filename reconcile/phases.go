@@ -261,7 +261,7 @@ func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Res
 	if res, err := (preparer{r}).watch(ctx, s); err != nil || s.done {
 		return res, err
 	}
-	parent := status.ParentObject(s.comp)
+	parent := expressionParent(s.comp, s.outputs)
 	members, lives := status.Observe(ctx, status.AfterApply(r.watches.Reader(), s.results), plan.OrdinaryObjects(s.plan.Objects), s.outputs, parent)
 	// After the conditions the members give, so Ready stays first.
 	defer status.SetOutputs(ctx, &s.status, s.comp.GetGeneration(), s.outputs, parent, lives)

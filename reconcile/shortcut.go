@@ -55,7 +55,7 @@ func (r shortcut) skipUnchanged(ctx context.Context, s *scope) (ctrl.Result, err
 	metrics.CacheLookup(metrics.CachePass, true)
 	s.unchanged = true
 	members := make([]v1alpha1.MemberStatus, len(last.Ordinary))
-	parent := status.ParentObject(s.comp)
+	parent := expressionParent(s.comp, last.Outputs)
 	lives := make(map[string]map[string]any, len(last.Ordinary))
 	for i, k := range last.Ordinary {
 		members[i] = status.MemberOf(k.GVK, k.Namespace, k.Name, live[k], nil)
