@@ -156,6 +156,16 @@ func pemOf(t *testing.T, pub crypto.PublicKey) []byte {
 
 // newECDSAKey makes a P-256 key, cosign's default: ASN.1 ECDSA over the
 // SHA-256 of the payload.
+// mustDER returns the DER bytes of the first PEM block of p.
+func mustDER(t *testing.T, p []byte) []byte {
+	t.Helper()
+	b, _ := pem.Decode(p)
+	if b == nil {
+		t.Fatal("no PEM block")
+	}
+	return b.Bytes
+}
+
 func newECDSAKey(t *testing.T) testKey {
 	t.Helper()
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -304,6 +314,7 @@ func TestCosign(t *testing.T) {
 		{"cosign.pub is empty", signWith(signer), nil, ErrBadKey},
 		{"cosign.pub has text after its key", signWith(signer), append(signer.pem[:len(signer.pem):len(signer.pem)], "garbage"...), ErrBadKey},
 		{"cosign.pub holds a private key", signWith(signer), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: []byte("secret-bytes")}), ErrBadKey},
+		{"PKIX key in a block of another type", signWith(signer), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: mustDER(t, signer.pem)}), ErrBadKey},
 		{"PUBLIC KEY block that is not PKIX", signWith(signer), pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: []byte("secret-bytes")}), ErrBadKey},
 	}
 	for i, tt := range tests {
