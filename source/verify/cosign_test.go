@@ -72,6 +72,12 @@ func (tr *testRegistry) repo(t *testing.T, path string) name.Repository {
 // its manifest digest.
 func pushChart(t *testing.T, repo name.Repository, content string) v1.Hash {
 	t.Helper()
+	return pushChartWith(t, repo, content, nil)
+}
+
+// pushChartWith is pushChart with remote options.
+func pushChartWith(t *testing.T, repo name.Repository, content string, opts []remote.Option) v1.Hash {
+	t.Helper()
 	img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1),
 		"application/vnd.cncf.helm.config.v1+json")
 	img, err := mutate.Append(img, mutate.Addendum{
@@ -80,7 +86,7 @@ func pushChart(t *testing.T, repo name.Repository, content string) v1.Hash {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := remote.Write(repo.Tag("1.0.0"), img); err != nil {
+	if err := remote.Write(repo.Tag("1.0.0"), img, opts...); err != nil {
 		t.Fatal(err)
 	}
 	d, err := img.Digest()
