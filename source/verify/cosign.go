@@ -89,22 +89,29 @@ func Cosign(ctx context.Context, repo string, digest string, pubKeysPEM []byte, 
 // fetchSignatureManifest reads the manifest at the cosign tag of h: a HEAD
 // gives its size, refused over MaxSignatureManifestSize before any body
 // is read, and the GET is by the digest the HEAD named, so a registry
-// cannot swap in another (go-containerregistry caps that read at 100 MiB
-// whatever the HEAD said).
+// cannot swap in another. A registry whose HEAD answers without the
+// headers the distribution spec asks for (digest, length, type) is read
+// with a GET by tag, which go-containerregistry caps at 100 MiB, and
+// refused over the limit after it.
 func fetchSignatureManifest(r name.Repository, h v1.Hash, opts []remote.Option) (*v1.Manifest, error) {
 	tag := r.Tag(fmt.Sprintf("%s-%s.sig", h.Algorithm, h.Hex))
+	var ref name.Reference = tag
 	head, err := remote.Head(tag, opts...)
-	if isNotFound(err) {
+	var terr *transport.Error
+	switch {
+	case isNotFound(err):
 		return nil, fmt.Errorf("%w: no cosign signature manifest at tag %s", ErrUnsigned, tag.TagStr())
-	}
-	if err != nil {
+	case err != nil && (errors.As(err, &terr) || isContextError(err)):
 		return nil, fmt.Errorf("look up cosign signature %s: %w", tag, err)
-	}
-	if head.Size > MaxSignatureManifestSize {
+	case err != nil:
+		// An answer without the headers: GET by tag.
+	case head.Size > MaxSignatureManifestSize:
 		return nil, fmt.Errorf("%w: cosign signature manifest %s is %d bytes, over the limit of %d",
 			ErrSignatureInvalid, tag.TagStr(), head.Size, MaxSignatureManifestSize)
+	default:
+		ref = r.Digest(head.Digest.String())
 	}
-	desc, err := remote.Get(r.Digest(head.Digest.String()), opts...)
+	desc, err := remote.Get(ref, opts...)
 	if isNotFound(err) {
 		return nil, fmt.Errorf("%w: no cosign signature manifest at tag %s", ErrUnsigned, tag.TagStr())
 	}
@@ -123,6 +130,11 @@ func fetchSignatureManifest(r name.Repository, h v1.Hash, opts []remote.Option) 
 		return nil, fmt.Errorf("%w: cosign signature manifest %s does not parse", ErrSignatureInvalid, tag.TagStr())
 	}
 	return m, nil
+}
+
+// isContextError reports whether err is a cancelled or expired context's.
+func isContextError(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // checkSignatures looks for one signature layer of m (among its first

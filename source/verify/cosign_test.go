@@ -38,6 +38,17 @@ import (
 type testRegistry struct {
 	host      string
 	blobReads atomic.Int64
+	// noHeadDigest: answer a manifest HEAD without Docker-Content-Digest,
+	// as a registry that does not follow the distribution spec.
+	noHeadDigest atomic.Bool
+}
+
+// stripDigest drops Docker-Content-Digest from a response.
+type stripDigest struct{ http.ResponseWriter }
+
+func (s stripDigest) WriteHeader(code int) {
+	s.Header().Del("Docker-Content-Digest")
+	s.ResponseWriter.WriteHeader(code)
 }
 
 func newRegistry(t *testing.T) *testRegistry {
@@ -47,6 +58,9 @@ func newRegistry(t *testing.T) *testRegistry {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/blobs/") {
 			tr.blobReads.Add(1)
+		}
+		if r.Method == http.MethodHead && strings.Contains(r.URL.Path, "/manifests/") && tr.noHeadDigest.Load() {
+			w = stripDigest{w}
 		}
 		reg.ServeHTTP(w, r)
 	}))
@@ -375,6 +389,36 @@ func TestCosignReadsAtMostMaxSignatures(t *testing.T) {
 	}
 	if n := tr.blobReads.Load() - before; n > MaxSignatures {
 		t.Errorf("read %d payload blobs, want at most %d", n, MaxSignatures)
+	}
+}
+
+// TestCosignHeadWithoutDigest: a registry whose HEAD answers without the
+// digest header is read with a GET, and the manifest size limit still
+// holds.
+func TestCosignHeadWithoutDigest(t *testing.T) {
+	tr := newRegistry(t)
+	signer := newECDSAKey(t)
+
+	ok := tr.repo(t, "charts/ok")
+	d := pushChart(t, ok, "ok")
+	p := cosignPayload(t, ok.Name(), d.String())
+	pushSignatures(t, ok, d, sigLayer{payload: p, sig: signer.sign(p)})
+
+	big := tr.repo(t, "charts/big")
+	bd := pushChart(t, big, "big")
+	bp := cosignPayload(t, big.Name(), bd.String())
+	pushSignatures(t, big, bd, sigLayer{payload: bp, sig: signer.sign(bp),
+		extra: map[string]string{"pad": strings.Repeat("x", MaxSignatureManifestSize)}})
+
+	tr.noHeadDigest.Store(true)
+	if err := Cosign(t.Context(), ok.Name(), d.String(), signer.pem); err != nil {
+		t.Errorf("Cosign: %v, want nil", err)
+	}
+	if err := Cosign(t.Context(), big.Name(), bd.String(), signer.pem); !errors.Is(err, ErrSignatureInvalid) {
+		t.Errorf("Cosign of a manifest over the limit: %v, want ErrSignatureInvalid", err)
+	}
+	if err := Cosign(t.Context(), ok.Name(), bd.String(), signer.pem); !errors.Is(err, ErrUnsigned) {
+		t.Errorf("Cosign of an unsigned digest: %v, want ErrUnsigned", err)
 	}
 }
 
