@@ -76,11 +76,12 @@ func checkKey(key crypto.PublicKey) error {
 
 // verifies reports whether sig is a signature of payload by key, as cosign
 // makes it (sigstore's verifiers for a loaded public key): ECDSA (ASN.1)
-// and RSA (PKCS #1 v1.5) over the SHA-256 of the payload, Ed25519 over the
-// payload itself. An ECDSA key on P-384 or P-521 is also tried with the
-// hash of its curve's size, and Ed25519 also as Ed25519ph, which other
-// sigstore signers use: a signature cannot verify under two hashes by
-// accident, so accepting either weakens nothing.
+// and RSA (PKCS #1 v1.5) over the SHA-256 of the payload; Ed25519 over the
+// payload itself or, as `cosign sign` v2.6 makes it with an imported
+// Ed25519 key (testdata/cosign), Ed25519ph over its SHA-512. An ECDSA key
+// on P-384 or P-521 is also tried with the hash of its curve's size. A
+// signature cannot verify under two hashes by accident, so accepting
+// either weakens nothing.
 func verifies(key crypto.PublicKey, payload, sig []byte) bool {
 	switch k := key.(type) {
 	case *ecdsa.PublicKey:
