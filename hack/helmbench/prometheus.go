@@ -28,6 +28,9 @@ const (
 	// prometheus 29.27.0, alertmanager 1.42.0, kube-state-metrics 8.4.1,
 	// prometheus-node-exporter 4.56.1 and prometheus-pushgateway 3.8.0.
 	PrometheusVersion = "v0.0.0-20260828105119-ed5d7d9b5933"
+	// PrometheusSum is the module's go.sum hash at that version: what was
+	// measured is what is measured again, whatever proxy serves it.
+	PrometheusSum = "h1:5+f9HcKpurn9DWdl0b8PsT7TkEzfCDwcx2KbWYnrnPU="
 )
 
 // Prometheus is the name of the assembled chart in Charts and the table.
@@ -59,7 +62,7 @@ func RemovePrometheus() {
 }
 
 func assemblePrometheus() (string, error) {
-	src, err := downloadModule(PrometheusModule, PrometheusVersion)
+	src, err := downloadModule(PrometheusModule, PrometheusVersion, PrometheusSum)
 	if err != nil {
 		return "", err
 	}
@@ -109,8 +112,9 @@ func packageDependency(dir string, d *chartv2.Dependency, charts string) error {
 }
 
 // downloadModule fetches module@version with `go mod download` (from
-// GOMODCACHE when it is there) and returns its folder.
-func downloadModule(module, version string) (string, error) {
+// GOMODCACHE when it is there), checks its hash is sum, and returns its
+// folder.
+func downloadModule(module, version, sum string) (string, error) {
 	tmp, err := os.MkdirTemp("", "helmbench-mod-")
 	if err != nil {
 		return "", err
@@ -123,7 +127,7 @@ func downloadModule(module, version string) (string, error) {
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
-	var res struct{ Dir, Error string }
+	var res struct{ Dir, Sum, Error string }
 	if jerr := json.Unmarshal(out, &res); jerr == nil && res.Error != "" {
 		return "", fmt.Errorf("go mod download %s@%s: %s", module, version, res.Error)
 	}
@@ -132,6 +136,9 @@ func downloadModule(module, version string) (string, error) {
 	}
 	if res.Dir == "" {
 		return "", fmt.Errorf("go mod download %s@%s: no Dir in %s", module, version, out)
+	}
+	if res.Sum != sum {
+		return "", fmt.Errorf("go mod download %s@%s: hash %s, want %s", module, version, res.Sum, sum)
 	}
 	return res.Dir, nil
 }
