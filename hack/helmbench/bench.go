@@ -7,18 +7,28 @@
 // Bundle it parsed once; Helm has no parsed form to keep, so its warm
 // render is ToRenderValues (values coalesced and validated against
 // values.schema.json) and engine.Render on a chart loaded once. Cold also
-// loads the folder from disk: templates.Load then Render for stencil,
-// loader.Load then the same for Helm.
+// loads the folder from disk: templates.Load then Render for stencil (the
+// first render of a fresh Bundle, which parses its templates), loader.Load
+// then the same for Helm. Before measuring, every chart must render as
+// many objects with stencil as `helm template` prints (checkObjects).
+//
+// The charts are folders of stencil's templates/testdata and the
+// prometheus chart with its four subcharts as `helm dependency build`
+// leaves them, fetched through the Go module proxy (PrometheusDir).
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
 
+	gocmp "github.com/google/go-cmp/cmp"
 	"helm.sh/helm/v4/pkg/chart"
 	"helm.sh/helm/v4/pkg/chart/common"
 	"helm.sh/helm/v4/pkg/chart/common/util"
@@ -30,15 +40,20 @@ import (
 	"github.com/stencil-dev/stencil/templates"
 )
 
-// Charts are the chart folders measured, under stencil's templates/testdata.
-var Charts = []string{"webapp", "podinfo", "kube-state-metrics"}
+// Charts are the charts measured: folders under stencil's templates/testdata,
+// and the prometheus chart with its four subcharts (PrometheusDir).
+var Charts = []string{"webapp", "podinfo", "kube-state-metrics", Prometheus}
 
 // release is the Composition (Helm: the release) every render is for.
 var release = templates.CompositionInfo{Name: "web", Namespace: "shop", UID: "1234"}
 
-// ChartDir is the folder of a chart, relative to this module.
-func ChartDir(name string) string {
-	return filepath.Join("..", "..", "templates", "testdata", name)
+// ChartDir is the folder of a chart: relative to this module, or the
+// prometheus chart assembled in a temporary folder.
+func ChartDir(name string) (string, error) {
+	if name == Prometheus {
+		return PrometheusDir()
+	}
+	return filepath.Join("..", "..", "templates", "testdata", name), nil
 }
 
 // StencilLoad loads a chart folder as a stencil Bundle.
@@ -109,7 +124,10 @@ func Cases() []Case {
 // reports cpu-ns/op, the CPU time of the whole process (garbage collection
 // included) per render, which other work on the machine does not inflate.
 func (c Case) Run(b *testing.B) {
-	dir := ChartDir(c.Chart)
+	dir, err := ChartDir(c.Chart)
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.ReportAllocs()
 	var start time.Duration
 	defer func() {
@@ -176,22 +194,56 @@ func cpuTime() time.Duration {
 
 func main() {
 	testing.Init()
-	// Each case runs rounds times, interleaved with the others, and keeps
-	// its fastest round: what the machine's other work disturbs least.
-	const rounds = 3
-	results := map[string]testing.BenchmarkResult{}
+	defer RemovePrometheus()
+	if err := checkObjects(os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "helmbench: %v\n", err)
+		RemovePrometheus()
+		os.Exit(1)
+	}
+	// Each case runs rounds times, interleaved with the others, and the
+	// table shows its median round by CPU time: other work on a shared
+	// machine disturbs single rounds, the median less.
+	const rounds = 5
+	results := map[string][]testing.BenchmarkResult{}
 	for range rounds {
 		for _, c := range Cases() {
 			r := testing.Benchmark(c.Run)
 			if r.N == 0 {
 				fmt.Fprintf(os.Stderr, "helmbench: %s failed\n", c.Name())
+				RemovePrometheus()
 				os.Exit(1)
 			}
 			fmt.Fprintf(os.Stderr, "%-36s %s %s\n", c.Name(), r.String(), r.MemString())
-			if old, ok := results[c.Name()]; !ok || r.Extra["cpu-ns/op"] < old.Extra["cpu-ns/op"] {
-				results[c.Name()] = r
-			}
+			results[c.Name()] = append(results[c.Name()], r)
 		}
 	}
-	printTable(os.Stdout, results)
+	medians := map[string]testing.BenchmarkResult{}
+	for name, rs := range results {
+		slices.SortFunc(rs, func(a, b testing.BenchmarkResult) int {
+			return cmp.Compare(a.Extra["cpu-ns/op"], b.Extra["cpu-ns/op"])
+		})
+		medians[name] = rs[len(rs)/2]
+	}
+	printTable(os.Stdout, medians)
+}
+
+// checkObjects renders every chart with both engines before anything is
+// measured and fails when stencil's object count is not `helm template`'s
+// (see Objects); objects that differ otherwise are printed as a warning.
+func checkObjects(w io.Writer) error {
+	for _, name := range Charts {
+		s, h, err := Objects(name)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if len(s) != len(h) {
+			return fmt.Errorf("%s: stencil renders %d objects, helm template %d", name, len(s), len(h))
+		}
+		same := "the same objects"
+		if diff := gocmp.Diff(h, s); diff != "" {
+			same = "objects that differ (-helm +stencil):\n" + diff
+		}
+		fmt.Fprintf(w, "%s: %d objects in both, %s\n", name, len(s), same)
+	}
+	return nil
 }

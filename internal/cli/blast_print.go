@@ -16,9 +16,10 @@ const maxFailuresNamed = 3
 
 // printResult writes what the Bundle change does to one parent: nothing
 // when unchanged, else a header (`# team-a/shop (Composition)`) and the
-// changed children, or why it would fail.
+// changed children, or why it would fail, then the status outputs that
+// would change.
 func printResult(w io.Writer, r *blastResult, diffs bool) {
-	if r.outcome == unchanged {
+	if r.outcome == unchanged && len(r.outputs) == 0 {
 		return
 	}
 	header := r.kind
@@ -42,6 +43,13 @@ func printResult(w io.Writer, r *blastResult, diffs bool) {
 	case changes:
 		for _, c := range r.children {
 			printChild(w, c, diffs)
+		}
+	}
+	for _, o := range r.outputs {
+		if diffs { // as diff -f prints them
+			fmt.Fprintf(w, "# %s: %s\n", describeParent(r.parent), o)
+		} else {
+			fmt.Fprintf(w, "  %s\n", o)
 		}
 	}
 }

@@ -62,7 +62,11 @@ type blastResult struct {
 	// failures say why it would fail: a render error with file:line, a
 	// refusal, the API server's refusal of a child.
 	failures []string
-	err      error
+	// outputs are the Bundle's status outputs the new version would
+	// change, where the dry run can compute them ("status.outputs.phase
+	// 1 → 2"): shown, but not a change of the outcome's.
+	outputs []string
+	err     error
 }
 
 // evaluator renders parents with the new version of a Bundle, as the
@@ -226,7 +230,8 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 		return r
 	}
 	var errs []error
-	for _, pv := range applyset.DryRun(ctx, e.s.client, p.ID, consentFor(e.s, t.parent, e.bundle), p.Objects) {
+	previews := applyset.DryRun(ctx, e.s.client, p.ID, consentFor(e.s, t.parent, e.bundle), p.Objects)
+	for _, pv := range previews {
 		var foreign *applyset.ForeignMemberError
 		var refused *applyset.AdoptionRefusedError
 		switch {
@@ -257,6 +262,12 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 		r.outcome, r.err = unchecked, err
 		return r
 	}
+	outs, err := blastOutputs(ctx, t.parent, e.bundle, previews)
+	if err != nil {
+		r.outcome, r.err = unchecked, fmt.Errorf("status outputs: %w", err)
+		return r
+	}
+	r.outputs = outs
 	if len(r.children) > 0 {
 		r.outcome = changes
 	}

@@ -44,12 +44,14 @@ version and dry-run applied as above. Each parent that would change is
 printed as a header (# team-a/shop (Composition)) and its children:
 created, changed with the changed fields (Secret values never shown),
 would be pruned, would be orphaned; -o diff prints unified diffs instead.
-For -f, after a parent's children diff prints the Bundle's status outputs
-the change would alter, computed over the dry run's would-be members
+After a parent's children diff prints the Bundle's status outputs the
+change would alter, computed over the dry run's would-be members
 (# Composition team-a/cm: status.outputs.phase "creating" → "ready"; an
-instance's are status.phase): a dry run leaves status as it is, so only
-outputs over spec fields move; one it cannot compute prints nothing, and
-these lines do not count for the exit status.
+instance's are status.phase; for a Bundle change, the new version's
+outputs, as "  status.outputs.phase ..." under the parent's header): a
+dry run leaves status as it is, so only outputs over spec fields move;
+one it cannot compute prints nothing, and these lines do not count for
+the exit status.
 A summary line ends the output: 3 Compositions: 1 change, 1 unchanged,
 1 would fail to render: team-a/shop templates/cm.yaml:6: .... A parent
 that fails to render is reported and the others are still diffed.

@@ -16,12 +16,13 @@ import (
 	"github.com/stencil-dev/stencil/templates"
 )
 
-// outputLines are the lines diff prints for the Bundle's status outputs
+// outputLines are the lines diff -f prints for the Bundle's status outputs
 // the change would alter, one per output ("# Composition team-a/cm:
 // status.outputs.phase \"creating\" → \"ready\""; an instance's outputs
 // are its top-level status fields, status.phase), computed over the dry
 // run's would-be members (see status.PreviewOutputs) and compared with
-// the live parent's. An output the dry run cannot compute prints nothing.
+// the live parent's, which it reads. An output the dry run cannot compute
+// prints nothing.
 func outputLines(ctx context.Context, s *session, parent applyset.Parent, b *templates.Bundle, previews []applyset.Preview) ([]string, error) {
 	set, err := outputs.FromBundle(outputs.Stored, b.Spec())
 	if err != nil {
@@ -30,17 +31,46 @@ func outputLines(ctx context.Context, s *session, parent applyset.Parent, b *tem
 	if !set.HasOutputs() {
 		return nil, nil
 	}
-	gvk := parent.ParentGVK()
 	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(gvk)
+	live.SetGroupVersionKind(parent.ParentGVK())
 	if err := s.client.Get(ctx, client.ObjectKey{Namespace: parent.GetNamespace(), Name: parent.GetName()}, live); err != nil && !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("%s: read its status: %w", describeParent(parent), err)
 	}
-	obj := status.ParentObject(parent)
+	liveStatus, _ := live.Object["status"].(map[string]any)
+	var lines []string
+	for _, c := range previewedOutputs(ctx, set, parent, liveStatus, previews) {
+		lines = append(lines, fmt.Sprintf("# %s: %s\n", describeParent(parent), c))
+	}
+	return lines, nil
+}
+
+// blastOutputs is, for diff --bundle, the status outputs the new version
+// b would give parent, a parent listed from the cluster (so its status is
+// the live one), over the dry run's would-be members, as outputLines
+// computes them for -f: "status.outputs.phase \"creating\" → \"ready\"",
+// one per output that would change and can be computed. A new version
+// that declares an output the parent does not have yet shows it as
+// (none) → value.
+func blastOutputs(ctx context.Context, parent applyset.Parent, b *templates.Bundle, previews []applyset.Preview) ([]string, error) {
+	set, err := outputs.FromBundle(outputs.Stored, b.Spec())
+	if err != nil {
+		return nil, err
+	}
+	if !set.HasOutputs() {
+		return nil, nil
+	}
+	liveStatus, _ := status.ParentObject(parent)["status"].(map[string]any)
+	return previewedOutputs(ctx, set, parent, liveStatus, previews), nil
+}
+
+// previewedOutputs are set's outputs that would change for parent, whose
+// status in the cluster is liveStatus (nil: none yet), over the dry run's
+// would-be members: "status.outputs.NAME OLD → NEW" for a Composition,
+// "status.NAME OLD → NEW" for an instance, sorted by name.
+func previewedOutputs(ctx context.Context, set *outputs.Set, parent applyset.Parent, liveStatus map[string]any, previews []applyset.Preview) []string {
 	field := "status."
 	var current map[string]apiextensionsv1.JSON
-	liveStatus, _ := live.Object["status"].(map[string]any)
-	if gvk.GroupKind() == applyset.CompositionGroupKind {
+	if parent.ParentGVK().GroupKind() == applyset.CompositionGroupKind {
 		field = "status.outputs."
 		if outs, ok := liveStatus["outputs"].(map[string]any); ok {
 			current = make(map[string]apiextensionsv1.JSON, len(outs))
@@ -51,16 +81,17 @@ func outputLines(ctx context.Context, s *session, parent applyset.Parent, b *tem
 			}
 		}
 	} else if liveStatus != nil {
+		live := &unstructured.Unstructured{Object: map[string]any{"status": liveStatus}}
 		current = applyset.NewInstance(live, *parent.ParentSpec()).ParentStatus().Outputs
 	}
 	// The expressions see the parent as it would be: its new spec, its
 	// status as it is (an apply does not write status).
-	obj = copyWithStatus(obj, liveStatus)
+	obj := copyWithStatus(status.ParentObject(parent), liveStatus)
 	var lines []string
 	for _, c := range status.PreviewOutputs(ctx, set, obj, previews, current) {
-		lines = append(lines, fmt.Sprintf("# %s: %s%s %s → %s\n", describeParent(parent), field, c.Name, c.Old, c.New))
+		lines = append(lines, fmt.Sprintf("%s%s %s → %s", field, c.Name, c.Old, c.New))
 	}
-	return lines, nil
+	return lines
 }
 
 // copyWithStatus is a shallow copy of obj whose status is st (none when
