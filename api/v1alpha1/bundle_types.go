@@ -90,6 +90,21 @@ type BundleSpec struct {
 	Readiness []ReadinessRule `json:"readiness,omitempty"`
 }
 
+// The condition a Bundle with a source holds, and its reasons besides the
+// pull failures' (package source: PullFailed, Unauthorized, NotFound,
+// DigestMismatch, TooLarge, InvalidChart, URLRefused, InvalidSource).
+const (
+	// ConditionSourceReady is True when the last resolve of spec.source
+	// pulled the chart, False with the reason it failed; parents render
+	// the chart status.source records either way.
+	ConditionSourceReady = "SourceReady"
+	// ReasonPulled: the chart of status.source was pulled and verified.
+	ReasonPulled = "Pulled"
+	// ReasonSourceNotReady, on a parent: its Bundle's chart has not been
+	// pulled yet; the parent waits, and nothing is applied or pruned.
+	ReasonSourceNotReady = "SourceNotReady"
+)
+
 // BundleSource is where the controller pulls a Bundle's chart from: one
 // of oci and chartRepository. The pull is made as the controller, to the
 // URL written here only (see docs/security.md).
