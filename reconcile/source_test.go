@@ -14,6 +14,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/reconcile/admission"
 	"github.com/stencil-dev/stencil/source"
 	"github.com/stencil-dev/stencil/source/sourcetest"
 )
@@ -193,5 +194,35 @@ func TestBundleSourceInterval(t *testing.T) {
 	}
 	if b.Status.Source.Digest != first {
 		t.Errorf("Bundle %s resolved its tag again before its interval: %s", slow.Name, b.Status.Source.Digest)
+	}
+}
+
+// TestAdmissionBundleSource: the webhook previews a Composition of a
+// Bundle with a source from the pulled chart (refusing invalid values as
+// for any Bundle), and lets one of a Bundle never pulled through with a
+// warning, without pulling anything itself.
+func TestAdmissionBundleSource(t *testing.T) {
+	ns := admissionNamespace(t)
+	startAdmission(t, "stencil-validating-source", "admission-source", map[string]string{"kubernetes.io/metadata.name": ns}, admission.Options{})
+	reg := sourcetest.NewRegistry(t, "", "")
+	reg.Push(t, "charts/shop", "1.0.0", sourcetest.Chart(t, "shop", "1.0.0", shopFiles))
+	_, ca := sourceSecrets(t, "adm-"+ns, "x", "y", reg.CA)
+
+	pulled := &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "adm-src-" + ns},
+		Spec: v1alpha1.BundleSpec{Source: &v1alpha1.BundleSource{OCI: reg.Ref("charts/shop", "1.0.0"), CASecretRef: ca}}}
+	withShopSchema(&pulled.Spec)
+	mustCreate(t, pulled)
+	t.Cleanup(func() { _ = k.Delete(context.Background(), pulled) })
+	bundleReady(t, pulled.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
+	refusing(t, ns, pulled.Name)
+
+	never := sourceBundle(t, "adm-never-"+ns, v1alpha1.BundleSource{OCI: reg.Ref("charts/shop", "9.9.9"), CASecretRef: ca})
+	bundleSource(t, never.Name, metav1.ConditionFalse, source.ReasonNotFound)
+	c, warnings := warningClient(t)
+	if err := c.Create(context.Background(), composition(ns, "early", never.Name, `{"replicas":9}`), client.DryRunAll); err != nil {
+		t.Fatalf("a Composition of a Bundle never pulled: %v; want it allowed with a warning", err)
+	}
+	if w := strings.Join(warnings.take(), "\n"); !strings.Contains(w, "not pulled yet") {
+		t.Errorf("warnings %q; want one saying the chart is not pulled yet", w)
 	}
 }

@@ -165,11 +165,6 @@ func Fetch(ctx context.Context, spec v1alpha1.BundleSource, creds Credentials, o
 		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
 		defer cancel()
 	}
-	if opts.Pin != nil && opts.Pin.Digest != "" && opts.Cache != nil {
-		if a, ok := opts.Cache.Get(opts.Pin.Digest); ok && a.URL == opts.Pin.URL {
-			return a, nil
-		}
-	}
 	switch {
 	case spec.OCI != "" && spec.ChartRepository == nil:
 		return fetchOCI(ctx, spec, creds, opts)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
@@ -320,4 +321,50 @@ func keys(m map[string]string) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestSourceProvenance: with verify.provider helm, a chart repository's
+// CHART.tgz.prov is pulled beside the chart, from the same host, for the
+// signature check; a chart without one is refused.
+func TestSourceProvenance(t *testing.T) {
+	repo := sourcetest.NewRepo(t, "", "")
+	repo.Add("signed", "1.0.0", sourcetest.Chart(t, "signed", "1.0.0", podinfo), nil)
+	repo.Serve("/charts/signed-1.0.0.tgz.prov", []byte("-----BEGIN PGP SIGNED MESSAGE-----\n"))
+	repo.Add("unsigned", "1.0.0", sourcetest.Chart(t, "unsigned", "1.0.0", podinfo), nil)
+	verify := &v1alpha1.SourceVerification{Provider: "helm", SecretRef: corev1.LocalObjectReference{Name: "keys"}}
+	spec := func(chart string) v1alpha1.BundleSource {
+		return v1alpha1.BundleSource{ChartRepository: &v1alpha1.ChartRepositorySource{URL: repo.URL, Chart: chart}, Verify: verify}
+	}
+	a, err := source.Fetch(ctx(t), spec("signed"), source.Credentials{CA: repo.CA}, source.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := repo.URL + "/charts/signed-1.0.0.tgz.prov"; a.ProvenanceURL != want || !strings.HasPrefix(string(a.Provenance), "-----BEGIN PGP") {
+		t.Errorf("provenance %s %q; want %s and its content", a.ProvenanceURL, a.Provenance, want)
+	}
+	_, err = source.Fetch(ctx(t), spec("unsigned"), source.Credentials{CA: repo.CA}, source.Options{})
+	wantReason(t, err, source.ReasonNotFound)
+}
+
+// TestSourcePinOutsideSource: a pin (status.source, which anyone who may
+// write a Bundle's status could change) is pulled only from where the
+// spec points, and an index URL on the repository's own host is fine.
+func TestSourcePinOutsideSource(t *testing.T) {
+	reg := sourcetest.NewRegistry(t, "", "")
+	m, l := reg.Push(t, "charts/other", "1.0.0", sourcetest.Chart(t, "other", "1.0.0", podinfo))
+	_, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/podinfo", "1.0.0")}, source.Credentials{CA: reg.CA},
+		source.Options{Pin: &v1alpha1.SourceStatus{URL: reg.Ref("charts/other", m), Digest: l}})
+	wantReason(t, err, source.ReasonURLRefused)
+
+	repo := sourcetest.NewRepo(t, "", "")
+	other := sourcetest.NewRepo(t, "", "")
+	tgz := sourcetest.Chart(t, "podinfo", "1.0.0", podinfo)
+	repo.Add("podinfo", "1.0.0", tgz, func(e *sourcetest.IndexEntry) { e.URLs = []string{repo.URL + "/charts/podinfo-1.0.0.tgz"} })
+	spec := v1alpha1.BundleSource{ChartRepository: &v1alpha1.ChartRepositorySource{URL: repo.URL, Chart: "podinfo"}}
+	a, err := source.Fetch(ctx(t), spec, source.Credentials{CA: repo.CA}, source.Options{})
+	if err != nil {
+		t.Fatalf("an absolute URL on the repository's host: %v", err)
+	}
+	_, err = source.Fetch(ctx(t), spec, source.Credentials{CA: repo.CA}, source.Options{Pin: &v1alpha1.SourceStatus{URL: other.URL + "/x.tgz", Digest: a.Digest}})
+	wantReason(t, err, source.ReasonURLRefused)
 }
