@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -62,7 +63,8 @@ func isPinned(src v1alpha1.BundleSource) bool {
 	if err != nil {
 		return false
 	}
-	return ref.Identifier() != "" && len(ref.Identifier()) > 7 && ref.Identifier()[:7] == "sha256:"
+	_, ok := ref.(name.Digest)
+	return ok
 }
 
 // sourced is b as parents render it: for a Bundle with a source, a copy
