@@ -81,16 +81,19 @@ func (r *BundleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionSourceReady)
 	}
 	cond := metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReady, Message: "bundle loads and its templates parse", ObservedGeneration: b.Generation}
+	reason := v1alpha1.ReasonRenderFailed
 	sourced, err := r.sourced(ctx, b, &st)
 	var loaded *templates.Bundle
-	if err == nil {
+	if err != nil {
+		reason = sourceFailure(err, st)
+		if res.RequeueAfter == 0 || res.RequeueAfter > maxRetry {
+			res.RequeueAfter = maxRetry
+		}
+	} else {
 		loaded, err = r.bundles.LoadBundle(sourced)
 	}
 	if err != nil {
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, v1alpha1.ReasonRenderFailed, err.Error()
-		if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionSourceReady); c != nil && st.Source == nil {
-			cond.Reason = c.Reason
-		}
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, reason, err.Error()
 		st.Revision = ""
 	} else {
 		st.Revision = loaded.Revision()

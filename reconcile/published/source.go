@@ -2,6 +2,7 @@ package published
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -65,6 +66,21 @@ func isPinned(src v1alpha1.BundleSource) bool {
 	}
 	_, ok := ref.(name.Digest)
 	return ok
+}
+
+// sourceFailure is the reason of a Bundle's Ready=False when its chart is
+// not at hand: a Bundle never pulled has its last pull's reason, one whose
+// recorded chart could not be pulled again (a restart, the registry
+// down) that pull's.
+func sourceFailure(err error, st v1alpha1.BundleStatus) string {
+	var notPulled *pull.NotPulledError
+	if errors.As(err, &notPulled) {
+		if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionSourceReady); c != nil && c.Status == metav1.ConditionFalse {
+			return c.Reason
+		}
+		return v1alpha1.ReasonSourceNotReady
+	}
+	return source.Reason(err)
 }
 
 // sourced is b as parents render it: for a Bundle with a source, a copy
