@@ -33,7 +33,7 @@
 //
 // Example:
 //
-//	art, err := source.Fetch(ctx, bundle.Spec.Source, creds, source.Options{Cache: cache})
+//	art, err := source.Fetch(ctx, *bundle.Spec.Source, creds, source.Options{Cache: cache})
 //	var serr *source.Error
 //	if errors.As(err, &serr) {
 //		// serr.Reason is PullFailed, Unauthorized, NotFound, ...
