@@ -143,6 +143,14 @@ func TestWebhookInstall(t *testing.T) {
 			if !grants(role, "", "secrets", "get", "list", "watch", "create", "update") {
 				t.Errorf("Role stencil-webhook-cert does not let the controller keep its certificate Secret")
 			}
+			// Issue 22 item 3: a Bundle's source Secrets are read in the
+			// controller's own namespace only, never cluster-wide.
+			if src := find(objs, "Role")["stencil-bundle-source"]; src == nil || src.GetNamespace() != admission.DefaultWebhookNamespace || !grants(src, "", "secrets", "get") {
+				t.Errorf("no Role %s/stencil-bundle-source granting get secrets", admission.DefaultWebhookNamespace)
+			}
+			if grants(find(objs, "ClusterRole")["stencil-manager"], "", "secrets", "get") {
+				t.Errorf("ClusterRole stencil-manager grants reading Secrets cluster-wide")
+			}
 			if !grants(find(objs, "ClusterRole")["stencil-manager"], "admissionregistration.k8s.io", "validatingwebhookconfigurations", "get", "list", "watch", "update") {
 				t.Errorf("ClusterRole stencil-manager does not let the controller inject the CA into the webhook configuration")
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/cluster"
 	"github.com/stencil-dev/stencil/reconcile/plan"
+	"github.com/stencil-dev/stencil/reconcile/pull"
 	"github.com/stencil-dev/stencil/reconcile/recall"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	chartsource "github.com/stencil-dev/stencil/source"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -79,6 +81,9 @@ type Options struct {
 	// APIs, for .Capabilities) up to date on every replica, not only the
 	// leader: set it when the webhook is served (package admission).
 	EveryReplica bool
+	// Namespace is the controller's own namespace: the only one the
+	// Secrets a Bundle's spec.source names are read from (package pull).
+	Namespace string
 }
 
 // Field indexes on Compositions.
@@ -110,8 +115,10 @@ type CompositionReconciler struct {
 	watches *watch.Watcher
 	access  *access.Checker
 	// hooks runs the Helm hooks of passes.
-	hooks    *hooks.Runner
-	bundles  *recall.Bundles
+	hooks   *hooks.Runner
+	bundles *recall.Bundles
+	// sources gives Bundles with a source their pulled chart's files.
+	sources  *pull.Puller
 	renderer plan.Renderer
 	// capabilities are what the cluster serves, for .Capabilities.
 	capabilities *cluster.Capabilities
@@ -217,6 +224,7 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 		Recorder:  recorder,
 		Options:   opts,
 		bundles:   &recall.Bundles{},
+		sources:   &pull.Puller{Reader: mgr.GetAPIReader(), Namespace: opts.Namespace, Cache: chartsource.NewCache(0)},
 		renderer:  renderer,
 		access:    checker,
 		hooks:     &hooks.Runner{Live: mgr.GetAPIReader(), Client: mgr.GetClient(), Recorder: recorder},
@@ -403,10 +411,22 @@ func (r *CompositionReconciler) forget(key types.NamespacedName) {
 // bundle cache, served APIs, renderer and writers, so a review renders
 // and dry-runs exactly as a pass would.
 
-// LoadBundle returns b parsed, from the cache when its generation is known.
+// LoadBundle returns b parsed, from the cache when its generation is
+// known. A Bundle with a source is loaded with the chart of the digest its
+// status records, from this process's chart cache only: one not pulled
+// yet is an error (a *pull.NotPulledError when none is recorded).
 func (r *CompositionReconciler) LoadBundle(b *v1alpha1.Bundle) (*templates.Bundle, error) {
+	b, err := r.sources.Cached(b)
+	if err != nil {
+		return nil, err
+	}
 	return r.bundles.Load(b)
 }
+
+// Sources pulls the charts of Bundles with a source, into the chart cache
+// LoadBundle reads: the Bundle controller (package published) resolves
+// through it.
+func (r *CompositionReconciler) Sources() *pull.Puller { return r.sources }
 
 // Capabilities are what the cluster serves, for .Capabilities.
 func (r *CompositionReconciler) Capabilities(ctx context.Context) (*templates.Capabilities, error) {

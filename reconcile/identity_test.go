@@ -51,7 +51,7 @@ func controllerConfig(ctx context.Context, admin client.Client, adminConfig *res
 			return nil, err
 		}
 	}
-	for _, file := range []string{"role.yaml", "aggregate.yaml", "role_binding.yaml", "webhook_cert.yaml"} {
+	for _, file := range []string{"role.yaml", "aggregate.yaml", "role_binding.yaml", "webhook_cert.yaml", "bundle_source.yaml"} {
 		if err := createAll(ctx, admin, filepath.Join(testenv.Root(), "config", "rbac", file)); err != nil {
 			return nil, err
 		}

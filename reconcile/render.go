@@ -21,6 +21,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/cluster"
 	"github.com/stencil-dev/stencil/reconcile/plan"
+	"github.com/stencil-dev/stencil/reconcile/pull"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -43,6 +44,10 @@ func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("read Bundle %s: %w", s.comp.ParentSpec().Bundle, err)
+	}
+	bundle, err := r.sources.Files(ctx, bundle)
+	if err != nil {
+		return r.waitForSource(s, err)
 	}
 	loaded, outs, err := r.bundles.LoadWithOutputs(bundle)
 	if err != nil {
@@ -83,6 +88,21 @@ func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 	r.failedRenders.Forget(client.ObjectKeyFromObject(s.comp))
 	s.status.BundleRevision = s.plan.BundleRevision
 	return ctrl.Result{}, nil
+}
+
+// waitForSource reports a parent whose Bundle's chart is not at hand:
+// Reconciling with reason SourceNotReady, and nothing applied or pruned.
+// A Bundle whose chart was never pulled brings the next pass when its
+// status records one; a chart to pull again (a lost cache) is retried
+// with backoff.
+func (r renderer) waitForSource(s *scope, err error) (ctrl.Result, error) {
+	status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonSourceNotReady, err.Error())
+	s.done = true
+	var notPulled *pull.NotPulledError
+	if errors.As(err, &notPulled) {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, err
 }
 
 // renderReason is the condition reason of a render error.

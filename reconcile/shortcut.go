@@ -90,6 +90,10 @@ func (r shortcut) inputKey(ctx context.Context, comp applyset.Parent) string {
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: comp.ParentSpec().Bundle}, bundle); err != nil {
 		return ""
 	}
+	bundle, err := r.sources.Cached(bundle)
+	if err != nil {
+		return ""
+	}
 	loaded, err := r.bundles.Load(bundle)
 	if err != nil {
 		return ""

@@ -1,11 +1,13 @@
 package v1alpha1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // BundleSpec is a bundle's folder of templates and the rules for its values.
+// +kubebuilder:validation:XValidation:rule="(has(self.files) && size(self.files) > 0) != has(self.source)",message="exactly one of files (non-empty) and source must be set"
 type BundleSpec struct {
 	// files maps a slash-separated path inside the bundle to its content: the
 	// bundle's folder. It holds values.yaml (default values), templates/**/*.yaml
@@ -13,10 +15,17 @@ type BundleSpec struct {
 	// optional Chart.yaml (read into .Chart), an optional values.schema.json (a
 	// JSON Schema of the values, as a Helm chart's: validates, never defaults)
 	// and an optional kustomization.yaml with the files it references.
-	// `stencil bundle pack DIR` writes it.
-	// +required
-	// +kubebuilder:validation:MinProperties=1
-	Files map[string]string `json:"files"`
+	// `stencil bundle pack DIR` writes it. Exactly one of files and source
+	// is set.
+	// +optional
+	Files map[string]string `json:"files,omitempty"`
+
+	// source names a chart in an OCI registry or a Helm chart repository
+	// that the controller pulls in place of files: the chart's files are
+	// the Bundle's, and status.source records what was pulled. Exactly one
+	// of files and source is set.
+	// +optional
+	Source *BundleSource `json:"source,omitempty"`
 
 	// schema is the OpenAPI v3 schema of the values, in the dialect of a CRD's
 	// openAPIV3Schema. Defaults in it are applied to the merged values, which
@@ -79,6 +88,101 @@ type BundleSpec struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
 	Readiness []ReadinessRule `json:"readiness,omitempty"`
+}
+
+// The condition a Bundle with a source holds, and its reasons besides the
+// pull failures' (package source: PullFailed, Unauthorized, NotFound,
+// DigestMismatch, TooLarge, InvalidChart, URLRefused, InvalidSource).
+const (
+	// ConditionSourceReady is True when the last resolve of spec.source
+	// pulled the chart, False with the reason it failed; parents render
+	// the chart status.source records either way.
+	ConditionSourceReady = "SourceReady"
+	// ReasonPulled: the chart of status.source was pulled and verified.
+	ReasonPulled = "Pulled"
+	// ReasonSourceNotReady, on a parent: its Bundle's chart has not been
+	// pulled yet; the parent waits, and nothing is applied or pruned.
+	ReasonSourceNotReady = "SourceNotReady"
+)
+
+// BundleSource is where the controller pulls a Bundle's chart from: one
+// of oci and chartRepository. The pull is made as the controller, to the
+// URL written here only (see docs/security.md).
+// +kubebuilder:validation:XValidation:rule="has(self.oci) != has(self.chartRepository)",message="exactly one of oci and chartRepository must be set"
+type BundleSource struct {
+	// oci is a Helm chart stored as an OCI artifact:
+	// oci://HOST/PATH/CHART:TAG, or oci://HOST/PATH/CHART@sha256:HEX to pin
+	// it by its manifest's digest.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^oci://[^/\s]+/[^\s]+$`
+	OCI string `json:"oci,omitempty"`
+
+	// chartRepository is a chart in a Helm chart repository (an index.yaml
+	// served over HTTPS).
+	// +optional
+	ChartRepository *ChartRepositorySource `json:"chartRepository,omitempty"`
+
+	// secretRef names a Secret in the controller's own namespace holding
+	// the credentials of the registry or repository: the keys username and
+	// password, or a kubernetes.io/dockerconfigjson Secret.
+	// +optional
+	SecretRef *corev1.LocalObjectReference `json:"secretRef,omitempty"`
+
+	// caSecretRef names a Secret in the controller's own namespace whose
+	// key ca.crt holds the PEM certificates the registry's or repository's
+	// serving certificate is verified with, in place of the system's.
+	// +optional
+	CASecretRef *corev1.LocalObjectReference `json:"caSecretRef,omitempty"`
+
+	// interval is how often a tag or a version range is resolved again;
+	// 10m when unset. A source pinned by digest is pulled once.
+	// +optional
+	Interval *metav1.Duration `json:"interval,omitempty"`
+
+	// verify, when set, requires the chart to be signed with a key the
+	// Secret it names holds.
+	// +optional
+	Verify *SourceVerification `json:"verify,omitempty"`
+}
+
+// ChartRepositorySource is a chart in a Helm chart repository.
+type ChartRepositorySource struct {
+	// url is the repository's URL, the folder of its index.yaml; https
+	// only.
+	// +required
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('https://')",message="a chart repository is reached over https"
+	URL string `json:"url"`
+
+	// chart is the chart's name in the repository's index.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Chart string `json:"chart"`
+
+	// version is an exact version or a semver range (such as ~1.2 or
+	// >=1.0 <2.0) as Helm and Flux accept; the newest stable version when
+	// empty.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Version string `json:"version,omitempty"`
+}
+
+// SourceVerification is the signature a pulled chart must carry.
+type SourceVerification struct {
+	// provider is the kind of signature: cosign (an OCI chart's cosign
+	// signature) or helm (a chart repository's provenance file,
+	// CHART.tgz.prov).
+	// +required
+	// +kubebuilder:validation:Enum=cosign;helm
+	Provider string `json:"provider"`
+
+	// secretRef names a Secret in the controller's own namespace holding
+	// the keys: cosign.pub (PEM public keys) for cosign, keyring (an
+	// OpenPGP keyring) for helm.
+	// +required
+	SecretRef corev1.LocalObjectReference `json:"secretRef"`
 }
 
 // BundleOutput is one status field computed from a parent's members.
@@ -277,10 +381,43 @@ type BundleStatus struct {
 
 	// conditions holds Ready: True when the bundle loads and its templates
 	// parse, False with the file and line of the first problem otherwise.
+	// A Bundle with a source holds SourceReady too: True when the last
+	// resolve pulled the chart, False with the reason it failed.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// source is the chart last pulled for spec.source: parents render it
+	// until a resolve pulls another.
+	// +optional
+	Source *SourceStatus `json:"source,omitempty"`
+}
+
+// SourceStatus is the chart a Bundle's source resolved to.
+type SourceStatus struct {
+	// url is where the chart was pulled from: the OCI reference or the
+	// chart archive's URL.
+	// +optional
+	URL string `json:"url,omitempty"`
+	// version is the chart's version (its tag, or the chart repository
+	// index's version).
+	// +optional
+	Version string `json:"version,omitempty"`
+	// digest is the sha256 digest of the chart archive pulled
+	// (sha256:HEX); parents render the chart of this digest.
+	// +optional
+	Digest string `json:"digest,omitempty"`
+	// size is the chart archive's size in bytes.
+	// +optional
+	Size int64 `json:"size,omitempty"`
+	// resolvedAt is when the source was last resolved to this digest.
+	// +optional
+	ResolvedAt metav1.Time `json:"resolvedAt,omitempty"`
+	// sourceGeneration is the Bundle's generation this digest was resolved
+	// for: a change of the Bundle resolves the source again.
+	// +optional
+	SourceGeneration int64 `json:"sourceGeneration,omitempty"`
 }
 
 // Bundle is a cluster-scoped folder of Go templates that Compositions render.
@@ -288,6 +425,7 @@ type BundleStatus struct {
 // +kubebuilder:resource:scope=Cluster,shortName=bdl,categories=stencil
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.revision`
+// +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.status.source.version`,priority=1
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Bundle struct {

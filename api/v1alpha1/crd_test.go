@@ -182,8 +182,16 @@ func TestSchemaRejectsInvalid(t *testing.T) {
 		// user system:serviceaccount:<ns>:a:b, which is no ServiceAccount's.
 		{"serviceAccountName with a colon", composition(map[string]any{"bundle": "b", "serviceAccountName": "a:b"}), "spec.serviceAccountName: Invalid value"},
 		// Bundle
-		{"bundle without files", bundle(map[string]any{}), "spec.files: Required value"},
-		{"bundle with no file", bundle(map[string]any{"files": map[string]any{}}), "spec.files: Invalid value"},
+		{"bundle without files", bundle(map[string]any{}), "exactly one of files (non-empty) and source must be set"},
+		{"bundle with no file", bundle(map[string]any{"files": map[string]any{}}), "exactly one of files (non-empty) and source must be set"},
+		// Bundle spec.source (issue 22 item 3)
+		{"bundle with files and source", bundle(map[string]any{"files": map[string]any{"a": "b"}, "source": map[string]any{"oci": "oci://r.example.com/c:1"}}), "exactly one of files (non-empty) and source must be set"},
+		{"source with oci and chartRepository", bundle(map[string]any{"source": map[string]any{"oci": "oci://r.example.com/c:1", "chartRepository": map[string]any{"url": "https://c.example.com", "chart": "c"}}}), "exactly one of oci and chartRepository must be set"},
+		{"source with neither", bundle(map[string]any{"source": map[string]any{}}), "exactly one of oci and chartRepository must be set"},
+		{"oci without the scheme", bundle(map[string]any{"source": map[string]any{"oci": "r.example.com/c:1"}}), "spec.source.oci: Invalid value"},
+		{"chart repository over http", bundle(map[string]any{"source": map[string]any{"chartRepository": map[string]any{"url": "http://c.example.com", "chart": "c"}}}), "a chart repository is reached over https"},
+		{"chart repository without chart", bundle(map[string]any{"source": map[string]any{"chartRepository": map[string]any{"url": "https://c.example.com"}}}), "spec.source.chartRepository.chart: Required value"},
+		{"verify provider", bundle(map[string]any{"source": map[string]any{"oci": "oci://r.example.com/c:1", "verify": map[string]any{"provider": "gpg", "secretRef": map[string]any{"name": "k"}}}}), `spec.source.verify.provider: Unsupported value: "gpg"`},
 		{"file content not a string", bundle(map[string]any{"files": map[string]any{"values.yaml": 3}}), "spec.files.values.yaml: Invalid value"},
 		{"schema not an object", bundle(map[string]any{"files": map[string]any{"a": "b"}, "schema": "object"}), "spec.schema: Invalid value"},
 		{"permission without kind", bundle(map[string]any{"files": map[string]any{"a": "b"}, "permissions": map[string]any{"clusterScoped": []any{map[string]any{"group": "rbac.authorization.k8s.io"}}}}), "spec.permissions.clusterScoped[0].kind: Required value"},

@@ -35,19 +35,34 @@ func newBundleCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
 
 func newPackCommand() *cobra.Command {
 	var name string
+	var pull pullFlags
 	cmd := &cobra.Command{
-		Use:   "pack DIR",
-		Short: "Print a Bundle manifest holding a bundle folder",
+		Use:   "pack (DIR | oci://HOST/PATH:TAG | --repo URL --chart NAME [--version V])",
+		Short: "Print a Bundle manifest holding a bundle folder or a chart from a registry",
 		Long: `pack loads a bundle folder (values.yaml, values.schema.json, templates/,
 optional Chart.yaml, kustomization.yaml and stencil.yaml) exactly as the
 controller would load the Bundle, and prints the Bundle manifest. Files the
-folder's .helmignore names are left out, with Helm's rules.`,
-		Args: cobra.ExactArgs(1),
+folder's .helmignore names are left out, with Helm's rules.
+
+Given a chart in a registry instead (oci://HOST/PATH:TAG or @sha256:HEX,
+or a chart repository's --repo URL --chart NAME [--version V], the same
+as URL#NAME@V), pack pulls it as the controller pulls a Bundle's
+spec.source (digest verified, size bounded, unpacked with the same
+confinement) and prints a Bundle holding its files.`,
+		Args: cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if name == "" {
-				name = bundleName(args[0])
+			arg := ""
+			if len(args) == 1 {
+				arg = args[0]
 			}
-			b, err := loadFolder(args[0], name)
+			arg, err := pull.bundleArg(arg)
+			if err != nil {
+				return err
+			}
+			if arg == "" {
+				return fmt.Errorf("give a folder, an oci:// reference, or --repo and --chart")
+			}
+			b, err := loadPackable(cmd.Context(), &pull, arg, name)
 			if err != nil {
 				return err
 			}
@@ -60,14 +75,34 @@ folder's .helmignore names are left out, with Helm's rules.`,
 			}
 			obj := &v1alpha1.Bundle{
 				TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Bundle"},
-				ObjectMeta: metav1.ObjectMeta{Name: name},
+				ObjectMeta: metav1.ObjectMeta{Name: b.Name()},
 				Spec:       spec,
 			}
 			return printObjects(cmd.OutOrStdout(), []*v1alpha1.Bundle{obj})
 		},
 	}
-	cmd.Flags().StringVar(&name, "name", "", "name of the Bundle (default: the folder's name)")
+	cmd.Flags().StringVar(&name, "name", "", "name of the Bundle (default: the folder's or the chart's name)")
+	pull.add(cmd.Flags())
 	return cmd
+}
+
+// loadPackable loads what pack packs: a folder, or a chart pulled from a
+// registry; the Bundle is named name, else after the folder or chart.
+func loadPackable(ctx context.Context, pull *pullFlags, arg, name string) (*templates.Bundle, error) {
+	src, chartName, ok, err := parseSourceArg(arg)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		if name == "" {
+			name = bundleName(arg)
+		}
+		return loadFolder(arg, name)
+	}
+	if name == "" {
+		name = chartName
+	}
+	return pull.loadPulled(ctx, arg, name, src)
 }
 
 // packSpec is a folder's spec as a Bundle object holds it: its chart

@@ -213,9 +213,12 @@ func clusterBundleFor(ctx context.Context, s *session, gvk schema.GroupVersionKi
 	return templates.LoadObject(b)
 }
 
-// bundleNameAt is the name of the Bundle at from: a folder's name, or a
-// manifest's metadata.name.
+// bundleNameAt is the name of the Bundle at from: a folder's name, a
+// manifest's metadata.name, or a pulled chart's name.
 func bundleNameAt(from string) (string, error) {
+	if _, name, ok, err := parseSourceArg(from); ok {
+		return name, err
+	}
 	info, err := os.Stat(from)
 	if err != nil {
 		return "", err

@@ -32,11 +32,13 @@ type planFlags struct {
 	// values and name make render's own Composition, without -f.
 	values flags.Values
 	name   string
+	// pull pulls a --bundle that names a chart in a registry (render).
+	pull pullFlags
 }
 
 func (f *planFlags) add(cmd *cobra.Command, offline bool) {
 	cmd.Flags().StringVarP(&f.file, "filename", "f", "", "file holding one or more Compositions or instances of published kinds (- for stdin)")
-	cmd.Flags().StringVar(&f.bundle, "bundle", "", "bundle folder or Bundle manifest to render instead of the cluster's Bundle (for an instance, it must publish the instance's kind)")
+	cmd.Flags().StringVar(&f.bundle, "bundle", "", "bundle folder, Bundle manifest or chart (oci://HOST/PATH:TAG, oci://HOST/PATH@sha256:HEX, https://REPO#CHART[@VERSION]) to render instead of the cluster's Bundle (for an instance, it must publish the instance's kind)")
 	if offline {
 		cmd.Flags().BoolVar(&f.offline, "offline", false, "do not contact a cluster (needs --bundle; only built-in kinds and CRDs in the bundle)")
 	}
@@ -46,7 +48,7 @@ func (f *planFlags) add(cmd *cobra.Command, offline bool) {
 func newRenderCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
 	f := &planFlags{}
 	cmd := &cobra.Command{
-		Use:   "render (-f composition.yaml [--bundle DIR|bundle.yaml] | --bundle DIR|bundle.yaml [--values FILE] [--set a.b=c] [--name NAME] [-n NAMESPACE])",
+		Use:   "render (-f composition.yaml [--bundle DIR|bundle.yaml|oci://...] | --bundle DIR|bundle.yaml|oci://... [--values FILE] [--set a.b=c] [--name NAME] [-n NAMESPACE])",
 		Short: "Print the objects the controller would apply for Compositions and instances of published kinds",
 		Long: `render prints, as multi-document YAML, exactly the objects the controller
 would apply for each Composition in the file, and for each instance of a
@@ -64,7 +66,14 @@ Without -f, render makes the Composition itself, as helm template makes a
 release: named --name, in the namespace of -n (or the kubeconfig's), of
 the --bundle, with the values of --values files (merged in order) and
 --set / --set-string assignments (applied after them, in order). It is
-the plan the controller would apply for a Composition with those values.`,
+the plan the controller would apply for a Composition with those values.
+
+A chart in a registry is pulled as the controller pulls a Bundle's
+spec.source (digest verified, size bounded, unpacked with the same
+confinement): --bundle oci://HOST/PATH:TAG (or @sha256:HEX), or from a
+chart repository --repo URL --chart NAME [--version V] (as helm template;
+the same as --bundle URL#NAME@V), with --username, --password
+($STENCIL_REGISTRY_PASSWORD) and --ca-file.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runRender(cmd.Context(), kube, f, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -73,6 +82,7 @@ the plan the controller would apply for a Composition with those values.`,
 	f.add(cmd, true)
 	f.values.Add(cmd.Flags(), true)
 	cmd.Flags().StringVar(&f.name, "name", "release-name", "without -f: the name of the Composition render makes (.Release.Name)")
+	f.pull.add(cmd.Flags())
 	return cmd
 }
 
@@ -97,10 +107,16 @@ func (f *planFlags) session(kube *genericclioptions.ConfigFlags, stderr io.Write
 }
 
 func runRender(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFlags, stdin io.Reader, stdout, stderr io.Writer) error {
+	bundle, err := f.pull.bundleArg(f.bundle)
+	if err != nil {
+		return err
+	}
+	f.bundle = bundle
 	s, err := f.session(kube, stderr)
 	if err != nil {
 		return err
 	}
+	s.pull = &f.pull
 	docs, err := f.parents(stdin, s.namespace)
 	if err != nil {
 		return err

@@ -44,6 +44,9 @@ type session struct {
 	notes io.Writer
 
 	caps *templates.Capabilities // discovered once
+	// pull pulls a --bundle that names a chart in a registry (nil: with
+	// no credentials).
+	pull *pullFlags
 }
 
 // capabilities returns .Capabilities as the controller would give it to
@@ -173,9 +176,21 @@ func readFile(path string, stdin io.Reader) ([]byte, error) {
 	return os.ReadFile(path)
 }
 
-// loadBundle loads the bundle named name: from a folder or a Bundle
-// manifest when from is set, else from the cluster.
+// loadBundle loads the bundle named name: from a folder, a Bundle
+// manifest or a chart in a registry (oci://..., URL#CHART[@VERSION],
+// pulled as the controller pulls it) when from is set, else from the
+// cluster.
 func loadBundle(ctx context.Context, s *session, from, name string) (*templates.Bundle, error) {
+	if src, _, ok, err := parseSourceArg(from); ok {
+		if err != nil {
+			return nil, err
+		}
+		p := s.pull
+		if p == nil {
+			p = &pullFlags{}
+		}
+		return p.loadPulled(ctx, from, name, src)
+	}
 	if from == "" {
 		if s.client == nil {
 			return nil, fmt.Errorf("no --bundle given and no cluster to read Bundle %q from", name)

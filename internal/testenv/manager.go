@@ -101,6 +101,10 @@ func StartShard(ctx context.Context, config *rest.Config, shard string) (*Contro
 	return StartWith(ctx, config, ControllerOptions{Shard: shard, WriteAsController: true})
 }
 
+// ControllerNamespace is the controller's own namespace in tests (its
+// ServiceAccount's, where the Secrets of Bundle sources are read).
+const ControllerNamespace = "stencil-system"
+
 // ControllerOptions are what StartWith changes in the controller that
 // StartController starts.
 type ControllerOptions struct {
@@ -175,7 +179,7 @@ func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*
 	// The controller's default concurrency, and render limits short
 	// enough for tests to see overruns quickly.
 	opts := reconcile.Options{Version: "v0.0.0-test", MaxConcurrentReconciles: 4, ApplyConcurrency: 4, Shard: shardName,
-		WriteAsController: o.WriteAsController}
+		WriteAsController: o.WriteAsController, Namespace: ControllerNamespace}
 	if !o.WriteAsController {
 		opts.DefaultServiceAccount = DefaultServiceAccount
 	}

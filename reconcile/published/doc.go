@@ -12,6 +12,13 @@
 //     the Bundle serves no kind. The CRD, and so every instance and their
 //     children, is deleted only with the Bundle and only when
 //     api.deletionPolicy is Delete (BundleFinalizer holds the Bundle).
+//   - source.go: a Bundle with spec.source has it resolved (as the
+//     controller, see package pull) when its generation changes and
+//     every interval after (a digest-pinned reference once), and
+//     status.source records the chart pulled, with SourceReady; a resolve
+//     that fails leaves status.source as it was, so parents keep
+//     rendering the chart pulled before, and says so. A Bundle never
+//     pulled is Ready=False with the pull's reason.
 //   - kinds.go: Kinds, one running controller per kind served, started
 //     and stopped as Bundles publish and stop publishing; each reconciles
 //     instances through the Composition pass

@@ -32,6 +32,7 @@ import (
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/cluster"
+	"github.com/stencil-dev/stencil/reconcile/pull"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -47,6 +48,9 @@ type BundleReconciler struct {
 	// groups says which API groups something other than CRDs serves.
 	groups GroupServer
 	kinds  *Kinds
+	// puller pulls the charts of Bundles with a source (see
+	// resolveSource).
+	puller *pull.Puller
 }
 
 // BundleFinalizer keeps a Bundle whose api.deletionPolicy is Delete until
@@ -69,17 +73,37 @@ func (r *BundleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	st := *b.Status.DeepCopy()
 	st.ObservedGeneration = b.Generation
-	loaded, err := r.bundles.LoadBundle(b)
-	cond := metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReady, Message: "bundle loads and its templates parse", ObservedGeneration: b.Generation}
 	var res ctrl.Result
+	if b.Spec.Source != nil {
+		res.RequeueAfter = r.resolveSource(ctx, b, &st)
+	} else {
+		st.Source = nil
+		meta.RemoveStatusCondition(&st.Conditions, v1alpha1.ConditionSourceReady)
+	}
+	cond := metav1.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReady, Message: "bundle loads and its templates parse", ObservedGeneration: b.Generation}
+	reason := v1alpha1.ReasonRenderFailed
+	sourced, err := r.sourced(ctx, b, &st)
+	var loaded *templates.Bundle
 	if err != nil {
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, v1alpha1.ReasonRenderFailed, err.Error()
+		reason = sourceFailure(err, st)
+		if res.RequeueAfter == 0 || res.RequeueAfter > maxRetry {
+			res.RequeueAfter = maxRetry
+		}
+	} else {
+		loaded, err = r.bundles.LoadBundle(sourced)
+	}
+	if err != nil {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, reason, err.Error()
 		st.Revision = ""
 	} else {
 		st.Revision = loaded.Revision()
 		var published publication
-		if published, res, err = r.publishKind(ctx, b); err != nil {
+		var pres ctrl.Result
+		if published, pres, err = r.publishKind(ctx, b); err != nil {
 			return ctrl.Result{}, err
+		}
+		if pres.RequeueAfter > 0 && (res.RequeueAfter == 0 || pres.RequeueAfter < res.RequeueAfter) {
+			res.RequeueAfter = pres.RequeueAfter
 		}
 		if published.reason != "" {
 			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, published.reason, published.message
@@ -306,7 +330,7 @@ func SetupWithManager(mgr ctrl.Manager, cr *reconcile.CompositionReconciler) (*K
 	if err := mgr.Add(kinds); err != nil {
 		return nil, fmt.Errorf("add the published kinds' controllers: %w", err)
 	}
-	b := &BundleReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), bundles: cr, kinds: kinds,
+	b := &BundleReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), bundles: cr, kinds: kinds, puller: cr.Sources(),
 		groups: cluster.NewAPIs(mgr.GetRESTMapper(), mgr.GetAPIReader())}
 	err = ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Bundle{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, reconcile.DeletingPredicate()))).

@@ -34,13 +34,19 @@ type Bundles struct {
 type bundleEntry struct {
 	uid        types.UID
 	generation int64
-	bundle     *templates.Bundle
-	outputs    *outputs.Set // spec.outputs and spec.readiness, compiled
-	err        error
+	// digest is the chart a Bundle with a source was loaded with (its
+	// status.source.digest): a new pull is a new entry, though the
+	// generation stays.
+	digest  string
+	bundle  *templates.Bundle
+	outputs *outputs.Set // spec.outputs and spec.readiness, compiled
+	err     error
 }
 
 // Load returns the parsed bundle, from the cache when this Bundle's
-// generation is known. A Bundle whose outputs or readiness rules do not
+// generation (and, for a Bundle with a source, the digest of its chart)
+// is known. A Bundle with a source must come with its chart's files (see
+// package pull). A Bundle whose outputs or readiness rules do not
 // compile fails to load, with their paths and positions.
 func (c *Bundles) Load(b *v1alpha1.Bundle) (*templates.Bundle, error) {
 	loaded, _, err := c.LoadWithOutputs(b)
@@ -56,7 +62,7 @@ func (c *Bundles) LoadWithOutputs(b *v1alpha1.Bundle) (*templates.Bundle, *outpu
 		c.entries = lru.New(MaxBundles)
 	}
 	if v, ok := c.entries.Get(b.Name); ok {
-		if e := v.(bundleEntry); e.uid == b.UID && e.generation == b.Generation {
+		if e := v.(bundleEntry); e.uid == b.UID && e.generation == b.Generation && e.digest == sourceDigest(b) {
 			metrics.CacheLookup(metrics.CacheBundle, true)
 			return e.bundle, e.outputs, e.err
 		}
@@ -69,8 +75,17 @@ func (c *Bundles) LoadWithOutputs(b *v1alpha1.Bundle) (*templates.Bundle, *outpu
 			loaded, err = nil, fmt.Errorf("Bundle %s: %w", b.Name, err)
 		}
 	}
-	c.entries.Add(b.Name, bundleEntry{uid: b.UID, generation: b.Generation, bundle: loaded, outputs: outs, err: err})
+	c.entries.Add(b.Name, bundleEntry{uid: b.UID, generation: b.Generation, digest: sourceDigest(b), bundle: loaded, outputs: outs, err: err})
 	return loaded, outs, err
+}
+
+// sourceDigest is the digest of the chart a Bundle with a source holds
+// in its files (see package pull), "" for another Bundle.
+func sourceDigest(b *v1alpha1.Bundle) string {
+	if b.Spec.Source == nil || b.Status.Source == nil {
+		return ""
+	}
+	return b.Status.Source.Digest
 }
 
 // Len is the number of Bundles kept.

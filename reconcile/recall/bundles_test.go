@@ -59,3 +59,31 @@ func TestBundleCache(t *testing.T) {
 		}
 	})
 }
+
+// TestBundleCacheSourceDigest: a Bundle with a source keeps its
+// generation when a pull records another chart; the new digest is parsed
+// again, with its own revision (issue 22 item 3).
+func TestBundleCacheSourceDigest(t *testing.T) {
+	pulled := func(digest, greeting string) *v1alpha1.Bundle {
+		b := testBundle("src", "uid-src", 1)
+		b.Spec.Source = &v1alpha1.BundleSource{OCI: "oci://r.example.com/charts/src:stable"}
+		b.Spec.Files["values.yaml"] = "greeting: " + greeting + "\n"
+		b.Status.Source = &v1alpha1.SourceStatus{Digest: digest}
+		return b
+	}
+	var c Bundles
+	first, err := c.Load(pulled("sha256:1", "hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := c.Load(pulled("sha256:1", "hello")); again != first {
+		t.Error("the same digest was parsed again")
+	}
+	next, err := c.Load(pulled("sha256:2", "bonjour"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next == first || next.Revision() == first.Revision() {
+		t.Errorf("a new digest was served from the cache (revision %s)", next.Revision())
+	}
+}

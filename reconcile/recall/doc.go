@@ -10,7 +10,8 @@
 //     it), so that a later pass finding the same only recomputes status;
 //     Fingerprint says when a member changed only in its status.
 //   - Bundles: the parsed Bundles, with their compiled outputs, at most
-//     MaxBundles, each parsed once per generation.
+//     MaxBundles, each parsed once per generation (and per pulled chart
+//     digest for a Bundle with a source).
 //
 // Invariants: nothing here is read from or written to the API server;
 // losing any of it (a restart) costs a full pass, never a wrong one.

@@ -96,6 +96,7 @@ func NewCommand(kube *genericclioptions.ConfigFlags, version string) *cobra.Comm
 		"write the members of a parent that names no ServiceAccount as the controller itself, bounded only by the controller's cluster-wide RBAC, "+
 			"instead of impersonating --default-service-account: any tenant who may create a parent then gets the controller's rights. "+
 			"Exclusive with a --default-service-account other than the default")
+	fl.StringVar(&f.opts.Namespace, "namespace", admission.PodNamespace(), "the controller's own namespace: the only one the Secrets a Bundle's spec.source names (credentials, CA) are read from (default: the pod's, else "+admission.DefaultWebhookNamespace+")")
 	addWebhookFlags(fl, f)
 	zfs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	f.zap.BindFlags(zfs)

@@ -1,0 +1,17 @@
+// Package pull gives the controller the charts its Bundles name in
+// spec.source (see package source): Puller resolves a source for the
+// Bundle controller, and gives every other reader (a Composition's pass,
+// the admission webhook) a copy of the Bundle whose spec.files are the
+// chart of the digest status.source records.
+//
+// Invariants:
+//   - A parent renders only the digest status.source records: a resolve
+//     that finds another version changes the Bundle's status first, which
+//     brings a pass of its parents; a resolve that fails leaves the
+//     recorded digest in place, so parents keep rendering it.
+//   - Pulls are made as the controller, with credentials read from
+//     Secrets in the controller's own namespace (Puller.Namespace) only,
+//     and go only where package source allows (the URL in the Bundle).
+//   - Charts are kept in one source.Cache by digest; losing it (a
+//     restart) costs a pull of the recorded digest, never another chart.
+package pull

@@ -1,0 +1,42 @@
+// Package source pulls the charts Bundles name in spec.source: a Helm
+// chart stored as an OCI artifact (oci://HOST/PATH/CHART:TAG or
+// @sha256:HEX, Helm's media types) or a chart in a Helm chart repository
+// (an index.yaml over HTTPS), and unpacks it into the files a Bundle's
+// spec.files would hold.
+//
+// Responsibilities:
+//   - Resolve: a tag or a version range (Masterminds semver, as Helm and
+//     Flux read one) to one version and one digest.
+//   - Pull: with go-containerregistry's remote package for OCI, net/http
+//     for chart repositories, with the credentials and CA of Credentials.
+//   - Verify: the manifest's digest when the reference pins one, the chart
+//     layer's digest from the manifest, a chart repository index entry's
+//     digest when it has one; a mismatch is a DigestMismatch.
+//   - Bound: a chart archive over MaxArchiveSize (compressed) is TooLarge
+//     before it is read; unpacking goes through chart.ExpandArchives, the
+//     unpacking `stencil bundle pack` uses for charts/*.tgz, with its
+//     bounds (chart.MaxArchiveBytes, chart.MaxArchiveFiles) and its
+//     confinement (regular files only, every path inside the chart's one
+//     folder: no link, no "..").
+//   - Cache: Cache keeps unpacked charts by digest, bounded in bytes.
+//
+// Invariants:
+//   - Requests go only to the URL the Bundle names: the OCI reference's
+//     registry (and the token server and blob locations that registry
+//     sends to, as the OCI distribution protocol has it; what they serve
+//     is verified by digest), or the chart repository's own scheme and
+//     host (an index entry's URL on another host is refused, reason
+//     URLRefused; so is a redirect to another host). Only https is used.
+//   - Every failure is an *Error with a Reason for a Bundle's condition;
+//     nothing here panics on what a registry sends.
+//   - No message quotes a credential.
+//
+// Example:
+//
+//	art, err := source.Fetch(ctx, *bundle.Spec.Source, creds, source.Options{Cache: cache})
+//	var serr *source.Error
+//	if errors.As(err, &serr) {
+//		// serr.Reason is PullFailed, Unauthorized, NotFound, ...
+//	}
+//	spec.Files = art.Files
+package source

@@ -1,0 +1,251 @@
+package source
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	"sigs.k8s.io/yaml"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+)
+
+// index is the part of a Helm chart repository's index.yaml a pull reads.
+type index struct {
+	APIVersion string                  `json:"apiVersion"`
+	Entries    map[string][]indexEntry `json:"entries"`
+}
+
+// indexEntry is one version of a chart in an index.
+type indexEntry struct {
+	Version string   `json:"version"`
+	URLs    []string `json:"urls"`
+	Digest  string   `json:"digest"`
+}
+
+// fetchRepo pulls the chart spec.ChartRepository names: the newest
+// version of the index that matches the version (or range), from the
+// entry's first URL, which must be on the repository's host; its digest
+// is checked against the entry's, when the entry has one.
+func fetchRepo(ctx context.Context, spec v1alpha1.BundleSource, creds Credentials, opts Options) (*Artifact, error) {
+	cr := spec.ChartRepository
+	base, err := repoURL(cr.URL)
+	if err != nil {
+		return nil, err
+	}
+	client, err := repoClient(base, creds)
+	if err != nil {
+		return nil, err
+	}
+	var chartURL *url.URL
+	var want, version string
+	if opts.Pin != nil && opts.Pin.URL != "" {
+		if chartURL, err = chartLocation(base, opts.Pin.URL); err != nil {
+			return nil, err
+		}
+		want, version = opts.Pin.Digest, opts.Pin.Version
+	} else {
+		entry, err := resolve(ctx, client, base, cr.Chart, cr.Version)
+		if err != nil {
+			return nil, err
+		}
+		if len(entry.URLs) == 0 {
+			return nil, fail(ReasonInvalidChart, nil, "chart %s %s in %s has no URL", cr.Chart, entry.Version, cr.URL)
+		}
+		if chartURL, err = chartLocation(base, entry.URLs[0]); err != nil {
+			return nil, err
+		}
+		if entry.Digest != "" {
+			want = "sha256:" + strings.TrimPrefix(entry.Digest, "sha256:")
+		}
+		version = entry.Version
+	}
+	if want != "" && opts.Cache != nil && (spec.Verify == nil || spec.Verify.Provider != "helm") {
+		if a, ok := opts.Cache.Get(want); ok {
+			c := *a
+			c.URL = chartURL.String()
+			return &c, nil
+		}
+	}
+	data, err := get(ctx, client, chartURL, opts.maxSize())
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	got := "sha256:" + hex.EncodeToString(sum[:])
+	if want != "" && got != want {
+		return nil, fail(ReasonDigestMismatch, nil, "%s: the chart archive's digest is %s, the index says %s", chartURL.Redacted(), got, want)
+	}
+	a, err := newArtifact(data, opts.maxSize())
+	if err != nil {
+		return nil, err
+	}
+	if a.Version != version {
+		return nil, fail(ReasonInvalidChart, nil, "%s: Chart.yaml says version %s, the index %s", chartURL.Redacted(), a.Version, version)
+	}
+	if opts.Cache != nil {
+		opts.Cache.Add(a)
+	}
+	c := *a
+	c.URL = chartURL.String()
+	if spec.Verify != nil && spec.Verify.Provider == "helm" {
+		prov, _ := url.Parse(chartURL.String() + ".prov")
+		c.ProvenanceURL = prov.String()
+		if c.Provenance, err = get(ctx, client, prov, MaxProvenanceSize); err != nil {
+			return nil, err
+		}
+	}
+	return &c, nil
+}
+
+// repoURL parses a chart repository's URL: https, with a host, no query.
+func repoURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return nil, fail(ReasonInvalidSource, nil, "spec.source.chartRepository.url: needs https://HOST[/PATH], with no query, fragment or user")
+	}
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+	}
+	return u, nil
+}
+
+// chartLocation resolves an index entry's URL against the repository's:
+// a relative URL is the repository's; an absolute one must be on the
+// repository's scheme and host, else it is refused.
+func chartLocation(base *url.URL, raw string) (*url.URL, error) {
+	ref, err := url.Parse(raw)
+	if err != nil {
+		return nil, fail(ReasonInvalidChart, err, "the index's URL of the chart does not parse")
+	}
+	u := base.ResolveReference(ref)
+	if u.Scheme != base.Scheme || u.Host != base.Host || u.User != nil {
+		return nil, fail(ReasonURLRefused, nil, "the index places the chart at %s, not on %s: a chart is pulled only from the repository spec.source names", u.Redacted(), base.Host)
+	}
+	return u, nil
+}
+
+// repoClient is an HTTP client for the repository at base: https only,
+// creds.CA trusted, no redirect to another scheme or host, basic auth
+// sent to base's host only.
+func repoClient(base *url.URL, creds Credentials) (*http.Client, error) {
+	t, err := creds.transport()
+	if err != nil {
+		return nil, fail(ReasonPullFailed, nil, "%s", err.Error())
+	}
+	user, pass, err := creds.userPass(base.Host)
+	if err != nil {
+		return nil, fail(ReasonUnauthorized, nil, "%s", err.Error())
+	}
+	return &http.Client{
+		Transport: authed{next: t, host: base.Host, user: user, pass: pass},
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if req.URL.Scheme != base.Scheme || req.URL.Host != base.Host {
+				return fail(ReasonURLRefused, nil, "redirected to %s, not on %s: a chart is pulled only from the repository spec.source names", req.URL.Redacted(), base.Host)
+			}
+			if len(via) >= 5 {
+				return errors.New("more than 5 redirects")
+			}
+			return nil
+		},
+	}, nil
+}
+
+// get reads u with client, at most limit bytes.
+func get(ctx context.Context, client *http.Client, u *url.URL, limit int64) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, fail(ReasonPullFailed, err, "get %s", u.Redacted())
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		var serr *Error
+		if errors.As(err, &serr) {
+			return nil, serr
+		}
+		return nil, fail(ReasonPullFailed, err, "get %s", u.Redacted())
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return nil, fail(ReasonUnauthorized, nil, "get %s: %s", u.Redacted(), resp.Status)
+	case resp.StatusCode == http.StatusNotFound:
+		return nil, fail(ReasonNotFound, nil, "get %s: %s", u.Redacted(), resp.Status)
+	case resp.StatusCode != http.StatusOK:
+		return nil, fail(ReasonPullFailed, nil, "get %s: %s", u.Redacted(), resp.Status)
+	case resp.ContentLength > limit:
+		return nil, fail(ReasonTooLarge, nil, "get %s: %d bytes, over the bound of %d", u.Redacted(), resp.ContentLength, limit)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return nil, fail(ReasonPullFailed, err, "get %s", u.Redacted())
+	}
+	if int64(len(data)) > limit {
+		return nil, fail(ReasonTooLarge, nil, "get %s: over the bound of %d bytes", u.Redacted(), limit)
+	}
+	return data, nil
+}
+
+// resolve reads the index at base and returns the newest entry of chart
+// whose version matches constraint (an exact version or a range; the
+// newest stable version when empty).
+func resolve(ctx context.Context, client *http.Client, base *url.URL, chart, constraint string) (*indexEntry, error) {
+	idxURL := base.ResolveReference(&url.URL{Path: "index.yaml"})
+	data, err := get(ctx, client, idxURL, MaxIndexSize)
+	if err != nil {
+		return nil, err
+	}
+	var idx index
+	if err := yaml.Unmarshal(data, &idx); err != nil {
+		return nil, fail(ReasonInvalidChart, nil, "%s is not a chart repository index", idxURL.Redacted())
+	}
+	var c *semver.Constraints
+	if constraint != "" {
+		if c, err = semver.NewConstraint(constraint); err != nil {
+			return nil, fail(ReasonInvalidSource, nil, "spec.source.chartRepository.version: not a version or a range")
+		}
+	}
+	var best *indexEntry
+	var bestV *semver.Version
+	for i := range idx.Entries[chart] {
+		e := &idx.Entries[chart][i]
+		v, err := semver.NewVersion(e.Version)
+		if err != nil {
+			continue
+		}
+		if c == nil && v.Prerelease() != "" || c != nil && !c.Check(v) {
+			continue
+		}
+		if bestV == nil || v.GreaterThan(bestV) {
+			best, bestV = e, v
+		}
+	}
+	if best == nil {
+		if len(idx.Entries[chart]) == 0 {
+			return nil, fail(ReasonNotFound, nil, "chart %s is not in %s", chart, idxURL.Redacted())
+		}
+		return nil, fail(ReasonNotFound, nil, "no version of chart %s in %s matches %q", chart, idxURL.Redacted(), constraint)
+	}
+	return best, nil
+}
+
+// authed is a transport that sets basic auth on requests to one host.
+type authed struct {
+	next       http.RoundTripper
+	host       string
+	user, pass string
+}
+
+func (a authed) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Host == a.host && (a.user != "" || a.pass != "") {
+		r = r.Clone(r.Context())
+		r.SetBasicAuth(a.user, a.pass)
+	}
+	return a.next.RoundTrip(r)
+}

@@ -1,0 +1,270 @@
+// Package sourcetest starts real servers for tests of charts from
+// registries: an OCI registry (go-containerregistry's in-process
+// registry) and a Helm chart repository (index.yaml and archives), each
+// behind an httptest TLS server, optionally behind basic auth, and builds
+// chart archives, hostile ones included. It is for tests only.
+package sourcetest
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/pem"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"sigs.k8s.io/yaml"
+)
+
+// Helm's media types (as package source has them).
+const (
+	mediaTypeConfig = "application/vnd.cncf.helm.config.v1+json"
+	mediaTypeChart  = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+)
+
+// Entry is one entry of an archive TarGz builds.
+type Entry struct {
+	Name string
+	Body string
+	// Type is the tar type flag; a regular file when 0.
+	Type byte
+	// Link is a link's target.
+	Link string
+}
+
+// TarGz builds a gzipped tar of entries, in order.
+func TarGz(t testing.TB, entries ...Entry) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for _, e := range entries {
+		h := &tar.Header{Name: e.Name, Mode: 0o644, Size: int64(len(e.Body)), Typeflag: e.Type, Linkname: e.Link}
+		if h.Typeflag == 0 {
+			h.Typeflag = tar.TypeReg
+		}
+		if h.Typeflag != tar.TypeReg {
+			h.Size = 0
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag == tar.TypeReg {
+			if _, err := tw.Write([]byte(e.Body)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// Chart builds the archive of chart name at version, as `helm package`
+// does: every file under name/, a Chart.yaml unless files has one.
+func Chart(t testing.TB, name, version string, files map[string]string) []byte {
+	t.Helper()
+	all := map[string]string{"Chart.yaml": "apiVersion: v2\nname: " + name + "\nversion: " + version + "\n"}
+	for p, c := range files {
+		all[p] = c
+	}
+	paths := make([]string, 0, len(all))
+	for p := range all {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	entries := make([]Entry, len(paths))
+	for i, p := range paths {
+		entries[i] = Entry{Name: path.Join(name, p), Body: all[p]}
+	}
+	return TarGz(t, entries...)
+}
+
+// server is an httptest TLS server with optional basic auth.
+type server struct {
+	*httptest.Server
+	// Host is the server's host:port.
+	Host string
+	// CA is the PEM of the server's certificate, for Credentials.CA.
+	CA []byte
+}
+
+func start(t testing.TB, h http.Handler, user, pass string) server {
+	t.Helper()
+	if user != "" {
+		inner := h
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if u, p, ok := r.BasicAuth(); !ok || u != user || p != pass {
+				w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+				return
+			}
+			inner.ServeHTTP(w, r)
+		})
+	}
+	s := httptest.NewTLSServer(h)
+	t.Cleanup(s.Close)
+	return server{Server: s, Host: strings.TrimPrefix(s.URL, "https://"),
+		CA: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})}
+}
+
+// Registry is an OCI registry.
+type Registry struct {
+	server
+	user, pass string
+	mu         sync.Mutex
+	tampered   map[string][]byte // blob digest to what is served instead
+}
+
+// NewRegistry starts an OCI registry; with a user, it asks for basic auth.
+func NewRegistry(t testing.TB, user, pass string) *Registry {
+	r := &Registry{user: user, pass: pass, tampered: map[string][]byte{}}
+	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	h := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.mu.Lock()
+		body, ok := r.tampered[path.Base(req.URL.Path)]
+		r.mu.Unlock()
+		if ok && strings.Contains(req.URL.Path, "/blobs/") && req.Method == http.MethodGet {
+			w.Header().Set("Content-Type", "application/octet-stream")
+			_, _ = w.Write(body)
+			return
+		}
+		reg.ServeHTTP(w, req)
+	})
+	r.server = start(t, h, user, pass)
+	return r
+}
+
+// Push stores chart as a Helm OCI artifact at repo:tag (repo such as
+// charts/podinfo) and returns the manifest's and the chart layer's
+// digests.
+func (r *Registry) Push(t testing.TB, repo, tag string, chart []byte) (manifest, layer string) {
+	t.Helper()
+	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
+	img = mutate.ConfigMediaType(img, mediaTypeConfig)
+	l := static.NewLayer(chart, mediaTypeChart)
+	img, err := mutate.Append(img, mutate.Addendum{Layer: l, MediaType: mediaTypeChart})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := name.ParseReference(r.Host + "/" + repo + ":" + tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := []remote.Option{remote.WithTransport(r.Client().Transport)}
+	if r.user != "" {
+		opts = append(opts, remote.WithAuth(&authn.Basic{Username: r.user, Password: r.pass}))
+	}
+	if err := remote.Write(ref, img, opts...); err != nil {
+		t.Fatal(err)
+	}
+	d, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ld, err := l.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.String(), ld.String()
+}
+
+// Tamper makes the registry serve body in place of the blob of digest.
+func (r *Registry) Tamper(digest string, body []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tampered[digest] = body
+}
+
+// Ref is oci://HOST/repo:tag.
+func (r *Registry) Ref(repo, tagOrDigest string) string {
+	sep := ":"
+	if strings.HasPrefix(tagOrDigest, "sha256:") {
+		sep = "@"
+	}
+	return "oci://" + r.Host + "/" + repo + sep + tagOrDigest
+}
+
+// IndexEntry is a version of a chart in a Repo's index.
+type IndexEntry struct {
+	Version string   `json:"version"`
+	URLs    []string `json:"urls"`
+	Digest  string   `json:"digest,omitempty"`
+}
+
+// Repo is a Helm chart repository: /index.yaml and the files Add put.
+type Repo struct {
+	server
+	mu      sync.Mutex
+	entries map[string][]IndexEntry
+	files   map[string][]byte
+}
+
+// NewRepo starts a chart repository; with a user, it asks for basic auth.
+func NewRepo(t testing.TB, user, pass string) *Repo {
+	r := &Repo{entries: map[string][]IndexEntry{}, files: map[string][]byte{}}
+	h := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if req.URL.Path == "/index.yaml" {
+			data, _ := yaml.Marshal(map[string]any{"apiVersion": "v1", "entries": r.entries})
+			_, _ = w.Write(data)
+			return
+		}
+		data, ok := r.files[req.URL.Path]
+		if !ok {
+			http.NotFound(w, req)
+			return
+		}
+		_, _ = w.Write(data)
+	})
+	r.server = start(t, h, user, pass)
+	return r
+}
+
+// Add serves chart at /charts/NAME-VERSION.tgz and lists it in the
+// index, with a relative URL and its digest; edit changes the entry.
+func (r *Repo) Add(name, version string, chart []byte, edit func(*IndexEntry)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := "charts/" + name + "-" + version + ".tgz"
+	r.files["/"+p] = chart
+	e := IndexEntry{Version: version, URLs: []string{p}, Digest: digest(chart)}
+	if edit != nil {
+		edit(&e)
+	}
+	r.entries[name] = append(r.entries[name], e)
+}
+
+// Serve serves body at p.
+func (r *Repo) Serve(p string, body []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.files[p] = body
+}
+
+func digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
