@@ -225,6 +225,9 @@ func loadBundle(ctx context.Context, s *session, from, name string) (*templates.
 		// command's credentials (its Secrets are the controller's).
 		p := s.pull
 		if p == nil {
+			if b.Spec.Source.Verify != nil {
+				return nil, fmt.Errorf("%s: spec.source.verify is set and this command takes no --verify-key to check the chart's signature with; use stencil render --bundle %s --verify-key FILE", from, from)
+			}
 			p = &pullFlags{}
 		}
 		return p.loadPulled(ctx, from, name, b.Spec.Source)
