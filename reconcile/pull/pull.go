@@ -121,6 +121,9 @@ func (p *Puller) credentials(ctx context.Context, src v1alpha1.BundleSource) (so
 		if ref == nil {
 			return nil, nil
 		}
+		if ref.Name == "" {
+			return nil, &source.Error{Reason: source.ReasonInvalidSource, Msg: fmt.Sprintf("spec.source.%s: no Secret named", field)}
+		}
 		if p.Namespace == "" {
 			return nil, &source.Error{Reason: source.ReasonInvalidSource, Msg: fmt.Sprintf("spec.source.%s: the controller's namespace is not set (--namespace)", field)}
 		}
