@@ -25,6 +25,10 @@ type Credentials struct {
 	// CA holds PEM certificates the server's certificate is verified
 	// with, in place of the system's roots.
 	CA []byte
+	// VerifyKeys is the key material spec.source.verify checks the
+	// chart's signature with: PEM public keys (KeyCosignPub) for cosign,
+	// an OpenPGP keyring (KeyKeyring) for helm.
+	VerifyKeys []byte
 }
 
 // Keys of the Secrets a Bundle's source names.

@@ -11,7 +11,11 @@
 //     for chart repositories, with the credentials and CA of Credentials.
 //   - Verify: the manifest's digest when the reference pins one, the chart
 //     layer's digest from the manifest, a chart repository index entry's
-//     digest when it has one; a mismatch is a DigestMismatch.
+//     digest when it has one; a mismatch is a DigestMismatch. With
+//     spec.source.verify, the chart's signature too (package verify:
+//     cosign for an OCI chart, the Helm provenance file for a chart
+//     repository's; the other pairings are InvalidSource), with the keys
+//     of Credentials.VerifyKeys: Unsigned, SignatureInvalid, InvalidKey.
 //   - Bound: a chart archive over MaxArchiveSize (compressed) is TooLarge
 //     before it is read; unpacking goes through chart.ExpandArchives, the
 //     unpacking `stencil bundle pack` uses for charts/*.tgz, with its
@@ -27,6 +31,11 @@
 //     is verified by digest), or the chart repository's own scheme and
 //     host (an index entry's URL on another host is refused, reason
 //     URLRefused; so is a redirect to another host). Only https is used.
+//   - With spec.source.verify, no chart is returned or cached before its
+//     signature verified, on every path: a resolve, a cache hit (cosign
+//     checks the manifest's signature before the cache is looked up; a
+//     chart to check with helm is always downloaded, as the cache keeps
+//     no archive) and a pull pinned by status.source.
 //   - Every failure is an *Error with a Reason for a Bundle's condition;
 //     nothing here panics on what a registry sends.
 //   - No message quotes a credential.

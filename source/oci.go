@@ -87,6 +87,14 @@ func fetchOCI(ctx context.Context, spec v1alpha1.BundleSource, creds Credentials
 	if opts.Pin != nil && opts.Pin.Digest != "" && layer.Digest.String() != opts.Pin.Digest {
 		return nil, fail(ReasonDigestMismatch, nil, "%s: the chart layer's digest is %s, not %s as status.source recorded", url, layer.Digest, opts.Pin.Digest)
 	}
+	// The signature covers the manifest, the manifest the layer's digest:
+	// checked before the cache is looked up or the layer pulled, so a
+	// cache hit and a pull by a pinned digest are verified too.
+	if spec.Verify != nil {
+		if err := verifyCosign(ctx, ref, desc.Digest.String(), creds.VerifyKeys, ropts); err != nil {
+			return nil, err
+		}
+	}
 	if opts.Cache != nil {
 		if a, ok := opts.Cache.Get(layer.Digest.String()); ok {
 			return withOCI(a, url, desc.Digest.String(), ropts), nil

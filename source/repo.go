@@ -66,7 +66,10 @@ func fetchRepo(ctx context.Context, spec v1alpha1.BundleSource, creds Credential
 		}
 		version = entry.Version
 	}
-	if want != "" && opts.Cache != nil && (spec.Verify == nil || spec.Verify.Provider != "helm") {
+	helm := spec.Verify != nil && spec.Verify.Provider == ProviderHelm
+	// A provenance file signs the archive, which the cache does not keep:
+	// a chart to verify is always downloaded.
+	if want != "" && opts.Cache != nil && !helm {
 		if a, ok := opts.Cache.Get(want); ok {
 			c := *a
 			c.URL = chartURL.String()
@@ -82,6 +85,25 @@ func fetchRepo(ctx context.Context, spec v1alpha1.BundleSource, creds Credential
 	if want != "" && got != want {
 		return nil, fail(ReasonDigestMismatch, nil, "%s: the chart archive's digest is %s, the index says %s", chartURL.Redacted(), got, want)
 	}
+	var provURL string
+	var prov []byte
+	if helm {
+		// Verified before the archive is even unpacked; a missing
+		// provenance file is Unsigned.
+		p, _ := url.Parse(chartURL.String() + ".prov")
+		provURL = p.String()
+		prov, err = get(ctx, client, p, MaxProvenanceSize)
+		var serr *Error
+		if errors.As(err, &serr) && serr.Reason == ReasonNotFound {
+			prov, err = nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := verifyProvenance(data, chartURL.Path, prov, creds.VerifyKeys); err != nil {
+			return nil, err
+		}
+	}
 	a, err := newArtifact(data, opts.maxSize())
 	if err != nil {
 		return nil, err
@@ -94,13 +116,7 @@ func fetchRepo(ctx context.Context, spec v1alpha1.BundleSource, creds Credential
 	}
 	c := *a
 	c.URL = chartURL.String()
-	if spec.Verify != nil && spec.Verify.Provider == "helm" {
-		prov, _ := url.Parse(chartURL.String() + ".prov")
-		c.ProvenanceURL = prov.String()
-		if c.Provenance, err = get(ctx, client, prov, MaxProvenanceSize); err != nil {
-			return nil, err
-		}
-	}
+	c.ProvenanceURL, c.Provenance = provURL, prov
 	return &c, nil
 }
 

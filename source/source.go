@@ -60,7 +60,7 @@ type Artifact struct {
 	Archive []byte
 	// ProvenanceURL and Provenance are the chart's provenance file
 	// (CHART.tgz.prov), pulled from a chart repository when
-	// spec.verify.provider is helm.
+	// spec.verify.provider is helm (and verified).
 	ProvenanceURL string
 	Provenance    []byte
 	// RemoteOptions are the options the OCI pull used (credentials,
@@ -114,6 +114,16 @@ const (
 	// ReasonInvalidSource: spec.source cannot be read (no source, a
 	// reference that does not parse, a version range that does not).
 	ReasonInvalidSource = "InvalidSource"
+	// ReasonUnsigned: spec.source.verify is set and the chart carries no
+	// signature (no cosign signature manifest, no provenance file).
+	ReasonUnsigned = "Unsigned"
+	// ReasonSignatureInvalid: spec.source.verify is set and the chart's
+	// signature does not verify with the keys given, or signs another
+	// chart.
+	ReasonSignatureInvalid = "SignatureInvalid"
+	// ReasonInvalidKey: the key material spec.source.verify's Secret holds
+	// does not parse.
+	ReasonInvalidKey = "InvalidKey"
 )
 
 // Error is a failed pull, with the Reason a Bundle's condition shows.
@@ -158,12 +168,18 @@ func Interval(spec v1alpha1.BundleSource) time.Duration {
 }
 
 // Fetch resolves spec (or opts.Pin) to one chart, pulls it with creds,
-// verifies its digest and unpacks it. Every error is an *Error.
+// verifies its digest and unpacks it. When spec.Verify is set, it also
+// verifies the chart's signature with creds.VerifyKeys (a pin and a
+// cache hit too): a chart that fails is neither returned nor cached.
+// Every error is an *Error.
 func Fetch(ctx context.Context, spec v1alpha1.BundleSource, creds Credentials, opts Options) (*Artifact, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
 		defer cancel()
+	}
+	if err := checkVerify(spec, creds); err != nil {
+		return nil, err
 	}
 	switch {
 	case spec.OCI != "" && spec.ChartRepository == nil:

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
@@ -321,29 +320,6 @@ func keys(m map[string]string) []string {
 		out = append(out, k)
 	}
 	return out
-}
-
-// TestSourceProvenance: with verify.provider helm, a chart repository's
-// CHART.tgz.prov is pulled beside the chart, from the same host, for the
-// signature check; a chart without one is refused.
-func TestSourceProvenance(t *testing.T) {
-	repo := sourcetest.NewRepo(t, "", "")
-	repo.Add("signed", "1.0.0", sourcetest.Chart(t, "signed", "1.0.0", podinfo), nil)
-	repo.Serve("/charts/signed-1.0.0.tgz.prov", []byte("-----BEGIN PGP SIGNED MESSAGE-----\n"))
-	repo.Add("unsigned", "1.0.0", sourcetest.Chart(t, "unsigned", "1.0.0", podinfo), nil)
-	verify := &v1alpha1.SourceVerification{Provider: "helm", SecretRef: corev1.LocalObjectReference{Name: "keys"}}
-	spec := func(chart string) v1alpha1.BundleSource {
-		return v1alpha1.BundleSource{ChartRepository: &v1alpha1.ChartRepositorySource{URL: repo.URL, Chart: chart}, Verify: verify}
-	}
-	a, err := source.Fetch(ctx(t), spec("signed"), source.Credentials{CA: repo.CA}, source.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := repo.URL + "/charts/signed-1.0.0.tgz.prov"; a.ProvenanceURL != want || !strings.HasPrefix(string(a.Provenance), "-----BEGIN PGP") {
-		t.Errorf("provenance %s %q; want %s and its content", a.ProvenanceURL, a.Provenance, want)
-	}
-	_, err = source.Fetch(ctx(t), spec("unsigned"), source.Credentials{CA: repo.CA}, source.Options{})
-	wantReason(t, err, source.ReasonNotFound)
 }
 
 // TestSourcePinOutsideSource: a pin (status.source, which anyone who may

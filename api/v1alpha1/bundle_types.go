@@ -92,7 +92,8 @@ type BundleSpec struct {
 
 // The condition a Bundle with a source holds, and its reasons besides the
 // pull failures' (package source: PullFailed, Unauthorized, NotFound,
-// DigestMismatch, TooLarge, InvalidChart, URLRefused, InvalidSource).
+// DigestMismatch, TooLarge, InvalidChart, URLRefused, InvalidSource, and
+// with spec.source.verify Unsigned, SignatureInvalid, InvalidKey).
 const (
 	// ConditionSourceReady is True when the last resolve of spec.source
 	// pulled the chart, False with the reason it failed; parents render

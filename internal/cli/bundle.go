@@ -48,7 +48,8 @@ Given a chart in a registry instead (oci://HOST/PATH:TAG or @sha256:HEX,
 or a chart repository's --repo URL --chart NAME [--version V], the same
 as URL#NAME@V), pack pulls it as the controller pulls a Bundle's
 spec.source (digest verified, size bounded, unpacked with the same
-confinement) and prints a Bundle holding its files.`,
+confinement) and prints a Bundle holding its files; --verify cosign|helm
+--verify-key FILE requires its signature, as spec.source.verify does.`,
 		Args: cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			arg := ""

@@ -17,11 +17,14 @@ import (
 // pullFlags name a chart in a registry, as helm template's do: --bundle
 // oci://HOST/PATH:TAG (or @sha256:HEX), or a chart repository as --repo
 // URL --chart NAME [--version V] (the same as --bundle URL#NAME[@V]),
-// with --username, --password and --ca-file for the registry.
+// with --username, --password and --ca-file for the registry, and
+// --verify cosign|helm --verify-key FILE for the chart's signature (as a
+// Bundle's spec.source.verify).
 type pullFlags struct {
 	repo, chart, version string
 	username, password   string
 	caFile               string
+	verify, verifyKey    string
 	// pulled keeps what was pulled, by the argument naming it.
 	pulled map[string]*source.Artifact
 }
@@ -33,6 +36,48 @@ func (p *pullFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&p.username, "username", "", "username for the OCI registry or chart repository")
 	fl.StringVar(&p.password, "password", "", "password for the OCI registry or chart repository (or $STENCIL_REGISTRY_PASSWORD)")
 	fl.StringVar(&p.caFile, "ca-file", "", "PEM file of the CA that verifies the registry's or repository's certificate (default: the system's)")
+	fl.StringVar(&p.verify, "verify", "", "require the chart's signature: cosign (an OCI chart's cosign signature) or helm (a chart repository's provenance file), checked with --verify-key")
+	fl.StringVar(&p.verifyKey, "verify-key", "", "with --verify, or for a Bundle manifest whose spec.source.verify is set: file of the PEM public key(s) (cosign.pub) or the OpenPGP keyring (helm)")
+}
+
+// verification is src as pulled: with --verify, its verify provider is
+// --verify's; a source that is to be verified (by --verify or its own
+// spec.source.verify) needs --verify-key, whose content is returned.
+func (p *pullFlags) verification(src *v1alpha1.BundleSource) (*v1alpha1.BundleSource, []byte, error) {
+	switch p.verify {
+	case "":
+	case source.ProviderCosign, source.ProviderHelm:
+		c := *src
+		c.Verify = &v1alpha1.SourceVerification{Provider: p.verify}
+		src = &c
+	default:
+		return nil, nil, fmt.Errorf("--verify: must be cosign or helm")
+	}
+	if src.Verify == nil {
+		if p.verifyKey != "" {
+			return nil, nil, fmt.Errorf("--verify-key needs --verify cosign|helm (or a Bundle whose spec.source.verify is set)")
+		}
+		return src, nil, nil
+	}
+	if p.verifyKey == "" {
+		if p.verify != "" {
+			return nil, nil, fmt.Errorf("--verify %s needs --verify-key FILE (%s)", p.verify, verifyKeyKind(p.verify))
+		}
+		return nil, nil, fmt.Errorf("spec.source.verify (provider %s) needs the key: give --verify-key FILE (%s, as the Secret %s holds in its key %s)",
+			src.Verify.Provider, verifyKeyKind(src.Verify.Provider), src.Verify.SecretRef.Name, source.VerifyKey(src.Verify.Provider))
+	}
+	keys, err := os.ReadFile(p.verifyKey)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--verify-key: %w", err)
+	}
+	return src, keys, nil
+}
+
+func verifyKeyKind(provider string) string {
+	if provider == source.ProviderHelm {
+		return "an OpenPGP keyring"
+	}
+	return "PEM public keys, as cosign.pub"
 }
 
 // bundleArg is the bundle to load: bundle, or the chart repository form
@@ -95,13 +140,17 @@ func (p *pullFlags) credentials() (source.Credentials, error) {
 }
 
 // fetch pulls the chart arg names (once per command), with the checks
-// and bounds the controller pulls with.
+// and bounds the controller pulls with, its signature verified as
+// --verify or src.Verify asks.
 func (p *pullFlags) fetch(ctx context.Context, arg string, src *v1alpha1.BundleSource) (*source.Artifact, error) {
 	if a, ok := p.pulled[arg]; ok {
 		return a, nil
 	}
 	creds, err := p.credentials()
 	if err != nil {
+		return nil, err
+	}
+	if src, creds.VerifyKeys, err = p.verification(src); err != nil {
 		return nil, err
 	}
 	a, err := source.Fetch(ctx, *src, creds, source.Options{})

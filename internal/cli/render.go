@@ -73,7 +73,11 @@ spec.source (digest verified, size bounded, unpacked with the same
 confinement): --bundle oci://HOST/PATH:TAG (or @sha256:HEX), or from a
 chart repository --repo URL --chart NAME [--version V] (as helm template;
 the same as --bundle URL#NAME@V), with --username, --password
-($STENCIL_REGISTRY_PASSWORD) and --ca-file.`,
+($STENCIL_REGISTRY_PASSWORD) and --ca-file. --verify cosign|helm
+--verify-key FILE requires its signature (a cosign signature made with
+the PEM public key(s) of FILE, or a provenance file signed by the OpenPGP
+keyring of FILE), as a Bundle's spec.source.verify does; a Bundle
+manifest whose spec.source.verify is set needs --verify-key.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runRender(cmd.Context(), kube, f, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())

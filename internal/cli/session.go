@@ -219,6 +219,19 @@ func loadBundle(ctx context.Context, s *session, from, name string) (*templates.
 	if b.Kind != "Bundle" {
 		return nil, fmt.Errorf("%s is a %s, want a Bundle manifest or a bundle folder", from, b.Kind)
 	}
+	if b.Spec.Source != nil && len(b.Spec.Files) == 0 {
+		// A Bundle of a chart in a registry: pulled as the controller
+		// pulls it (its verify checked with --verify-key), with the
+		// command's credentials (its Secrets are the controller's).
+		p := s.pull
+		if p == nil {
+			if b.Spec.Source.Verify != nil {
+				return nil, fmt.Errorf("%s: spec.source.verify is set and this command takes no --verify-key to check the chart's signature with; use stencil render --bundle %s --verify-key FILE", from, from)
+			}
+			p = &pullFlags{}
+		}
+		return p.loadPulled(ctx, from, name, b.Spec.Source)
+	}
 	b.Name = name
 	return templates.LoadObject(b)
 }

@@ -14,4 +14,11 @@
 //     and go only where package source allows (the URL in the Bundle).
 //   - Charts are kept in one source.Cache by digest; losing it (a
 //     restart) costs a pull of the recorded digest, never another chart.
+//   - With spec.source.verify, a digest is recorded only after a resolve
+//     whose signature verified (source.Fetch verifies before it returns
+//     or caches), and a pull of the recorded digest after the cache is
+//     lost verifies again: a chart whose signature is refused is never
+//     rendered. A re-resolve refused (Unsigned, SignatureInvalid,
+//     InvalidKey) is a failed resolve like any other: the recorded chart
+//     stays and SourceReady says the new one was refused.
 package pull

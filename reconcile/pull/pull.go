@@ -110,13 +110,19 @@ func withFiles(b *v1alpha1.Bundle, files map[string]string) *v1alpha1.Bundle {
 	return out
 }
 
-// credentials reads the Secrets src names, in p.Namespace only. A
+// credentials reads the Secrets src names, in p.Namespace only: the
+// registry's credentials, its CA, and the keys spec.source.verify checks
+// the chart's signature with (source.KeyCosignPub or source.KeyKeyring
+// of verify.secretRef). A
 // Secret that is missing or lacks its keys is an InvalidSource error
 // naming it; any other failure to read it is returned for a retry.
 func (p *Puller) credentials(ctx context.Context, src v1alpha1.BundleSource) (source.Credentials, error) {
 	read := func(ref *corev1.LocalObjectReference, field string) (*corev1.Secret, error) {
 		if ref == nil {
 			return nil, nil
+		}
+		if ref.Name == "" {
+			return nil, &source.Error{Reason: source.ReasonInvalidSource, Msg: fmt.Sprintf("spec.source.%s: no Secret named", field)}
 		}
 		if p.Namespace == "" {
 			return nil, &source.Error{Reason: source.ReasonInvalidSource, Msg: fmt.Sprintf("spec.source.%s: the controller's namespace is not set (--namespace)", field)}
@@ -142,6 +148,15 @@ func (p *Puller) credentials(ctx context.Context, src v1alpha1.BundleSource) (so
 	creds, err := source.CredentialsFromSecrets(auth, ca)
 	if err != nil {
 		return creds, &source.Error{Reason: source.ReasonInvalidSource, Msg: err.Error()}
+	}
+	if v := src.Verify; v != nil {
+		keys, err := read(&v.SecretRef, "verify.secretRef")
+		if err != nil {
+			return creds, err
+		}
+		if creds.VerifyKeys, err = source.VerifyKeysFromSecret(keys, v.Provider); err != nil {
+			return creds, &source.Error{Reason: source.ReasonInvalidSource, Msg: err.Error()}
+		}
 	}
 	return creds, nil
 }

@@ -2,7 +2,9 @@
 // registries: an OCI registry (go-containerregistry's in-process
 // registry) and a Helm chart repository (index.yaml and archives), each
 // behind an httptest TLS server, optionally behind basic auth, and builds
-// chart archives, hostile ones included. It is for tests only.
+// chart archives, hostile ones included; it signs charts as cosign
+// (Registry.Sign with a CosignKey) and `helm package --sign` (a PGPKey's
+// Provenance, Repo.AddSigned) do. It is for tests only.
 package sourcetest
 
 import (
@@ -22,7 +24,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -172,11 +173,7 @@ func (r *Registry) Push(t testing.TB, repo, tag string, chart []byte) (manifest,
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := []remote.Option{remote.WithTransport(r.Client().Transport)}
-	if r.user != "" {
-		opts = append(opts, remote.WithAuth(&authn.Basic{Username: r.user, Password: r.pass}))
-	}
-	if err := remote.Write(ref, img, opts...); err != nil {
+	if err := remote.Write(ref, img, r.remoteOptions()...); err != nil {
 		t.Fatal(err)
 	}
 	d, err := img.Digest()
