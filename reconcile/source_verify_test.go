@@ -93,6 +93,39 @@ func TestBundleSourceVerify(t *testing.T) {
 		})
 	})
 
+	t.Run("verify added to a Bundle rendering an unsigned chart", func(t *testing.T) {
+		b := sourceBundle(t, "added-"+ns, v1alpha1.BundleSource{OCI: reg.Ref("charts/greeter", "2.0.0"), CASecretRef: ca})
+		got := bundleSource(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonPulled)
+		if got.Status.Source.Verified != "" {
+			t.Errorf("status.source.verified = %q for a Bundle without verify", got.Status.Source.Verified)
+		}
+		mustCreate(t, composition(ns, "added", b.Name, ""))
+		condition(t, ns, "added", v1alpha1.ConditionReady, metav1.ConditionTrue)
+		configMapSays(t, ns, "added-cfg", "unsigned")
+
+		// The admin now asks for a signature: the unsigned chart recorded
+		// before is not rendered again, and what it applied is kept.
+		updateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) { s.Source.Verify = verify })
+		got = bundleSource(t, b.Name, metav1.ConditionFalse, source.ReasonUnsigned)
+		if got.Status.Source == nil || got.Status.Source.Verified != "" {
+			t.Fatalf("status.source = %+v; want the unverified chart still recorded as unverified", got.Status.Source)
+		}
+		update(t, composition(ns, "added", b.Name, ""), func(c *v1alpha1.Composition) {
+			c.Spec.Values = jsonValues(`{"greeting":"must wait"}`)
+		})
+		c := condition(t, ns, "added", v1alpha1.ConditionReconciling, metav1.ConditionTrue)
+		if r := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady); r == nil || r.Reason != v1alpha1.ReasonSourceNotReady {
+			t.Errorf("Ready = %+v; want reason %s", r, v1alpha1.ReasonSourceNotReady)
+		}
+		consistently(t, "the unchecked chart is not rendered again, and nothing is pruned", 3*time.Second, func() (bool, error) {
+			cm := &corev1.ConfigMap{}
+			if err := k.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "added-cfg"}, cm); err != nil {
+				return false, err
+			}
+			return cm.Data["greeting"] == "unsigned", nil
+		})
+	})
+
 	t.Run("no key in the Secret", func(t *testing.T) {
 		wrong := verifySecret(t, "vfy-"+ns+"-nokey", source.ProviderCosign, map[string][]byte{"other": key.PublicPEM})
 		b := sourceBundle(t, "nokey-"+ns, v1alpha1.BundleSource{OCI: reg.Ref("charts/greeter", "1.0.0"), CASecretRef: ca, Verify: wrong})

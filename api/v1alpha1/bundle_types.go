@@ -419,6 +419,13 @@ type SourceStatus struct {
 	// for: a change of the Bundle resolves the source again.
 	// +optional
 	SourceGeneration int64 `json:"sourceGeneration,omitempty"`
+	// verified is the spec.source.verify provider (cosign or helm) whose
+	// check this chart passed, empty when none was asked. Parents of a
+	// Bundle whose spec.source.verify names a provider render the
+	// recorded chart only when it passed that provider's check, so
+	// adding verify to a Bundle never keeps an unchecked chart in use.
+	// +optional
+	Verified string `json:"verified,omitempty"`
 }
 
 // Bundle is a cluster-scoped folder of Go templates that Compositions render.

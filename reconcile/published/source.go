@@ -48,6 +48,9 @@ func (r *BundleReconciler) resolveSource(ctx context.Context, b *v1alpha1.Bundle
 		return min(interval, maxRetry)
 	}
 	st.Source = &v1alpha1.SourceStatus{URL: a.URL, Version: a.Version, Digest: a.Digest, Size: a.Size, ResolvedAt: metav1.Now(), SourceGeneration: b.Generation}
+	if v := b.Spec.Source.Verify; v != nil {
+		st.Source.Verified = v.Provider
+	}
 	cond.Status, cond.Reason = metav1.ConditionTrue, v1alpha1.ReasonPulled
 	cond.Message = fmt.Sprintf("pulled version %s (%s) from %s", a.Version, a.Digest, a.URL)
 	meta.SetStatusCondition(&st.Conditions, cond)

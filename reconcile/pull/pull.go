@@ -90,6 +90,9 @@ func (p *Puller) Cached(b *v1alpha1.Bundle) (*v1alpha1.Bundle, error) {
 		}
 		return nil, &NotPulledError{Bundle: b.Name, Why: why}
 	}
+	if v := b.Spec.Source.Verify; v != nil && st.Verified != v.Provider {
+		return nil, &NotPulledError{Bundle: b.Name, Why: fmt.Sprintf("the chart recorded (%s) did not pass spec.source.verify's %s check; a verified pull is awaited", st.Digest, v.Provider)}
+	}
 	if p.Cache != nil {
 		if a, ok := p.Cache.Get(st.Digest); ok {
 			return withFiles(b, a.Files), nil
