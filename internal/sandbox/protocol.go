@@ -54,6 +54,9 @@ type response struct {
 	ObjectsFollow bool `json:"objectsFollow,omitempty"`
 	// objects is that array, read by the pool.
 	objects []byte
+	// Observations, with ObjectsFollow, is what the render read of its
+	// Input.Observed and held back (templates.Input.Observations).
+	Observations *templates.Observations `json:"observations,omitempty"`
 	// Error is the render's error.
 	Error *wireError `json:"error,omitempty"`
 	// HeapBytes is the worker's heap after the render: a worker that kept
