@@ -21,6 +21,7 @@ metadata:
   name: a
 data:
   ip: {{ observed "Service/web" "spec.clusterIP" | quote }}
+  port: {{ observed "Service/web" "spec.port" | quote }}
 ---
 apiVersion: v1
 kind: ConfigMap
@@ -31,7 +32,7 @@ metadata:
 `,
 	})
 	in := input
-	in.Observed = map[string]map[string]any{"Service/web": {"spec": map[string]any{"clusterIP": "10.1.2.3"}}}
+	in.Observed = map[string]map[string]any{"Service/web": {"spec": map[string]any{"clusterIP": "10.1.2.3", "port": int64(1234567)}}}
 	var want templates.Observations
 	in.Observations = &want
 	objs, err := templates.Render(b, in)
@@ -47,7 +48,10 @@ metadata:
 	if len(wobjs) != len(objs) || len(wobjs) != 1 || wobjs[0].Object["data"].(map[string]any)["ip"] != "10.1.2.3" {
 		t.Fatalf("worker's objects %v, want the in-process ones with the observed ip", wobjs)
 	}
-	if len(got.Reads) != 2 || len(got.Held) != 1 {
+	if d := cmp.Diff(objs[0].Object, wobjs[0].Object); d != "" {
+		t.Errorf("object (-in process +worker):\n%s", d)
+	}
+	if len(got.Reads) != 3 || len(got.Held) != 1 {
 		t.Errorf("observations %+v, want two reads and one held object", got)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/templates"
 )
@@ -118,6 +120,17 @@ func readFrame(r io.Reader, v any) error {
 		return err
 	}
 	return json.Unmarshal(data, v)
+}
+
+// readRequest reads one request, its numbers as every unstructured
+// object has them (int64 where integral, float64 otherwise), so that
+// Input.Observed's values print in templates as they do in process.
+func readRequest(r io.Reader, req *request) error {
+	data, err := readRaw(r)
+	if err != nil {
+		return err
+	}
+	return utiljson.Unmarshal(data, req)
 }
 
 // readRaw reads one length-prefixed message.

@@ -73,7 +73,7 @@ func serve(in io.Reader, out io.Writer) int {
 	r := bufio.NewReader(in)
 	for {
 		var req request
-		if err := readFrame(r, &req); err != nil {
+		if err := readRequest(r, &req); err != nil {
 			if err == io.EOF {
 				return 0
 			}
