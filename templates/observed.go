@@ -60,8 +60,8 @@ type Observations struct {
 type ObservedRead struct {
 	// ID is the member's id.
 	ID string `json:"id"`
-	// Path is the dotted field path read.
-	Path string `json:"path"`
+	// Path is the field path read, one key (or list index) each.
+	Path []string `json:"path"`
 	// Hash is ValueHash of the value read ("" for a value not observed).
 	Hash string `json:"hash,omitempty"`
 }
@@ -80,6 +80,15 @@ type HeldObject struct {
 
 // String names the held object as Kind/name.
 func (h HeldObject) String() string { return h.Kind + "/" + h.Name }
+
+// String names the read as ID PATH.
+func (r ObservedRead) String() string { return r.ID + " " + strings.Join(r.Path, ".") }
+
+// Changed reports whether the value the read names is another in
+// observed than the one read.
+func (r ObservedRead) Changed(observed map[string]map[string]any) bool {
+	return ValueHash(Lookup(observed, r.ID, r.Path)) != r.Hash
+}
 
 // ValueHash is the hash of an observed value as a read records it: ""
 // for nil (not observed), else the SHA-256 of its JSON.
@@ -126,7 +135,7 @@ func Lookup(observed map[string]map[string]any, id string, path []string) any {
 // observeLog is one render's reads of its Input.Observed.
 type observeLog struct {
 	observed map[string]map[string]any
-	reads    map[[2]string]string // (id, path) → hash
+	reads    map[[2]string]string // (id, path's keys joined by NUL) → hash
 }
 
 func newObserveLog(observed map[string]map[string]any) *observeLog {
@@ -136,7 +145,7 @@ func newObserveLog(observed map[string]map[string]any) *observeLog {
 // read returns a copy of the value at path of member id, and records it.
 func (l *observeLog) read(id string, path []string) any {
 	v := Lookup(l.observed, id, path)
-	l.reads[[2]string{id, strings.Join(path, ".")}] = ValueHash(v)
+	l.reads[[2]string{id, strings.Join(path, "\x00")}] = ValueHash(v)
 	if v == nil {
 		return nil
 	}
@@ -168,13 +177,13 @@ func (l *observeLog) observedFunc(id string, path ...string) (any, error) {
 func (l *observeLog) observations(held []HeldObject) Observations {
 	out := Observations{Held: held}
 	for k, h := range l.reads {
-		out.Reads = append(out.Reads, ObservedRead{ID: k[0], Path: k[1], Hash: h})
+		out.Reads = append(out.Reads, ObservedRead{ID: k[0], Path: strings.Split(k[1], "\x00"), Hash: h})
 	}
 	slices.SortFunc(out.Reads, func(a, b ObservedRead) int {
 		if c := strings.Compare(a.ID, b.ID); c != 0 {
 			return c
 		}
-		return strings.Compare(a.Path, b.Path)
+		return slices.Compare(a.Path, b.Path)
 	})
 	return out
 }

@@ -67,7 +67,7 @@ func TestObserved(t *testing.T) {
 			t.Errorf("objects (-want +got):\n%s", diff)
 		}
 		want := templates.Observations{
-			Reads: []templates.ObservedRead{{ID: "Service/web", Path: "spec.clusterIP"}, {ID: "Service/web", Path: "spec.ports.0.port"}},
+			Reads: []templates.ObservedRead{{ID: "Service/web", Path: []string{"spec", "clusterIP"}}, {ID: "Service/web", Path: []string{"spec", "ports", "0", "port"}}},
 			Held:  []templates.HeldObject{{APIVersion: "v1", Kind: "ConfigMap", Name: "endpoint", WaitsFor: []string{"Service/web spec.clusterIP"}}},
 		}
 		if diff := cmp.Diff(want, obs); diff != "" {

@@ -1,0 +1,209 @@
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/templates"
+)
+
+// endpointFiles is examples/bundles/endpoint, with a ConfigMap more that
+// reads a label of the Service another manager may set.
+func endpointFiles(t *testing.T) map[string]string {
+	t.Helper()
+	b, err := templates.Load(os.DirFS(filepath.Join(testenv.Root(), "examples", "bundles", "endpoint")), templates.LoadOptions{Name: "endpoint"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := b.Spec().Files
+	files["templates/zone.yaml"] = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-zone
+data:
+  zone: {{ observed "web" "metadata.labels.zone" | default "none" | quote }}
+`
+	return files
+}
+
+// patchLabels merge-patches labels onto an object as another manager.
+func patchLabels(t *testing.T, obj client.Object, labels string) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"metadata":{"labels":%s}}`, labels)
+	if err := k.Patch(context.Background(), obj, client.RawPatch(types.MergePatchType, []byte(patch)), client.FieldOwner("toucher")); err != nil {
+		t.Fatalf("label %s: %v", obj.GetName(), err)
+	}
+}
+
+// TestObservedSecondRender: the endpoint example's ConfigMap waits for
+// the Service's clusterIP, which the API server assigns: the first pass
+// applies the Service alone, the second the ConfigMap with the address.
+// A value a template read changing (a label of the Service) renders
+// again and writes; an event changing nothing a template read writes
+// nothing.
+func TestObservedSecondRender(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "endpoint-"+ns, endpointFiles(t))
+	mustCreate(t, composition(ns, "fe", b.Name, `{"port":8080}`))
+
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fe-web"}}
+	exists(t, svc)
+	if svc.Spec.ClusterIP == "" {
+		t.Fatal("the API server gave the Service no clusterIP")
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fe-endpoint"}}
+	exists(t, cm)
+	if want := "http://" + svc.Spec.ClusterIP + ":8080"; cm.Data["url"] != want {
+		t.Errorf("ConfigMap url = %q, want %q", cm.Data["url"], want)
+	}
+	comp := condition(t, ns, "fe", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	if len(comp.Status.Members) != 3 {
+		t.Errorf("%d members, want the Service and two ConfigMaps", len(comp.Status.Members))
+	}
+
+	// A label the templates read: rendered again, written.
+	patchLabels(t, svc, `{"zone":"eu"}`)
+	zone := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fe-zone"}}
+	eventually(t, "the zone ConfigMap to follow the Service's label", func() (bool, error) {
+		err := k.Get(ctx, client.ObjectKeyFromObject(zone), zone)
+		return err == nil && zone.Data["zone"] == "eu", fmt.Errorf("zone = %q (%v)", zone.Data["zone"], err)
+	})
+	condition(t, ns, "fe", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	settle(t, "the controller", controller)
+
+	// A label no template reads: passes, no write.
+	before := controller.Writes.Load()
+	for i, obj := range []client.Object{svc, cm, zone} {
+		decided := applies()
+		patchLabels(t, obj, fmt.Sprintf(`{"touched":"r%d"}`, i))
+		eventually(t, "a pass after touching "+obj.GetName(), func() (bool, error) {
+			return applies() >= decided+3, nil
+		})
+	}
+	time.Sleep(500 * time.Millisecond)
+	if n := controller.Writes.Load() - before; n != 0 {
+		t.Errorf("the controller sent %d write requests for events that change no value a template read, want 0", n)
+	}
+}
+
+// loopFiles are two ConfigMaps, each one letter longer than the other's
+// observed value: they feed each other for ever, unless kept is set.
+var loopFiles = map[string]string{
+	"templates/old.yaml": "{{ if .Values.old }}apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: old\n{{ end }}",
+	"templates/loop.yaml": `{{ if .Values.loop }}apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: a
+data:
+  v: {{ printf "%sx" (observed "ConfigMap/b" "data.v" | default "") | quote }}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: b
+data:
+  v: {{ printf "%sy" (observed "ConfigMap/a" "data.v" | default "") | quote }}
+{{ end }}`,
+}
+
+// TestObservedLoopIsFlapping: two members feeding each other's values
+// stall the parent with reason Flapping within MaxObservedPasses passes,
+// and nothing is pruned on the way (an unsettled render is not the
+// set's final one).
+func TestObservedLoopIsFlapping(t *testing.T) {
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "loop-"+ns, loopFiles)
+	comp := composition(ns, "lp", b.Name, `{"old":true}`)
+	mustCreate(t, comp)
+	condition(t, ns, "lp", v1alpha1.ConditionReady, metav1.ConditionTrue)
+
+	update(t, comp, func(c *v1alpha1.Composition) {
+		c.Spec.Values.Raw = []byte(`{"loop":true}`)
+	})
+	comp = condition(t, ns, "lp", v1alpha1.ConditionStalled, metav1.ConditionTrue)
+	c := meta.FindStatusCondition(comp.Status.Conditions, v1alpha1.ConditionStalled)
+	if c.Reason != v1alpha1.ReasonFlapping || !strings.Contains(c.Message, "ConfigMap/a data.v") {
+		t.Errorf("Stalled = %s: %q, want Flapping naming the values that keep changing", c.Reason, c.Message)
+	}
+	a := &corev1.ConfigMap{}
+	if err := k.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "a"}, a); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(a.Data["v"]); n > 2*5 {
+		t.Errorf("a.data.v has %d letters: more passes than the bound ran", n)
+	}
+	consistently(t, "the old member kept and the loop stopped", 2*time.Second, func() (bool, error) {
+		if err := k.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "old"}, &corev1.ConfigMap{}); err != nil {
+			return false, err
+		}
+		now := &corev1.ConfigMap{}
+		if err := k.Get(context.Background(), client.ObjectKeyFromObject(a), now); err != nil {
+			return false, err
+		}
+		return now.Data["v"] == a.Data["v"], nil
+	})
+}
+
+// waiterFiles: a Service, and a ConfigMap that, once told to, waits for a
+// label of the Service that no one has set yet.
+var waiterFiles = map[string]string{
+	"templates/svc.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  ports: [{port: 80}]\n",
+	"templates/waiter.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: waiter
+  {{- if .Values.wait }}
+  annotations:
+    stencil.dev/wait-for: Service/web metadata.labels.go
+  {{- end }}
+data:
+  go: {{ observed "Service/web" "metadata.labels.go" | default "no" | quote }}
+`,
+}
+
+// TestHeldBackIsNeverPruned: an object that exists and is now held back
+// stays (not applied, never pruned for it), the parent says what it waits
+// for (Ready=False, reason Waiting), and once the value is observed the
+// object is applied and the parent Ready.
+func TestHeldBackIsNeverPruned(t *testing.T) {
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "waiter-"+ns, waiterFiles)
+	comp := composition(ns, "w", b.Name, `{}`)
+	mustCreate(t, comp)
+	condition(t, ns, "w", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	waiter := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "waiter"}}
+	exists(t, waiter)
+
+	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"wait":true}`) })
+	comp = condition(t, ns, "w", v1alpha1.ConditionReady, metav1.ConditionFalse)
+	c := meta.FindStatusCondition(comp.Status.Conditions, v1alpha1.ConditionReady)
+	if c.Reason != v1alpha1.ReasonWaiting || !strings.Contains(c.Message, "ConfigMap/waiter waits for Service/web metadata.labels.go") {
+		t.Errorf("Ready = %s: %q, want Waiting naming what waits for what", c.Reason, c.Message)
+	}
+	consistently(t, "the held-back ConfigMap kept as it was", 2*time.Second, func() (bool, error) {
+		got := &corev1.ConfigMap{}
+		err := k.Get(context.Background(), client.ObjectKeyFromObject(waiter), got)
+		return err == nil && got.Annotations[templates.AnnotationWaitFor] == "", err
+	})
+
+	patchLabels(t, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}}, `{"go":"yes"}`)
+	eventually(t, "the ConfigMap applied with the value", func() (bool, error) {
+		err := k.Get(context.Background(), client.ObjectKeyFromObject(waiter), waiter)
+		return err == nil && waiter.Data["go"] == "yes" && waiter.Annotations[templates.AnnotationWaitFor] != "", fmt.Errorf("data %v (%v)", waiter.Data, err)
+	})
+	condition(t, ns, "w", v1alpha1.ConditionReady, metav1.ConditionTrue)
+}
