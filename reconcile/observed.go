@@ -6,12 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -34,12 +31,6 @@ import (
 // loop for ever). It is below the flapping rule's writes of one member
 // (applyset.FlapDetector), so a loop of observed values is named as one.
 const MaxObservedPasses = 4
-
-// maxObservedRenders bounds the renders of one pass: a render whose
-// reads name members the previous one did not (or after a restart, with
-// nothing remembered) runs again at once with their values, up to this
-// many times.
-const maxObservedRenders = 3
 
 // observer gives a pass's render the observed values of the set's own
 // members (templates' observed and stencil.dev/wait-for) and decides,
@@ -66,44 +57,37 @@ func (r observer) given(ctx context.Context, s *scope, bundleRevision string) (m
 	return r.values(ctx, r.watches.Reader(), s, last.Members, last.ReadIDs()), last
 }
 
-// plan renders in with the observed values, again with the values of the
-// members its reads name while those differ from what it read (at most
-// maxObservedRenders renders), and records the reads in s.observed.
+// plan renders in with the observed values, again with the values of
+// the members its reads name while those differ from what it read (see
+// plan.NewObservedPlan), and records the reads in s.observed.
 func (r observer) plan(ctx context.Context, s *scope, loaded *templates.Bundle, in templates.Input, last *recall.Observed) (*plan.Plan, error) {
-	for i := 1; ; i++ {
-		var obs templates.Observations
-		in.Observations = &obs
-		p, err := plan.NewPlan(ctx, r.renderer, loaded, in, cluster.NewAPIs(r.Mapper, r.APIReader))
-		if err != nil {
-			return nil, err
-		}
-		members := r.memberKeys(p, obs.Held, s.comp.GetNamespace())
-		ids := readIDs(obs.Reads)
-		next := r.values(ctx, r.watches.Reader(), s, members, ids)
-		if i == maxObservedRenders || len(changedReads(obs.Reads, next)) == 0 {
-			s.observed = &recall.Observed{Reads: obs.Reads, Held: obs.Held, Members: map[string]recall.MemberKey{}}
-			for _, id := range ids {
-				if k, ok := members[id]; ok {
-					s.observed.Members[id] = k
-				}
-			}
-			if last != nil {
-				s.observed.Unsettled = last.Unsettled
-			}
-			return p, nil
-		}
-		in.Observed = next
+	var members map[string]recall.MemberKey
+	observe := func(ctx context.Context, p *plan.Plan, held []templates.HeldObject, ids []string) map[string]map[string]any {
+		members = r.memberKeys(p, held, s.comp.GetNamespace())
+		return r.values(ctx, r.watches.Reader(), s, members, ids)
 	}
+	p, obs, err := plan.NewObservedPlan(ctx, r.renderer, loaded, in, cluster.NewAPIs(r.Mapper, r.APIReader), observe)
+	if err != nil {
+		return nil, err
+	}
+	s.observed = &recall.Observed{Reads: obs.Reads, Held: obs.Held, Members: map[string]recall.MemberKey{}}
+	for _, id := range plan.ReadIDs(obs.Reads) {
+		if k, ok := members[id]; ok {
+			s.observed.Members[id] = k
+		}
+	}
+	if last != nil {
+		s.observed.Unsettled = last.Unsettled
+	}
+	return p, nil
 }
 
 // memberKeys maps the ids of a plan's objects, and of the objects it
 // held back, to the members they are.
 func (r observer) memberKeys(p *plan.Plan, held []templates.HeldObject, namespace string) map[string]recall.MemberKey {
 	out := make(map[string]recall.MemberKey, len(p.Objects)+len(held))
-	for _, o := range p.Objects {
-		if !plan.IsHook(o) {
-			out[templates.MemberID(o)] = recall.MemberKey{GVK: o.GroupVersionKind(), Namespace: o.GetNamespace(), Name: o.GetName()}
-		}
+	for id, o := range p.Addressed() {
+		out[id] = recall.MemberKey{GVK: o.GroupVersionKind(), Namespace: o.GetNamespace(), Name: o.GetName()}
 	}
 	for _, h := range held {
 		k := r.heldKey(h, namespace)
@@ -147,7 +131,7 @@ func (r observer) values(ctx context.Context, reader client.Reader, s *scope, me
 		if err := reader.Get(ctx, client.ObjectKey{Namespace: k.Namespace, Name: k.Name}, u); err != nil {
 			continue
 		}
-		if v := observedView(u, applyset.ParentID(s.comp)); v != nil {
+		if v := plan.ObservedView(u, applyset.ParentID(s.comp)); v != nil {
 			if out == nil {
 				out = map[string]map[string]any{}
 			}
@@ -155,22 +139,6 @@ func (r observer) values(ctx context.Context, reader client.Reader, s *scope, me
 		}
 	}
 	return out
-}
-
-// observedView is what templates observe of a live member of set id: the
-// object without its managedFields, or nil when it is not a member of
-// the set that stencil applied.
-func observedView(u *unstructured.Unstructured, id string) map[string]any {
-	if u.GetLabels()[applyset.LabelPartOf] != id || !slices.ContainsFunc(u.GetManagedFields(), func(f metav1.ManagedFieldsEntry) bool { return f.Manager == applyset.FieldManager }) {
-		return nil
-	}
-	view := maps.Clone(u.Object)
-	if md, ok := view["metadata"].(map[string]any); ok {
-		md = maps.Clone(md)
-		delete(md, "managedFields")
-		view["metadata"] = md
-	}
-	return view
 }
 
 // settle runs after the apply: when a value the render used is another
@@ -186,8 +154,8 @@ func (r observer) settle(ctx context.Context, s *scope) (ctrl.Result, error) {
 	name := client.ObjectKeyFromObject(s.comp)
 	key := inputKey(s.comp, s.plan.BundleRevision)
 	defer r.observed.Put(name, key, s.observed)
-	now := r.values(ctx, status.AfterApply(r.watches.Reader(), s.results), s, s.observed.Members, readIDs(s.observed.Reads))
-	moved := changedReads(s.observed.Reads, now)
+	now := r.values(ctx, status.AfterApply(r.watches.Reader(), s.results), s, s.observed.Members, plan.ReadIDs(s.observed.Reads))
+	moved := plan.ChangedReads(s.observed.Reads, now)
 	if len(moved) == 0 {
 		s.observed.Unsettled = 0
 		return ctrl.Result{}, nil
@@ -248,29 +216,12 @@ func readsSettled(o *recall.Observed, live map[recall.MemberKey]*unstructured.Un
 	now := map[string]map[string]any{}
 	for mid, k := range o.Members {
 		if u := live[k]; u != nil {
-			if v := observedView(u, id); v != nil {
+			if v := plan.ObservedView(u, id); v != nil {
 				now[mid] = v
 			}
 		}
 	}
-	return len(changedReads(o.Reads, now)) == 0
-}
-
-// changedReads names the reads whose value in observed is another than
-// the one read.
-func changedReads(reads []templates.ObservedRead, observed map[string]map[string]any) []string {
-	var out []string
-	for _, rd := range reads {
-		if rd.Changed(observed) {
-			out = append(out, rd.String())
-		}
-	}
-	return out
-}
-
-// readIDs returns the ids reads name, each once, in order.
-func readIDs(reads []templates.ObservedRead) []string {
-	return (&recall.Observed{Reads: reads}).ReadIDs()
+	return len(plan.ChangedReads(o.Reads, now)) == 0
 }
 
 // observedDigest identifies observed values, for the key of a failed
