@@ -35,6 +35,7 @@ metadata:
   name: {{ .Release.Name }}-zone
 data:
   zone: {{ observed "web" "metadata.labels.zone" | default "none" | quote }}
+  lb: {{ observed "web" "status.conditions.0.reason" | default "" | quote }}
 `
 	return files
 }
@@ -51,8 +52,8 @@ func patchLabels(t *testing.T, obj client.Object, labels string) {
 // TestObservedSecondRender: the endpoint example's ConfigMap waits for
 // the Service's clusterIP, which the API server assigns: the first pass
 // applies the Service alone, the second the ConfigMap with the address.
-// A value a template read changing (a label of the Service) renders
-// again and writes; an event changing nothing a template read writes
+// A value a template read changing (a label of the Service, a field of
+// its status) renders again and writes; an event changing nothing a template read writes
 // nothing.
 func TestObservedSecondRender(t *testing.T) {
 	ctx := context.Background()
@@ -81,6 +82,21 @@ func TestObservedSecondRender(t *testing.T) {
 	eventually(t, "the zone ConfigMap to follow the Service's label", func() (bool, error) {
 		err := k.Get(ctx, client.ObjectKeyFromObject(zone), zone)
 		return err == nil && zone.Data["zone"] == "eu", fmt.Errorf("zone = %q (%v)", zone.Data["zone"], err)
+	})
+	condition(t, ns, "fe", v1alpha1.ConditionReady, metav1.ConditionTrue)
+
+	// A status field the templates read: a status-only change, which
+	// the shortcut takes for nothing unless a template read it.
+	settle(t, "the controller", controller)
+	if err := updateFresh(ctx, svc, func() error {
+		svc.Status.Conditions = []metav1.Condition{{Type: "Probed", Status: metav1.ConditionTrue, Reason: "Reachable", Message: "ok", LastTransitionTime: metav1.Now()}}
+		return k.Status().Update(ctx, svc)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the zone ConfigMap to follow the Service's status", func() (bool, error) {
+		err := k.Get(ctx, client.ObjectKeyFromObject(zone), zone)
+		return err == nil && zone.Data["lb"] == "Reachable", fmt.Errorf("lb = %q (%v)", zone.Data["lb"], err)
 	})
 	condition(t, ns, "fe", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	settle(t, "the controller", controller)
