@@ -223,3 +223,34 @@ func TestHeldBackIsNeverPruned(t *testing.T) {
 	})
 	condition(t, ns, "w", v1alpha1.ConditionReady, metav1.ConditionTrue)
 }
+
+// TestAllHeldBackIsNotAnEmptyRender: a render whose every object is held
+// back (here waiting for an id no object of the set has, which is never
+// observed) is not an empty render: nothing is pruned, and the parent
+// waits (reason Waiting), not stalls (EmptyRender).
+func TestAllHeldBackIsNotAnEmptyRender(t *testing.T) {
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "allheld-"+ns, map[string]string{"templates/waiter.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: waiter
+  {{- if .Values.wait }}
+  annotations:
+    stencil.dev/wait-for: Secret/not-a-member data.token
+  {{- end }}
+`})
+	comp := composition(ns, "w", b.Name, `{}`)
+	mustCreate(t, comp)
+	condition(t, ns, "w", v1alpha1.ConditionReady, metav1.ConditionTrue)
+
+	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"wait":true}`) })
+	comp = condition(t, ns, "w", v1alpha1.ConditionReconciling, metav1.ConditionTrue)
+	if c := meta.FindStatusCondition(comp.Status.Conditions, v1alpha1.ConditionReady); c.Reason != v1alpha1.ReasonWaiting ||
+		!strings.Contains(c.Message, "ConfigMap/waiter waits for Secret/not-a-member data.token") {
+		t.Errorf("Ready = %s: %q, want Waiting naming what waits for what", c.Reason, c.Message)
+	}
+	consistently(t, "the held-back ConfigMap kept", 2*time.Second, func() (bool, error) {
+		err := k.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "waiter"}, &corev1.ConfigMap{})
+		return err == nil, err
+	})
+}
