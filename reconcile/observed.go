@@ -193,20 +193,6 @@ func reportObserved(st *v1alpha1.CompositionStatus, generation int64, o *recall.
 	status.SetReconciling(st, generation, v1alpha1.ReasonWaiting, fmt.Sprintf("%s; %s", st.Summary, strings.Join(waits, "; ")))
 }
 
-// heldBack reports whether m is an object the render held back: it is
-// kept, never pruned for being held back.
-func heldBack(s *scope, m applyset.Member, mapper observer) bool {
-	if s.observed == nil {
-		return false
-	}
-	for _, h := range s.observed.Held {
-		if k := mapper.heldKey(h, s.comp.GetNamespace()); k.GVK.GroupKind() == m.GVK.GroupKind() && k.Namespace == m.Meta.Namespace && k.Name == m.Meta.Name {
-			return true
-		}
-	}
-	return false
-}
-
 // readsSettled reports whether every value last's render read is the one
 // live holds now: the shortcut's check that no used value moved.
 func readsSettled(o *recall.Observed, live map[recall.MemberKey]*unstructured.Unstructured, id string) bool {

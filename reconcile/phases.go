@@ -185,7 +185,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 	hooks := PlannedHooks(s.plan.Objects)
 	defer s.events.RecordPruned(r.Recorder, s.comp)
 	for _, m := range listed.Members {
-		if heldBack(s, m, observer{r}) {
+		if s.plan.HoldsBack(m.GVK.GroupKind(), m.Meta.Namespace, m.Meta.Name, s.comp.GetNamespace()) {
 			// Held back until a value it waits for is observed: kept as it is.
 			remaining = remaining.Union(memberInventory(m))
 			continue

@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/templates"
@@ -59,6 +60,22 @@ func (p *Plan) Addressed() map[string]*unstructured.Unstructured {
 		}
 	}
 	return out
+}
+
+// HoldsBack reports whether the object of group-kind gk, namespace and
+// name is one the render held back: never pruned for it. A held object
+// rendered without a namespace is the one in the parent's (namespace
+// parent), or the cluster-scoped one.
+func (p *Plan) HoldsBack(gk schema.GroupKind, namespace, name, parent string) bool {
+	for _, h := range p.Held {
+		if h.Name != name || schema.FromAPIVersionAndKind(h.APIVersion, h.Kind).GroupKind() != gk {
+			continue
+		}
+		if h.Namespace == namespace || h.Namespace == "" && (namespace == parent || namespace == "") {
+			return true
+		}
+	}
+	return false
 }
 
 // ObservedView is what templates observe of a live object of the set
