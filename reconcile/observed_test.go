@@ -17,6 +17,9 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/cluster"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -215,6 +218,23 @@ func TestHeldBackIsNeverPruned(t *testing.T) {
 		err := k.Get(context.Background(), client.ObjectKeyFromObject(waiter), got)
 		return err == nil && got.Annotations[templates.AnnotationWaitFor] == "", err
 	})
+
+	// The previews (stencil diff, the webhook) do not count it as one to prune.
+	loaded, err := templates.LoadObject(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planned, err := plan.NewPlan(context.Background(), inProcess{}, loaded, plan.RenderInput(comp, nil, nil), cluster.NewAPIs(k.RESTMapper(), k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	candidates, err := reconcile.PruneCandidates(context.Background(), k, k.RESTMapper(), comp, planned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(planned.Held) != 1 || len(candidates) != 0 {
+		t.Errorf("a plan holding back %v previews pruning %v, want the held-back waiter kept", planned.Held, candidates)
+	}
 
 	patchLabels(t, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}}, `{"go":"yes"}`)
 	eventually(t, "the ConfigMap applied with the value", func() (bool, error) {
