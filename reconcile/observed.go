@@ -54,7 +54,7 @@ func (r observer) given(ctx context.Context, s *scope, bundleRevision string) (m
 	if last == nil {
 		return nil, nil
 	}
-	return r.values(ctx, r.watches.Reader(), s, last.Members, last.ReadIDs()), last
+	return r.values(ctx, r.watches.Reader(), s, last.Members, plan.ReadIDs(last.Reads)), last
 }
 
 // plan renders in with the observed values, again with the values of
@@ -90,9 +90,8 @@ func (r observer) memberKeys(p *plan.Plan, held []templates.HeldObject, namespac
 		out[id] = recall.MemberKey{GVK: o.GroupVersionKind(), Namespace: o.GetNamespace(), Name: o.GetName()}
 	}
 	for _, h := range held {
-		k := r.heldKey(h, namespace)
-		if _, ok := out[h.Kind+"/"+h.Name]; !ok {
-			out[h.Kind+"/"+h.Name] = k
+		if _, ok := out[h.ID]; !ok {
+			out[h.ID] = r.heldKey(h, namespace)
 		}
 	}
 	return out

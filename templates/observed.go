@@ -74,6 +74,8 @@ type HeldObject struct {
 	// parent's namespace.
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name"`
+	// ID is its id (MemberID).
+	ID string `json:"id"`
 	// WaitsFor are the references ("ID PATH") not observed yet.
 	WaitsFor []string `json:"waitsFor"`
 }
@@ -240,7 +242,7 @@ func holdBack(objs []*unstructured.Unstructured, l *observeLog) ([]*unstructured
 			kept = append(kept, o)
 			continue
 		}
-		held = append(held, HeldObject{APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName(), WaitsFor: waits})
+		held = append(held, HeldObject{APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName(), ID: MemberID(o), WaitsFor: waits})
 	}
 	return kept, held, nil
 }

@@ -68,7 +68,7 @@ func TestObserved(t *testing.T) {
 		}
 		want := templates.Observations{
 			Reads: []templates.ObservedRead{{ID: "Service/web", Path: []string{"spec", "clusterIP"}}, {ID: "Service/web", Path: []string{"spec", "ports", "0", "port"}}},
-			Held:  []templates.HeldObject{{APIVersion: "v1", Kind: "ConfigMap", Name: "endpoint", WaitsFor: []string{"Service/web spec.clusterIP"}}},
+			Held:  []templates.HeldObject{{APIVersion: "v1", Kind: "ConfigMap", Name: "endpoint", ID: "ConfigMap/endpoint", WaitsFor: []string{"Service/web spec.clusterIP"}}},
 		}
 		if diff := cmp.Diff(want, obs); diff != "" {
 			t.Errorf("observations (-want +got):\n%s", diff)

@@ -19,17 +19,3 @@ type Observed struct {
 	// render used changed since it read it.
 	Unsettled int
 }
-
-// ReadIDs returns the ids the reads name, each once.
-func (o *Observed) ReadIDs() []string {
-	if o == nil {
-		return nil
-	}
-	var ids []string
-	for _, r := range o.Reads {
-		if len(ids) == 0 || ids[len(ids)-1] != r.ID {
-			ids = append(ids, r.ID)
-		}
-	}
-	return ids
-}
