@@ -5,9 +5,11 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/outputs"
 	"github.com/stencil-dev/stencil/reconcile/cluster"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
@@ -48,5 +50,22 @@ func TestObservedPlan(t *testing.T) {
 	}
 	if renders != 2 || len(p.Objects) != 2 || len(p.Held) != 0 || len(obs.Reads) != 1 {
 		t.Errorf("%d observes, %d objects, held %v, reads %v: want a second render with the value, both objects, nothing held", renders, len(p.Objects), p.Held, obs.Reads)
+	}
+}
+
+// TestMemberIDsAgree: templates' observed and a Bundle's outputs address
+// a member by one id.
+func TestMemberIDsAgree(t *testing.T) {
+	if templates.AnnotationID != outputs.AnnotationID {
+		t.Fatalf("templates.AnnotationID %q, outputs.AnnotationID %q", templates.AnnotationID, outputs.AnnotationID)
+	}
+	for _, ann := range []map[string]string{nil, {templates.AnnotationID: "db"}} {
+		u := &unstructured.Unstructured{}
+		u.SetKind("StatefulSet")
+		u.SetName("x-db")
+		u.SetAnnotations(ann)
+		if templates.MemberID(u) != outputs.ID(u) {
+			t.Errorf("templates.MemberID %q, outputs.ID %q", templates.MemberID(u), outputs.ID(u))
+		}
 	}
 }
