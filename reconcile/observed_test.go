@@ -274,3 +274,41 @@ metadata:
 		return err == nil, err
 	})
 }
+
+// TestObservedAfterRestart: a controller that restarts remembers no
+// reads; its first pass renders again at once with the values the cache
+// holds, so it writes nothing over the converged set (no first pass
+// applied over it: the ConfigMap keeps the observed zone and its version).
+func TestObservedAfterRestart(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "endpoint-restart-"+ns, endpointFiles(t))
+	mustCreate(t, composition(ns, "fe", b.Name, `{"port":8080}`))
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fe-zone"}}
+	exists(t, cm)
+	patchLabels(t, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fe-web"}}, `{"zone":"eu"}`)
+	eventually(t, "the zone ConfigMap to follow the Service's label", func() (bool, error) {
+		err := k.Get(ctx, client.ObjectKeyFromObject(cm), cm)
+		return err == nil && cm.Data["zone"] == "eu", fmt.Errorf("zone = %q (%v)", cm.Data["zone"], err)
+	})
+	condition(t, ns, "fe", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	settle(t, "the controller", controller)
+	if err := k.Get(ctx, client.ObjectKeyFromObject(cm), cm); err != nil {
+		t.Fatal(err)
+	}
+	version, zone := cm.ResourceVersion, cm.Data["zone"]
+
+	restartController(t, func() {})
+	eventually(t, "a pass of the restarted controller", func() (bool, error) {
+		return controller.Renders(ns, "fe") > 0, nil
+	})
+	condition(t, ns, "fe", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	settle(t, "the controller", controller)
+	if err := k.Get(ctx, client.ObjectKeyFromObject(cm), cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.ResourceVersion != version || cm.Data["zone"] != zone {
+		t.Errorf("after a restart the ConfigMap is at version %s with zone %q, want %s and %q: a first pass was applied over the set",
+			cm.ResourceVersion, cm.Data["zone"], version, zone)
+	}
+}
