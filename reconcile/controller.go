@@ -147,6 +147,9 @@ type CompositionReconciler struct {
 	// parentVersions keeps the resourceVersion of each parent as this
 	// process last wrote or read it live (see recordedParent).
 	parentVersions recall.Memo[string]
+	// observed keeps the observed values each parent's last render used
+	// (see observer).
+	observed recall.Memo[*recall.Observed]
 }
 
 // SetupWithManager registers the Composition controller and its indexes,
@@ -300,6 +303,11 @@ type scope struct {
 	snapshot *recall.Pass
 	// outputs are the Bundle's compiled outputs and readiness rules.
 	outputs *outputs.Set
+	// observed is what the render read of the members' observed values
+	// and held back; rerender names the values that moved under it
+	// (see observer).
+	observed *recall.Observed
+	rerender []string
 	// done ends the pass after the current phase, with status already set.
 	done bool
 	// unchanged and deleting classify the pass for the metrics (see outcome);
@@ -376,7 +384,7 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}{
 		{phasePrepare, preparer{r}.allowed}, {phaseShortcut, shortcut{r}.skipUnchanged}, {phaseParent, r.ensureParent}, {phaseRender, renderer{r}.render},
 		{phasePrepare, preparer{r}.recall}, {phasePrepare, preparer{r}.watch}, {phasePrepare, preparer{r}.authorize}, {phasePrepare, shortcut{r}.snapshot},
-		{phasePrepare, pruning{r}.guardEmptyRender}, {phaseParent, r.widen}, {phaseApply, r.apply}, {phasePrune, r.prune},
+		{phasePrepare, pruning{r}.guardEmptyRender}, {phaseParent, r.widen}, {phaseApply, r.apply}, {phaseApply, observer{r}.settle}, {phasePrune, r.prune},
 		{phaseStatus, r.observe},
 	} {
 		var res ctrl.Result
@@ -405,6 +413,7 @@ func (r *CompositionReconciler) forget(key types.NamespacedName) {
 	r.flaps.Forget(key)
 	r.passes.Forget(key)
 	r.parentVersions.Forget(key)
+	r.observed.Forget(key)
 }
 
 // What the admission webhook renders through: the reconciler's own

@@ -24,7 +24,9 @@
 //   - metrics.go (phases and outcomes of passes), scheme.go, writers.go
 //     (impersonating writers, Options.EffectiveServiceAccount), outputs.go
 //     (Updated events when outputs change), preview.go (DryRun
-//     and PruneCandidates of a plan).
+//     and PruneCandidates of a plan), observed.go (observer: the
+//     members' observed values templates read, settle, held-back
+//     objects).
 //
 // The reconciler's collaborators are fields of it, each in its package:
 // hooks (the Helm hooks runner), watch (member watches and reads), access
@@ -48,6 +50,8 @@
 //
 //	request                                                   identity
 //	cache reads and watches; prune's member lists; status     the controller
+//	observed values templates read (only members the          the controller's cache
+//	writer applied; see observed.go)
 //	member apply (and its dry run), prune, hook steps,        the parent's ServiceAccount
 //	finalize deletes and orphaning
 //	live reads of members the cache does not hold, and of     the parent's ServiceAccount
@@ -67,8 +71,15 @@
 //
 //   - Children are written only with server-side apply under the field
 //     manager applyset.FieldManager; a member is deleted only with a UID
-//     precondition, and only behind the prune gate (a complete render,
-//     every apply succeeded, not suspended, spec.prune not false).
+//     precondition, and only behind the prune gate (a complete render
+//     whose observed values did not move under it, every apply
+//     succeeded, not suspended, spec.prune not false); an object held
+//     back by stencil.dev/wait-for is never pruned for it.
+//   - Templates observe only members of their own set that stencil
+//     applied (part-of label and stencil's managed fields), as the
+//     controller's cache holds them: the writer's apply response held
+//     the same object. MaxObservedPasses unsettled passes in a row stall
+//     the parent (Flapping).
 //   - Status is rebuilt every pass from what it observed and written by
 //     one merge patch at the end of the pass (patchStatus), only when it
 //     changed; the one other status write is the Helm hook record

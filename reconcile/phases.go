@@ -143,7 +143,8 @@ func failedApplies(results []applyset.ApplyResult) []applyset.ApplyResult {
 }
 
 // prune is the one gate to deleting members. It runs only when the render
-// was complete (a plan exists), every object was applied, the Composition is
+// was complete (a plan exists) and settled (no observed value it used
+// moved under it, see observer.settle), every object was applied, the Composition is
 // neither suspended nor opted out of pruning, and no recorded kind is
 // forbidden to list; then it deletes the listed members that were not just
 // applied (see prunable), except Helm hooks the render holds or that are
@@ -156,6 +157,9 @@ func failedApplies(results []applyset.ApplyResult) []applyset.ApplyResult {
 func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Result, error) {
 	if s.comp.ParentSpec().Suspend || len(failedApplies(s.results)) > 0 || !ordinaryApplied(s) {
 		return ctrl.Result{}, nil
+	}
+	if len(s.rerender) > 0 {
+		return ctrl.Result{}, nil // the render used values that moved: not the set's final render
 	}
 	if s.comp.ParentSpec().Prune != nil && !*s.comp.ParentSpec().Prune {
 		return ctrl.Result{}, nil
@@ -181,6 +185,11 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 	hooks := PlannedHooks(s.plan.Objects)
 	defer s.events.RecordPruned(r.Recorder, s.comp)
 	for _, m := range listed.Members {
+		if s.plan.HoldsBack(m.GVK.GroupKind(), m.Meta.Namespace, m.Meta.Name, s.comp.GetNamespace()) {
+			// Held back until a value it waits for is observed: kept as it is.
+			remaining = remaining.Union(memberInventory(m))
+			continue
+		}
 		if spare, err := (pruning{r}).spare(ctx, s, m, hooks); err != nil || spare {
 			if err != nil {
 				errs = append(errs, err.Error())
@@ -268,6 +277,7 @@ func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Res
 	failed := failedApplies(s.results)
 	if len(failed) == 0 {
 		status.Summarize(&s.status, s.comp.GetGeneration(), members)
+		reportObserved(&s.status, s.comp.GetGeneration(), s.observed, s.rerender)
 		if pending := hooks.Pending(s.status.Hooks, s.plan.Objects); len(pending) > 0 && meta.IsStatusConditionTrue(s.status.Conditions, v1alpha1.ConditionReady) {
 			status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonProgressing,
 				fmt.Sprintf("%s; waiting for hooks: %s", s.status.Summary, strings.Join(pending, ", ")))

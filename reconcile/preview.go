@@ -18,6 +18,9 @@ func PruneCandidates(ctx context.Context, reader client.Reader, mapper meta.REST
 	hooks := PlannedHooks(planned.Objects)
 	return applyset.PruneCandidates(ctx, reader, mapper, comp, planned.ID, planned.Inventory, planned.Objects,
 		func(ctx context.Context, m applyset.Member) (bool, bool, error) {
+			if planned.HoldsBack(m.GVK.GroupKind(), m.Meta.Namespace, m.Meta.Name, comp.GetNamespace()) {
+				return true, false, nil // held back until a value is observed: never pruned for it
+			}
 			spare, err := SpareHook(ctx, reader, m, hooks)
 			return spare, plan.Kept(&m.Meta), err
 		})

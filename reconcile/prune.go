@@ -115,7 +115,9 @@ const AnnotationAllowEmptyRender = "stencil.dev/allow-empty-render"
 // everything off by mistake, or a Bundle emptied in an edit would otherwise
 // delete every member at once.
 func (r pruning) guardEmptyRender(ctx context.Context, s *scope) (ctrl.Result, error) {
-	if len(s.plan.Objects) > 0 || s.comp.ParentSpec().Suspend || (s.comp.ParentSpec().Prune != nil && !*s.comp.ParentSpec().Prune) ||
+	// Objects held back (stencil.dev/wait-for) are rendered, only not yet
+	// applied: a render holding them back is not empty.
+	if len(s.plan.Objects) > 0 || s.observed != nil && len(s.observed.Held) > 0 || s.comp.ParentSpec().Suspend || (s.comp.ParentSpec().Prune != nil && !*s.comp.ParentSpec().Prune) ||
 		len(s.parent.inventory.GroupKinds) == 0 || s.comp.GetAnnotations()[AnnotationAllowEmptyRender] == "true" {
 		return ctrl.Result{}, nil
 	}

@@ -19,7 +19,6 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
-	"github.com/stencil-dev/stencil/reconcile/cluster"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/pull"
 	"github.com/stencil-dev/stencil/templates"
@@ -61,6 +60,11 @@ func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 	}
 	key := renderKey(s.comp, loaded.Revision(), in, capsRevision)
 	s.renderKey = key
+	// The observed values the last render used, read now (see observer):
+	// a render that failed with some is tried again with others.
+	observed, last := observer{r.CompositionReconciler}.given(ctx, s, loaded.Revision())
+	in.Observed = observed
+	key += observedDigest(in.Observed)
 	failed, _ := r.failedRenders.Get(client.ObjectKeyFromObject(s.comp), key)
 	metrics.CacheLookup(metrics.CacheFailedRender, failed != nil)
 	if failed != nil {
@@ -70,7 +74,7 @@ func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 	}
 	start := time.Now()
 	s.upgrade = in.IsUpgrade
-	s.plan, err = plan.NewPlan(ctx, r.renderer, loaded, in, cluster.NewAPIs(r.Mapper, r.APIReader))
+	s.plan, err = observer{r.CompositionReconciler}.plan(ctx, s, loaded, in, last)
 	metrics.RenderDuration.Observe(time.Since(start).Seconds())
 	var renderErr *templates.RenderError
 	var refused *plan.RefusedError

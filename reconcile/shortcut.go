@@ -48,7 +48,7 @@ func (r shortcut) skipUnchanged(ctx context.Context, s *scope) (ctrl.Result, err
 		return ctrl.Result{}, nil
 	}
 	live, ok := r.listLive(ctx, s.comp, last.Planned)
-	if !ok || !last.Unchanged(live) {
+	if !ok || !last.Unchanged(live) || !readsSettled(last.Observed, live, applyset.ParentID(s.comp)) {
 		metrics.CacheLookup(metrics.CachePass, false)
 		return ctrl.Result{}, nil
 	}
@@ -66,6 +66,7 @@ func (r shortcut) skipUnchanged(ctx context.Context, s *scope) (ctrl.Result, err
 	}
 	s.status.BundleRevision = last.Revision
 	status.Summarize(&s.status, s.comp.GetGeneration(), members)
+	reportObserved(&s.status, s.comp.GetGeneration(), last.Observed, nil)
 	status.SetOutputs(ctx, &s.status, s.comp.GetGeneration(), last.Outputs, parent, lives)
 	r.passes.Put(name, "", last)
 	s.done = true
@@ -125,7 +126,7 @@ func (r shortcut) snapshot(ctx context.Context, s *scope) (ctrl.Result, error) {
 		return ctrl.Result{}, nil
 	}
 	gks, nss := s.parent.inventory.Annotations()
-	p := &recall.Pass{Key: s.renderKey, Revision: s.plan.BundleRevision, Inventory: gks + ";" + nss, Planned: planned, Ordinary: ordinary, IDs: ids, Outputs: s.outputs, Live: make(map[recall.MemberKey]recall.MemberState, len(live))}
+	p := &recall.Pass{Key: s.renderKey, Revision: s.plan.BundleRevision, Inventory: gks + ";" + nss, Planned: planned, Ordinary: ordinary, IDs: ids, Outputs: s.outputs, Observed: s.observed, Live: make(map[recall.MemberKey]recall.MemberState, len(live))}
 	for k, u := range live {
 		p.Live[k] = recall.MemberState{ResourceVersion: u.GetResourceVersion(), Fingerprint: recall.Fingerprint(u)}
 	}

@@ -47,9 +47,17 @@
 //     MaxObjectBytes, no object twice).
 //   - bounds.go, errors.go: the bounds and RenderError, re-exported from
 //     the subpackages that own them.
+//   - observed.go: the function observed (a member's observed value from
+//     Input.Observed, nil until given) and stencil.dev/wait-for (an
+//     object held back until its values are observed); every read is
+//     recorded, with the hash of its value, in Input.Observations.
 //
 // # Invariants
 //
+//   - The only state of a cluster a render sees is Input.Observed, which
+//     its caller fills (the controller: only members of the parent's own
+//     set that stencil applied); what it read of it, and held back, is
+//     reported in Input.Observations.
 //   - Same inputs, same objects in the same order, on every machine: date
 //     functions know UTC only, nondeterministic functions are refused
 //     unless the bundle opts in.

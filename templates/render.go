@@ -50,6 +50,16 @@ type Input struct {
 	// Progress, when not nil, is kept up to date with where the render
 	// is, for a watchdog in another goroutine. It is never encoded.
 	Progress *Progress `json:"-"`
+	// Observed is the observed state of the set's own members, by member
+	// id (MemberID), as the function observed and AnnotationWaitFor read
+	// it: only members of this set, and only those the caller chose to
+	// give (the controller: those a render of this parent addressed).
+	// A member absent is not observed yet: its values read as nil.
+	Observed map[string]map[string]any `json:"observed,omitempty"`
+	// Observations, when not nil, is set to what the render read of
+	// Observed and what it held back. It is never encoded (package
+	// sandbox carries it back in its response).
+	Observations *Observations `json:"-"`
 }
 
 // Render is RenderContext with no deadline: the Limits of in still bound it.
@@ -79,15 +89,29 @@ func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Un
 		return nil, err
 	}
 	units := b.units(b.data(values, in), charts)
-	outputs, err := b.executeUnits(ctx, ps, units, in)
+	log := newObserveLog(in.Observed)
+	outputs, err := b.executeUnits(ctx, ps, units, in, log)
 	if err != nil {
 		return nil, err
 	}
+	var objs []*unstructured.Unstructured
 	if _, ok := b.spec.Files[KustomizationFile]; ok {
 		in.Progress.setFile(KustomizationFile)
-		return b.kustomize(outputs)
+		objs, err = b.kustomize(outputs)
+	} else {
+		objs, err = parseOutputs(units, outputs, in.Composition.Namespace, clusterKinds(in.Capabilities))
 	}
-	return parseOutputs(units, outputs, in.Composition.Namespace, clusterKinds(in.Capabilities))
+	if err != nil {
+		return nil, err
+	}
+	objs, held, err := holdBack(objs, log)
+	if err != nil {
+		return nil, err
+	}
+	if in.Observations != nil {
+		*in.Observations = log.observations(held)
+	}
+	return objs, nil
 }
 
 // clusterKinds is the set of caps.ClusterScopedKinds.
@@ -105,12 +129,12 @@ func clusterKinds(caps *Capabilities) map[string]bool {
 // execute runs the root's templates in path order (no subchart: tests
 // call it), all charging one budget, and returns their outputs by name.
 func (b *Bundle) execute(ctx context.Context, data map[string]any, in Input) (map[string]string, error) {
-	return b.executeUnits(ctx, b.parsed, b.units(data, nil), in)
+	return b.executeUnits(ctx, b.parsed, b.units(data, nil), in, newObserveLog(in.Observed))
 }
 
 // executeUnits runs units in order on a clone of the parsed set, all
 // charging one budget, and returns their outputs by key.
-func (b *Bundle) executeUnits(ctx context.Context, ps *parsedSet, units []unit, in Input) (map[string]string, error) {
+func (b *Bundle) executeUnits(ctx context.Context, ps *parsedSet, units []unit, in Input, log *observeLog) (map[string]string, error) {
 	// The functions charge this render's budgets (guard.go): they are
 	// bound on a clone of the parsed set, reused from an earlier render
 	// when one is free.
@@ -123,10 +147,12 @@ func (b *Bundle) executeUnits(ctx context.Context, ps *parsedSet, units []unit, 
 	}
 	defer func() {
 		bs.st.budget = budget{} // nothing of this render kept while the set waits
+		bs.st.observe = nil
 		ps.bound.Put(bs)
 	}()
 	limits := in.Limits.withDefaults()
 	bs.reset(newBudget(ctx, limits, in.Progress))
+	bs.st.observe = log
 	in.Progress.start()
 	st := bs.st
 	st.names = b.helmNames

@@ -38,6 +38,8 @@ type renderState struct {
 	// names are the templates' names as Helm's engine has them (see
 	// Bundle.helmNames), to their bundle paths: include finds either.
 	names map[string]string
+	// observe is the render's Input.Observed and its reads (observed.go).
+	observe *observeLog
 }
 
 // funcMap returns the functions templates may call: sprig's and Helm's,
@@ -53,6 +55,12 @@ func funcMap(st *renderState, g *funcs.Guard, allowNondeterministic bool) templa
 	// text/template (wrong number of arguments).
 	f["include"] = func(string, any) (string, error) { return "", fmt.Errorf("include: not called") }
 	f["tpl"] = func(string, any) (string, error) { return "", fmt.Errorf("tpl: not called") }
+	f["observed"] = func(id string, path ...string) (any, error) {
+		if st.observe == nil {
+			return nil, fmt.Errorf("observed: not in a render")
+		}
+		return st.observe.observedFunc(id, path...)
+	}
 	return f
 }
 

@@ -98,6 +98,10 @@ const (
 	// window with no change of input: something else keeps changing fields
 	// stencil sets. The message names the member and those fields.
 	ReasonFlapping = "Flapping"
+	// ReasonWaiting: objects are held back until values of other members
+	// they read are observed (stencil.dev/wait-for), or the render runs
+	// again because a value it read changed; Ready is False until then.
+	ReasonWaiting = "Waiting"
 	// ReasonAdoptionRefused: an object the render names exists and is not
 	// a member of this set (no part-of label of its own, or not managed by
 	// stencil), and nothing consents to its adoption: neither the object

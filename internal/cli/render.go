@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
@@ -77,7 +78,13 @@ the same as --bundle URL#NAME@V), with --username, --password
 --verify-key FILE requires its signature (a cosign signature made with
 the PEM public key(s) of FILE, or a provenance file signed by the OpenPGP
 keyring of FILE), as a Bundle's spec.source.verify does; a Bundle
-manifest whose spec.source.verify is set needs --verify-key.`,
+manifest whose spec.source.verify is set needs --verify-key.
+
+Templates that read their own members' observed values (observed "ID"
+"PATH") see, online, the live members of the parent's set, read as you;
+offline, nothing is observed: render shows the controller's first pass,
+and the objects held back until a value is observed (stencil.dev/wait-for)
+are named on stderr, not printed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runRender(cmd.Context(), kube, f, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -135,9 +142,12 @@ func runRender(ctx context.Context, kube *genericclioptions.ConfigFlags, f *plan
 		if err != nil {
 			return err
 		}
-		planned, err := planParent(ctx, s, pool, b, parent)
+		planned, held, err := planObserved(ctx, s, pool, b, parent)
 		if err != nil {
 			return err
+		}
+		for _, h := range held {
+			fmt.Fprintf(stderr, "note: %s: %s held back, waiting for %s\n", describeParent(parent), h, strings.Join(h.WaitsFor, ", "))
 		}
 		if err := writeYAML(stdout, planned.Objects); err != nil {
 			return err
@@ -185,17 +195,58 @@ func (f *planFlags) parents(stdin io.Reader, namespace string) ([]document, erro
 
 // planParent renders one parent (a Composition or an instance of a published
 // kind) with the controller's own planning, in the same sandbox as the
-// controller.
+// controller (see planObserved).
 func planParent(ctx context.Context, s *session, r plan.Renderer, b *templates.Bundle, p applyset.Parent) (*plan.Plan, error) {
+	pl, _, err := planObserved(ctx, s, r, b, p)
+	return pl, err
+}
+
+// planObserved is planParent, with the objects the render held back.
+// Offline it is the controller's first pass: no member is observed, and
+// what waits for a member's value is held back. Online the templates
+// observe the parent's live members, read as the user (see
+// session.observe): what the controller would apply now.
+func planObserved(ctx context.Context, s *session, r plan.Renderer, b *templates.Bundle, p applyset.Parent) (*plan.Plan, []templates.HeldObject, error) {
 	in, err := s.renderInput(ctx, p)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", describeParent(p), err)
+		return nil, nil, fmt.Errorf("%s: %w", describeParent(p), err)
 	}
-	pl, err := plan.NewPlan(ctx, r, b, in, s.apis)
+	pl, obs, err := plan.NewObservedPlan(ctx, r, b, in, s.apis, s.observe)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", describeParent(p), err)
+		return nil, nil, fmt.Errorf("%s: %w", describeParent(p), err)
 	}
-	return pl, nil
+	return pl, obs.Held, nil
+}
+
+// observe reads, live and as the user, the members of plan pl that ids
+// name: only objects of the plan, and only those carrying the set's
+// part-of label and fields stencil applied (plan.ObservedView), as the
+// controller gives its templates. Offline nothing is observed. A member
+// the user may not read, or that does not exist, is not observed.
+func (s *session) observe(ctx context.Context, pl *plan.Plan, _ []templates.HeldObject, ids []string) map[string]map[string]any {
+	if s.client == nil {
+		return nil
+	}
+	addressed := pl.Addressed()
+	var out map[string]map[string]any
+	for _, id := range ids {
+		o, ok := addressed[id]
+		if !ok {
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(o.GroupVersionKind())
+		if err := s.client.Get(ctx, client.ObjectKeyFromObject(o), u); err != nil {
+			continue
+		}
+		if v := plan.ObservedView(u, pl.ID); v != nil {
+			if out == nil {
+				out = map[string]map[string]any{}
+			}
+			out[id] = v
+		}
+	}
+	return out
 }
 
 // writeYAML writes objects as a multi-document YAML stream.

@@ -19,7 +19,10 @@
 //   - Pool: a bounded pool of worker processes (the running executable
 //     re-executed with STENCIL_RENDER_WORKER=1, see Main). Render sends one
 //     request (the bundle, once per worker and revision, and the render
-//     input) and reads back the objects or a *templates.RenderError.
+//     input, its Observed values included, read by the worker with
+//     integers kept int64) and reads back the objects, with what the
+//     render read and held back (into in.Observations), or a
+//     *templates.RenderError.
 //   - Fairness: renders wait for a worker in turns by tenant (queue.go):
 //     in order of arrival within a tenant, round-robin across tenants
 //     with waiting renders, so a tenant that starts waiting waits for at

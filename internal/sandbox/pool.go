@@ -154,16 +154,23 @@ func (p *Pool) RenderFor(ctx context.Context, tenant string, b *templates.Bundle
 	}
 	type result struct {
 		objs []*unstructured.Unstructured
+		obs  templates.Observations
 		err  error
 	}
+	observations := in.Observations
 	done := make(chan result, 1) // the render never waits for its caller
 	go func() {
 		defer p.queue.release()
-		objs, err := p.render(b, in)
-		done <- result{objs, err}
+		var r result
+		in.Observations = &r.obs // the caller's is set only if it still waits
+		r.objs, r.err = p.render(b, in)
+		done <- r
 	}()
 	select {
 	case r := <-done:
+		if observations != nil && r.err == nil {
+			*observations = r.obs
+		}
 		return r.objs, r.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -283,6 +290,9 @@ func (w *proc) render(b *templates.Bundle, in templates.Input, l Limits) (objs [
 			return nil, reusable, resp.Error.renderError()
 		}
 		objs, err := decode(resp)
+		if err == nil && in.Observations != nil && resp.Observations != nil {
+			*in.Observations = *resp.Observations
+		}
 		return objs, reusable && err == nil, err
 	}
 }

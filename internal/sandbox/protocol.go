@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/templates"
 )
@@ -54,6 +56,9 @@ type response struct {
 	ObjectsFollow bool `json:"objectsFollow,omitempty"`
 	// objects is that array, read by the pool.
 	objects []byte
+	// Observations, with ObjectsFollow, is what the render read of its
+	// Input.Observed and held back (templates.Input.Observations).
+	Observations *templates.Observations `json:"observations,omitempty"`
 	// Error is the render's error.
 	Error *wireError `json:"error,omitempty"`
 	// HeapBytes is the worker's heap after the render: a worker that kept
@@ -115,6 +120,17 @@ func readFrame(r io.Reader, v any) error {
 		return err
 	}
 	return json.Unmarshal(data, v)
+}
+
+// readRequest reads one request, its numbers as every unstructured
+// object has them (int64 where integral, float64 otherwise), so that
+// Input.Observed's values print in templates as they do in process.
+func readRequest(r io.Reader, req *request) error {
+	data, err := readRaw(r)
+	if err != nil {
+		return err
+	}
+	return utiljson.Unmarshal(data, req)
 }
 
 // readRaw reads one length-prefixed message.

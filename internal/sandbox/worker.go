@@ -73,7 +73,7 @@ func serve(in io.Reader, out io.Writer) int {
 	r := bufio.NewReader(in)
 	for {
 		var req request
-		if err := readFrame(r, &req); err != nil {
+		if err := readRequest(r, &req); err != nil {
 			if err == io.EOF {
 				return 0
 			}
@@ -144,6 +144,7 @@ func (w *worker) handle(req *request) error {
 	defer cancel()
 	in := req.Input
 	in.Progress = &templates.Progress{}
+	in.Observations = &templates.Observations{}
 	stop := w.watch(in.Progress, timeout)
 	// The templates check ctx at every range iteration and call and stop
 	// with the file and line; the watchdog is for a render stuck inside
@@ -164,6 +165,7 @@ func (w *worker) handle(req *request) error {
 		return w.send(response{Error: toWire(fmt.Errorf("encode rendered objects: %w", err))})
 	}
 	resp.ObjectsFollow = true
+	resp.Observations = in.Observations
 	return w.send(resp, data)
 }
 

@@ -26,6 +26,7 @@ var readyReasons = map[string]bool{
 	v1alpha1.ReasonReconcileFailed: true, v1alpha1.ReasonSuspended: true, v1alpha1.ReasonDeleting: true, v1alpha1.ReasonForbidden: true,
 	v1alpha1.ReasonInvalid: true, v1alpha1.ReasonBadRequest: true, v1alpha1.ReasonTooLarge: true, v1alpha1.ReasonEmptyRender: true,
 	v1alpha1.ReasonFlapping: true, v1alpha1.ReasonHookFailed: true, v1alpha1.ReasonRenderTimeout: true, v1alpha1.ReasonRenderTooLarge: true,
+	v1alpha1.ReasonWaiting: true,
 }
 
 // readyState is a Composition's Ready condition as the gauge counts it.

@@ -27,6 +27,9 @@ type Plan struct {
 	BundleRevision string
 
 	Inventory applyset.Inventory
+	// Held are the objects the render held back (stencil.dev/wait-for):
+	// neither applied nor pruned (see HoldsBack).
+	Held []templates.HeldObject
 }
 
 // RefusedError reports a rendered object that the Bundle's permissions do
@@ -166,6 +169,9 @@ func RenderInput(comp applyset.Parent, live *LiveComposition, caps *templates.Ca
 // for a kind apis does not serve, and a CRD that would define a kind
 // served otherwise is refused (see checkCRDs).
 func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.Input, apis APIs) (*Plan, error) {
+	if in.Observations == nil {
+		in.Observations = &templates.Observations{} // for Held
+	}
 	objs, err := r.Render(ctx, b, in)
 	if err != nil {
 		return nil, err
@@ -175,6 +181,7 @@ func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.
 	p := &Plan{
 		ID:             applyset.ID(in.Composition.Name, namespace, inputGroupKind(in.Composition)),
 		BundleRevision: b.Revision(),
+		Held:           in.Observations.Held,
 	}
 	if err := checkCRDs(ctx, objs, apis, p.ID); err != nil {
 		return nil, err

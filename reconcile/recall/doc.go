@@ -7,8 +7,12 @@
 //     with, so a change of the inputs the key names forgets it.
 //   - Pass: what the last successful pass of a parent saw (its render's
 //     inputs, the planned members, every live member as the cache held
-//     it), so that a later pass finding the same only recomputes status;
+//     it, and the observed values its render used), so that a later
+//     pass finding the same only recomputes status;
 //     Fingerprint says when a member changed only in its status.
+//   - Observed: the observed values a parent's last render used (the
+//     members' fields templates read with observed), what it held back,
+//     and how many passes in a row those values changed under it.
 //   - Bundles: the parsed Bundles, with their compiled outputs, at most
 //     MaxBundles, each parsed once per generation (and per pulled chart
 //     digest for a Bundle with a source).

@@ -45,6 +45,10 @@ type Pass struct {
 	Live      map[MemberKey]MemberState // every live member of the set, as listed
 	IDs       []string                  // the ordinary members' ids (outputs.ID), in the order of Ordinary
 	Outputs   *outputs.Set              // the Bundle's outputs and readiness rules
+	// Observed is what the render read of the members' observed values
+	// and held back: a later pass whose members hold other values at
+	// those paths (a status field included) is a full one.
+	Observed *Observed
 }
 
 // MemberKey names a member.
