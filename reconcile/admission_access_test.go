@@ -79,6 +79,7 @@ func TestAdmissionServiceAccountUse(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		_ = k.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		_ = k.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name + "-mutating"}})
 		_ = hooks.Cleanup()
 	})
 	// The default install: impersonation, default ServiceAccount "stencil".

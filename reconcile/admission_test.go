@@ -141,6 +141,7 @@ func startAdmission(t *testing.T, name, shard string, selector map[string]string
 		cancel()
 		<-c.Done
 		_ = k.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		_ = k.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name + "-mutating"}})
 		_ = hooks.Cleanup()
 	})
 }

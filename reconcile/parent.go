@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -233,6 +234,14 @@ func (r *CompositionReconciler) writeParent(ctx context.Context, comp applyset.P
 		r.noteConflict(comp, from, err)
 		return from, fmt.Errorf("write ApplySet metadata on %s: %w", applyset.Describe(comp), err)
 	}
+	if !to.finalizer {
+		// The finalizer the mutating webhook adds on create is owned by
+		// the parent's creator, so the apply, which only drops what
+		// stencil owns, leaves it: remove it by name.
+		if err := r.dropFinalizer(ctx, comp, u); err != nil {
+			return from, fmt.Errorf("remove the finalizer of %s: %w", applyset.Describe(comp), err)
+		}
+	}
 	r.parentVersions.Put(client.ObjectKeyFromObject(comp), "", u.GetResourceVersion())
 	to.unconfirmed = false
 	// What was written joins the Composition's other labels and annotations,
@@ -249,6 +258,22 @@ func (r *CompositionReconciler) writeParent(ctx context.Context, comp applyset.P
 	comp.SetLabels(labels)
 	comp.SetAnnotations(annotations)
 	return to, nil
+}
+
+// dropFinalizer removes stencil's finalizer from u, the parent as a write
+// just returned it, when it is still there: a JSON patch that tests the
+// entry it removes, so it never removes another finalizer.
+func (r *CompositionReconciler) dropFinalizer(ctx context.Context, comp applyset.Parent, u *unstructured.Unstructured) error {
+	i := slices.Index(u.GetFinalizers(), Finalizer)
+	if i < 0 {
+		return nil
+	}
+	path := fmt.Sprintf("/metadata/finalizers/%d", i)
+	patch, err := json.Marshal([]map[string]any{{"op": "test", "path": path, "value": Finalizer}, {"op": "remove", "path": path}})
+	if err != nil {
+		return err
+	}
+	return r.Client.Patch(ctx, u, client.RawPatch(types.JSONPatchType, patch))
 }
 
 // fetch reads the parent key names from r's cache: a Composition, or an

@@ -246,6 +246,7 @@ func TestWebhookTrustsOnlyTheAPIServer(t *testing.T) {
 		cancel()
 		<-c.Done
 		_ = k.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		_ = k.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name + "-mutating"}})
 		_ = hooks.Cleanup()
 	})
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "authn-" + rand.String(8), Labels: selector}}

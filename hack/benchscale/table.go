@@ -30,6 +30,10 @@ type results struct {
 	cold, noop, noopAfter, restart  pass
 	memBefore, memAfter, memRestart memory
 	latencies                       []time.Duration
+	// outputs are the samples of the outputs latency; outputsPass what
+	// the controller spent over them (requests, CPU).
+	outputs     []time.Duration
+	outputsPass pass
 	// unselected counts the controller's lists and watches of ConfigMaps
 	// and Secrets without a label selector, nil when not counted.
 	unselected *int
@@ -126,6 +130,17 @@ func (r *results) write(out io.Writer, o options, cpus int) {
 	fmt.Fprintf(tw, "%s\t%s\t%s\t\n", ms(percentile(r.latencies, 50), len(r.latencies)), ms(percentile(r.latencies, 95), len(r.latencies)),
 		ms(percentile(r.latencies, 100), len(r.latencies)))
 	tw.Flush()
+
+	fmt.Fprintf(out, "\nChild → parent output latency (a member's field changed → the parent's status.outputs with it), %d samples\n", len(r.outputs))
+	fmt.Fprintln(tw, "p50\tp95\tmax\trequests per sample\tcontroller CPU per sample\t")
+	n := max(len(r.outputs), 1)
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%s\t\n", ms(percentile(r.outputs, 50), len(r.outputs)), ms(percentile(r.outputs, 95), len(r.outputs)),
+		ms(percentile(r.outputs, 100), len(r.outputs)), float64(r.outputsPass.requests.reads()+r.outputsPass.requests.writes())/float64(n),
+		(r.outputsPass.cpu / time.Duration(n)).Round(10*time.Microsecond))
+	tw.Flush()
+	if top := r.outputsPass.requests.top(6); len(top) > 0 {
+		fmt.Fprintf(out, "  requests over the samples: %s\n", strings.Join(top, ", "))
+	}
 
 	fmt.Fprintf(out, "\nRestart: controller start → every Composition reported Ready again (%d existing): %s\n\n", o.n, dur(r.restart.elapsed))
 }

@@ -109,6 +109,7 @@ func SetupWithManager(mgr ctrl.Manager, r *reconcile.CompositionReconciler, kind
 	register := func() {
 		mgr.GetWebhookServer().Register(WebhookPath, &webhook.Admission{Handler: h, WithContextFunc: withCaller(opts.ClientNames)})
 		mgr.GetWebhookServer().Register(AccessWebhookPath, &webhook.Admission{Handler: h.access})
+		mgr.GetWebhookServer().Register(MutatePath, &webhook.Admission{Handler: &mutator{rv: h, version: r.Options.Version}, WithContextFunc: withCaller(opts.ClientNames)})
 	}
 	if ready := opts.Ready; ready == nil {
 		register()

@@ -92,6 +92,11 @@ type ServingOptions struct {
 	// ConfigName is the ValidatingWebhookConfiguration whose entries
 	// CertsRotate injects the CA into (and Host points at URL()).
 	ConfigName string
+	// MutatingConfigName is the MutatingWebhookConfiguration CertsRotate
+	// and Host treat as ConfigName; "" means DefaultMutatingConfigName.
+	// A cluster without it is served as before: the controller writes
+	// the parents' ApplySet metadata itself.
+	MutatingConfigName string
 	// ClientCAFile, when set, is a PEM file of the CA(s) that sign the
 	// client certificate the API server presents to the webhook (its
 	// AdmissionConfiguration's WebhookAdmissionConfiguration kubeconfig).
@@ -120,7 +125,17 @@ func DefaultServingOptions() ServingOptions {
 		Service:    DefaultWebhookService,
 		Namespace:  PodNamespace(),
 		ConfigName: DefaultWebhookConfigName,
+
+		MutatingConfigName: DefaultMutatingConfigName,
 	}
+}
+
+// mutatingConfigName is MutatingConfigName or its default.
+func (o ServingOptions) mutatingConfigName() string {
+	if o.MutatingConfigName != "" {
+		return o.MutatingConfigName
+	}
+	return DefaultMutatingConfigName
 }
 
 // Validate checks the options, naming the flag a bad value comes from.
