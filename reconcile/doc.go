@@ -53,7 +53,9 @@
 //	live reads of members the cache does not hold, and of     the parent's ServiceAccount
 //	hooks (consent to adoption is read on these)
 //	access reviews (package access, admission)                the controller
-//	the parent's status, finalizer and ApplySet metadata      the controller
+//	the parent's status, finalizer and ApplySet metadata      the controller (or, on create and on a
+//	                                                          render change, admission's patch of the
+//	                                                          requester's own write: package admission)
 //	events                                                    the controller
 //
 // The parent's ServiceAccount is spec.serviceAccountName, else

@@ -63,6 +63,9 @@ type parentState struct {
 	// written nor read live (see cacheTrusted); the pass's writes of the
 	// parent are made only at its resourceVersion.
 	unconfirmed bool
+	// ignored is what the annotations, as read live, name beyond the
+	// record (see applyset.Recorded), for warnIgnored.
+	ignored applyset.Inventory
 }
 
 // readParent reads the parent's recorded applyset.Inventory and finalizer
@@ -74,7 +77,9 @@ func (r *CompositionReconciler) readParent(ctx context.Context, comp applyset.Pa
 		return parentState{}, fmt.Errorf("read %s: %w", applyset.Describe(comp), err)
 	}
 	r.parentVersions.Put(client.ObjectKeyFromObject(comp), "", live.GetResourceVersion())
-	return r.stateOf(comp, live), nil
+	st := r.stateOf(comp, live)
+	r.warnIgnored(comp, st.ignored)
+	return st, nil
 }
 
 // recordedParent returns the parent's recorded applyset.Inventory and finalizer:
@@ -169,19 +174,28 @@ func adoptStatus(comp, live applyset.Parent) {
 // with a Warning event, and the next write of the metadata drops it.
 func (r *CompositionReconciler) stateOf(comp, live applyset.Parent) parentState {
 	inv, ignored := applyset.Recorded(live)
-	// A parent never reconciled has the annotations the mutating webhook
-	// gave it (see package admission), which the first pass records.
-	if !ignored.Empty() && !neverReconciled(live) {
-		gks, nss := ignored.Annotations()
-		r.Recorder.Eventf(comp, nil, "Warning", "InventoryIgnored", "Prune",
-			"the ApplySet annotations name group-kinds [%s] and namespaces [%s] that stencil never recorded: they are ignored (never listed, pruned or deleted from)", gks, nss)
-	}
 	return parentState{
 		inventory: inv,
 		finalizer: slices.Contains(live.GetFinalizers(), Finalizer),
 		annotated: applyset.ParseInventory(live.GetAnnotations()).Normalize(comp.GetNamespace()),
 		read:      true,
+		ignored:   ignored,
 	}
+}
+
+// warnIgnored records a Warning event naming what the annotations of comp
+// name beyond stencil's record (ignored). A parent never reconciled has
+// no record: its annotations, admission's (see package admission), are
+// not warned of; widen warns only of what the pass's render does not
+// hold, since admission widens the annotations with a render's kinds
+// before the pass records them.
+func (r *CompositionReconciler) warnIgnored(comp applyset.Parent, ignored applyset.Inventory) {
+	if ignored.Empty() || neverReconciled(comp) {
+		return
+	}
+	gks, nss := ignored.Annotations()
+	r.Recorder.Eventf(comp, nil, "Warning", "InventoryIgnored", "Prune",
+		"the ApplySet annotations name group-kinds [%s] and namespaces [%s] that stencil never recorded: they are ignored (never listed, pruned or deleted from)", gks, nss)
 }
 
 // inventoryRecord is the status.inventory a pass writes: the inventory it
@@ -324,6 +338,7 @@ func (r *CompositionReconciler) widen(ctx context.Context, s *scope) (ctrl.Resul
 	if s.comp.ParentSpec().Suspend {
 		return ctrl.Result{}, nil
 	}
+	r.warnIgnored(s.comp, s.parent.ignored.Minus(s.plan.Inventory.Normalize(s.comp.GetNamespace())))
 	var err error
 	s.parent, err = r.writeParent(ctx, s.comp, s.parent, parentState{inventory: s.parent.inventory.Union(s.plan.Inventory), finalizer: true})
 	return ctrl.Result{}, err
