@@ -178,7 +178,10 @@ func (h *harness) phases(ctx context.Context) error {
 	}
 	p.stop()
 	p, err = h.restart(ctx)
-	return err
+	if err != nil {
+		return err
+	}
+	return h.parentCost(ctx)
 }
 
 // setup installs the CRDs, the namespaces and the Bundles, and starts the

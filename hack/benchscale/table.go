@@ -34,6 +34,8 @@ type results struct {
 	// the controller spent over them (requests, CPU).
 	outputs     []time.Duration
 	outputsPass pass
+	// costs are the parent-cost rows (see parentCost).
+	costs []costResult
 	// unselected counts the controller's lists and watches of ConfigMaps
 	// and Secrets without a label selector, nil when not counted.
 	unselected *int
@@ -142,6 +144,12 @@ func (r *results) write(out io.Writer, o options, cpus int) {
 		fmt.Fprintf(out, "  requests over the samples: %s\n", strings.Join(top, ", "))
 	}
 
+	if len(r.costs) > 0 {
+		fmt.Fprintf(out, "\nWhat a write costs the control plane, %d writes of each\n", o.n)
+		for _, c := range r.costs {
+			fmt.Fprintf(out, "%s (%d bytes): %s\n", c.what, c.bytes, c.plane.perEach(o.n, "write"))
+		}
+	}
 	fmt.Fprintf(out, "\nRestart: controller start → every Composition reported Ready again (%d existing): %s\n\n", o.n, dur(r.restart.elapsed))
 }
 
