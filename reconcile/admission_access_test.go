@@ -83,7 +83,7 @@ func TestAdmissionServiceAccountUse(t *testing.T) {
 		_ = hooks.Cleanup()
 	})
 	// The default install: impersonation, default ServiceAccount "stencil".
-	startWith(t, testenv.ControllerOptions{Shard: "admission-access", Webhooks: hooks, Admission: admission.Options{ConfigName: name}})
+	startWith(t, testenv.ControllerOptions{Shard: "admission-access", Webhooks: hooks, Admission: admission.Options{ConfigName: name, MutatingConfigName: name + "-mutating"}})
 	ctx := context.Background()
 	ns := admissionNamespace(t)
 	b := bundle(t, "access-"+ns, twoConfigMaps())

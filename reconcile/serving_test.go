@@ -237,7 +237,7 @@ func TestWebhookTrustsOnlyTheAPIServer(t *testing.T) {
 	ctx, cancel := context.WithCancel(suiteCtx)
 	// As the controller: this test is about who may call the webhook and
 	// what it may see; whose identity writes is TestWritesAreTheTenants's.
-	c, err := testenv.StartWith(ctx, controllerCfg, testenv.ControllerOptions{Shard: "authn", Webhooks: hooks, Admission: admission.Options{ConfigName: name}, WriteAsController: true})
+	c, err := testenv.StartWith(ctx, controllerCfg, testenv.ControllerOptions{Shard: "authn", Webhooks: hooks, Admission: admission.Options{ConfigName: name, MutatingConfigName: name + "-mutating"}, WriteAsController: true})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

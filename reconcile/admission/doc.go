@@ -41,11 +41,12 @@
 //     decide. The price: while no controller serves the webhook, parents
 //     cannot be created or changed (the controller's own updates of
 //     status, finalizers and ApplySet metadata are not checked).
-//   - webhookconfig.go: keeps the published kinds' entries of the
-//     ValidatingWebhookConfiguration (not of the mutating one: their
-//     instances get their metadata from the controller) (the kinds package published
-//     serves): the render's, failing open, and the access check's,
-//     failing closed.
+//   - webhookconfig.go, mutating_config.go: keep the published kinds'
+//     entries of the ValidatingWebhookConfiguration and of the
+//     MutatingWebhookConfiguration for the kinds package published
+//     serves (one controller, which takes the notices of the kinds
+//     served): the render's and the mutation's, failing open, and the
+//     access check's, failing closed.
 //   - serving*.go: the webhook server's certificate (rotated and injected
 //     with cert-controller, or files), and the loopback pointing of the
 //     configuration at a controller outside the cluster.

@@ -234,7 +234,7 @@ func (s *Serving) WebhookServer() webhook.Server { return s.server }
 // Admission returns the controller's admission options for this
 // serving: enabled, bounded by timeout, with s's configuration and Ready.
 func (s *Serving) Admission(timeout time.Duration) Options {
-	return Options{Enabled: true, Timeout: timeout, ConfigName: s.opts.ConfigName, Ready: s.ready, ClientNames: s.opts.ClientNames}
+	return Options{Enabled: true, Timeout: timeout, ConfigName: s.opts.ConfigName, MutatingConfigName: s.opts.mutatingConfigName(), Ready: s.ready, ClientNames: s.opts.ClientNames}
 }
 
 // Ready is closed once the webhook can be called: with CertsRotate, when
