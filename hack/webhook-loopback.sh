@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # webhook-loopback.sh installs stencil's admission webhook configuration
-# (config/webhook: the ValidatingWebhookConfiguration stencil-validating)
+# (config/webhook: the ValidatingWebhookConfiguration stencil-validating and
+# the MutatingWebhookConfiguration stencil-mutating)
 # into the cluster of $KUBECONFIG for a controller that runs on this
 # machine, as `make run` and the e2e test run it:
 #
@@ -21,4 +22,5 @@ kubectl get namespace stencil-system >/dev/null 2>&1 || kubectl create namespace
 # URL, and applying config/webhook's Service reference over that would
 # leave both (refused).
 kubectl delete validatingwebhookconfiguration stencil-validating --ignore-not-found >/dev/null
+kubectl delete mutatingwebhookconfiguration stencil-mutating --ignore-not-found >/dev/null
 kubectl apply --server-side -k "$root/config/webhook" >/dev/null

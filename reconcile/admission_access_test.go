@@ -79,10 +79,11 @@ func TestAdmissionServiceAccountUse(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		_ = k.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		_ = k.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name + "-mutating"}})
 		_ = hooks.Cleanup()
 	})
 	// The default install: impersonation, default ServiceAccount "stencil".
-	startWith(t, testenv.ControllerOptions{Shard: "admission-access", Webhooks: hooks, Admission: admission.Options{ConfigName: name}})
+	startWith(t, testenv.ControllerOptions{Shard: "admission-access", Webhooks: hooks, Admission: admission.Options{ConfigName: name, MutatingConfigName: name + "-mutating"}})
 	ctx := context.Background()
 	ns := admissionNamespace(t)
 	b := bundle(t, "access-"+ns, twoConfigMaps())

@@ -23,7 +23,9 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/publish"
+	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/admission"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // admissionLabel marks the namespaces whose requests the admission tests'
@@ -131,7 +133,7 @@ func startAdmission(t *testing.T, name, shard string, selector map[string]string
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(suiteCtx)
-	opts.ConfigName = name
+	opts.ConfigName, opts.MutatingConfigName = name, name+"-mutating"
 	c, err := testenv.StartWith(ctx, controllerCfg, testenv.ControllerOptions{Shard: shard, Webhooks: hooks, Admission: opts, WriteAsController: true})
 	if err != nil {
 		cancel()
@@ -141,6 +143,7 @@ func startAdmission(t *testing.T, name, shard string, selector map[string]string
 		cancel()
 		<-c.Done
 		_ = k.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		_ = k.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name + "-mutating"}})
 		_ = hooks.Cleanup()
 	})
 }
@@ -330,6 +333,13 @@ func TestAdmissionPublishedKind(t *testing.T) {
 	b := bundle(t, "adm-gadgets-"+ns, gadgetFiles(extra), publishing(group))
 	bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	publishedRule(t, group, true)
+	// The mutating configuration's published entry gives an instance its
+	// ApplySet metadata at admission, as a Composition's.
+	eventually(t, "a Gadget admitted with its ApplySet metadata", func() (bool, error) {
+		probe := gadget(group, ns, "probe", `{"size":1,"color":"red"}`)
+		err := k.Create(ctx, probe, client.DryRunAll)
+		return err == nil && probe.GetLabels()[applyset.LabelApplySetID] != "" && slices.Contains(probe.GetFinalizers(), reconcile.Finalizer), err
+	})
 
 	eventually(t, "the webhook to refuse a blue Gadget", func() (bool, error) {
 		err := k.Create(ctx, gadget(group, ns, "blue", `{"size":1,"color":"blue"}`), client.DryRunAll)

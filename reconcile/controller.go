@@ -355,6 +355,7 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		Hooks:              comp.ParentStatus().Hooks.DeepCopy(), // the record of hooks run persists from pass to pass
 		Outputs:            comp.ParentStatus().Outputs,          // a pass that observes nothing keeps them
 	}, phases: phaseTimer{}}
+	s.events.FirstPass = neverReconciled(comp) // see status.Events
 	defer func() {
 		s.phases.time(phaseStatus, func() { err = errors.Join(err, reporter{r}.patchStatus(ctx, s)) })
 		s.phases.observe()

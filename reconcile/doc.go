@@ -57,7 +57,9 @@
 //	live reads of members the cache does not hold, and of     the parent's ServiceAccount
 //	hooks (consent to adoption is read on these)
 //	access reviews (package access, admission)                the controller
-//	the parent's status, finalizer and ApplySet metadata      the controller
+//	the parent's status, finalizer and ApplySet metadata      the controller (or, on create and on a
+//	                                                          render change, admission's patch of the
+//	                                                          requester's own write: package admission)
 //	events                                                    the controller
 //
 // The parent's ServiceAccount is spec.serviceAccountName, else
@@ -88,6 +90,33 @@
 //   - A returned error is transient (backoff); what no retry can fix sets
 //     Stalled=True with a reason of api/v1alpha1 and returns nil.
 //   - Secret data and spec.values never appear in status, events or logs.
+//
+// # The cached parent
+//
+// A pass reads the parent's recorded inventory (applyset.Recorded: the
+// ApplySet annotations as far as status.inventory confirms them) from the
+// cache when it can be trusted with it (cacheTrusted), and live
+// otherwise. Trusted: the cached parent is at the resourceVersion this
+// process last wrote or read live (a version names one state, and
+// anyone's later write is another version); or this process has neither
+// written nor read the parent and its cached status is empty. Only the
+// controller writes a parent's status, and every status it writes carries
+// an inventory record, so an empty status is a parent no stencil process
+// recorded anything on as the cache holds it: there is no record for the
+// cache to be behind on. Such a pass is unconfirmed: each write it makes
+// of the parent (the metadata apply, the status patch) carries the cached
+// resourceVersion as a precondition, so a newer version (a spec updated
+// again before the cache saw it, another replica's write before a
+// failover) makes it a Conflict, and the next pass of that parent reads
+// it live (unconfirmedVersion). So a stale cache never records an
+// inventory or a status over a newer version, nor drops an entry of
+// another process's record. Members: without the ApplySet metadata the
+// metadata write comes first and fails, so nothing of the stale render
+// is applied; with the metadata from admission (package admission), the
+// stale render's members are named by the annotations, which admission
+// only widens. The cache is monotonic, so a pass never renders an older
+// spec than an earlier pass of this process; the newer version's event
+// brings the pass that applies it (TestLaggingParentCache).
 package reconcile
 
 // The rules below are what the controller itself needs. What it may apply

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -81,4 +82,10 @@ func UseFIFOQueue(fifo bool) (restore func()) {
 		newQueue = nil
 	}
 	return func() { newQueue = old }
+}
+
+// ReadParentsThrough makes r read its parents through wrap(r's parent
+// cache), for tests of a cache that lags behind the API server.
+func (r *CompositionReconciler) ReadParentsThrough(wrap func(cache.Cache) cache.Cache) {
+	r.parents = wrap(r.parents)
 }

@@ -2,10 +2,13 @@ package reconcile
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -17,13 +20,18 @@ import (
 )
 
 // writeStatus patches p's status to st (a merge patch from what p holds),
-// and keeps st as p's status.
-func writeStatus(ctx context.Context, c client.Client, p applyset.Parent, st v1alpha1.CompositionStatus) error {
+// and keeps st as p's status. With lock, the patch carries p's
+// resourceVersion as a precondition (a conflict when p changed since).
+func writeStatus(ctx context.Context, c client.Client, p applyset.Parent, st v1alpha1.CompositionStatus, lock bool) error {
+	var opts []client.MergeFromOption
+	if lock {
+		opts = append(opts, client.MergeFromWithOptimisticLock{})
+	}
 	switch p := p.(type) {
 	case *v1alpha1.Composition:
 		orig := p.DeepCopy()
 		p.Status = st
-		return c.Status().Patch(ctx, p, client.MergeFrom(orig))
+		return c.Status().Patch(ctx, p, client.MergeFromWithOptions(orig, opts...))
 	case *applyset.Instance:
 		content, err := applyset.InstanceStatus(st)
 		if err != nil {
@@ -32,7 +40,7 @@ func writeStatus(ctx context.Context, c client.Client, p applyset.Parent, st v1a
 		orig := p.Unstructured.DeepCopy()
 		p.Object["status"] = content
 		*p.ParentStatus() = st
-		return c.Status().Patch(ctx, p.Unstructured, client.MergeFrom(orig))
+		return c.Status().Patch(ctx, p.Unstructured, client.MergeFromWithOptions(orig, opts...))
 	}
 	return fmt.Errorf("unknown kind of parent %T", p)
 }
@@ -51,6 +59,13 @@ type parentState struct {
 	// read: the state was read from the parent (it is what the status
 	// records as status.inventory).
 	read bool
+	// unconfirmed: read from a cached parent this process had neither
+	// written nor read live (see cacheTrusted); the pass's writes of the
+	// parent are made only at its resourceVersion.
+	unconfirmed bool
+	// ignored is what the annotations, as read live, name beyond the
+	// record (see applyset.Recorded), for warnIgnored.
+	ignored applyset.Inventory
 }
 
 // readParent reads the parent's recorded applyset.Inventory and finalizer
@@ -62,26 +77,25 @@ func (r *CompositionReconciler) readParent(ctx context.Context, comp applyset.Pa
 		return parentState{}, fmt.Errorf("read %s: %w", applyset.Describe(comp), err)
 	}
 	r.parentVersions.Put(client.ObjectKeyFromObject(comp), "", live.GetResourceVersion())
-	return r.stateOf(comp, live), nil
+	st := r.stateOf(comp, live)
+	r.warnIgnored(comp, st.ignored)
+	return st, nil
 }
 
 // recordedParent returns the parent's recorded applyset.Inventory and finalizer:
-// from comp, the cached parent, when it is at the resourceVersion this
-// process last wrote or read live, and live (readParent) otherwise. A
-// resourceVersion names one state of the object, so a cached parent at the
-// version stencil last wrote holds everything stencil recorded, and what
-// anyone wrote since shows as another version: the cache is trusted
-// exactly when it cannot be behind stencil's own record. After a restart,
-// or after anyone else's write, the first pass reads live: the whole
+// from comp, the cached parent, when the cache can be trusted with it
+// (cacheTrusted), and live (readParent) otherwise. After anyone else's
+// write of a parent stencil recorded, the first pass reads live: the whole
 // parent, whose status then replaces comp's, so that the status written
 // at the end of the pass is compared with what the API server holds, not
 // with a cached status that lags behind stencil's last write (which would
 // send the same status again).
 func (r *CompositionReconciler) recordedParent(ctx context.Context, comp applyset.Parent) (parentState, error) {
-	if v := comp.GetResourceVersion(); v != "" && r.version(client.ObjectKeyFromObject(comp)) == v {
+	if trusted, unconfirmed := r.cacheTrusted(comp); trusted {
 		inv, _ := applyset.Recorded(comp)
 		return parentState{inventory: inv, finalizer: slices.Contains(comp.GetFinalizers(), Finalizer),
-			annotated: applyset.ParseInventory(comp.GetAnnotations()).Normalize(comp.GetNamespace()), read: true}, nil
+			annotated: applyset.ParseInventory(comp.GetAnnotations()).Normalize(comp.GetNamespace()), read: true,
+			unconfirmed: unconfirmed}, nil
 	}
 	live, err := applyset.Reread(ctx, r.APIReader, comp)
 	if err != nil {
@@ -90,6 +104,55 @@ func (r *CompositionReconciler) recordedParent(ctx context.Context, comp applyse
 	r.parentVersions.Put(client.ObjectKeyFromObject(comp), "", live.GetResourceVersion())
 	adoptStatus(comp, live)
 	return r.stateOf(comp, live), nil
+}
+
+// cacheTrusted reports whether the cached parent comp holds everything
+// stencil recorded on it, so that no live read is needed (see
+// docs/reconcile.md and the package doc, "The cached parent"):
+//
+//   - comp is at the resourceVersion this process last wrote or read live:
+//     a resourceVersion names one state of the object, and anything
+//     written since shows as another version;
+//   - or this process never wrote nor read comp, and comp holds no status
+//     at all: no stencil process has recorded anything on it as the cache
+//     holds it (only the controller writes status), the common case of a
+//     parent just created. The pass is then unconfirmed: its writes of the
+//     parent carry comp's resourceVersion as a precondition (see
+//     writeParent, writeStatus), so that a newer version, one a lagging
+//     cache has not seen, fails them and the next pass reads live.
+func (r *CompositionReconciler) cacheTrusted(comp applyset.Parent) (trusted, unconfirmed bool) {
+	v := comp.GetResourceVersion()
+	if v == "" {
+		return false, false
+	}
+	known, ok := r.parentVersions.Get(client.ObjectKeyFromObject(comp), "")
+	if ok {
+		return known == v, false
+	}
+	if neverReconciled(comp) {
+		return true, true
+	}
+	return false, false
+}
+
+// neverReconciled reports whether p's status is empty: no stencil process
+// wrote it (only the controller writes a parent's status, and every
+// status it writes has at least an inventory record).
+func neverReconciled(p applyset.Parent) bool {
+	return equality.Semantic.DeepEqual(*p.ParentStatus(), v1alpha1.CompositionStatus{})
+}
+
+// unconfirmedVersion is what parentVersions holds for a parent whose
+// unconfirmed pass found a newer version than its cache's: no
+// resourceVersion equals it, so the next pass reads live.
+const unconfirmedVersion = "unconfirmed"
+
+// noteConflict makes the next pass of comp read it live when err is a
+// conflict of an unconfirmed pass's write (see cacheTrusted).
+func (r *CompositionReconciler) noteConflict(comp applyset.Parent, st parentState, err error) {
+	if st.unconfirmed && apierrors.IsConflict(err) {
+		r.parentVersions.Put(client.ObjectKeyFromObject(comp), "", unconfirmedVersion)
+	}
 }
 
 // adoptStatus makes live's status comp's: the status it holds, as the
@@ -111,17 +174,28 @@ func adoptStatus(comp, live applyset.Parent) {
 // with a Warning event, and the next write of the metadata drops it.
 func (r *CompositionReconciler) stateOf(comp, live applyset.Parent) parentState {
 	inv, ignored := applyset.Recorded(live)
-	if !ignored.Empty() {
-		gks, nss := ignored.Annotations()
-		r.Recorder.Eventf(comp, nil, "Warning", "InventoryIgnored", "Prune",
-			"the ApplySet annotations name group-kinds [%s] and namespaces [%s] that stencil never recorded: they are ignored (never listed, pruned or deleted from)", gks, nss)
-	}
 	return parentState{
 		inventory: inv,
 		finalizer: slices.Contains(live.GetFinalizers(), Finalizer),
 		annotated: applyset.ParseInventory(live.GetAnnotations()).Normalize(comp.GetNamespace()),
 		read:      true,
+		ignored:   ignored,
 	}
+}
+
+// warnIgnored records a Warning event naming what the annotations of comp
+// name beyond stencil's record (ignored). A parent never reconciled has
+// no record: its annotations, admission's (see package admission), are
+// not warned of; widen warns only of what the pass's render does not
+// hold, since admission widens the annotations with a render's kinds
+// before the pass records them.
+func (r *CompositionReconciler) warnIgnored(comp applyset.Parent, ignored applyset.Inventory) {
+	if ignored.Empty() || neverReconciled(comp) {
+		return
+	}
+	gks, nss := ignored.Annotations()
+	r.Recorder.Eventf(comp, nil, "Warning", "InventoryIgnored", "Prune",
+		"the ApplySet annotations name group-kinds [%s] and namespaces [%s] that stencil never recorded: they are ignored (never listed, pruned or deleted from)", gks, nss)
 }
 
 // inventoryRecord is the status.inventory a pass writes: the inventory it
@@ -147,6 +221,8 @@ func inventoryRecord(s *scope) *v1alpha1.InventoryStatus {
 func (r *CompositionReconciler) writeParent(ctx context.Context, comp applyset.Parent, from, to parentState) (parentState, error) {
 	to.inventory = to.inventory.Normalize(comp.GetNamespace())
 	to.annotated, to.read = to.inventory, true
+	// Unconfirmed until a write of the parent succeeds (see cacheTrusted).
+	to.unconfirmed = from.unconfirmed
 	id := applyset.ParentID(comp)
 	tooling := "stencil/" + r.Options.Version
 	gks, nss := to.inventory.Annotations()
@@ -164,10 +240,24 @@ func (r *CompositionReconciler) writeParent(ctx context.Context, comp applyset.P
 	if to.finalizer {
 		u.SetFinalizers([]string{Finalizer})
 	}
+	if from.unconfirmed {
+		// Only over the version the pass read (see cacheTrusted).
+		u.SetResourceVersion(comp.GetResourceVersion())
+	}
 	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(applyset.FieldManager), client.ForceOwnership); err != nil {
+		r.noteConflict(comp, from, err)
 		return from, fmt.Errorf("write ApplySet metadata on %s: %w", applyset.Describe(comp), err)
 	}
+	if !to.finalizer {
+		// The finalizer the mutating webhook adds on create is owned by
+		// the parent's creator, so the apply, which only drops what
+		// stencil owns, leaves it: remove it by name.
+		if err := r.dropFinalizer(ctx, comp, u); err != nil {
+			return from, fmt.Errorf("remove the finalizer of %s: %w", applyset.Describe(comp), err)
+		}
+	}
 	r.parentVersions.Put(client.ObjectKeyFromObject(comp), "", u.GetResourceVersion())
+	to.unconfirmed = false
 	// What was written joins the Composition's other labels and annotations,
 	// which templates read later in this pass.
 	labels, annotations := maps.Clone(comp.GetLabels()), maps.Clone(comp.GetAnnotations())
@@ -182,6 +272,22 @@ func (r *CompositionReconciler) writeParent(ctx context.Context, comp applyset.P
 	comp.SetLabels(labels)
 	comp.SetAnnotations(annotations)
 	return to, nil
+}
+
+// dropFinalizer removes stencil's finalizer from u, the parent as a write
+// just returned it, when it is still there: a JSON patch that tests the
+// entry it removes, so it never removes another finalizer.
+func (r *CompositionReconciler) dropFinalizer(ctx context.Context, comp applyset.Parent, u *unstructured.Unstructured) error {
+	i := slices.Index(u.GetFinalizers(), Finalizer)
+	if i < 0 {
+		return nil
+	}
+	path := fmt.Sprintf("/metadata/finalizers/%d", i)
+	patch, err := json.Marshal([]map[string]any{{"op": "test", "path": path, "value": Finalizer}, {"op": "remove", "path": path}})
+	if err != nil {
+		return err
+	}
+	return r.Client.Patch(ctx, u, client.RawPatch(types.JSONPatchType, patch))
 }
 
 // fetch reads the parent key names from r's cache: a Composition, or an
@@ -232,6 +338,7 @@ func (r *CompositionReconciler) widen(ctx context.Context, s *scope) (ctrl.Resul
 	if s.comp.ParentSpec().Suspend {
 		return ctrl.Result{}, nil
 	}
+	r.warnIgnored(s.comp, s.parent.ignored.Minus(s.plan.Inventory.Normalize(s.comp.GetNamespace())))
 	var err error
 	s.parent, err = r.writeParent(ctx, s.comp, s.parent, parentState{inventory: s.parent.inventory.Union(s.plan.Inventory), finalizer: true})
 	return ctrl.Result{}, err

@@ -237,7 +237,7 @@ func TestWebhookTrustsOnlyTheAPIServer(t *testing.T) {
 	ctx, cancel := context.WithCancel(suiteCtx)
 	// As the controller: this test is about who may call the webhook and
 	// what it may see; whose identity writes is TestWritesAreTheTenants's.
-	c, err := testenv.StartWith(ctx, controllerCfg, testenv.ControllerOptions{Shard: "authn", Webhooks: hooks, Admission: admission.Options{ConfigName: name}, WriteAsController: true})
+	c, err := testenv.StartWith(ctx, controllerCfg, testenv.ControllerOptions{Shard: "authn", Webhooks: hooks, Admission: admission.Options{ConfigName: name, MutatingConfigName: name + "-mutating"}, WriteAsController: true})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -246,6 +246,7 @@ func TestWebhookTrustsOnlyTheAPIServer(t *testing.T) {
 		cancel()
 		<-c.Done
 		_ = k.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		_ = k.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name + "-mutating"}})
 		_ = hooks.Cleanup()
 	})
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "authn-" + rand.String(8), Labels: selector}}

@@ -33,10 +33,15 @@ func (r reporter) patchStatus(ctx context.Context, s *scope) error {
 		return nil
 	}
 	old := *s.comp.ParentStatus().DeepCopy()
-	if err := writeStatus(ctx, r.Client, s.comp, s.status); err != nil {
+	// A pass that trusted a parent it never wrote nor read (see
+	// cacheTrusted) writes its status only over that version, unless a
+	// write of this pass (a hook's record) has since confirmed it.
+	v, written := r.parentVersions.Get(client.ObjectKeyFromObject(s.comp), "")
+	if err := writeStatus(ctx, r.Client, s.comp, s.status, s.parent.unconfirmed && (!written || v == unconfirmedVersion)); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
+		r.noteConflict(s.comp, s.parent, err)
 		return fmt.Errorf("patch status of %s: %w", applyset.Describe(s.comp), err)
 	}
 	r.recordOutputChanges(s, old)

@@ -108,6 +108,29 @@ spec:
 	})
 }
 
+// outputName is the output of outputsBundle.
+const outputName = "extra"
+
+// outputsBundle is the Bundle of the outputs latency: one ConfigMap
+// (id cm) and one output copying its data.extra, a key the template does
+// not set (so another writer's change of it is no drift to undo).
+func outputsBundle(name string) *v1alpha1.Bundle {
+	b := newBundle(name, map[string]string{
+		"templates/cm.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Composition.Name }}
+  annotations:
+    stencil.dev/id: cm
+data:
+  fixed: "1"
+`,
+	})
+	b.Spec.Outputs = []v1alpha1.BundleOutput{{Name: outputName, Type: "string",
+		Value: `has(members.cm.data.extra) ? members.cm.data.extra : ""`}}
+	return b
+}
+
 func newBundle(name string, files map[string]string) *v1alpha1.Bundle {
 	b := &v1alpha1.Bundle{Spec: v1alpha1.BundleSpec{Files: files}}
 	b.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("Bundle"))

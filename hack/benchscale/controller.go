@@ -38,6 +38,9 @@ type controllerArgs struct {
 	// pprof, when set, is the address the controller serves
 	// /debug/pprof on.
 	pprof string
+	// webhook, when not empty, are the flags that serve the admission
+	// webhooks (see harness.webhookArgs); empty: --webhook-port=0.
+	webhook []string
 }
 
 // startController starts the controller and waits until it answers
@@ -69,9 +72,13 @@ func startController(ctx context.Context, a controllerArgs, run int) (*controlle
 		"--write-as-controller",
 		"--concurrency", strconv.Itoa(a.concurrency), "--apply-concurrency", strconv.Itoa(a.applyConcurrency),
 		"--kube-api-qps", strconv.FormatFloat(float64(a.qps), 'g', -1, 32), "--kube-api-burst", strconv.Itoa(a.burst),
-		"--zap-devel=false", "--zap-log-level=info",
-		// Admission is not measured here, and no webhook configuration sends it requests.
-		"--webhook-port=0")
+		"--zap-devel=false", "--zap-log-level=info")
+	if len(a.webhook) > 0 {
+		cmd.Args = append(cmd.Args, a.webhook...)
+	} else {
+		// No webhook configuration sends it requests.
+		cmd.Args = append(cmd.Args, "--webhook-port=0")
+	}
 	if a.pprof != "" {
 		cmd.Args = append(cmd.Args, "--pprof-bind-address", a.pprof)
 	}

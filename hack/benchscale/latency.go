@@ -100,3 +100,64 @@ func (h *harness) unrelated(ctx context.Context, p *controllerProc) error {
 	h.res.memAfter, err = p.memory()
 	return err
 }
+
+// outputLatency times, -samples times, a change of a member's field (the
+// ConfigMap's data.extra, which the template leaves to other writers)
+// until the Composition's status.outputs.extra shows it: from the change's
+// answer to the harness's watch seeing the parent's status with it. It
+// also counts what the controller spent over the samples: each is one
+// pass that changes only an output.
+func (h *harness) outputLatency(ctx context.Context, p *controllerProc) error {
+	comp := &v1alpha1.Composition{
+		ObjectMeta: metav1.ObjectMeta{Name: outputsName, Namespace: nsRoll},
+		Spec:       v1alpha1.CompositionSpec{Bundle: outputsBundleName},
+	}
+	if err := h.admin.Create(ctx, comp); err != nil {
+		return err
+	}
+	key := nsRoll + "/" + outputsName
+	if err := h.watch.waitFor(ctx, 2*time.Minute, "the outputs Composition Ready with its output", func() bool {
+		_, ready := h.watch.readySince(key, comp.Generation)
+		_, out := h.watch.outputSince(key, `""`)
+		return ready && out
+	}); err != nil {
+		return err
+	}
+	logf("outputs latency: %d changes of a member", h.o.samples)
+	w, err := h.begin(ctx, p)
+	if err != nil {
+		return err
+	}
+	cpu, _ := p.cpu()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: outputsName, Namespace: nsRoll}}
+	for i := 1; i <= h.o.samples; i++ {
+		value := fmt.Sprintf("v%d", i)
+		patch, _ := json.Marshal(map[string]any{"data": map[string]string{"extra": value}})
+		if err := h.admin.Patch(ctx, cm, client.RawPatch("application/merge-patch+json", patch)); err != nil {
+			return fmt.Errorf("sample %d: %w", i, err)
+		}
+		changed := time.Now()
+		want, _ := json.Marshal(value)
+		var seen time.Time
+		if err := h.watch.waitFor(ctx, 2*time.Minute, "the parent's output", func() bool {
+			var ok bool
+			seen, ok = h.watch.outputSince(key, string(want))
+			return ok
+		}); err != nil {
+			return fmt.Errorf("sample %d: %w", i, err)
+		}
+		h.res.outputs = append(h.res.outputs, max(seen.Sub(changed), 0))
+	}
+	cpuEnd, _ := p.cpu()
+	h.res.outputsPass.cpu = cpuEnd - cpu
+	if h.res.outputsPass.requests, err = h.end(ctx, p, w); err != nil {
+		return err
+	}
+	if err := h.admin.Delete(ctx, comp); err != nil {
+		return err
+	}
+	return poll(ctx, 2*time.Minute, func() (bool, error) {
+		err := h.admin.Get(ctx, client.ObjectKeyFromObject(comp), &v1alpha1.Composition{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+}

@@ -61,6 +61,9 @@ type options struct {
 	samples                       int
 	keep                          bool
 	heapProfile                   string
+	// webhook serves the controller's admission webhooks on the local
+	// cluster (config/webhook, pointed at the controller on loopback).
+	webhook bool
 }
 
 func main() {
@@ -85,6 +88,7 @@ func main() {
 	flag.IntVar(&o.unrelatedSecrets, "unrelated-secrets", 5000, "Secrets stencil must not cache, created before memory is read again")
 	flag.IntVar(&o.samples, "samples", 20, "Deployment rollouts timed for the status latency")
 	flag.BoolVar(&o.keep, "keep", false, "leave the local cluster running at the end")
+	flag.BoolVar(&o.webhook, "webhook", true, "on the local cluster: the controller serves its admission webhooks (config/webhook on loopback), as a deployed controller does; false: --webhook-port=0")
 	flag.StringVar(&o.heapProfile, "heap-profile", "", "write the controller's heap profile (go tool pprof) with the N×children members to this file")
 	_ = flag.Parse(os.Args[1:])
 	if o.n < 1 || o.children < 1 || o.samples < 1 {

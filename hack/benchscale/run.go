@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // Namespaces of the run.
@@ -34,8 +36,11 @@ const (
 // Bundles of the run.
 const (
 	benchBundleName = "bench"
-	rollBundleName  = "bench-roll"
-	rollName        = "roll"
+	// outputsBundleName is the Bundle of the outputs latency.
+	outputsBundleName = "bench-outputs"
+	rollBundleName    = "bench-roll"
+	rollName          = "roll"
+	outputsName       = "outputs" // the Composition of the outputs latency, in nsRoll
 )
 
 // harness holds what the phases share.
@@ -91,6 +96,11 @@ func run(ctx context.Context, o options) (*results, error) {
 		h.audit, h.auditUser = &a, controllerUser
 		h.ctrl.logDir = filepath.Join(cl.dir, "logs")
 		h.plane = &controlPlane{pidDir: filepath.Join(cl.dir, "pids")}
+		if o.webhook {
+			if h.ctrl.webhook, err = webhookArgs(cl); err != nil {
+				return nil, err
+			}
+		}
 	} else {
 		if o.controllerKubeconfig != "" {
 			h.ctrl.kubeconfig = o.controllerKubeconfig
@@ -139,6 +149,9 @@ func (h *harness) phases(ctx context.Context) error {
 	}
 	defer func() { p.stop() }()
 	logf("controller started (pid %d); its log is in %s", p.cmd.Process.Pid, h.ctrl.logDir)
+	if err := h.waitAdmission(ctx); err != nil {
+		return err
+	}
 	if err := h.coldConverge(ctx, p); err != nil {
 		return fmt.Errorf("cold converge: %w", err)
 	}
@@ -157,12 +170,18 @@ func (h *harness) phases(ctx context.Context) error {
 	if err := h.latency(ctx); err != nil {
 		return fmt.Errorf("status latency: %w", err)
 	}
+	if err := h.outputLatency(ctx, p); err != nil {
+		return fmt.Errorf("outputs latency: %w", err)
+	}
 	if err := h.unrelated(ctx, p); err != nil {
 		return fmt.Errorf("unrelated objects: %w", err)
 	}
 	p.stop()
 	p, err = h.restart(ctx)
-	return err
+	if err != nil {
+		return err
+	}
+	return h.parentCost(ctx)
 }
 
 // setup installs the CRDs, the namespaces and the Bundles, and starts the
@@ -183,13 +202,23 @@ func (h *harness) setup(ctx context.Context, kubeconfig string) error {
 	if err := h.waitEstablished(ctx, "bundles.stencil.dev", "compositions.stencil.dev"); err != nil {
 		return err
 	}
+	if len(h.ctrl.webhook) > 0 {
+		// As `make run`: config/webhook, which the controller points at
+		// itself and gives its CA.
+		cmd := exec.CommandContext(ctx, filepath.Join(h.root, "hack", "webhook-loopback.sh"))
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("install the webhook configurations: %w", err)
+		}
+	}
 	for _, ns := range []string{nsBench, nsFloor, nsRoll, nsUnrelated} {
 		obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
 		if err := h.admin.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
 		}
 	}
-	for _, b := range []*v1alpha1.Bundle{benchBundle(benchBundleName, h.o.children), rollBundle(rollBundleName)} {
+	for _, b := range []*v1alpha1.Bundle{benchBundle(benchBundleName, h.o.children), rollBundle(rollBundleName), outputsBundle(outputsBundleName)} {
 		if err := h.admin.Create(ctx, b); apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("Bundle %s exists: the cluster holds an earlier run; delete the Bundles %s and %s and the namespaces %s, %s, %s and %s",
 				b.Name, benchBundleName, rollBundleName, nsBench, nsFloor, nsRoll, nsUnrelated)
@@ -395,4 +424,48 @@ func poll(ctx context.Context, timeout time.Duration, cond func() (bool, error))
 
 func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "[bench] "+format+"\n", args...)
+}
+
+// webhookArgs are the controller's flags that serve its admission webhooks
+// on loopback, as `make run` does (hack/run.sh): a certificate for
+// localhost, the local cluster's webhook client CA verified.
+func webhookArgs(cl localCluster) ([]string, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	certs := filepath.Join(cl.dir, "webhook-certs")
+	if err := os.MkdirAll(certs, 0o700); err != nil {
+		return nil, err
+	}
+	return []string{"--webhook-host", "localhost", "--webhook-port", port, "--webhook-cert-dir", certs,
+		"--webhook-namespace", "stencil-system", "--webhook-client-ca", filepath.Join(cl.dir, "pki", "webhook-client-ca.crt")}, nil
+}
+
+// waitAdmission waits, when the controller serves its webhooks, until the
+// mutating one answers: a dry-run create gets the ApplySet id label.
+func (h *harness) waitAdmission(ctx context.Context) error {
+	if len(h.ctrl.webhook) == 0 {
+		return nil
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	var last error
+	for time.Now().Before(deadline) {
+		probe := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: nsBench}, Spec: v1alpha1.CompositionSpec{Bundle: benchBundleName}}
+		last = h.admin.Create(ctx, probe, client.DryRunAll)
+		if last == nil && probe.Labels[applyset.LabelApplySetID] != "" {
+			logf("the controller's admission webhooks answer")
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("the mutating webhook did not answer in 2m (last error: %v)", last)
 }

@@ -30,6 +30,12 @@ type results struct {
 	cold, noop, noopAfter, restart  pass
 	memBefore, memAfter, memRestart memory
 	latencies                       []time.Duration
+	// outputs are the samples of the outputs latency; outputsPass what
+	// the controller spent over them (requests, CPU).
+	outputs     []time.Duration
+	outputsPass pass
+	// costs are the parent-cost rows (see parentCost).
+	costs []costResult
 	// unselected counts the controller's lists and watches of ConfigMaps
 	// and Secrets without a label selector, nil when not counted.
 	unselected *int
@@ -127,6 +133,23 @@ func (r *results) write(out io.Writer, o options, cpus int) {
 		ms(percentile(r.latencies, 100), len(r.latencies)))
 	tw.Flush()
 
+	fmt.Fprintf(out, "\nChild → parent output latency (a member's field changed → the parent's status.outputs with it), %d samples\n", len(r.outputs))
+	fmt.Fprintln(tw, "p50\tp95\tmax\trequests per sample\tcontroller CPU per sample\t")
+	n := max(len(r.outputs), 1)
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%s\t\n", ms(percentile(r.outputs, 50), len(r.outputs)), ms(percentile(r.outputs, 95), len(r.outputs)),
+		ms(percentile(r.outputs, 100), len(r.outputs)), float64(r.outputsPass.requests.reads()+r.outputsPass.requests.writes())/float64(n),
+		(r.outputsPass.cpu / time.Duration(n)).Round(10*time.Microsecond))
+	tw.Flush()
+	if top := r.outputsPass.requests.top(6); len(top) > 0 {
+		fmt.Fprintf(out, "  requests over the samples: %s\n", strings.Join(top, ", "))
+	}
+
+	if len(r.costs) > 0 {
+		fmt.Fprintf(out, "\nWhat a write costs the control plane, %d writes of each\n", o.n)
+		for _, c := range r.costs {
+			fmt.Fprintf(out, "%s (%d bytes): %s\n", c.what, c.bytes, c.plane.perEach(o.n, "write"))
+		}
+	}
 	fmt.Fprintf(out, "\nRestart: controller start → every Composition reported Ready again (%d existing): %s\n\n", o.n, dur(r.restart.elapsed))
 }
 

@@ -32,7 +32,15 @@ type watcher struct {
 	// current maps namespace/name of a Deployment to the first time it
 	// was seen Current with its image.
 	current map[string]imageTime
+	// output maps namespace/name of a Composition to the value of its
+	// status.outputs.extra (JSON) and when it was first seen with it.
+	output  map[string]valueTime
 	changed chan struct{}
+}
+
+type valueTime struct {
+	value string
+	at    time.Time
 }
 
 type genTime struct {
@@ -47,7 +55,7 @@ type imageTime struct {
 
 // startWatcher starts informers over namespaces in a cache of its own.
 func startWatcher(ctx context.Context, c cache.Cache) (*watcher, error) {
-	w := &watcher{ready: map[string]bool{}, readyAt: map[string]genTime{}, current: map[string]imageTime{}, changed: make(chan struct{}, 1)}
+	w := &watcher{ready: map[string]bool{}, readyAt: map[string]genTime{}, current: map[string]imageTime{}, output: map[string]valueTime{}, changed: make(chan struct{}, 1)}
 	for _, obj := range []client.Object{&v1alpha1.Composition{}, &appsv1.Deployment{}} {
 		inf, err := c.GetInformer(ctx, obj)
 		if err != nil {
@@ -78,6 +86,9 @@ func (w *watcher) observe(o any) {
 		w.ready[key] = ok
 		if ok && w.readyAt[key].gen != o.Generation {
 			w.readyAt[key] = genTime{gen: o.Generation, at: now}
+		}
+		if v, has := o.Status.Outputs[outputName]; has && w.output[key].value != string(v.Raw) {
+			w.output[key] = valueTime{value: string(v.Raw), at: now}
 		}
 	case *appsv1.Deployment:
 		key := o.Namespace + "/" + o.Name
@@ -155,4 +166,13 @@ func (w *watcher) currentSince(key, image string) (time.Time, bool) {
 	defer w.mu.Unlock()
 	c := w.current[key]
 	return c.at, c.image == image
+}
+
+// outputSince returns when the Composition key was first seen with
+// status.outputs.extra equal to value (JSON).
+func (w *watcher) outputSince(key, value string) (time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	o, ok := w.output[key]
+	return o.at, ok && o.value == value
 }

@@ -124,8 +124,9 @@ func Namespace(t testing.TB, c client.Client) string {
 	return ns.Name
 }
 
-// InstallWebhooks installs stencil's ValidatingWebhookConfiguration from
-// config/webhook as envtest's webhook install options do: every entry sends
+// InstallWebhooks installs stencil's Validating- and
+// MutatingWebhookConfiguration from config/webhook as envtest's webhook
+// install options do (a name renames the mutating one NAME-mutating): every entry sends
 // its requests to a webhook server on loopback whose host, port and
 // serving certificates the returned options hold (pass them to StartWith),
 // and trusts the CA made for it. name, when not empty, renames the
@@ -141,6 +142,14 @@ func InstallWebhooks(config *rest.Config, name string, selector *metav1.LabelSel
 	for _, c := range o.ValidatingWebhooks {
 		if name != "" {
 			c.Name = name
+		}
+		for i := range c.Webhooks {
+			c.Webhooks[i].NamespaceSelector = selector.DeepCopy()
+		}
+	}
+	for _, c := range o.MutatingWebhooks {
+		if name != "" {
+			c.Name = name + "-mutating"
 		}
 		for i := range c.Webhooks {
 			c.Webhooks[i].NamespaceSelector = selector.DeepCopy()

@@ -1,5 +1,6 @@
 // Package admission is stencil's validating admission webhook for
-// Compositions and the instances of published kinds.
+// Compositions and the instances of published kinds, and its mutating
+// webhook for Compositions.
 //
 //   - handler.go: the review. A create or update is rendered through the
 //     Composition reconciler's own path (its bundle cache, served APIs,
@@ -10,6 +11,22 @@
 //     Bundle's status outputs would change (status.PreviewOutputs over
 //     the dry run's objects). It never writes.
 //     A review that overruns its deadline is allowed with a warning.
+//   - mutate.go: the mutating review (MutatePath, the configuration
+//     DefaultMutatingConfigName): a create, or an update that changes
+//     what a parent renders, gets the ApplySet metadata the controller's
+//     first pass would write before any member (id label, tooling, the
+//     group-kinds and namespaces annotations widened by the render's
+//     inventory; on create, the finalizer), from the same render the
+//     review does (reviewer.plan, as the controller: no identity is
+//     needed, nothing is written). It never denies; whatever it cannot
+//     decide is allowed unchanged and the controller writes the metadata
+//     itself. Only a verified caller (below) gets a patch, since it tells
+//     the render's kinds and namespaces. The annotations it sets are a
+//     superset of what the members will be before the controller applies
+//     any, so a crash before the first pass leaves every member findable;
+//     the controller still records its inventory (status.inventory) only
+//     in its own status write, so an annotation admission adds is never
+//     pruned or deleted from until a pass recorded it.
 //   - serviceaccount.go: the access check, served alone at
 //     AccessWebhookPath and run first by the review. A parent is refused
 //     when its requester could not use the ServiceAccount the parent's
@@ -24,10 +41,12 @@
 //     decide. The price: while no controller serves the webhook, parents
 //     cannot be created or changed (the controller's own updates of
 //     status, finalizers and ApplySet metadata are not checked).
-//   - webhookconfig.go: keeps the published kinds' entries of the
-//     ValidatingWebhookConfiguration (the kinds package published
-//     serves): the render's, failing open, and the access check's,
-//     failing closed.
+//   - webhookconfig.go, mutating_config.go: keep the published kinds'
+//     entries of the ValidatingWebhookConfiguration and of the
+//     MutatingWebhookConfiguration for the kinds package published
+//     serves (one controller, which takes the notices of the kinds
+//     served): the render's and the mutation's, failing open, and the
+//     access check's, failing closed.
 //   - serving*.go: the webhook server's certificate (rotated and injected
 //     with cert-controller, or files), and the loopback pointing of the
 //     configuration at a controller outside the cluster.

@@ -61,6 +61,10 @@ type Options struct {
 	// ConfigName is the ValidatingWebhookConfiguration whose published
 	// entry the controller keeps; "" means DefaultWebhookConfigName.
 	ConfigName string
+	// MutatingConfigName is the MutatingWebhookConfiguration whose
+	// published entry the controller keeps; "" means
+	// DefaultMutatingConfigName.
+	MutatingConfigName string
 	// Ready, when not nil, delays serving the webhook until it is closed
 	// (the serving certificate is in place): the webhook server is added
 	// to the manager, and reads its certificate, only then.
@@ -109,13 +113,18 @@ func SetupWithManager(mgr ctrl.Manager, r *reconcile.CompositionReconciler, kind
 	register := func() {
 		mgr.GetWebhookServer().Register(WebhookPath, &webhook.Admission{Handler: h, WithContextFunc: withCaller(opts.ClientNames)})
 		mgr.GetWebhookServer().Register(AccessWebhookPath, &webhook.Admission{Handler: h.access})
+		mgr.GetWebhookServer().Register(MutatePath, &webhook.Admission{Handler: &mutator{rv: h, version: r.Options.Version}, WithContextFunc: withCaller(opts.ClientNames)})
 	}
 	if ready := opts.Ready; ready == nil {
 		register()
 	} else if err := mgr.Add(&deferredWebhook{ready: ready, register: register}); err != nil {
 		return fmt.Errorf("add the admission webhook: %w", err)
 	}
-	return setupWebhookConfig(mgr, kinds, opts.configName())
+	mutating := opts.MutatingConfigName
+	if mutating == "" {
+		mutating = DefaultMutatingConfigName
+	}
+	return setupWebhookConfig(mgr, kinds, opts.configName(), mutating)
 }
 
 // Kinds are the published kinds the controller serves (package

@@ -92,6 +92,11 @@ type ServingOptions struct {
 	// ConfigName is the ValidatingWebhookConfiguration whose entries
 	// CertsRotate injects the CA into (and Host points at URL()).
 	ConfigName string
+	// MutatingConfigName is the MutatingWebhookConfiguration CertsRotate
+	// and Host treat as ConfigName; "" means DefaultMutatingConfigName.
+	// A cluster without it is served as before: the controller writes
+	// the parents' ApplySet metadata itself.
+	MutatingConfigName string
 	// ClientCAFile, when set, is a PEM file of the CA(s) that sign the
 	// client certificate the API server presents to the webhook (its
 	// AdmissionConfiguration's WebhookAdmissionConfiguration kubeconfig).
@@ -120,7 +125,17 @@ func DefaultServingOptions() ServingOptions {
 		Service:    DefaultWebhookService,
 		Namespace:  PodNamespace(),
 		ConfigName: DefaultWebhookConfigName,
+
+		MutatingConfigName: DefaultMutatingConfigName,
 	}
+}
+
+// mutatingConfigName is MutatingConfigName or its default.
+func (o ServingOptions) mutatingConfigName() string {
+	if o.MutatingConfigName != "" {
+		return o.MutatingConfigName
+	}
+	return DefaultMutatingConfigName
 }
 
 // Validate checks the options, naming the flag a bad value comes from.
@@ -219,7 +234,7 @@ func (s *Serving) WebhookServer() webhook.Server { return s.server }
 // Admission returns the controller's admission options for this
 // serving: enabled, bounded by timeout, with s's configuration and Ready.
 func (s *Serving) Admission(timeout time.Duration) Options {
-	return Options{Enabled: true, Timeout: timeout, ConfigName: s.opts.ConfigName, Ready: s.ready, ClientNames: s.opts.ClientNames}
+	return Options{Enabled: true, Timeout: timeout, ConfigName: s.opts.ConfigName, MutatingConfigName: s.opts.mutatingConfigName(), Ready: s.ready, ClientNames: s.opts.ClientNames}
 }
 
 // Ready is closed once the webhook can be called: with CertsRotate, when

@@ -71,7 +71,7 @@ func (s *Serving) setupRotation(ctx context.Context, mgr ctrl.Manager, c cache.C
 		DNSName:               o.DNSName(),
 		ExtraDNSNames:         extra,
 		IsReady:               s.ready,
-		Webhooks:              []rotator.WebhookInfo{{Name: o.ConfigName, Type: rotator.Validating}},
+		Webhooks:              []rotator.WebhookInfo{{Name: o.ConfigName, Type: rotator.Validating}, {Name: o.mutatingConfigName(), Type: rotator.Mutating}},
 		FieldOwner:            certRotatorFieldOwner,
 		RequireLeaderElection: false,
 		ControllerName:        certRotatorController,
@@ -107,7 +107,7 @@ type servingCache struct{ cache.Cache }
 func (servingCache) NeedLeaderElection() bool { return false }
 
 // newServingCache adds to mgr a cache holding only the Secret and the
-// configuration of o, so the controller neither caches every Secret nor
+// configurations of o (validating and mutating), so the controller neither caches every Secret nor
 // every webhook configuration of the cluster.
 func newServingCache(mgr ctrl.Manager, o ServingOptions) (cache.Cache, error) {
 	byName := func(name string) fields.Selector { return fields.OneTermEqualSelector("metadata.name", name) }
@@ -117,6 +117,7 @@ func newServingCache(mgr ctrl.Manager, o ServingOptions) (cache.Cache, error) {
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.Secret{}: {Namespaces: map[string]cache.Config{o.Namespace: {}}, Field: byName(o.SecretName)},
 			&admissionregistrationv1.ValidatingWebhookConfiguration{}: {Field: byName(o.ConfigName)},
+			&admissionregistrationv1.MutatingWebhookConfiguration{}:   {Field: byName(o.mutatingConfigName())},
 		},
 	})
 	if err != nil {

@@ -30,51 +30,79 @@ const loopbackFieldOwner = "stencil-webhook-loopback"
 // added later (the Bundle controller's published.stencil.dev) is pointed
 // there too; the caBundle is left to the rotator.
 type loopback struct {
-	cache  client.Reader
-	writer client.Client
-	name   string
-	url    string
+	cache    client.Reader
+	writer   client.Client
+	name     string
+	mutating string
+	url      string
 }
 
 func setupLoopback(mgr ctrl.Manager, o ServingOptions, c cache.Cache) error {
-	l := &loopback{cache: c, writer: mgr.GetClient(), name: o.ConfigName, url: o.URL()}
+	l := &loopback{cache: c, writer: mgr.GetClient(), name: o.ConfigName, mutating: o.mutatingConfigName(), url: o.URL()}
 	return builder.ControllerManagedBy(mgr).
 		Named("webhook-loopback").
 		WatchesRawSource(source.Kind(c, &admissionregistrationv1.ValidatingWebhookConfiguration{},
 			&handler.TypedEnqueueRequestForObject[*admissionregistrationv1.ValidatingWebhookConfiguration]{})).
+		WatchesRawSource(source.Kind(c, &admissionregistrationv1.MutatingWebhookConfiguration{},
+			&handler.TypedEnqueueRequestForObject[*admissionregistrationv1.MutatingWebhookConfiguration]{})).
 		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false), MaxConcurrentReconciles: 1}).
 		Complete(l)
 }
 
-// Reconcile sets clientConfig.url of every entry of the configuration to
-// the controller's URL, dropping clientConfig.service. A conflict with
+// Reconcile sets clientConfig.url of every entry of the configurations
+// (the validating and the mutating one, both named in the request's name)
+// to the controller's URL, dropping clientConfig.service. A conflict with
 // another writer (the rotator, the Bundle controller) is retried.
 func (l *loopback) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	if req.NamespacedName != (types.NamespacedName{Name: l.name}) {
-		return ctrl.Result{}, nil
+	var cfgs []client.Object
+	switch req.NamespacedName {
+	case types.NamespacedName{Name: l.name}:
+		cfgs = append(cfgs, &admissionregistrationv1.ValidatingWebhookConfiguration{})
 	}
-	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-	if err := l.cache.Get(ctx, req.NamespacedName, cfg); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	if req.NamespacedName == (types.NamespacedName{Name: l.mutating}) {
+		cfgs = append(cfgs, &admissionregistrationv1.MutatingWebhookConfiguration{})
 	}
-	if !cfg.DeletionTimestamp.IsZero() || !pointAt(cfg, l.url) {
-		return ctrl.Result{}, nil
+	for _, cfg := range cfgs {
+		if err := l.cache.Get(ctx, req.NamespacedName, cfg); err != nil {
+			if client.IgnoreNotFound(err) != nil {
+				return ctrl.Result{}, err
+			}
+			continue
+		}
+		if !cfg.GetDeletionTimestamp().IsZero() || !pointAt(clientConfigs(cfg), l.url) {
+			continue
+		}
+		if err := l.writer.Update(ctx, cfg, client.FieldOwner(loopbackFieldOwner)); err != nil {
+			return ctrl.Result{}, fmt.Errorf("point %T %s at %s: %w", cfg, req.Name, l.url, err)
+		}
+		ctrl.LoggerFrom(ctx).Info("pointed the webhook configuration at the controller", "name", req.Name, "url", l.url, "webhooks", len(clientConfigs(cfg)))
 	}
-	if err := l.writer.Update(ctx, cfg, client.FieldOwner(loopbackFieldOwner)); err != nil {
-		return ctrl.Result{}, fmt.Errorf("point ValidatingWebhookConfiguration %s at %s: %w", l.name, l.url, err)
-	}
-	ctrl.LoggerFrom(ctx).Info("pointed the webhook configuration at the controller", "url", l.url, "webhooks", len(cfg.Webhooks))
 	return ctrl.Result{}, nil
 }
 
-// pointAt points every entry's client config at the host and port of url
+// clientConfigs are the client configs of cfg's entries, to change in place.
+func clientConfigs(cfg client.Object) []*admissionregistrationv1.WebhookClientConfig {
+	var out []*admissionregistrationv1.WebhookClientConfig
+	switch cfg := cfg.(type) {
+	case *admissionregistrationv1.ValidatingWebhookConfiguration:
+		for i := range cfg.Webhooks {
+			out = append(out, &cfg.Webhooks[i].ClientConfig)
+		}
+	case *admissionregistrationv1.MutatingWebhookConfiguration:
+		for i := range cfg.Webhooks {
+			out = append(out, &cfg.Webhooks[i].ClientConfig)
+		}
+	}
+	return out
+}
+
+// pointAt points every client config at the host and port of url
 // (which ends in WebhookPath), each at its own path, keeping its caBundle,
 // and reports whether it changed any.
-func pointAt(cfg *admissionregistrationv1.ValidatingWebhookConfiguration, url string) bool {
+func pointAt(ccs []*admissionregistrationv1.WebhookClientConfig, url string) bool {
 	base := strings.TrimSuffix(url, WebhookPath)
 	changed := false
-	for i := range cfg.Webhooks {
-		cc := &cfg.Webhooks[i].ClientConfig
+	for _, cc := range ccs {
 		// Each entry keeps its own path (the render's, or the fail-closed
 		// access check's), on the controller's host and port.
 		path := WebhookPath

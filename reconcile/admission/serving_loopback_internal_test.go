@@ -17,7 +17,7 @@ func TestPointAtKeepsPaths(t *testing.T) {
 		{Name: "published.stencil.dev", ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://elsewhere:1" + AccessWebhookPath)}},
 	}}
 	url := "https://localhost:9443" + WebhookPath
-	if !pointAt(cfg, url) {
+	if !pointAt(clientConfigs(cfg), url) {
 		t.Fatal("pointAt changed nothing")
 	}
 	want := []string{"https://localhost:9443" + WebhookPath, "https://localhost:9443" + AccessWebhookPath, "https://localhost:9443" + AccessWebhookPath}
@@ -26,7 +26,14 @@ func TestPointAtKeepsPaths(t *testing.T) {
 			t.Errorf("%s: client config %+v, want URL %s", w.Name, w.ClientConfig, want[i])
 		}
 	}
-	if pointAt(cfg, url) {
+	if pointAt(clientConfigs(cfg), url) {
 		t.Error("pointAt changed an entry already pointed")
+	}
+	// The mutating configuration's entry, at its own path.
+	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{Webhooks: []admissionregistrationv1.MutatingWebhook{
+		{Name: "compositions.stencil.dev", ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{Name: "s", Path: ptr.To(MutatePath)}}},
+	}}
+	if !pointAt(clientConfigs(mutating), url) || *mutating.Webhooks[0].ClientConfig.URL != "https://localhost:9443"+MutatePath {
+		t.Errorf("mutating entry: client config %+v, want URL https://localhost:9443%s", mutating.Webhooks[0].ClientConfig, MutatePath)
 	}
 }

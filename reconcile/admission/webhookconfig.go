@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -50,22 +51,27 @@ type webhookConfigReconciler struct {
 	name   string
 	// missing is set once the configuration's absence was logged.
 	missing atomic.Bool
+	// mutating keeps the mutating configuration's published entry, on
+	// each pass of this one.
+	mutating *mutatingConfigReconciler
 }
 
 // setupWebhookConfig registers the controller of the published entry. It
 // runs when the configuration changes and when the kinds served change.
-func setupWebhookConfig(mgr ctrl.Manager, kinds Kinds, name string) error {
+func setupWebhookConfig(mgr ctrl.Manager, kinds Kinds, name, mutating string) error {
 	md, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return fmt.Errorf("metadata client: %w", err)
 	}
-	w := &webhookConfigReconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), kinds: kinds, name: name}
+	w := &webhookConfigReconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), kinds: kinds, name: name,
+		mutating: &mutatingConfigReconciler{client: mgr.GetClient(), reader: mgr.GetAPIReader(), kinds: kinds, name: mutating}}
 	toConfig := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []ctrlreconcile.Request {
 		return []ctrlreconcile.Request{{NamespacedName: types.NamespacedName{Name: w.name}}}
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("webhookconfig").
 		WatchesRawSource(webhookConfigSource(md, w.name)).
+		WatchesRawSource(mutatingConfigSource(md, mutating, ctrlreconcile.Request{NamespacedName: types.NamespacedName{Name: w.name}})).
 		WatchesRawSource(source.Channel(kinds.Changes(), toConfig)).
 		Complete(w)
 }
@@ -82,8 +88,23 @@ func webhookConfigSource(md metadata.Interface, name string) source.Source {
 		})
 }
 
-// Reconcile brings the published entry to the kinds served.
-func (w *webhookConfigReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
+// Reconcile brings the published entries of the validating and the
+// mutating configuration to the kinds served.
+func (w *webhookConfigReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	res, err := w.reconcileValidating(ctx)
+	if w.mutating == nil {
+		return res, err
+	}
+	mres, merr := w.mutating.Reconcile(ctx, req)
+	if res.IsZero() {
+		res = mres
+	}
+	return res, errors.Join(err, merr)
+}
+
+// reconcileValidating brings the validating configuration's published
+// entries to the kinds served.
+func (w *webhookConfigReconciler) reconcileValidating(ctx context.Context) (ctrl.Result, error) {
 	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
 	if err := w.reader.Get(ctx, client.ObjectKey{Name: w.name}, cfg); err != nil {
 		if apierrors.IsNotFound(err) {

@@ -36,8 +36,14 @@ const noteLimit = 1000
 // Events collects the members a pass created, configured and pruned,
 // for its summary events.
 type Events struct {
-	applied []changed
-	pruned  []changed
+	// FirstPass is set for the first pass of a parent (its status is
+	// empty): what it created alone makes no Applied event, since the
+	// status's own transition to Ready, with its members, says it and a
+	// cold converge then costs no event write. Anything configured (an
+	// existing object adopted, changed) is recorded as on any other pass.
+	FirstPass bool
+	applied   []changed
+	pruned    []changed
 	// firstApplied and firstPruned are the related objects of the summaries.
 	firstApplied, firstPruned *metav1.PartialObjectMetadata
 }
@@ -117,9 +123,10 @@ func changeNote(items []changed) string {
 }
 
 // RecordApplied records on parent the pass's Applied summary, if it
-// created or configured anything, and forgets it.
+// created or configured anything (on a FirstPass, if it configured
+// anything), and forgets it.
 func (e *Events) RecordApplied(rec events.EventRecorder, parent runtime.Object) {
-	if len(e.applied) > 0 {
+	if len(e.applied) > 0 && !(e.FirstPass && !slices.ContainsFunc(e.applied, func(c changed) bool { return c.action != "created" })) {
 		rec.Eventf(parent, e.firstApplied, "Normal", v1alpha1.ReasonApplied, "Apply", "%s", changeNote(e.applied))
 	}
 	e.applied, e.firstApplied = nil, nil

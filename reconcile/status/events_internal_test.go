@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 )
 
 func TestChangeNote(t *testing.T) {
@@ -88,5 +89,40 @@ func TestPassEventsRelated(t *testing.T) {
 	}
 	if got, want := changeNote(e.applied), "created 1, configured 1: ConfigMap/ns/a created, ConfigMap/ns/b configured (data.v)"; got != want {
 		t.Errorf("note = %q, want %q", got, want)
+	}
+}
+
+// TestFirstPassCreatesRecordNoEvent: a parent's first pass that only
+// created members records no Applied event (its status says it); one that
+// also configured an object records it, as any later pass does.
+func TestFirstPassCreatesRecordNoEvent(t *testing.T) {
+	obj := func(name string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"})
+		u.SetNamespace("ns")
+		u.SetName(name)
+		return u
+	}
+	parent := &unstructured.Unstructured{}
+	for _, tc := range []struct {
+		name       string
+		firstPass  bool
+		configured bool
+		want       int
+	}{
+		{"first pass, created only", true, false, 0},
+		{"first pass, an object configured", true, true, 1},
+		{"later pass, created only", false, false, 1},
+	} {
+		rec := events.NewFakeRecorder(4)
+		e := Events{FirstPass: tc.firstPass}
+		e.Apply(applyset.ApplyResult{Object: obj("a"), UID: "uid-a", Action: applyset.Created})
+		if tc.configured {
+			e.Apply(applyset.ApplyResult{Object: obj("b"), UID: "uid-b", Action: applyset.Configured, Changed: []string{"data.v"}})
+		}
+		e.RecordApplied(rec, parent)
+		if got := len(rec.Events); got != tc.want {
+			t.Errorf("%s: %d events, want %d", tc.name, got, tc.want)
+		}
 	}
 }
