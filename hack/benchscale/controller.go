@@ -404,3 +404,91 @@ func saveHeapProfile(ctx context.Context, addr, path string) error {
 	}
 	return f.Close()
 }
+
+// cpuProfiler records the controller's CPU profile (--pprof-bind-address)
+// over a phase of unknown length: back-to-back windows of a few seconds,
+// merged into one profile by `go tool pprof -proto` when the phase ends.
+type cpuProfiler struct {
+	dir    string
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// cpuProfileWindow is one window's length; the last window ends at most this
+// long after the phase.
+const cpuProfileWindow = 2 * time.Second
+
+// startCPUProfile starts recording the CPU profile the controller serves on
+// addr.
+func startCPUProfile(ctx context.Context, addr string) (*cpuProfiler, error) {
+	dir, err := os.MkdirTemp("", "benchscale-cpu-")
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	c := &cpuProfiler{dir: dir, cancel: cancel, done: make(chan error, 1)}
+	go func() {
+		var err error
+		for i := 0; ctx.Err() == nil; i++ {
+			// A window runs to its end even once the phase is over, so that
+			// it is a whole profile: the request has its own context.
+			err = fetchProfile(context.WithoutCancel(ctx), addr, filepath.Join(dir, fmt.Sprintf("%04d.pprof", i)))
+			if err != nil {
+				break
+			}
+		}
+		c.done <- err
+	}()
+	return c, nil
+}
+
+// stop ends the recording after the current window and writes the merged
+// profile to path.
+func (c *cpuProfiler) stop(ctx context.Context, path string) error {
+	defer os.RemoveAll(c.dir)
+	c.cancel()
+	if err := <-c.done; err != nil {
+		return err
+	}
+	files, err := filepath.Glob(filepath.Join(c.dir, "*.pprof"))
+	if err != nil || len(files) == 0 {
+		return fmt.Errorf("no CPU profile recorded: %v", err)
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, "go", append([]string{"tool", "pprof", "-proto"}, files...)...)
+	cmd.Stdout, cmd.Stderr = out, os.Stderr
+	if err := cmd.Run(); err != nil {
+		out.Close()
+		return fmt.Errorf("merge %d CPU profiles: %w", len(files), err)
+	}
+	return out.Close()
+}
+
+// fetchProfile writes one window of the controller's CPU profile to path.
+func fetchProfile(ctx context.Context, addr, path string) error {
+	u := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(cpuProfileWindow/time.Second))
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET /debug/pprof/profile: %s", resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -72,7 +72,7 @@ func run(ctx context.Context, o options) (*results, error) {
 	h := &harness{o: o, root: root, res: &results{}}
 	h.ctrl = controllerArgs{binary: o.stencil, kubeconfig: o.kubeconfig, concurrency: o.concurrency,
 		applyConcurrency: o.applyConcurrency, qps: float32(o.qps), burst: o.burst}
-	if o.heapProfile != "" {
+	if o.heapProfile != "" || o.cpuProfile != "" {
 		addr, err := freeAddr()
 		if err != nil {
 			return nil, err
@@ -315,6 +315,12 @@ func (h *harness) coldConverge(ctx context.Context, p *controllerProc) error {
 	if err != nil {
 		return err
 	}
+	var prof *cpuProfiler
+	if h.o.cpuProfile != "" {
+		if prof, err = startCPUProfile(ctx, h.ctrl.pprof); err != nil {
+			return err
+		}
+	}
 	cpu, workersCPU := p.cpu()
 	plane := h.plane.cpu()
 	logf("cold converge: creating %d Compositions", h.o.n)
@@ -339,6 +345,12 @@ func (h *harness) coldConverge(ctx context.Context, p *controllerProc) error {
 	reconciles := before.sum("controller_runtime_reconcile_total", map[string]string{"controller": "composition"})
 	if _, err := p.idle(ctx, reconciles+float64(h.o.n), 5*time.Minute); err != nil {
 		return err
+	}
+	if prof != nil {
+		if err := prof.stop(ctx, h.o.cpuProfile); err != nil {
+			return fmt.Errorf("CPU profile: %w", err)
+		}
+		logf("CPU profile of the cold converge written to %s", h.o.cpuProfile)
 	}
 	h.res.cold.requests, err = h.end(ctx, p, w)
 	return err
