@@ -305,3 +305,28 @@ func TestPrintControlPlaneCPU(t *testing.T) {
 		t.Errorf("output lacks %q:\n%s", want, b.String())
 	}
 }
+
+func TestCountsSince(t *testing.T) {
+	before, err := parseMetrics(strings.NewReader(`stencil_reconcile_passes_total{outcome="full"} 3
+stencil_reconcile_passes_total{outcome="unchanged"} 7
+stencil_applies_total{result="Created"} 1
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := parseMetrics(strings.NewReader(`stencil_reconcile_passes_total{outcome="full"} 7
+stencil_reconcile_passes_total{outcome="unchanged"} 7
+stencil_reconcile_passes_total{outcome="error"} 2
+stencil_applies_total{result="Created"} 9
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := perKey(metricSet(after).countsSince(before, "stencil_reconcile_passes_total", "outcome"), 2)
+	if want := "error 1.00, full 2.00"; got != want {
+		t.Errorf("passes per Composition: got %q, want %q", got, want)
+	}
+	if got := perKey(metricSet(after).countsSince(after, "stencil_applies_total", "result"), 2); got != "none" {
+		t.Errorf("no growth: got %q, want none", got)
+	}
+}

@@ -166,3 +166,28 @@ func scrape(ctx context.Context, addr string) (metricSet, error) {
 	}
 	return parseMetrics(resp.Body)
 }
+
+// byLabel returns, for the samples named name, the sum of their values by
+// the value of label (samples without it are left out).
+func (m metricSet) byLabel(name, label string) map[string]float64 {
+	out := map[string]float64{}
+	for _, s := range m {
+		if v, ok := s.labels[label]; ok && s.name == name {
+			out[v] += s.value
+		}
+	}
+	return out
+}
+
+// countsSince returns what the counters named name, by label, grew by from
+// before to m (zero growths left out).
+func (m metricSet) countsSince(before metricSet, name, label string) map[string]float64 {
+	now, then := m.byLabel(name, label), before.byLabel(name, label)
+	out := map[string]float64{}
+	for k, v := range now {
+		if d := v - then[k]; d > 0 {
+			out[k] = d
+		}
+	}
+	return out
+}

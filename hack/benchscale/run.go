@@ -346,6 +346,12 @@ func (h *harness) coldConverge(ctx context.Context, p *controllerProc) error {
 	if _, err := p.idle(ctx, reconciles+float64(h.o.n), 5*time.Minute); err != nil {
 		return err
 	}
+	after, err := p.scrape(ctx)
+	if err != nil {
+		return err
+	}
+	h.res.cold.passes = after.countsSince(before, "stencil_reconcile_passes_total", "outcome")
+	h.res.cold.applies = after.countsSince(before, "stencil_applies_total", "result")
 	if prof != nil {
 		if err := prof.stop(ctx, h.o.cpuProfile); err != nil {
 			return fmt.Errorf("CPU profile: %w", err)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,6 +21,10 @@ type pass struct {
 	// plane is the CPU time the control plane used over the stretch
 	// (measured for the cold converge, on the local cluster).
 	plane planeCPU
+	// passes and applies count the controller's passes by outcome and its
+	// applies by result over the stretch (stencil_reconcile_passes_total,
+	// stencil_applies_total; measured for the cold converge).
+	passes, applies map[string]float64
 }
 
 // results are what a run measured.
@@ -75,6 +81,10 @@ func (r *results) write(out io.Writer, o options, cpus int) {
 	if r.cold.cpu > 0 {
 		fmt.Fprintf(out, "CPU used over the cold converge: controller %s (%.1f ms per Composition), render workers %s\n",
 			r.cold.cpu.Round(10*time.Millisecond), float64(r.cold.cpu.Milliseconds())/float64(o.n), r.cold.workersCPU.Round(10*time.Millisecond))
+	}
+	if len(r.cold.passes) > 0 {
+		fmt.Fprintf(out, "Per Composition over the cold converge: passes %s; applies %s\n",
+			perKey(r.cold.passes, o.n), perKey(r.cold.applies, o.n))
 	}
 	if r.floor.plane != nil && r.cold.plane != nil {
 		fmt.Fprintf(out, "CPU used by the control plane: floor: %s; cold converge: %s\n",
@@ -186,4 +196,17 @@ func growth(before, after int) string {
 		return "-"
 	}
 	return fmt.Sprintf("%+.1f%%", 100*float64(after-before)/float64(before))
+}
+
+// perKey writes counts divided by n, by key in order: "full 1.00, unchanged 0.50".
+func perKey(counts map[string]float64, n int) string {
+	if len(counts) == 0 {
+		return "none"
+	}
+	keys := slices.Sorted(maps.Keys(counts))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %.2f", k, counts[k]/float64(n))
+	}
+	return strings.Join(parts, ", ")
 }
