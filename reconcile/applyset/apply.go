@@ -184,6 +184,7 @@ func (a *Applier) Apply(ctx context.Context, desired *unstructured.Unstructured)
 	if live.GetResourceVersion() == applied.GetResourceVersion() {
 		res.Action = Reapplied
 	}
+	a.Schemas.Applied(desired, applied)
 	a.appliedCRD(applied, res.Action)
 	return res
 }
@@ -219,6 +220,7 @@ func (a *Applier) create(ctx context.Context, desired *unstructured.Unstructured
 		return res, true
 	}
 	res.UID, res.Action, res.Live = applied.GetUID(), Created, applied
+	a.Schemas.Applied(desired, applied)
 	a.appliedCRD(applied, res.Action)
 	return res, true
 }

@@ -16,14 +16,18 @@
 //     schema), the result normalised as the server stores it, and
 //     compared with live, value for value and managed field for managed
 //     field; each "no write" is remembered by object UID until live's
-//     resourceVersion or the desired object changes.
+//     resourceVersion or the desired object changes, and so is each
+//     object the API server stored for stencil's apply (Applied).
 //   - nochange.go: Decide and its Decision, and the confirmer: a case the
 //     server may default (live holds all the result holds, and more, with
 //     every field set unchanged) is settled once by a server-side dry run
 //     and the verdict remembered.
 //
 // Invariants: when Decide says no write (Decision.Write false), the API
-// server would store the object and its managed fields unchanged; when it
+// server would store the object and its managed fields unchanged: the
+// local apply found so, or live is, at the same resourceVersion, what the
+// server stored for stencil's apply of the same desired object (a
+// server-side apply repeated onto its own result changes nothing); when it
 // is unsure (no schema for the kind, a conversion or typing error, a dry
 // run that fails) it says write: a wrong skip leaves drift, a needless
 // write costs one request. A Decision names changed fields as paths, never

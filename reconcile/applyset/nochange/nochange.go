@@ -151,6 +151,27 @@ func (d *decided) forget() {
 	d.m = nil
 }
 
+// Applied records that stored is what the API server answered to stencil's
+// apply of desired (created, changed or found unchanged by the write). A
+// server-side apply is idempotent: the same applied configuration, by the
+// same field manager, onto the object it produced changes nothing. So a
+// later Decide of the same desired object over live at stored's
+// resourceVersion is no write without the local apply, until live moves
+// (another writer, a status update: the local apply decides again) or the
+// desired object changes. This is what spares a set's second pass, after
+// the pass that created its members, the local apply of each of them; and a
+// member the local apply keeps finding changed while the server stores it
+// unchanged (stencil's apply Reapplied) the request of every later pass.
+// A nil Schemas, or stored without a UID or resourceVersion, records nothing.
+func (s *Schemas) Applied(desired, stored *unstructured.Unstructured) {
+	if s == nil {
+		return
+	}
+	if key, ok := decidedKeyOf(desired, stored); ok {
+		s.decided.remember(stored.GetUID(), key)
+	}
+}
+
 // Decision is the no-change decision of one apply.
 type Decision struct {
 	// Write is true when the apply must be sent: it would change the

@@ -260,3 +260,54 @@ func BenchmarkUpToDate(b *testing.B) {
 		}
 	})
 }
+
+// TestAppliedSparesTheLocalApply: the object the server stored for
+// stencil's apply of a desired object is up to date with it while it stays
+// at that resourceVersion; another version, another desired object or a
+// stored object without identity bring the local apply back (here it
+// cannot decide at all: the kind has no schema, so it says write).
+func TestAppliedSparesTheLocalApply(t *testing.T) {
+	s, err := NewSchemas(nil, "stencil")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	desired := mustYAML(t, `
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w, namespace: ns}
+spec: {size: 2}
+`)
+	stored := desired.DeepCopy()
+	stored.SetUID("u1")
+	stored.SetResourceVersion("5")
+	if d := s.Decide(ctx, nil, desired, stored); !d.Write {
+		t.Fatalf("a kind without a schema before Applied: got no write, want write")
+	}
+	s.Applied(desired, stored)
+	if d := s.Decide(ctx, nil, desired, stored); d.Write {
+		t.Errorf("the object stored for this desired object: got write (%s), want no write", d.Why)
+	}
+	moved := stored.DeepCopy()
+	moved.SetResourceVersion("6")
+	if d := s.Decide(ctx, nil, desired, moved); !d.Write {
+		t.Errorf("the object at another resourceVersion: got no write, want write")
+	}
+	other := desired.DeepCopy()
+	_ = unstructured.SetNestedField(other.Object, int64(3), "spec", "size")
+	if d := s.Decide(ctx, nil, other, stored); !d.Write {
+		t.Errorf("another desired object: got no write, want write")
+	}
+
+	anonymous := desired.DeepCopy()
+	anonymous.SetName("nameless")
+	anonymous.SetResourceVersion("9")
+	s.Applied(anonymous, anonymous) // no UID: nothing recorded
+	withUID := anonymous.DeepCopy()
+	withUID.SetUID("u2")
+	if d := s.Decide(ctx, nil, anonymous, withUID); !d.Write {
+		t.Errorf("after Applied of an object without a UID: got no write, want write")
+	}
+	var none *Schemas
+	none.Applied(desired, stored) // must not panic
+}
