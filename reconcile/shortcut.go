@@ -182,7 +182,8 @@ func (r shortcut) keepSnapshot(ctx context.Context, s *scope) bool {
 // listLive lists from the cache every object carrying the set's part-of
 // label, of the planned members' kinds, in their namespaces. ok is false
 // when a kind's watch has not synced (its members would have to be read
-// from the API server) or a list fails: the full pass handles those.
+// from the API server) or a list fails: the full pass handles those. The
+// objects are the cache's own (see watch.Watcher.List): read them only.
 func (r shortcut) listLive(ctx context.Context, comp applyset.Parent, planned []recall.MemberKey) (map[recall.MemberKey]*unstructured.Unstructured, bool) {
 	type kindIn struct {
 		gvk       schema.GroupVersionKind
