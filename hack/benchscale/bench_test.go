@@ -1,10 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -328,5 +334,45 @@ stencil_applies_total{result="Created"} 9
 	}
 	if got := perKey(metricSet(after).countsSince(after, "stencil_applies_total", "result"), 2); got != "none" {
 		t.Errorf("no growth: got %q, want none", got)
+	}
+}
+
+// TestCPUProfilerMergesWindows: the windows a profiler fetched until it was
+// stopped become one profile; a window that cannot be fetched is the
+// recording's error.
+func TestCPUProfilerMergesWindows(t *testing.T) {
+	ctx := context.Background()
+	var windows atomic.Int32
+	fetch := func(ctx context.Context, w io.Writer) error {
+		time.Sleep(20 * time.Millisecond)
+		windows.Add(1)
+		return pprof.Lookup("goroutine").WriteTo(w, 0)
+	}
+	p, err := startCPUProfile(ctx, fetch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	out := filepath.Join(t.TempDir(), "merged.pprof")
+	if err := p.stop(ctx, out); err != nil {
+		t.Fatal(err)
+	}
+	if windows.Load() < 2 {
+		t.Errorf("%d windows fetched over 100ms of 20ms windows, want several", windows.Load())
+	}
+	merged, err := os.ReadFile(out)
+	if err != nil || len(merged) == 0 {
+		t.Fatalf("merged profile: %d bytes, %v", len(merged), err)
+	}
+	if !bytes.HasPrefix(merged, []byte{0x1f, 0x8b}) {
+		t.Errorf("the merged profile is not a gzipped profile: starts %x", merged[:min(len(merged), 4)])
+	}
+
+	failing, err := startCPUProfile(ctx, func(context.Context, io.Writer) error { return errors.New("refused") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := failing.stop(ctx, filepath.Join(t.TempDir(), "none.pprof")); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("a window that cannot be fetched: got %v, want its error", err)
 	}
 }

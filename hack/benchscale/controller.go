@@ -405,7 +405,7 @@ func saveHeapProfile(ctx context.Context, addr, path string) error {
 	return f.Close()
 }
 
-// cpuProfiler records the controller's CPU profile (--pprof-bind-address)
+// cpuProfiler records a process's CPU profile (its /debug/pprof/profile)
 // over a phase of unknown length: back-to-back windows of a few seconds,
 // merged into one profile by `go tool pprof -proto` when the phase ends.
 type cpuProfiler struct {
@@ -418,9 +418,11 @@ type cpuProfiler struct {
 // long after the phase.
 const cpuProfileWindow = 2 * time.Second
 
-// startCPUProfile starts recording the CPU profile the controller serves on
-// addr.
-func startCPUProfile(ctx context.Context, addr string) (*cpuProfiler, error) {
+// profileFetcher GETs one window of a CPU profile into w.
+type profileFetcher func(ctx context.Context, w io.Writer) error
+
+// startCPUProfile starts recording the CPU profile fetch reads.
+func startCPUProfile(ctx context.Context, fetch profileFetcher) (*cpuProfiler, error) {
 	dir, err := os.MkdirTemp("", "benchscale-cpu-")
 	if err != nil {
 		return nil, err
@@ -432,14 +434,26 @@ func startCPUProfile(ctx context.Context, addr string) (*cpuProfiler, error) {
 		for i := 0; ctx.Err() == nil; i++ {
 			// A window runs to its end even once the phase is over, so that
 			// it is a whole profile: the request has its own context.
-			err = fetchProfile(context.WithoutCancel(ctx), addr, filepath.Join(dir, fmt.Sprintf("%04d.pprof", i)))
-			if err != nil {
+			if err = saveWindow(context.WithoutCancel(ctx), fetch, filepath.Join(dir, fmt.Sprintf("%04d.pprof", i))); err != nil {
 				break
 			}
 		}
 		c.done <- err
 	}()
 	return c, nil
+}
+
+// saveWindow writes one window of a CPU profile to path.
+func saveWindow(ctx context.Context, fetch profileFetcher, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := fetch(ctx, f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // stop ends the recording after the current window and writes the merged
@@ -467,28 +481,24 @@ func (c *cpuProfiler) stop(ctx context.Context, path string) error {
 	return out.Close()
 }
 
-// fetchProfile writes one window of the controller's CPU profile to path.
-func fetchProfile(ctx context.Context, addr, path string) error {
-	u := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(cpuProfileWindow/time.Second))
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
+// controllerProfile fetches the CPU profile the controller serves on addr
+// (--pprof-bind-address).
+func controllerProfile(addr string) profileFetcher {
+	return func(ctx context.Context, w io.Writer) error {
+		u := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(cpuProfileWindow/time.Second))
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET /debug/pprof/profile: %s", resp.Status)
+		}
+		_, err = io.Copy(w, resp.Body)
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET /debug/pprof/profile: %s", resp.Status)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

@@ -62,6 +62,7 @@ type options struct {
 	keep                          bool
 	heapProfile                   string
 	cpuProfile                    string
+	apiServerProfile              string
 	// webhook serves the controller's admission webhooks on the local
 	// cluster (config/webhook, pointed at the controller on loopback).
 	webhook bool
@@ -91,6 +92,7 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "leave the local cluster running at the end")
 	flag.BoolVar(&o.webhook, "webhook", true, "on the local cluster: the controller serves its admission webhooks (config/webhook on loopback), as a deployed controller does; false: --webhook-port=0")
 	flag.StringVar(&o.heapProfile, "heap-profile", "", "write the controller's heap profile (go tool pprof) with the N×children members to this file")
+	flag.StringVar(&o.apiServerProfile, "apiserver-cpu-profile", "", "write kube-apiserver's CPU profile (go tool pprof) over the cold converge to this file (its /debug/pprof, read as the admin)")
 	flag.StringVar(&o.cpuProfile, "cpu-profile", "", "write the controller's CPU profile (go tool pprof) over the cold converge to this file (render workers are other processes and not in it)")
 	_ = flag.Parse(os.Args[1:])
 	if o.n < 1 || o.children < 1 || o.samples < 1 {

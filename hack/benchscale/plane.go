@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/client-go/rest"
 )
 
 // planeProcesses are the processes of the local cluster whose CPU time
@@ -71,4 +76,34 @@ func (c planeCPU) perEach(n int, unit string) string {
 		parts = append(parts, fmt.Sprintf("%s %s (%.1f ms per %s)", name, d.Round(10*time.Millisecond), float64(d.Microseconds())/1000/float64(n), unit))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// apiServerProfile fetches kube-apiserver's CPU profile (its
+// /debug/pprof/profile, on while --profiling is, the default) as the
+// user of cfg.
+func apiServerProfile(cfg *rest.Config) (profileFetcher, error) {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// A window takes cpuProfileWindow to answer: past client-go's
+	// timeout, if one is set.
+	hc.Timeout = 0
+	u := strings.TrimRight(cfg.Host, "/") + fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(cpuProfileWindow/time.Second))
+	return func(ctx context.Context, w io.Writer) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET kube-apiserver /debug/pprof/profile: %s", resp.Status)
+		}
+		_, err = io.Copy(w, resp.Body)
+		return err
+	}, nil
 }

@@ -315,9 +315,18 @@ func (h *harness) coldConverge(ctx context.Context, p *controllerProc) error {
 	if err != nil {
 		return err
 	}
-	var prof *cpuProfiler
+	var prof, apiProf *cpuProfiler
 	if h.o.cpuProfile != "" {
-		if prof, err = startCPUProfile(ctx, h.ctrl.pprof); err != nil {
+		if prof, err = startCPUProfile(ctx, controllerProfile(h.ctrl.pprof)); err != nil {
+			return err
+		}
+	}
+	if h.o.apiServerProfile != "" {
+		fetch, err := apiServerProfile(h.adminRC)
+		if err != nil {
+			return err
+		}
+		if apiProf, err = startCPUProfile(ctx, fetch); err != nil {
 			return err
 		}
 	}
@@ -357,6 +366,12 @@ func (h *harness) coldConverge(ctx context.Context, p *controllerProc) error {
 			return fmt.Errorf("CPU profile: %w", err)
 		}
 		logf("CPU profile of the cold converge written to %s", h.o.cpuProfile)
+	}
+	if apiProf != nil {
+		if err := apiProf.stop(ctx, h.o.apiServerProfile); err != nil {
+			return fmt.Errorf("kube-apiserver CPU profile: %w", err)
+		}
+		logf("kube-apiserver's CPU profile of the cold converge written to %s", h.o.apiServerProfile)
 	}
 	h.res.cold.requests, err = h.end(ctx, p, w)
 	return err
