@@ -16,6 +16,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -255,7 +257,12 @@ func (h *harness) waitEstablished(ctx context.Context, names ...string) error {
 	return nil
 }
 
-// floor applies the rendered objects with the bare client.
+// floor applies the rendered objects with the bare client, then deletes
+// them, so that the cold converge starts from the cluster the floor
+// started from: a Service's ClusterIP costs kube-apiserver 1.36 time
+// linear in the Services that exist (its allocator counts the IPAddress
+// objects on each allocation), and the converge's Services would
+// otherwise each pay for the floor's thousand.
 func (h *harness) floor(ctx context.Context) error {
 	sets, err := renderSets(ctx, benchBundle(benchBundleName, h.o.children), nsFloor, h.o.n)
 	if err != nil {
@@ -263,11 +270,70 @@ func (h *harness) floor(ctx context.Context) error {
 	}
 	cfg := rest.CopyConfig(h.adminRC)
 	cfg.QPS, cfg.Burst = float32(h.o.qps), h.o.burst
+	ips, ipsKnown := h.ipAddresses(ctx)
+	var prof *cpuProfiler
+	if h.o.apiServerProfile != "" {
+		fetch, err := apiServerProfile(h.adminRC)
+		if err != nil {
+			return err
+		}
+		if prof, err = startCPUProfile(ctx, fetch); err != nil {
+			return err
+		}
+	}
 	logf("floor: applying %d objects of %d sets", len(sets)*len(sets[0]), len(sets))
 	plane := h.plane.cpu()
 	h.res.floor, err = applyFloor(ctx, cfg, sets, h.o.concurrency, h.o.applyConcurrency)
 	h.res.floor.plane = h.plane.cpu().since(plane)
-	return err
+	if err != nil {
+		return err
+	}
+	if prof != nil {
+		if err := prof.stop(ctx, h.o.apiServerProfile+".floor"); err != nil {
+			return fmt.Errorf("kube-apiserver CPU profile: %w", err)
+		}
+		logf("kube-apiserver's CPU profile of the floor written to %s.floor", h.o.apiServerProfile)
+	}
+	logf("floor: deleting its objects")
+	err = forEach(ctx, 16, len(sets), func(ctx context.Context, i int) error {
+		for _, o := range sets[i] {
+			if err := h.admin.Delete(ctx, o.DeepCopy()); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("delete %s %s/%s: %w", o.GetKind(), o.GetNamespace(), o.GetName(), err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !ipsKnown {
+		return nil
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if n, _ := h.ipAddresses(ctx); n <= ips {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the floor's ClusterIPs were not released within 2 minutes")
+		}
+		select {
+		case <-time.After(200 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// ipAddresses counts the cluster's IPAddress objects (networking.k8s.io/v1:
+// the allocated Service IPs); false when the API server does not serve them.
+func (h *harness) ipAddresses(ctx context.Context) (int, bool) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(schema.GroupVersionKind{Group: "networking.k8s.io", Version: "v1", Kind: "IPAddressList"})
+	if err := h.admin.List(ctx, list); err != nil {
+		return 0, false
+	}
+	return len(list.Items), true
 }
 
 // window is the start of a measured stretch of the controller's requests.
