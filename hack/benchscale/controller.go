@@ -382,27 +382,34 @@ func answers(url string) bool {
 // saveHeapProfile writes the heap profile the controller serves on addr
 // (--pprof-bind-address) to path.
 func saveHeapProfile(ctx context.Context, addr, path string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/debug/pprof/heap", nil)
+	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	if err := getTo(ctx, http.DefaultClient, "http://"+addr+"/debug/pprof/heap", f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// getTo GETs url with hc and copies the answer's body to w; an answer
+// other than 200 OK is an error naming the URL's path.
+func getTo(ctx context.Context, hc *http.Client, url string, w io.Writer) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET /debug/pprof/heap: %s", resp.Status)
+		return fmt.Errorf("GET %s: %s", req.URL.Path, resp.Status)
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	_, err = io.Copy(w, resp.Body)
+	return err
 }
 
 // cpuProfiler records a process's CPU profile (its /debug/pprof/profile)
@@ -484,21 +491,6 @@ func (c *cpuProfiler) stop(ctx context.Context, path string) error {
 // controllerProfile fetches the CPU profile the controller serves on addr
 // (--pprof-bind-address).
 func controllerProfile(addr string) profileFetcher {
-	return func(ctx context.Context, w io.Writer) error {
-		u := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(cpuProfileWindow/time.Second))
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("GET /debug/pprof/profile: %s", resp.Status)
-		}
-		_, err = io.Copy(w, resp.Body)
-		return err
-	}
+	u := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(cpuProfileWindow/time.Second))
+	return func(ctx context.Context, w io.Writer) error { return getTo(ctx, http.DefaultClient, u, w) }
 }

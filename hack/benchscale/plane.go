@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -90,20 +89,5 @@ func apiServerProfile(cfg *rest.Config) (profileFetcher, error) {
 	// timeout, if one is set.
 	hc.Timeout = 0
 	u := strings.TrimRight(cfg.Host, "/") + fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(cpuProfileWindow/time.Second))
-	return func(ctx context.Context, w io.Writer) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("GET kube-apiserver /debug/pprof/profile: %s", resp.Status)
-		}
-		_, err = io.Copy(w, resp.Body)
-		return err
-	}, nil
+	return func(ctx context.Context, w io.Writer) error { return getTo(ctx, hc, u, w) }, nil
 }

@@ -271,15 +271,9 @@ func (h *harness) floor(ctx context.Context) error {
 	cfg := rest.CopyConfig(h.adminRC)
 	cfg.QPS, cfg.Burst = float32(h.o.qps), h.o.burst
 	ips, ipsKnown := h.ipAddresses(ctx)
-	var prof *cpuProfiler
-	if h.o.apiServerProfile != "" {
-		fetch, err := apiServerProfile(h.adminRC)
-		if err != nil {
-			return err
-		}
-		if prof, err = startCPUProfile(ctx, fetch); err != nil {
-			return err
-		}
+	prof, err := h.startAPIServerProfile(ctx)
+	if err != nil {
+		return err
 	}
 	logf("floor: applying %d objects of %d sets", len(sets)*len(sets[0]), len(sets))
 	plane := h.plane.cpu()
@@ -323,6 +317,19 @@ func (h *harness) floor(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// startAPIServerProfile starts recording kube-apiserver's CPU profile when
+// -apiserver-cpu-profile asks for it (nil otherwise).
+func (h *harness) startAPIServerProfile(ctx context.Context) (*cpuProfiler, error) {
+	if h.o.apiServerProfile == "" {
+		return nil, nil
+	}
+	fetch, err := apiServerProfile(h.adminRC)
+	if err != nil {
+		return nil, err
+	}
+	return startCPUProfile(ctx, fetch)
 }
 
 // ipAddresses counts the cluster's IPAddress objects (networking.k8s.io/v1:
@@ -387,14 +394,8 @@ func (h *harness) coldConverge(ctx context.Context, p *controllerProc) error {
 			return err
 		}
 	}
-	if h.o.apiServerProfile != "" {
-		fetch, err := apiServerProfile(h.adminRC)
-		if err != nil {
-			return err
-		}
-		if apiProf, err = startCPUProfile(ctx, fetch); err != nil {
-			return err
-		}
+	if apiProf, err = h.startAPIServerProfile(ctx); err != nil {
+		return err
 	}
 	cpu, workersCPU := p.cpu()
 	plane := h.plane.cpu()
