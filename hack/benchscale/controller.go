@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -437,11 +438,12 @@ func startCPUProfile(ctx context.Context, fetch profileFetcher) (*cpuProfiler, e
 	ctx, cancel := context.WithCancel(ctx)
 	c := &cpuProfiler{dir: dir, cancel: cancel, done: make(chan error, 1)}
 	go func() {
+		// At least one window, however short the phase. A window runs to
+		// its end even once the phase is over, so that it is a whole
+		// profile: the request has its own context.
 		var err error
-		for i := 0; ctx.Err() == nil; i++ {
-			// A window runs to its end even once the phase is over, so that
-			// it is a whole profile: the request has its own context.
-			if err = saveWindow(context.WithoutCancel(ctx), fetch, filepath.Join(dir, fmt.Sprintf("%04d.pprof", i))); err != nil {
+		for i := 0; ; i++ {
+			if err = saveWindow(context.WithoutCancel(ctx), fetch, filepath.Join(dir, fmt.Sprintf("%04d.pprof", i))); err != nil || ctx.Err() != nil {
 				break
 			}
 		}
@@ -472,8 +474,11 @@ func (c *cpuProfiler) stop(ctx context.Context, path string) error {
 		return err
 	}
 	files, err := filepath.Glob(filepath.Join(c.dir, "*.pprof"))
-	if err != nil || len(files) == 0 {
-		return fmt.Errorf("no CPU profile recorded: %v", err)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return errors.New("no CPU profile recorded")
 	}
 	out, err := os.Create(path)
 	if err != nil {
