@@ -17,6 +17,11 @@
 # and verb on the server side (make bench-scale does).
 # STENCIL_SERVICE_CIDR widens the Services' cluster IP range (default
 # 10.0.0.0/24, 254 addresses; make bench-scale needs thousands).
+# STENCIL_KCM_CONTROLLERS is kube-controller-manager's --controllers
+# (default '*', every controller on by default). make bench-scale turns
+# the endpoints controllers off: they answer every Service the benchmark
+# creates with writes of their own, late, so that one phase's would fall
+# into the next one's measurement.
 #
 # The API server presents a client certificate to admission webhooks (its
 # --admission-control-config-file names a WebhookAdmissionConfiguration
@@ -234,7 +239,7 @@ EOF
   log "starting kube-controller-manager, kube-scheduler and kwok"
   start kube-controller-manager "$bin/kube-controller-manager" --kubeconfig "$kubeconfig" \
     --authentication-kubeconfig "$kubeconfig" --authorization-kubeconfig "$kubeconfig" \
-    --bind-address 127.0.0.1 --secure-port "$kcm_port" --leader-elect=false --controllers '*' \
+    --bind-address 127.0.0.1 --secure-port "$kcm_port" --leader-elect=false --controllers "${STENCIL_KCM_CONTROLLERS:-*}" \
     --root-ca-file "$pki/ca.crt" --service-account-private-key-file "$pki/sa.key" \
     --cluster-signing-cert-file "$pki/ca.crt" --cluster-signing-key-file "$pki/ca.key" \
     --use-service-account-credentials=false --node-monitor-grace-period 40s

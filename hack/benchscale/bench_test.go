@@ -205,6 +205,7 @@ func TestPrintAFailedRun(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"floor: bare server-side apply  2s",
+		"floor with parents             -",
 		"stencil controller             -",
 		"Restart: controller start → every Composition reported Ready again (2 existing): -",
 	} {
@@ -302,13 +303,64 @@ func TestControlPlaneCPU(t *testing.T) {
 
 func TestPrintControlPlaneCPU(t *testing.T) {
 	r := &results{countedBy: "test",
-		floor: floorResult{elapsed: 2 * time.Second, objects: 10, plane: planeCPU{"kube-apiserver": time.Second, "etcd": time.Second}},
-		cold:  pass{elapsed: 4 * time.Second, plane: planeCPU{"kube-apiserver": 3 * time.Second, "etcd": time.Second}}}
+		floor:   floorResult{elapsed: 2 * time.Second, objects: 10, plane: planeCPU{"kube-apiserver": time.Second, "etcd": time.Second}},
+		parents: floorResult{elapsed: 3 * time.Second, objects: 10, plane: planeCPU{"kube-apiserver": 2 * time.Second, "etcd": time.Second, "kube-controller-manager": 0}},
+		cold:    pass{elapsed: 4 * time.Second, plane: planeCPU{"kube-apiserver": 3 * time.Second, "etcd": time.Second}}}
 	var b strings.Builder
 	r.print(&b, options{n: 2, children: 5}, 2)
-	want := "CPU used by the control plane: floor: kube-apiserver 1s (500.0 ms per set), etcd 1s (500.0 ms per set); cold converge: kube-apiserver 3s (1500.0 ms per Composition), etcd 1s (500.0 ms per Composition)\n"
-	if !strings.Contains(b.String(), want) {
-		t.Errorf("output lacks %q:\n%s", want, b.String())
+	for _, want := range []string{
+		"CPU used by the control plane: floor: kube-apiserver 1s (500.0 ms per set), etcd 1s (500.0 ms per set); " +
+			"floor with parents: kube-apiserver 2s (1000.0 ms per set), etcd 1s (500.0 ms per set), kube-controller-manager 0s (0.0 ms per set); " +
+			"cold converge: kube-apiserver 3s (1500.0 ms per Composition), etcd 1s (500.0 ms per Composition)\n",
+		"ratio                          2.00×\n",
+		"ratio to floor with parents    1.33×\n",
+		"floor with parents ÷ floor     1.50×\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestWaitIdle: waitIdle returns once the processes it reads are idle,
+// and gives up after its limit, without failing, while one keeps busy.
+func TestWaitIdle(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range planeProcesses {
+		if err := os.WriteFile(filepath.Join(dir, name+".pid"), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := &controlPlane{pidDir: dir}
+	ctx := context.Background()
+	start := time.Now()
+	if err := c.waitIdle(ctx, "idle", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("an idle process kept waitIdle %s", d)
+	}
+
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+		}
+	}()
+	start = time.Now()
+	if err := c.waitIdle(ctx, "busy", 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 2*time.Second {
+		t.Errorf("waitIdle returned after %s while the process kept a core busy", d)
+	}
+	if err := (*controlPlane)(nil).waitIdle(ctx, "none", time.Minute); err != nil {
+		t.Errorf("no cluster: %v", err)
 	}
 }
 

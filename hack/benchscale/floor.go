@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -57,21 +58,40 @@ type floorResult struct {
 	plane planeCPU
 }
 
+// parentWrites are the writes a Composition needs whatever its controller
+// does: the user's create before its members, and one status write after
+// them. The floor with parents makes them with the bare client.
+type parentWrites struct {
+	// create creates the i-th set's Composition; status writes its status.
+	create, status func(ctx context.Context, c client.Client, i int) error
+}
+
 // applyFloor applies the sets with a bare server-side apply client: no
 // reads, no status, no bookkeeping. Like the controller, it works on
 // concurrency sets at once and applies up to applyConcurrency objects of a
-// set at once, under cfg's client-side rate limits.
-func applyFloor(ctx context.Context, cfg *rest.Config, sets [][]*unstructured.Unstructured, concurrency, applyConcurrency int) (floorResult, error) {
+// set at once, under cfg's client-side rate limits. With parents, each set
+// is its Composition's: created before the set is applied, its status
+// written after.
+func applyFloor(ctx context.Context, cfg *rest.Config, sets [][]*unstructured.Unstructured, concurrency, applyConcurrency int, parents *parentWrites) (floorResult, error) {
 	counter := &verbCounter{counts: requestCounts{}}
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return counter.wrap(rt) })
-	c, err := client.New(cfg, client.Options{})
+	scheme, err := reconcile.NewScheme()
+	if err != nil {
+		return floorResult{}, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return floorResult{}, err
 	}
 	// Discover the kinds before the clock starts, as a controller has.
 	for _, o := range sets[0] {
 		if _, err := c.RESTMapper().RESTMapping(o.GroupVersionKind().GroupKind(), o.GroupVersionKind().Version); err != nil {
+			return floorResult{}, err
+		}
+	}
+	if parents != nil {
+		if _, err := c.RESTMapper().RESTMapping(v1alpha1.GroupVersion.WithKind("Composition").GroupKind(), v1alpha1.GroupVersion.Version); err != nil {
 			return floorResult{}, err
 		}
 	}
@@ -82,14 +102,26 @@ func applyFloor(ctx context.Context, cfg *rest.Config, sets [][]*unstructured.Un
 	}
 	start := time.Now()
 	err = forEach(ctx, concurrency, len(sets), func(ctx context.Context, i int) error {
+		if parents != nil {
+			if err := parents.create(ctx, c, i); err != nil {
+				return fmt.Errorf("create Composition %s: %w", compositionName(i), err)
+			}
+		}
 		set := sets[i]
-		return forEach(ctx, applyConcurrency, len(set), func(ctx context.Context, j int) error {
+		err := forEach(ctx, applyConcurrency, len(set), func(ctx context.Context, j int) error {
 			o := set[j]
 			if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(o.DeepCopy()), client.FieldOwner("stencil"), client.ForceOwnership); err != nil {
 				return fmt.Errorf("apply %s %s/%s: %w", o.GetKind(), o.GetNamespace(), o.GetName(), err)
 			}
 			return nil
 		})
+		if err != nil || parents == nil {
+			return err
+		}
+		if err := parents.status(ctx, c, i); err != nil {
+			return fmt.Errorf("write the status of Composition %s: %w", compositionName(i), err)
+		}
+		return nil
 	})
 	res.elapsed = time.Since(start)
 	res.requests = counter.snapshot()

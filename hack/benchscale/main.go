@@ -15,21 +15,27 @@
 //  1. Floor: the objects N Compositions render (plan.NewPlan, as
 //     `stencil render` prints them, without the part-of label so they stay
 //     out of the controller's cache) applied by a bare server-side apply
-//     client with the controller's concurrency and client rate limits.
-//  2. Cold converge: N Compositions created at once (concurrent creates)
+//     client with the controller's concurrency and client rate limits,
+//     then deleted. Each measured phase starts once the control plane is
+//     idle.
+//  2. Floor with parents: the same bare client, and for each set the
+//     writes of a Composition no controller can do without: its creation
+//     (through the admission webhooks) before the objects, one status
+//     write after them; a shard no controller serves. Then deleted.
+//  3. Cold converge: N Compositions created at once (concurrent creates)
 //     until every one is Ready=True for its generation, seen through a
 //     watch; the controller's requests per Composition.
-//  3. A no-op pass: the Bundle is annotated, which changes no generation;
+//  4. A no-op pass: the Bundle is annotated, which changes no generation;
 //     the controller maps every Bundle event to the Compositions that
 //     render it, so each has one pass that should change nothing.
-//  4. Memory: the controller's VmHWM and VmRSS with the N×children members.
-//  5. Status latency: a Composition of a Deployment is given a new image,
+//  5. Memory: the controller's VmHWM and VmRSS with the N×children members.
+//  6. Status latency: a Composition of a Deployment is given a new image,
 //     -samples times; each sample is the time from the Deployment seen
 //     Current (kstatus) with that image to the Composition seen Ready for
 //     its generation, both seen through the harness's watches.
-//  6. Unrelated objects: ConfigMaps and Secrets without stencil's labels
+//  7. Unrelated objects: ConfigMaps and Secrets without stencil's labels
 //     are created, another no-op pass is forced, memory is read again.
-//  7. Restart: the controller is stopped and started; the time until it
+//  8. Restart: the controller is stopped and started; the time until it
 //     has reported every Composition Ready again (its stencil_compositions
 //     gauge) and its requests until it is idle.
 package main
@@ -92,8 +98,8 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "leave the local cluster running at the end")
 	flag.BoolVar(&o.webhook, "webhook", true, "on the local cluster: the controller serves its admission webhooks (config/webhook on loopback), as a deployed controller does; false: --webhook-port=0")
 	flag.StringVar(&o.heapProfile, "heap-profile", "", "write the controller's heap profile (go tool pprof) with the N×children members to this file")
-	flag.StringVar(&o.apiServerProfile, "apiserver-cpu-profile", "", "write kube-apiserver's CPU profile (go tool pprof) over the cold converge to this file (its /debug/pprof, read as the admin)")
-	flag.StringVar(&o.cpuProfile, "cpu-profile", "", "write the controller's CPU profile (go tool pprof) over the cold converge to this file (render workers are other processes and not in it)")
+	flag.StringVar(&o.apiServerProfile, "apiserver-cpu-profile", "", "write kube-apiserver's CPU profile (go tool pprof) over the cold converge to this file, over the floor to FILE.floor, over the floor with parents to FILE.parents (its /debug/pprof, read as the admin)")
+	flag.StringVar(&o.cpuProfile, "cpu-profile", "", "write the controller's CPU profile (go tool pprof) over the cold converge to this file, and over the floor with parents (its admission webhooks) to FILE.parents (render workers are other processes and not in it)")
 	_ = flag.Parse(os.Args[1:])
 	if o.n < 1 || o.children < 1 || o.samples < 1 {
 		fmt.Fprintln(os.Stderr, "benchscale: -n, -children and -samples must be at least 1")

@@ -40,7 +40,7 @@ func (h *harness) parentCost(ctx context.Context) error {
 	if err := h.admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: nsCost}}); client.IgnoreAlreadyExists(err) != nil {
 		return err
 	}
-	status := compositionStatus()
+	status := compositionStatus(nsBench, "c-00001")
 	raw, err := json.Marshal(map[string]any{"status": status})
 	if err != nil {
 		return err
@@ -65,7 +65,7 @@ func (h *harness) parentCost(ctx context.Context) error {
 	for _, set := range []string{"full", "nomembers", "metadata"} {
 		if err := forEach(ctx, 16, h.o.n, func(ctx context.Context, i int) error {
 			return h.admin.Create(ctx, &v1alpha1.Composition{
-				ObjectMeta: metav1.ObjectMeta{Name: name(set, i), Namespace: nsCost, Labels: map[string]string{shard.Label: "bench-nobody"}},
+				ObjectMeta: metav1.ObjectMeta{Name: name(set, i), Namespace: nsCost, Labels: map[string]string{shard.Label: nobodyShard}},
 				Spec:       v1alpha1.CompositionSpec{Bundle: benchBundleName},
 			})
 		}); err != nil {
@@ -112,10 +112,10 @@ func (h *harness) parentCost(ctx context.Context) error {
 	})
 }
 
-// compositionStatus is a status as the controller writes it for a
-// Composition of the bench Bundle: five members, Ready and its companions,
-// the inventory.
-func compositionStatus() v1alpha1.CompositionStatus {
+// compositionStatus is a status as the controller writes it for the
+// Composition name in namespace of the bench Bundle: five members, Ready
+// and its companions, the inventory.
+func compositionStatus(namespace, name string) v1alpha1.CompositionStatus {
 	now := metav1.NewTime(time.Now().Truncate(time.Second))
 	st := v1alpha1.CompositionStatus{
 		ObservedGeneration: 1,
@@ -129,7 +129,7 @@ func compositionStatus() v1alpha1.CompositionStatus {
 		Inventory: &v1alpha1.InventoryStatus{GroupKinds: []string{"ConfigMap", "Role.rbac.authorization.k8s.io", "Secret", "Service", "ServiceAccount"}},
 	}
 	for _, m := range []struct{ group, kind string }{{"", "ServiceAccount"}, {"", "ConfigMap"}, {"", "Secret"}, {"rbac.authorization.k8s.io", "Role"}, {"", "Service"}} {
-		st.Members = append(st.Members, v1alpha1.MemberStatus{Group: m.group, Version: "v1", Kind: m.kind, Namespace: nsBench, Name: "c-00001", Status: "Current"})
+		st.Members = append(st.Members, v1alpha1.MemberStatus{Group: m.group, Version: "v1", Kind: m.kind, Namespace: namespace, Name: name, Status: "Current"})
 	}
 	return st
 }

@@ -154,6 +154,12 @@ func (h *harness) phases(ctx context.Context) error {
 	if err := h.waitAdmission(ctx); err != nil {
 		return err
 	}
+	if err := h.parentFloor(ctx, p); err != nil {
+		return fmt.Errorf("floor with parents: %w", err)
+	}
+	if err := h.plane.waitIdle(ctx, "cold converge", time.Minute); err != nil {
+		return err
+	}
 	if err := h.coldConverge(ctx, p); err != nil {
 		return fmt.Errorf("cold converge: %w", err)
 	}
@@ -214,7 +220,7 @@ func (h *harness) setup(ctx context.Context, kubeconfig string) error {
 			return fmt.Errorf("install the webhook configurations: %w", err)
 		}
 	}
-	for _, ns := range []string{nsBench, nsFloor, nsRoll, nsUnrelated} {
+	for _, ns := range []string{nsBench, nsFloor, nsParents, nsRoll, nsUnrelated} {
 		obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
 		if err := h.admin.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
@@ -222,8 +228,8 @@ func (h *harness) setup(ctx context.Context, kubeconfig string) error {
 	}
 	for _, b := range []*v1alpha1.Bundle{benchBundle(benchBundleName, h.o.children), rollBundle(rollBundleName), outputsBundle(outputsBundleName)} {
 		if err := h.admin.Create(ctx, b); apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("Bundle %s exists: the cluster holds an earlier run; delete the Bundles %s and %s and the namespaces %s, %s, %s and %s",
-				b.Name, benchBundleName, rollBundleName, nsBench, nsFloor, nsRoll, nsUnrelated)
+			return fmt.Errorf("Bundle %s exists: the cluster holds an earlier run; delete the Bundles %s and %s and the namespaces %s, %s, %s, %s and %s",
+				b.Name, benchBundleName, rollBundleName, nsBench, nsFloor, nsParents, nsRoll, nsUnrelated)
 		} else if err != nil {
 			return fmt.Errorf("create Bundle %s: %w", b.Name, err)
 		}
@@ -271,13 +277,16 @@ func (h *harness) floor(ctx context.Context) error {
 	cfg := rest.CopyConfig(h.adminRC)
 	cfg.QPS, cfg.Burst = float32(h.o.qps), h.o.burst
 	ips, ipsKnown := h.ipAddresses(ctx)
+	if err := h.plane.waitIdle(ctx, "floor", time.Minute); err != nil {
+		return err
+	}
 	prof, err := h.startAPIServerProfile(ctx)
 	if err != nil {
 		return err
 	}
 	logf("floor: applying %d objects of %d sets", len(sets)*len(sets[0]), len(sets))
 	plane := h.plane.cpu()
-	h.res.floor, err = applyFloor(ctx, cfg, sets, h.o.concurrency, h.o.applyConcurrency)
+	h.res.floor, err = applyFloor(ctx, cfg, sets, h.o.concurrency, h.o.applyConcurrency, nil)
 	h.res.floor.plane = h.plane.cpu().since(plane)
 	if err != nil {
 		return err
@@ -289,34 +298,7 @@ func (h *harness) floor(ctx context.Context) error {
 		logf("kube-apiserver's CPU profile of the floor written to %s.floor", h.o.apiServerProfile)
 	}
 	logf("floor: deleting its objects")
-	err = forEach(ctx, 16, len(sets), func(ctx context.Context, i int) error {
-		for _, o := range sets[i] {
-			if err := h.admin.Delete(ctx, o.DeepCopy()); client.IgnoreNotFound(err) != nil {
-				return fmt.Errorf("delete %s %s/%s: %w", o.GetKind(), o.GetNamespace(), o.GetName(), err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if !ipsKnown {
-		return nil
-	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		if n, _ := h.ipAddresses(ctx); n <= ips {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the floor's ClusterIPs were not released within 2 minutes")
-		}
-		select {
-		case <-time.After(200 * time.Millisecond):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return h.deleteSets(ctx, sets, ips, ipsKnown)
 }
 
 // startAPIServerProfile starts recording kube-apiserver's CPU profile when

@@ -30,9 +30,13 @@ type pass struct {
 // results are what a run measured.
 type results struct {
 	// version is what the controller's binary says of itself.
-	version                         string
-	countedBy                       string
-	floor                           floorResult
+	version   string
+	countedBy string
+	floor     floorResult
+	// parents is the floor with parents (see parentFloor), and
+	// parentsWebhooks the controller's CPU over it: its webhooks'.
+	parents                         floorResult
+	parentsWebhooks                 pass
 	cold, noop, noopAfter, restart  pass
 	memBefore, memAfter, memRestart memory
 	latencies                       []time.Duration
@@ -45,6 +49,14 @@ type results struct {
 	// unselected counts the controller's lists and watches of ConfigMaps
 	// and Secrets without a label selector, nil when not counted.
 	unselected *int
+}
+
+// ratio is a ÷ b as "2.15×", or "-" when either is unknown.
+func ratio(a, b time.Duration) string {
+	if a <= 0 || b <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f×", a.Seconds()/b.Seconds())
 }
 
 // print writes the tables. Phases a failed run did not reach print as "-".
@@ -70,14 +82,18 @@ func (r *results) write(out io.Writer, o options, cpus int) {
 	fmt.Fprintln(tw, "\ttime\tobjects/s\trequests\tper Composition\t")
 	fmt.Fprintf(tw, "floor: bare server-side apply\t%s\t%s\t%d\t%.1f\t\n", dur(r.floor.elapsed), rate(r.floor.objects, r.floor.elapsed),
 		r.floor.requests.reads()+r.floor.requests.writes(), perEach(r.floor.requests.reads()+r.floor.requests.writes(), o.n))
+	fmt.Fprintf(tw, "floor with parents\t%s\t%s\t%d\t%.1f\t\n", dur(r.parents.elapsed), rate(r.parents.objects, r.parents.elapsed),
+		r.parents.requests.reads()+r.parents.requests.writes(), perEach(r.parents.requests.reads()+r.parents.requests.writes(), o.n))
 	fmt.Fprintf(tw, "stencil controller\t%s\t%s\t%d\t%.1f\t\n", dur(r.cold.elapsed), rate(o.n*o.children, r.cold.elapsed),
 		r.cold.requests.reads()+r.cold.requests.writes(), perEach(r.cold.requests.reads()+r.cold.requests.writes(), o.n))
-	ratio := "-"
-	if r.floor.elapsed > 0 && r.cold.elapsed > 0 {
-		ratio = fmt.Sprintf("%.2f×", r.cold.elapsed.Seconds()/r.floor.elapsed.Seconds())
-	}
-	fmt.Fprintf(tw, "ratio\t%s\t\t\t\t\n", ratio)
+	fmt.Fprintf(tw, "ratio\t%s\t\t\t\t\n", ratio(r.cold.elapsed, r.floor.elapsed))
+	fmt.Fprintf(tw, "ratio to floor with parents\t%s\t\t\t\t\n", ratio(r.cold.elapsed, r.parents.elapsed))
+	fmt.Fprintf(tw, "floor with parents ÷ floor\t%s\t\t\t\t\n", ratio(r.parents.elapsed, r.floor.elapsed))
 	tw.Flush()
+	if r.parentsWebhooks.cpu > 0 {
+		fmt.Fprintf(out, "CPU used over the floor with parents: controller (its admission webhooks) %s (%.1f ms per Composition), render workers %s\n",
+			r.parentsWebhooks.cpu.Round(10*time.Millisecond), float64(r.parentsWebhooks.cpu.Milliseconds())/float64(o.n), r.parentsWebhooks.workersCPU.Round(10*time.Millisecond))
+	}
 	if r.cold.cpu > 0 {
 		fmt.Fprintf(out, "CPU used over the cold converge: controller %s (%.1f ms per Composition), render workers %s\n",
 			r.cold.cpu.Round(10*time.Millisecond), float64(r.cold.cpu.Milliseconds())/float64(o.n), r.cold.workersCPU.Round(10*time.Millisecond))
@@ -87,8 +103,8 @@ func (r *results) write(out io.Writer, o options, cpus int) {
 			perKey(r.cold.passes, o.n), perKey(r.cold.applies, o.n))
 	}
 	if r.floor.plane != nil && r.cold.plane != nil {
-		fmt.Fprintf(out, "CPU used by the control plane: floor: %s; cold converge: %s\n",
-			r.floor.plane.perEach(o.n, "set"), r.cold.plane.perEach(o.n, "Composition"))
+		fmt.Fprintf(out, "CPU used by the control plane: floor: %s; floor with parents: %s; cold converge: %s\n",
+			r.floor.plane.perEach(o.n, "set"), r.parents.plane.perEach(o.n, "set"), r.cold.plane.perEach(o.n, "Composition"))
 	}
 
 	fmt.Fprintf(out, "\nAPI requests of the controller, counted from %s\n", r.countedBy)
