@@ -90,8 +90,8 @@ func (c planeCPU) total() time.Duration {
 	return t
 }
 
-// Idle is what waitIdle waits for: the control plane's processes used
-// less than idleShare of one core over idleWindow.
+// idleWindow and idleShare are what waitIdle waits for: the control
+// plane's processes used less than idleShare of one core over idleWindow.
 const (
 	idleWindow = time.Second
 	idleShare  = 0.1
