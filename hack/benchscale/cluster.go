@@ -39,8 +39,9 @@ func (c localCluster) script(verb string) error {
 	// IP: a /16 holds 65,534 of them. The endpoints controllers write an
 	// Endpoints and an EndpointSlice for every Service, and delete them
 	// with it, behind the Services' creation by seconds: the floor's
-	// would be written, and deleted, during the cold converge (1,500
-	// requests of its 7,500 in one run), which measures neither.
+	// would be written, and deleted, during the cold converge (1,540
+	// of the 10,500 requests in its window in one run), which measures
+	// neither.
 	cmd.Env = append(os.Environ(), "STENCIL_CLUSTER_DIR="+c.dir, "STENCIL_AUDIT=1", "STENCIL_SERVICE_CIDR=10.0.0.0/16",
 		"STENCIL_KCM_CONTROLLERS="+kcmControllers)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
