@@ -303,9 +303,10 @@ func TestControlPlaneCPU(t *testing.T) {
 
 func TestPrintControlPlaneCPU(t *testing.T) {
 	r := &results{countedBy: "test",
-		floor:   floorResult{elapsed: 2 * time.Second, objects: 10, plane: planeCPU{"kube-apiserver": time.Second, "etcd": time.Second}},
-		parents: floorResult{elapsed: 3 * time.Second, objects: 10, plane: planeCPU{"kube-apiserver": 2 * time.Second, "etcd": time.Second, "kube-controller-manager": 0}},
-		cold:    pass{elapsed: 4 * time.Second, plane: planeCPU{"kube-apiserver": 3 * time.Second, "etcd": time.Second}}}
+		floor:           floorResult{elapsed: 2 * time.Second, objects: 10, plane: planeCPU{"kube-apiserver": time.Second, "etcd": time.Second}},
+		parents:         floorResult{elapsed: 3 * time.Second, objects: 10, plane: planeCPU{"kube-apiserver": 2 * time.Second, "etcd": time.Second, "kube-controller-manager": 0}},
+		parentsWebhooks: pass{cpu: time.Second},
+		cold:            pass{elapsed: 4 * time.Second, cpu: 1500 * time.Millisecond, workersCPU: 500 * time.Millisecond, plane: planeCPU{"kube-apiserver": 3 * time.Second, "etcd": time.Second}}}
 	var b strings.Builder
 	r.print(&b, options{n: 2, children: 5}, 2)
 	for _, want := range []string{
@@ -315,6 +316,7 @@ func TestPrintControlPlaneCPU(t *testing.T) {
 		"ratio                          2.00×\n",
 		"ratio to floor with parents    1.33×\n",
 		"floor with parents ÷ floor     1.50×\n",
+		"CPU per Composition, control plane, controller and render workers: floor with parents 2000.0 ms, cold converge 3000.0 ms (1.50×)\n",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, b.String())

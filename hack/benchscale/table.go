@@ -59,6 +59,11 @@ func ratio(a, b time.Duration) string {
 	return fmt.Sprintf("%.2f×", a.Seconds()/b.Seconds())
 }
 
+// perMs is d shared among n, in milliseconds.
+func perMs(d time.Duration, n int) float64 {
+	return float64(d.Microseconds()) / 1000 / float64(max(n, 1))
+}
+
 // print writes the tables. Phases a failed run did not reach print as "-".
 func (r *results) print(w io.Writer, o options, cpus int) {
 	var buf bytes.Buffer
@@ -105,6 +110,14 @@ func (r *results) write(out io.Writer, o options, cpus int) {
 	if r.floor.plane != nil && r.cold.plane != nil {
 		fmt.Fprintf(out, "CPU used by the control plane: floor: %s; floor with parents: %s; cold converge: %s\n",
 			r.floor.plane.perEach(o.n, "set"), r.parents.plane.perEach(o.n, "set"), r.cold.plane.perEach(o.n, "Composition"))
+	}
+	if r.parents.plane != nil && r.cold.plane != nil {
+		// Steadier than wall-clock time on a shared machine: the CPU
+		// the phases cost, the harness's own aside.
+		parents := r.parents.plane.total() + r.parentsWebhooks.cpu + r.parentsWebhooks.workersCPU
+		cold := r.cold.plane.total() + r.cold.cpu + r.cold.workersCPU
+		fmt.Fprintf(out, "CPU per Composition, control plane, controller and render workers: floor with parents %.1f ms, cold converge %.1f ms (%s)\n",
+			perMs(parents, o.n), perMs(cold, o.n), ratio(cold, parents))
 	}
 
 	fmt.Fprintf(out, "\nAPI requests of the controller, counted from %s\n", r.countedBy)
