@@ -61,13 +61,8 @@ func (h *harness) parentFloor(ctx context.Context, p *controllerProc) error {
 	if err := h.plane.waitIdle(ctx, "floor with parents", time.Minute); err != nil {
 		return err
 	}
-	var prof, apiProf *cpuProfiler
-	if h.o.cpuProfile != "" {
-		if prof, err = startCPUProfile(ctx, controllerProfile(h.ctrl.pprof)); err != nil {
-			return err
-		}
-	}
-	if apiProf, err = h.startAPIServerProfile(ctx); err != nil {
+	profs, err := h.startProfiles(ctx)
+	if err != nil {
 		return err
 	}
 	logf("floor with parents: %d Compositions, %d objects", h.o.n, len(sets)*len(sets[0]))
@@ -80,17 +75,8 @@ func (h *harness) parentFloor(ctx context.Context, p *controllerProc) error {
 	if err != nil {
 		return err
 	}
-	for _, pr := range []struct {
-		p    *cpuProfiler
-		file string
-	}{{prof, h.o.cpuProfile + ".parents"}, {apiProf, h.o.apiServerProfile + ".parents"}} {
-		if pr.p == nil {
-			continue
-		}
-		if err := pr.p.stop(ctx, pr.file); err != nil {
-			return fmt.Errorf("CPU profile: %w", err)
-		}
-		logf("CPU profile of the floor with parents written to %s", pr.file)
+	if err := h.stopProfiles(ctx, profs, "the floor with parents", ".parents"); err != nil {
+		return err
 	}
 	logf("floor with parents: done in %s; deleting its objects", h.res.parents.elapsed.Round(time.Millisecond))
 	if err := h.deleteSets(ctx, sets, ips, ipsKnown); err != nil {

@@ -314,6 +314,42 @@ func (h *harness) startAPIServerProfile(ctx context.Context) (*cpuProfiler, erro
 	return startCPUProfile(ctx, fetch)
 }
 
+// phaseProfiles are the CPU profiles recorded over one phase with the
+// controller running: its own (-cpu-profile) and kube-apiserver's
+// (-apiserver-cpu-profile), each nil when not asked for.
+type phaseProfiles struct{ controller, apiServer *cpuProfiler }
+
+// startProfiles starts the CPU profiles the flags ask for.
+func (h *harness) startProfiles(ctx context.Context) (phaseProfiles, error) {
+	var pp phaseProfiles
+	var err error
+	if h.o.cpuProfile != "" {
+		if pp.controller, err = startCPUProfile(ctx, controllerProfile(h.ctrl.pprof)); err != nil {
+			return pp, err
+		}
+	}
+	pp.apiServer, err = h.startAPIServerProfile(ctx)
+	return pp, err
+}
+
+// stopProfiles writes pp to the flags' files with suffix, for the phase
+// what.
+func (h *harness) stopProfiles(ctx context.Context, pp phaseProfiles, what, suffix string) error {
+	for _, p := range []struct {
+		prof       *cpuProfiler
+		file, name string
+	}{{pp.controller, h.o.cpuProfile + suffix, "the controller's"}, {pp.apiServer, h.o.apiServerProfile + suffix, "kube-apiserver's"}} {
+		if p.prof == nil {
+			continue
+		}
+		if err := p.prof.stop(ctx, p.file); err != nil {
+			return fmt.Errorf("%s CPU profile: %w", p.name, err)
+		}
+		logf("%s CPU profile of %s written to %s", p.name, what, p.file)
+	}
+	return nil
+}
+
 // ipAddresses counts the cluster's IPAddress objects (networking.k8s.io/v1:
 // the allocated Service IPs); false when the API server does not serve them.
 func (h *harness) ipAddresses(ctx context.Context) (int, bool) {
@@ -370,13 +406,8 @@ func (h *harness) coldConverge(ctx context.Context, p *controllerProc) error {
 	if err != nil {
 		return err
 	}
-	var prof, apiProf *cpuProfiler
-	if h.o.cpuProfile != "" {
-		if prof, err = startCPUProfile(ctx, controllerProfile(h.ctrl.pprof)); err != nil {
-			return err
-		}
-	}
-	if apiProf, err = h.startAPIServerProfile(ctx); err != nil {
+	profs, err := h.startProfiles(ctx)
+	if err != nil {
 		return err
 	}
 	cpu, workersCPU := p.cpu()
@@ -410,17 +441,8 @@ func (h *harness) coldConverge(ctx context.Context, p *controllerProc) error {
 	}
 	h.res.cold.passes = after.countsSince(before, "stencil_reconcile_passes_total", "outcome")
 	h.res.cold.applies = after.countsSince(before, "stencil_applies_total", "result")
-	if prof != nil {
-		if err := prof.stop(ctx, h.o.cpuProfile); err != nil {
-			return fmt.Errorf("CPU profile: %w", err)
-		}
-		logf("CPU profile of the cold converge written to %s", h.o.cpuProfile)
-	}
-	if apiProf != nil {
-		if err := apiProf.stop(ctx, h.o.apiServerProfile); err != nil {
-			return fmt.Errorf("kube-apiserver CPU profile: %w", err)
-		}
-		logf("kube-apiserver's CPU profile of the cold converge written to %s", h.o.apiServerProfile)
+	if err := h.stopProfiles(ctx, profs, "the cold converge", ""); err != nil {
+		return err
 	}
 	h.res.cold.requests, err = h.end(ctx, p, w)
 	return err
