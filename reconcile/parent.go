@@ -227,7 +227,7 @@ func (r *CompositionReconciler) writeParent(ctx context.Context, comp applyset.P
 	tooling := "stencil/" + r.Options.Version
 	gks, nss := to.inventory.Annotations()
 	fromGKs, fromNSs := from.annotated.Annotations()
-	if from.finalizer == to.finalizer && gks == fromGKs && nss == fromNSs &&
+	if from.finalizer == to.finalizer && gks == fromGKs && nss == fromNSs && !applyset.NeedsRewrite(comp.GetAnnotations()) &&
 		comp.GetLabels()[applyset.LabelApplySetID] == id && comp.GetAnnotations()[applyset.AnnotationTooling] == tooling {
 		return to, nil
 	}

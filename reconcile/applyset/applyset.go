@@ -22,8 +22,13 @@ const (
 	AnnotationTooling = "applyset.kubernetes.io/tooling"
 	// AnnotationGroupKinds lists the group-kinds the set's members may have.
 	AnnotationGroupKinds = "applyset.kubernetes.io/contains-group-kinds"
-	// AnnotationNamespaces lists the Namespaces, other than the parent's, that members may be in.
-	AnnotationNamespaces = "applyset.kubernetes.io/additional-Namespaces"
+	// AnnotationNamespaces lists the namespaces, other than the parent's, that members may be in.
+	AnnotationNamespaces = "applyset.kubernetes.io/additional-namespaces"
+	// annotationNamespacesMisspelled is the key stencil wrote instead of
+	// AnnotationNamespaces for a while (a rename gone wrong): still read,
+	// so that the members it names stay findable, and replaced by the next
+	// write of the metadata (see NeedsRewrite).
+	annotationNamespacesMisspelled = "applyset.kubernetes.io/additional-Namespaces"
 	// AnnotationPrune set to "disabled" on a member keeps it from ever being pruned.
 	AnnotationPrune = "stencil.dev/prune"
 )
@@ -60,7 +65,18 @@ func ParseInventory(annotations map[string]string) Inventory {
 		inv.GroupKinds = append(inv.GroupKinds, schema.ParseGroupKind(s))
 	}
 	inv.Namespaces = splitList(annotations[AnnotationNamespaces])
+	inv.Namespaces = append(inv.Namespaces, splitList(annotations[annotationNamespacesMisspelled])...)
 	return inv.Normalize("")
+}
+
+// NeedsRewrite reports whether a parent's ApplySet annotations must be
+// written again whatever they name: they lack the namespaces annotation
+// (kubectl reads it, empty or not), or carry the misspelled key an
+// earlier stencil wrote.
+func NeedsRewrite(annotations map[string]string) bool {
+	_, ok := annotations[AnnotationNamespaces]
+	_, misspelled := annotations[annotationNamespacesMisspelled]
+	return !ok || misspelled
 }
 
 func splitList(s string) []string {

@@ -49,3 +49,44 @@ func TestInventoryAnnotations(t *testing.T) {
 		t.Errorf("parsed %v", gk)
 	}
 }
+
+// TestMetadataKeysAreKubectls: the parent's and the members' keys are the
+// ones kubectl reads (k8s.io/kubectl pkg/cmd/apply/applyset.go), spelled
+// out here rather than taken from the constants under test; an earlier
+// stencil wrote "additional-Namespaces", which kubectl never reads.
+func TestMetadataKeysAreKubectls(t *testing.T) {
+	for got, want := range map[string]string{
+		LabelApplySetID:      "applyset.kubernetes.io/id",
+		LabelPartOf:          "applyset.kubernetes.io/part-of",
+		AnnotationTooling:    "applyset.kubernetes.io/tooling",
+		AnnotationGroupKinds: "applyset.kubernetes.io/contains-group-kinds",
+		AnnotationNamespaces: "applyset.kubernetes.io/additional-namespaces",
+	} {
+		if got != want {
+			t.Errorf("key %q, want kubectl's %q", got, want)
+		}
+	}
+}
+
+// TestMisspelledNamespacesKey: the namespaces an earlier stencil recorded
+// under its misspelled key stay part of the inventory, and such a parent
+// has its annotations written again.
+func TestMisspelledNamespacesKey(t *testing.T) {
+	old := map[string]string{AnnotationGroupKinds: "ConfigMap", annotationNamespacesMisspelled: "b"}
+	if got := ParseInventory(old).Namespaces; !cmp.Equal(got, []string{"b"}) {
+		t.Errorf("namespaces %v, want [b]", got)
+	}
+	for _, tt := range []struct {
+		annotations map[string]string
+		want        bool
+	}{
+		{old, true},
+		{map[string]string{AnnotationGroupKinds: "ConfigMap"}, true},
+		{map[string]string{AnnotationGroupKinds: "ConfigMap", AnnotationNamespaces: ""}, false},
+		{map[string]string{AnnotationNamespaces: "b", annotationNamespacesMisspelled: "b"}, true},
+	} {
+		if got := NeedsRewrite(tt.annotations); got != tt.want {
+			t.Errorf("NeedsRewrite(%v) = %v, want %v", tt.annotations, got, tt.want)
+		}
+	}
+}
