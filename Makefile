@@ -22,10 +22,11 @@ generate: ## Generate deepcopy functions for api/ and the built-in Kubernetes AP
 	go run -C hack/k8s ./builtinapis $(CURDIR)/templates/kubeapi/zz_generated.builtinapis.go
 
 .PHONY: manifests
-manifests: ## Generate CRDs (config/crd), RBAC (config/rbac) and the status schema published kinds share (publish/).
+manifests: ## Generate CRDs (config/crd), RBAC (config/rbac), the admission policy (config/admission) and the status schema published kinds share (publish/).
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
 	go run ./hack/statusschema config/crd/bases/stencil.dev_compositions.yaml publish/zz_generated.statusschema.go
 	$(CONTROLLER_GEN) rbac:roleName=stencil-manager paths=./reconcile/... output:rbac:artifacts:config=config/rbac
+	go run ./hack/accesspolicy config/admission/policy.yaml stencil-system
 
 .PHONY: verify
 verify: ## Fail when generated files are stale, code is unformatted or vet complains.

@@ -8,12 +8,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/stencil-dev/stencil/reconcile/admission"
+	"github.com/stencil-dev/stencil/reconcile/authority"
 )
 
 // build runs kustomize over the folder dir of config/.
@@ -154,15 +157,15 @@ func TestWebhookInstall(t *testing.T) {
 			if !grants(find(objs, "ClusterRole")["stencil-manager"], "admissionregistration.k8s.io", "validatingwebhookconfigurations", "get", "list", "watch", "update") {
 				t.Errorf("ClusterRole stencil-manager does not let the controller inject the CA into the webhook configuration")
 			}
+			checkAdmissionPolicy(t, objs)
 		})
 	}
 }
 
-// checkWebhookConfig checks that the configuration has its two entries,
-// each calling the webhook Service at its handler's path: the render
-// review, failing open (a stopped controller must not block the API
-// server), and the access check, failing closed (a check skipped when the
-// webhook is down is no check).
+// checkWebhookConfig checks that the configuration has its entry, calling
+// the webhook Service at its handler's path: the render review, failing
+// open (a stopped controller must not block the API server). Who may use
+// a ServiceAccount is the admission policy's check (checkAdmissionPolicy).
 func checkWebhookConfig(t *testing.T, cfg *unstructured.Unstructured) {
 	t.Helper()
 	if cfg == nil {
@@ -170,7 +173,6 @@ func checkWebhookConfig(t *testing.T, cfg *unstructured.Unstructured) {
 	}
 	want := map[string]struct{ path, policy string }{
 		admission.CompositionsWebhookName: {admission.WebhookPath, "Ignore"},
-		admission.AccessWebhookName:       {admission.AccessWebhookPath, "Fail"},
 	}
 	hooks, _, _ := unstructured.NestedSlice(cfg.Object, "webhooks")
 	if len(hooks) != len(want) {
@@ -219,4 +221,52 @@ func grants(role *unstructured.Unstructured, group, resource string, verbs ...st
 		}
 	}
 	return false
+}
+
+// checkAdmissionPolicy checks that stencil's ValidatingAdmissionPolicy and
+// its binding for Compositions are installed as package authority makes
+// them (so that no Composition is admitted before the controller first
+// runs), reading their parameters from the controller's namespace, and
+// that the controller may keep them, bind published kinds and write the
+// parameters there (a Role, not cluster-wide ConfigMaps).
+func checkAdmissionPolicy(t *testing.T, objs []*unstructured.Unstructured) {
+	t.Helper()
+	policy := find(objs, "ValidatingAdmissionPolicy")[authority.PolicyName]
+	if policy == nil {
+		t.Fatalf("no ValidatingAdmissionPolicy %s", authority.PolicyName)
+	}
+	want, err := runtime.DefaultUnstructuredConverter.ToUnstructured(authority.Policy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want["spec"], policy.Object["spec"]); diff != "" {
+		t.Errorf("ValidatingAdmissionPolicy %s is not package authority's (-want +got):\n%s", authority.PolicyName, diff)
+	}
+	b := find(objs, "ValidatingAdmissionPolicyBinding")[authority.CompositionBindingName]
+	if b == nil {
+		t.Fatalf("no ValidatingAdmissionPolicyBinding %s", authority.CompositionBindingName)
+	}
+	wantB, err := runtime.DefaultUnstructuredConverter.ToUnstructured(authority.CompositionBinding(admission.DefaultWebhookNamespace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantB["spec"], b.Object["spec"]); diff != "" {
+		t.Errorf("ValidatingAdmissionPolicyBinding %s is not package authority's (-want +got):\n%s", authority.CompositionBindingName, diff)
+	}
+	manager := find(objs, "ClusterRole")["stencil-manager"]
+	for _, r := range []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings"} {
+		if !grants(manager, "admissionregistration.k8s.io", r, "get", "list", "watch", "create", "patch", "delete") {
+			t.Errorf("ClusterRole stencil-manager does not let the controller keep %s", r)
+		}
+	}
+	if grants(manager, "", "configmaps", "patch") {
+		t.Errorf("ClusterRole stencil-manager lets the controller write ConfigMaps cluster-wide")
+	}
+	role := find(objs, "Role")["stencil-manager"]
+	if role == nil || role.GetNamespace() != admission.DefaultWebhookNamespace || !grants(role, "", "configmaps", "get", "list", "watch", "create", "patch") {
+		t.Errorf("no Role %s/stencil-manager letting the controller write the admission policy's parameters", admission.DefaultWebhookNamespace)
+	}
+	if rb := find(objs, "RoleBinding")["stencil-manager"]; rb == nil || rb.GetNamespace() != admission.DefaultWebhookNamespace {
+		t.Errorf("no RoleBinding %s/stencil-manager", admission.DefaultWebhookNamespace)
+	}
 }

@@ -53,9 +53,13 @@ else
   export KUBECONFIG=$root/.local/cluster/kubeconfig
 fi
 
-log "installing the CRDs"
+log "installing the CRDs and stencil's admission policy"
 kubectl apply --server-side -k config/crd >/dev/null
 kubectl wait --for=condition=Established crd/bundles.stencil.dev crd/compositions.stencil.dev --timeout=60s >/dev/null
+# The API server's own check of who may use a parent's ServiceAccount
+# (config/admission): until the controller publishes its default account
+# to it, it refuses the Compositions that name none.
+kubectl apply --server-side -k config/admission >/dev/null
 kubectl apply --server-side -f examples/tenancy/ >/dev/null
 log "ServiceAccount stencil and its RBAC applied to namespace default (examples/tenancy/)"
 publishing=()
@@ -83,7 +87,7 @@ webhook=$(free_port 19443)
 hack/webhook-loopback.sh
 log "webhook configuration stencil-validating installed; the controller serves it on https://localhost:$webhook"
 if [[ ${CLUSTER:-local} == existing ]]; then
-  log "(only an API server running on this machine reaches it there; its access entry fails closed: elsewhere, Compositions are refused)"
+  log "(only an API server running on this machine reaches it there; elsewhere, dry runs are not reviewed)"
 fi
 certs=$root/.local/run/webhook-certs
 mkdir -p "$certs"
@@ -92,7 +96,7 @@ mkdir -p "$certs"
 # live values. Another cluster's API server presents none.
 client_ca=()
 if [[ ${CLUSTER:-local} != existing ]]; then
-  client_ca=(--webhook-client-ca "$root/.local/cluster/pki/webhook-client-ca.crt")
+  client_ca=(--webhook-client-ca "$root/.local/cluster/pki/webhook-client-ca.crt" --webhook-client-name kube-apiserver-webhook-client)
 fi
 
 log "starting the controller; Ctrl-C stops it (and the local cluster)"
@@ -130,22 +134,21 @@ for name in ${publishing[@]+"${publishing[@]}"}; do
   log "the kind of Bundle $name is published: $(kubectl get crd -l "stencil.dev/bundle=$name" -o name)"
 done
 
-# The webhook's access entry fails closed: until the controller serves it
-# (its certificate made, its CA injected), no Composition is admitted.
+# stencil's admission policy refuses the Compositions that name no
+# ServiceAccount until the controller has published its default one.
 deadline=$((SECONDS + 120))
 until kubectl apply --server-side --dry-run=server -f examples/compositions/ >/dev/null 2>&1; do
   if ! kill -0 "$controller_pid" 2>/dev/null || ((SECONDS > deadline)); then
     kubectl apply --server-side --dry-run=server -f examples/compositions/ >/dev/null || true
-    log "the API server does not admit the example Compositions: is the controller's webhook served?"
+    log "the API server does not admit the example Compositions: has the controller published its default ServiceAccount to stencil's admission policy?"
     exit 1
   fi
   sleep 1
 done
 kubectl apply --server-side -f examples/compositions/ >/dev/null
 log "Compositions applied from examples/compositions/"
-# As the articles do: a plain kubectl apply of their YAML, once the access
-# entries the controller adds for the published kinds (failing closed) are
-# pointed at it.
+# As the articles do: a plain kubectl apply of their YAML, once the
+# controller has bound stencil's admission policy to the published kinds.
 deadline=$((SECONDS + 60))
 until kubectl apply --dry-run=server -f examples/instances/ >/dev/null 2>&1; do
   if ((SECONDS > deadline)); then

@@ -8,6 +8,39 @@ const compositionStatusSchema = "" +
 	"  \"description\": \"status is what the controller observed.\",\n" +
 	"  \"type\": \"object\",\n" +
 	"  \"properties\": {\n" +
+	"    \"admission\": {\n" +
+	"      \"description\": \"admission is the controller's record that the use of the parent's\\nServiceAccount was admitted by stencil's ValidatingAdmissionPolicy\\n(see docs/security.md): stencil reads, applies, prunes and deletes\\nas the account only while it holds. It is carried from pass to pass.\",\n" +
+	"      \"type\": \"object\",\n" +
+	"      \"required\": [\n" +
+	"        \"policy\"\n" +
+	"      ],\n" +
+	"      \"properties\": {\n" +
+	"        \"admitted\": {\n" +
+	"          \"description\": \"admitted is true once the parent is known to have passed the check\\nof this epoch: it was created after the epoch, or changed after this\\nrecord was made, or an earlier stencil reconciled it.\",\n" +
+	"          \"type\": \"boolean\"\n" +
+	"        },\n" +
+	"        \"epoch\": {\n" +
+	"          \"description\": \"epoch is when the check last changed for this parent: the policy or\\nits binding was created, or the default ServiceAccount the parent\\nwould use changed.\",\n" +
+	"          \"type\": \"string\",\n" +
+	"          \"format\": \"date-time\"\n" +
+	"        },\n" +
+	"        \"generation\": {\n" +
+	"          \"description\": \"generation is the parent's metadata.generation when this record was\\nmade while it was not admitted; a change of it since proves that the\\ncheck of this epoch passed.\",\n" +
+	"          \"type\": \"integer\",\n" +
+	"          \"format\": \"int64\"\n" +
+	"        },\n" +
+	"        \"metadata\": {\n" +
+	"          \"description\": \"metadata is a digest of the parent's labels and annotations (but\\nthose stencil itself writes) when this record was made while it was\\nnot admitted; a change of it since proves the check passed too.\",\n" +
+	"          \"type\": \"string\",\n" +
+	"          \"maxLength\": 128\n" +
+	"        },\n" +
+	"        \"policy\": {\n" +
+	"          \"description\": \"policy names the check as \\\"\\u003cpolicy uid\\u003e/\\u003cbinding uid\\u003e\\\": the\\nValidatingAdmissionPolicy and the binding of the parent's kind; \\\"\\\"\\nwhen there was none to tell.\",\n" +
+	"          \"type\": \"string\",\n" +
+	"          \"maxLength\": 128\n" +
+	"        }\n" +
+	"      }\n" +
+	"    },\n" +
 	"    \"bundleRevision\": {\n" +
 	"      \"description\": \"bundleRevision is the revision of the Bundle last rendered.\",\n" +
 	"      \"type\": \"string\"\n" +

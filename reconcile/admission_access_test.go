@@ -16,6 +16,8 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile/admission"
+	"github.com/stencil-dev/stencil/reconcile/authority"
+	"github.com/stencil-dev/stencil/reconcile/shard"
 )
 
 // asUser returns a client of user, in group system:authenticated and
@@ -45,15 +47,15 @@ func grant(t *testing.T, ns, name, user string, rules ...rbacv1.PolicyRule) {
 var compositionsRule = rbacv1.PolicyRule{APIGroups: []string{"stencil.dev"}, Resources: []string{"compositions"},
 	Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}
 
-// forbiddenBy checks that err is the access webhook's refusal (reason
-// Forbidden) and that its message names every one of want.
+// forbiddenBy checks that err is the refusal of stencil's admission policy
+// (reason Forbidden) and that its message names every one of want.
 func forbiddenBy(t *testing.T, err error, want ...string) {
 	t.Helper()
 	if err == nil {
 		t.Fatal("the request was admitted; want it refused")
 	}
-	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `admission webhook "`) {
-		t.Fatalf("got %v; want the webhook's refusal, reason Forbidden", err)
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `ValidatingAdmissionPolicy '`+authority.PolicyName+`'`) {
+		t.Fatalf("got %v; want the admission policy's refusal, reason Forbidden", err)
 	}
 	for _, w := range want {
 		if !strings.Contains(err.Error(), w) {
@@ -92,16 +94,14 @@ func TestAdmissionServiceAccountUse(t *testing.T) {
 		Verbs: []string{"impersonate"}, ResourceNames: []string{"deployer"}})
 	grant(t, ns, "carol", "carol", compositionsRule, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create"}})
 	alice, bob, carol := asUser(t, "alice"), asUser(t, "bob"), asUser(t, "carol")
+	// Of the shard of the controller started above, whose default
+	// ServiceAccount is "stencil".
 	named := func(sa string) *v1alpha1.Composition {
 		c := composition(ns, "app", b.Name, `{}`)
+		c.Labels = map[string]string{shard.Label: "admission-access"}
 		c.Spec.ServiceAccountName = sa
 		return c
 	}
-	eventually(t, "the access webhook to serve", func() (bool, error) {
-		err := alice.Create(ctx, named("deployer"), client.DryRunAll)
-		return apierrors.IsForbidden(err), err
-	})
-
 	forbiddenBy(t, alice.Create(ctx, named("deployer")),
 		`user "alice" may not use ServiceAccount `+ns+`/deployer: needs impersonate on serviceaccounts "deployer" or create on pods in `+ns)
 	forbiddenBy(t, alice.Create(ctx, named("")), `user "alice" may not use ServiceAccount `+ns+`/stencil`)

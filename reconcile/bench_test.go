@@ -90,6 +90,13 @@ func BenchmarkReconcile(b *testing.B) {
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		b.Fatal("the cache did not sync")
 	}
+	// Until the controller's default ServiceAccount is in stencil's
+	// admission policy, the API server refuses what names none.
+	select {
+	case <-r.AdmissionReady():
+	case <-time.After(time.Minute):
+		b.Fatal("the controller did not publish its default ServiceAccount to the admission policy")
+	}
 
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "web"}}
 	converge(b, ctx, r, req, &renders)

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"time"
 
 	"github.com/stencil-dev/stencil/outputs"
 	"github.com/stencil-dev/stencil/reconcile/access"
+	"github.com/stencil-dev/stencil/reconcile/authority"
 	"github.com/stencil-dev/stencil/reconcile/hooks"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
 	"github.com/stencil-dev/stencil/reconcile/queue"
@@ -82,9 +84,22 @@ type Options struct {
 	// leader: set it when the webhook is served (package admission).
 	EveryReplica bool
 	// Namespace is the controller's own namespace: the only one the
-	// Secrets a Bundle's spec.source names are read from (package pull).
+	// Secrets a Bundle's spec.source names are read from (package pull),
+	// and where the parameters of stencil's admission policy are
+	// (package authority). "" is DefaultNamespace.
 	Namespace string
+	// AdmissionMargin is how long a change of stencil's admission policy,
+	// of a binding or of a default ServiceAccount may take to apply in
+	// every API server (policies refresh every second; add clock skew
+	// between the controller and the API servers): a parent created or
+	// changed within it of such a change is not taken as checked by it.
+	// Zero is DefaultAdmissionMargin.
+	AdmissionMargin time.Duration
 }
+
+// DefaultNamespace is Options.Namespace's default, the install's
+// (config/).
+const DefaultNamespace = "stencil-system"
 
 // Field indexes on Compositions.
 const (
@@ -150,6 +165,11 @@ type CompositionReconciler struct {
 	// observed keeps the observed values each parent's last render used
 	// (see observer).
 	observed recall.Memo[*recall.Observed]
+	// authority holds stencil's admission policy as the API server has it
+	// (see admit); keeper keeps it and this shard's default ServiceAccount
+	// in its parameters.
+	authority *authority.Watcher
+	keeper    *authority.Keeper
 }
 
 // SetupWithManager registers the Composition controller and its indexes,
@@ -177,6 +197,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) (*Com
 		Watches(&v1alpha1.Bundle{}, handler.EnqueueRequestsFromMapFunc(r.parentsOfBundle)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.parentsInNamespace), builder.WithPredicates(labelsChanged())).
 		WatchesRawSource(source.Channel(r.capabilities.Subscribe(ctx), handler.EnqueueRequestsFromMapFunc(r.allParents))).
+		WatchesRawSource(source.Channel(r.authority.SubscribeKind(ctx, authority.CompositionsResource), handler.EnqueueRequestsFromMapFunc(r.allParents))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.MaxConcurrentReconciles, 1), NewQueue: newQueue}).
 		Named("composition").
 		Build(r)
@@ -214,6 +235,19 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 	if err != nil {
 		return nil, err
 	}
+	if opts.AdmissionMargin == 0 {
+		opts.AdmissionMargin = DefaultAdmissionMargin
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = DefaultNamespace
+	}
+	watcher, err := authority.NewWatcher(mgr.GetConfig(), mgr.GetScheme(), opts.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	account := opts.DefaultServiceAccount
+	keeper := &authority.Keeper{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Watcher: watcher, Namespace: opts.Namespace,
+		Shard: opts.Shard, Account: account, Margin: opts.AdmissionMargin}
 	checker := access.NewChecker(mgr.GetClient())
 	checker.DefaultAccount = opts.DefaultServiceAccount
 	recorder := mgr.GetEventRecorder("stencil")
@@ -238,6 +272,14 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 		writers:      &writerCache{},
 		readiness:    &metrics.Readiness{},
 		parents:      mgr.GetCache(),
+		authority:    watcher,
+		keeper:       keeper,
+	}
+	if err := mgr.Add(watcher); err != nil {
+		return nil, fmt.Errorf("add the admission policy's watcher: %w", err)
+	}
+	if err := mgr.Add(keeper); err != nil {
+		return nil, fmt.Errorf("add the admission policy's keeper: %w", err)
 	}
 	return r, nil
 }
@@ -310,6 +352,8 @@ type scope struct {
 	rerender []string
 	// done ends the pass after the current phase, with status already set.
 	done bool
+	// admission is what admit decided of the parent's ServiceAccount.
+	admission admission
 	// unchanged and deleting classify the pass for the metrics (see outcome);
 	// phases adds up its time per phase.
 	unchanged, deleting bool
@@ -354,6 +398,7 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		BundleRevision:     comp.ParentStatus().BundleRevision,
 		Hooks:              comp.ParentStatus().Hooks.DeepCopy(), // the record of hooks run persists from pass to pass
 		Outputs:            comp.ParentStatus().Outputs,          // a pass that observes nothing keeps them
+		Admission:          comp.ParentStatus().Admission.DeepCopy(),
 	}, phases: phaseTimer{}}
 	s.events.FirstPass = neverReconciled(comp) // see status.Events
 	defer func() {
@@ -371,6 +416,12 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, nil
 	} else if err != nil {
 		return reporter{r}.transient(s, err)
+	}
+	if done, res, err := r.admit(ctx, s); done || err != nil {
+		if err != nil {
+			return reporter{r}.transient(s, err)
+		}
+		return res, nil
 	}
 	if !comp.GetDeletionTimestamp().IsZero() {
 		s.deleting = true

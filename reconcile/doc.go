@@ -8,7 +8,9 @@
 // # Map
 //
 //   - controller.go: Options, SetupWithManager, CompositionReconciler and
-//     Reconcile, the table of phases; parent.go (fetch, read and write the
+//     Reconcile, the table of phases; admitted.go (admit: the gate of
+//     package authority before anything is done as the parent's
+//     ServiceAccount); parent.go (fetch, read and write the
 //     parent: ensureParent, widen; Consent, what lets its set adopt),
 //     phases.go (apply, prune, observe,
 //     suspended), kinds.go (ServeKind, the pass for a published kind's
@@ -61,13 +63,19 @@
 //	                                                          render change, admission's patch of the
 //	                                                          requester's own write: package admission)
 //	events                                                    the controller
+//	stencil's admission policy, its bindings, its parameters  the controller (package authority)
 //
 // The parent's ServiceAccount is spec.serviceAccountName, else
 // Options.DefaultServiceAccount, of the parent's namespace. Only
 // Options.WriteAsController makes the writes of a parent naming none the
 // controller's own; with neither, the parent is Stalled (reason
 // NoServiceAccount) and nothing is written: the zero Options never write
-// as the controller.
+// as the controller. Nothing is read, written, pruned or deleted as a
+// parent's ServiceAccount until package authority's Judge admits it
+// (admitted.go): the API server's check of the account's use passed for
+// the parent as it stands; otherwise the parent is Stalled (reason
+// NotAdmitted), and one being deleted is let go with its members left in
+// place.
 //
 // # Invariants
 //
@@ -127,6 +135,7 @@ package reconcile
 // +kubebuilder:rbac:groups=stencil.dev,resources=compositions;bundles,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=stencil.dev,resources=compositions/status;bundles/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=stencil.dev,resources=compositions/finalizers;bundles/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete

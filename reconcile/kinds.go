@@ -80,6 +80,7 @@ func (base *CompositionReconciler) ServeKind(ctx context.Context, kind Kind) (do
 		source.Kind(base.Cache, client.Object(&v1alpha1.Bundle{}), handler.EnqueueRequestsFromMapFunc(r.parentsOfBundle)),
 		source.Kind(base.Cache, client.Object(&corev1.Namespace{}), handler.EnqueueRequestsFromMapFunc(r.parentsInNamespace), labelsChanged()),
 		source.Channel(base.capabilities.Subscribe(ctx), handler.EnqueueRequestsFromMapFunc(r.allParents)),
+		source.Channel(base.authority.SubscribeKind(ctx, r.parentResource()), handler.EnqueueRequestsFromMapFunc(r.allParents)),
 	} {
 		if err := c.Watch(src); err != nil {
 			cancel()
@@ -133,6 +134,8 @@ func (r *CompositionReconciler) forKind(kind Kind, parents cache.Cache) *Composi
 		bundles:      r.bundles,
 		renderer:     r.renderer,
 		capabilities: r.capabilities,
+		authority:    r.authority,
+		keeper:       r.keeper,
 		schemas:      r.schemas,
 		writers:      r.writers,
 		readiness:    r.readiness,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -115,6 +116,13 @@ data:
 	go func() { _ = mgr.Start(ctx) }()
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		t.Fatal("the cache did not sync")
+	}
+	// Until the controller's default ServiceAccount is in stencil's
+	// admission policy, the API server refuses what names none.
+	select {
+	case <-r.AdmissionReady():
+	case <-time.After(time.Minute):
+		t.Fatal("the controller did not publish its default ServiceAccount to the admission policy")
 	}
 
 	setValue := func(c *v1alpha1.Composition, v string) {

@@ -342,7 +342,7 @@ func TestCreateIsOneRequest(t *testing.T) {
 		},
 		"Composition": func(name string) *unstructured.Unstructured {
 			// Of a shard no controller serves: nothing else writes it.
-			u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "stencil.dev/v1alpha1", "kind": "Composition", "spec": map[string]any{"bundle": "none"}}}
+			u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "stencil.dev/v1alpha1", "kind": "Composition", "spec": map[string]any{"bundle": "none", "serviceAccountName": "any"}}}
 			u.SetNamespace(ns)
 			u.SetName(name)
 			u.SetLabels(map[string]string{shard.Label: "nobody"})

@@ -58,7 +58,7 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 	// Read live, not from the cache: right after an apply the cache may
 	// still hold a member's previous generation, Current, and a post hook
 	// must not run before the rollout it follows has even begun.
-	for _, m := range status.Members(ctx, r.APIReader, ordinary) {
+	for _, m := range status.Members(ctx, liveAs(s.writer, r.Client, r.APIReader), s.plan.ID, ordinary) {
 		if m.Status != kstatus.CurrentStatus.String() {
 			return r.detectFlapping(s), nil
 		}
@@ -271,7 +271,7 @@ func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Res
 		return res, err
 	}
 	parent := expressionParent(s.comp, s.outputs)
-	members, lives := status.Observe(ctx, status.AfterApply(r.watches.Reader(), s.results), plan.OrdinaryObjects(s.plan.Objects), s.outputs, parent)
+	members, lives := status.Observe(ctx, status.AfterApply(r.memberReader(s), s.results), s.plan.ID, plan.OrdinaryObjects(s.plan.Objects), s.outputs, parent)
 	// After the conditions the members give, so Ready stays first.
 	defer status.SetOutputs(ctx, &s.status, s.comp.GetGeneration(), s.outputs, parent, lives)
 	failed := failedApplies(s.results)
@@ -300,6 +300,15 @@ func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Res
 		return reporter{r}.stallTerminal(s, reason, msg), nil
 	}
 	return ctrl.Result{}, errors.New(msg)
+}
+
+// memberReader reads the members of pass s: from the member cache, and
+// what it does not hold (a kind not synced yet) live as the parent's
+// writer (its ServiceAccount), never as the controller: a status reads
+// nothing the tenant's account could not (see package status, which
+// shows only the set's own members).
+func (r *CompositionReconciler) memberReader(s *scope) client.Reader {
+	return r.watches.ReaderAs(liveAs(s.writer, r.Client, r.APIReader))
 }
 
 // suspended reports a suspended Composition: nothing is rendered, applied,
@@ -340,7 +349,7 @@ func (r *CompositionReconciler) suspended(ctx context.Context, s *scope) (ctrl.R
 		}
 		return strings.Compare(applyset.Ref(a), applyset.Ref(b))
 	})
-	s.status.Members = status.Members(ctx, r.watches.Reader(), objs)
+	s.status.Members = status.Members(ctx, r.memberReader(s), applyset.ParentID(s.comp), objs)
 	s.status.Summary = status.Summary(s.status.Members)
 	return ctrl.Result{}, nil
 }

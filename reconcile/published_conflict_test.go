@@ -88,7 +88,12 @@ func TestPublishedKindNeverTakesOverACRD(t *testing.T) {
 			t.Errorf("KindConflict message %q does not name the CRD", c.Message)
 		}
 		unchanged(t, "gadgets."+group, crd.ResourceVersion)
-		unserved(t, group, ns, "after")
+		// No Bundle publishes the kind any more: stencil's admission
+		// policy refuses its instances.
+		eventually(t, "an instance of a kind no Bundle publishes refused", func() (bool, error) {
+			err := k.Create(ctx, gadget(group, ns, "after", `{"size":1}`))
+			return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "no Bundle publishes"), err
+		})
 	})
 }
 

@@ -221,15 +221,12 @@ func TestPublishedKind(t *testing.T) {
 	if c := instanceCondition(t, inst); c.Reason != v1alpha1.ReasonSuspended {
 		t.Errorf("suspended instance Ready reason = %s, want %s", c.Reason, v1alpha1.ReasonSuspended)
 	}
-	patchInstance(t, gadget(group, ns, "w1", ""), `{"metadata":{"annotations":{"stencil.dev/suspend":"nope"}}}`)
-	eventually(t, "a bad knob annotation stalls the instance", func() (bool, error) {
-		u := gadget(group, ns, "w1", "")
-		if err := k.Get(ctx, client.ObjectKeyFromObject(u), u); err != nil {
-			return false, err
-		}
-		c := instanceCondition(t, u)
-		return c.Reason == v1alpha1.ReasonInvalid && strings.Contains(c.Message, "stencil.dev/suspend"), fmt.Errorf("Ready %s: %s", c.Reason, c.Message)
-	})
+	// A bad knob annotation is refused by stencil's admission policy,
+	// whose check of the ServiceAccount reads the annotations too.
+	err = k.Patch(ctx, gadget(group, ns, "w1", ""), client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"annotations":{"stencil.dev/suspend":"nope"}}}`)))
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "stencil.dev/suspend") {
+		t.Errorf("a bad knob annotation: %v, want it refused as Invalid, naming it", err)
+	}
 	patchInstance(t, gadget(group, ns, "w1", ""), `{"metadata":{"annotations":{"stencil.dev/suspend":null}}}`)
 	instanceReady(t, group, ns, "w1", metav1.ConditionTrue)
 
@@ -371,11 +368,16 @@ func TestPublishedKindLifecycle(t *testing.T) {
 	mustCreate(t, gadget(group, ns, "w", `{"size":4}`))
 	instanceReady(t, group, ns, "w", metav1.ConditionTrue)
 
-	// Stop publishing: nothing is deleted, and nothing is applied any more.
+	// Stop publishing: nothing is deleted, nothing is applied any more,
+	// and stencil's admission policy refuses the instances' changes (no
+	// Bundle says what they would be written as).
 	var api *v1alpha1.BundleAPI
 	updateBundle(t, name, func(s *v1alpha1.BundleSpec) { api, s.API = s.API, nil })
 	bundleReady(t, name, metav1.ConditionTrue, v1alpha1.ReasonReady)
-	patchInstance(t, gadget(group, ns, "w", ""), `{"spec":{"size":5}}`)
+	eventually(t, "a change of an instance of a kind no Bundle publishes to be refused", func() (bool, error) {
+		err := k.Patch(ctx, gadget(group, ns, "w", ""), client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"size":5}}`)), client.DryRunAll)
+		return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "no Bundle publishes Gadget."+group), err
+	})
 	consistently(t, "the children of an unpublished kind left alone", 2*time.Second, func() (bool, error) {
 		cm := &corev1.ConfigMap{}
 		err := k.Get(ctx, key(ns, "w-conf"), cm)
@@ -388,6 +390,10 @@ func TestPublishedKindLifecycle(t *testing.T) {
 	// Publish again and restart: the new controller serves the kind.
 	updateBundle(t, name, func(s *v1alpha1.BundleSpec) { s.API = api })
 	bundleReady(t, name, metav1.ConditionTrue, v1alpha1.ReasonReady)
+	eventually(t, "the instance's change admitted again", func() (bool, error) {
+		err := k.Patch(ctx, gadget(group, ns, "w", ""), client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"size":5}}`)))
+		return err == nil, err
+	})
 	eventually(t, "the instance applied again", func() (bool, error) {
 		cm := &corev1.ConfigMap{}
 		err := k.Get(ctx, key(ns, "w-conf"), cm)
@@ -417,7 +423,18 @@ func TestPublishedKindSharded(t *testing.T) {
 	ctx := context.Background()
 	ns, group, _, _ := servedGadgets(t, "shard")
 
+	// Until a controller of shard a has run once, stencil's admission
+	// policy cannot tell what an instance of shard a naming no
+	// ServiceAccount would be written as, and refuses it.
 	inst := gadget(group, ns, "g", `{"size":1}`)
+	inst.SetLabels(map[string]string{shard.Label: "never-" + ns})
+	if err := k.Create(ctx, inst, client.DryRunAll); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "no stencil controller serves shard never-"+ns) {
+		t.Errorf("an instance of a shard no controller ever served: %v, want it refused", err)
+	}
+	a := startShard(t, "a")
+	a.Stop()
+
+	inst = gadget(group, ns, "g", `{"size":1}`)
 	inst.SetLabels(map[string]string{shard.Label: "a"})
 	mustCreate(t, inst)
 	consistently(t, "the unsharded controller to leave shard a's instance alone", 2*time.Second, func() (bool, error) {

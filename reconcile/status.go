@@ -37,7 +37,10 @@ func (r reporter) patchStatus(ctx context.Context, s *scope) error {
 	// cacheTrusted) writes its status only over that version, unless a
 	// write of this pass (a hook's record) has since confirmed it.
 	v, written := r.parentVersions.Get(client.ObjectKeyFromObject(s.comp), "")
-	if err := writeStatus(ctx, r.Client, s.comp, s.status, s.parent.unconfirmed && (!written || v == unconfirmedVersion)); err != nil {
+	// A record of a parent that waits to be admitted is written only over
+	// the parent as the pass read it (see authority.Judge).
+	lock := s.parent.unconfirmed && (!written || v == unconfirmedVersion) || s.admission.verdict.Lock
+	if err := writeStatus(ctx, r.Client, s.comp, s.status, lock); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -59,7 +62,7 @@ func (r reporter) observeMembers(ctx context.Context, s *scope) {
 	if s.plan == nil || s.status.Members != nil {
 		return
 	}
-	s.status.Members = status.Members(ctx, r.watches.Reader(), s.plan.Objects)
+	s.status.Members = status.Members(ctx, r.memberReader(s), s.plan.ID, s.plan.Objects)
 	s.status.Summary = status.Summary(s.status.Members)
 }
 

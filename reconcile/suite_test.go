@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,7 +140,7 @@ func exists(t *testing.T, obj client.Object) {
 	})
 }
 
-func mustCreate(t *testing.T, obj client.Object) {
+func mustCreate(t testing.TB, obj client.Object) {
 	t.Helper()
 	if err := k.Create(context.Background(), obj); err != nil {
 		t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
@@ -147,7 +148,7 @@ func mustCreate(t *testing.T, obj client.Object) {
 }
 
 // bundle creates a cluster-scoped Bundle (named after the test) and deletes it after.
-func bundle(t *testing.T, name string, files map[string]string, mutate ...func(*v1alpha1.BundleSpec)) *v1alpha1.Bundle {
+func bundle(t testing.TB, name string, files map[string]string, mutate ...func(*v1alpha1.BundleSpec)) *v1alpha1.Bundle {
 	t.Helper()
 	b := &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.BundleSpec{Files: files}}
 	for _, m := range mutate {
@@ -193,4 +194,18 @@ func update(t *testing.T, c *v1alpha1.Composition, change func(*v1alpha1.Composi
 		err := k.Update(context.Background(), c)
 		return err == nil, err
 	})
+}
+
+// writesIn returns the write requests (anything but GET) the controller c
+// sent to namespace ns since its request number since (len of
+// c.Requests() then): other tests' parents, gone or going, may still have
+// passes and events of their own, which are not this test's.
+func writesIn(c *testenv.Controller, since int, ns string) []string {
+	var out []string
+	for _, r := range c.Requests()[since:] {
+		if !strings.HasPrefix(r, "GET ") && strings.Contains(r, "/namespaces/"+ns+"/") {
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -130,11 +130,61 @@ type CompositionStatus struct {
 	// +optional
 	Inventory *InventoryStatus `json:"inventory,omitempty"`
 
+	// admission is the controller's record that the use of the parent's
+	// ServiceAccount was admitted by stencil's ValidatingAdmissionPolicy
+	// (see docs/security.md): stencil reads, applies, prunes and deletes
+	// as the account only while it holds. It is carried from pass to pass.
+	// +optional
+	Admission *AdmissionStatus `json:"admission,omitempty"`
+
 	// outputs holds the status fields the Bundle declares (spec.outputs),
 	// computed from the members' live objects. An instance of a published
 	// kind has them at the top of its status instead.
 	// +optional
 	Outputs map[string]apiextensionsv1.JSON `json:"outputs,omitempty"`
+}
+
+// AdmissionStatus is the controller's record of the admission of a
+// parent's ServiceAccount. The API server checks, with stencil's
+// ValidatingAdmissionPolicy, every create of a parent and every update that
+// changes its spec, labels or annotations: the requester must be allowed
+// to use the ServiceAccount the parent will be written as. stencil acts as
+// that account only when it can tell that the parent as it stands passed
+// that check: it was created, or changed after this record was made, while
+// the check (the policy, its binding and the default ServiceAccounts it
+// reads, the epoch) was the one it is now.
+type AdmissionStatus struct {
+	// policy names the check as "<policy uid>/<binding uid>": the
+	// ValidatingAdmissionPolicy and the binding of the parent's kind; ""
+	// when there was none to tell.
+	// +required
+	// +kubebuilder:validation:MaxLength=128
+	Policy string `json:"policy"`
+
+	// epoch is when the check last changed for this parent: the policy or
+	// its binding was created, or the default ServiceAccount the parent
+	// would use changed.
+	// +optional
+	Epoch *metav1.Time `json:"epoch,omitempty"`
+
+	// admitted is true once the parent is known to have passed the check
+	// of this epoch: it was created after the epoch, or changed after this
+	// record was made, or an earlier stencil reconciled it.
+	// +optional
+	Admitted bool `json:"admitted,omitempty"`
+
+	// generation is the parent's metadata.generation when this record was
+	// made while it was not admitted; a change of it since proves that the
+	// check of this epoch passed.
+	// +optional
+	Generation int64 `json:"generation,omitempty"`
+
+	// metadata is a digest of the parent's labels and annotations (but
+	// those stencil itself writes) when this record was made while it was
+	// not admitted; a change of it since proves the check passed too.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	Metadata string `json:"metadata,omitempty"`
 }
 
 // InventoryStatus is the controller's record of an ApplySet's inventory.

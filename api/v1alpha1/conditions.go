@@ -115,6 +115,14 @@ const (
 	// controller has no default one to write as (and may not write as
 	// itself): nothing is applied, pruned or deleted.
 	ReasonNoServiceAccount = "NoServiceAccount"
+	// ReasonNotAdmitted: stencil cannot tell that the use of the parent's
+	// ServiceAccount was admitted by its ValidatingAdmissionPolicy (the
+	// policy or its binding is missing, the parent predates them, or the
+	// account it would use changed without a change of the parent):
+	// nothing is read, applied, pruned or deleted as the account. The
+	// message says what admits it (usually: any change of the parent made
+	// by someone who may use the account).
+	ReasonNotAdmitted = "NotAdmitted"
 	// ReasonNotAllowed: the Bundle's spec.namespaceSelector does not
 	// select the parent's namespace: nothing is applied or pruned.
 	ReasonNotAllowed = "NotAllowed"

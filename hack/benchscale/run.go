@@ -547,7 +547,7 @@ func webhookArgs(cl localCluster) ([]string, error) {
 		return nil, err
 	}
 	return []string{"--webhook-host", "localhost", "--webhook-port", port, "--webhook-cert-dir", certs,
-		"--webhook-namespace", "stencil-system", "--webhook-client-ca", filepath.Join(cl.dir, "pki", "webhook-client-ca.crt")}, nil
+		"--webhook-namespace", "stencil-system", "--webhook-client-ca", filepath.Join(cl.dir, "pki", "webhook-client-ca.crt"), "--webhook-client-name", "kube-apiserver-webhook-client"}, nil
 }
 
 // waitAdmission waits, when the controller serves its webhooks, until the

@@ -100,3 +100,22 @@ func TestPrintResult(t *testing.T) {
 		t.Errorf("printed:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
+
+// TestInstanceTargetBadAnnotation: an instance whose stencil.dev/prune the
+// controller cannot read (admitted before stencil's admission policy,
+// which refuses it now) is reported as one that would fail to render,
+// naming the annotation and not its value.
+func TestInstanceTargetBadAnnotation(t *testing.T) {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("app.example.com/v1")
+	u.SetKind("AppService")
+	u.SetNamespace("team")
+	u.SetName("svc")
+	u.SetAnnotations(map[string]string{"stencil.dev/prune": "maybe-7f3a"})
+	api := &v1alpha1.BundleAPI{Group: "app.example.com", Kind: "AppService", Version: "v1"}
+	got := instanceTarget("a", u, api)
+	if got.specErr == nil || !strings.Contains(got.specErr.Error(), `annotation stencil.dev/prune must be "true" or "false"`) ||
+		strings.Contains(got.specErr.Error(), "maybe-7f3a") || strings.Contains(got.specErr.Error(), "AppService team/svc") {
+		t.Errorf("specErr %v, want the annotation named, without its value nor the instance (the header names it)", got.specErr)
+	}
+}

@@ -36,6 +36,7 @@ func loopbackWebhook(t *testing.T, root, kubeconfig string) admission.ServingOpt
 	o.Namespace = admission.DefaultWebhookNamespace // as the flag's default outside a pod
 	// As hack/run.sh: trust the local API server's webhook client certificate.
 	o.ClientCAFile = filepath.Join(filepath.Dir(kubeconfig), "pki", "webhook-client-ca.crt")
+	o.ClientNames = []string{"kube-apiserver-webhook-client"} // hack/local-cluster.sh's
 	return o
 }
 

@@ -97,8 +97,10 @@
 //   - Render never blocks longer than Limits.Timeout plus the grace, plus
 //     the wait for a free worker, and never past the caller's context; a
 //     worker's render never runs past Limits.Timeout plus the grace.
-//   - At most Options.Workers worker processes run, abandoned renders
-//     included; each waiting render is its caller's goroutine.
+//   - At most Options.Workers worker processes run; each waiting render
+//     is its caller's goroutine. A render whose caller's context ends is
+//     abandoned and its worker killed at once: nobody holds a worker for
+//     a result nobody will read.
 //   - Messages never carry the values or the worker's stderr beyond the
 //     runtime's own "fatal error:" line, which holds no data.
 //   - A render in a worker gives the same objects as templates.Render in

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -142,28 +143,36 @@ func TestMaxWaiting(t *testing.T) {
 	}
 }
 
-// TestCallerGivesUpWorkerStays: a caller whose context ends mid-render
-// gets its context's error, and the worker finishes the render and serves
-// the next one warm (the same process).
-func TestCallerGivesUpWorkerStays(t *testing.T) {
+// TestCallerGivesUpWorkerReleased: a caller whose context ends mid-render
+// gets its context's error, and the worker rendering for it is killed at
+// once, not left to finish a render nobody reads (a stranger's review past
+// the API server's deadline must hold no worker); the next render gets a
+// fresh worker.
+func TestCallerGivesUpWorkerReleased(t *testing.T) {
 	p := newPool(t, sandbox.Limits{}, 1)
 	healthy := load(t, "cm", configMap)
 	if _, err := p.Render(context.Background(), healthy, input); err != nil {
 		t.Fatal(err)
 	}
 	warm := p.IdlePIDs()
+	if len(warm) != 1 {
+		t.Fatalf("idle workers %v, want one", warm)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
 	if _, err := p.Render(ctx, load(t, "slow", slow), input); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("render past the caller's deadline: %v, want context.DeadlineExceeded", err)
 	}
-	// This one waits for the slot, which the abandoned render holds until
-	// its worker has answered.
+	for deadline := time.Now().Add(30 * time.Second); syscall.Kill(warm[0], 0) == nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker %d of the abandoned render still runs", warm[0])
+		}
+	}
 	if _, err := p.Render(context.Background(), healthy, input); err != nil {
 		t.Fatalf("render after the caller gave up: %v", err)
 	}
-	if got := p.IdlePIDs(); !slices.Equal(got, warm) {
-		t.Errorf("idle workers %v, want the warm one %v", got, warm)
+	if got := p.IdlePIDs(); len(got) != 1 || got[0] == warm[0] {
+		t.Errorf("idle workers %v, want one fresh worker (not %d)", got, warm[0])
 	}
 }
 

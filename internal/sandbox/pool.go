@@ -146,8 +146,9 @@ func (p *Pool) Render(ctx context.Context, b *templates.Bundle, in templates.Inp
 // bundle and may be retried: ErrBusy (Options.MaxWaiting renders already
 // wait), ctx's error (it ended while the render waited or ran), no worker
 // could be started. When ctx ends during the render, RenderFor returns at
-// once but the worker finishes the render within Limits.Timeout, its
-// result unread, and stays warm; its slot is busy until then.
+// once and the worker is killed: its slot is free for the next render at
+// once (a caller that gave up, such as a review past the API server's
+// deadline, holds nothing), and the next render starts a fresh worker.
 func (p *Pool) RenderFor(ctx context.Context, tenant string, b *templates.Bundle, in templates.Input) ([]*unstructured.Unstructured, error) {
 	if err := p.queue.acquire(ctx, tenant); err != nil {
 		return nil, err
@@ -163,7 +164,7 @@ func (p *Pool) RenderFor(ctx context.Context, tenant string, b *templates.Bundle
 		defer p.queue.release()
 		var r result
 		in.Observations = &r.obs // the caller's is set only if it still waits
-		r.objs, r.err = p.render(b, in)
+		r.objs, r.err = p.render(ctx, b, in)
 		done <- r
 	}()
 	select {
@@ -177,13 +178,18 @@ func (p *Pool) RenderFor(ctx context.Context, tenant string, b *templates.Bundle
 	}
 }
 
-// render renders in a worker, holding a slot.
-func (p *Pool) render(b *templates.Bundle, in templates.Input) ([]*unstructured.Unstructured, error) {
+// render renders in a worker, holding a slot. When ctx ends first, the
+// worker is killed.
+func (p *Pool) render(ctx context.Context, b *templates.Bundle, in templates.Input) ([]*unstructured.Unstructured, error) {
 	w, err := p.get()
 	if err != nil {
 		return nil, err
 	}
+	stop := context.AfterFunc(ctx, w.kill)
 	objs, reusable, err := w.render(b, in, p.limits)
+	if !stop() {
+		reusable = false // killed: its caller is gone
+	}
 	p.observe(w.hello())
 	p.put(w, reusable)
 	return objs, err

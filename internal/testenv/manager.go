@@ -13,6 +13,9 @@ import (
 
 	"github.com/stencil-dev/stencil/reconcile/metrics"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -50,9 +53,16 @@ type Controller struct {
 	Done <-chan struct{}
 
 	renders sync.Map // "namespace/name" of a Composition → *atomic.Int64
+	stop    context.CancelFunc
 
 	mu       sync.Mutex
 	requests []string
+}
+
+// Stop stops the controller and waits until it has stopped.
+func (c *Controller) Stop() {
+	c.stop()
+	<-c.Done
 }
 
 // Requests returns every request the controller sent so far, in order, as
@@ -134,13 +144,23 @@ type ControllerOptions struct {
 
 // StartWith starts, as StartController, a controller with o's options.
 func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*Controller, error) {
+	ctx, stop := context.WithCancel(ctx)
+	c, err := startWith(ctx, stop, config, o)
+	if err != nil {
+		stop()
+	}
+	return c, err
+}
+
+// startWith is StartWith under ctx, which stop ends.
+func startWith(ctx context.Context, stop context.CancelFunc, config *rest.Config, o ControllerOptions) (*Controller, error) {
 	shardName := o.Shard
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
 	scheme, err := reconcile.NewScheme()
 	if err != nil {
 		return nil, err
 	}
-	c := &Controller{}
+	c := &Controller{stop: stop}
 	if c.Client, err = client.New(config, client.Options{Scheme: scheme}); err != nil {
 		return nil, err
 	}
@@ -179,7 +199,7 @@ func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*
 	// The controller's default concurrency, and render limits short
 	// enough for tests to see overruns quickly.
 	opts := reconcile.Options{Version: "v0.0.0-test", MaxConcurrentReconciles: 4, ApplyConcurrency: 4, Shard: shardName,
-		WriteAsController: o.WriteAsController, Namespace: ControllerNamespace}
+		WriteAsController: o.WriteAsController, Namespace: ControllerNamespace, AdmissionMargin: AdmissionMargin}
 	if !o.WriteAsController {
 		opts.DefaultServiceAccount = DefaultServiceAccount
 	}
@@ -197,6 +217,9 @@ func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*
 	if o.Webhooks != nil {
 		admit = o.Admission
 		admit.Enabled = true
+		if len(admit.ClientNames) == 0 {
+			admit.ClientNames = []string{WebhookClientName}
+		}
 	}
 	if serving != nil {
 		// As runController wires it.
@@ -207,7 +230,12 @@ func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*
 		}
 	}
 	opts.EveryReplica = admit.Enabled
-	if err := setup(ctx, mgr, opts, admit); err != nil {
+	if err := ensureNamespace(ctx, c.Client, opts.Namespace); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	r, err := setup(ctx, mgr, opts, admit)
+	if err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -221,8 +249,39 @@ func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*
 			os.Exit(1)
 		}
 	}()
+	// Until the controller has published its default ServiceAccount to
+	// stencil's admission policy, the API server refuses the parents that
+	// name none: the tests start once it has.
+	select {
+	case <-r.AdmissionReady():
+	case <-time.After(time.Minute):
+		return nil, errors.New("the controller did not publish its default ServiceAccount to stencil's admission policy within a minute")
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	return c, nil
 }
+
+// ensureNamespace creates namespace ns when it does not exist (a suite
+// whose controller may not create namespaces makes it itself).
+func ensureNamespace(ctx context.Context, c client.Client, ns string) error {
+	err := c.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})
+	if apierrors.IsNotFound(err) {
+		err = c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+		if apierrors.IsAlreadyExists(err) {
+			err = nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("make namespace %s: %w", ns, err)
+	}
+	return nil
+}
+
+// AdmissionMargin is the controllers' reconcile.Options.AdmissionMargin in
+// tests: a single API server applies a policy change within a second or
+// two; production's default allows for several and for clock skew.
+const AdmissionMargin = 2 * time.Second
 
 // DefaultServiceAccount is the default ServiceAccount of the controllers
 // StartWith starts without WriteAsController: `stencil controller`'s.
@@ -230,16 +289,16 @@ const DefaultServiceAccount = "stencil"
 
 // setup wires the controllers as runController does: the Composition
 // controller, the Bundle and published kinds' controllers, the webhook.
-func setup(ctx context.Context, mgr ctrl.Manager, opts reconcile.Options, admit admission.Options) error {
+func setup(ctx context.Context, mgr ctrl.Manager, opts reconcile.Options, admit admission.Options) (*reconcile.CompositionReconciler, error) {
 	r, err := reconcile.SetupWithManager(ctx, mgr, opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	kinds, err := published.SetupWithManager(mgr, r)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return admission.SetupWithManager(mgr, r, kinds, admit)
+	return r, admission.SetupWithManager(mgr, r, kinds, admit)
 }
 
 // webhookServer serves on the host, port and certificates of w; with no

@@ -77,9 +77,11 @@ func callerAuthenticated(ctx context.Context) bool {
 	return c.authenticated
 }
 
-// withheldWarning is the one warning of a dry run whose caller is not
-// authenticated: nothing read from the cluster is told.
-const withheldWarning = "stencil: the children's preview is withheld: the webhook's caller presented no client certificate signed by --webhook-client-ca; run `stencil diff` (as yourself) to see it"
+// notReviewedWarning is the one answer to a caller that is not
+// authenticated: nothing is rendered, reviewed or read for it, and the
+// request is let through (the API server's own checks, stencil's
+// admission policy among them, still apply; the controller reports).
+const notReviewedWarning = "stencil: not reviewed: the webhook's caller presented no client certificate signed by --webhook-client-ca (and named by --webhook-client-name); the controller will report, and `stencil diff` previews"
 
 // TLSOptions are the TLS settings of the webhook server of o: client
 // certificates verified, when presented, against ClientCAFile; HTTP/2

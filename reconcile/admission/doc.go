@@ -27,26 +27,19 @@
 //     the controller still records its inventory (status.inventory) only
 //     in its own status write, so an annotation admission adds is never
 //     pruned or deleted from until a pass recorded it.
-//   - serviceaccount.go: the access check, served alone at
-//     AccessWebhookPath and run first by the review. A parent is refused
-//     when its requester could not use the ServiceAccount the parent's
-//     writes impersonate (a SubjectAccessReview of the request's user:
-//     impersonate that ServiceAccount, or create pods in the namespace),
-//     on every create and every update that changes its spec, labels or
-//     annotations, and when its Bundle's spec.namespaceSelector does not
-//     select its namespace. Its entries fail closed (failurePolicy
-//     Fail), unlike the render's: a check that an attacker can skip by
-//     slowing or stopping the webhook is no check, and this one is cheap
-//     (no render, at most two reviews) and refuses whatever it cannot
-//     decide. The price: while no controller serves the webhook, parents
-//     cannot be created or changed (the controller's own updates of
-//     status, finalizers and ApplySet metadata are not checked).
+//   - Who may use a parent's ServiceAccount is not checked here: the
+//     API server checks it itself, with stencil's ValidatingAdmissionPolicy
+//     (package authority), before any webhook is called. A review refuses
+//     a parent in a namespace its Bundle's spec.namespaceSelector does
+//     not select, as the controller would stall it; a dry run is
+//     previewed as the parent's account only when that policy checks its
+//     kind (reconcile.CompositionReconciler.Checked).
 //   - webhookconfig.go, mutating_config.go: keep the published kinds'
 //     entries of the ValidatingWebhookConfiguration and of the
 //     MutatingWebhookConfiguration for the kinds package published
 //     serves (one controller, which takes the notices of the kinds
-//     served): the render's and the mutation's, failing open, and the
-//     access check's, failing closed.
+//     served): the render's and the mutation's, failing open. Entries of
+//     the access check an earlier stencil served are removed.
 //   - serving*.go: the webhook server's certificate (rotated and injected
 //     with cert-controller, or files), and the loopback pointing of the
 //     configuration at a controller outside the cluster.

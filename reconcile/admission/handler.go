@@ -106,14 +106,13 @@ func SetupWithManager(mgr ctrl.Manager, r *reconcile.CompositionReconciler, kind
 	if !opts.Enabled {
 		return nil
 	}
-	h := &reviewer{r: r, renderer: opts.Renderer, timeout: opts.timeout(), readers: newReadChecker(r.Client), access: &accessReviewer{r: r}}
+	h := &reviewer{r: r, renderer: opts.Renderer, timeout: opts.timeout(), readers: newReadChecker(r.Client)}
 	if h.renderer == nil {
 		h.renderer = r.Renderer()
 	}
 	register := func() {
-		mgr.GetWebhookServer().Register(WebhookPath, &webhook.Admission{Handler: h, WithContextFunc: withCaller(opts.ClientNames)})
-		mgr.GetWebhookServer().Register(AccessWebhookPath, &webhook.Admission{Handler: h.access})
-		mgr.GetWebhookServer().Register(MutatePath, &webhook.Admission{Handler: &mutator{rv: h, version: r.Options.Version}, WithContextFunc: withCaller(opts.ClientNames)})
+		mgr.GetWebhookServer().Register(WebhookPath, guarded(WebhookPath, &webhook.Admission{Handler: h, WithContextFunc: withCaller(opts.ClientNames)}, opts.ClientNames))
+		mgr.GetWebhookServer().Register(MutatePath, guarded(MutatePath, &webhook.Admission{Handler: &mutator{rv: h, version: r.Options.Version}, WithContextFunc: withCaller(opts.ClientNames)}, opts.ClientNames))
 	}
 	if ready := opts.Ready; ready == nil {
 		register()
@@ -172,16 +171,17 @@ type reviewer struct {
 	timeout  time.Duration
 	// readers answers whether a request's user may get a child's kind.
 	readers *readChecker
-	// access is the fail-closed check, run first (serviceaccount.go).
-	access *accessReviewer
 }
 
 var _ admission.Handler = (*reviewer)(nil)
 
 // review is the outcome of one review before it becomes a Response.
 type review struct {
-	denied   string
-	warnings []string
+	denied string
+	// forbidden: denied for the request's place, not its content (403,
+	// not 422).
+	forbidden bool
+	warnings  []string
 	// timedOut: the review's deadline passed first.
 	timedOut bool
 }
@@ -193,12 +193,13 @@ func (h *reviewer) Handle(ctx context.Context, req admission.Request) admission.
 	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
 		return admission.Allowed("")
 	}
+	// A caller that is not the API server gets nothing done for it: no
+	// render, no access review, no read of the cluster.
+	if !callerAuthenticated(ctx) {
+		return admission.Allowed("").WithWarnings(notReviewedWarning)
+	}
 	ctx, cancel := context.WithTimeout(ctx, h.timeout)
 	defer cancel()
-	// The access check first, outside the render's allow-on-timeout.
-	if r := h.access.check(ctx, req); r != nil {
-		return r.response()
-	}
 	done := make(chan review, 1)
 	go func() {
 		rv := h.review(ctx, req)
@@ -226,8 +227,10 @@ func (rv review) response() admission.Response {
 		return admission.Allowed("").WithWarnings(rv.warnings...)
 	}
 	res := admission.Denied(rv.denied).WithWarnings(rv.warnings...)
-	res.Result.Code = http.StatusUnprocessableEntity
-	res.Result.Reason = metav1.StatusReasonInvalid
+	res.Result.Code, res.Result.Reason = http.StatusUnprocessableEntity, metav1.StatusReasonInvalid
+	if rv.forbidden {
+		res.Result.Code, res.Result.Reason = http.StatusForbidden, metav1.StatusReasonForbidden
+	}
 	return res
 }
 
@@ -262,6 +265,9 @@ func (h *reviewer) review(ctx context.Context, req admission.Request) review {
 	}
 	parent, bundle, rv := h.parent(ctx, obj)
 	if parent == nil {
+		return rv
+	}
+	if rv := h.namespaceAllowed(ctx, bundle, parent.GetNamespace()); rv.denied != "" || len(rv.warnings) > 0 {
 		return rv
 	}
 	planned, rv := h.plan(ctx, parent, bundle, old)
@@ -333,6 +339,20 @@ func (h *reviewer) parent(ctx context.Context, obj *unstructured.Unstructured) (
 	return applyset.NewInstance(obj, spec), b, review{}
 }
 
+// namespaceAllowed refuses a parent in a namespace its Bundle's
+// spec.namespaceSelector does not select, as the controller would stall
+// it (reason NotAllowed).
+func (h *reviewer) namespaceAllowed(ctx context.Context, b *v1alpha1.Bundle, ns string) review {
+	ok, err := reconcile.NamespaceSelected(ctx, h.r.Client, b, ns)
+	switch {
+	case err != nil:
+		return allowWarning("could not check Bundle %s's spec.namespaceSelector: %v; the controller will report", b.Name, err)
+	case !ok:
+		return review{forbidden: true, denied: fmt.Sprintf("Bundle %s may not be used in namespace %s: its spec.namespaceSelector does not select the namespace", b.Name, ns)}
+	}
+	return review{}
+}
+
 // bundle reads the named Bundle from the cache. A Bundle not found gives
 // no Bundle and a review that allows with a warning: the Bundle, not the
 // request, is at fault.
@@ -389,11 +409,17 @@ func (h *reviewer) plan(ctx context.Context, parent applyset.Parent, b *v1alpha1
 // change would alter (see outputWarnings). A render of no object prunes
 // nothing unless the parent or its Bundle allows it (see
 // guardEmptyRender): the warning says so instead. A caller that is not
-// the authenticated API server gets no preview at all (withheldWarning),
+// the authenticated API server gets no preview at all (notReviewedWarning),
 // and a child whose kind user may not get is listed without its paths.
 func (h *reviewer) preview(ctx context.Context, user authenticationv1.UserInfo, parent applyset.Parent, b *v1alpha1.Bundle, planned *plan.Plan) []string {
 	if !callerAuthenticated(ctx) {
-		return []string{withheldWarning}
+		return []string{notReviewedWarning}
+	}
+	// The request was checked by stencil's admission policy, which runs
+	// before any webhook, only if its kind is bound: otherwise nobody
+	// checked that the requester may use the account the dry run acts as.
+	if !h.r.Checked(ctx, parent.ParentGVK()) {
+		return []string{warningText("stencil: the children's preview is withheld: stencil's admission policy does not check " + parent.ParentGVK().Kind + " (yet); the controller will report")}
 	}
 	writer, err := h.r.WriterFor(parent)
 	if err != nil {

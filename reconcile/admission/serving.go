@@ -104,9 +104,9 @@ type ServingOptions struct {
 	// verified caller's dry runs see live data (authn.go). Unset: no caller
 	// is authenticated, and no dry run sees live data.
 	ClientCAFile string
-	// ClientNames, when not empty, narrows the verified callers to
-	// certificates bearing one of these names (common name or DNS subject
-	// alternative name).
+	// ClientNames narrows the verified callers to certificates bearing
+	// one of these names (common name or DNS subject alternative name);
+	// required with ClientCAFile (Validate).
 	ClientNames []string
 	// EnableHTTP2 offers HTTP/2 (ALPN h2); off by default (CVE-2023-44487).
 	EnableHTTP2 bool
@@ -169,6 +169,12 @@ func (o ServingOptions) Validate() error {
 	}
 	if len(o.ClientNames) > 0 && o.ClientCAFile == "" {
 		errs = append(errs, errors.New("--webhook-client-name needs --webhook-client-ca: no certificate is verified without it"))
+	}
+	if o.ClientCAFile != "" && len(o.ClientNames) == 0 {
+		// A CA often signs more than the API server's certificate (the
+		// cluster's CA signs every user's): any of them would be taken
+		// for the API server, reviewed and shown live values.
+		errs = append(errs, errors.New("--webhook-client-ca needs --webhook-client-name: without it, every certificate the CA signs (a user's, a kubelet's) is taken for the API server's"))
 	}
 	if msgs := validation.IsDNS1123Subdomain(o.ConfigName); len(msgs) > 0 {
 		errs = append(errs, fmt.Errorf("--webhook-config %q: %s", o.ConfigName, strings.Join(msgs, "; ")))

@@ -48,6 +48,8 @@ func TestServingOptions(t *testing.T) {
 		{"no Secret to rotate into", func(o *admission.ServingOptions) { o.SecretName = "" }, "--webhook-cert-secret"},
 		{"no Service and no host", func(o *admission.ServingOptions) { o.Service = "" }, "--webhook-service"},
 		{"a client name without a client CA", func(o *admission.ServingOptions) { o.ClientNames = []string{"kube-apiserver"} }, "--webhook-client-ca"},
+		// Every certificate the CA signs would pass for the API server's.
+		{"a client CA without a client name", func(o *admission.ServingOptions) { o.ClientCAFile = "/ca.crt" }, "--webhook-client-name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := inCluster
@@ -69,7 +71,7 @@ func TestServingOptions(t *testing.T) {
 		}
 		for _, file := range []string{filepath.Join(t.TempDir(), "missing.crt"), notPEM} {
 			o := inCluster
-			o.ClientCAFile = file
+			o.ClientCAFile, o.ClientNames = file, []string{"kube-apiserver"}
 			if _, err := admission.NewServing(o); err == nil || !strings.Contains(err.Error(), "--webhook-client-ca") {
 				t.Errorf("NewServing with --webhook-client-ca=%s: %v, want an error naming the flag", file, err)
 			}

@@ -39,9 +39,9 @@ import (
 // sent where its base entry of config/webhook sends its requests (its
 // clientConfig, whether a Service or a URL, and its selectors, timeout and
 // match policy): PublishedWebhookName as CompositionsWebhookName,
-// failurePolicy Ignore, and PublishedAccessWebhookName as
-// AccessWebhookName, failurePolicy Fail. With no kind served, or no base
-// entry, an entry is removed. The configuration is installed with the controller (config/);
+// failurePolicy Ignore. With no kind served, or no base entry, an entry
+// is removed, and so are the entries of the access check an earlier
+// stencil served (legacyEntries). The configuration is installed with the controller (config/);
 // when it or its Compositions entry is missing, nothing is written and
 // that is logged once.
 type webhookConfigReconciler struct {
@@ -134,6 +134,11 @@ func (w *webhookConfigReconciler) reconcileValidating(ctx context.Context) (ctrl
 		}
 		wants = append(wants, publishedWebhook(base, served, pair.published, pair.policy))
 	}
+	for _, name := range legacyEntries {
+		if entry(cfg, name) != nil {
+			drop = append(drop, name)
+		}
+	}
 	if len(drop) > 0 {
 		// The update's event brings the next pass, which applies the rest.
 		return ctrl.Result{}, w.remove(ctx, cfg, drop)
@@ -156,8 +161,13 @@ var publishedEntries = []struct {
 	policy          admissionregistrationv1.FailurePolicyType
 }{
 	{base: CompositionsWebhookName, published: PublishedWebhookName, policy: admissionregistrationv1.Ignore},
-	{base: AccessWebhookName, published: PublishedAccessWebhookName, policy: admissionregistrationv1.Fail},
 }
+
+// legacyEntries are the entries of the access check an earlier stencil
+// served (the ServiceAccount check is the API server's own now, package
+// authority): removed where found, since their path is no longer served
+// and they fail closed.
+var legacyEntries = []string{"access.compositions.stencil.dev", "access.published.stencil.dev"}
 
 // entry returns cfg's entry name, nil when it has none.
 func entry(cfg *admissionregistrationv1.ValidatingWebhookConfiguration, name string) *admissionregistrationv1.ValidatingWebhook {

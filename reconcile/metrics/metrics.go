@@ -51,6 +51,12 @@ var (
 			"and the whole of a pass it ends), parent, render, prepare, apply, prune, status (observing the members and writing the status).",
 		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 	}, []string{"phase"})
+	// WebhookThrottled counts the admission requests the webhook answered
+	// 429 without looking at them (package admission's guard).
+	WebhookThrottled = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "stencil_webhook_throttled_total",
+		Help: "Admission requests answered 429 before they were read, by path, caller (apiserver: a verified client certificate; other) and why (rate: the caller's rate; in-flight: the path's cap).",
+	}, []string{"path", "caller", "why"})
 	// Passes counts the passes by outcome.
 	Passes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "stencil_reconcile_passes_total",
@@ -87,7 +93,7 @@ const (
 func Register() error {
 	for _, c := range []prometheus.Collector{
 		RenderDuration, Applies, DryRuns, Prunes, Compositions,
-		PhaseDuration, Passes, RenderIsolation, renderCache, apiRequests,
+		PhaseDuration, Passes, RenderIsolation, renderCache, apiRequests, WebhookThrottled,
 	} {
 		if err := ctrlmetrics.Registry.Register(c); err != nil {
 			if _, ok := err.(prometheus.AlreadyRegisteredError); !ok {

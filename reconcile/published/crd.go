@@ -3,20 +3,24 @@ package published
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/retry"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/authority"
 )
 
 // keepCRD makes the CRD of b's kind, or brings the one b made up to
@@ -45,10 +49,13 @@ func (r *BundleReconciler) keepCRD(ctx context.Context, b *v1alpha1.Bundle, crd 
 			if err != nil {
 				return publication{}, err
 			}
-			return r.conflict(b, fmt.Sprintf("%s is not published: its group %s is %s", what, crd.Spec.Group, reason)), nil
+			return r.conflict(ctx, b, fmt.Sprintf("%s is not published: its group %s is %s", what, crd.Spec.Group, reason)), nil
 		}
 		if err := r.setFinalizer(ctx, b, finalize); err != nil {
 			return publication{}, err
+		}
+		if p, err := r.claim(ctx, b, nil, what); err != nil || p.reason != "" {
+			return p, err
 		}
 		return r.createCRD(ctx, b, crd, what)
 	case err != nil:
@@ -58,15 +65,52 @@ func (r *BundleReconciler) keepCRD(ctx context.Context, b *v1alpha1.Bundle, crd 
 		if o := live.Labels[publish.LabelBundle]; o != "" {
 			owner = "published by Bundle " + o
 		}
-		return r.conflict(b, fmt.Sprintf("%s is not published: CustomResourceDefinition %s exists and is %s", what, crd.Name, owner)), nil
+		return r.conflict(ctx, b, fmt.Sprintf("%s is not published: CustomResourceDefinition %s exists and is %s", what, crd.Name, owner)), nil
 	}
 	if err := r.setFinalizer(ctx, b, finalize); err != nil {
 		return publication{}, err
+	}
+	if p, err := r.claim(ctx, b, live, what); err != nil || p.reason != "" {
+		return p, err
 	}
 	if err := r.recordAsApplied(ctx, live, b.Name); err != nil {
 		return publication{}, err
 	}
 	return r.applyCRD(ctx, crd, live.ResourceVersion, what)
+}
+
+// claim has the API server check the instances of b's kind as b's
+// (authority.Kinds.Claim): the parameters of stencil's admission policy
+// name b and its default ServiceAccount, and the kind has a binding of
+// the policy. crd is the kind's CRD, labelled for b, nil when it does not
+// exist yet: then the CRD may be created only once the binding applies in
+// every API server (its creation and the admission margin), so that no
+// instance is admitted unchecked; until then the publication waits.
+// Another Bundle that publishes the kind and claimed it first is a
+// KindConflict.
+func (r *BundleReconciler) claim(ctx context.Context, b *v1alpha1.Bundle, crd *apiextensionsv1.CustomResourceDefinition, what string) (publication, error) {
+	api := publish.Defaulted(*b.Spec.API)
+	gr := schema.GroupResource{Group: api.Group, Resource: api.Plural}
+	gk := publish.GVK(api).GroupKind()
+	created, err := r.admission.Claim(ctx, gr, b.Name, api.Defaults.ServiceAccountName, crd, func(other string) (bool, error) {
+		o := &v1alpha1.Bundle{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Name: other}, o); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		return o.DeletionTimestamp.IsZero() && o.Spec.API != nil && publish.GVK(*o.Spec.API).GroupKind() == gk, nil
+	})
+	var claimed *authority.ClaimedError
+	switch {
+	case errors.As(err, &claimed):
+		return r.conflict(ctx, b, fmt.Sprintf("%s is not published: %v", what, err)), nil
+	case err != nil:
+		return publication{}, fmt.Errorf("claim %s in stencil's admission policy: %w", what, err)
+	}
+	if wait := time.Until(created.Add(r.margin)); crd == nil && wait > 0 {
+		return publication{reason: v1alpha1.ReasonEstablishing, wait: wait + time.Second,
+			message: fmt.Sprintf("waiting %s for stencil's admission policy to check %s in every API server before its CustomResourceDefinition is made", r.margin, what)}, nil
+	}
+	return publication{}, nil
 }
 
 // GroupServer says what, besides CRDs, serves an API group (see
@@ -78,9 +122,20 @@ type GroupServer interface {
 
 // conflict stops the controllers b runs and returns a KindConflict
 // publication saying msg.
-func (r *BundleReconciler) conflict(b *v1alpha1.Bundle, msg string) publication {
-	r.kinds.stopBundle(b.Name, schema.GroupVersionKind{})
+func (r *BundleReconciler) conflict(ctx context.Context, b *v1alpha1.Bundle, msg string) publication {
+	r.stop(ctx, b.Name, schema.GroupVersionKind{}, schema.GroupResource{})
 	return publication{reason: v1alpha1.ReasonKindConflict, message: msg}
+}
+
+// stop stops the controllers of the kinds bundle publishes but keep, and
+// has the admission policy refuse their instances (authority.Kinds.Release)
+// but those of keepResource. A failure to release is logged: the pass
+// that follows a change tries again.
+func (r *BundleReconciler) stop(ctx context.Context, bundle string, keep schema.GroupVersionKind, keepResource schema.GroupResource) {
+	r.kinds.stopBundle(bundle, keep)
+	if err := r.admission.Release(ctx, bundle, keepResource); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "release the published kinds in stencil's admission policy", "bundle", bundle)
+	}
 }
 
 // createCRD creates crd, which must not exist: if another made it in the

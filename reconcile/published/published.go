@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 
@@ -25,12 +26,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/authority"
 	"github.com/stencil-dev/stencil/reconcile/cluster"
 	"github.com/stencil-dev/stencil/reconcile/pull"
 	"github.com/stencil-dev/stencil/templates"
@@ -51,6 +54,10 @@ type BundleReconciler struct {
 	// puller pulls the charts of Bundles with a source (see
 	// resolveSource).
 	puller *pull.Puller
+	// admission keeps the check of the published kinds' instances (see
+	// claim); margin is how long a new binding takes to apply everywhere.
+	admission *authority.Kinds
+	margin    time.Duration
 }
 
 // BundleFinalizer keeps a Bundle whose api.deletionPolicy is Delete until
@@ -64,7 +71,7 @@ func (r *BundleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	b := &v1alpha1.Bundle{}
 	if err := r.Client.Get(ctx, req.NamespacedName, b); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.kinds.stopBundle(req.Name, schema.GroupVersionKind{})
+			r.stop(ctx, req.Name, schema.GroupVersionKind{}, schema.GroupResource{})
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -125,7 +132,11 @@ func (r *BundleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 
 // publication is what publishKind found: a reason when the Bundle's kind
 // is not served (its Ready=False), and a message either way.
-type publication struct{ reason, message string }
+type publication struct {
+	reason, message string
+	// wait, when not zero, is when to look again.
+	wait time.Duration
+}
 
 // publishKind keeps the CRD of the kind b publishes and has the kind served:
 //
@@ -154,7 +165,7 @@ type publication struct{ reason, message string }
 //     other kind b published before stops being served.
 func (r *BundleReconciler) publishKind(ctx context.Context, b *v1alpha1.Bundle) (publication, ctrl.Result, error) {
 	if b.Spec.API == nil {
-		r.kinds.stopBundle(b.Name, schema.GroupVersionKind{})
+		r.stop(ctx, b.Name, schema.GroupVersionKind{}, schema.GroupResource{})
 		return publication{}, ctrl.Result{}, r.setFinalizer(ctx, b, false)
 	}
 	api := publish.Defaulted(*b.Spec.API)
@@ -168,17 +179,17 @@ func (r *BundleReconciler) publishKind(ctx context.Context, b *v1alpha1.Bundle) 
 		return publication{reason: v1alpha1.ReasonInvalidAPI, message: what + " is not published: " + err.Error()}, ctrl.Result{}, nil
 	}
 	if p, err := r.keepCRD(ctx, b, crd, what, api.DeletionPolicy == v1alpha1.DeletionPolicyDelete); err != nil || p.reason != "" {
-		return p, ctrl.Result{}, err
+		return p, ctrl.Result{RequeueAfter: p.wait}, err
 	}
 	live := &apiextensionsv1.CustomResourceDefinition{}
 	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: crd.Name}, live); err != nil {
 		return publication{}, ctrl.Result{}, fmt.Errorf("read CustomResourceDefinition %s: %w", crd.Name, err)
 	}
 	if live.Labels[publish.LabelBundle] != b.Name {
-		return r.conflict(b, fmt.Sprintf("%s is not published: CustomResourceDefinition %s is no longer kept for this Bundle", what, crd.Name)), ctrl.Result{}, nil
+		return r.conflict(ctx, b, fmt.Sprintf("%s is not published: CustomResourceDefinition %s is no longer kept for this Bundle", what, crd.Name)), ctrl.Result{}, nil
 	}
 	if c := crdCondition(live, apiextensionsv1.NamesAccepted); c != nil && c.Status == apiextensionsv1.ConditionFalse {
-		return r.conflict(b, fmt.Sprintf("%s is not published: CustomResourceDefinition %s: %s", what, crd.Name, c.Message)), ctrl.Result{}, nil
+		return r.conflict(ctx, b, fmt.Sprintf("%s is not published: CustomResourceDefinition %s: %s", what, crd.Name, c.Message)), ctrl.Result{}, nil
 	}
 	if c := crdCondition(live, apiextensionsv1.Established); c == nil || c.Status != apiextensionsv1.ConditionTrue {
 		return publication{reason: v1alpha1.ReasonEstablishing, message: fmt.Sprintf("waiting for CustomResourceDefinition %s to be Established", crd.Name)}, ctrl.Result{}, nil
@@ -191,7 +202,7 @@ func (r *BundleReconciler) publishKind(ctx context.Context, b *v1alpha1.Bundle) 
 			ctrl.Result{RequeueAfter: reconcile.ForbiddenRecheck}, nil
 	}
 	gvk := publish.GVK(api)
-	r.kinds.stopBundle(b.Name, gvk)
+	r.stop(ctx, b.Name, gvk, schema.GroupResource{Group: api.Group, Resource: api.Plural})
 	if err := r.kinds.serve(ctx, reconcile.Kind{GVK: gvk, Bundle: b.Name, Resource: api.Plural}); err != nil {
 		return publication{}, ctrl.Result{}, fmt.Errorf("serve %s: %w", what, err)
 	}
@@ -294,6 +305,10 @@ func (r *BundleReconciler) unpublish(ctx context.Context, b *v1alpha1.Bundle) (c
 		err := r.APIReader.Get(ctx, client.ObjectKey{Name: publish.CRDName(api)}, live)
 		switch {
 		case apierrors.IsNotFound(err):
+			// Gone, and every instance with it: so is what checked them.
+			if err := r.admission.Forget(ctx, schema.GroupResource{Group: api.Group, Resource: api.Plural}, b.Name); err != nil {
+				return ctrl.Result{}, fmt.Errorf("forget %s in stencil's admission policy: %w", kindName(api), err)
+			}
 		case err != nil:
 			return ctrl.Result{}, fmt.Errorf("read CustomResourceDefinition %s: %w", publish.CRDName(api), err)
 		case live.Labels[publish.LabelBundle] == b.Name:
@@ -312,7 +327,7 @@ func (r *BundleReconciler) unpublish(ctx context.Context, b *v1alpha1.Bundle) (c
 			return ctrl.Result{}, nil
 		}
 	}
-	r.kinds.stopBundle(b.Name, schema.GroupVersionKind{})
+	r.stop(ctx, b.Name, schema.GroupVersionKind{}, schema.GroupResource{})
 	return ctrl.Result{}, r.setFinalizer(ctx, b, false)
 }
 
@@ -331,10 +346,26 @@ func SetupWithManager(mgr ctrl.Manager, cr *reconcile.CompositionReconciler) (*K
 		return nil, fmt.Errorf("add the published kinds' controllers: %w", err)
 	}
 	b := &BundleReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), bundles: cr, kinds: kinds, puller: cr.Sources(),
-		groups: cluster.NewAPIs(mgr.GetRESTMapper(), mgr.GetAPIReader())}
+		groups: cluster.NewAPIs(mgr.GetRESTMapper(), mgr.GetAPIReader()), admission: cr.AdmissionKinds(), margin: cr.Options.AdmissionMargin}
+	allBundles := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []ctrlreconcile.Request {
+		list := &v1alpha1.BundleList{}
+		if err := mgr.GetClient().List(ctx, list); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "list Bundles after stencil's admission policy changed")
+			return nil
+		}
+		var reqs []ctrlreconcile.Request
+		for _, o := range list.Items {
+			if o.Spec.API != nil {
+				reqs = append(reqs, ctrlreconcile.Request{NamespacedName: types.NamespacedName{Name: o.Name}})
+			}
+		}
+		return reqs
+	})
 	err = ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Bundle{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, reconcile.DeletingPredicate()))).
 		WatchesRawSource(publishedCRDs(md)).
+		// A binding or the parameters deleted or changed: made again.
+		WatchesRawSource(source.Channel(cr.AdmissionWatcher().Subscribe(context.Background()), allBundles)).
 		Named("bundle").
 		Complete(b)
 	if err != nil {

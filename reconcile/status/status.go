@@ -27,17 +27,25 @@ import (
 	"github.com/stencil-dev/stencil/outputs"
 )
 
-// Members reads every planned member from the cache and computes its
-// kstatus. A member the cache does not hold yet is NotFound.
-func Members(ctx context.Context, reader client.Reader, objs []*unstructured.Unstructured) []v1alpha1.MemberStatus {
-	out, _ := Observe(ctx, reader, objs, nil, nil)
+// Members reads every planned member of the set id from the cache and
+// computes its kstatus. A member the cache does not hold yet is NotFound;
+// an object of that name that is not a member of the set (another set's,
+// or nobody's) says only that (NotAMember), nothing of its state.
+func Members(ctx context.Context, reader client.Reader, id string, objs []*unstructured.Unstructured) []v1alpha1.MemberStatus {
+	out, _ := Observe(ctx, reader, id, objs, nil, nil)
 	return out
 }
 
+// NotAMember is the message of a planned object whose name another object
+// has: its state is not the set's to report.
+const NotAMember = "not a member of this set"
+
 // Observe is Members with the Bundle's readiness rules (see Judge), and
 // also returns the live objects of the members found, by their ids (see
-// outputs.ID), for the Bundle's outputs.
-func Observe(ctx context.Context, reader client.Reader, objs []*unstructured.Unstructured, rules *outputs.Set, parent map[string]any) ([]v1alpha1.MemberStatus, map[string]map[string]any) {
+// outputs.ID), for the Bundle's outputs. Only the set's own members
+// (applyset.Owns: its part-of label and stencil's fields) are judged or
+// returned: a tenant's status never shows another's object.
+func Observe(ctx context.Context, reader client.Reader, id string, objs []*unstructured.Unstructured, rules *outputs.Set, parent map[string]any) ([]v1alpha1.MemberStatus, map[string]map[string]any) {
 	out := make([]v1alpha1.MemberStatus, 0, len(objs))
 	lives := map[string]map[string]any{}
 	for _, want := range objs {
@@ -47,6 +55,11 @@ func Observe(ctx context.Context, reader client.Reader, objs []*unstructured.Uns
 		err := reader.Get(ctx, client.ObjectKeyFromObject(want), live)
 		if apierrors.IsNotFound(err) {
 			live, err = nil, nil
+		}
+		if live != nil && err == nil && applyset.Owns(live, gvk.GroupKind(), id, applyset.Consent{}) != applyset.Ours {
+			out = append(out, v1alpha1.MemberStatus{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: want.GetNamespace(), Name: want.GetName(),
+				Status: kstatus.UnknownStatus.String(), Message: NotAMember})
+			continue
 		}
 		ms := MemberOf(gvk, want.GetNamespace(), want.GetName(), live, err)
 		id := outputs.ID(want)

@@ -1,0 +1,148 @@
+package reconcile
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/publish"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/authority"
+	"github.com/stencil-dev/stencil/reconcile/shard"
+	"github.com/stencil-dev/stencil/reconcile/status"
+)
+
+// DefaultAdmissionMargin is Options.AdmissionMargin's default.
+const DefaultAdmissionMargin = 10 * time.Second
+
+// admission is what the pass's admission check (admit) decided.
+type admission struct {
+	// verdict is authority.Judge's answer.
+	verdict authority.Verdict
+}
+
+// admit decides whether the pass may act as the parent's ServiceAccount
+// (package authority): only when the API server's check of its use
+// provably passed for the parent as it stands. The record it keeps in
+// status.admission is written with the pass's status (only over the
+// parent as read, when the verdict says so). A parent not admitted is
+// Stalled (reason NotAdmitted) and nothing is read, applied, pruned or
+// deleted as the account; one being deleted whose admission waits for a
+// change it can no longer get is let go, its members left in place.
+func (r *CompositionReconciler) admit(ctx context.Context, s *scope) (done bool, res ctrl.Result, err error) {
+	p, err := r.authorityParent(s.comp)
+	if err != nil {
+		return false, ctrl.Result{}, err
+	}
+	cov, err := r.authority.Coverage(ctx, r.parentResource())
+	if err != nil {
+		return false, ctrl.Result{}, err
+	}
+	v := authority.Judge(cov, p, r.Options.AdmissionMargin, time.Now())
+	s.admission = admission{verdict: v}
+	switch {
+	case v.Record != nil:
+		s.status.Admission = v.Record
+	case s.status.Admission == nil:
+		// Every status this controller writes has a record, so that
+		// only an earlier stencil's status has none (authority.Parent's
+		// Legacy).
+		s.status.Admission = &v1alpha1.AdmissionStatus{}
+	}
+	if v.Admitted {
+		return false, ctrl.Result{}, nil
+	}
+	res.RequeueAfter = v.RetryAfter
+	if !s.comp.GetDeletionTimestamp().IsZero() && v.Pending {
+		return true, res, r.letGo(ctx, s, v.Message)
+	}
+	if !v.Pending && v.RetryAfter > 0 && cov.Problem() == "" {
+		status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonNotAdmitted, v.Message)
+	} else {
+		reporter{r}.stall(s, v1alpha1.ReasonNotAdmitted, v.Message)
+	}
+	s.done = true
+	return true, res, nil
+}
+
+// letGo drops the finalizer of a parent being deleted whose admission
+// cannot be told: its members are left as they are, still labelled,
+// since nothing may be deleted or orphaned as its account.
+func (r *CompositionReconciler) letGo(ctx context.Context, s *scope, why string) error {
+	r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonNotAdmitted, "Delete", "%s: its members are left in place, still labelled", why)
+	live, err := r.readParent(ctx, s.comp)
+	if err != nil || !live.finalizer {
+		return err
+	}
+	s.deleting = true
+	_, err = r.writeParent(ctx, s.comp, live, parentState{inventory: live.inventory, finalizer: false})
+	return err
+}
+
+// authorityParent is what authority.Judge needs of comp.
+func (r *CompositionReconciler) authorityParent(comp applyset.Parent) (authority.Parent, error) {
+	p := authority.Parent{
+		Describe:    applyset.Describe(comp),
+		Created:     comp.GetCreationTimestamp().Time,
+		Generation:  comp.GetGeneration(),
+		Labels:      comp.GetLabels(),
+		Annotations: comp.GetAnnotations(),
+		Shard:       comp.GetLabels()[shard.Label],
+		Account:     serviceAccount(comp, r.Options.DefaultServiceAccount),
+		Record:      comp.ParentStatus().Admission,
+	}
+	if comp.ParentSpec().ServiceAccountName == "" && r.Options.WriteAsController {
+		p.Account = ""
+	}
+	if r.kind == nil {
+		p.Named = comp.ParentSpec().ServiceAccountName
+		st := comp.ParentStatus()
+		p.Legacy = st.Admission == nil && len(st.Conditions) > 0
+	} else {
+		p.Named = comp.GetAnnotations()[publish.AnnotationServiceAccountName]
+	}
+	return p, nil
+}
+
+// parentResource is the resource of the parents r serves.
+func (r *CompositionReconciler) parentResource() schema.GroupResource {
+	if r.kind != nil {
+		return schema.GroupResource{Group: r.kind.GVK.Group, Resource: r.kind.Resource}
+	}
+	return authority.CompositionsResource
+}
+
+// Checked reports whether the API server checks, with stencil's policy,
+// who may use the ServiceAccount of the parents of kind gvk: the
+// admission webhook previews a request as the parent's account only then
+// (the policy ran before it).
+func (r *CompositionReconciler) Checked(ctx context.Context, gvk schema.GroupVersionKind) bool {
+	gr := authority.CompositionsResource
+	if gvk.GroupKind() != applyset.CompositionGroupKind {
+		m, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if meta.IsNoMatchError(err) || err != nil {
+			return false
+		}
+		gr = m.Resource.GroupResource()
+	}
+	cov, err := r.authority.Coverage(ctx, gr)
+	return err == nil && cov.Problem() == ""
+}
+
+// AdmissionReady is closed once this controller's default ServiceAccount
+// is in the parameters of stencil's admission policy: before, the API
+// server refuses the parents of its shard that name none.
+func (r *CompositionReconciler) AdmissionReady() <-chan struct{} { return r.keeper.Ready() }
+
+// AdmissionKinds keeps the check of the published kinds (for the Bundle
+// controller, package published).
+func (r *CompositionReconciler) AdmissionKinds() *authority.Kinds {
+	return &authority.Kinds{Client: r.Client, Reader: r.APIReader, Namespace: r.Options.Namespace}
+}
+
+// AdmissionWatcher holds stencil's admission policy as the API server has it.
+func (r *CompositionReconciler) AdmissionWatcher() *authority.Watcher { return r.authority }

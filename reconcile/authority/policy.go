@@ -1,0 +1,214 @@
+package authority
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+)
+
+// Names of stencil's admission objects.
+const (
+	// PolicyName is the ValidatingAdmissionPolicy that checks every parent
+	// (Compositions and the instances of published kinds).
+	PolicyName = "stencil-access"
+	// CompositionBindingName is the binding of PolicyName for Compositions.
+	CompositionBindingName = "stencil-access"
+	// ParamsName is the ConfigMap, in the controller's namespace, that the
+	// policy reads: the default ServiceAccounts and the published kinds
+	// (see params.go).
+	ParamsName = "stencil-access"
+	// LabelManagedBy marks the admission objects stencil keeps, with value
+	// "stencil".
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	// AnnotationKind, on a published kind's binding, is the kind's
+	// CustomResourceDefinition name (plural.group) it checks.
+	AnnotationKind = "stencil.dev/kind"
+)
+
+// maxKindKey bounds the CustomResourceDefinition name of a published
+// kind: the policy's ConfigMap keys are "kind.<name>.serviceAccount" and
+// the like, and a ConfigMap key is at most 253 characters.
+const maxKindKey = 253 - len("kind.") - len(".serviceAccount")
+
+// ownLabels and ownAnnotations are the metadata the controller writes on a
+// parent (the ApplySet's): a change of them alone is not checked, and is
+// not a change that admits a parent (see Digest).
+var (
+	ownLabels      = []string{applyset.LabelApplySetID}
+	ownAnnotations = []string{applyset.AnnotationTooling, applyset.AnnotationGroupKinds, applyset.AnnotationNamespaces}
+)
+
+// celList is a CEL list literal of strings.
+func celList(items []string) string {
+	return "['" + strings.Join(items, "', '") + "']"
+}
+
+// metadataChanged is a CEL expression, true when the labels or the
+// annotations named by field differ between the old and the new object,
+// but the keys of own.
+func metadataChanged(field string, own []string) string {
+	r := strings.NewReplacer("$F", field, "$OWN", celList(own))
+	return r.Replace(`object.metadata.?$F.orValue({}).exists(k, !(k in $OWN) && oldObject.metadata.?$F.orValue({})[?k] != optional.of(object.metadata.$F[k])) ||
+oldObject.metadata.?$F.orValue({}).exists(k, !(k in $OWN) && !(k in object.metadata.?$F.orValue({})))`)
+}
+
+// changedCondition is the policy's match condition: a create, or an
+// update that changes what a pass reads (the spec, the labels and the
+// annotations but the ApplySet's own). The controller's updates of a
+// parent (its finalizer, the ApplySet metadata) are not checked, so it
+// can finish a deletion whatever the policy would say.
+func changedCondition() string {
+	return "request.operation == 'CREATE' ||\n" +
+		"object.?spec != oldObject.?spec ||\n" +
+		metadataChanged("labels", ownLabels) + " ||\n" +
+		metadataChanged("annotations", ownAnnotations)
+}
+
+// dns1123Subdomain is the pattern of a ServiceAccount's name.
+const dns1123Subdomain = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+
+// policyVariables are the policy's variables. The ServiceAccount a parent
+// is written as: a Composition's spec.serviceAccountName, an instance's
+// annotation stencil.dev/service-account-name, else the default of the
+// instance's Bundle (kind.<crd>.serviceAccount), else the default of the
+// controller that serves the parent's shard (default[.<shard>]); "" is
+// the controller itself or nobody (see the reconcile package).
+func policyVariables() []admissionregistrationv1.Variable {
+	return []admissionregistrationv1.Variable{
+		{Name: "isComposition", Expression: "request.resource.group == 'stencil.dev' && request.resource.resource == 'compositions'"},
+		{Name: "data", Expression: "params.?data.orValue({})"},
+		{Name: "kindKey", Expression: "'kind.' + request.resource.resource + '.' + request.resource.group"},
+		{Name: "shard", Expression: "object.metadata.?labels.orValue({})[?'stencil.dev/shard'].orValue('')"},
+		{Name: "defaultKey", Expression: "variables.shard == '' ? 'default' : 'default.' + variables.shard"},
+		{Name: "annotations", Expression: "object.metadata.?annotations.orValue({})"},
+		{Name: "named", Expression: "variables.isComposition ? object.spec.?serviceAccountName.orValue('') : variables.annotations[?'stencil.dev/service-account-name'].orValue('')"},
+		{Name: "kindDefault", Expression: "variables.isComposition ? '' : variables.data[?(variables.kindKey + '.serviceAccount')].orValue('')"},
+		{Name: "serviceAccount", Expression: "variables.named != '' ? variables.named : variables.kindDefault != '' ? variables.kindDefault : variables.data[?variables.defaultKey].orValue('')"},
+		{Name: "parent", Expression: "request.kind.kind + ' ' + request.namespace + '/' + request.name"},
+	}
+}
+
+// policyValidations are the policy's checks, in order.
+func policyValidations() []admissionregistrationv1.Validation {
+	forbidden, invalid := ptr.To(metav1.StatusReasonForbidden), ptr.To(metav1.StatusReasonInvalid)
+	return []admissionregistrationv1.Validation{{
+		// An orphaned CRD, a Bundle being re-published or renamed: no
+		// Bundle says what the instance would be.
+		Expression:        "variables.isComposition || variables.data[?(variables.kindKey + '.bundle')].orValue('') != ''",
+		MessageExpression: "'no Bundle publishes ' + request.kind.kind + '.' + request.kind.group + ': stencil serves no instance of it'",
+		Reason:            forbidden,
+	}, {
+		Expression: "variables.named != '' || variables.kindDefault != '' || variables.data[?variables.defaultKey].hasValue()",
+		MessageExpression: "'no stencil controller serves ' + (variables.shard == '' ? 'unsharded parents' : 'shard ' + variables.shard) + " +
+			"' yet: which ServiceAccount ' + variables.parent + ' would be written as is not known (name one, or start the controller)'",
+		Reason: forbidden,
+	}, {
+		Expression:        "request.operation == 'CREATE' || !has(oldObject.metadata.deletionTimestamp)",
+		MessageExpression: "variables.parent + ' is being deleted: its spec, labels and annotations can no longer change (stencil finalizes it as it was when its deletion began)'",
+		Reason:            forbidden,
+	}, {
+		Expression: "variables.isComposition || (" +
+			"variables.annotations[?'stencil.dev/suspend'].orValue('true') in ['true', 'false'] && " +
+			"variables.annotations[?'stencil.dev/prune'].orValue('true') in ['true', 'false'] && " +
+			"variables.annotations[?'stencil.dev/deletion-policy'].orValue('Delete') in ['Delete', 'Orphan'] && " +
+			"(!('stencil.dev/service-account-name' in variables.annotations) || " +
+			"(size(variables.named) <= 253 && variables.named.matches('" + dns1123Subdomain + "'))))",
+		Message: "annotations stencil.dev/suspend and stencil.dev/prune must be \"true\" or \"false\", stencil.dev/deletion-policy Delete or Orphan, " +
+			"and stencil.dev/service-account-name the name of a ServiceAccount",
+		Reason: invalid,
+	}, {
+		// Kubernetes' own test of the use of a ServiceAccount: the right
+		// to impersonate it, or to create pods in its namespace (a pod
+		// may run as any ServiceAccount of its namespace).
+		Expression: "variables.serviceAccount == '' || " +
+			"authorizer.group('').resource('serviceaccounts').namespace(request.namespace).name(variables.serviceAccount).check('impersonate').allowed() || " +
+			"authorizer.group('').resource('pods').namespace(request.namespace).check('create').allowed()",
+		MessageExpression: "'user \"' + request.userInfo.username + '\" may not use ServiceAccount ' + request.namespace + '/' + variables.serviceAccount + " +
+			"': needs impersonate on serviceaccounts \"' + variables.serviceAccount + '\" or create on pods in ' + request.namespace",
+		Reason: forbidden,
+	}}
+}
+
+// Policy is stencil's ValidatingAdmissionPolicy. Its parameters are the
+// ConfigMap ParamsName of the controller's namespace; its bindings say
+// which kinds it checks (CompositionBinding, KindBinding). It fails
+// closed: an expression that cannot be evaluated refuses.
+func Policy() *admissionregistrationv1.ValidatingAdmissionPolicy {
+	return &admissionregistrationv1.ValidatingAdmissionPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: PolicyName, Labels: map[string]string{LabelManagedBy: "stencil"}},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			ParamKind:     &admissionregistrationv1.ParamKind{APIVersion: "v1", Kind: "ConfigMap"},
+			// Every kind a binding may name: a binding narrows it to
+			// Compositions or to one published kind.
+			MatchConstraints: &admissionregistrationv1.MatchResources{
+				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{rule("*", "*")},
+				MatchPolicy:   ptr.To(admissionregistrationv1.Equivalent),
+			},
+			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "changes-what-stencil-reads", Expression: changedCondition()}},
+			Variables:       policyVariables(),
+			Validations:     policyValidations(),
+		},
+	}
+}
+
+// rule matches creates and updates of resource of group, any version.
+func rule(group, resource string) admissionregistrationv1.NamedRuleWithOperations {
+	return admissionregistrationv1.NamedRuleWithOperations{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+		Rule:       admissionregistrationv1.Rule{APIGroups: []string{group}, APIVersions: []string{"*"}, Resources: []string{resource}},
+	}}
+}
+
+// binding is a binding of the policy for resource of group, reading the
+// parameters of namespace; one whose parameters are missing refuses.
+func binding(name, namespace, group, resource string) *admissionregistrationv1.ValidatingAdmissionPolicyBinding {
+	return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicyBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{LabelManagedBy: "stencil"}},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName: PolicyName,
+			ParamRef: &admissionregistrationv1.ParamRef{Name: ParamsName, Namespace: namespace,
+				ParameterNotFoundAction: ptr.To(admissionregistrationv1.DenyAction)},
+			MatchResources: &admissionregistrationv1.MatchResources{
+				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{rule(group, resource)},
+				MatchPolicy:   ptr.To(admissionregistrationv1.Equivalent),
+			},
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+		},
+	}
+}
+
+// CompositionBinding is the binding of the policy for Compositions, its
+// parameters in the controller's namespace.
+func CompositionBinding(namespace string) *admissionregistrationv1.ValidatingAdmissionPolicyBinding {
+	return binding(CompositionBindingName, namespace, "stencil.dev", "compositions")
+}
+
+// KindBinding is the binding of the policy for the published kind gr,
+// its parameters in the controller's namespace.
+func KindBinding(namespace string, gr schema.GroupResource) *admissionregistrationv1.ValidatingAdmissionPolicyBinding {
+	b := binding(KindBindingName(gr), namespace, gr.Group, gr.Resource)
+	b.Annotations = map[string]string{AnnotationKind: gr.String()}
+	return b
+}
+
+// KindBindingName is the name of the published kind gr's binding:
+// stencil-access.<plural>.<group>, or a digest of it when that is too
+// long for a name.
+func KindBindingName(gr schema.GroupResource) string {
+	name := PolicyName + "." + gr.String()
+	if len(name) <= 253 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(gr.String()))
+	return PolicyName + "." + hex.EncodeToString(sum[:16])
+}

@@ -1,0 +1,300 @@
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/publish"
+	"github.com/stencil-dev/stencil/reconcile/authority"
+)
+
+// powerfulAccount makes ServiceAccount name in ns, which may write
+// ConfigMaps there: what stencil would write as it shows.
+func powerfulAccount(t *testing.T, ns, name string) {
+	t.Helper()
+	mustCreate(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+	mustCreate(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Rules: []rbacv1.PolicyRule{{
+		APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}}})
+	mustCreate(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: ns}}})
+}
+
+// asPowerful is an instance of Gadget that names ServiceAccount powerful.
+func asPowerful(group, ns, name string) *unstructured.Unstructured {
+	g := gadget(group, ns, name, `{"size":1}`)
+	g.SetAnnotations(map[string]string{publish.AnnotationServiceAccountName: "powerful"})
+	return g
+}
+
+// instanceStatus reads the status of the Gadget name.
+func instanceStatus(t *testing.T, group, ns, name string) v1alpha1.CompositionStatus {
+	t.Helper()
+	u := gadget(group, ns, name, "")
+	st := v1alpha1.CompositionStatus{}
+	if err := k.Get(context.Background(), client.ObjectKeyFromObject(u), u); err != nil {
+		t.Fatalf("Gadget %s: %v", name, err)
+	}
+	if m, ok := u.Object["status"].(map[string]any); ok {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
+}
+
+// TestNoWindowInTheAuthorityCheck (issue 29 item 1): a user who may create
+// a published kind's instances but may not use ServiceAccount powerful
+// creates, in a loop, instances naming it, while the controller restarts,
+// the Bundle is deleted and applied again (its deletion policy Orphan
+// keeps the CRD), and a second Bundle claims the kind while the first is
+// gone. Not one is admitted, and nothing is ever written as powerful for
+// them; an instance the cluster admin names it in is written as it (so
+// the setup could write).
+func TestNoWindowInTheAuthorityCheck(t *testing.T) {
+	ctx := context.Background()
+	ns, group, name, _ := servedGadgets(t, "window")
+	powerfulAccount(t, ns, "powerful")
+	grant(t, ns, "mallory", "mallory", rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"gadgets"}, Verbs: []string{"get", "list", "create", "update", "patch", "delete"}})
+	mallory := asUser(t, "mallory")
+
+	mustCreate(t, asPowerful(group, ns, "control"))
+	instanceReady(t, group, ns, "control", metav1.ConditionTrue)
+	exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "control-conf"}})
+
+	var attempts, admitted atomic.Int64
+	var mu sync.Mutex
+	var surprises []string
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			attempts.Add(1)
+			err := mallory.Create(ctx, asPowerful(group, ns, fmt.Sprintf("m-%d", i)))
+			switch {
+			case err == nil:
+				admitted.Add(1)
+			case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "ValidatingAdmissionPolicy '"+authority.PolicyName+"'"):
+			default:
+				mu.Lock()
+				surprises = append(surprises, err.Error())
+				mu.Unlock()
+			}
+		}
+	}()
+	defer func() { close(stop); wg.Wait() }()
+
+	// A restart: no webhook, no kind served, until the new controller is up.
+	restartController(t, func() { time.Sleep(time.Second) })
+	bundleReady(t, name, metav1.ConditionTrue, v1alpha1.ReasonReady)
+
+	// The Bundle deleted and applied again, as a GitOps tool re-syncing it.
+	b := &v1alpha1.Bundle{}
+	if err := k.Get(ctx, client.ObjectKey{Name: name}, b); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Delete(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	gone(t, &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	time.Sleep(time.Second)
+	again := bundle(t, name, gadgetFiles(""), publishing(group))
+	bundleReady(t, again.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
+
+	// Two claimants: a second Bundle publishes the kind; the first goes,
+	// and comes back.
+	claimant := bundle(t, "claimant-"+ns, gadgetFiles(""), publishing(group))
+	bundleReady(t, claimant.Name, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
+	if err := k.Delete(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	gone(t, &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	time.Sleep(time.Second)
+	bundle(t, name, gadgetFiles(""), publishing(group))
+	bundleReady(t, name, metav1.ConditionTrue, v1alpha1.ReasonReady)
+	time.Sleep(time.Second)
+	close(stop)
+	wg.Wait()
+	stop = make(chan struct{}) // for the deferred close
+
+	if attempts.Load() < 20 {
+		t.Fatalf("only %d attempts were made", attempts.Load())
+	}
+	if n := admitted.Load(); n > 0 {
+		t.Errorf("%d of %d instances naming powerful were admitted for mallory", n, attempts.Load())
+	}
+	if len(surprises) > 0 {
+		t.Errorf("refusals other than the admission policy's: %v", surprises[:min(3, len(surprises))])
+	}
+	list := &corev1.ConfigMapList{}
+	if err := k.List(ctx, list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, cm := range list.Items {
+		if strings.HasPrefix(cm.Name, "m-") {
+			t.Errorf("ConfigMap %s was written for one of mallory's instances", cm.Name)
+		}
+	}
+	// The admin's instance is still served, as powerful.
+	patchInstance(t, gadget(group, ns, "control", ""), `{"spec":{"size":2}}`)
+	eventually(t, "the admin's instance applied again", func() (bool, error) {
+		cm := &corev1.ConfigMap{}
+		err := k.Get(ctx, key(ns, "control-conf"), cm)
+		return err == nil && cm.Data["size"] == "2", err
+	})
+}
+
+// TestAWindowElsewhereIsNoWrite (issue 29 item 1): while the controller is
+// stopped, the kind's binding of the admission policy is deleted (a
+// mistake, a tool pruning it): the API server then checks nothing, and an
+// instance naming powerful is admitted for a user who may not use it. The
+// controller, back, binds the kind again, but never writes for that
+// instance: it predates the check that now applies (Stalled, reason
+// NotAdmitted, a record waiting in status.admission). A change by the
+// cluster admin, who may use the account, admits it.
+func TestAWindowElsewhereIsNoWrite(t *testing.T) {
+	ctx := context.Background()
+	ns, group, _, _ := servedGadgets(t, "elsewhere")
+	powerfulAccount(t, ns, "powerful")
+	grant(t, ns, "mallory", "mallory", rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"gadgets"}, Verbs: []string{"get", "create", "update", "patch"}})
+	mallory := asUser(t, "mallory")
+	gr := schema.GroupResource{Group: group, Resource: "gadgets"}
+	if err := mallory.Create(ctx, asPowerful(group, ns, "probe"), client.DryRunAll); !apierrors.IsForbidden(err) {
+		t.Fatalf("before the window: %v, want mallory refused", err)
+	}
+	var oldUID string
+	restartController(t, func() {
+		b := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+		if err := k.Get(ctx, client.ObjectKey{Name: authority.KindBindingName(gr)}, b); err != nil {
+			t.Fatal(err)
+		}
+		oldUID = string(b.UID)
+		if err := k.Delete(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the API server to stop checking the kind", func() (bool, error) {
+			err := mallory.Create(ctx, asPowerful(group, ns, "sneak"))
+			return err == nil, err
+		})
+	})
+	eventually(t, "the kind bound again", func() (bool, error) {
+		b := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+		err := k.Get(ctx, client.ObjectKey{Name: authority.KindBindingName(gr)}, b)
+		return err == nil && string(b.UID) != oldUID, err
+	})
+	eventually(t, "the sneaked instance stalled, not admitted", func() (bool, error) {
+		st := instanceStatus(t, group, ns, "sneak")
+		c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionStalled)
+		return c != nil && c.Reason == v1alpha1.ReasonNotAdmitted && st.Admission != nil && !st.Admission.Admitted && st.Admission.Generation > 0,
+			fmt.Errorf("conditions %+v admission %+v", st.Conditions, st.Admission)
+	})
+	consistently(t, "nothing written for the sneaked instance", 3*time.Second, func() (bool, error) {
+		err := k.Get(ctx, key(ns, "sneak-conf"), &corev1.ConfigMap{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+	if err := mallory.Patch(ctx, gadget(group, ns, "sneak", ""), client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"annotations":{"touched":"mallory"}}}`))); !apierrors.IsForbidden(err) {
+		t.Errorf("mallory's own touch of the instance: %v, want it refused", err)
+	}
+
+	// The admin may use powerful: their change admits the instance.
+	patchInstance(t, gadget(group, ns, "sneak", ""), `{"metadata":{"annotations":{"stencil.dev/readmitted":"by the admin"}}}`)
+	instanceReady(t, group, ns, "sneak", metav1.ConditionTrue)
+	exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sneak-conf"}})
+	if st := instanceStatus(t, group, ns, "sneak"); st.Admission == nil || !st.Admission.Admitted {
+		t.Errorf("admission record %+v, want admitted", st.Admission)
+	}
+}
+
+// TestUpdatesAndDeletionAreChecked (issue 29 item 2): a user who may
+// update a Composition but not use its ServiceAccount may not change any
+// label or annotation a render sees (applyset.kubernetes.io/* keys
+// included, but the four stencil writes); once the Composition is being
+// deleted, nobody may change its spec, labels or annotations (not even
+// one who may use the account), so finalize deletes its members as the
+// account it had.
+func TestUpdatesAndDeletionAreChecked(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "frozen-"+ns, twoConfigMaps())
+	powerfulAccount(t, ns, "deployer")
+	powerfulAccount(t, ns, "other")
+	grant(t, ns, "alice", "alice", compositionsRule)
+	grant(t, ns, "bob", "bob", compositionsRule, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"serviceaccounts"},
+		Verbs: []string{"impersonate"}, ResourceNames: []string{"deployer", "other"}})
+	alice, bob := asUser(t, "alice"), asUser(t, "bob")
+	comp := composition(ns, "app", b.Name, `{}`)
+	comp.Spec.ServiceAccountName = "deployer"
+	if err := bob.Create(ctx, comp); err != nil {
+		t.Fatal(err)
+	}
+	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keep"}})
+
+	as := func(c client.Client, change func(*v1alpha1.Composition)) error {
+		return updateFresh(ctx, comp, func() error { change(comp); return c.Update(ctx, comp) })
+	}
+	setAnnotation := func(k, v string) func(*v1alpha1.Composition) {
+		return func(c *v1alpha1.Composition) {
+			if c.Annotations == nil {
+				c.Annotations = map[string]string{}
+			}
+			c.Annotations[k] = v
+		}
+	}
+	forbiddenBy(t, as(alice, setAnnotation("applyset.kubernetes.io/part-of", "x")), `user "alice" may not use ServiceAccount `+ns+`/deployer`)
+	forbiddenBy(t, as(alice, setAnnotation("applyset.kubernetes.io/something", "x")), `user "alice" may not use ServiceAccount `+ns+`/deployer`)
+	if err := as(alice, setAnnotation("applyset.kubernetes.io/tooling", "stencil/v0.0.0-test")); err != nil {
+		t.Errorf("alice's change of one of the keys stencil writes itself: %v", err)
+	}
+
+	// Deletion: a second finalizer keeps the Composition after stencil's
+	// finalize, so that changes can be tried all along.
+	if err := as(k, func(c *v1alpha1.Composition) { c.Finalizers = append(c.Finalizers, "example.com/hold") }); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Delete(ctx, comp); err != nil {
+		t.Fatal(err)
+	}
+	for what, change := range map[string]func(*v1alpha1.Composition){
+		"its ServiceAccount":  func(c *v1alpha1.Composition) { c.Spec.ServiceAccountName = "other" },
+		"its deletion policy": func(c *v1alpha1.Composition) { c.Spec.DeletionPolicy = v1alpha1.DeletionPolicyOrphan },
+		"an annotation":       setAnnotation("note", "x"),
+		"its values":          func(c *v1alpha1.Composition) { c.Spec.Values = nil },
+	} {
+		t.Run(what, func(t *testing.T) { forbiddenBy(t, as(bob, change), "is being deleted") })
+	}
+	gone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keep"}})
+	eventually(t, "stencil's finalizer dropped", func() (bool, error) {
+		err := k.Get(ctx, key(ns, "app"), comp)
+		return err == nil && len(comp.Finalizers) == 1, err
+	})
+	if err := as(k, func(c *v1alpha1.Composition) { c.Finalizers = nil }); err != nil {
+		t.Errorf("dropping the last finalizer (no change of what stencil reads): %v", err)
+	}
+	gone(t, comp)
+}
