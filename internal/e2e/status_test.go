@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -66,13 +67,38 @@ func testArticlesStatus(t *testing.T, k client.Client, kc kubectl) {
 	phase("ready")
 	updated(`phase: `)
 
-	// The database's one pod goes: no quorum until it runs again.
+	// The database's one pod goes: no quorum until it runs again. The
+	// nodes are cordoned first, so its replacement stays Pending until the
+	// controller has seen the quorum lost, however slow this machine.
+	cordon(t, k, true)
+	defer cordon(t, k, false)
 	if err := k.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "cm-db-0"}}); err != nil {
 		t.Fatalf("delete the database's pod: %v", err)
 	}
 	updated(`phase: "ready" → "creating"`)
+	cordon(t, k, false)
 	phase("ready")
 	updated(`phase: "creating" → "ready"`)
+}
+
+// cordon marks every node unschedulable (on) or schedulable again.
+func cordon(t *testing.T, k client.Client, on bool) {
+	t.Helper()
+	ctx := context.Background()
+	var nodes corev1.NodeList
+	if err := k.List(ctx, &nodes); err != nil {
+		t.Fatalf("list nodes: %v", err)
+	}
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		if n.Spec.Unschedulable == on {
+			continue
+		}
+		patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, on)))
+		if err := k.Patch(ctx, n, patch); err != nil {
+			t.Fatalf("cordon node %s (%v): %v", n.Name, on, err)
+		}
+	}
 }
 
 // statusColumn is the index of the STATUS column in kubectl's header line.
