@@ -33,6 +33,12 @@ const (
 	// LabelApplySetParentType marks the kind as one whose objects may be
 	// ApplySet parents, as kubectl requires of a parent's CRD.
 	LabelApplySetParentType = "applyset.kubernetes.io/is-parent-type"
+	// AnnotationAPIApproved is what the API server requires of a CRD in
+	// a group of Kubernetes' own (see ReservedGroup): a URL of the
+	// approving review, or a value starting with "unapproved". The CRD
+	// stencil builds never carries it: it is the cluster admin's say,
+	// on a CRD the admin made (see package reconcile/published).
+	AnnotationAPIApproved = "api-approved.kubernetes.io"
 )
 
 // Error is a published kind's CRD that the API server would refuse, or
@@ -255,6 +261,12 @@ func jsonErrorRule(err error) string {
 // problems back to the Bundle's fields.
 func check(crd *apiextensionsv1.CustomResourceDefinition, api v1alpha1.BundleAPI, source string) error {
 	v1 := crd.DeepCopy()
+	if ReservedGroup(v1.Spec.Group) {
+		// The API server requires an approval of such a CRD: the
+		// admin's, on the live CRD, never one the Bundle gives. Checked
+		// as approved, so the rest of the CRD is checked all the same.
+		metav1.SetMetaDataAnnotation(&v1.ObjectMeta, AnnotationAPIApproved, "unapproved, checked by stencil")
+	}
 	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(v1)
 	var internal apiextensions.CustomResourceDefinition
 	if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(v1, &internal, nil); err != nil {

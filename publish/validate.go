@@ -67,9 +67,10 @@ func Validate(api v1alpha1.BundleAPI) field.ErrorList {
 	return errs
 }
 
-// validateGroup: a DNS-1123 subdomain with a dot, neither stencil's own
-// nor Kubernetes' (k8s.io, kubernetes.io and their subdomains, whose kinds
-// the API server and its aggregated servers serve).
+// validateGroup: a DNS-1123 subdomain with a dot, not stencil's own. A
+// group of Kubernetes' own (ReservedGroup) is valid here: the Bundle
+// controller serves a kind there only on a cluster admin's say, never on
+// the Bundle's.
 func validateGroup(group string, p *field.Path) field.ErrorList {
 	if group == "" {
 		return field.ErrorList{field.Required(p, "the published kind's API group, such as app.example.com")}
@@ -83,9 +84,6 @@ func validateGroup(group string, p *field.Path) field.ErrorList {
 	}
 	if group == v1alpha1.GroupVersion.Group || strings.HasSuffix(group, "."+v1alpha1.GroupVersion.Group) {
 		errs = append(errs, field.Invalid(p, group, "stencil.dev and its subdomains are stencil's own"))
-	}
-	if ReservedGroup(group) {
-		errs = append(errs, field.Invalid(p, group, "k8s.io, kubernetes.io and their subdomains are Kubernetes' own"))
 	}
 	return errs
 }
@@ -144,8 +142,11 @@ func validateColumn(c apiextensionsv1.CustomResourceColumnDefinition, p *field.P
 }
 
 // ReservedGroup says whether group is Kubernetes' own: k8s.io,
-// kubernetes.io or a subdomain of either. No CRD stencil makes or
-// applies defines a kind of such a group.
+// kubernetes.io or a subdomain of either, where the API server accepts a
+// CRD only with AnnotationAPIApproved. stencil never makes a CRD of such
+// a group, and applies one only where a cluster admin made it, approved,
+// and labelled it for the Bundle (see package reconcile/published); a
+// CRD rendered by a Bundle's templates is always refused.
 func ReservedGroup(group string) bool {
 	for _, d := range []string{"k8s.io", "kubernetes.io"} {
 		if group == d || strings.HasSuffix(group, "."+d) {

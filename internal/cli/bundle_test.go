@@ -234,6 +234,8 @@ func TestLintPublishedKind(t *testing.T) {
 			[]string{"(api): values.schema.json properties[size].default: Invalid value:"}},
 		{"stencil's own group", "api:\n  group: apps.stencil.dev\n  kind: AppService\n", okSchema, 1,
 			[]string{"(api): stencil.yaml api.group: Invalid value: stencil.dev and its subdomains are stencil's own"}},
+		{"a group of Kubernetes' own: a note, not a problem", "api:\n  group: samplecontroller.k8s.io\n  kind: AppService\n", okSchema, 0,
+			[]string{"(api): CustomResourceDefinition appservices.samplecontroller.k8s.io ok", "(api): note: group samplecontroller.k8s.io is Kubernetes' own: stencil serves the kind only once a cluster admin creates CustomResourceDefinition appservices.samplecontroller.k8s.io with the annotation api-approved.kubernetes.io and the label stencil.dev/bundle: "}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

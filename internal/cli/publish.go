@@ -32,6 +32,10 @@ func lintAPI(dir string, b *templates.Bundle, out io.Writer) int {
 	crd, err := publish.CRD(b.Name(), spec)
 	if err == nil {
 		fmt.Fprintf(out, "%s (api): CustomResourceDefinition %s ok\n", dir, crd.Name)
+		if publish.ReservedGroup(crd.Spec.Group) {
+			fmt.Fprintf(out, "%s (api): note: group %s is Kubernetes' own: stencil serves the kind only once a cluster admin creates CustomResourceDefinition %s with the annotation %s and the label %s: %s\n",
+				dir, crd.Spec.Group, crd.Name, publish.AnnotationAPIApproved, publish.LabelBundle, b.Name())
+		}
 		return 0
 	}
 	var pe *publish.Error

@@ -22,6 +22,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset/nochange"
+	"github.com/stencil-dev/stencil/reconcile/metrics"
 )
 
 // FieldManager is the one field manager stencil applies with. It never
@@ -130,42 +131,66 @@ func (a *Applier) ApplyStage(ctx context.Context, objs []*unstructured.Unstructu
 // (Owns) finds it a Member of this set or Adoptable: anything else is
 // refused, with reason AdoptionRefused (or, for a member of another set,
 // ApplyFailed), and left as it is.
+//
+// Every write carries the precondition of the judgement it follows (see
+// precondition): the object it was judged on, or none. A write the API
+// server refuses because the object changed in between (deleted and made
+// again by someone else, relabelled, or only its status moved) wrote
+// nothing: the object is read again, live, as the writer, and judged
+// again, at most maxJudgements times in all. Past that the apply fails
+// with no Reason: transient, retried with backoff, never a stall.
 func (a *Applier) Apply(ctx context.Context, desired *unstructured.Unstructured) ApplyResult {
-	res := ApplyResult{Object: desired}
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(desired.GroupVersionKind())
-	err := a.Reader.Get(ctx, client.ObjectKeyFromObject(desired), live)
-	if apierrors.IsNotFound(err) {
-		if res, done := a.create(ctx, desired); done {
+	switch err := a.Reader.Get(ctx, client.ObjectKeyFromObject(desired), live); {
+	case apierrors.IsNotFound(err):
+		live = nil
+	case err != nil:
+		return ApplyResult{Object: desired}.fail(fmt.Errorf("read %s: %w", Ref(desired), Redact(desired, err)))
+	}
+	var res ApplyResult
+	for range maxJudgements {
+		var again bool
+		if res, again = a.applyOver(ctx, desired, live); !again {
 			return res
 		}
-		// It exists after all (the cache lags, or the object is not
-		// labelled a member): read it live, as the writer, for the
-		// ownership test.
-		live, err = a.readLive(ctx, desired)
-		if err == nil && live == nil {
-			// Deleted since the create was refused: the next pass creates it.
-			return res.fail(fmt.Errorf("apply %s: the object went away while it was applied", Ref(desired)))
+		if live != nil {
+			metrics.ApplyConflicts.Inc()
+		}
+		// The cache lags, or the object changed since it was read: read
+		// it live, as the writer, and judge it again.
+		var err error
+		if live, err = a.readLive(ctx, desired); err != nil {
+			return ApplyResult{Object: desired}.fail(fmt.Errorf("read %s: %w", Ref(desired), Redact(desired, err)))
 		}
 	}
-	if err != nil {
-		return res.fail(fmt.Errorf("read %s: %w", Ref(desired), Redact(desired, err)))
+	return res
+}
+
+// applyOver judges live, the object found (nil: none), and applies desired
+// over it with the judgement as its precondition. again reports a write
+// refused because the object is not the one judged: nothing was written,
+// and res is a transient failure.
+func (a *Applier) applyOver(ctx context.Context, desired, live *unstructured.Unstructured) (res ApplyResult, again bool) {
+	if live == nil {
+		return a.create(ctx, desired)
 	}
+	res = ApplyResult{Object: desired}
 	switch Owns(live, desired.GroupVersionKind().GroupKind(), a.ID, a.Consent) {
 	case Foreign:
 		res = res.fail(&ForeignMemberError{Object: Ref(desired), ApplySet: live.GetLabels()[LabelPartOf]})
 		res.Reason = v1alpha1.ReasonApplyFailed
-		return res
+		return res, false
 	case NotOurs:
 		res = res.fail(&AdoptionRefusedError{Object: Ref(desired), Parent: a.Consent.Parent})
 		res.Reason = v1alpha1.ReasonAdoptionRefused
-		return res
+		return res, false
 	}
 	if live.GetDeletionTimestamp() == nil {
 		d := a.Schemas.Decide(ctx, a.Writer, desired, live)
 		if !d.Write {
 			res.UID, res.Action, res.Live, res.Before = live.GetUID(), Unchanged, live, live.GetResourceVersion()
-			return res
+			return res, false
 		}
 		res.Changed = d.Changed
 		if len(d.Changed) == 0 && d.Why != "" {
@@ -174,11 +199,15 @@ func (a *Applier) Apply(ctx context.Context, desired *unstructured.Unstructured)
 		}
 	}
 	applied := desired.DeepCopy()
+	precondition(applied, live)
 	if err := a.Writer.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied),
 		client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		res = res.fail(fmt.Errorf("apply %s: %w", Ref(desired), Redact(desired, err)))
+		if stale(err) {
+			return res, true
+		}
 		res.Reason = terminalReason(err)
-		return res
+		return res, false
 	}
 	res.UID, res.Action, res.Live, res.Before = applied.GetUID(), Configured, applied, live.GetResourceVersion()
 	if live.GetResourceVersion() == applied.GetResourceVersion() {
@@ -186,7 +215,7 @@ func (a *Applier) Apply(ctx context.Context, desired *unstructured.Unstructured)
 	}
 	a.Schemas.Applied(desired, applied)
 	a.appliedCRD(applied, res.Action)
-	return res
+	return res, false
 }
 
 // createOnly is the resourceVersion create sends as a precondition. The
@@ -198,31 +227,30 @@ func (a *Applier) Apply(ctx context.Context, desired *unstructured.Unstructured)
 // any manager owns, and the created object gets its own.
 const createOnly = "1"
 
-// create applies an object the member reader does not hold, and reports
-// whether that settled it. Nearly always the object does not exist and
-// this creates it, with no read before the write: the apply carries the
-// createOnly precondition, so it can only create. If the object exists
-// after all (the cache lags, or it is not labelled a member), the API
-// server refuses the apply with a Conflict and nothing is written: the
-// caller reads the object live and asks the ownership test (Owns) whether
-// it may be applied over.
-func (a *Applier) create(ctx context.Context, desired *unstructured.Unstructured) (ApplyResult, bool) {
-	res := ApplyResult{Object: desired}
+// create applies an object no read found. Nearly always the object does
+// not exist and this creates it, with no read before the write: the apply
+// carries the createOnly precondition, so it can only create. If the
+// object exists after all (the cache lags, or it is not labelled a
+// member), the API server refuses the apply with a Conflict and nothing is
+// written: again is true, and the caller reads the object live and asks
+// the ownership test (Owns) whether it may be applied over.
+func (a *Applier) create(ctx context.Context, desired *unstructured.Unstructured) (res ApplyResult, again bool) {
+	res = ApplyResult{Object: desired}
 	applied := desired.DeepCopy()
-	applied.SetResourceVersion(createOnly)
+	precondition(applied, nil)
 	err := a.Writer.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(FieldManager))
 	switch {
 	case apierrors.IsConflict(err):
-		return res, false
+		return res.fail(fmt.Errorf("apply %s: %w", Ref(desired), Redact(desired, err))), true
 	case err != nil:
 		res = res.fail(fmt.Errorf("apply %s: %w", Ref(desired), Redact(desired, err)))
 		res.Reason = terminalReason(err)
-		return res, true
+		return res, false
 	}
 	res.UID, res.Action, res.Live = applied.GetUID(), Created, applied
 	a.Schemas.Applied(desired, applied)
 	a.appliedCRD(applied, res.Action)
-	return res, true
+	return res, false
 }
 
 // readLive reads an object from the API server as the writer (nil when

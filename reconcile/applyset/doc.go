@@ -21,9 +21,15 @@
 //     Configured, Reapplied, Unchanged, Failed) with the reason to stall
 //     on when no retry can fix it. An object the cache does not hold is
 //     created with a resourceVersion precondition that only a create
-//     meets (no read first); an existing one is read live as the writer,
-//     put to Owns, and applied over with forced ownership only when Ours
-//     or Adoptable.
+//     meets (no read first); an existing one is put to Owns and applied
+//     over with forced ownership only when Ours or Adoptable.
+//   - precondition.go: every apply and dry run carries the judgement it
+//     follows: the uid and resourceVersion of the object Owns and the
+//     no-change decision were made on (or the create-only version), so
+//     an object replaced or changed between the read and the write is
+//     never written; the API server's refusal (stale) reads the object
+//     live and judges it again, a bounded number of times, and is
+//     otherwise a transient failure, never a stall.
 //   - the no-change decision is package nochange (Schemas, NewSchemas
 //     here bind it to FieldManager): the desired object is applied locally
 //     onto the cached live one (structured-merge-diff through

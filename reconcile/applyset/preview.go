@@ -29,40 +29,59 @@ type Preview struct {
 // ownership), without changing anything. An existing object the
 // ownership test (Owns, with consent) does not let the set take is not
 // dry-run: its preview's Err is the ForeignMemberError or
-// AdoptionRefusedError the controller would stall with.
+// AdoptionRefusedError the controller would stall with. Each dry run
+// carries the precondition of the read it follows, as the controller's
+// apply does (see precondition): an object that changed in between is
+// read and judged again, at most maxJudgements times.
 func DryRun(ctx context.Context, c client.Client, id string, consent Consent, objects []*unstructured.Unstructured) []Preview {
 	out := make([]Preview, 0, len(objects))
 	for _, desired := range objects {
-		p := Preview{Desired: desired}
-		live := &unstructured.Unstructured{}
-		live.SetGroupVersionKind(desired.GroupVersionKind())
-		switch err := c.Get(ctx, client.ObjectKeyFromObject(desired), live); {
-		case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
-		case err != nil:
-			p.Err = fmt.Errorf("read %s: %w", Ref(desired), err)
-		default:
-			p.Live = live
-		}
-		if p.Err == nil && p.Live != nil {
-			switch Owns(p.Live, desired.GroupVersionKind().GroupKind(), id, consent) {
-			case Foreign:
-				p.Err = &ForeignMemberError{Object: Ref(desired), ApplySet: p.Live.GetLabels()[LabelPartOf]}
-			case NotOurs:
-				p.Err = &AdoptionRefusedError{Object: Ref(desired), Parent: consent.Parent}
-			}
-		}
-		if p.Err == nil {
-			applied := desired.DeepCopy()
-			if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied),
-				client.FieldOwner(FieldManager), client.ForceOwnership, client.DryRunAll); err != nil {
-				p.Err = fmt.Errorf("dry-run apply %s: %w", Ref(desired), Redact(desired, err))
-			} else {
-				p.Applied = applied
+		var p Preview
+		for range maxJudgements {
+			var again bool
+			if p, again = dryRun(ctx, c, id, consent, desired); !again {
+				break
 			}
 		}
 		out = append(out, p)
 	}
 	return out
+}
+
+// dryRun reads desired's object through c, judges it, and previews the
+// apply over it; again reports a dry run refused because the object
+// changed since the read.
+func dryRun(ctx context.Context, c client.Client, id string, consent Consent, desired *unstructured.Unstructured) (p Preview, again bool) {
+	p = Preview{Desired: desired}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(desired.GroupVersionKind())
+	switch err := c.Get(ctx, client.ObjectKeyFromObject(desired), live); {
+	case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+	case err != nil:
+		p.Err = fmt.Errorf("read %s: %w", Ref(desired), err)
+		return p, false
+	default:
+		p.Live = live
+	}
+	if p.Live != nil {
+		switch Owns(p.Live, desired.GroupVersionKind().GroupKind(), id, consent) {
+		case Foreign:
+			p.Err = &ForeignMemberError{Object: Ref(desired), ApplySet: p.Live.GetLabels()[LabelPartOf]}
+			return p, false
+		case NotOurs:
+			p.Err = &AdoptionRefusedError{Object: Ref(desired), Parent: consent.Parent}
+			return p, false
+		}
+	}
+	applied := desired.DeepCopy()
+	precondition(applied, p.Live)
+	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied),
+		client.FieldOwner(FieldManager), client.ForceOwnership, client.DryRunAll); err != nil {
+		p.Err = fmt.Errorf("dry-run apply %s: %w", Ref(desired), Redact(desired, err))
+		return p, stale(err)
+	}
+	p.Applied = applied
+	return p, false
 }
 
 // PruneCandidate is a live member the controller would take out of the

@@ -62,14 +62,24 @@ func (a *APIs) BuiltIn(gk schema.GroupKind) bool {
 
 // ReservedGroup says why a CustomResourceDefinition may not define a
 // kind of group, or "" when it may: the group is Kubernetes' own
-// (k8s.io, kubernetes.io and their subdomains), served by the API server
-// itself, stencil's own, or served by an aggregated API server (an
-// APIService with a service).
+// (k8s.io, kubernetes.io and their subdomains), or ServedGroup says what
+// serves it.
 func (a *APIs) ReservedGroup(ctx context.Context, group string) (string, error) {
+	if publish.ReservedGroup(group) {
+		return KubernetesOwn, nil
+	}
+	return a.ServedGroup(ctx, group)
+}
+
+// KubernetesOwn is ReservedGroup's reason for a group of Kubernetes' own.
+const KubernetesOwn = "Kubernetes' own (k8s.io, kubernetes.io)"
+
+// ServedGroup says what, besides CustomResourceDefinitions, serves
+// group, or "": the API server itself, stencil (its own group), or an
+// aggregated API server (an APIService with a service).
+func (a *APIs) ServedGroup(ctx context.Context, group string) (string, error) {
 	_, groups := builtinKinds()
 	switch {
-	case publish.ReservedGroup(group):
-		return "Kubernetes' own (k8s.io, kubernetes.io)", nil
 	case groups[group]:
 		return "served by the API server itself", nil
 	case group == v1alpha1.GroupVersion.Group:

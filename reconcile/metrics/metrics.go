@@ -34,6 +34,14 @@ var (
 		Name: "stencil_applies_total",
 		Help: "Objects applied, by result: Created, Configured, Reapplied (sent, changed nothing), Unchanged (no request sent), Failed.",
 	}, []string{"result"})
+	// ApplyConflicts counts the applies over an existing object that the
+	// API server refused because the object had changed since the read
+	// it was judged on (package applyset: each carries that object's uid
+	// and resourceVersion as preconditions).
+	ApplyConflicts = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "stencil_apply_conflicts_total",
+		Help: "Applies over an existing member that the API server refused because it had changed since stencil read and judged it (its uid and resourceVersion preconditions failed); each is read live and judged again.",
+	})
 	// Prunes counts the members deleted by pruning or deletion.
 	Prunes = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "stencil_prunes_total",
@@ -92,7 +100,7 @@ const (
 // which the manager serves on its metrics endpoint.
 func Register() error {
 	for _, c := range []prometheus.Collector{
-		RenderDuration, Applies, DryRuns, Prunes, Compositions,
+		RenderDuration, Applies, DryRuns, ApplyConflicts, Prunes, Compositions,
 		PhaseDuration, Passes, RenderIsolation, renderCache, apiRequests, WebhookThrottled,
 	} {
 		if err := ctrlmetrics.Registry.Register(c); err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -27,13 +26,17 @@ import (
 // date, and never touches one b did not make:
 //
 //   - none exists: the kind's group must be one that only CRDs serve
-//     (not Kubernetes' own, built in or aggregated: see GroupServer),
-//     then the CRD is created (createCRD). Of two Bundles (or two
+//     (not built in or aggregated: see GroupServer) and not Kubernetes'
+//     own (k8s.io, kubernetes.io: a Bundle alone never gets a CRD
+//     there), then the CRD is created (createCRD). Of two Bundles (or two
 //     controllers) creating it at once, one succeeds; the other's next
 //     pass finds it labelled for another Bundle.
 //   - it is labelled publish.LabelBundle=b: it is server-side applied,
 //     on the condition that it has not changed since it was read
-//     (applyCRD).
+//     (applyCRD). The first time, b takes the whole spec over from
+//     whoever made it (recordAsApplied). In a group of Kubernetes' own,
+//     only a CRD a cluster admin approved is (see adminApproved): the
+//     admin's opt-in, which the applies keep.
 //   - otherwise (made by hand, another Bundle's, an orphan of a deleted
 //     Bundle of another name): a KindConflict naming it. It is not
 //     written, and b stops serving the kind.
@@ -41,15 +44,22 @@ import (
 // b carries BundleFinalizer (finalize) before its CRD is created or
 // applied.
 func (r *BundleReconciler) keepCRD(ctx context.Context, b *v1alpha1.Bundle, crd *apiextensionsv1.CustomResourceDefinition, what string, finalize bool) (publication, error) {
+	group := crd.Spec.Group
 	live := &apiextensionsv1.CustomResourceDefinition{}
 	err := r.APIReader.Get(ctx, client.ObjectKey{Name: crd.Name}, live)
 	switch {
 	case apierrors.IsNotFound(err):
-		if reason, err := r.groups.ReservedGroup(ctx, crd.Spec.Group); err != nil || reason != "" {
+		if reason, err := r.groups.ReservedGroup(ctx, group); err != nil || reason != "" {
 			if err != nil {
 				return publication{}, err
 			}
-			return r.conflict(ctx, b, fmt.Sprintf("%s is not published: its group %s is %s", what, crd.Spec.Group, reason)), nil
+			msg := fmt.Sprintf("%s is not published: its group %s is %s", what, group, reason)
+			if served, err := r.groups.ServedGroup(ctx, group); err != nil {
+				return publication{}, err
+			} else if served == "" {
+				msg += optIn(crd.Name, b.Name)
+			}
+			return r.conflict(ctx, b, msg), nil
 		}
 		if err := r.setFinalizer(ctx, b, finalize); err != nil {
 			return publication{}, err
@@ -66,6 +76,15 @@ func (r *BundleReconciler) keepCRD(ctx context.Context, b *v1alpha1.Bundle, crd 
 			owner = "published by Bundle " + o
 		}
 		return r.conflict(ctx, b, fmt.Sprintf("%s is not published: CustomResourceDefinition %s exists and is %s", what, crd.Name, owner)), nil
+	}
+	if publish.ReservedGroup(group) {
+		why, err := r.adminApproved(ctx, live)
+		if err != nil || why != "" {
+			if err != nil {
+				return publication{}, err
+			}
+			return r.conflict(ctx, b, fmt.Sprintf("%s is not published: its group %s is Kubernetes' own, and CustomResourceDefinition %s %s", what, group, crd.Name, why)), nil
+		}
 	}
 	if err := r.setFinalizer(ctx, b, finalize); err != nil {
 		return publication{}, err
@@ -114,10 +133,12 @@ func (r *BundleReconciler) claim(ctx context.Context, b *v1alpha1.Bundle, crd *a
 }
 
 // GroupServer says what, besides CRDs, serves an API group (see
-// cluster.APIs.ReservedGroup).
+// cluster.APIs).
 type GroupServer interface {
 	// ReservedGroup says why no CRD may define a kind of group, or "".
 	ReservedGroup(ctx context.Context, group string) (string, error)
+	// ServedGroup says what, besides CRDs, serves group, or "".
+	ServedGroup(ctx context.Context, group string) (string, error)
 }
 
 // conflict stops the controllers b runs and returns a KindConflict
@@ -153,15 +174,25 @@ func (r *BundleReconciler) createCRD(ctx context.Context, b *v1alpha1.Bundle, cr
 	return publication{}, r.recordAsApplied(ctx, obj, b.Name)
 }
 
-// recordAsApplied makes the fields stencil's field manager set when it
-// created live (an Update entry of its managedFields) owned by its Apply
-// entry, merged into it if the CRD was applied since, so that later
-// applies own them and drop what the Bundle no longer asks for. It writes
-// live's managedFields alone, on the condition that live has not changed
-// since it was read; on a conflict (the API server writes a new CRD's
-// status at once) it reads live again and tries again while live is
-// still labelled for bundle. It leaves live as the API server then holds
-// it.
+// recordAsApplied makes stencil's Apply entry of live's managedFields
+// own the fields it is to own from now on, so that later applies own
+// them and drop what the Bundle no longer asks for:
+//
+//   - the fields stencil's field manager set when it created live (an
+//     Update entry), merged into its Apply entry if the CRD was applied
+//     since;
+//   - the first time the Bundle takes a CRD over (no Apply entry of
+//     stencil's yet: a CRD a cluster admin made and labelled for it),
+//     every other manager's fields under spec too: the kind's spec is
+//     the Bundle's alone, whatever the admin created it with, while the
+//     admin keeps what it set in metadata (the label, an
+//     api-approved.kubernetes.io annotation).
+//
+// It writes live's managedFields alone, on the condition that live has
+// not changed since it was read; on a conflict (the API server writes a
+// new CRD's status at once) it reads live again and tries again while
+// live is still labelled for bundle. It leaves live as the API server
+// then holds it.
 func (r *BundleReconciler) recordAsApplied(ctx context.Context, live *apiextensionsv1.CustomResourceDefinition, bundle string) error {
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		err := r.recordOnce(ctx, live)
@@ -180,8 +211,25 @@ func (r *BundleReconciler) recordAsApplied(ctx context.Context, live *apiextensi
 
 // recordOnce is one attempt of recordAsApplied.
 func (r *BundleReconciler) recordOnce(ctx context.Context, live *apiextensionsv1.CustomResourceDefinition) error {
+	fields, changed, err := takeFields(live.ManagedFields)
+	if err != nil {
+		return fmt.Errorf("record the fields of CustomResourceDefinition %s as applied: %w", live.Name, err)
+	}
+	if !changed {
+		return nil
+	}
+	live.ManagedFields = fields
+	if err := r.Client.Update(ctx, live, client.FieldOwner(applyset.FieldManager)); err != nil {
+		return fmt.Errorf("record the fields of CustomResourceDefinition %s as applied: %w", live.Name, err)
+	}
+	return nil
+}
+
+// takeFields returns managedFields with the fields recordAsApplied moves
+// into stencil's Apply entry moved there, and whether anything moved.
+func takeFields(managed []metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry, bool, error) {
 	created, applied := -1, -1
-	for i, f := range live.ManagedFields {
+	for i, f := range managed {
 		if f.Manager != applyset.FieldManager || f.Subresource != "" {
 			continue
 		}
@@ -192,37 +240,100 @@ func (r *BundleReconciler) recordOnce(ctx context.Context, live *apiextensionsv1
 			applied = i
 		}
 	}
-	if created < 0 {
-		return nil
+	taken := []*metav1.FieldsV1{}
+	out := make([]metav1.ManagedFieldsEntry, 0, len(managed)+1)
+	for i, f := range managed {
+		switch {
+		case i == created:
+			taken = append(taken, f.FieldsV1)
+			continue
+		case applied >= 0 || f.Manager == applyset.FieldManager || f.Subresource != "":
+		default:
+			spec, rest, err := splitSpec(f.FieldsV1)
+			if err != nil {
+				return nil, false, err
+			}
+			if spec != nil {
+				taken = append(taken, spec)
+				if rest == nil {
+					continue
+				}
+				f.FieldsV1 = rest
+			}
+		}
+		out = append(out, f)
+	}
+	if len(taken) == 0 {
+		return managed, false, nil
 	}
 	if applied < 0 {
-		live.ManagedFields[created].Operation = metav1.ManagedFieldsOperationApply
-	} else {
-		fields, err := unionFields(live.ManagedFields[applied].FieldsV1, live.ManagedFields[created].FieldsV1)
-		if err != nil {
-			return fmt.Errorf("record the fields of CustomResourceDefinition %s as applied: %w", live.Name, err)
-		}
-		live.ManagedFields[applied].FieldsV1 = fields
-		live.ManagedFields = slices.Delete(live.ManagedFields, created, created+1)
+		now := metav1.Now()
+		out = append(out, metav1.ManagedFieldsEntry{Manager: applyset.FieldManager, Operation: metav1.ManagedFieldsOperationApply,
+			APIVersion: apiextensionsv1.SchemeGroupVersion.String(), Time: &now, FieldsType: "FieldsV1"})
+		applied = len(out) - 1
+	} else if created >= 0 && created < applied {
+		applied-- // the Update entry before it was dropped
 	}
-	if err := r.Client.Update(ctx, live, client.FieldOwner(applyset.FieldManager)); err != nil {
-		return fmt.Errorf("record the fields of CustomResourceDefinition %s as applied: %w", live.Name, err)
+	fields, err := unionFields(append(taken, out[applied].FieldsV1)...)
+	if err != nil {
+		return nil, false, err
 	}
-	return nil
+	out[applied].FieldsV1 = fields
+	return out, true, nil
 }
 
-// unionFields is the union of two managedFields field sets.
-func unionFields(a, b *metav1.FieldsV1) (*metav1.FieldsV1, error) {
-	sets := [2]*fieldpath.Set{{}, {}}
-	for i, f := range []*metav1.FieldsV1{a, b} {
+// splitSpec splits a managedFields field set into its fields under spec
+// and the rest, either nil when empty.
+func splitSpec(f *metav1.FieldsV1) (spec, rest *metav1.FieldsV1, err error) {
+	if f == nil {
+		return nil, nil, nil
+	}
+	all := &fieldpath.Set{}
+	if err := all.FromJSON(bytes.NewReader(f.Raw)); err != nil {
+		return nil, nil, err
+	}
+	under, other := &fieldpath.Set{}, &fieldpath.Set{}
+	all.Iterate(func(p fieldpath.Path) {
+		if len(p) > 0 && p[0].FieldName != nil && *p[0].FieldName == "spec" {
+			under.Insert(p)
+		} else {
+			other.Insert(p)
+		}
+	})
+	if spec, err = fieldsOf(under); err != nil {
+		return nil, nil, err
+	}
+	rest, err = fieldsOf(other)
+	return spec, rest, err
+}
+
+// fieldsOf is s as managedFields hold it, nil when s is empty.
+func fieldsOf(s *fieldpath.Set) (*metav1.FieldsV1, error) {
+	if s.Empty() {
+		return nil, nil
+	}
+	raw, err := s.ToJSON()
+	if err != nil {
+		return nil, err
+	}
+	return &metav1.FieldsV1{Raw: raw}, nil
+}
+
+// unionFields is the union of managedFields field sets (nil ones count
+// as empty).
+func unionFields(fs ...*metav1.FieldsV1) (*metav1.FieldsV1, error) {
+	all := &fieldpath.Set{}
+	for _, f := range fs {
 		if f == nil {
 			continue
 		}
-		if err := sets[i].FromJSON(bytes.NewReader(f.Raw)); err != nil {
+		s := &fieldpath.Set{}
+		if err := s.FromJSON(bytes.NewReader(f.Raw)); err != nil {
 			return nil, err
 		}
+		all = all.Union(s)
 	}
-	raw, err := sets[0].Union(sets[1]).ToJSON()
+	raw, err := all.ToJSON()
 	if err != nil {
 		return nil, err
 	}

@@ -9,9 +9,17 @@
 //     then server-side applied only while it is labelled for the Bundle
 //     and unchanged since read; a CRD the Bundle did not make (by hand,
 //     another Bundle's, an orphan) is never written: KindConflict, and
-//     the Bundle serves no kind. The CRD, and so every instance and their
-//     children, is deleted only with the Bundle and only when
-//     api.deletionPolicy is Delete (BundleFinalizer holds the Bundle).
+//     the Bundle serves no kind, unless a cluster admin labelled it for
+//     the Bundle, which then takes its whole spec over. The CRD, and so
+//     every instance and their children, is deleted only with the Bundle
+//     and only when api.deletionPolicy is Delete (BundleFinalizer holds
+//     the Bundle).
+//   - approval.go: in a group of Kubernetes' own (k8s.io, kubernetes.io)
+//     no CRD is ever created; one is kept only where a cluster admin
+//     made it with the api-approved.kubernetes.io annotation (set by
+//     anyone but stencil) and labelled it for the Bundle: the admin's
+//     opt-in, the way the API server's own. A refusal says how to opt
+//     in.
 //   - source.go: a Bundle with spec.source has it resolved (as the
 //     controller, see package pull) when its generation changes and
 //     every interval after (a digest-pinned reference once), and

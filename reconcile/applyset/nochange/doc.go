@@ -21,7 +21,9 @@
 //   - nochange.go: Decide and its Decision, and the confirmer: a case the
 //     server may default (live holds all the result holds, and more, with
 //     every field set unchanged) is settled once by a server-side dry run
-//     and the verdict remembered.
+//     of exactly the object judged (its uid and resourceVersion as
+//     preconditions: a stale copy is refused, and so written) and the
+//     verdict remembered.
 //
 // Invariants: when Decide says no write (Decision.Write false), the API
 // server would store the object and its managed fields unchanged: the

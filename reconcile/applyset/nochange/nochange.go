@@ -66,7 +66,11 @@ func (c *confirmer) unchanged(ctx context.Context, writer client.Client, fieldMa
 	if hit && v == key {
 		return true
 	}
+	// The dry run is of exactly the object judged, as the write would be:
+	// one that changed since (a stale cache) is refused, and so written.
 	dry := applyBody(desired)
+	dry.SetUID(live.GetUID())
+	dry.SetResourceVersion(live.GetResourceVersion())
 	metrics.DryRuns.Inc()
 	if err := writer.Apply(ctx, client.ApplyConfigurationFromUnstructured(dry),
 		client.FieldOwner(fieldManager), client.ForceOwnership, client.DryRunAll); err != nil {

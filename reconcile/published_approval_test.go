@@ -1,0 +1,249 @@
+package reconcile_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/publish"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/templates"
+)
+
+// optInCRD is what a cluster admin creates to let Bundle bundle publish
+// kind Gadget in group, one of Kubernetes' own: a CRD approved as the API
+// server requires there, labelled for the Bundle, serving nothing until
+// the Bundle's own schema replaces its spec (as examples/bundles/foo's
+// README shows for sample-controller's Foo).
+func optInCRD(t *testing.T, group, bundle string) *unstructured.Unstructured {
+	t.Helper()
+	return mustYAML(t, `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.`+group+`
+  annotations:
+    api-approved.kubernetes.io: "unapproved, served by stencil Bundle `+bundle+`"
+  labels:
+    stencil.dev/bundle: `+bundle+`
+spec:
+  group: `+group+`
+  names: {kind: Gadget, plural: gadgets, shortNames: [adm]}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: false
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`)
+}
+
+// TestKubernetesGroupsNeedTheAdmin (issue 29 item 7): a kind in a group
+// of Kubernetes' own (here <ns>.k8s.io) is refused by default, as before:
+// the Bundle says how a cluster admin opts in, and no CRD is made. A
+// Bundle author cannot opt in alone: not by annotating the Bundle, nor by
+// rendering the approved, labelled CRD from a template, nor with an
+// approval stencil itself wrote. Once the admin made the CRD, approved
+// and labelled, the kind is served; the Bundle's schema takes the CRD's
+// whole spec over (a short name only the admin's CRD had goes, the
+// version it created unserved is served), and the admin's annotation and
+// label stay. On the code before, a Bundle in such a group could not be
+// written at all.
+func TestKubernetesGroupsNeedTheAdmin(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	group := ns + ".k8s.io"
+	name := "gadgets." + group
+	crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	t.Cleanup(func() { _ = k.Delete(context.Background(), crd) })
+	grantKind(t, group, "gadgets")
+	b := bundle(t, "k8s-"+ns, gadgetFiles(""), publishing(group))
+
+	t.Run("refused without the admin", func(t *testing.T) {
+		// The Bundle's own word is not the admin's.
+		patch := client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"annotations":{"api-approved.kubernetes.io":"https://github.com/kubernetes/enhancements/pull/1111"}}}`))
+		if err := k.Patch(ctx, b, patch); err != nil {
+			t.Fatal(err)
+		}
+		c := bundleReady(t, b.Name, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
+		for _, want := range []string{"Kubernetes' own", name, publish.AnnotationAPIApproved, publish.LabelBundle + ": " + b.Name} {
+			if !strings.Contains(c.Message, want) {
+				t.Errorf("KindConflict message %q does not say %q", c.Message, want)
+			}
+		}
+		time.Sleep(time.Second)
+		absentNow(t, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	})
+
+	t.Run("a template cannot make the admin's CRD", func(t *testing.T) {
+		rendered := strings.Replace(crdYAML(group, "Gadget", "gadgets", "Namespaced"), "  annotations:\n",
+			"  labels:\n    stencil.dev/bundle: k8s-"+ns+"\n  annotations:\n", 1)
+		b := bundle(t, "k8s-render-"+ns, map[string]string{"templates/crd.yaml": rendered}, onlyCRDs)
+		mustCreate(t, composition(ns, "render", b.Name, ""))
+		msg := stalledWith(t, ns, "render", v1alpha1.ReasonKindConflict)
+		if !strings.Contains(msg, "CustomResourceDefinition/"+name) || !strings.Contains(msg, "Kubernetes' own") {
+			t.Errorf("KindConflict message %q does not name the CRD and why", msg)
+		}
+		time.Sleep(time.Second)
+		absentNow(t, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		bundleReady(t, "k8s-"+ns, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
+	})
+
+	t.Run("an approval stencil wrote is not the admin's", func(t *testing.T) {
+		// As stencil wrote them before issue 20: made by stencil's own
+		// field manager, approval included.
+		mine := optInCRD(t, group, "k8s-"+ns)
+		if err := k.Apply(ctx, client.ApplyConfigurationFromUnstructured(mine), client.FieldOwner(applyset.FieldManager)); err != nil {
+			t.Fatal(err)
+		}
+		bundleSays(t, "k8s-"+ns, v1alpha1.ReasonKindConflict, "annotation from stencil, not from a cluster admin")
+		if err := k.Delete(ctx, crd); err != nil {
+			t.Fatal(err)
+		}
+		gone(t, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	})
+
+	t.Run("served once the admin opted in", func(t *testing.T) {
+		if err := k.Create(ctx, optInCRD(t, group, "k8s-"+ns), client.FieldOwner("kubectl-create")); err != nil {
+			t.Fatal(err)
+		}
+		bundleReady(t, "k8s-"+ns, metav1.ConditionTrue, v1alpha1.ReasonReady)
+		eventually(t, "the Bundle's spec on the admin's CRD", func() (bool, error) {
+			err := k.Get(ctx, client.ObjectKey{Name: name}, crd)
+			v := crd.Spec.Versions
+			return err == nil && len(v) == 1 && v[0].Served && len(crd.Spec.Names.ShortNames) == 0, err
+		})
+		root := crd.Spec.Versions[0].Schema.OpenAPIV3Schema
+		if root.XPreserveUnknownFields != nil || root.Properties["spec"].Properties["size"].Type != "integer" {
+			t.Errorf("the CRD's schema is not the Bundle's alone: preserve unknown fields %v, spec %+v", root.XPreserveUnknownFields, root.Properties["spec"])
+		}
+		if !strings.HasPrefix(crd.Annotations[publish.AnnotationAPIApproved], "unapproved, served by") || crd.Labels[publish.LabelBundle] != "k8s-"+ns {
+			t.Errorf("the admin's opt-in was not kept: annotations %v, labels %v", crd.Annotations, crd.Labels)
+		}
+		mustCreate(t, gadget(group, ns, "g", `{"size":2}`))
+		instanceReady(t, group, ns, "g", metav1.ConditionTrue)
+		cm := &unstructured.Unstructured{}
+		cm.SetAPIVersion("v1")
+		cm.SetKind("ConfigMap")
+		if err := k.Get(ctx, key(ns, "g-conf"), cm); err != nil {
+			t.Fatalf("the instance's ConfigMap: %v", err)
+		}
+		if data, _, _ := unstructured.NestedStringMap(cm.Object, "data"); data["size"] != "2" {
+			t.Errorf("the instance's ConfigMap: %v", data)
+		}
+	})
+}
+
+// sampleControllersFoo is sample-controller's artifacts/examples/
+// example-foo.yaml, unchanged: its group is samplecontroller.k8s.io.
+const sampleControllersFoo = `apiVersion: samplecontroller.k8s.io/v1alpha1
+kind: Foo
+metadata:
+  name: example-foo
+spec:
+  deploymentName: example-foo
+  replicas: 1
+`
+
+// TestSampleControllersOwnFoo (issue 29 item 7): examples/bundles/foo
+// with its api.group set to sample-controller's own
+// samplecontroller.k8s.io, and the CRD a cluster admin makes to opt the
+// group in (as the bundle's README shows), serves sample-controller's
+// example-foo.yaml unchanged: its Deployment is made, and its status
+// gets the Deployment's available replicas.
+func TestSampleControllersOwnFoo(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	const group, name = "samplecontroller.k8s.io", "foos.samplecontroller.k8s.io"
+	dir := filepath.Join(testenv.Root(), "examples", "bundles", "foo")
+	loaded, err := templates.Load(os.DirFS(dir), templates.LoadOptions{Name: "foo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := loaded.Spec()
+	spec.API.Group = group
+	b := bundle(t, "foo-"+ns, spec.Files, func(s *v1alpha1.BundleSpec) { *s = spec })
+	grantKind(t, group, "foos")
+
+	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	admins := fencedAfter(t, string(readme), "kind: CustomResourceDefinition")
+	admins = strings.ReplaceAll(admins, "stencil.dev/bundle: foo", "stencil.dev/bundle: "+b.Name)
+	crd := mustYAML(t, admins)
+	if crd.GetName() != name {
+		t.Fatalf("the README's CRD is %s, want %s", crd.GetName(), name)
+	}
+	if err := k.Create(ctx, crd); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.Delete(context.Background(), crd) })
+	bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
+
+	foo := mustYAML(t, sampleControllersFoo)
+	foo.SetNamespace(ns)
+	eventually(t, "sample-controller's Foo to be accepted", func() (bool, error) {
+		err := k.Create(ctx, foo)
+		return err == nil || apierrors.IsAlreadyExists(err), err
+	})
+	eventually(t, "the Foo's Deployment, its pods available", func() (bool, error) {
+		d := &appsv1.Deployment{}
+		if err := k.Get(ctx, key(ns, "example-foo"), d); err != nil {
+			return false, err
+		}
+		return d.Spec.Replicas != nil && *d.Spec.Replicas == 1, markWorkloadsReady(ctx, ns)
+	})
+	eventually(t, "the Foo's status.availableReplicas", func() (bool, error) {
+		u := foo.DeepCopy()
+		if err := k.Get(ctx, client.ObjectKeyFromObject(u), u); err != nil {
+			return false, err
+		}
+		n, ok, _ := unstructured.NestedInt64(u.Object, "status", "availableReplicas")
+		return ok && n == 1, nil
+	})
+}
+
+// bundleSays waits until the Bundle's Ready is False with reason and a
+// message that says want.
+func bundleSays(t *testing.T, name, reason, want string) {
+	t.Helper()
+	eventually(t, "Bundle "+name+" to say "+want, func() (bool, error) {
+		b := &v1alpha1.Bundle{}
+		if err := k.Get(context.Background(), client.ObjectKey{Name: name}, b); err != nil {
+			return false, err
+		}
+		c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionReady)
+		if c == nil {
+			return false, nil
+		}
+		return c.Status == metav1.ConditionFalse && c.Reason == reason && strings.Contains(c.Message, want), fmt.Errorf("Ready=%s %s: %s", c.Status, c.Reason, c.Message)
+	})
+}
+
+// fencedAfter returns the fenced block of markdown that holds line.
+func fencedAfter(t *testing.T, markdown, line string) string {
+	t.Helper()
+	blocks := strings.Split(markdown, "```")
+	i := slices.IndexFunc(blocks, func(b string) bool { return strings.Contains(b, line) })
+	if i < 0 || i%2 == 0 {
+		t.Fatalf("no fenced block holds %q", line)
+	}
+	_, body, _ := strings.Cut(blocks[i], "\n") // after the info string
+	return body
+}
