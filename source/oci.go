@@ -3,16 +3,13 @@ package source
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 )
@@ -174,27 +171,4 @@ func remoteOptions(ctx context.Context, registry string, creds Credentials) ([]r
 		remote.WithRetryBackoff(remote.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Steps: 2}),
 		remote.WithUserAgent("stencil"),
 	}, nil
-}
-
-// remoteError is err as an *Error: Unauthorized for 401 and 403, NotFound
-// for 404 and the registry's unknown-name codes, PullFailed otherwise.
-func remoteError(err error, format string, args ...any) *Error {
-	var terr *transport.Error
-	if errors.As(err, &terr) {
-		switch terr.StatusCode {
-		case http.StatusUnauthorized, http.StatusForbidden:
-			return fail(ReasonUnauthorized, err, format, args...)
-		case http.StatusNotFound:
-			return fail(ReasonNotFound, err, format, args...)
-		}
-		for _, d := range terr.Errors {
-			switch d.Code {
-			case transport.UnauthorizedErrorCode, transport.DeniedErrorCode:
-				return fail(ReasonUnauthorized, err, format, args...)
-			case transport.ManifestUnknownErrorCode, transport.NameUnknownErrorCode, transport.BlobUnknownErrorCode:
-				return fail(ReasonNotFound, err, format, args...)
-			}
-		}
-	}
-	return fail(ReasonPullFailed, err, format, args...)
 }

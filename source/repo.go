@@ -177,30 +177,28 @@ func repoClient(base *url.URL, creds Credentials) (*http.Client, error) {
 func get(ctx context.Context, client *http.Client, u *url.URL, limit int64) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, fail(ReasonPullFailed, err, "get %s", u.Redacted())
+		return nil, fail(ReasonPullFailed, nil, "get %s: not a URL", u.Redacted())
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		var serr *Error
-		if errors.As(err, &serr) {
-			return nil, serr
-		}
-		return nil, fail(ReasonPullFailed, err, "get %s", u.Redacted())
+		return nil, remoteError(err, "get %s", u.Redacted())
 	}
 	defer resp.Body.Close()
+	// The status is told by its code: the reason phrase, like the body of
+	// an error answer, is the server's text and is never repeated.
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		return nil, fail(ReasonUnauthorized, nil, "get %s: %s", u.Redacted(), resp.Status)
+		return nil, fail(ReasonUnauthorized, nil, "get %s: %s", u.Redacted(), httpStatus(resp.StatusCode))
 	case resp.StatusCode == http.StatusNotFound:
-		return nil, fail(ReasonNotFound, nil, "get %s: %s", u.Redacted(), resp.Status)
+		return nil, fail(ReasonNotFound, nil, "get %s: %s", u.Redacted(), httpStatus(resp.StatusCode))
 	case resp.StatusCode != http.StatusOK:
-		return nil, fail(ReasonPullFailed, nil, "get %s: %s", u.Redacted(), resp.Status)
+		return nil, fail(ReasonPullFailed, nil, "get %s: %s", u.Redacted(), httpStatus(resp.StatusCode))
 	case resp.ContentLength > limit:
 		return nil, fail(ReasonTooLarge, nil, "get %s: %d bytes, over the bound of %d", u.Redacted(), resp.ContentLength, limit)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
-		return nil, fail(ReasonPullFailed, err, "get %s", u.Redacted())
+		return nil, remoteError(err, "get %s", u.Redacted())
 	}
 	if int64(len(data)) > limit {
 		return nil, fail(ReasonTooLarge, nil, "get %s: over the bound of %d bytes", u.Redacted(), limit)

@@ -2,8 +2,6 @@ package source
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -125,39 +123,6 @@ const (
 	// does not parse.
 	ReasonInvalidKey = "InvalidKey"
 )
-
-// Error is a failed pull, with the Reason a Bundle's condition shows.
-type Error struct {
-	// Reason is one of the Reason constants.
-	Reason string
-	// Msg says what failed.
-	Msg string
-	// Err is the cause, if any.
-	Err error
-}
-
-func (e *Error) Error() string {
-	if e.Err != nil {
-		return e.Msg + ": " + e.Err.Error()
-	}
-	return e.Msg
-}
-
-// Unwrap returns the cause.
-func (e *Error) Unwrap() error { return e.Err }
-
-func fail(reason string, err error, format string, args ...any) *Error {
-	return &Error{Reason: reason, Msg: fmt.Sprintf(format, args...), Err: err}
-}
-
-// Reason is err's reason: an *Error's, else PullFailed.
-func Reason(err error) string {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Reason
-	}
-	return ReasonPullFailed
-}
 
 // Interval is how often spec's tag or range is resolved again.
 func Interval(spec v1alpha1.BundleSource) time.Duration {

@@ -4,7 +4,9 @@
 // behind an httptest TLS server, optionally behind basic auth, and builds
 // chart archives, hostile ones included; it signs charts as cosign
 // (Registry.Sign with a CosignKey) and `helm package --sign` (a PGPKey's
-// Provenance, Repo.AddSigned) do. It is for tests only.
+// Provenance, Repo.AddSigned) do. Either server can answer as a hostile
+// one would (Answer: any status, reason phrase and body; Redirect) and
+// tells what it heard (Requests, Authorizations). It is for tests only.
 package sourcetest
 
 import (
@@ -14,6 +16,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -109,10 +112,98 @@ type server struct {
 	Host string
 	// CA is the PEM of the server's certificate, for Credentials.CA.
 	CA []byte
+	*answers
+}
+
+// answers are the raw answers a server gives in place of its own, by
+// path prefix, and the Authorization headers it received.
+type answers struct {
+	mu       sync.Mutex
+	byPath   map[string]answer
+	auth     []string
+	requests int
+}
+
+type answer struct {
+	status       int
+	reason, body string
+	location     string
+}
+
+// Answer makes the server answer every request whose path starts with
+// prefix with status, the reason phrase reason (Go's text for status when
+// empty) and body, written as raw HTTP/1.1, as a hostile server would.
+func (a *answers) Answer(prefix string, status int, reason, body string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.byPath[prefix] = answer{status: status, reason: reason, body: body}
+}
+
+// Redirect makes the server redirect every request whose path starts
+// with prefix to location (302 Found).
+func (a *answers) Redirect(prefix, location string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.byPath[prefix] = answer{status: http.StatusFound, location: location}
+}
+
+// Authorizations are the Authorization headers the server received, in
+// order (empty ones left out).
+func (a *answers) Authorizations() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.auth...)
+}
+
+// Requests is how many requests the server received.
+func (a *answers) Requests() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.requests
+}
+
+// serve answers r from byPath, if a prefix matches, and records its
+// Authorization header; it reports whether it answered.
+func (a *answers) serve(w http.ResponseWriter, r *http.Request) bool {
+	a.mu.Lock()
+	a.requests++
+	if h := r.Header.Get("Authorization"); h != "" {
+		a.auth = append(a.auth, h)
+	}
+	var ans answer
+	found := false
+	for p, v := range a.byPath {
+		if strings.HasPrefix(r.URL.Path, p) {
+			ans, found = v, true
+			break
+		}
+	}
+	a.mu.Unlock()
+	switch {
+	case !found:
+		return false
+	case ans.location != "":
+		http.Redirect(w, r, ans.location, ans.status)
+		return true
+	}
+	reason := ans.reason
+	if reason == "" {
+		reason = http.StatusText(ans.status)
+	}
+	conn, buf, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		http.Error(w, ans.body, ans.status)
+		return true
+	}
+	defer conn.Close()
+	fmt.Fprintf(buf, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", ans.status, reason, len(ans.body), ans.body)
+	_ = buf.Flush()
+	return true
 }
 
 func start(t testing.TB, h http.Handler, user, pass string) server {
 	t.Helper()
+	a := &answers{byPath: map[string]answer{}}
 	if user != "" {
 		inner := h
 		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -124,10 +215,15 @@ func start(t testing.TB, h http.Handler, user, pass string) server {
 			inner.ServeHTTP(w, r)
 		})
 	}
-	s := httptest.NewTLSServer(h)
+	inner := h
+	s := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !a.serve(w, r) {
+			inner.ServeHTTP(w, r)
+		}
+	}))
 	t.Cleanup(s.Close)
 	return server{Server: s, Host: strings.TrimPrefix(s.URL, "https://"),
-		CA: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})}
+		CA: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw}), answers: a}
 }
 
 // Registry is an OCI registry.
