@@ -84,6 +84,12 @@ type Options struct {
 	// Namespace is the controller's own namespace: the only one the
 	// Secrets a Bundle's spec.source names are read from (package pull).
 	Namespace string
+	// SourcePolicy is where the pulls of Bundles' spec.source may go
+	// (package source): its zero value refuses loopback, private and
+	// link-local addresses and redirects to other hosts; the cluster
+	// admin widens it (--allow-private-registries,
+	// --allow-source-redirects). A Bundle cannot.
+	SourcePolicy chartsource.Policy
 }
 
 // Field indexes on Compositions.
@@ -227,7 +233,7 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 		Recorder:  recorder,
 		Options:   opts,
 		bundles:   &recall.Bundles{},
-		sources:   &pull.Puller{Reader: mgr.GetAPIReader(), Namespace: opts.Namespace, Cache: chartsource.NewCache(0)},
+		sources:   &pull.Puller{Reader: mgr.GetAPIReader(), Namespace: opts.Namespace, Cache: chartsource.NewCache(0), Policy: opts.SourcePolicy},
 		renderer:  renderer,
 		access:    checker,
 		hooks:     &hooks.Runner{Live: mgr.GetAPIReader(), Client: mgr.GetClient(), Recorder: recorder},

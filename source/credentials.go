@@ -113,9 +113,9 @@ func (c Credentials) authenticator(host string) (authn.Authenticator, error) {
 	return authn.FromConfig(authn.AuthConfig{Username: u, Password: p}), nil
 }
 
-// transport is an https-only transport that trusts c.CA (the system's
-// roots without one).
-func (c Credentials) transport() (http.RoundTripper, error) {
+// transport is an https-only transport of policy that trusts c.CA (the
+// system's roots without one).
+func (c Credentials) transport(policy Policy) (http.RoundTripper, error) {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 	if len(c.CA) > 0 {
@@ -125,17 +125,5 @@ func (c Credentials) transport() (http.RoundTripper, error) {
 		}
 		t.TLSClientConfig.RootCAs = pool
 	}
-	return httpsOnly{t}, nil
-}
-
-// httpsOnly refuses every request that is not https: no registry or
-// repository is reached in clear text, even one on a private address that
-// go-containerregistry would otherwise try over http.
-type httpsOnly struct{ next http.RoundTripper }
-
-func (h httpsOnly) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.URL.Scheme != "https" {
-		return nil, fmt.Errorf("refusing %s: only https is used", r.URL.Redacted())
-	}
-	return h.next.RoundTrip(r)
+	return policy.transport(t), nil
 }

@@ -54,7 +54,7 @@ func TestSourceDockerConfigAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/podinfo", "1.0.0")}, creds, source.Options{}); err != nil {
+	if _, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/podinfo", "1.0.0")}, creds, loopback); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -26,11 +26,22 @@
 //
 // Invariants:
 //   - Requests go only to the URL the Bundle names: the OCI reference's
-//     registry (and the token server and blob locations that registry
-//     sends to, as the OCI distribution protocol has it; what they serve
-//     is verified by digest), or the chart repository's own scheme and
-//     host (an index entry's URL on another host is refused, reason
-//     URLRefused; so is a redirect to another host). Only https is used.
+//     registry (and the token server that registry names, and the
+//     storage its blob requests are redirected to, as the OCI
+//     distribution protocol has it; a blob is verified by digest), or the
+//     chart repository's own scheme and host. An index entry's URL on
+//     another host, and any other redirect to another host, is refused
+//     (URLRefused) unless Policy.AllowRedirects. Only https is used.
+//   - No connection is made to a loopback, private, link-local (the
+//     clouds' metadata service), unspecified, multicast or otherwise
+//     special address (RefusedAddress) outside Policy.AllowedNetworks:
+//     the check runs when the connection is made, on the address dialled,
+//     so a name that resolves to such an address (at any lookup) is
+//     refused too (URLRefused). Policy is the cluster admin's; the zero
+//     Policy refuses all of them.
+//   - No message quotes what a server sent: a failed request is its
+//     status code and the distribution spec's error codes, or the kind
+//     of network or TLS failure (see remoteError).
 //   - With spec.source.verify, no chart is returned or cached before its
 //     signature verified, on every path: a resolve, a cache hit (cosign
 //     checks the manifest's signature before the cache is looked up; a

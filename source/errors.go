@@ -64,6 +64,13 @@ func remoteError(err error, format string, args ...any) *Error {
 		return serr
 	}
 	cause := &remoteCause{err: err, text: describe(err)}
+	// go-containerregistry refuses a redirect to a private or link-local
+	// address literal itself, before this package's transport sees it,
+	// with an error of no type of its own: told by its text.
+	if strings.Contains(err.Error(), "SSRF protection") {
+		cause.text = "a redirect to a private or link-local address was refused"
+		return fail(ReasonURLRefused, cause, format, args...)
+	}
 	var terr *transport.Error
 	if errors.As(err, &terr) {
 		switch terr.StatusCode {
@@ -139,6 +146,8 @@ func describe(err error) string {
 		return "no route to the host"
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return "the connection closed early"
+	case errors.As(err, new(errPlainHTTP)):
+		return "the registry is reached over https only"
 	}
 	return "the request failed"
 }

@@ -39,7 +39,7 @@ func TestSourceErrorBodies(t *testing.T) {
 		{"certificate's names", oci("charts/podinfo"), source.Credentials{}, source.ReasonPullFailed, "signed by an authority that is not trusted"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := source.Fetch(ctx(t), tt.spec, tt.creds, source.Options{})
+			_, err := source.Fetch(ctx(t), tt.spec, tt.creds, loopback)
 			wantReason(t, err, tt.reason)
 			msg := err.Error()
 			if !strings.Contains(msg, tt.want) {

@@ -79,6 +79,10 @@ type Options struct {
 	// Cache, when set, is looked up by digest before a chart is
 	// downloaded and keeps what is pulled.
 	Cache *Cache
+	// Policy is where the pull may go: its zero value refuses loopback,
+	// private and link-local addresses and redirects to other hosts (the
+	// controller's default); the command line pulls with AnyAddress.
+	Policy Policy
 }
 
 func (o Options) maxSize() int64 {

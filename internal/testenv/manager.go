@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"os"
 	"slices"
 	"sync"
@@ -32,6 +33,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/published"
 	"github.com/stencil-dev/stencil/reconcile/shard"
+	chartsource "github.com/stencil-dev/stencil/source"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -178,8 +180,11 @@ func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*
 	}
 	// The controller's default concurrency, and render limits short
 	// enough for tests to see overruns quickly.
+	// The tests' registries (package sourcetest) listen on loopback: the
+	// admin's allowance, as --allow-private-registries=127.0.0.0/8,::1
+	// gives it; without it every pull of theirs is refused.
 	opts := reconcile.Options{Version: "v0.0.0-test", MaxConcurrentReconciles: 4, ApplyConcurrency: 4, Shard: shardName,
-		WriteAsController: o.WriteAsController, Namespace: ControllerNamespace}
+		WriteAsController: o.WriteAsController, Namespace: ControllerNamespace, SourcePolicy: LoopbackRegistries()}
 	if !o.WriteAsController {
 		opts.DefaultServiceAccount = DefaultServiceAccount
 	}
@@ -222,6 +227,13 @@ func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*
 		}
 	}()
 	return c, nil
+}
+
+// LoopbackRegistries is the source policy of a controller under test: the
+// default, with loopback addresses allowed, where the tests' registries
+// listen.
+func LoopbackRegistries() chartsource.Policy {
+	return chartsource.Policy{AllowedNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}}
 }
 
 // DefaultServiceAccount is the default ServiceAccount of the controllers

@@ -11,7 +11,8 @@
 //     recorded digest in place, so parents keep rendering it.
 //   - Pulls are made as the controller, with credentials read from
 //     Secrets in the controller's own namespace (Puller.Namespace) only,
-//     and go only where package source allows (the URL in the Bundle).
+//     and go only where package source allows (the URL in the Bundle,
+//     the addresses and redirects of the admin's source.Policy).
 //   - Charts are kept in one source.Cache by digest; losing it (a
 //     restart) costs a pull of the recorded digest, never another chart.
 //   - With spec.source.verify, a digest is recorded only after a resolve

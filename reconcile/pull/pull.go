@@ -23,6 +23,9 @@ type Puller struct {
 	Namespace string
 	// Cache keeps the charts pulled, by digest.
 	Cache *source.Cache
+	// Policy is where pulls may go: the cluster admin's (see
+	// source.Policy), never a Bundle's.
+	Policy source.Policy
 }
 
 // NotPulledError says a Bundle's source has no chart recorded yet.
@@ -48,7 +51,7 @@ func (p *Puller) Resolve(ctx context.Context, b *v1alpha1.Bundle) (*source.Artif
 	if err != nil {
 		return nil, err
 	}
-	return source.Fetch(ctx, *b.Spec.Source, creds, source.Options{Cache: p.Cache})
+	return source.Fetch(ctx, *b.Spec.Source, creds, source.Options{Cache: p.Cache, Policy: p.Policy})
 }
 
 // Files returns b, or for a Bundle with a source and no files a copy
@@ -68,7 +71,7 @@ func (p *Puller) Files(ctx context.Context, b *v1alpha1.Bundle) (*v1alpha1.Bundl
 	if err != nil {
 		return nil, err
 	}
-	a, err := source.Fetch(ctx, *b.Spec.Source, creds, source.Options{Cache: p.Cache, Pin: b.Status.Source})
+	a, err := source.Fetch(ctx, *b.Spec.Source, creds, source.Options{Cache: p.Cache, Pin: b.Status.Source, Policy: p.Policy})
 	if err != nil {
 		return nil, fmt.Errorf("pull the chart of Bundle %s again (%s): %w", b.Name, b.Status.Source.Digest, err)
 	}
