@@ -8,7 +8,8 @@
 //   - Resolve: a tag or a version range (Masterminds semver, as Helm and
 //     Flux read one) to one version and one digest.
 //   - Pull: with go-containerregistry's remote package for OCI, net/http
-//     for chart repositories, with the credentials and CA of Credentials.
+//     for chart repositories, with the credentials and CA of Credentials,
+//     where the cluster admin's Policy lets it go.
 //   - Verify: the manifest's digest when the reference pins one, the chart
 //     layer's digest from the manifest, a chart repository index entry's
 //     digest when it has one; a mismatch is a DigestMismatch. With
@@ -39,6 +40,12 @@
 //     so a name that resolves to such an address (at any lookup) is
 //     refused too (URLRefused). Policy is the cluster admin's; the zero
 //     Policy refuses all of them.
+//   - Credentials go only to the hosts they are for (Credentials.Hosts
+//     from a Secret's key hosts, a .dockerconfigjson's entries): a pull
+//     from another host is refused before any request, and a request
+//     that would carry them elsewhere (a registry's token server on
+//     another host) is refused unsent (SecretRefused). A redirect never
+//     carries them.
 //   - No message quotes what a server sent: a failed request is its
 //     status code and the distribution spec's error codes, or the kind
 //     of network or TLS failure (see remoteError).

@@ -161,7 +161,7 @@ func RemoteOptions(ctx context.Context, registry string, creds Credentials, poli
 func remoteOptions(ctx context.Context, registry string, creds Credentials, policy Policy) ([]remote.Option, error) {
 	auth, err := creds.authenticator(registry)
 	if err != nil {
-		return nil, fail(ReasonUnauthorized, nil, "%s", err.Error())
+		return nil, err
 	}
 	t, err := creds.transport(policy)
 	if err != nil {

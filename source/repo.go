@@ -161,7 +161,7 @@ func repoClient(base *url.URL, creds Credentials, policy Policy) (*http.Client, 
 	}
 	user, pass, err := creds.userPass(base.Host)
 	if err != nil {
-		return nil, fail(ReasonUnauthorized, nil, "%s", err.Error())
+		return nil, err
 	}
 	return &http.Client{
 		Transport: authed{next: t, host: base.Host, user: user, pass: pass},

@@ -113,6 +113,13 @@ const (
 	// ReasonURLRefused: the chart lives at a URL other than the one the
 	// Bundle names (another host, not https).
 	ReasonURLRefused = "URLRefused"
+	// ReasonSecretRefused: a Secret spec.source names may not be used
+	// for it: its credentials are not for the host the source names (the
+	// credentials Secret's key hosts, or its .dockerconfigjson entries),
+	// or the host a request would carry them to, or it is not a Secret
+	// the cluster admin marked for Bundle sources, or not of a type that
+	// holds credentials. The credentials are not sent.
+	ReasonSecretRefused = "SecretRefused"
 	// ReasonInvalidSource: spec.source cannot be read (no source, a
 	// reference that does not parse, a version range that does not).
 	ReasonInvalidSource = "InvalidSource"
