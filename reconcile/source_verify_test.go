@@ -22,7 +22,7 @@ import (
 // data, and returns the verification of provider naming it.
 func verifySecret(t *testing.T, name, provider string, data map[string][]byte) *v1alpha1.SourceVerification {
 	t.Helper()
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: testenv.ControllerNamespace, Name: name}, Data: data}
+	s := &corev1.Secret{ObjectMeta: forSources(name), Data: data}
 	mustCreate(t, s)
 	t.Cleanup(func() { _ = k.Delete(context.Background(), s) })
 	return &v1alpha1.SourceVerification{Provider: provider, SecretRef: corev1.LocalObjectReference{Name: name}}
@@ -40,7 +40,7 @@ func TestBundleSourceVerify(t *testing.T) {
 	m1, layer1 := reg.Push(t, "charts/greeter", "1.0.0", greeter(t, "1.0.0", "signed"))
 	reg.Sign(t, key, "charts/greeter", m1)
 	reg.Push(t, "charts/greeter", "2.0.0", greeter(t, "2.0.0", "unsigned"))
-	_, ca := sourceSecrets(t, "vfy-"+ns, "x", "y", reg.CA)
+	_, ca := sourceSecrets(t, "vfy-"+ns, reg.Host, "x", "y", reg.CA)
 	verify := verifySecret(t, "vfy-"+ns+"-keys", source.ProviderCosign, map[string][]byte{source.KeyCosignPub: key.PublicPEM})
 
 	t.Run("signed", func(t *testing.T) {
@@ -146,7 +146,7 @@ func TestBundleSourceVerifyProvenance(t *testing.T) {
 	key := sourcetest.NewPGPKey(t)
 	repo.AddSigned(t, key, "greeter", "1.0.0", greeter(t, "1.0.0", "provenance"))
 	repo.Add("plain", "1.0.0", sourcetest.Chart(t, "plain", "1.0.0", nil), nil)
-	_, ca := sourceSecrets(t, "prov-"+ns, "x", "y", repo.CA)
+	_, ca := sourceSecrets(t, "prov-"+ns, repo.Host, "x", "y", repo.CA)
 	verify := verifySecret(t, "prov-"+ns+"-keys", source.ProviderHelm, map[string][]byte{source.KeyKeyring: key.Keyring})
 
 	b := sourceBundle(t, "prov-"+ns, v1alpha1.BundleSource{ChartRepository: &v1alpha1.ChartRepositorySource{URL: repo.URL, Chart: "greeter"}, CASecretRef: ca, Verify: verify})

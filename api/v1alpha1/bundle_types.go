@@ -92,8 +92,9 @@ type BundleSpec struct {
 
 // The condition a Bundle with a source holds, and its reasons besides the
 // pull failures' (package source: PullFailed, Unauthorized, NotFound,
-// DigestMismatch, TooLarge, InvalidChart, URLRefused, InvalidSource, and
-// with spec.source.verify Unsigned, SignatureInvalid, InvalidKey).
+// DigestMismatch, TooLarge, InvalidChart, URLRefused, SecretRefused,
+// InvalidSource, and with spec.source.verify Unsigned, SignatureInvalid,
+// InvalidKey).
 const (
 	// ConditionSourceReady is True when the last resolve of spec.source
 	// pulled the chart, False with the reason it failed; parents render
@@ -104,6 +105,20 @@ const (
 	// ReasonSourceNotReady, on a parent: its Bundle's chart has not been
 	// pulled yet; the parent waits, and nothing is applied or pruned.
 	ReasonSourceNotReady = "SourceNotReady"
+)
+
+// The label of the Secrets a Bundle's spec.source may name.
+const (
+	// LabelSecretType, with the value SecretTypeBundleSource, marks a
+	// Secret of the controller's namespace that Bundles' spec.source may
+	// name (secretRef, caSecretRef, verify.secretRef). The cluster admin
+	// sets it; a Secret without it is refused (reason SecretRefused), so
+	// no Bundle makes the controller use another Secret of its namespace
+	// (its webhook certificate's, say) as a registry's credentials.
+	LabelSecretType = "stencil.dev/secret-type"
+	// SecretTypeBundleSource is LabelSecretType's value on the Secrets of
+	// Bundle sources.
+	SecretTypeBundleSource = "bundle-source"
 )
 
 // BundleSource is where the controller pulls a Bundle's chart from: one
@@ -124,14 +139,18 @@ type BundleSource struct {
 	// +optional
 	ChartRepository *ChartRepositorySource `json:"chartRepository,omitempty"`
 
-	// secretRef names a Secret in the controller's own namespace holding
-	// the credentials of the registry or repository: the keys username and
-	// password, or a kubernetes.io/dockerconfigjson Secret.
+	// secretRef names a Secret in the controller's own namespace, labelled
+	// stencil.dev/secret-type=bundle-source, holding the credentials of the
+	// registry or repository: the keys username, password and hosts (the
+	// hosts they may be sent to), or a kubernetes.io/dockerconfigjson
+	// Secret (its entries name their hosts). They are sent to no other
+	// host.
 	// +optional
 	SecretRef *corev1.LocalObjectReference `json:"secretRef,omitempty"`
 
-	// caSecretRef names a Secret in the controller's own namespace whose
-	// key ca.crt holds the PEM certificates the registry's or repository's
+	// caSecretRef names a Secret in the controller's own namespace,
+	// labelled stencil.dev/secret-type=bundle-source, whose key ca.crt
+	// holds the PEM certificates the registry's or repository's
 	// serving certificate is verified with, in place of the system's.
 	// +optional
 	CASecretRef *corev1.LocalObjectReference `json:"caSecretRef,omitempty"`
@@ -179,8 +198,9 @@ type SourceVerification struct {
 	// +kubebuilder:validation:Enum=cosign;helm
 	Provider string `json:"provider"`
 
-	// secretRef names a Secret in the controller's own namespace holding
-	// the keys: cosign.pub (PEM public keys) for cosign, keyring (an
+	// secretRef names a Secret in the controller's own namespace,
+	// labelled stencil.dev/secret-type=bundle-source, holding the keys:
+	// cosign.pub (PEM public keys) for cosign, keyring (an
 	// OpenPGP keyring) for helm.
 	// +required
 	SecretRef corev1.LocalObjectReference `json:"secretRef"`

@@ -11,6 +11,7 @@
 //     recorded digest in place, so parents keep rendering it.
 //   - Pulls are made as the controller, with credentials read from
 //     Secrets in the controller's own namespace (Puller.Namespace) only,
+//     and only those labelled stencil.dev/secret-type=bundle-source,
 //     and go only where package source allows (the URL in the Bundle,
 //     the addresses and redirects of the admin's source.Policy).
 //   - Charts are kept in one source.Cache by digest; losing it (a

@@ -2,6 +2,7 @@ package pull
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -119,50 +120,69 @@ func withFiles(b *v1alpha1.Bundle, files map[string]string) *v1alpha1.Bundle {
 // credentials reads the Secrets src names, in p.Namespace only: the
 // registry's credentials, its CA, and the keys spec.source.verify checks
 // the chart's signature with (source.KeyCosignPub or source.KeyKeyring
-// of verify.secretRef). A
-// Secret that is missing or lacks its keys is an InvalidSource error
-// naming it; any other failure to read it is returned for a retry.
+// of verify.secretRef). Each must carry the label
+// stencil.dev/secret-type=bundle-source, else it is refused
+// (SecretRefused) and its content never read. A Secret that is missing
+// or lacks its keys is an InvalidSource error naming it; any other
+// failure to read it is returned for a retry.
 func (p *Puller) credentials(ctx context.Context, src v1alpha1.BundleSource) (source.Credentials, error) {
-	read := func(ref *corev1.LocalObjectReference, field string) (*corev1.Secret, error) {
-		if ref == nil {
-			return nil, nil
-		}
-		if ref.Name == "" {
-			return nil, &source.Error{Reason: source.ReasonInvalidSource, Msg: fmt.Sprintf("spec.source.%s: no Secret named", field)}
-		}
-		if p.Namespace == "" {
-			return nil, &source.Error{Reason: source.ReasonInvalidSource, Msg: fmt.Sprintf("spec.source.%s: the controller's namespace is not set (--namespace)", field)}
-		}
-		s := &corev1.Secret{}
-		err := p.Reader.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: ref.Name}, s)
-		switch {
-		case apierrors.IsNotFound(err):
-			return nil, &source.Error{Reason: source.ReasonInvalidSource, Msg: fmt.Sprintf("spec.source.%s: no Secret %s in the controller's namespace %s", field, ref.Name, p.Namespace)}
-		case err != nil:
-			return nil, &source.Error{Reason: source.ReasonPullFailed, Msg: fmt.Sprintf("read Secret %s/%s", p.Namespace, ref.Name), Err: err}
-		}
-		return s, nil
-	}
-	auth, err := read(src.SecretRef, "secretRef")
+	auth, err := p.secret(ctx, src.SecretRef, "secretRef")
 	if err != nil {
 		return source.Credentials{}, err
 	}
-	ca, err := read(src.CASecretRef, "caSecretRef")
+	ca, err := p.secret(ctx, src.CASecretRef, "caSecretRef")
 	if err != nil {
 		return source.Credentials{}, err
 	}
 	creds, err := source.CredentialsFromSecrets(auth, ca)
 	if err != nil {
-		return creds, &source.Error{Reason: source.ReasonInvalidSource, Msg: err.Error()}
+		return creds, invalidSource(err)
 	}
 	if v := src.Verify; v != nil {
-		keys, err := read(&v.SecretRef, "verify.secretRef")
+		keys, err := p.secret(ctx, &v.SecretRef, "verify.secretRef")
 		if err != nil {
 			return creds, err
 		}
 		if creds.VerifyKeys, err = source.VerifyKeysFromSecret(keys, v.Provider); err != nil {
-			return creds, &source.Error{Reason: source.ReasonInvalidSource, Msg: err.Error()}
+			return creds, invalidSource(err)
 		}
 	}
 	return creds, nil
+}
+
+// invalidSource is err as a *source.Error: its own, else one of reason
+// InvalidSource.
+func invalidSource(err error) error {
+	var serr *source.Error
+	if errors.As(err, &serr) {
+		return serr
+	}
+	return &source.Error{Reason: source.ReasonInvalidSource, Msg: err.Error()}
+}
+
+// secret reads the Secret ref names for spec.source's field, in
+// p.Namespace only, and refuses it (SecretRefused) unless it carries the
+// label stencil.dev/secret-type=bundle-source. A nil ref is no Secret.
+func (p *Puller) secret(ctx context.Context, ref *corev1.LocalObjectReference, field string) (*corev1.Secret, error) {
+	if ref == nil {
+		return nil, nil
+	}
+	if ref.Name == "" {
+		return nil, &source.Error{Reason: source.ReasonInvalidSource, Msg: fmt.Sprintf("spec.source.%s: no Secret named", field)}
+	}
+	if p.Namespace == "" {
+		return nil, &source.Error{Reason: source.ReasonInvalidSource, Msg: fmt.Sprintf("spec.source.%s: the controller's namespace is not set (--namespace)", field)}
+	}
+	s := &corev1.Secret{}
+	err := p.Reader.Get(ctx, client.ObjectKey{Namespace: p.Namespace, Name: ref.Name}, s)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, &source.Error{Reason: source.ReasonInvalidSource, Msg: fmt.Sprintf("spec.source.%s: no Secret %s in the controller's namespace %s", field, ref.Name, p.Namespace)}
+	case err != nil:
+		return nil, &source.Error{Reason: source.ReasonPullFailed, Msg: fmt.Sprintf("read Secret %s/%s", p.Namespace, ref.Name), Err: err}
+	case s.Labels[v1alpha1.LabelSecretType] != v1alpha1.SecretTypeBundleSource:
+		return nil, &source.Error{Reason: source.ReasonSecretRefused, Msg: fmt.Sprintf("spec.source.%s: Secret %s is not labelled %s=%s: a Bundle names only the Secrets the cluster admin marked for Bundle sources",
+			field, ref.Name, v1alpha1.LabelSecretType, v1alpha1.SecretTypeBundleSource)}
+	}
+	return s, nil
 }
