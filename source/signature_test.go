@@ -43,6 +43,9 @@ func TestSourceCosign(t *testing.T) {
 			if a.Digest != signedLayer || a.ManifestDigest != signedManifest {
 				t.Errorf("%s: artifact %s %s; want %s %s", what, a.Digest, a.ManifestDigest, signedLayer, signedManifest)
 			}
+			if a.KeysFingerprint != source.Fingerprint(key.PublicPEM) {
+				t.Errorf("%s: keys fingerprint %q; want %q", what, a.KeysFingerprint, source.Fingerprint(key.PublicPEM))
+			}
 		}
 		// Either of two keys.
 		both := append(append([]byte{}, other.PublicPEM...), key.PublicPEM...)

@@ -61,6 +61,9 @@ type Artifact struct {
 	// spec.verify.provider is helm (and verified).
 	ProvenanceURL string
 	Provenance    []byte
+	// KeysFingerprint, with spec.source.verify, is the Fingerprint of the
+	// keys the chart's signature verified with.
+	KeysFingerprint string
 	// RemoteOptions are the options the OCI pull used (credentials,
 	// transport with the CA, context), for further requests to the same
 	// registry such as a signature's (OCI only).
@@ -157,11 +160,29 @@ func Fetch(ctx context.Context, spec v1alpha1.BundleSource, creds Credentials, o
 	if err := checkVerify(spec, creds); err != nil {
 		return nil, err
 	}
+	var (
+		a   *Artifact
+		err error
+	)
 	switch {
 	case spec.OCI != "" && spec.ChartRepository == nil:
-		return fetchOCI(ctx, spec, creds, opts)
+		a, err = fetchOCI(ctx, spec, creds, opts)
 	case spec.ChartRepository != nil && spec.OCI == "":
-		return fetchRepo(ctx, spec, creds, opts)
+		a, err = fetchRepo(ctx, spec, creds, opts)
+	default:
+		return nil, fail(ReasonInvalidSource, nil, "spec.source: exactly one of oci and chartRepository must be set")
 	}
-	return nil, fail(ReasonInvalidSource, nil, "spec.source: exactly one of oci and chartRepository must be set")
+	if err != nil {
+		return nil, err
+	}
+	if spec.Verify != nil {
+		a.KeysFingerprint = Fingerprint(creds.VerifyKeys)
+	}
+	return a, nil
+}
+
+// Fingerprint is the sha256 of key material, sha256:HEX: what a
+// verification recorded in status.source is tied to.
+func Fingerprint(keys []byte) string {
+	return digestOf(keys)
 }

@@ -320,6 +320,14 @@ func TestSourceCacheBound(t *testing.T) {
 	if _, ok := c.Get("sha256:d"); ok {
 		t.Error("a chart over the whole bound is kept")
 	}
+	c.Remove("sha256:a")
+	if _, ok := c.Get("sha256:a"); ok {
+		t.Error("a chart removed is still kept")
+	}
+	c.Add(&source.Artifact{Digest: "sha256:e", Files: map[string]string{"e": strings.Repeat("x", 65)}})
+	if _, ok := c.Get("sha256:c"); !ok {
+		t.Error("a removed chart's bytes are still counted")
+	}
 }
 
 func keys(m map[string]string) []string {

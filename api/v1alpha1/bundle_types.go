@@ -103,8 +103,14 @@ const (
 	// ReasonPulled: the chart of status.source was pulled and verified.
 	ReasonPulled = "Pulled"
 	// ReasonSourceNotReady, on a parent: its Bundle's chart has not been
-	// pulled yet; the parent waits, and nothing is applied or pruned.
+	// pulled yet, or is being verified again; the parent waits, and
+	// nothing is applied or pruned.
 	ReasonSourceNotReady = "SourceNotReady"
+	// ReasonSourceUnverified, on a parent (Stalled): its Bundle's recorded
+	// chart failed spec.source.verify's check (once the keys or the
+	// source changed); nothing is rendered from it, applied or pruned
+	// until a chart verifies again.
+	ReasonSourceUnverified = "SourceUnverified"
 )
 
 // The label of the Secrets a Bundle's spec.source may name.
@@ -440,12 +446,26 @@ type SourceStatus struct {
 	// +optional
 	SourceGeneration int64 `json:"sourceGeneration,omitempty"`
 	// verified is the spec.source.verify provider (cosign or helm) whose
-	// check this chart passed, empty when none was asked. Parents of a
-	// Bundle whose spec.source.verify names a provider render the
-	// recorded chart only when it passed that provider's check, so
-	// adding verify to a Bundle never keeps an unchecked chart in use.
+	// check this chart passed, empty when none was asked or when the
+	// chart failed its check since (SourceReady then says why). Parents
+	// of a Bundle whose spec.source.verify names a provider render the
+	// recorded chart only when it passed that provider's check with the
+	// keys of keysFingerprint for this generation, so adding verify to a
+	// Bundle, changing its source or rotating its keys never keeps an
+	// unchecked chart in use.
 	// +optional
 	Verified string `json:"verified,omitempty"`
+	// keysFingerprint is the sha256 (sha256:HEX) of the key material of
+	// spec.source.verify's Secret that the chart's signature verified
+	// with. When the Secret's keys change, the chart is verified again
+	// before parents render it again; empty while that check is pending.
+	// +optional
+	KeysFingerprint string `json:"keysFingerprint,omitempty"`
+	// verifiedGeneration is the Bundle's generation whose
+	// spec.source.verify the chart last passed: a change of the Bundle
+	// has it verified again before parents render it again.
+	// +optional
+	VerifiedGeneration int64 `json:"verifiedGeneration,omitempty"`
 }
 
 // Bundle is a cluster-scoped folder of Go templates that Compositions render.

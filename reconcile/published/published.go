@@ -332,11 +332,13 @@ func SetupWithManager(mgr ctrl.Manager, cr *reconcile.CompositionReconciler) (*K
 	}
 	b := &BundleReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), bundles: cr, kinds: kinds, puller: cr.Sources(),
 		groups: cluster.NewAPIs(mgr.GetRESTMapper(), mgr.GetAPIReader())}
-	err = ctrl.NewControllerManagedBy(mgr).
+	bld := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Bundle{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, reconcile.DeletingPredicate()))).
-		WatchesRawSource(publishedCRDs(md)).
-		Named("bundle").
-		Complete(b)
+		WatchesRawSource(publishedCRDs(md))
+	if ns := cr.Options.Namespace; ns != "" {
+		bld = bld.WatchesRawSource(sourceSecrets(md, ns, mgr.GetClient()))
+	}
+	err = bld.Named("bundle").Complete(b)
 	if err != nil {
 		return nil, err
 	}

@@ -57,15 +57,21 @@ func (p *Puller) Resolve(ctx context.Context, b *v1alpha1.Bundle) (*source.Artif
 
 // Files returns b, or for a Bundle with a source and no files a copy
 // whose spec.files are the chart of the digest b's status.source
-// records, from the cache or pulled again by that digest. A Bundle with
-// no digest recorded gives a *NotPulledError.
+// records, from the cache or pulled again by that digest (and verified
+// again). A Bundle with no digest recorded, or whose chart is being
+// verified again, gives a *NotPulledError; one whose chart failed its
+// verification an *UnverifiedError (see Verified), never the chart.
 func (p *Puller) Files(ctx context.Context, b *v1alpha1.Bundle) (*v1alpha1.Bundle, error) {
 	if !HasSource(b) {
 		return b, nil
 	}
-	if out, err := p.Cached(b); err == nil {
+	out, err := p.Cached(b)
+	var notPulled *NotPulledError
+	var unverified *UnverifiedError
+	switch {
+	case err == nil:
 		return out, nil
-	} else if _, ok := err.(*NotPulledError); ok {
+	case errors.As(err, &notPulled), errors.As(err, &unverified):
 		return nil, err
 	}
 	creds, err := p.credentials(ctx, *b.Spec.Source)
@@ -81,7 +87,8 @@ func (p *Puller) Files(ctx context.Context, b *v1alpha1.Bundle) (*v1alpha1.Bundl
 
 // Cached is Files from the cache only, for a caller that must not wait
 // on a registry (the admission webhook): a chart not in the cache is an
-// error, a *NotPulledError when none is recorded.
+// error, a *NotPulledError when none is recorded, and the chart is given
+// only when Verified allows it.
 func (p *Puller) Cached(b *v1alpha1.Bundle) (*v1alpha1.Bundle, error) {
 	if !HasSource(b) {
 		return b, nil
@@ -94,8 +101,8 @@ func (p *Puller) Cached(b *v1alpha1.Bundle) (*v1alpha1.Bundle, error) {
 		}
 		return nil, &NotPulledError{Bundle: b.Name, Why: why}
 	}
-	if v := b.Spec.Source.Verify; v != nil && st.Verified != v.Provider {
-		return nil, &NotPulledError{Bundle: b.Name, Why: fmt.Sprintf("the chart recorded (%s) did not pass spec.source.verify's %s check; a verified pull is awaited", st.Digest, v.Provider)}
+	if err := Verified(b); err != nil {
+		return nil, err
 	}
 	if p.Cache != nil {
 		if a, ok := p.Cache.Get(st.Digest); ok {
