@@ -95,6 +95,12 @@ type Options struct {
 	// changed within it of such a change is not taken as checked by it.
 	// Zero is DefaultAdmissionMargin.
 	AdmissionMargin time.Duration
+	// SourcePolicy is where the pulls of Bundles' spec.source may go
+	// (package source): its zero value refuses loopback, private and
+	// link-local addresses and redirects to other hosts; the cluster
+	// admin widens it (--allow-private-registries,
+	// --allow-source-redirects). A Bundle cannot.
+	SourcePolicy chartsource.Policy
 }
 
 // DefaultNamespace is Options.Namespace's default, the install's
@@ -261,7 +267,7 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 		Recorder:  recorder,
 		Options:   opts,
 		bundles:   &recall.Bundles{},
-		sources:   &pull.Puller{Reader: mgr.GetAPIReader(), Namespace: opts.Namespace, Cache: chartsource.NewCache(0)},
+		sources:   &pull.Puller{Reader: mgr.GetAPIReader(), Namespace: opts.Namespace, Cache: chartsource.NewCache(0), Policy: opts.SourcePolicy},
 		renderer:  renderer,
 		access:    checker,
 		hooks:     &hooks.Runner{Live: mgr.GetAPIReader(), Client: mgr.GetClient(), Recorder: recorder},

@@ -96,10 +96,17 @@ func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 
 // waitForSource reports a parent whose Bundle's chart is not at hand:
 // Reconciling with reason SourceNotReady, and nothing applied or pruned.
-// A Bundle whose chart was never pulled brings the next pass when its
-// status records one; a chart to pull again (a lost cache) is retried
-// with backoff.
+// A Bundle whose chart was never pulled (or is being verified again)
+// brings the next pass when its status records one; a chart to pull
+// again (a lost cache) is retried with backoff. A chart that failed its
+// verification stalls the parent (SourceUnverified) until the Bundle's
+// status changes.
 func (r renderer) waitForSource(s *scope, err error) (ctrl.Result, error) {
+	var unverified *pull.UnverifiedError
+	if errors.As(err, &unverified) {
+		reporter{r.CompositionReconciler}.stall(s, v1alpha1.ReasonSourceUnverified, err.Error())
+		return ctrl.Result{}, nil
+	}
 	status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonSourceNotReady, err.Error())
 	s.done = true
 	var notPulled *pull.NotPulledError

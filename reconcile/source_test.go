@@ -27,14 +27,21 @@ func greeter(t *testing.T, version, greeting string) []byte {
 	})
 }
 
+// forSources is the metadata of a Secret of the controller's namespace
+// that Bundle sources may name: the cluster admin's label.
+func forSources(name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Namespace: testenv.ControllerNamespace, Name: name,
+		Labels: map[string]string{v1alpha1.LabelSecretType: v1alpha1.SecretTypeBundleSource}}
+}
+
 // sourceSecrets creates, in the controller's namespace, the credentials
-// and CA Secrets of reg, and returns the BundleSource fields naming them.
-func sourceSecrets(t *testing.T, prefix string, user, pass string, ca []byte) (auth, caRef *corev1.LocalObjectReference) {
+// (for host) and CA Secrets of a registry, and returns the BundleSource
+// fields naming them.
+func sourceSecrets(t *testing.T, prefix, host, user, pass string, ca []byte) (auth, caRef *corev1.LocalObjectReference) {
 	t.Helper()
-	a := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: testenv.ControllerNamespace, Name: prefix + "-auth"},
-		StringData: map[string]string{source.KeyUsername: user, source.KeyPassword: pass}}
-	c := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: testenv.ControllerNamespace, Name: prefix + "-ca"},
-		Data: map[string][]byte{source.KeyCA: ca}}
+	a := &corev1.Secret{ObjectMeta: forSources(prefix + "-auth"),
+		StringData: map[string]string{source.KeyUsername: user, source.KeyPassword: pass, source.KeyHosts: host}}
+	c := &corev1.Secret{ObjectMeta: forSources(prefix + "-ca"), Data: map[string][]byte{source.KeyCA: ca}}
 	for _, s := range []*corev1.Secret{a, c} {
 		mustCreate(t, s)
 		t.Cleanup(func() { _ = k.Delete(context.Background(), s) })
@@ -88,7 +95,7 @@ func TestBundleSourceOCI(t *testing.T) {
 	ns := testenv.Namespace(t, k)
 	reg := sourcetest.NewRegistry(t, "robot", "s3cret")
 	_, layer1 := reg.Push(t, "charts/greeter", "1.0.0", greeter(t, "1.0.0", "hello"))
-	auth, ca := sourceSecrets(t, "oci-"+ns, "robot", "s3cret", reg.CA)
+	auth, ca := sourceSecrets(t, "oci-"+ns, reg.Host, "robot", "s3cret", reg.CA)
 	b := sourceBundle(t, "oci-"+ns, v1alpha1.BundleSource{OCI: reg.Ref("charts/greeter", "1.0.0"), SecretRef: auth, CASecretRef: ca})
 
 	got := bundleSource(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonPulled)
@@ -126,8 +133,8 @@ func TestBundleSourceFailure(t *testing.T) {
 	ns := testenv.Namespace(t, k)
 	reg := sourcetest.NewRegistry(t, "robot", "s3cret")
 	reg.Push(t, "charts/greeter", "1.0.0", greeter(t, "1.0.0", "hello"))
-	auth, ca := sourceSecrets(t, "fail-"+ns, "robot", "s3cret", reg.CA)
-	_, badCA := sourceSecrets(t, "bad-"+ns, "robot", "wrong", reg.CA)
+	auth, ca := sourceSecrets(t, "fail-"+ns, reg.Host, "robot", "s3cret", reg.CA)
+	_, badCA := sourceSecrets(t, "bad-"+ns, reg.Host, "robot", "wrong", reg.CA)
 	wrong := &corev1.LocalObjectReference{Name: "bad-" + ns + "-auth"}
 
 	t.Run("never pulled", func(t *testing.T) {
@@ -174,7 +181,7 @@ func TestBundleSourceInterval(t *testing.T) {
 	ns := testenv.Namespace(t, k)
 	reg := sourcetest.NewRegistry(t, "", "")
 	_, first := reg.Push(t, "charts/greeter", "stable", greeter(t, "1.0.0", "hello"))
-	_, ca := sourceSecrets(t, "interval-"+ns, "x", "y", reg.CA)
+	_, ca := sourceSecrets(t, "interval-"+ns, reg.Host, "x", "y", reg.CA)
 	slow := sourceBundle(t, "slow-"+ns, v1alpha1.BundleSource{OCI: reg.Ref("charts/greeter", "stable"), CASecretRef: ca})
 	fast := sourceBundle(t, "fast-"+ns, v1alpha1.BundleSource{OCI: reg.Ref("charts/greeter", "stable"), CASecretRef: ca, Interval: &metav1.Duration{Duration: time.Second}})
 	for _, b := range []*v1alpha1.Bundle{slow, fast} {
@@ -206,7 +213,7 @@ func TestAdmissionBundleSource(t *testing.T) {
 	startAdmission(t, "stencil-validating-source", "admission-source", map[string]string{"kubernetes.io/metadata.name": ns}, admission.Options{})
 	reg := sourcetest.NewRegistry(t, "", "")
 	reg.Push(t, "charts/shop", "1.0.0", sourcetest.Chart(t, "shop", "1.0.0", shopFiles))
-	_, ca := sourceSecrets(t, "adm-"+ns, "x", "y", reg.CA)
+	_, ca := sourceSecrets(t, "adm-"+ns, reg.Host, "x", "y", reg.CA)
 
 	pulled := &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "adm-src-" + ns},
 		Spec: v1alpha1.BundleSpec{Source: &v1alpha1.BundleSource{OCI: reg.Ref("charts/shop", "1.0.0"), CASecretRef: ca}}}

@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +23,7 @@ import (
 // data, and returns the verification of provider naming it.
 func verifySecret(t *testing.T, name, provider string, data map[string][]byte) *v1alpha1.SourceVerification {
 	t.Helper()
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: testenv.ControllerNamespace, Name: name}, Data: data}
+	s := &corev1.Secret{ObjectMeta: forSources(name), Data: data}
 	mustCreate(t, s)
 	t.Cleanup(func() { _ = k.Delete(context.Background(), s) })
 	return &v1alpha1.SourceVerification{Provider: provider, SecretRef: corev1.LocalObjectReference{Name: name}}
@@ -32,7 +33,9 @@ func verifySecret(t *testing.T, name, provider string, data map[string][]byte) *
 // cosign key renders a chart signed with it; an unsigned chart is
 // refused with reason Unsigned and its parents apply nothing; a
 // re-resolve to an unsigned chart keeps the signed chart recorded and
-// rendered, and says the new one was refused.
+// rendered once it verified again for the new generation, and says the
+// new one was refused; verify added to a Bundle stalls its parents when
+// the chart they rendered is unsigned.
 func TestBundleSourceVerify(t *testing.T) {
 	ns := testenv.Namespace(t, k)
 	reg := sourcetest.NewRegistry(t, "", "")
@@ -40,7 +43,7 @@ func TestBundleSourceVerify(t *testing.T) {
 	m1, layer1 := reg.Push(t, "charts/greeter", "1.0.0", greeter(t, "1.0.0", "signed"))
 	reg.Sign(t, key, "charts/greeter", m1)
 	reg.Push(t, "charts/greeter", "2.0.0", greeter(t, "2.0.0", "unsigned"))
-	_, ca := sourceSecrets(t, "vfy-"+ns, "x", "y", reg.CA)
+	_, ca := sourceSecrets(t, "vfy-"+ns, reg.Host, "x", "y", reg.CA)
 	verify := verifySecret(t, "vfy-"+ns+"-keys", source.ProviderCosign, map[string][]byte{source.KeyCosignPub: key.PublicPEM})
 
 	t.Run("signed", func(t *testing.T) {
@@ -104,7 +107,8 @@ func TestBundleSourceVerify(t *testing.T) {
 		configMapSays(t, ns, "added-cfg", "unsigned")
 
 		// The admin now asks for a signature: the unsigned chart recorded
-		// before is not rendered again, and what it applied is kept.
+		// before fails the check, is not rendered again (the parent
+		// stalls, naming the failure), and what it applied is kept.
 		updateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) { s.Source.Verify = verify })
 		got = bundleSource(t, b.Name, metav1.ConditionFalse, source.ReasonUnsigned)
 		if got.Status.Source == nil || got.Status.Source.Verified != "" {
@@ -113,9 +117,9 @@ func TestBundleSourceVerify(t *testing.T) {
 		update(t, composition(ns, "added", b.Name, ""), func(c *v1alpha1.Composition) {
 			c.Spec.Values = jsonValues(`{"greeting":"must wait"}`)
 		})
-		c := condition(t, ns, "added", v1alpha1.ConditionReconciling, metav1.ConditionTrue)
-		if r := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady); r == nil || r.Reason != v1alpha1.ReasonSourceNotReady {
-			t.Errorf("Ready = %+v; want reason %s", r, v1alpha1.ReasonSourceNotReady)
+		c := condition(t, ns, "added", v1alpha1.ConditionStalled, metav1.ConditionTrue)
+		if r := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady); r == nil || r.Reason != v1alpha1.ReasonSourceUnverified || !strings.Contains(r.Message, source.ReasonUnsigned) {
+			t.Errorf("Ready = %+v; want reason %s naming %s", r, v1alpha1.ReasonSourceUnverified, source.ReasonUnsigned)
 		}
 		consistently(t, "the unchecked chart is not rendered again, and nothing is pruned", 3*time.Second, func() (bool, error) {
 			cm := &corev1.ConfigMap{}
@@ -146,7 +150,7 @@ func TestBundleSourceVerifyProvenance(t *testing.T) {
 	key := sourcetest.NewPGPKey(t)
 	repo.AddSigned(t, key, "greeter", "1.0.0", greeter(t, "1.0.0", "provenance"))
 	repo.Add("plain", "1.0.0", sourcetest.Chart(t, "plain", "1.0.0", nil), nil)
-	_, ca := sourceSecrets(t, "prov-"+ns, "x", "y", repo.CA)
+	_, ca := sourceSecrets(t, "prov-"+ns, repo.Host, "x", "y", repo.CA)
 	verify := verifySecret(t, "prov-"+ns+"-keys", source.ProviderHelm, map[string][]byte{source.KeyKeyring: key.Keyring})
 
 	b := sourceBundle(t, "prov-"+ns, v1alpha1.BundleSource{ChartRepository: &v1alpha1.ChartRepositorySource{URL: repo.URL, Chart: "greeter"}, CASecretRef: ca, Verify: verify})
@@ -157,4 +161,68 @@ func TestBundleSourceVerifyProvenance(t *testing.T) {
 
 	plain := sourceBundle(t, "plain-"+ns, v1alpha1.BundleSource{ChartRepository: &v1alpha1.ChartRepositorySource{URL: repo.URL, Chart: "plain"}, CASecretRef: ca, Verify: verify})
 	bundleSource(t, plain.Name, metav1.ConditionFalse, source.ReasonUnsigned)
+}
+
+// TestBundleSourceVerifyKeysRotated: a recorded verification holds for
+// the keys it was made with. When the admin replaces the keys Secret's
+// key by one that did not sign the chart, the chart is verified again at
+// once (the Secret is watched), fails, and is never rendered again: its
+// parents stall naming the failure, apply nothing and prune nothing.
+// Once the chart is signed with the new key, they render again.
+func TestBundleSourceVerifyKeysRotated(t *testing.T) {
+	ns := testenv.Namespace(t, k)
+	reg := sourcetest.NewRegistry(t, "", "")
+	old, rotated := sourcetest.NewCosignKey(t), sourcetest.NewCosignKey(t)
+	m1, _ := reg.Push(t, "charts/greeter", "1.0.0", greeter(t, "1.0.0", "signed"))
+	reg.Sign(t, old, "charts/greeter", m1)
+	_, ca := sourceSecrets(t, "rot-"+ns, reg.Host, "x", "y", reg.CA)
+	verify := verifySecret(t, "rot-"+ns+"-keys", source.ProviderCosign, map[string][]byte{source.KeyCosignPub: old.PublicPEM})
+	b := sourceBundle(t, "rot-"+ns, v1alpha1.BundleSource{OCI: reg.Ref("charts/greeter", "1.0.0"), CASecretRef: ca, Verify: verify,
+		Interval: &metav1.Duration{Duration: 2 * time.Second}})
+	got := bundleSource(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonPulled)
+	if got.Status.Source.KeysFingerprint != source.Fingerprint(old.PublicPEM) || got.Status.Source.VerifiedGeneration != got.Generation {
+		t.Errorf("status.source = %+v; want the verification tied to the keys' fingerprint %s and generation %d", got.Status.Source, source.Fingerprint(old.PublicPEM), got.Generation)
+	}
+	mustCreate(t, composition(ns, "rot", b.Name, ""))
+	condition(t, ns, "rot", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	configMapSays(t, ns, "rot-cfg", "signed")
+
+	// The admin rotates the key; the chart is signed by the old one only.
+	keys := &corev1.Secret{}
+	if err := k.Get(context.Background(), client.ObjectKey{Namespace: testenv.ControllerNamespace, Name: verify.SecretRef.Name}, keys); err != nil {
+		t.Fatal(err)
+	}
+	keys.Data[source.KeyCosignPub] = rotated.PublicPEM
+	if err := k.Update(context.Background(), keys); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the chart recorded fails verification with the new key", func() (bool, error) {
+		b := &v1alpha1.Bundle{}
+		if err := k.Get(context.Background(), client.ObjectKey{Name: "rot-" + ns}, b); err != nil {
+			return false, err
+		}
+		c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionSourceReady)
+		return b.Status.Source != nil && b.Status.Source.Verified == "" && c != nil && c.Reason == source.ReasonSignatureInvalid, fmt.Errorf("status.source %+v, SourceReady %+v", b.Status.Source, c)
+	})
+	update(t, composition(ns, "rot", b.Name, ""), func(c *v1alpha1.Composition) {
+		c.Spec.Values = jsonValues(`{"greeting":"not from an unverified chart"}`)
+	})
+	c := condition(t, ns, "rot", v1alpha1.ConditionStalled, metav1.ConditionTrue)
+	if r := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady); r == nil || r.Reason != v1alpha1.ReasonSourceUnverified || !strings.Contains(r.Message, source.ReasonSignatureInvalid) {
+		t.Errorf("Ready = %+v; want reason %s naming %s", r, v1alpha1.ReasonSourceUnverified, source.ReasonSignatureInvalid)
+	}
+	consistently(t, "nothing is rendered from the chart, and nothing pruned", 3*time.Second, func() (bool, error) {
+		cm := &corev1.ConfigMap{}
+		if err := k.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "rot-cfg"}, cm); err != nil {
+			return false, err
+		}
+		return cm.Data["greeting"] == "signed", nil
+	})
+
+	// The chart is signed with the new key: it verifies, and renders.
+	reg.Sign(t, rotated, "charts/greeter", m1)
+	configMapSays(t, ns, "rot-cfg", "not from an unverified chart")
+	if got := bundleSource(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonPulled); got.Status.Source.KeysFingerprint != source.Fingerprint(rotated.PublicPEM) {
+		t.Errorf("status.source.keysFingerprint = %s; want the new key's %s", got.Status.Source.KeysFingerprint, source.Fingerprint(rotated.PublicPEM))
+	}
 }

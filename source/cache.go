@@ -69,6 +69,20 @@ func (c *Cache) Add(a *Artifact) {
 	}
 }
 
+// Remove drops the chart of digest, if kept: one whose signature no
+// longer verifies is never served from the cache again.
+func (c *Cache) Remove(digest string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[digest]
+	if !ok {
+		return
+	}
+	c.order.Remove(e)
+	delete(c.entries, digest)
+	c.used -= filesSize(e.Value.(*Artifact).Files)
+}
+
 // Len is the number of charts kept.
 func (c *Cache) Len() int {
 	c.mu.Lock()

@@ -54,7 +54,123 @@ func TestSourceDockerConfigAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/podinfo", "1.0.0")}, creds, source.Options{}); err != nil {
+	if _, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/podinfo", "1.0.0")}, creds, loopback); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSourceCredentialsBoundToHost: a Secret's credentials go only to the
+// hosts it names (a basic-auth Secret's key hosts, a dockerconfigjson's
+// entries): a Bundle naming the Secret with a registry or chart
+// repository elsewhere gets SecretRefused, and that server never sees
+// them.
+func TestSourceCredentialsBoundToHost(t *testing.T) {
+	reg := sourcetest.NewRegistry(t, "robot", "s3cret")
+	reg.Push(t, "charts/podinfo", "1.0.0", sourcetest.Chart(t, "podinfo", "1.0.0", podinfo))
+	repo := sourcetest.NewRepo(t, "robot", "s3cret")
+	repo.Add("podinfo", "1.0.0", sourcetest.Chart(t, "podinfo", "1.0.0", podinfo), nil)
+	oci := v1alpha1.BundleSource{OCI: reg.Ref("charts/podinfo", "1.0.0")}
+	chartRepo := v1alpha1.BundleSource{ChartRepository: &v1alpha1.ChartRepositorySource{URL: repo.URL, Chart: "podinfo"}}
+	basic := func(hosts string) *corev1.Secret {
+		return secret("creds", "", map[string]string{"username": "robot", "password": "s3cret", "hosts": hosts})
+	}
+	docker := func(host string) *corev1.Secret {
+		return secret("pull", corev1.SecretTypeDockerConfigJson, map[string]string{".dockerconfigjson": `{"auths":{"` + host + `":{"username":"robot","password":"s3cret"}}}`})
+	}
+	for _, tt := range []struct {
+		name  string
+		spec  v1alpha1.BundleSource
+		auth  *corev1.Secret
+		ok    bool
+		where string
+	}{
+		{"basic, another host", oci, basic("registry.example.com"), false, "registry.example.com"},
+		{"basic, another port", oci, basic(strings.Split(reg.Host, ":")[0] + ":1"), false, "key hosts"},
+		{"basic, its host", oci, basic("registry.example.com, " + reg.Host), true, ""},
+		{"basic, chart repository elsewhere", chartRepo, basic(reg.Host), false, reg.Host},
+		{"basic, chart repository's host", chartRepo, basic("https://" + repo.Host + "/charts"), true, ""},
+		{"dockerconfigjson, another host", oci, docker("https://registry.example.com/v1/"), false, "no entry for " + reg.Host},
+		{"dockerconfigjson, its host", oci, docker(reg.Host), true, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ca := reg.CA
+			srv := reg.Authorizations
+			if tt.spec.ChartRepository != nil {
+				ca, srv = repo.CA, repo.Authorizations
+			}
+			creds, err := source.CredentialsFromSecrets(tt.auth, secret("ca", "", map[string]string{"ca.crt": string(ca)}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := len(srv())
+			_, err = source.Fetch(ctx(t), tt.spec, creds, loopback)
+			if tt.ok {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			wantReason(t, err, source.ReasonSecretRefused)
+			if msg := err.Error(); !strings.Contains(msg, tt.auth.Name) || !strings.Contains(msg, tt.where) || strings.Contains(msg, "s3cret") {
+				t.Errorf("message %q; want it to name Secret %s and %q, never the password", msg, tt.auth.Name, tt.where)
+			}
+			if got := srv()[before:]; len(got) != 0 {
+				t.Errorf("the server received credentials: %q", got)
+			}
+		})
+	}
+	t.Run("a Secret without hosts", func(t *testing.T) {
+		_, err := source.CredentialsFromSecrets(secret("creds", corev1.SecretTypeBasicAuth, map[string]string{"username": "robot", "password": "s3cret"}), nil)
+		if err == nil || !strings.Contains(err.Error(), "needs the key hosts") {
+			t.Errorf("err = %v; want it to ask for the key hosts", err)
+		}
+	})
+	t.Run("a TLS Secret", func(t *testing.T) {
+		_, err := source.CredentialsFromSecrets(secret("webhook-cert", corev1.SecretTypeTLS, map[string]string{"tls.crt": "x", "tls.key": "y", "username": "u", "password": "p"}), nil)
+		wantReason(t, err, source.ReasonSecretRefused)
+	})
+}
+
+// TestSourceTokenServer: a registry whose challenge names a token server
+// on another host gets the credentials there only when the Secret names
+// that host too (a basic-auth Secret's hosts, a dockerconfigjson entry
+// with the same credentials); else the pull is refused and the token
+// server sees nothing. The command line's credentials follow the
+// registry's challenge, as helm's and docker's do.
+func TestSourceTokenServer(t *testing.T) {
+	ts := sourcetest.NewTokenServer(t, "robot", "s3cret")
+	reg := sourcetest.NewTokenRegistry(t, ts)
+	reg.Push(t, "charts/podinfo", "1.0.0", sourcetest.Chart(t, "podinfo", "1.0.0", podinfo))
+	spec := v1alpha1.BundleSource{OCI: reg.Ref("charts/podinfo", "1.0.0")}
+	dockerEntry := func(host string) string { return `"` + host + `":{"username":"robot","password":"s3cret"}` }
+	for _, tt := range []struct {
+		name  string
+		creds source.Credentials
+		ok    bool
+	}{
+		{"the registry's host only", source.Credentials{Username: "robot", Password: "s3cret", Hosts: []string{reg.Host}, Secret: "creds"}, false},
+		{"the token server's host too", source.Credentials{Username: "robot", Password: "s3cret", Hosts: []string{reg.Host, ts.Host}, Secret: "creds"}, true},
+		{"dockerconfigjson, the registry's entry only", source.Credentials{DockerConfig: []byte(`{"auths":{` + dockerEntry(reg.Host) + `}}`), Secret: "pull"}, false},
+		{"dockerconfigjson, both entries", source.Credentials{DockerConfig: []byte(`{"auths":{` + dockerEntry(reg.Host) + `,` + dockerEntry(ts.Host) + `}}`), Secret: "pull"}, true},
+		{"the command line's", source.Credentials{Username: "robot", Password: "s3cret"}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.creds.CA = append(append([]byte{}, reg.CA...), ts.CA...)
+			before := len(ts.Authorizations())
+			_, err := source.Fetch(ctx(t), spec, tt.creds, loopback)
+			if tt.ok {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			wantReason(t, err, source.ReasonSecretRefused)
+			if msg := err.Error(); !strings.Contains(msg, ts.Host) || strings.Contains(msg, "s3cret") {
+				t.Errorf("message %q; want it to name the token server %s, never the password", msg, ts.Host)
+			}
+			if got := ts.Authorizations()[before:]; len(got) != 0 {
+				t.Errorf("the token server received credentials: %q", got)
+			}
+		})
 	}
 }

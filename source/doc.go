@@ -8,7 +8,8 @@
 //   - Resolve: a tag or a version range (Masterminds semver, as Helm and
 //     Flux read one) to one version and one digest.
 //   - Pull: with go-containerregistry's remote package for OCI, net/http
-//     for chart repositories, with the credentials and CA of Credentials.
+//     for chart repositories, with the credentials and CA of Credentials,
+//     where the cluster admin's Policy lets it go.
 //   - Verify: the manifest's digest when the reference pins one, the chart
 //     layer's digest from the manifest, a chart repository index entry's
 //     digest when it has one; a mismatch is a DigestMismatch. With
@@ -26,11 +27,28 @@
 //
 // Invariants:
 //   - Requests go only to the URL the Bundle names: the OCI reference's
-//     registry (and the token server and blob locations that registry
-//     sends to, as the OCI distribution protocol has it; what they serve
-//     is verified by digest), or the chart repository's own scheme and
-//     host (an index entry's URL on another host is refused, reason
-//     URLRefused; so is a redirect to another host). Only https is used.
+//     registry (and the token server that registry names, and the
+//     storage its blob requests are redirected to, as the OCI
+//     distribution protocol has it; a blob is verified by digest), or the
+//     chart repository's own scheme and host. An index entry's URL on
+//     another host, and any other redirect to another host, is refused
+//     (URLRefused) unless Policy.AllowRedirects. Only https is used.
+//   - No connection is made to a loopback, private, link-local (the
+//     clouds' metadata service), unspecified, multicast or otherwise
+//     special address (RefusedAddress) outside Policy.AllowedNetworks:
+//     the check runs when the connection is made, on the address dialled,
+//     so a name that resolves to such an address (at any lookup) is
+//     refused too (URLRefused). Policy is the cluster admin's; the zero
+//     Policy refuses all of them.
+//   - Credentials go only to the hosts they are for (Credentials.Hosts
+//     from a Secret's key hosts, a .dockerconfigjson's entries): a pull
+//     from another host is refused before any request, and a request
+//     that would carry them elsewhere (a registry's token server on
+//     another host) is refused unsent (SecretRefused). A redirect never
+//     carries them.
+//   - No message quotes what a server sent: a failed request is its
+//     status code and the distribution spec's error codes, or the kind
+//     of network or TLS failure (see remoteError).
 //   - With spec.source.verify, no chart is returned or cached before its
 //     signature verified, on every path: a resolve, a cache hit (cosign
 //     checks the manifest's signature before the cache is looked up; a

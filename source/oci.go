@@ -3,16 +3,13 @@ package source
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 )
@@ -50,7 +47,7 @@ func fetchOCI(ctx context.Context, spec v1alpha1.BundleSource, creds Credentials
 		}
 		ref = pinned
 	}
-	ropts, err := remoteOptions(ctx, ref.Context().RegistryStr(), creds)
+	ropts, err := remoteOptions(ctx, ref.Context().RegistryStr(), creds, opts.Policy)
 	if err != nil {
 		return nil, err
 	}
@@ -153,48 +150,27 @@ func pullLayer(d name.Digest, size int64, ropts []remote.Option) ([]byte, error)
 	return data, nil
 }
 
-// RemoteOptions are the options of a pull from registry with creds: its
-// authentication, an https-only transport trusting creds.CA, ctx, and few
+// RemoteOptions are the options of a pull from registry with creds under
+// policy: its authentication, an https-only transport trusting creds.CA
+// that checks every address and redirect against policy, ctx, and few
 // retries (a Bundle's pull is retried by the controller).
-func RemoteOptions(ctx context.Context, registry string, creds Credentials) ([]remote.Option, error) {
-	return remoteOptions(ctx, registry, creds)
+func RemoteOptions(ctx context.Context, registry string, creds Credentials, policy Policy) ([]remote.Option, error) {
+	return remoteOptions(ctx, registry, creds, policy)
 }
 
-func remoteOptions(ctx context.Context, registry string, creds Credentials) ([]remote.Option, error) {
+func remoteOptions(ctx context.Context, registry string, creds Credentials, policy Policy) ([]remote.Option, error) {
 	auth, err := creds.authenticator(registry)
 	if err != nil {
-		return nil, fail(ReasonUnauthorized, nil, "%s", err.Error())
+		return nil, err
 	}
-	t, err := creds.transport()
+	t, err := creds.transport(policy)
 	if err != nil {
 		return nil, fail(ReasonPullFailed, nil, "%s", err.Error())
 	}
 	return []remote.Option{
-		remote.WithContext(ctx), remote.WithAuth(auth), remote.WithTransport(t),
+		remote.WithContext(ctx), remote.WithAuth(auth),
+		remote.WithTransport(redirects{next: t, host: registry, allow: policy.AllowRedirects}),
 		remote.WithRetryBackoff(remote.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Steps: 2}),
 		remote.WithUserAgent("stencil"),
 	}, nil
-}
-
-// remoteError is err as an *Error: Unauthorized for 401 and 403, NotFound
-// for 404 and the registry's unknown-name codes, PullFailed otherwise.
-func remoteError(err error, format string, args ...any) *Error {
-	var terr *transport.Error
-	if errors.As(err, &terr) {
-		switch terr.StatusCode {
-		case http.StatusUnauthorized, http.StatusForbidden:
-			return fail(ReasonUnauthorized, err, format, args...)
-		case http.StatusNotFound:
-			return fail(ReasonNotFound, err, format, args...)
-		}
-		for _, d := range terr.Errors {
-			switch d.Code {
-			case transport.UnauthorizedErrorCode, transport.DeniedErrorCode:
-				return fail(ReasonUnauthorized, err, format, args...)
-			case transport.ManifestUnknownErrorCode, transport.NameUnknownErrorCode, transport.BlobUnknownErrorCode:
-				return fail(ReasonNotFound, err, format, args...)
-			}
-		}
-	}
-	return fail(ReasonPullFailed, err, format, args...)
 }

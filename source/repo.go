@@ -39,14 +39,14 @@ func fetchRepo(ctx context.Context, spec v1alpha1.BundleSource, creds Credential
 	if err != nil {
 		return nil, err
 	}
-	client, err := repoClient(base, creds)
+	client, err := repoClient(base, creds, opts.Policy)
 	if err != nil {
 		return nil, err
 	}
 	var chartURL *url.URL
 	var want, version string
 	if opts.Pin != nil && opts.Pin.URL != "" {
-		if chartURL, err = chartLocation(base, opts.Pin.URL); err != nil {
+		if chartURL, err = chartLocation(base, opts.Pin.URL, opts.Policy.AllowRedirects); err != nil {
 			return nil, err
 		}
 		want, version = opts.Pin.Digest, opts.Pin.Version
@@ -58,7 +58,7 @@ func fetchRepo(ctx context.Context, spec v1alpha1.BundleSource, creds Credential
 		if len(entry.URLs) == 0 {
 			return nil, fail(ReasonInvalidChart, nil, "chart %s %s in %s has no URL", cr.Chart, entry.Version, cr.URL)
 		}
-		if chartURL, err = chartLocation(base, entry.URLs[0]); err != nil {
+		if chartURL, err = chartLocation(base, entry.URLs[0], opts.Policy.AllowRedirects); err != nil {
 			return nil, err
 		}
 		if entry.Digest != "" {
@@ -133,40 +133,46 @@ func repoURL(raw string) (*url.URL, error) {
 }
 
 // chartLocation resolves an index entry's URL against the repository's:
-// a relative URL is the repository's; an absolute one must be on the
-// repository's scheme and host, else it is refused.
-func chartLocation(base *url.URL, raw string) (*url.URL, error) {
+// a relative URL is the repository's; an absolute one must be https and,
+// unless otherHosts, on the repository's host, else it is refused.
+func chartLocation(base *url.URL, raw string, otherHosts bool) (*url.URL, error) {
 	ref, err := url.Parse(raw)
 	if err != nil {
-		return nil, fail(ReasonInvalidChart, err, "the index's URL of the chart does not parse")
+		return nil, fail(ReasonInvalidChart, nil, "the index's URL of the chart does not parse")
 	}
 	u := base.ResolveReference(ref)
-	if u.Scheme != base.Scheme || u.Host != base.Host || u.User != nil {
-		return nil, fail(ReasonURLRefused, nil, "the index places the chart at %s, not on %s: a chart is pulled only from the repository spec.source names", u.Redacted(), base.Host)
+	switch {
+	case u.Scheme != base.Scheme || u.User != nil:
+		return nil, fail(ReasonURLRefused, nil, "the index places the chart at %s://%s, not over https: a chart is pulled over https only", u.Scheme, u.Host)
+	case u.Host != base.Host && !otherHosts:
+		return nil, fail(ReasonURLRefused, nil, "the index places the chart on %s, not on %s: a chart is pulled only from the repository spec.source names, unless the cluster admin allows other hosts (--allow-source-redirects)", u.Host, base.Host)
 	}
 	return u, nil
 }
 
-// repoClient is an HTTP client for the repository at base: https only,
-// creds.CA trusted, no redirect to another scheme or host, basic auth
-// sent to base's host only.
-func repoClient(base *url.URL, creds Credentials) (*http.Client, error) {
-	t, err := creds.transport()
+// repoClient is an HTTP client for the repository at base under policy:
+// https only, creds.CA trusted, no redirect to another scheme, nor to
+// another host unless policy allows it, basic auth sent to base's host
+// only.
+func repoClient(base *url.URL, creds Credentials, policy Policy) (*http.Client, error) {
+	t, err := creds.transport(policy)
 	if err != nil {
 		return nil, fail(ReasonPullFailed, nil, "%s", err.Error())
 	}
 	user, pass, err := creds.userPass(base.Host)
 	if err != nil {
-		return nil, fail(ReasonUnauthorized, nil, "%s", err.Error())
+		return nil, err
 	}
 	return &http.Client{
 		Transport: authed{next: t, host: base.Host, user: user, pass: pass},
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if req.URL.Scheme != base.Scheme || req.URL.Host != base.Host {
-				return fail(ReasonURLRefused, nil, "redirected to %s, not on %s: a chart is pulled only from the repository spec.source names", req.URL.Redacted(), base.Host)
-			}
-			if len(via) >= 5 {
-				return errors.New("more than 5 redirects")
+			switch {
+			case req.URL.Scheme != base.Scheme:
+				return fail(ReasonURLRefused, nil, "redirected to %s://%s: a chart is pulled over https only", req.URL.Scheme, req.URL.Host)
+			case req.URL.Host != base.Host && !policy.AllowRedirects:
+				return fail(ReasonURLRefused, nil, "redirected to %s, not on %s: a chart is pulled only from the repository spec.source names, unless the cluster admin allows other hosts (--allow-source-redirects)", req.URL.Host, base.Host)
+			case len(via) >= 5:
+				return fail(ReasonPullFailed, nil, "more than 5 redirects")
 			}
 			return nil
 		},
@@ -177,30 +183,28 @@ func repoClient(base *url.URL, creds Credentials) (*http.Client, error) {
 func get(ctx context.Context, client *http.Client, u *url.URL, limit int64) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, fail(ReasonPullFailed, err, "get %s", u.Redacted())
+		return nil, fail(ReasonPullFailed, nil, "get %s: not a URL", u.Redacted())
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		var serr *Error
-		if errors.As(err, &serr) {
-			return nil, serr
-		}
-		return nil, fail(ReasonPullFailed, err, "get %s", u.Redacted())
+		return nil, remoteError(err, "get %s", u.Redacted())
 	}
 	defer resp.Body.Close()
+	// The status is told by its code: the reason phrase, like the body of
+	// an error answer, is the server's text and is never repeated.
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		return nil, fail(ReasonUnauthorized, nil, "get %s: %s", u.Redacted(), resp.Status)
+		return nil, fail(ReasonUnauthorized, nil, "get %s: %s", u.Redacted(), httpStatus(resp.StatusCode))
 	case resp.StatusCode == http.StatusNotFound:
-		return nil, fail(ReasonNotFound, nil, "get %s: %s", u.Redacted(), resp.Status)
+		return nil, fail(ReasonNotFound, nil, "get %s: %s", u.Redacted(), httpStatus(resp.StatusCode))
 	case resp.StatusCode != http.StatusOK:
-		return nil, fail(ReasonPullFailed, nil, "get %s: %s", u.Redacted(), resp.Status)
+		return nil, fail(ReasonPullFailed, nil, "get %s: %s", u.Redacted(), httpStatus(resp.StatusCode))
 	case resp.ContentLength > limit:
 		return nil, fail(ReasonTooLarge, nil, "get %s: %d bytes, over the bound of %d", u.Redacted(), resp.ContentLength, limit)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
-		return nil, fail(ReasonPullFailed, err, "get %s", u.Redacted())
+		return nil, remoteError(err, "get %s", u.Redacted())
 	}
 	if int64(len(data)) > limit {
 		return nil, fail(ReasonTooLarge, nil, "get %s: over the bound of %d bytes", u.Redacted(), limit)

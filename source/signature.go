@@ -101,6 +101,19 @@ func verifyProvenance(archive []byte, chartPath string, prov, keyring []byte) er
 	return nil
 }
 
+// IsVerdict reports a reason that is a verdict on a chart rather than a
+// failure to reach it: its signature (Unsigned, SignatureInvalid, or keys
+// that do not parse, InvalidKey), its digest (DigestMismatch) or its
+// place (URLRefused). Trying again gives the same answer until the chart,
+// the keys, the source or the admin's policy change.
+func IsVerdict(reason string) bool {
+	switch reason {
+	case ReasonUnsigned, ReasonSignatureInvalid, ReasonInvalidKey, ReasonDigestMismatch, ReasonURLRefused:
+		return true
+	}
+	return false
+}
+
 // verifyError is a failed verification as an *Error: Unsigned,
 // SignatureInvalid or InvalidKey for package verify's verdicts,
 // PullFailed for any other failure (a registry that cannot be reached:

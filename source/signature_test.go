@@ -36,23 +36,26 @@ func TestSourceCosign(t *testing.T) {
 	t.Run("signed", func(t *testing.T) {
 		cache := source.NewCache(0)
 		for _, what := range []string{"pull", "cache hit"} {
-			a, err := source.Fetch(ctx(t), spec("charts/signed"), creds(key.PublicPEM), source.Options{Cache: cache})
+			a, err := source.Fetch(ctx(t), spec("charts/signed"), creds(key.PublicPEM), source.Options{Cache: cache, Policy: allowLoopback})
 			if err != nil {
 				t.Fatalf("%s: %v", what, err)
 			}
 			if a.Digest != signedLayer || a.ManifestDigest != signedManifest {
 				t.Errorf("%s: artifact %s %s; want %s %s", what, a.Digest, a.ManifestDigest, signedLayer, signedManifest)
 			}
+			if a.KeysFingerprint != source.Fingerprint(key.PublicPEM) {
+				t.Errorf("%s: keys fingerprint %q; want %q", what, a.KeysFingerprint, source.Fingerprint(key.PublicPEM))
+			}
 		}
 		// Either of two keys.
 		both := append(append([]byte{}, other.PublicPEM...), key.PublicPEM...)
-		if _, err := source.Fetch(ctx(t), spec("charts/signed"), creds(both), source.Options{}); err != nil {
+		if _, err := source.Fetch(ctx(t), spec("charts/signed"), creds(both), loopback); err != nil {
 			t.Errorf("with the signer's key second in cosign.pub: %v", err)
 		}
 	})
 	t.Run("unsigned", func(t *testing.T) {
 		cache := source.NewCache(0)
-		_, err := source.Fetch(ctx(t), spec("charts/unsigned"), creds(key.PublicPEM), source.Options{Cache: cache})
+		_, err := source.Fetch(ctx(t), spec("charts/unsigned"), creds(key.PublicPEM), source.Options{Cache: cache, Policy: allowLoopback})
 		wantReason(t, err, source.ReasonUnsigned)
 		if cache.Len() != 0 {
 			t.Errorf("a chart refused is cached")
@@ -60,42 +63,42 @@ func TestSourceCosign(t *testing.T) {
 	})
 	t.Run("unsigned, cache hit", func(t *testing.T) {
 		cache := source.NewCache(0)
-		if _, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/unsigned", "1.0.0")}, creds(nil), source.Options{Cache: cache}); err != nil {
+		if _, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/unsigned", "1.0.0")}, creds(nil), source.Options{Cache: cache, Policy: allowLoopback}); err != nil {
 			t.Fatal(err)
 		}
-		_, err := source.Fetch(ctx(t), spec("charts/unsigned"), creds(key.PublicPEM), source.Options{Cache: cache})
+		_, err := source.Fetch(ctx(t), spec("charts/unsigned"), creds(key.PublicPEM), source.Options{Cache: cache, Policy: allowLoopback})
 		wantReason(t, err, source.ReasonUnsigned)
 	})
 	t.Run("unsigned, pinned", func(t *testing.T) {
 		pin := &v1alpha1.SourceStatus{URL: reg.Ref("charts/unsigned", unsignedManifest), Digest: unsignedLayer}
-		_, err := source.Fetch(ctx(t), spec("charts/unsigned"), creds(key.PublicPEM), source.Options{Pin: pin})
+		_, err := source.Fetch(ctx(t), spec("charts/unsigned"), creds(key.PublicPEM), source.Options{Pin: pin, Policy: allowLoopback})
 		wantReason(t, err, source.ReasonUnsigned)
 	})
 	t.Run("signed, pinned", func(t *testing.T) {
 		pin := &v1alpha1.SourceStatus{URL: reg.Ref("charts/signed", signedManifest), Digest: signedLayer}
-		if _, err := source.Fetch(ctx(t), spec("charts/signed"), creds(key.PublicPEM), source.Options{Pin: pin}); err != nil {
+		if _, err := source.Fetch(ctx(t), spec("charts/signed"), creds(key.PublicPEM), source.Options{Pin: pin, Policy: allowLoopback}); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("another key", func(t *testing.T) {
-		_, err := source.Fetch(ctx(t), spec("charts/signed"), creds(other.PublicPEM), source.Options{})
+		_, err := source.Fetch(ctx(t), spec("charts/signed"), creds(other.PublicPEM), loopback)
 		wantReason(t, err, source.ReasonSignatureInvalid)
 	})
 	t.Run("bad key", func(t *testing.T) {
-		_, err := source.Fetch(ctx(t), spec("charts/signed"), creds([]byte("not-a-pem-secret")), source.Options{})
+		_, err := source.Fetch(ctx(t), spec("charts/signed"), creds([]byte("not-a-pem-secret")), loopback)
 		wantReason(t, err, source.ReasonInvalidKey)
 		if strings.Contains(err.Error(), "not-a-pem-secret") {
 			t.Errorf("the error quotes the key: %v", err)
 		}
 	})
 	t.Run("no key", func(t *testing.T) {
-		_, err := source.Fetch(ctx(t), spec("charts/signed"), creds(nil), source.Options{})
+		_, err := source.Fetch(ctx(t), spec("charts/signed"), creds(nil), loopback)
 		wantReason(t, err, source.ReasonInvalidSource)
 	})
 	t.Run("helm provider on an OCI chart", func(t *testing.T) {
 		s := spec("charts/signed")
 		s.Verify = verification(source.ProviderHelm)
-		_, err := source.Fetch(ctx(t), s, creds(key.PublicPEM), source.Options{})
+		_, err := source.Fetch(ctx(t), s, creds(key.PublicPEM), loopback)
 		wantReason(t, err, source.ReasonInvalidSource)
 	})
 }
@@ -125,7 +128,7 @@ func TestSourceProvenance(t *testing.T) {
 	creds := func(keyring []byte) source.Credentials { return source.Credentials{CA: repo.CA, VerifyKeys: keyring} }
 
 	t.Run("signed", func(t *testing.T) {
-		a, err := source.Fetch(ctx(t), spec("signed"), creds(key.Keyring), source.Options{Cache: source.NewCache(0)})
+		a, err := source.Fetch(ctx(t), spec("signed"), creds(key.Keyring), source.Options{Cache: source.NewCache(0), Policy: allowLoopback})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,13 +136,13 @@ func TestSourceProvenance(t *testing.T) {
 			t.Errorf("provenance %s; want %s and its content", a.ProvenanceURL, want)
 		}
 		pin := &v1alpha1.SourceStatus{URL: a.URL, Digest: a.Digest, Version: a.Version}
-		if _, err := source.Fetch(ctx(t), spec("signed"), creds(key.Keyring), source.Options{Pin: pin}); err != nil {
+		if _, err := source.Fetch(ctx(t), spec("signed"), creds(key.Keyring), source.Options{Pin: pin, Policy: allowLoopback}); err != nil {
 			t.Errorf("pinned: %v", err)
 		}
 	})
 	t.Run("no provenance file", func(t *testing.T) {
 		cache := source.NewCache(0)
-		_, err := source.Fetch(ctx(t), spec("unsigned"), creds(key.Keyring), source.Options{Cache: cache})
+		_, err := source.Fetch(ctx(t), spec("unsigned"), creds(key.Keyring), source.Options{Cache: cache, Policy: allowLoopback})
 		wantReason(t, err, source.ReasonUnsigned)
 		if cache.Len() != 0 {
 			t.Errorf("a chart refused is cached")
@@ -147,14 +150,14 @@ func TestSourceProvenance(t *testing.T) {
 		// Cached by a pull without verification: still refused.
 		unverified := spec("unsigned")
 		unverified.Verify = nil
-		a, err := source.Fetch(ctx(t), unverified, creds(nil), source.Options{Cache: cache})
+		a, err := source.Fetch(ctx(t), unverified, creds(nil), source.Options{Cache: cache, Policy: allowLoopback})
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = source.Fetch(ctx(t), spec("unsigned"), creds(key.Keyring), source.Options{Cache: cache})
+		_, err = source.Fetch(ctx(t), spec("unsigned"), creds(key.Keyring), source.Options{Cache: cache, Policy: allowLoopback})
 		wantReason(t, err, source.ReasonUnsigned)
 		pin := &v1alpha1.SourceStatus{URL: a.URL, Digest: a.Digest, Version: a.Version}
-		_, err = source.Fetch(ctx(t), spec("unsigned"), creds(key.Keyring), source.Options{Cache: cache, Pin: pin})
+		_, err = source.Fetch(ctx(t), spec("unsigned"), creds(key.Keyring), source.Options{Cache: cache, Pin: pin, Policy: allowLoopback})
 		wantReason(t, err, source.ReasonUnsigned)
 	})
 	for _, tt := range []struct {
@@ -169,7 +172,7 @@ func TestSourceProvenance(t *testing.T) {
 		{"no keyring", "signed", nil, source.ReasonInvalidSource},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := source.Fetch(ctx(t), spec(tt.chart), creds(tt.keyring), source.Options{})
+			_, err := source.Fetch(ctx(t), spec(tt.chart), creds(tt.keyring), loopback)
 			wantReason(t, err, tt.reason)
 			if strings.Contains(err.Error(), "secret-keyring-bytes") {
 				t.Errorf("the error quotes the keyring: %v", err)
@@ -179,7 +182,7 @@ func TestSourceProvenance(t *testing.T) {
 	t.Run("cosign provider on a chart repository", func(t *testing.T) {
 		s := spec("signed")
 		s.Verify = verification(source.ProviderCosign)
-		_, err := source.Fetch(ctx(t), s, creds(key.Keyring), source.Options{})
+		_, err := source.Fetch(ctx(t), s, creds(key.Keyring), loopback)
 		wantReason(t, err, source.ReasonInvalidSource)
 	})
 }

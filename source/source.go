@@ -2,8 +2,6 @@ package source
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -63,6 +61,9 @@ type Artifact struct {
 	// spec.verify.provider is helm (and verified).
 	ProvenanceURL string
 	Provenance    []byte
+	// KeysFingerprint, with spec.source.verify, is the Fingerprint of the
+	// keys the chart's signature verified with.
+	KeysFingerprint string
 	// RemoteOptions are the options the OCI pull used (credentials,
 	// transport with the CA, context), for further requests to the same
 	// registry such as a signature's (OCI only).
@@ -81,6 +82,10 @@ type Options struct {
 	// Cache, when set, is looked up by digest before a chart is
 	// downloaded and keeps what is pulled.
 	Cache *Cache
+	// Policy is where the pull may go: its zero value refuses loopback,
+	// private and link-local addresses and redirects to other hosts (the
+	// controller's default); the command line pulls with AnyAddress.
+	Policy Policy
 }
 
 func (o Options) maxSize() int64 {
@@ -111,6 +116,13 @@ const (
 	// ReasonURLRefused: the chart lives at a URL other than the one the
 	// Bundle names (another host, not https).
 	ReasonURLRefused = "URLRefused"
+	// ReasonSecretRefused: a Secret spec.source names may not be used
+	// for it: its credentials are not for the host the source names (the
+	// credentials Secret's key hosts, or its .dockerconfigjson entries),
+	// or the host a request would carry them to, or it is not a Secret
+	// the cluster admin marked for Bundle sources, or not of a type that
+	// holds credentials. The credentials are not sent.
+	ReasonSecretRefused = "SecretRefused"
 	// ReasonInvalidSource: spec.source cannot be read (no source, a
 	// reference that does not parse, a version range that does not).
 	ReasonInvalidSource = "InvalidSource"
@@ -125,39 +137,6 @@ const (
 	// does not parse.
 	ReasonInvalidKey = "InvalidKey"
 )
-
-// Error is a failed pull, with the Reason a Bundle's condition shows.
-type Error struct {
-	// Reason is one of the Reason constants.
-	Reason string
-	// Msg says what failed.
-	Msg string
-	// Err is the cause, if any.
-	Err error
-}
-
-func (e *Error) Error() string {
-	if e.Err != nil {
-		return e.Msg + ": " + e.Err.Error()
-	}
-	return e.Msg
-}
-
-// Unwrap returns the cause.
-func (e *Error) Unwrap() error { return e.Err }
-
-func fail(reason string, err error, format string, args ...any) *Error {
-	return &Error{Reason: reason, Msg: fmt.Sprintf(format, args...), Err: err}
-}
-
-// Reason is err's reason: an *Error's, else PullFailed.
-func Reason(err error) string {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Reason
-	}
-	return ReasonPullFailed
-}
 
 // Interval is how often spec's tag or range is resolved again.
 func Interval(spec v1alpha1.BundleSource) time.Duration {
@@ -181,11 +160,29 @@ func Fetch(ctx context.Context, spec v1alpha1.BundleSource, creds Credentials, o
 	if err := checkVerify(spec, creds); err != nil {
 		return nil, err
 	}
+	var (
+		a   *Artifact
+		err error
+	)
 	switch {
 	case spec.OCI != "" && spec.ChartRepository == nil:
-		return fetchOCI(ctx, spec, creds, opts)
+		a, err = fetchOCI(ctx, spec, creds, opts)
 	case spec.ChartRepository != nil && spec.OCI == "":
-		return fetchRepo(ctx, spec, creds, opts)
+		a, err = fetchRepo(ctx, spec, creds, opts)
+	default:
+		return nil, fail(ReasonInvalidSource, nil, "spec.source: exactly one of oci and chartRepository must be set")
 	}
-	return nil, fail(ReasonInvalidSource, nil, "spec.source: exactly one of oci and chartRepository must be set")
+	if err != nil {
+		return nil, err
+	}
+	if spec.Verify != nil {
+		a.KeysFingerprint = Fingerprint(creds.VerifyKeys)
+	}
+	return a, nil
+}
+
+// Fingerprint is the sha256 of key material, sha256:HEX: what a
+// verification recorded in status.source is tied to.
+func Fingerprint(keys []byte) string {
+	return digestOf(keys)
 }

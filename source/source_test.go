@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"context"
 	"errors"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,13 @@ import (
 	"github.com/stencil-dev/stencil/source"
 	"github.com/stencil-dev/stencil/source/sourcetest"
 )
+
+// allowLoopback is the cluster admin's allowance the tests' registries
+// need: they listen on loopback, which the zero Policy refuses.
+var allowLoopback = source.Policy{AllowedNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}}
+
+// loopback are the options of a pull from a test's registry.
+var loopback = source.Options{Policy: allowLoopback}
 
 var podinfo = map[string]string{
 	"values.yaml":           "replicas: 1\n",
@@ -51,7 +59,7 @@ func TestSourceOCI(t *testing.T) {
 	creds := source.Credentials{CA: reg.CA}
 
 	t.Run("by tag", func(t *testing.T) {
-		a, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/podinfo", "6.5.0")}, creds, source.Options{})
+		a, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/podinfo", "6.5.0")}, creds, loopback)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +82,7 @@ func TestSourceOCI(t *testing.T) {
 		}
 	})
 	t.Run("by digest", func(t *testing.T) {
-		a, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/podinfo", manifest)}, creds, source.Options{})
+		a, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/podinfo", manifest)}, creds, loopback)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,20 +91,20 @@ func TestSourceOCI(t *testing.T) {
 		}
 	})
 	t.Run("unknown tag", func(t *testing.T) {
-		_, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/podinfo", "9.9.9")}, creds, source.Options{})
+		_, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/podinfo", "9.9.9")}, creds, loopback)
 		wantReason(t, err, source.ReasonNotFound)
 	})
 	t.Run("untrusted certificate", func(t *testing.T) {
-		_, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/podinfo", "6.5.0")}, source.Credentials{}, source.Options{})
+		_, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/podinfo", "6.5.0")}, source.Credentials{}, loopback)
 		wantReason(t, err, source.ReasonPullFailed)
 	})
 	t.Run("too large", func(t *testing.T) {
-		_, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/podinfo", "6.5.0")}, creds, source.Options{MaxSize: int64(len(tgz)) - 1})
+		_, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/podinfo", "6.5.0")}, creds, source.Options{MaxSize: int64(len(tgz)) - 1, Policy: allowLoopback})
 		wantReason(t, err, source.ReasonTooLarge)
 	})
 	t.Run("cache", func(t *testing.T) {
 		cache := source.NewCache(0)
-		if _, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/podinfo", "6.5.0")}, creds, source.Options{Cache: cache}); err != nil {
+		if _, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/podinfo", "6.5.0")}, creds, source.Options{Cache: cache, Policy: allowLoopback}); err != nil {
 			t.Fatal(err)
 		}
 		if _, ok := cache.Get(layer); !ok {
@@ -112,14 +120,14 @@ func TestSourceOCIDigestMismatch(t *testing.T) {
 	tampered := append([]byte(nil), tgz...)
 	tampered[len(tampered)-1] ^= 0xff
 	reg.Tamper(layer, tampered)
-	_, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/podinfo", "6.5.0")}, source.Credentials{CA: reg.CA}, source.Options{})
+	_, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/podinfo", "6.5.0")}, source.Credentials{CA: reg.CA}, loopback)
 	wantReason(t, err, source.ReasonDigestMismatch)
 }
 
 func TestSourceOCINotAChart(t *testing.T) {
 	reg := sourcetest.NewRegistry(t, "", "")
 	_, _ = reg.Push(t, "charts/podinfo", "1.0.0", []byte("not a tgz"))
-	_, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/podinfo", "1.0.0")}, source.Credentials{CA: reg.CA}, source.Options{})
+	_, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/podinfo", "1.0.0")}, source.Credentials{CA: reg.CA}, loopback)
 	wantReason(t, err, source.ReasonInvalidChart)
 }
 
@@ -129,24 +137,24 @@ func TestSourceUnauthorized(t *testing.T) {
 	reg.Push(t, "charts/podinfo", "6.5.0", tgz)
 	spec := v1alpha1.BundleSource{OCI: reg.Ref("charts/podinfo", "6.5.0")}
 	t.Run("oci bad password", func(t *testing.T) {
-		_, err := source.Fetch(ctx(t), spec, source.Credentials{CA: reg.CA, Username: "admin", Password: "wrong"}, source.Options{})
+		_, err := source.Fetch(ctx(t), spec, source.Credentials{CA: reg.CA, Username: "admin", Password: "wrong"}, loopback)
 		wantReason(t, err, source.ReasonUnauthorized)
 		if strings.Contains(err.Error(), "wrong") {
 			t.Errorf("the error quotes the password: %v", err)
 		}
 	})
 	t.Run("oci no credentials", func(t *testing.T) {
-		_, err := source.Fetch(ctx(t), spec, source.Credentials{CA: reg.CA}, source.Options{})
+		_, err := source.Fetch(ctx(t), spec, source.Credentials{CA: reg.CA}, loopback)
 		wantReason(t, err, source.ReasonUnauthorized)
 	})
 	t.Run("oci good password", func(t *testing.T) {
-		if _, err := source.Fetch(ctx(t), spec, source.Credentials{CA: reg.CA, Username: "admin", Password: "s3cret"}, source.Options{}); err != nil {
+		if _, err := source.Fetch(ctx(t), spec, source.Credentials{CA: reg.CA, Username: "admin", Password: "s3cret"}, loopback); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("oci dockerconfigjson", func(t *testing.T) {
 		cfg := `{"auths":{"` + reg.Host + `":{"username":"admin","password":"s3cret"}}}`
-		if _, err := source.Fetch(ctx(t), spec, source.Credentials{CA: reg.CA, DockerConfig: []byte(cfg)}, source.Options{}); err != nil {
+		if _, err := source.Fetch(ctx(t), spec, source.Credentials{CA: reg.CA, DockerConfig: []byte(cfg)}, loopback); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -154,11 +162,11 @@ func TestSourceUnauthorized(t *testing.T) {
 	repo.Add("podinfo", "6.5.0", tgz, nil)
 	rspec := v1alpha1.BundleSource{ChartRepository: &v1alpha1.ChartRepositorySource{URL: repo.URL, Chart: "podinfo"}}
 	t.Run("repository bad password", func(t *testing.T) {
-		_, err := source.Fetch(ctx(t), rspec, source.Credentials{CA: repo.CA, Username: "admin", Password: "wrong"}, source.Options{})
+		_, err := source.Fetch(ctx(t), rspec, source.Credentials{CA: repo.CA, Username: "admin", Password: "wrong"}, loopback)
 		wantReason(t, err, source.ReasonUnauthorized)
 	})
 	t.Run("repository good password", func(t *testing.T) {
-		if _, err := source.Fetch(ctx(t), rspec, source.Credentials{CA: repo.CA, Username: "admin", Password: "s3cret"}, source.Options{}); err != nil {
+		if _, err := source.Fetch(ctx(t), rspec, source.Credentials{CA: repo.CA, Username: "admin", Password: "s3cret"}, loopback); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -168,9 +176,9 @@ func TestSourceUnreachable(t *testing.T) {
 	reg := sourcetest.NewRegistry(t, "", "")
 	host, ca := reg.Host, reg.CA
 	reg.Close()
-	_, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: "oci://" + host + "/charts/podinfo:1.0.0"}, source.Credentials{CA: ca}, source.Options{})
+	_, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: "oci://" + host + "/charts/podinfo:1.0.0"}, source.Credentials{CA: ca}, loopback)
 	wantReason(t, err, source.ReasonPullFailed)
-	_, err = source.Fetch(ctx(t), v1alpha1.BundleSource{ChartRepository: &v1alpha1.ChartRepositorySource{URL: "https://" + host, Chart: "podinfo"}}, source.Credentials{CA: ca}, source.Options{})
+	_, err = source.Fetch(ctx(t), v1alpha1.BundleSource{ChartRepository: &v1alpha1.ChartRepositorySource{URL: "https://" + host, Chart: "podinfo"}}, source.Credentials{CA: ca}, loopback)
 	wantReason(t, err, source.ReasonPullFailed)
 }
 
@@ -189,7 +197,7 @@ func TestSourceChartRepository(t *testing.T) {
 	} {
 		t.Run("version "+tt.version, func(t *testing.T) {
 			spec := v1alpha1.BundleSource{ChartRepository: &v1alpha1.ChartRepositorySource{URL: repo.URL + "/", Chart: "podinfo", Version: tt.version}}
-			a, err := source.Fetch(ctx(t), spec, creds, source.Options{})
+			a, err := source.Fetch(ctx(t), spec, creds, loopback)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -203,30 +211,30 @@ func TestSourceChartRepository(t *testing.T) {
 	}
 	t.Run("no match", func(t *testing.T) {
 		spec := v1alpha1.BundleSource{ChartRepository: &v1alpha1.ChartRepositorySource{URL: repo.URL, Chart: "podinfo", Version: ">=3"}}
-		_, err := source.Fetch(ctx(t), spec, creds, source.Options{})
+		_, err := source.Fetch(ctx(t), spec, creds, loopback)
 		wantReason(t, err, source.ReasonNotFound)
 	})
 	t.Run("unknown chart", func(t *testing.T) {
 		spec := v1alpha1.BundleSource{ChartRepository: &v1alpha1.ChartRepositorySource{URL: repo.URL, Chart: "nginx"}}
-		_, err := source.Fetch(ctx(t), spec, creds, source.Options{})
+		_, err := source.Fetch(ctx(t), spec, creds, loopback)
 		wantReason(t, err, source.ReasonNotFound)
 	})
 	t.Run("pinned", func(t *testing.T) {
 		spec := v1alpha1.BundleSource{ChartRepository: &v1alpha1.ChartRepositorySource{URL: repo.URL, Chart: "podinfo", Version: "1.x"}}
-		first, err := source.Fetch(ctx(t), spec, creds, source.Options{})
+		first, err := source.Fetch(ctx(t), spec, creds, loopback)
 		if err != nil {
 			t.Fatal(err)
 		}
 		repo.Add("podinfo", "1.3.0", sourcetest.Chart(t, "podinfo", "1.3.0", podinfo), nil)
 		pin := &v1alpha1.SourceStatus{URL: first.URL, Version: first.Version, Digest: first.Digest, ResolvedAt: metav1.Now()}
-		again, err := source.Fetch(ctx(t), spec, creds, source.Options{Pin: pin})
+		again, err := source.Fetch(ctx(t), spec, creds, source.Options{Pin: pin, Policy: allowLoopback})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if again.Version != "1.2.5" || again.Digest != first.Digest {
 			t.Errorf("pinned pull = %s %s; want 1.2.5 %s", again.Version, again.Digest, first.Digest)
 		}
-		resolved, err := source.Fetch(ctx(t), spec, creds, source.Options{})
+		resolved, err := source.Fetch(ctx(t), spec, creds, loopback)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -255,12 +263,12 @@ func TestSourceChartRepositoryRefused(t *testing.T) {
 		{"mismatch", source.ReasonDigestMismatch},
 	} {
 		t.Run(tt.chart, func(t *testing.T) {
-			_, err := source.Fetch(ctx(t), v1alpha1.BundleSource{ChartRepository: &v1alpha1.ChartRepositorySource{URL: repo.URL, Chart: tt.chart}}, creds, source.Options{})
+			_, err := source.Fetch(ctx(t), v1alpha1.BundleSource{ChartRepository: &v1alpha1.ChartRepositorySource{URL: repo.URL, Chart: tt.chart}}, creds, loopback)
 			wantReason(t, err, tt.reason)
 		})
 	}
 	t.Run("too large", func(t *testing.T) {
-		_, err := source.Fetch(ctx(t), v1alpha1.BundleSource{ChartRepository: &v1alpha1.ChartRepositorySource{URL: repo.URL, Chart: "big"}}, creds, source.Options{MaxSize: 100})
+		_, err := source.Fetch(ctx(t), v1alpha1.BundleSource{ChartRepository: &v1alpha1.ChartRepositorySource{URL: repo.URL, Chart: "big"}}, creds, source.Options{MaxSize: 100, Policy: allowLoopback})
 		wantReason(t, err, source.ReasonTooLarge)
 	})
 }
@@ -283,13 +291,13 @@ func TestSourceHostileArchive(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tag := strings.ReplaceAll(tt.name, " ", "-")
 			reg.Push(t, "charts/evil", tag, sourcetest.TarGz(t, chartYAML, tt.entry))
-			_, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/evil", tag)}, source.Credentials{CA: reg.CA}, source.Options{})
+			_, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/evil", tag)}, source.Credentials{CA: reg.CA}, loopback)
 			wantReason(t, err, source.ReasonInvalidChart)
 		})
 	}
 	t.Run("no Chart.yaml", func(t *testing.T) {
 		reg.Push(t, "charts/evil", "none", sourcetest.TarGz(t, sourcetest.Entry{Name: "evil/values.yaml", Body: "a: 1\n"}))
-		_, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/evil", "none")}, source.Credentials{CA: reg.CA}, source.Options{})
+		_, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/evil", "none")}, source.Credentials{CA: reg.CA}, loopback)
 		wantReason(t, err, source.ReasonInvalidChart)
 	})
 }
@@ -312,6 +320,14 @@ func TestSourceCacheBound(t *testing.T) {
 	if _, ok := c.Get("sha256:d"); ok {
 		t.Error("a chart over the whole bound is kept")
 	}
+	c.Remove("sha256:a")
+	if _, ok := c.Get("sha256:a"); ok {
+		t.Error("a chart removed is still kept")
+	}
+	c.Add(&source.Artifact{Digest: "sha256:e", Files: map[string]string{"e": strings.Repeat("x", 65)}})
+	if _, ok := c.Get("sha256:c"); !ok {
+		t.Error("a removed chart's bytes are still counted")
+	}
 }
 
 func keys(m map[string]string) []string {
@@ -329,7 +345,7 @@ func TestSourcePinOutsideSource(t *testing.T) {
 	reg := sourcetest.NewRegistry(t, "", "")
 	m, l := reg.Push(t, "charts/other", "1.0.0", sourcetest.Chart(t, "other", "1.0.0", podinfo))
 	_, err := source.Fetch(ctx(t), v1alpha1.BundleSource{OCI: reg.Ref("charts/podinfo", "1.0.0")}, source.Credentials{CA: reg.CA},
-		source.Options{Pin: &v1alpha1.SourceStatus{URL: reg.Ref("charts/other", m), Digest: l}})
+		source.Options{Pin: &v1alpha1.SourceStatus{URL: reg.Ref("charts/other", m), Digest: l}, Policy: allowLoopback})
 	wantReason(t, err, source.ReasonURLRefused)
 
 	repo := sourcetest.NewRepo(t, "", "")
@@ -337,10 +353,10 @@ func TestSourcePinOutsideSource(t *testing.T) {
 	tgz := sourcetest.Chart(t, "podinfo", "1.0.0", podinfo)
 	repo.Add("podinfo", "1.0.0", tgz, func(e *sourcetest.IndexEntry) { e.URLs = []string{repo.URL + "/charts/podinfo-1.0.0.tgz"} })
 	spec := v1alpha1.BundleSource{ChartRepository: &v1alpha1.ChartRepositorySource{URL: repo.URL, Chart: "podinfo"}}
-	a, err := source.Fetch(ctx(t), spec, source.Credentials{CA: repo.CA}, source.Options{})
+	a, err := source.Fetch(ctx(t), spec, source.Credentials{CA: repo.CA}, loopback)
 	if err != nil {
 		t.Fatalf("an absolute URL on the repository's host: %v", err)
 	}
-	_, err = source.Fetch(ctx(t), spec, source.Credentials{CA: repo.CA}, source.Options{Pin: &v1alpha1.SourceStatus{URL: other.URL + "/x.tgz", Digest: a.Digest}})
+	_, err = source.Fetch(ctx(t), spec, source.Credentials{CA: repo.CA}, source.Options{Pin: &v1alpha1.SourceStatus{URL: other.URL + "/x.tgz", Digest: a.Digest}, Policy: allowLoopback})
 	wantReason(t, err, source.ReasonURLRefused)
 }

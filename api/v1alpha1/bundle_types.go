@@ -92,8 +92,9 @@ type BundleSpec struct {
 
 // The condition a Bundle with a source holds, and its reasons besides the
 // pull failures' (package source: PullFailed, Unauthorized, NotFound,
-// DigestMismatch, TooLarge, InvalidChart, URLRefused, InvalidSource, and
-// with spec.source.verify Unsigned, SignatureInvalid, InvalidKey).
+// DigestMismatch, TooLarge, InvalidChart, URLRefused, SecretRefused,
+// InvalidSource, and with spec.source.verify Unsigned, SignatureInvalid,
+// InvalidKey).
 const (
 	// ConditionSourceReady is True when the last resolve of spec.source
 	// pulled the chart, False with the reason it failed; parents render
@@ -102,8 +103,28 @@ const (
 	// ReasonPulled: the chart of status.source was pulled and verified.
 	ReasonPulled = "Pulled"
 	// ReasonSourceNotReady, on a parent: its Bundle's chart has not been
-	// pulled yet; the parent waits, and nothing is applied or pruned.
+	// pulled yet, or is being verified again; the parent waits, and
+	// nothing is applied or pruned.
 	ReasonSourceNotReady = "SourceNotReady"
+	// ReasonSourceUnverified, on a parent (Stalled): its Bundle's recorded
+	// chart failed spec.source.verify's check (once the keys or the
+	// source changed); nothing is rendered from it, applied or pruned
+	// until a chart verifies again.
+	ReasonSourceUnverified = "SourceUnverified"
+)
+
+// The label of the Secrets a Bundle's spec.source may name.
+const (
+	// LabelSecretType, with the value SecretTypeBundleSource, marks a
+	// Secret of the controller's namespace that Bundles' spec.source may
+	// name (secretRef, caSecretRef, verify.secretRef). The cluster admin
+	// sets it; a Secret without it is refused (reason SecretRefused), so
+	// no Bundle makes the controller use another Secret of its namespace
+	// (its webhook certificate's, say) as a registry's credentials.
+	LabelSecretType = "stencil.dev/secret-type"
+	// SecretTypeBundleSource is LabelSecretType's value on the Secrets of
+	// Bundle sources.
+	SecretTypeBundleSource = "bundle-source"
 )
 
 // BundleSource is where the controller pulls a Bundle's chart from: one
@@ -124,14 +145,18 @@ type BundleSource struct {
 	// +optional
 	ChartRepository *ChartRepositorySource `json:"chartRepository,omitempty"`
 
-	// secretRef names a Secret in the controller's own namespace holding
-	// the credentials of the registry or repository: the keys username and
-	// password, or a kubernetes.io/dockerconfigjson Secret.
+	// secretRef names a Secret in the controller's own namespace, labelled
+	// stencil.dev/secret-type=bundle-source, holding the credentials of the
+	// registry or repository: the keys username, password and hosts (the
+	// hosts they may be sent to), or a kubernetes.io/dockerconfigjson
+	// Secret (its entries name their hosts). They are sent to no other
+	// host.
 	// +optional
 	SecretRef *corev1.LocalObjectReference `json:"secretRef,omitempty"`
 
-	// caSecretRef names a Secret in the controller's own namespace whose
-	// key ca.crt holds the PEM certificates the registry's or repository's
+	// caSecretRef names a Secret in the controller's own namespace,
+	// labelled stencil.dev/secret-type=bundle-source, whose key ca.crt
+	// holds the PEM certificates the registry's or repository's
 	// serving certificate is verified with, in place of the system's.
 	// +optional
 	CASecretRef *corev1.LocalObjectReference `json:"caSecretRef,omitempty"`
@@ -179,8 +204,9 @@ type SourceVerification struct {
 	// +kubebuilder:validation:Enum=cosign;helm
 	Provider string `json:"provider"`
 
-	// secretRef names a Secret in the controller's own namespace holding
-	// the keys: cosign.pub (PEM public keys) for cosign, keyring (an
+	// secretRef names a Secret in the controller's own namespace,
+	// labelled stencil.dev/secret-type=bundle-source, holding the keys:
+	// cosign.pub (PEM public keys) for cosign, keyring (an
 	// OpenPGP keyring) for helm.
 	// +required
 	SecretRef corev1.LocalObjectReference `json:"secretRef"`
@@ -423,12 +449,26 @@ type SourceStatus struct {
 	// +optional
 	SourceGeneration int64 `json:"sourceGeneration,omitempty"`
 	// verified is the spec.source.verify provider (cosign or helm) whose
-	// check this chart passed, empty when none was asked. Parents of a
-	// Bundle whose spec.source.verify names a provider render the
-	// recorded chart only when it passed that provider's check, so
-	// adding verify to a Bundle never keeps an unchecked chart in use.
+	// check this chart passed, empty when none was asked or when the
+	// chart failed its check since (SourceReady then says why). Parents
+	// of a Bundle whose spec.source.verify names a provider render the
+	// recorded chart only when it passed that provider's check with the
+	// keys of keysFingerprint for this generation, so adding verify to a
+	// Bundle, changing its source or rotating its keys never keeps an
+	// unchecked chart in use.
 	// +optional
 	Verified string `json:"verified,omitempty"`
+	// keysFingerprint is the sha256 (sha256:HEX) of the key material of
+	// spec.source.verify's Secret that the chart's signature verified
+	// with. When the Secret's keys change, the chart is verified again
+	// before parents render it again; empty while that check is pending.
+	// +optional
+	KeysFingerprint string `json:"keysFingerprint,omitempty"`
+	// verifiedGeneration is the Bundle's generation whose
+	// spec.source.verify the chart last passed: a change of the Bundle
+	// has it verified again before parents render it again.
+	// +optional
+	VerifiedGeneration int64 `json:"verifiedGeneration,omitempty"`
 }
 
 // Bundle is a cluster-scoped folder of Go templates that Compositions render.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"os"
 	"slices"
 	"sync"
@@ -35,6 +36,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/published"
 	"github.com/stencil-dev/stencil/reconcile/shard"
+	chartsource "github.com/stencil-dev/stencil/source"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -198,8 +200,11 @@ func startWith(ctx context.Context, stop context.CancelFunc, config *rest.Config
 	}
 	// The controller's default concurrency, and render limits short
 	// enough for tests to see overruns quickly.
+	// The tests' registries (package sourcetest) listen on loopback: the
+	// admin's allowance, as --allow-private-registries=127.0.0.0/8,::1
+	// gives it; without it every pull of theirs is refused.
 	opts := reconcile.Options{Version: "v0.0.0-test", MaxConcurrentReconciles: 4, ApplyConcurrency: 4, Shard: shardName,
-		WriteAsController: o.WriteAsController, Namespace: ControllerNamespace, AdmissionMargin: AdmissionMargin}
+		WriteAsController: o.WriteAsController, Namespace: ControllerNamespace, AdmissionMargin: AdmissionMargin, SourcePolicy: LoopbackRegistries()}
 	if !o.WriteAsController {
 		opts.DefaultServiceAccount = DefaultServiceAccount
 	}
@@ -282,6 +287,13 @@ func ensureNamespace(ctx context.Context, c client.Client, ns string) error {
 // tests: a single API server applies a policy change within a second or
 // two; production's default allows for several and for clock skew.
 const AdmissionMargin = 2 * time.Second
+
+// LoopbackRegistries is the source policy of a controller under test: the
+// default, with loopback addresses allowed, where the tests' registries
+// listen.
+func LoopbackRegistries() chartsource.Policy {
+	return chartsource.Policy{AllowedNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}}
+}
 
 // DefaultServiceAccount is the default ServiceAccount of the controllers
 // StartWith starts without WriteAsController: `stencil controller`'s.

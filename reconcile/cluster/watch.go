@@ -20,14 +20,24 @@ import (
 // deleted one unwrapped from its tombstone).
 func MetadataSource(md metadata.Interface, gvr schema.GroupVersionResource, what string, tweak func(*metav1.ListOptions),
 	enqueue func(workqueue.TypedRateLimitingInterface[ctrlreconcile.Request], metav1.Object)) source.Source {
+	return NamespacedMetadataSource(md, gvr, "", what, tweak, func(_ context.Context, q workqueue.TypedRateLimitingInterface[ctrlreconcile.Request], m metav1.Object) {
+		enqueue(q, m)
+	})
+}
+
+// NamespacedMetadataSource is MetadataSource for the objects of one
+// namespace ("" is every namespace), its enqueue given the context the
+// source was started with.
+func NamespacedMetadataSource(md metadata.Interface, gvr schema.GroupVersionResource, namespace, what string, tweak func(*metav1.ListOptions),
+	enqueue func(context.Context, workqueue.TypedRateLimitingInterface[ctrlreconcile.Request], metav1.Object)) source.Source {
 	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[ctrlreconcile.Request]) error {
-		factory := metadatainformer.NewFilteredSharedInformerFactory(md, 0, "", tweak)
+		factory := metadatainformer.NewFilteredSharedInformerFactory(md, 0, namespace, tweak)
 		handle := func(obj any) {
 			if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 				obj = d.Obj
 			}
 			if m, ok := obj.(metav1.Object); ok {
-				enqueue(q, m)
+				enqueue(ctx, q, m)
 			}
 		}
 		inf := factory.ForResource(gvr).Informer()

@@ -25,8 +25,14 @@
 //     every interval after (a digest-pinned reference once), and
 //     status.source records the chart pulled, with SourceReady; a resolve
 //     that fails leaves status.source as it was, so parents keep
-//     rendering the chart pulled before, and says so. A Bundle never
-//     pulled is Ready=False with the pull's reason.
+//     rendering the chart pulled before, and says so. With
+//     spec.source.verify, the record holds the keys' fingerprint and the
+//     generation it verified for; when either changed and the resolve
+//     failed, the recorded chart is verified again (reverify): it stays,
+//     or it is recorded as unverified and its parents stall. The Secrets
+//     of Bundle sources are watched (metadata only), so a rotated key is
+//     looked at at once. A Bundle never pulled is Ready=False with the
+//     pull's reason.
 //   - kinds.go: Kinds, one running controller per kind served, started
 //     and stopped as Bundles publish and stop publishing; each reconciles
 //     instances through the Composition pass

@@ -361,13 +361,15 @@ func SetupWithManager(mgr ctrl.Manager, cr *reconcile.CompositionReconciler) (*K
 		}
 		return reqs
 	})
-	err = ctrl.NewControllerManagedBy(mgr).
+	bld := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Bundle{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, reconcile.DeletingPredicate()))).
 		WatchesRawSource(publishedCRDs(md)).
 		// A binding or the parameters deleted or changed: made again.
-		WatchesRawSource(source.Channel(cr.AdmissionWatcher().Subscribe(context.Background()), allBundles)).
-		Named("bundle").
-		Complete(b)
+		WatchesRawSource(source.Channel(cr.AdmissionWatcher().Subscribe(context.Background()), allBundles))
+	if ns := cr.Options.Namespace; ns != "" {
+		bld = bld.WatchesRawSource(sourceSecrets(md, ns, mgr.GetClient()))
+	}
+	err = bld.Named("bundle").Complete(b)
 	if err != nil {
 		return nil, err
 	}

@@ -94,7 +94,10 @@ func (r *Registry) Sign(t testing.TB, k *CosignKey, repo, manifest string) {
 // remoteOptions reach r as a client of the test would.
 func (r *Registry) remoteOptions() []remote.Option {
 	opts := []remote.Option{remote.WithTransport(r.Client().Transport)}
-	if r.user != "" {
+	switch {
+	case r.token != "":
+		opts = append(opts, remote.WithAuth(&authn.Bearer{Token: r.token}))
+	case r.user != "":
 		opts = append(opts, remote.WithAuth(&authn.Basic{Username: r.user, Password: r.pass}))
 	}
 	return opts

@@ -4,18 +4,28 @@
 // behind an httptest TLS server, optionally behind basic auth, and builds
 // chart archives, hostile ones included; it signs charts as cosign
 // (Registry.Sign with a CosignKey) and `helm package --sign` (a PGPKey's
-// Provenance, Repo.AddSigned) do. It is for tests only.
+// Provenance, Repo.AddSigned) do. Either server can answer as a hostile
+// one would (Answer: any status, reason phrase and body; Redirect) and
+// tells what it heard (Requests, Authorizations). It is for tests only.
 package sourcetest
 
 import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"log"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"path"
@@ -23,6 +33,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
@@ -109,10 +120,98 @@ type server struct {
 	Host string
 	// CA is the PEM of the server's certificate, for Credentials.CA.
 	CA []byte
+	*answers
+}
+
+// answers are the raw answers a server gives in place of its own, by
+// path prefix, and the Authorization headers it received.
+type answers struct {
+	mu       sync.Mutex
+	byPath   map[string]answer
+	auth     []string
+	requests int
+}
+
+type answer struct {
+	status       int
+	reason, body string
+	location     string
+}
+
+// Answer makes the server answer every request whose path starts with
+// prefix with status, the reason phrase reason (Go's text for status when
+// empty) and body, written as raw HTTP/1.1, as a hostile server would.
+func (a *answers) Answer(prefix string, status int, reason, body string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.byPath[prefix] = answer{status: status, reason: reason, body: body}
+}
+
+// Redirect makes the server redirect every request whose path starts
+// with prefix to location (302 Found).
+func (a *answers) Redirect(prefix, location string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.byPath[prefix] = answer{status: http.StatusFound, location: location}
+}
+
+// Authorizations are the Authorization headers the server received, in
+// order (empty ones left out).
+func (a *answers) Authorizations() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.auth...)
+}
+
+// Requests is how many requests the server received.
+func (a *answers) Requests() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.requests
+}
+
+// serve answers r from byPath, if a prefix matches, and records its
+// Authorization header; it reports whether it answered.
+func (a *answers) serve(w http.ResponseWriter, r *http.Request) bool {
+	a.mu.Lock()
+	a.requests++
+	if h := r.Header.Get("Authorization"); h != "" {
+		a.auth = append(a.auth, h)
+	}
+	var ans answer
+	found := false
+	for p, v := range a.byPath {
+		if strings.HasPrefix(r.URL.Path, p) {
+			ans, found = v, true
+			break
+		}
+	}
+	a.mu.Unlock()
+	switch {
+	case !found:
+		return false
+	case ans.location != "":
+		http.Redirect(w, r, ans.location, ans.status)
+		return true
+	}
+	reason := ans.reason
+	if reason == "" {
+		reason = http.StatusText(ans.status)
+	}
+	conn, buf, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		http.Error(w, ans.body, ans.status)
+		return true
+	}
+	defer conn.Close()
+	fmt.Fprintf(buf, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", ans.status, reason, len(ans.body), ans.body)
+	_ = buf.Flush()
+	return true
 }
 
 func start(t testing.TB, h http.Handler, user, pass string) server {
 	t.Helper()
+	a := &answers{byPath: map[string]answer{}}
 	if user != "" {
 		inner := h
 		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -124,16 +223,22 @@ func start(t testing.TB, h http.Handler, user, pass string) server {
 			inner.ServeHTTP(w, r)
 		})
 	}
-	s := httptest.NewTLSServer(h)
+	inner := h
+	s := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !a.serve(w, r) {
+			inner.ServeHTTP(w, r)
+		}
+	}))
 	t.Cleanup(s.Close)
 	return server{Server: s, Host: strings.TrimPrefix(s.URL, "https://"),
-		CA: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw})}
+		CA: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Certificate().Raw}), answers: a}
 }
 
 // Registry is an OCI registry.
 type Registry struct {
 	server
 	user, pass string
+	token      string // the bearer token of a NewTokenRegistry
 	mu         sync.Mutex
 	tampered   map[string][]byte // blob digest to what is served instead
 }
@@ -141,8 +246,36 @@ type Registry struct {
 // NewRegistry starts an OCI registry; with a user, it asks for basic auth.
 func NewRegistry(t testing.TB, user, pass string) *Registry {
 	r := &Registry{user: user, pass: pass, tampered: map[string][]byte{}}
+	r.server = start(t, r.handler(nil), user, pass)
+	return r
+}
+
+// NewTokenRegistry starts an OCI registry that asks for a bearer token
+// from the token server ts (the distribution spec's token
+// authentication, as Docker Hub, GHCR or Harbor do), and accepts only
+// the token ts gives.
+func NewTokenRegistry(t testing.TB, ts *TokenServer) *Registry {
+	r := &Registry{token: ts.token, tampered: map[string][]byte{}}
+	challenge := `Bearer realm="https://` + ts.Host + `/token",service="stencil-test"`
+	r.server = start(t, r.handler(func(w http.ResponseWriter, req *http.Request) bool {
+		if req.Header.Get("Authorization") == "Bearer "+ts.token {
+			return true
+		}
+		w.Header().Set("WWW-Authenticate", challenge)
+		http.Error(w, `{"errors":[{"code":"UNAUTHORIZED"}]}`, http.StatusUnauthorized)
+		return false
+	}), "", "")
+	return r
+}
+
+// handler serves the registry, its tampered blobs first, to the requests
+// allow (when not nil) lets through.
+func (r *Registry) handler(allow func(http.ResponseWriter, *http.Request) bool) http.Handler {
 	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
-	h := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if allow != nil && !allow(w, req) {
+			return
+		}
 		r.mu.Lock()
 		body, ok := r.tampered[path.Base(req.URL.Path)]
 		r.mu.Unlock()
@@ -153,8 +286,63 @@ func NewRegistry(t testing.TB, user, pass string) *Registry {
 		}
 		reg.ServeHTTP(w, req)
 	})
-	r.server = start(t, h, user, pass)
-	return r
+}
+
+// TokenServer is a registry's token server: for the basic credentials it
+// was started with, it gives a bearer token (at /token). It is reached
+// by the name localhost (its Host, URL), with a certificate of its own
+// (CA): go-containerregistry refuses a token server at a private address
+// literal other than the registry's own.
+type TokenServer struct {
+	server
+	token string
+}
+
+// NewTokenServer starts a token server that gives a token for user and
+// pass, on a host (a port) of its own.
+func NewTokenServer(t testing.TB, user, pass string) *TokenServer {
+	ts := &TokenServer{token: "token-for-" + user}
+	a := &answers{byPath: map[string]answer{}}
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if a.serve(w, req) {
+			return
+		}
+		if u, p, ok := req.BasicAuth(); !ok || u != user || p != pass || req.URL.Path != "/token" {
+			http.Error(w, `{"errors":[{"code":"UNAUTHORIZED"}]}`, http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = fmt.Fprintf(w, `{"token":%q}`, ts.token)
+	}))
+	cert, ca := localhostCert(t)
+	s.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	s.StartTLS()
+	t.Cleanup(s.Close)
+	_, port, _ := strings.Cut(strings.TrimPrefix(s.URL, "https://"), ":")
+	s.URL = "https://localhost:" + port
+	ts.server = server{Server: s, Host: "localhost:" + port, CA: ca, answers: a}
+	return ts
+}
+
+// localhostCert is a self-signed certificate for the name localhost, and
+// its PEM (to trust it).
+func localhostCert(t testing.TB) (tls.Certificate, []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"}, DNSNames: []string{"localhost"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true, IsCA: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
 
 // Push stores chart as a Helm OCI artifact at repo:tag (repo such as

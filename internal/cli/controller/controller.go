@@ -21,6 +21,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/admission"
 	"github.com/stencil-dev/stencil/reconcile/published"
+	chartsource "github.com/stencil-dev/stencil/source"
 )
 
 // controllerFlags are the flags of `stencil controller`.
@@ -38,6 +39,7 @@ type controllerFlags struct {
 	burst                  int
 	webhook                admission.ServingOptions
 	webhookTimeout         time.Duration
+	privateRegistries      []string
 }
 
 // DefaultServiceAccount is the default of --default-service-account: a
@@ -71,6 +73,11 @@ func NewCommand(kube *genericclioptions.ConfigFlags, version string) *cobra.Comm
 			if cmd.Flags().Changed("shard") && f.opts.Shard == "" {
 				return fmt.Errorf("--shard is empty: give a shard name, or leave the flag out to serve the Compositions without a %s label", shard.Label)
 			}
+			nets, err := chartsource.ParseNetworks(f.privateRegistries)
+			if err != nil {
+				return fmt.Errorf("--allow-private-registries: %w", err)
+			}
+			f.opts.SourcePolicy.AllowedNetworks = nets
 			return runController(kube, f)
 		},
 	}
@@ -97,6 +104,13 @@ func NewCommand(kube *genericclioptions.ConfigFlags, version string) *cobra.Comm
 			"instead of impersonating --default-service-account: any tenant who may create a parent then gets the controller's rights. "+
 			"Exclusive with a --default-service-account other than the default")
 	fl.StringVar(&f.opts.Namespace, "namespace", admission.PodNamespace(), "the controller's own namespace: the only one the Secrets a Bundle's spec.source names (credentials, CA) are read from, and where the parameters of stencil's admission policy are kept (the ConfigMap stencil-access; config/admission's binding names this namespace) (default: the pod's, else "+admission.DefaultWebhookNamespace+")")
+	fl.StringSliceVar(&f.privateRegistries, "allow-private-registries", nil,
+		"address ranges (CIDR, or single addresses) of loopback, private, link-local or otherwise non-public addresses that the pulls of Bundles' spec.source may reach, "+
+			"such as a registry on the cluster's network (10.0.0.0/8); every other such address is refused when the connection is made, a name that resolves to one too. "+
+			"0.0.0.0/0,::/0 allows every address")
+	fl.BoolVar(&f.opts.SourcePolicy.AllowRedirects, "allow-source-redirects", false,
+		"let chart repositories place charts (index entries, redirects), and registries redirect, on hosts other than the one a Bundle names; "+
+			"credentials are never sent there. Without it those are refused (URLRefused), but an OCI registry's redirect of a blob, which the digest verifies")
 	addWebhookFlags(fl, f)
 	zfs := flag.NewFlagSet("zap", flag.ContinueOnError)
 	f.zap.BindFlags(zfs)
