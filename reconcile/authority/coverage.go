@@ -36,6 +36,8 @@ var CompositionsResource = schema.GroupResource{Group: "stencil.dev", Resource: 
 type Watcher struct {
 	cache     cache.Cache
 	namespace string
+	// ctx is Start's: reads for notices end with it.
+	ctx context.Context
 
 	mu   sync.Mutex
 	subs map[chan event.GenericEvent]subscription
@@ -70,6 +72,9 @@ func NewWatcher(cfg *rest.Config, scheme *runtime.Scheme, namespace string) (*Wa
 
 // Start runs the cache until ctx ends.
 func (w *Watcher) Start(ctx context.Context) error {
+	w.mu.Lock()
+	w.ctx = ctx
+	w.mu.Unlock()
 	notify := toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { w.notify() },
 		UpdateFunc: func(any, any) { w.notify() },
@@ -122,18 +127,31 @@ func (w *Watcher) subscribe(ctx context.Context, sub subscription) <-chan event.
 	return ch
 }
 
+// notify sends a notice to each subscriber whose check changed. The
+// states are read from the cache without the lock held, under Start's
+// context, so a stopping cache never holds it.
 func (w *Watcher) notify() {
 	w.mu.Lock()
+	ctx := w.ctx
+	kinds := map[schema.GroupResource]string{}
+	for _, sub := range w.subs {
+		if !sub.all {
+			kinds[sub.kind] = ""
+		}
+	}
+	w.mu.Unlock()
+	if ctx == nil {
+		return
+	}
+	for gr := range kinds {
+		kinds[gr] = w.state(ctx, gr)
+	}
+	w.mu.Lock()
 	defer w.mu.Unlock()
-	states := map[schema.GroupResource]string{}
 	for ch, sub := range w.subs {
 		if !sub.all {
-			st, ok := states[sub.kind]
-			if !ok {
-				st = w.state(context.Background(), sub.kind)
-				states[sub.kind] = st
-			}
-			if st == sub.seen {
+			st, ok := kinds[sub.kind]
+			if !ok || st == sub.seen {
 				continue
 			}
 			sub.seen = st
