@@ -40,6 +40,9 @@ func (h *harness) parentCost(ctx context.Context) error {
 	if err := h.admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: nsCost}}); client.IgnoreAlreadyExists(err) != nil {
 		return err
 	}
+	if err := h.serveNobody(ctx); err != nil {
+		return err
+	}
 	status := compositionStatus(nsBench, "c-00001")
 	raw, err := json.Marshal(map[string]any{"status": status})
 	if err != nil {

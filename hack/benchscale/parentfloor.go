@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/authority"
 	"github.com/stencil-dev/stencil/reconcile/shard"
 )
 
@@ -23,6 +25,25 @@ const nsParents = "bench-parents"
 // nobodyShard is a shard no controller of the run serves: its
 // Compositions are only written by the harness.
 const nobodyShard = "bench-nobody"
+
+// serveNobody publishes, in the parameters of stencil's admission policy
+// (package reconcile/authority), nobodyShard's default ServiceAccount as
+// the run's controller has it ("": --write-as-controller): the API server
+// then admits its Compositions with the same check as the converge's
+// (without it, it refuses them: no controller serves the shard).
+func (h *harness) serveNobody(ctx context.Context) error {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "stencil-system", Name: authority.ParamsName}}
+	patch := []byte(`{"data":{"` + authority.DefaultKey(nobodyShard) + `":""}}`)
+	err := h.admin.Patch(ctx, cm, client.RawPatch(types.MergePatchType, patch))
+	if apierrors.IsNotFound(err) {
+		cm.Data = map[string]string{authority.DefaultKey(nobodyShard): ""}
+		err = h.admin.Create(ctx, cm)
+	}
+	if err != nil {
+		return fmt.Errorf("publish a default ServiceAccount for shard %s: %w", nobodyShard, err)
+	}
+	return nil
+}
 
 // parentFloor measures what a Composition costs whatever its controller
 // does: the bare client of the floor creates each set's Composition
@@ -36,6 +57,9 @@ const nobodyShard = "bench-nobody"
 func (h *harness) parentFloor(ctx context.Context, p *controllerProc) error {
 	sets, err := renderSets(ctx, benchBundle(benchBundleName, h.o.children), nsParents, h.o.n)
 	if err != nil {
+		return err
+	}
+	if err := h.serveNobody(ctx); err != nil {
 		return err
 	}
 	cfg := rest.CopyConfig(h.adminRC)
