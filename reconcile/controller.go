@@ -11,6 +11,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/access"
 	"github.com/stencil-dev/stencil/reconcile/authority"
 	"github.com/stencil-dev/stencil/reconcile/hooks"
+	"github.com/stencil-dev/stencil/reconcile/lookup"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
 	"github.com/stencil-dev/stencil/reconcile/queue"
 	"github.com/stencil-dev/stencil/reconcile/shard"
@@ -30,8 +31,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -40,11 +43,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	chartsource "github.com/stencil-dev/stencil/source"
 	"github.com/stencil-dev/stencil/templates"
+	tlookup "github.com/stencil-dev/stencil/templates/lookup"
 )
 
 // Options configure the controllers.
@@ -145,8 +150,11 @@ type CompositionReconciler struct {
 	capabilities *cluster.Capabilities
 	// failedRenders keeps renders that failed, so they are not run again
 	// until an input changes.
-	failedRenders recall.Memo[*templates.RenderError]
-	writers       *writerCache
+	failedRenders recall.Memo[failedRender]
+	// generated keeps, by parent UID, the generated values this process
+	// last wrote to each set's store (see renderer.kept).
+	generated recall.Memo[map[string]string]
+	writers   *writerCache
 	// readiness feeds stencil_compositions for the parents of every kind.
 	readiness *metrics.Readiness
 	// kind is the published kind this reconciler serves, nil for
@@ -176,6 +184,8 @@ type CompositionReconciler struct {
 	// in its parameters.
 	authority *authority.Watcher
 	keeper    *authority.Keeper
+	// lookups answers the lookups of renders (package lookup).
+	lookups *lookup.Server
 }
 
 // SetupWithManager registers the Composition controller and its indexes,
@@ -204,6 +214,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) (*Com
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.parentsInNamespace), builder.WithPredicates(labelsChanged())).
 		WatchesRawSource(source.Channel(r.capabilities.Subscribe(ctx), handler.EnqueueRequestsFromMapFunc(r.allParents))).
 		WatchesRawSource(source.Channel(r.authority.SubscribeKind(ctx, authority.CompositionsResource), handler.EnqueueRequestsFromMapFunc(r.allParents))).
+		WatchesRawSource(r.lookupSource()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(opts.MaxConcurrentReconciles, 1), NewQueue: newQueue}).
 		Named("composition").
 		Build(r)
@@ -256,6 +267,10 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 		Shard: opts.Shard, Account: account, Margin: opts.AdmissionMargin}
 	checker := access.NewChecker(mgr.GetClient())
 	checker.DefaultAccount = opts.DefaultServiceAccount
+	dc, err := dynamic.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return nil, fmt.Errorf("dynamic client: %w", err)
+	}
 	recorder := mgr.GetEventRecorder("stencil")
 	r := &CompositionReconciler{
 		Client:    mgr.GetClient(),
@@ -280,6 +295,10 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 		parents:      mgr.GetCache(),
 		authority:    watcher,
 		keeper:       keeper,
+		lookups:      lookup.New(dc, mgr.GetRESTMapper(), checker),
+	}
+	if err := mgr.Add(r.lookups); err != nil {
+		return nil, fmt.Errorf("add the lookup server: %w", err)
 	}
 	if err := mgr.Add(watcher); err != nil {
 		return nil, fmt.Errorf("add the admission policy's watcher: %w", err)
@@ -356,6 +375,8 @@ type scope struct {
 	// (see observer).
 	observed *recall.Observed
 	rerender []string
+	// lookedUp is what the pass's last render looked up, failed or not.
+	lookedUp []tlookup.Read
 	// done ends the pass after the current phase, with status already set.
 	done bool
 	// admission is what admit decided of the parent's ServiceAccount.
@@ -462,11 +483,22 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	return ctrl.Result{}, nil
 }
 
+// lookupSource brings back, through the controller's queue, the parents
+// whose last render looked up an object that changed (package lookup).
+func (r *CompositionReconciler) lookupSource() source.Source {
+	return source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[ctrlreconcile.Request]) error {
+		r.lookups.Bind(r.parentGVK().GroupKind(), q)
+		return nil
+	})
+}
+
 // forget drops what the reconciler remembers of a Composition that is gone
 // or has left this shard.
 func (r *CompositionReconciler) forget(key types.NamespacedName) {
+	r.lookups.Forget(lookup.Parent{Kind: r.parentGVK().GroupKind(), Key: key})
 	r.readiness.Forget(metrics.ParentKey{Kind: r.parentGVK().GroupKind(), NamespacedName: key})
 	r.failedRenders.Forget(key)
+	r.generated.Forget(key)
 	r.stalls.Forget(key)
 	r.flaps.Forget(key)
 	r.passes.Forget(key)

@@ -42,7 +42,10 @@
 // request counting, the readiness gauge), shard (the shard label, cache
 // options, leader election), queue (the work queue whose requests take
 // turns by namespace), recall (what the controller remembers between
-// passes: the memos, the last pass, the parsed Bundles). Above it, wired by the controller command:
+// passes: the memos, the last pass, the parsed Bundles), lookup (the
+// answers to templates' lookups: informers, authorized per parent's
+// account, and the parents they bring back), generated (the Secret
+// keeping a set's generated values). Above it, wired by the controller command:
 // published (the Bundle controller and published kinds) and admission
 // (the webhook).
 //
@@ -54,6 +57,9 @@
 //	cache reads and watches; prune's member lists; status     the controller
 //	observed values templates read (only members the          the controller's cache
 //	writer applied; see observed.go)
+//	templates' lookups (answered only when a                  the controller's informers (package lookup)
+//	SubjectAccessReview of the parent's account allows)
+//	the store of generated values (a member)                  the parent's ServiceAccount
 //	member apply (and its dry run), prune, hook steps,        the parent's ServiceAccount
 //	finalize deletes and orphaning
 //	live reads of members the cache does not hold, and of     the parent's ServiceAccount

@@ -81,6 +81,7 @@ func (base *CompositionReconciler) ServeKind(ctx context.Context, kind Kind) (do
 		source.Kind(base.Cache, client.Object(&corev1.Namespace{}), handler.EnqueueRequestsFromMapFunc(r.parentsInNamespace), labelsChanged()),
 		source.Channel(base.capabilities.Subscribe(ctx), handler.EnqueueRequestsFromMapFunc(r.allParents)),
 		source.Channel(base.authority.SubscribeKind(ctx, r.parentResource()), handler.EnqueueRequestsFromMapFunc(r.allParents)),
+		r.lookupSource(),
 	} {
 		if err := c.Watch(src); err != nil {
 			cancel()
@@ -136,6 +137,7 @@ func (r *CompositionReconciler) forKind(kind Kind, parents cache.Cache) *Composi
 		capabilities: r.capabilities,
 		authority:    r.authority,
 		keeper:       r.keeper,
+		lookups:      r.lookups,
 		schemas:      r.schemas,
 		writers:      r.writers,
 		readiness:    r.readiness,

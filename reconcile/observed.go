@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -17,10 +18,13 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/cluster"
+	"github.com/stencil-dev/stencil/reconcile/generated"
+	rlookup "github.com/stencil-dev/stencil/reconcile/lookup"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/recall"
 	"github.com/stencil-dev/stencil/reconcile/status"
 	"github.com/stencil-dev/stencil/templates"
+	"github.com/stencil-dev/stencil/templates/lookup"
 )
 
 // MaxObservedPasses bounds a chain of re-renders driven by observed
@@ -48,13 +52,37 @@ const MaxObservedPasses = 4
 type observer struct{ *CompositionReconciler }
 
 // given returns the observed values a pass's first render gets: those of
-// the members the last render read (under the same inputs), read now.
-func (r observer) given(ctx context.Context, s *scope, bundleRevision string) (map[string]map[string]any, *recall.Observed) {
+// the members the last render read (under the same inputs), read now;
+// and the answers to the lookups it made, as the parent's identity may
+// read them now.
+func (r observer) given(ctx context.Context, s *scope, bundleRevision string) (map[string]map[string]any, lookup.Table, *recall.Observed) {
 	last, _ := r.observed.Get(client.ObjectKeyFromObject(s.comp), inputKey(s.comp, bundleRevision))
 	if last == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return r.values(ctx, r.watches.Reader(), s, last.Members, plan.ReadIDs(last.Reads)), last
+	var table lookup.Table
+	if len(last.Lookups) > 0 {
+		// Authorized now, as every answer a render gets (an account that
+		// lost its access gets empty answers, not what its last render
+		// was given). An error leaves the render to ask.
+		table, _, _ = r.lookups.Answers(ctx, r.lookupParent(s), r.identity(s), last.Lookups)
+	}
+	return r.values(ctx, r.watches.Reader(), s, last.Members, plan.ReadIDs(last.Reads)), table, last
+}
+
+// lookupParent names s's parent to the lookup server.
+func (r observer) lookupParent(s *scope) rlookup.Parent {
+	return rlookup.Parent{Kind: r.parentGVK().GroupKind(), Key: client.ObjectKeyFromObject(s.comp)}
+}
+
+// identity is who s's lookups are made for: the parent's ServiceAccount,
+// or the controller itself when it writes as itself.
+func (r observer) identity(s *scope) rlookup.Identity {
+	sa := serviceAccount(s.comp, r.Options.DefaultServiceAccount)
+	if sa == "" || s.writer == r.Client {
+		return rlookup.Identity{}
+	}
+	return rlookup.Identity{Namespace: s.comp.GetNamespace(), Name: sa}
 }
 
 // plan renders in with the observed values, again with the values of
@@ -66,11 +94,31 @@ func (r observer) plan(ctx context.Context, s *scope, loaded *templates.Bundle, 
 		members = r.memberKeys(p, held, s.comp.GetNamespace())
 		return r.values(ctx, r.watches.Reader(), s, members, ids)
 	}
-	p, obs, err := plan.NewObservedPlan(ctx, r.renderer, loaded, in, cluster.NewAPIs(r.Mapper, r.APIReader), observe)
+	var denied []string
+	answer := func(ctx context.Context, reads []lookup.Read) (lookup.Table, error) {
+		table, d, err := r.lookups.Answers(ctx, r.lookupParent(s), r.identity(s), reads)
+		denied = d
+		return table, err
+	}
+	p, obs, err := plan.NewObservedPlan(ctx, r.renderer, loaded, in, cluster.NewAPIs(r.Mapper, r.APIReader), observe, answer)
+	s.lookedUp = obs.Lookups
 	if err != nil {
 		return nil, err
 	}
-	s.observed = &recall.Observed{Reads: obs.Reads, Held: obs.Held, Members: map[string]recall.MemberKey{}}
+	if len(obs.Lookups) == 0 {
+		r.lookups.Forget(r.lookupParent(s))
+	}
+	if len(obs.Generated) > 0 {
+		if err := generated.Add(p, s.comp.GetNamespace(), obs.Generated); err != nil {
+			return nil, err
+		}
+	}
+	s.observed = &recall.Observed{Reads: obs.Reads, Held: obs.Held, Members: map[string]recall.MemberKey{}, Lookups: obs.Lookups, Denied: denied}
+	if last == nil || !slices.Equal(last.Denied, denied) {
+		for _, d := range denied {
+			r.Recorder.Eventf(s.comp, nil, "Warning", "LookupDenied", "Render", "lookup answered empty: %s", d)
+		}
+	}
 	for _, id := range plan.ReadIDs(obs.Reads) {
 		if k, ok := members[id]; ok {
 			s.observed.Members[id] = k
@@ -155,6 +203,15 @@ func (r observer) settle(ctx context.Context, s *scope) (ctrl.Result, error) {
 	defer r.observed.Put(name, key, s.observed)
 	now := r.values(ctx, status.AfterApply(r.watches.Reader(), s.results), s, s.observed.Members, plan.ReadIDs(s.observed.Reads))
 	moved := plan.ChangedReads(s.observed.Reads, now)
+	if len(s.observed.Lookups) > 0 {
+		// An answer that moved under the render (the chart looked up an
+		// object the apply just wrote): render again with it.
+		if table, ok := r.lookups.Peek(r.lookupParent(s), s.observed.Lookups); ok {
+			for _, c := range lookup.Changed(s.observed.Lookups, table) {
+				moved = append(moved, "lookup "+c.Key.String())
+			}
+		}
+	}
 	if len(moved) == 0 {
 		s.observed.Unsettled = 0
 		return ctrl.Result{}, nil
@@ -193,9 +250,20 @@ func reportObserved(st *v1alpha1.CompositionStatus, generation int64, o *recall.
 }
 
 // readsSettled reports whether every value last's render read is the one
-// live holds now: the shortcut's check that no used value moved.
-func readsSettled(o *recall.Observed, live map[recall.MemberKey]*unstructured.Unstructured, id string) bool {
-	if o == nil || len(o.Reads) == 0 {
+// live holds now, and every lookup answers as it did (from the lookup
+// informers, with no request): the shortcut's check that no used value
+// moved.
+func readsSettled(o *recall.Observed, live map[recall.MemberKey]*unstructured.Unstructured, id string, peek func([]lookup.Read) (lookup.Table, bool)) bool {
+	if o == nil {
+		return true
+	}
+	if len(o.Lookups) > 0 {
+		table, ok := peek(o.Lookups)
+		if !ok || len(lookup.Changed(o.Lookups, table)) > 0 {
+			return false
+		}
+	}
+	if len(o.Reads) == 0 {
 		return true
 	}
 	now := map[string]map[string]any{}

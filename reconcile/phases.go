@@ -25,6 +25,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/generated"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
@@ -44,6 +45,17 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 	// ServiceAccount): the tenant's RBAC bounds the reads made for it.
 	reader := r.watches.ReaderAs(s.writer)
 	a := &applyset.Applier{Writer: s.writer, Reader: reader, ID: s.plan.ID, Consent: r.consent(ctx, s), Concurrency: max(r.Options.ApplyConcurrency, 1), Schemas: r.schemas}
+	// The values the templates generated are kept before anything that
+	// may hold one is written (package generated).
+	if store := storeOf(s.plan.Objects); store != nil {
+		results := a.ApplyStage(ctx, []*unstructured.Unstructured{store})
+		s.results = append(s.results, results...)
+		r.recordApplies(s, results)
+		if len(failedApplies(results)) > 0 {
+			return r.detectFlapping(s), nil
+		}
+		r.generated.Put(client.ObjectKeyFromObject(s.comp), string(s.comp.GetUID()), generated.Held(store))
+	}
 	run, err := r.hooks.Start(ctx, r.hookPass(s, a))
 	if err != nil {
 		return ctrl.Result{}, err
@@ -65,6 +77,17 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 	}
 	_, err = run.Stages(ctx, run.Post, false)
 	return r.detectFlapping(s), err
+}
+
+// storeOf is the store of generated values among a plan's objects, nil
+// when the plan has none.
+func storeOf(objs []*unstructured.Unstructured) *unstructured.Unstructured {
+	for _, o := range objs {
+		if generated.IsStore(o) {
+			return o
+		}
+	}
+	return nil
 }
 
 // hookPass is what the hooks of pass s run with: a's applies, s's

@@ -44,7 +44,7 @@ func TestObservedPlan(t *testing.T) {
 		}
 		return map[string]map[string]any{"Service/web": {"metadata": map[string]any{"labels": map[string]any{"go": "yes"}}}}
 	}
-	p, obs, err := plan.NewObservedPlan(ctx, inProcess{}, b, in, cluster.OfflineAPIs(), observe)
+	p, obs, err := plan.NewObservedPlan(ctx, inProcess{}, b, in, cluster.OfflineAPIs(), observe, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

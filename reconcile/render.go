@@ -14,14 +14,17 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/status"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/generated"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/pull"
 	"github.com/stencil-dev/stencil/templates"
+	"github.com/stencil-dev/stencil/templates/lookup"
 )
 
 // renderer renders a pass's plan: it loads the Bundle through the
@@ -62,13 +65,21 @@ func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 	s.renderKey = key
 	// The observed values the last render used, read now (see observer):
 	// a render that failed with some is tried again with others.
-	observed, last := observer{r.CompositionReconciler}.given(ctx, s, loaded.Revision())
-	in.Observed = observed
+	observed, answers, last := observer{r.CompositionReconciler}.given(ctx, s, loaded.Revision())
+	in.Observed, in.Lookups = observed, answers
 	key += observedDigest(in.Observed)
+	if loaded.MayGenerate() {
+		kept, err := r.kept(ctx, s)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		in.Generated = kept
+	}
 	failed, _ := r.failedRenders.Get(client.ObjectKeyFromObject(s.comp), key)
-	metrics.CacheLookup(metrics.CacheFailedRender, failed != nil)
-	if failed != nil {
-		status.SetStalled(&s.status, s.comp.GetGeneration(), renderReason(failed), failed.Error())
+	stillFails := failed.err != nil && r.answersSame(s, failed.lookups)
+	metrics.CacheLookup(metrics.CacheFailedRender, stillFails)
+	if stillFails {
+		status.SetStalled(&s.status, s.comp.GetGeneration(), renderReason(failed.err), failed.err.Error())
 		s.done = true
 		return ctrl.Result{}, nil
 	}
@@ -80,7 +91,7 @@ func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 	var refused *plan.RefusedError
 	switch {
 	case errors.As(err, &renderErr):
-		r.failedRenders.Put(client.ObjectKeyFromObject(s.comp), key, renderErr)
+		r.failedRenders.Put(client.ObjectKeyFromObject(s.comp), key, failedRender{err: renderErr, lookups: s.lookedUp})
 		reporter{r.CompositionReconciler}.stall(s, renderReason(renderErr), err.Error())
 		return ctrl.Result{}, nil
 	case errors.As(err, &refused):
@@ -92,6 +103,44 @@ func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 	r.failedRenders.Forget(client.ObjectKeyFromObject(s.comp))
 	s.status.BundleRevision = s.plan.BundleRevision
 	return ctrl.Result{}, nil
+}
+
+// failedRender is a render that failed: its error, and what it looked up
+// (with the answers it got), so it runs again when an answer changes.
+type failedRender struct {
+	err     *templates.RenderError
+	lookups []lookup.Read
+}
+
+// answersSame reports whether every lookup of reads answers, in the
+// lookup informers, as it did (none ran yet: not the same).
+func (r renderer) answersSame(s *scope, reads []lookup.Read) bool {
+	if len(reads) == 0 {
+		return true
+	}
+	table, ok := r.lookups.Peek(observer{r.CompositionReconciler}.lookupParent(s), reads)
+	return ok && len(lookup.Changed(reads, table)) == 0
+}
+
+// kept returns the values the set's templates generated before: those
+// of its store (package generated, a member: from the member cache, or
+// read live as the parent's writer) with those this process last wrote
+// to it, which a cache that lags holds not yet. nil when there are none;
+// an error when the store cannot be read (a render then would make new
+// values for calls that have some).
+func (r renderer) kept(ctx context.Context, s *scope) (map[string]string, error) {
+	id := applyset.ParentID(s.comp)
+	written, _ := r.generated.Get(client.ObjectKeyFromObject(s.comp), string(s.comp.GetUID()))
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(generated.SecretGVK)
+	err := r.memberReader(s).Get(ctx, client.ObjectKey{Namespace: s.comp.GetNamespace(), Name: generated.Name(id)}, live)
+	switch {
+	case apierrors.IsNotFound(err):
+		return written, nil
+	case err != nil:
+		return nil, fmt.Errorf("read the generated values of the set: %w", err)
+	}
+	return generated.Merge(generated.Values(live, id), written), nil
 }
 
 // waitForSource reports a parent whose Bundle's chart is not at hand:

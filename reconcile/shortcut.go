@@ -19,6 +19,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/recall"
+	"github.com/stencil-dev/stencil/templates/lookup"
 )
 
 // shortcut is the unchanged-pass check: it records what a successful
@@ -48,7 +49,10 @@ func (r shortcut) skipUnchanged(ctx context.Context, s *scope) (ctrl.Result, err
 		return ctrl.Result{}, nil
 	}
 	live, ok := r.listLive(ctx, s.comp, last.Planned)
-	if !ok || !last.Unchanged(live) || !readsSettled(last.Observed, live, applyset.ParentID(s.comp)) {
+	peek := func(reads []lookup.Read) (lookup.Table, bool) {
+		return r.lookups.Peek(observer{r.CompositionReconciler}.lookupParent(s), reads)
+	}
+	if !ok || !last.Unchanged(live) || !readsSettled(last.Observed, live, applyset.ParentID(s.comp), peek) {
 		metrics.CacheLookup(metrics.CachePass, false)
 		return ctrl.Result{}, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,8 +29,8 @@ func secretBundle() map[string]string {
 }
 
 // startWith starts a controller of shard with o's options beside the
-// package's, and stops it when the test ends.
-func startWith(t *testing.T, o testenv.ControllerOptions) {
+// package's, and stops it when the test ends (or when stop is called).
+func startWith(t *testing.T, o testenv.ControllerOptions) (c *testenv.Controller, stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(suiteCtx)
 	c, err := testenv.StartWith(ctx, controllerCfg, o)
@@ -37,14 +38,19 @@ func startWith(t *testing.T, o testenv.ControllerOptions) {
 		cancel()
 		t.Fatalf("start shard %s: %v", o.Shard, err)
 	}
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-c.Done:
-		case <-time.After(time.Minute):
-			t.Errorf("shard %s did not stop within a minute", o.Shard)
-		}
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case <-c.Done:
+			case <-time.After(time.Minute):
+				t.Errorf("shard %s did not stop within a minute", o.Shard)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return c, stop
 }
 
 // secretUntouched checks that the admin's Secret still holds what the admin

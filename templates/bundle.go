@@ -24,6 +24,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/templates/chart"
+	"github.com/stencil-dev/stencil/templates/generated"
 	"github.com/stencil-dev/stencil/templates/kustomize"
 	"github.com/stencil-dev/stencil/templates/schema"
 )
@@ -100,6 +101,9 @@ type Bundle struct {
 	// (parent/charts/alias/templates/x.yaml, .Template.Name) to their
 	// bundle paths, the names they are parsed under.
 	helmNames map[string]string
+	// generates caches MayGenerate.
+	generatesOnce sync.Once
+	generates     bool
 }
 
 // Load loads a bundle folder: values.yaml, values.schema.json (JSON
@@ -420,3 +424,23 @@ func (b *Bundle) Permissions() v1alpha1.BundlePermissions { return b.spec.Permis
 
 // Spec returns the bundle as a Bundle's spec (for `stencil bundle pack`).
 func (b *Bundle) Spec() v1alpha1.BundleSpec { return *b.spec.DeepCopy() }
+
+// MayGenerate reports whether any template of the bundle names one of the
+// generators (package templates/generated): a render that cannot call one
+// needs no values kept from earlier renders.
+func (b *Bundle) MayGenerate() bool {
+	b.generatesOnce.Do(func() {
+		for name, src := range b.sources {
+			if !chart.IsTemplate(name) && !chart.IsHelper(name) {
+				continue
+			}
+			for _, fn := range generated.Functions {
+				if strings.Contains(src, fn) {
+					b.generates = true
+					return
+				}
+			}
+		}
+	})
+	return b.generates
+}

@@ -21,6 +21,8 @@
 //	├── kustomize    kustomization.yaml through krusty, confined
 //	├── funcs        the allow-list of sprig and Helm functions and their
 //	│                guards (function budget, determinism, no cycles)
+//	├── lookup       Helm's lookup, answered from Input.Lookups
+//	├── generated    the generators' memo: the same call, the same value
 //	├── strictyaml   strict YAML and JSON reading, toYaml's writing
 //	├── measure      the measure of a value; saturating size arithmetic
 //	├── kubeapi      the built-in API list (generated) and kinds' scope
@@ -54,13 +56,16 @@
 //
 // # Invariants
 //
-//   - The only state of a cluster a render sees is Input.Observed, which
-//     its caller fills (the controller: only members of the parent's own
-//     set that stencil applied); what it read of it, and held back, is
+//   - The only state of a cluster a render sees is Input.Observed and
+//     Input.Lookups, which its caller fills (the controller: only members
+//     of the parent's own set that stencil applied; lookups the parent's
+//     ServiceAccount may make); what it read of them, and held back, is
 //     reported in Input.Observations.
 //   - Same inputs, same objects in the same order, on every machine: date
-//     functions know UTC only, nondeterministic functions are refused
-//     unless the bundle opts in.
+//     functions know UTC only, now and ago are refused unless the bundle
+//     opts in, and a generator answers the value Input.Generated keeps
+//     for its call (a new one, reported in Input.Observations, only for a
+//     call that has none).
 //   - Every error is a *RenderError naming the file and line, or the values
 //     field path; messages never quote a value.
 //   - A render is bounded as a whole (steps, range iterations, template

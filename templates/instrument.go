@@ -7,6 +7,8 @@ import (
 	"sync"
 	"text/template"
 	"text/template/parse"
+
+	"github.com/stencil-dev/stencil/templates/generated"
 )
 
 // This file inserts the render's budget (budget.go) into parsed templates.
@@ -41,6 +43,7 @@ const (
 	pointReturn         // after it: one level back
 	pointInclude        // an include call
 	pointTpl            // a tpl call
+	pointGen            // a generator's call (package templates/generated): location.call names it
 )
 
 // point is a call the instrumented templates make.
@@ -297,14 +300,22 @@ func (in *instrumenter) pipe(p *parse.PipeNode) error {
 			}
 		}
 		id, ok := c.Args[0].(*parse.IdentifierNode)
-		if !ok || (id.Ident != "include" && id.Ident != "tpl") {
+		if !ok {
 			continue
 		}
-		kind := pointInclude
-		if id.Ident == "tpl" {
+		var kind int
+		var fn string
+		switch {
+		case id.Ident == "include":
+			kind = pointInclude
+		case id.Ident == "tpl":
 			kind = pointTpl
+		case generated.IsFunction(id.Ident):
+			kind, fn = pointGen, id.Ident
+		default:
+			continue
 		}
-		call, err := in.point(kind, c.Pos, "", 0)
+		call, err := in.point(kind, c.Pos, fn, 0)
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/stencil-dev/stencil/templates/chart"
+	"github.com/stencil-dev/stencil/templates/generated"
+	"github.com/stencil-dev/stencil/templates/lookup"
 )
 
 // Observed values: a template may read the observed state of its own
@@ -54,6 +56,14 @@ type Observations struct {
 	Reads []ObservedRead `json:"reads,omitempty"`
 	// Held are the objects held back, in render order.
 	Held []HeldObject `json:"held,omitempty"`
+	// Lookups are the render's lookups with a hash of each answer, sorted
+	// (package templates/lookup): the caller fetches those it had not
+	// given and renders again while an answer changed.
+	Lookups []lookup.Read `json:"lookups,omitempty"`
+	// Generated are the values the render's generators made anew (package
+	// templates/generated), by key: the caller keeps them for every later
+	// render of the set (Input.Generated).
+	Generated map[string]string `json:"generated,omitempty"`
 }
 
 // ObservedRead is one value a render read.
@@ -138,10 +148,15 @@ func Lookup(observed map[string]map[string]any, id string, path []string) any {
 type observeLog struct {
 	observed map[string]map[string]any
 	reads    map[[2]string]string // (id, path's keys joined by NUL) → hash
+	// lookups answers lookup from Input.Lookups; memo the generators from
+	// Input.Generated.
+	lookups *lookup.Log
+	memo    *generated.Memo
 }
 
-func newObserveLog(observed map[string]map[string]any) *observeLog {
-	return &observeLog{observed: observed, reads: map[[2]string]string{}}
+func newObserveLog(in Input) *observeLog {
+	return &observeLog{observed: in.Observed, reads: map[[2]string]string{},
+		lookups: lookup.NewLog(in.Lookups), memo: generated.NewMemo(in.Generated)}
 }
 
 // read returns a copy of the value at path of member id, and records it.
@@ -178,6 +193,12 @@ func (l *observeLog) observedFunc(id string, path ...string) (any, error) {
 // observations returns the recorded reads, sorted, and held.
 func (l *observeLog) observations(held []HeldObject) Observations {
 	out := Observations{Held: held}
+	if reads := l.lookups.Reads(); len(reads) > 0 {
+		out.Lookups = reads
+	}
+	if made := l.memo.Made(); len(made) > 0 {
+		out.Generated = made
+	}
 	for k, h := range l.reads {
 		out.Reads = append(out.Reads, ObservedRead{ID: k[0], Path: strings.Split(k[1], "\x00"), Hash: h})
 	}

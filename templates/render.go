@@ -9,6 +9,7 @@ import (
 
 	"github.com/stencil-dev/stencil/templates/chart"
 	"github.com/stencil-dev/stencil/templates/funcs"
+	"github.com/stencil-dev/stencil/templates/lookup"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -56,9 +57,17 @@ type Input struct {
 	// give (the controller: those a render of this parent addressed).
 	// A member absent is not observed yet: its values read as nil.
 	Observed map[string]map[string]any `json:"observed,omitempty"`
+	// Lookups answers the template function lookup (package
+	// templates/lookup): the objects the caller read for this render, by
+	// lookup.Key. nil answers every lookup empty, as `helm template`.
+	Lookups lookup.Table `json:"lookups,omitempty"`
+	// Generated are the values earlier renders of the set generated (the
+	// random strings, keys and certificates of package
+	// templates/generated), by key: the same calls give them again.
+	Generated map[string]string `json:"generated,omitempty"`
 	// Observations, when not nil, is set to what the render read of
-	// Observed and what it held back. It is never encoded (package
-	// sandbox carries it back in its response).
+	// Observed and Lookups, what it generated and what it held back. It
+	// is never encoded (package sandbox carries it back in its response).
 	Observations *Observations `json:"-"`
 }
 
@@ -89,7 +98,7 @@ func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Un
 		return nil, err
 	}
 	units := b.units(b.data(values, in), charts)
-	log := newObserveLog(in.Observed)
+	log := newObserveLog(in)
 	outputs, err := b.executeUnits(ctx, ps, units, in, log)
 	if err != nil {
 		return nil, err
@@ -129,7 +138,7 @@ func clusterKinds(caps *Capabilities) map[string]bool {
 // execute runs the root's templates in path order (no subchart: tests
 // call it), all charging one budget, and returns their outputs by name.
 func (b *Bundle) execute(ctx context.Context, data map[string]any, in Input) (map[string]string, error) {
-	return b.executeUnits(ctx, b.parsed, b.units(data, nil), in, newObserveLog(in.Observed))
+	return b.executeUnits(ctx, b.parsed, b.units(data, nil), in, newObserveLog(in))
 }
 
 // executeUnits runs units in order on a clone of the parsed set, all
@@ -160,6 +169,7 @@ func (b *Bundle) executeUnits(ctx context.Context, ps *parsedSet, units []unit, 
 	for _, u := range units {
 		name, data := u.file, u.data
 		data["Template"] = u.tmpl
+		st.unit = u.file
 		var buf bytes.Buffer
 		depth := st.budget.depth
 		if err := st.execute(&buf, nil, name, data); err != nil {

@@ -38,8 +38,15 @@ type renderState struct {
 	// names are the templates' names as Helm's engine has them (see
 	// Bundle.helmNames), to their bundle paths: include finds either.
 	names map[string]string
-	// observe is the render's Input.Observed and its reads (observed.go).
+	// observe is the render's Input.Observed, Lookups and Generated, and
+	// what it read of them (observed.go).
 	observe *observeLog
+	// unit is the file of templates/ being rendered: the scope of the
+	// generators' calls (package templates/generated).
+	unit string
+	// funcs are the functions bound for this render: the generators'
+	// points call theirs.
+	funcs template.FuncMap
 }
 
 // funcMap returns the functions templates may call: sprig's and Helm's,
@@ -61,7 +68,26 @@ func funcMap(st *renderState, g *funcs.Guard, allowNondeterministic bool) templa
 		}
 		return st.observe.observedFunc(id, path...)
 	}
+	f["lookup"] = func(apiVersion, kind, namespace, name string) (map[string]any, error) {
+		if st.observe == nil {
+			return nil, fmt.Errorf("lookup: not in a render")
+		}
+		return st.observe.lookups.Func(apiVersion, kind, namespace, name)
+	}
+	st.funcs = f
 	return f
+}
+
+// generate calls the generator of point loc's location (a call the
+// instrumenter rewrote) through the render's memo: the value kept for the
+// call, or a new one (package templates/generated).
+func (st *renderState) generate(loc int, args []any) (any, error) {
+	name := st.set.locs[loc].call
+	fn, ok := st.funcs[name]
+	if !ok || st.observe == nil {
+		return nil, fmt.Errorf("%s: not in a render", name)
+	}
+	return st.observe.memo.Call(st.unit, name, fn, args)
 }
 
 // pointFuncs returns the functions of points (instrument.go), bound to st
@@ -75,6 +101,8 @@ func pointFuncs(st *renderState, g *funcs.Guard, points []point, first int) temp
 			f[name] = g.Output("include", func(name string, data any) (string, error) { return st.include(p.loc, name, data) })
 		case pointTpl:
 			f[name] = g.Output("tpl", func(text string, data any) (string, error) { return st.tpl(p.loc, text, data) })
+		case pointGen:
+			f[name] = func(args ...any) (any, error) { return st.generate(p.loc, args) }
 		default:
 			f[name] = func() *struct{} { return st.point(p) }
 		}

@@ -13,17 +13,17 @@ import (
 )
 
 // testHookChart is podinfo's layout: a Service, and test pods under
-// templates/tests whose names call randAlphaNum (through a helper and tpl
-// too).
+// templates/tests whose names call now (through a helper and tpl too):
+// the generators (randAlphaNum, ...) are kept, now cannot be.
 func testHookChart(extra map[string]string) map[string]string {
 	files := map[string]string{
 		"Chart.yaml":             "apiVersion: v2\nname: demo\nversion: 0.1.0\n",
-		"templates/_helpers.tpl": `{{- define "demo.suffix" -}}{{ randAlphaNum 5 | lower }}{{- end -}}`,
+		"templates/_helpers.tpl": `{{- define "demo.suffix" -}}{{ now | date "0405" }}{{- end -}}`,
 		"templates/service.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n",
 		"templates/tests/jwt.yaml": `apiVersion: v1
 kind: Pod
 metadata:
-  name: {{ .Release.Name }}-jwt-test-{{ randAlphaNum 5 | lower }}
+  name: {{ .Release.Name }}-jwt-test-{{ now | date "0405" }}
   annotations:
     "helm.sh/hook": test-success
 spec:
@@ -32,7 +32,7 @@ spec:
 apiVersion: v1
 kind: Pod
 metadata:
-  name: t-{{ include "demo.suffix" . }}-{{ tpl "{{ randNumeric 3 }}" . }}
+  name: t-{{ include "demo.suffix" . }}-{{ tpl "{{ now | date \"05\" }}" . }}
   annotations:
     helm.sh/hook: " test , test-failure"
 `,
@@ -54,21 +54,21 @@ func TestTestHooksMayBeNondeterministic(t *testing.T) {
 	}{
 		{name: "test hooks only"},
 		{name: "a template that is not a hook", extra: map[string]string{
-			"templates/secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  p: {{ randAlphaNum 8 }}\n",
-		}, wantErr: `templates/secret.yaml:6: function "randAlphaNum" gives a different result`},
+			"templates/secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  p: {{ now | date \"2006\" }}\n",
+		}, wantErr: `templates/secret.yaml:6: function "now" gives a different result`},
 		{name: "a test hook beside an object that is not", extra: map[string]string{
 			"templates/tests/mixed.yaml": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  annotations: {helm.sh/hook: test}\n---\n" +
-				"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b-{{ uuidv4 }}\n",
-		}, wantErr: `templates/tests/mixed.yaml:10: function "uuidv4"`},
+				"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b-{{ now | date \"05\" }}\n",
+		}, wantErr: `templates/tests/mixed.yaml:10: function "now"`},
 		{name: "another hook", extra: map[string]string{
-			"templates/job.yaml": "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j-{{ randAlpha 3 }}\n  annotations: {helm.sh/hook: pre-install}\n",
-		}, wantErr: `templates/job.yaml:4: function "randAlpha"`},
+			"templates/job.yaml": "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j-{{ now | date \"05\" }}\n  annotations: {helm.sh/hook: pre-install}\n",
+		}, wantErr: `templates/job.yaml:4: function "now"`},
 		{name: "test and install hook", extra: map[string]string{
-			"templates/job.yaml": "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j-{{ randAlpha 3 }}\n  annotations: {helm.sh/hook: \"test,post-install\"}\n",
-		}, wantErr: `templates/job.yaml:4: function "randAlpha"`},
+			"templates/job.yaml": "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j-{{ now | date \"05\" }}\n  annotations: {helm.sh/hook: \"test,post-install\"}\n",
+		}, wantErr: `templates/job.yaml:4: function "now"`},
 		{name: "through a helper, in a template that is not a hook", extra: map[string]string{
 			"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c-{{ include \"demo.suffix\" . }}\n",
-		}, wantErr: `templates/cm.yaml:4: template: templates/_helpers.tpl:1:31: error calling randAlphaNum: function "randAlphaNum"`},
+		}, wantErr: `templates/cm.yaml:4: template: templates/_helpers.tpl:1:31: error calling now: function "now"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,7 +105,7 @@ func TestTestHooksConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	refused, err := templates.LoadObject(&v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "demo"}, Spec: v1alpha1.BundleSpec{Files: testHookChart(map[string]string{
-		"templates/secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  p: {{ randAlphaNum 8 }}\n",
+		"templates/secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  p: {{ now | date \"2006\" }}\n",
 	})}})
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func TestTestHooksConcurrent(t *testing.T) {
 					t.Errorf("test hooks: %d objects, %v; want the Service", len(objs), err)
 				}
 				if _, err := templates.Render(refused, templates.Input{Composition: web}); err == nil {
-					t.Error("a Secret calling randAlphaNum rendered")
+					t.Error("a Secret calling now rendered")
 				}
 			}
 		})

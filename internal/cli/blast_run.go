@@ -21,6 +21,7 @@ import (
 	"github.com/stencil-dev/stencil/internal/cli/flags"
 	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/generated"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
 )
@@ -218,7 +219,20 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 		return r
 	}
 	in := plan.RenderInput(t.parent, plan.Live(t.parent), e.caps)
-	p, err := plan.NewPlan(ctx, e.renderer, e.bundle, in, e.s.apis)
+	// As the controller would render it: with the generated values it
+	// keeps, the lookups answered (as the user) and the members observed.
+	if e.bundle.MayGenerate() {
+		kept, err := e.s.kept(ctx, t.parent)
+		if err != nil {
+			r.outcome, r.err = unchecked, err
+			return r
+		}
+		in.Generated = kept
+	}
+	p, obs, err := plan.NewObservedPlan(ctx, e.renderer, e.bundle, in, e.s.apis, e.s.observe, e.s.answer)
+	if err == nil && len(obs.Generated) > 0 {
+		err = generated.Add(p, t.parent.GetNamespace(), obs.Generated)
+	}
 	var renderErr *templates.RenderError
 	var refused *plan.RefusedError
 	switch {

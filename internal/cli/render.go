@@ -7,12 +7,12 @@ import (
 	"io"
 	"strings"
 
-	"github.com/stencil-dev/stencil/reconcile/plan"
-
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,7 +21,10 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/cli/flags"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/generated"
+	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
+	"github.com/stencil-dev/stencil/templates/lookup"
 )
 
 // planFlags are the flags shared by render and diff.
@@ -142,11 +145,11 @@ func runRender(ctx context.Context, kube *genericclioptions.ConfigFlags, f *plan
 		if err != nil {
 			return err
 		}
-		planned, held, err := planObserved(ctx, s, pool, b, parent)
+		planned, obs, err := planObserved(ctx, s, pool, b, parent)
 		if err != nil {
 			return err
 		}
-		for _, h := range held {
+		for _, h := range obs.Held {
 			fmt.Fprintf(stderr, "note: %s: %s held back, waiting for %s\n", describeParent(parent), h, strings.Join(h.WaitsFor, ", "))
 		}
 		if err := writeYAML(stdout, planned.Objects); err != nil {
@@ -197,25 +200,108 @@ func (f *planFlags) parents(stdin io.Reader, namespace string) ([]document, erro
 // kind) with the controller's own planning, in the same sandbox as the
 // controller (see planObserved).
 func planParent(ctx context.Context, s *session, r plan.Renderer, b *templates.Bundle, p applyset.Parent) (*plan.Plan, error) {
-	pl, _, err := planObserved(ctx, s, r, b, p)
-	return pl, err
+	pl, obs, err := planObserved(ctx, s, r, b, p)
+	if err != nil {
+		return nil, err
+	}
+	// The Secret keeping the generated values is a member the controller
+	// applies beside the chart's (package generated): part of the plan
+	// diff compares, though render does not print it.
+	if len(obs.Generated) > 0 {
+		if err := generated.Add(pl, p.GetNamespace(), obs.Generated); err != nil {
+			return nil, fmt.Errorf("%s: %w", describeParent(p), err)
+		}
+	}
+	return pl, nil
 }
 
-// planObserved is planParent, with the objects the render held back.
+// planObserved is planParent without the store of generated values, with
+// what the render observed: the objects it held back, what it generated.
 // Offline it is the controller's first pass: no member is observed, and
 // what waits for a member's value is held back. Online the templates
 // observe the parent's live members, read as the user (see
 // session.observe): what the controller would apply now.
-func planObserved(ctx context.Context, s *session, r plan.Renderer, b *templates.Bundle, p applyset.Parent) (*plan.Plan, []templates.HeldObject, error) {
+func planObserved(ctx context.Context, s *session, r plan.Renderer, b *templates.Bundle, p applyset.Parent) (*plan.Plan, templates.Observations, error) {
 	in, err := s.renderInput(ctx, p)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", describeParent(p), err)
+		return nil, templates.Observations{}, fmt.Errorf("%s: %w", describeParent(p), err)
 	}
-	pl, obs, err := plan.NewObservedPlan(ctx, r, b, in, s.apis, s.observe)
+	var answer plan.Answer
+	if s.client != nil {
+		answer = s.answer
+		if b.MayGenerate() {
+			if in.Generated, err = s.kept(ctx, p); err != nil {
+				return nil, templates.Observations{}, fmt.Errorf("%s: %w", describeParent(p), err)
+			}
+		}
+	}
+	pl, obs, err := plan.NewObservedPlan(ctx, r, b, in, s.apis, s.observe, answer)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", describeParent(p), err)
+		return nil, templates.Observations{}, fmt.Errorf("%s: %w", describeParent(p), err)
 	}
-	return pl, obs.Held, nil
+	return pl, obs, nil
+}
+
+// kept reads, live and as the user, the values the controller keeps of
+// what p's templates generated (package reconcile/generated), so a
+// render shows the passwords and certificates the cluster holds, not new
+// ones. None when the store does not exist or the user may not read it
+// (then every generated value is new, as on a first install).
+func (s *session) kept(ctx context.Context, p applyset.Parent) (map[string]string, error) {
+	id := applyset.ParentID(p)
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(generated.SecretGVK)
+	err := s.client.Get(ctx, client.ObjectKey{Namespace: p.GetNamespace(), Name: generated.Name(id)}, live)
+	switch {
+	case apierrors.IsNotFound(err), apierrors.IsForbidden(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("read the generated values of the set: %w", err)
+	}
+	return generated.Values(live, id), nil
+}
+
+// answer answers a render's lookups live and as the user (Helm's lookup:
+// the object, or the list of a kind, or nothing). Offline there is no
+// answer: every lookup is empty, as in `helm template`. The controller
+// answers as the parent's ServiceAccount, which may read more or less
+// than the user: the render shows what the user may read.
+func (s *session) answer(ctx context.Context, reads []lookup.Read) (lookup.Table, error) {
+	table := make(lookup.Table, len(reads))
+	for _, r := range reads {
+		gv, err := schema.ParseGroupVersion(r.Key.APIVersion)
+		if err != nil {
+			table[r.Key.String()] = nil
+			continue
+		}
+		gvk := gv.WithKind(r.Key.Kind)
+		var obj map[string]any
+		if r.Key.List() {
+			list := &unstructured.UnstructuredList{}
+			list.SetGroupVersionKind(gv.WithKind(r.Key.Kind + "List"))
+			var opts []client.ListOption
+			if r.Key.Namespace != "" {
+				opts = append(opts, client.InNamespace(r.Key.Namespace))
+			}
+			if err := s.client.List(ctx, list, opts...); err == nil && len(list.Items) > 0 {
+				items := make([]any, len(list.Items))
+				for i := range list.Items {
+					list.Items[i].SetManagedFields(nil)
+					items[i] = list.Items[i].Object
+				}
+				obj = map[string]any{"apiVersion": "v1", "kind": "List", "items": items}
+			}
+		} else {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(gvk)
+			if err := s.client.Get(ctx, client.ObjectKey{Namespace: r.Key.Namespace, Name: r.Key.Name}, u); err == nil {
+				u.SetManagedFields(nil)
+				obj = u.Object
+			}
+		}
+		table[r.Key.String()] = obj
+	}
+	return table, nil
 }
 
 // observe reads, live and as the user, the members of plan pl that ids

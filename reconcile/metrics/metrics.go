@@ -65,6 +65,13 @@ var (
 		Name: "stencil_webhook_throttled_total",
 		Help: "Admission requests answered 429 before they were read, by path, caller (apiserver: a verified client certificate; other) and why (rate: the caller's rate; in-flight: the path's cap).",
 	}, []string{"path", "caller", "why"})
+	// Lookups counts the lookups of renders (Helm's lookup, package
+	// reconcile/lookup) the controller answered, by result, and the
+	// informers it started for them.
+	Lookups = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "stencil_lookups_total",
+		Help: "Lookups of renders answered from the cache, by result: answered, denied (the parent's ServiceAccount, or the controller, may not read it: answered empty); informer counts the informers started for them.",
+	}, []string{"result"})
 	// Passes counts the passes by outcome.
 	Passes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "stencil_reconcile_passes_total",
@@ -101,7 +108,7 @@ const (
 func Register() error {
 	for _, c := range []prometheus.Collector{
 		RenderDuration, Applies, DryRuns, ApplyConflicts, Prunes, Compositions,
-		PhaseDuration, Passes, RenderIsolation, renderCache, apiRequests, WebhookThrottled,
+		PhaseDuration, Passes, RenderIsolation, renderCache, apiRequests, WebhookThrottled, Lookups,
 	} {
 		if err := ctrlmetrics.Registry.Register(c); err != nil {
 			if _, ok := err.(prometheus.AlreadyRegisteredError); !ok {

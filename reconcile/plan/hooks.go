@@ -138,10 +138,18 @@ func HookRevision(comp applyset.Parent, bundleRevision string) string {
 	return fmt.Sprintf("%d/%s", comp.GetGeneration(), bundleRevision)
 }
 
-// OrdinaryObjects returns the objects of a plan that are not hooks.
+// OrdinaryObjects returns the objects of a plan that are not hooks, nor
+// the store of its generated values.
 func OrdinaryObjects(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
-	return slices.DeleteFunc(slices.Clone(objs), func(u *unstructured.Unstructured) bool { return IsHook(u) })
+	return slices.DeleteFunc(slices.Clone(objs), func(u *unstructured.Unstructured) bool {
+		return IsHook(u) || u.GetAnnotations()[AnnotationGeneratedStore] == "true"
+	})
 }
+
+// AnnotationGeneratedStore marks the store of a set's generated values
+// (package reconcile/generated): a member the pass applies first, on its
+// own, and does not report in the parent's status.
+const AnnotationGeneratedStore = "stencil.dev/generated-values"
 
 // HookOutcome is what a live hook object says of its run.
 type HookOutcome int

@@ -11,11 +11,13 @@ import (
 
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/templates"
+	"github.com/stencil-dev/stencil/templates/lookup"
 )
 
 // MaxObservedRenders bounds the renders of one plan with observed values
-// (NewObservedPlan): a render whose reads name values other than those it
-// was given renders again with them, at most this many times in all.
+// and lookups (NewObservedPlan): a render whose reads name values other
+// than those it was given renders again with them, at most this many
+// times in all.
 const MaxObservedRenders = 3
 
 // Observe returns the observed values (templates.Input.Observed) of the
@@ -24,28 +26,71 @@ const MaxObservedRenders = 3
 // user; a member not found, or not one stencil applied, is left out.
 type Observe func(ctx context.Context, p *Plan, held []templates.HeldObject, ids []string) map[string]map[string]any
 
-// NewObservedPlan is NewPlan with observed values: it renders with
-// in.Observed, reads through observe the members the render's reads name,
-// and while a value read differs from the one now observed, renders again
-// with those (at most MaxObservedRenders renders). It returns the last
-// plan with what its render read and held back.
-func NewObservedPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.Input, apis APIs, observe Observe) (*Plan, templates.Observations, error) {
+// Answer returns the answers to a render's lookups
+// (templates.Input.Lookups; package templates/lookup): the controller
+// reads them from its cache as the parent's ServiceAccount may, `stencil
+// render` live as the user; an error stops the plan (the pass retries).
+type Answer func(ctx context.Context, reads []lookup.Read) (lookup.Table, error)
+
+// NewObservedPlan is NewPlan with observed values and lookups: it renders
+// with in.Observed and in.Lookups, reads through observe the members the
+// render's reads name and through answer (when not nil) what its lookups
+// name, and while a value or an answer differs from the one the render
+// got, renders again with those (at most MaxObservedRenders renders).
+// What a render generates (templates.Observations.Generated) is given to
+// the next one, so every render of the plan makes the same values. It
+// returns the last plan with what its render read, held back and
+// generated, the values of in.Generated included. A render that fails
+// having looked up what answer answers otherwise renders again with the
+// answers; the error returned comes with the observations of the render
+// that made it.
+func NewObservedPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.Input, apis APIs, observe Observe, answer Answer) (*Plan, templates.Observations, error) {
+	kept := maps.Clone(in.Generated)
 	for i := 1; ; i++ {
 		var obs templates.Observations
 		in.Observations = &obs
+		in.Generated = kept
 		p, err := NewPlan(ctx, r, b, in, apis)
 		if err != nil {
+			// A render may fail for want of an answer (a chart that
+			// requires what it looks up): with the answers to its
+			// lookups, it is tried again.
+			if i < MaxObservedRenders && len(obs.Lookups) > 0 && answer != nil {
+				table, aerr := answer(ctx, obs.Lookups)
+				if aerr != nil {
+					return nil, obs, aerr
+				}
+				if len(lookup.Changed(obs.Lookups, table)) > 0 {
+					in.Lookups = table
+					continue
+				}
+			}
 			return nil, obs, err
 		}
-		ids := ReadIDs(obs.Reads)
-		if len(ids) == 0 {
+		for k, v := range obs.Generated {
+			if kept == nil {
+				kept = map[string]string{}
+			}
+			kept[k] = v
+		}
+		obs.Generated = kept
+		changed := false
+		if ids := ReadIDs(obs.Reads); len(ids) > 0 {
+			next := observe(ctx, p, obs.Held, ids)
+			changed = len(ChangedReads(obs.Reads, next)) > 0
+			in.Observed = next
+		}
+		if len(obs.Lookups) > 0 && answer != nil {
+			table, err := answer(ctx, obs.Lookups)
+			if err != nil {
+				return nil, obs, err
+			}
+			changed = changed || len(lookup.Changed(obs.Lookups, table)) > 0
+			in.Lookups = table
+		}
+		if i == MaxObservedRenders || !changed {
 			return p, obs, nil
 		}
-		next := observe(ctx, p, obs.Held, ids)
-		if i == MaxObservedRenders || len(ChangedReads(obs.Reads, next)) == 0 {
-			return p, obs, nil
-		}
-		in.Observed = next
 	}
 }
 

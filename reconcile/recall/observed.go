@@ -1,6 +1,9 @@
 package recall
 
-import "github.com/stencil-dev/stencil/templates"
+import (
+	"github.com/stencil-dev/stencil/templates"
+	"github.com/stencil-dev/stencil/templates/lookup"
+)
 
 // Observed is what the controller keeps, per parent and under the
 // parent's inputs (its UID, generation and Bundle revision), of the
@@ -18,4 +21,11 @@ type Observed struct {
 	// Unsettled counts the passes in a row that ended with a value the
 	// render used changed since it read it.
 	Unsettled int
+	// Lookups are what the render looked up, with the hash of each
+	// answer (templates.Observations.Lookups).
+	Lookups []lookup.Read
+	// Denied are the lookups the parent's identity may not make (answered
+	// empty), as reconcile/lookup names them: a change of them is told
+	// with an event.
+	Denied []string
 }

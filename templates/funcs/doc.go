@@ -5,9 +5,11 @@
 // The guards stay beside the render worker's deadline and memory ceiling,
 // for what a process bound cannot give; each file says why it stays:
 //
-//   - guard_bind.go: the allow-list. env, expandenv, getHostByName and
-//     lookup are refused; nondeterministic functions only where a bundle
-//     opts in (nondeterministic.go; a Helm test hook may call them).
+//   - guard_bind.go: the allow-list. env, expandenv and getHostByName are
+//     refused; now and ago only where a bundle opts in
+//     (nondeterministic.go; a Helm test hook may call them); lookup and
+//     the generators are bound by package templates to what its caller
+//     gives (templates/lookup, templates/generated).
 //   - guard.go, guard_adapt.go: the budget (MaxFunctionBytes,
 //     MaxCostlyCalls), charged by every function that builds a string, a
 //     list or a map; sprig's panics and messages scrubbed of values.

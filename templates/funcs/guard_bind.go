@@ -13,8 +13,9 @@ import (
 	"text/template"
 )
 
-// The table stays: it is the allow-list (env, expandenv, getHostByName and
-// lookup refused; nondeterministic functions only where a bundle opts in),
+// The table stays: it is the allow-list (env, expandenv, getHostByName
+// refused; now and ago only where a bundle opts in; lookup and the
+// generators bound by package templates to its caller's answers),
 // which no process bound gives.
 //
 // A render's functions are bound to its guard when the render starts
@@ -85,15 +86,16 @@ func buildFuncTable(allowNondeterministic bool) map[string]binder {
 	t["date_modify"] = static(s["date_modify"]) // deterministic: it shifts a given time
 	t["required"] = static(required)
 	t["fail"] = static(func(msg string) (string, error) { return "", fmt.Errorf("%s", msg) })
+	// Bound by package templates to the render's answers (package
+	// templates/lookup); outside a render, lookup answers nothing.
 	t["lookup"] = static(func(...any) (map[string]any, error) {
-		return nil, fmt.Errorf("lookup is not supported: rendering is pure and never reads the cluster")
+		return nil, fmt.Errorf("lookup: not in a render")
 	})
 	for _, name := range denied {
 		t[name] = static(refused(name, "is not allowed in stencil templates: templates cannot read the environment or the network"))
 	}
-	if allowNondeterministic {
-		addNondeterministic(t, s)
-	} else {
+	addGenerators(t, s)
+	if !allowNondeterministic {
 		for _, name := range nondeterministic {
 			t[name] = static(refusedNondeterministicFunc(name))
 		}
@@ -305,7 +307,9 @@ func addSerializers(t map[string]binder) {
 // addNondeterministic binds the nondeterministic functions a bundle
 // allowed, still bounded: rand* build count characters, and the key and
 // certificate generators are costly.
-func addNondeterministic(t map[string]binder, s map[string]any) {
+// addGenerators binds the random string functions, charged for what they
+// make (package templates/generated keeps their values for a set).
+func addGenerators(t map[string]binder, s map[string]any) {
 	for _, name := range []string{"randAlphaNum", "randAlpha", "randAscii", "randNumeric"} {
 		f := s[name].(func(int) string)
 		t[name] = func(g *Guard) any {

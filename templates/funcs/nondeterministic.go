@@ -44,11 +44,10 @@ func RefusedNondeterministic(err error) bool {
 	return errors.As(err, &ne)
 }
 
-// nondeterministic are sprig functions whose result changes on every call:
-// refused unless the bundle sets allowNondeterministic, since a value that
-// changes every render makes every reconcile a write (or rotates a secret).
-var nondeterministic = []string{
-	"now", "ago", "randAlphaNum", "randAlpha", "randAscii", "randNumeric", "randBytes", "randInt",
-	"uuidv4", "shuffle", "genPrivateKey", "genCA", "genCAWithKey", "genSelfSignedCert", "genSelfSignedCertWithKey",
-	"genSignedCert", "genSignedCertWithKey", "htpasswd", "bcrypt", "encryptAES",
-}
+// nondeterministic are sprig functions whose result changes on every call
+// and cannot be kept: refused unless the bundle sets allowNondeterministic,
+// since a value that changes every render makes every reconcile a write.
+// The generators (random strings, keys, certificates: package
+// templates/generated) are allowed: a render keeps what they make for
+// its set, so they give the same value on every pass.
+var nondeterministic = []string{"now", "ago"}

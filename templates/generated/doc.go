@@ -1,0 +1,26 @@
+// Package generated keeps what a template generates (random strings,
+// UUIDs, keys, certificates, password hashes) for the life of a set: a
+// render calls each generator through a Memo, which answers with the
+// value an earlier render of the same set made for the same call, or
+// calls the generator (crypto/rand: nothing a tenant can read predicts
+// it) and records the new value. The caller keeps the values (the
+// controller: in a Secret of the parent's namespace, a member of the set,
+// written as the parent's ServiceAccount, so they are as secret as the
+// Secrets they end up in) and gives them to every later render, so the
+// same inputs give the same objects on every pass, after a restart, a
+// drift repair or a shard move.
+//
+// A call is named by the template file being rendered (the unit: a file
+// of templates/, of a subchart's, or the one a tpl runs in), the
+// function, a digest of its arguments and how many such calls that file
+// made before it: a change elsewhere, in another file or in values that
+// do not reach the call, keeps the value; a call with other arguments (a
+// certificate for another name, a longer password) is a new one.
+//
+// Invariants:
+//   - Deterministic given Kept: the same calls answer the same values.
+//   - A kept value is returned as the type the generator returns, so it
+//     can be passed on (genSignedCert takes genCA's certificate).
+//   - Keys are digests: no argument (a password given to htpasswd, a
+//     key given to encryptAES) is stored in them.
+package generated
