@@ -93,6 +93,13 @@ func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Un
 	if err != nil {
 		return nil, err
 	}
+	caps := in.Capabilities
+	if caps == nil {
+		caps = DefaultCapabilities()
+	}
+	if err := chart.CheckKubeVersion(b.chart, caps.KubeVersion.String()); err != nil {
+		return nil, err
+	}
 	ps, err := b.parsedFor(charts)
 	if err != nil {
 		return nil, err
@@ -121,6 +128,13 @@ func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Un
 		*in.Observations = log.observations(held)
 	}
 	return objs, nil
+}
+
+// capabilities is .Capabilities: caps, with Helm's version.
+func capabilities(caps *Capabilities) Capabilities {
+	c := *caps
+	c.HelmVersion = helmVersion
+	return c
 }
 
 // clusterKinds is the set of caps.ClusterScopedKinds.
@@ -228,7 +242,7 @@ func (b *Bundle) data(values map[string]any, in Input) map[string]any {
 		"Bundle":       BundleInfo{Name: b.name, Revision: b.revision},
 		"Release":      ReleaseInfo{Name: in.Composition.Name, Namespace: in.Composition.Namespace, Service: "stencil", IsInstall: !in.IsUpgrade, IsUpgrade: in.IsUpgrade, Revision: rev},
 		"Chart":        chartInfo(b.chart),
-		"Capabilities": *caps, // a value: a printed pointer would differ on every render
+		"Capabilities": capabilities(caps), // a value: a printed pointer would differ on every render
 		"Files":        b.files,
 	}
 }
