@@ -88,6 +88,8 @@ func Render(b *Bundle, in Input) ([]*unstructured.Unstructured, error) {
 // ReasonTimeout once ctx's deadline passes; a ctx canceled otherwise stops
 // them with a RenderError that wraps context.Canceled and has no Reason.
 // in.Progress, when set, lets another goroutine see where the render is.
+// A render that fails in its templates still sets in.Observations to what
+// it read and looked up before the error (nothing generated).
 func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Unstructured, error) {
 	values, charts, err := b.mergeValues(in.Values)
 	if err != nil {
@@ -108,6 +110,12 @@ func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Un
 	log := newObserveLog(in)
 	outputs, err := b.executeUnits(ctx, ps, units, in, log)
 	if err != nil {
+		// What it read up to the error, so a caller can answer the
+		// lookups of a render that failed for want of an answer.
+		if in.Observations != nil {
+			*in.Observations = log.observations(nil)
+			in.Observations.Generated = nil // never kept: nothing was written
+		}
 		return nil, err
 	}
 	var objs []*unstructured.Unstructured

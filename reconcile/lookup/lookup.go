@@ -146,8 +146,11 @@ func (s *Server) Answers(ctx context.Context, parent Parent, who Identity, reads
 // and no access review (a pass that changes nothing compares its
 // render's answers with them): a lookup parent's last Answers refused
 // answers empty again, one of a kind the cluster does not serve empty;
-// ok is false when an informer holds no answer yet.
-func (s *Server) Peek(parent Parent, reads []tlookup.Read) (tlookup.Table, bool) {
+// ok is false when an informer holds no answer yet. written are objects
+// the pass has just written, as the API server returned them: they
+// stand for their informer copies, which may lag (a chart that looks up
+// what it applies sees its own write at once).
+func (s *Server) Peek(parent Parent, reads []tlookup.Read, written ...*unstructured.Unstructured) (tlookup.Table, bool) {
 	s.mu.Lock()
 	refused := s.denied[parent]
 	s.mu.Unlock()
@@ -165,9 +168,54 @@ func (s *Server) Peek(parent Parent, reads []tlookup.Read) (tlookup.Table, bool)
 		case err != nil || inf == nil || !inf.synced:
 			return nil, false
 		}
-		table[r.Key.String()] = read(inf, key, r.Key)
+		table[r.Key.String()] = overlay(read(inf, key, r.Key), r.Key, written)
 	}
 	return table, true
+}
+
+// overlay is answer with the objects of written that k names put in
+// place of their copies: the object itself, or, in a list, each of its
+// items.
+func overlay(answer map[string]any, k tlookup.Key, written []*unstructured.Unstructured) map[string]any {
+	var mine []*unstructured.Unstructured
+	for _, w := range written {
+		if w != nil && w.GetAPIVersion() == k.APIVersion && w.GetKind() == k.Kind &&
+			(k.Namespace == "" || w.GetNamespace() == k.Namespace) && (k.List() || w.GetName() == k.Name) {
+			mine = append(mine, w)
+		}
+	}
+	if len(mine) == 0 {
+		return answer
+	}
+	copyOf := func(w *unstructured.Unstructured) map[string]any {
+		c := tlookup.DeepCopy(w.Object).(map[string]any)
+		unstructured.RemoveNestedField(c, "metadata", "managedFields")
+		return c
+	}
+	if !k.List() {
+		return copyOf(mine[0])
+	}
+	items := map[string]any{}
+	if answer != nil {
+		list, _ := answer["items"].([]any)
+		for _, it := range list {
+			items[objectKey(it.(map[string]any))] = it
+		}
+	}
+	for _, w := range mine {
+		c := copyOf(w)
+		items[objectKey(c)] = c
+	}
+	keys := make([]string, 0, len(items))
+	for key := range items {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	out := make([]any, len(keys))
+	for i, key := range keys {
+		out[i] = items[key]
+	}
+	return map[string]any{"apiVersion": "v1", "kind": "List", "items": out}
 }
 
 // Forget drops what parent read (it is gone).
