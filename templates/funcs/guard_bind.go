@@ -290,9 +290,11 @@ func addValues(t map[string]binder, s map[string]any) {
 // addSerializers binds Helm's and sprig's YAML and JSON functions
 // (guard_yaml.go).
 func addSerializers(t map[string]binder) {
+	// toYaml, toJson and toPrettyJson write "" for a value they cannot
+	// serialize (a NaN); sprig's toRawJson fails, as the must forms do.
 	for name, marshal := range map[string]func(any) (string, error){
 		"toYaml": lenient(strictyaml.Marshal), "toJson": lenient(marshalJSON), "toPrettyJson": lenient(marshalPrettyJSON),
-		"toRawJson": lenient(marshalRawJSON), "mustToJson": marshalJSON, "mustToPrettyJson": marshalPrettyJSON,
+		"toRawJson": marshalRawJSON, "mustToJson": marshalJSON, "mustToPrettyJson": marshalPrettyJSON,
 		"mustToRawJson": marshalRawJSON,
 	} {
 		t[name] = func(g *Guard) any { return g.serializer(name, marshal) }

@@ -112,7 +112,8 @@ func (g *Guard) serializer(fn string, marshal func(any) (string, error)) func(an
 	}
 }
 
-// lenient turns a marshal error into "", as Helm's toYaml and sprig's toJson.
+// lenient turns a marshal error into "", as Helm's toYaml and sprig's toJson
+// and toPrettyJson.
 func lenient(marshal func(any) (string, error)) func(any) (string, error) {
 	return func(v any) (string, error) {
 		out, err := marshal(v)
