@@ -171,9 +171,12 @@ var snippets = []string{
 	`{{ fromYaml (.Files.Get "files/conf/b.yaml") }}|{{ fromToml (.Files.Get "files/conf/c.toml") }}`,
 }
 
-// helmSnippetNames lists the functions each part of the test calls, for
-// the table's check (functable_test.go): the functions of snippets are
-// found by name.
+// diffSnippets are every snippet TestFunctionsAsHelm renders: each
+// function of valueFuncs on each of valueInputs, the duration helpers
+// of two arguments on pairs of pairInputs, the parsing functions on
+// textInputs (and what fromToml reads written again), and snippets.
+// TestDocsListEveryHelmFunction looks in them for the functions the
+// table says this test holds.
 func diffSnippets() []string {
 	var all []string
 	for _, fn := range valueFuncs {
