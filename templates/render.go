@@ -278,20 +278,6 @@ type TemplateInfo struct {
 	BasePath string
 }
 
-// chartInfo exposes Chart.yaml as Helm does: keys with a capital initial
-// (.Chart.Name, .Chart.Version, .Chart.AppVersion).
-// Each render gets its own copy: `set` on a nested map must not change
-// the Bundle that concurrent renders share.
-func chartInfo(meta map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range meta {
-		if k != "" {
-			out[strings.ToUpper(k[:1])+k[1:]] = chart.DeepCopy(v)
-		}
-	}
-	return out
-}
-
 // Defaults of Limits, far above what real charts use: the webapp testdata
 // and the example bundles take under 0.1% of each (bounds_test.go).
 const (
