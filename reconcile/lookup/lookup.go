@@ -73,7 +73,19 @@ type informer struct {
 	inf    toolscache.SharedIndexInformer
 	stop   context.CancelFunc
 	synced bool
+	// idle counts the janitor's rounds in a row that found no parent
+	// reading from it.
+	idle int
 }
+
+// idleRounds is how many rounds of the janitor (every idleCheck) an
+// informer no parent reads from is kept: a parent that reads it again
+// soon (a set re-rendered, a controller's restart of passes) finds it
+// still synced.
+const (
+	idleCheck  = time.Minute
+	idleRounds = 2
+)
 
 // New returns a Server reading with the controller's dynamic client,
 // mapping kinds with mapper, and authorizing with checker.
@@ -84,19 +96,55 @@ func New(dc dynamic.Interface, mapper meta.RESTMapper, checker *access.Checker) 
 }
 
 // Start keeps the informers until ctx ends (a manager Runnable; every
-// replica answers the lookups of its renders).
+// replica answers the lookups of its renders), and stops those no parent
+// has read from for idleRounds rounds of idleCheck: what a chart looked
+// up once is not cached for the life of the process.
 func (s *Server) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.ctx = ctx
 	s.mu.Unlock()
-	<-ctx.Done()
+	tick := time.NewTicker(idleCheck)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			for k, i := range s.informers {
+				i.stop()
+				delete(s.informers, k)
+			}
+			return nil
+		case <-tick.C:
+			s.sweep()
+		}
+	}
+}
+
+// sweep stops the informers no parent has read from for idleRounds
+// rounds.
+func (s *Server) sweep() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k, i := range s.informers {
-		i.stop()
-		delete(s.informers, k)
+		read := false
+		for _, parents := range s.readers[k] {
+			if len(parents) > 0 {
+				read = true
+				break
+			}
+		}
+		if read {
+			i.idle = 0
+			continue
+		}
+		if i.idle++; i.idle >= idleRounds {
+			i.stop()
+			delete(s.informers, k)
+			delete(s.readers, k)
+			metrics.Lookups.WithLabelValues("informer-stopped").Inc()
+		}
 	}
-	return nil
 }
 
 // NeedLeaderElection is false: a render may run on any replica (the
