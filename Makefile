@@ -10,6 +10,9 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0
 LDFLAGS := -X main.version=$(VERSION)
 CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen
 GO_TEST_FLAGS ?=
+# Where make push sends the controller image and what make release names.
+IMAGE ?= ghcr.io/stencil-dev/stencil
+PLATFORM ?= linux/amd64
 
 .PHONY: all
 all: build
@@ -50,6 +53,14 @@ verify: ## Fail when generated files are stale, code is unformatted or vet compl
 .PHONY: build
 build: ## Build bin/stencil.
 	go build -ldflags "$(LDFLAGS)" -o bin/stencil .
+
+.PHONY: image
+image: ## Build the controller image into bin/image (no Docker daemon, no base image; the same commit gives the same digest) and print its digest. PLATFORM=linux/arm64 for another.
+	go run ./hack/image build -version $(VERSION) -platform $(PLATFORM) -out bin/image
+
+.PHONY: push
+push: image ## Push the image to IMAGE=REGISTRY/REPO (tagged with the version; credentials from ~/.docker/config.json) and print REGISTRY/REPO@DIGEST.
+	go run ./hack/image push -layout bin/image -image $(IMAGE)
 
 .PHONY: run
 run: build ## Start a local cluster with the examples and run the controller (CLUSTER=existing: use $$KUBECONFIG).
