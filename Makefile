@@ -62,6 +62,10 @@ image: ## Build the controller image into bin/image (no Docker daemon, no base i
 push: image ## Push the image to IMAGE=REGISTRY/REPO (tagged with the version; credentials from ~/.docker/config.json) and print REGISTRY/REPO@DIGEST.
 	go run ./hack/image push -layout bin/image -image $(IMAGE)
 
+.PHONY: release
+release: image ## Write dist/install.yaml (kubectl apply --server-side -f) and dist/kustomization.yaml (-k): config/default with the image as $$IMAGE@DIGEST.
+	go run ./hack/release -image $(IMAGE) -layout bin/image -out dist
+
 .PHONY: run
 run: build ## Start a local cluster with the examples and run the controller (CLUSTER=existing: use $$KUBECONFIG).
 	hack/run.sh
@@ -79,8 +83,8 @@ install: ## Install the CRDs into the cluster of $$KUBECONFIG.
 	kubectl apply --server-side -k config/crd
 
 .PHONY: deploy
-deploy: ## Install CRDs, RBAC and the controller Deployment into the cluster of $$KUBECONFIG.
-	kubectl apply --server-side -k config/default
+deploy: push release ## Push the image to IMAGE=REGISTRY/REPO and install stencil from this checkout (kubectl apply --server-side -k dist) into the cluster of $$KUBECONFIG.
+	kubectl apply --server-side -k dist
 
 ##@ Test
 
