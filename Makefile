@@ -94,6 +94,11 @@ test: ## Run unit, envtest (real kube-apiserver + etcd) and end-to-end (local cl
 	echo "KUBEBUILDER_ASSETS=$$assets"; \
 	KUBEBUILDER_ASSETS=$$assets go test -count=1 -timeout 30m $(GO_TEST_FLAGS) ./...
 
+.PHONY: test-install
+test-install: ## Run only the install test: the release manifest on the local cluster, the Deployment's pods from the image in runc (needs root; installs Debian's runc with apt-get).
+	@assets=$$(hack/k8s-assets.sh all); \
+	KUBEBUILDER_ASSETS=$$assets go test -count=1 -timeout 20m -run TestInstalledController -v ./internal/e2e/
+
 .PHONY: fresh-check
 fresh-check: ## Run the README's test command in a clone of HEAD with empty Go module and build caches, as a new machine would (built Kubernetes binaries reused).
 	hack/fresh-check.sh
