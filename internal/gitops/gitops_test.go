@@ -59,7 +59,7 @@ func TestHealth(t *testing.T) {
 		{"composition-reconciling.yaml", gitops.Progressing, "Progressing: 3/4 ready; waiting for Deployment/default/store", "", kstatus.InProgressStatus},
 		{"composition-stalled.yaml", gitops.Degraded, "RenderFailed: values: replicas", "", kstatus.FailedStatus},
 		{"composition-member-failed.yaml", gitops.Degraded, "MemberFailed: Job/default/migrate: Failed", "", kstatus.FailedStatus},
-		{"composition-suspended.yaml", gitops.Suspended, "Suspended: spec.suspend is true", "", kstatus.InProgressStatus},
+		{"composition-suspended.yaml", gitops.Suspended, "Suspended: suspended: generation 5 is not applied", "", kstatus.InProgressStatus},
 		{"composition-deleting.yaml", gitops.Progressing, "Pending deletion", gitops.Progressing, kstatus.TerminatingStatus},
 		{"composition-generation-behind.yaml", gitops.Progressing, "generation 3 (status is of generation 2)", "", kstatus.InProgressStatus},
 		// kstatus counts an object with no status as Current: Flux may
