@@ -95,8 +95,8 @@ test: ## Run unit, envtest (real kube-apiserver + etcd) and end-to-end (local cl
 	KUBEBUILDER_ASSETS=$$assets go test -count=1 -timeout 30m $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-install
-test-install: ## Run only the install test: the release manifest on the local cluster, the Deployment's pods from the image in runc (needs root; installs Debian's runc with apt-get).
-	@assets=$$(hack/k8s-assets.sh all); \
+test-install: ## Run only the install test: the release manifest on the local cluster, its Deployment on a kubelet node with containerd (needs root; installs Debian's containerd with apt-get).
+	@assets=$$(hack/k8s-assets.sh node); \
 	KUBEBUILDER_ASSETS=$$assets go test -count=1 -timeout 20m -run TestInstalledController -v ./internal/e2e/
 
 .PHONY: fresh-check

@@ -35,6 +35,9 @@
 # No kube-proxy runs: the API server calls a Service (an admission
 # webhook's, say) at one of its endpoints' addresses itself
 # (--enable-aggregator-routing), as a node's kube-proxy would route it.
+# The PodNodeSelector and PodTolerationRestriction admission plugins let
+# a namespace's annotations place its pods (the install test puts
+# stencil's on the kubelet node of hack/node.sh, the examples' on kwok's).
 #
 # State (certificates, etcd data, logs, kubeconfig, pid files) lives in
 # .local/cluster/ of the clone (ignored by git). A new `up` stops what a
@@ -240,7 +243,7 @@ EOF
     --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
     --service-cluster-ip-range "${STENCIL_SERVICE_CIDR:-10.0.0.0/24}" --authorization-mode Node,RBAC --allow-privileged \
     --admission-control-config-file "$state/admission.yaml" "${audit[@]}" \
-    --enable-aggregator-routing=true
+    --enable-aggregator-routing=true --enable-admission-plugins=PodNodeSelector,PodTolerationRestriction
   wait_for kube-apiserver 90 kubectl --kubeconfig "$kubeconfig" get --raw /readyz
 
   log "starting kube-controller-manager, kube-scheduler and kwok"

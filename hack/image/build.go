@@ -75,7 +75,7 @@ func resolveOptions(ctx context.Context, source, version, epoch, platform string
 // tarball `docker load` and `ctr images import` read, tagged
 // stencil:VERSION) and digest.
 func Build(ctx context.Context, o Options, out string) (Result, error) {
-	bin, err := compile(ctx, o)
+	bin, err := compile(ctx, o, ".", "-X main.version="+o.Version)
 	if err != nil {
 		return Result{}, err
 	}
@@ -90,9 +90,10 @@ func Build(ctx context.Context, o Options, out string) (Result, error) {
 	return write(img, o, out)
 }
 
-// compile builds stencil's binary as the image holds it: static, with no
-// path, VCS stamp or build id that would differ between two machines.
-func compile(ctx context.Context, o Options) ([]byte, error) {
+// compile builds the main package pkg of o.Source as the image holds it:
+// static, with no path, VCS stamp or build id that would differ between
+// two machines.
+func compile(ctx context.Context, o Options, pkg, ldflags string) ([]byte, error) {
 	tmp, err := os.MkdirTemp("", "stencil-image-")
 	if err != nil {
 		return nil, err
@@ -100,7 +101,7 @@ func compile(ctx context.Context, o Options) ([]byte, error) {
 	defer os.RemoveAll(tmp)
 	bin := filepath.Join(tmp, "stencil")
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false",
-		"-ldflags", "-s -w -buildid= -X main.version="+o.Version, "-o", bin, ".")
+		"-ldflags", strings.TrimSpace("-s -w -buildid= "+ldflags), "-o", bin, pkg)
 	cmd.Dir = o.Source
 	cmd.Env = buildEnv(os.Environ(), o.Platform)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr

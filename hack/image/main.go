@@ -3,6 +3,7 @@
 //
 //	go run ./hack/image build [-out bin/image] [-version V] [-epoch SECONDS] [-platform linux/amd64]
 //	go run ./hack/image push -image REGISTRY/REPO[:TAG] [-layout bin/image]
+//	go run ./hack/image pause -out FILE.tar [-tag NAME:TAG]
 //
 // `make image` and `make push IMAGE=...` run it.
 //
@@ -40,6 +41,8 @@ func main() {
 		err = runBuild(ctx, os.Args[2:])
 	case "push":
 		err = runPush(ctx, os.Args[2:])
+	case "pause":
+		err = runPause(ctx, os.Args[2:])
 	default:
 		usage()
 	}
@@ -50,7 +53,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: image build [-out DIR] [-version V] [-epoch SECONDS] [-platform OS/ARCH]\n       image push -image REGISTRY/REPO[:TAG] [-layout DIR]")
+	fmt.Fprintln(os.Stderr, "usage: image build [-out DIR] [-version V] [-epoch SECONDS] [-platform OS/ARCH]\n       image push -image REGISTRY/REPO[:TAG] [-layout DIR]\n       image pause -out FILE.tar [-tag NAME:TAG]")
 	os.Exit(2)
 }
 

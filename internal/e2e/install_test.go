@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -20,11 +19,12 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -35,42 +35,43 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
+	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile"
 )
 
-// TestInstalledController installs stencil as its users do and runs the
-// controller as a node would (issue 32): the image built by hack/image
-// (make image) and pushed to an OCI registry (make push; here
-// go-containerregistry's), the release manifest of hack/release (make
-// release) applied with kubectl to the local cluster, and the
-// Deployment's two pods run by runc from the image the manifest names, by
-// digest, with the Deployment's security context and containerd's
-// RuntimeDefault seccomp profile (node_test.go). Then:
+// TestInstalledController installs stencil as its users do, on a real
+// node (issue 32). The image is built by hack/image (make image) and
+// pushed to an OCI registry (make push; here go-containerregistry's); the
+// release manifest of hack/release (make release) names it by digest. The
+// local cluster gets, beside kwok's fake node where the example workloads
+// run, a real one (hack/node.sh): a kubelet with containerd 1.6.20 and
+// runc, which pulls the image and runs the Deployment's two pods with its
+// security context and containerd's RuntimeDefault seccomp profile. Then:
 //
 //   - the render workers confine themselves (Landlock, seccomp) and
-//     render: a Composition and an instance of a published kind become
-//     Ready;
+//     render: Compositions and an instance of a published kind become
+//     Ready, their workloads on kwok's node;
 //   - the webhook, with the certificate the controller made for its
 //     Service, answers the API server's calls through that Service;
-//   - an upgrade from the previous release manifest (a field added to the
-//     Composition CRD) with kubectl apply -k of the release's overlay keeps
-//     the webhook's certificate through a rolling restart;
-//   - of two replicas one leads; one stopped hands over at once, one
-//     killed is replaced within the lease duration.
+//   - kubectl apply -k of the release's overlay upgrades the previous
+//     release (an image and a Composition CRD field older): the pods roll,
+//     the webhook's certificate stays, the new field works;
+//   - of the two replicas one leads; the stopped one hands over at once,
+//     and a killed one's Lease is taken within the lease duration.
 //
-// It needs root (network namespaces, cgroups, runc), and runc and
-// iptables, which hack/oci-runtime.sh installs with apt-get when missing;
-// it skips, saying why, only where they cannot be had. It takes about two
-// minutes, plus a cold compile of the controller with -trimpath (about
-// three) the first time.
+// It needs root and what hack/node.sh installs with apt-get (containerd,
+// runc, the CNI plugins, iptables); it skips, saying why, only where they
+// cannot be had. It takes about two minutes, plus about three the first
+// time to compile the controller with -trimpath and five to build the
+// kubelet (kept in STENCIL_CACHE, as the other Kubernetes binaries).
 func TestInstalledController(t *testing.T) {
-	runc := requireRuntime(t)
+	requireNode(t)
 	ctrllog.SetLogger(logr.Discard()) // the test's clients log nothing
 	root := testenv.Root()
-	ctx := context.Background()
 
-	// The image, pushed; the release manifest naming it by digest.
+	// The image, pushed, and the release naming it by digest; the
+	// previous release: an image of its own, and no spec.suspend.
 	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	t.Cleanup(reg.Close)
 	u, _ := url.Parse(reg.URL)
@@ -82,23 +83,15 @@ func TestInstalledController(t *testing.T) {
 	t.Log(strings.TrimSpace(goRun(t, root, "./hack/image", "push", "-layout", imageDir, "-image", repo)))
 	goRun(t, root, "./hack/release", "-image", repo, "-layout", imageDir, "-out", dist)
 	manifest := filepath.Join(dist, "install.yaml")
-	imageRef := controllerImage(t, manifest)
-	if !strings.HasPrefix(imageRef, repo+"@sha256:") {
-		t.Fatalf("the release names image %s, want %s@sha256:…", imageRef, repo)
+	if img := controllerImage(t, manifest); !strings.HasPrefix(img, repo+"@sha256:") {
+		t.Fatalf("the release names image %s, want %s@sha256:…", img, repo)
 	}
-	ref, err := name.ParseReference(imageRef)
-	if err != nil {
-		t.Fatal(err)
-	}
-	image, err := remote.Image(ref) // by digest, as containerd pulls it
-	if err != nil {
-		t.Fatalf("pull %s: %v", imageRef, err)
-	}
-	previous := previousRelease(t, manifest)
+	previous := previousRelease(t, root, imageDir, repo)
 
-	// The local cluster, with no kwok node: the Deployment's pods stay
-	// Pending, and this test's node runs them.
-	kubeconfig := startCluster(t, root, "STENCIL_NODES=0")
+	// The local cluster: one kwok node for the example workloads, and the
+	// real node for stencil's pods (its namespace's annotations place
+	// them there; the node's taint keeps every other pod off it).
+	kubeconfig := startCluster(t, root, "STENCIL_NODES=1")
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		t.Fatal(err)
@@ -110,20 +103,22 @@ func TestInstalledController(t *testing.T) {
 		t.Fatal(err)
 	}
 	kc := newKubectl(t, kubeconfig)
+	n := startNode(t, root, kubeconfig, u.Host)
+	kc.mustRun(t, namespaceOnNode, "apply", "--server-side", "--field-manager=e2e-cluster-admin", "-f", "-")
 
 	t.Log("installing the previous release: kubectl apply --server-side -f install.yaml")
 	kc.mustRun(t, "", "apply", "--server-side", "-f", previous)
-	kc.mustRun(t, "", "wait", "--for=condition=Established", "crd/compositions.stencil.dev", "crd/bundles.stencil.dev", "--timeout=60s")
-	n := newNode(t, root, runc, manifest, "stencil-system/stencil-controller", image, kube, strings.TrimPrefix(cfg.Host, "https://"))
-	pods := map[string]*pod{"a": n.start("a"), "b": n.start("b")}
-	serve(t, n, pods["a"], pods["b"])
-	leader := leading(t, kube, pods, "", time.Minute)
+	rollout(t, kc, "the previous release")
+	leader := n.leader(t, kube, "", time.Minute)
 	t.Logf("pod %s leads", leader)
 
 	t.Run("the render workers confine themselves and render", func(t *testing.T) {
-		for _, p := range pods {
-			if out := p.output(); !confined.MatchString(out) {
-				t.Errorf("pod %s does not say its render workers are confined (Landlock and seccomp):\n%s", p.name, tail(out))
+		for _, p := range n.controllerPods(t, kube) {
+			if out := n.podLog(t, p); !confined.MatchString(out) {
+				t.Errorf("pod %s does not say its render workers are confined (Landlock and seccomp):\n%s", p.Name, tail(out))
+			}
+			if p.Spec.NodeName != n.name {
+				t.Errorf("pod %s runs on %s, not on the real node %s", p.Name, p.Spec.NodeName, n.name)
 			}
 		}
 		applyExamples(t, k, kc, root)
@@ -132,9 +127,6 @@ func TestInstalledController(t *testing.T) {
 	cert := webhookCert(t, k)
 	t.Run("the webhook answers the API server through its Service", func(t *testing.T) {
 		dryRunReviewed(t, kc, root)
-		if cert.caBundle == "" {
-			t.Errorf("no CA injected into the webhook configurations")
-		}
 	})
 
 	t.Run("an upgrade from the previous release keeps the webhook's certificate", func(t *testing.T) {
@@ -144,101 +136,90 @@ func TestInstalledController(t *testing.T) {
 		}
 		kc.mustRun(t, "", "apply", "--server-side", "-k", dist)
 		if got := webhookCert(t, k); got != cert {
-			t.Errorf("kubectl apply of the new release changed the webhook's certificate or CA bundle")
+			t.Errorf("kubectl apply of the new release changed the webhook's certificate or its CA in the configurations")
 		}
-		dryRunReviewed(t, kc, root)
-		// The rollout the new Deployment starts: a new pod, ready, then
-		// an old one stopped, twice.
-		for _, roll := range [][2]string{{"c", followerOf(leader)}, {"d", leader}} {
-			pods[roll[0]] = n.start(roll[0])
-			old := pods[roll[1]]
-			delete(pods, roll[1])
-			serve(t, n, values(pods)...)
-			stopped := time.Now()
-			old.stop("TERM")
-			if roll[1] == leader {
-				leader = leading(t, kube, pods, leader, 30*time.Second)
-				took := time.Since(stopped)
-				t.Logf("the stopped leader handed over to pod %s in %s", leader, took.Round(100*time.Millisecond))
-				// It gave the Lease up as it stopped: the next try takes it.
-				if bound := retryPeriod * 22 / 10; took > bound+time.Second {
-					t.Errorf("the handover took %s, want one jittered retry period (%s): did the leader not release the Lease?", took, bound)
-				}
+		started := time.Now()
+		rollout(t, kc, "the new release")
+		t.Logf("the rollout took %s", time.Since(started).Round(time.Second))
+		for _, p := range n.controllerPods(t, kube) {
+			if img := p.Spec.Containers[0].Image; img != controllerImage(t, manifest) {
+				t.Errorf("pod %s runs %s after the upgrade", p.Name, img)
 			}
 		}
+		leader = n.leader(t, kube, "", time.Minute)
 		if got := webhookCert(t, k); got != cert {
 			t.Errorf("the rollout changed the webhook's certificate")
 		}
 		dryRunReviewed(t, kc, root)
-		// The new field, once the new pods run: a controller that was
-		// watching before the CRD changed may be sent an object pruned by
-		// the old schema (the API server's watch of the old storage).
 		kc.mustRun(t, suspended, "apply", "--server-side", "-f", "-")
-		comp := objectOf(t, suspended)
-		eventually(t, time.Minute, "the Composition to be Suspended", func() (bool, error) {
-			if err := k.Get(ctx, client.ObjectKeyFromObject(comp), comp); err != nil {
-				return false, err
-			}
-			conds, _, _ := unstructured.NestedSlice(comp.Object, "status", "conditions")
-			return strings.Contains(fmt.Sprint(conds), "reason:Suspended"), fmt.Errorf("conditions %v", conds)
-		})
+		condition(t, k, compositionOf(t, suspended), "Ready", "Suspended")
+	})
+
+	t.Run("a stopped leader hands over at once", func(t *testing.T) {
+		stopped := time.Now()
+		kc.mustRun(t, "", "-n", "stencil-system", "delete", "pod", leader, "--wait=false") // SIGTERM, as a drain or eviction
+		old := leader
+		leader = n.leader(t, kube, old, time.Minute)
+		took := time.Since(stopped)
+		t.Logf("pod %s leads %s after pod %s was deleted", leader, took.Round(100*time.Millisecond), old)
+		// It gave the Lease up as it stopped: the other's next try takes it.
+		if bound := retryPeriod * 22 / 10; took > bound+time.Second {
+			t.Errorf("took %s, want one jittered retry period (%s): did the leader not give the Lease up?", took, bound)
+		}
+		rollout(t, kc, "the deleted pod's replacement")
 	})
 
 	t.Run("the other replica leads within the lease duration when the leader is killed", func(t *testing.T) {
-		lease := &coordinationv1.Lease{}
-		if err := k.Get(ctx, client.ObjectKey{Namespace: "stencil-system", Name: "stencil.stencil.dev"}, lease); err != nil {
-			t.Fatal(err)
-		}
-		duration := time.Duration(*lease.Spec.LeaseDurationSeconds) * time.Second
 		killed := time.Now()
-		pods[leader].stop("KILL")
+		n.kill(t, kube, leader)
 		old := leader
-		delete(pods, old)
 		// client-go counts the lease from when the other replica last saw
 		// it renewed, and tries every retry period (2 s) with a jitter of
 		// up to 1.2 times it: the takeover comes within the lease duration
 		// plus two such tries (the one that saw the last renewal, the one
-		// after the expiry), 23.8 s at most with the defaults.
-		bound := duration + 2*retryPeriod*22/10
-		leader = leading(t, kube, pods, old, bound+10*time.Second)
+		// after the expiry), 23.8 s with the defaults.
+		bound := leaseDuration + 2*retryPeriod*22/10
+		leader = n.leader(t, kube, old, bound+10*time.Second)
 		took := time.Since(killed)
-		t.Logf("pod %s leads %s after pod %s was killed (lease duration %s)", leader, took.Round(100*time.Millisecond), old, duration)
+		t.Logf("pod %s leads %s after pod %s's container was killed (lease duration %s)", leader, took.Round(100*time.Millisecond), old, leaseDuration)
 		if took > bound+time.Second {
-			t.Errorf("took %s, want at most the lease duration %s and two jittered retry periods (%s)", took, duration, bound)
+			t.Errorf("took %s, want at most the lease duration and two jittered retry periods (%s)", took, bound)
 		}
 		// The new leader reconciles: the Composition resumes.
-		kc.mustRun(t, "", "apply", "--server-side", "-f", filepath.Join(root, "examples", "compositions", "endpoint.yaml"))
-		ready(t, k, objectOf(t, editFile(t, filepath.Join(root, "examples", "compositions", "endpoint.yaml"))), 2*time.Minute)
+		comp := filepath.Join(root, "examples", "compositions", "endpoint.yaml")
+		kc.mustRun(t, "", "apply", "--server-side", "-f", comp)
+		ready(t, k, objectOf(t, editFile(t, comp)), 2*time.Minute)
+		rollout(t, kc, "the killed container, restarted by the kubelet,")
 	})
 }
 
-// retryPeriod is controller-runtime's default leader election retry
-// period, which stencil keeps.
-const retryPeriod = 2 * time.Second
+// controller-runtime's leader election defaults, which stencil keeps.
+const (
+	leaseDuration = 15 * time.Second
+	retryPeriod   = 2 * time.Second
+)
 
-// confined is the controller's log line saying its render workers hold
-// Landlock and seccomp.
-var confined = regexp.MustCompile(`render workers are confined.*"landlockABI":[1-9].*"seccomp":true`)
+// namespaceOnNode is stencil's namespace as the test's cluster admin
+// makes it before installing: its pods go to the real node, tolerating
+// its taint (admission plugins PodNodeSelector and PodTolerationRestriction).
+// Applied under a field manager of its own: kubectl's applies of the
+// manifest would otherwise take its annotations away.
+const namespaceOnNode = `apiVersion: v1
+kind: Namespace
+metadata:
+  name: stencil-system
+  annotations:
+    scheduler.alpha.kubernetes.io/node-selector: stencil.dev/e2e-node=real
+    scheduler.alpha.kubernetes.io/defaultTolerations: '[{"key": "stencil.dev/e2e-node", "operator": "Exists", "effect": "NoSchedule"}]'
+`
 
-// requireRuntime returns runc, installed by hack/oci-runtime.sh if need
-// be; it skips the test where that cannot be.
-func requireRuntime(t *testing.T) string {
+// rollout waits until the controller's Deployment has rolled out: every
+// replica updated, ready and available.
+func rollout(t *testing.T, kc kubectl, what string) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: runc, network namespaces and cgroups (CI runs as root)")
+	if out, errOut, err := kc.run("", "-n", "stencil-system", "rollout", "status", "deployment/stencil-controller", "--timeout=4m"); err != nil {
+		t.Fatalf("%s did not roll out: %v\n%s%s", what, err, out, errOut)
 	}
-	cmd := exec.Command(filepath.Join(testenv.Root(), "hack", "oci-runtime.sh"))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit) && exit.ExitCode() == 3:
-		t.Skipf("no OCI runtime on this machine, and none can be installed: %s", strings.TrimSpace(stderr.String()))
-	case err != nil:
-		t.Fatalf("hack/oci-runtime.sh: %v\n%s", err, stderr.String())
-	}
-	return strings.TrimSpace(string(out))
 }
 
 // goRun runs a command of stencil's module (go run PACKAGE ARGS) in root
@@ -301,17 +282,57 @@ func controllerImage(t *testing.T, manifest string) string {
 	return ""
 }
 
-// previousRelease writes the manifest of the release before this one,
-// and returns its path. stencil has published no release yet, so the
-// stand-in is this one with one field less in the Composition CRD
-// (spec.suspend), which an upgrade must add to a cluster that already
-// runs the controller and holds Compositions.
-func previousRelease(t *testing.T, manifest string) string {
+// previousRelease writes the release before this one and returns its
+// install.yaml. stencil has published none yet, so the stand-in is this
+// release with another image (the same files, labelled previous, pushed
+// to repo: the upgrade rolls the pods) and without the Composition CRD's
+// spec.suspend, which the upgrade adds to a cluster that holds
+// Compositions.
+func previousRelease(t *testing.T, root, imageDir, repo string) string {
 	t.Helper()
+	idx, err := layout.ImageIndexFromPath(filepath.Join(imageDir, "oci"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := idx.Image(m.Manifests[0].Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cfg.Config.DeepCopy()
+	c.Labels["org.opencontainers.image.version"] = "previous"
+	if img, err = mutate.Config(img, *c); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	p, err := layout.Write(filepath.Join(dir, "oci"), empty.Index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": "previous"})); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := name.NewTag(repo + ":previous")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(ref, img); err != nil {
+		t.Fatal(err)
+	}
+	dist := filepath.Join(dir, "dist")
+	goRun(t, root, "./hack/release", "-image", repo, "-layout", dir, "-out", dist)
+
 	var out bytes.Buffer
-	out.WriteString("# The previous release of the upgrade test: this one without the Composition CRD's spec.suspend.\n")
+	out.WriteString("# The previous release of the upgrade test: another image, and no spec.suspend in the Composition CRD.\n")
 	removed := false
-	for _, o := range manifestObjects(t, manifest) {
+	for _, o := range manifestObjects(t, filepath.Join(dist, "install.yaml")) {
 		if o.GetKind() == "CustomResourceDefinition" && o.GetName() == "compositions.stencil.dev" {
 			versions, _, _ := unstructured.NestedSlice(o.Object, "spec", "versions")
 			for _, v := range versions {
@@ -335,7 +356,7 @@ func previousRelease(t *testing.T, manifest string) string {
 	if !removed {
 		t.Fatal("the Composition CRD has no spec.suspend to take out")
 	}
-	path := filepath.Join(t.TempDir(), "install.yaml")
+	path := filepath.Join(dir, "install.yaml")
 	writeFile(t, path, out.Bytes())
 	return path
 }
@@ -359,63 +380,6 @@ func manifestObjects(t *testing.T, file string) []*unstructured.Unstructured {
 			objs = append(objs, u)
 		}
 	}
-}
-
-// serve waits until each pod is ready (its readiness probe), then makes
-// them the webhook Service's endpoints.
-func serve(t *testing.T, n *node, pods ...*pod) {
-	t.Helper()
-	for _, p := range pods {
-		eventually(t, 2*time.Minute, "pod "+p.name+" to be ready", func() (bool, error) {
-			select {
-			case <-p.done:
-				t.Fatalf("pod %s ended:\n%s", p.name, tail(p.output()))
-			default:
-			}
-			return p.ready(), fmt.Errorf("GET http://%s:8081/readyz: not 200", p.ip)
-		})
-	}
-	n.publish("stencil-webhook", "webhook", 9443, pods...)
-}
-
-// leading waits until one of pods, other than not, holds the controller's
-// Lease, and returns its name.
-func leading(t *testing.T, kube kubernetes.Interface, pods map[string]*pod, not string, timeout time.Duration) string {
-	t.Helper()
-	var holder string
-	eventually(t, timeout, "a pod to lead", func() (bool, error) {
-		l, err := kube.CoordinationV1().Leases("stencil-system").Get(context.Background(), "stencil.stencil.dev", metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		if l.Spec.HolderIdentity != nil {
-			holder = *l.Spec.HolderIdentity
-		}
-		for name := range pods {
-			if name != not && strings.HasPrefix(holder, "stencil-controller-"+name+"_") {
-				holder = name
-				return true, nil
-			}
-		}
-		return false, fmt.Errorf("holder %q", holder)
-	})
-	return holder
-}
-
-// followerOf is the other of the first two pods.
-func followerOf(leader string) string {
-	if leader == "a" {
-		return "b"
-	}
-	return "a"
-}
-
-func values(pods map[string]*pod) []*pod {
-	var out []*pod
-	for _, p := range pods {
-		out = append(out, p)
-	}
-	return out
 }
 
 // certState is what the webhook's certificate is: the Secret's data and
@@ -473,22 +437,25 @@ func dryRunReviewed(t *testing.T, kc kubectl, root string) {
 }
 
 // applyExamples applies, as the examples' users do, the examples'
-// tenancy, the Bundles endpoint and crontab, the Composition frontend
-// and the CronTab instance, and waits for both to be Ready.
+// tenancy, the Bundles endpoint, webapp and crontab, the Compositions
+// frontend and blog and the CronTab instance, and waits until each is
+// Ready; the workloads run on kwok's node.
 func applyExamples(t *testing.T, k client.Client, kc kubectl, root string) {
 	t.Helper()
 	ctx := context.Background()
 	kc.mustRun(t, "", "apply", "--server-side", "-f", filepath.Join(root, "examples", "tenancy"))
 	for _, b := range exampleBundles(t, filepath.Join(root, "examples", "bundles")) {
-		if b.Name == "endpoint" || b.Name == "crontab" {
+		if b.Name == "endpoint" || b.Name == "webapp" || b.Name == "crontab" {
 			if err := k.Create(ctx, b); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	admitting(t, k, 2*time.Minute)
-	comp := filepath.Join(root, "examples", "compositions", "endpoint.yaml")
-	kc.mustRun(t, "", "apply", "--server-side", "-f", comp)
+	frontend := filepath.Join(root, "examples", "compositions", "endpoint.yaml")
+	blog := strings.SplitN(editFile(t, filepath.Join(root, "examples", "compositions", "webapp.yaml")), "\n---\n", 2)[0] + "\n"
+	kc.mustRun(t, "", "apply", "--server-side", "-f", frontend)
+	kc.mustRun(t, blog, "apply", "--server-side", "-f", "-")
 	crontab := filepath.Join(root, "examples", "instances", "crontab.yaml")
 	inst := objectOf(t, editFile(t, crontab))
 	published(t, k, inst, 2*time.Minute)
@@ -496,12 +463,30 @@ func applyExamples(t *testing.T, k client.Client, kc kubectl, root string) {
 		_, errOut, err := kc.run("", "apply", "-f", crontab)
 		return err == nil, fmt.Errorf("%v: %s", err, errOut)
 	})
-	for _, obj := range []*unstructured.Unstructured{objectOf(t, editFile(t, comp)), inst} {
-		ready(t, k, obj, 2*time.Minute)
+	for _, obj := range []*unstructured.Unstructured{objectOf(t, editFile(t, frontend)), objectOf(t, blog), inst} {
+		ready(t, k, obj, 3*time.Minute)
+	}
+	pods := &corev1.PodList{}
+	if err := k.List(ctx, pods, client.InNamespace("default")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if !strings.HasPrefix(p.Spec.NodeName, "kwok-node-") {
+			t.Errorf("the example's pod %s runs on %q, not on kwok's node", p.Name, p.Spec.NodeName)
+		}
 	}
 }
 
-// tail is the end of a container's output, for a failure message.
+// compositionOf is the Composition of a document.
+func compositionOf(t *testing.T, doc string) *v1alpha1.Composition {
+	t.Helper()
+	u := objectOf(t, doc)
+	c := &v1alpha1.Composition{}
+	c.Namespace, c.Name = u.GetNamespace(), u.GetName()
+	return c
+}
+
+// tail is the end of a log, for a failure message.
 func tail(s string) string {
 	if len(s) > 4000 {
 		return "…" + s[len(s)-4000:]
