@@ -57,8 +57,9 @@ import (
 //   - kubectl apply -k of the release's overlay upgrades the previous
 //     release (an image and a Composition CRD field older): the pods roll,
 //     the webhook's certificate stays, the new field works;
-//   - of the two replicas one leads; the stopped one hands over at once,
-//     and a killed one's Lease is taken within the lease duration.
+//   - of the two replicas one leads; a stopped leader hands over at once,
+//     a killed one's Lease is taken once it expires (the lease duration
+//     and client-go's retries).
 //
 // It needs root and what hack/node.sh installs with apt-get (containerd,
 // runc, the CNI plugins, iptables); it skips, saying why, only where they
@@ -109,7 +110,7 @@ func TestInstalledController(t *testing.T) {
 	t.Log("installing the previous release: kubectl apply --server-side -f install.yaml")
 	kc.mustRun(t, "", "apply", "--server-side", "-f", previous)
 	rollout(t, kc, "the previous release")
-	leader := n.leader(t, kube, "", time.Minute)
+	leader, identity := n.leader(t, kube, "", time.Minute)
 	t.Logf("pod %s leads", leader)
 
 	t.Run("the render workers confine themselves and render", func(t *testing.T) {
@@ -146,7 +147,7 @@ func TestInstalledController(t *testing.T) {
 				t.Errorf("pod %s runs %s after the upgrade", p.Name, img)
 			}
 		}
-		leader = n.leader(t, kube, "", time.Minute)
+		leader, identity = n.leader(t, kube, "", time.Minute)
 		if got := webhookCert(t, k); got != cert {
 			t.Errorf("the rollout changed the webhook's certificate")
 		}
@@ -159,7 +160,7 @@ func TestInstalledController(t *testing.T) {
 		stopped := time.Now()
 		kc.mustRun(t, "", "-n", "stencil-system", "delete", "pod", leader, "--wait=false") // SIGTERM, as a drain or eviction
 		old := leader
-		leader = n.leader(t, kube, old, time.Minute)
+		leader, identity = n.leader(t, kube, identity, time.Minute)
 		took := time.Since(stopped)
 		t.Logf("pod %s leads %s after pod %s was deleted", leader, took.Round(100*time.Millisecond), old)
 		// It gave the Lease up as it stopped: the other's next try takes it.
@@ -169,7 +170,7 @@ func TestInstalledController(t *testing.T) {
 		rollout(t, kc, "the deleted pod's replacement")
 	})
 
-	t.Run("the other replica leads within the lease duration when the leader is killed", func(t *testing.T) {
+	t.Run("a killed leader is replaced once its lease expires", func(t *testing.T) {
 		killed := time.Now()
 		n.kill(t, kube, leader)
 		old := leader
@@ -178,10 +179,16 @@ func TestInstalledController(t *testing.T) {
 		// up to 1.2 times it: the takeover comes within the lease duration
 		// plus two such tries (the one that saw the last renewal, the one
 		// after the expiry), 23.8 s with the defaults.
+		// The killed container's restart (the kubelet's) may win the
+		// Lease too: a new process either way, and the test says which.
 		bound := leaseDuration + 2*retryPeriod*22/10
-		leader = n.leader(t, kube, old, bound+10*time.Second)
+		leader, identity = n.leader(t, kube, identity, bound+10*time.Second)
 		took := time.Since(killed)
-		t.Logf("pod %s leads %s after pod %s's container was killed (lease duration %s)", leader, took.Round(100*time.Millisecond), old, leaseDuration)
+		who := "the other replica"
+		if leader == old {
+			who = "the killed pod's restarted container"
+		}
+		t.Logf("%s (pod %s) leads %s after pod %s's container was killed (lease duration %s)", who, leader, took.Round(100*time.Millisecond), old, leaseDuration)
 		if took > bound+time.Second {
 			t.Errorf("took %s, want at most the lease duration and two jittered retry periods (%s)", took, bound)
 		}

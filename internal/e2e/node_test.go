@@ -100,29 +100,29 @@ func (n *realNode) podLog(t *testing.T, p corev1.Pod) string {
 	return b.String()
 }
 
-// leader waits until a running pod of stencil's other than not holds the
-// controller's Lease, and returns its name.
-func (n *realNode) leader(t *testing.T, kube kubernetes.Interface, not string, timeout time.Duration) string {
+// leader waits until a running pod of stencil's holds the controller's
+// Lease under another identity than not ("" any), and returns the pod's
+// name and the holder's identity (the pod's name and a process's uuid).
+func (n *realNode) leader(t *testing.T, kube kubernetes.Interface, not string, timeout time.Duration) (pod, identity string) {
 	t.Helper()
-	var holder string
 	eventually(t, timeout, "a pod to lead", func() (bool, error) {
 		l, err := kube.CoordinationV1().Leases("stencil-system").Get(context.Background(), "stencil.stencil.dev", metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
-		if l.Spec.HolderIdentity == nil {
-			return false, errors.New("no holder")
+		if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == not {
+			return false, fmt.Errorf("holder %v", l.Spec.HolderIdentity)
 		}
-		holder = *l.Spec.HolderIdentity
+		identity = *l.Spec.HolderIdentity
 		for _, p := range n.controllerPods(t, kube) {
-			if p.Name != not && strings.HasPrefix(holder, p.Name+"_") {
-				holder = p.Name
+			if strings.HasPrefix(identity, p.Name+"_") {
+				pod = p.Name
 				return true, nil
 			}
 		}
-		return false, fmt.Errorf("holder %q", holder)
+		return false, fmt.Errorf("holder %q is no running pod", identity)
 	})
-	return holder
+	return pod, identity
 }
 
 // kill kills the container of pod (SIGKILL, as a crash or the OOM killer
