@@ -10,6 +10,9 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0
 LDFLAGS := -X main.version=$(VERSION)
 CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen
 GO_TEST_FLAGS ?=
+# Where make push sends the controller image and what make release names.
+IMAGE ?= ghcr.io/stencil-dev/stencil
+PLATFORM ?= linux/amd64
 
 .PHONY: all
 all: build
@@ -52,6 +55,18 @@ verify: ## Fail when generated files are stale, code is unformatted or vet compl
 build: ## Build bin/stencil.
 	go build -ldflags "$(LDFLAGS)" -o bin/stencil .
 
+.PHONY: image
+image: ## Build the controller image into bin/image (no Docker daemon, no base image; the same commit gives the same digest) and print its digest. PLATFORM=linux/arm64 for another.
+	go run ./hack/image build -version $(VERSION) -platform $(PLATFORM) -out bin/image
+
+.PHONY: push
+push: image ## Push the image to IMAGE=REGISTRY/REPO (tagged with the version; credentials from ~/.docker/config.json) and print REGISTRY/REPO@DIGEST.
+	go run ./hack/image push -layout bin/image -image $(IMAGE)
+
+.PHONY: release
+release: image ## Write dist/install.yaml (kubectl apply --server-side -f) and dist/kustomization.yaml (-k): config/default with the image as $$IMAGE@DIGEST.
+	go run ./hack/release -image $(IMAGE) -layout bin/image -out dist
+
 .PHONY: run
 run: build ## Start a local cluster with the examples and run the controller (CLUSTER=existing: use $$KUBECONFIG).
 	hack/run.sh
@@ -69,8 +84,8 @@ install: ## Install the CRDs into the cluster of $$KUBECONFIG.
 	kubectl apply --server-side -k config/crd
 
 .PHONY: deploy
-deploy: ## Install CRDs, RBAC and the controller Deployment into the cluster of $$KUBECONFIG.
-	kubectl apply --server-side -k config/default
+deploy: push release ## Push the image to IMAGE=REGISTRY/REPO and install stencil from this checkout (kubectl apply --server-side -k dist) into the cluster of $$KUBECONFIG.
+	kubectl apply --server-side -k dist
 
 ##@ Test
 
@@ -84,6 +99,11 @@ test: ## Run unit, envtest (real kube-apiserver + etcd) and end-to-end (local cl
 .PHONY: test-helm
 test-helm: ## Run hack/helmbench's tests (a separate module importing Helm v4.3.1): functions, built-in objects and charts rendered by both engines, and docs/helm.md's table checked against Helm's function list.
 	cd hack/helmbench && go test -count=1 -timeout 20m $(GO_TEST_FLAGS) ./...
+
+.PHONY: test-install
+test-install: ## Run only the install test: the release manifest on the local cluster, its Deployment on a kubelet node with containerd (needs root; installs Debian's containerd with apt-get).
+	@assets=$$(hack/k8s-assets.sh node); \
+	KUBEBUILDER_ASSETS=$$assets go test -count=1 -timeout 20m -run TestInstalledController -v ./internal/e2e/
 
 .PHONY: fresh-check
 fresh-check: ## Run the README's test command in a clone of HEAD with empty Go module and build caches, as a new machine would (built Kubernetes binaries reused).

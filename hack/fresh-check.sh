@@ -4,6 +4,8 @@
 # temporary folder, with an empty Go module cache and an empty build cache,
 # as a new machine would. CI reuses warm caches and cannot see a step that
 # only works because an earlier build downloaded something; this can.
+# Then it prints the digest of the controller image the clone builds
+# (make image), to compare with the one built elsewhere.
 #
 # Only what is committed is checked. The Kubernetes binaries built by
 # hack/k8s-assets.sh are kept in their per-user cache ($STENCIL_CACHE), so
@@ -34,3 +36,11 @@ start=$SECONDS
   bash .ci/run
 )
 echo "[fresh-check] the README's test command passed on empty Go caches in $((SECONDS - start))s"
+# The controller image as this clone builds it (at another path, with
+# other caches): its digest must be the one make image prints in any
+# clone of the same commit, on any machine with the same Go toolchain.
+(
+  cd "$tmp/stencil"
+  export GOMODCACHE=$tmp/gomodcache GOCACHE=$tmp/gocache GOFLAGS=-modcacherw
+  make --no-print-directory image | tail -n 1 | sed 's/^/[fresh-check] /'
+)

@@ -4,6 +4,7 @@
 #
 #   hack/k8s-assets.sh test   kube-apiserver and etcd (what envtest needs)
 #   hack/k8s-assets.sh all    also kube-controller-manager, kube-scheduler, kwok
+#   hack/k8s-assets.sh node   also the kubelet (the install test's node, hack/node.sh)
 #
 # The binaries live in a per-user cache outside the clone
 # ($STENCIL_CACHE, default ~/.cache/stencil/k8s/<version>), so a fresh clone on
@@ -68,16 +69,20 @@ if command -v kubectl >/dev/null; then ln -sfn "$(command -v kubectl)" "$out/kub
 
 case $mode in
 test) ;;
-all)
+all | node)
   build kube-controller-manager k8s k8s.io/kubernetes/cmd/kube-controller-manager "v$K8S_VERSION" "$(k8s_ldflags)"
   build kube-scheduler k8s k8s.io/kubernetes/cmd/kube-scheduler "v$K8S_VERSION" "$(k8s_ldflags)"
   build kwok kwok sigs.k8s.io/kwok/cmd/kwok "v$KWOK_VERSION" "-s -w"
   link kube-controller-manager
   link kube-scheduler
   link kwok
+  if [[ $mode == node ]]; then
+    build kubelet k8s k8s.io/kubernetes/cmd/kubelet "v$K8S_VERSION" "$(k8s_ldflags)"
+    link kubelet
+  fi
   ;;
 *)
-  log "unknown mode $mode (want test or all)"
+  log "unknown mode $mode (want test, all or node)"
   exit 2
   ;;
 esac

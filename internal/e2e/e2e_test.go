@@ -79,6 +79,10 @@ func TestExamples(t *testing.T) {
 		ready(t, k, obj, 4*time.Minute)
 	}
 
+	t.Run("GitOps tools read every parent's health", func(t *testing.T) {
+		testGitOpsHealth(t, k, root, append(comps, instances...))
+	})
+
 	t.Run("kubectl get and explain read a published kind", func(t *testing.T) {
 		out := kc.mustRun(t, "", "get", "appservices", "nginx-app")
 		for _, col := range []string{"READY", "STATUS", "SIZE", "IMAGE"} {

@@ -149,13 +149,10 @@ func Policy() *admissionregistrationv1.ValidatingAdmissionPolicy {
 			ParamKind:     &admissionregistrationv1.ParamKind{APIVersion: "v1", Kind: "ConfigMap"},
 			// Every kind a binding may name: a binding narrows it to
 			// Compositions or to one published kind.
-			MatchConstraints: &admissionregistrationv1.MatchResources{
-				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{rule("*", "*")},
-				MatchPolicy:   ptr.To(admissionregistrationv1.Equivalent),
-			},
-			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "changes-what-stencil-reads", Expression: changedCondition()}},
-			Variables:       policyVariables(),
-			Validations:     policyValidations(),
+			MatchConstraints: matchResources(rule("*", "*")),
+			MatchConditions:  []admissionregistrationv1.MatchCondition{{Name: "changes-what-stencil-reads", Expression: changedCondition()}},
+			Variables:        policyVariables(),
+			Validations:      policyValidations(),
 		},
 	}
 }
@@ -164,8 +161,23 @@ func Policy() *admissionregistrationv1.ValidatingAdmissionPolicy {
 func rule(group, resource string) admissionregistrationv1.NamedRuleWithOperations {
 	return admissionregistrationv1.NamedRuleWithOperations{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
 		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-		Rule:       admissionregistrationv1.Rule{APIGroups: []string{group}, APIVersions: []string{"*"}, Resources: []string{resource}},
+		Rule: admissionregistrationv1.Rule{APIGroups: []string{group}, APIVersions: []string{"*"}, Resources: []string{resource},
+			Scope: ptr.To(admissionregistrationv1.AllScopes)},
 	}}
+}
+
+// matchResources matches rules, with every field the API server would
+// default spelled out: a MatchResources is atomic, so an applier whose
+// value lacks a default differs from the live object, and the next one
+// conflicts with it (kubectl apply --server-side of the install manifest
+// after the controller applied the same policy: the upgrade, issue 32).
+func matchResources(rules ...admissionregistrationv1.NamedRuleWithOperations) *admissionregistrationv1.MatchResources {
+	return &admissionregistrationv1.MatchResources{
+		ResourceRules:     rules,
+		MatchPolicy:       ptr.To(admissionregistrationv1.Equivalent),
+		NamespaceSelector: &metav1.LabelSelector{},
+		ObjectSelector:    &metav1.LabelSelector{},
+	}
 }
 
 // binding is a binding of the policy for resource of group, reading the
@@ -178,10 +190,7 @@ func binding(name, namespace, group, resource string) *admissionregistrationv1.V
 			PolicyName: PolicyName,
 			ParamRef: &admissionregistrationv1.ParamRef{Name: ParamsName, Namespace: namespace,
 				ParameterNotFoundAction: ptr.To(admissionregistrationv1.DenyAction)},
-			MatchResources: &admissionregistrationv1.MatchResources{
-				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{rule(group, resource)},
-				MatchPolicy:   ptr.To(admissionregistrationv1.Equivalent),
-			},
+			MatchResources:    matchResources(rule(group, resource)),
 			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
 		},
 	}
