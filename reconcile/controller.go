@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"sync"
 	"time"
 
 	"github.com/stencil-dev/stencil/outputs"
@@ -23,6 +24,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/pull"
 	"github.com/stencil-dev/stencil/reconcile/recall"
+	"github.com/stencil-dev/stencil/reconcile/rollout"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -176,6 +178,11 @@ type CompositionReconciler struct {
 	// in its parameters.
 	authority *authority.Watcher
 	keeper    *authority.Keeper
+	// served holds the reconcilers of the published kinds served, by
+	// kind (shared with them; see ListParents), and notifier tells the
+	// rollout controller of their instances' changes.
+	served   *sync.Map
+	notifier *rollout.Notifier
 }
 
 // SetupWithManager registers the Composition controller and its indexes,
@@ -200,7 +207,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) (*Com
 	}
 	c, err := builder.ControllerManagedBy(mgr).
 		For(&v1alpha1.Composition{}, builder.WithPredicates(parentPredicates())).
-		Watches(&v1alpha1.Bundle{}, handler.EnqueueRequestsFromMapFunc(r.parentsOfBundle)).
+		Watches(&v1alpha1.Bundle{}, r.bundleEvents()).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.parentsInNamespace), builder.WithPredicates(labelsChanged())).
 		WatchesRawSource(source.Channel(r.capabilities.Subscribe(ctx), handler.EnqueueRequestsFromMapFunc(r.allParents))).
 		WatchesRawSource(source.Channel(r.authority.SubscribeKind(ctx, authority.CompositionsResource), handler.EnqueueRequestsFromMapFunc(r.allParents))).
@@ -280,6 +287,7 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 		parents:      mgr.GetCache(),
 		authority:    watcher,
 		keeper:       keeper,
+		served:       &sync.Map{},
 	}
 	if err := mgr.Add(watcher); err != nil {
 		return nil, fmt.Errorf("add the admission policy's watcher: %w", err)
@@ -360,6 +368,9 @@ type scope struct {
 	done bool
 	// admission is what admit decided of the parent's ServiceAccount.
 	admission admission
+	// assignment is the revision the pass renders, and why: its
+	// RevisionCurrent condition.
+	assignment *rollout.Assignment
 	// unchanged and deleting classify the pass for the metrics (see outcome);
 	// phases adds up its time per phase.
 	unchanged, deleting bool

@@ -244,6 +244,11 @@ type RolloutStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	Bound string `json:"bound,omitempty"`
+	// previousBound is bound before the current wave: the wave's parents
+	// are those ranked above it and at most bound.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	PreviousBound string `json:"previousBound,omitempty"`
 	// waveStarted is when the current wave started moving parents.
 	// +optional
 	WaveStarted *metav1.Time `json:"waveStarted,omitempty"`
