@@ -14,6 +14,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/revision"
 	"github.com/stencil-dev/stencil/reconcile/rollout"
+	"github.com/stencil-dev/stencil/reconcile/shard"
 	"github.com/stencil-dev/stencil/reconcile/status"
 	"github.com/stencil-dev/stencil/templates"
 )
@@ -44,7 +45,9 @@ func (r *CompositionReconciler) assign(ctx context.Context, parent applyset.Pare
 		return nil, err
 	}
 	key := rollout.Key{Kind: parent.ParentGVK().GroupKind().String(), Namespace: parent.GetNamespace(), Name: parent.GetName()}
-	in := rollout.Inputs{Bundle: b, Shard: r.Options.Shard, Key: key, Pin: parent.ParentSpec().BundleRevision,
+	// The rollout of the parent's shard: the controller's own in a pass,
+	// and the parent's in a review (a webhook serves every shard).
+	in := rollout.Inputs{Bundle: b, Shard: parent.GetLabels()[shard.Label], Key: key, Pin: parent.ParentSpec().BundleRevision,
 		Canary: r.canary(ctx, b, parent),
 		Known: func(name string) (int64, bool) {
 			rev, err := r.bundleRevision(ctx, b, name)

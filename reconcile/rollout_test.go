@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/reconcile/admission"
 	"github.com/stencil-dev/stencil/reconcile/revision"
 )
 
@@ -272,5 +274,34 @@ func revisionCurrent(t *testing.T, ns, name string, ok func(*metav1.Condition) b
 		}
 		rc := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionRevisionCurrent)
 		return rc != nil && ok(rc), fmt.Errorf("RevisionCurrent %+v", rc)
+	})
+}
+
+// TestAdmissionRefusesPins: the webhook refuses a pin of a revision the
+// Bundle does not have, or has withdrawn, and admits one it keeps.
+func TestAdmissionRefusesPins(t *testing.T) {
+	startAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{admissionLabel: "true"}, admission.Options{})
+	ctx := context.Background()
+	ns := admissionNamespace(t)
+	b := bundle(t, "adm-pins-"+ns, shopFiles, withShopSchema)
+	bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
+	refusing(t, ns, b.Name)
+	rev := currentRevision(t, b)
+
+	pinned := func(name, pin string) *v1alpha1.Composition {
+		c := composition(ns, name, b.Name, "")
+		c.Spec.BundleRevision = pin
+		return c
+	}
+	if msg := denied(t, k.Create(ctx, pinned("nowhere", b.Name+"-0000000000"))); !strings.Contains(msg, "does not have") {
+		t.Errorf("refusal %q: want it to say the Bundle does not have the revision", msg)
+	}
+	if err := k.Create(ctx, pinned("kept", rev), client.DryRunAll); err != nil {
+		t.Errorf("a pin of a kept revision: %v", err)
+	}
+	updateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) { s.Revisions = &v1alpha1.RevisionPolicy{Withdrawn: []string{rev}} })
+	eventually(t, "a pin of the withdrawn revision refused", func() (bool, error) {
+		err := k.Create(ctx, pinned("withdrawn", rev), client.DryRunAll)
+		return apierrors.IsInvalid(err) && strings.Contains(err.Error(), "withdrawn"), err
 	})
 }

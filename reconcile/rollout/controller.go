@@ -97,6 +97,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	for _, p := range listed {
 		parents = append(parents, r.view(ctx, p))
 	}
+	if Find(b, r.Shard) == nil && len(parents) == 0 {
+		// A shard with no parent of b keeps no rollout of it: its first
+		// parent renders b's current content, and the next look starts
+		// the record from there.
+		return ctrl.Result{}, r.prune(ctx, b, revs)
+	}
 	gates, gateErr := CompileGates(Policy(b).Gates)
 	out := Step{Bundle: b, Shard: r.Shard, Parents: parents, Gates: gates, GateErr: gateErr, Now: r.now(),
 		Accepts: func(p *Parent, rev string) (bool, string) { return r.accepts(ctx, b, p, rev) }}.Run(ctx)
