@@ -374,3 +374,21 @@ func TestPinsAndWithdrawals(t *testing.T) {
 		t.Errorf("a pin of no revision: %+v", a)
 	}
 }
+
+func TestPlanIsWhatTheRolloutDoes(t *testing.T) {
+	f := newFleet(t, 300, waves(true, 0))
+	plan, total := rollout.Plan(f.b, f.parents)
+	if total != 5 {
+		t.Fatalf("%d waves, want 5 (the canary's 100, then 1, 10, 100, the rest)", total)
+	}
+	f.setContent(hashB)
+	for w := 1; w <= total; w++ {
+		f.step()
+		f.converge()
+		for i, p := range f.parents {
+			if moved := p.On("web") == revB; moved != (plan[i] <= w) {
+				t.Fatalf("after wave %d, %s (planned in wave %d) moved: %v", w, p.Key, plan[i], moved)
+			}
+		}
+	}
+}

@@ -2,6 +2,8 @@ package rollout
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -114,4 +116,48 @@ func batchBound(pol v1alpha1.RolloutPolicy, ranks []string, k int) (bound string
 		return boundAll, true
 	}
 	return ranks[moved-1], false
+}
+
+// Plan is the wave each parent would move in if a rollout of b started
+// now with these parents (the wave plan `stencil diff --bundle` prints):
+// 0 for a parent that does not follow the Bundle (its pin stands), else
+// 1 and on, and how many waves there are. AllAtOnce is one wave.
+func Plan(b *v1alpha1.Bundle, parents []*Parent) ([]int, int) {
+	pol := Policy(b)
+	out := make([]int, len(parents))
+	type ranked struct {
+		rank string
+		i    int
+	}
+	var rest []ranked
+	canary := 0
+	for i, p := range parents {
+		if pin, _ := EffectivePin(b, p.Pin); pin != "" {
+			continue
+		}
+		switch {
+		case pol.Strategy != v1alpha1.RolloutWaves:
+			out[i] = 1
+		case hasCanary(pol) && Canary(&pol, p.NamespaceLabels, p.Labels):
+			out[i], canary = 1, 1
+		default:
+			rest = append(rest, ranked{Rank(b.Name, p.Key), i})
+		}
+	}
+	if pol.Strategy != v1alpha1.RolloutWaves {
+		return out, 1
+	}
+	if hasCanary(pol) {
+		canary = 1
+	}
+	slices.SortFunc(rest, func(x, y ranked) int { return strings.Compare(x.rank, y.rank) })
+	batches := Batches(pol, len(rest))
+	k := 0
+	for n, r := range rest {
+		for n >= batches[k] {
+			k++
+		}
+		out[r.i] = canary + k + 1
+	}
+	return out, canary + len(batches)
 }
