@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -304,4 +305,55 @@ func TestAdmissionRefusesPins(t *testing.T) {
 		err := k.Create(ctx, pinned("withdrawn", rev), client.DryRunAll)
 		return apierrors.IsInvalid(err) && strings.Contains(err.Error(), "withdrawn"), err
 	})
+}
+
+// TestAdmissionBundleDryRun: a server dry run of a Bundle says how many of
+// its parents the new content would change and fail to render; gates
+// that do not compile are refused.
+func TestAdmissionBundleDryRun(t *testing.T) {
+	startAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{admissionLabel: "true"}, admission.Options{})
+	ctx := context.Background()
+	ns := admissionNamespace(t)
+	b := bundle(t, "adm-dry-"+ns, versioned("1"))
+	for i := range 3 {
+		mustCreate(t, composition(ns, fmt.Sprintf("p%d", i), b.Name, ""))
+	}
+	for i := range 3 {
+		condition(t, ns, fmt.Sprintf("p%d", i), v1alpha1.ConditionReady, metav1.ConditionTrue)
+	}
+	currentRevision(t, b)
+	c, warnings := warningClient(t)
+	var got []string
+	eventually(t, "the dry run of a new content to be counted", func() (bool, error) {
+		warnings.take()
+		err := updateFresh(ctx, b, func() error {
+			b.Spec.Files = versioned("2")
+			return c.Update(ctx, b, client.DryRunAll)
+		})
+		got = warnings.take()
+		return err == nil && slices.ContainsFunc(got, func(w string) bool { return strings.Contains(w, "3 would change") }), fmt.Errorf("warnings %q (%v)", got, err)
+	})
+	if !slices.ContainsFunc(got, func(w string) bool { return strings.Contains(w, "reach its 3 parents all at once") }) {
+		t.Errorf("warnings %q: want the wave plan", got)
+	}
+	eventually(t, "the dry run of a broken content", func() (bool, error) {
+		warnings.take()
+		err := updateFresh(ctx, b, func() error {
+			b.Spec.Files = map[string]string{"templates/cm.yaml": "{{ fail \"boom\" }}\n"}
+			return c.Update(ctx, b, client.DryRunAll)
+		})
+		got = warnings.take()
+		return err == nil && slices.ContainsFunc(got, func(w string) bool { return strings.Contains(w, "3 would fail to render") }) &&
+			slices.ContainsFunc(got, func(w string) bool { return strings.Contains(w, "would fail to render: "+ns+"/p0") }), fmt.Errorf("warnings %q (%v)", got, err)
+	})
+	if got := versions(t, ns); got["1"] != 3 {
+		t.Errorf("ConfigMaps by version %v: a dry run changed them", got)
+	}
+	err := updateFresh(ctx, b, func() error {
+		b.Spec.Rollout = &v1alpha1.RolloutPolicy{Strategy: v1alpha1.RolloutWaves, Gates: []v1alpha1.RolloutGate{{Name: "bad", Expression: "wave.nope +"}}}
+		return k.Update(ctx, b)
+	})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.rollout.gates[0] (bad)") {
+		t.Errorf("a gate that does not compile: %v, want it refused naming it", err)
+	}
 }

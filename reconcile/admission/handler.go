@@ -113,6 +113,7 @@ func SetupWithManager(mgr ctrl.Manager, r *reconcile.CompositionReconciler, kind
 	register := func() {
 		mgr.GetWebhookServer().Register(WebhookPath, guarded(WebhookPath, &webhook.Admission{Handler: h, WithContextFunc: withCaller(opts.ClientNames)}, opts.ClientNames))
 		mgr.GetWebhookServer().Register(MutatePath, guarded(MutatePath, &webhook.Admission{Handler: &mutator{rv: h, version: r.Options.Version}, WithContextFunc: withCaller(opts.ClientNames)}, opts.ClientNames))
+		mgr.GetWebhookServer().Register(BundleWebhookPath, guarded(BundleWebhookPath, &webhook.Admission{Handler: &bundleReviewer{h}, WithContextFunc: withCaller(opts.ClientNames)}, opts.ClientNames))
 	}
 	if ready := opts.Ready; ready == nil {
 		register()
