@@ -369,7 +369,7 @@ type scope struct {
 	// admission is what admit decided of the parent's ServiceAccount.
 	admission admission
 	// assignment is the revision the pass renders, and why: its
-	// RevisionCurrent condition.
+	// RevisionHeld condition.
 	assignment *rollout.Assignment
 	// unchanged and deleting classify the pass for the metrics (see outcome);
 	// phases adds up its time per phase.

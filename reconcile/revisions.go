@@ -174,7 +174,7 @@ func (e *PinError) Error() string { return e.Message }
 // loadBundle is the render phase's load: the assigned revision, parsed,
 // with its outputs. A missing Bundle, a pin of no revision and a content
 // that does not load stall the parent; a chart not at hand waits (see
-// waitForSource). The assignment is kept for the status (RevisionCurrent).
+// waitForSource). The assignment is kept for the status (RevisionHeld).
 func (r renderer) loadBundle(ctx context.Context, s *scope) (*templates.Bundle, *outputs.Set, bool, error) {
 	a, err := r.assign(ctx, s.comp)
 	if apierrors.IsNotFound(err) {

@@ -170,9 +170,10 @@ func TestRolloutInWaves(t *testing.T) {
 		t.Errorf("rolled back %+v, want wave 1 naming its parent and RenderFailed", st)
 	}
 	for i := range 5 {
-		name := fmt.Sprintf("p%d", i)
-		condition(t, ns, name, v1alpha1.ConditionReady, metav1.ConditionTrue)
-		revisionCurrent(t, ns, name, func(rc *metav1.Condition) bool { return rc.Reason == v1alpha1.ReasonRolloutStopped })
+		c := condition(t, ns, fmt.Sprintf("p%d", i), v1alpha1.ConditionReady, metav1.ConditionTrue)
+		if rh := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionRevisionHeld); rh != nil {
+			t.Errorf("p%d RevisionHeld %+v: a parent that follows the rollout has none", i, rh)
+		}
 	}
 	if got := versions(t, ns); got["2"] != 5 {
 		t.Errorf("ConfigMaps by version %v after the rollback", got)
@@ -194,7 +195,7 @@ func TestRevisionPins(t *testing.T) {
 	condition(t, ns, "pinned", v1alpha1.ConditionReady, metav1.ConditionTrue)
 
 	setFiles(t, b, versioned("2"))
-	rev2 := currentRevision(t, b)
+	currentRevision(t, b)
 	eventually(t, "the follower on revision 2, the pinned one on 1", func() (bool, error) {
 		cm1, cm2 := &corev1.ConfigMap{}, &corev1.ConfigMap{}
 		if err := k.Get(context.Background(), key(ns, "cfg-follow"), cm1); err != nil {
@@ -205,8 +206,8 @@ func TestRevisionPins(t *testing.T) {
 		}
 		return cm1.Data["version"] == "2" && cm2.Data["version"] == "1", fmt.Errorf("follow %s, pinned %s", cm1.Data["version"], cm2.Data["version"])
 	})
-	revisionCurrent(t, ns, "pinned", func(rc *metav1.Condition) bool {
-		return rc.Reason == v1alpha1.ReasonPinned && rc.Status == metav1.ConditionFalse && strings.Contains(rc.Message, rev2)
+	revisionHeld(t, ns, "pinned", func(rc *metav1.Condition) bool {
+		return rc.Reason == v1alpha1.ReasonPinned && rc.Status == metav1.ConditionTrue && strings.Contains(rc.Message, rev1)
 	})
 	eventually(t, "revision 1 counting its pin", func() (bool, error) {
 		rev := &v1alpha1.BundleRevision{}
@@ -226,8 +227,8 @@ func TestRevisionPins(t *testing.T) {
 		err := k.Get(context.Background(), key(ns, "cfg-pinned"), cm)
 		return err == nil && cm.Data["version"] == "2", err
 	})
-	revisionCurrent(t, ns, "pinned", func(rc *metav1.Condition) bool {
-		return rc.Reason == v1alpha1.ReasonPinRefused && rc.Status == metav1.ConditionTrue && strings.Contains(rc.Message, "withdrawn")
+	revisionHeld(t, ns, "pinned", func(rc *metav1.Condition) bool {
+		return rc.Reason == v1alpha1.ReasonPinRefused && rc.Status == metav1.ConditionFalse && strings.Contains(rc.Message, "withdrawn")
 	})
 
 	// A pin of no revision stalls.
@@ -256,7 +257,7 @@ func TestRefusedValuesStayOnTheirRevision(t *testing.T) {
 	if len(st.HeldParents) != 1 || st.HeldParents[0].Name != "old" || !strings.Contains(st.HeldParents[0].Message, "port") {
 		t.Errorf("held %+v", st.HeldParents)
 	}
-	revisionCurrent(t, ns, "old", func(rc *metav1.Condition) bool {
+	revisionHeld(t, ns, "old", func(rc *metav1.Condition) bool {
 		return rc.Reason == v1alpha1.ReasonValuesRefused && strings.Contains(rc.Message, rev1) && strings.Contains(rc.Message, "port")
 	})
 	if got := versions(t, ns); got["1"] != 1 || got["2"] != 1 {
@@ -264,17 +265,17 @@ func TestRefusedValuesStayOnTheirRevision(t *testing.T) {
 	}
 }
 
-// revisionCurrent waits until the Composition's RevisionCurrent condition
+// revisionHeld waits until the Composition's RevisionHeld condition
 // meets ok.
-func revisionCurrent(t *testing.T, ns, name string, ok func(*metav1.Condition) bool) {
+func revisionHeld(t *testing.T, ns, name string, ok func(*metav1.Condition) bool) {
 	t.Helper()
-	eventually(t, "the RevisionCurrent condition of "+name, func() (bool, error) {
+	eventually(t, "the RevisionHeld condition of "+name, func() (bool, error) {
 		c := &v1alpha1.Composition{}
 		if err := k.Get(context.Background(), key(ns, name), c); err != nil {
 			return false, err
 		}
-		rc := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionRevisionCurrent)
-		return rc != nil && ok(rc), fmt.Errorf("RevisionCurrent %+v", rc)
+		rc := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionRevisionHeld)
+		return rc != nil && ok(rc), fmt.Errorf("RevisionHeld %+v", rc)
 	})
 }
 

@@ -29,7 +29,9 @@ type reporter struct{ *CompositionReconciler }
 func (r reporter) patchStatus(ctx context.Context, s *scope) error {
 	r.readiness.Record(metrics.ParentKey{Kind: s.comp.ParentGVK().GroupKind(), NamespacedName: client.ObjectKeyFromObject(s.comp)}, s.status.Conditions)
 	if s.assignment != nil {
-		meta.SetStatusCondition(&s.status.Conditions, s.assignment.Condition(s.comp.GetGeneration()))
+		if c := s.assignment.Condition(s.comp.GetGeneration()); c != nil {
+			meta.SetStatusCondition(&s.status.Conditions, *c)
+		}
 	}
 	status.KeepTransitionTimes(&s.status, s.comp.ParentStatus().Conditions)
 	s.status.Inventory = inventoryRecord(s)

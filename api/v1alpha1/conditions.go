@@ -156,29 +156,25 @@ const (
 	ReasonPruned = "Pruned"
 )
 
-// ConditionRevisionCurrent, on a parent, says whether it is on its
-// Bundle's current revision and, when not, why: a rollout has not reached
-// it yet, it is pinned, its values are refused. It does not change Ready.
-const ConditionRevisionCurrent = "RevisionCurrent"
+// ConditionRevisionHeld, on a parent, is present only when the parent
+// renders another revision than its Bundle's rollout assigns it, or
+// pins one its Bundle refuses: True with reason Pinned (its pin) or
+// ValuesRefused (the assigned revision refuses its values: it stays on
+// the revision it is on), False with reason PinRefused (the pin is
+// ignored: the parent follows the Bundle). A parent that follows the
+// rollout has none, so a rollout that moves others changes no parent's
+// status. It does not change Ready.
+const ConditionRevisionHeld = "RevisionHeld"
 
-// Reasons of RevisionCurrent.
+// Reasons of RevisionHeld.
 const (
-	// ReasonFollowing: the parent follows its Bundle and is on the
-	// revision the Bundle assigns it.
-	ReasonFollowing = "Following"
 	// ReasonPinned: the parent pins a revision (spec.bundleRevision, or
 	// an instance's stencil.dev/bundle-revision annotation).
 	ReasonPinned = "Pinned"
-	// ReasonWaitingForWave: a rollout is moving parents in waves and has
-	// not reached this one: it stays on the stable revision.
-	ReasonWaitingForWave = "WaitingForWave"
 	// ReasonValuesRefused: the revision the Bundle assigns refuses the
 	// parent's values: it stays on the revision it is on (the message
 	// names the field paths), until its values or the Bundle change.
 	ReasonValuesRefused = "ValuesRefused"
-	// ReasonRolloutStopped: a rollout halted or rolled back: the parent
-	// stays where the rollout left it.
-	ReasonRolloutStopped = "RolloutStopped"
 	// ReasonPinRefused: the pinned revision is withdrawn, or the Bundle
 	// disallows pinning: the parent follows the Bundle instead.
 	ReasonPinRefused = "PinRefused"

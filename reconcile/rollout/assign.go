@@ -55,9 +55,25 @@ type Assignment struct {
 	// NotFound reports a pin of a revision that does not exist (Revision
 	// names it): nothing is rendered.
 	NotFound bool
-	// Reason and Message are the parent's RevisionCurrent condition's.
+	// Reason and Message say why: one of v1alpha1's reasons of
+	// RevisionHeld (Pinned, ValuesRefused, PinRefused), RevisionNotFound,
+	// or, for a parent that follows the rollout, ReasonFollowing,
+	// ReasonWaitingForWave or ReasonRolloutStopped.
 	Reason, Message string
 }
+
+// Reasons of an Assignment that follows the rollout: no condition says
+// them (see Condition).
+const (
+	// ReasonFollowing: on the revision the rollout assigns, the Bundle's
+	// current one.
+	ReasonFollowing = "Following"
+	// ReasonWaitingForWave: the rollout has not reached the parent yet
+	// (or a rollout it superseded moved it).
+	ReasonWaitingForWave = "WaitingForWave"
+	// ReasonRolloutStopped: the rollout halted or rolled back.
+	ReasonRolloutStopped = "RolloutStopped"
+)
 
 // Inputs are what Assign decides on.
 type Inputs struct {
@@ -110,12 +126,10 @@ func Assign(in Inputs) Assignment {
 		case revision.Withdrawn(b, in.Pin):
 			refused = fmt.Sprintf("revision %s is withdrawn (Bundle %s's spec.revisions.withdrawn): the pin is ignored", in.Pin, b.Name)
 		case in.Pin == current || known(in, in.Pin):
-			a := Assignment{Revision: in.Pin, Current: in.Pin == current, Reason: v1alpha1.ReasonPinned,
+			// The message names no other revision: a pinned parent's
+			// status does not change with its Bundle.
+			return Assignment{Revision: in.Pin, Current: in.Pin == current, Reason: v1alpha1.ReasonPinned,
 				Message: fmt.Sprintf("pinned to revision %s", in.Pin)}
-			if !a.Current && current != "" {
-				a.Message += fmt.Sprintf("; Bundle %s's current revision is %s", b.Name, current)
-			}
-			return a
 		default:
 			return Assignment{Revision: in.Pin, NotFound: true, Reason: v1alpha1.ReasonRevisionNotFound,
 				Message: fmt.Sprintf("pinned to revision %s, which Bundle %s does not have (kubectl get bundlerevisions -l %s=%s): nothing is rendered", in.Pin, b.Name, v1alpha1.LabelBundle, b.Name)}
@@ -133,7 +147,7 @@ func follow(in Inputs, current string) Assignment {
 	b := in.Bundle
 	st := Find(b, in.Shard)
 	if st == nil || st.Stable == "" {
-		return Assignment{Revision: current, Current: true, Reason: v1alpha1.ReasonFollowing, Message: "follows the Bundle"}
+		return Assignment{Revision: current, Current: true, Reason: ReasonFollowing, Message: "follows the Bundle"}
 	}
 	want, why := st.Stable, ""
 	switch {
@@ -158,15 +172,15 @@ func follow(in Inputs, current string) Assignment {
 	}
 	// The messages name no wave and no count: a parent's status does not
 	// change while a rollout moves others (see Placement).
-	a := Assignment{Revision: want, Current: want == current, Reason: v1alpha1.ReasonFollowing, Message: "follows the Bundle"}
+	a := Assignment{Revision: want, Current: want == current, Reason: ReasonFollowing, Message: "follows the Bundle"}
 	switch {
 	case a.Current:
 	case why != "":
-		a.Reason, a.Message = v1alpha1.ReasonWaitingForWave, why
+		a.Reason, a.Message = ReasonWaitingForWave, why
 	case st.Phase == v1alpha1.RolloutHalted || st.Phase == v1alpha1.RolloutRolledBack:
-		a.Reason, a.Message = v1alpha1.ReasonRolloutStopped, fmt.Sprintf("on revision %s: the rollout of %s stopped (%s; see Bundle %s's status)", want, st.Target, st.Phase, b.Name)
+		a.Reason, a.Message = ReasonRolloutStopped, fmt.Sprintf("on revision %s: the rollout of %s stopped (%s; see Bundle %s's status)", want, st.Target, st.Phase, b.Name)
 	case current != "":
-		a.Reason, a.Message = v1alpha1.ReasonWaitingForWave, fmt.Sprintf("on revision %s until the rollout of %s reaches it", want, current)
+		a.Reason, a.Message = ReasonWaitingForWave, fmt.Sprintf("on revision %s until the rollout of %s reaches it", want, current)
 	default:
 		a.Message = fmt.Sprintf("on revision %s: Bundle %s's current content has no revision (it does not load, or is not looked at yet; see its Ready condition)", want, b.Name)
 	}
@@ -201,33 +215,35 @@ func stayable(in Inputs, name string) bool {
 	return (name == Current(in.Bundle) || known(in, name)) && !revision.Withdrawn(in.Bundle, name)
 }
 
-// Condition is a's RevisionCurrent condition for generation.
-func (a Assignment) Condition(generation int64) metav1.Condition {
-	c := metav1.Condition{Type: v1alpha1.ConditionRevisionCurrent, Status: metav1.ConditionFalse, Reason: a.Reason,
+// Condition is a's RevisionHeld condition for generation, nil when the
+// parent follows the rollout (see v1alpha1.ConditionRevisionHeld).
+func (a Assignment) Condition(generation int64) *metav1.Condition {
+	c := &metav1.Condition{Type: v1alpha1.ConditionRevisionHeld, Status: metav1.ConditionTrue, Reason: a.Reason,
 		Message: a.Message, ObservedGeneration: generation}
-	if a.Current {
-		c.Status = metav1.ConditionTrue
+	switch a.Reason {
+	case v1alpha1.ReasonPinned, v1alpha1.ReasonValuesRefused:
+		return c
+	case v1alpha1.ReasonPinRefused:
+		c.Status = metav1.ConditionFalse
+		return c
 	}
-	return c
+	return nil
 }
 
 // Placement is what a parent's assignment depends on in b's rollout of
-// shard, but for its own values and pin: the stable and target
-// revisions, whether the rollout moved the parent, and whether it is
-// under way, stopped or complete. A change of a Bundle's rollout brings
-// a pass only of the parents whose Placement changed: a wave moves its
-// own parents, not every parent of the Bundle.
+// shard, but for its own pin, values and revision: the rollout's target
+// once it moved the parent, else the stable revision. A change of a
+// Bundle's rollout brings a pass only of the parents whose Placement
+// changed: a wave moves its own parents, a rollback those it moved, and
+// the rest of the Bundle's parents are not looked at (their status does
+// not change either: see Assignment.Condition).
 func Placement(b *v1alpha1.Bundle, shard string, k Key, canary bool) string {
 	st := Find(b, shard)
-	if st == nil {
+	switch {
+	case st == nil:
 		return ""
+	case Selected(st, b.Name, k, canary):
+		return st.Target
 	}
-	class := "moving"
-	switch st.Phase {
-	case v1alpha1.RolloutHalted, v1alpha1.RolloutRolledBack:
-		class = string(st.Phase)
-	case v1alpha1.RolloutComplete:
-		class = "complete"
-	}
-	return fmt.Sprintf("%s/%s/%s/%t", st.Stable, st.Target, class, Selected(st, b.Name, k, canary))
+	return st.Stable
 }
