@@ -84,6 +84,10 @@ func run(ctx context.Context, o options) (*results, error) {
 	adminKubeconfig := o.kubeconfig
 	if o.kubeconfig == "" {
 		cl := localCluster{root: root, dir: filepath.Join(root, ".local", "bench-cluster")}
+		if o.rollout {
+			// A pod per parent, two while a Deployment rolls, 110 a node.
+			cl.nodes = 2*o.n/100 + 1
+		}
 		if err := cl.up(); err != nil {
 			return nil, err
 		}
@@ -128,7 +132,11 @@ func run(ctx context.Context, o options) (*results, error) {
 		return nil, err
 	}
 	start := time.Now()
-	err = h.phases(ctx)
+	if o.rollout {
+		err = h.rolloutPhases(ctx)
+	} else {
+		err = h.phases(ctx)
+	}
 	if h.audit != nil {
 		time.Sleep(time.Second)
 		n, cerr := h.audit.unselected(h.auditUser, start, time.Now())
