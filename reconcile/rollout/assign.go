@@ -109,9 +109,9 @@ type Inputs struct {
 //     this one reaches it.
 //  3. A parent whose values the revision it would move to refuses stays
 //     on the revision it is on (ValuesRefused), if that one takes them.
-//  4. A withdrawn revision is never a parent's to stay on: the stable one
-//     is rendered instead, or the current one if the stable one is
-//     withdrawn.
+//  4. A withdrawn revision is never a parent's to stay on or move to: the
+//     stable one is rendered instead, or the current one if the stable
+//     one is withdrawn.
 //  5. Without a rollout record (a Bundle its rollout controller has not
 //     seen yet), the Bundle's current content is rendered, as before
 //     revisions.
@@ -157,8 +157,12 @@ func follow(in Inputs, current string) Assignment {
 		want, why = in.On, fmt.Sprintf("stays on revision %s, where a rollout that was superseded moved it, until the rollout of %s reaches it", in.On, st.Target)
 	}
 	if revision.Withdrawn(b, want) {
-		want = current
-		if want == "" {
+		switch {
+		case want != st.Stable && !revision.Withdrawn(b, st.Stable):
+			want = st.Stable
+		case current != "":
+			want = current
+		default:
 			want = st.Stable
 		}
 	}

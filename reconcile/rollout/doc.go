@@ -15,10 +15,11 @@
 //     rollout a parent's assignment depends on.
 //   - step.go: Step, one look at a rollout (pure): it starts one when the
 //     Bundle's content changed, starts each wave (the canary, then
-//     batches: Batches, waves.go), judges the parents moved so far
-//     (health.go), evaluates the gates over the wave (gate.go, CEL),
-//     waits out the soak, completes, or stops the rollout (Halt, or
-//     Rollback: every moved parent goes back), and counts.
+//     batches: Batches and Plan, waves.go), judges the parents moved so
+//     far (wave.go, health.go), evaluates the gates over the wave
+//     (gate.go, CEL), waits out the soak, completes, or stops the
+//     rollout (Halt, or Rollback: every moved parent goes back), and
+//     counts (count.go).
 //   - controller.go, revisions.go, setup.go: the Reconciler writes what a
 //     Step decided (the Bundle's status.rollouts entry of its shard,
 //     events on the Bundle), records the Bundle's new content as a

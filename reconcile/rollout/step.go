@@ -1,11 +1,9 @@
 package rollout
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -149,25 +147,6 @@ func (r *step) start(target string) {
 	r.event("Normal", v1alpha1.ReasonRolloutStarted, "revision %s replaces %s in waves%s", target, from, also)
 }
 
-// reportHeld names, in an event, the parents whose values target refuses,
-// before any parent moves.
-func (r *step) reportHeld(target string) {
-	held := r.held(target)
-	if len(held) == 0 {
-		return
-	}
-	names := make([]string, 0, min(len(held), maxHeld))
-	for _, h := range held[:min(len(held), maxHeld)] {
-		names = append(names, h.Namespace+"/"+h.Name)
-	}
-	more := ""
-	if len(held) > maxHeld {
-		more = fmt.Sprintf(" (+%d more)", len(held)-maxHeld)
-	}
-	r.event("Warning", v1alpha1.ReasonValuesIncompatible, "revision %s refuses the values of %d parents, which stay on their revision: %s%s",
-		target, len(held), strings.Join(names, ", "), more)
-}
-
 // complete ends the rollout: its target becomes the stable revision
 // (done), or the Bundle went back to the stable one (!done).
 func (r *step) complete(done bool) {
@@ -195,7 +174,8 @@ func (r *step) annotations() {
 			r.st.WaveStarted, r.st.WaveReady = r.now(), nil
 		}
 	}
-	if v := ann[v1alpha1.AnnotationRolloutPromote]; v != "" && v != r.st.Promoted {
+	// A promote waits for a paused rollout to be resumed.
+	if v := ann[v1alpha1.AnnotationRolloutPromote]; v != "" && v != r.st.Promoted && !r.pol.Paused {
 		r.st.Promoted = v
 		r.st.Phase, r.st.Failed = v1alpha1.RolloutProgressing, nil
 		r.promote = true
@@ -310,200 +290,4 @@ func (r *step) wave() []*Parent {
 		}
 	}
 	return out
-}
-
-// waveDone judges every parent the rollout moved so far and reports
-// whether the current wave is done: all Ready on the target (or not
-// counted), every gate true, the soak over. A parent that stalled, or a
-// wave not done by its deadline, stops the rollout (see fail).
-func (r *step) waveDone(ctx context.Context) bool {
-	if r.promote {
-		r.promote = false
-		r.event("Normal", v1alpha1.ReasonWaveStarted, "wave %d/%d of revision %s is promoted (%s)", r.st.Wave, r.st.Waves, r.st.Target, v1alpha1.AnnotationRolloutPromote)
-		return true
-	}
-	started := r.Now
-	if r.st.WaveStarted != nil {
-		started = r.st.WaveStarted.Time
-	}
-	var fails, waits []v1alpha1.RolloutParent
-	for _, p := range r.moved() {
-		switch h, reason, msg := judge(p, r.Bundle.Name, r.st.Target, started); h {
-		case failed:
-			fails = append(fails, named(p, reason, msg))
-		case pending:
-			waits = append(waits, named(p, "NotReady", "not Ready on "+r.st.Target+" yet"))
-		}
-	}
-	if len(fails) > 0 {
-		r.fail(fails, "stalled")
-		return false
-	}
-	gate := ""
-	if len(waits) == 0 {
-		gate = r.gates(ctx)
-	}
-	if len(waits) > 0 || gate != "" {
-		left := started.Add(deadline(r.pol)).Sub(r.Now)
-		if left <= 0 {
-			if len(waits) == 0 {
-				waits = []v1alpha1.RolloutParent{{Reason: "Gate", Message: gate}}
-			}
-			r.fail(waits, fmt.Sprintf("were not Ready on %s within the progress deadline (%s)", r.st.Target, deadline(r.pol)))
-			return false
-		}
-		r.st.WaveReady = nil
-		r.st.Message = fmt.Sprintf("wave %d/%d: waiting for %d parents to be Ready on %s", r.st.Wave, r.st.Waves, len(waits), r.st.Target)
-		if len(waits) == 0 {
-			r.st.Message = fmt.Sprintf("wave %d/%d: waiting: %s", r.st.Wave, r.st.Waves, gate)
-		}
-		r.requeue(left)
-		return false
-	}
-	if r.st.WaveReady == nil {
-		r.st.WaveReady = r.now()
-	}
-	if left := r.st.WaveReady.Add(soak(r.pol)).Sub(r.Now); left > 0 {
-		r.st.Message = fmt.Sprintf("wave %d/%d: Ready; soaking for %s more", r.st.Wave, r.st.Waves, left.Round(time.Second))
-		r.requeue(left)
-		return false
-	}
-	return true
-}
-
-// moved are the followers the rollout moved that render (neither
-// suspended nor being deleted) and whose values the target takes.
-func (r *step) moved() []*Parent {
-	var out []*Parent
-	for _, p := range r.followers {
-		if p.Suspended || p.Deleting || !Selected(&r.st, r.Bundle.Name, p.Key, r.canary[p]) {
-			continue
-		}
-		if ok, _ := r.accepts(p, r.st.Target); ok {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// gates evaluates the gates over the current wave: "" when all hold.
-func (r *step) gates(ctx context.Context) string {
-	if r.GateErr != nil {
-		return "a gate does not compile: " + r.GateErr.Error()
-	}
-	if len(r.Gates) == 0 {
-		return ""
-	}
-	var wave []*Parent
-	for _, p := range r.wave() {
-		if ok, _ := r.accepts(p, r.st.Target); ok && !p.Suspended && !p.Deleting {
-			wave = append(wave, p)
-		}
-	}
-	return evaluate(ctx, r.Gates, waveView(r.st.Wave, r.Bundle.Name, wave))
-}
-
-// fail stops the rollout at the current wave: Rollback sends the parents
-// it moved back to the stable revision, Halt leaves them.
-func (r *step) fail(parents []v1alpha1.RolloutParent, what string) {
-	slices.SortFunc(parents, func(a, b v1alpha1.RolloutParent) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Kind, b.Kind))
-	})
-	r.st.Failed = parents[:min(len(parents), maxFailed)]
-	names := make([]string, 0, len(r.st.Failed))
-	for _, p := range r.st.Failed {
-		if p.Name == "" {
-			names = append(names, p.Message)
-			continue
-		}
-		names = append(names, fmt.Sprintf("%s/%s (%s)", p.Namespace, p.Name, p.Reason))
-	}
-	more := ""
-	if len(parents) > maxFailed {
-		more = fmt.Sprintf(" (+%d more)", len(parents)-maxFailed)
-	}
-	list := strings.Join(names, ", ") + more
-	if r.pol.OnFailure == v1alpha1.FailureHalt {
-		r.st.Phase = v1alpha1.RolloutHalted
-		r.st.Message = fmt.Sprintf("halted at wave %d/%d: parents %s: %s; the parents moved stay on %s", r.st.Wave, r.st.Waves, what, list, r.st.Target)
-		r.event("Warning", v1alpha1.ReasonRolloutHalted, "%s", r.st.Message)
-		return
-	}
-	r.st.Phase = v1alpha1.RolloutRolledBack
-	r.st.Message = fmt.Sprintf("rolled back at wave %d/%d: parents %s: %s; the parents moved go back to %s", r.st.Wave, r.st.Waves, what, list, r.st.Stable)
-	r.event("Warning", v1alpha1.ReasonRolledBack, "%s", r.st.Message)
-}
-
-func named(p *Parent, reason, msg string) v1alpha1.RolloutParent {
-	kind, _, _ := strings.Cut(p.Key.Kind, ".")
-	return v1alpha1.RolloutParent{Kind: kind, Namespace: p.Key.Namespace, Name: p.Key.Name, Reason: reason, Message: msg}
-}
-
-func (r *step) requeue(d time.Duration) {
-	d = min(max(d, time.Second), recheck)
-	if r.out.Requeue == 0 || d < r.out.Requeue {
-		r.out.Requeue = d
-	}
-}
-
-// accepts is Accepts, or true without it.
-func (r *step) accepts(p *Parent, rev string) (bool, string) {
-	if r.Accepts == nil || rev == "" || p.On(r.Bundle.Name) == rev {
-		return true, ""
-	}
-	return r.Accepts(p, rev)
-}
-
-// held are the followers whose values rev refuses.
-func (r *step) held(rev string) []v1alpha1.RolloutParent {
-	var out []v1alpha1.RolloutParent
-	for _, p := range r.followers {
-		if ok, why := r.accepts(p, rev); !ok {
-			out = append(out, named(p, v1alpha1.ReasonValuesRefused, why))
-		}
-	}
-	slices.SortFunc(out, func(a, b v1alpha1.RolloutParent) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
-	return out
-}
-
-// count counts the followers, those on the revision the rollout brings
-// them to (its target, else the stable one) and Ready there, and those
-// whose values it refuses; and sums it up.
-func (r *step) count() {
-	goal := r.st.Target
-	if goal == "" {
-		goal = r.st.Stable
-	}
-	var updated, ready int32
-	for _, p := range r.followers {
-		if p.On(r.Bundle.Name) == goal {
-			updated++
-			if p.Ready() {
-				ready++
-			}
-		}
-	}
-	held := r.held(goal)
-	r.st.Parents, r.st.Updated, r.st.Ready, r.st.Held = int32(len(r.followers)), updated, ready, int32(len(held))
-	r.st.HeldParents = held[:min(len(held), maxHeld)]
-	counts := fmt.Sprintf("%d/%d updated, %d ready", updated, len(r.followers), ready)
-	if len(held) > 0 {
-		counts += fmt.Sprintf(", %d held", len(held))
-	}
-	switch r.st.Phase {
-	case v1alpha1.RolloutComplete:
-		r.st.Summary = fmt.Sprintf("%s: %s", goal, counts)
-	case v1alpha1.RolloutProgressing:
-		r.st.Summary = fmt.Sprintf("wave %d/%d of %s: %s", r.st.Wave, r.st.Waves, goal, counts)
-	default:
-		r.st.Summary = fmt.Sprintf("%s at wave %d/%d of %s: %s", strings.ToLower(string(r.st.Phase)), r.st.Wave, r.st.Waves, goal, counts)
-	}
-	if r.st.Phase == v1alpha1.RolloutComplete && len(held) > 0 {
-		r.st.Message = fmt.Sprintf("%d parents stay on their revision: %s refuses their values (see heldParents)", len(held), goal)
-	}
-	if r.st.Phase == v1alpha1.RolloutProgressing && r.out.Requeue == 0 {
-		r.requeue(recheck)
-	}
 }
