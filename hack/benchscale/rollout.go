@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -60,6 +61,10 @@ spec:
   replicas: 1
   selector:
     matchLabels: {app: {{ .Composition.Name }}}
+  # The old pod goes before the new one comes: a pod per parent at most.
+  strategy:
+    type: RollingUpdate
+    rollingUpdate: {maxSurge: 0, maxUnavailable: 1}
   template:
     metadata:
       labels: {app: {{ .Composition.Name }}}
@@ -252,6 +257,9 @@ func (h *harness) rolloutPhases(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := h.addNodes(ctx, h.o.n/100+1); err != nil {
+		return err
+	}
 	for i := range h.o.rolloutNamespaces {
 		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: rolloutNamespace(i)}}
 		if err := h.admin.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -308,6 +316,39 @@ func (h *harness) rolloutPhases(ctx context.Context) error {
 	logf("rollout: a revision whose pods are never scheduled, in waves with a progress deadline of %s", h.o.rolloutDeadline)
 	res.failing, err = h.rollFailing(ctx, w, h.wavesPolicy(h.o.rolloutDeadline))
 	return err
+}
+
+// addNodes adds kwok nodes until there are n, as hack/local-cluster.sh
+// makes its own (110 pods each: a pod per parent, the old one going
+// before the new one comes), and waits until they are Ready.
+func (h *harness) addNodes(ctx context.Context, n int) error {
+	for i := range n {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("kwok-rollout-%d", i),
+			Annotations: map[string]string{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+			Labels: map[string]string{"type": "kwok", "kubernetes.io/hostname": fmt.Sprintf("kwok-rollout-%d", i),
+				"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}}}
+		capacity := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("32"), corev1.ResourceMemory: resource.MustParse("256Gi"), corev1.ResourcePods: resource.MustParse("110")}
+		node.Status.Capacity, node.Status.Allocatable = capacity, capacity
+		if err := h.admin.Create(ctx, node); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create node %s: %w", node.Name, err)
+		}
+	}
+	logf("rollout: %d kwok nodes added; waiting for them to be Ready", n)
+	return poll(ctx, 5*time.Minute, func() (bool, error) {
+		list := &corev1.NodeList{}
+		if err := h.admin.List(ctx, list, client.MatchingLabels{"type": "kwok"}); err != nil {
+			return false, err
+		}
+		ready := 0
+		for _, node := range list.Items {
+			for _, c := range node.Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+					ready++
+				}
+			}
+		}
+		return ready >= n, nil
+	})
 }
 
 // wavesPolicy is the benchmark's rollout in waves: 1, 10, 100 and the

@@ -84,10 +84,6 @@ func run(ctx context.Context, o options) (*results, error) {
 	adminKubeconfig := o.kubeconfig
 	if o.kubeconfig == "" {
 		cl := localCluster{root: root, dir: filepath.Join(root, ".local", "bench-cluster")}
-		if o.rollout {
-			// A pod per parent, two while a Deployment rolls, 110 a node.
-			cl.nodes = 2*o.n/100 + 1
-		}
 		if err := cl.up(); err != nil {
 			return nil, err
 		}
