@@ -19,6 +19,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/admission"
 	"github.com/stencil-dev/stencil/reconcile/revision"
 )
@@ -356,5 +357,62 @@ func TestAdmissionBundleDryRun(t *testing.T) {
 	})
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.rollout.gates[0] (bad)") {
 		t.Errorf("a gate that does not compile: %v, want it refused naming it", err)
+	}
+}
+
+// TestRolloutOfInstances: the instances of a published kind roll out in
+// waves as Compositions do (the rollout controller lists them from the
+// kind's controller), and one pins a revision with its annotation.
+func TestRolloutOfInstances(t *testing.T) {
+	ctx := context.Background()
+	ns, group, name, _ := servedGadgets(t, "roll")
+	b := &v1alpha1.Bundle{}
+	if err := k.Get(ctx, client.ObjectKey{Name: name}, b); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		mustCreate(t, gadget(group, ns, fmt.Sprintf("g%d", i), `{"size": 1}`))
+	}
+	for i := range 3 {
+		instanceReady(t, group, ns, fmt.Sprintf("g%d", i), metav1.ConditionTrue)
+	}
+	rev1 := currentRevision(t, b)
+	rolloutOf(t, b, "revision 1 stable, with the three instances", func(st v1alpha1.RolloutStatus) bool {
+		return st.Stable == rev1 && st.Ready == 3
+	})
+	pinned := gadget(group, ns, "pinned", `{"size": 2}`)
+	pinned.SetAnnotations(map[string]string{publish.AnnotationBundleRevision: rev1})
+	mustCreate(t, pinned)
+	instanceReady(t, group, ns, "pinned", metav1.ConditionTrue)
+
+	if err := updateFresh(ctx, b, func() error {
+		b.Spec.Files = gadgetFiles("\n  wave: \"2\"")
+		b.Spec.Rollout = &v1alpha1.RolloutPolicy{Strategy: v1alpha1.RolloutWaves, Soak: &metav1.Duration{Duration: time.Hour}}
+		return k.Update(ctx, b)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rev2 := currentRevision(t, b)
+	st := rolloutOf(t, b, "wave 1 of the instances soaking", func(st v1alpha1.RolloutStatus) bool {
+		return st.Target == rev2 && st.Wave == 1 && st.WaveReady != nil
+	})
+	if st.Parents != 3 || st.Updated != 1 || st.Waves != 2 {
+		t.Errorf("rollout %+v: want 3 followers (the pinned one is not), 1 updated, 2 waves", st)
+	}
+	moved := 0
+	for _, n := range []string{"g0", "g1", "g2", "pinned"} {
+		cm := &corev1.ConfigMap{}
+		if err := k.Get(ctx, key(ns, n+"-conf"), cm); err != nil {
+			t.Fatal(err)
+		}
+		if cm.Data["wave"] == "2" {
+			moved++
+			if n == "pinned" {
+				t.Errorf("the pinned instance moved")
+			}
+		}
+	}
+	if moved != 1 {
+		t.Errorf("%d instances on revision 2 during wave 1's soak, want 1", moved)
 	}
 }

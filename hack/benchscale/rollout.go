@@ -533,6 +533,12 @@ func (r *rolloutResult) write(out *strings.Builder) {
 		fmt.Fprintf(out, "| %s\t| %s\t| %s\t| %.1f\t| %.1f\t| %s\t|\n", row.name, dur(row.run.elapsed), ratio(row.run.elapsed, r.allAtOnce.elapsed),
 			perEach(sumAll(row.run.requests), r.n), perEach(row.run.requests.writes(), r.n), statusWrites(row.run.requests))
 	}
+	for _, row := range []struct {
+		name string
+		run  rolloutRun
+	}{{"all at once", r.allAtOnce}, {"in waves", r.waves}} {
+		fmt.Fprintf(out, "\nThe controller's requests %s: %s\n", row.name, strings.Join(row.run.requests.top(8), ", "))
+	}
 	if len(r.waves.perWave) > 0 {
 		fmt.Fprintln(out, "\n| wave\t| parents\t| Ready after\t| wave's time (soak included)\t| requests\t| status writes (parents, Bundle, revisions)\t|")
 		fmt.Fprintln(out, "| ---\t| ---\t| ---\t| ---\t| ---\t| ---\t|")

@@ -62,7 +62,17 @@ type Reconciler struct {
 	// tooLarge remembers the revisions the API server refused as too
 	// large, warned of once.
 	tooLarge map[string]bool
+	// counted is when each Bundle's counts were last written (see
+	// CountInterval).
+	counted map[string]time.Time
 }
+
+// CountInterval is how often, at most, a Bundle's rollout is written when
+// only its counts changed (parents updated and Ready, the summary), and
+// its revisions' counts: a wave of a thousand parents turning Ready one
+// by one costs a write every few seconds, not one per Coalesce. A wave's
+// start, end, halt or rollback is written at once.
+const CountInterval = 5 * time.Second
 
 type compatKey struct {
 	uid        types.UID
@@ -106,19 +116,57 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	gates, gateErr := CompileGates(Policy(b).Gates)
 	out := Step{Bundle: b, Shard: r.Shard, Parents: parents, Gates: gates, GateErr: gateErr, Now: r.now(),
 		Accepts: func(p *Parent, rev string) (bool, string) { return r.accepts(ctx, b, p, rev) }}.Run(ctx)
-	if err := r.writeStatus(ctx, b, out.Status); err != nil {
-		return ctrl.Result{}, err
+	due, wait := r.countsDue(b.Name)
+	old := Find(b, r.Shard)
+	if due || old == nil || !sameButCounts(*old, out.Status) {
+		if err := r.writeStatus(ctx, b, out.Status); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	for _, e := range out.Events {
 		r.Recorder.Eventf(b, nil, e.Type, e.Reason, "Rollout", "%s", e.Note)
 	}
-	if err := r.count(ctx, b.Name, revs, parents); err != nil {
-		return ctrl.Result{}, err
+	if due {
+		if err := r.count(ctx, b.Name, revs, parents); err != nil {
+			return ctrl.Result{}, err
+		}
+		r.mu.Lock()
+		r.counted[b.Name] = r.now()
+		r.mu.Unlock()
 	}
 	if err := r.prune(ctx, b, revs); err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: out.Requeue}, nil
+	requeue := out.Requeue
+	if !due && (requeue == 0 || wait < requeue) {
+		requeue = wait // the counts not written yet
+	}
+	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// countsDue reports whether b's counts may be written now, and else how
+// long until they may (see CountInterval).
+func (r *Reconciler) countsDue(bundle string) (bool, time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.counted == nil {
+		r.counted = map[string]time.Time{}
+	}
+	last, ok := r.counted[bundle]
+	if !ok {
+		return true, 0
+	}
+	left := last.Add(CountInterval).Sub(r.now())
+	return left <= 0, left
+}
+
+// sameButCounts reports whether two rollouts differ at most in what
+// counting changes: the counts, the summary and the message.
+func sameButCounts(a, b v1alpha1.RolloutStatus) bool {
+	for _, st := range []*v1alpha1.RolloutStatus{&a, &b} {
+		st.Parents, st.Updated, st.Ready, st.Summary, st.Message = 0, 0, 0, "", ""
+	}
+	return equality.Semantic.DeepEqual(a, b)
 }
 
 func (r *Reconciler) now() time.Time {
