@@ -129,6 +129,12 @@ bench-scale: build ## Measure the controller at scale on a local cluster (not pa
 	go run ./hack/benchscale -n $(N) -children $(CHILDREN) $(if $(CONCURRENCY),-concurrency $(CONCURRENCY)) \
 		$(if $(QPS),-qps $(QPS)) $(if $(BURST),-burst $(BURST)) $(BENCH_FLAGS)
 
+# make bench-rollout N=1000 BENCH_FLAGS='-rollout-soak 10s -rollout-namespaces 100'
+.PHONY: bench-rollout
+bench-rollout: build ## Measure a Bundle change rolled out to N parents on a local cluster: all at once, in waves of 1, 10, 100 and the rest, and a revision that never becomes Ready. N=, CONCURRENCY=, QPS=, BURST=, BENCH_FLAGS=.
+	go run ./hack/benchscale -rollout -n $(N) $(if $(CONCURRENCY),-concurrency $(CONCURRENCY)) \
+		$(if $(QPS),-qps $(QPS)) $(if $(BURST),-burst $(BURST)) $(BENCH_FLAGS)
+
 .PHONY: help
 help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*?##/ { printf "  %-16s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)

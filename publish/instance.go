@@ -16,7 +16,7 @@ import (
 // when it has none); the knobs are api.Defaults (api may be nil: no
 // defaults), each overridden by its annotation on the instance
 // (AnnotationSuspend, AnnotationPrune, AnnotationDeletionPolicy,
-// AnnotationServiceAccountName), then defaulted as the Composition CRD
+// AnnotationServiceAccountName, AnnotationBundleRevision), then defaulted as the Composition CRD
 // defaults them (prune true, deletion policy Delete). An annotation with
 // a value it does not allow is an error naming the annotation and the
 // values it allows, never the value.
@@ -96,6 +96,12 @@ func applyAnnotations(spec *v1alpha1.CompositionSpec, ann map[string]string) err
 			return fmt.Errorf("annotation %s must name a ServiceAccount of the instance's namespace (a DNS subdomain: lower-case letters, digits, '-' and '.')", AnnotationServiceAccountName)
 		}
 		spec.ServiceAccountName = v
+	}
+	if v, ok := ann[AnnotationBundleRevision]; ok {
+		if len(validation.IsDNS1123Subdomain(v)) > 0 {
+			return fmt.Errorf("annotation %s must name a revision of the Bundle (a BundleRevision, as kubectl get bundlerevisions lists them)", AnnotationBundleRevision)
+		}
+		spec.BundleRevision = v
 	}
 	return nil
 }

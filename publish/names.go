@@ -25,6 +25,10 @@ const (
 	// AnnotationServiceAccountName names a ServiceAccount of the instance's
 	// namespace: spec.serviceAccountName of a Composition.
 	AnnotationServiceAccountName = "stencil.dev/service-account-name"
+	// AnnotationBundleRevision pins an instance to a revision of its
+	// Bundle (a BundleRevision name), as a Composition's
+	// spec.bundleRevision does.
+	AnnotationBundleRevision = "stencil.dev/bundle-revision"
 )
 
 // DefaultVersion is the version of a published kind whose api names none.

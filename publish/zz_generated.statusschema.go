@@ -42,7 +42,7 @@ const compositionStatusSchema = "" +
 	"      }\n" +
 	"    },\n" +
 	"    \"bundleRevision\": {\n" +
-	"      \"description\": \"bundleRevision is the revision of the Bundle last rendered.\",\n" +
+	"      \"description\": \"bundleRevision is the revision of the Bundle last rendered (its\\ncontent hash; the BundleRevision of it is named\\n\\u003cbundle\\u003e-\\u003cits first 10 hex digits\\u003e).\",\n" +
 	"      \"type\": \"string\"\n" +
 	"    },\n" +
 	"    \"conditions\": {\n" +

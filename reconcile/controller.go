@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"sync"
 	"time"
 
 	"github.com/stencil-dev/stencil/outputs"
@@ -24,6 +25,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/pull"
 	"github.com/stencil-dev/stencil/reconcile/recall"
+	"github.com/stencil-dev/stencil/reconcile/rollout"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -186,6 +188,11 @@ type CompositionReconciler struct {
 	keeper    *authority.Keeper
 	// lookups answers the lookups of renders (package lookup).
 	lookups *lookup.Server
+	// served holds the reconcilers of the published kinds served, by
+	// kind (shared with them; see ListParents), and notifier tells the
+	// rollout controller of their instances' changes.
+	served   *sync.Map
+	notifier *rollout.Notifier
 }
 
 // SetupWithManager registers the Composition controller and its indexes,
@@ -210,7 +217,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts Options) (*Com
 	}
 	c, err := builder.ControllerManagedBy(mgr).
 		For(&v1alpha1.Composition{}, builder.WithPredicates(parentPredicates())).
-		Watches(&v1alpha1.Bundle{}, handler.EnqueueRequestsFromMapFunc(r.parentsOfBundle)).
+		Watches(&v1alpha1.Bundle{}, r.bundleEvents()).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.parentsInNamespace), builder.WithPredicates(labelsChanged())).
 		WatchesRawSource(source.Channel(r.capabilities.Subscribe(ctx), handler.EnqueueRequestsFromMapFunc(r.allParents))).
 		WatchesRawSource(source.Channel(r.authority.SubscribeKind(ctx, authority.CompositionsResource), handler.EnqueueRequestsFromMapFunc(r.allParents))).
@@ -296,6 +303,7 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 		authority:    watcher,
 		keeper:       keeper,
 		lookups:      lookup.New(dc, mgr.GetRESTMapper(), checker),
+		served:       &sync.Map{},
 	}
 	if err := mgr.Add(r.lookups); err != nil {
 		return nil, fmt.Errorf("add the lookup server: %w", err)
@@ -381,6 +389,9 @@ type scope struct {
 	done bool
 	// admission is what admit decided of the parent's ServiceAccount.
 	admission admission
+	// assignment is the revision the pass renders, and why: its
+	// RevisionHeld condition.
+	assignment *rollout.Assignment
 	// unchanged and deleting classify the pass for the metrics (see outcome);
 	// phases adds up its time per phase.
 	unchanged, deleting bool

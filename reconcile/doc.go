@@ -23,6 +23,13 @@
 //     authorize), pruning (prune.go: pruners, the empty-render guard),
 //     finalizer (finalize.go: deletion), reporter (status.go: the status
 //     patch, stalls).
+//   - revisions.go: the revision a pass renders (assign: package
+//     rollout decides, package revision holds the content; loadBundle,
+//     the render phase's load; LoadFor, the webhook's); fleet.go: a
+//     Bundle's parents as the rollout controller lists them
+//     (ListParents, the instances' notices), and which of them a change
+//     of the Bundle brings a pass of (bundleEvents: a wave moves only its
+//     own parents).
 //   - metrics.go (phases and outcomes of passes), scheme.go, writers.go
 //     (impersonating writers, Options.EffectiveServiceAccount), outputs.go
 //     (Updated events when outputs change), preview.go (DryRun
@@ -45,9 +52,11 @@
 // passes: the memos, the last pass, the parsed Bundles), lookup (the
 // answers to templates' lookups: informers, authorized per parent's
 // account, and the parents they bring back), generated (the Secret
-// keeping a set's generated values). Above it, wired by the controller command:
-// published (the Bundle controller and published kinds) and admission
-// (the webhook).
+// keeping a set's generated values), revision (a Bundle's contents kept
+// as BundleRevisions), rollout (which revision each parent renders, and
+// the rollouts that move them). Above it, wired by the controller
+// command: published (the Bundle controller, the rollout controller and
+// published kinds) and admission (the webhook).
 //
 // # Identity
 //
@@ -89,8 +98,12 @@
 //     manager applyset.FieldManager; a member is deleted only with a UID
 //     precondition, and only behind the prune gate (a complete render
 //     whose observed values did not move under it, every apply
-//     succeeded, not suspended, spec.prune not false); an object held
-//     back by stencil.dev/wait-for is never pruned for it.
+//     succeeded, not suspended, spec.prune not false) and within the
+//     prune budget (no more than the Bundle's share of the set, no
+//     protected kind, unless allowed: pruning.withinBudget); an object
+//     held back by stencil.dev/wait-for is never pruned for it.
+//   - A pass renders the revision its parent is assigned (its pin, or its
+//     Bundle's rollout's choice), never simply the Bundle's spec.
 //   - Templates observe only members of their own set that stencil
 //     applied (part-of label and stencil's managed fields), as the
 //     controller's cache holds them: the writer's apply response held

@@ -75,9 +75,13 @@ func (base *CompositionReconciler) ServeKind(ctx context.Context, kind Kind) (do
 		return nil, fmt.Errorf("controller of %s: %w", kind.GVK.Kind, err)
 	}
 	r.watches.Bind(c, handler.EnqueueRequestsFromMapFunc(r.parentOf))
+	if err := r.notifyRollout(ctx, parents, kind); err != nil {
+		cancel()
+		return nil, err
+	}
 	for _, src := range []source.Source{
 		source.Kind(parents, client.Object(obj), &handler.EnqueueRequestForObject{}, parentPredicates()),
-		source.Kind(base.Cache, client.Object(&v1alpha1.Bundle{}), handler.EnqueueRequestsFromMapFunc(r.parentsOfBundle)),
+		source.Kind(base.Cache, client.Object(&v1alpha1.Bundle{}), r.bundleEvents()),
 		source.Kind(base.Cache, client.Object(&corev1.Namespace{}), handler.EnqueueRequestsFromMapFunc(r.parentsInNamespace), labelsChanged()),
 		source.Channel(base.capabilities.Subscribe(ctx), handler.EnqueueRequestsFromMapFunc(r.allParents)),
 		source.Channel(base.authority.SubscribeKind(ctx, r.parentResource()), handler.EnqueueRequestsFromMapFunc(r.allParents)),
@@ -99,6 +103,8 @@ func (base *CompositionReconciler) ServeKind(ctx context.Context, kind Kind) (do
 			}
 		}()
 		log.Info("serving the published kind")
+		base.served.Store(kind.GVK, r)
+		defer base.served.CompareAndDelete(kind.GVK, r)
 		if err := c.Start(ctx); err != nil {
 			log.Error(err, "controller of the published kind stopped")
 		}
@@ -133,6 +139,7 @@ func (r *CompositionReconciler) forKind(kind Kind, parents cache.Cache) *Composi
 		hooks:        r.hooks,
 		watches:      watch.New(r.Cache, r.APIReader, r.Mapper, r.access),
 		bundles:      r.bundles,
+		sources:      r.sources,
 		renderer:     r.renderer,
 		capabilities: r.capabilities,
 		authority:    r.authority,
@@ -143,6 +150,8 @@ func (r *CompositionReconciler) forKind(kind Kind, parents cache.Cache) *Composi
 		readiness:    r.readiness,
 		kind:         &kind,
 		parents:      parents,
+		served:       r.served,
+		notifier:     r.notifier,
 	}
 }
 

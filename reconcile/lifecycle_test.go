@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
@@ -427,11 +428,15 @@ spec:
 	t.Cleanup(func() { _ = k.Delete(context.Background(), crdObj) })
 
 	// Both leave the render: the CRD is pruned, and the recorded Widget kind,
-	// which the server no longer serves, is dropped rather than failing.
+	// which the server no longer serves, is dropped rather than failing. A
+	// CRD is a protected kind, and two of three members past the prune
+	// budget: the Bundle allows both.
+	all := intstr.FromString("100%")
 	eventually(t, "bundle edit", func() (bool, error) {
 		if err := k.Get(context.Background(), client.ObjectKeyFromObject(b), b); err != nil {
 			return false, err
 		}
+		b.Spec.Pruning = &v1alpha1.PrunePolicy{Budget: &all, AllowDelete: []v1alpha1.GroupKind{{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}}}
 		b.Spec.Files = map[string]string{"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: after\n"}
 		err := k.Update(context.Background(), b)
 		return err == nil, err

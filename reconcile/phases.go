@@ -42,6 +42,7 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 		return ctrl.Result{}, nil
 	}
 	defer s.events.RecordApplied(r.Recorder, s.comp)
+	defer s.events.RecordRepaired(r.Recorder, s.comp)
 	// What the cache does not hold is read as the parent's writer (its
 	// ServiceAccount): the tenant's RBAC bounds the reads made for it.
 	reader := r.watches.ReaderAs(s.writer)
@@ -185,6 +186,10 @@ func (r *CompositionReconciler) recordApplies(s *scope, results []applyset.Apply
 		switch res.Action {
 		case applyset.Created, applyset.Configured:
 			s.events.Apply(res)
+			if res.Action == applyset.Configured && len(res.Drift) > 0 {
+				s.events.Repair(res)
+				metrics.DriftRepairs.Inc()
+			}
 		case applyset.Failed:
 			reason := v1alpha1.ReasonApplyFailed
 			if res.Reason != "" {
@@ -220,7 +225,8 @@ func failedApplies(results []applyset.ApplyResult) []applyset.ApplyResult {
 // applied (see prunable), except Helm hooks the render holds or that are
 // still running (see spare), orphans instead those annotated
 // helm.sh/resource-policy: keep, and shrinks the parent's applyset.Inventory to what
-// is left. Members are listed from the member cache where it holds their
+// is left. A pass that would prune past the prune budget, or a member of a
+// protected kind, prunes nothing and stalls (see withinBudget). Members are listed from the member cache where it holds their
 // kind (see cachedPruner), and a shrinking of the applyset.Inventory is confirmed
 // live first (see confirmDrops). A delete the API server forbids stalls the
 // Composition (reason Forbidden) and keeps the member recorded.
@@ -252,6 +258,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 	}
 	var errs []string
 	var denied error
+	var doomed []applyset.Member
 	hooks := PlannedHooks(s.plan.Objects)
 	defer s.events.RecordPruned(r.Recorder, s.comp)
 	for _, m := range listed.Members {
@@ -283,6 +290,19 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 			remaining = remaining.Union(memberInventory(m))
 			continue
 		}
+		doomed = append(doomed, m)
+	}
+	// The prune budget and the protected kinds (see pruning.withinBudget).
+	if ok, err := (pruning{r}).withinBudget(ctx, s, doomed); err != nil || !ok {
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		for _, m := range doomed {
+			remaining = remaining.Union(memberInventory(m))
+		}
+		doomed = nil
+	}
+	for _, m := range doomed {
 		conflict, err := p.DeleteMember(ctx, m)
 		switch {
 		case apierrors.IsForbidden(err):

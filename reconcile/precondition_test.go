@@ -301,7 +301,13 @@ func TestStatusChurnCostsRetriesOnly(t *testing.T) {
 	// Converged: the churn keeps bringing passes, and none writes.
 	settle(t, "the controller", churner)
 	writes := churner.Writes.Load()
+	reqs := len(churner.Requests())
 	time.Sleep(2 * time.Second)
+	for _, r := range churner.Requests()[reqs:] {
+		if !strings.HasPrefix(r, "GET") {
+			t.Logf("DEBUG %s", r)
+		}
+	}
 	close(stop)
 	n := <-statusWrites
 	if d := churner.Writes.Load() - writes; d != 0 {

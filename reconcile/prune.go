@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/stencil-dev/stencil/reconcile/metrics"
 	"github.com/stencil-dev/stencil/reconcile/status"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -192,4 +194,46 @@ func SpareHook(ctx context.Context, reader client.Reader, m applyset.Member, pla
 	}
 	outcome, _ := plan.OutcomeOf(live)
 	return outcome == plan.HookRunning && live.GetUID() == m.Meta.UID, nil
+}
+
+// withinBudget reports whether the pass may prune doomed, the members it
+// would delete: at most the Bundle's prune budget of the set (its
+// spec.pruning.budget, else applyset.DefaultPruneBudget; at least one
+// member) and no member of a protected kind (PersistentVolumeClaim,
+// PersistentVolume, Namespace, CustomResourceDefinition) its
+// spec.pruning.allowDelete does not list. When not, the parent is Stalled
+// (reason PruneBlocked) and a Warning event names what the pass would
+// have deleted; nothing is pruned until the parent or its Bundle is
+// annotated stencil.dev/allow-prune: "true", or the Bundle's policy or
+// the render changes. An empty render the annotation
+// stencil.dev/allow-empty-render let through is not held to the count. A template that renames half a set, or drops a
+// volume claim, stops there. Orphaning (helm.sh/resource-policy: keep)
+// deletes nothing and is not counted.
+func (r pruning) withinBudget(ctx context.Context, s *scope, doomed []applyset.Member) (bool, error) {
+	if len(doomed) == 0 {
+		return true, nil
+	}
+	bundle := &v1alpha1.Bundle{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: s.comp.ParentSpec().Bundle}, bundle); err != nil {
+		return false, fmt.Errorf("read Bundle %s: %w", s.comp.ParentSpec().Bundle, err)
+	}
+	budget := applyset.BudgetOf(bundle.Spec.Pruning)
+	budget.Unlimited = s.comp.GetAnnotations()[v1alpha1.AnnotationAllowPrune] == "true" || bundle.Annotations[v1alpha1.AnnotationAllowPrune] == "true"
+	rendered := len(plan.OrdinaryObjects(s.plan.Objects))
+	if rendered == 0 {
+		// An empty render prunes only where stencil.dev/allow-empty-render
+		// consented to deleting the whole set (see guardEmptyRender): no
+		// count holds it back, a protected kind still does.
+		all := intstr.FromString("100%")
+		budget.Max = &all
+	}
+	err := budget.Check(doomed, rendered+len(doomed))
+	if err == nil {
+		return true, nil
+	}
+	metrics.PrunesBlocked.Inc()
+	status.SetStalled(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonPruneBlocked, err.Error())
+	r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonPruneBlocked, "Prune", "%s", err.Error())
+	s.done = true
+	return false, nil
 }

@@ -32,29 +32,18 @@ import (
 // failedRenders memo). It is built per pass from the reconciler.
 type renderer struct{ *CompositionReconciler }
 
-// render loads the Bundle and renders the plan. A missing Bundle, a render
+// render loads the revision of the Bundle the parent is on (see
+// loadBundle) and renders the plan. A missing Bundle, a render
 // or validation error, an overrun of the render's limits and a refused
 // object stall the Composition: nothing is applied and nothing is pruned.
 // A render that failed is not run again until one of its inputs changes
 // (see failedRenders), so a hostile bundle costs one render per change, not
 // one per member event.
 func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
-	bundle := &v1alpha1.Bundle{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: s.comp.ParentSpec().Bundle}, bundle); err != nil {
-		if apierrors.IsNotFound(err) {
-			reporter{r.CompositionReconciler}.stall(s, v1alpha1.ReasonBundleNotFound, fmt.Sprintf("Bundle %q not found", s.comp.ParentSpec().Bundle))
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, fmt.Errorf("read Bundle %s: %w", s.comp.ParentSpec().Bundle, err)
-	}
-	bundle, err := r.sources.Files(ctx, bundle)
-	if err != nil {
-		return r.waitForSource(s, err)
-	}
-	loaded, outs, err := r.bundles.LoadWithOutputs(bundle)
-	if err != nil {
-		reporter{r.CompositionReconciler}.stall(s, v1alpha1.ReasonRenderFailed, err.Error())
-		return ctrl.Result{}, nil
+	// The revision the parent is on, or moves to (see revisions.go).
+	loaded, outs, stopped, err := r.loadBundle(ctx, s)
+	if stopped || err != nil {
+		return ctrl.Result{}, err
 	}
 	s.outputs = outs
 	in, capsRevision, err := r.renderInput(ctx, s)
@@ -98,7 +87,7 @@ func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 		reporter{r.CompositionReconciler}.stall(s, refused.ConditionReason(), err.Error())
 		return ctrl.Result{}, nil
 	case err != nil:
-		return ctrl.Result{}, fmt.Errorf("render Bundle %s: %w", bundle.Name, err)
+		return ctrl.Result{}, fmt.Errorf("render Bundle %s: %w", s.comp.ParentSpec().Bundle, err)
 	}
 	r.failedRenders.Forget(client.ObjectKeyFromObject(s.comp))
 	s.status.BundleRevision = s.plan.BundleRevision

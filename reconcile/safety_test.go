@@ -251,13 +251,12 @@ func TestSecretDataStaysSecret(t *testing.T) {
 			t.Errorf("condition %s quotes the Secret's data: %q", c.Type, c.Message)
 		}
 	}
+	// Events are written apart from the status: wait for them.
 	var events eventsv1.EventList
-	if err := k.List(ctx, &events, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	if len(events.Items) == 0 {
-		t.Errorf("no events recorded for the failed apply")
-	}
+	eventually(t, "the events of the failed apply", func() (bool, error) {
+		err := k.List(ctx, &events, client.InNamespace(ns))
+		return err == nil && len(events.Items) > 0, err
+	})
 	for _, e := range events.Items {
 		if strings.Contains(e.Note, "hunter2") {
 			t.Errorf("event %s quotes the Secret's data: %q", e.Reason, e.Note)

@@ -19,6 +19,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/recall"
+	"github.com/stencil-dev/stencil/reconcile/rollout"
 	"github.com/stencil-dev/stencil/templates/lookup"
 )
 
@@ -44,7 +45,12 @@ func (r shortcut) skipUnchanged(ctx context.Context, s *scope) (ctrl.Result, err
 	r.passes.Forget(name)
 	// The status is written against the cached parent: only when the
 	// cache holds it as stencil last wrote it (see recordedParent).
-	if !r.parentInPlace(s.comp) || r.version(name) != s.comp.GetResourceVersion() || r.inputKey(ctx, s.comp) != last.Key {
+	if !r.parentInPlace(s.comp) || r.version(name) != s.comp.GetResourceVersion() {
+		metrics.CacheLookup(metrics.CachePass, false)
+		return ctrl.Result{}, nil
+	}
+	key, assignment := r.inputKey(ctx, s.comp)
+	if key != last.Key {
 		metrics.CacheLookup(metrics.CachePass, false)
 		return ctrl.Result{}, nil
 	}
@@ -57,7 +63,7 @@ func (r shortcut) skipUnchanged(ctx context.Context, s *scope) (ctrl.Result, err
 		return ctrl.Result{}, nil
 	}
 	metrics.CacheLookup(metrics.CachePass, true)
-	s.unchanged = true
+	s.unchanged, s.assignment = true, assignment
 	members := make([]v1alpha1.MemberStatus, len(last.Ordinary))
 	parent := expressionParent(s.comp, last.Outputs)
 	lives := make(map[string]map[string]any, len(last.Ordinary))
@@ -85,30 +91,28 @@ func (r shortcut) parentInPlace(comp applyset.Parent) bool {
 		comp.GetAnnotations()[applyset.AnnotationTooling] == "stencil/"+r.Options.Version
 }
 
-// inputKey returns the renderKey of the Composition with its Bundle and
-// the capabilities as the controller holds them, or "" when the Bundle
+// inputKey returns the renderKey of the Composition with the revision
+// it is assigned (see assign) and the capabilities as the controller
+// holds them, with the assignment; "" when the Bundle or the revision
 // cannot be read or loaded. .Release.IsUpgrade comes from the cached
-// Composition's recorded applyset.Inventory here (a render reads it live): a
-// stale cache can only make the key differ, and bring the full pass.
-func (r shortcut) inputKey(ctx context.Context, comp applyset.Parent) string {
-	bundle := &v1alpha1.Bundle{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Name: comp.ParentSpec().Bundle}, bundle); err != nil {
-		return ""
+// Composition's recorded applyset.Inventory here (a render reads it
+// live): a stale cache can only make the key differ, and bring the full
+// pass.
+func (r shortcut) inputKey(ctx context.Context, comp applyset.Parent) (string, *rollout.Assignment) {
+	a, err := r.assign(ctx, comp)
+	if err != nil || a.NotFound {
+		return "", nil
 	}
-	bundle, err := r.sources.Cached(bundle)
+	loaded, _, err := r.loadAssigned(ctx, a, true)
 	if err != nil {
-		return ""
-	}
-	loaded, err := r.bundles.Load(bundle)
-	if err != nil {
-		return ""
+		return "", nil
 	}
 	caps, err := r.capabilities.Get(ctx)
 	if err != nil {
-		return ""
+		return "", nil
 	}
 	live := &plan.LiveComposition{UID: comp.GetUID(), Installed: plan.Installed(applyset.ParseInventory(comp.GetAnnotations()))}
-	return renderKey(comp, loaded.Revision(), plan.RenderInput(comp, live, caps.Caps), caps.Revision)
+	return renderKey(comp, loaded.Revision(), plan.RenderInput(comp, live, caps.Caps), caps.Revision), &a.Assignment
 }
 
 // snapshot records, before anything is applied, every live member of the

@@ -13,6 +13,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/status"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,6 +28,11 @@ type reporter struct{ *CompositionReconciler }
 // a reconcile that finds nothing to do makes no write.
 func (r reporter) patchStatus(ctx context.Context, s *scope) error {
 	r.readiness.Record(metrics.ParentKey{Kind: s.comp.ParentGVK().GroupKind(), NamespacedName: client.ObjectKeyFromObject(s.comp)}, s.status.Conditions)
+	if s.assignment != nil {
+		if c := s.assignment.Condition(s.comp.GetGeneration()); c != nil {
+			meta.SetStatusCondition(&s.status.Conditions, *c)
+		}
+	}
 	status.KeepTransitionTimes(&s.status, s.comp.ParentStatus().Conditions)
 	s.status.Inventory = inventoryRecord(s)
 	if equality.Semantic.DeepEqual(*s.comp.ParentStatus(), s.status) {

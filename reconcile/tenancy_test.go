@@ -209,7 +209,11 @@ func TestOnePrunedEventPerPass(t *testing.T) {
 	comp := composition(ns, "app", b.Name, `{}`)
 	mustCreate(t, comp)
 	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
-	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"extra":false}`) })
+	// Three of four members: past the prune budget, which the parent lifts.
+	update(t, comp, func(c *v1alpha1.Composition) {
+		c.Spec.Values.Raw = []byte(`{"extra":false}`)
+		c.Annotations = map[string]string{v1alpha1.AnnotationAllowPrune: "true"}
+	})
 	for _, n := range []string{"x1", "x2", "x3"} {
 		gone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}})
 	}

@@ -72,6 +72,12 @@ type options struct {
 	// NamespaceSelector is spec.namespaceSelector: who may use the
 	// Bundle, not what it renders, so it is no part of the revision.
 	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+	// Rollout, Revisions and Pruning are spec.rollout, spec.revisions and
+	// spec.pruning: how the Bundle's revisions reach its parents, not
+	// what they render, so no part of the revision either.
+	Rollout   *v1alpha1.RolloutPolicy  `json:"rollout,omitempty"`
+	Revisions *v1alpha1.RevisionPolicy `json:"revisions,omitempty"`
+	Pruning   *v1alpha1.PrunePolicy    `json:"pruning,omitempty"`
 }
 
 // Bundle is a loaded bundle: its files, parsed templates, default values and
@@ -189,6 +195,7 @@ func Load(fsys fs.FS, opts LoadOptions) (*Bundle, error) {
 		spec.CRDs = o.CRDs
 		spec.Outputs, spec.Readiness = o.Outputs, o.Readiness
 		spec.NamespaceSelector = o.NamespaceSelector
+		spec.Rollout, spec.Revisions, spec.Pruning = o.Rollout, o.Revisions, o.Pruning
 		delete(files, OptionsFile)
 	}
 	return newBundle(opts.Name, spec)
@@ -408,8 +415,10 @@ func (b *Bundle) instrument(set *execSet) error {
 }
 
 // revision hashes the files (in path order), the schema and the options,
-// the published api included: a change of the kind (its defaults, its
-// columns) is a new revision, so every instance is reconciled again.
+// the published api, outputs and readiness rules included: a change of
+// the kind (its defaults, its columns) or of how the members are read is
+// a new revision, so every instance is reconciled again, and a revision
+// kept (a BundleRevision) reads its own members as it renders them.
 func revision(spec v1alpha1.BundleSpec) string {
 	h := sha256.New()
 	paths := make([]string, 0, len(spec.Files))
@@ -431,6 +440,12 @@ func revision(spec v1alpha1.BundleSpec) string {
 	}
 	opts, _ := json.Marshal(options{Permissions: spec.Permissions, AllowNondeterministic: spec.AllowNondeterministic, CRDs: spec.CRDs, API: spec.API})
 	h.Write(opts)
+	if len(spec.Outputs) > 0 || len(spec.Readiness) > 0 {
+		// Only when set, so the revisions of Bundles without them stay
+		// what they were.
+		reads, _ := json.Marshal(options{Outputs: spec.Outputs, Readiness: spec.Readiness})
+		h.Write(reads)
+	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 

@@ -149,11 +149,26 @@ func TestRevision(t *testing.T) {
 		"published api": bundle(t, files, func(s *v1alpha1.BundleSpec) {
 			s.API = &v1alpha1.BundleAPI{Group: "example.com", Kind: "Foo"}
 		}),
+		"outputs": bundle(t, files, func(s *v1alpha1.BundleSpec) {
+			s.Outputs = []v1alpha1.BundleOutput{{Name: "a", Type: "string", Value: "'a'"}}
+		}),
+		"readiness": bundle(t, files, func(s *v1alpha1.BundleSpec) {
+			s.Readiness = []v1alpha1.ReadinessRule{{Member: "Deployment", ReadyWhen: "true"}}
+		}),
 	}
 	for what, b := range changes {
 		if b.Revision() == base {
 			t.Errorf("revision did not change with the %s", what)
 		}
+	}
+	// How the revisions reach parents is no part of them.
+	policy := bundle(t, files, func(s *v1alpha1.BundleSpec) {
+		s.Rollout = &v1alpha1.RolloutPolicy{Strategy: v1alpha1.RolloutWaves}
+		s.Revisions = &v1alpha1.RevisionPolicy{Withdrawn: []string{"x-0123456789"}}
+		s.Pruning = &v1alpha1.PrunePolicy{AllowDelete: []v1alpha1.GroupKind{{Kind: "Namespace"}}}
+	})
+	if policy.Revision() != base {
+		t.Errorf("revision changed with the rollout, revisions and pruning policies")
 	}
 	// Reformatting the schema JSON does not change the revision.
 	s1 := bundle(t, files, func(s *v1alpha1.BundleSpec) { s.Schema = values(`{"type":"object"}`) })

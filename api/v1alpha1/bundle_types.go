@@ -116,6 +116,26 @@ type BundleSpec struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
 	Readiness []ReadinessRule `json:"readiness,omitempty"`
+
+	// rollout says how a new revision of the Bundle (a new content of its
+	// files, schema, options or pulled chart) reaches the parents that
+	// follow it: all at once (the default) or in waves gated on their
+	// health. It is no part of a revision. The folder form holds it under
+	// rollout: in stencil.yaml.
+	// +optional
+	Rollout *RolloutPolicy `json:"rollout,omitempty"`
+
+	// revisions says how many revisions (BundleRevisions) are kept and
+	// which parents may pin. It is no part of a revision.
+	// +optional
+	Revisions *RevisionPolicy `json:"revisions,omitempty"`
+
+	// pruning bounds what one pass of a parent may delete: a budget of
+	// the set's members and kinds it may not prune (PersistentVolumeClaim,
+	// PersistentVolume, Namespace, CustomResourceDefinition) unless
+	// allowed. It is no part of a revision.
+	// +optional
+	Pruning *PrunePolicy `json:"pruning,omitempty"`
 }
 
 // The condition a Bundle with a source holds, and its reasons besides the
@@ -450,6 +470,13 @@ type BundleStatus struct {
 	// until a resolve pulls another.
 	// +optional
 	Source *SourceStatus `json:"source,omitempty"`
+
+	// rollouts is the rollout of the Bundle's revisions to its parents,
+	// one per shard of controllers (one entry, shard "", without shards).
+	// +optional
+	// +listType=map
+	// +listMapKey=shard
+	Rollouts []RolloutStatus `json:"rollouts,omitempty"`
 }
 
 // SourceStatus is the chart a Bundle's source resolved to.
@@ -506,6 +533,8 @@ type SourceStatus struct {
 // +kubebuilder:printcolumn:name="Revision",type=string,JSONPath=`.status.revision`
 // +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.status.source.version`,priority=1
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Rollout",type=string,JSONPath=`.status.rollouts[*].phase`
+// +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.rollouts[*].summary`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Bundle struct {
 	metav1.TypeMeta `json:",inline"`

@@ -62,6 +62,18 @@ type CompositionSpec struct {
 	// +optional
 	// +kubebuilder:default=Delete
 	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
+
+	// bundleRevision pins the Composition to a revision of its Bundle (the
+	// name of a BundleRevision, as kubectl get bundlerevisions lists
+	// them): it renders that revision whatever the Bundle's rollout does.
+	// Unset, it follows the Bundle. A pin the Bundle does not allow (its
+	// spec.revisions withdraws the revision or disallows pinning) is
+	// refused at admission and ignored by the controller, which then
+	// renders what the Bundle assigns.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	BundleRevision string `json:"bundleRevision,omitempty"`
 }
 
 // MemberStatus is one rendered object and its readiness.
@@ -101,7 +113,9 @@ type CompositionStatus struct {
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// bundleRevision is the revision of the Bundle last rendered.
+	// bundleRevision is the revision of the Bundle last rendered (its
+	// content hash; the BundleRevision of it is named
+	// <bundle>-<its first 10 hex digits>).
 	// +optional
 	BundleRevision string `json:"bundleRevision,omitempty"`
 

@@ -155,3 +155,62 @@ const (
 	// ReasonPruned: the pass deleted members it no longer renders.
 	ReasonPruned = "Pruned"
 )
+
+// ConditionRevisionHeld, on a parent, is present only when the parent
+// renders another revision than its Bundle's rollout assigns it, or
+// pins one its Bundle refuses: True with reason Pinned (its pin) or
+// ValuesRefused (the assigned revision refuses its values: it stays on
+// the revision it is on), False with reason PinRefused (the pin is
+// ignored: the parent follows the Bundle). A parent that follows the
+// rollout has none, so a rollout that moves others changes no parent's
+// status. It does not change Ready.
+const ConditionRevisionHeld = "RevisionHeld"
+
+// Reasons of RevisionHeld.
+const (
+	// ReasonPinned: the parent pins a revision (spec.bundleRevision, or
+	// an instance's stencil.dev/bundle-revision annotation).
+	ReasonPinned = "Pinned"
+	// ReasonValuesRefused: the revision the Bundle assigns refuses the
+	// parent's values: it stays on the revision it is on (the message
+	// names the field paths), until its values or the Bundle change.
+	ReasonValuesRefused = "ValuesRefused"
+	// ReasonPinRefused: the pinned revision is withdrawn, or the Bundle
+	// disallows pinning: the parent follows the Bundle instead.
+	ReasonPinRefused = "PinRefused"
+)
+
+// Reasons of a parent's Stalled=True about revisions and pruning.
+const (
+	// ReasonRevisionNotFound: the pinned revision is not a revision of
+	// the parent's Bundle (never recorded, or deleted): nothing is
+	// rendered, applied or pruned.
+	ReasonRevisionNotFound = "RevisionNotFound"
+	// ReasonPruneBlocked: the pass would prune more members than the
+	// prune budget allows, or a member of a protected kind
+	// (PersistentVolumeClaim, PersistentVolume, Namespace,
+	// CustomResourceDefinition): it pruned nothing. The message and a
+	// Warning event name what it would delete; the annotation
+	// stencil.dev/allow-prune: "true" on the parent or its Bundle, or the
+	// Bundle's spec.pruning, allows it.
+	ReasonPruneBlocked = "PruneBlocked"
+)
+
+// Reasons of the events a pass and a rollout record.
+const (
+	// ReasonDriftRepaired: a pass applied over fields another field
+	// manager had changed in a member; the note names the member, the
+	// fields and the managers (never values).
+	ReasonDriftRepaired = "DriftRepaired"
+	// ReasonRolloutStarted, ReasonWaveStarted, ReasonRolloutComplete,
+	// ReasonRolloutHalted, ReasonRolledBack, ReasonValuesIncompatible:
+	// events of a Bundle's rollout.
+	ReasonRolloutStarted     = "RolloutStarted"
+	ReasonWaveStarted        = "WaveStarted"
+	ReasonRolloutComplete    = "RolloutComplete"
+	ReasonRolloutHalted      = "RolloutHalted"
+	ReasonRolledBack         = "RolledBack"
+	ReasonValuesIncompatible = "ValuesIncompatible"
+	// ReasonRevisionRecorded: a new BundleRevision was recorded.
+	ReasonRevisionRecorded = "RevisionRecorded"
+)

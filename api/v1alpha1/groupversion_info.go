@@ -9,10 +9,12 @@ import (
 // GroupVersion is the API group and version of every type in this package.
 var GroupVersion = schema.GroupVersion{Group: "stencil.dev", Version: "v1alpha1"}
 
-// AddToScheme registers Bundle and Composition (and their lists) in a scheme.
+// AddToScheme registers Bundle, BundleRevision and Composition (and their
+// lists) in a scheme.
 func AddToScheme(s *runtime.Scheme) error {
 	s.AddKnownTypes(GroupVersion,
 		&Bundle{}, &BundleList{},
+		&BundleRevision{}, &BundleRevisionList{},
 		&Composition{}, &CompositionList{},
 	)
 	metav1.AddToGroupVersion(s, GroupVersion)

@@ -31,6 +31,8 @@ const kcmControllers = "*,-endpoints-controller,-endpointslice-controller,-endpo
 // localCluster is hack/local-cluster.sh's cluster, with its audit log on.
 type localCluster struct {
 	root, dir string
+	// nodes is how many kwok nodes to make; the script's default when 0.
+	nodes int
 }
 
 func (c localCluster) script(verb string) error {
@@ -44,6 +46,9 @@ func (c localCluster) script(verb string) error {
 	// neither.
 	cmd.Env = append(os.Environ(), "STENCIL_CLUSTER_DIR="+c.dir, "STENCIL_AUDIT=1", "STENCIL_SERVICE_CIDR=10.0.0.0/16",
 		"STENCIL_KCM_CONTROLLERS="+kcmControllers)
+	if c.nodes > 0 {
+		cmd.Env = append(cmd.Env, fmt.Sprintf("STENCIL_NODES=%d", c.nodes))
+	}
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("hack/local-cluster.sh %s: %w", verb, err)

@@ -38,6 +38,8 @@
 //  8. Restart: the controller is stopped and started; the time until it
 //     has reported every Composition Ready again (its stencil_compositions
 //     gauge) and its requests until it is idle.
+//
+// With -rollout it runs the rollout benchmark instead (see rollout.go).
 package main
 
 import (
@@ -48,6 +50,7 @@ import (
 	"os/signal"
 	"runtime"
 	"syscall"
+	"time"
 
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -72,6 +75,12 @@ type options struct {
 	// webhook serves the controller's admission webhooks on the local
 	// cluster (config/webhook, pointed at the controller on loopback).
 	webhook bool
+	// rollout runs the rollout benchmark (rollout.go) instead of the
+	// others, over rolloutNamespaces namespaces, each wave soaking
+	// rolloutSoak; the failing revision's waves fail past rolloutDeadline.
+	rollout                      bool
+	rolloutNamespaces            int
+	rolloutSoak, rolloutDeadline time.Duration
 }
 
 func main() {
@@ -100,6 +109,10 @@ func main() {
 	flag.StringVar(&o.heapProfile, "heap-profile", "", "write the controller's heap profile (go tool pprof) with the N×children members to this file")
 	flag.StringVar(&o.apiServerProfile, "apiserver-cpu-profile", "", "write kube-apiserver's CPU profile (go tool pprof) over the cold converge to this file, over the floor to FILE.floor, over the floor with parents to FILE.parents (its /debug/pprof, read as the admin)")
 	flag.StringVar(&o.cpuProfile, "cpu-profile", "", "write the controller's CPU profile (go tool pprof) over the cold converge to this file, and over the floor with parents (its admission webhooks) to FILE.parents (render workers are other processes and not in it)")
+	flag.BoolVar(&o.rollout, "rollout", false, "run the rollout benchmark instead (make bench-rollout): one Bundle change rolled to -n parents all at once, in waves of 1, 10, 100 and the rest, and a failing revision")
+	flag.IntVar(&o.rolloutNamespaces, "rollout-namespaces", 100, "with -rollout: the namespaces the parents are spread over")
+	flag.DurationVar(&o.rolloutSoak, "rollout-soak", 10*time.Second, "with -rollout: each wave's soak")
+	flag.DurationVar(&o.rolloutDeadline, "rollout-deadline", time.Minute, "with -rollout: the failing revision's progress deadline")
 	_ = flag.Parse(os.Args[1:])
 	if o.n < 1 || o.children < 1 || o.samples < 1 {
 		fmt.Fprintln(os.Stderr, "benchscale: -n, -children and -samples must be at least 1")

@@ -128,7 +128,11 @@ func run(ctx context.Context, o options) (*results, error) {
 		return nil, err
 	}
 	start := time.Now()
-	err = h.phases(ctx)
+	if o.rollout {
+		err = h.rolloutPhases(ctx)
+	} else {
+		err = h.phases(ctx)
+	}
 	if h.audit != nil {
 		time.Sleep(time.Second)
 		n, cerr := h.audit.unselected(h.auditUser, start, time.Now())

@@ -49,6 +49,9 @@ type results struct {
 	// unselected counts the controller's lists and watches of ConfigMaps
 	// and Secrets without a label selector, nil when not counted.
 	unselected *int
+	// rollout is what the rollout benchmark measured (-rollout), which
+	// runs instead of the others.
+	rollout *rolloutResult
 }
 
 // ratio is a ÷ b as "2.15×", or "-" when either is unknown.
@@ -75,6 +78,15 @@ func (r *results) print(w io.Writer, o options, cpus int) {
 }
 
 func (r *results) write(out io.Writer, o options, cpus int) {
+	if r.rollout != nil {
+		var b strings.Builder
+		r.rollout.write(&b)
+		fmt.Fprintf(out, "stencil %s on %d CPUs; requests counted by %s\n", r.version, cpus, r.countedBy)
+		tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', 0)
+		fmt.Fprint(tw, b.String())
+		tw.Flush()
+		return
+	}
 	name := "stencil"
 	if r.version != "" {
 		name += " " + r.version

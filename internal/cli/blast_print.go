@@ -30,6 +30,8 @@ func printResult(w io.Writer, r *blastResult, diffs bool) {
 	switch r.outcome {
 	case leftAlone:
 		fmt.Fprintf(w, "  left alone: %s\n", r.leftAlone)
+	case pinned, held:
+		fmt.Fprintf(w, "  %s\n", r.failures[0])
 	case renderFails:
 		for _, f := range r.failures {
 			fmt.Fprintf(w, "  would fail to render: %s\n", f)
@@ -94,6 +96,12 @@ func summarize(results []*blastResult) string {
 	fmt.Fprintf(&b, "%d change, %d unchanged", count(changes), count(unchanged))
 	if n := count(leftAlone); n > 0 {
 		fmt.Fprintf(&b, ", %d left alone", n)
+	}
+	if n := count(pinned); n > 0 {
+		fmt.Fprintf(&b, ", %d pinned", n)
+	}
+	if n := count(held); n > 0 {
+		fmt.Fprintf(&b, ", %d held (values refused): %s", n, nameFailures(results, held))
 	}
 	for _, f := range []struct {
 		o    outcome
@@ -204,7 +212,7 @@ func exitStatus(results []*blastResult) int {
 		switch r.outcome {
 		case renderFails, applyFails, unchecked:
 			return 2
-		case changes, leftAlone:
+		case changes, leftAlone, held:
 			code = 1
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/generated"
 	"github.com/stencil-dev/stencil/reconcile/plan"
+	"github.com/stencil-dev/stencil/reconcile/rollout"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -40,6 +41,8 @@ const (
 	renderFails         // the render fails or is refused: the parent would stall
 	applyFails          // the API server would refuse a child
 	unchecked           // an error kept diff from telling
+	pinned              // the parent pins a revision: it does not move
+	held                // the new version refuses its values: it stays on its revision
 )
 
 // childChange is one child a Bundle change changes.
@@ -78,6 +81,7 @@ type evaluator struct {
 	bundle   *templates.Bundle
 	caps     *templates.Capabilities
 	diffs    bool
+	waves    *waveHeader
 }
 
 // runBlast shows, for every parent the new version v of a Bundle reaches,
@@ -101,9 +105,13 @@ func runBlast(ctx context.Context, kube *genericclioptions.ConfigFlags, v *newVe
 	if err != nil {
 		return 2, fmt.Errorf("%s: %w", v.from, err)
 	}
-	clusterAPI, err := clusterAPIOf(ctx, s, v.name)
+	cluster, err := clusterBundleOf(ctx, s, v.name)
 	if err != nil {
 		return 2, err
+	}
+	var clusterAPI *v1alpha1.BundleAPI
+	if cluster != nil {
+		clusterAPI = cluster.Spec.API
 	}
 	sc := scope{selector: sel}
 	if kube.Namespace != nil {
@@ -126,7 +134,9 @@ func runBlast(ctx context.Context, kube *genericclioptions.ConfigFlags, v *newVe
 		return 2, err
 	}
 	defer pool.Close()
-	e := &evaluator{s: s, renderer: pool, bundle: b, caps: caps, diffs: bf.output == outputDiff}
+	targets = wavePlan(ctx, s, v.name, b.Spec(), cluster, targets)
+	e := &evaluator{s: s, renderer: pool, bundle: b, caps: caps, diffs: bf.output == outputDiff,
+		waves: newWaveHeader(rollout.Policy(&v1alpha1.Bundle{Spec: v1alpha1.BundleSpec{Rollout: rolloutOf(b.Spec(), cluster)}}).Strategy, targets)}
 	return e.report(ctx, targets, out)
 }
 
@@ -139,6 +149,7 @@ func (e *evaluator) report(ctx context.Context, targets []target, out io.Writer)
 	var errs []error
 	eachInOrder(len(targets), blastParallel, func(i int) *blastResult { return e.evaluate(ctx, targets[i]) }, func(r *blastResult) {
 		results = append(results, r)
+		e.waves.print(out, r)
 		printResult(out, r, e.diffs)
 		if r.err != nil {
 			errs = append(errs, fmt.Errorf("%s (%s): %w", r.name(), r.kind, r.err))
@@ -148,10 +159,9 @@ func (e *evaluator) report(ctx context.Context, targets []target, out io.Writer)
 	return exitStatus(results), errors.Join(errs...)
 }
 
-// clusterAPIOf returns the kind the cluster's Bundle name publishes, nil
-// when it publishes none or does not exist (with a note: the new version
-// would be its first).
-func clusterAPIOf(ctx context.Context, s *session, name string) (*v1alpha1.BundleAPI, error) {
+// clusterBundleOf returns the cluster's Bundle name, nil when it does not
+// exist (with a note: the new version would be its first).
+func clusterBundleOf(ctx context.Context, s *session, name string) (*v1alpha1.Bundle, error) {
 	b := &v1alpha1.Bundle{}
 	switch err := s.client.Get(ctx, client.ObjectKey{Name: name}, b); {
 	case apierrors.IsNotFound(err):
@@ -160,7 +170,16 @@ func clusterAPIOf(ctx context.Context, s *session, name string) (*v1alpha1.Bundl
 	case err != nil:
 		return nil, fmt.Errorf("read Bundle %s: %w", name, err)
 	}
-	return b.Spec.API, nil
+	return b, nil
+}
+
+// rolloutOf is the rollout policy of a new version: its own, else the
+// cluster Bundle's (a folder may not say it).
+func rolloutOf(spec v1alpha1.BundleSpec, cluster *v1alpha1.Bundle) *v1alpha1.RolloutPolicy {
+	if spec.Rollout == nil && cluster != nil {
+		return cluster.Spec.Rollout
+	}
+	return spec.Rollout
 }
 
 // describe says how the scope narrows, for messages: " in namespace
@@ -216,6 +235,13 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 		return r
 	case t.specErr != nil:
 		r.outcome, r.failures = renderFails, []string{t.specErr.Error()}
+		return r
+	case t.pin != "":
+		r.outcome, r.failures = pinned, []string{fmt.Sprintf("pinned to revision %s: not moved", t.pin)}
+		return r
+	}
+	if _, err := templates.MergeValues(e.bundle, t.parent.ParentSpec().Values); err != nil {
+		r.outcome, r.failures = held, []string{fmt.Sprintf("stays on its revision: the new version refuses its values: %v", err)}
 		return r
 	}
 	in := plan.RenderInput(t.parent, plan.Live(t.parent), e.caps)

@@ -36,6 +36,11 @@ type target struct {
 	// served is the instance at the version the cluster serves, when
 	// parent is it at the new version's: what its members are listed by.
 	served applyset.Parent
+	// shard, wave and waves place the parent in the rollout of the new
+	// version (see wavePlan); pin is its pin when it stands (wave 0).
+	shard       string
+	wave, waves int
+	pin         string
 }
 
 // name is the parent as the output names it: "team-a/shop".

@@ -332,3 +332,44 @@ func TestBlastFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestBlastRadiusWavePlan: for a Bundle that rolls out in waves, diff
+// --bundle prints each wave's parents and changes, in the order the
+// controller's rollout would move them; a pinned parent is not moved.
+func TestBlastRadiusWavePlan(t *testing.T) {
+	ctx := context.Background()
+	k := controller.Client
+	ns := testenv.Namespace(t, k)
+	name := "plan-" + ns
+	kubectl(t, fmt.Sprintf(appServiceBundle, name), "apply", "-f", "-")
+	var docs []string
+	for i := range 4 {
+		docs = append(docs, compositionYAML(ns, fmt.Sprintf("p%d", i), name, `{"replicas": 1}`))
+	}
+	kubectl(t, strings.Join(docs, "---\n"), "apply", "-f", "-")
+	var rev string
+	eventually(t, "the Bundle's revision recorded and every parent on it", func() (bool, error) {
+		b := &v1alpha1.Bundle{}
+		if err := k.Get(ctx, client.ObjectKey{Name: name}, b); err != nil || len(b.Status.Rollouts) == 0 {
+			return false, err
+		}
+		rev = b.Status.Rollouts[0].Stable
+		return b.Status.Rollouts[0].Updated == 4, fmt.Errorf("%+v", b.Status.Rollouts)
+	})
+	kubectl(t, "", "patch", "-n", ns, "composition", "p3", "--type=merge", "-p", fmt.Sprintf(`{"spec":{"bundleRevision":%q}}`, rev))
+
+	dir := bundleFolder(t, name, "", map[string]string{
+		"stencil.yaml":              "rollout:\n  strategy: Waves\n  batch: {size: 1, factor: 2}\n",
+		"templates/deployment.yaml": strings.Replace(appServiceFiles["templates/deployment.yaml"], "spec:\n  replicas:", "spec:\n  minReadySeconds: 5\n  replicas:", 1),
+	})
+	out, errOut, code := stencil(t, "", "diff", "--bundle", dir, "-n", ns)
+	for _, want := range []string{"## pinned (1): not moved\n# " + ns + "/p3 (Composition)\n  pinned to revision " + rev + ": not moved\n",
+		"## wave 1/2 (1 parent)\n", "## wave 2/2 (2 parents)\n", "3 change, 0 unchanged, 1 pinned"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s\nwant %q", code, out, errOut, want)
+		}
+	}
+	if i, j := strings.Index(out, "wave 1/2"), strings.Index(out, "wave 2/2"); i < 0 || j < i {
+		t.Errorf("waves out of order:\n%s", out)
+	}
+}

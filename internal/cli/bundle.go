@@ -23,6 +23,7 @@ import (
 	"github.com/stencil-dev/stencil/internal/cli/flags"
 	"github.com/stencil-dev/stencil/outputs"
 	"github.com/stencil-dev/stencil/reconcile/plan"
+	"github.com/stencil-dev/stencil/reconcile/rollout"
 	"github.com/stencil-dev/stencil/templates"
 	"github.com/stencil-dev/stencil/templates/chart"
 )
@@ -201,6 +202,13 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 			fmt.Fprintf(out, "%s: %s: %s\n", dir, templates.OptionsFile, p)
 		}
 		problems += len(ce.Problems)
+	}
+	if r := b.Spec().Rollout; r != nil {
+		// As the Bundles' admission refuses them.
+		if _, err := rollout.CompileGates(r.Gates); err != nil {
+			fmt.Fprintf(out, "%s: %s: %v\n", dir, templates.OptionsFile, err)
+			problems++
+		}
 	}
 	cases := []struct {
 		label  string

@@ -38,3 +38,27 @@ func TestLintOutputs(t *testing.T) {
 		}
 	}
 }
+
+// TestLintRolloutGates: bundle lint compiles the rollout gates of
+// stencil.yaml, as the Bundles' admission does, naming each that does not
+// compile with its position.
+func TestLintRolloutGates(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "templates"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+		"stencil.yaml": "rollout:\n  strategy: Waves\n  gates:\n  - name: ok\n    expression: wave.ready == wave.total\n" +
+			"  - name: broken\n    expression: 'wave.parents.all(p, p.ready'\n",
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _, code := stencil(t, "", "bundle", "lint", dir, "--offline")
+	if code != 1 || !strings.Contains(out, "stencil.yaml: spec.rollout.gates[1] (broken):1:") || strings.Contains(out, "(ok)") {
+		t.Errorf("lint: exit %d, output:\n%s\nwant the broken gate named with its position, and only it", code, out)
+	}
+}

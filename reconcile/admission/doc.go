@@ -27,6 +27,15 @@
 //     the controller still records its inventory (status.inventory) only
 //     in its own status write, so an annotation admission adds is never
 //     pruned or deleted from until a pass recorded it.
+//   - bundle.go: the review of Bundles (BundleWebhookPath, config/webhook's
+//     bundles.stencil.dev): rollout gates that do not compile are
+//     refused; a server dry run renders every parent (live, every shard)
+//     with the new content and with its current revision, and warns how
+//     many would change, fail to render, be held or stay pinned, with
+//     the wave plan; parents are named only to a user who may get their
+//     kinds everywhere.
+//   - A parent's pin is checked here (reviewer.plan renders the revision
+//     the parent would render: reconcile.CompositionReconciler.LoadFor).
 //   - Who may use a parent's ServiceAccount is not checked here: the
 //     API server checks it itself, with stencil's ValidatingAdmissionPolicy
 //     (package authority), before any webhook is called. A review refuses

@@ -113,6 +113,7 @@ func SetupWithManager(mgr ctrl.Manager, r *reconcile.CompositionReconciler, kind
 	register := func() {
 		mgr.GetWebhookServer().Register(WebhookPath, guarded(WebhookPath, &webhook.Admission{Handler: h, WithContextFunc: withCaller(opts.ClientNames)}, opts.ClientNames))
 		mgr.GetWebhookServer().Register(MutatePath, guarded(MutatePath, &webhook.Admission{Handler: &mutator{rv: h, version: r.Options.Version}, WithContextFunc: withCaller(opts.ClientNames)}, opts.ClientNames))
+		mgr.GetWebhookServer().Register(BundleWebhookPath, guarded(BundleWebhookPath, &webhook.Admission{Handler: &bundleReviewer{h}, WithContextFunc: withCaller(opts.ClientNames)}, opts.ClientNames))
 	}
 	if ready := opts.Ready; ready == nil {
 		register()
@@ -368,14 +369,22 @@ func (h *reviewer) bundle(ctx context.Context, name string) (*v1alpha1.Bundle, r
 }
 
 // plan renders parent's Bundle through the controller's own path
-// (plan.RenderInput, the renderer with its sandbox limits, plan.NewPlan). A render
-// or values error, an overrun of the render's limits and an object the
-// Bundle's permissions refuse deny the request with the controller's own
-// message (file:line or field path, never a value); any other error
-// allows it with a warning. old is the object before an update.
+// (the revision the parent renders, plan.RenderInput, the renderer with
+// its sandbox limits, plan.NewPlan). A render or values error, an overrun
+// of the render's limits, an object the Bundle's permissions refuse and a
+// pin of a revision the Bundle does not have or does not allow (withdrawn,
+// pinning disallowed) deny the request with the controller's own message
+// (file:line or field path, never a value); any other error allows it
+// with a warning. old is the object before an update.
 func (h *reviewer) plan(ctx context.Context, parent applyset.Parent, b *v1alpha1.Bundle, old *unstructured.Unstructured) (*plan.Plan, review) {
-	loaded, err := h.r.LoadBundle(b)
-	if err != nil {
+	// The revision the parent renders: its pin, or what its Bundle's
+	// rollout assigns it (see reconcile.CompositionReconciler.LoadFor).
+	loaded, err := h.r.LoadFor(ctx, parent)
+	var pin *reconcile.PinError
+	switch {
+	case errors.As(err, &pin):
+		return nil, review{denied: pin.Message}
+	case err != nil:
 		return nil, allowWarning("Bundle %s is not ready: %v; the controller will report", b.Name, err)
 	}
 	caps, err := h.r.Capabilities(ctx)

@@ -77,7 +77,17 @@ type ApplyResult struct {
 	// Before is the resourceVersion of the object the apply found, ""
 	// when it found none (see afterApply).
 	Before string
+	// Drift names, for an apply over an existing object, the other field
+	// managers whose changes of fields stencil sets it undoes, with those
+	// fields (paths, never values): who changed the member since stencil
+	// applied it. Empty when the changes are the render's own, or could
+	// not be typed.
+	Drift []Author
 }
+
+// Author is a field manager whose changes an apply undoes (see
+// nochange.Author).
+type Author = nochange.Author
 
 // Applier applies objects with server-side apply: writer makes the writes
 // (impersonating the Composition's ServiceAccount when it has one) and
@@ -192,7 +202,7 @@ func (a *Applier) applyOver(ctx context.Context, desired, live *unstructured.Uns
 			res.UID, res.Action, res.Live, res.Before = live.GetUID(), Unchanged, live, live.GetResourceVersion()
 			return res, false
 		}
-		res.Changed = d.Changed
+		res.Changed, res.Drift = d.Changed, d.Authors
 		if len(d.Changed) == 0 && d.Why != "" {
 			log.FromContext(ctx).V(1).Info("applying: no local decision", "object", Ref(desired), "reason", d.Why)
 			res.Changed = changedFields(desired.Object, live.Object, maxChangedFields)

@@ -44,7 +44,11 @@
 //   - prune.go: Pruner lists members by the part-of label over the
 //     recorded inventory and deletes them with a UID precondition
 //     (Prunable, Owned: only what Owns finds Ours and is not annotated
-//     stencil.dev/prune: disabled).
+//     stencil.dev/prune: disabled). budget.go: Budget, what one pass may
+//     prune (a share of the set, no ProtectedKinds unless allowed).
+//   - ApplyResult.Drift: the other field managers whose changes of a
+//     member an apply undoes, from its managedFields (nochange's
+//     authors.go), for the DriftRepaired event.
 //   - preview.go: DryRun (what applying objects would do, by a server-side
 //     dry run) and PruneCandidates (what prune would then take out).
 //   - flapping.go: FlapDetector, the recent writes of each parent's

@@ -47,6 +47,18 @@ var (
 		Name: "stencil_prunes_total",
 		Help: "Members deleted by pruning or by the deletion of their Composition.",
 	})
+	// DriftRepairs counts the applies that undid another field manager's
+	// changes of a member (see applyset.ApplyResult.Drift).
+	DriftRepairs = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "stencil_drift_repairs_total",
+		Help: "Applies that set back fields of a member another field manager had changed (each also a DriftRepaired event naming the fields and the managers).",
+	})
+	// PrunesBlocked counts the passes that pruned nothing because of the
+	// prune budget or a protected kind.
+	PrunesBlocked = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "stencil_prunes_blocked_total",
+		Help: "Passes that pruned nothing because they would have pruned past the prune budget or a member of a protected kind (reason PruneBlocked).",
+	})
 	// Compositions counts parents by their Ready condition.
 	Compositions = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "stencil_compositions",
@@ -107,7 +119,7 @@ const (
 // which the manager serves on its metrics endpoint.
 func Register() error {
 	for _, c := range []prometheus.Collector{
-		RenderDuration, Applies, DryRuns, ApplyConflicts, Prunes, Compositions,
+		RenderDuration, Applies, DryRuns, ApplyConflicts, Prunes, DriftRepairs, PrunesBlocked, Compositions,
 		PhaseDuration, Passes, RenderIsolation, renderCache, apiRequests, WebhookThrottled, Lookups,
 	} {
 		if err := ctrlmetrics.Registry.Register(c); err != nil {

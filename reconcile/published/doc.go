@@ -38,6 +38,12 @@
 //     instances through the Composition pass
 //     (reconcile.CompositionReconciler.ServeKind).
 //
+// SetupWithManager also sets up the rollout controller (package
+// rollout) of the controller's shard, with the Composition reconciler as
+// its lister of parents and its loader of revisions, and the Bundle
+// controller writes the Bundle's status over the Bundle as read, since
+// the rollout controllers write its status.rollouts.
+//
 // PublishingBundle finds the Bundle that publishes a kind, for the
 // admission webhook and the CLI alike.
 package published

@@ -36,6 +36,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/authority"
 	"github.com/stencil-dev/stencil/reconcile/cluster"
 	"github.com/stencil-dev/stencil/reconcile/pull"
+	"github.com/stencil-dev/stencil/reconcile/rollout"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -124,7 +125,9 @@ func (r *BundleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	orig := b.DeepCopy()
 	b.Status = st
-	if err := r.Client.Status().Patch(ctx, b, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
+	// Over the Bundle as read: the rollout controllers write its
+	// status.rollouts, and a merge patch replaces lists whole.
+	if err := r.Client.Status().Patch(ctx, b, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, fmt.Errorf("patch status of Bundle %s: %w", b.Name, err)
 	}
 	return res, nil
@@ -372,6 +375,12 @@ func SetupWithManager(mgr ctrl.Manager, cr *reconcile.CompositionReconciler) (*K
 	err = bld.Named("bundle").Complete(b)
 	if err != nil {
 		return nil, err
+	}
+	// The rollouts of the Bundles' revisions to this shard's parents.
+	notifier := rollout.NewNotifier()
+	cr.SetRolloutNotifier(notifier)
+	if err := rollout.SetupWithManager(mgr, &rollout.Reconciler{Client: mgr.GetClient(), Shard: cr.Options.Shard, Parents: cr, Loader: cr}, notifier); err != nil {
+		return nil, fmt.Errorf("build the rollout controller: %w", err)
 	}
 	return kinds, nil
 }

@@ -56,12 +56,20 @@ func (c *Bundles) Load(b *v1alpha1.Bundle) (*templates.Bundle, error) {
 // LoadWithOutputs is Load, with the Bundle's compiled outputs and
 // readiness rules.
 func (c *Bundles) LoadWithOutputs(b *v1alpha1.Bundle) (*templates.Bundle, *outputs.Set, error) {
+	return c.LoadKeyed(b.Name, b)
+}
+
+// LoadKeyed is LoadWithOutputs keeping b under key instead of its name:
+// a Bundle's revisions (package revision) are kept each under its own
+// name, beside the Bundle's current content, so that parents on two
+// revisions during a rollout do not parse them in turn.
+func (c *Bundles) LoadKeyed(key string, b *v1alpha1.Bundle) (*templates.Bundle, *outputs.Set, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil {
 		c.entries = lru.New(MaxBundles)
 	}
-	if v, ok := c.entries.Get(b.Name); ok {
+	if v, ok := c.entries.Get(key); ok {
 		if e := v.(bundleEntry); e.uid == b.UID && e.generation == b.Generation && e.digest == sourceDigest(b) {
 			metrics.CacheLookup(metrics.CacheBundle, true)
 			return e.bundle, e.outputs, e.err
@@ -75,7 +83,7 @@ func (c *Bundles) LoadWithOutputs(b *v1alpha1.Bundle) (*templates.Bundle, *outpu
 			loaded, err = nil, fmt.Errorf("Bundle %s: %w", b.Name, err)
 		}
 	}
-	c.entries.Add(b.Name, bundleEntry{uid: b.UID, generation: b.Generation, digest: sourceDigest(b), bundle: loaded, outputs: outs, err: err})
+	c.entries.Add(key, bundleEntry{uid: b.UID, generation: b.Generation, digest: sourceDigest(b), bundle: loaded, outputs: outs, err: err})
 	return loaded, outs, err
 }
 

@@ -15,7 +15,8 @@
 //     and how many passes in a row those values changed under it.
 //   - Bundles: the parsed Bundles, with their compiled outputs, at most
 //     MaxBundles, each parsed once per generation (and per pulled chart
-//     digest for a Bundle with a source).
+//     digest for a Bundle with a source), and the revisions parents are
+//     on (package revision), each under its own name, parsed once.
 //
 // Invariants: nothing here is read from or written to the API server;
 // losing any of it (a restart) costs a full pass, never a wrong one.

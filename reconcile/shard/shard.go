@@ -69,8 +69,8 @@ func LeaderElectionID(shard string) string {
 // the Compositions of shard only (see Selector), so another shard's
 // Compositions never enter the cache and every path to a reconcile (the
 // Composition's own watch, a member's or a Bundle's change mapped to its
-// Compositions) goes through the shard; Bundles and Namespaces (for
-// Bundles' spec.namespaceSelector) cached whole; every other
+// Compositions) goes through the shard; Bundles, their revisions and
+// Namespaces (for Bundles' spec.namespaceSelector) cached whole; every other
 // kind only where it carries the ApplySet part-of label, so the cache holds
 // stencil's members and nothing else.
 func CacheOptions(shard string) cache.Options {
@@ -80,6 +80,8 @@ func CacheOptions(shard string) cache.Options {
 		ByObject: map[client.Object]cache.ByObject{
 			&v1alpha1.Composition{}: {Label: Selector(shard)},
 			&v1alpha1.Bundle{}:      {Label: labels.Everything()},
+			// Every BundleRevision: parents render the one they are on.
+			&v1alpha1.BundleRevision{}: {Label: labels.Everything()},
 			// Every Namespace: a Bundle's spec.namespaceSelector is checked
 			// against its labels.
 			&corev1.Namespace{}: {Label: labels.Everything()},

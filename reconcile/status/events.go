@@ -44,8 +44,10 @@ type Events struct {
 	FirstPass bool
 	applied   []changed
 	pruned    []changed
-	// firstApplied and firstPruned are the related objects of the summaries.
-	firstApplied, firstPruned *metav1.PartialObjectMetadata
+	repaired  []changed
+	// firstApplied, firstPruned and firstRepaired are the related objects
+	// of the summaries.
+	firstApplied, firstPruned, firstRepaired *metav1.PartialObjectMetadata
 }
 
 // changed is one member in a summary: its reference, what happened to it
@@ -68,6 +70,37 @@ func (e *Events) Apply(res applyset.ApplyResult) {
 		}
 	}
 	e.applied = append(e.applied, c)
+}
+
+// Repair adds an apply result that undid other field managers' changes
+// (res.Drift): its fields, each with the manager that changed it.
+func (e *Events) Repair(res applyset.ApplyResult) {
+	if len(res.Drift) == 0 {
+		return
+	}
+	c := changed{ref: applyset.Ref(res.Object), action: "repaired"}
+	for _, a := range res.Drift {
+		for _, p := range a.Paths {
+			c.fields = append(c.fields, p+" changed by "+a.Manager+" ("+a.Operation+")")
+		}
+	}
+	if e.firstRepaired == nil {
+		e.firstRepaired = res.Related()
+		if res.Live != nil {
+			e.firstRepaired.ResourceVersion = res.Live.GetResourceVersion()
+		}
+	}
+	e.repaired = append(e.repaired, c)
+}
+
+// RecordRepaired records on parent the pass's DriftRepaired summary (a
+// Warning: someone changed a member stencil manages), if it repaired
+// anything, and forgets it.
+func (e *Events) RecordRepaired(rec events.EventRecorder, parent runtime.Object) {
+	if len(e.repaired) > 0 {
+		rec.Eventf(parent, e.firstRepaired, "Warning", v1alpha1.ReasonDriftRepaired, "Apply", "%s", changeNote(e.repaired))
+	}
+	e.repaired, e.firstRepaired = nil, nil
 }
 
 // Prune adds a deleted member.

@@ -18,6 +18,9 @@
 //     field; each "no write" is remembered by object UID until live's
 //     resourceVersion or the desired object changes, and so is each
 //     object the API server stored for stencil's apply (Applied).
+//   - authors.go: the other field managers whose fields the apply sets
+//     back (Decision.Authors): the modified fields they own in live and
+//     stencil does not, as managedFields record them.
 //   - nochange.go: Decide and its Decision, and the confirmer: a case the
 //     server may default (live holds all the result holds, and more, with
 //     every field set unchanged) is settled once by a server-side dry run

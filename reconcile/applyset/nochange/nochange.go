@@ -191,6 +191,10 @@ type Decision struct {
 	// Asked is true when the local apply left the answer to the API
 	// server, which a server-side dry run settled.
 	Asked bool
+	// Authors are the other field managers whose changes to the member
+	// the apply undoes (drift), with the fields: known from the member's
+	// managedFields where the local apply typed it.
+	Authors []Author
 }
 
 // Decide is the no-change decision of an apply of desired over live: the
@@ -202,5 +206,5 @@ func (s *Schemas) Decide(ctx context.Context, writer client.Client, desired, liv
 	if d.confirm && s.confirmed.unchanged(ctx, writer, s.fieldManager, desired, live, d.key) {
 		d.write = false
 	}
-	return Decision{Write: d.write, Changed: d.changed, Why: d.why, Asked: d.confirm}
+	return Decision{Write: d.write, Changed: d.changed, Why: d.why, Asked: d.confirm, Authors: d.authors}
 }

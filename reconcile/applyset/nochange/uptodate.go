@@ -40,6 +40,8 @@ type decision struct {
 	// desired object and the live values at the fields that differ (the
 	// rest of the object was compared locally).
 	key verdictKey
+	// authors are the other managers whose changes the apply undoes.
+	authors []Author
 }
 
 // upToDate decides whether the apply of desired over live may be skipped.
@@ -80,6 +82,7 @@ func (s *Schemas) decide(ctx context.Context, desired, live *unstructured.Unstru
 	if err != nil {
 		return decision{write: true, why: err.Error()}
 	}
+	recorded := live
 	live = sameVersionManagers(live, desired.GetAPIVersion())
 	applied, err := t.manager.Apply(live.DeepCopy(), applyBody(desired), s.fieldManager, true)
 	if err != nil {
@@ -116,7 +119,7 @@ func (s *Schemas) decide(ctx context.Context, desired, live *unstructured.Unstru
 	case err != nil:
 		return decision{write: true, why: "the result could not be typed"}
 	case !cmp.IsSame():
-		d := decision{write: true, changed: fieldPaths(cmp, MaxChanged)}
+		d := decision{write: true, changed: fieldPaths(cmp, MaxChanged), authors: authorsOf(recorded, cmp.Modified, s.fieldManager)}
 		// live holds all of the result and more: server defaults, maybe.
 		if sameOwners && contained(got.Object, want.Object) {
 			d.key, d.confirm = keyOf(desired, liveTyped, cmp)

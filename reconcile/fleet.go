@@ -1,0 +1,169 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/publish"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/rollout"
+)
+
+// A Bundle's parents as a fleet: what the rollout controller (package
+// rollout) reads of them, and which of them a Bundle's change brings a
+// pass of.
+
+// bundleEvents maps a Bundle's events to the parents r serves that render
+// it. An update that changes only the Bundle's rollouts (the rollout
+// controller's status writes: as waves start and as parents are counted)
+// brings a pass only of the parents whose place in it changed
+// (rollout.Placement): a wave moves its own parents, not the Bundle's
+// thousand others.
+func (r *CompositionReconciler) bundleEvents() handler.EventHandler {
+	all := func(ctx context.Context, o client.Object, q workqueue.TypedRateLimitingInterface[ctrlreconcile.Request]) {
+		for _, req := range r.parentsOfBundle(ctx, o) {
+			q.Add(req)
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[ctrlreconcile.Request]) {
+			all(ctx, e.Object, q)
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[ctrlreconcile.Request]) {
+			all(ctx, e.Object, q)
+		},
+		GenericFunc: func(ctx context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[ctrlreconcile.Request]) {
+			all(ctx, e.Object, q)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[ctrlreconcile.Request]) {
+			old, cur := e.ObjectOld.(*v1alpha1.Bundle), e.ObjectNew.(*v1alpha1.Bundle)
+			for _, req := range r.parentsOfBundle(ctx, cur) {
+				if !rolloutOnly(old, cur) || r.placementChanged(ctx, old, cur, req) {
+					q.Add(req)
+				}
+			}
+		},
+	}
+}
+
+// rolloutOnly reports whether a Bundle changed from old to cur in its
+// status.rollouts alone.
+func rolloutOnly(old, cur *v1alpha1.Bundle) bool {
+	if old.Generation != cur.Generation || !maps.Equal(old.Labels, cur.Labels) || !maps.Equal(old.Annotations, cur.Annotations) {
+		return false
+	}
+	a, b := old.Status, cur.Status
+	a.Rollouts, b.Rollouts = nil, nil
+	return equality.Semantic.DeepEqual(a, b)
+}
+
+// placementChanged reports whether the parent req names has another place
+// in cur's rollout than in old's.
+func (r *CompositionReconciler) placementChanged(ctx context.Context, old, cur *v1alpha1.Bundle, req ctrlreconcile.Request) bool {
+	key := rollout.Key{Kind: r.parentGVK().GroupKind().String(), Namespace: req.Namespace, Name: req.Name}
+	canary := false
+	if cur.Spec.Rollout != nil && cur.Spec.Rollout.Canary != nil {
+		p, _, err := r.fetch(ctx, req.NamespacedName)
+		if err != nil || p == nil {
+			return true
+		}
+		canary = r.canary(ctx, cur, p)
+	}
+	return rollout.Placement(old, r.Options.Shard, key, canary) != rollout.Placement(cur, r.Options.Shard, key, canary)
+}
+
+// ListParents lists the parents of Bundle bundle this shard serves: its
+// Compositions, and the instances of the kind it publishes, from the
+// caches of their controllers (rollout.Lister).
+func (r *CompositionReconciler) ListParents(ctx context.Context, bundle string) ([]applyset.Parent, error) {
+	comps := &v1alpha1.CompositionList{}
+	if err := r.parents.List(ctx, comps, client.MatchingFields{indexBundle: bundle}); err != nil {
+		return nil, fmt.Errorf("list Compositions: %w", err)
+	}
+	out := make([]applyset.Parent, 0, len(comps.Items))
+	for i := range comps.Items {
+		out = append(out, &comps.Items[i])
+	}
+	var errs error
+	r.served.Range(func(_, v any) bool {
+		kr := v.(*CompositionReconciler)
+		if kr.kind.Bundle != bundle {
+			return true
+		}
+		instances, err := kr.instances(ctx)
+		if err != nil {
+			errs = err
+			return false
+		}
+		out = append(out, instances...)
+		return true
+	})
+	return out, errs
+}
+
+// instances lists the instances of r's published kind from its cache,
+// with their effective specs.
+func (r *CompositionReconciler) instances(ctx context.Context) ([]applyset.Parent, error) {
+	b := &v1alpha1.Bundle{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: r.kind.Bundle}, b); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(r.kind.GVK.GroupVersion().WithKind(r.kind.GVK.Kind + "List"))
+	if err := r.parents.List(ctx, list); err != nil {
+		return nil, fmt.Errorf("list %s: %w", r.kind.GVK.Kind, err)
+	}
+	out := make([]applyset.Parent, 0, len(list.Items))
+	for i := range list.Items {
+		spec, _ := publish.InstanceSpec(b.Name, b.Spec.API, &list.Items[i])
+		out = append(out, applyset.NewInstance(&list.Items[i], spec))
+	}
+	return out, nil
+}
+
+// SetRolloutNotifier has the published kinds' controllers tell n of their
+// instances' changes (package rollout watches the Compositions itself).
+// Set before the kinds are served.
+func (r *CompositionReconciler) SetRolloutNotifier(n *rollout.Notifier) { r.notifier = n }
+
+// notifyRollout has the informer of kind's instances in parents tell the
+// rollout controller of the changes a rollout reads (rollout.Notable).
+func (r *CompositionReconciler) notifyRollout(ctx context.Context, parents cache.Cache, kind Kind) error {
+	if r.notifier == nil {
+		return nil
+	}
+	inf, err := parents.GetInformer(ctx, instanceObject(kind.GVK), cache.BlockUntilSynced(false))
+	if err != nil {
+		return fmt.Errorf("informer of %s: %w", kind.GVK.Kind, err)
+	}
+	instance := func(o any) applyset.Parent {
+		u, ok := o.(*unstructured.Unstructured)
+		if !ok {
+			return nil
+		}
+		spec, _ := publish.InstanceSpec(kind.Bundle, nil, u)
+		return applyset.NewInstance(u, spec)
+	}
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { r.notifier.Notify(kind.Bundle) },
+		DeleteFunc: func(any) { r.notifier.Notify(kind.Bundle) },
+		UpdateFunc: func(o, n any) {
+			if a, b := instance(o), instance(n); a == nil || b == nil || rollout.Notable(a, b) {
+				r.notifier.Notify(kind.Bundle)
+			}
+		},
+	})
+	return err
+}

@@ -1,0 +1,109 @@
+package revision_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/revision"
+)
+
+const hash = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+func TestName(t *testing.T) {
+	for _, tc := range []struct{ bundle, want string }{
+		{"web", "web-0123456789"},
+		{strings.Repeat("a", 253), strings.Repeat("a", 242) + "-0123456789"},
+		{strings.Repeat("a", 241) + ".b", strings.Repeat("a", 241) + "-0123456789"}, // cut after the dot
+	} {
+		if got := revision.Name(tc.bundle, hash); got != tc.want || len(got) > 253 {
+			t.Errorf("Name(%d chars) = %q (%d chars), want %q", len(tc.bundle), got, len(got), tc.want)
+		}
+	}
+}
+
+func TestNewKeepsWhatParentsRender(t *testing.T) {
+	b := &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "web", UID: "u1"}, Spec: v1alpha1.BundleSpec{
+		Files:             map[string]string{"templates/a.yaml": "x"},
+		NamespaceSelector: &metav1.LabelSelector{},
+		Rollout:           &v1alpha1.RolloutPolicy{Strategy: v1alpha1.RolloutWaves},
+		Revisions:         &v1alpha1.RevisionPolicy{HistoryLimit: ptr.To[int32](3)},
+		Pruning:           &v1alpha1.PrunePolicy{},
+		Outputs:           []v1alpha1.BundleOutput{{Name: "a", Type: "string", Value: "'a'"}},
+	}}
+	rev := revision.New(b, hash, 4)
+	want := v1alpha1.BundleSpec{Files: b.Spec.Files, Outputs: b.Spec.Outputs}
+	if d := cmp.Diff(want, rev.Spec.Template); d != "" {
+		t.Errorf("template (-want +got):\n%s", d)
+	}
+	if rev.Name != "web-0123456789" || rev.Spec.Number != 4 || rev.Spec.Bundle != "web" || !revision.Of(rev, b) {
+		t.Errorf("revision %s number %d of %q, Of = %v", rev.Name, rev.Spec.Number, rev.Spec.Bundle, revision.Of(rev, b))
+	}
+	// A parent on it renders its content with the Bundle's own policies.
+	b2 := b.DeepCopy()
+	b2.Spec.Files = map[string]string{"templates/b.yaml": "y"}
+	got, err := revision.Bundle(b2, rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.Files["templates/a.yaml"] != "x" || got.Spec.Rollout == nil || got.Spec.NamespaceSelector == nil || got.Name != "web" {
+		t.Errorf("Bundle() = %+v", got.Spec)
+	}
+	other := b.DeepCopy()
+	other.UID = "u2"
+	if revision.Of(rev, other) {
+		t.Error("a revision of a Bundle of the same name made anew is taken for the new one's")
+	}
+}
+
+func TestSourceRevision(t *testing.T) {
+	b := &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "chart", UID: "u", Generation: 7}, Spec: v1alpha1.BundleSpec{
+		Source: &v1alpha1.BundleSource{OCI: "oci://r.example/c:1", Verify: &v1alpha1.SourceVerification{Provider: "cosign"}},
+	}, Status: v1alpha1.BundleStatus{Source: &v1alpha1.SourceStatus{Digest: "sha256:aa", Verified: "cosign", KeysFingerprint: "sha256:k1", VerifiedGeneration: 5}}}
+	rev := revision.New(b, hash, 1)
+	if rev.Spec.Source == nil || rev.Spec.Source.Digest != "sha256:aa" || rev.Spec.Template.Files != nil {
+		t.Fatalf("source revision %+v", rev.Spec)
+	}
+	got, err := revision.Bundle(b, rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Generation != 5 || got.Status.Source.Digest != "sha256:aa" {
+		t.Errorf("rendered as generation %d of digest %s", got.Generation, got.Status.Source.Digest)
+	}
+	rotated := b.DeepCopy()
+	rotated.Status.Source.KeysFingerprint = "sha256:k2"
+	var nv *revision.NotVerifiedError
+	if _, err := revision.Bundle(rotated, rev); !errors.As(err, &nv) {
+		t.Errorf("after a key rotation: %v, want a NotVerifiedError", err)
+	}
+}
+
+func TestPrune(t *testing.T) {
+	b := &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: v1alpha1.BundleSpec{
+		Revisions: &v1alpha1.RevisionPolicy{HistoryLimit: ptr.To[int32](2), Withdrawn: []string{"r5"}},
+	}}
+	rev := func(name string, n int64, parents, pinned int32) v1alpha1.BundleRevision {
+		return v1alpha1.BundleRevision{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.BundleRevisionSpec{Number: n},
+			Status: v1alpha1.BundleRevisionStatus{Shards: []v1alpha1.RevisionShardStatus{{Parents: parents, Pinned: pinned}}}}
+	}
+	revs := []v1alpha1.BundleRevision{rev("r1", 1, 0, 0), rev("r2", 2, 3, 0), rev("r3", 3, 0, 1), rev("r4", 4, 0, 0),
+		rev("r5", 5, 0, 0), rev("r6", 6, 0, 0), rev("r7", 7, 0, 0)}
+	needed := func(n string) bool { return n == "r4" }
+	var got []string
+	for _, r := range revision.Prune(b, revs, needed) {
+		got = append(got, r.Name)
+	}
+	// r7, r6 within the limit; r5 withdrawn and unused; r4 needed; r3 pinned; r2 used.
+	if d := cmp.Diff([]string{"r5", "r1"}, got); d != "" {
+		t.Errorf("pruned (-want +got):\n%s", d)
+	}
+	if n := revision.NextNumber(revs); n != 8 {
+		t.Errorf("NextNumber = %d, want 8", n)
+	}
+}
