@@ -173,6 +173,7 @@ func checkWebhookConfig(t *testing.T, cfg *unstructured.Unstructured) {
 	}
 	want := map[string]struct{ path, policy string }{
 		admission.CompositionsWebhookName: {admission.WebhookPath, "Ignore"},
+		admission.BundlesWebhookName:      {admission.BundleWebhookPath, "Ignore"},
 	}
 	hooks, _, _ := unstructured.NestedSlice(cfg.Object, "webhooks")
 	if len(hooks) != len(want) {

@@ -37,6 +37,10 @@ import (
 // entry bundles.stencil.dev).
 const BundleWebhookPath = "/validate-stencil-bundle"
 
+// BundlesWebhookName is the static entry of the validating configuration
+// that sends Bundles to BundleWebhookPath.
+const BundlesWebhookName = "bundles.stencil.dev"
+
 // BundleReviewTimeout bounds the preview of a Bundle's dry run: two renders
 // of each parent (the revision it is on, the new content); what it did
 // not reach is counted as not checked.
