@@ -320,3 +320,43 @@ data:
 		t.Errorf("objects (-want +got):\n%s", diff)
 	}
 }
+
+// TestHelmValuesMethods: the top of .Values has the methods of Helm's
+// Values type (pkg/chart/common/values.go), which win over keys of the
+// same name: AsMap (a plain map, which sprig's dig requires), Table and
+// PathValue. Functions take .Values as a map. Helm v4.3.1 prints the same
+// (but for numbers, TestHelmNumbers).
+func TestHelmValuesMethods(t *testing.T) {
+	const vals = `{"AsMap": "shadowed"}`
+	tests := []struct{ name, data, want string }{
+		{"AsMap for dig", `  v: {{ dig "present" "a" "none" .Values.AsMap | quote }}`, "1"},
+		{"AsMap wins over a key", `  v: {{ kindOf .Values.AsMap | quote }}`, "map"},
+		{"a key of that name by index", `  v: {{ index .Values "AsMap" | quote }}`, "shadowed"},
+		{"Table", `  v: {{ (.Values.Table "present").a | quote }}`, "1"},
+		{"PathValue", `  v: {{ .Values.PathValue "present.a" | quote }}`, "1"},
+		{"nested maps have no methods", `  v: {{ kindOf .Values.present.AsMap | quote }}`, "invalid"},
+		{"toYaml", `  v: {{ toYaml .Values | quote }}`, "AsMap: shadowed\nbig: 1000000\nexp: 1000000\nfloat: 1.5\nhuge: 9007199254740993\nliteral: ab\nmaxint: 9223372036854775807\npresent:\n  a: 1"},
+		{"kindOf", `  v: {{ kindOf .Values | quote }}`, "map"},
+		{"hasKey", `  v: {{ hasKey .Values "present" | quote }}`, "true"},
+		{"keys", `  v: {{ keys .Values | sortAlpha | join "," | quote }}`, "AsMap,big,exp,float,huge,literal,maxint,present"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := renderData(t, tt.data, vals)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got["v"] != tt.want {
+				t.Errorf("got %q, want %q", got["v"], tt.want)
+			}
+		})
+	}
+	for _, data := range []string{
+		`  v: {{ .Values.Table "missing" }}`,
+		`  v: {{ .Values.PathValue "present" }}`,
+	} {
+		if _, err := renderData(t, data, vals); err == nil {
+			t.Errorf("%s: no error, want one as Helm's", data)
+		}
+	}
+}

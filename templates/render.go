@@ -228,7 +228,7 @@ func (b *Bundle) data(values map[string]any, in Input) map[string]any {
 		rev = 1
 	}
 	return map[string]any{
-		"Values":       values,
+		"Values":       Values(values),
 		"Composition":  in.Composition,
 		"Bundle":       BundleInfo{Name: b.name, Revision: b.revision},
 		"Release":      ReleaseInfo{Name: in.Composition.Name, Namespace: in.Composition.Namespace, Service: "stencil", IsInstall: !in.IsUpgrade, IsUpgrade: in.IsUpgrade, Revision: rev},

@@ -45,7 +45,7 @@ func (b *Bundle) units(data map[string]any, charts *chart.Instance) []unit {
 func (b *Bundle) subchartUnits(units []unit, parent, siblings map[string]any, in *chart.Instance, fullPath, dir string) []unit {
 	dir = path.Join(dir, "charts", in.Name)
 	fullPath = fullPath + "/charts/" + in.Name
-	values, _ := parent["Values"].(map[string]any)[in.Name].(map[string]any)
+	values, _ := parent["Values"].(Values)[in.Name].(map[string]any)
 	if values == nil {
 		values = map[string]any{}
 	}
@@ -56,7 +56,7 @@ func (b *Bundle) subchartUnits(units []unit, parent, siblings map[string]any, in
 	for k, v := range parent {
 		data[k] = v
 	}
-	data["Values"], data["Chart"], data["Files"], data["Subcharts"] = values, info, Files(in.Chart.Files), subcharts
+	data["Values"], data["Chart"], data["Files"], data["Subcharts"] = Values(values), info, Files(in.Chart.Files), subcharts
 	siblings[in.Name] = data
 	if !in.Chart.Library {
 		for _, file := range in.Chart.Emitted {
