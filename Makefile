@@ -43,6 +43,7 @@ verify: ## Fail when generated files are stale, code is unformatted or vet compl
 	fi
 	@out=$$(gofmt -l $$(git ls-files '*.go') ); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 	go vet ./...
+	cd hack/helmbench && go vet ./...
 	@echo "verify: generated files, gofmt and go vet are clean"
 
 ##@ Build
@@ -74,10 +75,11 @@ deploy: ## Install CRDs, RBAC and the controller Deployment into the cluster of 
 ##@ Test
 
 .PHONY: test
-test: ## Run unit, envtest (real kube-apiserver + etcd) and end-to-end (local cluster) tests.
+test: ## Run unit, envtest (real kube-apiserver + etcd) and end-to-end (local cluster) tests, then the real charts' suite (stencil vs Helm's engine).
 	@assets=$$(hack/k8s-assets.sh all); \
 	echo "KUBEBUILDER_ASSETS=$$assets"; \
 	KUBEBUILDER_ASSETS=$$assets go test -count=1 -timeout 30m $(GO_TEST_FLAGS) ./...
+	cd hack/helmbench && go test -count=1 -timeout 20m $(GO_TEST_FLAGS) -run '^TestCharts$$' .
 
 .PHONY: fresh-check
 fresh-check: ## Run the README's test command in a clone of HEAD with empty Go module and build caches, as a new machine would (built Kubernetes binaries reused).

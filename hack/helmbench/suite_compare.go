@@ -1,0 +1,386 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
+	"helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/common/util"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+	loaderv2 "helm.sh/helm/v4/pkg/chart/v2/loader"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	"helm.sh/helm/v4/pkg/engine"
+	releasev1 "helm.sh/helm/v4/pkg/release/v1"
+	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
+	"sigs.k8s.io/yaml"
+
+	"github.com/stencil-dev/stencil/templates"
+)
+
+// A suite chart is rendered as `helm template CHART` renders it: release
+// "release-name" in namespace "default", an install, revision 1, the
+// chart's default values, Kubernetes v1.36.3 serving stencil's offline
+// list of APIs, every lookup answered empty (offline). stencil renders
+// it with the same inputs (templates.Load, templates.Render with no
+// Lookups and no Generated values).
+var suiteRelease = templates.CompositionInfo{Name: "release-name", Namespace: "default", UID: "1234"}
+
+// suiteCapabilities are Helm's capabilities of stencil's offline render:
+// its Kubernetes version and API list (DefaultCapabilities).
+var suiteCapabilities = func() *common.Capabilities {
+	def := templates.DefaultCapabilities()
+	caps := *common.DefaultCapabilities
+	caps.KubeVersion = common.KubeVersion{Version: def.KubeVersion.Version, Major: def.KubeVersion.Major, Minor: def.KubeVersion.Minor}
+	caps.APIVersions = common.VersionSet(def.APIVersions)
+	return &caps
+}()
+
+// Rendered is a chart's objects by ObjectKey, each as its JSON reads into
+// a map (numbers as float64, whichever engine printed them).
+type Rendered map[string]map[string]any
+
+// ObjectKey names an object: apiVersion, kind, namespace (as rendered, ""
+// when the template sets none) and name.
+func ObjectKey(o map[string]any) string {
+	meta, _ := o["metadata"].(map[string]any)
+	return fmt.Sprintf("%v %v %v/%v", o["apiVersion"], o["kind"], meta["namespace"], meta["name"])
+}
+
+// Comparison is what CompareSuite found for one chart.
+type Comparison struct {
+	// Objects is how many objects Helm's engine rendered (test hooks left
+	// out); Random are the fields masked, by object.
+	Objects int
+	Random  map[string][]Path
+	// CRDs is how many objects the chart's crds/ folders hold (Helm's
+	// --include-crds), not compared yet.
+	CRDs int
+	// Diffs are the differences, one per object: none when stencil's
+	// objects are Helm's.
+	Diffs []string
+}
+
+// CompareSuite assembles chart c, renders it twice with Helm's engine and
+// once with stencil's, masks in Helm's first render and in stencil's the
+// fields the two Helm renders disagree on, and compares them object by
+// object.
+func CompareSuite(c SuiteChart) (Comparison, error) {
+	var cmpn Comparison
+	dir, err := SuiteDir(c)
+	if err != nil {
+		return cmpn, err
+	}
+	h1, crds, err := SuiteHelm(dir)
+	if err != nil {
+		return cmpn, fmt.Errorf("helm: %w", err)
+	}
+	h2, _, err := SuiteHelm(dir)
+	if err != nil {
+		return cmpn, fmt.Errorf("helm: %w", err)
+	}
+	if cmpn.Random, err = RandomFields(h1, h2); err != nil {
+		return cmpn, err
+	}
+	s, err := SuiteStencil(c, dir)
+	if err != nil {
+		return cmpn, fmt.Errorf("stencil: %w", err)
+	}
+	Mask(h1, cmpn.Random)
+	Mask(s, cmpn.Random)
+	cmpn.Objects, cmpn.CRDs = len(h1), crds
+	for _, k := range slices.Sorted(maps.Keys(h1)) {
+		if _, ok := s[k]; !ok {
+			cmpn.Diffs = append(cmpn.Diffs, "stencil did not render "+k)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(s)) {
+		h, ok := h1[k]
+		if !ok {
+			cmpn.Diffs = append(cmpn.Diffs, "stencil rendered "+k+", Helm did not")
+		} else if diff := cmp.Diff(h, s[k]); diff != "" {
+			cmpn.Diffs = append(cmpn.Diffs, fmt.Sprintf("%s differs (-helm +stencil):\n%s", k, diff))
+		}
+	}
+	return cmpn, nil
+}
+
+// SuiteHelm renders the chart folder dir as `helm template --skip-tests`
+// does (action.Install's steps for a client-only dry run):
+// ProcessDependencies (conditions, tags, import-values), the Chart.yaml
+// kubeVersion check, values and schema validation, engine.Render,
+// NOTES.txt dropped, releaseutil.SortManifests, test hooks left out.
+// .Release.Service is "stencil", stencil's, rather than "Helm", so that
+// the managed-by labels and checksums of text holding it are the same
+// in both.
+//
+// It also returns how many objects the crds/ folders of the chart and
+// its enabled subcharts hold (chart.CRDObjects), which `helm template
+// --include-crds` prints before the others.
+func SuiteHelm(dir string) (Rendered, int, error) {
+	c, err := loaderv2.Load(dir)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := chartutil.ProcessDependencies(c, map[string]any{}); err != nil {
+		return nil, 0, err
+	}
+	if c.Metadata.KubeVersion != "" && !chartutil.IsCompatibleRange(c.Metadata.KubeVersion, suiteCapabilities.KubeVersion.String()) {
+		return nil, 0, fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", c.Metadata.KubeVersion, suiteCapabilities.KubeVersion.Version)
+	}
+	crds := 0
+	for _, crd := range c.CRDObjects() {
+		for _, doc := range releaseutil.SplitManifests(string(crd.File.Data)) {
+			var m map[string]any
+			if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+				return nil, 0, fmt.Errorf("%s: %w", crd.Filename, err)
+			}
+			if len(m) > 0 {
+				crds++
+			}
+		}
+	}
+	r, err := helmRenderChart(c)
+	return r, crds, err
+}
+
+func helmRenderChart(c *chartv2.Chart) (Rendered, error) {
+	opts := common.ReleaseOptions{Name: suiteRelease.Name, Namespace: suiteRelease.Namespace, Revision: 1, IsInstall: true}
+	vals, err := util.ToRenderValuesWithSchemaValidation(c, map[string]any{}, opts, suiteCapabilities, false)
+	if err != nil {
+		return nil, err
+	}
+	vals["Release"].(map[string]any)["Service"] = "stencil"
+	out, err := engine.Render(c, vals)
+	if err != nil {
+		return nil, err
+	}
+	for name := range out {
+		if strings.HasSuffix(name, "NOTES.txt") {
+			delete(out, name)
+		}
+	}
+	hooks, manifests, err := releaseutil.SortManifests(out, nil, releaseutil.InstallOrder)
+	if err != nil {
+		return nil, err
+	}
+	r := Rendered{}
+	add := func(name, doc string) error {
+		var m map[string]any
+		if err := yaml.Unmarshal([]byte(doc+"\n"), &m); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if len(m) == 0 {
+			return nil
+		}
+		k := ObjectKey(m)
+		if _, dup := r[k]; dup {
+			return fmt.Errorf("%s: %s rendered twice", name, k)
+		}
+		r[k] = m
+		return nil
+	}
+	for _, m := range manifests {
+		if err := add(m.Name, m.Content); err != nil {
+			return nil, err
+		}
+	}
+	for _, h := range hooks {
+		if slices.Contains(h.Events, releasev1.HookTest) {
+			continue
+		}
+		if err := add(h.Path, h.Manifest); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// SuiteStencil renders the chart folder dir of c with stencil's engine,
+// offline. Test hooks are left out, as from Helm's.
+func SuiteStencil(c SuiteChart, dir string) (Rendered, error) {
+	b, err := suiteLoad(c, dir)
+	if err != nil {
+		return nil, err
+	}
+	objs, err := templates.Render(b, templates.Input{Composition: suiteRelease})
+	if err != nil {
+		return nil, err
+	}
+	r := Rendered{}
+	for _, o := range objs {
+		if testHook(o.GetAnnotations()["helm.sh/hook"]) {
+			continue
+		}
+		data, err := json.Marshal(o.Object)
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			return nil, err
+		}
+		r[ObjectKey(m)] = m
+	}
+	return r, nil
+}
+
+// suiteLoad loads the chart folder dir as a Bundle, with stencil.yaml
+// allowing nondeterministic functions when c says so.
+func suiteLoad(c SuiteChart, dir string) (*templates.Bundle, error) {
+	if !c.AllowNondeterministic {
+		return StencilLoad(dir)
+	}
+	fsys := fstest.MapFS{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		fsys[filepath.ToSlash(rel)] = &fstest.MapFile{Data: data}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := fsys[templates.OptionsFile]; ok {
+		return nil, fmt.Errorf("%s has a %s of its own", dir, templates.OptionsFile)
+	}
+	fsys[templates.OptionsFile] = &fstest.MapFile{Data: []byte("allowNondeterministic: true\n")}
+	return templates.Load(fsys, templates.LoadOptions{Name: filepath.Base(dir)})
+}
+
+// testHook reports whether a helm.sh/hook annotation names a test hook,
+// as Helm's SortManifests reads it (a comma list, case and spaces
+// ignored; test-success is test).
+func testHook(hook string) bool {
+	for p := range strings.SplitSeq(hook, ",") {
+		switch strings.ToLower(strings.TrimSpace(p)) {
+		case "test", "test-success", "test-failure":
+			return true
+		}
+	}
+	return false
+}
+
+// Masked is the mark that replaces a value two Helm renders of a chart
+// disagree on.
+const Masked = "(random)"
+
+// Path is where a value is in an object: map keys, and list indexes
+// written "[N]".
+type Path []string
+
+// String is the path as text: keys joined by dots, indexes appended.
+func (p Path) String() string {
+	var b strings.Builder
+	for i, s := range p {
+		if i > 0 && !strings.HasPrefix(s, "[") {
+			b.WriteByte('.')
+		}
+		b.WriteString(s)
+	}
+	return b.String()
+}
+
+// RandomFields are the fields whose values differ between two renders
+// a and b of one chart (random passwords, UUIDs, generated keys and
+// certificates, and what is computed from them, such as checksums), by
+// object key. It fails when the two do not render the same objects,
+// whose names then are random.
+func RandomFields(a, b Rendered) (map[string][]Path, error) {
+	if ka, kb := slices.Sorted(maps.Keys(a)), slices.Sorted(maps.Keys(b)); !slices.Equal(ka, kb) {
+		return nil, fmt.Errorf("two Helm renders give different objects:\n%v\n%v", ka, kb)
+	}
+	out := map[string][]Path{}
+	for k, o := range a {
+		var paths []Path
+		diffPaths(nil, o, b[k], &paths)
+		if len(paths) > 0 {
+			out[k] = paths
+		}
+	}
+	return out, nil
+}
+
+// diffPaths appends to paths the path of each value where x and y differ:
+// maps and lists of one length are compared member by member.
+func diffPaths(path Path, x, y any, paths *[]Path) {
+	switch xv := x.(type) {
+	case map[string]any:
+		if yv, ok := y.(map[string]any); ok {
+			for _, k := range slices.Sorted(maps.Keys(xv)) {
+				diffPaths(append(slices.Clip(path), k), xv[k], yv[k], paths)
+			}
+			for _, k := range slices.Sorted(maps.Keys(yv)) {
+				if _, ok := xv[k]; !ok {
+					*paths = append(*paths, append(slices.Clip(path), k))
+				}
+			}
+			return
+		}
+	case []any:
+		if yv, ok := y.([]any); ok && len(xv) == len(yv) {
+			for i := range xv {
+				diffPaths(append(slices.Clip(path), "["+strconv.Itoa(i)+"]"), xv[i], yv[i], paths)
+			}
+			return
+		}
+	}
+	if !reflect.DeepEqual(x, y) {
+		*paths = append(*paths, path)
+	}
+}
+
+// Mask replaces, in each object of r that random names, the value at each
+// of its paths with Masked (a path the object lacks is left alone: the
+// comparison shows it).
+func Mask(r Rendered, random map[string][]Path) {
+	for k, paths := range random {
+		if o, ok := r[k]; ok {
+			for _, p := range paths {
+				setPath(o, p)
+			}
+		}
+	}
+}
+
+func setPath(o map[string]any, path Path) {
+	var cur any = o
+	for i, part := range path {
+		last := i == len(path)-1
+		switch c := cur.(type) {
+		case map[string]any:
+			if _, ok := c[part]; !ok {
+				return
+			}
+			if last {
+				c[part] = Masked
+				return
+			}
+			cur = c[part]
+		case []any:
+			n, err := strconv.Atoi(strings.Trim(part, "[]"))
+			if err != nil || n >= len(c) {
+				return
+			}
+			if last {
+				c[n] = Masked
+				return
+			}
+			cur = c[n]
+		default:
+			return
+		}
+	}
+}
