@@ -12,9 +12,12 @@
 // then the same for Helm. Before measuring, every chart must render as
 // many objects with stencil as `helm template` prints (checkObjects).
 //
-// The charts are folders of stencil's templates/testdata and the
+// The charts are folders of stencil's templates/testdata, the
 // prometheus chart with its four subcharts as `helm dependency build`
-// leaves them, fetched through the Go module proxy (PrometheusDir).
+// leaves them, fetched through the Go module proxy (PrometheusDir), and
+// the three largest charts of TestCharts' suite (kyverno, cert-manager,
+// cilium: SuiteDir), rendered with the suite's inputs and required to
+// render the same objects as Helm's engine (CompareSuite).
 package main
 
 import (
@@ -24,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -33,6 +37,8 @@ import (
 	"helm.sh/helm/v4/pkg/chart/common"
 	"helm.sh/helm/v4/pkg/chart/common/util"
 	"helm.sh/helm/v4/pkg/chart/loader"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	"helm.sh/helm/v4/pkg/engine"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -41,8 +47,9 @@ import (
 )
 
 // Charts are the charts measured: folders under stencil's templates/testdata,
-// and the prometheus chart with its four subcharts (PrometheusDir).
-var Charts = []string{"webapp", "podinfo", "kube-state-metrics", Prometheus}
+// the prometheus chart with its four subcharts (PrometheusDir) and the
+// three largest charts of Suite by template bytes (3.6 MB, 1.1 MB, 0.4 MB).
+var Charts = []string{"webapp", "podinfo", "kube-state-metrics", Prometheus, "kyverno", "cert-manager", "cilium"}
 
 // release is the Composition (Helm: the release) every render is for.
 var release = templates.CompositionInfo{Name: "web", Namespace: "shop", UID: "1234"}
@@ -52,6 +59,9 @@ var release = templates.CompositionInfo{Name: "web", Namespace: "shop", UID: "12
 func ChartDir(name string) (string, error) {
 	if name == Prometheus {
 		return PrometheusDir()
+	}
+	if c, ok := SuiteByName(name); ok {
+		return SuiteDir(c)
 	}
 	return filepath.Join("..", "..", "templates", "testdata", name), nil
 }
@@ -66,9 +76,18 @@ func StencilRender(b *templates.Bundle) ([]*unstructured.Unstructured, error) {
 	return templates.Render(b, templates.Input{Composition: release})
 }
 
-// HelmLoad loads a chart folder with Helm's loader.
+// HelmLoad loads a chart folder with Helm's loader and, as `helm
+// template` does before rendering, removes the subcharts the default
+// values disable (ProcessDependencies, which also imports values).
 func HelmLoad(dir string) (chart.Charter, error) {
-	return loader.Load(dir)
+	c, err := loader.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	if v2, ok := c.(*chartv2.Chart); ok {
+		err = chartutil.ProcessDependencies(v2, map[string]any{})
+	}
+	return c, err
 }
 
 // helmCapabilities are Helm's default capabilities serving the API
@@ -139,7 +158,7 @@ func (c Case) Run(b *testing.B) {
 	case c.Engine == "stencil" && c.Cold:
 		start = cpuTime()
 		for b.Loop() {
-			bundle, err := StencilLoad(dir)
+			bundle, err := c.stencilLoad(dir)
 			if err == nil {
 				_, err = StencilRender(bundle)
 			}
@@ -148,7 +167,7 @@ func (c Case) Run(b *testing.B) {
 			}
 		}
 	case c.Engine == "stencil":
-		bundle, err := StencilLoad(dir)
+		bundle, err := c.stencilLoad(dir)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -183,6 +202,15 @@ func (c Case) Run(b *testing.B) {
 	}
 }
 
+// stencilLoad loads the chart folder dir as a Bundle, as TestCharts loads
+// a chart of Suite (suiteLoad).
+func (c Case) stencilLoad(dir string) (*templates.Bundle, error) {
+	if s, ok := SuiteByName(c.Chart); ok {
+		return suiteLoad(s, dir)
+	}
+	return StencilLoad(dir)
+}
+
 // cpuTime is the CPU time the process has used, user and system.
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
@@ -195,9 +223,11 @@ func cpuTime() time.Duration {
 func main() {
 	testing.Init()
 	defer RemovePrometheus()
+	defer RemoveSuite()
 	if err := checkObjects(os.Stdout); err != nil {
 		fmt.Fprintf(os.Stderr, "helmbench: %v\n", err)
 		RemovePrometheus()
+		RemoveSuite()
 		os.Exit(1)
 	}
 	// Each case runs rounds times, interleaved with the others, and the
@@ -211,6 +241,7 @@ func main() {
 			if r.N == 0 {
 				fmt.Fprintf(os.Stderr, "helmbench: %s failed\n", c.Name())
 				RemovePrometheus()
+				RemoveSuite()
 				os.Exit(1)
 			}
 			fmt.Fprintf(os.Stderr, "%-36s %s %s\n", c.Name(), r.String(), r.MemString())
@@ -230,8 +261,20 @@ func main() {
 // checkObjects renders every chart with both engines before anything is
 // measured and fails when stencil's object count is not `helm template`'s
 // (see Objects); objects that differ otherwise are printed as a warning.
+// A chart of Suite must render the same objects (CompareSuite).
 func checkObjects(w io.Writer) error {
 	for _, name := range Charts {
+		if c, ok := SuiteByName(name); ok {
+			got, err := CompareSuite(c)
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			if len(got.Diffs) > 0 {
+				return fmt.Errorf("%s: stencil and Helm differ:\n%s", name, strings.Join(got.Diffs, "\n"))
+			}
+			fmt.Fprintf(w, "%s: %d objects in both, the same objects (%d with random fields masked)\n", name, got.Objects, len(got.Random))
+			continue
+		}
 		s, h, err := Objects(name)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
