@@ -94,6 +94,8 @@ var (
 	extSecrets    = Module{"github.com/external-secrets/external-secrets", "v1.3.2", "h1:u2J8RjlHIeF0oZCqtl92adI/uZWUwOesJIDkfql6LqQ="}
 	sealedSecrets = Module{"github.com/bitnami-labs/sealed-secrets", "v0.40.0", "h1:rvCP35JL8ZV5LNA2SrwNR6iLyoM3ulrSFWN0lBtYEYI="}
 	istio         = Module{"istio.io/istio", "v0.0.0-20260827124520-eed52ebb66ad", "h1:ui9TJjRMAV/hb5ehQaZDq7IUGxuQP6dra9lapT/VjHI="}
+	gatekeeper    = Module{"github.com/open-policy-agent/gatekeeper/v3", "v3.23.1", "h1:njHTm0SJ6ZEhhEgmQTpJKTGQbc99fSs4hGiEp1OIKck="}
+	dapr          = Module{"github.com/dapr/dapr", "v1.14.0", "h1:SIQsNX1kH31JRDIS4k8IZ6eomM/BAcOP844PhQIT+BQ="}
 	cilium        = Module{"github.com/cilium/cilium", "v1.20.2", "h1:dqiEGIcXc+gqCLYG/l7VCFJ8GHyb4HUrwbZOpkX5dL8="}
 )
 
@@ -117,6 +119,8 @@ var Suite = []SuiteChart{
 	{Name: "istio-gateway", Publisher: "Istio", Module: istio, Dir: "manifests/charts/gateway", Version: "1.0.0"},
 	{Name: "istio-cni", Publisher: "Istio", Module: istio, Dir: "manifests/charts/istio-cni", Version: "1.0.0"},
 	{Name: "ztunnel", Publisher: "Istio", Module: istio, Dir: "manifests/charts/ztunnel", Version: "1.0.0"},
+	{Name: "gatekeeper", Publisher: "Open Policy Agent", Module: gatekeeper, Dir: "charts/gatekeeper", Version: "3.23.1", CRDs: true},
+	{Name: "dapr", Publisher: "Dapr", Module: dapr, Dir: "charts/dapr", Version: "0.0.0", CRDs: true},
 	// now | mustDateModify checks durations (templates/_helpers.tpl:107).
 	{Name: "cilium", Publisher: "Cilium", Module: cilium, Dir: "install/kubernetes/cilium", Version: "1.20.2", AllowNondeterministic: true},
 }

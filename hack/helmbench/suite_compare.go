@@ -206,7 +206,8 @@ func helmRenderChart(c *chartv2.Chart) (Rendered, error) {
 }
 
 // SuiteStencil renders the chart folder dir of c with stencil's engine,
-// offline. Test hooks are left out, as from Helm's.
+// offline. Test hooks and hooks Helm does not know are left out, as
+// `helm template --skip-tests` leaves them out (helmSkips).
 func SuiteStencil(c SuiteChart, dir string) (Rendered, error) {
 	b, err := suiteLoad(c, dir)
 	if err != nil {
@@ -218,7 +219,7 @@ func SuiteStencil(c SuiteChart, dir string) (Rendered, error) {
 	}
 	r := Rendered{}
 	for _, o := range objs {
-		if testHook(o.GetAnnotations()["helm.sh/hook"]) {
+		if hook, ok := o.GetAnnotations()["helm.sh/hook"]; helmSkips(hook, ok) {
 			continue
 		}
 		data, err := json.Marshal(o.Object)
@@ -260,13 +261,21 @@ func suiteLoad(c SuiteChart, dir string) (*templates.Bundle, error) {
 	return templates.Load(fsys, templates.LoadOptions{Name: filepath.Base(dir)})
 }
 
-// testHook reports whether a helm.sh/hook annotation names a test hook,
-// as Helm's SortManifests reads it (a comma list, case and spaces
-// ignored; test-success is test).
-func testHook(hook string) bool {
+// helmSkips reports whether `helm template --skip-tests` leaves out an
+// object with this helm.sh/hook annotation, as Helm's SortManifests reads
+// it (a comma list, case and spaces ignored): a test hook (test, or
+// test-success), or a hook of a type Helm does not know, which it skips
+// ("skipping unknown hooks"). Applied to stencil's objects, it leaves out
+// what Helm's side leaves out.
+func helmSkips(hook string, ok bool) bool {
+	if !ok {
+		return false
+	}
 	for p := range strings.SplitSeq(hook, ",") {
 		switch strings.ToLower(strings.TrimSpace(p)) {
-		case "test", "test-success", "test-failure":
+		case "pre-install", "post-install", "pre-delete", "post-delete",
+			"pre-upgrade", "post-upgrade", "pre-rollback", "post-rollback":
+		default:
 			return true
 		}
 	}
