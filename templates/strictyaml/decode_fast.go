@@ -13,7 +13,8 @@ import (
 // without go.yaml.in/yaml/v2's general parser, whose scanner was half of
 // a warm render. Whatever it is not sure to read exactly as yaml/v2 does
 // (anchors, tags, folded or |+ block scalars, escapes, a comment after a
-// block scalar's indicator or on a "-" alone, non-ASCII, tabs, a
+// block scalar's indicator or on a "-" alone, a plain or double-quoted
+// scalar of several lines but as a mapping's value, non-ASCII, tabs, a
 // duplicate key, an error) it declines, and
 // Decode parses the document the general way. Plain scalars are
 // resolved as yaml/v2 resolves them; those that may be numbers in another
@@ -96,6 +97,9 @@ func (p *fastParser) value(ind int, seqHere bool) (any, bool) {
 	switch {
 	case !ok || next < ind:
 		return p.conv(nil)
+	case next > ind && (text == "{}" || text == "[]"):
+		p.i++ // toYaml of an empty map or list, nindent-ed
+		return p.inline(text)
 	case next > ind:
 		return p.collection(next)
 	case seqHere && isSeqItem(text):
@@ -128,7 +132,13 @@ func (p *fastParser) mapping(ind int, first string) (any, bool) {
 		case "|", "|-":
 			v, ok = p.literal(ind, rest == "|-")
 		default:
-			v, ok = p.inline(rest)
+			if lines := p.continuation(ind); lines > 0 && rest[0] == '"' {
+				v, ok = p.multilineQuoted(ind, rest, lines)
+			} else if lines > 0 {
+				v, ok = p.multiline(ind, rest, lines)
+			} else {
+				v, ok = p.inline(rest)
+			}
 		}
 		if !ok {
 			return nil, false
@@ -144,6 +154,121 @@ func (p *fastParser) mapping(ind int, first string) (any, bool) {
 		p.i++
 		text = t
 	}
+}
+
+// continuation counts the lines after a key's line, indented ind, that
+// continue a plain scalar begun on it (as controller-gen writes long
+// descriptions in CRDs): lines indented more than the key, none blank or a
+// comment. 0 when the next line is not one.
+func (p *fastParser) continuation(ind int) int {
+	n := 0
+	for j := p.i; j < len(p.lines); j++ {
+		t := strings.Trim(p.lines[j], " ")
+		if t == "" || t[0] == '#' || len(p.lines[j])-len(strings.TrimLeft(p.lines[j], " ")) <= ind {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// multiline reads a plain scalar whose first line, first, is on its key's
+// line (the key indented ind) and which continues on the next lines
+// (continuation): folded into one line, each line break a space, as YAML
+// folds a plain scalar. It declines what could fold otherwise or be no
+// plain scalar: a first line that is not a plain scalar or holds a #; a
+// line holding ": " or " #" or ending with ":" (a line's first character
+// is no indicator inside a plain scalar); a blank line or comment followed
+// by a line indented more than the key (a line break kept, or an error).
+func (p *fastParser) multiline(ind int, first string, lines int) (any, bool) {
+	if strings.IndexByte(first, '#') >= 0 || strings.IndexByte("\"'[{", first[0]) >= 0 {
+		return nil, false
+	}
+	if _, ok := scalar(first, false); !ok {
+		return nil, false
+	}
+	var b strings.Builder
+	b.WriteString(first)
+	for j := p.i; j < p.i+lines; j++ {
+		t := strings.Trim(p.lines[j], " ")
+		if strings.Contains(t, ": ") || strings.Contains(t, " #") || strings.HasSuffix(t, ":") {
+			return nil, false
+		}
+		b.WriteByte(' ')
+		b.WriteString(t)
+	}
+	p.i += lines
+	if next, _, more := p.peek(); more && next > ind {
+		return nil, false
+	}
+	raw, ok := resolvePlain(b.String())
+	if !ok {
+		return nil, false
+	}
+	return p.conv(raw)
+}
+
+// multilineQuoted reads a double-quoted scalar that opens on its key's
+// line (first; the key indented ind) and closes at the end of the last of
+// the next lines (continuation): each line break folded into a space, the
+// spaces around it dropped, as YAML folds a quoted scalar, and the escapes
+// \n, \t, \", \\ and "\ " read (yaml/v2 knows no \/). It declines other
+// escapes, an escaped line break, a quote that closes before the last
+// line's end, and what plain scalars decline after them (multiline).
+func (p *fastParser) multilineQuoted(ind int, first string, lines int) (any, bool) {
+	var b strings.Builder
+	for j := -1; j < lines; j++ {
+		seg := first[1:]
+		if j >= 0 {
+			seg = strings.Trim(p.lines[p.i+j], " ")
+			b.WriteByte(' ')
+		}
+		if j == lines-1 {
+			if !strings.HasSuffix(seg, `"`) {
+				return nil, false
+			}
+			seg = seg[:len(seg)-1] // its spaces before the quote are kept
+		} else {
+			seg = strings.TrimRight(seg, " ")
+		}
+		if !unescapeDouble(&b, seg) {
+			return nil, false
+		}
+	}
+	p.i += lines
+	if next, _, more := p.peek(); more && next > ind {
+		return nil, false
+	}
+	return p.conv(b.String())
+}
+
+// unescapeDouble writes seg, a part of a double-quoted scalar, to b with
+// its escapes read; false for an escape it does not read, a backslash at
+// its end or a quote that is not escaped.
+func unescapeDouble(b *strings.Builder, seg string) bool {
+	for i := 0; i < len(seg); i++ {
+		c := seg[i]
+		switch c {
+		case '"':
+			return false
+		case '\\':
+			if i++; i == len(seg) {
+				return false
+			}
+			switch seg[i] {
+			case 'n':
+				c = '\n'
+			case 't':
+				c = '\t'
+			case '"', '\\', ' ':
+				c = seg[i]
+			default:
+				return false
+			}
+		}
+		b.WriteByte(c)
+	}
+	return true
 }
 
 // sequence reads a block sequence whose "-" are indented ind.
@@ -367,8 +492,9 @@ func (p *fastParser) flowList(s string) (any, bool) {
 	return l, true
 }
 
-// scalar is a plain or quoted scalar without escapes, resolved as
-// yaml/v2 does; in a flow list it may not hold flow indicators.
+// scalar is a plain or quoted scalar, resolved as yaml/v2 does: a
+// double-quoted one may hold the escapes unescapeDouble reads, but not in
+// a flow list, where none may hold flow indicators.
 func scalar(s string, flow bool) (any, bool) {
 	if s == "" {
 		return nil, false
@@ -380,10 +506,20 @@ func scalar(s string, flow bool) (any, bool) {
 			return nil, false
 		}
 		in = in[:len(in)-1]
-		if strings.ContainsAny(in, "\"\\") || (flow && strings.ContainsAny(in, ",[]{}")) {
+		if flow && strings.ContainsAny(in, "\"\\,[]{}") {
 			return nil, false
 		}
-		return in, true
+		if strings.IndexByte(in, '\\') < 0 {
+			if strings.IndexByte(in, '"') >= 0 {
+				return nil, false
+			}
+			return in, true
+		}
+		var b strings.Builder
+		if !unescapeDouble(&b, in) {
+			return nil, false
+		}
+		return b.String(), true
 	case '\'':
 		in := s[1:]
 		if len(in) == 0 || in[len(in)-1] != '\'' {
