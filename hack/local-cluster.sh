@@ -279,8 +279,8 @@ metadata:
     kubernetes.io/os: linux
     kubernetes.io/arch: amd64
 status:
-  allocatable: {cpu: "32", memory: 256Gi, pods: "110"}
-  capacity: {cpu: "32", memory: 256Gi, pods: "110"}
+  allocatable: {cpu: "32", memory: 256Gi, pods: "110", ephemeral-storage: 1Ti}
+  capacity: {cpu: "32", memory: 256Gi, pods: "110", ephemeral-storage: 1Ti}
 EOF
   done
   wait_for "a Ready node" 60 kubectl --kubeconfig "$kubeconfig" wait --for=condition=Ready node --all --timeout=1s

@@ -319,6 +319,25 @@ func TestAdmission(t *testing.T) {
 		}
 		gone(t, comp)
 	})
+
+	t.Run("a render that fails with its lookups empty is admitted with a warning", func(t *testing.T) {
+		// The review answers every lookup empty; the controller answers
+		// them from the cluster, where this chart renders.
+		mustCreate(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "needed"}, Data: map[string]string{"v": "here"}})
+		needs := bundle(t, "adm-needs-"+ns, map[string]string{
+			"templates/result.yaml": "{{- $s := lookup \"v1\" \"ConfigMap\" .Release.Namespace \"needed\" }}\n" +
+				"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: result\ndata:\n  v: {{ required \"ConfigMap needed is required\" (dig \"data\" \"v\" \"\" $s) | quote }}\n",
+		})
+		bundleReady(t, needs.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
+		wc, warnings := warningClient(t)
+		if err := wc.Create(ctx, composition(ns, "needs", needs.Name, "")); err != nil {
+			t.Fatalf("refused: %v", err)
+		}
+		if got := strings.Join(warnings.take(), "\n"); !strings.Contains(got, "rendered with every lookup empty") {
+			t.Errorf("warnings %q, want one saying the review answered the lookups empty", got)
+		}
+		condition(t, ns, "needs", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	})
 }
 
 // TestAdmissionPublishedKind: an instance of a published kind that fails

@@ -353,3 +353,70 @@ func TestGeneratedValuesAreKept(t *testing.T) {
 		gone(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: generated.Name(id)}})
 	})
 }
+
+// TestLookupThatNeverSettles (issue 30 item 1): a chart that looks up the
+// object it renders and writes a new value into it each time (a counter)
+// would rewrite it on every pass; stencil renders again while the answer
+// moves and, after MaxObservedPasses passes in a row, stalls it with
+// reason Flapping, naming the lookup, and writes no more.
+func TestLookupThatNeverSettles(t *testing.T) {
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "counter-"+ns, map[string]string{
+		"templates/counter.yaml": `{{- $me := lookup "v1" "ConfigMap" .Release.Namespace "counter" }}
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: counter
+data:
+  count: {{ dig "data" "count" "0" $me | atoi | add1 | quote }}
+`,
+	})
+	mustCreate(t, composition(ns, "counter", b.Name, ""))
+	stalled(t, ns, "counter", v1alpha1.ReasonFlapping, "lookup v1 ConfigMap "+ns+" counter")
+	cm := &corev1.ConfigMap{}
+	if err := k.Get(context.Background(), key(ns, "counter"), cm); err != nil {
+		t.Fatal(err)
+	}
+	n := cm.Data["count"]
+	if n == "1" {
+		t.Errorf("the counter stalled at 1: it was never rendered again with its own answer")
+	}
+	consistently(t, "the counter to stay at "+n, 2*time.Second, func() (bool, error) {
+		err := k.Get(context.Background(), key(ns, "counter"), cm)
+		return err == nil && cm.Data["count"] == n, err
+	})
+}
+
+// TestRenderThatRequiresALookup (issue 30 item 1): a chart that requires
+// what it looks up (required of a lookup's field) renders once the object
+// exists: the render that failed for want of the answer is rendered again
+// with it, in the same pass; when the object goes, the parent stalls
+// RenderFailed naming the template, and when it comes back, the parent
+// recovers with no change of its own (the remembered failure is tied to
+// the answers it got).
+func TestRenderThatRequiresALookup(t *testing.T) {
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	mustCreate(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "needed"}, Data: map[string]string{"v": "here"}})
+	b := bundle(t, "requires-"+ns, map[string]string{
+		"templates/result.yaml": `{{- $s := lookup "v1" "ConfigMap" .Release.Namespace "needed" }}
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: result
+data:
+  v: {{ required "ConfigMap needed is required" (dig "data" "v" "" $s) | quote }}
+`,
+	})
+	mustCreate(t, composition(ns, "app", b.Name, ""))
+	resultIs(t, ns, map[string]string{"v": "here"})
+	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
+
+	if err := k.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "needed"}}); err != nil {
+		t.Fatal(err)
+	}
+	stalled(t, ns, "app", v1alpha1.ReasonRenderFailed, "templates/result.yaml:7", "ConfigMap needed is required")
+	mustCreate(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "needed"}, Data: map[string]string{"v": "again"}})
+	resultIs(t, ns, map[string]string{"v": "again"})
+	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
+}

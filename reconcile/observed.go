@@ -206,7 +206,11 @@ func (r observer) settle(ctx context.Context, s *scope) (ctrl.Result, error) {
 	if len(s.observed.Lookups) > 0 {
 		// An answer that moved under the render (the chart looked up an
 		// object the apply just wrote): render again with it.
-		if table, ok := r.lookups.Peek(r.lookupParent(s), s.observed.Lookups); ok {
+		var written []*unstructured.Unstructured
+		for _, res := range s.results {
+			written = append(written, res.Live)
+		}
+		if table, ok := r.lookups.Peek(r.lookupParent(s), s.observed.Lookups, written...); ok {
 			for _, c := range lookup.Changed(s.observed.Lookups, table) {
 				moved = append(moved, "lookup "+c.Key.String())
 			}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/crds"
 	"github.com/stencil-dev/stencil/reconcile/generated"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 )
@@ -45,6 +46,12 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 	// ServiceAccount): the tenant's RBAC bounds the reads made for it.
 	reader := r.watches.ReaderAs(s.writer)
 	a := &applyset.Applier{Writer: s.writer, Reader: reader, ID: s.plan.ID, Consent: r.consent(ctx, s), Concurrency: max(r.Options.ApplyConcurrency, 1), Schemas: r.schemas}
+	// The chart's crds/ CRDs come first, as Helm installs them.
+	if len(s.plan.CRDs) > 0 {
+		if res, err, stop := r.installCRDs(ctx, s); stop {
+			return res, err
+		}
+	}
 	// The values the templates generated are kept before anything that
 	// may hold one is written (package generated).
 	if store := storeOf(s.plan.Objects); store != nil {
@@ -78,6 +85,46 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 	_, err = run.Stages(ctx, run.Post, false)
 	return r.detectFlapping(s), err
 }
+
+// installCRDs installs the chart's crds/ CRDs (package crds) as the
+// parent's writer, and reports whether the pass stops there: a write the
+// account may not make stalls it (Forbidden), a CRD not Established yet
+// ends it (looked at again shortly: no watch sees a CRD that is no
+// member).
+func (r *CompositionReconciler) installCRDs(ctx context.Context, s *scope) (ctrl.Result, error, bool) {
+	out, err := crds.Installer{Writer: s.writer, Reader: r.APIReader}.Install(ctx, s.plan.CRDs, s.plan.ReplaceCRDs)
+	for _, name := range out.Created {
+		metrics.Applies.WithLabelValues(string(applyset.Created)).Inc()
+		r.Recorder.Eventf(s.comp, nil, "Normal", "CRDCreated", "Apply", "CustomResourceDefinition %s created (crds/)", name)
+	}
+	for _, name := range out.Updated {
+		metrics.Applies.WithLabelValues(string(applyset.Configured)).Inc()
+		r.Recorder.Eventf(s.comp, nil, "Normal", "CRDUpdated", "Apply", "CustomResourceDefinition %s updated (crds/, spec.crds CreateReplace)", name)
+	}
+	var refused *crds.WriteError
+	switch {
+	case errors.As(err, &refused) && apierrors.IsForbidden(err):
+		account := ""
+		if s.writer != r.Client {
+			account = serviceAccount(s.comp, r.Options.DefaultServiceAccount)
+		}
+		denied := r.access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), account, crds.GroupKind, refused.Verb, "")
+		res, err := reporter{r}.stallIfDenied(s, "Apply", denied)
+		return res, err, true
+	case err != nil:
+		return ctrl.Result{}, err, true
+	case len(out.Pending) > 0:
+		status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonProgressing,
+			fmt.Sprintf("waiting for CustomResourceDefinitions (crds/) to be Established: %s", strings.Join(out.Pending, ", ")))
+		s.done = true
+		return ctrl.Result{RequeueAfter: crdRecheck}, nil, true
+	}
+	return ctrl.Result{}, nil, false
+}
+
+// crdRecheck is how soon a pass waiting for a crds/ CRD to be
+// Established looks again.
+const crdRecheck = 2 * time.Second
 
 // storeOf is the store of generated values among a plan's objects, nil
 // when the plan has none.

@@ -33,6 +33,10 @@ type Policy struct {
 	// are checked as the named host's are. The controller's
 	// --allow-source-redirects.
 	AllowRedirects bool
+	// PlainHTTP lets a pull from an OCI registry use http, as Helm's
+	// --plain-http: a local registry an author runs (`stencil render
+	// --plain-http`). The controller never sets it.
+	PlainHTTP bool
 }
 
 // AnyAddress is the policy of a pull on the user's own machine (the
@@ -192,6 +196,9 @@ func (p Policy) transport(t *http.Transport) http.RoundTripper {
 			return nil, err
 		}
 		return u, nil
+	}
+	if p.PlainHTTP {
+		return t
 	}
 	return httpsOnly{t}
 }

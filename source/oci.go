@@ -47,6 +47,12 @@ func fetchOCI(ctx context.Context, spec v1alpha1.BundleSource, creds Credentials
 		}
 		ref = pinned
 	}
+	if opts.Policy.PlainHTTP {
+		// The registry is reached over http, whatever its address.
+		if ref, err = name.ParseReference(ref.String(), name.StrictValidation, name.Insecure); err != nil {
+			return nil, fail(ReasonInvalidSource, err, "spec.source.oci: needs HOST/PATH:TAG or HOST/PATH@sha256:HEX")
+		}
+	}
 	ropts, err := remoteOptions(ctx, ref.Context().RegistryStr(), creds, opts.Policy)
 	if err != nil {
 		return nil, err

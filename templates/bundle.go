@@ -65,6 +65,7 @@ type LoadOptions struct {
 type options struct {
 	Permissions           v1alpha1.BundlePermissions `json:"permissions,omitempty"`
 	AllowNondeterministic bool                       `json:"allowNondeterministic,omitempty"`
+	CRDs                  v1alpha1.CRDPolicy         `json:"crds,omitempty"`
 	API                   *v1alpha1.BundleAPI        `json:"api,omitempty"`
 	Outputs               []v1alpha1.BundleOutput    `json:"outputs,omitempty"`
 	Readiness             []v1alpha1.ReadinessRule   `json:"readiness,omitempty"`
@@ -101,6 +102,8 @@ type Bundle struct {
 	// (parent/charts/alias/templates/x.yaml, .Template.Name) to their
 	// bundle paths, the names they are parsed under.
 	helmNames map[string]string
+	// crdFiles caches the parsed crds/ files (crds.go), by path.
+	crdFiles sync.Map
 	// generates caches MayGenerate.
 	generatesOnce sync.Once
 	generates     bool
@@ -183,6 +186,7 @@ func Load(fsys fs.FS, opts LoadOptions) (*Bundle, error) {
 			return nil, &RenderError{File: OptionsFile, Msg: err.Error(), Err: err}
 		}
 		spec.Permissions, spec.AllowNondeterministic, spec.API = o.Permissions, o.AllowNondeterministic, o.API
+		spec.CRDs = o.CRDs
 		spec.Outputs, spec.Readiness = o.Outputs, o.Readiness
 		spec.NamespaceSelector = o.NamespaceSelector
 		delete(files, OptionsFile)
@@ -201,8 +205,22 @@ func newBundle(name string, spec v1alpha1.BundleSpec) (*Bundle, error) {
 			return nil, &RenderError{File: p, Msg: "file paths must be relative, clean and inside the bundle"}
 		}
 	}
+	// Chart archives are unpacked into text files (as `stencil bundle
+	// pack` does), and every file must be UTF-8: a Bundle object holds
+	// strings, and a render worker receives the files as JSON, which
+	// would turn an invalid byte into U+FFFD unseen.
+	files, err := chart.ExpandArchives(spec.Files)
+	if err != nil {
+		return nil, err
+	}
+	for p, c := range files {
+		if line, col, bad, invalid := invalidUTF8(c); invalid {
+			return nil, &RenderError{File: p, Line: line,
+				Msg: fmt.Sprintf("is not valid UTF-8: byte %#x at column %d (a bundle's files are text; leave a binary file out with .helmignore)", bad, col)}
+		}
+	}
+	spec.Files = files
 	b := &Bundle{name: name, spec: spec, revision: revision(spec)}
-	var err error
 	if b.defaults, err = chart.ParseValues(spec.Files[ValuesFile]); err != nil {
 		return nil, err
 	}
@@ -217,6 +235,9 @@ func newBundle(name string, spec v1alpha1.BundleSpec) (*Bundle, error) {
 	if c, ok := spec.Files[ChartFile]; ok {
 		if err := yaml.Unmarshal([]byte(c), &b.chart); err != nil {
 			return nil, &RenderError{File: ChartFile, Msg: err.Error(), Err: err}
+		}
+		if err := chart.ValidKubeVersion(b.chart); err != nil {
+			return nil, err
 		}
 	}
 	b.files = chart.HelmFiles(spec.Files, b.chart)
@@ -408,7 +429,7 @@ func revision(spec v1alpha1.BundleSpec) string {
 			h.Write(canon)
 		}
 	}
-	opts, _ := json.Marshal(options{Permissions: spec.Permissions, AllowNondeterministic: spec.AllowNondeterministic, API: spec.API})
+	opts, _ := json.Marshal(options{Permissions: spec.Permissions, AllowNondeterministic: spec.AllowNondeterministic, CRDs: spec.CRDs, API: spec.API})
 	h.Write(opts)
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

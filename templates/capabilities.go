@@ -1,6 +1,7 @@
 package templates
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 
@@ -32,11 +33,44 @@ type KubeVersion struct {
 	Major, Minor string
 }
 
-// String returns Version, so {{ .Capabilities.KubeVersion }} prints it.
-func (k KubeVersion) String() string { return k.Version }
+// String returns Version as Helm prints it: major.minor.patch, without a
+// suffix (a cluster's v1.33.4-gke.1245000 prints v1.33.4), so
+// {{ .Capabilities.KubeVersion }} and Chart.yaml's kubeVersion check see
+// what Helm's do.
+func (k KubeVersion) String() string {
+	m := plainVersion.FindStringSubmatch(k.Version)
+	if m == nil {
+		return k.Version
+	}
+	return "v" + m[1]
+}
+
+// plainVersion is the major.minor.patch a version starts with.
+var plainVersion = regexp.MustCompile(`^v?([0-9]+\.[0-9]+\.[0-9]+)`)
 
 // GitVersion is Version, as Helm also offers it.
 func (k KubeVersion) GitVersion() string { return k.Version }
+
+// HelmVersion is .Capabilities.HelmVersion: the Helm release whose
+// templates stencil renders as (Helm's BuildInfo, the fields a build
+// sets left empty, so a render is the same on every machine).
+type HelmVersion struct {
+	// Version is Helm's version, such as v4.3.1.
+	Version string
+	// GitCommit, GitTreeState and GoVersion are empty: they describe a
+	// build of Helm, and stencil is none.
+	GitCommit, GitTreeState, GoVersion string
+	// KubeClientVersion is the version of the Kubernetes client that
+	// Helm release is built with, as Helm names it (v1.37).
+	KubeClientVersion string
+}
+
+// HelmRelease is the Helm release stencil follows: its template
+// functions, built-in objects and chart rules (docs/helm.md).
+const HelmRelease = "v4.3.1"
+
+// helmVersion is .Capabilities.HelmVersion.
+var helmVersion = HelmVersion{Version: HelmRelease, KubeClientVersion: "v1.37"}
 
 // VersionSet lists API versions ("apps/v1") and kinds ("apps/v1/Deployment").
 type VersionSet []string
@@ -56,6 +90,8 @@ type Capabilities struct {
 	// render placing one of them twice (once with a namespace, once
 	// without) names both templates, as it does for built-in kinds.
 	ClusterScopedKinds []string `json:",omitempty"`
+	// HelmVersion is always HelmRelease's, whatever the caller sets.
+	HelmVersion HelmVersion `json:"-"`
 }
 
 // DefaultCapabilities is what templates see without a cluster: Kubernetes

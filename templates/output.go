@@ -74,22 +74,31 @@ func parseDocuments(file, out string) ([]*unstructured.Unstructured, []int, erro
 // the line of the output and the column of the first invalid byte: YAML
 // would read it and the API server would store U+FFFD in its place.
 func checkUTF8(file, out string) error {
-	if utf8.ValidString(out) {
-		return nil
+	if line, col, b, bad := invalidUTF8(out); bad {
+		return &RenderError{File: file, Line: line,
+			Msg: fmt.Sprintf("rendered output is not valid UTF-8: byte %#x at column %d", b, col)}
+	}
+	return nil
+}
+
+// invalidUTF8 finds the first byte of s that is not UTF-8: its line and
+// column (from 1) and the byte; bad is false when s is valid.
+func invalidUTF8(s string) (line, col int, b byte, bad bool) {
+	if utf8.ValidString(s) {
+		return 0, 0, 0, false
 	}
 	line, start := 1, 0
-	for i := 0; i < len(out); {
-		r, size := utf8.DecodeRuneInString(out[i:])
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
-			return &RenderError{File: file, Line: line,
-				Msg: fmt.Sprintf("rendered output is not valid UTF-8: byte %#x at column %d", out[i], i-start+1)}
+			return line, i - start + 1, s[i], true
 		case r == '\n':
 			line, start = line+1, i+1
 		}
 		i += size
 	}
-	return nil
+	return 0, 0, 0, false
 }
 
 // isList reports a document kubectl expands: a kind ending in List (v1

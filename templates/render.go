@@ -89,9 +89,18 @@ func Render(b *Bundle, in Input) ([]*unstructured.Unstructured, error) {
 // ReasonTimeout once ctx's deadline passes; a ctx canceled otherwise stops
 // them with a RenderError that wraps context.Canceled and has no Reason.
 // in.Progress, when set, lets another goroutine see where the render is.
+// A render that fails in its templates still sets in.Observations to what
+// it read and looked up before the error (nothing generated).
 func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Unstructured, error) {
 	values, charts, err := b.mergeValues(in.Values)
 	if err != nil {
+		return nil, err
+	}
+	caps := in.Capabilities
+	if caps == nil {
+		caps = DefaultCapabilities()
+	}
+	if err := chart.CheckKubeVersion(b.chart, caps.KubeVersion.String()); err != nil {
 		return nil, err
 	}
 	ps, err := b.parsedFor(charts)
@@ -102,6 +111,12 @@ func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Un
 	log := newObserveLog(in)
 	outputs, err := b.executeUnits(ctx, ps, units, in, log)
 	if err != nil {
+		// What it read up to the error, so a caller can answer the
+		// lookups of a render that failed for want of an answer.
+		if in.Observations != nil {
+			*in.Observations = log.observations(nil)
+			in.Observations.Generated = nil // never kept: nothing was written
+		}
 		return nil, err
 	}
 	var objs []*unstructured.Unstructured
@@ -122,6 +137,13 @@ func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Un
 		*in.Observations = log.observations(held)
 	}
 	return objs, nil
+}
+
+// capabilities is .Capabilities: caps, with Helm's version.
+func capabilities(caps *Capabilities) Capabilities {
+	c := *caps
+	c.HelmVersion = helmVersion
+	return c
 }
 
 // clusterKinds is the set of caps.ClusterScopedKinds.
@@ -233,7 +255,7 @@ func (b *Bundle) data(values map[string]any, in Input) map[string]any {
 		"Bundle":       BundleInfo{Name: b.name, Revision: b.revision},
 		"Release":      ReleaseInfo{Name: in.Composition.Name, Namespace: in.Composition.Namespace, Service: "stencil", IsInstall: !in.IsUpgrade, IsUpgrade: in.IsUpgrade, Revision: rev},
 		"Chart":        chartInfo(b.chart),
-		"Capabilities": *caps, // a value: a printed pointer would differ on every render
+		"Capabilities": capabilities(caps), // a value: a printed pointer would differ on every render
 		"Files":        b.files,
 	}
 }
@@ -259,20 +281,6 @@ type TemplateInfo struct {
 	Name string
 	// BasePath is "templates".
 	BasePath string
-}
-
-// chartInfo exposes Chart.yaml as Helm does: keys with a capital initial
-// (.Chart.Name, .Chart.Version, .Chart.AppVersion).
-// Each render gets its own copy: `set` on a nested map must not change
-// the Bundle that concurrent renders share.
-func chartInfo(meta map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range meta {
-		if k != "" {
-			out[strings.ToUpper(k[:1])+k[1:]] = chart.DeepCopy(v)
-		}
-	}
-	return out
 }
 
 // Defaults of Limits, far above what real charts use: the webapp testdata

@@ -200,6 +200,8 @@ func TestFunctionsAndBuiltins(t *testing.T) {
 		{"bundle", cm(`{{ .Bundle.Name | quote }}`), "", "v: demo"},
 		{"release", cm(`"{{ .Release.Name }} {{ .Release.Namespace }} {{ .Release.Service }} {{ .Release.IsInstall }} {{ .Release.IsUpgrade }} {{ .Release.Revision }}"`), "", "v: web shop stencil false true 3"},
 		{"chart", cm(`"{{ .Chart.Name }} {{ .Chart.Version }} {{ .Chart.AppVersion }}"`), "", "v: demo 0.1.0 9.9"},
+		// Every field of Helm's chart metadata, zero when Chart.yaml leaves it out.
+		{"chart fields", cm(`"{{ .Chart.Type }}/{{ .Chart.Keywords }}/{{ .Chart.Deprecated }}/{{ .Chart.KubeVersion }}/{{ .Chart.Maintainers }}"`), "", "v: /[]/false//[]"},
 		{"capabilities", cm(`"{{ .Capabilities.KubeVersion.Major }}.{{ .Capabilities.KubeVersion.Minor }} {{ .Capabilities.APIVersions.Has "apps/v1" }} {{ .Capabilities.APIVersions.Has "x/v9" }}"`), "", "v: 1.36 true false"},
 		{"template", cm(`"{{ .Template.Name }} {{ .Template.BasePath }}"`), "", "v: templates/t.yaml templates"},
 		{"files get", cm(`{{ .Files.Get "files/b.txt" | quote }}`), "", "v: B"},

@@ -6,6 +6,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// CRDPolicy is what becomes of the CustomResourceDefinitions of a
+// chart's crds/ folders (BundleSpec.CRDs).
+type CRDPolicy string
+
+// The CRD policies.
+const (
+	// CRDsCreate creates the CRDs that do not exist and leaves the others.
+	CRDsCreate CRDPolicy = "Create"
+	// CRDsCreateReplace creates them, or updates them to the chart's.
+	CRDsCreateReplace CRDPolicy = "CreateReplace"
+	// CRDsSkip leaves the crds/ folders out.
+	CRDsSkip CRDPolicy = "Skip"
+)
+
 // BundleSpec is a bundle's folder of templates and the rules for its values.
 // +kubebuilder:validation:XValidation:rule="(has(self.files) && size(self.files) > 0) != has(self.source)",message="exactly one of files (non-empty) and source must be set"
 type BundleSpec struct {
@@ -52,12 +66,26 @@ type BundleSpec struct {
 	// +optional
 	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
 
-	// allowNondeterministic lets templates call functions whose result changes
-	// on every render (now, rand*, uuidv4, genPrivateKey, genCA, ...). Off by
-	// default: such a value makes every reconcile a write, and a generated
-	// secret would rotate on every reconcile.
+	// allowNondeterministic lets templates call now and ago, whose result
+	// changes on every render. Off by default: such a value makes every
+	// reconcile a write. The generators (rand*, uuidv4, gen*, bcrypt,
+	// htpasswd, ...) need no opt-in: their values are made once per set
+	// and kept.
 	// +optional
 	AllowNondeterministic bool `json:"allowNondeterministic,omitempty"`
+
+	// crds says what becomes of the CustomResourceDefinitions in the
+	// crds/ folders of the chart and of its enabled subcharts, which are
+	// applied, as the parent's ServiceAccount, before anything else of a
+	// pass, and never deleted with a set: Create (the default, Helm's
+	// policy) creates those absent and leaves existing ones as they are;
+	// CreateReplace also updates existing ones to the chart's, with
+	// server-side apply; Skip leaves the folders out. They need the
+	// permission spec.permissions.clusterScoped gives
+	// apiextensions.k8s.io/CustomResourceDefinition.
+	// +optional
+	// +kubebuilder:validation:Enum=Create;CreateReplace;Skip
+	CRDs CRDPolicy `json:"crds,omitempty"`
 
 	// api, when set, publishes a kind whose instances render this Bundle:
 	// the controller keeps a CustomResourceDefinition named <plural>.<group>

@@ -10,12 +10,15 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/crds"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
@@ -110,6 +113,10 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFl
 			errs = append(errs, err)
 			continue
 		}
+		for _, line := range crdLines(ctx, s, p) {
+			changed = true
+			fmt.Fprint(out, line)
+		}
 		previews := applyset.DryRun(ctx, s.client, p.ID, consentFor(s, comp, b), p.Objects)
 		for _, pv := range previews {
 			var refused *applyset.AdoptionRefusedError
@@ -201,4 +208,24 @@ func toYAML(u *unstructured.Unstructured) (string, error) {
 // dry-run summary shares).
 func clean(u *unstructured.Unstructured) *unstructured.Unstructured {
 	return applyset.CleanForDiff(u)
+}
+
+// crdLines says, read as the user, which of the chart's crds/ CRDs the
+// controller would create (absent) or, under spec.crds CreateReplace,
+// update (a field the chart sets differs).
+func crdLines(ctx context.Context, s *session, p *plan.Plan) []string {
+	var out []string
+	for _, desired := range p.CRDs {
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(desired.GroupVersionKind())
+		switch err := s.client.Get(ctx, client.ObjectKeyFromObject(desired), live); {
+		case apierrors.IsNotFound(err):
+			out = append(out, fmt.Sprintf("# CustomResourceDefinition %s would be created (crds/)\n", desired.GetName()))
+		case err != nil:
+			out = append(out, fmt.Sprintf("# CustomResourceDefinition %s (crds/): cannot tell: %v\n", desired.GetName(), err))
+		case p.ReplaceCRDs && !crds.Holds(live.Object, desired.Object):
+			out = append(out, fmt.Sprintf("# CustomResourceDefinition %s would be updated (crds/, spec.crds CreateReplace)\n", desired.GetName()))
+		}
+	}
+	return out
 }

@@ -99,3 +99,45 @@ func TestRenderLookupAndGenerated(t *testing.T) {
 		t.Errorf("diff shows the password: %s", out)
 	}
 }
+
+// TestRenderChartCRDs (issue 30 item 3): offline, render learns the kinds
+// of a chart's crds/ folder and their scope (a custom resource of a kind
+// no cluster serves renders, placed in its namespace), and prints the
+// CRDs first with --include-crds, as helm template --include-crds.
+func TestRenderChartCRDs(t *testing.T) {
+	crd := `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gizmos.offline.example.com
+spec:
+  group: offline.example.com
+  names: {kind: Gizmo, plural: gizmos}
+  scope: Namespaced
+  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
+`
+	dir := writeBundle(t, map[string]string{
+		"Chart.yaml":       "apiVersion: v2\nname: gizmos\nversion: 0.1.0\n",
+		"stencil.yaml":     "permissions:\n  clusterScoped: [{group: apiextensions.k8s.io, kind: CustomResourceDefinition}]\n",
+		"crds/gizmo.yaml":  crd,
+		"templates/g.yaml": "apiVersion: offline.example.com/v1\nkind: Gizmo\nmetadata:\n  name: g\n",
+	})
+	out, errOut, code := stencil(t, "", "render", "--offline", "--bundle", dir, "--name", "app", "-n", "team")
+	if code != 0 {
+		t.Fatalf("render --offline: exit %d: %s", code, errOut)
+	}
+	objs := renderedObjects(t, out)
+	if len(objs) != 1 || objs[0].GetKind() != "Gizmo" || objs[0].GetNamespace() != "team" {
+		t.Errorf("render printed %d objects (%v), want the Gizmo in namespace team", len(objs), objs)
+	}
+	out, errOut, code = stencil(t, "", "render", "--offline", "--include-crds", "--bundle", dir, "--name", "app", "-n", "team")
+	if code != 0 {
+		t.Fatalf("render --include-crds: exit %d: %s", code, errOut)
+	}
+	objs = renderedObjects(t, out)
+	if len(objs) != 2 || objs[0].GetKind() != "CustomResourceDefinition" || objs[0].GetName() != "gizmos.offline.example.com" || objs[1].GetKind() != "Gizmo" {
+		t.Errorf("render --include-crds printed %v, want the CRD, then the Gizmo", objs)
+	}
+	if objs[0].GetLabels()["applyset.kubernetes.io/part-of"] != "" {
+		t.Errorf("the crds/ CRD carries the set's part-of label: it is no member")
+	}
+}

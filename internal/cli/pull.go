@@ -25,6 +25,8 @@ type pullFlags struct {
 	username, password   string
 	caFile               string
 	verify, verifyKey    string
+	// plainHTTP lets an OCI registry be reached over http (--plain-http).
+	plainHTTP bool
 	// pulled keeps what was pulled, by the argument naming it.
 	pulled map[string]*source.Artifact
 }
@@ -37,6 +39,7 @@ func (p *pullFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&p.password, "password", "", "password for the OCI registry or chart repository (or $STENCIL_REGISTRY_PASSWORD)")
 	fl.StringVar(&p.caFile, "ca-file", "", "PEM file of the CA that verifies the registry's or repository's certificate (default: the system's)")
 	fl.StringVar(&p.verify, "verify", "", "require the chart's signature: cosign (an OCI chart's cosign signature) or helm (a chart repository's provenance file), checked with --verify-key")
+	fl.BoolVar(&p.plainHTTP, "plain-http", false, "reach the OCI registry over http, as helm --plain-http (a local registry; credentials go in clear text). The controller always uses https")
 	fl.StringVar(&p.verifyKey, "verify-key", "", "with --verify, or for a Bundle manifest whose spec.source.verify is set: file of the PEM public key(s) (cosign.pub) or the OpenPGP keyring (helm)")
 }
 
@@ -156,7 +159,9 @@ func (p *pullFlags) fetch(ctx context.Context, arg string, src *v1alpha1.BundleS
 	// The user's own pull, on their own network: any address (a
 	// registry on localhost, the office's), where the controller reaches
 	// only what the cluster admin allows.
-	a, err := source.Fetch(ctx, *src, creds, source.Options{Policy: source.AnyAddress()})
+	policy := source.AnyAddress()
+	policy.PlainHTTP = p.plainHTTP
+	a, err := source.Fetch(ctx, *src, creds, source.Options{Policy: policy})
 	if err != nil {
 		return nil, fmt.Errorf("pull %s: %w", arg, err)
 	}

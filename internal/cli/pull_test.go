@@ -102,3 +102,19 @@ func TestPackBundleSource(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderPlainHTTP (issue 30 item 7): a chart in a registry served
+// over plain http on loopback (an author's local registry) is refused
+// unless --plain-http, as Helm's, and renders with it.
+func TestRenderPlainHTTP(t *testing.T) {
+	reg := sourcetest.NewPlainRegistry(t)
+	reg.Push(t, "charts/greeter", "1.0.0", greeterChart(t, "1.0.0"))
+	args := []string{"render", "--offline", "--name", "web", "-n", "team", "--bundle", reg.Ref("charts/greeter", "1.0.0")}
+	if _, errOut, code := stencil(t, "", args...); code == 0 || !strings.Contains(errOut, "https") {
+		t.Errorf("without --plain-http: exit %d, stderr %q; want a refusal saying only https is used", code, errOut)
+	}
+	out, errOut, code := stencil(t, "", append(args, "--plain-http")...)
+	if code != 0 || !strings.Contains(out, "name: web-cfg") {
+		t.Errorf("with --plain-http: exit %d: %s\n%s", code, errOut, out)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -38,6 +39,8 @@ type planFlags struct {
 	name   string
 	// pull pulls a --bundle that names a chart in a registry (render).
 	pull pullFlags
+	// includeCRDs prints the chart's crds/ CRDs (render).
+	includeCRDs bool
 }
 
 func (f *planFlags) add(cmd *cobra.Command, offline bool) {
@@ -96,6 +99,7 @@ are named on stderr, not printed.`,
 	f.add(cmd, true)
 	f.values.Add(cmd.Flags(), true)
 	cmd.Flags().StringVar(&f.name, "name", "release-name", "without -f: the name of the Composition render makes (.Release.Name)")
+	cmd.Flags().BoolVar(&f.includeCRDs, "include-crds", false, "print the CustomResourceDefinitions of the chart's crds/ folders first, as helm template --include-crds (the controller creates them when absent, per the Bundle's spec.crds)")
 	f.pull.add(cmd.Flags())
 	return cmd
 }
@@ -152,7 +156,11 @@ func runRender(ctx context.Context, kube *genericclioptions.ConfigFlags, f *plan
 		for _, h := range obs.Held {
 			fmt.Fprintf(stderr, "note: %s: %s held back, waiting for %s\n", describeParent(parent), h, strings.Join(h.WaitsFor, ", "))
 		}
-		if err := writeYAML(stdout, planned.Objects); err != nil {
+		objs := planned.Objects
+		if f.includeCRDs {
+			objs = append(slices.Clone(planned.CRDs), objs...)
+		}
+		if err := writeYAML(stdout, objs); err != nil {
 			return err
 		}
 	}

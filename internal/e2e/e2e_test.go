@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -44,28 +45,7 @@ func TestExamples(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	root := testenv.Root()
-	state := filepath.Join(t.TempDir(), "cluster")
-	clusterCmd := func(verb string) ([]byte, error) {
-		cmd := exec.Command(filepath.Join(root, "hack", "local-cluster.sh"), verb)
-		cmd.Env = append(os.Environ(), "STENCIL_CLUSTER_DIR="+state)
-		return cmd.CombinedOutput()
-	}
-	if out, err := clusterCmd("up"); err != nil {
-		t.Fatalf("hack/local-cluster.sh up: %v\n%s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := clusterCmd("down"); err != nil {
-			t.Errorf("hack/local-cluster.sh down: %v\n%s", err, out)
-		}
-	})
-	kubeconfig := filepath.Join(state, "kubeconfig")
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{filepath.Join(root, "config", "crd", "bases")}, ErrorIfPathMissing: true}); err != nil {
-		t.Fatalf("install CRDs: %v", err)
-	}
+	cfg, kubeconfig := localCluster(t, root)
 	// The controller serves its admission webhook as `make run` runs it.
 	serving := loopbackWebhook(t, root, kubeconfig)
 	controller, err := testenv.StartWith(ctx, cfg, testenv.ControllerOptions{Serving: &serving})
@@ -74,13 +54,7 @@ func TestExamples(t *testing.T) {
 	}
 	k := controller.Client
 	kc := newKubectl(t, kubeconfig)
-	// As a platform team would, and `make run` does: the examples'
-	// namespace gets the ServiceAccount stencil writes as by default, and
-	// its RBAC (the controller impersonates it, as installed).
-	kc.mustRun(t, "", "apply", "--server-side", "-f", filepath.Join(root, "examples", "tenancy"))
-	// The access entry of the webhook fails closed: wait until the
-	// controller serves it before writing Compositions and instances.
-	admitting(t, k, 3*time.Minute)
+	tenancy(t, kc, k, root)
 
 	for _, b := range exampleBundles(t, filepath.Join(root, "examples", "bundles")) {
 		if err := k.Create(ctx, b); err != nil {
@@ -220,6 +194,45 @@ func TestExamples(t *testing.T) {
 			return apierrors.IsNotFound(errC) && apierrors.IsNotFound(errD), fmt.Errorf("composition: %v, deployment: %v", errC, errD)
 		})
 	})
+}
+
+// localCluster starts the local cluster as `make run` does, with
+// stencil's CRDs, and stops it when the test ends.
+func localCluster(t *testing.T, root string) (*rest.Config, string) {
+	t.Helper()
+	state := filepath.Join(t.TempDir(), "cluster")
+	clusterCmd := func(verb string) ([]byte, error) {
+		cmd := exec.Command(filepath.Join(root, "hack", "local-cluster.sh"), verb)
+		cmd.Env = append(os.Environ(), "STENCIL_CLUSTER_DIR="+state)
+		return cmd.CombinedOutput()
+	}
+	if out, err := clusterCmd("up"); err != nil {
+		t.Fatalf("hack/local-cluster.sh up: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := clusterCmd("down"); err != nil {
+			t.Errorf("hack/local-cluster.sh down: %v\n%s", err, out)
+		}
+	})
+	kubeconfig := filepath.Join(state, "kubeconfig")
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{filepath.Join(root, "config", "crd", "bases")}, ErrorIfPathMissing: true}); err != nil {
+		t.Fatalf("install CRDs: %v", err)
+	}
+	return cfg, kubeconfig
+}
+
+// tenancy sets namespace default up as a platform team would, and `make
+// run` does: the ServiceAccount stencil writes as by default, and its
+// RBAC (the controller impersonates it, as installed); then waits until
+// the API server admits Compositions.
+func tenancy(t *testing.T, kc kubectl, k client.Client, root string) {
+	t.Helper()
+	kc.mustRun(t, "", "apply", "--server-side", "-f", filepath.Join(root, "examples", "tenancy"))
+	admitting(t, k, 3*time.Minute)
 }
 
 // published waits until the kind of obj is published: its CRD, labelled

@@ -169,7 +169,7 @@ func (p *Pool) RenderFor(ctx context.Context, tenant string, b *templates.Bundle
 	}()
 	select {
 	case r := <-done:
-		if observations != nil && r.err == nil {
+		if observations != nil {
 			*observations = r.obs
 		}
 		return r.objs, r.err
@@ -293,6 +293,9 @@ func (w *proc) render(b *templates.Bundle, in templates.Input, l Limits) (objs [
 		// reporting it; one that kept much memory is not worth keeping.
 		reusable = resp.HeapBytes < uint64(l.Memory)/4 && (resp.Error == nil || resp.Error.Reason == "")
 		if resp.Error != nil {
+			if in.Observations != nil && resp.Observations != nil {
+				*in.Observations = *resp.Observations
+			}
 			return nil, reusable, resp.Error.renderError()
 		}
 		objs, err := decode(resp)

@@ -57,7 +57,9 @@ type response struct {
 	// objects is that array, read by the pool.
 	objects []byte
 	// Observations, with ObjectsFollow, is what the render read of its
-	// Input.Observed and held back (templates.Input.Observations).
+	// Input.Observed and Input.Lookups, generated and held back
+	// (templates.Input.Observations); with an Error, what it read and
+	// looked up before it.
 	Observations *templates.Observations `json:"observations,omitempty"`
 	// Error is the render's error.
 	Error *wireError `json:"error,omitempty"`

@@ -154,6 +154,7 @@ func (w *worker) handle(req *request) error {
 	resp := response{HeapBytes: heapBytes()}
 	if err != nil {
 		resp.Error = toWire(err)
+		resp.Observations = in.Observations // what it looked up before the error
 		return w.send(resp)
 	}
 	out := make([]map[string]any, len(objs))

@@ -386,7 +386,10 @@ func (h *reviewer) plan(ctx context.Context, parent applyset.Parent, b *v1alpha1
 	if old != nil {
 		live.Installed = plan.Installed(applyset.ParseInventory(old.GetAnnotations()))
 	}
-	planned, err := plan.NewPlan(ctx, h.renderer, loaded, plan.RenderInput(parent, live, caps), cluster.NewAPIs(h.r.Mapper, h.r.APIReader))
+	in := plan.RenderInput(parent, live, caps)
+	var obs templates.Observations
+	in.Observations = &obs
+	planned, err := plan.NewPlan(ctx, h.renderer, loaded, in, cluster.NewAPIs(h.r.Mapper, h.r.APIReader))
 	var renderErr *templates.RenderError
 	var refused *plan.RefusedError
 	switch {
@@ -395,6 +398,11 @@ func (h *reviewer) plan(ctx context.Context, parent applyset.Parent, b *v1alpha1
 		// Reason Timeout, or one that wraps context.Canceled): not the
 		// Bundle's fault.
 		return nil, review{timedOut: true}
+	case errors.As(err, &renderErr) && len(obs.Lookups) > 0:
+		// The review answers every lookup empty (as helm template); the
+		// controller answers them from the cluster, where the render may
+		// well succeed (a chart that requires an object it looks up).
+		return nil, allowWarning("Bundle %s: %v (rendered with every lookup empty; the controller answers them from the cluster and will report)", b.Name, err)
 	case errors.As(err, &renderErr), errors.As(err, &refused):
 		return nil, review{denied: fmt.Sprintf("Bundle %s: %v", b.Name, err)}
 	case err != nil:

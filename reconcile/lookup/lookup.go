@@ -73,7 +73,19 @@ type informer struct {
 	inf    toolscache.SharedIndexInformer
 	stop   context.CancelFunc
 	synced bool
+	// idle counts the janitor's rounds in a row that found no parent
+	// reading from it.
+	idle int
 }
+
+// idleRounds is how many rounds of the janitor (every idleCheck) an
+// informer no parent reads from is kept: a parent that reads it again
+// soon (a set re-rendered, a controller's restart of passes) finds it
+// still synced.
+const (
+	idleCheck  = time.Minute
+	idleRounds = 2
+)
 
 // New returns a Server reading with the controller's dynamic client,
 // mapping kinds with mapper, and authorizing with checker.
@@ -84,19 +96,55 @@ func New(dc dynamic.Interface, mapper meta.RESTMapper, checker *access.Checker) 
 }
 
 // Start keeps the informers until ctx ends (a manager Runnable; every
-// replica answers the lookups of its renders).
+// replica answers the lookups of its renders), and stops those no parent
+// has read from for idleRounds rounds of idleCheck: what a chart looked
+// up once is not cached for the life of the process.
 func (s *Server) Start(ctx context.Context) error {
 	s.mu.Lock()
 	s.ctx = ctx
 	s.mu.Unlock()
-	<-ctx.Done()
+	tick := time.NewTicker(idleCheck)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			for k, i := range s.informers {
+				i.stop()
+				delete(s.informers, k)
+			}
+			return nil
+		case <-tick.C:
+			s.sweep()
+		}
+	}
+}
+
+// sweep stops the informers no parent has read from for idleRounds
+// rounds.
+func (s *Server) sweep() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k, i := range s.informers {
-		i.stop()
-		delete(s.informers, k)
+		read := false
+		for _, parents := range s.readers[k] {
+			if len(parents) > 0 {
+				read = true
+				break
+			}
+		}
+		if read {
+			i.idle = 0
+			continue
+		}
+		if i.idle++; i.idle >= idleRounds {
+			i.stop()
+			delete(s.informers, k)
+			delete(s.readers, k)
+			metrics.Lookups.WithLabelValues("informer-stopped").Inc()
+		}
 	}
-	return nil
 }
 
 // NeedLeaderElection is false: a render may run on any replica (the
@@ -146,8 +194,11 @@ func (s *Server) Answers(ctx context.Context, parent Parent, who Identity, reads
 // and no access review (a pass that changes nothing compares its
 // render's answers with them): a lookup parent's last Answers refused
 // answers empty again, one of a kind the cluster does not serve empty;
-// ok is false when an informer holds no answer yet.
-func (s *Server) Peek(parent Parent, reads []tlookup.Read) (tlookup.Table, bool) {
+// ok is false when an informer holds no answer yet. written are objects
+// the pass has just written, as the API server returned them: they
+// stand for their informer copies, which may lag (a chart that looks up
+// what it applies sees its own write at once).
+func (s *Server) Peek(parent Parent, reads []tlookup.Read, written ...*unstructured.Unstructured) (tlookup.Table, bool) {
 	s.mu.Lock()
 	refused := s.denied[parent]
 	s.mu.Unlock()
@@ -165,9 +216,54 @@ func (s *Server) Peek(parent Parent, reads []tlookup.Read) (tlookup.Table, bool)
 		case err != nil || inf == nil || !inf.synced:
 			return nil, false
 		}
-		table[r.Key.String()] = read(inf, key, r.Key)
+		table[r.Key.String()] = overlay(read(inf, key, r.Key), r.Key, written)
 	}
 	return table, true
+}
+
+// overlay is answer with the objects of written that k names put in
+// place of their copies: the object itself, or, in a list, each of its
+// items.
+func overlay(answer map[string]any, k tlookup.Key, written []*unstructured.Unstructured) map[string]any {
+	var mine []*unstructured.Unstructured
+	for _, w := range written {
+		if w != nil && w.GetAPIVersion() == k.APIVersion && w.GetKind() == k.Kind &&
+			(k.Namespace == "" || w.GetNamespace() == k.Namespace) && (k.List() || w.GetName() == k.Name) {
+			mine = append(mine, w)
+		}
+	}
+	if len(mine) == 0 {
+		return answer
+	}
+	copyOf := func(w *unstructured.Unstructured) map[string]any {
+		c := tlookup.DeepCopy(w.Object).(map[string]any)
+		unstructured.RemoveNestedField(c, "metadata", "managedFields")
+		return c
+	}
+	if !k.List() {
+		return copyOf(mine[0])
+	}
+	items := map[string]any{}
+	if answer != nil {
+		list, _ := answer["items"].([]any)
+		for _, it := range list {
+			items[objectKey(it.(map[string]any))] = it
+		}
+	}
+	for _, w := range mine {
+		c := copyOf(w)
+		items[objectKey(c)] = c
+	}
+	keys := make([]string, 0, len(items))
+	for key := range items {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	out := make([]any, len(keys))
+	for i, key := range keys {
+		out[i] = items[key]
+	}
+	return map[string]any{"apiVersion": "v1", "kind": "List", "items": out}
 }
 
 // Forget drops what parent read (it is gone).

@@ -70,7 +70,7 @@ var (
 	// informers it started for them.
 	Lookups = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "stencil_lookups_total",
-		Help: "Lookups of renders answered from the cache, by result: answered, denied (the parent's ServiceAccount, or the controller, may not read it: answered empty); informer counts the informers started for them.",
+		Help: "Lookups of renders answered from the cache, by result: answered, denied (the parent's ServiceAccount, or the controller, may not read it: answered empty); informer and informer-stopped count the informers started for them and stopped when no parent read from them for two minutes.",
 	}, []string{"result"})
 	// Passes counts the passes by outcome.
 	Passes = prometheus.NewCounterVec(prometheus.CounterOpts{

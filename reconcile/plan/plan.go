@@ -27,6 +27,13 @@ type Plan struct {
 	BundleRevision string
 
 	Inventory applyset.Inventory
+	// CRDs are the CustomResourceDefinitions of the chart's crds/
+	// folders (chartCRDs): applied first, created when absent (or, under
+	// spec.crds CreateReplace, updated), never members of the set.
+	CRDs []*unstructured.Unstructured
+	// ReplaceCRDs: CRDs that exist are updated to the chart's (spec.crds
+	// CreateReplace), not left as they are.
+	ReplaceCRDs bool
 	// Held are the objects the render held back (stencil.dev/wait-for):
 	// neither applied nor pruned (see HoldsBack).
 	Held []templates.HeldObject
@@ -186,7 +193,11 @@ func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.
 	if err := checkCRDs(ctx, objs, apis, p.ID); err != nil {
 		return nil, err
 	}
-	crdScopes := renderedCRDScopes(objs)
+	if p.CRDs, err = chartCRDs(ctx, b, in, objs, apis); err != nil {
+		return nil, err
+	}
+	p.ReplaceCRDs = b.Spec().CRDs == v1alpha1.CRDsCreateReplace
+	crdScopes := renderedCRDScopes(append(slices.Clone(p.CRDs), objs...))
 	perms := b.Permissions()
 	placed := make(map[string]string, len(objs)) // object key → its namespace as rendered
 	for _, u := range objs {

@@ -250,6 +250,16 @@ func NewRegistry(t testing.TB, user, pass string) *Registry {
 	return r
 }
 
+// NewPlainRegistry starts an OCI registry served over plain http on
+// loopback, as an author's local registry (`stencil render --plain-http`).
+func NewPlainRegistry(t testing.TB) *Registry {
+	r := &Registry{tampered: map[string][]byte{}}
+	s := httptest.NewServer(r.handler(nil))
+	t.Cleanup(s.Close)
+	r.server = server{Server: s, Host: strings.TrimPrefix(s.URL, "http://"), answers: &answers{byPath: map[string]answer{}}}
+	return r
+}
+
 // NewTokenRegistry starts an OCI registry that asks for a bearer token
 // from the token server ts (the distribution spec's token
 // authentication, as Docker Hub, GHCR or Harbor do), and accepts only

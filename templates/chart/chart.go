@@ -382,3 +382,44 @@ func IsTemplate(p string) bool {
 func IsHelper(p string) bool {
 	return strings.HasPrefix(p, "templates/") && strings.HasPrefix(path.Base(p), "_")
 }
+
+// CheckKubeVersion checks the Kubernetes version a render is for against
+// Chart.yaml's kubeVersion, as Helm's install and template do (the root
+// chart's only; a semver constraint, such as ">=1.25.0-0"): nil when
+// meta has none or version satisfies it, else Helm's message. version is
+// .Capabilities.KubeVersion as Helm prints it (v1.36.3).
+func CheckKubeVersion(meta map[string]any, version string) error {
+	c, constraint, err := kubeVersionConstraint(meta)
+	if c == nil || err != nil {
+		return err
+	}
+	v, err := semver.NewVersion(version)
+	if err != nil || !c.Check(v) {
+		return &fault.RenderError{File: ChartFile, Msg: fmt.Sprintf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", constraint, version)}
+	}
+	return nil
+}
+
+// ValidKubeVersion checks that Chart.yaml's kubeVersion, when set, is a
+// version constraint, as Helm's loader does.
+func ValidKubeVersion(meta map[string]any) error {
+	_, _, err := kubeVersionConstraint(meta)
+	return err
+}
+
+// kubeVersionConstraint is Chart.yaml's kubeVersion, nil when none.
+func kubeVersionConstraint(meta map[string]any) (*semver.Constraints, string, error) {
+	raw, ok := meta["kubeVersion"]
+	if !ok || raw == nil || raw == "" {
+		return nil, "", nil
+	}
+	constraint, ok := raw.(string)
+	if !ok {
+		return nil, "", &fault.RenderError{File: ChartFile, Msg: "kubeVersion must be a string (a version constraint, such as \">=1.25.0-0\")"}
+	}
+	c, err := semver.NewConstraint(constraint)
+	if err != nil {
+		return nil, constraint, &fault.RenderError{File: ChartFile, Msg: fmt.Sprintf("kubeVersion %q is not a version constraint: %v", constraint, err)}
+	}
+	return c, constraint, nil
+}

@@ -18,6 +18,13 @@
 //   - guard_cycles.go: set and merge never make a value contain itself.
 //   - guard_yaml.go: fromYaml, toYaml, fromJson, toJson, ... over package
 //     strictyaml, measured (package measure) and charged.
+//   - guard_toml.go: toToml, mustToToml, fromToml over BurntSushi/toml,
+//     as Helm's; TOML nesting past MaxValueDepth is refused before the
+//     parser recurses, and what is written stops at the bytes left
+//     (also toYamlPretty's, over go.yaml.in/yaml/v3 as Helm's).
+//   - guard_duration.go: Helm v4's duration helpers (mustToDuration,
+//     durationSeconds, ..., durationRoundTo): conversions that never
+//     read the clock.
 //   - guard_time.go: date functions know UTC only, so a render is the same
 //     on every machine.
 //

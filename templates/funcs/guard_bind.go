@@ -84,6 +84,9 @@ func buildFuncTable(allowNondeterministic bool) map[string]binder {
 		t[name] = static(fn)
 	}
 	t["date_modify"] = static(s["date_modify"]) // deterministic: it shifts a given time
+	for name, fn := range durationFuncs() {
+		t[name] = static(fn) // numbers and durations: nothing to charge
+	}
 	t["required"] = static(required)
 	t["fail"] = static(func(msg string) (string, error) { return "", fmt.Errorf("%s", msg) })
 	// Bound by package templates to the render's answers (package
@@ -287,16 +290,24 @@ func addValues(t map[string]binder, s map[string]any) {
 	t["mustDeepCopy"] = func(g *Guard) any { return g.deepCopy("mustDeepCopy", s["mustDeepCopy"].(func(any) (any, error))) }
 }
 
-// addSerializers binds Helm's and sprig's YAML and JSON functions
-// (guard_yaml.go).
+// addSerializers binds Helm's and sprig's YAML, JSON and TOML functions
+// (guard_yaml.go, guard_toml.go).
 func addSerializers(t map[string]binder) {
+	// toYaml, toJson and toPrettyJson write "" for a value they cannot
+	// serialize (a NaN); sprig's toRawJson fails, as the must forms do.
 	for name, marshal := range map[string]func(any) (string, error){
 		"toYaml": lenient(strictyaml.Marshal), "toJson": lenient(marshalJSON), "toPrettyJson": lenient(marshalPrettyJSON),
-		"toRawJson": lenient(marshalRawJSON), "mustToJson": marshalJSON, "mustToPrettyJson": marshalPrettyJSON,
-		"mustToRawJson": marshalRawJSON,
+		"toRawJson": marshalRawJSON, "mustToJson": marshalJSON, "mustToPrettyJson": marshalPrettyJSON,
+		"mustToRawJson": marshalRawJSON, "mustToYaml": strictyaml.Marshal,
 	} {
 		t[name] = func(g *Guard) any { return g.serializer(name, marshal) }
 	}
+	// Helm's toYamlPretty writes the value itself (not its JSON) with
+	// go.yaml.in/yaml/v3, indented by 2, and writes "" when that fails.
+	t["toYamlPretty"] = func(g *Guard) any {
+		return g.streamed("toYamlPretty", encodePrettyYAML, trimNewline, func(error) (string, error) { return "", nil })
+	}
+	addTOML(t)
 	t["fromYaml"] = func(g *Guard) any { return g.parse("fromYaml", true, intoMap("fromYaml")) }
 	t["fromYamlArray"] = func(g *Guard) any { return g.parse("fromYamlArray", true, intoArray("fromYamlArray")) }
 	t["fromJson"] = func(g *Guard) any { return g.parse("fromJson", false, intoMap("fromJson")) }

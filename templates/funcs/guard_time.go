@@ -99,9 +99,7 @@ func durationRound(allowNow bool) func(any) (string, error) {
 		switch x := v.(type) {
 		case string:
 			d, _ = time.ParseDuration(x)
-		case int64:
-			d = time.Duration(x)
-		case int:
+		case int64: // nanoseconds; any other type (an int too) is 0, as sprig's
 			d = time.Duration(x)
 		case time.Time:
 			if !allowNow {

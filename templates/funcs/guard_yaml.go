@@ -2,10 +2,12 @@ package funcs
 
 import (
 	"encoding/json"
+	"io"
 	"strings"
 
 	"github.com/stencil-dev/stencil/templates/measure"
 	"github.com/stencil-dev/stencil/templates/strictyaml"
+	yamlv3 "go.yaml.in/yaml/v3"
 )
 
 // This file binds the functions that parse and write YAML and JSON
@@ -112,7 +114,8 @@ func (g *Guard) serializer(fn string, marshal func(any) (string, error)) func(an
 	}
 }
 
-// lenient turns a marshal error into "", as Helm's toYaml and sprig's toJson.
+// lenient turns a marshal error into "", as Helm's toYaml and sprig's toJson
+// and toPrettyJson.
 func lenient(marshal func(any) (string, error)) func(any) (string, error) {
 	return func(v any) (string, error) {
 		out, err := marshal(v)
@@ -122,6 +125,16 @@ func lenient(marshal func(any) (string, error)) func(any) (string, error) {
 		return out, nil
 	}
 }
+
+// encodePrettyYAML writes v as Helm's toYamlPretty does, with the final
+// line break (trimNewline), and without closing the stream, as Helm.
+func encodePrettyYAML(w io.Writer, v any) error {
+	enc := yamlv3.NewEncoder(w)
+	enc.SetIndent(2)
+	return enc.Encode(v)
+}
+
+func trimNewline(s string) string { return strings.TrimSuffix(s, "\n") }
 
 func marshalJSON(v any) (string, error) {
 	data, err := json.Marshal(v)

@@ -1,0 +1,170 @@
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/templates"
+)
+
+// bitnamiCharts pins bitnami/charts (commit c0703daaf78e of 2026-09-07,
+// postgresql 17.1.1 on the common library 2.31.10), fetched through the
+// Go module proxy.
+var bitnamiCharts = testenv.Module{
+	Path:    "github.com/bitnami/charts",
+	Version: "v0.0.0-20260907150927-c0703daaf78e",
+	Sum:     "h1:68EPXIo1ixa5DpWiY+3J97oIktp4QFXjACbpR/4saBQ=",
+}
+
+// bitnamiPostgres is the postgresql chart of bitnamiCharts as `helm
+// dependency build` leaves it, its common library in charts/common, as a
+// Bundle.
+func bitnamiPostgres(t *testing.T) *v1alpha1.Bundle {
+	t.Helper()
+	src, err := bitnamiCharts.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "postgresql")
+	if err := testenv.CopyTree(filepath.Join(src, "bitnami", "postgresql"), dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := testenv.CopyTree(filepath.Join(src, "bitnami", "common"), filepath.Join(dir, "charts", "common")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := templates.Load(os.DirFS(dir), templates.LoadOptions{Name: "postgresql"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "postgresql"}, Spec: b.Spec()}
+}
+
+// TestBitnamiDatabase (issue 30 items 2 and 6): Bitnami's postgresql
+// chart, unchanged, installed from a Bundle on the local cluster, becomes
+// Ready. Its password Secret is made by the common library
+// (common.secrets.passwords.manage: a lookup of the chart's own Secret,
+// else randAlphaNum) and stays what it was first written as: after five
+// restarts of the controller, each of which writes nothing in the
+// namespace (no request but reads and server-side dry runs), and after a
+// values change, which rolls the StatefulSet and leaves the password.
+func TestBitnamiDatabase(t *testing.T) {
+	root := testenv.Root()
+	cfg, kubeconfig := localCluster(t, root)
+	start := func() (*testenv.Controller, context.CancelFunc) {
+		ctx, cancel := context.WithCancel(context.Background())
+		c, err := testenv.StartWith(ctx, cfg, testenv.ControllerOptions{})
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		return c, cancel
+	}
+	controller, stop := start()
+	t.Cleanup(func() { stop() })
+	k := controller.Client
+	tenancy(t, newKubectl(t, kubeconfig), k, root)
+	ctx := context.Background()
+	if err := k.Create(ctx, bitnamiPostgres(t)); err != nil {
+		t.Fatal(err)
+	}
+	comp := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "db"}, Spec: v1alpha1.CompositionSpec{
+		Bundle: "postgresql",
+		// The local cluster has no volume provisioner.
+		Values: &apiextensionsv1.JSON{Raw: []byte(`{"primary":{"persistence":{"enabled":false}}}`)},
+	}}
+	if err := k.Create(ctx, comp); err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("stencil.dev/v1alpha1")
+	u.SetKind("Composition")
+	u.SetNamespace("default")
+	u.SetName("db")
+	ready(t, k, u, 4*time.Minute)
+	secret := func() map[string][]byte {
+		t.Helper()
+		s := &corev1.Secret{}
+		if err := k.Get(ctx, client.ObjectKey{Namespace: "default", Name: "db-postgresql"}, s); err != nil {
+			t.Fatal(err)
+		}
+		return s.Data
+	}
+	first := secret()
+	if len(first["postgres-password"]) < 10 {
+		t.Fatalf("Secret db-postgresql: postgres-password %d bytes, want a generated password", len(first["postgres-password"]))
+	}
+	same := func(a, b map[string][]byte) bool { return maps.EqualFunc(a, b, bytes.Equal) }
+
+	for i := range 5 {
+		stop()
+		<-controller.Done
+		controller, stop = start()
+		k = controller.Client
+		// The restarted controller renders the set once; nothing of it
+		// changed, so it writes nothing in the namespace.
+		eventually(t, 2*time.Minute, "the restarted controller to render db", func() (bool, error) {
+			return controller.Renders("default", "db") > 0, nil
+		})
+		quiet := func() int { return len(writesIn(controller, "default")) }
+		eventually(t, time.Minute, "the controller to settle", func() (bool, error) {
+			before := quiet()
+			time.Sleep(time.Second)
+			return quiet() == before, nil
+		})
+		if w := writesIn(controller, "default"); len(w) > 0 {
+			t.Errorf("restart %d: the controller wrote %d times in namespace default: %v", i+1, len(w), w)
+		}
+		if !same(first, secret()) {
+			t.Fatalf("restart %d: the password Secret changed", i+1)
+		}
+	}
+	ready(t, k, u, time.Minute)
+
+	// A values change rolls the StatefulSet and keeps the password.
+	if err := k.Get(ctx, client.ObjectKeyFromObject(comp), comp); err != nil {
+		t.Fatal(err)
+	}
+	comp.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"primary":{"persistence":{"enabled":false},"podLabels":{"tier":"database"}}}`)}
+	if err := k.Update(ctx, comp); err != nil {
+		t.Fatal(err)
+	}
+	sts := &appsv1.StatefulSet{}
+	eventually(t, 2*time.Minute, "the StatefulSet to carry the new pod label", func() (bool, error) {
+		err := k.Get(ctx, client.ObjectKey{Namespace: "default", Name: "db-postgresql"}, sts)
+		return err == nil && sts.Spec.Template.Labels["tier"] == "database", err
+	})
+	ready(t, k, u, 4*time.Minute)
+	if !same(first, secret()) {
+		t.Errorf("a values change changed the password Secret")
+	}
+}
+
+// writesIn are the write requests (anything but GET) controller c sent to
+// namespace ns. A server-side dry run writes nothing and is not one: a
+// restarted controller confirms with one, once per process, that a member
+// whose fields the server defaults (the chart's NetworkPolicy) needs no
+// write (package nochange).
+func writesIn(c *testenv.Controller, ns string) []string {
+	var out []string
+	for _, r := range c.Requests() {
+		if !strings.HasPrefix(r, "GET ") && strings.Contains(r, "/namespaces/"+ns+"/") && !strings.Contains(r, "dryRun=All") {
+			out = append(out, r)
+		}
+	}
+	return out
+}

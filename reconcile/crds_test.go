@@ -1,0 +1,216 @@
+package reconcile_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/shard"
+)
+
+// widgetCRD is a CRD of kind Widget in group, with the printer columns
+// given (a change the chart may make to it).
+func widgetCRD(group, columns string) string {
+	return `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.` + group + `
+spec:
+  group: ` + group + `
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    additionalPrinterColumns: [` + columns + `]
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+`
+}
+
+// crdObject is the CustomResourceDefinition name, for reads.
+func crdObject(name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("apiextensions.k8s.io/v1")
+	u.SetKind("CustomResourceDefinition")
+	u.SetName(name)
+	return u
+}
+
+// crdWrites are the controller's writes of CustomResourceDefinitions
+// since request number since.
+func crdWrites(c *testenv.Controller, since int) []string {
+	var out []string
+	for _, r := range c.Requests()[since:] {
+		if !strings.HasPrefix(r, "GET ") && strings.Contains(r, "/customresourcedefinitions") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// TestChartCRDsFolder (issue 30 item 3): the CRDs of a chart's crds/
+// folder are created before anything else, as the parent's
+// ServiceAccount, and a custom resource of their kind the templates
+// render is applied once they are Established; they are never members
+// (no part-of label) and are left in place when the set is deleted.
+// A second set of the chart finds the CRD and writes none. A chart that
+// changes its CRD leaves the live one under Create and updates it under
+// CreateReplace. A Bundle whose permissions do not allow CRDs is refused
+// naming crds/; an account that may not create CRDs stalls Forbidden
+// with nothing applied.
+func TestChartCRDsFolder(t *testing.T) {
+	ctx := context.Background()
+	ns, ns2 := testenv.Namespace(t, k), testenv.Namespace(t, k)
+	group := "c" + ns + ".example.com"
+	name := "widgets." + group
+	t.Cleanup(func() { _ = k.Delete(context.Background(), crdObject(name)) })
+	allowCRDs := func(s *v1alpha1.BundleSpec) {
+		s.Permissions.ClusterScoped = []v1alpha1.GroupKind{{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}}
+	}
+	files := map[string]string{
+		"Chart.yaml":           "apiVersion: v2\nname: widgets\nversion: 0.1.0\n",
+		"crds/widget.yaml":     widgetCRD(group, ""),
+		"templates/w.yaml":     "apiVersion: " + group + "/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  size: 3\n",
+		"templates/plain.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n",
+	}
+
+	t.Run("refused without the permission", func(t *testing.T) {
+		b := bundle(t, "crds-refused-"+ns, files)
+		mustCreate(t, composition(ns, "refused", b.Name, ""))
+		stalled(t, ns, "refused", v1alpha1.ReasonRefused, "crds/", "apiextensions.k8s.io/CustomResourceDefinition")
+		if err := k.Get(ctx, client.ObjectKeyFromObject(crdObject(name)), crdObject(name)); err == nil {
+			t.Errorf("CRD %s was created for a refused Bundle", name)
+		}
+	})
+
+	b := bundle(t, "crds-"+ns, files, allowCRDs)
+	since := len(controller.Requests())
+	mustCreate(t, composition(ns, "first", b.Name, ""))
+	condition(t, ns, "first", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	w := &unstructured.Unstructured{}
+	w.SetAPIVersion(group + "/v1")
+	w.SetKind("Widget")
+	w.SetNamespace(ns)
+	w.SetName("w")
+	exists(t, w)
+	live := crdObject(name)
+	if err := k.Get(ctx, client.ObjectKeyFromObject(live), live); err != nil {
+		t.Fatal(err)
+	}
+	if id := live.GetLabels()[applyset.LabelPartOf]; id != "" {
+		t.Errorf("the crds/ CRD is labelled a member of %s", id)
+	}
+	if w := crdWrites(controller, since); len(w) != 1 || !strings.HasPrefix(w[0], "POST ") {
+		t.Errorf("CRD writes %v, want one create", w)
+	}
+
+	t.Run("a second set writes no CRD", func(t *testing.T) {
+		since := len(controller.Requests())
+		mustCreate(t, composition(ns2, "second", b.Name, ""))
+		condition(t, ns2, "second", v1alpha1.ConditionReady, metav1.ConditionTrue)
+		if w := crdWrites(controller, since); len(w) != 0 {
+			t.Errorf("CRD writes %v, want none: the CRD exists", w)
+		}
+	})
+
+	t.Run("Create leaves a changed CRD, CreateReplace updates it", func(t *testing.T) {
+		changed := widgetCRD(group, "{name: Size, type: integer, jsonPath: .spec.size}")
+		edit := func(policy v1alpha1.CRDPolicy) {
+			eventually(t, "Bundle edit", func() (bool, error) {
+				if err := k.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
+					return false, err
+				}
+				b.Spec.Files["crds/widget.yaml"] = changed
+				b.Spec.CRDs = policy
+				err := k.Update(ctx, b)
+				return err == nil, err
+			})
+		}
+		columns := func() int {
+			u := crdObject(name)
+			if err := k.Get(ctx, client.ObjectKeyFromObject(u), u); err != nil {
+				t.Fatal(err)
+			}
+			versions, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
+			cols, _, _ := unstructured.NestedSlice(versions[0].(map[string]any), "additionalPrinterColumns")
+			return len(cols)
+		}
+		edit(v1alpha1.CRDsCreate)
+		eventually(t, "the parent to render the new revision", func() (bool, error) {
+			c := &v1alpha1.Composition{}
+			err := k.Get(ctx, key(ns, "first"), c)
+			return err == nil && c.Status.BundleRevision == bundleRevision(t, b.Name), err
+		})
+		if n := columns(); n != 0 {
+			t.Errorf("under Create the live CRD has %d printer columns, want it left as created (0)", n)
+		}
+		edit(v1alpha1.CRDsCreateReplace)
+		eventually(t, "the CRD to be updated", func() (bool, error) { return columns() == 1, nil })
+		condition(t, ns, "first", v1alpha1.ConditionReady, metav1.ConditionTrue)
+		since := len(controller.Requests())
+		update(t, composition(ns, "first", "", ""), func(c *v1alpha1.Composition) { c.Labels = map[string]string{"touch": "1"} })
+		condition(t, ns, "first", v1alpha1.ConditionReady, metav1.ConditionTrue)
+		settle(t, "the controller", controller)
+		if w := crdWrites(controller, since); len(w) != 0 {
+			t.Errorf("CRD writes %v on a pass with the CRD as the chart has it, want none", w)
+		}
+	})
+
+	t.Run("deleting the sets leaves the CRD", func(t *testing.T) {
+		for _, c := range []*v1alpha1.Composition{composition(ns, "first", "", ""), composition(ns2, "second", "", "")} {
+			if err := k.Delete(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+			gone(t, c)
+		}
+		gone(t, w)
+		consistently(t, "the CRD to stay", time.Second, func() (bool, error) {
+			return k.Get(ctx, client.ObjectKeyFromObject(live), crdObject(name)) == nil, nil
+		})
+	})
+
+	t.Run("an account that may not create CRDs", func(t *testing.T) {
+		const shardName = "crds"
+		startWith(t, testenv.ControllerOptions{Shard: shardName})
+		tenant := testenv.Namespace(t, k)
+		tenantAccount(t, tenant)
+		other := "d" + tenant + ".example.com"
+		t.Cleanup(func() { _ = k.Delete(context.Background(), crdObject("widgets."+other)) })
+		tb := bundle(t, "crds-tenant-"+tenant, map[string]string{
+			"crds/widget.yaml":     widgetCRD(other, ""),
+			"templates/plain.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n",
+		}, allowCRDs)
+		c := composition(tenant, "app", tb.Name, "")
+		c.Labels = map[string]string{shard.Label: shardName}
+		mustCreate(t, c)
+		stalled(t, tenant, "app", v1alpha1.ReasonForbidden, "ServiceAccount "+tenant+"/stencil may not create customresourcedefinitions")
+		if err := k.Get(ctx, key(tenant, "plain"), &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}); err == nil {
+			t.Errorf("ConfigMap plain was applied although the CRD could not be created")
+		}
+	})
+}
+
+// bundleRevision is the revision Bundle name reports in its status.
+func bundleRevision(t *testing.T, name string) string {
+	t.Helper()
+	b := &v1alpha1.Bundle{}
+	eventually(t, "Bundle "+name+" to report its revision", func() (bool, error) {
+		if err := k.Get(context.Background(), client.ObjectKey{Name: name}, b); err != nil {
+			return false, err
+		}
+		return b.Status.Revision != "" && b.Status.ObservedGeneration == b.Generation, nil
+	})
+	return b.Status.Revision
+}
