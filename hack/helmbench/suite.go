@@ -71,10 +71,10 @@ type SuiteChart struct {
 	// build` cannot be reproduced for them. Both engines render the same
 	// chart without them.
 	Unserved []string
-	// CRDs: the chart (or a subchart) has a crds/ folder, which Helm's
-	// `--include-crds` prints before the templates' objects. Only the
-	// templates' objects are compared until templates.Bundle lists a
-	// chart's crds/ objects; these charts then compare their CRDs too.
+	// CRDs: the chart (or an enabled subchart) has a crds/ folder, which
+	// Helm's `--include-crds` prints before the templates' objects; the
+	// test fails when this is wrong, so that a chart whose CRDs are
+	// compared says so.
 	CRDs bool
 	// AllowNondeterministic loads the chart in stencil with stencil.yaml
 	// `allowNondeterministic: true` (the Bundle's option; Helm's input is

@@ -22,6 +22,7 @@ import (
 	"helm.sh/helm/v4/pkg/engine"
 	releasev1 "helm.sh/helm/v4/pkg/release/v1"
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/templates"
@@ -62,8 +63,9 @@ type Comparison struct {
 	// out); Random are the fields masked, by object.
 	Objects int
 	Random  map[string][]Path
-	// CRDs is how many objects the chart's crds/ folders hold (Helm's
-	// --include-crds), not compared yet.
+	// CRDs is how many objects the crds/ folders of the chart and its
+	// enabled subcharts hold (Helm's --include-crds), compared as the
+	// templates' objects are.
 	CRDs int
 	// Diffs are the differences, one per object: none when stencil's
 	// objects are Helm's.
@@ -73,14 +75,16 @@ type Comparison struct {
 // CompareSuite assembles chart c, renders it twice with Helm's engine and
 // once with stencil's, masks in Helm's first render and in stencil's the
 // fields the two Helm renders disagree on, and compares them object by
-// object.
+// object; then it compares the CRDs of the crds/ folders, which are not
+// templated, as `helm template --include-crds` prints them and as
+// templates.Bundle.CRDs lists them.
 func CompareSuite(c SuiteChart) (Comparison, error) {
 	var cmpn Comparison
 	dir, err := SuiteDir(c)
 	if err != nil {
 		return cmpn, err
 	}
-	h1, crds, err := SuiteHelm(dir)
+	h1, hcrds, err := SuiteHelm(dir)
 	if err != nil {
 		return cmpn, fmt.Errorf("helm: %w", err)
 	}
@@ -91,27 +95,35 @@ func CompareSuite(c SuiteChart) (Comparison, error) {
 	if cmpn.Random, err = RandomFields(h1, h2); err != nil {
 		return cmpn, err
 	}
-	s, err := SuiteStencil(c, dir)
+	s, scrds, err := SuiteStencil(c, dir)
 	if err != nil {
 		return cmpn, fmt.Errorf("stencil: %w", err)
 	}
 	Mask(h1, cmpn.Random)
 	Mask(s, cmpn.Random)
-	cmpn.Objects, cmpn.CRDs = len(h1), crds
-	for _, k := range slices.Sorted(maps.Keys(h1)) {
+	cmpn.Objects, cmpn.CRDs = len(h1), len(hcrds)
+	cmpn.Diffs = append(diffRendered(h1, s, ""), diffRendered(hcrds, scrds, "crds/: ")...)
+	return cmpn, nil
+}
+
+// diffRendered is one difference per object between Helm's objects h and
+// stencil's s, each prefixed with prefix.
+func diffRendered(h, s Rendered, prefix string) []string {
+	var diffs []string
+	for _, k := range slices.Sorted(maps.Keys(h)) {
 		if _, ok := s[k]; !ok {
-			cmpn.Diffs = append(cmpn.Diffs, "stencil did not render "+k)
+			diffs = append(diffs, prefix+"stencil did not render "+k)
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(s)) {
-		h, ok := h1[k]
+		o, ok := h[k]
 		if !ok {
-			cmpn.Diffs = append(cmpn.Diffs, "stencil rendered "+k+", Helm did not")
-		} else if diff := cmp.Diff(h, s[k]); diff != "" {
-			cmpn.Diffs = append(cmpn.Diffs, fmt.Sprintf("%s differs (-helm +stencil):\n%s", k, diff))
+			diffs = append(diffs, prefix+"stencil rendered "+k+", Helm did not")
+		} else if diff := cmp.Diff(o, s[k]); diff != "" {
+			diffs = append(diffs, fmt.Sprintf("%s%s differs (-helm +stencil):\n%s", prefix, k, diff))
 		}
 	}
-	return cmpn, nil
+	return diffs
 }
 
 // SuiteHelm renders the chart folder dir as `helm template --skip-tests`
@@ -123,34 +135,48 @@ func CompareSuite(c SuiteChart) (Comparison, error) {
 // the managed-by labels and checksums of text holding it are the same
 // in both.
 //
-// It also returns how many objects the crds/ folders of the chart and
-// its enabled subcharts hold (chart.CRDObjects), which `helm template
-// --include-crds` prints before the others.
-func SuiteHelm(dir string) (Rendered, int, error) {
+// It also returns the objects of the crds/ folders of the chart and its
+// enabled subcharts (chart.CRDObjects), which `helm template
+// --include-crds` prints, untemplated, before the others.
+func SuiteHelm(dir string) (r, crds Rendered, err error) {
 	c, err := loaderv2.Load(dir)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	if err := chartutil.ProcessDependencies(c, map[string]any{}); err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	if c.Metadata.KubeVersion != "" && !chartutil.IsCompatibleRange(c.Metadata.KubeVersion, suiteCapabilities.KubeVersion.String()) {
-		return nil, 0, fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", c.Metadata.KubeVersion, suiteCapabilities.KubeVersion.Version)
+		return nil, nil, fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", c.Metadata.KubeVersion, suiteCapabilities.KubeVersion.Version)
 	}
-	crds := 0
+	crds = Rendered{}
 	for _, crd := range c.CRDObjects() {
 		for _, doc := range releaseutil.SplitManifests(string(crd.File.Data)) {
-			var m map[string]any
-			if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
-				return nil, 0, fmt.Errorf("%s: %w", crd.Filename, err)
-			}
-			if len(m) > 0 {
-				crds++
+			if err := crds.add(crd.Filename, doc); err != nil {
+				return nil, nil, err
 			}
 		}
 	}
-	r, err := helmRenderChart(c)
+	r, err = helmRenderChart(c)
 	return r, crds, err
+}
+
+// add reads the YAML document doc of file name into r, unless it is
+// empty; an object already in r is an error.
+func (r Rendered) add(name, doc string) error {
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(doc+"\n"), &m); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	k := ObjectKey(m)
+	if _, dup := r[k]; dup {
+		return fmt.Errorf("%s: %s rendered twice", name, k)
+	}
+	r[k] = m
+	return nil
 }
 
 func helmRenderChart(c *chartv2.Chart) (Rendered, error) {
@@ -174,23 +200,8 @@ func helmRenderChart(c *chartv2.Chart) (Rendered, error) {
 		return nil, err
 	}
 	r := Rendered{}
-	add := func(name, doc string) error {
-		var m map[string]any
-		if err := yaml.Unmarshal([]byte(doc+"\n"), &m); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		if len(m) == 0 {
-			return nil
-		}
-		k := ObjectKey(m)
-		if _, dup := r[k]; dup {
-			return fmt.Errorf("%s: %s rendered twice", name, k)
-		}
-		r[k] = m
-		return nil
-	}
 	for _, m := range manifests {
-		if err := add(m.Name, m.Content); err != nil {
+		if err := r.add(m.Name, m.Content); err != nil {
 			return nil, err
 		}
 	}
@@ -198,7 +209,7 @@ func helmRenderChart(c *chartv2.Chart) (Rendered, error) {
 		if slices.Contains(h.Events, releasev1.HookTest) {
 			continue
 		}
-		if err := add(h.Path, h.Manifest); err != nil {
+		if err := r.add(h.Path, h.Manifest); err != nil {
 			return nil, err
 		}
 	}
@@ -206,22 +217,37 @@ func helmRenderChart(c *chartv2.Chart) (Rendered, error) {
 }
 
 // SuiteStencil renders the chart folder dir of c with stencil's engine,
-// offline. Test hooks and hooks Helm does not know are left out, as
+// offline, and lists its crds/ objects (Bundle.CRDs, the default
+// values). Test hooks and hooks Helm does not know are left out, as
 // `helm template --skip-tests` leaves them out (helmSkips).
-func SuiteStencil(c SuiteChart, dir string) (Rendered, error) {
+func SuiteStencil(c SuiteChart, dir string) (r, crds Rendered, err error) {
 	b, err := suiteLoad(c, dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	objs, err := templates.Render(b, templates.Input{Composition: suiteRelease})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	objs = slices.DeleteFunc(objs, func(o *unstructured.Unstructured) bool {
+		hook, ok := o.GetAnnotations()["helm.sh/hook"]
+		return helmSkips(hook, ok)
+	})
+	crdObjs, err := b.CRDs(nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("crds/: %w", err)
+	}
+	if r, err = toRendered(objs); err != nil {
+		return nil, nil, err
+	}
+	crds, err = toRendered(crdObjs)
+	return r, crds, err
+}
+
+// toRendered is objs by ObjectKey, each read back from its JSON.
+func toRendered(objs []*unstructured.Unstructured) (Rendered, error) {
 	r := Rendered{}
 	for _, o := range objs {
-		if hook, ok := o.GetAnnotations()["helm.sh/hook"]; helmSkips(hook, ok) {
-			continue
-		}
 		data, err := json.Marshal(o.Object)
 		if err != nil {
 			return nil, err
@@ -230,7 +256,11 @@ func SuiteStencil(c SuiteChart, dir string) (Rendered, error) {
 		if err := json.Unmarshal(data, &m); err != nil {
 			return nil, err
 		}
-		r[ObjectKey(m)] = m
+		k := ObjectKey(m)
+		if _, dup := r[k]; dup {
+			return nil, fmt.Errorf("%s rendered twice", k)
+		}
+		r[k] = m
 	}
 	return r, nil
 }
