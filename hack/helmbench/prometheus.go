@@ -93,13 +93,14 @@ func assemblePrometheus() (string, error) {
 // packageDependency packs the chart folder dir into charts as `helm
 // package` would, after checking it is the dependency d asks for.
 func packageDependency(dir string, d *chartv2.Dependency, charts string) error {
-	return packageDependencyAs(dir, d, charts, false)
+	return packageDependencyAs(dir, d, charts, false, false)
 }
 
 // packageDependencyAs is packageDependency; with placeholder, the chart's
 // version must be the placeholder v0.0.0 and is packaged as the exact
-// version d asks for, as its publisher's release workflow sets it.
-func packageDependencyAs(dir string, d *chartv2.Dependency, charts string, placeholder bool) error {
+// version d asks for, as its publisher's release workflow sets it; with
+// outOfRange, its version must be outside d's range and is kept.
+func packageDependencyAs(dir string, d *chartv2.Dependency, charts string, placeholder, outOfRange bool) error {
 	c, err := loaderv2.LoadDir(dir)
 	if err != nil {
 		return fmt.Errorf("dependency %s: %w", d.Name, err)
@@ -121,8 +122,8 @@ func packageDependencyAs(dir string, d *chartv2.Dependency, charts string, place
 	if err != nil {
 		return fmt.Errorf("dependency %s: version %q: %w", d.Name, c.Metadata.Version, err)
 	}
-	if c.Name() != d.Name || !want.Check(got) {
-		return fmt.Errorf("dependency %s %s: the repository has %s %s", d.Name, d.Version, c.Name(), c.Metadata.Version)
+	if c.Name() != d.Name || want.Check(got) == outOfRange {
+		return fmt.Errorf("dependency %s %s: the repository has %s %s (out of range: %v)", d.Name, d.Version, c.Name(), c.Metadata.Version, outOfRange)
 	}
 	_, err = chartutil.Save(c, charts)
 	return err

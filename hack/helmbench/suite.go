@@ -19,12 +19,10 @@ import (
 // Each chart is fetched as a Go module: the repository at a version the
 // Go module proxy serves, hash-pinned by its go.sum hash, cached in
 // GOMODCACHE, so `make test` renders them offline once the cache holds
-// them. Only repositories that are Go modules of their own (a go.mod at
-// the root naming that module) are fetched this way: the module proxy is
-// for Go modules. Charts kept in repositories that are not Go modules
-// (prometheus-community/helm-charts' kube-prometheus-stack, bitnami/charts,
-// grafana's, argo-helm, traefik-helm-chart, vault-helm, kedacore/charts)
-// are therefore not in the suite (docs/helm.md, Real charts).
+// them. The proxy serves any public GitHub repository, one without a
+// go.mod too (at a pseudo-version of a commit, or at a tag, +incompatible
+// past v1), so chart repositories such as prometheus-community's or
+// bitnami/charts are fetched like any module (docs/helm.md, Real charts).
 
 // Module is a Go module at a pinned version.
 type Module struct {
@@ -51,6 +49,12 @@ type Dependency struct {
 	// version (v0.0.0) that the publisher's release workflow replaces,
 	// so the chart is packaged with the version the parent asks for.
 	Placeholder bool
+	// OutOfRange: no version the proxy serves of the dependency's
+	// repository holds a version in the parent's range, so the one it
+	// holds is packaged as it is and the parent's Chart.yaml asks for
+	// that version, for both engines (Helm would otherwise render it as a
+	// subchart Chart.yaml does not declare, without its condition).
+	OutOfRange bool
 }
 
 // SuiteChart is one chart of the suite.
@@ -71,6 +75,12 @@ type SuiteChart struct {
 	// build` cannot be reproduced for them. Both engines render the same
 	// chart without them.
 	Unserved []string
+	// Binary are files of the chart (paths in its folder) removed before
+	// either engine reads it: a stencil bundle holds text files only (a
+	// Bundle object's files are strings), and refuses a chart with a
+	// binary file. Each is read only under values off by default, so
+	// Helm's render of the chart's defaults is the same without it.
+	Binary []string
 	// CRDs: the chart (or an enabled subchart) has a crds/ folder, which
 	// Helm's `--include-crds` prints before the templates' objects; the
 	// test fails when this is wrong, so that a chart whose CRDs are
@@ -97,7 +107,17 @@ var (
 	gatekeeper    = Module{"github.com/open-policy-agent/gatekeeper/v3", "v3.23.1", "h1:njHTm0SJ6ZEhhEgmQTpJKTGQbc99fSs4hGiEp1OIKck="}
 	dapr          = Module{"github.com/dapr/dapr", "v1.14.0", "h1:SIQsNX1kH31JRDIS4k8IZ6eomM/BAcOP844PhQIT+BQ="}
 	cilium        = Module{"github.com/cilium/cilium", "v1.20.2", "h1:dqiEGIcXc+gqCLYG/l7VCFJ8GHyb4HUrwbZOpkX5dL8="}
+	promCommunity = Module{PrometheusModule, PrometheusVersion, PrometheusSum}
+	grafana       = Module{"github.com/grafana-community/helm-charts", "v0.0.0-20260829030558-dbf9f4fb5fa1", "h1:vku2Qg2LpOqB0wMkzPLMfWL1f1LBTzBH4fVgSJ8+Zak="}
+	bitnami       = Module{"github.com/bitnami/charts", "v0.0.0-20260907150927-c0703daaf78e", "h1:68EPXIo1ixa5DpWiY+3J97oIktp4QFXjACbpR/4saBQ="}
+	argoHelm      = Module{"github.com/argoproj/argo-helm", "v0.0.0-20260904222229-3bbb4305eea9", "h1:WwVk8y5P+B0c9yiH8dF0VZtBHpsIWE9dq9osMjul8UM="}
+	traefik       = Module{"github.com/traefik/traefik-helm-chart", "v41.6.0+incompatible", "h1:S2hlx62RaB97UEDu0NE2tSoNTWp7cOyHmI5zpdEHBH0="}
+	keda          = Module{"github.com/kedacore/charts", "v2.20.3-0.20260903105638-fe065f4d8938+incompatible", "h1:WIGoemUjbTAZm85DxRAHHcTOxD15zoPIK9hYMf2s+F4="}
+	vault         = Module{"github.com/hashicorp/vault-helm", "v0.34.1", "h1:2uoVkbS+64x13G/92mbAPDPSvH6APcV7+jrQbhH+NqU="}
 )
+
+// bitnamiCommon is the common library every Bitnami chart depends on.
+var bitnamiCommon = Dependency{Name: "common", Module: bitnami, Dir: "bitnami/common"}
 
 // Suite is every chart TestCharts compares.
 var Suite = []SuiteChart{
@@ -123,6 +143,26 @@ var Suite = []SuiteChart{
 	{Name: "dapr", Publisher: "Dapr", Module: dapr, Dir: "charts/dapr", Version: "0.0.0", CRDs: true},
 	// now | mustDateModify checks durations (templates/_helpers.tpl:107).
 	{Name: "cilium", Publisher: "Cilium", Module: cilium, Dir: "install/kubernetes/cilium", Version: "1.20.2", AllowNondeterministic: true},
+	// Its crds subchart is local (charts/crds, with a crds/ folder); its
+	// files/crds.bz2 is read by the CRD upgrade job only (upgradeJob,
+	// off). grafana 12.11.2 is not in grafana-community/helm-charts at
+	// the version the proxy serves, which holds 13.0.1.
+	{Name: "kube-prometheus-stack", Publisher: "Prometheus Community", Module: promCommunity, Dir: "charts/kube-prometheus-stack", Version: "88.6.1", CRDs: true,
+		Binary: []string{"charts/crds/files/crds.bz2"},
+		Deps: []Dependency{
+			{Name: "kube-state-metrics", Module: promCommunity, Dir: "charts/kube-state-metrics"},
+			{Name: "prometheus-node-exporter", Module: promCommunity, Dir: "charts/prometheus-node-exporter"},
+			{Name: "grafana", Module: grafana, Dir: "charts/grafana", OutOfRange: true},
+			{Name: "prometheus-windows-exporter", Module: promCommunity, Dir: "charts/prometheus-windows-exporter"},
+		}},
+	{Name: "postgresql", Publisher: "Bitnami", Module: bitnami, Dir: "bitnami/postgresql", Version: "17.1.1", Deps: []Dependency{bitnamiCommon}},
+	{Name: "redis", Publisher: "Bitnami", Module: bitnami, Dir: "bitnami/redis", Version: "23.1.1", Deps: []Dependency{bitnamiCommon}},
+	{Name: "mysql", Publisher: "Bitnami", Module: bitnami, Dir: "bitnami/mysql", Version: "14.0.5", Deps: []Dependency{bitnamiCommon}},
+	{Name: "argo-cd", Publisher: "Argo", Module: argoHelm, Dir: "charts/argo-cd", Version: "10.8.0", Unserved: []string{"redis-ha"}},
+	{Name: "grafana", Publisher: "Grafana Community", Module: grafana, Dir: "charts/grafana", Version: "13.0.1"},
+	{Name: "traefik", Publisher: "Traefik Labs", Module: traefik, Dir: "traefik", Version: "41.6.0", CRDs: true},
+	{Name: "keda", Publisher: "KEDA", Module: keda, Dir: "keda", Version: "2.20.2"},
+	{Name: "vault", Publisher: "HashiCorp", Module: vault, Dir: ".", Version: "0.34.1"},
 }
 
 // SuiteByName is the chart of Suite named name.
@@ -193,6 +233,11 @@ func assemble(c SuiteChart, dir string) error {
 	if meta.Version != c.Version {
 		return fmt.Errorf("%s@%s: %s is version %s, want %s", c.Module.Path, c.Module.Version, c.Dir, meta.Version, c.Version)
 	}
+	for _, b := range c.Binary {
+		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(b))); err != nil {
+			return err
+		}
+	}
 	if len(c.Unserved) > 0 {
 		n := len(meta.Dependencies)
 		meta.Dependencies = slices.DeleteFunc(meta.Dependencies, func(d *chartv2.Dependency) bool { return slices.Contains(c.Unserved, d.Name) })
@@ -212,8 +257,18 @@ func assemble(c SuiteChart, dir string) error {
 		if err != nil {
 			return err
 		}
-		if err := packageDependencyAs(filepath.Join(depSrc, filepath.FromSlash(d.Dir)), meta.Dependencies[i], filepath.Join(dir, "charts"), d.Placeholder); err != nil {
+		if err := packageDependencyAs(filepath.Join(depSrc, filepath.FromSlash(d.Dir)), meta.Dependencies[i], filepath.Join(dir, "charts"), d.Placeholder, d.OutOfRange); err != nil {
 			return err
+		}
+		if d.OutOfRange {
+			sub, err := chartutil.LoadChartfile(filepath.Join(depSrc, filepath.FromSlash(d.Dir), "Chart.yaml"))
+			if err != nil {
+				return err
+			}
+			meta.Dependencies[i].Version = sub.Version
+			if err := chartutil.SaveChartfile(chartfile, meta); err != nil {
+				return err
+			}
 		}
 	}
 	return checkDependencies(dir)
