@@ -218,6 +218,15 @@ var trickyDocuments = []string{
 	"a: \"{\\\"x\\\":[1]}\"\n", "a: \"x\\\"\n", "a: \"x\\\" # c\n", "a: \"\\\\\"\n", "a: \"x\\ty\\n \\ \"\n", "a: \"\\x41\"\n", "a: [\"x\\ny\"]\n",
 	"- \"x\\\"y\"\n", "a:\n  {}\nb:\n  []\n", "a:\n    {}\n  b: 1\n", "a:\n  {}\n  b: 1\n", "a:\n  {} # c\n", "-\n  {}\n- []\n", "a:\n  {}\n   x\n",
 	"a: 2001-12-14\n  21:59:43.10\n", "a: x\n  ---\n", "a: x\n  ...\n", "a: ~\n  x\n", "a: null\n  x\n", "a: x\n  y\n# c\nb: 1\n",
+	// Quoted keys (charts quote annotation keys).
+	"metadata:\n  annotations:\n    \"helm.sh/hook\": pre-install\n    'x/y': \"z\"\n", "\"a: b\": c\n", "\"a\":b\n", "\"a\" : b\n",
+	"\"a\\\"b\": c\n", "'it''s': v\n", "\"\": v\n", "\"a\": b\n\"a\": c\n", "'a\\b': c\n", "\"a #b\": c\n",
+	"\"a\" # c\n", "\"a\": # c\n  b: 1\n", "\"a\":\n- x\n", "\"a\"b: c\n", "- \"a\": 1\n  \"b\": 2\n", "\"a\": |\n  x\n", "\"a\": x\n  y\n",
+	"\"a\": \"x\n  y\"\n", "'a': 'b'\n'c':\n  'd': [e]\n", "\"~\": 1\n\"null\": 2\n\"0x1F\": 3\n", "\"a\":\n  {}\n",
+	// Single-quoted scalars of several lines.
+	"a: 'x\n  y'\nb: 1\n", "a: 'x \n  y: z \n   w '\n", "a: 'it''s\n  ''q'' \\ \"d\"'''\n", "a: 'x\n  '\n", "a: 'x''\n  y'\n",
+	"a: 'x\n  y''\n", "a: 'x' y\n  z'\n", "a: 'x\n\n  y'\n", "a: 'x\n  # y'\n", "a: 'x\n y'\n", "a: 'x\n  y'\n  z\n", "a: 'x\n  y\n",
+	"a: 'x\n  y' # c\n", "- a: 'x\n    y'\n  b: 2\n", "a:\n  b: '1\n    2'\n  c: 'true\n    '\n", "a: 'x\n  y\\'\n",
 }
 
 // TestDecodeYAMLMatchesOracle is the differential test of strictyaml.Decode: on

@@ -9,12 +9,13 @@ import (
 
 // This file reads the YAML templates usually render (block mappings and
 // sequences, one scalar a line, plain or quoted without escapes, literal
-// block scalars with | or |-, [] and {} and flow lists of scalars)
+// block scalars with | or |-, [] and {} and flow lists of scalars, keys
+// plain or quoted without escapes)
 // without go.yaml.in/yaml/v2's general parser, whose scanner was half of
 // a warm render. Whatever it is not sure to read exactly as yaml/v2 does
 // (anchors, tags, folded or |+ block scalars, escapes, a comment after a
-// block scalar's indicator or on a "-" alone, a plain or double-quoted
-// scalar of several lines but as a mapping's value, non-ASCII, tabs, a
+// block scalar's indicator or on a "-" alone, a plain or quoted scalar
+// of several lines but as a mapping's value (or with a blank line), non-ASCII, tabs, a
 // duplicate key, an error) it declines, and
 // Decode parses the document the general way. Plain scalars are
 // resolved as yaml/v2 resolves them; those that may be numbers in another
@@ -132,7 +133,7 @@ func (p *fastParser) mapping(ind int, first string) (any, bool) {
 		case "|", "|-":
 			v, ok = p.literal(ind, rest == "|-")
 		default:
-			if lines := p.continuation(ind); lines > 0 && rest[0] == '"' {
+			if lines := p.continuation(ind); lines > 0 && (rest[0] == '"' || rest[0] == '\'') {
 				v, ok = p.multilineQuoted(ind, rest, lines)
 			} else if lines > 0 {
 				v, ok = p.multiline(ind, rest, lines)
@@ -208,14 +209,20 @@ func (p *fastParser) multiline(ind int, first string, lines int) (any, bool) {
 	return p.conv(raw)
 }
 
-// multilineQuoted reads a double-quoted scalar that opens on its key's
-// line (first; the key indented ind) and closes at the end of the last of
-// the next lines (continuation): each line break folded into a space, the
-// spaces around it dropped, as YAML folds a quoted scalar, and the escapes
-// \n, \t, \", \\ and "\ " read (yaml/v2 knows no \/). It declines other
-// escapes, an escaped line break, a quote that closes before the last
-// line's end, and what plain scalars decline after them (multiline).
+// multilineQuoted reads a double- or single-quoted scalar that opens on
+// its key's line (first; the key indented ind) and closes at the end of
+// the last of the next lines (continuation): each line break folded into
+// a space, the spaces around it dropped, as YAML folds a quoted scalar;
+// in double quotes the escapes \n, \t, \", \\ and "\ " read (yaml/v2
+// knows no \/), in single quotes a doubled quote (controller-gen
+// single-quotes descriptions holding ": "). It declines other escapes, an
+// escaped line break, a quote that closes before the last line's end, and
+// what plain scalars decline after them (multiline).
 func (p *fastParser) multilineQuoted(ind int, first string, lines int) (any, bool) {
+	unescape := unescapeDouble
+	if first[0] == '\'' {
+		unescape = unescapeSingle
+	}
 	var b strings.Builder
 	for j := -1; j < lines; j++ {
 		seg := first[1:]
@@ -224,14 +231,14 @@ func (p *fastParser) multilineQuoted(ind int, first string, lines int) (any, boo
 			b.WriteByte(' ')
 		}
 		if j == lines-1 {
-			if !strings.HasSuffix(seg, `"`) {
+			if seg == "" || seg[len(seg)-1] != first[0] {
 				return nil, false
 			}
 			seg = seg[:len(seg)-1] // its spaces before the quote are kept
 		} else {
 			seg = strings.TrimRight(seg, " ")
 		}
-		if !unescapeDouble(&b, seg) {
+		if !unescape(&b, seg) {
 			return nil, false
 		}
 	}
@@ -267,6 +274,20 @@ func unescapeDouble(b *strings.Builder, seg string) bool {
 			}
 		}
 		b.WriteByte(c)
+	}
+	return true
+}
+
+// unescapeSingle writes seg, a part of a single-quoted scalar, to b with
+// each doubled quote read as one; false for a quote that is not doubled.
+func unescapeSingle(b *strings.Builder, seg string) bool {
+	for i := 0; i < len(seg); i++ {
+		if seg[i] == '\'' {
+			if i++; i == len(seg) || seg[i] != '\'' {
+				return false
+			}
+		}
+		b.WriteByte(seg[i])
 	}
 	return true
 }
@@ -353,22 +374,32 @@ func (p *fastParser) literal(ind int, strip bool) (any, bool) {
 	return p.conv(b.String())
 }
 
-// splitKey splits "key: value" or "key:" with a plain key.
+// splitKey splits "key: value" or "key:" with a plain key, or a quoted
+// one without escapes, returned with its quotes ("helm.sh/hook": x, as
+// charts quote annotation keys).
 func splitKey(t string) (key, rest string, ok bool) {
-	i := strings.Index(t, ": ")
-	if i < 0 {
-		if !strings.HasSuffix(t, ":") {
+	var i int
+	if t != "" && (t[0] == '"' || t[0] == '\'') {
+		key, ok = quotedKey(t)
+		if !ok {
 			return "", "", false
 		}
-		i = len(t) - 1
-	}
-	key = t[:i]
-	if key == "" || key[0] == '-' {
-		return "", "", false
-	}
-	for j := 0; j < len(key); j++ {
-		if c := key[j]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '/' || c == '-') {
+		i = len(key)
+	} else {
+		if i = strings.Index(t, ": "); i < 0 {
+			if !strings.HasSuffix(t, ":") {
+				return "", "", false
+			}
+			i = len(t) - 1
+		}
+		key = t[:i]
+		if key == "" || key[0] == '-' {
 			return "", "", false
+		}
+		for j := 0; j < len(key); j++ {
+			if c := key[j]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '/' || c == '-') {
+				return "", "", false
+			}
 		}
 	}
 	if i+1 < len(t) {
@@ -380,16 +411,36 @@ func splitKey(t string) (key, rest string, ok bool) {
 	return key, rest, true
 }
 
+// quotedKey is the quoted key t begins with, quotes included, when a ":"
+// follows it at the end of t or before a space; it declines a key that
+// is empty or holds a backslash or an escaped quote (two single quotes).
+func quotedKey(t string) (string, bool) {
+	j := strings.IndexByte(t[1:], t[0]) + 1
+	if j < 2 || strings.IndexByte(t[1:j], '\\') >= 0 {
+		return "", false
+	}
+	if j+1 == len(t) || t[j+1] != ':' || (j+2 < len(t) && t[j+2] != ' ') {
+		return "", false
+	}
+	return t[:j+1], true
+}
+
 func keyLike(t string) bool {
 	_, _, ok := splitKey(t)
 	return ok
 }
 
-// key is a plain key as yaml/v2 resolves it and sigs.k8s.io/yaml writes it.
+// key is a plain key as yaml/v2 resolves it and sigs.k8s.io/yaml writes
+// it, or a quoted one (splitKey), a string.
 func (p *fastParser) key(k string) (string, bool) {
-	raw, ok := resolvePlain(k)
-	if !ok {
-		return "", false
+	var raw any
+	if k[0] == '"' || k[0] == '\'' {
+		raw = k[1 : len(k)-1]
+	} else {
+		var ok bool
+		if raw, ok = resolvePlain(k); !ok {
+			return "", false
+		}
 	}
 	s, err := mapKey(raw)
 	if err != nil {
