@@ -86,6 +86,10 @@ type SuiteChart struct {
 	// test fails when this is wrong, so that a chart whose CRDs are
 	// compared says so.
 	CRDs bool
+	// Values, YAML, are given to both engines (`helm template -f`; the
+	// Composition's values): a second case of a chart whose defaults
+	// leave a dependency out. Empty: the chart's defaults.
+	Values string
 	// AllowNondeterministic loads the chart in stencil with stencil.yaml
 	// `allowNondeterministic: true` (the Bundle's option; Helm's input is
 	// unchanged): the chart calls now, which stencil refuses otherwise,
@@ -113,6 +117,7 @@ var (
 	argoHelm      = Module{"github.com/argoproj/argo-helm", "v0.0.0-20260904222229-3bbb4305eea9", "h1:WwVk8y5P+B0c9yiH8dF0VZtBHpsIWE9dq9osMjul8UM="}
 	traefik       = Module{"github.com/traefik/traefik-helm-chart", "v41.6.0+incompatible", "h1:S2hlx62RaB97UEDu0NE2tSoNTWp7cOyHmI5zpdEHBH0="}
 	keda          = Module{"github.com/kedacore/charts", "v2.20.3-0.20260903105638-fe065f4d8938+incompatible", "h1:WIGoemUjbTAZm85DxRAHHcTOxD15zoPIK9hYMf2s+F4="}
+	redisHA       = Module{"github.com/DandyDeveloper/charts", "v0.0.0-20260615041936-2e2539a8960e", "h1:koocmYkKXjQDEDC0QS3yoG4O8ylYvKHtqeYFanl5yiQ="}
 	vault         = Module{"github.com/hashicorp/vault-helm", "v0.34.1", "h1:2uoVkbS+64x13G/92mbAPDPSvH6APcV7+jrQbhH+NqU="}
 )
 
@@ -158,7 +163,11 @@ var Suite = []SuiteChart{
 	{Name: "postgresql", Publisher: "Bitnami", Module: bitnami, Dir: "bitnami/postgresql", Version: "17.1.1", Deps: []Dependency{bitnamiCommon}},
 	{Name: "redis", Publisher: "Bitnami", Module: bitnami, Dir: "bitnami/redis", Version: "23.1.1", Deps: []Dependency{bitnamiCommon}},
 	{Name: "mysql", Publisher: "Bitnami", Module: bitnami, Dir: "bitnami/mysql", Version: "14.0.5", Deps: []Dependency{bitnamiCommon}},
-	{Name: "argo-cd", Publisher: "Argo", Module: argoHelm, Dir: "charts/argo-cd", Version: "10.8.0", Unserved: []string{"redis-ha"}},
+	{Name: "argo-cd", Publisher: "Argo", Module: argoHelm, Dir: "charts/argo-cd", Version: "10.8.0",
+		Deps: []Dependency{{Name: "redis-ha", Module: redisHA, Dir: "charts/redis-ha"}}},
+	{Name: "argo-cd-ha", Publisher: "Argo", Module: argoHelm, Dir: "charts/argo-cd", Version: "10.8.0",
+		Deps:   []Dependency{{Name: "redis-ha", Module: redisHA, Dir: "charts/redis-ha"}},
+		Values: "redis-ha:\n  enabled: true\n"},
 	{Name: "grafana", Publisher: "Grafana Community", Module: grafana, Dir: "charts/grafana", Version: "13.0.1"},
 	{Name: "traefik", Publisher: "Traefik Labs", Module: traefik, Dir: "traefik", Version: "41.6.0", CRDs: true},
 	{Name: "keda", Publisher: "KEDA", Module: keda, Dir: "keda", Version: "2.20.2"},

@@ -22,6 +22,7 @@ import (
 	"helm.sh/helm/v4/pkg/engine"
 	releasev1 "helm.sh/helm/v4/pkg/release/v1"
 	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
@@ -84,11 +85,11 @@ func CompareSuite(c SuiteChart) (Comparison, error) {
 	if err != nil {
 		return cmpn, err
 	}
-	h1, hcrds, err := SuiteHelm(dir)
+	h1, hcrds, err := SuiteHelm(c, dir)
 	if err != nil {
 		return cmpn, fmt.Errorf("helm: %w", err)
 	}
-	h2, _, err := SuiteHelm(dir)
+	h2, _, err := SuiteHelm(c, dir)
 	if err != nil {
 		return cmpn, fmt.Errorf("helm: %w", err)
 	}
@@ -126,8 +127,8 @@ func diffRendered(h, s Rendered, prefix string) []string {
 	return diffs
 }
 
-// SuiteHelm renders the chart folder dir as `helm template --skip-tests`
-// does (action.Install's steps for a client-only dry run):
+// SuiteHelm renders the chart folder dir of c, with c.Values, as `helm
+// template --skip-tests` does (action.Install's steps for a client-only dry run):
 // ProcessDependencies (conditions, tags, import-values), the Chart.yaml
 // kubeVersion check, values and schema validation, engine.Render,
 // NOTES.txt dropped, releaseutil.SortManifests, test hooks left out.
@@ -138,12 +139,16 @@ func diffRendered(h, s Rendered, prefix string) []string {
 // It also returns the objects of the crds/ folders of the chart and its
 // enabled subcharts (chart.CRDObjects), which `helm template
 // --include-crds` prints, untemplated, before the others.
-func SuiteHelm(dir string) (r, crds Rendered, err error) {
+func SuiteHelm(sc SuiteChart, dir string) (r, crds Rendered, err error) {
+	vals := map[string]any{}
+	if err := yaml.Unmarshal([]byte(sc.Values), &vals); err != nil {
+		return nil, nil, fmt.Errorf("values: %w", err)
+	}
 	c, err := loaderv2.Load(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := chartutil.ProcessDependencies(c, map[string]any{}); err != nil {
+	if err := chartutil.ProcessDependencies(c, vals); err != nil {
 		return nil, nil, err
 	}
 	if c.Metadata.KubeVersion != "" && !chartutil.IsCompatibleRange(c.Metadata.KubeVersion, suiteCapabilities.KubeVersion.String()) {
@@ -157,7 +162,7 @@ func SuiteHelm(dir string) (r, crds Rendered, err error) {
 			}
 		}
 	}
-	r, err = helmRenderChart(c)
+	r, err = helmRenderChart(c, vals)
 	return r, crds, err
 }
 
@@ -179,9 +184,9 @@ func (r Rendered) add(name, doc string) error {
 	return nil
 }
 
-func helmRenderChart(c *chartv2.Chart) (Rendered, error) {
+func helmRenderChart(c *chartv2.Chart, values map[string]any) (Rendered, error) {
 	opts := common.ReleaseOptions{Name: suiteRelease.Name, Namespace: suiteRelease.Namespace, Revision: 1, IsInstall: true}
-	vals, err := util.ToRenderValuesWithSchemaValidation(c, map[string]any{}, opts, suiteCapabilities, false)
+	vals, err := util.ToRenderValuesWithSchemaValidation(c, values, opts, suiteCapabilities, false)
 	if err != nil {
 		return nil, err
 	}
@@ -217,15 +222,23 @@ func helmRenderChart(c *chartv2.Chart) (Rendered, error) {
 }
 
 // SuiteStencil renders the chart folder dir of c with stencil's engine,
-// offline, and lists its crds/ objects (Bundle.CRDs, the default
-// values). Test hooks and hooks Helm does not know are left out, as
+// offline, c.Values the Composition's values, and lists its crds/
+// objects (Bundle.CRDs) for those values. Test hooks and hooks Helm does not know are left out, as
 // `helm template --skip-tests` leaves them out (helmSkips).
 func SuiteStencil(c SuiteChart, dir string) (r, crds Rendered, err error) {
 	b, err := suiteLoad(c, dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	objs, err := templates.Render(b, templates.Input{Composition: suiteRelease})
+	var values *apiextensionsv1.JSON
+	if c.Values != "" {
+		js, err := yaml.YAMLToJSON([]byte(c.Values))
+		if err != nil {
+			return nil, nil, fmt.Errorf("values: %w", err)
+		}
+		values = &apiextensionsv1.JSON{Raw: js}
+	}
+	objs, err := templates.Render(b, templates.Input{Composition: suiteRelease, Values: values})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -233,7 +246,7 @@ func SuiteStencil(c SuiteChart, dir string) (r, crds Rendered, err error) {
 		hook, ok := o.GetAnnotations()["helm.sh/hook"]
 		return helmSkips(hook, ok)
 	})
-	crdObjs, err := b.CRDs(nil)
+	crdObjs, err := b.CRDs(values)
 	if err != nil {
 		return nil, nil, fmt.Errorf("crds/: %w", err)
 	}
