@@ -71,9 +71,11 @@ type SuiteChart struct {
 	Deps []Dependency
 	// Unserved are dependencies of Chart.yaml removed from it before
 	// either engine reads it: disabled by the chart's default values, and
-	// their charts are in no module the proxy serves, so `helm dependency
-	// build` cannot be reproduced for them. Both engines render the same
-	// chart without them.
+	// their charts are OCI artifacts whose repositories' modules, at the
+	// versions holding them (kyverno/reports-server v0.1.6,
+	// external-secrets/bitwarden-sdk-server v0.5.2), the suite could not
+	// fetch, so `helm dependency build` cannot be reproduced for them.
+	// Both engines render the same chart without them.
 	Unserved []string
 	// Binary are files of the chart (paths in its folder) removed before
 	// either engine reads it: a stencil bundle holds text files only (a
