@@ -70,12 +70,13 @@ type SuiteChart struct {
 	// Deps are the dependencies packaged into charts/ from other modules.
 	Deps []Dependency
 	// Unserved are dependencies of Chart.yaml removed from it before
-	// either engine reads it: disabled by the chart's default values, and
-	// their charts are OCI artifacts whose repositories' modules, at the
-	// versions holding them (kyverno/reports-server v0.1.6,
-	// external-secrets/bitwarden-sdk-server v0.5.2), the suite could not
-	// fetch, so `helm dependency build` cannot be reproduced for them.
-	// Both engines render the same chart without them.
+	// either engine reads it: disabled by the values rendered, and their
+	// charts not fetched by the suite, so `helm dependency build` cannot
+	// be reproduced for them: kyverno's reports-server 0.1.6 and
+	// external-secrets' bitwarden-sdk-server v0.5.2 (OCI charts; their
+	// repositories' modules at those versions could not be fetched), and
+	// loki's minio 5.4.0 (charts.min.io, kept in MinIO's server
+	// repository). Both engines render the same chart without them.
 	Unserved []string
 	// Binary are files of the chart (paths in its folder) removed before
 	// either engine reads it: a stencil bundle holds text files only (a
@@ -92,6 +93,10 @@ type SuiteChart struct {
 	// Composition's values): a second case of a chart whose defaults
 	// leave a dependency out. Empty: the chart's defaults.
 	Values string
+	// ValuesFile, a file of the chart's folder, holds the values instead
+	// of Values: the publisher's own CI values, for a chart that renders
+	// nothing without some (loki requires a storage).
+	ValuesFile string
 	// AllowNondeterministic loads the chart in stencil with stencil.yaml
 	// `allowNondeterministic: true` (the Bundle's option; Helm's input is
 	// unchanged): the chart calls now, which stencil refuses otherwise,
@@ -119,6 +124,7 @@ var (
 	argoHelm      = Module{"github.com/argoproj/argo-helm", "v0.0.0-20260904222229-3bbb4305eea9", "h1:WwVk8y5P+B0c9yiH8dF0VZtBHpsIWE9dq9osMjul8UM="}
 	traefik       = Module{"github.com/traefik/traefik-helm-chart", "v41.6.0+incompatible", "h1:S2hlx62RaB97UEDu0NE2tSoNTWp7cOyHmI5zpdEHBH0="}
 	keda          = Module{"github.com/kedacore/charts", "v2.20.3-0.20260903105638-fe065f4d8938+incompatible", "h1:WIGoemUjbTAZm85DxRAHHcTOxD15zoPIK9hYMf2s+F4="}
+	grafanaLabs   = Module{"github.com/grafana/helm-charts", "v0.0.0-20260820194520-7a0ab968961a", "h1:cNDOtfJLumgS6a39wrg99KHg2xC/rQ1YeHpTWz40qws="}
 	redisHA       = Module{"github.com/DandyDeveloper/charts", "v0.0.0-20260615041936-2e2539a8960e", "h1:koocmYkKXjQDEDC0QS3yoG4O8ylYvKHtqeYFanl5yiQ="}
 	vault         = Module{"github.com/hashicorp/vault-helm", "v0.34.1", "h1:2uoVkbS+64x13G/92mbAPDPSvH6APcV7+jrQbhH+NqU="}
 )
@@ -174,6 +180,25 @@ var Suite = []SuiteChart{
 	{Name: "traefik", Publisher: "Traefik Labs", Module: traefik, Dir: "traefik", Version: "41.6.0", CRDs: true},
 	{Name: "keda", Publisher: "KEDA", Module: keda, Dir: "keda", Version: "2.20.2"},
 	{Name: "vault", Publisher: "HashiCorp", Module: vault, Dir: ".", Version: "0.34.1"},
+	{Name: "prometheus", Publisher: "Prometheus Community", Module: promCommunity, Dir: "charts/prometheus", Version: "29.27.0",
+		Deps: []Dependency{
+			{Name: "alertmanager", Module: promCommunity, Dir: "charts/alertmanager"},
+			{Name: "kube-state-metrics", Module: promCommunity, Dir: "charts/kube-state-metrics"},
+			{Name: "prometheus-node-exporter", Module: promCommunity, Dir: "charts/prometheus-node-exporter"},
+			{Name: "prometheus-pushgateway", Module: promCommunity, Dir: "charts/prometheus-pushgateway"},
+		}},
+	{Name: "prometheus-operator-crds", Publisher: "Prometheus Community", Module: promCommunity, Dir: "charts/prometheus-operator-crds", Version: "31.0.1"},
+	{Name: "prometheus-blackbox-exporter", Publisher: "Prometheus Community", Module: promCommunity, Dir: "charts/prometheus-blackbox-exporter", Version: "11.17.2"},
+	{Name: "loki", Publisher: "Grafana Community", Module: grafana, Dir: "charts/loki", Version: "18.11.7",
+		Deps:       []Dependency{{Name: "rollout-operator", Module: grafanaLabs, Dir: "charts/rollout-operator"}},
+		Unserved:   []string{"minio"},
+		ValuesFile: "ci/default-monolithic-filesystem-values.yaml"},
+	{Name: "tempo", Publisher: "Grafana Community", Module: grafana, Dir: "charts/tempo", Version: "2.3.0"},
+	{Name: "mongodb", Publisher: "Bitnami", Module: bitnami, Dir: "bitnami/mongodb", Version: "17.0.2", Deps: []Dependency{bitnamiCommon}},
+	{Name: "rabbitmq", Publisher: "Bitnami", Module: bitnami, Dir: "bitnami/rabbitmq", Version: "16.0.16", Deps: []Dependency{bitnamiCommon}},
+	{Name: "kafka", Publisher: "Bitnami", Module: bitnami, Dir: "bitnami/kafka", Version: "32.4.4", Deps: []Dependency{bitnamiCommon}},
+	{Name: "argo-workflows", Publisher: "Argo", Module: argoHelm, Dir: "charts/argo-workflows", Version: "2.0.4"},
+	{Name: "argo-rollouts", Publisher: "Argo", Module: argoHelm, Dir: "charts/argo-rollouts", Version: "2.43.0"},
 }
 
 // SuiteByName is the chart of Suite named name.

@@ -127,7 +127,8 @@ func diffRendered(h, s Rendered, prefix string) []string {
 	return diffs
 }
 
-// SuiteHelm renders the chart folder dir of c, with c.Values, as `helm
+// SuiteHelm renders the chart folder dir of c, with its values
+// (suiteValues), as `helm
 // template --skip-tests` does (action.Install's steps for a client-only dry run):
 // ProcessDependencies (conditions, tags, import-values), the Chart.yaml
 // kubeVersion check, values and schema validation, engine.Render,
@@ -140,8 +141,12 @@ func diffRendered(h, s Rendered, prefix string) []string {
 // enabled subcharts (chart.CRDObjects), which `helm template
 // --include-crds` prints, untemplated, before the others.
 func SuiteHelm(sc SuiteChart, dir string) (r, crds Rendered, err error) {
+	text, err := suiteValues(sc, dir)
+	if err != nil {
+		return nil, nil, err
+	}
 	vals := map[string]any{}
-	if err := yaml.Unmarshal([]byte(sc.Values), &vals); err != nil {
+	if err := yaml.Unmarshal([]byte(text), &vals); err != nil {
 		return nil, nil, fmt.Errorf("values: %w", err)
 	}
 	c, err := loaderv2.Load(dir)
@@ -222,7 +227,7 @@ func helmRenderChart(c *chartv2.Chart, values map[string]any) (Rendered, error) 
 }
 
 // SuiteStencil renders the chart folder dir of c with stencil's engine,
-// offline, c.Values the Composition's values, and lists its crds/
+// offline, its values (suiteValues) the Composition's, and lists its crds/
 // objects (Bundle.CRDs) for those values. Test hooks and hooks Helm does not know are left out, as
 // `helm template --skip-tests` leaves them out (helmSkips).
 func SuiteStencil(c SuiteChart, dir string) (r, crds Rendered, err error) {
@@ -230,9 +235,13 @@ func SuiteStencil(c SuiteChart, dir string) (r, crds Rendered, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	text, err := suiteValues(c, dir)
+	if err != nil {
+		return nil, nil, err
+	}
 	var values *apiextensionsv1.JSON
-	if c.Values != "" {
-		js, err := yaml.YAMLToJSON([]byte(c.Values))
+	if text != "" {
+		js, err := yaml.YAMLToJSON([]byte(text))
 		if err != nil {
 			return nil, nil, fmt.Errorf("values: %w", err)
 		}
@@ -276,6 +285,16 @@ func toRendered(objs []*unstructured.Unstructured) (Rendered, error) {
 		r[k] = m
 	}
 	return r, nil
+}
+
+// suiteValues is the YAML of the values c gives both engines: c.Values,
+// or the file c.ValuesFile of the chart folder dir.
+func suiteValues(c SuiteChart, dir string) (string, error) {
+	if c.ValuesFile == "" {
+		return c.Values, nil
+	}
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(c.ValuesFile)))
+	return string(data), err
 }
 
 // suiteLoad loads the chart folder dir as a Bundle, with stencil.yaml
