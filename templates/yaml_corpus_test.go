@@ -227,6 +227,10 @@ var trickyDocuments = []string{
 	"a: 'x\n  y'\nb: 1\n", "a: 'x \n  y: z \n   w '\n", "a: 'it''s\n  ''q'' \\ \"d\"'''\n", "a: 'x\n  '\n", "a: 'x''\n  y'\n",
 	"a: 'x\n  y''\n", "a: 'x' y\n  z'\n", "a: 'x\n\n  y'\n", "a: 'x\n  # y'\n", "a: 'x\n y'\n", "a: 'x\n  y'\n  z\n", "a: 'x\n  y\n",
 	"a: 'x\n  y' # c\n", "- a: 'x\n    y'\n  b: 2\n", "a:\n  b: '1\n    2'\n  c: 'true\n    '\n", "a: 'x\n  y\\'\n",
+	// Beyond ASCII.
+	"d: use “quotes” — ok\n", "d: 'é\n  日本'\n", "d: \"\u00a0x\u00a0\"\n", "d: |\n  x\ufffd\n", "d: x\u00a0\n", "d: \u00a0\n", "d: a\u2028b\n",
+	"d: a\u2029b\n", "d: a\u0085b\n", "d: \ufeffx\n", "\ufeffd: x\n", "d: 😀\n", "d: a\xffb\n", "d: a\u0080b\n", "é: x\n", "d: a\x7fb\n",
+	"d: [é, “x”]\n", "- é\n- “x”: y\n", "d: é # c\n", "d: \"é\\u00e9\"\n", "d: x\n  “y”\n", "d: \ud7ff\ue000\ufffd\n",
 }
 
 // TestDecodeYAMLMatchesOracle is the differential test of strictyaml.Decode: on

@@ -2,6 +2,7 @@ package strictyaml
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/stencil-dev/stencil/templates/measure"
 	yamlv2 "go.yaml.in/yaml/v2"
@@ -15,8 +16,9 @@ import (
 // a warm render. Whatever it is not sure to read exactly as yaml/v2 does
 // (anchors, tags, folded or |+ block scalars, escapes, a comment after a
 // block scalar's indicator or on a "-" alone, a plain or quoted scalar
-// of several lines but as a mapping's value (or with a blank line), non-ASCII, tabs, a
-// duplicate key, an error) it declines, and
+// of several lines but as a mapping's value (or with a blank line), keys
+// beyond ASCII, characters yaml/v2 does not print or reads as line breaks
+// (printable), tabs, a duplicate key, an error) it declines, and
 // Decode parses the document the general way. Plain scalars are
 // resolved as yaml/v2 resolves them; those that may be numbers in another
 // form than a plain decimal by yaml/v2 itself. It pays for itself: without
@@ -33,10 +35,19 @@ type fastParser struct {
 
 // decodeFast reads doc; ok is false when it declines.
 func decodeFast(doc string, c *unstructuredConverter) (v any, ok bool) {
-	for i := 0; i < len(doc); i++ {
-		if b := doc[i]; (b < 0x20 && b != '\n') || b >= 0x7f {
-			return nil, false // tabs, CR, control characters, non-ASCII
+	for i := 0; i < len(doc); {
+		if b := doc[i]; b < utf8.RuneSelf {
+			if (b < 0x20 && b != '\n') || b == 0x7f {
+				return nil, false // tabs, CR, control characters
+			}
+			i++
+			continue
 		}
+		r, size := utf8.DecodeRuneInString(doc[i:])
+		if !printable(r, size) {
+			return nil, false
+		}
+		i += size
 	}
 	p := &fastParser{lines: strings.Split(doc, "\n"), c: c}
 	ind, text, ok := p.peek()
@@ -57,6 +68,21 @@ func decodeFast(doc string, c *unstructuredConverter) (v any, ok bool) {
 		return nil, false
 	}
 	return v, true
+}
+
+// printable reports whether r, a character of size bytes beyond ASCII,
+// is one yaml/v2 reads as a character of text: valid UTF-8 within its
+// printable set (U+00A0 to U+FFFD, but for the byte order mark: its
+// reader refuses the other characters as control characters, those
+// beyond U+FFFF included), and none of the line breaks of YAML 1.1
+// (U+2028, U+2029; U+0085 is below the set). Controller-gen's CRD
+// descriptions hold some (“quotes”).
+func printable(r rune, size int) bool {
+	switch {
+	case r == utf8.RuneError && size == 1, r < 0xa0, r > 0xfffd, r == 0xfeff, r == 0x2028, r == 0x2029:
+		return false
+	}
+	return true
 }
 
 // peek returns the next line that is not blank or a comment: its indent

@@ -88,3 +88,31 @@ func TestDecodeFastSingleQuotedLines(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeFastBeyondASCII: the fast reader takes text beyond ASCII that
+// yaml/v2 prints (controller-gen's descriptions hold “quotes”, which sent
+// prometheus-operator's two largest CRDs to yaml/v2), and declines what
+// yaml/v2 refuses or reads as a line break, and keys beyond ASCII.
+func TestDecodeFastBeyondASCII(t *testing.T) {
+	for doc, want := range map[string]any{
+		"d: use “quotes” — ok\n": "use “quotes” — ok",
+		"d: 'é\n  日本'\n":         "é 日本",
+		"d: \"\u00a0x\u00a0\"\n": "\u00a0x\u00a0",
+		"d: |\n  x\ufffd\n":      "x\ufffd\n",
+		"d: x\u00a0\n":           "x\u00a0",
+	} {
+		got, ok := DecodeFast(doc)
+		if !ok {
+			t.Errorf("%q: declined", doc)
+		} else if diff := cmp.Diff(map[string]any{"d": want}, got); diff != "" {
+			t.Errorf("%q: (-want +got):\n%s", doc, diff)
+		}
+	}
+	for _, doc := range []string{
+		"d: a\u2028b\n", "d: a\u2029b\n", "d: a\u0085b\n", "d: \ufeffx\n", "d: 😀\n", "d: a\xffb\n", "d: a\u0080b\n", "é: x\n", "d: a\x7fb\n",
+	} {
+		if _, ok := DecodeFast(doc); ok {
+			t.Errorf("%q: read, want declined", doc)
+		}
+	}
+}
