@@ -55,7 +55,7 @@ import (
 // three largest charts of Suite by template bytes, subcharts included
 // (3.6 MB, 2.1 MB, 1.7 MB), and cilium (0.4 MB), whose generated CA and
 // certificates stencil's warm render takes from the set.
-var Charts = []string{"webapp", "podinfo", "kube-state-metrics", Prometheus, "kyverno", "argo-cd", "kube-prometheus-stack", "cilium"}
+var Charts = []string{"webapp", "podinfo", "kube-state-metrics", Prometheus, "prometheus-operator-crds", "kyverno", "argo-cd", "kube-prometheus-stack", "cilium"}
 
 // release is the Composition (Helm: the release) every render is for.
 var release = templates.CompositionInfo{Name: "web", Namespace: "shop", UID: "1234"}
