@@ -97,7 +97,7 @@ test: ## Run unit, envtest (real kube-apiserver + etcd) and end-to-end (local cl
 	$(MAKE) --no-print-directory test-helm
 
 .PHONY: test-helm
-test-helm: ## Run hack/helmbench's tests (a separate module importing Helm v4.3.1): functions, built-in objects and charts rendered by both engines, and docs/helm.md's table checked against Helm's function list.
+test-helm: ## Run hack/helmbench's tests (a separate module importing Helm v4.3.1): functions, built-in objects and the real charts' suite rendered by both engines, and docs/helm.md's table checked against Helm's function list.
 	cd hack/helmbench && go test -count=1 -timeout 20m $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-install

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/templates"
@@ -269,5 +270,93 @@ func TestHelmVariadicFunctions(t *testing.T) {
 	want := map[string]any{"pick": `{"a":1,"c":3}`, "omit": `{"b":2,"c":3}`, "without": `[1,3]`, "merge": `{"a":1,"b":2}`}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestHelmTemplateOrder: Helm's engine executes a chart's templates, the
+// subcharts' with them, deepest path first and, at one depth, in reverse
+// lexical order (pkg/engine/engine.go: sortTemplates, byPathLen), and
+// the templates of one chart share their .Values, so a template sees
+// what those before it set: istio's charts rely on it (their
+// zzz_profile.yaml merges the profile into .Values before every other
+// template runs). Each template here appends its name to a list the
+// others see; Helm v4.3.1 prints the same lists. Objects are still
+// listed in path order.
+func TestHelmTemplateOrder(t *testing.T) {
+	step := func(name, list string) string {
+		return `{{- $_ := set ` + list + ` "seq" (append (` + list + `.seq | default list) "` + name + `") }}
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: ` + name + `
+data:
+  seq: {{ ` + list + `.seq | join "," | quote }}
+`
+	}
+	files := map[string]string{
+		"Chart.yaml":                  "apiVersion: v2\nname: demo\nversion: 0.1.0\ndependencies:\n- name: sub\n  version: 0.1.0\n",
+		"values.yaml":                 "sub: {}\n",
+		"templates/a.yaml":            step("a", ".Values.sub"),
+		"templates/zz.yaml":           step("zz", ".Values.sub"),
+		"templates/x/deep.yaml":       step("deep", ".Values.sub"),
+		"charts/sub/Chart.yaml":       "apiVersion: v2\nname: sub\nversion: 0.1.0\n",
+		"charts/sub/templates/s.yaml": step("s", ".Values"),
+	}
+	b, err := templates.LoadObject(&v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "demo"}, Spec: v1alpha1.BundleSpec{Files: files}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := templates.Render(b, templates.Input{Composition: web})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range objs {
+		seq, _, _ := unstructured.NestedString(o.Object, "data", "seq")
+		got = append(got, o.GetName()+": "+seq)
+	}
+	want := []string{"a: s,deep,zz,a", "deep: s,deep", "zz: s,deep,zz", "s: s"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("objects (-want +got):\n%s", diff)
+	}
+}
+
+// TestHelmValuesMethods: the top of .Values has the methods of Helm's
+// Values type (pkg/chart/common/values.go), which win over keys of the
+// same name: AsMap (a plain map, which sprig's dig requires), Table and
+// PathValue. Functions take .Values as a map. Helm v4.3.1 prints the same
+// (but for numbers, TestHelmNumbers).
+func TestHelmValuesMethods(t *testing.T) {
+	const vals = `{"AsMap": "shadowed"}`
+	tests := []struct{ name, data, want string }{
+		{"AsMap for dig", `  v: {{ dig "present" "a" "none" .Values.AsMap | quote }}`, "1"},
+		{"AsMap wins over a key", `  v: {{ kindOf .Values.AsMap | quote }}`, "map"},
+		{"a key of that name by index", `  v: {{ index .Values "AsMap" | quote }}`, "shadowed"},
+		{"Table", `  v: {{ (.Values.Table "present").a | quote }}`, "1"},
+		{"PathValue", `  v: {{ .Values.PathValue "present.a" | quote }}`, "1"},
+		{"nested maps have no methods", `  v: {{ kindOf .Values.present.AsMap | quote }}`, "invalid"},
+		{"toYaml", `  v: {{ toYaml .Values | quote }}`, "AsMap: shadowed\nbig: 1000000\nexp: 1000000\nfloat: 1.5\nhuge: 9007199254740993\nliteral: ab\nmaxint: 9223372036854775807\npresent:\n  a: 1"},
+		{"kindOf", `  v: {{ kindOf .Values | quote }}`, "map"},
+		{"hasKey", `  v: {{ hasKey .Values "present" | quote }}`, "true"},
+		{"keys", `  v: {{ keys .Values | sortAlpha | join "," | quote }}`, "AsMap,big,exp,float,huge,literal,maxint,present"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := renderData(t, tt.data, vals)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got["v"] != tt.want {
+				t.Errorf("got %q, want %q", got["v"], tt.want)
+			}
+		})
+	}
+	for _, data := range []string{
+		`  v: {{ .Values.Table "missing" }}`,
+		`  v: {{ .Values.PathValue "present" }}`,
+	} {
+		if _, err := renderData(t, data, vals); err == nil {
+			t.Errorf("%s: no error, want one as Helm's", data)
+		}
 	}
 }

@@ -77,8 +77,9 @@ func Render(b *Bundle, in Input) ([]*unstructured.Unstructured, error) {
 }
 
 // RenderContext renders the bundle for one Composition: values merged and
-// validated, every templates/**/*.yaml executed in path order, documents
-// split and parsed, kustomize run when the bundle has a kustomization.yaml.
+// validated, every templates/**/*.yaml executed in Helm's order (helmOrder:
+// deepest first, then in reverse path order) and its output listed in path
+// order, documents split and parsed, kustomize run when the bundle has a kustomization.yaml.
 // The result is deterministic: the same inputs give the same objects in
 // the same order. Every error is a *RenderError naming the file and line or
 // the values field path.
@@ -157,7 +158,7 @@ func clusterKinds(caps *Capabilities) map[string]bool {
 	return out
 }
 
-// execute runs the root's templates in path order (no subchart: tests
+// execute runs the root's templates in Helm's order (no subchart: tests
 // call it), all charging one budget, and returns their outputs by name.
 func (b *Bundle) execute(ctx context.Context, data map[string]any, in Input) (map[string]string, error) {
 	return b.executeUnits(ctx, b.parsed, b.units(data, nil), in, newObserveLog(in))
@@ -188,7 +189,11 @@ func (b *Bundle) executeUnits(ctx context.Context, ps *parsedSet, units []unit, 
 	st := bs.st
 	st.names = b.helmNames
 	outputs := make(map[string]string, len(units))
-	for _, u := range units {
+	root := b.name
+	if b.root != nil {
+		root = b.root.Name
+	}
+	for _, u := range helmOrder(units, root) {
 		name, data := u.file, u.data
 		data["Template"] = u.tmpl
 		st.unit = u.file
@@ -245,7 +250,7 @@ func (b *Bundle) data(values map[string]any, in Input) map[string]any {
 		rev = 1
 	}
 	return map[string]any{
-		"Values":       values,
+		"Values":       Values(values),
 		"Composition":  in.Composition,
 		"Bundle":       BundleInfo{Name: b.name, Revision: b.revision},
 		"Release":      ReleaseInfo{Name: in.Composition.Name, Namespace: in.Composition.Namespace, Service: "stencil", IsInstall: !in.IsUpgrade, IsUpgrade: in.IsUpgrade, Revision: rev},

@@ -1,7 +1,9 @@
 package templates
 
 import (
+	"cmp"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/stencil-dev/stencil/templates/chart"
@@ -16,7 +18,8 @@ type unit struct {
 	data map[string]any // shared by the units of one chart
 }
 
-// units lists the templates a render executes with their data: the
+// units lists the templates a render executes with their data, in the
+// order their outputs are listed (helmOrder is the order they run in): the
 // root's, in path order, then each enabled subchart's (not a library's),
 // depth first. A subchart sees its own .Values (its parent's at its
 // name), .Chart, .Files and .Template, as in Helm's engine; .Subcharts
@@ -42,7 +45,7 @@ func (b *Bundle) units(data map[string]any, charts *chart.Instance) []unit {
 func (b *Bundle) subchartUnits(units []unit, parent, siblings map[string]any, in *chart.Instance, fullPath, dir string) []unit {
 	dir = path.Join(dir, "charts", in.Name)
 	fullPath = fullPath + "/charts/" + in.Name
-	values, _ := parent["Values"].(map[string]any)[in.Name].(map[string]any)
+	values, _ := parent["Values"].(Values)[in.Name].(map[string]any)
 	if values == nil {
 		values = map[string]any{}
 	}
@@ -53,7 +56,7 @@ func (b *Bundle) subchartUnits(units []unit, parent, siblings map[string]any, in
 	for k, v := range parent {
 		data[k] = v
 	}
-	data["Values"], data["Chart"], data["Files"], data["Subcharts"] = values, info, Files(in.Chart.Files), subcharts
+	data["Values"], data["Chart"], data["Files"], data["Subcharts"] = Values(values), info, Files(in.Chart.Files), subcharts
 	siblings[in.Name] = data
 	if !in.Chart.Library {
 		for _, file := range in.Chart.Emitted {
@@ -68,4 +71,31 @@ func (b *Bundle) subchartUnits(units []unit, parent, siblings map[string]any, in
 		units = b.subchartUnits(units, data, subcharts, ch, fullPath, dir)
 	}
 	return units
+}
+
+// helmOrder is the order Helm's engine executes units in (sortTemplates
+// in helm.sh/helm/v4 pkg/engine/engine.go): by the template's name in
+// Helm (root/templates/x.yaml, root/charts/alias/templates/y.yaml), the
+// deepest first and, at one depth, in reverse lexical order. Templates of
+// one chart share their data, so the order decides what a template sees
+// of the changes another made: istio's charts end with zzz_profile.yaml,
+// which merges the chosen profile into .Values for every template that
+// runs after it, that is, all of them. Outputs are still listed, and
+// objects applied, in units' order.
+func helmOrder(units []unit, root string) []unit {
+	name := func(u unit) string {
+		if strings.HasPrefix(u.tmpl.Name, "templates/") {
+			return root + "/" + u.tmpl.Name // the root's, named templates/x.yaml in stencil
+		}
+		return u.tmpl.Name
+	}
+	out := slices.Clone(units)
+	slices.SortStableFunc(out, func(a, b unit) int {
+		na, nb := name(a), name(b)
+		if da, db := strings.Count(na, "/"), strings.Count(nb, "/"); da != db {
+			return cmp.Compare(db, da)
+		}
+		return strings.Compare(nb, na)
+	})
+	return out
 }

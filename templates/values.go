@@ -2,6 +2,8 @@ package templates
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -133,4 +135,69 @@ func merge(dst, src map[string]any) {
 		}
 		dst[k] = chart.DeepCopy(v)
 	}
+}
+
+// Values is the type of .Values, as Helm's (helm.sh/helm/v4
+// pkg/chart/common Values): the chart's values, with the methods charts
+// call on them. A method wins over a key of the same name, as in Helm;
+// only the top of .Values has them (its maps are plain maps, and
+// `set $ "Values" ...` puts a plain map there). Functions that take a map
+// take it as one.
+type Values map[string]any
+
+// AsMap is the values as a plain map (never nil), as charts use it where
+// a function asserts one: `dig "a" "b" "" .Values.AsMap`.
+func (v Values) AsMap() map[string]any {
+	if len(v) == 0 {
+		return map[string]any{}
+	}
+	return v
+}
+
+// Table is the map at a dotted path ("a.b"), as Values; an error when a
+// key on the path is missing or not a map.
+func (v Values) Table(name string) (Values, error) {
+	table := v
+	for _, k := range strings.Split(name, ".") {
+		m, ok := table[k].(map[string]any)
+		if !ok {
+			if vm, isValues := table[k].(Values); isValues {
+				m, ok = vm, true
+			}
+		}
+		if !ok {
+			return Values{}, fmt.Errorf("%q is not a table", k)
+		}
+		table = m
+	}
+	return table, nil
+}
+
+// PathValue is the value at a dotted path ("a.b.c"), which must not be a
+// map; an error when there is none.
+func (v Values) PathValue(path string) (any, error) {
+	if path == "" {
+		return nil, errors.New("YAML path cannot be empty")
+	}
+	keys := strings.Split(path, ".")
+	key, table := keys[len(keys)-1], v
+	if len(keys) > 1 {
+		t, err := v.Table(strings.Join(keys[:len(keys)-1], "."))
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a value", key)
+		}
+		table = t
+	}
+	if val, ok := table[key]; ok && !isTable(val) {
+		return val, nil
+	}
+	return nil, fmt.Errorf("%q is not a value", key)
+}
+
+func isTable(v any) bool {
+	switch v.(type) {
+	case map[string]any, Values:
+		return true
+	}
+	return false
 }

@@ -203,6 +203,34 @@ var trickyDocuments = []string{
 	"a: |\n  x\n    \n  y\n", "a: |\n  # not a comment\n  x\n# comment\nb: 2\n", "a: |\nb: 1\n", "- a: |\n    x\n  b: 1\n",
 	"a: |2\n  x\n", "a: | # c\n  x\n", "a: |\n  x\n  ", "a: |-\n  x\n\n", "a: |\n  x", "a: |-\n  x", "a:\n  b: |\n    x\n  c: y\n",
 	"a: |\n  x\n b: 1\n", "a: |\n   x\n  y\n", "a: |\n  x\n  - y\n  z: 1\n", "a: |+\n  x\n\n",
+	// Plain scalars of several lines (controller-gen's CRD descriptions).
+	"a: x\n  y\nb: 1\n", "a:\n  d: x y\n    z  \n     w\n  e: 2\n", "a: 1\n  2\n", "a: true\n  x\n", "a: x\n\n  y\n",
+	"a: x\n  # c\n  y\n", "a: x\n  # c\nb: 1\n", "a: x\n\nb: 1\n", "a: x\n  y: z\n", "a: x\n  - y\n", "a: x\n  y:\n",
+	"a: x\n  'y'\n", "a: x\n  y #c\n", "a: x #c\n  y\n", "a: 'x'\n  y\n", "a: \"x\"\n  y\n", "a: [x]\n  y\n",
+	"a: x\n  y\n   z\n  w\nb: 1\n", "- a: x\n    y\n  b: 1\n", "a: x\n y\n", "a: x\n  (y) `z` e.g. w, v\n", "a: x\n  y\n    b: 1\n",
+	"a: x\n  \"y\", [z], {w}, &v *u !t |s >r %q @p `o` -n ?m ,l\n", "a: x\n  - y\nb: 1\n", "a: x\n  ? y\n", "a: x\n  : y\n",
+	// Double-quoted scalars of several lines.
+	"a: \"x\n  y\"\nb: 1\n", "a: \"x \n  y z \n   w \"\n", "a: \"x\\ny\n  \\\"z\\\" \\\\ \\/ \\t\"\n", "a: \"x\n  \"\n",
+	"a: \"x\\\n  y\"\n", "a: \"x\\u0041\n  y\"\n", "a: \"x\n\n  y\"\n", "a: \"x\n  # y\"\n", "a: \"x\" y\n  z\"\n",
+	"a: \"x\n  y\\\"\n", "a: \"x\n  y\" # c\n", "a: \"x\n y\"\n", "a: \"x\n  y\"\n  z\n", "a: \"x\n  y\n", "a: \"x\n  'y' [z]: w\"\n",
+	"- a: \"x\n    y\"\n  b: 2\n", "a: \"x:\\n\n  \\ - y \\\"z\\\": {w}\\n\n  \\ \"\n", "a: \"x\\/y\n  z\"\n", "a:\n  b: \"1\n    2\"\n  c: \"true\n    \"\n",
+	// Escapes on one line; {} and [] on the line after their key.
+	"a: \"{\\\"x\\\":[1]}\"\n", "a: \"x\\\"\n", "a: \"x\\\" # c\n", "a: \"\\\\\"\n", "a: \"x\\ty\\n \\ \"\n", "a: \"\\x41\"\n", "a: [\"x\\ny\"]\n",
+	"- \"x\\\"y\"\n", "a:\n  {}\nb:\n  []\n", "a:\n    {}\n  b: 1\n", "a:\n  {}\n  b: 1\n", "a:\n  {} # c\n", "-\n  {}\n- []\n", "a:\n  {}\n   x\n",
+	"a: 2001-12-14\n  21:59:43.10\n", "a: x\n  ---\n", "a: x\n  ...\n", "a: ~\n  x\n", "a: null\n  x\n", "a: x\n  y\n# c\nb: 1\n",
+	// Quoted keys (charts quote annotation keys).
+	"metadata:\n  annotations:\n    \"helm.sh/hook\": pre-install\n    'x/y': \"z\"\n", "\"a: b\": c\n", "\"a\":b\n", "\"a\" : b\n",
+	"\"a\\\"b\": c\n", "'it''s': v\n", "\"\": v\n", "\"a\": b\n\"a\": c\n", "'a\\b': c\n", "\"a #b\": c\n",
+	"\"a\" # c\n", "\"a\": # c\n  b: 1\n", "\"a\":\n- x\n", "\"a\"b: c\n", "- \"a\": 1\n  \"b\": 2\n", "\"a\": |\n  x\n", "\"a\": x\n  y\n",
+	"\"a\": \"x\n  y\"\n", "'a': 'b'\n'c':\n  'd': [e]\n", "\"~\": 1\n\"null\": 2\n\"0x1F\": 3\n", "\"a\":\n  {}\n",
+	// Single-quoted scalars of several lines.
+	"a: 'x\n  y'\nb: 1\n", "a: 'x \n  y: z \n   w '\n", "a: 'it''s\n  ''q'' \\ \"d\"'''\n", "a: 'x\n  '\n", "a: 'x''\n  y'\n",
+	"a: 'x\n  y''\n", "a: 'x' y\n  z'\n", "a: 'x\n\n  y'\n", "a: 'x\n  # y'\n", "a: 'x\n y'\n", "a: 'x\n  y'\n  z\n", "a: 'x\n  y\n",
+	"a: 'x\n  y' # c\n", "- a: 'x\n    y'\n  b: 2\n", "a:\n  b: '1\n    2'\n  c: 'true\n    '\n", "a: 'x\n  y\\'\n",
+	// Beyond ASCII.
+	"d: use “quotes” — ok\n", "d: 'é\n  日本'\n", "d: \"\u00a0x\u00a0\"\n", "d: |\n  x\ufffd\n", "d: x\u00a0\n", "d: \u00a0\n", "d: a\u2028b\n",
+	"d: a\u2029b\n", "d: a\u0085b\n", "d: \ufeffx\n", "\ufeffd: x\n", "d: 😀\n", "d: a\xffb\n", "d: a\u0080b\n", "é: x\n", "d: a\x7fb\n",
+	"d: [é, “x”]\n", "- é\n- “x”: y\n", "d: é # c\n", "d: \"é\\u00e9\"\n", "d: x\n  “y”\n", "d: \ud7ff\ue000\ufffd\n",
 }
 
 // TestDecodeYAMLMatchesOracle is the differential test of strictyaml.Decode: on

@@ -4,17 +4,24 @@
 // so that stencil itself never depends on Helm.
 //
 // Warm is what a controller does on every reconcile: stencil renders a
-// Bundle it parsed once; Helm has no parsed form to keep, so its warm
-// render is ToRenderValues (values coalesced and validated against
-// values.schema.json) and engine.Render on a chart loaded once. Cold also
-// loads the folder from disk: templates.Load then Render for stencil (the
-// first render of a fresh Bundle, which parses its templates), loader.Load
-// then the same for Helm. Before measuring, every chart must render as
+// Bundle it parsed once, its generators answering the values the set
+// keeps (keptValues: cilium's CA and certificates are made once per set);
+// Helm has no parsed form to keep, so its warm render is ToRenderValues
+// (values coalesced and validated against values.schema.json) and
+// engine.Render on a chart loaded once, making new keys every time. Cold
+// also loads the folder from disk: templates.Load then Render for stencil
+// (the first render of a fresh Bundle, which parses its templates, with
+// new generated values), loader.Load then the same for Helm. Before measuring, every chart must render as
 // many objects with stencil as `helm template` prints (checkObjects).
 //
-// The charts are folders of stencil's templates/testdata and the
+// The charts are folders of stencil's templates/testdata, the
 // prometheus chart with its four subcharts as `helm dependency build`
-// leaves them, fetched through the Go module proxy (PrometheusDir).
+// leaves them, fetched through the Go module proxy (PrometheusDir), and
+// the four largest charts of TestCharts' suite (prometheus-operator-crds,
+// kyverno, argo-cd, kube-prometheus-stack) and cilium, which generates a
+// CA and certificates (SuiteDir), required to render the same objects as Helm's
+// engine with the suite's inputs (CompareSuite) and measured with the
+// others'.
 package main
 
 import (
@@ -24,6 +31,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -33,6 +41,8 @@ import (
 	"helm.sh/helm/v4/pkg/chart/common"
 	"helm.sh/helm/v4/pkg/chart/common/util"
 	"helm.sh/helm/v4/pkg/chart/loader"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	"helm.sh/helm/v4/pkg/engine"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -41,8 +51,11 @@ import (
 )
 
 // Charts are the charts measured: folders under stencil's templates/testdata,
-// and the prometheus chart with its four subcharts (PrometheusDir).
-var Charts = []string{"webapp", "podinfo", "kube-state-metrics", Prometheus}
+// the prometheus chart with its four subcharts (PrometheusDir), the
+// four largest charts of Suite by template bytes, subcharts included
+// (4.5 MB, 3.6 MB, 2.1 MB, 1.7 MB), and cilium (0.4 MB), whose generated
+// CA and certificates stencil's warm render takes from the set.
+var Charts = []string{"webapp", "podinfo", "kube-state-metrics", Prometheus, "prometheus-operator-crds", "kyverno", "argo-cd", "kube-prometheus-stack", "cilium"}
 
 // release is the Composition (Helm: the release) every render is for.
 var release = templates.CompositionInfo{Name: "web", Namespace: "shop", UID: "1234"}
@@ -53,6 +66,9 @@ func ChartDir(name string) (string, error) {
 	if name == Prometheus {
 		return PrometheusDir()
 	}
+	if c, ok := SuiteByName(name); ok {
+		return SuiteDir(c)
+	}
 	return filepath.Join("..", "..", "templates", "testdata", name), nil
 }
 
@@ -61,14 +77,33 @@ func StencilLoad(dir string) (*templates.Bundle, error) {
 	return templates.Load(os.DirFS(dir), templates.LoadOptions{Name: filepath.Base(dir)})
 }
 
-// StencilRender renders a loaded Bundle.
-func StencilRender(b *templates.Bundle) ([]*unstructured.Unstructured, error) {
-	return templates.Render(b, templates.Input{Composition: release})
+// StencilRender renders a loaded Bundle, its generators answering the
+// values of generated (nil: new ones).
+func StencilRender(b *templates.Bundle, generated map[string]string) ([]*unstructured.Unstructured, error) {
+	return templates.Render(b, templates.Input{Composition: release, Generated: generated})
 }
 
-// HelmLoad loads a chart folder with Helm's loader.
+// keptValues renders b once and returns the values its generators made,
+// which the controller keeps for the set (in its Secret) and gives every
+// later render.
+func keptValues(b *templates.Bundle) (map[string]string, error) {
+	var obs templates.Observations
+	_, err := templates.Render(b, templates.Input{Composition: release, Observations: &obs})
+	return obs.Generated, err
+}
+
+// HelmLoad loads a chart folder with Helm's loader and, as `helm
+// template` does before rendering, removes the subcharts the default
+// values disable (ProcessDependencies, which also imports values).
 func HelmLoad(dir string) (chart.Charter, error) {
-	return loader.Load(dir)
+	c, err := loader.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	if v2, ok := c.(*chartv2.Chart); ok {
+		err = chartutil.ProcessDependencies(v2, map[string]any{})
+	}
+	return c, err
 }
 
 // helmCapabilities are Helm's default capabilities serving the API
@@ -139,22 +174,26 @@ func (c Case) Run(b *testing.B) {
 	case c.Engine == "stencil" && c.Cold:
 		start = cpuTime()
 		for b.Loop() {
-			bundle, err := StencilLoad(dir)
+			bundle, err := c.stencilLoad(dir)
 			if err == nil {
-				_, err = StencilRender(bundle)
+				_, err = StencilRender(bundle, nil)
 			}
 			if err != nil {
 				b.Fatal(err)
 			}
 		}
 	case c.Engine == "stencil":
-		bundle, err := StencilLoad(dir)
+		bundle, err := c.stencilLoad(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		kept, err := keptValues(bundle)
 		if err != nil {
 			b.Fatal(err)
 		}
 		start = cpuTime()
 		for b.Loop() {
-			if _, err := StencilRender(bundle); err != nil {
+			if _, err := StencilRender(bundle, kept); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -183,6 +222,15 @@ func (c Case) Run(b *testing.B) {
 	}
 }
 
+// stencilLoad loads the chart folder dir as a Bundle, as TestCharts loads
+// a chart of Suite (suiteLoad).
+func (c Case) stencilLoad(dir string) (*templates.Bundle, error) {
+	if s, ok := SuiteByName(c.Chart); ok {
+		return suiteLoad(s, dir)
+	}
+	return StencilLoad(dir)
+}
+
 // cpuTime is the CPU time the process has used, user and system.
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
@@ -195,9 +243,11 @@ func cpuTime() time.Duration {
 func main() {
 	testing.Init()
 	defer RemovePrometheus()
+	defer RemoveSuite()
 	if err := checkObjects(os.Stdout); err != nil {
 		fmt.Fprintf(os.Stderr, "helmbench: %v\n", err)
 		RemovePrometheus()
+		RemoveSuite()
 		os.Exit(1)
 	}
 	// Each case runs rounds times, interleaved with the others, and the
@@ -211,6 +261,7 @@ func main() {
 			if r.N == 0 {
 				fmt.Fprintf(os.Stderr, "helmbench: %s failed\n", c.Name())
 				RemovePrometheus()
+				RemoveSuite()
 				os.Exit(1)
 			}
 			fmt.Fprintf(os.Stderr, "%-36s %s %s\n", c.Name(), r.String(), r.MemString())
@@ -230,8 +281,20 @@ func main() {
 // checkObjects renders every chart with both engines before anything is
 // measured and fails when stencil's object count is not `helm template`'s
 // (see Objects); objects that differ otherwise are printed as a warning.
+// A chart of Suite must render the same objects (CompareSuite).
 func checkObjects(w io.Writer) error {
 	for _, name := range Charts {
+		if c, ok := SuiteByName(name); ok {
+			got, err := CompareSuite(c)
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			if len(got.Diffs) > 0 {
+				return fmt.Errorf("%s: stencil and Helm differ:\n%s", name, strings.Join(got.Diffs, "\n"))
+			}
+			fmt.Fprintf(w, "%s: %d objects in both, the same objects (%d with random fields masked)\n", name, got.Objects, len(got.Random))
+			continue
+		}
 		s, h, err := Objects(name)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)

@@ -28,7 +28,7 @@ func Objects(name string) (stencilObjs, helmObjs []string, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("stencil: %w", err)
 	}
-	objs, err := StencilRender(b)
+	objs, err := StencilRender(b, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("stencil: %w", err)
 	}

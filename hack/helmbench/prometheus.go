@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/Masterminds/semver/v3"
@@ -92,9 +93,26 @@ func assemblePrometheus() (string, error) {
 // packageDependency packs the chart folder dir into charts as `helm
 // package` would, after checking it is the dependency d asks for.
 func packageDependency(dir string, d *chartv2.Dependency, charts string) error {
+	return packageDependencyAs(dir, d, charts, false, false)
+}
+
+// packageDependencyAs is packageDependency; with placeholder, the chart's
+// version must be the placeholder v0.0.0 and is packaged as the exact
+// version d asks for, as its publisher's release workflow sets it; with
+// outOfRange, its version must be outside d's range and is kept.
+func packageDependencyAs(dir string, d *chartv2.Dependency, charts string, placeholder, outOfRange bool) error {
 	c, err := loaderv2.LoadDir(dir)
 	if err != nil {
 		return fmt.Errorf("dependency %s: %w", d.Name, err)
+	}
+	if placeholder {
+		if c.Metadata.Version != "v0.0.0" {
+			return fmt.Errorf("dependency %s: version %s, not the placeholder v0.0.0", d.Name, c.Metadata.Version)
+		}
+		if _, err := semver.StrictNewVersion(d.Version); err != nil {
+			return fmt.Errorf("dependency %s: %q is not one version: %w", d.Name, d.Version, err)
+		}
+		c.Metadata.Version = d.Version
 	}
 	want, err := semver.NewConstraint(d.Version)
 	if err != nil {
@@ -104,8 +122,8 @@ func packageDependency(dir string, d *chartv2.Dependency, charts string) error {
 	if err != nil {
 		return fmt.Errorf("dependency %s: version %q: %w", d.Name, c.Metadata.Version, err)
 	}
-	if c.Name() != d.Name || !want.Check(got) {
-		return fmt.Errorf("dependency %s %s: the repository has %s %s", d.Name, d.Version, c.Name(), c.Metadata.Version)
+	if c.Name() != d.Name || want.Check(got) == outOfRange {
+		return fmt.Errorf("dependency %s %s: the repository has %s %s (out of range: %v)", d.Name, d.Version, c.Name(), c.Metadata.Version, outOfRange)
 	}
 	_, err = chartutil.Save(c, charts)
 	return err
@@ -124,7 +142,7 @@ func downloadModule(module, version, sum string) (string, error) {
 	// Outside any module, so that this module's go.mod and go.sum are
 	// neither read nor written.
 	cmd.Dir = tmp
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	cmd.Env = append(os.Environ(), "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=mod"), "GOWORK=off")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	var res struct{ Dir, Sum, Error string }

@@ -10,13 +10,13 @@ import (
 // CPU time, wall time and memory allocated per render, and how many times
 // less CPU stencil takes.
 func printTable(w io.Writer, results map[string]testing.BenchmarkResult) {
-	fmt.Fprintf(w, "\n%-19s %-4s  %11s %11s %7s  %11s %11s  %9s %9s\n", "chart", "mode",
+	fmt.Fprintf(w, "\n%-21s %-4s  %11s %11s %7s  %11s %11s  %9s %9s\n", "chart", "mode",
 		"stencil CPU", "helm CPU", "speedup", "stencil wall", "helm wall", "stencil B", "helm B")
 	for _, ch := range Charts {
 		for _, mode := range []string{"warm", "cold"} {
 			s, h := results[ch+"/"+mode+"/stencil"], results[ch+"/"+mode+"/helm"]
 			sc, hc := s.Extra["cpu-ns/op"], h.Extra["cpu-ns/op"]
-			fmt.Fprintf(w, "%-19s %-4s  %11s %11s %6.2fx  %11s %11s  %9s %9s\n", ch, mode,
+			fmt.Fprintf(w, "%-21s %-4s  %11s %11s %6.2fx  %11s %11s  %9s %9s\n", ch, mode,
 				duration(sc), duration(hc), hc/sc, duration(float64(s.NsPerOp())), duration(float64(h.NsPerOp())),
 				size(s.AllocedBytesPerOp()), size(h.AllocedBytesPerOp()))
 		}

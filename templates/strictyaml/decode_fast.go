@@ -2,6 +2,7 @@ package strictyaml
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/stencil-dev/stencil/templates/measure"
 	yamlv2 "go.yaml.in/yaml/v2"
@@ -9,12 +10,15 @@ import (
 
 // This file reads the YAML templates usually render (block mappings and
 // sequences, one scalar a line, plain or quoted without escapes, literal
-// block scalars with | or |-, [] and {} and flow lists of scalars)
+// block scalars with | or |-, [] and {} and flow lists of scalars, keys
+// plain or quoted without escapes)
 // without go.yaml.in/yaml/v2's general parser, whose scanner was half of
 // a warm render. Whatever it is not sure to read exactly as yaml/v2 does
 // (anchors, tags, folded or |+ block scalars, escapes, a comment after a
-// block scalar's indicator or on a "-" alone, non-ASCII, tabs, a
-// duplicate key, an error) it declines, and
+// block scalar's indicator or on a "-" alone, a plain or quoted scalar
+// of several lines but as a mapping's value (or with a blank line), keys
+// beyond ASCII, characters yaml/v2 does not print or reads as line breaks
+// (printable), tabs, a duplicate key, an error) it declines, and
 // Decode parses the document the general way. Plain scalars are
 // resolved as yaml/v2 resolves them; those that may be numbers in another
 // form than a plain decimal by yaml/v2 itself. It pays for itself: without
@@ -31,10 +35,19 @@ type fastParser struct {
 
 // decodeFast reads doc; ok is false when it declines.
 func decodeFast(doc string, c *unstructuredConverter) (v any, ok bool) {
-	for i := 0; i < len(doc); i++ {
-		if b := doc[i]; (b < 0x20 && b != '\n') || b >= 0x7f {
-			return nil, false // tabs, CR, control characters, non-ASCII
+	for i := 0; i < len(doc); {
+		if b := doc[i]; b < utf8.RuneSelf {
+			if (b < 0x20 && b != '\n') || b == 0x7f {
+				return nil, false // tabs, CR, control characters
+			}
+			i++
+			continue
 		}
+		r, size := utf8.DecodeRuneInString(doc[i:])
+		if !printable(r, size) {
+			return nil, false
+		}
+		i += size
 	}
 	p := &fastParser{lines: strings.Split(doc, "\n"), c: c}
 	ind, text, ok := p.peek()
@@ -55,6 +68,21 @@ func decodeFast(doc string, c *unstructuredConverter) (v any, ok bool) {
 		return nil, false
 	}
 	return v, true
+}
+
+// printable reports whether r, a character of size bytes beyond ASCII,
+// is one yaml/v2 reads as a character of text: valid UTF-8 within its
+// printable set (U+00A0 to U+FFFD, but for the byte order mark: its
+// reader refuses the other characters as control characters, those
+// beyond U+FFFF included), and none of the line breaks of YAML 1.1
+// (U+2028, U+2029; U+0085 is below the set). Controller-gen's CRD
+// descriptions hold some (“quotes”).
+func printable(r rune, size int) bool {
+	switch {
+	case r == utf8.RuneError && size == 1, r < 0xa0, r > 0xfffd, r == 0xfeff, r == 0x2028, r == 0x2029:
+		return false
+	}
+	return true
 }
 
 // peek returns the next line that is not blank or a comment: its indent
@@ -96,6 +124,9 @@ func (p *fastParser) value(ind int, seqHere bool) (any, bool) {
 	switch {
 	case !ok || next < ind:
 		return p.conv(nil)
+	case next > ind && (text == "{}" || text == "[]"):
+		p.i++ // toYaml of an empty map or list, nindent-ed
+		return p.inline(text)
 	case next > ind:
 		return p.collection(next)
 	case seqHere && isSeqItem(text):
@@ -128,7 +159,13 @@ func (p *fastParser) mapping(ind int, first string) (any, bool) {
 		case "|", "|-":
 			v, ok = p.literal(ind, rest == "|-")
 		default:
-			v, ok = p.inline(rest)
+			if lines := p.continuation(ind); lines > 0 && (rest[0] == '"' || rest[0] == '\'') {
+				v, ok = p.multilineQuoted(ind, rest, lines)
+			} else if lines > 0 {
+				v, ok = p.multiline(ind, rest, lines)
+			} else {
+				v, ok = p.inline(rest)
+			}
 		}
 		if !ok {
 			return nil, false
@@ -144,6 +181,141 @@ func (p *fastParser) mapping(ind int, first string) (any, bool) {
 		p.i++
 		text = t
 	}
+}
+
+// continuation counts the lines after a key's line, indented ind, that
+// continue a plain scalar begun on it (as controller-gen writes long
+// descriptions in CRDs): lines indented more than the key, none blank or a
+// comment. 0 when the next line is not one.
+func (p *fastParser) continuation(ind int) int {
+	n := 0
+	for j := p.i; j < len(p.lines); j++ {
+		t := strings.Trim(p.lines[j], " ")
+		if t == "" || t[0] == '#' || len(p.lines[j])-len(strings.TrimLeft(p.lines[j], " ")) <= ind {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// multiline reads a plain scalar whose first line, first, is on its key's
+// line (the key indented ind) and which continues on the next lines
+// (continuation): folded into one line, each line break a space, as YAML
+// folds a plain scalar. It declines what could fold otherwise or be no
+// plain scalar: a first line that is not a plain scalar or holds a #; a
+// line holding ": " or " #" or ending with ":" (a line's first character
+// is no indicator inside a plain scalar); a blank line or comment followed
+// by a line indented more than the key (a line break kept, or an error).
+func (p *fastParser) multiline(ind int, first string, lines int) (any, bool) {
+	if strings.IndexByte(first, '#') >= 0 || strings.IndexByte("\"'[{", first[0]) >= 0 {
+		return nil, false
+	}
+	if _, ok := scalar(first, false); !ok {
+		return nil, false
+	}
+	var b strings.Builder
+	b.WriteString(first)
+	for j := p.i; j < p.i+lines; j++ {
+		t := strings.Trim(p.lines[j], " ")
+		if strings.Contains(t, ": ") || strings.Contains(t, " #") || strings.HasSuffix(t, ":") {
+			return nil, false
+		}
+		b.WriteByte(' ')
+		b.WriteString(t)
+	}
+	p.i += lines
+	if next, _, more := p.peek(); more && next > ind {
+		return nil, false
+	}
+	raw, ok := resolvePlain(b.String())
+	if !ok {
+		return nil, false
+	}
+	return p.conv(raw)
+}
+
+// multilineQuoted reads a double- or single-quoted scalar that opens on
+// its key's line (first; the key indented ind) and closes at the end of
+// the last of the next lines (continuation): each line break folded into
+// a space, the spaces around it dropped, as YAML folds a quoted scalar;
+// in double quotes the escapes \n, \t, \", \\ and "\ " read (yaml/v2
+// knows no \/), in single quotes a doubled quote (controller-gen
+// single-quotes descriptions holding ": "). It declines other escapes, an
+// escaped line break, a quote that closes before the last line's end, and
+// what plain scalars decline after them (multiline).
+func (p *fastParser) multilineQuoted(ind int, first string, lines int) (any, bool) {
+	unescape := unescapeDouble
+	if first[0] == '\'' {
+		unescape = unescapeSingle
+	}
+	var b strings.Builder
+	for j := -1; j < lines; j++ {
+		seg := first[1:]
+		if j >= 0 {
+			seg = strings.Trim(p.lines[p.i+j], " ")
+			b.WriteByte(' ')
+		}
+		if j == lines-1 {
+			if seg == "" || seg[len(seg)-1] != first[0] {
+				return nil, false
+			}
+			seg = seg[:len(seg)-1] // its spaces before the quote are kept
+		} else {
+			seg = strings.TrimRight(seg, " ")
+		}
+		if !unescape(&b, seg) {
+			return nil, false
+		}
+	}
+	p.i += lines
+	if next, _, more := p.peek(); more && next > ind {
+		return nil, false
+	}
+	return p.conv(b.String())
+}
+
+// unescapeDouble writes seg, a part of a double-quoted scalar, to b with
+// its escapes read; false for an escape it does not read, a backslash at
+// its end or a quote that is not escaped.
+func unescapeDouble(b *strings.Builder, seg string) bool {
+	for i := 0; i < len(seg); i++ {
+		c := seg[i]
+		switch c {
+		case '"':
+			return false
+		case '\\':
+			if i++; i == len(seg) {
+				return false
+			}
+			switch seg[i] {
+			case 'n':
+				c = '\n'
+			case 't':
+				c = '\t'
+			case '"', '\\', ' ':
+				c = seg[i]
+			default:
+				return false
+			}
+		}
+		b.WriteByte(c)
+	}
+	return true
+}
+
+// unescapeSingle writes seg, a part of a single-quoted scalar, to b with
+// each doubled quote read as one; false for a quote that is not doubled.
+func unescapeSingle(b *strings.Builder, seg string) bool {
+	for i := 0; i < len(seg); i++ {
+		if seg[i] == '\'' {
+			if i++; i == len(seg) || seg[i] != '\'' {
+				return false
+			}
+		}
+		b.WriteByte(seg[i])
+	}
+	return true
 }
 
 // sequence reads a block sequence whose "-" are indented ind.
@@ -228,22 +400,32 @@ func (p *fastParser) literal(ind int, strip bool) (any, bool) {
 	return p.conv(b.String())
 }
 
-// splitKey splits "key: value" or "key:" with a plain key.
+// splitKey splits "key: value" or "key:" with a plain key, or a quoted
+// one without escapes, returned with its quotes ("helm.sh/hook": x, as
+// charts quote annotation keys).
 func splitKey(t string) (key, rest string, ok bool) {
-	i := strings.Index(t, ": ")
-	if i < 0 {
-		if !strings.HasSuffix(t, ":") {
+	var i int
+	if t != "" && (t[0] == '"' || t[0] == '\'') {
+		key, ok = quotedKey(t)
+		if !ok {
 			return "", "", false
 		}
-		i = len(t) - 1
-	}
-	key = t[:i]
-	if key == "" || key[0] == '-' {
-		return "", "", false
-	}
-	for j := 0; j < len(key); j++ {
-		if c := key[j]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '/' || c == '-') {
+		i = len(key)
+	} else {
+		if i = strings.Index(t, ": "); i < 0 {
+			if !strings.HasSuffix(t, ":") {
+				return "", "", false
+			}
+			i = len(t) - 1
+		}
+		key = t[:i]
+		if key == "" || key[0] == '-' {
 			return "", "", false
+		}
+		for j := 0; j < len(key); j++ {
+			if c := key[j]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '/' || c == '-') {
+				return "", "", false
+			}
 		}
 	}
 	if i+1 < len(t) {
@@ -255,16 +437,36 @@ func splitKey(t string) (key, rest string, ok bool) {
 	return key, rest, true
 }
 
+// quotedKey is the quoted key t begins with, quotes included, when a ":"
+// follows it at the end of t or before a space; it declines a key that
+// is empty or holds a backslash or an escaped quote (two single quotes).
+func quotedKey(t string) (string, bool) {
+	j := strings.IndexByte(t[1:], t[0]) + 1
+	if j < 2 || strings.IndexByte(t[1:j], '\\') >= 0 {
+		return "", false
+	}
+	if j+1 == len(t) || t[j+1] != ':' || (j+2 < len(t) && t[j+2] != ' ') {
+		return "", false
+	}
+	return t[:j+1], true
+}
+
 func keyLike(t string) bool {
 	_, _, ok := splitKey(t)
 	return ok
 }
 
-// key is a plain key as yaml/v2 resolves it and sigs.k8s.io/yaml writes it.
+// key is a plain key as yaml/v2 resolves it and sigs.k8s.io/yaml writes
+// it, or a quoted one (splitKey), a string.
 func (p *fastParser) key(k string) (string, bool) {
-	raw, ok := resolvePlain(k)
-	if !ok {
-		return "", false
+	var raw any
+	if k[0] == '"' || k[0] == '\'' {
+		raw = k[1 : len(k)-1]
+	} else {
+		var ok bool
+		if raw, ok = resolvePlain(k); !ok {
+			return "", false
+		}
 	}
 	s, err := mapKey(raw)
 	if err != nil {
@@ -367,8 +569,9 @@ func (p *fastParser) flowList(s string) (any, bool) {
 	return l, true
 }
 
-// scalar is a plain or quoted scalar without escapes, resolved as
-// yaml/v2 does; in a flow list it may not hold flow indicators.
+// scalar is a plain or quoted scalar, resolved as yaml/v2 does: a
+// double-quoted one may hold the escapes unescapeDouble reads, but not in
+// a flow list, where none may hold flow indicators.
 func scalar(s string, flow bool) (any, bool) {
 	if s == "" {
 		return nil, false
@@ -380,10 +583,20 @@ func scalar(s string, flow bool) (any, bool) {
 			return nil, false
 		}
 		in = in[:len(in)-1]
-		if strings.ContainsAny(in, "\"\\") || (flow && strings.ContainsAny(in, ",[]{}")) {
+		if flow && strings.ContainsAny(in, "\"\\,[]{}") {
 			return nil, false
 		}
-		return in, true
+		if strings.IndexByte(in, '\\') < 0 {
+			if strings.IndexByte(in, '"') >= 0 {
+				return nil, false
+			}
+			return in, true
+		}
+		var b strings.Builder
+		if !unescapeDouble(&b, in) {
+			return nil, false
+		}
+		return b.String(), true
 	case '\'':
 		in := s[1:]
 		if len(in) == 0 || in[len(in)-1] != '\'' {

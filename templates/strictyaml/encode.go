@@ -3,6 +3,7 @@ package strictyaml
 import (
 	"encoding/json"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -104,6 +105,9 @@ func (w *yamlWriter) value(v any, indent, depth int) bool {
 		return writeList(w, x, indent, depth)
 	case []string:
 		return writeList(w, x, indent, depth)
+	}
+	if m, ok := namedMap(v); ok {
+		return writeMap(w, m, indent, depth)
 	}
 	if !w.scalar(v, indent) {
 		return false
@@ -209,7 +213,20 @@ func nonEmptyMap(v any) bool {
 	case map[string]string:
 		return len(x) > 0
 	}
-	return false
+	m, ok := namedMap(v)
+	return ok && len(m) > 0
+}
+
+var mapStringAnyType = reflect.TypeFor[map[string]any]()
+
+// namedMap is v as a map[string]any when its type is a named one of that
+// kind, such as .Values (Helm's Values type), which is written as a map.
+func namedMap(v any) (map[string]any, bool) {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Map || rv.Type() == mapStringAnyType || !rv.Type().ConvertibleTo(mapStringAnyType) {
+		return nil, false
+	}
+	return rv.Convert(mapStringAnyType).Interface().(map[string]any), true
 }
 
 func nonEmptyList(v any) bool {
