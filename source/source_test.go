@@ -47,10 +47,15 @@ func ctx(t *testing.T) context.Context {
 	return c
 }
 
+// blob is a file that is not UTF-8 (bzip2's magic, then invalid bytes).
+const blob = "BZh91AY&SY\xff\xfe\x00\x80"
+
 func TestSourceOCI(t *testing.T) {
 	reg := sourcetest.NewRegistry(t, "", "")
 	sub := sourcetest.Chart(t, "sub2", "0.2.0", map[string]string{"templates/s.yaml": "kind: ConfigMap\n"})
-	files := map[string]string{"charts/sub2-0.2.0.tgz": string(sub)}
+	// A binary file among .Files, as kube-prometheus-stack's
+	// files/crds.bz2: kept byte for byte.
+	files := map[string]string{"charts/sub2-0.2.0.tgz": string(sub), "files/blob.bin": blob}
 	for p, c := range podinfo {
 		files[p] = c
 	}
@@ -76,6 +81,9 @@ func TestSourceOCI(t *testing.T) {
 		}
 		if _, ok := a.Files["charts/sub2-0.2.0.tgz"]; ok {
 			t.Errorf("the subchart archive is not unpacked")
+		}
+		if got := a.Files["files/blob.bin"]; got != blob {
+			t.Errorf("files/blob.bin: %q, want the chart's bytes %q", got, blob)
 		}
 		if len(a.RemoteOptions) == 0 {
 			t.Errorf("no remote options exposed")

@@ -3,7 +3,6 @@ package source
 import (
 	"errors"
 	"strings"
-	"unicode/utf8"
 
 	"sigs.k8s.io/yaml"
 
@@ -16,7 +15,8 @@ import (
 // chart.ExpandArchives as if it were the one archive of a bundle's
 // charts/: the same bounds, the same confinement (regular files only,
 // every path inside the archive's one chart folder), its own charts/*.tgz
-// unpacked too. Every file must be UTF-8 text, as a Bundle's are.
+// unpacked too. Its files are kept byte for byte: loading it as a Bundle
+// checks those read as text (templates.LoadObject, chart.IsText).
 func newArtifact(data []byte, maxSize int64) (*Artifact, error) {
 	if int64(len(data)) > maxSize {
 		return nil, fail(ReasonTooLarge, nil, "the chart archive is %d bytes, over the bound of %d (MaxArchiveSize)", len(data), maxSize)
@@ -39,9 +39,6 @@ func newArtifact(data []byte, maxSize int64) (*Artifact, error) {
 			return nil, fail(ReasonInvalidChart, nil, "the chart archive holds %s outside its chart's folder", p)
 		}
 		top = dir
-		if !utf8.ValidString(c) {
-			return nil, fail(ReasonInvalidChart, nil, "the chart's %s is not UTF-8 text, which a Bundle's files must be", file)
-		}
 		files[file] = c
 	}
 	meta, ok := files[templates.ChartFile]

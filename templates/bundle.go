@@ -212,18 +212,23 @@ func newBundle(name string, spec v1alpha1.BundleSpec) (*Bundle, error) {
 			return nil, &RenderError{File: p, Msg: "file paths must be relative, clean and inside the bundle"}
 		}
 	}
-	// Chart archives are unpacked into text files (as `stencil bundle
-	// pack` does), and every file must be UTF-8: a Bundle object holds
-	// strings, and a render worker receives the files as JSON, which
-	// would turn an invalid byte into U+FFFD unseen.
+	// Chart archives are unpacked (as `stencil bundle pack` does), and
+	// every file stencil reads as text must be UTF-8 (chart.IsText): a
+	// template's invalid byte is refused here, naming it, rather than
+	// found garbled in the output. Other files are .Files, any bytes, as
+	// in Helm (a render worker receives them byte for byte, see package
+	// sandbox).
 	files, err := chart.ExpandArchives(spec.Files)
 	if err != nil {
 		return nil, err
 	}
 	for p, c := range files {
+		if !chart.IsText(p) {
+			continue
+		}
 		if line, col, bad, invalid := invalidUTF8(c); invalid {
 			return nil, &RenderError{File: p, Line: line,
-				Msg: fmt.Sprintf("is not valid UTF-8: byte %#x at column %d (a bundle's files are text; leave a binary file out with .helmignore)", bad, col)}
+				Msg: fmt.Sprintf("is not valid UTF-8: byte %#x at column %d (stencil reads this file as text)", bad, col)}
 		}
 	}
 	spec.Files = files

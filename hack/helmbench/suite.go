@@ -78,12 +78,6 @@ type SuiteChart struct {
 	// loki's minio 5.4.0 (charts.min.io, kept in MinIO's server
 	// repository). Both engines render the same chart without them.
 	Unserved []string
-	// Binary are files of the chart (paths in its folder) removed before
-	// either engine reads it: a stencil bundle holds text files only (a
-	// Bundle object's files are strings), and refuses a chart with a
-	// binary file. Each is read only under values off by default, so
-	// Helm's render of the chart's defaults is the same without it.
-	Binary []string
 	// CRDs: the chart (or an enabled subchart) has a crds/ folder, which
 	// Helm's `--include-crds` prints before the templates' objects; the
 	// test fails when this is wrong, so that a chart whose CRDs are
@@ -156,18 +150,15 @@ var Suite = []SuiteChart{
 	{Name: "dapr", Publisher: "Dapr", Module: dapr, Dir: "charts/dapr", Version: "0.0.0", CRDs: true},
 	// now | mustDateModify checks durations (templates/_helpers.tpl:107).
 	{Name: "cilium", Publisher: "Cilium", Module: cilium, Dir: "install/kubernetes/cilium", Version: "1.20.2", AllowNondeterministic: true},
-	// Its crds subchart is local (charts/crds, with a crds/ folder); its
-	// files/crds.bz2 is read by the CRD upgrade job only (upgradeJob,
-	// off). grafana 12.11.2 is not in grafana-community/helm-charts at
-	// the version the proxy serves, which holds 13.0.1.
+	// Its crds subchart is local (charts/crds, with a crds/ folder);
+	// grafana 12.11.2 is not in grafana-community/helm-charts at the
+	// version the proxy serves, which holds 13.0.1.
 	{Name: "kube-prometheus-stack", Publisher: "Prometheus Community", Module: promCommunity, Dir: "charts/kube-prometheus-stack", Version: "88.6.1", CRDs: true,
-		Binary: []string{"charts/crds/files/crds.bz2"},
-		Deps: []Dependency{
-			{Name: "kube-state-metrics", Module: promCommunity, Dir: "charts/kube-state-metrics"},
-			{Name: "prometheus-node-exporter", Module: promCommunity, Dir: "charts/prometheus-node-exporter"},
-			{Name: "grafana", Module: grafana, Dir: "charts/grafana", OutOfRange: true},
-			{Name: "prometheus-windows-exporter", Module: promCommunity, Dir: "charts/prometheus-windows-exporter"},
-		}},
+		Deps: kubePrometheusStackDeps},
+	// The CRD upgrade job on: its ConfigMap sends the crds subchart's
+	// binary files/crds.bz2 as binaryData (.Files.Get | b64enc).
+	{Name: "kube-prometheus-stack-crd-upgrade", Publisher: "Prometheus Community", Module: promCommunity, Dir: "charts/kube-prometheus-stack", Version: "88.6.1", CRDs: true,
+		Deps: kubePrometheusStackDeps, Values: "crds:\n  upgradeJob:\n    enabled: true\n"},
 	{Name: "postgresql", Publisher: "Bitnami", Module: bitnami, Dir: "bitnami/postgresql", Version: "17.1.1", Deps: []Dependency{bitnamiCommon}},
 	{Name: "redis", Publisher: "Bitnami", Module: bitnami, Dir: "bitnami/redis", Version: "23.1.1", Deps: []Dependency{bitnamiCommon}},
 	{Name: "mysql", Publisher: "Bitnami", Module: bitnami, Dir: "bitnami/mysql", Version: "14.0.5", Deps: []Dependency{bitnamiCommon}},
@@ -269,11 +260,6 @@ func assemble(c SuiteChart, dir string) error {
 	if meta.Version != c.Version {
 		return fmt.Errorf("%s@%s: %s is version %s, want %s", c.Module.Path, c.Module.Version, c.Dir, meta.Version, c.Version)
 	}
-	for _, b := range c.Binary {
-		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(b))); err != nil {
-			return err
-		}
-	}
 	if len(c.Unserved) > 0 {
 		n := len(meta.Dependencies)
 		meta.Dependencies = slices.DeleteFunc(meta.Dependencies, func(d *chartv2.Dependency) bool { return slices.Contains(c.Unserved, d.Name) })
@@ -327,4 +313,13 @@ func checkDependencies(dir string) error {
 		return fmt.Errorf("found in Chart.yaml, but missing in charts/ directory: %v", missing)
 	}
 	return nil
+}
+
+// kubePrometheusStackDeps are kube-prometheus-stack's dependencies, as
+// its Chart.yaml names them (its crds subchart is in its folder).
+var kubePrometheusStackDeps = []Dependency{
+	{Name: "kube-state-metrics", Module: promCommunity, Dir: "charts/kube-state-metrics"},
+	{Name: "prometheus-node-exporter", Module: promCommunity, Dir: "charts/prometheus-node-exporter"},
+	{Name: "grafana", Module: grafana, Dir: "charts/grafana", OutOfRange: true},
+	{Name: "prometheus-windows-exporter", Module: promCommunity, Dir: "charts/prometheus-windows-exporter"},
 }

@@ -119,7 +119,7 @@ func packSpec(spec v1alpha1.BundleSpec) (v1alpha1.BundleSpec, error) {
 	}
 	for p, c := range files {
 		if !utf8.ValidString(c) {
-			return spec, &templates.RenderError{File: p, Msg: "is not UTF-8 text, which a Bundle object's files must be (leave it out with .helmignore)"}
+			return spec, &templates.RenderError{File: p, Msg: "is not UTF-8 text, which a Bundle object's files must be (leave it out with .helmignore, or publish the chart to a registry and give the Bundle a spec.source, which keeps binary files)"}
 		}
 	}
 	spec.Files = files

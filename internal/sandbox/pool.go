@@ -266,8 +266,7 @@ func (w *proc) render(b *templates.Bundle, in templates.Input, l Limits) (objs [
 		clear(w.known)
 	}
 	if !w.known[ref.key()] {
-		spec := b.Spec()
-		req.Spec = &spec
+		req.withSpec(b)
 	}
 	for {
 		if err := w.sendWithin(&req, l.Timeout+grace); err != nil {
@@ -282,8 +281,7 @@ func (w *proc) render(b *templates.Bundle, in templates.Input, l Limits) (objs [
 		case err != nil:
 			return nil, false, err
 		case resp.NeedBundle && req.Spec == nil:
-			spec := b.Spec()
-			req.Spec = &spec
+			req.withSpec(b)
 			continue
 		case resp.NeedBundle:
 			return nil, false, fmt.Errorf("render worker refused bundle %s", ref.key())

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"unicode/utf8"
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
@@ -21,8 +23,13 @@ type request struct {
 	// Bundle names the bundle by name and revision; Spec is sent the first
 	// time a worker sees that revision (and again when it forgot it).
 	Bundle bundleRef `json:"bundle"`
-	// Spec is the Bundle's spec, or nil when the worker has it.
+	// Spec is the Bundle's spec, or nil when the worker has it; its files
+	// that are not UTF-8 (a chart's binary .Files) are in Binary instead,
+	// since JSON would turn their bytes into U+FFFD.
 	Spec *v1alpha1.BundleSpec `json:"spec,omitempty"`
+	// Binary are the files of Spec that are not UTF-8, byte for byte
+	// (base64 in JSON).
+	Binary map[string][]byte `json:"binary,omitempty"`
 	// Input is the render input.
 	Input templates.Input `json:"input"`
 	// TimeoutMillis is the render's deadline, counted from when the
@@ -39,6 +46,41 @@ type bundleRef struct {
 }
 
 func (r bundleRef) key() string { return r.Name + "@" + r.Revision }
+
+// withSpec sets the request's Spec to b's, its files that are not UTF-8
+// moved to Binary.
+func (r *request) withSpec(b *templates.Bundle) {
+	spec := b.Spec()
+	r.Binary = nil
+	for p, c := range spec.Files {
+		if utf8.ValidString(c) {
+			continue
+		}
+		if r.Binary == nil {
+			r.Binary = map[string][]byte{}
+			spec.Files = maps.Clone(spec.Files)
+		}
+		r.Binary[p] = []byte(c)
+		delete(spec.Files, p)
+	}
+	r.Spec = &spec
+}
+
+// spec is the Bundle's spec a request sends, its Binary files back among
+// its files.
+func (r *request) spec() v1alpha1.BundleSpec {
+	spec := *r.Spec
+	if len(r.Binary) > 0 {
+		spec.Files = maps.Clone(spec.Files)
+		if spec.Files == nil {
+			spec.Files = map[string]string{}
+		}
+		for p, c := range r.Binary {
+			spec.Files[p] = string(c)
+		}
+	}
+	return spec
+}
 
 // response is one message from a worker: what confines it (its first
 // message), a progress note (the template being executed), or the final

@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -75,6 +76,29 @@ func TestRenderMatchesInProcess(t *testing.T) {
 				t.Errorf("render %d object %d (-in process +worker):\n%s", i, j, d)
 			}
 		}
+	}
+}
+
+// TestBinaryFilesReachTheWorker: a bundle file that is not UTF-8 (one of
+// .Files, as kube-prometheus-stack's files/crds.bz2) reaches a worker
+// byte for byte, though the request is JSON: the worker's render, which
+// sends it base64-encoded, is the in-process one.
+func TestBinaryFilesReachTheWorker(t *testing.T) {
+	blob := "BZh91AY&SY\xff\xfe\x00\x80\xe9"
+	b := load(t, "binary", map[string]string{
+		"files/crds.bz2":   blob,
+		"templates/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: crds\nbinaryData:\n  crds.bz2: {{ .Files.Get \"files/crds.bz2\" | b64enc }}\n",
+	})
+	got, err := newPool(t, sandbox.Limits{}, 1).Render(context.Background(), b, templates.Input{Composition: templates.CompositionInfo{Name: "c", Namespace: "ns"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := base64.StdEncoding.EncodeToString([]byte(blob))
+	if len(got) != 1 || got[0].Object["binaryData"].(map[string]any)["crds.bz2"] != want {
+		t.Fatalf("the worker rendered %v, want binaryData crds.bz2 %s", got, want)
+	}
+	if files := b.Spec().Files; files["files/crds.bz2"] != blob {
+		t.Errorf("the bundle's file changed: %q", files["files/crds.bz2"])
 	}
 }
 

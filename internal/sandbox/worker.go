@@ -181,7 +181,7 @@ func (w *worker) bundle(req *request) (*templates.Bundle, error) {
 	if req.Spec == nil {
 		return nil, nil
 	}
-	b, err := templates.LoadObject(&v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: req.Bundle.Name}, Spec: *req.Spec})
+	b, err := templates.LoadObject(&v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: req.Bundle.Name}, Spec: req.spec()})
 	if err != nil {
 		return nil, err
 	}

@@ -29,3 +29,35 @@ func HelmFiles(files map[string]string, chart map[string]any) map[string]string 
 	}
 	return out
 }
+
+// IsText reports whether stencil reads file p of a bundle as text, which
+// must then be UTF-8: a chart's (or a subchart's, under charts/NAME/)
+// Chart.yaml, Chart.lock, values.yaml, values.schema.json,
+// requirements.yaml and .lock, .helmignore, templates/** and crds/**,
+// and the bundle's stencil.yaml, values.schema.yaml and
+// kustomization.yaml. Any other file is read only through .Files, and
+// may hold any bytes (kube-prometheus-stack's files/crds.bz2, which a
+// template sends as a ConfigMap's binaryData with b64enc), as in Helm.
+func IsText(p string) bool {
+	rel := p
+	for {
+		rest, ok := strings.CutPrefix(rel, "charts/")
+		if !ok {
+			break
+		}
+		_, sub, ok := strings.Cut(rest, "/")
+		if !ok {
+			break
+		}
+		rel = sub
+	}
+	switch rel {
+	case ChartFile, "Chart.lock", ValuesFile, SchemaFileJSON, "requirements.yaml", "requirements.lock", ".helmignore":
+		return true
+	}
+	switch p {
+	case "stencil.yaml", "values.schema.yaml", "kustomization.yaml":
+		return true
+	}
+	return strings.HasPrefix(rel, "templates/") || strings.HasPrefix(rel, "crds/")
+}
