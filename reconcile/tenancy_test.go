@@ -25,15 +25,25 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
-// stalled waits until the Composition is Stalled and checks the reason and
-// that the message names every one of want.
+// stalled waits until the Composition's current generation is Stalled
+// for reason (a Stalled of another reason on the way, such as a
+// BundleNotFound while the controller's cache has not seen a Bundle just
+// created, is waited out), and checks that the message names every one
+// of want.
 func stalled(t *testing.T, ns, name, reason string, want ...string) *v1alpha1.Composition {
 	t.Helper()
-	got := condition(t, ns, name, v1alpha1.ConditionStalled, metav1.ConditionTrue)
-	c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionStalled)
-	if c.Reason != reason {
-		t.Errorf("Stalled reason = %s (%q), want %s", c.Reason, c.Message, reason)
-	}
+	got := &v1alpha1.Composition{}
+	var c *metav1.Condition
+	eventually(t, fmt.Sprintf("Composition %s Stalled (%s)", name, reason), func() (bool, error) {
+		if err := k.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, got); err != nil {
+			return false, err
+		}
+		if c = meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionStalled); c == nil {
+			return false, fmt.Errorf("no Stalled condition; conditions %+v", got.Status.Conditions)
+		}
+		return c.Status == metav1.ConditionTrue && c.Reason == reason && got.Status.ObservedGeneration == got.Generation,
+			fmt.Errorf("Stalled=%s %s (generation %d observed %d): %s", c.Status, c.Reason, got.Generation, got.Status.ObservedGeneration, c.Message)
+	})
 	for _, w := range want {
 		if !strings.Contains(c.Message, w) {
 			t.Errorf("Stalled message = %q, want it to name %q", c.Message, w)
