@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -415,4 +416,22 @@ func TestRolloutOfInstances(t *testing.T) {
 	if moved != 1 {
 		t.Errorf("%d instances on revision 2 during wave 1's soak, want 1", moved)
 	}
+}
+
+// TestRevisionCountsShowZero: a revision no parent is on has its counts
+// written as 0 (kubectl get bundlerevisions prints them), not absent.
+func TestRevisionCountsShowZero(t *testing.T) {
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "zero-"+ns, versioned("1"))
+	name := currentRevision(t, b)
+	eventually(t, "revision "+name+" with its counts written", func() (bool, error) {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("BundleRevision"))
+		if err := k.Get(context.Background(), client.ObjectKey{Name: name}, u); err != nil {
+			return false, err
+		}
+		parents, hasParents, _ := unstructured.NestedInt64(u.Object, "status", "parents")
+		ready, hasReady, _ := unstructured.NestedInt64(u.Object, "status", "ready")
+		return hasParents && hasReady && parents == 0 && ready == 0, fmt.Errorf("status %v", u.Object["status"])
+	})
 }

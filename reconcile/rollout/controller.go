@@ -225,6 +225,15 @@ func (r *Reconciler) record(ctx context.Context, b *v1alpha1.Bundle, revs []v1al
 	case err != nil:
 		return revs, fmt.Errorf("record revision %s of Bundle %s: %w", current, b.Name, err)
 	}
+	// Its counts written as zeros, so that kubectl get bundlerevisions
+	// shows 0 and not an empty column until a parent is on it (a create
+	// drops the status); against the resourceVersion created, so that it
+	// never overwrites another shard's count. Best effort: count writes
+	// them on the next change.
+	zeros := fmt.Sprintf(`{"metadata":{"resourceVersion":%q},"status":{"parents":0,"ready":0,"pinned":0}}`, rev.ResourceVersion)
+	if err := r.Client.Status().Patch(ctx, rev, client.RawPatch(types.MergePatchType, []byte(zeros))); err != nil {
+		ctrl.LoggerFrom(ctx).V(1).Info("the zero counts of a new revision were not written", "revision", rev.Name, "error", err.Error())
+	}
 	r.Recorder.Eventf(b, nil, "Normal", v1alpha1.ReasonRevisionRecorded, "Rollout", "revision %s (number %d) recorded", rev.Name, rev.Spec.Number)
 	return append(revs, *rev), nil
 }
