@@ -360,3 +360,17 @@ func TestHelmValuesMethods(t *testing.T) {
 		}
 	}
 }
+
+// TestGetHostByName: getHostByName answers "" for every name, as Helm's
+// does without --enable-dns (helm template's and helm install's default),
+// so charts that call it render; it makes no DNS query (localhost, which
+// any resolver answers, answers "" too).
+func TestGetHostByName(t *testing.T) {
+	got, err := renderData(t, "  a: \"[{{ getHostByName \"localhost\" }}]\"\n  b: {{ getHostByName \"example.com\" | default \"none\" }}\n", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["a"] != "[]" || got["b"] != "none" {
+		t.Errorf("data %v, want a: [] and b: none", got)
+	}
+}

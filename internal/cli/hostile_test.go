@@ -107,7 +107,6 @@ func hostileCases() []hostileCase {
 		{name: "uuid", tmpl: `{{ uuidv4 }}`},
 		{name: "env", tmpl: `{{ env "HOME" }}`},
 		{name: "expandenv", tmpl: `{{ expandenv "$HOME" }}`},
-		{name: "dns", tmpl: `{{ getHostByName "example.com" }}`},
 		{name: "lookup", tmpl: `{{ lookup "v1" "Secret" "kube-system" "" }}`},
 		{name: "kustomize-scp-remote", tmpl: fmt.Sprintf(cm, "k"), files: map[string]string{"kustomization.yaml": "resources:\n- templates/kustomize-scp-remote.yaml\n- git@github.com:org/repo\n"}, want: "kustomization.yaml"},
 		{name: "kustomize-upper-remote", tmpl: fmt.Sprintf(cm, "k"), files: map[string]string{"kustomization.yaml": "resources:\n- GITHUB.COM/org/repo?ref=v1\n"}, want: "kustomization.yaml"},

@@ -5,8 +5,9 @@
 // The guards stay beside the render worker's deadline and memory ceiling,
 // for what a process bound cannot give; each file says why it stays:
 //
-//   - guard_bind.go: the allow-list. env, expandenv and getHostByName are
-//     refused; now and ago only where a bundle opts in
+//   - guard_bind.go: the allow-list. env and expandenv are refused;
+//     getHostByName answers "" (Helm's default, no DNS query); now and
+//     ago only where a bundle opts in
 //     (nondeterministic.go; a Helm test hook may call them); lookup and
 //     the generators are bound by package templates to what its caller
 //     gives (templates/lookup, templates/generated).

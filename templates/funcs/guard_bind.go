@@ -13,8 +13,8 @@ import (
 	"text/template"
 )
 
-// The table stays: it is the allow-list (env, expandenv, getHostByName
-// refused; now and ago only where a bundle opts in; lookup and the
+// The table stays: it is the allow-list (env and expandenv refused,
+// getHostByName answering ""; now and ago only where a bundle opts in; lookup and the
 // generators bound by package templates to its caller's answers),
 // which no process bound gives.
 //
@@ -97,6 +97,11 @@ func buildFuncTable(allowNondeterministic bool) map[string]binder {
 	for _, name := range denied {
 		t[name] = static(refused(name, "is not allowed in stencil templates: templates cannot read the environment or the network"))
 	}
+	// As Helm's without --enable-dns, the default of helm template and
+	// helm install: "" for every name, with no DNS query (which would be
+	// a channel out of the render), so charts that call it render as
+	// Helm renders them.
+	t["getHostByName"] = static(func(string) string { return "" })
 	addGenerators(t, s)
 	if !allowNondeterministic {
 		for _, name := range nondeterministic {
@@ -343,9 +348,10 @@ func addGenerators(t map[string]binder, s map[string]any) {
 	}
 }
 
-// denied are sprig functions that reach outside the bundle: the process
-// environment and DNS (an exfiltration channel).
-var denied = []string{"env", "expandenv", "getHostByName"}
+// denied are sprig functions that read the process environment, which
+// Helm's engine does not have either (getHostByName, which Helm has, is
+// answered "" instead).
+var denied = []string{"env", "expandenv"}
 
 func required(msg string, v any) (any, error) {
 	if v == nil {
