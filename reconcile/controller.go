@@ -380,9 +380,11 @@ type scope struct {
 	outputs *outputs.Set
 	// observed is what the render read of the members' observed values
 	// and held back; rerender names the values that moved under it
-	// (see observer).
+	// (see observer); stale names the answers to lookups that an outside
+	// change moved under a pass that changed nothing (see observer.settle).
 	observed *recall.Observed
 	rerender []string
+	stale    []string
 	// lookedUp is what the pass's last render looked up, failed or not.
 	lookedUp []tlookup.Read
 	// done ends the pass after the current phase, with status already set.

@@ -203,6 +203,7 @@ func (r observer) settle(ctx context.Context, s *scope) (ctrl.Result, error) {
 	defer r.observed.Put(name, key, s.observed)
 	now := r.values(ctx, status.AfterApply(r.watches.Reader(), s.results), s, s.observed.Members, plan.ReadIDs(s.observed.Reads))
 	moved := plan.ChangedReads(s.observed.Reads, now)
+	var answers []string
 	if len(s.observed.Lookups) > 0 {
 		// An answer that moved under the render (the chart looked up an
 		// object the apply just wrote): render again with it.
@@ -212,10 +213,22 @@ func (r observer) settle(ctx context.Context, s *scope) (ctrl.Result, error) {
 		}
 		if table, ok := r.lookups.Peek(r.lookupParent(s), s.observed.Lookups, written...); ok {
 			for _, c := range lookup.Changed(s.observed.Lookups, table) {
-				moved = append(moved, "lookup "+c.Key.String())
+				answers = append(answers, "lookup "+c.Key.String())
 			}
 		}
 	}
+	if len(moved) == 0 && len(answers) > 0 && changedNothing(s.results) {
+		// Only answers moved, and not by this pass, which changed no
+		// object: an outside change (a looked-up object edited) reached
+		// the lookup informers after the render read them. The set is
+		// as it was, so the parent stays as it is (no Reconciling, no
+		// flap counted, nothing pruned); the informers' event of that
+		// change brings the pass that renders with it.
+		s.snapshot = nil
+		s.stale = answers
+		return ctrl.Result{}, nil
+	}
+	moved = append(moved, answers...)
 	if len(moved) == 0 {
 		s.observed.Unsettled = 0
 		return ctrl.Result{}, nil
@@ -230,6 +243,17 @@ func (r observer) settle(ctx context.Context, s *scope) (ctrl.Result, error) {
 		"stencil stops writing this Composition until its spec or its Bundle changes", s.observed.Unsettled, strings.Join(moved, ", "))
 	r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonFlapping, "Render", "%s", msg)
 	return reporter{r.CompositionReconciler}.stallTerminal(s, v1alpha1.ReasonFlapping, msg), nil
+}
+
+// changedNothing reports whether every apply of a pass left its object
+// as it was.
+func changedNothing(results []applyset.ApplyResult) bool {
+	for _, res := range results {
+		if res.Action != applyset.Unchanged {
+			return false
+		}
+	}
+	return true
 }
 
 // reportObserved adds to a pass's status, once its members have set it,

@@ -234,7 +234,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 	if s.comp.ParentSpec().Suspend || len(failedApplies(s.results)) > 0 || !ordinaryApplied(s) {
 		return ctrl.Result{}, nil
 	}
-	if len(s.rerender) > 0 {
+	if len(s.rerender) > 0 || len(s.stale) > 0 {
 		return ctrl.Result{}, nil // the render used values that moved: not the set's final render
 	}
 	if s.comp.ParentSpec().Prune != nil && !*s.comp.ParentSpec().Prune {
