@@ -75,15 +75,8 @@ func chartCRDs(ctx context.Context, b *templates.Bundle, in templates.Input, obj
 func chartCRDConflict(ctx context.Context, u *unstructured.Unstructured, apis APIs, replace bool) (string, error) {
 	gk := crdKind(u)
 	kind := applyset.FormatGroupKind(gk)
-	if apis.BuiltIn(gk) {
-		return fmt.Sprintf("it would define %s, which the API server serves itself (a built-in kind)", kind), nil
-	}
-	reserved, err := apis.ReservedGroup(ctx, gk.Group)
-	if err != nil {
-		return "", err
-	}
-	if reserved != "" {
-		return fmt.Sprintf("it would define %s, and group %s is %s", kind, gk.Group, reserved), nil
+	if conflict, err := notDefinable(ctx, gk, apis); conflict != "" || err != nil {
+		return conflict, err
 	}
 	mapping, err := apis.RESTMapping(gk)
 	switch {

@@ -66,21 +66,33 @@ func checkCRDs(ctx context.Context, objs []*unstructured.Unstructured, apis APIs
 	return nil
 }
 
-// crdConflict says why the rendered CRD u may not be applied by the set
-// id, or "".
-func crdConflict(ctx context.Context, u *unstructured.Unstructured, apis APIs, id string) (string, error) {
-	gk := crdKind(u)
+// notDefinable says why no CRD may define gk whatever the cluster serves
+// (a built-in kind, a reserved group), or "": the first checks of a
+// rendered CRD (crdConflict) and of a chart's crds/ CRD
+// (chartCRDConflict). The group is checked before discovery, which may
+// not answer for an aggregated group.
+func notDefinable(ctx context.Context, gk schema.GroupKind, apis APIs) (string, error) {
 	kind := applyset.FormatGroupKind(gk)
 	if apis.BuiltIn(gk) {
 		return fmt.Sprintf("it would define %s, which the API server serves itself (a built-in kind)", kind), nil
 	}
-	// Before discovery, which may not answer for an aggregated group.
 	reserved, err := apis.ReservedGroup(ctx, gk.Group)
 	if err != nil {
 		return "", err
 	}
 	if reserved != "" {
 		return fmt.Sprintf("it would define %s, and group %s is %s", kind, gk.Group, reserved), nil
+	}
+	return "", nil
+}
+
+// crdConflict says why the rendered CRD u may not be applied by the set
+// id, or "".
+func crdConflict(ctx context.Context, u *unstructured.Unstructured, apis APIs, id string) (string, error) {
+	gk := crdKind(u)
+	kind := applyset.FormatGroupKind(gk)
+	if conflict, err := notDefinable(ctx, gk, apis); conflict != "" || err != nil {
+		return conflict, err
 	}
 	mapping, err := apis.RESTMapping(gk)
 	switch {
