@@ -100,6 +100,17 @@ test: ## Run unit, envtest (real kube-apiserver + etcd) and end-to-end (local cl
 test-helm: ## Run hack/helmbench's tests (a separate module importing Helm v4.3.1): functions, built-in objects and the real charts' suite rendered by both engines, and docs/helm.md's table checked against Helm's function list.
 	cd hack/helmbench && go test -count=1 -timeout 20m $(GO_TEST_FLAGS) ./...
 
+# make test-stress RUNS=5 COUNT=1 HOGS=2 STRESS_PKGS='./reconcile/ ./internal/e2e/'
+RUNS ?= 5
+COUNT ?= 1
+HOGS ?=
+STRESS_PKGS ?= $(shell grep -rl --include='*_test.go' -E 'testenv[.]Run|localCluster' . | grep -v '^./hack/' | xargs -r -n1 dirname | sort -u | sed 's|$$|/|')
+
+.PHONY: test-stress
+test-stress: ## Run the suites that talk to a real API server (envtest, end to end) RUNS times, each shuffled anew (-shuffle=on, COUNT=-count), beside a CPU hog on every core (HOGS=); report each failure with its seed. Not part of test.
+	@assets=$$(hack/k8s-assets.sh node); \
+	KUBEBUILDER_ASSETS=$$assets go run ./hack/stress -runs $(RUNS) -count $(COUNT) $(if $(HOGS),-hogs $(HOGS)) $(STRESS_PKGS)
+
 .PHONY: test-install
 test-install: ## Run only the install test: the release manifest on the local cluster, its Deployment on a kubelet node with containerd (needs root; installs Debian's containerd with apt-get).
 	@assets=$$(hack/k8s-assets.sh node); \

@@ -160,6 +160,33 @@ func refusing(t *testing.T, ns, bundle string) {
 	})
 }
 
+// recorded waits until the status of Composition ns/name, for its
+// generation, records an inventory holding every one of kinds (Kind.group,
+// Kind for the core group). A dry run lists as would-be-pruned only the
+// members of the kinds the status records, and compares each child with
+// the live one: it previews a Composition as it stands only once a pass
+// has applied its members and written its status, some time after the
+// members appear.
+func recorded(t *testing.T, ns, name string, kinds ...string) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("Composition %s to record %v", name, kinds), func() (bool, error) {
+		c := &v1alpha1.Composition{}
+		if err := k.Get(context.Background(), key(ns, name), c); err != nil {
+			return false, err
+		}
+		st := c.Status
+		if st.ObservedGeneration != c.Generation || st.Inventory == nil {
+			return false, fmt.Errorf("status of generation %d (the Composition is at %d), inventory %+v", st.ObservedGeneration, c.Generation, st.Inventory)
+		}
+		for _, kind := range kinds {
+			if !slices.Contains(st.Inventory.GroupKinds, kind) {
+				return false, fmt.Errorf("inventory %v lacks %s", st.Inventory.GroupKinds, kind)
+			}
+		}
+		return true, nil
+	})
+}
+
 // admissionNamespace creates a namespace with labels (and admissionLabel)
 // for one test, deleted when it ends.
 func admissionNamespace(t *testing.T) string {
@@ -227,9 +254,13 @@ func TestAdmission(t *testing.T) {
 		}
 		exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop-extra"}})
 		exists(t, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop"}})
+		exists(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop"}})
 	})
 
 	t.Run("a dry run says what the children would become", func(t *testing.T) {
+		// What the preview compares with: every member applied, and the
+		// kinds recorded (the ConfigMap to prune is found by its kind).
+		recorded(t, ns, "shop", "ConfigMap", "Deployment.apps", "Secret")
 		c, warnings := warningClient(t)
 		// The controller writes the Composition while the test runs: each
 		// dry run reads it afresh and is sent again on a conflict, keeping
@@ -305,12 +336,23 @@ func TestAdmission(t *testing.T) {
 			s.Files["templates/broken.yaml"] = `{{ fail "the bundle is broken" }}`
 		})
 		bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
+		// Each try is a dry run: the webhook reviews once its cache holds
+		// the broken revision, and a review that misses its deadline on a
+		// busy machine is let through (failurePolicy Ignore), which, as a
+		// real update, would store the change and leave every later try
+		// with no change to review.
 		eventually(t, "a spec change of doomed to be refused", func() (bool, error) {
-			if err := k.Get(ctx, client.ObjectKeyFromObject(comp), comp); err != nil {
-				return false, err
+			var err error
+			if rerr := updateFresh(ctx, comp, func() error {
+				comp.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"replicas":1}`)}
+				err = k.Update(ctx, comp, client.DryRunAll)
+				if apierrors.IsConflict(err) {
+					return err
+				}
+				return nil
+			}); rerr != nil {
+				return false, rerr
 			}
-			comp.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"replicas":1}`)}
-			err := k.Update(ctx, comp)
 			return apierrors.IsInvalid(err), err
 		})
 		update(t, comp, func(c *v1alpha1.Composition) { c.Annotations = map[string]string{"example.com/note": "still here"} })
@@ -330,6 +372,16 @@ func TestAdmission(t *testing.T) {
 		})
 		bundleReady(t, needs.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 		wc, warnings := warningClient(t)
+		// The webhook reviews a Composition of the Bundle once its own
+		// cache holds the Bundle and its revision, some time after the
+		// Bundle is Ready (before, it lets it through warning that the
+		// Bundle is not found, or not ready): a dry run tells when.
+		eventually(t, "the webhook to render Bundle "+needs.Name, func() (bool, error) {
+			warnings.take()
+			err := wc.Create(ctx, composition(ns, "needs", needs.Name, ""), client.DryRunAll)
+			got := strings.Join(warnings.take(), "\n")
+			return err == nil && strings.Contains(got, "rendered with every lookup empty"), fmt.Errorf("err %v, warnings %q", err, got)
+		})
 		if err := wc.Create(ctx, composition(ns, "needs", needs.Name, "")); err != nil {
 			t.Fatalf("refused: %v", err)
 		}
@@ -352,6 +404,10 @@ func TestAdmissionPublishedKind(t *testing.T) {
 	b := bundle(t, "adm-gadgets-"+ns, gadgetFiles(extra), publishing(group))
 	bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	publishedRule(t, group, true)
+	// The kind's binding of stencil's admission policy reaches the API
+	// server some time after the Bundle is Ready: until then the policy
+	// does not check an instance's annotations (see odd below).
+	testenv.WaitKindChecked(t, k, gadget(group, ns, "probe", `{"size":1,"color":"red"}`), 0)
 	// The mutating configuration's published entry gives an instance its
 	// ApplySet metadata at admission, as a Composition's.
 	eventually(t, "a Gadget admitted with its ApplySet metadata", func() (bool, error) {

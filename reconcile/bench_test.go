@@ -2,6 +2,7 @@ package reconcile_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -92,11 +93,7 @@ func BenchmarkReconcile(b *testing.B) {
 	}
 	// Until the controller's default ServiceAccount is in stencil's
 	// admission policy, the API server refuses what names none.
-	select {
-	case <-r.AdmissionReady():
-	case <-time.After(time.Minute):
-		b.Fatal("the controller did not publish its default ServiceAccount to the admission policy")
-	}
+	testenv.AdmissionReady(b, k, r, "")
 
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "web"}}
 	converge(b, ctx, r, req, &renders)
@@ -128,32 +125,36 @@ func BenchmarkReconcile(b *testing.B) {
 
 // converge reconciles until the Composition is Ready and a pass renders
 // nothing (the shared controller of the tests reconciles it too), marking
-// its Deployment available as its controller would.
+// its Deployment available as its controller would (envtest runs none).
 func converge(b *testing.B, ctx context.Context, r *reconcile.CompositionReconciler, req ctrl.Request, renders *atomic.Int64) {
 	b.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for time.Now().Before(deadline) {
+	testenv.Eventually(b, 0, "the Composition to converge (Ready, and a pass that renders nothing)", func() (bool, error) {
 		before := renders.Load()
 		if _, err := r.Reconcile(ctx, req); err != nil {
-			b.Logf("converging: %v", err)
+			return false, fmt.Errorf("converging: %w", err)
 		}
 		dep := &appsv1.Deployment{}
-		if err := k.Get(ctx, req.NamespacedName, dep); err == nil && dep.Status.ObservedGeneration != dep.Generation {
-			dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
-				Conditions: []appsv1.DeploymentCondition{
-					{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"},
-					{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"},
-				}}
-			_ = k.Status().Update(ctx, dep)
+		if err := k.Get(ctx, req.NamespacedName, dep); err != nil {
+			return false, err
+		}
+		if dep.Status.ObservedGeneration != dep.Generation {
+			// The controllers apply the Deployment too: again on a conflict.
+			testenv.UpdateStatus(b, k, dep, func() {
+				dep.Status = appsv1.DeploymentStatus{ObservedGeneration: dep.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
+					Conditions: []appsv1.DeploymentCondition{
+						{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"},
+						{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"},
+					}}
+			})
+			return false, nil
 		}
 		comp := &v1alpha1.Composition{}
-		if err := k.Get(ctx, req.NamespacedName, comp); err == nil && cond(comp, v1alpha1.ConditionReady) == metav1.ConditionTrue &&
-			comp.Status.ObservedGeneration == comp.Generation && renders.Load() == before {
-			return
+		if err := k.Get(ctx, req.NamespacedName, comp); err != nil {
+			return false, err
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	b.Fatal("the Composition did not converge within a minute")
+		return cond(comp, v1alpha1.ConditionReady) == metav1.ConditionTrue && comp.Status.ObservedGeneration == comp.Generation && renders.Load() == before,
+			fmt.Errorf("Ready %s, generation %d observed %d, %d renders in the last pass", cond(comp, v1alpha1.ConditionReady), comp.Generation, comp.Status.ObservedGeneration, renders.Load()-before)
+	})
 }
 
 // countAll counts every request.

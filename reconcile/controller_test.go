@@ -201,13 +201,8 @@ func TestBundleChangeRerenders(t *testing.T) {
 		}
 		return stalled == 1 && cond(mustGet(t, ns, "a"), v1alpha1.ConditionReady) == metav1.ConditionTrue, fmt.Errorf("%d stalled", stalled)
 	})
-	eventually(t, "bundle edit", func() (bool, error) {
-		if err := k.Get(context.Background(), client.ObjectKeyFromObject(b), b); err != nil {
-			return false, err
-		}
+	testenv.Update(t, k, b, func() {
 		b.Spec.Files["templates/cm.yaml"] = strings.Replace(b.Spec.Files["templates/cm.yaml"], "hello", "bonjour", 1)
-		err := k.Update(context.Background(), b)
-		return err == nil, err
 	})
 	eventually(t, "ConfigMap to follow the Bundle", func() (bool, error) {
 		err := k.Get(context.Background(), client.ObjectKeyFromObject(cm), cm)

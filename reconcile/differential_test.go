@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -109,7 +111,63 @@ func examples(t *testing.T) map[string]struct {
 			comp   *v1alpha1.Composition
 		}{unpublished, comp}
 	}
+	for _, ex := range out {
+		freeNodePorts(t, ex.comp)
+	}
 	return out
+}
+
+// freeNodePorts gives every nodePort of comp's values a port no Service of
+// the cluster holds: a nodePort is cluster-wide, and the Services of the
+// tests that applied the same example before may still be on their way
+// out with their namespaces (the API server refuses a port held). The
+// tests of a package run one at a time, so the port stays free until used.
+func freeNodePorts(t *testing.T, comp *v1alpha1.Composition) {
+	t.Helper()
+	if comp.Spec.Values == nil || !strings.Contains(string(comp.Spec.Values.Raw), `"nodePort"`) {
+		return
+	}
+	svcs := &corev1.ServiceList{}
+	if err := k.List(context.Background(), svcs); err != nil {
+		t.Fatal(err)
+	}
+	held := map[int64]bool{}
+	for _, s := range svcs.Items {
+		for _, p := range s.Spec.Ports {
+			held[int64(p.NodePort)] = true
+		}
+	}
+	var values any
+	if err := json.Unmarshal(comp.Spec.Values.Raw, &values); err != nil {
+		t.Fatal(err)
+	}
+	next := int64(30000 + rand.Intn(2000))
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for key, e := range v {
+				if _, ok := e.(float64); ok && key == "nodePort" {
+					for held[next] {
+						next++
+					}
+					v[key], held[next] = next, true
+					continue
+				}
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(values)
+	raw, err := json.Marshal(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	comp.Spec.Values = &apiextensionsv1.JSON{Raw: raw}
 }
 
 func readFile(t *testing.T, path string) []byte {
@@ -293,20 +351,15 @@ func ssa(t *testing.T, u *unstructured.Unstructured, manager, body string) {
 	}
 }
 
-// update reads the object, changes it and writes it back with Update, as
-// kubectl edit does.
+// edit reads the object, changes it and writes it back with Update as
+// manager, as kubectl edit does (again on a conflict).
 func edit(t *testing.T, u *unstructured.Unstructured, manager string, change func(map[string]any)) {
 	t.Helper()
-	eventually(t, "edit of "+u.GetName(), func() (bool, error) {
-		live := &unstructured.Unstructured{}
-		live.SetGroupVersionKind(u.GroupVersionKind())
-		if err := k.Get(context.Background(), client.ObjectKeyFromObject(u), live); err != nil {
-			return false, err
-		}
-		change(live.Object)
-		err := k.Update(context.Background(), live, client.FieldOwner(manager))
-		return err == nil, err
-	})
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(u.GroupVersionKind())
+	live.SetNamespace(u.GetNamespace())
+	live.SetName(u.GetName())
+	testenv.Update(t, k, live, func() { change(live.Object) }, client.FieldOwner(manager))
 }
 
 func field(obj map[string]any, path ...string) any {

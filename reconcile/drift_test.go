@@ -26,20 +26,11 @@ func TestDriftNamesItsAuthor(t *testing.T) {
 	mustCreate(t, composition(ns, "app", b.Name, ""))
 	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 
+	// Edits as other managers, again on a conflict (stencil writes both).
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cfg"}}
-	if err := updateFresh(ctx, cm, func() error {
-		cm.Data["mode"] = "slow"
-		return k.Update(ctx, cm, client.FieldOwner("kubectl-edit"))
-	}); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Update(t, k, cm, func() { cm.Data["mode"] = "slow" }, client.FieldOwner("kubectl-edit"))
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "creds"}}
-	if err := updateFresh(ctx, secret, func() error {
-		secret.Data["password"] = []byte("hand-edited-4e2")
-		return k.Update(ctx, secret, client.FieldOwner("ops-script"))
-	}); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Update(t, k, secret, func() { secret.Data["password"] = []byte("hand-edited-4e2") }, client.FieldOwner("ops-script"))
 	eventually(t, "the ConfigMap set back", func() (bool, error) {
 		err := k.Get(ctx, client.ObjectKeyFromObject(cm), cm)
 		return err == nil && cm.Data["mode"] == "fast", err

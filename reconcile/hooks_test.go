@@ -6,9 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stencil-dev/stencil/reconcile/metrics"
-
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -107,13 +104,11 @@ spec:
 }
 
 // finishJob writes a Job's status as the Job controller would when it
-// completes (or fails): envtest runs no kube-controller-manager.
+// completes (or fails): envtest runs no kube-controller-manager. It is
+// written over the Job as it then is, again on a conflict.
 func finishJob(t *testing.T, job *batchv1.Job, succeeded bool) {
 	t.Helper()
-	eventually(t, "Job status update", func() (bool, error) {
-		if err := k.Get(context.Background(), client.ObjectKeyFromObject(job), job); err != nil {
-			return false, err
-		}
+	testenv.UpdateStatus(t, k, job, func() {
 		start := metav1.NewTime(time.Now().Add(-time.Minute))
 		now := metav1.Now()
 		job.Status.StartTime = &start
@@ -131,8 +126,6 @@ func finishJob(t *testing.T, job *batchv1.Job, succeeded bool) {
 				{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: now},
 			}
 		}
-		err := k.Status().Update(context.Background(), job)
-		return err == nil, err
 	})
 }
 
@@ -179,10 +172,10 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 	consistently(t, "the Deployment waits for the pre-install Job", 2*time.Second, func() (bool, error) {
 		return absent(t, deployment(ns, "web"))
 	})
-	got := mustGet(t, ns, "app")
-	if msg := condMessage(got, v1alpha1.ConditionReady); !strings.Contains(msg, "pre-install hook Job/"+ns+"/migrate") {
-		t.Errorf("Ready message = %q, want it to name the pending hook Job", msg)
-	}
+	// The pass that applied the Job ends with a status naming it: wait
+	// for that status, not the first one seen.
+	compositionWith(t, ns, "app", testenv.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse,
+		Reasons: []string{v1alpha1.ReasonProgressing}, Message: testenv.Says("pre-install hook Job/" + ns + "/migrate")})
 
 	finishJob(t, migrate, true)
 	gone(t, job(ns, "migrate"))
@@ -193,7 +186,7 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 	}
 	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
 	exists(t, configMap(ns, "installed"))
-	got = condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	got := condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	if got.Status.Hooks == nil || got.Status.Hooks.Event != "install" || len(got.Status.Hooks.Completed) != 3 {
 		t.Fatalf("status.hooks = %+v, want the install's three hooks recorded", got.Status.Hooks)
 	}
@@ -217,21 +210,12 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 	}
 
 	// Converged, a pass costs no write: hooks that ran are not re-applied
-	// and their record is not rewritten.
-	unchanged := testutil.ToFloat64(metrics.Applies.WithLabelValues(string(applyset.Unchanged)))
+	// and their record is not rewritten. The pass a label of the
+	// Deployment brings (it finds the Deployment unchanged: an apply sent
+	// would be a write) is waited for, and the controller settled first.
+	settle(t, "the controller", controller)
 	before := len(controller.Requests())
-	eventually(t, "label a member", func() (bool, error) {
-		if err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
-			return false, err
-		}
-		dep.Labels["touched"] = "yes"
-		err := k.Update(ctx, dep)
-		return err == nil, err
-	})
-	eventually(t, "a reconcile that found the Deployment unchanged", func() (bool, error) {
-		return testutil.ToFloat64(metrics.Applies.WithLabelValues(string(applyset.Unchanged))) >= unchanged+1, nil
-	})
-	time.Sleep(500 * time.Millisecond) // let the pass finish its (absent) status write
+	touchAndPass(t, controller, ns, "app", dep, 1)
 	if writes := writesIn(controller, before, ns); len(writes) != 0 {
 		t.Errorf("the controller made %d write requests on a converged Composition with hooks, want 0: %v", len(writes), writes)
 	}
@@ -245,7 +229,11 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 	if got := migrate.Annotations[plan.AnnotationHookRevision]; !strings.HasPrefix(got, "2/") {
 		t.Errorf("hook revision annotation = %q, want generation 2", got)
 	}
-	got = condition(t, ns, "app", v1alpha1.ConditionReconciling, metav1.ConditionTrue)
+	// The pass that applied the pre-upgrade Job waits for it: Reconciling,
+	// naming it (not a transient failure's Reconciling, whose pass may
+	// have stopped before the hooks' record was made).
+	got = compositionWith(t, ns, "app",
+		testenv.Condition{Type: v1alpha1.ConditionReconciling, Reasons: []string{v1alpha1.ReasonProgressing}, Message: testenv.Says("pre-upgrade hook Job/" + ns + "/migrate")})
 	if got.Status.Hooks == nil || got.Status.Hooks.Event != "upgrade" {
 		t.Errorf("status.hooks = %+v, want the upgrade's record", got.Status.Hooks)
 	}
@@ -285,7 +273,8 @@ func TestFailedHookStalls(t *testing.T) {
 	migrate := job(ns, "migrate")
 	exists(t, migrate)
 	finishJob(t, migrate, false)
-	got := stalled(t, ns, "app", v1alpha1.ReasonHookFailed, "pre-install hook Job/"+ns+"/migrate failed", "backoff limit")
+	got := compositionWith(t, ns, "app", testenv.Condition{Type: v1alpha1.ConditionStalled, Reasons: []string{v1alpha1.ReasonHookFailed},
+		Message: testenv.Says("pre-install hook Job/"+ns+"/migrate failed", "backoff limit")})
 	if got.Status.Hooks == nil || len(got.Status.Hooks.Completed) != 2 || got.Status.Hooks.Completed[1].Result != "Failed" {
 		t.Errorf("status.hooks = %+v, want the ConfigMap Succeeded and the Job Failed", got.Status.Hooks)
 	}

@@ -96,19 +96,40 @@ func createAll(ctx context.Context, c client.Client, path string) error {
 
 // aggregate does the clusterrole-aggregation controller's job for one
 // ClusterRole: its rules become those of the ClusterRoles its
-// aggregationRule selects.
+// aggregationRule selects (listed again, and written again, on a
+// conflict). It returns once the API server's authorizer grants them to
+// the controller's ServiceAccount, which config/rbac binds stencil-apply
+// to: the authorizer reads RBAC from informers, and the controller,
+// refused in between, stalls Forbidden and looks again only a minute
+// later.
 func aggregate(ctx context.Context, c client.Client, name string) error {
-	var roles rbacv1.ClusterRoleList
-	if err := c.List(ctx, &roles, client.MatchingLabels{aggregateLabel: "true"}); err != nil {
+	target := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := testenv.Retry(ctx, c, target, func() error {
+		var roles rbacv1.ClusterRoleList
+		if err := c.List(ctx, &roles, client.MatchingLabels{aggregateLabel: "true"}); err != nil {
+			return err
+		}
+		target.Rules = nil
+		for _, r := range roles.Items {
+			target.Rules = append(target.Rules, r.Rules...)
+		}
+		return c.Update(ctx, target)
+	}); err != nil {
 		return err
 	}
-	target := &rbacv1.ClusterRole{}
-	if err := c.Get(ctx, client.ObjectKey{Name: name}, target); err != nil {
-		return err
+	// The authorizer sees a ClusterRole's new version whole: one access
+	// of each rule tells that every one of them is in effect.
+	var probes []rbacv1.PolicyRule
+	for _, r := range target.Rules {
+		p := rbacv1.PolicyRule{Verbs: r.Verbs[:min(1, len(r.Verbs))]}
+		if len(r.NonResourceURLs) > 0 {
+			p.NonResourceURLs = r.NonResourceURLs[:1]
+		} else {
+			p.APIGroups, p.Resources, p.ResourceNames = r.APIGroups[:min(1, len(r.APIGroups))], r.Resources[:min(1, len(r.Resources))], r.ResourceNames[:min(1, len(r.ResourceNames))]
+		}
+		probes = append(probes, p)
 	}
-	target.Rules = nil
-	for _, r := range roles.Items {
-		target.Rules = append(target.Rules, r.Rules...)
-	}
-	return c.Update(ctx, target)
+	ctx, cancel := context.WithTimeout(ctx, testenv.Timeout)
+	defer cancel()
+	return testenv.Granted(ctx, c, testenv.ServiceAccountSubject(testenv.ControllerNamespace, "stencil"), "", probes...)
 }

@@ -3,7 +3,6 @@ package reconcile_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -85,6 +84,7 @@ func TestLookupAsTheAccount(t *testing.T) {
 	b := bundle(t, "lookup-"+ns, lookupFiles)
 	comp := composition(ns, "app", b.Name, `{"far":"`+far+`"}`)
 	comp.Labels = map[string]string{shard.Label: lookups}
+	testenv.WaitAdmitted(t, k, ns, comp.Labels, 0)
 	mustCreate(t, comp)
 
 	resultIs(t, ns, map[string]string{"source": "one", "far": "absent", "accounts": "1"})
@@ -134,10 +134,15 @@ func TestLookupAsTheAccount(t *testing.T) {
 
 // converged waits for parent name of ns to be Ready for its generation
 // and for controller c to settle, then brings it twice a pass per member
-// (a label another manager adds, as TestNoWritesForExamples does): the
-// passes re-read the lookups' answers and the generated values, and the
-// second round sends no write at all (the first, at most the dry runs
-// that settle fields the server defaults).
+// (a label another manager adds, as TestNoWritesForExamples does, each
+// pass waited for before the next touch: see touchAndPass): the passes
+// re-read the lookups' answers and the generated values, and the second
+// round sends no write at all (the first, at most the dry runs that
+// settle fields the server defaults). A lookup informer that lags the
+// member watch (the touched member is looked up) gives a pass an answer
+// older than the member: that pass changed nothing, so it writes nothing
+// either (see observer.settle), and the informer's event brings the pass
+// that renders with the new answer. Only c's requests to ns are counted.
 func converged(t *testing.T, c *testenv.Controller, ns, name string) {
 	t.Helper()
 	comp := condition(t, ns, name, v1alpha1.ConditionReady, metav1.ConditionTrue)
@@ -148,14 +153,9 @@ func converged(t *testing.T, c *testenv.Controller, ns, name string) {
 	}
 	for round := range 2 {
 		before := len(c.Requests())
-		for i, m := range members {
-			decided := applies()
-			touch(t, m, round*len(members)+i)
-			eventually(t, fmt.Sprintf("a pass after touching %s/%s", m.Kind, m.Name), func() (bool, error) {
-				return applies() >= decided+float64(len(members)), nil
-			})
+		for _, m := range members {
+			touchAndPass(t, c, ns, name, memberObject(m), len(members))
 		}
-		time.Sleep(500 * time.Millisecond)
 		var writes []string
 		for _, w := range writesIn(c, before, ns) {
 			if round == 1 || !strings.Contains(w, "dryRun=All") {
@@ -252,6 +252,7 @@ func TestGeneratedValuesAreKept(t *testing.T) {
 	b := bundle(t, "generated-"+ns, generatingFiles)
 	comp := composition(ns, "app", b.Name, `{"replicas":1}`)
 	comp.Labels = map[string]string{shard.Label: shardName}
+	testenv.WaitAdmitted(t, k, ns, comp.Labels, 0)
 	mustCreate(t, comp)
 	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	names := []string{"creds", "tls", "db"}
@@ -358,7 +359,9 @@ func TestGeneratedValuesAreKept(t *testing.T) {
 // object it renders and writes a new value into it each time (a counter)
 // would rewrite it on every pass; stencil renders again while the answer
 // moves and, after MaxObservedPasses passes in a row, stalls it with
-// reason Flapping, naming the lookup, and writes no more.
+// reason Flapping, naming the lookup (or, should a pass have found the
+// answer not yet in the lookup informer, which restarts the count, the
+// counter the flapping rule saw written five times), and writes no more.
 func TestLookupThatNeverSettles(t *testing.T) {
 	ns := testenv.Namespace(t, k)
 	b := bundle(t, "counter-"+ns, map[string]string{
@@ -372,7 +375,10 @@ data:
 `,
 	})
 	mustCreate(t, composition(ns, "counter", b.Name, ""))
-	stalled(t, ns, "counter", v1alpha1.ReasonFlapping, "lookup v1 ConfigMap "+ns+" counter")
+	compositionWith(t, ns, "counter", testenv.Condition{Type: v1alpha1.ConditionStalled, Reasons: []string{v1alpha1.ReasonFlapping},
+		Message: func(m string) bool {
+			return strings.Contains(m, "lookup v1 ConfigMap "+ns+" counter") || strings.Contains(m, "ConfigMap/"+ns+"/counter was written")
+		}})
 	cm := &corev1.ConfigMap{}
 	if err := k.Get(context.Background(), key(ns, "counter"), cm); err != nil {
 		t.Fatal(err)
@@ -415,7 +421,8 @@ data:
 	if err := k.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "needed"}}); err != nil {
 		t.Fatal(err)
 	}
-	stalled(t, ns, "app", v1alpha1.ReasonRenderFailed, "templates/result.yaml:7", "ConfigMap needed is required")
+	compositionWith(t, ns, "app", testenv.Condition{Type: v1alpha1.ConditionStalled, Reasons: []string{v1alpha1.ReasonRenderFailed},
+		Message: testenv.Says("templates/result.yaml:7", "ConfigMap needed is required")})
 	mustCreate(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "needed"}, Data: map[string]string{"v": "again"}})
 	resultIs(t, ns, map[string]string{"v": "again"})
 	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)

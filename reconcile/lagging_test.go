@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -118,12 +117,9 @@ data:
 		t.Fatal("the cache did not sync")
 	}
 	// Until the controller's default ServiceAccount is in stencil's
-	// admission policy, the API server refuses what names none.
-	select {
-	case <-r.AdmissionReady():
-	case <-time.After(time.Minute):
-		t.Fatal("the controller did not publish its default ServiceAccount to the admission policy")
-	}
+	// admission policy, and the API server has the policy's parameters,
+	// the API server refuses what names none.
+	testenv.AdmissionReady(t, k, r, in)
 
 	setValue := func(c *v1alpha1.Composition, v string) {
 		c.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"v":"` + v + `"}`)}

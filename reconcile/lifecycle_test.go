@@ -4,14 +4,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/stencil-dev/stencil/reconcile/metrics"
-
 	kstatus "github.com/fluxcd/cli-utils/pkg/kstatus/status"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -28,13 +24,11 @@ import (
 )
 
 // markAvailable writes a Deployment status as its controller would once the
-// rollout is done (envtest runs no kube-controller-manager).
+// rollout is done (envtest runs no kube-controller-manager), over the
+// Deployment as it then is (stencil writes it too: again on a conflict).
 func markAvailable(t *testing.T, dep *appsv1.Deployment, progressing appsv1.DeploymentCondition) {
 	t.Helper()
-	eventually(t, "Deployment status update", func() (bool, error) {
-		if err := k.Get(context.Background(), client.ObjectKeyFromObject(dep), dep); err != nil {
-			return false, err
-		}
+	testenv.UpdateStatus(t, k, dep, func() {
 		r := *dep.Spec.Replicas
 		dep.Status = appsv1.DeploymentStatus{
 			ObservedGeneration: dep.Generation, Replicas: r, UpdatedReplicas: r, ReadyReplicas: r, AvailableReplicas: r,
@@ -43,8 +37,6 @@ func markAvailable(t *testing.T, dep *appsv1.Deployment, progressing appsv1.Depl
 				progressing,
 			},
 		}
-		err := k.Status().Update(context.Background(), dep)
-		return err == nil, err
 	})
 }
 
@@ -56,10 +48,11 @@ func TestStatusFollowsChildReadiness(t *testing.T) {
 	b := bundle(t, "readiness-"+ns, appService())
 	mustCreate(t, composition(ns, "web", b.Name, `{"replicas":2}`))
 
-	got := condition(t, ns, "web", v1alpha1.ConditionReconciling, metav1.ConditionTrue)
-	if msg := condMessage(got, v1alpha1.ConditionReady); !strings.Contains(msg, "Deployment/"+ns+"/web") {
-		t.Errorf("Ready message = %q, want it to name the pending Deployment", msg)
-	}
+	// Reconciling because the Deployment rolls out, naming it: not a
+	// transient failure's Reconciling (ReconcileFailed) on the way.
+	got := compositionWith(t, ns, "web",
+		testenv.Condition{Type: v1alpha1.ConditionReconciling, Reasons: []string{v1alpha1.ReasonProgressing}},
+		testenv.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Message: testenv.Says("Deployment/" + ns + "/web")})
 	if got.Status.Summary != "1/2 ready" {
 		t.Errorf("summary = %q, want 1/2 ready (the Service is Current, the Deployment not)", got.Status.Summary)
 	}
@@ -78,16 +71,14 @@ func TestStatusFollowsChildReadiness(t *testing.T) {
 	}
 
 	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"})
-	got = condition(t, ns, "web", v1alpha1.ConditionStalled, metav1.ConditionTrue)
-	if msg := condMessage(got, v1alpha1.ConditionReady); !strings.Contains(msg, "Deployment/"+ns+"/web") {
-		t.Errorf("Stalled message = %q, want it to name the failed Deployment", msg)
-	}
+	compositionWith(t, ns, "web",
+		testenv.Condition{Type: v1alpha1.ConditionStalled, Reasons: []string{v1alpha1.ReasonMemberFailed}},
+		testenv.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Message: testenv.Says("Deployment/" + ns + "/web")})
 }
 
 // TestNoWritesWhenNothingChanged: once converged, a reconcile (here brought by
 // an event on a member) makes no write request at all.
 func TestNoWritesWhenNothingChanged(t *testing.T) {
-	ctx := context.Background()
 	ns := testenv.Namespace(t, k)
 	b := bundle(t, "nowrites-"+ns, appService())
 	mustCreate(t, composition(ns, "web", b.Name, `{}`))
@@ -95,23 +86,15 @@ func TestNoWritesWhenNothingChanged(t *testing.T) {
 	exists(t, dep)
 	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
 	condition(t, ns, "web", v1alpha1.ConditionReady, metav1.ConditionTrue)
-	time.Sleep(time.Second) // let the events of the convergence settle
+	// The convergence's events are sent asynchronously: let them go out
+	// before counting.
+	settle(t, "the controller", controller)
 
-	unchanged := testutil.ToFloat64(metrics.Applies.WithLabelValues(string(applyset.Unchanged)))
 	before := len(controller.Requests())
-	// A label stencil does not manage: the member's event triggers a reconcile.
-	eventually(t, "label a member", func() (bool, error) {
-		if err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
-			return false, err
-		}
-		dep.Labels["touched"] = "yes"
-		err := k.Update(ctx, dep)
-		return err == nil, err
-	})
-	eventually(t, "a reconcile that found both members unchanged", func() (bool, error) {
-		return testutil.ToFloat64(metrics.Applies.WithLabelValues(string(applyset.Unchanged))) >= unchanged+2, nil
-	})
-	time.Sleep(500 * time.Millisecond)
+	// A label stencil does not manage: the member's event brings a full
+	// pass, which finds both members unchanged (an apply sent would be a
+	// write).
+	touchAndPass(t, controller, ns, "web", dep, 2)
 	if writes := writesIn(controller, before, ns); len(writes) != 0 {
 		t.Errorf("the controller made %d write requests on a reconcile with nothing to change, want 0: %v", len(writes), writes)
 	}
@@ -242,17 +225,12 @@ func TestDeleteAfterRestart(t *testing.T) {
 	exists(t, cm)
 	const hold = "test.stencil.dev/hold"
 	setHold := func(obj client.Object, on bool) {
-		eventually(t, fmt.Sprintf("hold %s: %v", obj.GetName(), on), func() (bool, error) {
-			if err := k.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-				return false, err
-			}
+		testenv.Update(t, k, obj, func() {
 			f := slices.DeleteFunc(obj.GetFinalizers(), func(f string) bool { return f == hold })
 			if on {
 				f = append(f, hold)
 			}
 			obj.SetFinalizers(f)
-			err := k.Update(ctx, obj)
-			return err == nil, err
 		})
 	}
 	setHold(dep, true)
@@ -267,7 +245,9 @@ func TestDeleteAfterRestart(t *testing.T) {
 		err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep)
 		return err == nil && dep.DeletionTimestamp != nil, err
 	})
-	condition(t, ns, "web", v1alpha1.ConditionReconciling, metav1.ConditionTrue)
+	// The status says Deleting (the deletion's pass wrote it, for the
+	// generation the deletion gave the Composition) before the restart.
+	condition(t, ns, "web", v1alpha1.ConditionReconciling, metav1.ConditionTrue, v1alpha1.ReasonDeleting)
 	if err := k.Get(ctx, client.ObjectKeyFromObject(cm), cm); err != nil || cm.DeletionTimestamp != nil {
 		t.Errorf("the ConfigMap (a lower rank) is going before the Deployment is gone (err %v)", err)
 	}
@@ -294,14 +274,7 @@ func TestDeleteWhileDown(t *testing.T) {
 	exists(t, dep)
 	exists(t, svc)
 	const hold = "test.stencil.dev/hold"
-	eventually(t, "hold the Deployment", func() (bool, error) {
-		if err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
-			return false, err
-		}
-		dep.Finalizers = append(dep.Finalizers, hold)
-		err := k.Update(ctx, dep)
-		return err == nil, err
-	})
+	testenv.Update(t, k, dep, func() { dep.Finalizers = append(dep.Finalizers, hold) })
 	eventually(t, "finalizer", func() (bool, error) {
 		err := k.Get(ctx, client.ObjectKeyFromObject(comp), comp)
 		return err == nil && contains(comp.Finalizers, reconcile.Finalizer), err
@@ -318,13 +291,8 @@ func TestDeleteWhileDown(t *testing.T) {
 	if err := k.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil || svc.DeletionTimestamp != nil {
 		t.Errorf("the Service (a lower rank) is going before the Deployment is gone (err %v)", err)
 	}
-	eventually(t, "release the Deployment", func() (bool, error) {
-		if err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
-			return false, err
-		}
+	testenv.Update(t, k, dep, func() {
 		dep.Finalizers = slices.DeleteFunc(dep.Finalizers, func(f string) bool { return f == hold })
-		err := k.Update(ctx, dep)
-		return err == nil, err
 	})
 	gone(t, dep)
 	gone(t, svc)
@@ -432,14 +400,9 @@ spec:
 	// CRD is a protected kind, and two of three members past the prune
 	// budget: the Bundle allows both.
 	all := intstr.FromString("100%")
-	eventually(t, "bundle edit", func() (bool, error) {
-		if err := k.Get(context.Background(), client.ObjectKeyFromObject(b), b); err != nil {
-			return false, err
-		}
+	testenv.Update(t, k, b, func() {
 		b.Spec.Pruning = &v1alpha1.PrunePolicy{Budget: &all, AllowDelete: []v1alpha1.GroupKind{{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}}}
 		b.Spec.Files = map[string]string{"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: after\n"}
-		err := k.Update(context.Background(), b)
-		return err == nil, err
 	})
 	gone(t, crdObj)
 	comp := &v1alpha1.Composition{}
@@ -455,27 +418,17 @@ spec:
 // members and no summary (it rendered none), rather than republishing the
 // members of the last good render as if current.
 func TestStatusFromThisPass(t *testing.T) {
-	ctx := context.Background()
 	ns := testenv.Namespace(t, k)
 	b := bundle(t, "thispass-"+ns, appService())
 	mustCreate(t, composition(ns, "web", b.Name, `{}`))
-	got := condition(t, ns, "web", v1alpha1.ConditionReconciling, metav1.ConditionTrue)
+	// Reconciling while the Deployment rolls out: a pass that applied
+	// both (not a transient failure's Reconciling on the way).
+	got := condition(t, ns, "web", v1alpha1.ConditionReconciling, metav1.ConditionTrue, v1alpha1.ReasonProgressing)
 	if len(got.Status.Members) != 2 {
 		t.Fatalf("members %+v, want the Deployment and the Service", got.Status.Members)
 	}
-	eventually(t, "break the bundle", func() (bool, error) {
-		if err := k.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
-			return false, err
-		}
-		b.Spec.Files["templates/broken.yaml"] = "{{ .Values.missing.field }}\n"
-		err := k.Update(ctx, b)
-		return err == nil, err
-	})
-	eventually(t, "the render failure to be reported", func() (bool, error) {
-		err := k.Get(ctx, key(ns, "web"), got)
-		c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionStalled)
-		return err == nil && c != nil && c.Reason == v1alpha1.ReasonRenderFailed, fmt.Errorf("conditions %+v (%v)", got.Status.Conditions, err)
-	})
+	testenv.Update(t, k, b, func() { b.Spec.Files["templates/broken.yaml"] = "{{ .Values.missing.field }}\n" })
+	got = condition(t, ns, "web", v1alpha1.ConditionStalled, metav1.ConditionTrue, v1alpha1.ReasonRenderFailed)
 	if len(got.Status.Members) != 0 || got.Status.Summary != "" {
 		t.Errorf("a pass that rendered nothing reports members %+v and summary %q, want none", got.Status.Members, got.Status.Summary)
 	}

@@ -2,7 +2,9 @@ package reconcile_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
@@ -28,26 +30,34 @@ func TestMetrics(t *testing.T) {
 	mustCreate(t, comp)
 	condition(t, ns, "m", v1alpha1.ConditionReady, metav1.ConditionTrue)
 
-	for _, phase := range []string{"shortcut", "parent", "render", "apply", "prune", "status"} {
-		if n := histogramCount(t, "stencil_reconcile_phase_duration_seconds", map[string]string{"phase": phase}); n == 0 {
-			t.Errorf("stencil_reconcile_phase_duration_seconds{phase=%q} has no observation after a converged Composition", phase)
+	// A pass observes its phases and counts itself once its status write
+	// has returned, and the request counter counts that write once it has
+	// been answered: the status can be read before. Waited for, not read
+	// once.
+	eventually(t, "the converging passes' metrics", func() (bool, error) {
+		var missing []string
+		for _, phase := range []string{"shortcut", "parent", "render", "apply", "prune", "status"} {
+			if n := histogramCount(t, "stencil_reconcile_phase_duration_seconds", map[string]string{"phase": phase}); n == 0 {
+				missing = append(missing, fmt.Sprintf("stencil_reconcile_phase_duration_seconds{phase=%q} has no observation", phase))
+			}
 		}
-	}
-	if v := metricValue(t, "stencil_reconcile_passes_total", map[string]string{"outcome": "full"}); v < 1 {
-		t.Errorf("stencil_reconcile_passes_total{outcome=full} = %v, want >= 1", v)
-	}
-	if v := metricValue(t, "stencil_render_cache_total", map[string]string{"cache": "failed-render", "result": "miss"}); v < 1 {
-		t.Errorf("stencil_render_cache_total{cache=failed-render,result=miss} = %v, want >= 1: the render ran", v)
-	}
-	for _, req := range []map[string]string{
-		{"verb": "watch", "resource": "compositions.stencil.dev"},
-		{"verb": "patch", "resource": "configmaps"},
-		{"verb": "patch", "resource": "compositions.stencil.dev/status"},
-	} {
-		if v := metricValue(t, "stencil_api_requests_total", req); v < 1 {
-			t.Errorf("stencil_api_requests_total%v = %v, want >= 1", req, v)
+		if v := metricValue(t, "stencil_reconcile_passes_total", map[string]string{"outcome": "full"}); v < 1 {
+			missing = append(missing, fmt.Sprintf("stencil_reconcile_passes_total{outcome=full} = %v, want >= 1", v))
 		}
-	}
+		if v := metricValue(t, "stencil_render_cache_total", map[string]string{"cache": "failed-render", "result": "miss"}); v < 1 {
+			missing = append(missing, fmt.Sprintf("stencil_render_cache_total{cache=failed-render,result=miss} = %v, want >= 1: the render ran", v))
+		}
+		for _, req := range []map[string]string{
+			{"verb": "watch", "resource": "compositions.stencil.dev"},
+			{"verb": "patch", "resource": "configmaps"},
+			{"verb": "patch", "resource": "compositions.stencil.dev/status"},
+		} {
+			if v := metricValue(t, "stencil_api_requests_total", req); v < 1 {
+				missing = append(missing, fmt.Sprintf("stencil_api_requests_total%v = %v, want >= 1", req, v))
+			}
+		}
+		return len(missing) == 0, errors.New(strings.Join(missing, "; "))
+	})
 	eventually(t, "the Ready gauge to count the Composition", func() (bool, error) {
 		return metricValue(t, "stencil_compositions", map[string]string{"ready": "True", "reason": v1alpha1.ReasonReady}) >= 1, nil
 	})
@@ -81,9 +91,11 @@ func TestMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	gone(t, &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m"}})
-	if v := metricValue(t, "stencil_reconcile_passes_total", map[string]string{"outcome": "deleting"}); v < 1 {
-		t.Errorf("stencil_reconcile_passes_total{outcome=deleting} = %v, want >= 1", v)
-	}
+	// The pass that let it go counts itself after its last write.
+	eventually(t, "a deleting pass counted", func() (bool, error) {
+		v := metricValue(t, "stencil_reconcile_passes_total", map[string]string{"outcome": "deleting"})
+		return v >= 1, fmt.Errorf("stencil_reconcile_passes_total{outcome=deleting} = %v, want >= 1", v)
+	})
 }
 
 // series returns the samples of the named metric whose labels include want.

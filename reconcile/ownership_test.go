@@ -12,7 +12,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -42,26 +41,6 @@ metadata:
 data:
   v: "1"
 `}
-}
-
-// stalledWith waits for the Composition to be Stalled with reason and
-// returns its message.
-func stalledWith(t *testing.T, ns, name, reason string) string {
-	t.Helper()
-	var msg string
-	eventually(t, fmt.Sprintf("Composition %s Stalled (%s)", name, reason), func() (bool, error) {
-		c := &v1alpha1.Composition{}
-		if err := k.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, c); err != nil {
-			return false, err
-		}
-		s := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionStalled)
-		if s == nil || s.Status != metav1.ConditionTrue {
-			return false, fmt.Errorf("not Stalled: %+v", c.Status.Conditions)
-		}
-		msg = s.Message
-		return s.Reason == reason, fmt.Errorf("Stalled %s: %s", s.Reason, s.Message)
-	})
-	return msg
 }
 
 // untouched checks that the admin's Secret is as the admin made it: same
@@ -102,7 +81,7 @@ func TestNoAdoptionWithoutConsent(t *testing.T) {
 	comp := composition(ns, "web", b.Name, `{"name":"db-admin"}`)
 	mustCreate(t, comp)
 
-	msg := stalledWith(t, ns, "web", v1alpha1.ReasonAdoptionRefused)
+	msg := stalled(t, ns, "web", v1alpha1.ReasonAdoptionRefused).Message
 	if !strings.Contains(msg, "Secret/"+ns+"/db-admin") || strings.Contains(msg, "admin-only") || strings.Contains(msg, "rendered") {
 		t.Errorf("message %q: want it to name Secret/%s/db-admin and quote no value", msg, ns)
 	}
@@ -150,7 +129,7 @@ func TestAdoptionConsent(t *testing.T) {
 		Data: map[string][]byte{"password": []byte("admin-only")}}
 	mustCreate(t, wrong)
 	mustCreate(t, composition(ns, "web", b.Name, `{"name":"wrong"}`))
-	stalledWith(t, ns, "web", v1alpha1.ReasonAdoptionRefused)
+	stalled(t, ns, "web", v1alpha1.ReasonAdoptionRefused)
 
 	consenting := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "consenting",
 		Annotations: map[string]string{applyset.AnnotationAdopt: "compositions.stencil.dev/" + ns + "/web"}},
@@ -202,7 +181,7 @@ data:
   v: "1"
 `})
 	mustCreate(t, composition(ns, "web", b.Name, `{"fullnameOverride":"settings"}`))
-	msg := stalledWith(t, ns, "web", v1alpha1.ReasonAdoptionRefused)
+	msg := stalled(t, ns, "web", v1alpha1.ReasonAdoptionRefused).Message
 	if !strings.Contains(msg, "ConfigMap/"+ns+"/settings") || strings.Contains(msg, "admin") {
 		t.Errorf("message %q: want it to name ConfigMap/%s/settings and no value", msg, ns)
 	}
@@ -235,8 +214,7 @@ data:
 `})
 	comp := composition(ns, "web", b.Name, `{}`)
 	mustCreate(t, comp)
-	condition(t, ns, "web", v1alpha1.ConditionReady, metav1.ConditionTrue)
-	c := mustGet(t, ns, "web")
+	c := condition(t, ns, "web", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	if c.Status.Inventory == nil || !slices.Equal(c.Status.Inventory.GroupKinds, []string{"ConfigMap"}) {
 		t.Errorf("status.inventory = %+v, want the ConfigMap recorded", c.Status.Inventory)
 	}

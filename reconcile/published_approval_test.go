@@ -2,18 +2,14 @@ package reconcile_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -86,8 +82,7 @@ func TestKubernetesGroupsNeedTheAdmin(t *testing.T) {
 				t.Errorf("KindConflict message %q does not say %q", c.Message, want)
 			}
 		}
-		time.Sleep(time.Second)
-		absentNow(t, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		stillAbsent(t, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}})
 	})
 
 	t.Run("a template cannot make the admin's CRD", func(t *testing.T) {
@@ -95,12 +90,11 @@ func TestKubernetesGroupsNeedTheAdmin(t *testing.T) {
 			"  labels:\n    stencil.dev/bundle: k8s-"+ns+"\n  annotations:\n", 1)
 		b := bundle(t, "k8s-render-"+ns, map[string]string{"templates/crd.yaml": rendered}, onlyCRDs)
 		mustCreate(t, composition(ns, "render", b.Name, ""))
-		msg := stalledWith(t, ns, "render", v1alpha1.ReasonKindConflict)
+		msg := stalled(t, ns, "render", v1alpha1.ReasonKindConflict).Message
 		if !strings.Contains(msg, "CustomResourceDefinition/"+name) || !strings.Contains(msg, "Kubernetes' own") {
 			t.Errorf("KindConflict message %q does not name the CRD and why", msg)
 		}
-		time.Sleep(time.Second)
-		absentNow(t, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		stillAbsent(t, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}})
 		bundleReady(t, "k8s-"+ns, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
 	})
 
@@ -135,6 +129,10 @@ func TestKubernetesGroupsNeedTheAdmin(t *testing.T) {
 		if !strings.HasPrefix(crd.Annotations[publish.AnnotationAPIApproved], "unapproved, served by") || crd.Labels[publish.LabelBundle] != "k8s-"+ns {
 			t.Errorf("the admin's opt-in was not kept: annotations %v, labels %v", crd.Annotations, crd.Labels)
 		}
+		// The Bundle claimed the admin's CRD as it was: its binding and
+		// parameters were written moments ago, with no margin before
+		// the kind is served.
+		kindChecked(t, group, ns)
 		mustCreate(t, gadget(group, ns, "g", `{"size":2}`))
 		instanceReady(t, group, ns, "g", metav1.ConditionTrue)
 		cm := &unstructured.Unstructured{}
@@ -198,10 +196,10 @@ func TestSampleControllersOwnFoo(t *testing.T) {
 
 	foo := mustYAML(t, sampleControllersFoo)
 	foo.SetNamespace(ns)
-	eventually(t, "sample-controller's Foo to be accepted", func() (bool, error) {
-		err := k.Create(ctx, foo)
-		return err == nil || apierrors.IsAlreadyExists(err), err
-	})
+	// The Bundle took the admin's CRD over as it was: the kind is served,
+	// its binding and parameters written, moments ago.
+	testenv.WaitKindChecked(t, k, foo, 0)
+	mustCreate(t, foo)
 	eventually(t, "the Foo's Deployment, its pods available", func() (bool, error) {
 		d := &appsv1.Deployment{}
 		if err := k.Get(ctx, key(ns, "example-foo"), d); err != nil {
@@ -219,20 +217,13 @@ func TestSampleControllersOwnFoo(t *testing.T) {
 	})
 }
 
-// bundleSays waits until the Bundle's Ready is False with reason and a
-// message that says want.
+// bundleSays waits until the Bundle's Ready is False at its generation
+// with reason and a message that says want.
 func bundleSays(t *testing.T, name, reason, want string) {
 	t.Helper()
-	eventually(t, "Bundle "+name+" to say "+want, func() (bool, error) {
-		b := &v1alpha1.Bundle{}
-		if err := k.Get(context.Background(), client.ObjectKey{Name: name}, b); err != nil {
-			return false, err
-		}
-		c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionReady)
-		if c == nil {
-			return false, nil
-		}
-		return c.Status == metav1.ConditionFalse && c.Reason == reason && strings.Contains(c.Message, want), fmt.Errorf("Ready=%s %s: %s", c.Status, c.Reason, c.Message)
+	testenv.WaitFor(t, k, &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}}, 0, testenv.Condition{
+		Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reasons: []string{reason},
+		Message: func(m string) bool { return strings.Contains(m, want) },
 	})
 }
 

@@ -19,9 +19,13 @@ import (
 )
 
 // unserved checks, for a while, that the Gadget instance name of group
-// gets no members and no status: no controller serves its kind.
+// gets no members and no status: no controller serves its kind. The kind's
+// CRD is not the Bundle's, so stencil's admission policy does not bind it:
+// the create waits only for the API server to serve it (its discovery lists
+// a CRD some time after it is Established).
 func unserved(t *testing.T, group, ns, name string) {
 	t.Helper()
+	testenv.WaitCreatable(t, k, gadget(group, ns, testenv.AdmissionProbe, `{"size":1}`), 0)
 	mustCreate(t, gadget(group, ns, name, `{"size":1}`))
 	consistently(t, "no controller to serve Gadget "+name, 3*time.Second, func() (bool, error) {
 		u := gadget(group, ns, name, "")
@@ -74,24 +78,22 @@ func TestPublishedKindNeverTakesOverACRD(t *testing.T) {
 		ns, group, name, _ := servedGadgets(t, "taken")
 		mustCreate(t, gadget(group, ns, "before", `{"size":1}`))
 		instanceReady(t, group, ns, "before", metav1.ConditionTrue)
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		eventually(t, "an admin to take the CRD over", func() (bool, error) {
-			if err := k.Get(ctx, client.ObjectKey{Name: "gadgets." + group}, crd); err != nil {
-				return false, err
-			}
-			delete(crd.Labels, publish.LabelBundle)
-			err := k.Update(ctx, crd)
-			return err == nil, err
-		})
+		// An admin takes the CRD over (the API server and the Bundle
+		// controller write it too).
+		crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "gadgets." + group}}
+		testenv.Update(t, k, crd, func() { delete(crd.Labels, publish.LabelBundle) })
 		c := bundleReady(t, name, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
 		if !strings.Contains(c.Message, "gadgets."+group) {
 			t.Errorf("KindConflict message %q does not name the CRD", c.Message)
 		}
 		unchanged(t, "gadgets."+group, crd.ResourceVersion)
 		// No Bundle publishes the kind any more: stencil's admission
-		// policy refuses its instances.
+		// policy refuses its instances, once the parameters without the
+		// kind reach the API server. A dry run: a create admitted before
+		// then would leave an instance that every later try finds
+		// (AlreadyExists), never refused.
 		eventually(t, "an instance of a kind no Bundle publishes refused", func() (bool, error) {
-			err := k.Create(ctx, gadget(group, ns, "after", `{"size":1}`))
+			err := k.Create(ctx, gadget(group, ns, "after", `{"size":1}`), client.DryRunAll)
 			return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "no Bundle publishes"), err
 		})
 	})
@@ -145,6 +147,7 @@ func TestTwoBundlesPublishOneKind(t *testing.T) {
 	if err := k.Get(ctx, client.ObjectKey{Name: "gadgets." + group}, crd); err != nil || crd.Labels[publish.LabelBundle] != winner {
 		t.Fatalf("CRD: %v, labels %v, want it %s's", err, crd.Labels, winner)
 	}
+	kindChecked(t, group, ns)
 	mustCreate(t, gadget(group, ns, "g", `{"size":1}`))
 	instanceReady(t, group, ns, "g", metav1.ConditionTrue)
 	cm := &corev1.ConfigMap{}

@@ -2,7 +2,6 @@ package reconcile_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -12,10 +11,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -97,53 +94,44 @@ func mustJSON(s string) map[string]any {
 	return u.Object["spec"].(map[string]any)
 }
 
-// bundleReady waits until the Bundle's Ready has status want and returns
-// its condition.
+// bundleReady waits until the Bundle's Ready has status want at its
+// generation, with reason unless it is "", and returns its condition: a
+// Ready of another reason on the way (Establishing while the kind's CRD
+// is made) is waited out.
 func bundleReady(t *testing.T, name string, want metav1.ConditionStatus, reason string) metav1.Condition {
 	t.Helper()
-	var got metav1.Condition
-	eventually(t, fmt.Sprintf("Bundle %s Ready=%s %s", name, want, reason), func() (bool, error) {
-		b := &v1alpha1.Bundle{}
-		if err := k.Get(context.Background(), client.ObjectKey{Name: name}, b); err != nil {
-			return false, err
-		}
-		c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionReady)
-		if c == nil || c.ObservedGeneration != b.Generation {
-			return false, fmt.Errorf("no current Ready condition: %+v", b.Status.Conditions)
-		}
-		got = *c
-		return c.Status == want && (reason == "" || c.Reason == reason), fmt.Errorf("Ready=%s %s: %s", c.Status, c.Reason, c.Message)
-	})
-	return got
+	c := testenv.Condition{Type: v1alpha1.ConditionReady, Status: want}
+	if reason != "" {
+		c.Reasons = []string{reason}
+	}
+	return *testenv.WaitFor(t, k, &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}}, 0, c)
 }
 
 // instanceReady waits until the instance's Ready condition is want for its
-// generation and returns the instance.
-func instanceReady(t *testing.T, group, ns, name string, want metav1.ConditionStatus) *unstructured.Unstructured {
+// generation, with one of reasons when any are given, and returns the
+// instance as it then was.
+func instanceReady(t *testing.T, group, ns, name string, want metav1.ConditionStatus, reasons ...string) *unstructured.Unstructured {
 	t.Helper()
 	u := gadget(group, ns, name, "")
-	eventually(t, fmt.Sprintf("Gadget %s Ready=%s", name, want), func() (bool, error) {
-		if err := k.Get(context.Background(), client.ObjectKeyFromObject(u), u); err != nil {
-			return false, err
-		}
-		st := v1alpha1.CompositionStatus{}
-		if m, ok := u.Object["status"].(map[string]any); ok {
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &st); err != nil {
-				return false, err
-			}
-		}
-		c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady)
-		if c == nil {
-			return false, fmt.Errorf("no Ready condition")
-		}
-		return c.Status == want && st.ObservedGeneration == u.GetGeneration(), fmt.Errorf("Ready=%s %s: %s", c.Status, c.Reason, c.Message)
-	})
+	testenv.WaitFor(t, k, u, 0, testenv.Condition{Type: v1alpha1.ConditionReady, Status: want, Reasons: reasons})
 	return u
+}
+
+// kindChecked waits until the API server admits an instance of the
+// Gadget kind of group in ns, and stencil's admission policy checks the
+// kind (testenv.WaitKindChecked): a Bundle's Ready says the kind's CRD is
+// Established and served by the controller, not that the API server's
+// discovery lists it yet, nor that the kind's binding and parameters of
+// the policy, which the Bundle controller wrote, apply in the API server.
+func kindChecked(t *testing.T, group, ns string) {
+	t.Helper()
+	testenv.WaitKindChecked(t, k, gadget(group, ns, testenv.AdmissionProbe, `{"size":1}`), 0)
 }
 
 // servedGadgets publishes kind Gadget from a Bundle named prefix-<ns> in
 // group prefix-<ns>.example.com, granted to the controller, and waits until
-// the Bundle says it serves it. It returns the test's namespace, the group,
+// the Bundle says it serves it and the API server admits and checks its
+// instances (kindChecked). It returns the test's namespace, the group,
 // the Bundle's name and its Ready condition.
 func servedGadgets(t *testing.T, prefix string, change ...func(*v1alpha1.BundleAPI)) (ns, group, name string, ready metav1.Condition) {
 	t.Helper()
@@ -151,7 +139,9 @@ func servedGadgets(t *testing.T, prefix string, change ...func(*v1alpha1.BundleA
 	group = prefix + "-" + ns + ".example.com"
 	grantKind(t, group, "gadgets")
 	b := bundle(t, prefix+"-"+ns, gadgetFiles(""), publishing(group, change...))
-	return ns, group, b.Name, bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
+	ready = bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
+	kindChecked(t, group, ns)
+	return ns, group, b.Name, ready
 }
 
 // TestPublishedKind: a Bundle with spec.api gets a CRD for its kind, the
@@ -217,10 +207,9 @@ func TestPublishedKind(t *testing.T) {
 
 	// A per-instance annotation overrides the Bundle's defaults.
 	patchInstance(t, gadget(group, ns, "w1", ""), `{"metadata":{"annotations":{"stencil.dev/suspend":"true"}}}`)
-	inst = instanceReady(t, group, ns, "w1", metav1.ConditionFalse)
-	if c := instanceCondition(t, inst); c.Reason != v1alpha1.ReasonSuspended {
-		t.Errorf("suspended instance Ready reason = %s, want %s", c.Reason, v1alpha1.ReasonSuspended)
-	}
+	// An annotation does not change the generation: the Ready=False to
+	// wait for is the one of the suspension, not any other on the way.
+	instanceReady(t, group, ns, "w1", metav1.ConditionFalse, v1alpha1.ReasonSuspended)
 	// A bad knob annotation is refused by stencil's admission policy,
 	// whose check of the ServiceAccount reads the annotations too.
 	err = k.Patch(ctx, gadget(group, ns, "w1", ""), client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"annotations":{"stencil.dev/suspend":"nope"}}}`)))
@@ -243,20 +232,6 @@ func patchInstance(t *testing.T, u *unstructured.Unstructured, patch string) {
 	if err := k.Patch(context.Background(), u, client.RawPatch("application/merge-patch+json", []byte(patch))); err != nil {
 		t.Fatalf("patch %s: %v", u.GetName(), err)
 	}
-}
-
-func instanceCondition(t *testing.T, u *unstructured.Unstructured) metav1.Condition {
-	t.Helper()
-	st := v1alpha1.CompositionStatus{}
-	if m, ok := u.Object["status"].(map[string]any); ok {
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &st); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady); c != nil {
-		return *c
-	}
-	return metav1.Condition{}
 }
 
 // TestPublishedKindFollowsItsBundle: a new template rolls every instance,
@@ -293,17 +268,13 @@ func TestPublishedKindFollowsItsBundle(t *testing.T) {
 	instanceReady(t, group, ns, "c", metav1.ConditionTrue)
 }
 
+// updateBundle changes the spec of Bundle name and writes it, again on a
+// conflict: the controller writes the Bundle too (its finalizer, and its
+// status, which moves its resourceVersion).
 func updateBundle(t *testing.T, name string, change func(*v1alpha1.BundleSpec)) {
 	t.Helper()
-	eventually(t, "update of Bundle "+name, func() (bool, error) {
-		b := &v1alpha1.Bundle{}
-		if err := k.Get(context.Background(), client.ObjectKey{Name: name}, b); err != nil {
-			return false, err
-		}
-		change(&b.Spec)
-		err := k.Update(context.Background(), b)
-		return err == nil, err
-	})
+	b := &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	testenv.Update(t, k, b, func() { change(&b.Spec) })
 }
 
 // TestPublishedKindRefusals: a schema that is not structural and a kind
@@ -344,6 +315,7 @@ func TestPublishedKindRefusals(t *testing.T) {
 	if b, claimants, err := published.PublishingBundle(ctx, k, k, gadgetGVK(group)); err != nil || b == nil || b.Name != first.Name || claimants != nil {
 		t.Errorf("PublishingBundle of a kind two Bundles claim: %v %v %v, want %s", b, claimants, err, first.Name)
 	}
+	kindChecked(t, group, ns)
 	mustCreate(t, gadget(group, ns, "w", `{"size":1}`))
 	instanceReady(t, group, ns, "w", metav1.ConditionTrue)
 	cm := &corev1.ConfigMap{}

@@ -2,15 +2,17 @@ package reconcile_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -54,10 +56,10 @@ func TestRenderErrorPrunesNothing(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(tt.values) })
-			got := condition(t, ns, "app", v1alpha1.ConditionStalled, metav1.ConditionTrue)
-			if msg := condMessage(got, v1alpha1.ConditionReady); !strings.Contains(msg, tt.want) {
-				t.Errorf("Ready message = %q, want it to contain %q", msg, tt.want)
-			}
+			// Stalled, with the Ready message naming what is wrong: the
+			// stall of this generation's render, waited for as such.
+			compositionWith(t, ns, "app", testenv.Condition{Type: v1alpha1.ConditionStalled},
+				testenv.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Message: testenv.Says(tt.want)})
 			consistently(t, "both ConfigMaps to stay", 2*time.Second, func() (bool, error) {
 				if err := k.Get(context.Background(), client.ObjectKeyFromObject(keep), keep); err != nil {
 					return false, err
@@ -93,12 +95,7 @@ func TestPruneSparesWhatStencilDoesNotManage(t *testing.T) {
 	// "keep" is renamed away (so it leaves the render) but opted out of pruning.
 	keep := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keep"}}
 	exists(t, keep)
-	if err := updateFresh(ctx, keep, func() error {
-		keep.Annotations = map[string]string{applyset.AnnotationPrune: "disabled"}
-		return k.Update(ctx, keep)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	testenv.Update(t, k, keep, func() { keep.Annotations = map[string]string{applyset.AnnotationPrune: "disabled"} })
 
 	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"second":false,"name":"renamed"}`) })
 	gone(t, second)
@@ -146,10 +143,10 @@ func TestConfinement(t *testing.T) {
 				t.Cleanup(func() { _ = k.Delete(context.Background(), cr) })
 				return
 			}
-			got := condition(t, ns, name, v1alpha1.ConditionStalled, metav1.ConditionTrue)
-			if msg := condMessage(got, v1alpha1.ConditionReady); !strings.Contains(msg, tt.want) || !strings.Contains(msg, "refused") {
-				t.Errorf("Ready message = %q, want a refusal naming %q", msg, tt.want)
-			}
+			// The refusal, not the stall of a controller whose cache has
+			// not yet seen the Bundle just made (BundleNotFound).
+			compositionWith(t, ns, name, testenv.Condition{Type: v1alpha1.ConditionStalled, Reasons: []string{v1alpha1.ReasonRefused}},
+				testenv.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Message: testenv.Says(tt.want, "refused")})
 			for _, obj := range []client.Object{
 				&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: other, Name: "x"}},
 				&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "x"}},
@@ -176,11 +173,10 @@ func TestImpersonation(t *testing.T) {
 	comp.Spec.ServiceAccountName = "tenant"
 	mustCreate(t, comp)
 
-	got := condition(t, ns, "app", v1alpha1.ConditionStalled, metav1.ConditionTrue)
-	want := "ServiceAccount " + ns + "/tenant may not create configmaps"
-	if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionStalled); c.Reason != v1alpha1.ReasonForbidden || !strings.Contains(c.Message, want) {
-		t.Errorf("Stalled = %s: %q, want reason %s naming %q", c.Reason, c.Message, v1alpha1.ReasonForbidden, want)
-	}
+	// Forbidden, naming the permission: not the stall of a controller
+	// whose cache has not yet seen the Bundle just made (BundleNotFound).
+	compositionWith(t, ns, "app", testenv.Condition{Type: v1alpha1.ConditionStalled, Reasons: []string{v1alpha1.ReasonForbidden},
+		Message: testenv.Says("ServiceAccount " + ns + "/tenant may not create configmaps")})
 	if err := k.Get(ctx, key(ns, "keep"), &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("ConfigMap created without the ServiceAccount's permission (err %v)", err)
 	}
@@ -190,6 +186,21 @@ func TestImpersonation(t *testing.T) {
 	mustCreate(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant"},
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "configmaps"},
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "tenant"}}})
+	// The API server's authorizer grants the Role some time after it is
+	// made: until then the check the controller makes (a
+	// SubjectAccessReview) still denies it, and the pass stalls again for a
+	// minute (ForbiddenRecheck).
+	eventually(t, "the ServiceAccount's grant to apply", func() (bool, error) {
+		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User:               "system:serviceaccount:" + ns + ":tenant",
+			Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "create", Resource: "configmaps", Namespace: ns},
+		}}
+		if err := k.Create(ctx, review); err != nil {
+			return false, err
+		}
+		return review.Status.Allowed, fmt.Errorf("denied: %s", review.Status.Reason)
+	})
 	// RBAC changes raise no event: the next input change (or, at the
 	// latest, a minute) brings the check again, and now it passes.
 	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"name":"kept"}`) })
@@ -241,21 +252,24 @@ func TestSecretDataStaysSecret(t *testing.T) {
 		"templates/secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\ndata:\n  password: " + secret + "\n",
 	})
 	mustCreate(t, composition(ns, "app", b.Name, ""))
-	got := condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionFalse)
-	eventually(t, "the apply failure in the status", func() (bool, error) {
-		err := k.Get(ctx, client.ObjectKeyFromObject(got), got)
-		return err == nil && strings.Contains(condMessage(got, v1alpha1.ConditionReady), "Secret/"+ns+"/s"), err
-	})
+	got := compositionWith(t, ns, "app", testenv.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Message: testenv.Says("Secret/" + ns + "/s")})
 	for _, c := range got.Status.Conditions {
 		if strings.Contains(c.Message, "hunter2") {
 			t.Errorf("condition %s quotes the Secret's data: %q", c.Type, c.Message)
 		}
 	}
-	// Events are written apart from the status: wait for them.
+	// Events are written apart from the status: wait for the failed
+	// apply's own (its note names the Secret), not for the first event
+	// of the namespace (a stall while the controller's cache had not yet
+	// seen the Bundle, say).
 	var events eventsv1.EventList
-	eventually(t, "the events of the failed apply", func() (bool, error) {
-		err := k.List(ctx, &events, client.InNamespace(ns))
-		return err == nil && len(events.Items) > 0, err
+	eventually(t, "the event of the failed apply", func() (bool, error) {
+		if err := k.List(ctx, &events, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		return slices.ContainsFunc(events.Items, func(e eventsv1.Event) bool {
+			return e.Type == corev1.EventTypeWarning && strings.Contains(e.Note, "Secret/"+ns+"/s")
+		}), fmt.Errorf("%d events, none a Warning naming Secret/%s/s", len(events.Items), ns)
 	})
 	for _, e := range events.Items {
 		if strings.Contains(e.Note, "hunter2") {

@@ -83,7 +83,7 @@ func TestBundleSourceVerify(t *testing.T) {
 		}
 		bundleReady(t, b.Name, metav1.ConditionFalse, source.ReasonUnsigned)
 		mustCreate(t, composition(ns, "unsigned", b.Name, ""))
-		c := condition(t, ns, "unsigned", v1alpha1.ConditionReconciling, metav1.ConditionTrue)
+		c := condition(t, ns, "unsigned", v1alpha1.ConditionReconciling, metav1.ConditionTrue, v1alpha1.ReasonSourceNotReady)
 		if r := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady); r == nil || r.Reason != v1alpha1.ReasonSourceNotReady {
 			t.Errorf("Ready = %+v; want reason %s", r, v1alpha1.ReasonSourceNotReady)
 		}
@@ -117,7 +117,7 @@ func TestBundleSourceVerify(t *testing.T) {
 		update(t, composition(ns, "added", b.Name, ""), func(c *v1alpha1.Composition) {
 			c.Spec.Values = jsonValues(`{"greeting":"must wait"}`)
 		})
-		c := condition(t, ns, "added", v1alpha1.ConditionStalled, metav1.ConditionTrue)
+		c := condition(t, ns, "added", v1alpha1.ConditionStalled, metav1.ConditionTrue, v1alpha1.ReasonSourceUnverified)
 		if r := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady); r == nil || r.Reason != v1alpha1.ReasonSourceUnverified || !strings.Contains(r.Message, source.ReasonUnsigned) {
 			t.Errorf("Ready = %+v; want reason %s naming %s", r, v1alpha1.ReasonSourceUnverified, source.ReasonUnsigned)
 		}
@@ -188,14 +188,8 @@ func TestBundleSourceVerifyKeysRotated(t *testing.T) {
 	configMapSays(t, ns, "rot-cfg", "signed")
 
 	// The admin rotates the key; the chart is signed by the old one only.
-	keys := &corev1.Secret{}
-	if err := k.Get(context.Background(), client.ObjectKey{Namespace: testenv.ControllerNamespace, Name: verify.SecretRef.Name}, keys); err != nil {
-		t.Fatal(err)
-	}
-	keys.Data[source.KeyCosignPub] = rotated.PublicPEM
-	if err := k.Update(context.Background(), keys); err != nil {
-		t.Fatal(err)
-	}
+	keys := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: testenv.ControllerNamespace, Name: verify.SecretRef.Name}}
+	testenv.Update(t, k, keys, func() { keys.Data[source.KeyCosignPub] = rotated.PublicPEM })
 	eventually(t, "the chart recorded fails verification with the new key", func() (bool, error) {
 		b := &v1alpha1.Bundle{}
 		if err := k.Get(context.Background(), client.ObjectKey{Name: "rot-" + ns}, b); err != nil {
@@ -207,7 +201,7 @@ func TestBundleSourceVerifyKeysRotated(t *testing.T) {
 	update(t, composition(ns, "rot", b.Name, ""), func(c *v1alpha1.Composition) {
 		c.Spec.Values = jsonValues(`{"greeting":"not from an unverified chart"}`)
 	})
-	c := condition(t, ns, "rot", v1alpha1.ConditionStalled, metav1.ConditionTrue)
+	c := condition(t, ns, "rot", v1alpha1.ConditionStalled, metav1.ConditionTrue, v1alpha1.ReasonSourceUnverified)
 	if r := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady); r == nil || r.Reason != v1alpha1.ReasonSourceUnverified || !strings.Contains(r.Message, source.ReasonSignatureInvalid) {
 		t.Errorf("Ready = %+v; want reason %s naming %s", r, v1alpha1.ReasonSourceUnverified, source.ReasonSignatureInvalid)
 	}

@@ -10,11 +10,8 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
@@ -79,47 +76,51 @@ func restartController(t *testing.T, whileDown func()) {
 	controller, stopController = c, cancel
 }
 
-// eventually polls cond until it holds or 30 seconds pass.
+// eventually polls cond until it holds (testenv.Eventually, with its
+// timeout).
 func eventually(t *testing.T, what string, cond func() (bool, error)) {
 	t.Helper()
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		ok, err := cond()
-		last = err
-		return ok, nil
-	})
-	if err != nil {
-		t.Fatalf("timed out waiting for %s (last error: %v)", what, last)
-	}
+	testenv.Eventually(t, 0, what, cond)
 }
 
 // consistently checks that cond holds for d.
 func consistently(t *testing.T, what string, d time.Duration, cond func() (bool, error)) {
 	t.Helper()
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		ok, err := cond()
-		if err != nil || !ok {
-			t.Fatalf("%s stopped holding (err %v)", what, err)
-		}
-	}
+	testenv.Consistently(t, d, what, cond)
 }
 
-// condition waits until the Composition's condition typ has status want and
-// returns the Composition as it then was.
-func condition(t *testing.T, ns, name, typ string, want metav1.ConditionStatus) *v1alpha1.Composition {
+// condition waits until the Composition's condition typ has status want at
+// its generation, with one of reasons when any are given, and returns the
+// Composition as it then was. Name every reason the test accepts: the
+// first Stalled a loaded controller writes may be another's (a cache that
+// has not yet seen the Bundle).
+func condition(t *testing.T, ns, name, typ string, want metav1.ConditionStatus, reasons ...string) *v1alpha1.Composition {
 	t.Helper()
-	comp := &v1alpha1.Composition{}
-	eventually(t, fmt.Sprintf("Composition %s %s=%s", name, typ, want), func() (bool, error) {
-		if err := k.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, comp); err != nil {
-			return false, err
-		}
-		c := meta.FindStatusCondition(comp.Status.Conditions, typ)
-		if c == nil {
-			return false, fmt.Errorf("no %s condition; conditions %+v", typ, comp.Status.Conditions)
-		}
-		return c.Status == want && comp.Status.ObservedGeneration == comp.Generation, fmt.Errorf("%s=%s: %s", typ, c.Status, c.Message)
-	})
+	comp := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	testenv.WaitFor(t, k, comp, 0, testenv.Condition{Type: typ, Status: want, Reasons: reasons})
 	return comp
+}
+
+// compositionWith waits until Composition ns/name has every condition of
+// want at its generation (testenv.WaitFor) and returns it as it then was.
+func compositionWith(t *testing.T, ns, name string, want ...testenv.Condition) *v1alpha1.Composition {
+	t.Helper()
+	comp := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	testenv.WaitFor(t, k, comp, 0, want...)
+	return comp
+}
+
+// stalled waits until Composition ns/name is Stalled at its generation
+// with reason ("" any) and a message holding every one of parts, and
+// returns the Stalled condition.
+func stalled(t *testing.T, ns, name, reason string, parts ...string) *metav1.Condition {
+	t.Helper()
+	want := testenv.Condition{Type: v1alpha1.ConditionStalled, Message: testenv.Says(parts...)}
+	if reason != "" {
+		want.Reasons = []string{reason}
+	}
+	comp := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	return testenv.WaitFor(t, k, comp, 0, want)
 }
 
 // gone waits until obj no longer exists.
@@ -170,30 +171,18 @@ func composition(ns, name, bundle, values string) *v1alpha1.Composition {
 	return c
 }
 
-// updateFresh reads obj and calls write, again on a conflict: for a test's
-// read-then-update of an object the controller also writes (a member, the
-// Composition, the webhook configuration), which otherwise races the
-// controller's own writes ("the object has been modified").
+// updateFresh reads obj and calls write, again on a conflict
+// (testenv.Retry): for a test's read-then-update of an object the
+// controller also writes.
 func updateFresh(ctx context.Context, obj client.Object, write func() error) error {
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := k.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-			return err
-		}
-		return write()
-	})
+	return testenv.Retry(ctx, k, obj, write)
 }
 
-// update re-reads the Composition, changes it and writes it back.
+// update re-reads the Composition, changes it and writes it back, again
+// on a conflict.
 func update(t *testing.T, c *v1alpha1.Composition, change func(*v1alpha1.Composition)) {
 	t.Helper()
-	eventually(t, "update of Composition "+c.Name, func() (bool, error) {
-		if err := k.Get(context.Background(), client.ObjectKeyFromObject(c), c); err != nil {
-			return false, err
-		}
-		change(c)
-		err := k.Update(context.Background(), c)
-		return err == nil, err
-	})
+	testenv.Update(t, k, c, func() { change(c) })
 }
 
 // writesIn returns the write requests (anything but GET) the controller c

@@ -8,12 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stencil-dev/stencil/reconcile/metrics"
-
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -24,33 +20,6 @@ import (
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
-
-// stalled waits until the Composition's current generation is Stalled
-// for reason (a Stalled of another reason on the way, such as a
-// BundleNotFound while the controller's cache has not seen a Bundle just
-// created, is waited out), and checks that the message names every one
-// of want.
-func stalled(t *testing.T, ns, name, reason string, want ...string) *v1alpha1.Composition {
-	t.Helper()
-	got := &v1alpha1.Composition{}
-	var c *metav1.Condition
-	eventually(t, fmt.Sprintf("Composition %s Stalled (%s)", name, reason), func() (bool, error) {
-		if err := k.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, got); err != nil {
-			return false, err
-		}
-		if c = meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionStalled); c == nil {
-			return false, fmt.Errorf("no Stalled condition; conditions %+v", got.Status.Conditions)
-		}
-		return c.Status == metav1.ConditionTrue && c.Reason == reason && got.Status.ObservedGeneration == got.Generation,
-			fmt.Errorf("Stalled=%s %s (generation %d observed %d): %s", c.Status, c.Reason, got.Generation, got.Status.ObservedGeneration, c.Message)
-	})
-	for _, w := range want {
-		if !strings.Contains(c.Message, w) {
-			t.Errorf("Stalled message = %q, want it to name %q", c.Message, w)
-		}
-	}
-	return got
-}
 
 // events lists the events of namespace ns with the given reason.
 func events(t *testing.T, ns, reason string) []eventsv1.Event {
@@ -163,17 +132,18 @@ func TestEmptyRender(t *testing.T) {
 	}{
 		{"annotated Composition", func(t *testing.T, comp *v1alpha1.Composition, _ *v1alpha1.Bundle) {
 			update(t, comp, func(c *v1alpha1.Composition) {
+				if c.Annotations == nil {
+					c.Annotations = map[string]string{}
+				}
 				c.Annotations[reconcile.AnnotationAllowEmptyRender] = "true"
 			})
 		}},
 		{"annotated Bundle", func(t *testing.T, _ *v1alpha1.Composition, b *v1alpha1.Bundle) {
-			eventually(t, "annotate the Bundle", func() (bool, error) {
-				if err := k.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
-					return false, err
+			testenv.Update(t, k, b, func() {
+				if b.Annotations == nil {
+					b.Annotations = map[string]string{}
 				}
-				b.Annotations = map[string]string{reconcile.AnnotationAllowEmptyRender: "true"}
-				err := k.Update(ctx, b)
-				return err == nil, err
+				b.Annotations[reconcile.AnnotationAllowEmptyRender] = "true"
 			})
 		}},
 	}
@@ -304,30 +274,32 @@ func TestInvalidObjectIsNotRetried(t *testing.T) {
 	stalled(t, ns, "app", v1alpha1.ReasonInvalid, "Service/"+ns+"/svc", "spec.ports[0].port")
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm"}}
 	exists(t, cm)
-	time.Sleep(time.Second) // let the events of the first pass settle
-
-	writes := controller.Writes.Load()
-	failed := testutil.ToFloat64(metrics.Applies.WithLabelValues(string(applyset.Failed)))
+	// The first pass's writes (its status, its events) are done; only
+	// this namespace's requests are this test's (other tests' parents,
+	// gone or going, may still have passes).
+	settle(t, "the controller", controller)
+	mark, renders := len(controller.Requests()), controller.Renders(ns, "app")
 	// A change to a member brings the Composition back: it must not retry.
 	if err := updateFresh(ctx, cm, func() error { cm.Labels["touched"] = "yes"; return k.Update(ctx, cm) }); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * time.Second)
-	if n := controller.Writes.Load() - writes; n != 0 {
-		t.Errorf("the controller made %d write requests for a Stalled Composition whose inputs did not change, want 0", n)
-	}
-	if n := testutil.ToFloat64(metrics.Applies.WithLabelValues(string(applyset.Failed))) - failed; n != 0 {
-		t.Errorf("%v more failed applies, want none", n)
-	}
+	// The pass it brings renders (no memo keeps a pass that stalled), and
+	// then finds the failure it remembers for these inputs.
+	eventually(t, "the pass the member's change brings", func() (bool, error) {
+		return controller.Renders(ns, "app") > renders, nil
+	})
+	// Nothing written in the namespace: no status, no event and no apply
+	// of the Service (a failed apply is a request too).
+	consistently(t, "no write for a Stalled Composition whose inputs did not change", 3*time.Second, func() (bool, error) {
+		if w := writesIn(controller, mark, ns); len(w) > 0 {
+			return false, fmt.Errorf("the controller sent %d writes: %q", len(w), w)
+		}
+		return true, nil
+	})
 
 	// A fixed input (a new Bundle revision) is applied.
-	eventually(t, "bundle fix", func() (bool, error) {
-		if err := k.Get(ctx, client.ObjectKeyFromObject(b), b); err != nil {
-			return false, err
-		}
+	testenv.Update(t, k, b, func() {
 		b.Spec.Files["templates/svc.yaml"] = strings.Replace(b.Spec.Files["templates/svc.yaml"], "700000", "80", 1)
-		err := k.Update(ctx, b)
-		return err == nil, err
 	})
 	exists(t, service(ns, "svc"))
 	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
@@ -348,9 +320,10 @@ func TestFlapping(t *testing.T) {
 	mustCreate(t, comp)
 	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 
-	// The fighter writes data.a back whenever stencil has changed it, for
-	// at most 30 seconds.
-	fightCtx, stop := context.WithTimeout(ctx, 30*time.Second)
+	// The fighter writes data.a back whenever stencil has changed it,
+	// until the test stops it (at most testenv.Timeout: a loaded
+	// controller may take a while to count the rounds that stall it).
+	fightCtx, stop := context.WithTimeout(ctx, testenv.Timeout)
 	defer stop()
 	fought := make(chan struct{})
 	go func() {
@@ -367,15 +340,23 @@ func TestFlapping(t *testing.T) {
 	stalled(t, ns, "app", v1alpha1.ReasonFlapping, "ConfigMap/"+ns+"/flappy", "data.a")
 	// Stencil's last write may be a few milliseconds old: let the fighter
 	// answer it, then stencil must not write again.
+	last := &corev1.ConfigMap{}
 	eventually(t, "the fighter's value", func() (bool, error) {
-		cm := &corev1.ConfigMap{}
-		err := k.Get(ctx, key(ns, "flappy"), cm)
-		return err == nil && cm.Data["a"] == "fought", err
+		err := k.Get(ctx, key(ns, "flappy"), last)
+		return err == nil && last.Data["a"] == "fought", err
 	})
+	// The fighter answers any write of stencil's within milliseconds, so
+	// its value alone could hide one: the member's resourceVersion tells
+	// that nobody wrote it at all.
 	consistently(t, "stencil to stop writing the member", 2*time.Second, func() (bool, error) {
 		cm := &corev1.ConfigMap{}
-		err := k.Get(ctx, key(ns, "flappy"), cm)
-		return err == nil && cm.Data["a"] == "fought", err
+		if err := k.Get(ctx, key(ns, "flappy"), cm); err != nil {
+			return false, err
+		}
+		if cm.ResourceVersion != last.ResourceVersion {
+			return false, fmt.Errorf("written again: resourceVersion %s → %s, data %v", last.ResourceVersion, cm.ResourceVersion, cm.Data)
+		}
+		return true, nil
 	})
 	stop()
 	<-fought

@@ -44,8 +44,8 @@ func startWith(t *testing.T, o testenv.ControllerOptions) (c *testenv.Controller
 			cancel()
 			select {
 			case <-c.Done:
-			case <-time.After(time.Minute):
-				t.Errorf("shard %s did not stop within a minute", o.Shard)
+			case <-time.After(testenv.Timeout):
+				t.Errorf("shard %s did not stop within %s", o.Shard, testenv.Timeout)
 			}
 		})
 	}
@@ -103,12 +103,15 @@ func TestWritesAreTheTenants(t *testing.T) {
 	})
 
 	t.Run("as the account, given its RBAC", func(t *testing.T) {
+		rules := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}}
 		mustCreate(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stencil"}})
-		mustCreate(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stencil-tenant"},
-			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}}})
+		mustCreate(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stencil-tenant"}, Rules: rules})
 		mustCreate(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stencil-tenant"},
 			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "stencil-tenant"},
 			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "stencil"}}})
+		// A pass before the authorizer applies the grant would stall
+		// Forbidden again, and look again only a minute later.
+		testenv.WaitGranted(t, k, testenv.ServiceAccountSubject(ns, "stencil"), ns, 0, rules...)
 		update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"name":"app-secret"}`) })
 		condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 		exists(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app-secret"}})
@@ -179,6 +182,9 @@ func TestNamespaceSelector(t *testing.T) {
 		}
 		stalled(t, ns, "app", v1alpha1.ReasonNotAllowed, "Bundle "+b.Name)
 		update(t, composition(ns, "app", "", ""), func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"second":false}`) })
+		// The pass of the new values stalls too (stalled waits for the
+		// Composition's generation), and prunes nothing then or after.
+		stalled(t, ns, "app", v1alpha1.ReasonNotAllowed, "Bundle "+b.Name)
 		consistently(t, "ConfigMap second to stay", 2*time.Second, func() (bool, error) {
 			err := k.Get(ctx, key(ns, "second"), &corev1.ConfigMap{})
 			return err == nil, err

@@ -29,16 +29,20 @@ const (
 )
 
 // renderWith renders the files with values, limits and an optional
-// deadline, and returns the error as a *RenderError.
+// deadline, and returns the error as a *RenderError. The bundle is loaded
+// before the deadline starts: on a busy machine its parsing could take a
+// good part of it, and the deadline would stop the render before the
+// line a test expects it in.
 func renderWith(t *testing.T, files map[string]string, vals string, l templates.Limits, timeout time.Duration, p *templates.Progress) *templates.RenderError {
 	t.Helper()
+	b, in := bundle(t, files), templates.Input{Values: values(vals), Composition: web, Limits: l, Progress: p}
 	ctx := context.Background()
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	_, err := templates.RenderContext(ctx, bundle(t, files), templates.Input{Values: values(vals), Composition: web, Limits: l, Progress: p})
+	_, err := templates.RenderContext(ctx, b, in)
 	if err == nil {
 		t.Fatal("render succeeded; want it stopped")
 	}

@@ -95,28 +95,19 @@ func setUpBlast(t *testing.T) blastSetup {
 		_ = k.Delete(ctx, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "appservices." + s.group}})
 	})
 	appServicesEstablished(t, k, s.group)
+	svc := fmt.Sprintf("apiVersion: %s/v1\nkind: AppService\nmetadata:\n  name: svc\n  namespace: %s\nspec:\n  replicas: 1\n  team: api\n", s.group, s.ns1)
+	// Established is not yet admitted: the policy's binding and
+	// parameters for the kind reach the API server some time after.
+	testenv.WaitKindChecked(t, k, objectOf(t, svc), 0)
 	kubectl(t, compositionYAML(s.ns1, "a1", s.a, `{"replicas": 2, "team": "shop"}`)+"---\n"+
 		compositionYAML(s.ns2, "a2", s.a, `{"replicas": 1}`)+"---\n"+
-		compositionYAML(s.ns1, "b1", s.b, `{"replicas": 1}`)+"---\n"+
-		fmt.Sprintf("apiVersion: %s/v1\nkind: AppService\nmetadata:\n  name: svc\n  namespace: %s\nspec:\n  replicas: 1\n  team: api\n", s.group, s.ns1),
+		compositionYAML(s.ns1, "b1", s.b, `{"replicas": 1}`)+"---\n"+svc,
 		"apply", "-f", "-")
-	for _, p := range []struct{ ns, name, apiVersion, kind string }{
-		{s.ns1, "a1", v1alpha1.GroupVersion.String(), "Composition"},
-		{s.ns2, "a2", v1alpha1.GroupVersion.String(), "Composition"},
-		{s.ns1, "b1", v1alpha1.GroupVersion.String(), "Composition"},
-		{s.ns1, "svc", s.group + "/v1", "AppService"},
+	for _, p := range []*unstructured.Unstructured{
+		composition(s.ns1, "a1"), composition(s.ns2, "a2"), composition(s.ns1, "b1"),
+		parentRef(s.group+"/v1", "AppService", s.ns1, "svc"),
 	} {
-		eventually(t, "the controller to apply "+p.kind+" "+p.name, func() (bool, error) {
-			u := &unstructured.Unstructured{}
-			u.SetAPIVersion(p.apiVersion)
-			u.SetKind(p.kind)
-			if err := k.Get(ctx, client.ObjectKey{Namespace: p.ns, Name: p.name}, u); err != nil {
-				return false, err
-			}
-			members, _, _ := unstructured.NestedSlice(u.Object, "status", "members")
-			observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
-			return observed == u.GetGeneration() && len(members) == 2, nil
-		})
+		applied(t, k, p, 2)
 	}
 	return s
 }

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -18,7 +19,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -92,13 +92,10 @@ func TestMetricsNeedAnAuthorizedToken(t *testing.T) {
 		body, _ := io.ReadAll(res.Body)
 		return res.StatusCode, string(body), res.Proto, nil
 	}
-	var code int
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		code, _, _, err = scrape("")
-		return err == nil, nil
-	}); err != nil {
-		t.Fatalf("the metrics server does not answer: %v", err)
-	}
+	testenv.Eventually(t, 0, "the metrics server to answer", func() (bool, error) {
+		_, _, _, err := scrape("")
+		return err == nil, err
+	})
 
 	t.Run("without a token: 401", func(t *testing.T) {
 		if code, _, _, err := scrape(""); err != nil || code != http.StatusUnauthorized {
@@ -142,14 +139,14 @@ func TestMetricsNeedAnAuthorizedToken(t *testing.T) {
 			_ = cs.RbacV1().ClusterRoleBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
 			_ = cs.RbacV1().ClusterRoles().Delete(context.Background(), role.Name, metav1.DeleteOptions{})
 		})
-		// The filter caches a denial for a while.
+		// The filter caches a denial for a while, and the API server's
+		// authorizer sees the binding some time after it is written.
 		var body, proto string
-		if err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-			code, body, proto, err = scrape(token, "h2", "http/1.1")
-			return err == nil && code == http.StatusOK, nil
-		}); err != nil {
-			t.Fatalf("GET /metrics with a bound token: %d, %v", code, err)
-		}
+		testenv.Eventually(t, 0, "GET /metrics with a bound token to be served", func() (bool, error) {
+			code, b, p, err := scrape(token, "h2", "http/1.1")
+			body, proto = b, p
+			return err == nil && code == http.StatusOK, fmt.Errorf("%d, %v", code, err)
+		})
 		if !strings.Contains(body, "# TYPE") {
 			t.Errorf("GET /metrics: no metrics in %.200q", body)
 		}

@@ -39,6 +39,7 @@ func TestDiffBundleShowsOutputs(t *testing.T) {
 	bundle := "boutputs-" + ns
 	kubectl(t, fmt.Sprintf(outputsBundle, bundle), "apply", "-f", "-")
 	kubectl(t, compositionYAML(ns, "web", bundle, `{"replicas": 2}`), "apply", "-f", "-")
+	applied(t, k, composition(ns, "web"), 2)
 	eventually(t, "the controller to compute the outputs", func() (bool, error) {
 		c := &v1alpha1.Composition{}
 		if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, c); err != nil {

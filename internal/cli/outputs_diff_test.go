@@ -40,6 +40,7 @@ func TestDiffShowsOutputs(t *testing.T) {
 	kubectl(t, fmt.Sprintf(outputsBundle, bundle), "apply", "-f", "-")
 	comp := compositionYAML(ns, "web", bundle, `{"replicas": 2}`)
 	kubectl(t, comp, "apply", "-f", "-")
+	applied(t, k, composition(ns, "web"), 2)
 	eventually(t, "the controller to compute the outputs", func() (bool, error) {
 		c := &v1alpha1.Composition{}
 		if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, c); err != nil {
@@ -95,7 +96,11 @@ func TestDiffShowsInstanceOutputs(t *testing.T) {
 	})
 	apiVersion := group + "/v1"
 	in := fmt.Sprintf("apiVersion: %s\nkind: AppService\nmetadata:\n  name: web\n  namespace: %s\nspec:\n  replicas: 2\n", apiVersion, ns)
+	// Established is not yet admitted: the policy's binding and
+	// parameters for the kind reach the API server some time after.
+	testenv.WaitKindChecked(t, k, objectOf(t, in), 0)
 	kubectl(t, in, "apply", "-f", "-")
+	applied(t, k, parentRef(apiVersion, "AppService", ns, "web"), 2)
 	eventually(t, "the controller to compute the instance's outputs", func() (bool, error) {
 		u := &unstructured.Unstructured{}
 		u.SetAPIVersion(apiVersion)

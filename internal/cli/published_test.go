@@ -8,7 +8,6 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -95,18 +94,11 @@ func TestRenderAndDiffInstanceOnline(t *testing.T) {
 		t.Fatalf("diff before the instance exists: exit %d, want 1 and the Deployment created\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 
+	// Established is not yet admitted: the policy's binding and
+	// parameters for the kind reach the API server some time after.
+	testenv.WaitKindChecked(t, k, objectOf(t, in), 0)
 	kubectl(t, in, "apply", "-f", "-")
-	eventually(t, "the controller to apply the instance", func() (bool, error) {
-		u := &unstructured.Unstructured{}
-		u.SetAPIVersion(apiVersion)
-		u.SetKind("AppService")
-		if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, u); err != nil {
-			return false, err
-		}
-		members, _, _ := unstructured.NestedSlice(u.Object, "status", "members")
-		observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
-		return observed == u.GetGeneration() && len(members) == 2, nil
-	})
+	applied(t, k, parentRef(apiVersion, "AppService", ns, "web"), 2)
 	out, errOut, code = stencil(t, in, "diff", "-f", "-")
 	if code != 0 || out != "" {
 		t.Fatalf("diff right after reconcile: exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 0 and no output", code, out, errOut)

@@ -1,46 +1,46 @@
 package e2e_test
 
 import (
-	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/testenv"
 )
 
-// admitting waits until the API server admits a Composition of namespace
-// default (a dry run): the webhook's access entry fails closed, so no
-// Composition or instance can be written until the controller serves it,
-// its CA is injected and the configuration points at it.
-func admitting(t *testing.T, k client.Client, timeout time.Duration) {
-	t.Helper()
-	probe := &v1alpha1.Composition{}
-	probe.Namespace, probe.Name, probe.Spec.Bundle = "default", "admission-probe", "webapp"
-	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), time.Second, timeout, true, func(ctx context.Context) (bool, error) {
-		last = k.Create(ctx, probe.DeepCopy(), client.DryRunAll)
-		return last == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("the API server does not admit Compositions after %s: %v", timeout, last)
-	}
-}
-
 // admittingFiles waits until kubectl's server dry run of the objects of
-// dir passes admission: the access entry the controller adds for a
-// published kind fails closed until it is pointed at the controller too.
+// dir passes admission (testenv.WaitCreatable's check, as kubectl sends
+// it): kubectl's discovery must list the published kinds, and the
+// binding and parameters of stencil's admission policy for a freshly
+// published kind take effect some time after the controller wrote them.
 func admittingFiles(t *testing.T, kc kubectl, dir string, timeout time.Duration) {
 	t.Helper()
-	var last string
-	err := wait.PollUntilContextTimeout(context.Background(), time.Second, timeout, true, func(context.Context) (bool, error) {
-		_, errOut, err := kc.run("", "apply", "--dry-run=server", "-f", dir)
-		last = errOut
-		return err == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("kubectl apply --dry-run=server -f %s is not admitted after %s: %s", dir, timeout, last)
+	testenv.Eventually(t, timeout, "kubectl apply --dry-run=server -f "+dir+" to be admitted", paced(func() (bool, error) {
+		out, errOut, err := kc.run("", "apply", "--dry-run=server", "-f", dir)
+		return err == nil, fmt.Errorf("%v: %s%s", err, out, errOut)
+	}))
+}
+
+// kubectlPace is how often a wait runs kubectl again: each run is a
+// process of its own (a second or so of CPU on a loaded machine), which
+// testenv.Eventually's pace would run back to back, on the cores the
+// local cluster and the controller under test share.
+const kubectlPace = time.Second
+
+// paced returns cond as run at most once every kubectlPace: in between,
+// it says again what its last run said, so a wait polling it at its own
+// pace runs kubectl no more often.
+func paced(cond func() (bool, error)) func() (bool, error) {
+	var last time.Time
+	var ok bool
+	err := errors.New("not run yet")
+	return func() (bool, error) {
+		if !last.IsZero() && time.Since(last) < kubectlPace {
+			return ok, err
+		}
+		last = time.Now()
+		ok, err = cond()
+		return ok, err
 	}
 }

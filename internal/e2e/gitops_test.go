@@ -2,8 +2,10 @@ package e2e_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/gitops"
+	"github.com/stencil-dev/stencil/internal/testenv"
 )
 
 // testGitOpsHealth: what GitOps tools read of the examples as the
@@ -74,20 +77,16 @@ spec:
 		}
 		_ = k.Delete(ctx, pending)
 	})
-	condition(t, k, comps["stalled"], "Stalled", "BundleNotFound")
+	condition(t, k, comps["stalled"], testenv.Condition{Type: "Stalled", Reasons: []string{"BundleNotFound"}})
 	expectHealth(t, k, argo, []*unstructured.Unstructured{object(t, "Composition", "default", "gitops-stalled")}, gitops.Degraded, "Failed")
-	condition(t, k, comps["pending"], "Reconciling", "Progressing")
+	condition(t, k, comps["pending"], testenv.Condition{Type: "Reconciling", Reasons: []string{"Progressing"}})
 	expectHealth(t, k, argo, []*unstructured.Unstructured{object(t, "Composition", "default", "gitops-pending")}, gitops.Progressing, "InProgress")
 
+	// The controller writes the parent's status and metadata too: the
+	// suspension is written again on a conflict.
 	c := comps["pending"]
-	if err := k.Get(ctx, client.ObjectKeyFromObject(c), c); err != nil {
-		t.Fatal(err)
-	}
-	c.Spec.Suspend = true
-	if err := k.Update(ctx, c); err != nil {
-		t.Fatal(err)
-	}
-	condition(t, k, c, "Ready", "Suspended")
+	testenv.Update(t, k, c, func() { c.Spec.Suspend = true })
+	condition(t, k, c, testenv.Condition{Type: "Ready", Status: metav1.ConditionFalse, Reasons: []string{"Suspended"}})
 	expectHealth(t, k, argo, []*unstructured.Unstructured{object(t, "Composition", "default", "gitops-pending")}, gitops.Suspended, "InProgress")
 }
 
@@ -102,51 +101,51 @@ func object(t *testing.T, kind, namespace, name string) *unstructured.Unstructur
 	return u
 }
 
-// condition waits until c has condition typ with reason at its generation.
-func condition(t *testing.T, k client.Client, c *v1alpha1.Composition, typ, reason string) {
+// condition waits until c has want, written for its generation, as long
+// as a few passes of the local cluster's controller may take.
+func condition(t *testing.T, k client.Client, c *v1alpha1.Composition, want testenv.Condition) {
 	t.Helper()
-	eventually(t, 2*time.Minute, fmt.Sprintf("Composition %s to have %s with reason %s", c.Name, typ, reason), func() (bool, error) {
-		got := &v1alpha1.Composition{}
-		if err := k.Get(context.Background(), client.ObjectKeyFromObject(c), got); err != nil {
-			return false, err
-		}
-		for _, cond := range got.Status.Conditions {
-			if cond.Type == typ && cond.Reason == reason { // Reconciling and Stalled are there only while True
-				return cond.ObservedGeneration == got.Generation, fmt.Errorf("at generation %d of %d", cond.ObservedGeneration, got.Generation)
-			}
-		}
-		return false, fmt.Errorf("conditions %+v", got.Status.Conditions)
-	})
+	testenv.WaitFor(t, k, c.DeepCopy(), 3*time.Minute, want)
 }
 
-// expectHealth checks that Argo CD shows each live object as argo, and
-// that Flux reads each parent (Bundles aside: Flux reads them too, but
-// their status is no parent's) as flux.
+// expectHealth waits until Argo CD shows each live object as argo, and
+// Flux reads each parent (Bundles aside: Flux reads them too, but their
+// status is no parent's) as flux, and fails t with what they showed last
+// when they do not. Each object was waited for in the state asserted;
+// what the tools read is waited for too: a pass since (a resync, a
+// member's status moving) may show a parent otherwise for a moment.
 func expectHealth(t *testing.T, k client.Client, argo *gitops.ArgoCD, objs []*unstructured.Unstructured, argoStatus, flux string) {
 	t.Helper()
 	ctx := context.Background()
-	var parents []*unstructured.Unstructured
-	for _, ref := range objs {
-		live := ref.DeepCopy()
-		if err := k.Get(ctx, client.ObjectKeyFromObject(ref), live); err != nil {
-			t.Fatal(err)
+	testenv.Eventually(t, 0, fmt.Sprintf("Argo CD to show %d objects %s and Flux to read their parents %s", len(objs), argoStatus, flux), func() (bool, error) {
+		var parents []*unstructured.Unstructured
+		var wrong []string
+		for _, ref := range objs {
+			live := ref.DeepCopy()
+			if err := k.Get(ctx, client.ObjectKeyFromObject(ref), live); err != nil {
+				return false, err
+			}
+			h, err := argo.Health(live)
+			if err != nil || h == nil || h.Status != argoStatus {
+				wrong = append(wrong, fmt.Sprintf("Argo CD shows %s %s as %+v (%v)", live.GetKind(), live.GetName(), h, err))
+			}
+			if live.GetKind() != "Bundle" {
+				parents = append(parents, live)
+			}
 		}
-		h, err := argo.Health(live)
-		if err != nil || h == nil || h.Status != argoStatus {
-			t.Errorf("Argo CD shows %s %s as %+v (%v), want %s", live.GetKind(), live.GetName(), h, err, argoStatus)
+		got, err := gitops.FluxStatus(ctx, k, k.RESTMapper(), parents)
+		if err != nil {
+			return false, err
 		}
-		if live.GetKind() != "Bundle" {
-			parents = append(parents, live)
+		for _, p := range parents {
+			key := fmt.Sprintf("%s/%s/%s", p.GetKind(), p.GetNamespace(), p.GetName())
+			if r := got[key]; r.Status != flux {
+				wrong = append(wrong, fmt.Sprintf("Flux reads %s as %s (%s)", key, r.Status, r.Message))
+			}
 		}
-	}
-	got, err := gitops.FluxStatus(ctx, k, k.RESTMapper(), parents)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range parents {
-		key := fmt.Sprintf("%s/%s/%s", p.GetKind(), p.GetNamespace(), p.GetName())
-		if r := got[key]; r.Status != flux {
-			t.Errorf("Flux reads %s as %s (%s), want %s", key, r.Status, r.Message, flux)
+		if len(wrong) > 0 {
+			return false, errors.New(strings.Join(wrong, "; "))
 		}
-	}
+		return true, nil
+	})
 }

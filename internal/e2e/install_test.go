@@ -24,10 +24,14 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -110,7 +114,7 @@ func TestInstalledController(t *testing.T) {
 	t.Log("installing the previous release: kubectl apply --server-side -f install.yaml")
 	kc.mustRun(t, "", "apply", "--server-side", "-f", previous)
 	rollout(t, kc, "the previous release")
-	leader, identity := n.leader(t, kube, "", time.Minute)
+	leader, identity := n.leader(t, kube, "", 0)
 	t.Logf("pod %s leads", leader)
 
 	t.Run("the render workers confine themselves and render", func(t *testing.T) {
@@ -147,25 +151,45 @@ func TestInstalledController(t *testing.T) {
 				t.Errorf("pod %s runs %s after the upgrade", p.Name, img)
 			}
 		}
-		leader, identity = n.leader(t, kube, "", time.Minute)
+		leader, identity = n.leader(t, kube, "", 0)
 		if got := webhookCert(t, k); got != cert {
 			t.Errorf("the rollout changed the webhook's certificate")
 		}
 		dryRunReviewed(t, kc, root)
 		kc.mustRun(t, suspended, "apply", "--server-side", "-f", "-")
-		condition(t, k, compositionOf(t, suspended), "Ready", "Suspended")
+		condition(t, k, compositionOf(t, suspended), testenv.Condition{Type: "Ready", Status: metav1.ConditionFalse, Reasons: []string{"Suspended"}})
 	})
 
 	t.Run("a stopped leader hands over at once", func(t *testing.T) {
+		// A leader that stops gives the Lease up before it exits (a write
+		// naming no holder), and the other replica's next try takes it;
+		// one that did not would be replaced only once its lease expired.
+		// Which happened is read from the Lease's writes, from the one
+		// the leader last made, whatever the time each took.
+		_, writes := watchLease(t, kube)
 		stopped := time.Now()
 		kc.mustRun(t, "", "-n", "stencil-system", "delete", "pod", leader, "--wait=false") // SIGTERM, as a drain or eviction
-		old := leader
-		leader, identity = n.leader(t, kube, identity, time.Minute)
+		old, oldIdentity := leader, identity
+		seen := leaseWrites(t, writes, func(l *coordinationv1.Lease) bool {
+			h := holderOf(l)
+			return h != "" && h != oldIdentity
+		})
+		leader, identity = n.leader(t, kube, oldIdentity, 0)
 		took := time.Since(stopped)
-		t.Logf("pod %s leads %s after pod %s was deleted", leader, took.Round(100*time.Millisecond), old)
-		// It gave the Lease up as it stopped: the other's next try takes it.
-		if bound := retryPeriod * 22 / 10; took > bound+time.Second {
-			t.Errorf("took %s, want one jittered retry period (%s): did the leader not give the Lease up?", took, bound)
+		// A log, not a verdict: how long it took depends on this
+		// machine's load; one jittered retry period is what the code
+		// aims at.
+		t.Logf("pod %s leads %s after pod %s was deleted (one jittered retry period is %s)", leader, took.Round(100*time.Millisecond), old, retryPeriod*22/10)
+		released := false
+		for _, l := range seen[:len(seen)-1] {
+			released = released || holderOf(l) == ""
+		}
+		if !released {
+			var holders []string
+			for _, l := range seen {
+				holders = append(holders, fmt.Sprintf("%q", holderOf(l)))
+			}
+			t.Errorf("pod %s did not give the Lease up as it stopped: its holders went %s, with no release between", old, strings.Join(holders, " → "))
 		}
 		rollout(t, kc, "the deleted pod's replacement")
 	})
@@ -173,29 +197,48 @@ func TestInstalledController(t *testing.T) {
 	t.Run("a killed leader is replaced once its lease expires", func(t *testing.T) {
 		killed := time.Now()
 		n.kill(t, kube, leader)
-		old := leader
-		// client-go counts the lease from when the other replica last saw
-		// it renewed, and tries every retry period (2 s) with a jitter of
-		// up to 1.2 times it: the takeover comes within the lease duration
-		// plus two such tries (the one that saw the last renewal, the one
-		// after the expiry), 23.8 s with the defaults.
+		old, oldIdentity := leader, identity
+		// The Lease as the killed process last renewed it (or later: a
+		// renewal in flight may still land, after this read).
+		last := readLease(t, kube)
+		if h := holderOf(last); h != oldIdentity {
+			t.Fatalf("right after pod %s's container was killed the Lease is held by %q, not by it (%s)", old, h, oldIdentity)
+		}
 		// The killed container's restart (the kubelet's) may win the
 		// Lease too: a new process either way, and the test says which.
-		bound := leaseDuration + 2*retryPeriod*22/10
-		leader, identity = n.leader(t, kube, identity, bound+10*time.Second)
+		leader, identity = n.leader(t, kube, oldIdentity, 0)
 		took := time.Since(killed)
 		who := "the other replica"
 		if leader == old {
 			who = "the killed pod's restarted container"
 		}
-		t.Logf("%s (pod %s) leads %s after pod %s's container was killed (lease duration %s)", who, leader, took.Round(100*time.Millisecond), old, leaseDuration)
-		if took > bound+time.Second {
-			t.Errorf("took %s, want at most the lease duration and two jittered retry periods (%s)", took, bound)
+		// client-go counts the lease from when the other replica last saw
+		// it renewed, and tries every retry period (2 s) with a jitter of
+		// up to 1.2 times it: the takeover comes after the lease duration
+		// plus up to two such tries (the one that saw the last renewal,
+		// the one after the expiry), 23.8 s with the defaults, on an idle
+		// machine. A log, not a verdict.
+		bound := leaseDuration + 2*retryPeriod*22/10
+		t.Logf("%s (pod %s) leads %s after pod %s's container was killed (lease duration %s; on an idle machine within %s)", who, leader, took.Round(100*time.Millisecond), old, leaseDuration, bound)
+		// What the code guarantees whatever the load: a Lease another
+		// holds is taken only once it has gone unrenewed for its
+		// duration, as the taker saw it, by its clock (this machine's, as
+		// the killed process's): the new holder's acquireTime is at least
+		// the last renewal plus the lease duration.
+		now := readLease(t, kube)
+		switch {
+		case holderOf(now) != identity || now.Spec.AcquireTime == nil || last.Spec.RenewTime == nil || last.Spec.LeaseDurationSeconds == nil:
+			t.Errorf("the Lease after the takeover (%+v), or before it (%+v), does not say when", now.Spec, last.Spec)
+		default:
+			expired := last.Spec.RenewTime.Add(time.Duration(*last.Spec.LeaseDurationSeconds) * time.Second)
+			if got := now.Spec.AcquireTime.Time; got.Before(expired) {
+				t.Errorf("%s took the Lease at %s, before the killed leader's lease expired at %s", who, got.Format(time.RFC3339Nano), expired.Format(time.RFC3339Nano))
+			}
 		}
 		// The new leader reconciles: the Composition resumes.
 		comp := filepath.Join(root, "examples", "compositions", "endpoint.yaml")
 		kc.mustRun(t, "", "apply", "--server-side", "-f", comp)
-		ready(t, k, objectOf(t, editFile(t, comp)), 2*time.Minute)
+		ready(t, k, objectOf(t, editFile(t, comp)), 3*time.Minute)
 		rollout(t, kc, "the killed container, restarted by the kubelet,")
 	})
 }
@@ -399,7 +442,7 @@ func webhookCert(t *testing.T, k client.Client) certState {
 	t.Helper()
 	ctx := context.Background()
 	var st certState
-	eventually(t, 2*time.Minute, "the webhook's certificate and its CA in both configurations", func() (bool, error) {
+	testenv.Eventually(t, 0, "the webhook's certificate and its CA in both configurations", func() (bool, error) {
 		s := &corev1.Secret{}
 		if err := k.Get(ctx, client.ObjectKey{Namespace: "stencil-system", Name: "stencil-webhook-cert"}, s); err != nil {
 			return false, err
@@ -437,10 +480,10 @@ func webhookCert(t *testing.T, k client.Client) certState {
 func dryRunReviewed(t *testing.T, kc kubectl, root string) {
 	t.Helper()
 	comp := filepath.Join(root, "examples", "compositions", "endpoint.yaml")
-	eventually(t, time.Minute, "the webhook to answer a dry run", func() (bool, error) {
+	testenv.Eventually(t, 0, "the webhook to answer a dry run", paced(func() (bool, error) {
 		_, errOut, err := kc.run("", "apply", "--server-side", "--dry-run=server", "-f", comp)
 		return err == nil && strings.Contains(errOut, "stencil: not reviewed"), fmt.Errorf("%v: %s", err, errOut)
-	})
+	}))
 }
 
 // applyExamples applies, as the examples' users do, the examples'
@@ -458,7 +501,7 @@ func applyExamples(t *testing.T, k client.Client, kc kubectl, root string) {
 			}
 		}
 	}
-	admitting(t, k, 2*time.Minute)
+	testenv.WaitAdmitted(t, k, "default", nil, 3*time.Minute)
 	frontend := filepath.Join(root, "examples", "compositions", "endpoint.yaml")
 	blog := strings.SplitN(editFile(t, filepath.Join(root, "examples", "compositions", "webapp.yaml")), "\n---\n", 2)[0] + "\n"
 	kc.mustRun(t, "", "apply", "--server-side", "-f", frontend)
@@ -466,10 +509,11 @@ func applyExamples(t *testing.T, k client.Client, kc kubectl, root string) {
 	crontab := filepath.Join(root, "examples", "instances", "crontab.yaml")
 	inst := objectOf(t, editFile(t, crontab))
 	published(t, k, inst, 2*time.Minute)
-	eventually(t, time.Minute, "kubectl apply of the CronTab to be admitted", func() (bool, error) {
+	testenv.WaitKindChecked(t, k, inst, 3*time.Minute)
+	testenv.Eventually(t, 0, "kubectl apply of the CronTab to be admitted", paced(func() (bool, error) {
 		_, errOut, err := kc.run("", "apply", "-f", crontab)
 		return err == nil, fmt.Errorf("%v: %s", err, errOut)
-	})
+	}))
 	for _, obj := range []*unstructured.Unstructured{objectOf(t, editFile(t, frontend)), objectOf(t, blog), inst} {
 		ready(t, k, obj, 3*time.Minute)
 	}
@@ -480,6 +524,69 @@ func applyExamples(t *testing.T, k client.Client, kc kubectl, root string) {
 	for _, p := range pods.Items {
 		if !strings.HasPrefix(p.Spec.NodeName, "kwok-node-") {
 			t.Errorf("the example's pod %s runs on %q, not on kwok's node", p.Name, p.Spec.NodeName)
+		}
+	}
+}
+
+// leaseName is the controller's Lease (shard.LeaderElectionID of no shard).
+const leaseName = "stencil.stencil.dev"
+
+// readLease reads the controller's Lease.
+func readLease(t *testing.T, kube kubernetes.Interface) *coordinationv1.Lease {
+	t.Helper()
+	l, err := kube.CoordinationV1().Leases("stencil-system").Get(context.Background(), leaseName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("read the Lease: %v", err)
+	}
+	return l
+}
+
+// holderOf is who holds l, "" when no one does (a leader that stopped
+// gave it up).
+func holderOf(l *coordinationv1.Lease) string {
+	if l.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *l.Spec.HolderIdentity
+}
+
+// watchLease reads the controller's Lease and watches its writes from
+// then on, until the test ends.
+func watchLease(t *testing.T, kube kubernetes.Interface) (*coordinationv1.Lease, watch.Interface) {
+	t.Helper()
+	l := readLease(t, kube)
+	w, err := kube.CoordinationV1().Leases("stencil-system").Watch(context.Background(), metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", leaseName).String(), ResourceVersion: l.ResourceVersion})
+	if err != nil {
+		t.Fatalf("watch the Lease: %v", err)
+	}
+	t.Cleanup(w.Stop)
+	return l, w
+}
+
+// leaseWrites returns the Leases w reports, in order, up to the first
+// done says ends them; it fails t when none does within testenv.Timeout.
+func leaseWrites(t *testing.T, w watch.Interface, done func(*coordinationv1.Lease) bool) []*coordinationv1.Lease {
+	t.Helper()
+	timer := time.NewTimer(testenv.Timeout)
+	defer timer.Stop()
+	var out []*coordinationv1.Lease
+	for {
+		select {
+		case e, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatalf("the watch of the Lease ended after %d writes", len(out))
+			}
+			l, isLease := e.Object.(*coordinationv1.Lease)
+			if !isLease {
+				t.Fatalf("the watch of the Lease: %s %v", e.Type, e.Object)
+			}
+			out = append(out, l)
+			if done(l) {
+				return out
+			}
+		case <-timer.C:
+			t.Fatalf("after %s and %d writes of the Lease, none is the one awaited", testenv.Timeout, len(out))
 		}
 	}
 }

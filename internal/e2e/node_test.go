@@ -103,10 +103,11 @@ func (n *realNode) podLog(t *testing.T, p corev1.Pod) string {
 // leader waits until a running pod of stencil's holds the controller's
 // Lease under another identity than not ("" any), and returns the pod's
 // name and the holder's identity (the pod's name and a process's uuid).
+// timeout 0 is testenv.Timeout.
 func (n *realNode) leader(t *testing.T, kube kubernetes.Interface, not string, timeout time.Duration) (pod, identity string) {
 	t.Helper()
-	eventually(t, timeout, "a pod to lead", func() (bool, error) {
-		l, err := kube.CoordinationV1().Leases("stencil-system").Get(context.Background(), "stencil.stencil.dev", metav1.GetOptions{})
+	testenv.Eventually(t, timeout, "a pod to lead", func() (bool, error) {
+		l, err := kube.CoordinationV1().Leases("stencil-system").Get(context.Background(), leaseName, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}

@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"slices"
 	"sync"
@@ -25,11 +26,19 @@ func tenantInput(ns string) templates.Input {
 	return templates.Input{Composition: templates.CompositionInfo{Name: "app", Namespace: ns, UID: "u-" + ns}}
 }
 
-// waitFor yields until cond holds: the queue is reached by other
-// goroutines, and only its state is awaited, never a duration.
-func waitFor(t testing.TB, cond func() bool) {
+// waitFor yields until cond holds, and fails t with what after two
+// minutes: the queue is reached by other goroutines, and only its state
+// is awaited, never a duration; the bound is far past any state that
+// comes. It is the sandbox tests' own: testenv, whose waits the other
+// suites share, imports this package, and would make this test binary,
+// which the pools re-execute as their render workers, the whole
+// controller.
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	for !cond() {
+	for deadline := time.Now().Add(2 * time.Minute); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("after two minutes, still waiting for %s", what)
+		}
 		runtime.Gosched()
 		time.Sleep(time.Millisecond)
 	}
@@ -62,9 +71,9 @@ func TestFairByTenant(t *testing.T) {
 	for range 10 {
 		go render("team-a")
 	}
-	waitFor(t, func() bool { return p.Waiting() == 10 })
+	waitFor(t, "ten renders of A to wait", func() bool { return p.Waiting() == 10 })
 	go render("team-b")
-	waitFor(t, func() bool { return p.Waiting() == 11 })
+	waitFor(t, "B's render to wait", func() bool { return p.Waiting() == 11 })
 	release()
 	wg.Wait()
 
@@ -91,13 +100,13 @@ func TestQueuedRenderCancelled(t *testing.T) {
 		_, err := p.Render(ctx, b, tenantInput("team-a"))
 		cancelled <- err
 	}()
-	waitFor(t, func() bool { return p.Waiting() == 1 })
+	waitFor(t, "a render to wait", func() bool { return p.Waiting() == 1 })
 	later := make(chan error, 1)
 	go func() {
 		_, err := p.Render(context.Background(), b, tenantInput("team-b"))
 		later <- err
 	}()
-	waitFor(t, func() bool { return p.Waiting() == 2 })
+	waitFor(t, "two renders to wait", func() bool { return p.Waiting() == 2 })
 
 	cancel()
 	if err := <-cancelled; !errors.Is(err, context.Canceled) { // the slot is still held
@@ -133,7 +142,7 @@ func TestMaxWaiting(t *testing.T) {
 		_, err := p.Render(context.Background(), b, tenantInput("team-a"))
 		queued <- err
 	}()
-	waitFor(t, func() bool { return p.Waiting() == 1 })
+	waitFor(t, "a render to wait", func() bool { return p.Waiting() == 1 })
 	if _, err := p.Render(context.Background(), b, tenantInput("team-b")); !errors.Is(err, sandbox.ErrBusy) {
 		t.Fatalf("render past MaxWaiting: %v, want ErrBusy", err)
 	}
@@ -158,16 +167,26 @@ func TestCallerGivesUpWorkerReleased(t *testing.T) {
 	if len(warm) != 1 {
 		t.Fatalf("idle workers %v, want one", warm)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	// The caller gives up once the warm worker renders for it, not after a
+	// duration: a deadline that ended before the render reached the worker
+	// (on a busy machine, while the bundle loaded) would leave the worker
+	// alone. The render takes seconds, far more than the cancel does.
+	slower := load(t, "slower", map[string]string{
+		"templates/slower.yaml": "{{ range until 1000 }}{{ range until 900 }}{{ $x := add 1 2 }}{{ end }}{{ end }}",
+	})
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if _, err := p.Render(ctx, load(t, "slow", slow), input); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("render past the caller's deadline: %v, want context.DeadlineExceeded", err)
+	gaveUp := make(chan error, 1)
+	go func() {
+		_, err := p.Render(ctx, slower, input)
+		gaveUp <- err
+	}()
+	waitFor(t, "the warm worker to render", func() bool { return len(p.IdlePIDs()) == 0 })
+	cancel()
+	if err := <-gaveUp; !errors.Is(err, context.Canceled) {
+		t.Fatalf("render the caller gave up: %v, want context.Canceled", err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); syscall.Kill(warm[0], 0) == nil; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the worker %d of the abandoned render still runs", warm[0])
-		}
-	}
+	waitFor(t, fmt.Sprintf("the worker %d of the abandoned render to be killed", warm[0]), func() bool { return syscall.Kill(warm[0], 0) != nil })
 	if _, err := p.Render(context.Background(), healthy, input); err != nil {
 		t.Fatalf("render after the caller gave up: %v", err)
 	}
@@ -204,7 +223,7 @@ func BenchmarkFairness(b *testing.B) {
 						}
 					})
 				}
-				waitFor(b, func() bool { return p.Waiting() >= burst-workers })
+				waitFor(b, "A's burst to wait", func() bool { return p.Waiting() >= burst-workers })
 				start := time.Now()
 				if _, err := p.Render(context.Background(), bundle, tenantInput(bench.tenantB)); err != nil {
 					b.Fatal(err)

@@ -271,8 +271,13 @@ func (w *proc) render(b *templates.Bundle, in templates.Input, l Limits) (objs [
 	for {
 		if err := w.sendWithin(&req, l.Timeout+grace); err != nil {
 			if errors.Is(err, errSendTimeout) {
-				return nil, false, &templates.RenderError{Reason: templates.ReasonTimeout,
-					Msg: fmt.Sprintf("render stopped: the worker did not take the request within %s", l.Timeout+grace)}
+				// Not the bundle's doing: a worker reads its request
+				// before it renders anything, and one that overran is
+				// never reused. A machine too busy to start or schedule
+				// the worker in time is transient: the caller backs off
+				// and tries again with another worker, and the parent is
+				// not stalled for the template's sake.
+				return nil, false, fmt.Errorf("render worker did not take the request within %s: %w", l.Timeout+grace, err)
 			}
 			return nil, false, w.died(err, l)
 		}

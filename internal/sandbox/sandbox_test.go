@@ -242,7 +242,11 @@ func TestWorkerForgetsBundles(t *testing.T) {
 // TestWorkerThatDoesNotReadIsKilled: a worker that never reads its
 // request (wedged, or not a worker at all) is killed at the render's
 // deadline and its grace even when the request is larger than the pipe's
-// buffer, where writing it would otherwise block the caller for ever.
+// buffer, where writing it would otherwise block the caller for ever. The
+// error is not a RenderError: a worker reads its request before it
+// renders, so one that does not is the machine's doing (too busy to run
+// it), never the bundle's, and the caller tries again rather than stall
+// the parent.
 func TestWorkerThatDoesNotReadIsKilled(t *testing.T) {
 	p, err := sandbox.New(sandbox.Options{Limits: sandbox.Limits{Timeout: 100 * time.Millisecond}, Command: []string{"/bin/sh", "-c", "exec sleep 60"}})
 	if err != nil {
@@ -261,7 +265,7 @@ func TestWorkerThatDoesNotReadIsKilled(t *testing.T) {
 		t.Fatal("Render still writes to a worker that does not read, a minute on")
 	}
 	var re *templates.RenderError
-	if !errors.As(err, &re) || re.Reason != templates.ReasonTimeout {
-		t.Fatalf("err = %#v, want a RenderError with reason %s", err, templates.ReasonTimeout)
+	if err == nil || errors.As(err, &re) || !strings.Contains(err.Error(), "did not take the request") {
+		t.Fatalf("err = %#v, want an error that is no RenderError, saying the worker did not take the request", err)
 	}
 }

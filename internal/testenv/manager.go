@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/stencil-dev/stencil/reconcile/metrics"
@@ -254,17 +255,50 @@ func startWith(ctx context.Context, stop context.CancelFunc, config *rest.Config
 			os.Exit(1)
 		}
 	}()
-	// Until the controller has published its default ServiceAccount to
-	// stencil's admission policy, the API server refuses the parents that
-	// name none: the tests start once it has.
-	select {
-	case <-r.AdmissionReady():
-	case <-time.After(time.Minute):
-		return nil, errors.New("the controller did not publish its default ServiceAccount to stencil's admission policy within a minute")
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	// The probe is made as a cluster administrator: the Env's (envtest),
+	// else config's own (the local cluster's admin, as the e2e tests
+	// start their controller).
+	prober := c.Client
+	if adminConfig != nil {
+		if prober, err = client.New(adminConfig, client.Options{Scheme: scheme}); err != nil {
+			return nil, err
+		}
+	}
+	if err := admissionReady(ctx, prober, r, shardName); err != nil {
+		return nil, err
 	}
 	return c, nil
+}
+
+// admissionReady waits until the API server admits the parents of shard
+// that name no ServiceAccount: until the controller r has published its
+// default to stencil's admission policy, and the API server's informers
+// have the published parameters (some time after the write), every such
+// parent is refused. Tests start once one is admitted.
+func admissionReady(ctx context.Context, c client.Client, r interface{ AdmissionReady() <-chan struct{} }, shardName string) error {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	select {
+	case <-r.AdmissionReady():
+	case <-ctx.Done():
+		return errors.New("the controller did not publish its default ServiceAccount to stencil's admission policy in time")
+	}
+	var labels map[string]string
+	if shardName != "" {
+		labels = map[string]string{shard.Label: shardName}
+	}
+	return Admitted(ctx, c, ControllerNamespace, labels)
+}
+
+// AdmissionReady waits, as StartWith does, until the API server admits
+// the parents of shard (its label's value; "" unsharded) that name no
+// ServiceAccount, once r (a controller a test built itself) has
+// published its default.
+func AdmissionReady(t testing.TB, c client.Client, r interface{ AdmissionReady() <-chan struct{} }, shardName string) {
+	t.Helper()
+	if err := admissionReady(context.Background(), c, r, shardName); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // ensureNamespace creates namespace ns when it does not exist (a suite

@@ -29,6 +29,11 @@ type Env struct {
 	env           *envtest.Environment
 }
 
+// adminConfig is the running Env's Config (a cluster administrator): the
+// identity StartWith probes admission as, whatever identity the
+// controller it starts has (the controller may not create parents).
+var adminConfig *rest.Config
+
 // Root returns the repository's top folder, found from this source file.
 func Root() string {
 	_, file, _, _ := runtime.Caller(0)
@@ -71,6 +76,7 @@ func Start() (*Env, error) {
 		return nil, fmt.Errorf("start envtest: %w", err)
 	}
 	webhookClientCA = client.CAFile
+	adminConfig = cfg
 	return &Env{Config: cfg, WebhookClient: client, env: e}, nil
 }
 

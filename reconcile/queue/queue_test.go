@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile/queue"
 )
 
@@ -87,20 +89,23 @@ func TestTurns(t *testing.T) {
 	t.Run("delays and rate limits still apply", func(t *testing.T) {
 		q := newQueue()
 		defer q.ShutDown()
-		q.AddAfter(req("a", "later"), 50*time.Millisecond)
+		// A request is not handed out before its delay: one of an hour
+		// says so whatever this machine's load (one of milliseconds
+		// might have passed before Len is read).
+		q.AddAfter(req("c", "much-later"), time.Hour)
 		if q.Len() != 0 {
 			t.Fatalf("Len = %d before the delay, want 0", q.Len())
 		}
+		q.AddAfter(req("a", "later"), 50*time.Millisecond)
 		q.AddRateLimited(req("b", "x"))
 		if n := q.NumRequeues(req("b", "x")); n != 1 {
 			t.Errorf("NumRequeues = %d, want 1", n)
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for q.Len() < 2 && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if q.Len() != 2 {
-			t.Fatalf("Len = %d after the delays, want 2", q.Len())
+		testenv.Eventually(t, 0, "the two requests whose delays passed to wait", func() (bool, error) {
+			return q.Len() == 2, fmt.Errorf("Len = %d", q.Len())
+		})
+		if got := drain(q); !slices.Contains(got, "a/later") || !slices.Contains(got, "b/x") || slices.Contains(got, "c/much-later") {
+			t.Errorf("handed out %v, want a/later and b/x (and not c/much-later)", got)
 		}
 	})
 	t.Run("shutdown releases a waiting Get", func(t *testing.T) {
@@ -113,8 +118,8 @@ func TestTurns(t *testing.T) {
 			if !shutdown {
 				t.Error("Get returned without shutdown")
 			}
-		case <-time.After(5 * time.Second):
-			t.Fatal("Get still waits after ShutDown")
+		case <-time.After(testenv.Timeout):
+			t.Fatalf("Get still waits %s after ShutDown", testenv.Timeout)
 		}
 	})
 }
