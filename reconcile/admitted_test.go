@@ -63,7 +63,7 @@ func TestRequestsOfAnAdmittedPass(t *testing.T) {
 	})
 
 	condition(t, ns, "cold", v1alpha1.ConditionReady, metav1.ConditionTrue)
-	settle(t, "the controller", controller)
+	controller.Settle(t, ns)
 	all := requestsFor(controller, 0, ns, "cold")
 	// The first pass ends with its status write; a later pass (the
 	// members' own events) may find the cache behind that write and read

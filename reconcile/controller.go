@@ -31,6 +31,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
@@ -108,6 +109,22 @@ type Options struct {
 	// admin widens it (--allow-private-registries,
 	// --allow-source-redirects). A Bundle cannot.
 	SourcePolicy chartsource.Policy
+	// Observer, when not nil, is told of every pass as it starts and
+	// ends: for tests and benchmarks, which wait for a pass rather than
+	// for its writes (a pass over a converged set writes nothing).
+	Observer PassObserver
+}
+
+// PassObserver is told of the passes of the controllers' parents. Its
+// methods are called on the controllers' workers, one pass of a parent at
+// a time: they must be quick and safe for concurrent use.
+type PassObserver interface {
+	// PassStarted is called before a pass of parent key, of kind, reads
+	// anything.
+	PassStarted(kind schema.GroupKind, key types.NamespacedName)
+	// PassEnded is called once that pass has written the parent's status,
+	// with the pass's error.
+	PassEnded(kind schema.GroupKind, key types.NamespacedName, err error)
 }
 
 // DefaultNamespace is Options.Namespace's default, the install's
@@ -417,6 +434,11 @@ type phase func(ctx context.Context, s *scope) (ctrl.Result, error)
 // a namespace its Bundle's spec.namespaceSelector does not select is
 // Stalled (reason NotAllowed) before it renders (see preparer.allowed).
 func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
+	if o := r.Options.Observer; o != nil {
+		kind := r.parentGVK().GroupKind()
+		o.PassStarted(kind, req.NamespacedName)
+		defer func() { o.PassEnded(kind, req.NamespacedName, err) }()
+	}
 	comp, specErr, err := r.fetch(ctx, req.NamespacedName)
 	if err != nil || comp == nil {
 		if err == nil || apierrors.IsNotFound(err) {

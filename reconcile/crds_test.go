@@ -170,7 +170,7 @@ func TestChartCRDsFolder(t *testing.T) {
 		eventually(t, "the CRD to be updated", func() (bool, error) { return columns() == 1, nil })
 		onRevision()
 		condition(t, ns, "first", v1alpha1.ConditionReady, metav1.ConditionTrue)
-		settle(t, "the controller", controller)
+		controller.Settle(t, ns)
 		// A pass of the set with the CRD as the chart has it: a change of
 		// its labels renders it again (the generation stays: wait for the
 		// render, then for the pass to end).
@@ -180,7 +180,7 @@ func TestChartCRDsFolder(t *testing.T) {
 			return controller.Renders(ns, "first") > renders, nil
 		})
 		condition(t, ns, "first", v1alpha1.ConditionReady, metav1.ConditionTrue)
-		settle(t, "the controller", controller)
+		controller.Settle(t, ns)
 		if w := crdWrites(controller, since, name); len(w) != 0 {
 			t.Errorf("CRD writes %v on a pass with the CRD as the chart has it, want none", w)
 		}

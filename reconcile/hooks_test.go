@@ -213,9 +213,9 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 	// and their record is not rewritten. The pass a label of the
 	// Deployment brings (it finds the Deployment unchanged: an apply sent
 	// would be a write) is waited for, and the controller settled first.
-	settle(t, "the controller", controller)
+	controller.Settle(t, ns)
 	before := len(controller.Requests())
-	touchAndPass(t, controller, ns, "app", dep, 1)
+	touchAndPass(t, controller, ns, "app", dep)
 	if writes := writesIn(controller, before, ns); len(writes) != 0 {
 		t.Errorf("the controller made %d write requests on a converged Composition with hooks, want 0: %v", len(writes), writes)
 	}

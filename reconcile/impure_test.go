@@ -146,7 +146,7 @@ func TestLookupAsTheAccount(t *testing.T) {
 func converged(t *testing.T, c *testenv.Controller, ns, name string) {
 	t.Helper()
 	comp := condition(t, ns, name, v1alpha1.ConditionReady, metav1.ConditionTrue)
-	settle(t, "the shard's controller", c)
+	c.Settle(t, ns)
 	members := comp.Status.Members
 	if len(members) == 0 {
 		t.Fatal("a Ready Composition lists no members")
@@ -154,7 +154,7 @@ func converged(t *testing.T, c *testenv.Controller, ns, name string) {
 	for round := range 2 {
 		before := len(c.Requests())
 		for _, m := range members {
-			touchAndPass(t, c, ns, name, memberObject(m), len(members))
+			touchAndPass(t, c, ns, name, memberObject(m))
 		}
 		var writes []string
 		for _, w := range writesIn(c, before, ns) {

@@ -88,13 +88,13 @@ func TestNoWritesWhenNothingChanged(t *testing.T) {
 	condition(t, ns, "web", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	// The convergence's events are sent asynchronously: let them go out
 	// before counting.
-	settle(t, "the controller", controller)
+	controller.Settle(t, ns)
 
 	before := len(controller.Requests())
 	// A label stencil does not manage: the member's event brings a full
 	// pass, which finds both members unchanged (an apply sent would be a
 	// write).
-	touchAndPass(t, controller, ns, "web", dep, 2)
+	touchAndPass(t, controller, ns, "web", dep)
 	if writes := writesIn(controller, before, ns); len(writes) != 0 {
 		t.Errorf("the controller made %d write requests on a reconcile with nothing to change, want 0: %v", len(writes), writes)
 	}

@@ -6,13 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/stencil-dev/stencil/reconcile/metrics"
-
-	"github.com/stencil-dev/stencil/reconcile/applyset"
-
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -66,7 +60,7 @@ func TestNoWritesForExamples(t *testing.T) {
 			})
 			// The convergence's events are sent asynchronously: let them
 			// go out before counting.
-			settle(t, "the controller", controller)
+			controller.Settle(t, ns)
 			members := comp.Status.Members
 			if len(members) == 0 {
 				t.Fatal("a Ready Composition lists no members")
@@ -74,7 +68,7 @@ func TestNoWritesForExamples(t *testing.T) {
 			for round := range 2 {
 				before := len(controller.Requests())
 				for _, m := range members {
-					touchAndPass(t, controller, ns, comp.Name, memberObject(m), len(members))
+					touchAndPass(t, controller, ns, comp.Name, memberObject(m))
 				}
 				// Counted in the test's namespace only: other tests'
 				// parents, gone or going, have passes of their own. A
@@ -133,46 +127,19 @@ func memberObject(m v1alpha1.MemberStatus) *unstructured.Unstructured {
 	return u
 }
 
-// retouch is how long touchAndPass waits for a render before it touches
-// the member again.
-const retouch = 30 * time.Second
-
 // touchAndPass touches obj, a member of Composition ns/name (touchLabel),
-// and waits until the full pass the touch brings has applied the set and
-// controller c, which reconciles the Composition, has settled. That pass
-// is this Composition's own: c has rendered it since the touch (c's count
-// of this Composition's renders, which no other parent's pass moves),
-// and the apply decisions counted since are at least applied, the set's
-// size (the count is the process's, so it says no more than that the
-// pass may be past its applies, and so past its dry runs); then settle
-// leaves it time for its status write, had it one. Passes over a set
-// touched member by member are waited for one by one: a member touched
-// while a pass runs may be dry-run by that pass as its cache holds it,
-// which the API server refuses as stale, and the pass then writes (as it
-// rightly may: see package nochange), which is not what a test of
-// converged passes counts. A touch no render follows for a long while
-// (a pass that was already running took it in, and the shortcut served
-// the pass it brought) is made again: it changes nothing a pass writes.
-func touchAndPass(t *testing.T, c *testenv.Controller, ns, name string, obj client.Object, applied int) {
+// waits until a pass of the Composition that started after the touch has
+// ended (testenv.Controller.PassAfter: a touch a pass under way took in
+// is made again), and then until controller c has settled (no pass
+// running, its events sent). Passes over a set touched member by member
+// are waited for one by one: a member touched while a pass runs may be
+// dry-run by that pass as its cache holds it, which the API server
+// refuses as stale, and the pass then writes (as it rightly may: see
+// package nochange), which is not what a test of converged passes counts.
+func touchAndPass(t *testing.T, c *testenv.Controller, ns, name string, obj client.Object) {
 	t.Helper()
-	renders, decided := c.Renders(ns, name), applies()
-	if err := touchLabel(obj); err != nil {
-		t.Fatal(err)
-	}
-	touched := time.Now()
-	eventually(t, fmt.Sprintf("a pass of %s after touching %s", name, obj.GetName()), func() (bool, error) {
-		if n, d := c.Renders(ns, name), applies(); n <= renders || d < decided+float64(applied) {
-			if time.Since(touched) > retouch {
-				touched = time.Now()
-				if err := touchLabel(obj); err != nil {
-					return false, err
-				}
-			}
-			return false, fmt.Errorf("%d renders of %s since the touch, %v apply decisions of the %d of its set", n-renders, name, d-decided, applied)
-		}
-		return true, nil
-	})
-	settle(t, "the controller", c)
+	c.PassAfter(t, ns, name, func() error { return touchLabel(obj) })
+	c.Settle(t, ns)
 }
 
 // markWorkloadsReady writes the status a kube-controller-manager (which
@@ -224,13 +191,4 @@ func markWorkloadsReady(ctx context.Context, ns string) error {
 		}
 	}
 	return nil
-}
-
-// applies counts the apply decisions of every kind so far.
-func applies() float64 {
-	n := 0.0
-	for _, a := range []applyset.Action{applyset.Created, applyset.Configured, applyset.Reapplied, applyset.Unchanged, applyset.Failed} {
-		n += testutil.ToFloat64(metrics.Applies.WithLabelValues(string(a)))
-	}
-	return n
 }

@@ -89,7 +89,7 @@ func TestObservedSecondRender(t *testing.T) {
 
 	// A status field the templates read: a status-only change, which
 	// the shortcut takes for nothing unless a template read it.
-	settle(t, "the controller", controller)
+	controller.Settle(t, ns)
 	testenv.UpdateStatus(t, k, svc, func() {
 		svc.Status.Conditions = []metav1.Condition{{Type: "Probed", Status: metav1.ConditionTrue, Reason: "Reachable", Message: "ok", LastTransitionTime: metav1.Now()}}
 	})
@@ -98,14 +98,14 @@ func TestObservedSecondRender(t *testing.T) {
 		return err == nil && zone.Data["lb"] == "Reachable", fmt.Errorf("lb = %q (%v)", zone.Data["lb"], err)
 	})
 	condition(t, ns, "fe", v1alpha1.ConditionReady, metav1.ConditionTrue)
-	settle(t, "the controller", controller)
+	controller.Settle(t, ns)
 
 	// A label no template reads: passes (each waited for, see
 	// touchAndPass), no write. Counted in the test's namespace: other
 	// tests' parents have passes of their own.
 	before := len(controller.Requests())
 	for _, obj := range []client.Object{svc, cm, zone} {
-		touchAndPass(t, controller, ns, "fe", obj, 3)
+		touchAndPass(t, controller, ns, "fe", obj)
 	}
 	if writes := writesIn(controller, before, ns); len(writes) != 0 {
 		t.Errorf("the controller sent %d write requests for events that change no value a template read, want 0: %v", len(writes), writes)
@@ -295,7 +295,7 @@ func TestObservedAfterRestart(t *testing.T) {
 		return err == nil && cm.Data["zone"] == "eu", fmt.Errorf("zone = %q (%v)", cm.Data["zone"], err)
 	})
 	condition(t, ns, "fe", v1alpha1.ConditionReady, metav1.ConditionTrue)
-	settle(t, "the controller", controller)
+	controller.Settle(t, ns)
 	if err := k.Get(ctx, client.ObjectKeyFromObject(cm), cm); err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +306,7 @@ func TestObservedAfterRestart(t *testing.T) {
 		return controller.Renders(ns, "fe") > 0, nil
 	})
 	condition(t, ns, "fe", v1alpha1.ConditionReady, metav1.ConditionTrue)
-	settle(t, "the controller", controller)
+	controller.Settle(t, ns)
 	if err := k.Get(ctx, client.ObjectKeyFromObject(cm), cm); err != nil {
 		t.Fatal(err)
 	}

@@ -237,7 +237,7 @@ data:
 		c.Spec.Values.Raw = []byte(`{"v":"2"}`)
 	})
 	condition(t, ns, "web", v1alpha1.ConditionReady, metav1.ConditionTrue)
-	settle(t, "the controller", controller)
+	controller.Settle(t, ns)
 	live := &corev1.Secret{}
 	if err := k.Get(ctx, client.ObjectKeyFromObject(decoy), live); err != nil {
 		t.Fatalf("the decoy Secret was pruned: %v", err)
@@ -393,7 +393,7 @@ func TestFinalizeActsOnTheRecord(t *testing.T) {
 	b := bundle(t, "finalize-record-"+ns, map[string]string{"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Composition.Name }}\n"})
 	mustCreate(t, composition(ns, "web", b.Name, `{}`))
 	c := condition(t, ns, "web", v1alpha1.ConditionReady, metav1.ConditionTrue)
-	settle(t, "the controller", controller)
+	controller.Settle(t, ns)
 
 	decoy := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ServiceAccount"}}
 	decoy.SetNamespace(ns)

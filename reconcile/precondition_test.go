@@ -338,7 +338,7 @@ func TestStatusChurnCostsRetriesOnly(t *testing.T) {
 	// the writes of this test's namespace, Bundle and revisions (their
 	// names hold ns) are this set's: the shard's Bundle controllers may
 	// act on other Bundles meanwhile.
-	settle(t, "the controller", churner)
+	churner.Settle(t, ns)
 	reqs := len(churner.Requests())
 	time.Sleep(2 * time.Second)
 	var writes []string

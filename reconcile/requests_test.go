@@ -86,12 +86,12 @@ func TestRequestsOfAPass(t *testing.T) {
 	// A first Composition starts the watches of the four kinds.
 	mustCreate(t, composition(ns, "warm", b.Name, ""))
 	condition(t, ns, "warm", v1alpha1.ConditionReady, metav1.ConditionTrue)
-	settle(t, "the controller", controller)
+	controller.Settle(t, ns)
 
 	mark := len(controller.Requests())
 	mustCreate(t, composition(ns, "cold", b.Name, ""))
 	condition(t, ns, "cold", v1alpha1.ConditionReady, metav1.ConditionTrue)
-	settle(t, "the controller", controller)
+	controller.Settle(t, ns)
 	reqs := requestsFor(controller, mark, ns, "cold")
 	memberPaths := []string{"/configmaps/cold", "/secrets/cold", "/services/cold", "/serviceaccounts/cold"}
 	memberOf := func(r string) string {
@@ -187,7 +187,7 @@ func TestRequestsOfAPass(t *testing.T) {
 	eventually(t, "the full pass after the label change", func() (bool, error) {
 		return controller.Renders(ns, "cold") > renders, fmt.Errorf("%d renders since the label change", controller.Renders(ns, "cold")-renders)
 	})
-	settle(t, "the controller", controller)
+	controller.Settle(t, ns)
 	reqs = requestsFor(controller, mark, ns, "cold")
 	for _, c := range checks[:2] {
 		if got := count(reqs, c.match); got != 0 {

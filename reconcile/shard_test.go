@@ -36,16 +36,6 @@ func startShard(t *testing.T, shard string) *testenv.Controller {
 	return c
 }
 
-// settle waits until c has made no write for half a second: a pass that
-// ends in Ready may be followed by one more that refreshes its status.
-func settle(t *testing.T, who string, c *testenv.Controller) {
-	t.Helper()
-	eventually(t, who+" to settle", func() (bool, error) {
-		before := c.Writes.Load()
-		time.Sleep(500 * time.Millisecond)
-		return c.Writes.Load() == before, nil
-	})
-}
 
 // sharded returns a Composition of shard in ("" for none) with value v.
 func sharded(ns, name, bundle, in, v string) *v1alpha1.Composition {
@@ -112,8 +102,8 @@ func TestShardsSplitCompositions(t *testing.T) {
 	// alone: shard a and the unsharded controller neither render it nor
 	// write anything in the namespace (the unsharded one serves other
 	// tests' parents, gone or going, elsewhere meanwhile).
-	settle(t, "shard a", shardA)
-	settle(t, "the unsharded controller", controller)
+	shardA.Settle(t, ns)
+	controller.Settle(t, ns)
 	requestsA, requestsNone := len(shardA.Requests()), len(controller.Requests())
 	update(t, inB, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"v":"2"}`) })
 	configMapHas(t, ns, "in-b", "2")
@@ -137,7 +127,7 @@ func TestShardsSplitCompositions(t *testing.T) {
 
 	// Moved from shard b to shard a: shard a takes it over (and follows
 	// its next change), shard b lets go of it without a write.
-	settle(t, "shard b", shardB)
+	shardB.Settle(t, ns)
 	requestsB := len(shardB.Requests())
 	update(t, inB, func(c *v1alpha1.Composition) { c.Labels[shard.Label] = "a" })
 	eventually(t, "shard a to render the Composition moved into it", func() (bool, error) {

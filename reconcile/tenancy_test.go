@@ -240,7 +240,7 @@ func TestOneAppliedEventPerPass(t *testing.T) {
 	}
 	// The first pass, which only created, records none (its status's
 	// transition says it; see status.Events.FirstPass).
-	settle(t, "the controller", controller)
+	controller.Settle(t, ns)
 	applied()
 
 	// Two drifts, one after the other, of two members: each is undone by a
@@ -277,25 +277,23 @@ func TestInvalidObjectIsNotRetried(t *testing.T) {
 	// The first pass's writes (its status, its events) are done; only
 	// this namespace's requests are this test's (other tests' parents,
 	// gone or going, may still have passes).
-	settle(t, "the controller", controller)
+	controller.Settle(t, ns)
 	mark, renders := len(controller.Requests()), controller.Renders(ns, "app")
 	// A change to a member brings the Composition back: it must not retry.
+	// The pass it brings renders (no memo keeps a pass that stalled), and
+	// then finds the failure it remembers for these inputs.
 	if err := updateFresh(ctx, cm, func() error { cm.Labels["touched"] = "yes"; return k.Update(ctx, cm) }); err != nil {
 		t.Fatal(err)
 	}
-	// The pass it brings renders (no memo keeps a pass that stalled), and
-	// then finds the failure it remembers for these inputs.
 	eventually(t, "the pass the member's change brings", func() (bool, error) {
 		return controller.Renders(ns, "app") > renders, nil
 	})
+	controller.Settle(t, ns)
 	// Nothing written in the namespace: no status, no event and no apply
 	// of the Service (a failed apply is a request too).
-	consistently(t, "no write for a Stalled Composition whose inputs did not change", 3*time.Second, func() (bool, error) {
-		if w := writesIn(controller, mark, ns); len(w) > 0 {
-			return false, fmt.Errorf("the controller sent %d writes: %q", len(w), w)
-		}
-		return true, nil
-	})
+	if w := writesIn(controller, mark, ns); len(w) > 0 {
+		t.Errorf("the controller sent %d writes for a Stalled Composition whose inputs did not change: %q", len(w), w)
+	}
 
 	// A fixed input (a new Bundle revision) is applied.
 	testenv.Update(t, k, b, func() {

@@ -56,6 +56,7 @@ type Controller struct {
 	Done <-chan struct{}
 
 	renders sync.Map // "namespace/name" of a Composition → *atomic.Int64
+	passes  passes
 	stop    context.CancelFunc
 
 	mu       sync.Mutex
@@ -219,6 +220,7 @@ func startWith(ctx context.Context, stop context.CancelFunc, config *rest.Config
 		return nil, err
 	}
 	opts.Renderer = countingRenderer{next: pool, c: c}
+	opts.Observer = &c.passes
 	var admit admission.Options
 	if o.Webhooks != nil {
 		admit = o.Admission
