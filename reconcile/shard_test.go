@@ -36,7 +36,6 @@ func startShard(t *testing.T, shard string) *testenv.Controller {
 	return c
 }
 
-
 // sharded returns a Composition of shard in ("" for none) with value v.
 func sharded(ns, name, bundle, in, v string) *v1alpha1.Composition {
 	c := composition(ns, name, bundle, `{"v":"`+v+`"}`)

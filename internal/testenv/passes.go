@@ -21,7 +21,7 @@ type passes struct {
 	started map[types.NamespacedName][]time.Time
 	// ended is, for each parent, when the passes that ended had started,
 	// in the order they ended (a parent's passes run one at a time).
-	ended   map[types.NamespacedName][]time.Time
+	ended map[types.NamespacedName][]time.Time
 	// running counts the passes running, by their parents' namespace.
 	running map[string]int
 }
