@@ -125,9 +125,10 @@ const repass = 5 * time.Second
 // PassAfter makes a change with change (a write to the parent or to one
 // of its members: an event the controller watches) and waits until a
 // pass of parent namespace/name that started after the change was sent
-// has ended: the pass the change brought, or a later one. A converged
-// pass writes nothing, so a test that counts the writes of a pass waits
-// for it so, never for writes or for the render counter. A change the
+// has ended: the pass the change brought, or a later one (a pass that
+// starts while the change's write is on its way counts too). A
+// converged pass writes nothing, so a test that counts the writes of a
+// pass waits for it so, never for writes or for the render counter. A change the
 // controller had already taken into a pass under way brings no pass of
 // its own (the queue folds events): when none starts within a few
 // seconds, change is made again, so it must make a new change each time
@@ -137,19 +138,22 @@ const repass = 5 * time.Second
 func (c *Controller) PassAfter(t testing.TB, namespace, name string, change func() error) {
 	t.Helper()
 	key := types.NamespacedName{Namespace: namespace, Name: name}
+	// The time is taken before the change is sent: the pass it brings may
+	// start before the write's response is read (on a local API server,
+	// within a millisecond of it).
+	changed := time.Now()
 	if err := change(); err != nil {
 		t.Fatal(err)
 	}
-	changed := time.Now()
 	Eventually(t, 0, fmt.Sprintf("a pass of %s after a change", key), func() (bool, error) {
 		if c.passes.endedSince(key, changed) {
 			return true, nil
 		}
 		if !c.passes.startedSince(key, changed) && time.Since(changed) > repass {
+			changed = time.Now()
 			if err := change(); err != nil {
 				return false, err
 			}
-			changed = time.Now()
 		}
 		return false, fmt.Errorf("no pass of %s has ended since %s", key, changed.Format(time.StampMilli))
 	})
