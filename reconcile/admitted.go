@@ -44,14 +44,9 @@ func (r *CompositionReconciler) admit(ctx context.Context, s *scope) (done bool,
 	}
 	v := authority.Judge(cov, p, r.Options.AdmissionMargin, time.Now())
 	s.admission = admission{verdict: v}
-	switch {
-	case v.Record != nil:
+	if v.Record != nil {
+		// Otherwise the record the pass started from (authority.Carried).
 		s.status.Admission = v.Record
-	case s.status.Admission == nil:
-		// Every status this controller writes has a record, so that
-		// only an earlier stencil's status has none (authority.Parent's
-		// Legacy).
-		s.status.Admission = &v1alpha1.AdmissionStatus{}
 	}
 	if v.Admitted {
 		return false, ctrl.Result{}, nil
@@ -92,6 +87,7 @@ func (r *CompositionReconciler) authorityParent(comp applyset.Parent) (authority
 		Labels:      comp.GetLabels(),
 		Annotations: comp.GetAnnotations(),
 		Shard:       comp.GetLabels()[shard.Label],
+		Deleting:    !comp.GetDeletionTimestamp().IsZero(),
 		Account:     serviceAccount(comp, r.Options.DefaultServiceAccount),
 		Record:      comp.ParentStatus().Admission,
 	}
@@ -100,8 +96,7 @@ func (r *CompositionReconciler) authorityParent(comp applyset.Parent) (authority
 	}
 	if r.kind == nil {
 		p.Named = comp.ParentSpec().ServiceAccountName
-		st := comp.ParentStatus()
-		p.Legacy = st.Admission == nil && len(st.Conditions) > 0
+		p.Legacy = authority.EarlierStencil(*comp.ParentStatus())
 	} else {
 		p.Named = comp.GetAnnotations()[publish.AnnotationServiceAccountName]
 	}

@@ -458,9 +458,9 @@ func (r *CompositionReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	s := &scope{comp: comp, status: v1alpha1.CompositionStatus{
 		ObservedGeneration: comp.GetGeneration(),
 		BundleRevision:     comp.ParentStatus().BundleRevision,
-		Hooks:              comp.ParentStatus().Hooks.DeepCopy(), // the record of hooks run persists from pass to pass
-		Outputs:            comp.ParentStatus().Outputs,          // a pass that observes nothing keeps them
-		Admission:          comp.ParentStatus().Admission.DeepCopy(),
+		Hooks:              comp.ParentStatus().Hooks.DeepCopy(),                   // the record of hooks run persists from pass to pass
+		Outputs:            comp.ParentStatus().Outputs,                            // a pass that observes nothing keeps them
+		Admission:          authority.Carried(*comp.ParentStatus(), r.kind == nil), // every status written has a record
 	}, phases: phaseTimer{}}
 	s.events.FirstPass = neverReconciled(comp) // see status.Events
 	defer func() {

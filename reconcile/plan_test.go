@@ -28,7 +28,8 @@ func (inProcess) Render(ctx context.Context, b *templates.Bundle, in templates.I
 
 // TestRenderInput: the render input keeps what the Composition asks for
 // and drops what tools write on it; the UID and .Release.IsUpgrade come
-// from the live Composition alone, with one rule.
+// from the live Composition alone (IsUpgrade from the controller's record
+// of its members, status.inventory), with one rule.
 func TestRenderInput(t *testing.T) {
 	file := &v1alpha1.Composition{
 		ObjectMeta: metav1.ObjectMeta{
@@ -70,11 +71,19 @@ func TestRenderInput(t *testing.T) {
 	if diff := cmp.Diff(wantLive, in.Composition); diff != "" || in.IsUpgrade {
 		t.Errorf("live, nothing applied: IsUpgrade %t, .Composition (-want +got):\n%s", in.IsUpgrade, diff)
 	}
-	// Live, with recorded members: an upgrade.
+	// Live, with members the controller recorded: an upgrade, whatever
+	// the annotations say (anyone who may update the Composition may
+	// edit them unchecked: issue 37).
 	applied := fresh.DeepCopy()
-	applied.Annotations[applyset.AnnotationGroupKinds] = "ConfigMap,Deployment.apps"
+	applied.Status.Inventory = &v1alpha1.InventoryStatus{GroupKinds: []string{"ConfigMap", "Deployment.apps"}}
 	if in = plan.RenderInput(file, plan.Live(applied), caps); !in.IsUpgrade || in.Composition.UID != "uid-live" {
 		t.Errorf("live with members: IsUpgrade %t, UID %q; want an upgrade of uid-live", in.IsUpgrade, in.Composition.UID)
+	}
+	claimed := fresh.DeepCopy()
+	claimed.Annotations[applyset.AnnotationGroupKinds] = "ConfigMap,Deployment.apps"
+	claimed.Status.Inventory = &v1alpha1.InventoryStatus{}
+	if in = plan.RenderInput(file, plan.Live(claimed), caps); in.IsUpgrade {
+		t.Error("annotations naming members the record does not made an upgrade")
 	}
 	// No labels or annotations at all, or only stencil's: empty maps.
 	bare := plan.RenderInput(&v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{applyset.LabelApplySetID: "x"}}}, nil, caps)

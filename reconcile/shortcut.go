@@ -84,11 +84,14 @@ func (r shortcut) skipUnchanged(ctx context.Context, s *scope) (ctrl.Result, err
 }
 
 // parentInPlace reports whether the cached Composition carries what
-// ensureParent makes sure of: the finalizer, the ApplySet id and tooling.
+// ensureParent makes sure of: the finalizer, the ApplySet id and tooling,
+// and annotations that mirror its record (a change of them by hand is
+// put back by the full pass, though it changes nothing the pass does).
 func (r shortcut) parentInPlace(comp applyset.Parent) bool {
 	return slices.Contains(comp.GetFinalizers(), Finalizer) &&
 		comp.GetLabels()[applyset.LabelApplySetID] == applyset.ParentID(comp) &&
-		comp.GetAnnotations()[applyset.AnnotationTooling] == "stencil/"+r.Options.Version
+		comp.GetAnnotations()[applyset.AnnotationTooling] == "stencil/"+r.Options.Version &&
+		applyset.Mirrors(comp)
 }
 
 // inputKey returns the renderKey of the Composition with the revision
@@ -111,8 +114,7 @@ func (r shortcut) inputKey(ctx context.Context, comp applyset.Parent) (string, *
 	if err != nil {
 		return "", nil
 	}
-	live := &plan.LiveComposition{UID: comp.GetUID(), Installed: plan.Installed(applyset.ParseInventory(comp.GetAnnotations()))}
-	return renderKey(comp, loaded.Revision(), plan.RenderInput(comp, live, caps.Caps), caps.Revision), &a.Assignment
+	return renderKey(comp, loaded.Revision(), plan.RenderInput(comp, plan.Live(comp), caps.Caps), caps.Revision), &a.Assignment
 }
 
 // snapshot records, before anything is applied, every live member of the

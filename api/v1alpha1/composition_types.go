@@ -136,11 +136,11 @@ type CompositionStatus struct {
 	Hooks *HooksStatus `json:"hooks,omitempty"`
 
 	// inventory is the controller's own record of where the set's members
-	// may be, as it last wrote the parent's ApplySet annotations
+	// may be, of which it writes the parent's ApplySet annotations
 	// (applyset.kubernetes.io/contains-group-kinds and
-	// additional-namespaces). Prune and deletion act only on the
-	// group-kinds and namespaces both name: an entry added to the
-	// annotations by hand is ignored.
+	// additional-namespaces) as a copy for kubectl. Prune, deletion and
+	// .Release.IsUpgrade act on it alone: an entry added to the
+	// annotations by hand is ignored, one removed by hand narrows nothing.
 	// +optional
 	Inventory *InventoryStatus `json:"inventory,omitempty"`
 

@@ -10,7 +10,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -85,11 +84,13 @@ func (s *session) renderInput(ctx context.Context, p applyset.Parent) (templates
 	}
 	var live *plan.LiveComposition
 	if s.client != nil {
-		m := &metav1.PartialObjectMetadata{}
-		m.SetGroupVersionKind(p.ParentGVK())
-		switch err := s.client.Get(ctx, client.ObjectKeyFromObject(p), m); {
+		// The whole object: .Release.IsUpgrade comes from the
+		// controller's record in its status (see plan.Live).
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(p.ParentGVK())
+		switch err := s.client.Get(ctx, client.ObjectKeyFromObject(p), u); {
 		case err == nil:
-			live = plan.Live(liveParent(p, m))
+			live = plan.Live(liveParent(p, u))
 		case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
 			// Not created yet, or its kind (stencil, or the published
 			// kind) is not served there: the controller's first render
@@ -102,19 +103,9 @@ func (s *session) renderInput(ctx context.Context, p applyset.Parent) (templates
 	return plan.RenderInput(p, live, caps), nil
 }
 
-// liveParent is the parent p as the cluster holds it (its metadata m),
-// of p's own type.
-func liveParent(p applyset.Parent, m *metav1.PartialObjectMetadata) applyset.Parent {
-	if _, ok := p.(*v1alpha1.Composition); ok {
-		return &v1alpha1.Composition{ObjectMeta: m.ObjectMeta}
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{}}
-	u.SetGroupVersionKind(p.ParentGVK())
-	u.SetNamespace(m.Namespace)
-	u.SetName(m.Name)
-	u.SetUID(m.UID)
-	u.SetAnnotations(m.Annotations)
-	u.SetLabels(m.Labels)
+// liveParent is the parent p as the cluster holds it (u, read whole):
+// its metadata and status, with p's spec (plan.Live reads no spec).
+func liveParent(p applyset.Parent, u *unstructured.Unstructured) applyset.Parent {
 	return applyset.NewInstance(u, *p.ParentSpec())
 }
 

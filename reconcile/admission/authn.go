@@ -184,9 +184,11 @@ func (h *reviewer) readable(ctx context.Context, user authenticationv1.UserInfo)
 }
 
 // previewKinds are the kinds a preview's pruned members may be of: the
-// parent's ApplySet inventory and the planned objects' kinds.
+// parent's recorded ApplySet inventory (applyset.Recorded, what prune
+// acts on) and the planned objects' kinds.
 func previewKinds(parent applyset.Parent, planned *plan.Plan) []schema.GroupKind {
-	kinds := applyset.ParseInventory(parent.GetAnnotations()).GroupKinds
+	recorded, _ := applyset.Recorded(parent)
+	kinds := recorded.GroupKinds
 	for _, o := range planned.Objects {
 		kinds = append(kinds, o.GroupVersionKind().GroupKind())
 	}

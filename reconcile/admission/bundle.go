@@ -152,7 +152,7 @@ func (h *bundleReviewer) tally(ctx context.Context, t *bundleTally, b *v1alpha1.
 		count(func() { t.held++ })
 		return
 	}
-	in := plan.RenderInput(p, &plan.LiveComposition{UID: p.GetUID(), Installed: plan.Installed(applyset.ParseInventory(p.GetAnnotations()))}, caps)
+	in := plan.RenderInput(p, plan.Live(p), caps)
 	apis := cluster.NewAPIs(h.r.Mapper, h.r.APIReader)
 	after, err := plan.NewPlan(ctx, h.renderer, next, in, apis)
 	var renderErr *templates.RenderError

@@ -393,7 +393,9 @@ func (h *reviewer) plan(ctx context.Context, parent applyset.Parent, b *v1alpha1
 	}
 	live := &plan.LiveComposition{UID: parent.GetUID()}
 	if old != nil {
-		live.Installed = plan.Installed(applyset.ParseInventory(old.GetAnnotations()))
+		// The controller's record, as the stored parent holds it (its
+		// status decodes as an instance's would; the spec plays no part).
+		live.Installed = plan.Live(applyset.NewInstance(old, v1alpha1.CompositionSpec{})).Installed
 	}
 	in := plan.RenderInput(parent, live, caps)
 	var obs templates.Observations

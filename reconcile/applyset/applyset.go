@@ -180,11 +180,15 @@ func (inv Inventory) Status() *v1alpha1.InventoryStatus {
 }
 
 // Recorded returns the Inventory that prune and deletion act on for parent
-// p: the group-kinds and namespaces named both by the controller's own
-// record (status.inventory: only the controller writes a parent's status)
-// and by the ApplySet annotations (which whoever may update the parent
-// may edit). ignored is what the annotations name beyond the record: an
-// entry added by hand, never listed, pruned or deleted from.
+// p, and that says whether its set is installed (.Release.IsUpgrade): the
+// controller's own record, status.inventory (only the controller writes a
+// parent's status: stencil's admission policy refuses anyone else). The
+// ApplySet annotations, which whoever may update the parent may edit
+// unchecked (the policy lets the controller write them during a
+// deletion), are a copy of it for kubectl, never proof: an entry added by
+// hand is ignored (never listed, pruned or deleted from), and one removed
+// by hand narrows nothing; the next write of the metadata puts them back.
+// ignored is what the annotations name beyond the record.
 //
 // A parent with no record is either one an earlier version of stencil
 // reconciled (its status has conditions or an observedGeneration, which
@@ -206,5 +210,15 @@ func Recorded(p Parent) (inv, ignored Inventory) {
 		record.GroupKinds = append(record.GroupKinds, schema.ParseGroupKind(s))
 	}
 	record = record.Normalize(p.GetNamespace())
-	return annotated.Intersect(record), annotated.Minus(record)
+	return record, annotated.Minus(record)
+}
+
+// Mirrors reports whether p's ApplySet annotations name exactly what its
+// record does (see Recorded) and need no rewrite (NeedsRewrite).
+func Mirrors(p Parent) bool {
+	inv, _ := Recorded(p)
+	gks, nss := inv.Annotations()
+	annotated := ParseInventory(p.GetAnnotations()).Normalize(p.GetNamespace())
+	agks, anss := annotated.Annotations()
+	return gks == agks && nss == anss && !NeedsRewrite(p.GetAnnotations())
 }

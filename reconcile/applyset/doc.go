@@ -5,8 +5,9 @@
 //     Instance of a published kind), its id (ID, kubectl's formula), the
 //     labels and annotations kubectl reads, and the Inventory the parent
 //     records (group-kinds and namespaces where members may be); Recorded,
-//     the inventory prune and deletion act on: what both the controller's
-//     record (status.inventory) and the annotations name.
+//     the inventory prune, deletion and .Release.IsUpgrade act on: the
+//     controller's record (status.inventory), of which the annotations are
+//     a copy for kubectl (Mirrors), never proof.
 //   - ownership.go: Owns, the one ownership test every write over an
 //     existing object and every delete or orphaning asks (apply, hooks,
 //     prune, finalize): Ours (labelled part of the set and managed by

@@ -43,9 +43,9 @@ func TestOwns(t *testing.T) {
 	}
 }
 
-// TestRecorded: prune and deletion act on what both the status record and
-// the annotations name; with no record, on the annotations only for a
-// parent an earlier version reconciled.
+// TestRecorded: prune and deletion act on the status record, whatever the
+// annotations name (more, or less); with no record, on the annotations
+// only for a parent an earlier version reconciled.
 func TestRecorded(t *testing.T) {
 	comp := func(annotated string, st v1alpha1.CompositionStatus) *v1alpha1.Composition {
 		c := &v1alpha1.Composition{Status: st}
@@ -60,6 +60,20 @@ func TestRecorded(t *testing.T) {
 	}
 	if a, b := ignored.Annotations(); a != "Secret" || b != "other" {
 		t.Errorf("ignored %q %q, want Secret and other", a, b)
+	}
+	// Emptied by hand (issue 37): the record still names the members.
+	emptied := comp("", v1alpha1.CompositionStatus{Inventory: record})
+	emptied.Annotations[AnnotationNamespaces] = ""
+	if inv, _ := Recorded(emptied); len(inv.GroupKinds) != 2 || len(inv.Namespaces) != 1 {
+		t.Errorf("annotations emptied by hand: recorded %+v, want the record's two group-kinds and one namespace", inv)
+	}
+	if Mirrors(emptied) {
+		t.Error("emptied annotations mirror the record")
+	}
+	mirror := comp("Deployment.apps,ConfigMap", v1alpha1.CompositionStatus{Inventory: record})
+	mirror.Annotations[AnnotationNamespaces] = "team-b"
+	if !Mirrors(mirror) {
+		t.Errorf("annotations %v do not mirror the record %+v", mirror.Annotations, record)
 	}
 	legacy := v1alpha1.CompositionStatus{ObservedGeneration: 3}
 	if inv, ignored := Recorded(comp("Secret", legacy)); len(inv.GroupKinds) != 1 || !ignored.Empty() {

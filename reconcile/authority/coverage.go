@@ -185,7 +185,7 @@ func (w *Watcher) state(ctx context.Context, gr schema.GroupResource) string {
 	kindPrefix := "kind." + gr.String() + "."
 	for key, v := range params {
 		key := strings.TrimPrefix(key, "epoch.")
-		if strings.HasPrefix(key, "default") || gr != CompositionsResource && strings.HasPrefix(key, kindPrefix) {
+		if strings.HasPrefix(key, "default") || key == InstalledKey || gr != CompositionsResource && strings.HasPrefix(key, kindPrefix) {
 			parts = append(parts, key+"="+v)
 		}
 	}
@@ -268,6 +268,11 @@ func (c Coverage) ID() string {
 	}
 	return string(c.policy.UID) + "/" + string(c.binding.UID)
 }
+
+// Installed returns when stencil's admission policy was first installed
+// in the cluster, as the parameters record it (InstalledKey), and false
+// when they do not say yet.
+func (c Coverage) Installed() (time.Time, bool) { return c.params.installed() }
 
 // validate returns why the objects read do not make the check stencil
 // needs, "" when they do. The policy and the binding must be stencil's,

@@ -12,8 +12,11 @@
 // (CEL's authorizer, as Kubernetes treats the use of an account). It also
 // refuses any such change once the parent is being deleted (what finalize
 // uses is fixed when deletion starts), an instance of a kind no Bundle
-// publishes, invalid stencil.dev/* annotations, and a parent whose
-// account cannot be told (no controller serves its shard yet). It runs in
+// publishes, invalid stencil.dev/* annotations, a parent whose account
+// cannot be told (no controller serves its shard yet), and any write of a
+// parent's status by a requester who may not update its parameters
+// (stencil's controllers, and cluster admins: the proof reads the
+// status, so no tenant may write it). It runs in
 // the API server, before any webhook, whatever the controller's state: no
 // webhook, no window while the controller restarts or a kind is
 // published again.
@@ -38,9 +41,15 @@
 // its creation and at every change since; one that predates the epoch
 // gets a record in status.admission (written only over the parent as
 // read, and only a margin after the epoch) and is admitted by its next
-// change. Compositions an earlier stencil reconciled, whose webhook
-// checked them failing closed, are admitted once; the published kinds'
-// instances are not, since that webhook had windows.
+// change; a DELETE is no such change (the policy checks no delete, though
+// it bumps the generation of an object with finalizers once).
+// Compositions an earlier stencil reconciled, whose webhook checked them
+// failing closed, are admitted once: only those created before the
+// policy was first installed (the parameters' InstalledKey) whose status
+// holds a render's bundleRevision and no record (EarlierStencil), which
+// this controller never writes (every status of its carries a record,
+// Carried); the published kinds' instances are not, since that webhook
+// had windows.
 //
 // Invariant: the controller never reads, applies, prunes or deletes as a
 // parent's ServiceAccount unless Judge admits it; a parent being deleted

@@ -32,13 +32,52 @@ type Parent struct {
 	// Account is the ServiceAccount the controller would act as for it,
 	// "" when it acts as nobody's (as itself, or not at all).
 	Account string
+	// Deleting: its metadata.deletionTimestamp is set. The DELETE that
+	// set it bumped its generation (the API server does so for an object
+	// with finalizers), and no one checked that request against the
+	// account.
+	Deleting bool
 	// Record is its status.admission, nil none.
 	Record *v1alpha1.AdmissionStatus
-	// Legacy: an earlier version of stencil, which checked parents with a
-	// fail-closed webhook and kept no record, reconciled it (its status
-	// has conditions and no record). Only Compositions may say so: the
-	// published kinds' webhook had windows (see docs/security.md).
+	// Legacy: its status is one an earlier version of stencil wrote,
+	// which checked parents with a fail-closed webhook and kept no record
+	// (see EarlierStencil). Only Compositions may say so: the published
+	// kinds' webhook had windows (see docs/security.md). Judge admits it
+	// only when it was created before stencil's admission policy was
+	// installed (Coverage.Installed).
 	Legacy bool
+}
+
+// EarlierStencil reports whether st is the status of a parent that a
+// version of stencil before the admission record reconciled: it has
+// conditions and a bundleRevision (a render of the Bundle), and no
+// status.admission. This controller never writes such a status: every
+// status it writes carries a record (Carried), and it records a
+// bundleRevision only in a pass that judged the parent's admission. A
+// status this controller wrote before it could judge (a stall
+// NoServiceAccount, a start-up whose admission cache was not started)
+// has a record, or, written by a build before Carried, no
+// bundleRevision. Only stencil's controller may write a parent's status
+// (stencil's admission policy refuses anyone else).
+func EarlierStencil(st v1alpha1.CompositionStatus) bool {
+	return st.Admission == nil && len(st.Conditions) > 0 && st.BundleRevision != ""
+}
+
+// Carried is the status.admission a pass starts from, before Judge: the
+// record st holds; when it holds none, an empty one (a record of no
+// check), so that every status the controller writes has a record, even
+// one of a pass that ends before Judge (a parent stalled NoServiceAccount,
+// an error reading the check); but none still when st is an earlier
+// stencil's and the parent a Composition (legacy), so that a pass that
+// ends before Judge leaves it to be judged as one.
+func Carried(st v1alpha1.CompositionStatus, legacy bool) *v1alpha1.AdmissionStatus {
+	switch {
+	case st.Admission != nil:
+		return st.Admission.DeepCopy()
+	case legacy && EarlierStencil(st):
+		return nil
+	}
+	return &v1alpha1.AdmissionStatus{}
 }
 
 // Verdict is Judge's answer.
@@ -70,15 +109,20 @@ type Verdict struct {
 //     (the parameters lag behind a Bundle or the controller's flags): no,
 //     until they agree.
 //   - p's record is of this check and its epoch: yes when it says
-//     admitted, or when p's generation, labels or annotations changed
-//     since it was made (that change was checked); no otherwise.
+//     admitted, or when p changed by a checked request since it was made
+//     (see checkedSince: its labels or annotations, or its generation
+//     beyond the bump of its DELETE); no otherwise.
 //   - p was created margin after the epoch: yes, its creation and every
 //     change since were checked against this account.
-//   - p is Legacy and has no record: yes.
+//   - p is Legacy, has no record and was created before stencil's
+//     admission policy was installed: yes. Legacy, when the parameters do
+//     not say yet when that was: not yet, no record written.
 //   - otherwise p predates the check of its account: a record of p as it
 //     is now is written (Lock: only over p as read, and only margin after
 //     the epoch, so that any later change of p was checked), and p waits
-//     for a change made by someone who may use the account.
+//     for a change made by someone who may use the account. A parent
+//     being deleted can get no such change (the policy refuses it): the
+//     caller lets it go, its members left in place.
 func Judge(cov Coverage, p Parent, margin time.Duration, now time.Time) Verdict {
 	if p.Account == "" {
 		return Verdict{Admitted: true}
@@ -100,16 +144,26 @@ func Judge(cov Coverage, p Parent, margin time.Duration, now time.Time) Verdict 
 		switch {
 		case rec.Admitted:
 			return Verdict{Admitted: true}
-		case rec.Generation != p.Generation || rec.Metadata != digest:
+		case checkedSince(rec, p, digest):
 			return Verdict{Admitted: true, Record: admitted}
 		}
 		return pending(p, nil, false)
 	}
+	if !p.Created.Before(epoch.Add(margin)) {
+		return Verdict{Admitted: true, Record: admitted}
+	}
+	if p.Legacy && rec == nil {
+		installed, known := cov.Installed()
+		switch {
+		case !known:
+			// A record now would end its legacy for good.
+			return Verdict{RetryAfter: retryMissing, Message: fmt.Sprintf("stencil cannot tell yet whether %s was reconciled by an earlier version of stencil: "+
+				"waiting for the controller to record, in the parameters of stencil's admission policy, when the policy was installed", p.Describe)}
+		case p.Created.Before(installed):
+			return Verdict{Admitted: true, Record: admitted}
+		}
+	}
 	switch {
-	case !p.Created.Before(epoch.Add(margin)):
-		return Verdict{Admitted: true, Record: admitted}
-	case p.Legacy && rec == nil:
-		return Verdict{Admitted: true, Record: admitted}
 	case now.Before(epoch.Add(margin)):
 		// A record made now could miss a change the API server did not
 		// check yet.
@@ -117,6 +171,25 @@ func Judge(cov Coverage, p Parent, margin time.Duration, now time.Time) Verdict 
 			Message: fmt.Sprintf("stencil's admission policy changed at %s: waiting %s for every API server to apply it", epoch.Format(time.RFC3339), margin)}
 	}
 	return pending(p, &v1alpha1.AdmissionStatus{Policy: id, Epoch: ptr.To(metav1.NewTime(epoch)), Generation: p.Generation, Metadata: digest}, true)
+}
+
+// checkedSince reports whether p changed, by a request stencil's policy
+// checked, since rec was made of it: its labels or annotations differ
+// (the ApplySet's own aside, see Digest), or its generation moved. The
+// policy checks no DELETE, yet the API server bumps the generation of an
+// object with finalizers once, when a DELETE sets its deletionTimestamp;
+// and it refuses any change of a parent being deleted. So, of a parent
+// being deleted, one move of its generation is its deletion's: only more
+// is a checked change, made before its deletion began (a record made
+// after it began has its generation as it is).
+func checkedSince(rec *v1alpha1.AdmissionStatus, p Parent, digest string) bool {
+	if rec.Metadata != digest {
+		return true
+	}
+	if p.Deleting {
+		return p.Generation > rec.Generation+1
+	}
+	return p.Generation != rec.Generation
 }
 
 // retryMissing is how often a parent whose check is missing looks again

@@ -44,7 +44,7 @@ func TestJudge(t *testing.T) {
 	changed := t0.Add(time.Hour) // when the default ServiceAccount of the tests changed value
 	params := Params{"default": "stencil", "default.a": "shard-a-sa",
 		"kind.gadgets.example.com.bundle": "gadgets", "kind.gadgets.example.com.serviceAccount": "",
-		"epoch.default.a": changed.Format(time.RFC3339)}
+		"epoch.default.a": changed.Format(time.RFC3339), InstalledKey: t0.Format(time.RFC3339)}
 	comps, kind := coverage(CompositionsResource, params), coverage(gadgets, params)
 	labels := map[string]string{"team": "a", applyset.LabelApplySetID: "x"}
 	digest := Digest(labels, nil)
@@ -109,6 +109,27 @@ func TestJudge(t *testing.T) {
 			p.Created, p.Record = t0.Add(-time.Hour), record("p1/b1", t0, false, 3, digest)
 			p.Annotations = map[string]string{"stencil.dev/readmitted": "now"}
 		}), want: Verdict{Admitted: true}, wantRec: record("p1/b1", t0, true, 0, "")},
+		// A DELETE bumps the generation of a parent with finalizers, and
+		// nobody checked it (issue 37).
+		{name: "pending, then deleted", cov: comps, p: with(func(p *Parent) {
+			p.Created, p.Record, p.Generation, p.Deleting = t0.Add(-time.Hour), record("p1/b1", t0, false, 3, digest), 4, true
+		}), want: Verdict{Pending: true}},
+		{name: "pending, spec changed, then deleted", cov: comps, p: with(func(p *Parent) {
+			p.Created, p.Record, p.Generation, p.Deleting = t0.Add(-time.Hour), record("p1/b1", t0, false, 3, digest), 5, true
+		}), want: Verdict{Admitted: true}, wantRec: record("p1/b1", t0, true, 0, "")},
+		{name: "pending, an annotation changed, then deleted", cov: comps, p: with(func(p *Parent) {
+			p.Created, p.Record, p.Generation, p.Deleting = t0.Add(-time.Hour), record("p1/b1", t0, false, 3, digest), 4, true
+			p.Annotations = map[string]string{"stencil.dev/readmitted": "now"}
+		}), want: Verdict{Admitted: true}, wantRec: record("p1/b1", t0, true, 0, "")},
+		{name: "pending, recorded while being deleted", cov: comps, p: with(func(p *Parent) {
+			p.Created, p.Record, p.Generation, p.Deleting = t0.Add(-time.Hour), record("p1/b1", t0, false, 4, digest), 4, true
+		}), want: Verdict{Pending: true}},
+		{name: "predates the check, being deleted", cov: comps, p: with(func(p *Parent) {
+			p.Created, p.Generation, p.Deleting = t0.Add(-time.Hour), 4, true
+		}), want: Verdict{Pending: true, Lock: true}, wantRec: record("p1/b1", t0, false, 4, digest)},
+		{name: "admitted, then deleted", cov: comps, p: with(func(p *Parent) {
+			p.Created, p.Record, p.Generation, p.Deleting = t0.Add(-time.Hour), record("p1/b1", t0, true, 0, ""), 4, true
+		}), want: Verdict{Admitted: true}},
 		{name: "admitted under a binding made anew", cov: comps, p: with(func(p *Parent) {
 			p.Created, p.Record = t0.Add(-time.Hour), record("p1/b0", t0, true, 0, "")
 		}), want: Verdict{Pending: true, Lock: true}, wantRec: record("p1/b1", t0, false, 3, digest)},
@@ -127,6 +148,16 @@ func TestJudge(t *testing.T) {
 		// An earlier stencil's Compositions.
 		{name: "legacy", cov: comps, p: with(func(p *Parent) { p.Created, p.Legacy = t0.Add(-time.Hour), true }),
 			want: Verdict{Admitted: true}, wantRec: record("p1/b1", t0, true, 0, "")},
+		{name: "legacy, being deleted", cov: comps, p: with(func(p *Parent) { p.Created, p.Legacy, p.Deleting = t0.Add(-time.Hour), true, true }),
+			want: Verdict{Admitted: true}, wantRec: record("p1/b1", t0, true, 0, "")},
+		// Created after stencil's policy was installed: this controller
+		// wrote its first status (a start-up's stall), not an earlier
+		// stencil (issue 37).
+		{name: "legacy-looking, created after the install", cov: comps, p: with(func(p *Parent) {
+			p.Shard, p.Account, p.Created, p.Legacy = "a", "shard-a-sa", t0.Add(30*time.Minute), true
+		}), want: Verdict{Pending: true, Lock: true}, wantRec: record("p1/b1", changed, false, 3, digest)},
+		{name: "legacy, install time not recorded yet", cov: coverage(CompositionsResource, Params{"default": "stencil"}),
+			p: with(func(p *Parent) { p.Created, p.Legacy = t0.Add(-time.Hour), true }), want: Verdict{RetryAfter: retryMissing}},
 		{name: "legacy once: a record wins", cov: comps, p: with(func(p *Parent) {
 			p.Created, p.Legacy, p.Record = t0.Add(-time.Hour), true, &v1alpha1.AdmissionStatus{}
 		}), want: Verdict{Pending: true, Lock: true}, wantRec: record("p1/b1", t0, false, 3, digest)},
@@ -166,6 +197,48 @@ func TestJudge(t *testing.T) {
 				t.Errorf("record %+v, want %+v", got.Record, tt.wantRec)
 			}
 		})
+	}
+}
+
+// TestEarlierStencil: only a status with conditions and a render's
+// bundleRevision, and no admission record, is an earlier stencil's; every
+// status this controller writes carries a record (Carried), but an
+// earlier stencil's Composition's, which keeps none until judged.
+func TestEarlierStencil(t *testing.T) {
+	conds := []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue}}
+	earlier := v1alpha1.CompositionStatus{Conditions: conds, BundleRevision: "abc", ObservedGeneration: 2}
+	// What this controller wrote before it could judge a new parent: a
+	// stall NoServiceAccount, an error reading the check at start-up.
+	startUp := v1alpha1.CompositionStatus{Conditions: conds, ObservedGeneration: 1, Inventory: &v1alpha1.InventoryStatus{}}
+	recorded := earlier
+	recorded.Admission = &v1alpha1.AdmissionStatus{}
+	for _, tt := range []struct {
+		name    string
+		st      v1alpha1.CompositionStatus
+		earlier bool
+	}{
+		{"an earlier stencil's", earlier, true},
+		{"a start-up's stall", startUp, false},
+		{"with a record", recorded, false},
+		{"never written", v1alpha1.CompositionStatus{}, false},
+	} {
+		if got := EarlierStencil(tt.st); got != tt.earlier {
+			t.Errorf("%s: EarlierStencil = %v, want %v", tt.name, got, tt.earlier)
+		}
+	}
+	if Carried(earlier, true) != nil {
+		t.Error("an earlier stencil's Composition got a record before Judge")
+	}
+	for _, c := range []struct {
+		st     v1alpha1.CompositionStatus
+		legacy bool
+	}{{earlier, false}, {startUp, true}, {v1alpha1.CompositionStatus{}, true}} {
+		if got := Carried(c.st, c.legacy); got == nil || got.Policy != "" || got.Admitted {
+			t.Errorf("Carried(%+v, %v) = %+v, want an empty record", c.st, c.legacy, got)
+		}
+	}
+	if got := Carried(recorded, true); got == recorded.Admission || got == nil {
+		t.Errorf("Carried did not copy the record: %p", got)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -96,7 +97,7 @@ func (k *Keeper) Start(ctx context.Context) error {
 
 // keep makes every object as it should be, writing only what differs.
 func (k *Keeper) keep(ctx context.Context) error {
-	since, err := k.keepPolicy(ctx)
+	created, since, err := k.keepPolicy(ctx)
 	if err != nil {
 		return err
 	}
@@ -114,34 +115,44 @@ func (k *Keeper) keep(ctx context.Context) error {
 	}
 	return k.setParams(ctx, func(p Params, patch map[string]*string, now time.Time) {
 		p.set(patch, DefaultKey(k.Shard), k.Account, now)
+		// Once: a policy deleted and made again later does not move it,
+		// so that no parent created in such a window is taken for an
+		// earlier stencil's (see Parent.Legacy).
+		if _, ok := p[InstalledKey]; !ok {
+			patch[InstalledKey] = ptr.To(created.UTC().Format(time.RFC3339))
+		}
 	})
 }
 
 // keepPolicy applies the policy and the binding of Compositions when they
-// are missing or differ, and returns the later of their creation times.
-func (k *Keeper) keepPolicy(ctx context.Context) (time.Time, error) {
+// are missing or differ, and returns the policy's creation time and the
+// later of their creation times.
+func (k *Keeper) keepPolicy(ctx context.Context) (created, since time.Time, err error) {
 	cov, err := k.Watcher.Coverage(ctx, CompositionsResource)
 	if err != nil {
-		return time.Time{}, err
+		return time.Time{}, time.Time{}, err
 	}
 	if cov.Problem() != "" || cov.policy == nil || cov.binding == nil {
 		if err := apply(ctx, k.Client, Policy()); err != nil {
-			return time.Time{}, err
+			return time.Time{}, time.Time{}, err
 		}
 		if err := apply(ctx, k.Client, CompositionBinding(k.Namespace)); err != nil {
-			return time.Time{}, err
+			return time.Time{}, time.Time{}, err
 		}
 	}
-	var since time.Time
-	for _, o := range []client.Object{&admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}} {
+	for i, o := range []client.Object{&admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}} {
 		if err := k.Reader.Get(ctx, client.ObjectKey{Name: PolicyName}, o); err != nil {
-			return time.Time{}, fmt.Errorf("read %T %s: %w", o, PolicyName, err)
+			return time.Time{}, time.Time{}, fmt.Errorf("read %T %s: %w", o, PolicyName, err)
 		}
-		if t := o.GetCreationTimestamp().Time; t.After(since) {
+		t := o.GetCreationTimestamp().Time
+		if i == 0 {
+			created = t
+		}
+		if t.After(since) {
 			since = t
 		}
 	}
-	return since, nil
+	return created, since, nil
 }
 
 // keepKindBindings applies again the bindings of published kinds that

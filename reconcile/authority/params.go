@@ -15,6 +15,10 @@ import (
 //	kind.<crd>.serviceAccount       that Bundle's spec.api.defaults.serviceAccountName ("" none)
 //	epoch.<key>                     when the ServiceAccount <key> holds last changed from one value to another
 //	                                (RFC 3339); absent, never
+//	installed                       when stencil's admission policy was first installed (RFC 3339: the creation
+//	                                time of the policy the first controller to write it found), set once and
+//	                                never changed: only a parent created before may be one an earlier stencil
+//	                                reconciled (Parent.Legacy); absent, none is yet
 //
 // A default that appears where there was none changes no parent's check:
 // while it was absent, a parent that needed it was refused. One that
@@ -40,6 +44,17 @@ func KindKeys(gr schema.GroupResource) (bundle, serviceAccount string) {
 // ConfigMap: its CRD name is at most maxKindKey characters.
 func KindKeyFits(gr schema.GroupResource) bool {
 	return len(gr.String()) <= maxKindKey
+}
+
+// InstalledKey is the key of when stencil's admission policy was first
+// installed (see the keys above).
+const InstalledKey = "installed"
+
+// installed returns when stencil's admission policy was first
+// installed, and whether the parameters say so.
+func (p Params) installed() (time.Time, bool) {
+	t, err := time.Parse(time.RFC3339, p[InstalledKey])
+	return t, err == nil
 }
 
 // epochKey is the key of the epoch of the ServiceAccount key holds.

@@ -59,13 +59,17 @@ func metadataChanged(field string, own []string) string {
 oldObject.metadata.?$F.orValue({}).exists(k, !(k in $OWN) && !(k in object.metadata.?$F.orValue({})))`)
 }
 
-// changedCondition is the policy's match condition: a create, or an
-// update that changes what a pass reads (the spec, the labels and the
-// annotations but the ApplySet's own). The controller's updates of a
-// parent (its finalizer, the ApplySet metadata) are not checked, so it
-// can finish a deletion whatever the policy would say.
+// changedCondition is the policy's match condition: a write of the
+// status, a create, or an update that changes what a pass reads (the
+// spec, the labels and the annotations but the ApplySet's own). The
+// controller's updates of a parent (its finalizer, the ApplySet
+// metadata) are not checked, so it can finish a deletion whatever the
+// policy would say; the ApplySet's own keys change nothing a pass
+// renders, prunes or deletes (it acts on its own record,
+// status.inventory, see applyset.Recorded).
 func changedCondition() string {
-	return "request.operation == 'CREATE' ||\n" +
+	return "request.?subResource.orValue('') == 'status' ||\n" +
+		"request.operation == 'CREATE' ||\n" +
 		"object.?spec != oldObject.?spec ||\n" +
 		metadataChanged("labels", ownLabels) + " ||\n" +
 		metadataChanged("annotations", ownAnnotations)
@@ -82,6 +86,7 @@ const dns1123Subdomain = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[
 // the controller itself or nobody (see the reconcile package).
 func policyVariables() []admissionregistrationv1.Variable {
 	return []admissionregistrationv1.Variable{
+		{Name: "isStatus", Expression: "request.?subResource.orValue('') == 'status'"},
 		{Name: "isComposition", Expression: "request.resource.group == 'stencil.dev' && request.resource.resource == 'compositions'"},
 		{Name: "data", Expression: "params.?data.orValue({})"},
 		{Name: "kindKey", Expression: "'kind.' + request.resource.resource + '.' + request.resource.group"},
@@ -95,26 +100,47 @@ func policyVariables() []admissionregistrationv1.Variable {
 	}
 }
 
-// policyValidations are the policy's checks, in order.
+// statusWriter is the CEL test of the requester of a write of a
+// parent's status: may it update the policy's parameters (the ConfigMap
+// ParamsName of the controller's namespace, whichever that is)? Only
+// stencil's controllers may (a Role of their namespace), and cluster
+// admins: whoever may already decide what the policy checks, so no one
+// is trusted more than the check itself trusts them. It holds for every
+// shard's controller, whatever its ServiceAccount, with no list of names
+// to keep.
+const statusWriter = "authorizer.group('').resource('configmaps').namespace(params.metadata.namespace).name(params.metadata.name).check('update').allowed()"
+
+// policyValidations are the policy's checks, in order. A write of the
+// status is checked by the first alone; every other by the rest.
 func policyValidations() []admissionregistrationv1.Validation {
 	forbidden, invalid := ptr.To(metav1.StatusReasonForbidden), ptr.To(metav1.StatusReasonInvalid)
 	return []admissionregistrationv1.Validation{{
+		// The proof that the check passed reads the status (its record in
+		// status.admission, an earlier stencil's conditions), and prune
+		// and finalize act on status.inventory: no one but the controller
+		// may write it, whatever RBAC grants.
+		Expression: "!variables.isStatus || " + statusWriter,
+		MessageExpression: "'user \"' + request.userInfo.username + '\" may not write the status of ' + variables.parent + " +
+			"': only the stencil controller does (whoever may update ConfigMap ' + params.metadata.namespace + '/' + params.metadata.name + " +
+			"', the parameters of the stencil admission policy)'",
+		Reason: forbidden,
+	}, {
 		// An orphaned CRD, a Bundle being re-published or renamed: no
 		// Bundle says what the instance would be.
-		Expression:        "variables.isComposition || variables.data[?(variables.kindKey + '.bundle')].orValue('') != ''",
+		Expression:        "variables.isStatus || variables.isComposition || variables.data[?(variables.kindKey + '.bundle')].orValue('') != ''",
 		MessageExpression: "'no Bundle publishes ' + request.kind.kind + '.' + request.kind.group + ': stencil serves no instance of it'",
 		Reason:            forbidden,
 	}, {
-		Expression: "variables.named != '' || variables.kindDefault != '' || variables.data[?variables.defaultKey].hasValue()",
+		Expression: "variables.isStatus || variables.named != '' || variables.kindDefault != '' || variables.data[?variables.defaultKey].hasValue()",
 		MessageExpression: "'no stencil controller serves ' + (variables.shard == '' ? 'unsharded parents' : 'shard ' + variables.shard) + " +
 			"' yet: which ServiceAccount ' + variables.parent + ' would be written as is not known (name one, or start the controller)'",
 		Reason: forbidden,
 	}, {
-		Expression:        "request.operation == 'CREATE' || !has(oldObject.metadata.deletionTimestamp)",
+		Expression:        "variables.isStatus || request.operation == 'CREATE' || !has(oldObject.metadata.deletionTimestamp)",
 		MessageExpression: "variables.parent + ' is being deleted: its spec, labels and annotations can no longer change (stencil finalizes it as it was when its deletion began)'",
 		Reason:            forbidden,
 	}, {
-		Expression: "variables.isComposition || (" +
+		Expression: "variables.isStatus || variables.isComposition || (" +
 			"variables.annotations[?'stencil.dev/suspend'].orValue('true') in ['true', 'false'] && " +
 			"variables.annotations[?'stencil.dev/prune'].orValue('true') in ['true', 'false'] && " +
 			"variables.annotations[?'stencil.dev/deletion-policy'].orValue('Delete') in ['Delete', 'Orphan'] && " +
@@ -127,7 +153,7 @@ func policyValidations() []admissionregistrationv1.Validation {
 		// Kubernetes' own test of the use of a ServiceAccount: the right
 		// to impersonate it, or to create pods in its namespace (a pod
 		// may run as any ServiceAccount of its namespace).
-		Expression: "variables.serviceAccount == '' || " +
+		Expression: "variables.isStatus || variables.serviceAccount == '' || " +
 			"authorizer.group('').resource('serviceaccounts').namespace(request.namespace).name(variables.serviceAccount).check('impersonate').allowed() || " +
 			"authorizer.group('').resource('pods').namespace(request.namespace).check('create').allowed()",
 		MessageExpression: "'user \"' + request.userInfo.username + '\" may not use ServiceAccount ' + request.namespace + '/' + variables.serviceAccount + " +
@@ -149,7 +175,7 @@ func Policy() *admissionregistrationv1.ValidatingAdmissionPolicy {
 			ParamKind:     &admissionregistrationv1.ParamKind{APIVersion: "v1", Kind: "ConfigMap"},
 			// Every kind a binding may name: a binding narrows it to
 			// Compositions or to one published kind.
-			MatchConstraints: matchResources(rule("*", "*")),
+			MatchConstraints: matchResources(rule("*", "*", "*/status")),
 			MatchConditions:  []admissionregistrationv1.MatchCondition{{Name: "changes-what-stencil-reads", Expression: changedCondition()}},
 			Variables:        policyVariables(),
 			Validations:      policyValidations(),
@@ -157,11 +183,12 @@ func Policy() *admissionregistrationv1.ValidatingAdmissionPolicy {
 	}
 }
 
-// rule matches creates and updates of resource of group, any version.
-func rule(group, resource string) admissionregistrationv1.NamedRuleWithOperations {
+// rule matches creates and updates of resources (a resource, or a
+// resource/subresource) of group, any version.
+func rule(group string, resources ...string) admissionregistrationv1.NamedRuleWithOperations {
 	return admissionregistrationv1.NamedRuleWithOperations{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
 		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-		Rule: admissionregistrationv1.Rule{APIGroups: []string{group}, APIVersions: []string{"*"}, Resources: []string{resource},
+		Rule: admissionregistrationv1.Rule{APIGroups: []string{group}, APIVersions: []string{"*"}, Resources: resources,
 			Scope: ptr.To(admissionregistrationv1.AllScopes)},
 	}}
 }
@@ -180,8 +207,9 @@ func matchResources(rules ...admissionregistrationv1.NamedRuleWithOperations) *a
 	}
 }
 
-// binding is a binding of the policy for resource of group, reading the
-// parameters of namespace; one whose parameters are missing refuses.
+// binding is a binding of the policy for resource of group and its
+// status, reading the parameters of namespace; one whose parameters are
+// missing refuses.
 func binding(name, namespace, group, resource string) *admissionregistrationv1.ValidatingAdmissionPolicyBinding {
 	return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "ValidatingAdmissionPolicyBinding"},
@@ -190,7 +218,7 @@ func binding(name, namespace, group, resource string) *admissionregistrationv1.V
 			PolicyName: PolicyName,
 			ParamRef: &admissionregistrationv1.ParamRef{Name: ParamsName, Namespace: namespace,
 				ParameterNotFoundAction: ptr.To(admissionregistrationv1.DenyAction)},
-			MatchResources:    matchResources(rule(group, resource)),
+			MatchResources:    matchResources(rule(group, resource, resource+"/status")),
 			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
 		},
 	}

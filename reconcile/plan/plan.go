@@ -73,23 +73,30 @@ type Renderer interface {
 type LiveComposition struct {
 	// UID is the Composition's UID.
 	UID types.UID
-	// Installed is .Release.IsUpgrade: the Composition's ApplySet
-	// records members, in its contains-group-kinds annotation. The
-	// controller records a rendered group-kind there before it applies
-	// any object (and drops it once no member of that kind is left), so
-	// Installed says that stencil has applied, or begun to apply, objects
-	// of this Composition. It turns true after the first pass that
-	// applies anything and false again only when the set is emptied.
+	// Installed is .Release.IsUpgrade: the controller's record of the
+	// Composition's ApplySet (status.inventory, see applyset.Recorded)
+	// names members. A pass records a rendered group-kind there with its
+	// status, once it has begun to apply (and drops it once no member of
+	// that kind is left), so Installed says that stencil has applied, or
+	// begun to apply, objects of this Composition. It turns true after
+	// the first pass that applies anything and false again only when the
+	// set is emptied. The contains-group-kinds annotation, a copy of the
+	// record for kubectl, plays no part.
 	Installed bool
 }
 
 // Live reads a LiveComposition from the Composition as the API server
-// holds it (a GET, not a possibly stale cache). The controller, which
-// reads the same annotation live before it renders, applies the same rule
-// (installed); `stencil render` and `stencil diff` call Live on the live
-// Composition of the same name.
+// holds it (a GET, not a possibly stale cache): Installed from the
+// controller's own record of its set (applyset.Recorded:
+// status.inventory, never the ApplySet annotations, which anyone who may
+// update the Composition may edit unchecked). The controller, which reads
+// the same record live before it renders, applies the same rule
+// (Installed); `stencil render` and `stencil diff` call Live on the live
+// Composition of the same name, the admission webhook on the parent as
+// its request holds it.
 func Live(comp applyset.Parent) *LiveComposition {
-	return &LiveComposition{UID: comp.GetUID(), Installed: Installed(applyset.ParseInventory(comp.GetAnnotations()))}
+	inv, _ := applyset.Recorded(comp)
+	return &LiveComposition{UID: comp.GetUID(), Installed: Installed(inv)}
 }
 
 // Installed is the rule of LiveComposition.Installed: inv records members.
