@@ -11,6 +11,7 @@ import (
 	"github.com/stencil-dev/stencil/outputs"
 	"github.com/stencil-dev/stencil/reconcile/access"
 	"github.com/stencil-dev/stencil/reconcile/authority"
+	"github.com/stencil-dev/stencil/reconcile/generated"
 	"github.com/stencil-dev/stencil/reconcile/hooks"
 	"github.com/stencil-dev/stencil/reconcile/lookup"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
@@ -171,9 +172,12 @@ type CompositionReconciler struct {
 	// until an input changes.
 	failedRenders recall.Memo[failedRender]
 	// generated keeps, by parent UID, the generated values this process
-	// last wrote to each set's store (see renderer.kept).
+	// last wrote to each set's stores (see renderer.kept).
 	generated recall.Memo[map[string]string]
-	writers   *writerCache
+	// keys holds the controller's key for generated values (package
+	// generated), shared by the reconcilers of every kind.
+	keys    *generated.Keys
+	writers *writerCache
 	// readiness feeds stencil_compositions for the parents of every kind.
 	readiness *metrics.Readiness
 	// kind is the published kind this reconciler serves, nil for
@@ -321,6 +325,7 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 		keeper:       keeper,
 		lookups:      lookup.New(dc, mgr.GetRESTMapper(), checker),
 		served:       &sync.Map{},
+		keys:         &generated.Keys{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: opts.Namespace},
 	}
 	if err := mgr.Add(r.lookups); err != nil {
 		return nil, fmt.Errorf("add the lookup server: %w", err)
@@ -404,6 +409,9 @@ type scope struct {
 	stale    []string
 	// lookedUp is what the pass's last render looked up, failed or not.
 	lookedUp []tlookup.Read
+	// stores are the set's stores of generated values, as the render
+	// read them and placed its values (nil: its Bundle generates none).
+	stores *generated.Stores
 	// done ends the pass after the current phase, with status already set.
 	done bool
 	// admission is what admit decided of the parent's ServiceAccount.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/generated"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
@@ -85,6 +86,15 @@ func (r finalizer) finalize(ctx context.Context, s *scope) (ctrl.Result, error) 
 		}
 		if waiting {
 			return ctrl.Result{}, nil
+		}
+		// Last, the set's store in the controller's namespace (package
+		// generated), the controller's own state: deleted as the
+		// controller, under either policy.
+		switch err := generated.DeleteController(ctx, r.Client, r.APIReader, r.Options.Namespace, p.ID); {
+		case apierrors.IsForbidden(err):
+			r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonForbidden, "Delete", "%v: it is left in place", err)
+		case err != nil:
+			return ctrl.Result{}, err
 		}
 	}
 	_, err = r.writeParent(ctx, s.comp, live, parentState{inventory: live.inventory, finalizer: false})

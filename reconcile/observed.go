@@ -18,7 +18,6 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/cluster"
-	"github.com/stencil-dev/stencil/reconcile/generated"
 	rlookup "github.com/stencil-dev/stencil/reconcile/lookup"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/recall"
@@ -108,8 +107,9 @@ func (r observer) plan(ctx context.Context, s *scope, loaded *templates.Bundle, 
 	if len(obs.Lookups) == 0 {
 		r.lookups.Forget(r.lookupParent(s))
 	}
-	if len(obs.Generated) > 0 {
-		if err := generated.Add(p, s.comp.GetNamespace(), obs.Generated); err != nil {
+	if s.stores != nil {
+		// Each value is kept where it ends up (package generated).
+		if err := s.stores.Place(p, obs.Generated); err != nil {
 			return nil, err
 		}
 	}

@@ -54,15 +54,17 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 		}
 	}
 	// The values the templates generated are kept before anything that
-	// may hold one is written (package generated).
-	if store := storeOf(s.plan.Objects); store != nil {
-		results := a.ApplyStage(ctx, []*unstructured.Unstructured{store})
+	// may hold one is written (package generated): the stores of the
+	// namespaces as the writer, the controller's as the controller.
+	if s.stores != nil {
+		own := &applyset.Applier{Writer: r.Client, Reader: r.watches.Reader(), ID: s.plan.ID, Concurrency: 1, Schemas: r.schemas}
+		results, ok := s.stores.Apply(ctx, a, own)
 		s.results = append(s.results, results...)
 		r.recordApplies(s, results)
-		if len(failedApplies(results)) > 0 {
+		if !ok {
 			return r.detectFlapping(s), nil
 		}
-		r.generated.Put(client.ObjectKeyFromObject(s.comp), string(s.comp.GetUID()), generated.Held(store))
+		r.generated.Put(client.ObjectKeyFromObject(s.comp), string(s.comp.GetUID()), s.stores.Written())
 	}
 	run, err := r.hooks.Start(ctx, r.hookPass(s, a))
 	if err != nil {
@@ -126,17 +128,6 @@ func (r *CompositionReconciler) installCRDs(ctx context.Context, s *scope) (ctrl
 // crdRecheck is how soon a pass waiting for a crds/ CRD to be
 // Established looks again.
 const crdRecheck = 2 * time.Second
-
-// storeOf is the store of generated values among a plan's objects, nil
-// when the plan has none.
-func storeOf(objs []*unstructured.Unstructured) *unstructured.Unstructured {
-	for _, o := range objs {
-		if generated.IsStore(o) {
-			return o
-		}
-	}
-	return nil
-}
 
 // hookPass is what the hooks of pass s run with: a's applies, s's
 // pruner's deletes, and s's status, results and stall.
@@ -333,12 +324,13 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 	return reporter{r}.stallIfDenied(s, "Prune", denied)
 }
 
-// ordinaryApplied reports whether every ordinary (non-hook) object of the
-// plan was applied this pass: the prune gate's "render applied in full".
+// ordinaryApplied reports whether every ordinary object of the plan (not
+// a hook, nor a store of generated values) was applied this pass: the
+// prune gate's "render applied in full".
 func ordinaryApplied(s *scope) bool {
 	applied := 0
 	for _, res := range s.results {
-		if !plan.IsHook(res.Object) {
+		if !plan.IsHook(res.Object) && !generated.IsStore(res.Object) {
 			applied++
 		}
 	}
@@ -426,6 +418,9 @@ func (r *CompositionReconciler) suspended(ctx context.Context, s *scope) (ctrl.R
 	for _, m := range listed.Members {
 		if !slices.ContainsFunc(m.Meta.ManagedFields, func(f metav1.ManagedFieldsEntry) bool { return f.Manager == applyset.FieldManager }) {
 			continue // another controller's object carrying a copy of the label
+		}
+		if generated.IsStore(&m.Meta) {
+			continue // stencil's own, not listed (package generated)
 		}
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(m.GVK)

@@ -72,8 +72,12 @@ func (r preparer) recall(_ context.Context, s *scope) (ctrl.Result, error) {
 // list and watch cluster-wide stalls the Composition (reason Forbidden)
 // before any informer is started for it and before anything is applied.
 func (r preparer) watch(ctx context.Context, s *scope) (ctrl.Result, error) {
-	gvks := make([]schema.GroupVersionKind, 0, len(s.plan.Objects))
-	for _, o := range s.plan.Objects {
+	objs := s.plan.Objects
+	if s.stores != nil && s.stores.Controller() != nil {
+		objs = append(slices.Clone(objs), s.stores.Controller()) // its changes bring a pass too
+	}
+	gvks := make([]schema.GroupVersionKind, 0, len(objs))
+	for _, o := range objs {
 		if gvk := o.GroupVersionKind(); !slices.Contains(gvks, gvk) {
 			gvks = append(gvks, gvk)
 		}

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/stencil-dev/stencil/reconcile/metrics"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/generated"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
@@ -227,7 +229,12 @@ func (r pruning) withinBudget(ctx context.Context, s *scope, doomed []applyset.M
 		all := intstr.FromString("100%")
 		budget.Max = &all
 	}
-	err := budget.Check(doomed, rendered+len(doomed))
+	// A store of generated values a pass emptied (its values kept
+	// elsewhere first: package generated) is stencil's own, not counted.
+	counted := slices.DeleteFunc(slices.Clone(doomed), func(m applyset.Member) bool {
+		return generated.IsStore(&m.Meta) && m.Meta.Name == generated.Name(s.plan.ID)
+	})
+	err := budget.Check(counted, rendered+len(counted))
 	if err == nil {
 		return true, nil
 	}

@@ -13,8 +13,6 @@ import (
 
 	"github.com/stencil-dev/stencil/reconcile/status"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -58,11 +56,14 @@ func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 	in.Observed, in.Lookups = observed, answers
 	key += observedDigest(in.Observed)
 	if loaded.MayGenerate() {
-		kept, err := r.kept(ctx, s)
-		if err != nil {
+		var keyErr *generated.KeyError
+		switch err := r.kept(ctx, s, &in); {
+		case errors.As(err, &keyErr):
+			reporter{r.CompositionReconciler}.stall(s, v1alpha1.ReasonGeneratedKeyLost, err.Error())
+			return ctrl.Result{RequeueAfter: generated.KeyRecheck}, nil
+		case err != nil:
 			return ctrl.Result{}, err
 		}
-		in.Generated = kept
 	}
 	failed, _ := r.failedRenders.Get(client.ObjectKeyFromObject(s.comp), key)
 	stillFails := failed.err != nil && r.answersSame(s, failed.lookups)
@@ -111,25 +112,34 @@ func (r renderer) answersSame(s *scope, reads []lookup.Read) bool {
 	return ok && len(lookup.Changed(reads, table)) == 0
 }
 
-// kept returns the values the set's templates generated before: those
-// of its store (package generated, a member: from the member cache, or
-// read live as the parent's writer) with those this process last wrote
-// to it, which a cache that lags holds not yet. nil when there are none;
-// an error when the store cannot be read (a render then would make new
-// values for calls that have some).
-func (r renderer) kept(ctx context.Context, s *scope) (map[string]string, error) {
-	id := applyset.ParentID(s.comp)
-	written, _ := r.generated.Get(client.ObjectKeyFromObject(s.comp), string(s.comp.GetUID()))
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(generated.SecretGVK)
-	err := r.memberReader(s).Get(ctx, client.ObjectKey{Namespace: s.comp.GetNamespace(), Name: generated.Name(id)}, live)
-	switch {
-	case apierrors.IsNotFound(err):
-		return written, nil
-	case err != nil:
-		return nil, fmt.Errorf("read the generated values of the set: %w", err)
+// kept gives in the values the set's templates generated before and the
+// set's key (package generated): those of its stores (members: from the
+// member cache, else read live, those of the namespaces as the parent's
+// writer, the controller's as the controller) with those this process
+// last wrote to them, which a cache that lags holds not yet; s.stores
+// keeps the stores as read, for the apply. An error when a store cannot
+// be read (a render then would make new values for calls that have
+// some), a *generated.KeyError when one was written with another key.
+func (r renderer) kept(ctx context.Context, s *scope, in *templates.Input) error {
+	key, err := r.keys.Get(ctx)
+	if err != nil {
+		return err
 	}
-	return generated.Merge(generated.Values(live, id), written), nil
+	stores, err := generated.Read(ctx, generated.Source{
+		SetID: applyset.ParentID(s.comp), ParentNamespace: s.comp.GetNamespace(),
+		Namespaces: append([]string{s.comp.GetNamespace()}, s.parent.inventory.Namespaces...), Tenant: r.memberReader(s),
+		ControllerNamespace: r.Options.Namespace, Controller: r.watches.Reader(), Key: &key,
+	})
+	if err != nil {
+		return err
+	}
+	written, _ := r.generated.Get(client.ObjectKeyFromObject(s.comp), string(s.comp.GetUID()))
+	if kept := generated.Merge(stores.Values(), written); len(kept) > 0 {
+		in.Generated = kept
+	}
+	in.GeneratedKey = stores.SetKey()
+	s.stores = stores
+	return nil
 }
 
 // waitForSource reports a parent whose Bundle's chart is not at hand:

@@ -17,6 +17,7 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/outputs"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/generated"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/recall"
 	"github.com/stencil-dev/stencil/reconcile/rollout"
@@ -121,12 +122,18 @@ func (r shortcut) inputKey(ctx context.Context, comp applyset.Parent) (string, *
 // set as the cache holds it, for the next pass's skipUnchanged. The record
 // is kept only if the pass succeeds and keepSnapshot allows it.
 func (r shortcut) snapshot(ctx context.Context, s *scope) (ctrl.Result, error) {
-	planned := make([]recall.MemberKey, len(s.plan.Objects))
+	objs := s.plan.Objects
+	if s.stores != nil && s.stores.Controller() != nil {
+		// The controller's store is no object of the plan, but a
+		// change of it (deleted by hand) brings a full pass too.
+		objs = append(slices.Clone(objs), s.stores.Controller())
+	}
+	planned := make([]recall.MemberKey, len(objs))
 	var ordinary []recall.MemberKey
 	var ids []string
-	for i, o := range s.plan.Objects {
+	for i, o := range objs {
 		planned[i] = recall.MemberKey{GVK: o.GroupVersionKind(), Namespace: o.GetNamespace(), Name: o.GetName()}
-		if !plan.IsHook(o) {
+		if !plan.IsHook(o) && !generated.IsStore(o) {
 			ordinary = append(ordinary, planned[i])
 			ids = append(ids, outputs.ID(o))
 		}

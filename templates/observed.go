@@ -156,7 +156,7 @@ type observeLog struct {
 
 func newObserveLog(in Input) *observeLog {
 	return &observeLog{observed: in.Observed, reads: map[[2]string]string{},
-		lookups: lookup.NewLog(in.Lookups), memo: generated.NewMemo(in.Generated)}
+		lookups: lookup.NewLog(in.Lookups), memo: generated.NewMemo(in.Generated, in.GeneratedKey)}
 }
 
 // read returns a copy of the value at path of member id, and records it.

@@ -65,6 +65,12 @@ type Input struct {
 	// random strings, keys and certificates of package
 	// templates/generated), by key: the same calls give them again.
 	Generated map[string]string `json:"generated,omitempty"`
+	// GeneratedKey is the set's secret key that the keys of Generated
+	// are HMACs with (templates/generated.Key): the controller derives it
+	// for each set from its own key (package reconcile/generated). It
+	// reaches no template, status or message. nil keys them with an
+	// empty key (offline: nothing is kept).
+	GeneratedKey []byte `json:"generatedKey,omitempty"`
 	// Observations, when not nil, is set to what the render read of
 	// Observed and Lookups, what it generated and what it held back. It
 	// is never encoded (package sandbox carries it back in its response).

@@ -126,6 +126,14 @@ const (
 	// ReasonNotAllowed: the Bundle's spec.namespaceSelector does not
 	// select the parent's namespace: nothing is applied or pruned.
 	ReasonNotAllowed = "NotAllowed"
+	// ReasonGeneratedKeyLost: a store of the set's generated values was
+	// written with another key than the controller's (its Secret
+	// stencil-generated-key, in the controller's namespace, was made
+	// again or replaced), or that Secret holds no key: nothing is
+	// rendered, applied or pruned, so no generated value is made anew in
+	// place of one a store keeps. The message names the store and how
+	// to recover (restore the key, or delete the set's stores).
+	ReasonGeneratedKeyLost = "GeneratedKeyLost"
 )
 
 // Reasons of a Bundle's Ready=False about the kind it publishes (spec.api).

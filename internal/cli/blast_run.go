@@ -247,17 +247,18 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 	in := plan.RenderInput(t.parent, plan.Live(t.parent), e.caps)
 	// As the controller would render it: with the generated values it
 	// keeps, the lookups answered (as the user) and the members observed.
+	var stores *generated.Stores
 	if e.bundle.MayGenerate() {
-		kept, err := e.s.kept(ctx, t.parent)
-		if err != nil {
+		var err error
+		if stores, err = e.s.kept(ctx, t.parent); err != nil {
 			r.outcome, r.err = unchecked, err
 			return r
 		}
-		in.Generated = kept
+		in.Generated, in.GeneratedKey = stores.Values(), stores.SetKey()
 	}
 	p, obs, err := plan.NewObservedPlan(ctx, e.renderer, e.bundle, in, e.s.apis, e.s.observe, e.s.answer)
-	if err == nil && len(obs.Generated) > 0 {
-		err = generated.Add(p, t.parent.GetNamespace(), obs.Generated)
+	if err == nil && stores != nil {
+		err = stores.Place(p, obs.Generated)
 	}
 	var renderErr *templates.RenderError
 	var refused *plan.RefusedError

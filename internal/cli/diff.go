@@ -85,6 +85,7 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFl
 		return false, err
 	}
 	s.notes = stderr
+	s.controllerNamespace = f.controllerNamespace
 	docs, err := readParents(f.file, stdin, s.namespace)
 	if err != nil {
 		return false, err

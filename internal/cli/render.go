@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/cli/flags"
+	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/generated"
 	"github.com/stencil-dev/stencil/reconcile/plan"
@@ -41,6 +43,9 @@ type planFlags struct {
 	pull pullFlags
 	// includeCRDs prints the chart's crds/ CRDs (render).
 	includeCRDs bool
+	// controllerNamespace is the controller's namespace, where its key
+	// for generated values is (reconcile/generated).
+	controllerNamespace string
 }
 
 func (f *planFlags) add(cmd *cobra.Command, offline bool) {
@@ -50,6 +55,7 @@ func (f *planFlags) add(cmd *cobra.Command, offline bool) {
 		cmd.Flags().BoolVar(&f.offline, "offline", false, "do not contact a cluster (needs --bundle; only built-in kinds and CRDs in the bundle)")
 	}
 	f.render.Add(cmd.Flags())
+	cmd.Flags().StringVar(&f.controllerNamespace, "controller-namespace", reconcile.DefaultNamespace, "the controller's namespace: where it keeps the key of the generated values it keeps (read as you, when you may, to show them)")
 }
 
 func newRenderCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
@@ -120,6 +126,7 @@ func (f *planFlags) session(kube *genericclioptions.ConfigFlags, stderr io.Write
 	}
 	if s != nil {
 		s.notes = stderr
+		s.controllerNamespace = f.controllerNamespace
 	}
 	return s, err
 }
@@ -212,15 +219,24 @@ func planParent(ctx context.Context, s *session, r plan.Renderer, b *templates.B
 	if err != nil {
 		return nil, err
 	}
-	// The Secret keeping the generated values is a member the controller
-	// applies beside the chart's (package generated): part of the plan
-	// diff compares, though render does not print it.
-	if len(obs.Generated) > 0 {
-		if err := generated.Add(pl, p.GetNamespace(), obs.Generated); err != nil {
+	// The Secrets keeping the generated values in the namespaces they end
+	// up in are members the controller applies beside the chart's
+	// (package generated): part of the plan diff compares, though render
+	// does not print them. The controller's own store is not: only the
+	// controller writes it.
+	if obs.stores != nil {
+		if err := obs.stores.Place(pl, obs.Generated); err != nil {
 			return nil, fmt.Errorf("%s: %w", describeParent(p), err)
 		}
 	}
 	return pl, nil
+}
+
+// observations are what a render observed (templates.Observations) and
+// the stores of generated values it was given (nil: none read).
+type observations struct {
+	templates.Observations
+	stores *generated.Stores
 }
 
 // planObserved is planParent without the store of generated values, with
@@ -229,44 +245,67 @@ func planParent(ctx context.Context, s *session, r plan.Renderer, b *templates.B
 // what waits for a member's value is held back. Online the templates
 // observe the parent's live members, read as the user (see
 // session.observe): what the controller would apply now.
-func planObserved(ctx context.Context, s *session, r plan.Renderer, b *templates.Bundle, p applyset.Parent) (*plan.Plan, templates.Observations, error) {
+func planObserved(ctx context.Context, s *session, r plan.Renderer, b *templates.Bundle, p applyset.Parent) (*plan.Plan, observations, error) {
 	in, err := s.renderInput(ctx, p)
 	if err != nil {
-		return nil, templates.Observations{}, fmt.Errorf("%s: %w", describeParent(p), err)
+		return nil, observations{}, fmt.Errorf("%s: %w", describeParent(p), err)
 	}
 	var answer plan.Answer
+	var stores *generated.Stores
 	if s.client != nil {
 		answer = s.answer
 		if b.MayGenerate() {
-			if in.Generated, err = s.kept(ctx, p); err != nil {
-				return nil, templates.Observations{}, fmt.Errorf("%s: %w", describeParent(p), err)
+			if stores, err = s.kept(ctx, p); err != nil {
+				return nil, observations{}, fmt.Errorf("%s: %w", describeParent(p), err)
 			}
+			in.Generated, in.GeneratedKey = stores.Values(), stores.SetKey()
 		}
 	}
 	pl, obs, err := plan.NewObservedPlan(ctx, r, b, in, s.apis, s.observe, answer)
 	if err != nil {
-		return nil, templates.Observations{}, fmt.Errorf("%s: %w", describeParent(p), err)
+		return nil, observations{}, fmt.Errorf("%s: %w", describeParent(p), err)
 	}
-	return pl, obs, nil
+	return pl, observations{Observations: obs, stores: stores}, nil
 }
 
-// kept reads, live and as the user, the values the controller keeps of
-// what p's templates generated (package reconcile/generated), so a
-// render shows the passwords and certificates the cluster holds, not new
-// ones. None when the store does not exist or the user may not read it
-// (then every generated value is new, as on a first install).
-func (s *session) kept(ctx context.Context, p applyset.Parent) (map[string]string, error) {
-	id := applyset.ParentID(p)
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(generated.SecretGVK)
-	err := s.client.Get(ctx, client.ObjectKey{Namespace: p.GetNamespace(), Name: generated.Name(id)}, live)
-	switch {
-	case apierrors.IsNotFound(err), apierrors.IsForbidden(err):
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("read the generated values of the set: %w", err)
+// kept reads, live and as the user, the stores of the values the
+// controller keeps of what p's templates generated (package
+// reconcile/generated) and the controller's key, so a render shows the
+// passwords and certificates the cluster holds, not new ones. A store
+// the user may not read is left out, and without the key (a user who
+// may not read it: only the controller and cluster admins should) no
+// value kept under a keyed digest is found: those values are new ones
+// in the render, as on a first install, and a note says so.
+func (s *session) kept(ctx context.Context, p applyset.Parent) (*generated.Stores, error) {
+	ns := s.controllerNamespace
+	if ns == "" {
+		ns = reconcile.DefaultNamespace
 	}
-	return generated.Values(live, id), nil
+	src := generated.Source{SetID: applyset.ParentID(p), ParentNamespace: p.GetNamespace(), Namespaces: []string{p.GetNamespace()},
+		Tenant: s.client, ControllerNamespace: ns, Controller: s.client, SkipForbidden: true}
+	live := &metav1.PartialObjectMetadata{}
+	live.SetGroupVersionKind(p.ParentGVK())
+	if err := s.client.Get(ctx, client.ObjectKeyFromObject(p), live); err == nil {
+		src.Namespaces = append(src.Namespaces, applyset.ParseInventory(live.GetAnnotations()).Namespaces...)
+	}
+	secret := &corev1.Secret{}
+	err := s.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: generated.KeySecretName}, secret)
+	switch {
+	case err == nil:
+		key, kerr := generated.NewKey(secret.Data[generated.KeyField])
+		if kerr != nil {
+			return nil, fmt.Errorf("Secret %s/%s: %w", ns, generated.KeySecretName, kerr)
+		}
+		src.Key = &key
+	case apierrors.IsNotFound(err), apierrors.IsForbidden(err):
+		if !s.keyNoted {
+			fmt.Fprintf(s.notes, "note: the controller's key for generated values (Secret %s/%s) cannot be read as you: generated values are shown as new ones, not those the cluster keeps\n", ns, generated.KeySecretName)
+			s.keyNoted = true
+		}
+	default:
+		return nil, fmt.Errorf("read Secret %s/%s: %w", ns, generated.KeySecretName, err)
+	}
+	return generated.Read(ctx, src)
 }
 
 // answer answers a render's lookups live and as the user (Helm's lookup:

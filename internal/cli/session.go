@@ -41,6 +41,11 @@ type session struct {
 	// notes receives what the user should know that is not an error,
 	// such as API groups that could not be discovered.
 	notes io.Writer
+	// controllerNamespace is the controller's namespace ("": the
+	// install's, reconcile.DefaultNamespace); keyNoted, whether the note
+	// that its key for generated values cannot be read was written.
+	controllerNamespace string
+	keyNoted            bool
 
 	caps *templates.Capabilities // discovered once
 	// pull pulls a --bundle that names a chart in a registry (nil: with

@@ -4,9 +4,8 @@
 // value an earlier render of the same set made for the same call, or
 // calls the generator (crypto/rand: nothing a tenant can read predicts
 // it) and records the new value. The caller keeps the values (the
-// controller: in a Secret of the parent's namespace, a member of the set,
-// written as the parent's ServiceAccount, so they are as secret as the
-// Secrets they end up in) and gives them to every later render, so the
+// controller: in Secrets placed where the values end up, see package
+// reconcile/generated) and gives them to every later render, so the
 // same inputs give the same objects on every pass, after a restart, a
 // drift repair or a shard move.
 //
@@ -18,9 +17,14 @@
 // certificate for another name, a longer password) is a new one.
 //
 // Invariants:
-//   - Deterministic given Kept: the same calls answer the same values.
+//   - Deterministic given Kept and the set's key: the same calls answer
+//     the same values.
 //   - A kept value is returned as the type the generator returns, so it
 //     can be passed on (genSignedCert takes genCA's certificate).
-//   - Keys are digests: no argument (a password given to htpasswd, a
-//     key given to encryptAES) is stored in them.
+//   - Keys are keyed digests (Key: HMAC-SHA256 with the set's secret
+//     key): no argument (a password given to htpasswd, a key given to
+//     encryptAES) is stored in them, and a reader of the keys cannot
+//     test a guess of one offline. A value kept under its LegacyKey (a
+//     bare SHA-256, as stores were written before) is found too and
+//     recorded again under its Key, never made anew.
 package generated

@@ -1,6 +1,7 @@
 package generated
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -32,15 +33,20 @@ const MaxValues = 512
 // called from several goroutines.
 type Memo struct {
 	kept map[string]string // key → the value's JSON
+	key  []byte            // the set's key (Key)
 
 	mu     sync.Mutex
 	made   map[string]string
 	counts map[string]int
+	moved  int // values of made that kept holds under a LegacyKey
 }
 
-// NewMemo returns a Memo answering from kept (Key → the value's JSON).
-func NewMemo(kept map[string]string) *Memo {
-	return &Memo{kept: kept, made: map[string]string{}, counts: map[string]int{}}
+// NewMemo returns a Memo answering from kept (Key → the value's JSON)
+// with setKey, the set's key (see Key). A value kept under the call's
+// LegacyKey (a store written before keys were keyed) answers the call
+// too, and is recorded again under its Key (Made): the caller moves it.
+func NewMemo(kept map[string]string, setKey []byte) *Memo {
+	return &Memo{kept: kept, key: setKey, made: map[string]string{}, counts: map[string]int{}}
 }
 
 // Call calls fn, the generator name bound for this render, with args, as
@@ -63,16 +69,31 @@ func (m *Memo) Call(unit, name string, fn any, args []any) (any, error) {
 	call := unit + "\x00" + name + "\x00" + argDigest
 	n := m.counts[call]
 	m.counts[call] = n + 1
-	key := Key(unit, name, argDigest, n)
+	key := Key(m.key, unit, name, argDigest, n)
 	raw, kept := m.kept[key]
 	if !kept {
 		raw, kept = m.made[key]
+	}
+	legacy := false
+	if !kept {
+		raw, kept = m.kept[LegacyKey(unit, name, argDigest, n)]
+		legacy = kept
 	}
 	m.mu.Unlock()
 	out := f.Type().Out(0)
 	if kept {
 		v := reflect.New(out)
 		if err := json.Unmarshal([]byte(raw), v.Interface()); err == nil {
+			if legacy {
+				// Kept under its legacy key: recorded under its Key,
+				// the same value (no bound: it replaces the old one).
+				m.mu.Lock()
+				if _, ok := m.made[key]; !ok {
+					m.made[key] = raw
+					m.moved++
+				}
+				m.mu.Unlock()
+			}
 			return v.Elem().Interface(), nil
 		}
 		// A value kept in another shape (sprig's changed): made anew.
@@ -87,7 +108,7 @@ func (m *Memo) Call(unit, name string, fn any, args []any) (any, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.kept)+len(m.made) >= MaxValues {
+	if len(m.kept)+len(m.made)-m.moved >= MaxValues {
 		return nil, fmt.Errorf("%s: a set keeps at most %d generated values", name, MaxValues)
 	}
 	m.made[key] = string(data)
@@ -102,10 +123,39 @@ func (m *Memo) Made() map[string]string {
 }
 
 // Key names one call: unit's n-th call (from 0) of function name with
-// arguments of digest args.
-func Key(unit, name, args string, n int) string {
-	sum := sha256.Sum256([]byte(unit + "\x00" + name + "\x00" + args + "\x00" + strconv.Itoa(n)))
+// arguments of digest args, as an HMAC-SHA256 keyed with setKey, the
+// set's own secret key (reconcile/generated derives it from the
+// controller's key; no reader of a store can). Whoever reads the keys of
+// a store therefore cannot test a guess of an argument (a password given
+// to htpasswd, a key given to encryptAES) offline: without setKey, the
+// digest of a guess is not computable. 64 hexadecimal digits.
+func Key(setKey []byte, unit, name, args string, n int) string {
+	mac := hmac.New(sha256.New, setKey)
+	mac.Write([]byte(call(unit, name, args, n)))
+	return hex.EncodeToString(mac.Sum(nil))
+}
+
+// LegacyKey is the key a call had before keys were keyed (stores written
+// by stencil before issue 37): a bare SHA-256 of the call, 40
+// hexadecimal digits. It is only ever read, to move a value kept under
+// it to its Key (see NewMemo).
+func LegacyKey(unit, name, args string, n int) string {
+	sum := sha256.Sum256([]byte(call(unit, name, args, n)))
 	return hex.EncodeToString(sum[:20])
+}
+
+// IsLegacyKey reports whether k has the shape of a LegacyKey.
+func IsLegacyKey(k string) bool {
+	if len(k) != 40 {
+		return false
+	}
+	_, err := hex.DecodeString(k)
+	return err == nil
+}
+
+// call is what Key and LegacyKey digest.
+func call(unit, name, args string, n int) string {
+	return unit + "\x00" + name + "\x00" + args + "\x00" + strconv.Itoa(n)
 }
 
 // arguments converts args to fn's parameters, as text/template would

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"fmt"
 	"maps"
 	"slices"
 
@@ -14,25 +13,36 @@ import (
 
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/plan"
-	"github.com/stencil-dev/stencil/templates"
 )
 
-// AnnotationStore marks the Secret that keeps a set's generated values.
+// AnnotationStore marks a Secret that keeps a set's generated values.
 const AnnotationStore = plan.AnnotationGeneratedStore
 
-// SecretGVK is the kind of the store.
+// AnnotationKey, on a store, is the ID (Key.ID) of the controller's key
+// its keys were made with. A store without it was written before keys
+// were keyed: only its legacy keys are read.
+const AnnotationKey = "stencil.dev/generated-key"
+
+// SecretGVK is the kind of the stores.
 var SecretGVK = schema.GroupVersionKind{Version: "v1", Kind: "Secret"}
 
-// Name is the name of the store of the set setID: stencil-generated-
-// and a digest of the id (the parent's name may be too long for a
-// Secret's with a suffix, and a chart's own objects never take it).
+// Name is the name of the stores of the set setID in the namespaces its
+// objects are in: stencil-generated- and a digest of the id (the
+// parent's name may be too long for a Secret's with a suffix, and a
+// chart's own objects never take it).
 func Name(setID string) string {
 	sum := sha256.Sum256([]byte(setID))
 	return "stencil-generated-" + hex.EncodeToString(sum[:10])
 }
 
-// Object is the store of set setID in namespace, holding values.
-func Object(setID, namespace string, values map[string]string) *unstructured.Unstructured {
+// ControllerName is the name of the set's store in the controller's
+// namespace: Name with -controller, so that it is another object than
+// the store of a set whose objects are in that namespace too.
+func ControllerName(setID string) string { return Name(setID) + "-controller" }
+
+// Object is a store named name in namespace, holding values, its keys
+// made with the key of ID keyID ("" for none: a legacy store, in tests).
+func Object(name, namespace, keyID string, values map[string]string) *unstructured.Unstructured {
 	data := make(map[string]any, len(values))
 	for _, k := range slices.Sorted(maps.Keys(values)) {
 		data[k] = base64.StdEncoding.EncodeToString([]byte(values[k]))
@@ -40,25 +50,13 @@ func Object(setID, namespace string, values map[string]string) *unstructured.Uns
 	u := &unstructured.Unstructured{Object: map[string]any{"type": "Opaque", "data": data}}
 	u.SetGroupVersionKind(SecretGVK)
 	u.SetNamespace(namespace)
-	u.SetName(Name(setID))
-	u.SetAnnotations(map[string]string{AnnotationStore: "true"})
-	return u
-}
-
-// Add adds the store of plan p's set, in namespace and holding values,
-// to p: first, labelled as a member, and to its inventory. A render that
-// made an object of the store's name is refused.
-func Add(p *plan.Plan, namespace string, values map[string]string) error {
-	store := Object(p.ID, namespace, values)
-	for _, o := range p.Objects {
-		if plan.ObjectKey(o) == plan.ObjectKey(store) {
-			return &templates.RenderError{Msg: fmt.Sprintf("%s is the name of the Secret that keeps the set's generated values; the bundle may not render it", applyset.Ref(o))}
-		}
+	u.SetName(name)
+	ann := map[string]string{AnnotationStore: "true"}
+	if keyID != "" {
+		ann[AnnotationKey] = keyID
 	}
-	store.SetLabels(map[string]string{applyset.LabelPartOf: p.ID})
-	p.Objects = append([]*unstructured.Unstructured{store}, p.Objects...)
-	p.Inventory = p.Inventory.Union(applyset.Inventory{GroupKinds: []schema.GroupKind{SecretGVK.GroupKind()}, Namespaces: []string{namespace}}).Normalize(namespace)
-	return nil
+	u.SetAnnotations(ann)
+	return u
 }
 
 // IsStore reports whether obj is a store of generated values.
@@ -76,7 +74,7 @@ func Values(live *unstructured.Unstructured, setID string) map[string]string {
 }
 
 // Held are the values store holds, read with no check of whose it is
-// (the store a plan holds, made by Object).
+// (a store made by Object).
 func Held(store *unstructured.Unstructured) map[string]string {
 	data, _, _ := unstructured.NestedMap(store.Object, "data")
 	out := make(map[string]string, len(data))
