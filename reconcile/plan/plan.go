@@ -196,7 +196,7 @@ func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.
 	if p.CRDs, err = chartCRDs(ctx, b, in, objs, apis); err != nil {
 		return nil, err
 	}
-	p.ReplaceCRDs = b.Spec().CRDs == v1alpha1.CRDsCreateReplace
+	p.ReplaceCRDs = b.CRDPolicy() == v1alpha1.CRDsCreateReplace
 	crdScopes := renderedCRDScopes(append(slices.Clone(p.CRDs), objs...))
 	perms := b.Permissions()
 	placed := make(map[string]string, len(objs)) // object key → its namespace as rendered
