@@ -240,10 +240,13 @@ func TestRevisionPins(t *testing.T) {
 
 // TestRefusedValuesStayOnTheirRevision: a revision whose schema refuses a
 // parent's values is reported on the Bundle before any parent moves, and
-// that parent stays on its revision while the others move.
+// where the Bundle allows holding (spec.revisions.holding), that parent
+// stays on its revision while the others move.
 func TestRefusedValuesStayOnTheirRevision(t *testing.T) {
 	ns := testenv.Namespace(t, k)
-	b := bundle(t, "held-"+ns, versioned("1"))
+	b := bundle(t, "held-"+ns, versioned("1"), func(s *v1alpha1.BundleSpec) {
+		s.Revisions = &v1alpha1.RevisionPolicy{Holding: v1alpha1.HoldingAllowed}
+	})
 	mustCreate(t, composition(ns, "ok", b.Name, `{"port": 80}`))
 	mustCreate(t, composition(ns, "old", b.Name, `{}`))
 	condition(t, ns, "ok", v1alpha1.ConditionReady, metav1.ConditionTrue)

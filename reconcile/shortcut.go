@@ -19,6 +19,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/recall"
+	"github.com/stencil-dev/stencil/reconcile/revision"
 	"github.com/stencil-dev/stencil/reconcile/rollout"
 	"github.com/stencil-dev/stencil/templates/lookup"
 )
@@ -100,7 +101,7 @@ func (r shortcut) parentInPlace(comp applyset.Parent) bool {
 // pass.
 func (r shortcut) inputKey(ctx context.Context, comp applyset.Parent) (string, *rollout.Assignment) {
 	a, err := r.assign(ctx, comp)
-	if err != nil || a.NotFound {
+	if err != nil || a.NotFound || a.Refused {
 		return "", nil
 	}
 	loaded, _, err := r.loadAssigned(ctx, a, true)
@@ -112,7 +113,7 @@ func (r shortcut) inputKey(ctx context.Context, comp applyset.Parent) (string, *
 		return "", nil
 	}
 	live := &plan.LiveComposition{UID: comp.GetUID(), Installed: plan.Installed(applyset.ParseInventory(comp.GetAnnotations()))}
-	return renderKey(comp, loaded.Revision(), plan.RenderInput(comp, live, caps.Caps), caps.Revision), &a.Assignment
+	return renderKey(comp, revision.RenderKey(loaded), plan.RenderInput(comp, live, caps.Caps), caps.Revision), &a.Assignment
 }
 
 // snapshot records, before anything is applied, every live member of the

@@ -160,6 +160,19 @@ type RevisionPolicy struct {
 	// +kubebuilder:validation:Enum=Allowed;Disallowed
 	// +kubebuilder:default=Allowed
 	Pinning string `json:"pinning,omitempty"`
+	// holding is what becomes of a parent whose values the revision the
+	// Bundle assigns it (its current content, or a rollout's target)
+	// refuses: Disallowed (the default) stalls it (reason ValuesRefused,
+	// naming the field paths and the revision) and renders, applies and
+	// prunes nothing of it until its values or the Bundle change; Allowed
+	// keeps it on the revision it is on, as long as that one takes its
+	// values and is not withdrawn (RevisionHeld, reason ValuesRefused).
+	// A held parent, as a pinned one, renders within the Bundle's current
+	// permissions and crds policy, never with one the author removed.
+	// +optional
+	// +kubebuilder:validation:Enum=Allowed;Disallowed
+	// +kubebuilder:default=Disallowed
+	Holding string `json:"holding,omitempty"`
 	// withdrawn names revisions (BundleRevision names) no parent may stay
 	// on: a pin of one is refused at admission, a parent pinned to one
 	// follows the Bundle instead, and a parent on one moves to the stable
@@ -175,6 +188,12 @@ type RevisionPolicy struct {
 const (
 	PinningAllowed    = "Allowed"
 	PinningDisallowed = "Disallowed"
+)
+
+// Holding values of RevisionPolicy.
+const (
+	HoldingAllowed    = "Allowed"
+	HoldingDisallowed = "Disallowed"
 )
 
 // PrunePolicy bounds what one pass of a parent may delete.
@@ -265,8 +284,9 @@ type RolloutStatus struct {
 	// ready counts the updated parents that are Ready.
 	// +optional
 	Ready int32 `json:"ready"`
-	// held counts the parents whose values the target's schema refuses:
-	// they stay on their revision, and are named in heldParents.
+	// held counts the parents whose values the target's schema refuses,
+	// named in heldParents: they stall, or stay on their revision where
+	// the Bundle's spec.revisions.holding allows it.
 	// +optional
 	Held int32 `json:"held,omitempty"`
 	// summary sums the rollout up for kubectl get: "wave 2/5: 11/1000

@@ -107,3 +107,44 @@ func TestPrune(t *testing.T) {
 		t.Errorf("NextNumber = %d, want 8", n)
 	}
 }
+
+// TestPermissionsBothAllow: a revision renders with what both it and its
+// Bundle's current spec allow; "*" is every kind of a group, every
+// namespace.
+func TestPermissionsBothAllow(t *testing.T) {
+	gk := func(group, kind string) v1alpha1.GroupKind { return v1alpha1.GroupKind{Group: group, Kind: kind} }
+	for _, tc := range []struct {
+		name     string
+		recorded v1alpha1.BundlePermissions
+		current  v1alpha1.BundlePermissions
+		want     v1alpha1.BundlePermissions
+		wantCRDs v1alpha1.CRDPolicy
+		rec, cur v1alpha1.CRDPolicy
+	}{
+		{name: "narrowed to nothing", recorded: v1alpha1.BundlePermissions{Namespaces: []string{"*"}, ClusterScoped: []v1alpha1.GroupKind{gk("rbac.authorization.k8s.io", "*")}}},
+		{name: "every namespace within a list", recorded: v1alpha1.BundlePermissions{Namespaces: []string{"*"}}, current: v1alpha1.BundlePermissions{Namespaces: []string{"a"}},
+			want: v1alpha1.BundlePermissions{Namespaces: []string{"a"}}},
+		{name: "a list within every namespace", recorded: v1alpha1.BundlePermissions{Namespaces: []string{"a", "b"}}, current: v1alpha1.BundlePermissions{Namespaces: []string{"*"}},
+			want: v1alpha1.BundlePermissions{Namespaces: []string{"a", "b"}}},
+		{name: "widened: only what the revision had", recorded: v1alpha1.BundlePermissions{Namespaces: []string{"a"}}, current: v1alpha1.BundlePermissions{Namespaces: []string{"a", "b"}},
+			want: v1alpha1.BundlePermissions{Namespaces: []string{"a"}}},
+		{name: "lists meet", recorded: v1alpha1.BundlePermissions{Namespaces: []string{"a", "b", "c"}}, current: v1alpha1.BundlePermissions{Namespaces: []string{"c", "a"}},
+			want: v1alpha1.BundlePermissions{Namespaces: []string{"c", "a"}}}, // in the current order
+		{name: "kinds of a group",
+			recorded: v1alpha1.BundlePermissions{ClusterScoped: []v1alpha1.GroupKind{gk("rbac.authorization.k8s.io", "*"), gk("", "Namespace")}, Adopt: []v1alpha1.GroupKind{gk("apps", "Deployment")}},
+			current:  v1alpha1.BundlePermissions{ClusterScoped: []v1alpha1.GroupKind{gk("rbac.authorization.k8s.io", "ClusterRole")}, Adopt: []v1alpha1.GroupKind{gk("apps", "*")}},
+			want:     v1alpha1.BundlePermissions{ClusterScoped: []v1alpha1.GroupKind{gk("rbac.authorization.k8s.io", "ClusterRole")}, Adopt: []v1alpha1.GroupKind{gk("apps", "Deployment")}}},
+		{name: "crds replace narrowed to create", rec: v1alpha1.CRDsCreateReplace, cur: "", wantCRDs: ""},
+		{name: "crds skipped now", rec: v1alpha1.CRDsCreate, cur: v1alpha1.CRDsSkip, wantCRDs: v1alpha1.CRDsSkip},
+		{name: "crds widened: the revision's", rec: v1alpha1.CRDsSkip, cur: v1alpha1.CRDsCreateReplace, wantCRDs: v1alpha1.CRDsSkip},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if d := cmp.Diff(tc.want, revision.Permissions(tc.current, tc.recorded)); d != "" {
+				t.Errorf("Permissions (-want +got):\n%s", d)
+			}
+			if got := revision.CRDs(tc.cur, tc.rec); got != tc.wantCRDs {
+				t.Errorf("CRDs(%q, %q) = %q, want %q", tc.cur, tc.rec, got, tc.wantCRDs)
+			}
+		})
+	}
+}

@@ -94,6 +94,10 @@ func (f *fleet) converge(bad ...string) {
 			}})
 		hash := map[string]string{revA: hashA, revB: hashB, revC: hashC}[a.Revision]
 		at := metav1.NewTime(f.now)
+		if a.Refused {
+			stall(p, v1alpha1.ReasonValuesRefused, a.Message, at)
+			continue
+		}
 		if hash == hashB && contains(bad, p.Key.Name) {
 			meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: "Stalled", Status: "True", Reason: "RenderFailed", Message: "templates/x.yaml:3: boom", LastTransitionTime: at})
 			meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: "Ready", Status: "False", Reason: "RenderFailed", LastTransitionTime: at})
@@ -105,6 +109,13 @@ func (f *fleet) converge(bad ...string) {
 		p.Status.ObservedGeneration = p.Generation
 		meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: "Ready", Status: "True", Reason: "Ready", LastTransitionTime: at})
 	}
+}
+
+// stall is a parent's pass that stalls for reason, rendering nothing.
+func stall(p *rollout.Parent, reason, msg string, at metav1.Time) {
+	meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: "Stalled", Status: "True", Reason: reason, Message: msg, LastTransitionTime: at})
+	meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: "Ready", Status: "False", Reason: reason, LastTransitionTime: at})
+	p.Status.ObservedGeneration = p.Generation
 }
 
 func contains(list []string, s string) bool {
@@ -311,8 +322,11 @@ func TestPausedRolloutMovesNobody(t *testing.T) {
 	}
 }
 
+// TestRefusedValuesStayBehind: where the Bundle allows holding, a parent
+// whose values the new revision refuses stays on its revision.
 func TestRefusedValuesStayBehind(t *testing.T) {
 	f := newFleet(t, 10, nil)
+	f.b.Spec.Revisions = &v1alpha1.RevisionPolicy{Holding: v1alpha1.HoldingAllowed}
 	f.refuse["p003"] = true
 	f.setContent(hashB)
 	f.step()
@@ -327,6 +341,44 @@ func TestRefusedValuesStayBehind(t *testing.T) {
 	}
 	if st.Stable != revB {
 		t.Errorf("stable %s: a held parent holds back no rollout", st.Stable)
+	}
+}
+
+// TestRefusedValuesStall: by default a parent whose values the revision
+// its wave brings refuses is not kept on the one it is on: it stalls,
+// naming the values and the revision, and neither holds the wave back
+// nor fails it.
+func TestRefusedValuesStall(t *testing.T) {
+	f := newFleet(t, 10, waves(false, 0))
+	f.b.Spec.Revisions = &v1alpha1.RevisionPolicy{Pinning: v1alpha1.PinningDisallowed}
+	for _, p := range f.parents {
+		f.refuse[p.Key.Name] = true // whichever the first wave moves
+	}
+	f.refuse["p003"] = false
+	f.setContent(hashB)
+	for range 5 {
+		f.step()
+		f.converge()
+	}
+	st := f.status()
+	if st.Phase != v1alpha1.RolloutComplete || st.Stable != revB || st.Held != 9 {
+		t.Fatalf("rollout %+v, want complete with 9 parents refused", st)
+	}
+	for _, p := range f.parents {
+		c := meta.FindStatusCondition(p.Status.Conditions, "Stalled")
+		switch {
+		case p.Key.Name == "p003":
+			if p.On("web") != revB || c != nil {
+				t.Errorf("%s on %s, Stalled %+v", p.Key.Name, p.On("web"), c)
+			}
+		case c == nil || c.Reason != v1alpha1.ReasonValuesRefused || !strings.Contains(c.Message, revB) || !strings.Contains(c.Message, "refuses its values: refused"):
+			t.Errorf("%s Stalled %+v, want ValuesRefused naming %s and the values", p.Key.Name, c, revB)
+		case p.On("web") != revA:
+			t.Errorf("%s on %s: a refused parent renders nothing", p.Key.Name, p.On("web"))
+		}
+	}
+	if ev := fmt.Sprint(f.events); !strings.Contains(ev, "which stall until their values change") {
+		t.Errorf("events %v", ev)
 	}
 }
 
