@@ -3,15 +3,18 @@ package reconcile_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/reconcile/admission"
 )
 
 // The narrowing of a Bundle binds every revision (issue 37, item 3): a
@@ -122,5 +125,46 @@ func TestHeldRevisionWithinNarrowing(t *testing.T) {
 	// prunes nothing), and nothing is written there again.
 	if err := k.Get(context.Background(), key(platform, "cross-old"), cross); err != nil || cross.Data["version"] != "1" {
 		t.Errorf("ConfigMap %s/cross-old %v (%v), want it as revision 1 left it", platform, cross.Data, err)
+	}
+}
+
+// TestAdmissionBundleDryRunNarrowing: a server dry run of a Bundle that
+// narrows its permissions counts a pinned parent whose revision writes
+// where the new content no longer allows as one that would fail to
+// render, and a parent the new schema refuses as one that would stall.
+func TestAdmissionBundleDryRunNarrowing(t *testing.T) {
+	startAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{admissionLabel: "true"}, admission.Options{})
+	ctx := context.Background()
+	ns := admissionNamespace(t)
+	platform := testenv.Namespace(t, k)
+	b := bundle(t, "adm-narrow-"+ns, elsewhere("1", platform), func(s *v1alpha1.BundleSpec) {
+		s.Permissions.Namespaces = []string{"*"}
+	})
+	mustCreate(t, composition(ns, "follow", b.Name, `{"port": 80}`))
+	condition(t, ns, "follow", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	rev1 := currentRevision(t, b)
+	pinned := composition(ns, "pinned", b.Name, `{"port": 80}`)
+	pinned.Spec.BundleRevision = rev1
+	mustCreate(t, pinned)
+	mustCreate(t, composition(ns, "refused", b.Name, `{}`))
+	condition(t, ns, "pinned", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	condition(t, ns, "refused", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	c, warnings := warningClient(t)
+	var got []string
+	eventually(t, "the dry run of the narrowing to be counted", func() (bool, error) {
+		warnings.take()
+		err := updateFresh(ctx, b, func() error {
+			b.Spec.Files = elsewhere("2", "")
+			b.Spec.Permissions = v1alpha1.BundlePermissions{}
+			b.Spec.Schema = &apiextensionsv1.JSON{Raw: []byte(`{"type":"object","required":["port"],"properties":{"port":{"type":"integer"}}}`)}
+			return c.Update(ctx, b, client.DryRunAll)
+		})
+		got = warnings.take()
+		return err == nil && slices.ContainsFunc(got, func(w string) bool {
+			return strings.Contains(w, "1 would change, 0 unchanged, 1 would fail to render, 1 would stall (values refused), 0 pinned")
+		}), fmt.Errorf("warnings %q (%v)", got, err)
+	})
+	if !slices.ContainsFunc(got, func(w string) bool { return strings.Contains(w, "would fail to render: "+ns+"/pinned") && strings.Contains(w, platform) }) {
+		t.Errorf("warnings %q: want the pinned parent named, refused in %s", got, platform)
 	}
 }

@@ -138,7 +138,7 @@ func (r *CompositionReconciler) loadAssigned(ctx context.Context, a *assigned, c
 	if err := revision.Check(rev, loaded.Revision()); err != nil {
 		return nil, nil, err
 	}
-	return revision.Within(loaded, a.bundle), outs, nil
+	return revision.Within(loaded, a.bundle.Spec.Permissions, a.bundle.Spec.CRDs), outs, nil
 }
 
 // LoadRevision loads revision name of b (its current content included),

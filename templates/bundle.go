@@ -492,6 +492,12 @@ func (b *Bundle) Within(perms v1alpha1.BundlePermissions, crds v1alpha1.CRDPolic
 	return &Bundle{content: b.content, perms: *perms.DeepCopy(), crds: crds}
 }
 
+// Own returns b rendering under its content's own policy (its
+// spec.permissions and spec.crds), whatever Within narrowed.
+func (b *Bundle) Own() *Bundle {
+	return &Bundle{content: b.content, perms: *b.spec.Permissions.DeepCopy(), crds: b.spec.CRDs}
+}
+
 // Spec returns the bundle's content as a Bundle's spec (for `stencil
 // bundle pack`, and the render workers): its own permissions and crds
 // policy as written, whatever Within narrowed them to (see Permissions

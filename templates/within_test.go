@@ -35,6 +35,9 @@ func TestWithin(t *testing.T) {
 	if d := cmp.Diff(own, n.Spec().Permissions); d != "" {
 		t.Errorf("spec.permissions (-want +got): the content is as written:\n%s", d)
 	}
+	if o := n.Own(); o.CRDPolicy() != v1alpha1.CRDsCreateReplace || !cmp.Equal(own, o.Permissions()) {
+		t.Errorf("Own() renders under %q, %+v, want the content's own", o.CRDPolicy(), o.Permissions())
+	}
 	if n.CRDPolicy() != v1alpha1.CRDsSkip || b.CRDPolicy() != v1alpha1.CRDsCreateReplace {
 		t.Errorf("crds policy %q (the original's %q)", n.CRDPolicy(), b.CRDPolicy())
 	}

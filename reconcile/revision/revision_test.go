@@ -2,6 +2,7 @@ package revision_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/revision"
+	"github.com/stencil-dev/stencil/templates"
 )
 
 const hash = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -146,5 +148,42 @@ func TestPermissionsBothAllow(t *testing.T) {
 				t.Errorf("CRDs(%q, %q) = %q, want %q", tc.cur, tc.rec, got, tc.wantCRDs)
 			}
 		})
+	}
+}
+
+// TestWithinNarrowsFromTheContent: a revision rendered within a policy is
+// bound by what both allow, again from its content's own policy when it
+// is bound anew (a new version's policy, previewed); Narrows says whether
+// a policy takes anything away.
+func TestWithinNarrowsFromTheContent(t *testing.T) {
+	b, err := templates.LoadObject(&v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "w"}, Spec: v1alpha1.BundleSpec{
+		Files:       map[string]string{"templates/a.yaml": ""},
+		Permissions: v1alpha1.BundlePermissions{Namespaces: []string{"a", "b"}},
+		CRDs:        v1alpha1.CRDsCreateReplace,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := revision.Within(b, v1alpha1.BundlePermissions{Namespaces: []string{"a"}}, v1alpha1.CRDsSkip)
+	if got := now.Permissions().Namespaces; !slices.Equal(got, []string{"a"}) || now.CRDPolicy() != v1alpha1.CRDsSkip {
+		t.Errorf("within the current policy: %v, %q", got, now.CRDPolicy())
+	}
+	next := revision.Within(now, v1alpha1.BundlePermissions{Namespaces: []string{"*"}}, v1alpha1.CRDsCreateReplace)
+	if got := next.Permissions().Namespaces; !slices.Equal(got, []string{"a", "b"}) || next.CRDPolicy() != v1alpha1.CRDsCreateReplace {
+		t.Errorf("within a wider new version: %v, %q, want the revision's own", got, next.CRDPolicy())
+	}
+	for _, tc := range []struct {
+		perms v1alpha1.BundlePermissions
+		crds  v1alpha1.CRDPolicy
+		want  bool
+	}{
+		{v1alpha1.BundlePermissions{Namespaces: []string{"*"}}, v1alpha1.CRDsCreateReplace, false},
+		{v1alpha1.BundlePermissions{Namespaces: []string{"b", "a", "c"}}, v1alpha1.CRDsCreateReplace, false},
+		{v1alpha1.BundlePermissions{Namespaces: []string{"a"}}, v1alpha1.CRDsCreateReplace, true},
+		{v1alpha1.BundlePermissions{Namespaces: []string{"a", "b"}}, v1alpha1.CRDsCreate, true},
+	} {
+		if got := revision.Narrows(now, tc.perms, tc.crds); got != tc.want {
+			t.Errorf("Narrows(%+v, %q) = %v, want %v", tc.perms, tc.crds, got, tc.want)
+		}
 	}
 }

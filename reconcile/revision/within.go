@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/templates"
 )
@@ -17,12 +19,23 @@ import (
 // revision, or held on one, renders within the narrowing, never with a
 // permission the author removed.
 
-// Within is loaded, the content of a revision of Bundle b (or b's own),
-// rendering within b's current policy: the permissions both allow
-// (Permissions) and the narrower crds policy (CRDs). Its content and
-// revision are loaded's.
-func Within(loaded *templates.Bundle, b *v1alpha1.Bundle) *templates.Bundle {
-	return loaded.Within(Permissions(b.Spec.Permissions, loaded.Permissions()), CRDs(b.Spec.CRDs, loaded.CRDPolicy()))
+// Within is loaded, the content of a revision of a Bundle, rendering
+// within the Bundle's policy perms and crds (its current spec's, or a new
+// version's a review previews): the permissions both the revision and
+// perms allow (Permissions) and the narrower crds policy (CRDs). Its
+// content and revision are loaded's; a loaded already narrowed is
+// narrowed from its content's own policy again, not further.
+func Within(loaded *templates.Bundle, perms v1alpha1.BundlePermissions, crds v1alpha1.CRDPolicy) *templates.Bundle {
+	own := loaded.Own()
+	return loaded.Within(Permissions(perms, own.Permissions()), CRDs(crds, own.CRDPolicy()))
+}
+
+// Narrows reports whether perms and crds take anything from what loaded's
+// content allows itself: whether Within changes what it may render.
+func Narrows(loaded *templates.Bundle, perms v1alpha1.BundlePermissions, crds v1alpha1.CRDPolicy) bool {
+	own := loaded.Own()
+	mine := own.Permissions()
+	return !equality.Semantic.DeepEqual(Permissions(mine, perms), mine) || CRDs(own.CRDPolicy(), crds) != own.CRDPolicy()
 }
 
 // Permissions is what both a and b allow: the cluster-scoped kinds and the
