@@ -164,7 +164,9 @@ func TestAdmissionBundleDryRunNarrowing(t *testing.T) {
 			return strings.Contains(w, "1 would change, 0 unchanged, 1 would fail to render, 1 would stall (values refused), 0 pinned")
 		}), fmt.Errorf("warnings %q (%v)", got, err)
 	})
-	if !slices.ContainsFunc(got, func(w string) bool { return strings.Contains(w, "would fail to render: "+ns+"/pinned") && strings.Contains(w, platform) }) {
+	if !slices.ContainsFunc(got, func(w string) bool {
+		return strings.Contains(w, "would fail to render: "+ns+"/pinned") && strings.Contains(w, platform)
+	}) {
 		t.Errorf("warnings %q: want the pinned parent named, refused in %s", got, platform)
 	}
 }

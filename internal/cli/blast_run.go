@@ -151,7 +151,7 @@ func runBlast(ctx context.Context, kube *genericclioptions.ConfigFlags, v *newVe
 	targets = wavePlan(ctx, s, v.name, b.Spec(), cluster, targets)
 	e := &evaluator{s: s, renderer: pool, bundle: b, caps: caps, diffs: bf.output == outputDiff, cluster: cluster,
 		holding: revision.HoldingAllowed(&v1alpha1.Bundle{Spec: v1alpha1.BundleSpec{Revisions: revisionsOf(b.Spec(), cluster)}}),
-		waves: newWaveHeader(rollout.Policy(&v1alpha1.Bundle{Spec: v1alpha1.BundleSpec{Rollout: rolloutOf(b.Spec(), cluster)}}).Strategy, targets)}
+		waves:   newWaveHeader(rollout.Policy(&v1alpha1.Bundle{Spec: v1alpha1.BundleSpec{Rollout: rolloutOf(b.Spec(), cluster)}}).Strategy, targets)}
 	return e.report(ctx, targets, out)
 }
 
