@@ -210,6 +210,9 @@ type CompositionReconciler struct {
 	// rollout controller of their instances' changes.
 	served   *sync.Map
 	notifier *rollout.Notifier
+	// order keeps the key the rollouts rank parents by (shared with the
+	// rollout controller: RolloutOrder).
+	order *rollout.OrderKey
 }
 
 // SetupWithManager registers the Composition controller and its indexes,
@@ -321,6 +324,7 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 		keeper:       keeper,
 		lookups:      lookup.New(dc, mgr.GetRESTMapper(), checker),
 		served:       &sync.Map{},
+		order:        &rollout.OrderKey{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: opts.Namespace},
 	}
 	if err := mgr.Add(r.lookups); err != nil {
 		return nil, fmt.Errorf("add the lookup server: %w", err)

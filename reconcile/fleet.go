@@ -81,7 +81,11 @@ func (r *CompositionReconciler) placementChanged(ctx context.Context, old, cur *
 		}
 		canary = r.canary(ctx, cur, p)
 	}
-	return rollout.Placement(old, r.Options.Shard, key, canary) != rollout.Placement(cur, r.Options.Shard, key, canary)
+	order, err := r.order.Order(ctx)
+	if err != nil {
+		return true
+	}
+	return rollout.Placement(old, order, r.Options.Shard, key, canary) != rollout.Placement(cur, order, r.Options.Shard, key, canary)
 }
 
 // ListParents lists the parents of Bundle bundle this shard serves: its

@@ -152,6 +152,7 @@ func (r *CompositionReconciler) forKind(kind Kind, parents cache.Cache) *Composi
 		parents:      parents,
 		served:       r.served,
 		notifier:     r.notifier,
+		order:        r.order,
 	}
 }
 

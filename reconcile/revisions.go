@@ -44,10 +44,14 @@ func (r *CompositionReconciler) assign(ctx context.Context, parent applyset.Pare
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: parent.ParentSpec().Bundle}, b); err != nil {
 		return nil, err
 	}
+	order, err := r.order.Order(ctx)
+	if err != nil {
+		return nil, err
+	}
 	key := rollout.Key{Kind: parent.ParentGVK().GroupKind().String(), Namespace: parent.GetNamespace(), Name: parent.GetName()}
 	// The rollout of the parent's shard: the controller's own in a pass,
 	// and the parent's in a review (a webhook serves every shard).
-	in := rollout.Inputs{Bundle: b, Shard: parent.GetLabels()[shard.Label], Key: key, Pin: parent.ParentSpec().BundleRevision,
+	in := rollout.Inputs{Bundle: b, Shard: parent.GetLabels()[shard.Label], Key: key, Order: order, Pin: parent.ParentSpec().BundleRevision,
 		Canary: r.canary(ctx, b, parent),
 		Known: func(name string) (int64, bool) {
 			rev, err := r.bundleRevision(ctx, b, name)
@@ -72,6 +76,10 @@ func (r *CompositionReconciler) assign(ctx context.Context, parent applyset.Pare
 	}
 	return &assigned{bundle: b, Assignment: rollout.Assign(in)}, nil
 }
+
+// RolloutOrder keeps the key the rollouts rank parents by: the rollout
+// controller and the admission webhook's wave plan rank with it too.
+func (r *CompositionReconciler) RolloutOrder() *rollout.OrderKey { return r.order }
 
 // canary reports whether b's rollout canary selects parent (reading its
 // namespace from the cache only when b has a canary).

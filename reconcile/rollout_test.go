@@ -23,6 +23,7 @@ import (
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/admission"
 	"github.com/stencil-dev/stencil/reconcile/revision"
+	"github.com/stencil-dev/stencil/reconcile/rollout"
 )
 
 // versioned is a Bundle's files whose ConfigMap "cfg-<name>" says
@@ -442,4 +443,21 @@ func TestRevisionCountsShowZero(t *testing.T) {
 		ready, hasReady, _ := unstructured.NestedInt64(u.Object, "status", "ready")
 		return hasParents && hasReady && parents == 0 && ready == 0, fmt.Errorf("status %v", u.Object["status"])
 	})
+}
+
+// TestRolloutOrderKey: the controller ranks the parents of rollouts by a
+// key of its own, kept in a Secret of its namespace that it made: no
+// tenant computes a parent's place in the batches.
+func TestRolloutOrderKey(t *testing.T) {
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "order-"+ns, versioned("1"))
+	mustCreate(t, composition(ns, "p", b.Name, ""))
+	condition(t, ns, "p", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	s := &corev1.Secret{}
+	if err := k.Get(context.Background(), client.ObjectKey{Namespace: testenv.ControllerNamespace, Name: rollout.OrderSecret}, s); err != nil {
+		t.Fatalf("the rollout order's Secret: %v", err)
+	}
+	if key := s.Data[rollout.OrderSecretKey]; len(key) != 32 || s.Labels["app.kubernetes.io/managed-by"] != "stencil" {
+		t.Errorf("Secret %s: %d bytes of key, labels %v; want 32 bytes, made by stencil", s.Name, len(key), s.Labels)
+	}
 }

@@ -214,6 +214,9 @@ const (
 	ReasonRolloutHalted      = "RolloutHalted"
 	ReasonRolledBack         = "RolledBack"
 	ReasonValuesIncompatible = "ValuesIncompatible"
+	// ReasonFailureTolerated: parents of fewer tenants than the rollout's
+	// failureThreshold failed; the rollout goes on without them.
+	ReasonFailureTolerated = "FailureTolerated"
 	// ReasonRevisionRecorded: a new BundleRevision was recorded.
 	ReasonRevisionRecorded = "RevisionRecorded"
 )

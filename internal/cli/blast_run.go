@@ -148,7 +148,7 @@ func runBlast(ctx context.Context, kube *genericclioptions.ConfigFlags, v *newVe
 		return 2, err
 	}
 	defer pool.Close()
-	targets = wavePlan(ctx, s, v.name, b.Spec(), cluster, targets)
+	targets = wavePlan(ctx, s, v.name, b.Spec(), cluster, targets, bf.controllerNamespace)
 	e := &evaluator{s: s, renderer: pool, bundle: b, caps: caps, diffs: bf.output == outputDiff, cluster: cluster,
 		holding: revision.HoldingAllowed(&v1alpha1.Bundle{Spec: v1alpha1.BundleSpec{Revisions: revisionsOf(b.Spec(), cluster)}}),
 		waves:   newWaveHeader(rollout.Policy(&v1alpha1.Bundle{Spec: v1alpha1.BundleSpec{Rollout: rolloutOf(b.Spec(), cluster)}}).Strategy, targets)}

@@ -233,7 +233,9 @@ func (h *bundleReviewer) bundleWarnings(b *v1alpha1.Bundle, next *templates.Bund
 	for i, p := range parents {
 		views[i] = rollout.FromParent(p)
 	}
-	waves, n := rollout.Plan(b, views)
+	// The sizes of the waves do not depend on the order within them: the
+	// zero Order counts them as the controller's would.
+	waves, n := rollout.Plan(b, rollout.Order{}, views)
 	sizes := make([]int, n)
 	for _, w := range waves {
 		if w > 0 {

@@ -32,16 +32,16 @@ func Find(b *v1alpha1.Bundle, shard string) *v1alpha1.RolloutStatus {
 
 // Selected reports whether rollout st has moved the parent k of Bundle
 // bundle to its target: a rollout under way (not rolled back) whose
-// batches reached the parent's rank, or whose canary wave began and the
-// parent is a canary.
-func Selected(st *v1alpha1.RolloutStatus, bundle string, k Key, canary bool) bool {
+// batches reached the parent's rank in o, or whose canary wave began and
+// the parent is a canary.
+func Selected(st *v1alpha1.RolloutStatus, o Order, bundle string, k Key, canary bool) bool {
 	if st == nil || st.Target == "" || st.Phase == v1alpha1.RolloutRolledBack {
 		return false
 	}
 	if st.Canary && canary {
 		return true
 	}
-	return within(Rank(bundle, k), st.Bound)
+	return within(o.Rank(bundle, k), st.Bound)
 }
 
 // Assignment is the revision a parent renders, and why.
@@ -86,6 +86,8 @@ type Inputs struct {
 	// Shard is the shard of the controller (whose rollout applies).
 	Shard string
 	Key   Key
+	// Order ranks the parents (the controller's: see OrderKey).
+	Order Order
 	// Pin is the revision the parent pins, "" when none.
 	Pin string
 	// On is the revision the parent's last render was, "" when none.
@@ -159,7 +161,7 @@ func follow(in Inputs, current string) Assignment {
 	}
 	want, why := st.Stable, ""
 	switch {
-	case Selected(st, b.Name, in.Key, in.Canary):
+	case Selected(st, in.Order, b.Name, in.Key, in.Canary):
 		want = st.Target
 	case st.Target != "" && st.Phase != v1alpha1.RolloutRolledBack && newer(in, in.On, st.Stable) && in.On != st.Target:
 		want, why = in.On, fmt.Sprintf("stays on revision %s, where a rollout that was superseded moved it, until the rollout of %s reaches it", in.On, st.Target)
@@ -262,18 +264,18 @@ func (a Assignment) Condition(generation int64) *metav1.Condition {
 }
 
 // Placement is what a parent's assignment depends on in b's rollout of
-// shard, but for its own pin, values and revision: the rollout's target
+// shard (its parents ranked by o), but for its own pin, values and revision: the rollout's target
 // once it moved the parent, else the stable revision. A change of a
 // Bundle's rollout brings a pass only of the parents whose Placement
 // changed: a wave moves its own parents, a rollback those it moved, and
 // the rest of the Bundle's parents are not looked at (their status does
 // not change either: see Assignment.Condition).
-func Placement(b *v1alpha1.Bundle, shard string, k Key, canary bool) string {
+func Placement(b *v1alpha1.Bundle, o Order, shard string, k Key, canary bool) string {
 	st := Find(b, shard)
 	switch {
 	case st == nil:
 		return ""
-	case Selected(st, b.Name, k, canary):
+	case Selected(st, o, b.Name, k, canary):
 		return st.Target
 	}
 	return st.Stable

@@ -237,7 +237,7 @@ func TestFailingWaveRollsBack(t *testing.T) {
 	f.step() // wave 3 starts: 100 more, every one of which stalls
 	var wave3 []string
 	for _, p := range f.parents {
-		if p.On("web") != revB && rollout.Selected(&f.b.Status.Rollouts[0], "web", p.Key, false) {
+		if p.On("web") != revB && rollout.Selected(&f.b.Status.Rollouts[0], rollout.Order{}, "web", p.Key, false) {
 			wave3 = append(wave3, p.Key.Name)
 		}
 	}
@@ -267,12 +267,13 @@ func TestHaltKeepsMovedParents(t *testing.T) {
 	pol := waves(false, 0)
 	pol.OnFailure = v1alpha1.FailureHalt
 	pol.ProgressDeadline = &metav1.Duration{Duration: time.Minute}
+	pol.FailureThreshold = ptr.To[int32](1) // one tenant's failure stops it
 	f := newFleet(t, 100, pol)
 	f.setContent(hashB)
 	f.step()
 	// Wave 1's parent never becomes Ready: its pass moved it, nothing more.
 	for _, p := range f.parents {
-		if rollout.Selected(&f.b.Status.Rollouts[0], "web", p.Key, false) {
+		if rollout.Selected(&f.b.Status.Rollouts[0], rollout.Order{}, "web", p.Key, false) {
 			p.Status.BundleRevision = hashB
 			meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: "Ready", Status: "False", Reason: "Progressing", LastTransitionTime: metav1.NewTime(f.now)})
 		}
@@ -429,7 +430,7 @@ func TestPinsAndWithdrawals(t *testing.T) {
 
 func TestPlanIsWhatTheRolloutDoes(t *testing.T) {
 	f := newFleet(t, 300, waves(true, 0))
-	plan, total := rollout.Plan(f.b, f.parents)
+	plan, total := rollout.Plan(f.b, rollout.Order{}, f.parents)
 	if total != 5 {
 		t.Fatalf("%d waves, want 5 (the canary's 100, then 1, 10, 100, the rest)", total)
 	}
