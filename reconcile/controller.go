@@ -335,6 +335,9 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 	if err := mgr.Add(keeper); err != nil {
 		return nil, fmt.Errorf("add the admission policy's keeper: %w", err)
 	}
+	if err := mgr.Add(r.order); err != nil {
+		return nil, fmt.Errorf("add the rollout order's key: %w", err)
+	}
 	return r, nil
 }
 

@@ -44,14 +44,18 @@ func (r *CompositionReconciler) assign(ctx context.Context, parent applyset.Pare
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: parent.ParentSpec().Bundle}, b); err != nil {
 		return nil, err
 	}
-	order, err := r.order.Order(ctx)
-	if err != nil {
-		return nil, err
+	shardName := parent.GetLabels()[shard.Label]
+	var order rollout.Order
+	if rollout.Ranked(b, shardName) {
+		var err error
+		if order, err = r.order.Order(ctx); err != nil {
+			return nil, fmt.Errorf("the order of Bundle %s's rollout: %w", b.Name, err)
+		}
 	}
 	key := rollout.Key{Kind: parent.ParentGVK().GroupKind().String(), Namespace: parent.GetNamespace(), Name: parent.GetName()}
 	// The rollout of the parent's shard: the controller's own in a pass,
 	// and the parent's in a review (a webhook serves every shard).
-	in := rollout.Inputs{Bundle: b, Shard: parent.GetLabels()[shard.Label], Key: key, Order: order, Pin: parent.ParentSpec().BundleRevision,
+	in := rollout.Inputs{Bundle: b, Shard: shardName, Key: key, Order: order, Pin: parent.ParentSpec().BundleRevision,
 		Canary: r.canary(ctx, b, parent),
 		Known: func(name string) (int64, bool) {
 			rev, err := r.bundleRevision(ctx, b, name)

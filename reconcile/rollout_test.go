@@ -450,9 +450,12 @@ func TestRevisionCountsShowZero(t *testing.T) {
 // tenant computes a parent's place in the batches.
 func TestRolloutOrderKey(t *testing.T) {
 	ns := testenv.Namespace(t, k)
-	b := bundle(t, "order-"+ns, versioned("1"))
+	b := bundle(t, "order-"+ns, versioned("1"), func(s *v1alpha1.BundleSpec) {
+		s.Rollout = &v1alpha1.RolloutPolicy{Strategy: v1alpha1.RolloutWaves}
+	})
 	mustCreate(t, composition(ns, "p", b.Name, ""))
 	condition(t, ns, "p", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	rolloutOf(t, b, "the rollout recorded", func(st v1alpha1.RolloutStatus) bool { return st.Stable != "" })
 	s := &corev1.Secret{}
 	if err := k.Get(context.Background(), client.ObjectKey{Namespace: testenv.ControllerNamespace, Name: rollout.OrderSecret}, s); err != nil {
 		t.Fatalf("the rollout order's Secret: %v", err)

@@ -117,7 +117,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.prune(ctx, b, revs)
 	}
 	var order Order
-	if r.Order != nil {
+	if r.Order != nil && (Policy(b).Strategy == v1alpha1.RolloutWaves || Ranked(b, r.Shard)) {
 		if order, err = r.Order.Order(ctx); err != nil {
 			return ctrl.Result{}, err
 		}

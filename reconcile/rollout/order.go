@@ -8,11 +8,15 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
 )
 
 // +kubebuilder:rbac:groups="",namespace=stencil-system,resources=secrets,verbs=get;create
@@ -55,6 +59,15 @@ func (o Order) Rank(bundle string, k Key) string {
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
+// Ranked reports whether b's rollout of shard places a parent by its
+// rank: a rollout under way whose batches moved some parents and not all.
+// Only then does a parent's assignment need the Order (so a Bundle that
+// rolls out all at once never waits for the key).
+func Ranked(b *v1alpha1.Bundle, shard string) bool {
+	st := Find(b, shard)
+	return st != nil && st.Target != "" && st.Bound != "" && st.Bound != boundAll
+}
+
 // OrderKey gives the Order of the controller's key, read from OrderSecret
 // (made, with 32 random bytes, when it does not exist) once and kept.
 type OrderKey struct {
@@ -89,6 +102,32 @@ func (k *OrderKey) Order(ctx context.Context) (Order, error) {
 	k.order = &o
 	return o, nil
 }
+
+// Start reads (or makes) the key as the controller starts, so that the
+// Secret exists before any rollout in waves needs it (and `stencil diff
+// --bundle` can show a new version's batches), trying again every
+// orderRetry until it succeeds or ctx ends. A failure is logged: the
+// passes that need the Order report it themselves.
+func (k *OrderKey) Start(ctx context.Context) error {
+	for {
+		_, err := k.Order(ctx)
+		if err == nil {
+			return nil
+		}
+		ctrl.LoggerFrom(ctx).Error(err, "read the rollout order's key")
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(orderRetry):
+		}
+	}
+}
+
+// NeedLeaderElection is false: every replica ranks parents.
+func (k *OrderKey) NeedLeaderElection() bool { return false }
+
+// orderRetry is how long OrderKey.Start waits between tries.
+const orderRetry = 10 * time.Second
 
 // read reads the key from the Secret.
 func (k *OrderKey) read(ctx context.Context) ([]byte, error) {
