@@ -100,7 +100,8 @@ type RolloutPolicy struct {
 
 	// progressDeadline is how long a wave may take, from its start, until
 	// its parents are Ready on the new revision and its gates hold; past
-	// it the wave fails. 10m when unset.
+	// it a parent not Ready has failed (see failureThreshold), and gates
+	// still false fail the wave. 10m when unset.
 	// +optional
 	ProgressDeadline *metav1.Duration `json:"progressDeadline,omitempty"`
 
