@@ -214,6 +214,9 @@ type CompositionReconciler struct {
 	// rollout controller of their instances' changes.
 	served   *sync.Map
 	notifier *rollout.Notifier
+	// order keeps the key the rollouts rank parents by (shared with the
+	// rollout controller: RolloutOrder).
+	order *rollout.OrderKey
 }
 
 // SetupWithManager registers the Composition controller and its indexes,
@@ -326,6 +329,7 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 		lookups:      lookup.New(dc, mgr.GetRESTMapper(), checker),
 		served:       &sync.Map{},
 		keys:         &generated.Keys{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: opts.Namespace},
+		order:        &rollout.OrderKey{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: opts.Namespace},
 	}
 	if err := mgr.Add(r.lookups); err != nil {
 		return nil, fmt.Errorf("add the lookup server: %w", err)
@@ -335,6 +339,9 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 	}
 	if err := mgr.Add(keeper); err != nil {
 		return nil, fmt.Errorf("add the admission policy's keeper: %w", err)
+	}
+	if err := mgr.Add(r.order); err != nil {
+		return nil, fmt.Errorf("add the rollout order's key: %w", err)
 	}
 	return r, nil
 }

@@ -24,8 +24,10 @@
 //     finalizer (finalize.go: deletion), reporter (status.go: the status
 //     patch, stalls).
 //   - revisions.go: the revision a pass renders (assign: package
-//     rollout decides, package revision holds the content; loadBundle,
-//     the render phase's load; LoadFor, the webhook's); fleet.go: a
+//     rollout decides, package revision holds the content and bounds it
+//     by the Bundle's current policy; loadBundle, the render phase's
+//     load; LoadFor, the webhook's; RolloutOrder, the key parents are
+//     ranked by); fleet.go: a
 //     Bundle's parents as the rollout controller lists them
 //     (ListParents, the instances' notices), and which of them a change
 //     of the Bundle brings a pass of (bundleEvents: a wave moves only its

@@ -81,7 +81,14 @@ func (r *CompositionReconciler) placementChanged(ctx context.Context, old, cur *
 		}
 		canary = r.canary(ctx, cur, p)
 	}
-	return rollout.Placement(old, r.Options.Shard, key, canary) != rollout.Placement(cur, r.Options.Shard, key, canary)
+	var order rollout.Order
+	if rollout.Ranked(old, r.Options.Shard) || rollout.Ranked(cur, r.Options.Shard) {
+		var err error
+		if order, err = r.order.Order(ctx); err != nil {
+			return true // the pass reports it
+		}
+	}
+	return rollout.Placement(old, order, r.Options.Shard, key, canary) != rollout.Placement(cur, order, r.Options.Shard, key, canary)
 }
 
 // ListParents lists the parents of Bundle bundle this shard serves: its

@@ -153,6 +153,7 @@ func (r *CompositionReconciler) forKind(kind Kind, parents cache.Cache) *Composi
 		served:       r.served,
 		notifier:     r.notifier,
 		keys:         r.keys,
+		order:        r.order,
 	}
 }
 

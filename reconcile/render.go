@@ -21,6 +21,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/generated"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/pull"
+	"github.com/stencil-dev/stencil/reconcile/revision"
 	"github.com/stencil-dev/stencil/templates"
 	"github.com/stencil-dev/stencil/templates/lookup"
 )
@@ -48,7 +49,7 @@ func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	key := renderKey(s.comp, loaded.Revision(), in, capsRevision)
+	key := renderKey(s.comp, revision.RenderKey(loaded), in, capsRevision)
 	s.renderKey = key
 	// The observed values the last render used, read now (see observer):
 	// a render that failed with some is tried again with others.
@@ -173,7 +174,8 @@ func renderReason(err *templates.RenderError) string {
 }
 
 // renderKey identifies everything a render of comp depends on: its spec
-// (by generation), the Bundle's revision and the rest of its input in: the
+// (by generation), the Bundle's revision with the policy it renders
+// within (revision.RenderKey) and the rest of its input in: the
 // labels and annotations templates see, .Release.IsUpgrade, and the
 // revision of the capabilities, so a render runs again when an API comes
 // or goes.

@@ -44,10 +44,18 @@ func (r *CompositionReconciler) assign(ctx context.Context, parent applyset.Pare
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: parent.ParentSpec().Bundle}, b); err != nil {
 		return nil, err
 	}
+	shardName := parent.GetLabels()[shard.Label]
+	var order rollout.Order
+	if rollout.Ranked(b, shardName) {
+		var err error
+		if order, err = r.order.Order(ctx); err != nil {
+			return nil, fmt.Errorf("the order of Bundle %s's rollout: %w", b.Name, err)
+		}
+	}
 	key := rollout.Key{Kind: parent.ParentGVK().GroupKind().String(), Namespace: parent.GetNamespace(), Name: parent.GetName()}
 	// The rollout of the parent's shard: the controller's own in a pass,
 	// and the parent's in a review (a webhook serves every shard).
-	in := rollout.Inputs{Bundle: b, Shard: parent.GetLabels()[shard.Label], Key: key, Pin: parent.ParentSpec().BundleRevision,
+	in := rollout.Inputs{Bundle: b, Shard: shardName, Key: key, Order: order, Pin: parent.ParentSpec().BundleRevision,
 		Canary: r.canary(ctx, b, parent),
 		Known: func(name string) (int64, bool) {
 			rev, err := r.bundleRevision(ctx, b, name)
@@ -72,6 +80,10 @@ func (r *CompositionReconciler) assign(ctx context.Context, parent applyset.Pare
 	}
 	return &assigned{bundle: b, Assignment: rollout.Assign(in)}, nil
 }
+
+// RolloutOrder keeps the key the rollouts rank parents by: the rollout
+// controller and the admission webhook's wave plan rank with it too.
+func (r *CompositionReconciler) RolloutOrder() *rollout.OrderKey { return r.order }
 
 // canary reports whether b's rollout canary selects parent (reading its
 // namespace from the cache only when b has a canary).
@@ -103,8 +115,10 @@ func (r *CompositionReconciler) bundleRevision(ctx context.Context, b *v1alpha1.
 // when it is on its current content, else the BundleRevision's; with the
 // chart of a Bundle with a source from this process's cache (cachedOnly:
 // the admission webhook, which must not wait on a registry) or pulled by
-// digest. A revision is parsed once (recall.Bundles, under its name) and
-// rendered only if its content hashes to the revision it names.
+// digest. A revision is parsed once (recall.Bundles, under its name),
+// rendered only if its content hashes to the revision it names, and
+// within the Bundle's current permissions and crds policy
+// (revision.Within): what the author removed binds every revision.
 func (r *CompositionReconciler) loadAssigned(ctx context.Context, a *assigned, cachedOnly bool) (*templates.Bundle, *outputs.Set, error) {
 	content, key := a.bundle, a.bundle.Name
 	var rev *v1alpha1.BundleRevision
@@ -130,10 +144,13 @@ func (r *CompositionReconciler) loadAssigned(ctx context.Context, a *assigned, c
 		return nil, nil, &sourceError{err}
 	}
 	loaded, outs, err := r.bundles.LoadKeyed(key, content)
-	if err == nil && rev != nil {
-		err = revision.Check(rev, loaded.Revision())
+	if err != nil || rev == nil {
+		return loaded, outs, err
 	}
-	return loaded, outs, err
+	if err := revision.Check(rev, loaded.Revision()); err != nil {
+		return nil, nil, err
+	}
+	return revision.Within(loaded, a.bundle.Spec.Permissions, a.bundle.Spec.CRDs), outs, nil
 }
 
 // LoadRevision loads revision name of b (its current content included),
@@ -172,8 +189,9 @@ type PinError struct{ Message string }
 func (e *PinError) Error() string { return e.Message }
 
 // loadBundle is the render phase's load: the assigned revision, parsed,
-// with its outputs. A missing Bundle, a pin of no revision and a content
-// that does not load stall the parent; a chart not at hand waits (see
+// with its outputs. A missing Bundle, a pin of no revision, values the
+// assigned revision refuses (where the Bundle holds nobody back) and a
+// content that does not load stall the parent; a chart not at hand waits (see
 // waitForSource). The assignment is kept for the status (RevisionHeld).
 func (r renderer) loadBundle(ctx context.Context, s *scope) (*templates.Bundle, *outputs.Set, bool, error) {
 	a, err := r.assign(ctx, s.comp)
@@ -184,8 +202,12 @@ func (r renderer) loadBundle(ctx context.Context, s *scope) (*templates.Bundle, 
 		return nil, nil, false, fmt.Errorf("read Bundle %s: %w", s.comp.ParentSpec().Bundle, err)
 	}
 	s.assignment = &a.Assignment
-	if a.NotFound {
+	switch {
+	case a.NotFound:
 		reporter{r.CompositionReconciler}.stall(s, v1alpha1.ReasonRevisionNotFound, a.Message)
+		return nil, nil, true, nil
+	case a.Refused:
+		reporter{r.CompositionReconciler}.stall(s, v1alpha1.ReasonValuesRefused, a.Message)
 		return nil, nil, true, nil
 	}
 	if a.Reason == v1alpha1.ReasonPinRefused {

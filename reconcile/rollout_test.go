@@ -23,6 +23,7 @@ import (
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/admission"
 	"github.com/stencil-dev/stencil/reconcile/revision"
+	"github.com/stencil-dev/stencil/reconcile/rollout"
 )
 
 // versioned is a Bundle's files whose ConfigMap "cfg-<name>" says
@@ -240,10 +241,13 @@ func TestRevisionPins(t *testing.T) {
 
 // TestRefusedValuesStayOnTheirRevision: a revision whose schema refuses a
 // parent's values is reported on the Bundle before any parent moves, and
-// that parent stays on its revision while the others move.
+// where the Bundle allows holding (spec.revisions.holding), that parent
+// stays on its revision while the others move.
 func TestRefusedValuesStayOnTheirRevision(t *testing.T) {
 	ns := testenv.Namespace(t, k)
-	b := bundle(t, "held-"+ns, versioned("1"))
+	b := bundle(t, "held-"+ns, versioned("1"), func(s *v1alpha1.BundleSpec) {
+		s.Revisions = &v1alpha1.RevisionPolicy{Holding: v1alpha1.HoldingAllowed}
+	})
 	mustCreate(t, composition(ns, "ok", b.Name, `{"port": 80}`))
 	mustCreate(t, composition(ns, "old", b.Name, `{}`))
 	condition(t, ns, "ok", v1alpha1.ConditionReady, metav1.ConditionTrue)
@@ -439,4 +443,24 @@ func TestRevisionCountsShowZero(t *testing.T) {
 		ready, hasReady, _ := unstructured.NestedInt64(u.Object, "status", "ready")
 		return hasParents && hasReady && parents == 0 && ready == 0, fmt.Errorf("status %v", u.Object["status"])
 	})
+}
+
+// TestRolloutOrderKey: the controller ranks the parents of rollouts by a
+// key of its own, kept in a Secret of its namespace that it made: no
+// tenant computes a parent's place in the batches.
+func TestRolloutOrderKey(t *testing.T) {
+	ns := testenv.Namespace(t, k)
+	b := bundle(t, "order-"+ns, versioned("1"), func(s *v1alpha1.BundleSpec) {
+		s.Rollout = &v1alpha1.RolloutPolicy{Strategy: v1alpha1.RolloutWaves}
+	})
+	mustCreate(t, composition(ns, "p", b.Name, ""))
+	condition(t, ns, "p", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	rolloutOf(t, b, "the rollout recorded", func(st v1alpha1.RolloutStatus) bool { return st.Stable != "" })
+	s := &corev1.Secret{}
+	if err := k.Get(context.Background(), client.ObjectKey{Namespace: testenv.ControllerNamespace, Name: rollout.OrderSecret}, s); err != nil {
+		t.Fatalf("the rollout order's Secret: %v", err)
+	}
+	if key := s.Data[rollout.OrderSecretKey]; len(key) != 32 || s.Labels["app.kubernetes.io/managed-by"] != "stencil" {
+		t.Errorf("Secret %s: %d bytes of key, labels %v; want 32 bytes, made by stencil", s.Name, len(key), s.Labels)
+	}
 }

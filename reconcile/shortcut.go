@@ -20,6 +20,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/generated"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/recall"
+	"github.com/stencil-dev/stencil/reconcile/revision"
 	"github.com/stencil-dev/stencil/reconcile/rollout"
 	"github.com/stencil-dev/stencil/templates/lookup"
 )
@@ -104,7 +105,7 @@ func (r shortcut) parentInPlace(comp applyset.Parent) bool {
 // pass.
 func (r shortcut) inputKey(ctx context.Context, comp applyset.Parent) (string, *rollout.Assignment) {
 	a, err := r.assign(ctx, comp)
-	if err != nil || a.NotFound {
+	if err != nil || a.NotFound || a.Refused {
 		return "", nil
 	}
 	loaded, _, err := r.loadAssigned(ctx, a, true)
@@ -115,7 +116,7 @@ func (r shortcut) inputKey(ctx context.Context, comp applyset.Parent) (string, *
 	if err != nil {
 		return "", nil
 	}
-	return renderKey(comp, loaded.Revision(), plan.RenderInput(comp, plan.Live(comp), caps.Caps), caps.Revision), &a.Assignment
+	return renderKey(comp, revision.RenderKey(loaded), plan.RenderInput(comp, plan.Live(comp), caps.Caps), caps.Revision), &a.Assignment
 }
 
 // snapshot records, before anything is applied, every live member of the

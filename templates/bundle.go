@@ -81,8 +81,21 @@ type options struct {
 }
 
 // Bundle is a loaded bundle: its files, parsed templates, default values and
-// schema. It is immutable and safe for concurrent Render calls.
+// schema, and the policy it renders under (its spec's permissions and crds
+// policy, or narrower: Within). It is immutable and safe for concurrent
+// Render calls.
 type Bundle struct {
+	*content
+	// perms and crds are what the bundle may create beyond its parent's
+	// namespace and what becomes of its crds/ folders: its spec's, or
+	// what Within narrowed them to.
+	perms v1alpha1.BundlePermissions
+	crds  v1alpha1.CRDPolicy
+}
+
+// content is a loaded bundle's content, parsed once and shared by every
+// Bundle that renders it (Within).
+type content struct {
 	name       string
 	spec       v1alpha1.BundleSpec
 	revision   string
@@ -232,7 +245,7 @@ func newBundle(name string, spec v1alpha1.BundleSpec) (*Bundle, error) {
 		}
 	}
 	spec.Files = files
-	b := &Bundle{name: name, spec: spec, revision: revision(spec)}
+	b := &Bundle{content: &content{name: name, spec: spec, revision: revision(spec)}, perms: spec.Permissions, crds: spec.CRDs}
 	if b.defaults, err = chart.ParseValues(spec.Files[ValuesFile]); err != nil {
 		return nil, err
 	}
@@ -460,10 +473,35 @@ func (b *Bundle) Name() string { return b.name }
 // Revision returns the content hash of the files, schema and options.
 func (b *Bundle) Revision() string { return b.revision }
 
-// Permissions returns what the bundle may create beyond its Composition's namespace.
-func (b *Bundle) Permissions() v1alpha1.BundlePermissions { return b.spec.Permissions }
+// Permissions returns what the bundle may create beyond its Composition's
+// namespace: its spec.permissions, or what Within narrowed them to.
+func (b *Bundle) Permissions() v1alpha1.BundlePermissions { return *b.perms.DeepCopy() }
 
-// Spec returns the bundle as a Bundle's spec (for `stencil bundle pack`).
+// CRDPolicy returns what becomes of the bundle's crds/ folders: its
+// spec.crds, or what Within narrowed it to ("" is Create).
+func (b *Bundle) CRDPolicy() v1alpha1.CRDPolicy { return b.crds }
+
+// Within returns b rendering under perms and crds in place of its own
+// policy: the same content (parsed once, the same Revision), but what it
+// may create beyond its parent's namespace and what becomes of its crds/
+// folders are those given. A revision kept of a Bundle renders within the
+// Bundle's current policy that way (see reconcile/revision.Within). The
+// caller narrows: Within does not check that perms and crds are within
+// b's own.
+func (b *Bundle) Within(perms v1alpha1.BundlePermissions, crds v1alpha1.CRDPolicy) *Bundle {
+	return &Bundle{content: b.content, perms: *perms.DeepCopy(), crds: crds}
+}
+
+// Own returns b rendering under its content's own policy (its
+// spec.permissions and spec.crds), whatever Within narrowed.
+func (b *Bundle) Own() *Bundle {
+	return &Bundle{content: b.content, perms: *b.spec.Permissions.DeepCopy(), crds: b.spec.CRDs}
+}
+
+// Spec returns the bundle's content as a Bundle's spec (for `stencil
+// bundle pack`, and the render workers): its own permissions and crds
+// policy as written, whatever Within narrowed them to (see Permissions
+// and CRDPolicy for those it renders under).
 func (b *Bundle) Spec() v1alpha1.BundleSpec { return *b.spec.DeepCopy() }
 
 // MayGenerate reports whether any template of the bundle names one of the

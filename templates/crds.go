@@ -14,10 +14,11 @@ import (
 // charts a render with values uses (the root chart's, then each enabled
 // subchart's: chart.CRDFiles), read as Helm reads them: never templated,
 // each document a CustomResourceDefinition of apiextensions.k8s.io/v1. A
-// Bundle whose spec.crds is Skip has none. Each call returns copies; a
-// file is parsed once per Bundle. An error names the file and line.
+// Bundle whose crds policy (CRDPolicy) is Skip has none. Each call
+// returns copies; a file is parsed once per Bundle. An error names the
+// file and line.
 func (b *Bundle) CRDs(values *apiextensionsv1.JSON) ([]*unstructured.Unstructured, error) {
-	if b.spec.CRDs == v1alpha1.CRDsSkip {
+	if b.crds == v1alpha1.CRDsSkip {
 		return nil, nil
 	}
 	_, charts, err := b.mergeValues(values)

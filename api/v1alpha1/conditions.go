@@ -181,7 +181,10 @@ const (
 	ReasonPinned = "Pinned"
 	// ReasonValuesRefused: the revision the Bundle assigns refuses the
 	// parent's values: it stays on the revision it is on (the message
-	// names the field paths), until its values or the Bundle change.
+	// names the field paths), until its values or the Bundle change,
+	// where the Bundle's spec.revisions.holding is Allowed. Otherwise
+	// it is the reason of Stalled=True: nothing is rendered, applied or
+	// pruned, and the message names the field paths and the revision.
 	ReasonValuesRefused = "ValuesRefused"
 	// ReasonPinRefused: the pinned revision is withdrawn, or the Bundle
 	// disallows pinning: the parent follows the Bundle instead.
@@ -219,6 +222,9 @@ const (
 	ReasonRolloutHalted      = "RolloutHalted"
 	ReasonRolledBack         = "RolledBack"
 	ReasonValuesIncompatible = "ValuesIncompatible"
+	// ReasonFailureTolerated: parents of fewer tenants than the rollout's
+	// failureThreshold failed; the rollout goes on without them.
+	ReasonFailureTolerated = "FailureTolerated"
 	// ReasonRevisionRecorded: a new BundleRevision was recorded.
 	ReasonRevisionRecorded = "RevisionRecorded"
 )

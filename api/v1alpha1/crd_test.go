@@ -195,6 +195,11 @@ func TestSchemaRejectsInvalid(t *testing.T) {
 		{"file content not a string", bundle(map[string]any{"files": map[string]any{"values.yaml": 3}}), "spec.files.values.yaml: Invalid value"},
 		{"schema not an object", bundle(map[string]any{"files": map[string]any{"a": "b"}, "schema": "object"}), "spec.schema: Invalid value"},
 		{"permission without kind", bundle(map[string]any{"files": map[string]any{"a": "b"}, "permissions": map[string]any{"clusterScoped": []any{map[string]any{"group": "rbac.authorization.k8s.io"}}}}), "spec.permissions.clusterScoped[0].kind: Required value"},
+		// Bundle spec.rollout and spec.revisions (issue 37 items 3 and 5)
+		{"canary by the parents' labels, untrusted", bundle(map[string]any{"files": map[string]any{"a": "b"}, "rollout": map[string]any{"strategy": "Waves",
+			"canary": map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"tier": "internal"}}}}}), "set trustParentLabels to use it"},
+		{"failure threshold of none", bundle(map[string]any{"files": map[string]any{"a": "b"}, "rollout": map[string]any{"failureThreshold": 0}}), "spec.rollout.failureThreshold: Invalid value"},
+		{"holding", bundle(map[string]any{"files": map[string]any{"a": "b"}, "revisions": map[string]any{"holding": "Always"}}), `spec.revisions.holding: Unsupported value: "Always"`},
 		// Bundle spec.api
 		{"api without kind", bundle(map[string]any{"files": map[string]any{"a": "b"}, "api": map[string]any{"group": "app.example.com"}}), "spec.api.kind: Required value"},
 		{"api group without a dot", bundle(map[string]any{"files": map[string]any{"a": "b"}, "api": map[string]any{"group": "example", "kind": "Foo"}}), "spec.api.group: Invalid value"},

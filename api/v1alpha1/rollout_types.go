@@ -52,17 +52,45 @@ type RolloutPolicy struct {
 	Strategy RolloutStrategy `json:"strategy,omitempty"`
 
 	// canary selects the parents of the first wave, when set: those in a
-	// namespace namespaceSelector selects and whose labels selector
-	// selects (an unset selector selects all). Without it the first wave
-	// is the first batch.
+	// namespace namespaceSelector selects (by the Namespaces' labels,
+	// which tenants do not write) and, only where trustParentLabels
+	// allows it, whose own labels selector selects. Without it the first
+	// wave is the first batch. A failure in the canary wave stops the
+	// rollout whatever failureThreshold says: the canaries are whom the
+	// Bundle's author and the cluster admin chose.
 	// +optional
 	Canary *RolloutCanary `json:"canary,omitempty"`
 
 	// batch sizes the waves after the canary. The parents are ordered by
-	// a hash of their kind, namespace and name, the same order in every
-	// rollout of the Bundle; the last wave takes every parent left.
+	// a keyed hash (HMAC-SHA256, under a key only the controller holds:
+	// the Secret stencil-rollout-order of its namespace) of the Bundle's
+	// name and their kind, namespace and name: the same order in every
+	// rollout of the Bundle, and none a tenant can choose by naming a
+	// parent. The last wave takes every parent left.
 	// +optional
 	Batch RolloutBatch `json:"batch,omitempty"`
+
+	// failureThreshold is how many tenants' parents must fail in the
+	// batches of one rollout before it stops (onFailure); fewer are
+	// tolerated: their parents are named in the status, counted once per
+	// tenant, and neither hold the waves back nor enter the gates from
+	// then on. A parent fails when it stalls after its wave started, or
+	// is not Ready on the new revision within progressDeadline. 2 when
+	// unset, so no single tenant stops a rollout of a Bundle others use;
+	// at most the number of tenants the Bundle's parents belong to, so a
+	// Bundle one tenant alone uses still stops on its failure.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	FailureThreshold *int32 `json:"failureThreshold,omitempty"`
+
+	// tenantLabel is a label of Namespaces whose value names a parent's
+	// tenant, for failureThreshold: parents in namespaces with the same
+	// value are one tenant. Unset (or a namespace without the label),
+	// each namespace is a tenant of its own.
+	// +optional
+	// +kubebuilder:validation:MaxLength=317
+	TenantLabel string `json:"tenantLabel,omitempty"`
 
 	// soak is how long a wave's parents must have been Ready on the new
 	// revision, with every gate true, before the next wave starts; 0 when
@@ -72,7 +100,8 @@ type RolloutPolicy struct {
 
 	// progressDeadline is how long a wave may take, from its start, until
 	// its parents are Ready on the new revision and its gates hold; past
-	// it the wave fails. 10m when unset.
+	// it a parent not Ready has failed (see failureThreshold), and gates
+	// still false fail the wave. 10m when unset.
 	// +optional
 	ProgressDeadline *metav1.Duration `json:"progressDeadline,omitempty"`
 
@@ -98,14 +127,27 @@ type RolloutPolicy struct {
 	Paused bool `json:"paused,omitempty"`
 }
 
-// RolloutCanary selects the parents of a rollout's first wave.
+// RolloutCanary selects the parents of a rollout's first wave: by what
+// the Bundle's author and the cluster admin control, never by what a
+// tenant writes unless the author says so.
+// +kubebuilder:validation:XValidation:rule="!has(self.selector) || (has(self.trustParentLabels) && self.trustParentLabels)",message="selector selects parents by their own labels, which their tenants write: set trustParentLabels to use it, or select namespaces (namespaceSelector; kubernetes.io/metadata.name names them)"
 type RolloutCanary struct {
-	// namespaceSelector selects the namespaces of the canary parents.
+	// namespaceSelector selects the namespaces of the canary parents by
+	// the Namespaces' labels (an explicit list: kubernetes.io/metadata.name
+	// In [a, b], the label the API server sets).
 	// +optional
 	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
-	// selector selects the canary parents by their labels.
+	// selector selects the canary parents by their own labels, which
+	// their tenants write: a tenant could label its parent into the
+	// canary and fail it. It is honoured only with trustParentLabels.
 	// +optional
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+	// trustParentLabels lets selector choose canaries by the parents'
+	// labels: the author trusts every tenant of the namespaces
+	// namespaceSelector selects (all, without it) with the canary's
+	// power to stop the rollout.
+	// +optional
+	TrustParentLabels bool `json:"trustParentLabels,omitempty"`
 }
 
 // RolloutBatch sizes the waves after the canary.
@@ -160,6 +202,19 @@ type RevisionPolicy struct {
 	// +kubebuilder:validation:Enum=Allowed;Disallowed
 	// +kubebuilder:default=Allowed
 	Pinning string `json:"pinning,omitempty"`
+	// holding is what becomes of a parent whose values the revision the
+	// Bundle assigns it (its current content, or a rollout's target)
+	// refuses: Disallowed (the default) stalls it (reason ValuesRefused,
+	// naming the field paths and the revision) and renders, applies and
+	// prunes nothing of it until its values or the Bundle change; Allowed
+	// keeps it on the revision it is on, as long as that one takes its
+	// values and is not withdrawn (RevisionHeld, reason ValuesRefused).
+	// A held parent, as a pinned one, renders within the Bundle's current
+	// permissions and crds policy, never with one the author removed.
+	// +optional
+	// +kubebuilder:validation:Enum=Allowed;Disallowed
+	// +kubebuilder:default=Disallowed
+	Holding string `json:"holding,omitempty"`
 	// withdrawn names revisions (BundleRevision names) no parent may stay
 	// on: a pin of one is refused at admission, a parent pinned to one
 	// follows the Bundle instead, and a parent on one moves to the stable
@@ -175,6 +230,12 @@ type RevisionPolicy struct {
 const (
 	PinningAllowed    = "Allowed"
 	PinningDisallowed = "Disallowed"
+)
+
+// Holding values of RevisionPolicy.
+const (
+	HoldingAllowed    = "Allowed"
+	HoldingDisallowed = "Disallowed"
 )
 
 // PrunePolicy bounds what one pass of a parent may delete.
@@ -265,8 +326,9 @@ type RolloutStatus struct {
 	// ready counts the updated parents that are Ready.
 	// +optional
 	Ready int32 `json:"ready"`
-	// held counts the parents whose values the target's schema refuses:
-	// they stay on their revision, and are named in heldParents.
+	// held counts the parents whose values the target's schema refuses,
+	// named in heldParents: they stall, or stay on their revision where
+	// the Bundle's spec.revisions.holding allows it.
 	// +optional
 	Held int32 `json:"held,omitempty"`
 	// summary sums the rollout up for kubectl get: "wave 2/5: 11/1000
@@ -276,10 +338,21 @@ type RolloutStatus struct {
 	// message says what the rollout waits for, or why it stopped.
 	// +optional
 	Message string `json:"message,omitempty"`
-	// failed names the parents that failed the current wave (at most 10).
+	// failed names parents that failed (at most 10): those that stopped
+	// the rollout, or, while it goes on, those of the tenants whose
+	// failures it tolerates (see failedTenants).
 	// +optional
 	// +listType=atomic
 	Failed []RolloutParent `json:"failed,omitempty"`
+	// failedTenants are the tenants (namespaces, or the values of
+	// spec.rollout.tenantLabel) with a parent that failed in this
+	// rollout's batches, fewer than spec.rollout.failureThreshold: their
+	// parents no longer hold waves back.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:MaxLength=63
+	FailedTenants []string `json:"failedTenants,omitempty"`
 	// heldParents names parents whose values the target refuses (at
 	// most 20).
 	// +optional

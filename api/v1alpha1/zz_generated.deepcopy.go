@@ -830,6 +830,11 @@ func (in *RolloutPolicy) DeepCopyInto(out *RolloutPolicy) {
 		(*in).DeepCopyInto(*out)
 	}
 	in.Batch.DeepCopyInto(&out.Batch)
+	if in.FailureThreshold != nil {
+		in, out := &in.FailureThreshold, &out.FailureThreshold
+		*out = new(int32)
+		**out = **in
+	}
 	if in.Soak != nil {
 		in, out := &in.Soak, &out.Soak
 		*out = new(metav1.Duration)
@@ -871,6 +876,11 @@ func (in *RolloutStatus) DeepCopyInto(out *RolloutStatus) {
 	if in.Failed != nil {
 		in, out := &in.Failed, &out.Failed
 		*out = make([]RolloutParent, len(*in))
+		copy(*out, *in)
+	}
+	if in.FailedTenants != nil {
+		in, out := &in.FailedTenants, &out.FailedTenants
+		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
 	if in.HeldParents != nil {

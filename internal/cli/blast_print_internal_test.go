@@ -119,3 +119,33 @@ func TestInstanceTargetBadAnnotation(t *testing.T) {
 		t.Errorf("specErr %v, want the annotation named, without its value nor the instance (the header names it)", got.specErr)
 	}
 }
+
+// TestWavePlanWithoutTheKey: a user who may not read the controller's
+// rollout order sees the canaries in their wave and the batches' parents
+// together, never an order computed without the key.
+func TestWavePlanWithoutTheKey(t *testing.T) {
+	pol := &v1alpha1.RolloutPolicy{Strategy: v1alpha1.RolloutWaves,
+		Canary: &v1alpha1.RolloutCanary{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "canary"}}}}
+	var targets []target
+	for i, ns := range []string{"canary", "a", "b", "c", "d"} {
+		targets = append(targets, compositionResult(ns, fmt.Sprint("p", i), unchanged).target)
+	}
+	s := &session{} // offline: no key to read, and no Namespace labels
+	got := wavePlan(t.Context(), s, "web", v1alpha1.BundleSpec{Rollout: pol}, nil, targets, "stencil-system")
+	h := newWaveHeader(v1alpha1.RolloutWaves, got)
+	var out strings.Builder
+	for _, tg := range got {
+		h.print(&out, &blastResult{target: tg})
+	}
+	// Offline the canary's namespace labels are unknown: every parent is
+	// a batch's, after the (empty) canary wave.
+	want := "## waves 2-4 (5 parents, in an order keyed by the controller's Secret stencil-rollout-order, which you may not read)\n"
+	if out.String() != want {
+		t.Errorf("headers:\n%s\nwant:\n%s", out.String(), want)
+	}
+	for _, tg := range got {
+		if !tg.unordered || tg.wave != 2 || tg.waves != 4 {
+			t.Errorf("%s: wave %d, unordered %v", tg.name(), tg.wave, tg.unordered)
+		}
+	}
+}

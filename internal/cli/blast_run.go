@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/generated"
 	"github.com/stencil-dev/stencil/reconcile/plan"
+	"github.com/stencil-dev/stencil/reconcile/revision"
 	"github.com/stencil-dev/stencil/reconcile/rollout"
 	"github.com/stencil-dev/stencil/templates"
 )
@@ -82,6 +84,18 @@ type evaluator struct {
 	caps     *templates.Capabilities
 	diffs    bool
 	waves    *waveHeader
+	// cluster is the cluster's Bundle (nil: none yet); holding is
+	// whether the new version lets a parent whose values it refuses stay
+	// on its revision (spec.revisions.holding, the new version's or the
+	// cluster Bundle's).
+	cluster *v1alpha1.Bundle
+	holding bool
+
+	mu sync.Mutex
+	// revisions are the cluster Bundle's revisions loaded (staysWithin),
+	// by name; noted the notes written.
+	revisions map[string]*templates.Bundle
+	noted     map[string]bool
 }
 
 // runBlast shows, for every parent the new version v of a Bundle reaches,
@@ -134,9 +148,10 @@ func runBlast(ctx context.Context, kube *genericclioptions.ConfigFlags, v *newVe
 		return 2, err
 	}
 	defer pool.Close()
-	targets = wavePlan(ctx, s, v.name, b.Spec(), cluster, targets)
-	e := &evaluator{s: s, renderer: pool, bundle: b, caps: caps, diffs: bf.output == outputDiff,
-		waves: newWaveHeader(rollout.Policy(&v1alpha1.Bundle{Spec: v1alpha1.BundleSpec{Rollout: rolloutOf(b.Spec(), cluster)}}).Strategy, targets)}
+	targets = wavePlan(ctx, s, v.name, b.Spec(), cluster, targets, bf.controllerNamespace)
+	e := &evaluator{s: s, renderer: pool, bundle: b, caps: caps, diffs: bf.output == outputDiff, cluster: cluster,
+		holding: revision.HoldingAllowed(&v1alpha1.Bundle{Spec: v1alpha1.BundleSpec{Revisions: revisionsOf(b.Spec(), cluster)}}),
+		waves:   newWaveHeader(rollout.Policy(&v1alpha1.Bundle{Spec: v1alpha1.BundleSpec{Rollout: rolloutOf(b.Spec(), cluster)}}).Strategy, targets)}
 	return e.report(ctx, targets, out)
 }
 
@@ -180,6 +195,15 @@ func rolloutOf(spec v1alpha1.BundleSpec, cluster *v1alpha1.Bundle) *v1alpha1.Rol
 		return cluster.Spec.Rollout
 	}
 	return spec.Rollout
+}
+
+// revisionsOf is the revision policy of a new version: its own, else the
+// cluster Bundle's.
+func revisionsOf(spec v1alpha1.BundleSpec, cluster *v1alpha1.Bundle) *v1alpha1.RevisionPolicy {
+	if spec.Revisions == nil && cluster != nil {
+		return cluster.Spec.Revisions
+	}
+	return spec.Revisions
 }
 
 // describe says how the scope narrows, for messages: " in namespace
@@ -238,11 +262,19 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 		return r
 	case t.pin != "":
 		r.outcome, r.failures = pinned, []string{fmt.Sprintf("pinned to revision %s: not moved", t.pin)}
-		return r
+		return e.stays(ctx, r, t.pin)
 	}
 	if _, err := templates.MergeValues(e.bundle, t.parent.ParentSpec().Values); err != nil {
+		if !e.holding {
+			r.outcome, r.failures = renderFails, []string{fmt.Sprintf("the new version refuses its values: %v; it would stall (ValuesRefused: spec.revisions.holding is not Allowed)", err)}
+			return r
+		}
 		r.outcome, r.failures = held, []string{fmt.Sprintf("stays on its revision: the new version refuses its values: %v", err)}
-		return r
+		on := ""
+		if h := t.parent.ParentStatus().BundleRevision; h != "" {
+			on = revision.Name(e.bundle.Name(), h)
+		}
+		return e.stays(ctx, r, on)
 	}
 	in := plan.RenderInput(t.parent, plan.Live(t.parent), e.caps)
 	// As the controller would render it: with the generated values it
@@ -311,6 +343,19 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 	r.outputs = outs
 	if len(r.children) > 0 {
 		r.outcome = changes
+	}
+	return r
+}
+
+// stays is r, a parent that stays on revision name, failed when the new
+// version's policy fails that revision's render (see staysWithin).
+func (e *evaluator) stays(ctx context.Context, r *blastResult, name string) *blastResult {
+	why, err := e.staysWithin(ctx, r.target, name)
+	switch {
+	case err != nil:
+		r.outcome, r.err = unchecked, err
+	case why != "":
+		r.outcome, r.failures = renderFails, []string{why}
 	}
 	return r
 }

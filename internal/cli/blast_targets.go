@@ -41,6 +41,9 @@ type target struct {
 	shard       string
 	wave, waves int
 	pin         string
+	// unordered: the parent moves in one of the batches, which of them
+	// only the controller's key says (see wavePlan).
+	unordered bool
 }
 
 // name is the parent as the output names it: "team-a/shop".

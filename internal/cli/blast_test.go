@@ -364,3 +364,59 @@ func TestBlastRadiusWavePlan(t *testing.T) {
 		t.Errorf("waves out of order:\n%s", out)
 	}
 }
+
+// TestBlastRadiusNarrowing: a new version that narrows the Bundle's
+// permissions binds the parents it does not move, as the controller binds
+// them: a pinned parent whose revision writes where the new version no
+// longer allows would fail to render; a parent whose values the new schema
+// refuses would stall (not stay on its revision) unless the Bundle allows
+// holding.
+func TestBlastRadiusNarrowing(t *testing.T) {
+	ctx := context.Background()
+	k := controller.Client
+	ns, other := testenv.Namespace(t, k), testenv.Namespace(t, k)
+	name := "narrow-" + ns
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{{ .Composition.Name }}\ndata: {}\n"
+	cross := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cross-{{ .Composition.Name }}\n  namespace: " + other + "\ndata: {}\n"
+	b := &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.BundleSpec{
+		Files:       map[string]string{"templates/cm.yaml": cm, "templates/cross.yaml": cross},
+		Permissions: v1alpha1.BundlePermissions{Namespaces: []string{"*"}},
+	}}
+	if err := k.Create(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.Delete(ctx, b) })
+	kubectl(t, compositionYAML(ns, "pinned", name, `{}`)+"---\n"+compositionYAML(ns, "refused", name, `{}`), "apply", "-f", "-")
+	var rev string
+	eventually(t, "the Bundle's revision recorded and both parents on it", func() (bool, error) {
+		if err := k.Get(ctx, client.ObjectKey{Name: name}, b); err != nil || len(b.Status.Rollouts) == 0 {
+			return false, err
+		}
+		rev = b.Status.Rollouts[0].Stable
+		return b.Status.Rollouts[0].Updated == 2, fmt.Errorf("%+v", b.Status.Rollouts)
+	})
+	kubectl(t, "", "patch", "-n", ns, "composition", "pinned", "--type=merge", "-p", fmt.Sprintf(`{"spec":{"bundleRevision":%q}}`, rev))
+
+	dir := filepath.Join(t.TempDir(), name)
+	for p, c := range map[string]string{
+		"templates/cm.yaml":  cm,
+		"values.schema.yaml": "type: object\nrequired: [port]\nproperties:\n  port: {type: integer}\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, errOut, code := stencil(t, "", "diff", "--bundle", dir, "-n", ns)
+	for _, want := range []string{
+		"# " + ns + "/pinned (Composition)\n  would fail to render: revision " + rev + ", which it stays on, within the new version's spec.permissions and spec.crds: refused ConfigMap/" + other + "/cross-pinned",
+		"# " + ns + "/refused (Composition)\n  would fail to render: the new version refuses its values: ",
+		"it would stall (ValuesRefused",
+	} {
+		if code != 2 || !strings.Contains(out, want) {
+			t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s\nwant exit 2 and %q", code, out, errOut, want)
+		}
+	}
+}

@@ -23,8 +23,12 @@ import (
 // wavePlan places each target in its wave of policy's rollout: the new
 // version's spec.rollout and spec.revisions, else the cluster Bundle's.
 // Targets come back sorted by shard, wave, namespace, name and kind; a
-// pinned one (its pin standing under the new version) is in wave 0.
-func wavePlan(ctx context.Context, s *session, name string, newSpec v1alpha1.BundleSpec, cluster *v1alpha1.Bundle, targets []target) []target {
+// pinned one (its pin standing under the new version) is in wave 0. The
+// batches' parents are ranked by the controller's key (the Secret
+// rollout.OrderSecret of namespace controllerNS), read as the user: a
+// user who may not read it sees the batches' parents together, in the
+// first batch's wave, marked unordered.
+func wavePlan(ctx context.Context, s *session, name string, newSpec v1alpha1.BundleSpec, cluster *v1alpha1.Bundle, targets []target, controllerNS string) []target {
 	policy := &v1alpha1.Bundle{Spec: v1alpha1.BundleSpec{Rollout: newSpec.Rollout, Revisions: newSpec.Revisions}}
 	policy.Name = name
 	if cluster != nil {
@@ -34,6 +38,12 @@ func wavePlan(ctx context.Context, s *session, name string, newSpec v1alpha1.Bun
 		if policy.Spec.Revisions == nil {
 			policy.Spec.Revisions = cluster.Spec.Revisions
 		}
+	}
+	order, keyed := rolloutOrder(ctx, s, controllerNS)
+	pol := rollout.Policy(policy)
+	first := 1 // the first batch's wave
+	if rollout.HasCanary(pol) {
+		first = 2
 	}
 	labels := map[string]map[string]string{}
 	byShard := map[string][]int{}
@@ -50,9 +60,12 @@ func wavePlan(ctx context.Context, s *session, name string, newSpec v1alpha1.Bun
 			p.NamespaceLabels = namespaceLabels(ctx, s, labels, p.Key.Namespace)
 			parents[j] = p
 		}
-		waves, total := rollout.Plan(policy, parents)
+		waves, total := rollout.Plan(policy, order, parents)
 		for j, i := range idx {
 			targets[i].wave, targets[i].waves = waves[j], total
+			if !keyed && pol.Strategy == v1alpha1.RolloutWaves && waves[j] >= first {
+				targets[i].wave, targets[i].unordered = first, true
+			}
 		}
 	}
 	targets = slices.Clone(targets)
@@ -60,6 +73,21 @@ func wavePlan(ctx context.Context, s *session, name string, newSpec v1alpha1.Bun
 		return cmp.Or(cmp.Compare(a.shard, b.shard), cmp.Compare(a.wave, b.wave))
 	})
 	return targets
+}
+
+// rolloutOrder is the controller's rollout order, read from its Secret in
+// namespace ns as the user; the zero Order and false when the user may
+// not read it, or the controller has not made it yet.
+func rolloutOrder(ctx context.Context, s *session, ns string) (rollout.Order, bool) {
+	if s.client == nil {
+		return rollout.Order{}, false
+	}
+	secret := &corev1.Secret{}
+	if err := s.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: rollout.OrderSecret}, secret); err != nil {
+		return rollout.Order{}, false
+	}
+	key := secret.Data[rollout.OrderSecretKey]
+	return rollout.NewOrder(key), len(key) > 0
 }
 
 // namespaceLabels reads (once) the labels of namespace ns, for the
@@ -111,6 +139,11 @@ func (h *waveHeader) print(w io.Writer, r *blastResult) {
 	n := h.counts[k]
 	if r.wave == 0 {
 		fmt.Fprintf(w, "## %spinned (%d): not moved\n", strings.Join(append(where, ""), ": "), n)
+		return
+	}
+	if r.unordered {
+		fmt.Fprintf(w, "## %swaves %d-%d (%d parents, in an order keyed by the controller's Secret %s, which you may not read)\n",
+			strings.Join(append(where, ""), ": "), r.wave, r.waves, n, rollout.OrderSecret)
 		return
 	}
 	parents := "parents"

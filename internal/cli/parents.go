@@ -256,5 +256,5 @@ func consentFor(s *session, parent applyset.Parent, b *templates.Bundle) applyse
 			resource = m.Resource.Resource
 		}
 	}
-	return applyset.ConsentOf(parent, resource, b.Spec().Permissions.Adopt)
+	return applyset.ConsentOf(parent, resource, b.Permissions().Adopt)
 }

@@ -144,33 +144,55 @@ func (h *bundleReviewer) tally(ctx context.Context, t *bundleTally, b *v1alpha1.
 		count(func() { t.unchecked++ })
 		return
 	}
+	in := plan.RenderInput(p, plan.Live(p), caps)
+	apis := cluster.NewAPIs(h.r.Mapper, h.r.APIReader)
+	// failed counts err, a render error or a refusal, as a failure; false
+	// for any other error (counted as not checked) or none.
+	failed := func(err error) bool {
+		var renderErr *templates.RenderError
+		var refused *plan.RefusedError
+		switch {
+		case err != nil && ctx.Err() != nil:
+			count(func() { t.unchecked++ })
+		case errors.As(err, &renderErr), errors.As(err, &refused):
+			count(func() {
+				t.fails++
+				if named && len(t.failed) < 3 {
+					t.failed = append(t.failed, p.GetNamespace()+"/"+p.GetName()+": "+err.Error())
+				}
+			})
+		case err != nil:
+			count(func() { t.unchecked++ })
+		default:
+			return false
+		}
+		return true
+	}
+	// A parent that stays where it is (pinned, or held where b allows
+	// it) renders its revision within b's new permissions and crds
+	// policy: a narrowing may fail it.
+	stays := func() bool {
+		now, err := h.r.LoadFor(ctx, p)
+		if err != nil || !revision.Narrows(now, next.Permissions(), next.CRDPolicy()) {
+			return false
+		}
+		_, err = plan.NewPlan(ctx, h.renderer, revision.Within(now, next.Permissions(), next.CRDPolicy()), in, apis)
+		return failed(err)
+	}
 	if pin, _ := rollout.EffectivePin(b, p.ParentSpec().BundleRevision); pin != "" {
-		count(func() { t.pinned++ })
+		if !stays() {
+			count(func() { t.pinned++ })
+		}
 		return
 	}
 	if _, err := templates.MergeValues(next, p.ParentSpec().Values); err != nil {
-		count(func() { t.held++ })
+		if !revision.HoldingAllowed(b) || !stays() {
+			count(func() { t.held++ })
+		}
 		return
 	}
-	in := plan.RenderInput(p, plan.Live(p), caps)
-	apis := cluster.NewAPIs(h.r.Mapper, h.r.APIReader)
 	after, err := plan.NewPlan(ctx, h.renderer, next, in, apis)
-	var renderErr *templates.RenderError
-	var refused *plan.RefusedError
-	switch {
-	case err != nil && ctx.Err() != nil:
-		count(func() { t.unchecked++ })
-		return
-	case errors.As(err, &renderErr), errors.As(err, &refused):
-		count(func() {
-			t.fails++
-			if named && len(t.failed) < 3 {
-				t.failed = append(t.failed, p.GetNamespace()+"/"+p.GetName()+": "+err.Error())
-			}
-		})
-		return
-	case err != nil:
-		count(func() { t.unchecked++ })
+	if failed(err) {
 		return
 	}
 	now, err := h.r.LoadFor(ctx, p)
@@ -189,6 +211,15 @@ func (h *bundleReviewer) tally(ctx context.Context, t *bundleTally, b *v1alpha1.
 	}
 }
 
+// heldWord says what becomes of the parents whose values a new content
+// of b refuses: held on their revision where b allows it, else stalled.
+func heldWord(b *v1alpha1.Bundle) string {
+	if revision.HoldingAllowed(b) {
+		return "held"
+	}
+	return "would stall"
+}
+
 // samePlan reports whether two plans hold the same objects.
 func samePlan(a, b *plan.Plan) bool {
 	ja, errA := json.Marshal(a.Objects)
@@ -202,7 +233,9 @@ func (h *bundleReviewer) bundleWarnings(b *v1alpha1.Bundle, next *templates.Bund
 	for i, p := range parents {
 		views[i] = rollout.FromParent(p)
 	}
-	waves, n := rollout.Plan(b, views)
+	// The sizes of the waves do not depend on the order within them: the
+	// zero Order counts them as the controller's would.
+	waves, n := rollout.Plan(b, rollout.Order{}, views)
 	sizes := make([]int, n)
 	for _, w := range waves {
 		if w > 0 {
@@ -219,7 +252,7 @@ func (h *bundleReviewer) bundleWarnings(b *v1alpha1.Bundle, next *templates.Bund
 	}
 	out := []string{
 		fmt.Sprintf("stencil: Bundle %s: revision %s would reach its %d parents %s", b.Name, revision.Name(b.Name, next.Revision()), t.total, plan),
-		fmt.Sprintf("stencil: %d would change, %d unchanged, %d would fail to render, %d held (values refused), %d pinned", t.change, t.same, t.fails, t.held, t.pinned),
+		fmt.Sprintf("stencil: %d would change, %d unchanged, %d would fail to render, %d %s (values refused), %d pinned", t.change, t.same, t.fails, t.held, heldWord(b), t.pinned),
 	}
 	for _, f := range t.failed {
 		out = append(out, "stencil: would fail to render: "+f)

@@ -444,7 +444,7 @@ func (h *reviewer) preview(ctx context.Context, user authenticationv1.UserInfo, 
 	if err != nil {
 		return []string{warningText(fmt.Sprintf("stencil: could not preview the children: %v", err))}
 	}
-	previews := applyset.DryRun(ctx, writer, planned.ID, h.r.Consent(ctx, parent), planned.Objects)
+	previews := applyset.DryRun(ctx, writer, planned.ID, h.r.Consent(parent, planned), planned.Objects)
 	var pruned []applyset.PruneCandidate
 	var pruneErr error
 	if prune := parent.ParentSpec().Prune; prune == nil || *prune {

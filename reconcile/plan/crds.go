@@ -45,7 +45,7 @@ func chartCRDs(ctx context.Context, b *templates.Bundle, in templates.Input, obj
 			rendered[o.GetName()] = true
 		}
 	}
-	replace := b.Spec().CRDs == v1alpha1.CRDsCreateReplace
+	replace := b.CRDPolicy() == v1alpha1.CRDsCreateReplace
 	seen := map[string]bool{}
 	var out []*unstructured.Unstructured
 	for _, u := range crds {

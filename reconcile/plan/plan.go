@@ -37,6 +37,10 @@ type Plan struct {
 	// Held are the objects the render held back (stencil.dev/wait-for):
 	// neither applied nor pruned (see HoldsBack).
 	Held []templates.HeldObject
+	// Adopt are the kinds the rendered Bundle may adopt (its
+	// spec.permissions.adopt, within its Bundle's current one for a
+	// revision: templates.Bundle.Permissions).
+	Adopt []v1alpha1.GroupKind
 }
 
 // RefusedError reports a rendered object that the Bundle's permissions do
@@ -203,9 +207,10 @@ func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.
 	if p.CRDs, err = chartCRDs(ctx, b, in, objs, apis); err != nil {
 		return nil, err
 	}
-	p.ReplaceCRDs = b.Spec().CRDs == v1alpha1.CRDsCreateReplace
+	p.ReplaceCRDs = b.CRDPolicy() == v1alpha1.CRDsCreateReplace
 	crdScopes := renderedCRDScopes(append(slices.Clone(p.CRDs), objs...))
 	perms := b.Permissions()
+	p.Adopt = perms.Adopt
 	placed := make(map[string]string, len(objs)) // object key → its namespace as rendered
 	for _, u := range objs {
 		namespaced, err := isNamespaced(u, apis, crdScopes)

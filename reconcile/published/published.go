@@ -379,7 +379,7 @@ func SetupWithManager(mgr ctrl.Manager, cr *reconcile.CompositionReconciler) (*K
 	// The rollouts of the Bundles' revisions to this shard's parents.
 	notifier := rollout.NewNotifier()
 	cr.SetRolloutNotifier(notifier)
-	if err := rollout.SetupWithManager(mgr, &rollout.Reconciler{Client: mgr.GetClient(), Shard: cr.Options.Shard, Parents: cr, Loader: cr}, notifier); err != nil {
+	if err := rollout.SetupWithManager(mgr, &rollout.Reconciler{Client: mgr.GetClient(), Shard: cr.Options.Shard, Parents: cr, Loader: cr, Order: cr.RolloutOrder()}, notifier); err != nil {
 		return nil, fmt.Errorf("build the rollout controller: %w", err)
 	}
 	return kinds, nil

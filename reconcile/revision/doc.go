@@ -11,7 +11,11 @@
 //     hash names).
 //   - keep.go: Prune, which revisions to delete: those past the history
 //     limit that no parent is on or pinned to and no rollout needs, and
-//     withdrawn ones nobody uses.
+//     withdrawn ones nobody uses; PinningAllowed and HoldingAllowed.
+//   - within.go: Within, a revision rendering within its Bundle's current
+//     policy (Permissions: what both allow; CRDs: the narrower crds
+//     policy), Narrows, and RenderKey (the revision and the policy it
+//     renders within, for the render memos).
 //
 // Storage: a Bundle with files fits in etcd's object limit (1.5 MiB, the
 // Bundle itself is stored there), and so does a revision, which holds the
@@ -20,7 +24,9 @@
 // digest and the signature check it passed): its chart is pulled again by
 // digest, and verified again, when the controller's cache lacks it.
 //
-// Invariants: a revision's content never changes (its spec is immutable
+// Invariants: a revision never renders with more than its Bundle allows
+// now (the author's narrowing binds every revision); a revision's content
+// never changes (its spec is immutable
 // in the CRD, and Check refuses one whose files do not hash to its
 // revision, so an edited revision is never rendered); a revision of a
 // signed chart renders only while the Bundle's keys are those it was

@@ -29,6 +29,13 @@ func PinningAllowed(b *v1alpha1.Bundle) bool {
 	return b.Spec.Revisions == nil || b.Spec.Revisions.Pinning != v1alpha1.PinningDisallowed
 }
 
+// HoldingAllowed reports whether b lets a parent whose values the revision
+// it is assigned refuses stay on the one it is on (spec.revisions.holding:
+// Allowed); by default such a parent stalls.
+func HoldingAllowed(b *v1alpha1.Bundle) bool {
+	return b.Spec.Revisions != nil && b.Spec.Revisions.Holding == v1alpha1.HoldingAllowed
+}
+
 // Prune returns the revisions of b, among revs, to delete: past the
 // newest limit ones (by number), or withdrawn, and used by nobody: no
 // shard counts a parent on it or pinned to it (Used), and needed is

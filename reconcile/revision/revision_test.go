@@ -2,6 +2,7 @@ package revision_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/revision"
+	"github.com/stencil-dev/stencil/templates"
 )
 
 const hash = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -105,5 +107,83 @@ func TestPrune(t *testing.T) {
 	}
 	if n := revision.NextNumber(revs); n != 8 {
 		t.Errorf("NextNumber = %d, want 8", n)
+	}
+}
+
+// TestPermissionsBothAllow: a revision renders with what both it and its
+// Bundle's current spec allow; "*" is every kind of a group, every
+// namespace.
+func TestPermissionsBothAllow(t *testing.T) {
+	gk := func(group, kind string) v1alpha1.GroupKind { return v1alpha1.GroupKind{Group: group, Kind: kind} }
+	for _, tc := range []struct {
+		name     string
+		recorded v1alpha1.BundlePermissions
+		current  v1alpha1.BundlePermissions
+		want     v1alpha1.BundlePermissions
+		wantCRDs v1alpha1.CRDPolicy
+		rec, cur v1alpha1.CRDPolicy
+	}{
+		{name: "narrowed to nothing", recorded: v1alpha1.BundlePermissions{Namespaces: []string{"*"}, ClusterScoped: []v1alpha1.GroupKind{gk("rbac.authorization.k8s.io", "*")}}},
+		{name: "every namespace within a list", recorded: v1alpha1.BundlePermissions{Namespaces: []string{"*"}}, current: v1alpha1.BundlePermissions{Namespaces: []string{"a"}},
+			want: v1alpha1.BundlePermissions{Namespaces: []string{"a"}}},
+		{name: "a list within every namespace", recorded: v1alpha1.BundlePermissions{Namespaces: []string{"a", "b"}}, current: v1alpha1.BundlePermissions{Namespaces: []string{"*"}},
+			want: v1alpha1.BundlePermissions{Namespaces: []string{"a", "b"}}},
+		{name: "widened: only what the revision had", recorded: v1alpha1.BundlePermissions{Namespaces: []string{"a"}}, current: v1alpha1.BundlePermissions{Namespaces: []string{"a", "b"}},
+			want: v1alpha1.BundlePermissions{Namespaces: []string{"a"}}},
+		{name: "lists meet", recorded: v1alpha1.BundlePermissions{Namespaces: []string{"a", "b", "c"}}, current: v1alpha1.BundlePermissions{Namespaces: []string{"c", "a"}},
+			want: v1alpha1.BundlePermissions{Namespaces: []string{"c", "a"}}}, // in the current order
+		{name: "kinds of a group",
+			recorded: v1alpha1.BundlePermissions{ClusterScoped: []v1alpha1.GroupKind{gk("rbac.authorization.k8s.io", "*"), gk("", "Namespace")}, Adopt: []v1alpha1.GroupKind{gk("apps", "Deployment")}},
+			current:  v1alpha1.BundlePermissions{ClusterScoped: []v1alpha1.GroupKind{gk("rbac.authorization.k8s.io", "ClusterRole")}, Adopt: []v1alpha1.GroupKind{gk("apps", "*")}},
+			want:     v1alpha1.BundlePermissions{ClusterScoped: []v1alpha1.GroupKind{gk("rbac.authorization.k8s.io", "ClusterRole")}, Adopt: []v1alpha1.GroupKind{gk("apps", "Deployment")}}},
+		{name: "crds replace narrowed to create", rec: v1alpha1.CRDsCreateReplace, cur: "", wantCRDs: ""},
+		{name: "crds skipped now", rec: v1alpha1.CRDsCreate, cur: v1alpha1.CRDsSkip, wantCRDs: v1alpha1.CRDsSkip},
+		{name: "crds widened: the revision's", rec: v1alpha1.CRDsSkip, cur: v1alpha1.CRDsCreateReplace, wantCRDs: v1alpha1.CRDsSkip},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if d := cmp.Diff(tc.want, revision.Permissions(tc.current, tc.recorded)); d != "" {
+				t.Errorf("Permissions (-want +got):\n%s", d)
+			}
+			if got := revision.CRDs(tc.cur, tc.rec); got != tc.wantCRDs {
+				t.Errorf("CRDs(%q, %q) = %q, want %q", tc.cur, tc.rec, got, tc.wantCRDs)
+			}
+		})
+	}
+}
+
+// TestWithinNarrowsFromTheContent: a revision rendered within a policy is
+// bound by what both allow, again from its content's own policy when it
+// is bound anew (a new version's policy, previewed); Narrows says whether
+// a policy takes anything away.
+func TestWithinNarrowsFromTheContent(t *testing.T) {
+	b, err := templates.LoadObject(&v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "w"}, Spec: v1alpha1.BundleSpec{
+		Files:       map[string]string{"templates/a.yaml": ""},
+		Permissions: v1alpha1.BundlePermissions{Namespaces: []string{"a", "b"}},
+		CRDs:        v1alpha1.CRDsCreateReplace,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := revision.Within(b, v1alpha1.BundlePermissions{Namespaces: []string{"a"}}, v1alpha1.CRDsSkip)
+	if got := now.Permissions().Namespaces; !slices.Equal(got, []string{"a"}) || now.CRDPolicy() != v1alpha1.CRDsSkip {
+		t.Errorf("within the current policy: %v, %q", got, now.CRDPolicy())
+	}
+	next := revision.Within(now, v1alpha1.BundlePermissions{Namespaces: []string{"*"}}, v1alpha1.CRDsCreateReplace)
+	if got := next.Permissions().Namespaces; !slices.Equal(got, []string{"a", "b"}) || next.CRDPolicy() != v1alpha1.CRDsCreateReplace {
+		t.Errorf("within a wider new version: %v, %q, want the revision's own", got, next.CRDPolicy())
+	}
+	for _, tc := range []struct {
+		perms v1alpha1.BundlePermissions
+		crds  v1alpha1.CRDPolicy
+		want  bool
+	}{
+		{v1alpha1.BundlePermissions{Namespaces: []string{"*"}}, v1alpha1.CRDsCreateReplace, false},
+		{v1alpha1.BundlePermissions{Namespaces: []string{"b", "a", "c"}}, v1alpha1.CRDsCreateReplace, false},
+		{v1alpha1.BundlePermissions{Namespaces: []string{"a"}}, v1alpha1.CRDsCreateReplace, true},
+		{v1alpha1.BundlePermissions{Namespaces: []string{"a", "b"}}, v1alpha1.CRDsCreate, true},
+	} {
+		if got := revision.Narrows(now, tc.perms, tc.crds); got != tc.want {
+			t.Errorf("Narrows(%+v, %q) = %v, want %v", tc.perms, tc.crds, got, tc.want)
+		}
 	}
 }

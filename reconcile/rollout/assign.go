@@ -32,16 +32,16 @@ func Find(b *v1alpha1.Bundle, shard string) *v1alpha1.RolloutStatus {
 
 // Selected reports whether rollout st has moved the parent k of Bundle
 // bundle to its target: a rollout under way (not rolled back) whose
-// batches reached the parent's rank, or whose canary wave began and the
-// parent is a canary.
-func Selected(st *v1alpha1.RolloutStatus, bundle string, k Key, canary bool) bool {
+// batches reached the parent's rank in o, or whose canary wave began and
+// the parent is a canary.
+func Selected(st *v1alpha1.RolloutStatus, o Order, bundle string, k Key, canary bool) bool {
 	if st == nil || st.Target == "" || st.Phase == v1alpha1.RolloutRolledBack {
 		return false
 	}
 	if st.Canary && canary {
 		return true
 	}
-	return within(Rank(bundle, k), st.Bound)
+	return within(o.Rank(bundle, k), st.Bound)
 }
 
 // Assignment is the revision a parent renders, and why.
@@ -55,6 +55,11 @@ type Assignment struct {
 	// NotFound reports a pin of a revision that does not exist (Revision
 	// names it): nothing is rendered.
 	NotFound bool
+	// Refused reports that Revision refuses the parent's values and the
+	// parent may not stay where it is (see Assign, 3): it stalls (reason
+	// ValuesRefused, Message naming the values and the revision) and
+	// nothing is rendered.
+	Refused bool
 	// Reason and Message say why: one of v1alpha1's reasons of
 	// RevisionHeld (Pinned, ValuesRefused, PinRefused), RevisionNotFound,
 	// or, for a parent that follows the rollout, ReasonFollowing,
@@ -81,6 +86,8 @@ type Inputs struct {
 	// Shard is the shard of the controller (whose rollout applies).
 	Shard string
 	Key   Key
+	// Order ranks the parents (the controller's: see OrderKey).
+	Order Order
 	// Pin is the revision the parent pins, "" when none.
 	Pin string
 	// On is the revision the parent's last render was, "" when none.
@@ -107,8 +114,11 @@ type Inputs struct {
 //     (not rolled back), a parent on a revision newer than the stable one
 //     (a rollout this one superseded moved it there) stays on it until
 //     this one reaches it.
-//  3. A parent whose values the revision it would move to refuses stays
-//     on the revision it is on (ValuesRefused), if that one takes them.
+//  3. A parent whose values the revision it would move to refuses is
+//     Refused: it stalls, naming the values and the revision. Only where
+//     the Bundle allows holding (spec.revisions.holding: Allowed) does it
+//     stay on the revision it is on (ValuesRefused), if that one takes
+//     them and is not withdrawn.
 //  4. A withdrawn revision is never a parent's to stay on or move to: the
 //     stable one is rendered instead, or the current one if the stable
 //     one is withdrawn.
@@ -151,7 +161,7 @@ func follow(in Inputs, current string) Assignment {
 	}
 	want, why := st.Stable, ""
 	switch {
-	case Selected(st, b.Name, in.Key, in.Canary):
+	case Selected(st, in.Order, b.Name, in.Key, in.Canary):
 		want = st.Target
 	case st.Target != "" && st.Phase != v1alpha1.RolloutRolledBack && newer(in, in.On, st.Stable) && in.On != st.Target:
 		want, why = in.On, fmt.Sprintf("stays on revision %s, where a rollout that was superseded moved it, until the rollout of %s reaches it", in.On, st.Target)
@@ -167,11 +177,8 @@ func follow(in Inputs, current string) Assignment {
 		}
 	}
 	if want != in.On && in.On != "" && in.Accepts != nil {
-		if ok, msg := in.Accepts(want); !ok && stayable(in, in.On) {
-			if ok, _ := in.Accepts(in.On); ok {
-				return Assignment{Revision: in.On, Current: in.On == current, Reason: v1alpha1.ReasonValuesRefused,
-					Message: fmt.Sprintf("stays on revision %s: revision %s refuses its values: %s", in.On, want, msg)}
-			}
+		if ok, msg := in.Accepts(want); !ok {
+			return refused(in, current, want, msg)
 		}
 	}
 	// The messages name no wave and no count: a parent's status does not
@@ -189,6 +196,25 @@ func follow(in Inputs, current string) Assignment {
 		a.Message = fmt.Sprintf("on revision %s: Bundle %s's current content has no revision (it does not load, or is not looked at yet; see its Ready condition)", want, b.Name)
 	}
 	return a
+}
+
+// refused is the assignment of a parent whose values revision want
+// refuses (why): held on the revision it is on where the Bundle allows
+// it and that one takes them, else Refused.
+func refused(in Inputs, current, want, why string) Assignment {
+	b := in.Bundle
+	if !revision.HoldingAllowed(b) {
+		return Assignment{Revision: want, Current: want == current, Refused: true, Reason: v1alpha1.ReasonValuesRefused,
+			Message: fmt.Sprintf("revision %s refuses its values: %s; Bundle %s keeps no parent on an earlier revision (spec.revisions.holding is not Allowed): nothing is rendered, applied or pruned until the values or the Bundle change", want, why, b.Name)}
+	}
+	if stayable(in, in.On) {
+		if ok, _ := in.Accepts(in.On); ok {
+			return Assignment{Revision: in.On, Current: in.On == current, Reason: v1alpha1.ReasonValuesRefused,
+				Message: fmt.Sprintf("stays on revision %s: revision %s refuses its values: %s", in.On, want, why)}
+		}
+	}
+	return Assignment{Revision: want, Current: want == current, Refused: true, Reason: v1alpha1.ReasonValuesRefused,
+		Message: fmt.Sprintf("revision %s refuses its values: %s; revision %s, which it is on, cannot hold it (withdrawn, or refusing them too): nothing is rendered, applied or pruned until the values or the Bundle change", want, why, in.On)}
 }
 
 // known reports a recorded revision.
@@ -224,6 +250,9 @@ func stayable(in Inputs, name string) bool {
 func (a Assignment) Condition(generation int64) *metav1.Condition {
 	c := &metav1.Condition{Type: v1alpha1.ConditionRevisionHeld, Status: metav1.ConditionTrue, Reason: a.Reason,
 		Message: a.Message, ObservedGeneration: generation}
+	if a.Refused {
+		return nil // not held: Stalled says it
+	}
 	switch a.Reason {
 	case v1alpha1.ReasonPinned, v1alpha1.ReasonValuesRefused:
 		return c
@@ -235,18 +264,18 @@ func (a Assignment) Condition(generation int64) *metav1.Condition {
 }
 
 // Placement is what a parent's assignment depends on in b's rollout of
-// shard, but for its own pin, values and revision: the rollout's target
+// shard (its parents ranked by o), but for its own pin, values and revision: the rollout's target
 // once it moved the parent, else the stable revision. A change of a
 // Bundle's rollout brings a pass only of the parents whose Placement
 // changed: a wave moves its own parents, a rollback those it moved, and
 // the rest of the Bundle's parents are not looked at (their status does
 // not change either: see Assignment.Condition).
-func Placement(b *v1alpha1.Bundle, shard string, k Key, canary bool) string {
+func Placement(b *v1alpha1.Bundle, o Order, shard string, k Key, canary bool) string {
 	st := Find(b, shard)
 	switch {
 	case st == nil:
 		return ""
-	case Selected(st, b.Name, k, canary):
+	case Selected(st, o, b.Name, k, canary):
 		return st.Target
 	}
 	return st.Stable

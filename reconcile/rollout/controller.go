@@ -52,6 +52,9 @@ type Reconciler struct {
 	Shard    string
 	Parents  Lister
 	Loader   Loader
+	// Order keeps the key parents are ranked by (nil: the zero Order's,
+	// for tests).
+	Order *OrderKey
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 
@@ -113,8 +116,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// the record from there.
 		return ctrl.Result{}, r.prune(ctx, b, revs)
 	}
+	var order Order
+	if r.Order != nil && (Policy(b).Strategy == v1alpha1.RolloutWaves || Ranked(b, r.Shard)) {
+		if order, err = r.Order.Order(ctx); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	gates, gateErr := CompileGates(Policy(b).Gates)
-	out := Step{Bundle: b, Shard: r.Shard, Parents: parents, Gates: gates, GateErr: gateErr, Now: r.now(),
+	out := Step{Bundle: b, Shard: r.Shard, Parents: parents, Order: order, Gates: gates, GateErr: gateErr, Now: r.now(),
 		Accepts: func(p *Parent, rev string) (bool, string) { return r.accepts(ctx, b, p, rev) }}.Run(ctx)
 	due, wait := r.countsDue(b.Name)
 	old := Find(b, r.Shard)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/revision"
 )
 
 // What a rollout counts: the parents on its revision, Ready there, and
@@ -27,8 +28,17 @@ func (r *step) reportHeld(target string) {
 	if len(held) > maxHeld {
 		more = fmt.Sprintf(" (+%d more)", len(held)-maxHeld)
 	}
-	r.event("Warning", v1alpha1.ReasonValuesIncompatible, "revision %s refuses the values of %d parents, which stay on their revision: %s%s",
-		target, len(held), strings.Join(names, ", "), more)
+	r.event("Warning", v1alpha1.ReasonValuesIncompatible, "revision %s refuses the values of %d parents, which %s: %s%s",
+		target, len(held), heldFate(r.Bundle), strings.Join(names, ", "), more)
+}
+
+// heldFate says what becomes of the parents whose values a revision of b
+// refuses (see Assign).
+func heldFate(b *v1alpha1.Bundle) string {
+	if revision.HoldingAllowed(b) {
+		return "stay on their revision (spec.revisions.holding: Allowed)"
+	}
+	return "stall until their values change (spec.revisions.holding is not Allowed)"
 }
 
 // accepts is Accepts, or true without it.
@@ -86,7 +96,7 @@ func (r *step) count() {
 		r.st.Summary = fmt.Sprintf("%s at wave %d/%d of %s: %s", strings.ToLower(string(r.st.Phase)), r.st.Wave, r.st.Waves, goal, counts)
 	}
 	if r.st.Phase == v1alpha1.RolloutComplete && len(held) > 0 {
-		r.st.Message = fmt.Sprintf("%d parents stay on their revision: %s refuses their values (see heldParents)", len(held), goal)
+		r.st.Message = fmt.Sprintf("%s refuses the values of %d parents, which %s (see heldParents)", goal, len(held), heldFate(r.Bundle))
 	}
 	if r.st.Phase == v1alpha1.RolloutProgressing && r.out.Requeue == 0 {
 		r.requeue(recheck)

@@ -7,19 +7,25 @@
 //   - assign.go: Assign, the revision a parent renders (its pin, if the
 //     Bundle allows it; else the rollout's target once the rollout moved
 //     it, else the stable revision; a parent whose values the revision
-//     refuses stays on its own). Pure, and cheap enough for every pass,
-//     the skipped ones included: a parent's place in a rollout is its
-//     Rank (a hash of the Bundle and the parent's kind, namespace and
-//     name) against the rollout's bound, and the canary selectors; no
-//     list of the other parents is needed. Placement is what of a
-//     rollout a parent's assignment depends on.
+//     refuses stalls, Refused, or stays on its own where the Bundle allows
+//     holding). Pure, and cheap enough for every pass, the skipped ones
+//     included: a parent's place in a rollout is its rank against the
+//     rollout's bound, and the canary selectors; no list of the other
+//     parents is needed. Placement is what of a rollout a parent's
+//     assignment depends on.
+//   - order.go: Order.Rank, a parent's rank: HMAC-SHA256, under a key
+//     only the controller holds (OrderKey: the Secret OrderSecret of its
+//     namespace, made as it starts), of the Bundle and the parent's kind,
+//     namespace and name, so no tenant chooses its place by naming.
 //   - step.go: Step, one look at a rollout (pure): it starts one when the
 //     Bundle's content changed, starts each wave (the canary, then
 //     batches: Batches and Plan, waves.go), judges the parents moved so
 //     far (wave.go, health.go), evaluates the gates over the wave
 //     (gate.go, CEL), waits out the soak, completes, or stops the
-//     rollout (Halt, or Rollback: every moved parent goes back), and
-//     counts (count.go).
+//     rollout (Halt, or Rollback: every moved parent goes back) once
+//     parents of failureThreshold tenants failed (fewer are tolerated,
+//     counted once per tenant over the rollout; the canary wave stops at
+//     its first), and counts (count.go).
 //   - controller.go, revisions.go, setup.go: the Reconciler writes what a
 //     Step decided (the Bundle's status.rollouts entry of its shard,
 //     events on the Bundle), records the Bundle's new content as a
@@ -39,7 +45,13 @@
 //     a wave's bound only grows; a rollout rolled back assigns every
 //     parent the stable revision, one halted moves nobody further.
 //   - Nobody moves to a revision that refuses its values; nobody stays on
-//     a withdrawn revision.
+//     a withdrawn revision, nor on an older one its values keep it on
+//     unless the Bundle allows holding.
+//   - No tenant decides who moves first or whether the fleet stops: a
+//     canary is chosen by the Namespaces' labels (a parent's own only
+//     where the author trusts them), the batches by the keyed order, and
+//     one tenant's failures alone stop only a Bundle that tenant alone
+//     uses.
 //   - A Step is a function of the Bundle, the parents as cached and the
 //     clock: a lost notice costs a late wave, never a wrong one (a rollout
 //     under way is looked at again within 30 seconds).

@@ -1,9 +1,6 @@
 package rollout
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,16 +42,6 @@ type Parent struct {
 	Status     v1alpha1.CompositionStatus
 }
 
-// Rank is p's place in the order every rollout of Bundle bundle moves
-// parents in: 16 hex digits of a hash of the Bundle's name and the
-// parent's kind, namespace and name, the same in every rollout, shard
-// and process, and known to a parent's pass without a list of the
-// others.
-func Rank(bundle string, k Key) string {
-	h := sha256.Sum256([]byte(bundle + "\x00" + k.Kind + "\x00" + k.Namespace + "\x00" + k.Name))
-	return hex.EncodeToString(h[:8])
-}
-
 // boundAll is the bound of a rollout whose batches moved every parent.
 const boundAll = "max"
 
@@ -84,13 +71,17 @@ func (p *Parent) Ready() bool {
 }
 
 // Canary reports whether pol's canary selects p: the namespace selector
-// (when set) selects its namespace and the selector (when set) its
-// labels. A canary with neither selects nobody.
+// (when set) selects its namespace and, where the canary trusts the
+// parents' labels (trustParentLabels), the selector (when set) its
+// labels. A canary that selects by nothing it may use selects nobody:
+// a parent's labels are its tenant's to write, so without the author's
+// trust no tenant labels its parent into the canary.
 func Canary(pol *v1alpha1.RolloutPolicy, namespaceLabels, parentLabels map[string]string) bool {
-	if pol == nil || pol.Canary == nil || pol.Canary.NamespaceSelector == nil && pol.Canary.Selector == nil {
+	if pol == nil || !hasCanary(*pol) {
 		return false
 	}
-	return matches(pol.Canary.NamespaceSelector, namespaceLabels) && matches(pol.Canary.Selector, parentLabels)
+	c := pol.Canary
+	return matches(c.NamespaceSelector, namespaceLabels) && (!c.TrustParentLabels || matches(c.Selector, parentLabels))
 }
 
 // matches reports whether sel (nil: everything) selects set. A selector

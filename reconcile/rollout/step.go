@@ -22,6 +22,8 @@ type Step struct {
 	Shard  string
 	// Parents are the shard's parents of the Bundle.
 	Parents []*Parent
+	// Order ranks them (the controller's: see OrderKey).
+	Order Order
 	// Accepts reports whether a revision takes a parent's values, and why
 	// not; nil takes every value.
 	Accepts func(p *Parent, revision string) (bool, string)
@@ -130,7 +132,7 @@ func (r *step) start(target string) {
 	from, superseded := r.st.Stable, r.st.Target
 	r.st.Target, r.st.Phase = target, v1alpha1.RolloutProgressing
 	r.st.Wave, r.st.Waves, r.st.Canary, r.st.Bound, r.st.PreviousBound = 0, 0, false, "", ""
-	r.st.WaveStarted, r.st.WaveReady, r.st.Failed, r.st.Message = nil, nil, nil, ""
+	r.st.WaveStarted, r.st.WaveReady, r.st.Failed, r.st.FailedTenants, r.st.Message = nil, nil, nil, nil, ""
 	// Only values set from now on act on this rollout.
 	r.st.Promoted, r.st.Retried = r.Bundle.Annotations[v1alpha1.AnnotationRolloutPromote], r.Bundle.Annotations[v1alpha1.AnnotationRolloutRetry]
 	also := ""
@@ -148,7 +150,9 @@ func (r *step) start(target string) {
 }
 
 // complete ends the rollout: its target becomes the stable revision
-// (done), or the Bundle went back to the stable one (!done).
+// (done), or the Bundle went back to the stable one (!done). The
+// failures it tolerated stay in its status (failed, failedTenants) until
+// the next rollout starts.
 func (r *step) complete(done bool) {
 	if done {
 		r.st.Stable = r.st.Target
@@ -158,7 +162,8 @@ func (r *step) complete(done bool) {
 	}
 	r.st.Target, r.st.Phase = "", v1alpha1.RolloutComplete
 	r.st.Canary, r.st.Bound, r.st.PreviousBound = false, "", ""
-	r.st.WaveStarted, r.st.WaveReady, r.st.Failed, r.st.Message = nil, nil, nil, ""
+	// The tolerated failures stay named until the next rollout starts.
+	r.st.WaveStarted, r.st.WaveReady, r.st.Message = nil, nil, ""
 }
 
 // annotations acts on new values of stencil.dev/rollout-retry (a stopped
@@ -170,7 +175,7 @@ func (r *step) annotations() {
 		r.st.Retried = v
 		if r.stopped() {
 			r.event("Normal", v1alpha1.ReasonWaveStarted, "wave %d/%d of revision %s is retried (%s)", r.st.Wave, r.st.Waves, r.st.Target, v1alpha1.AnnotationRolloutRetry)
-			r.st.Phase, r.st.Failed = v1alpha1.RolloutProgressing, nil
+			r.st.Phase, r.st.Failed, r.st.FailedTenants = v1alpha1.RolloutProgressing, nil, nil
 			r.st.WaveStarted, r.st.WaveReady = r.now(), nil
 		}
 	}
@@ -232,7 +237,7 @@ func (r *step) nextWave() {
 		r.st.PreviousBound = r.st.Bound
 		r.st.Bound = r.nextBound(ranks)
 	}
-	r.st.WaveStarted, r.st.WaveReady, r.st.Failed = r.now(), nil, nil
+	r.st.WaveStarted, r.st.WaveReady = r.now(), nil
 	r.event("Normal", v1alpha1.ReasonWaveStarted, "wave %d/%d of revision %s: %d parents", r.st.Wave, r.st.Waves, r.st.Target, len(r.wave()))
 }
 
@@ -242,7 +247,7 @@ func (r *step) batchRanks() []string {
 	var ranks []string
 	for _, p := range r.followers {
 		if !(hasCanary(r.pol) && r.canary[p]) {
-			ranks = append(ranks, Rank(r.Bundle.Name, p.Key))
+			ranks = append(ranks, r.Order.Rank(r.Bundle.Name, p.Key))
 		}
 	}
 	slices.Sort(ranks)
@@ -283,7 +288,7 @@ func (r *step) wave() []*Parent {
 				out = append(out, p)
 			}
 		case r.st.Bound != "":
-			rank := Rank(r.Bundle.Name, p.Key)
+			rank := r.Order.Rank(r.Bundle.Name, p.Key)
 			if within(rank, r.st.Bound) && !within(rank, r.st.PreviousBound) {
 				out = append(out, p)
 			}

@@ -94,6 +94,10 @@ func (f *fleet) converge(bad ...string) {
 			}})
 		hash := map[string]string{revA: hashA, revB: hashB, revC: hashC}[a.Revision]
 		at := metav1.NewTime(f.now)
+		if a.Refused {
+			stall(p, v1alpha1.ReasonValuesRefused, a.Message, at)
+			continue
+		}
 		if hash == hashB && contains(bad, p.Key.Name) {
 			meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: "Stalled", Status: "True", Reason: "RenderFailed", Message: "templates/x.yaml:3: boom", LastTransitionTime: at})
 			meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: "Ready", Status: "False", Reason: "RenderFailed", LastTransitionTime: at})
@@ -105,6 +109,13 @@ func (f *fleet) converge(bad ...string) {
 		p.Status.ObservedGeneration = p.Generation
 		meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: "Ready", Status: "True", Reason: "Ready", LastTransitionTime: at})
 	}
+}
+
+// stall is a parent's pass that stalls for reason, rendering nothing.
+func stall(p *rollout.Parent, reason, msg string, at metav1.Time) {
+	meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: "Stalled", Status: "True", Reason: reason, Message: msg, LastTransitionTime: at})
+	meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: "Ready", Status: "False", Reason: reason, LastTransitionTime: at})
+	p.Status.ObservedGeneration = p.Generation
 }
 
 func contains(list []string, s string) bool {
@@ -226,7 +237,7 @@ func TestFailingWaveRollsBack(t *testing.T) {
 	f.step() // wave 3 starts: 100 more, every one of which stalls
 	var wave3 []string
 	for _, p := range f.parents {
-		if p.On("web") != revB && rollout.Selected(&f.b.Status.Rollouts[0], "web", p.Key, false) {
+		if p.On("web") != revB && rollout.Selected(&f.b.Status.Rollouts[0], rollout.Order{}, "web", p.Key, false) {
 			wave3 = append(wave3, p.Key.Name)
 		}
 	}
@@ -256,12 +267,13 @@ func TestHaltKeepsMovedParents(t *testing.T) {
 	pol := waves(false, 0)
 	pol.OnFailure = v1alpha1.FailureHalt
 	pol.ProgressDeadline = &metav1.Duration{Duration: time.Minute}
+	pol.FailureThreshold = ptr.To[int32](1) // one tenant's failure stops it
 	f := newFleet(t, 100, pol)
 	f.setContent(hashB)
 	f.step()
 	// Wave 1's parent never becomes Ready: its pass moved it, nothing more.
 	for _, p := range f.parents {
-		if rollout.Selected(&f.b.Status.Rollouts[0], "web", p.Key, false) {
+		if rollout.Selected(&f.b.Status.Rollouts[0], rollout.Order{}, "web", p.Key, false) {
 			p.Status.BundleRevision = hashB
 			meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: "Ready", Status: "False", Reason: "Progressing", LastTransitionTime: metav1.NewTime(f.now)})
 		}
@@ -311,8 +323,11 @@ func TestPausedRolloutMovesNobody(t *testing.T) {
 	}
 }
 
+// TestRefusedValuesStayBehind: where the Bundle allows holding, a parent
+// whose values the new revision refuses stays on its revision.
 func TestRefusedValuesStayBehind(t *testing.T) {
 	f := newFleet(t, 10, nil)
+	f.b.Spec.Revisions = &v1alpha1.RevisionPolicy{Holding: v1alpha1.HoldingAllowed}
 	f.refuse["p003"] = true
 	f.setContent(hashB)
 	f.step()
@@ -327,6 +342,44 @@ func TestRefusedValuesStayBehind(t *testing.T) {
 	}
 	if st.Stable != revB {
 		t.Errorf("stable %s: a held parent holds back no rollout", st.Stable)
+	}
+}
+
+// TestRefusedValuesStall: by default a parent whose values the revision
+// its wave brings refuses is not kept on the one it is on: it stalls,
+// naming the values and the revision, and neither holds the wave back
+// nor fails it.
+func TestRefusedValuesStall(t *testing.T) {
+	f := newFleet(t, 10, waves(false, 0))
+	f.b.Spec.Revisions = &v1alpha1.RevisionPolicy{Pinning: v1alpha1.PinningDisallowed}
+	for _, p := range f.parents {
+		f.refuse[p.Key.Name] = true // whichever the first wave moves
+	}
+	f.refuse["p003"] = false
+	f.setContent(hashB)
+	for range 5 {
+		f.step()
+		f.converge()
+	}
+	st := f.status()
+	if st.Phase != v1alpha1.RolloutComplete || st.Stable != revB || st.Held != 9 {
+		t.Fatalf("rollout %+v, want complete with 9 parents refused", st)
+	}
+	for _, p := range f.parents {
+		c := meta.FindStatusCondition(p.Status.Conditions, "Stalled")
+		switch {
+		case p.Key.Name == "p003":
+			if p.On("web") != revB || c != nil {
+				t.Errorf("%s on %s, Stalled %+v", p.Key.Name, p.On("web"), c)
+			}
+		case c == nil || c.Reason != v1alpha1.ReasonValuesRefused || !strings.Contains(c.Message, revB) || !strings.Contains(c.Message, "refuses its values: refused"):
+			t.Errorf("%s Stalled %+v, want ValuesRefused naming %s and the values", p.Key.Name, c, revB)
+		case p.On("web") != revA:
+			t.Errorf("%s on %s: a refused parent renders nothing", p.Key.Name, p.On("web"))
+		}
+	}
+	if ev := fmt.Sprint(f.events); !strings.Contains(ev, "which stall until their values change") {
+		t.Errorf("events %v", ev)
 	}
 }
 
@@ -377,7 +430,7 @@ func TestPinsAndWithdrawals(t *testing.T) {
 
 func TestPlanIsWhatTheRolloutDoes(t *testing.T) {
 	f := newFleet(t, 300, waves(true, 0))
-	plan, total := rollout.Plan(f.b, f.parents)
+	plan, total := rollout.Plan(f.b, rollout.Order{}, f.parents)
 	if total != 5 {
 		t.Fatalf("%d waves, want 5 (the canary's 100, then 1, 10, 100, the rest)", total)
 	}

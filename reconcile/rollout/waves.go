@@ -61,9 +61,15 @@ func soak(pol v1alpha1.RolloutPolicy) time.Duration {
 	return 0
 }
 
-// hasCanary reports whether pol's first wave is a canary.
+// HasCanary reports whether pol's first wave is a canary: one that
+// selects by the namespaces, or by the parents' labels where it trusts
+// them.
+func HasCanary(pol v1alpha1.RolloutPolicy) bool { return hasCanary(pol) }
+
+// hasCanary is HasCanary.
 func hasCanary(pol v1alpha1.RolloutPolicy) bool {
-	return pol.Canary != nil && (pol.Canary.NamespaceSelector != nil || pol.Canary.Selector != nil)
+	c := pol.Canary
+	return c != nil && (c.NamespaceSelector != nil || c.Selector != nil && c.TrustParentLabels)
 }
 
 // Batches returns how many parents pol's batches have moved, in all,
@@ -119,10 +125,11 @@ func batchBound(pol v1alpha1.RolloutPolicy, ranks []string, k int) (bound string
 }
 
 // Plan is the wave each parent would move in if a rollout of b started
-// now with these parents (the wave plan `stencil diff --bundle` prints):
+// now with these parents, ranked by o (the wave plan `stencil diff
+// --bundle` prints):
 // 0 for a parent that does not follow the Bundle (its pin stands), else
 // 1 and on, and how many waves there are. AllAtOnce is one wave.
-func Plan(b *v1alpha1.Bundle, parents []*Parent) ([]int, int) {
+func Plan(b *v1alpha1.Bundle, o Order, parents []*Parent) ([]int, int) {
 	pol := Policy(b)
 	out := make([]int, len(parents))
 	type ranked struct {
@@ -141,7 +148,7 @@ func Plan(b *v1alpha1.Bundle, parents []*Parent) ([]int, int) {
 		case hasCanary(pol) && Canary(&pol, p.NamespaceLabels, p.Labels):
 			out[i], canary = 1, 1
 		default:
-			rest = append(rest, ranked{Rank(b.Name, p.Key), i})
+			rest = append(rest, ranked{o.Rank(b.Name, p.Key), i})
 		}
 	}
 	if pol.Strategy != v1alpha1.RolloutWaves {
