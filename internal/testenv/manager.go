@@ -349,8 +349,9 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts reconcile.Options, admit 
 	return r, admission.SetupWithManager(mgr, r, kinds, admit)
 }
 
-// webhookServer serves on the host, port and certificates of w; with no
-// w, the manager's default server, never started (no webhook registers).
+// webhookServer serves on the host, port and certificates of w, with the
+// controller's own server (admission.NewServer: its timeouts); with no w,
+// the manager's default server, never started (no webhook registers).
 func webhookServer(w *envtest.WebhookInstallOptions) (webhook.Server, error) {
 	if w == nil {
 		return nil, nil
@@ -361,7 +362,7 @@ func webhookServer(w *envtest.WebhookInstallOptions) (webhook.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return webhook.NewServer(webhook.Options{Host: w.LocalServingHost, Port: w.LocalServingPort, CertDir: w.LocalServingCertDir, TLSOpts: tlsOpts}), nil
+	return admission.NewServer(webhook.Options{Host: w.LocalServingHost, Port: w.LocalServingPort, CertDir: w.LocalServingCertDir, TLSOpts: tlsOpts}), nil
 }
 
 // countingTransport counts write requests and records every request.

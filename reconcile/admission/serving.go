@@ -220,7 +220,7 @@ func NewServing(opts ServingOptions) (*Serving, error) {
 	}
 	s := &Serving{opts: opts, ready: make(chan struct{})}
 	s.server = &deferredServer{
-		Server: webhook.NewServer(webhook.Options{Host: opts.Host, Port: opts.Port, CertDir: opts.CertDir, TLSOpts: tlsOpts}),
+		Server: NewServer(webhook.Options{Host: opts.Host, Port: opts.Port, CertDir: opts.CertDir, TLSOpts: tlsOpts}),
 		ready:  s.ready,
 	}
 	if opts.Certs == CertsFiles {
