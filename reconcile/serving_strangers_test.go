@@ -29,6 +29,7 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile/admission"
+	"github.com/stencil-dev/stencil/reconcile/admission/server"
 )
 
 // slowStranger is one connection of a caller with no client certificate
@@ -199,7 +200,7 @@ func TestWebhookStrangersHoldNoSlot(t *testing.T) {
 		if review.Response == nil || review.Response.Allowed {
 			t.Errorf("the verified review of replicas 9: %+v, want it refused", review.Response)
 		}
-		if took >= admission.WebhookReadTimeout {
+		if took >= server.ReadTimeout {
 			t.Errorf("the verified review took %s: it waited for the strangers", took)
 		}
 	})
@@ -213,7 +214,7 @@ func TestWebhookStrangersHoldNoSlot(t *testing.T) {
 
 	t.Run("every stranger's connection is closed after the read timeout", func(t *testing.T) {
 		// The read timeout, and slack for a loaded machine.
-		limit := time.After(time.Until(start.Add(admission.WebhookReadTimeout + 20*time.Second)))
+		limit := time.After(time.Until(start.Add(server.ReadTimeout + 20*time.Second)))
 		for i, s := range conns {
 			select {
 			case <-s.closed:

@@ -34,6 +34,7 @@ import (
 	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/admission"
+	"github.com/stencil-dev/stencil/reconcile/admission/server"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/published"
 	"github.com/stencil-dev/stencil/reconcile/shard"
@@ -350,7 +351,7 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts reconcile.Options, admit 
 }
 
 // webhookServer serves on the host, port and certificates of w, with the
-// controller's own server (admission.NewServer: its timeouts); with no w,
+// controller's own server (package reconcile/admission/server: its timeouts); with no w,
 // the manager's default server, never started (no webhook registers).
 func webhookServer(w *envtest.WebhookInstallOptions) (webhook.Server, error) {
 	if w == nil {
@@ -362,7 +363,7 @@ func webhookServer(w *envtest.WebhookInstallOptions) (webhook.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return admission.NewServer(webhook.Options{Host: w.LocalServingHost, Port: w.LocalServingPort, CertDir: w.LocalServingCertDir, TLSOpts: tlsOpts}), nil
+	return server.New(webhook.Options{Host: w.LocalServingHost, Port: w.LocalServingPort, CertDir: w.LocalServingCertDir, TLSOpts: tlsOpts}), nil
 }
 
 // countingTransport counts write requests and records every request.

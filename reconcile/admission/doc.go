@@ -52,7 +52,7 @@
 //   - serving*.go: the webhook server's certificate (rotated and injected
 //     with cert-controller, or files), and the loopback pointing of the
 //     configuration at a controller outside the cluster.
-//   - server.go, guard.go: the webhook server (controller-runtime's
+//   - guard.go, and package server: the webhook server (controller-runtime's
 //     paths and metrics, served with read, header, write and idle
 //     timeouts) and what one caller may cost a path: a rate per caller,
 //     the API server's in-flight requests and everyone else's from

@@ -39,7 +39,7 @@ const (
 // guardInFlight requests at once of the API server and
 // guardStrangerInFlight of everyone else, and a body of at most
 // maxReviewBytes (the server's timeouts bound how long it may take,
-// NewServer). A request past any of them is answered at once (429, or
+// package server). A request past any of them is answered at once (429, or
 // 413 for a body too large) and its connection closed; the API server's
 // failurePolicy Ignore lets it through unreviewed, and the controller
 // reports what a review would have said. The throttled count is

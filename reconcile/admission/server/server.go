@@ -1,4 +1,4 @@
-package admission
+package server
 
 import (
 	"context"
@@ -25,39 +25,40 @@ import (
 // idle connections (90 s) and takes no option for either; a body could
 // take forever.
 const (
-	// WebhookReadHeaderTimeout bounds the TLS handshake and the reading of a
+	// ReadHeaderTimeout bounds the TLS handshake and the reading of a
 	// request's headers.
-	WebhookReadHeaderTimeout = 5 * time.Second
-	// WebhookReadTimeout bounds the reading of a whole request, headers and
-	// body. The API server sends a review (at most maxReviewBytes) at once;
-	// a caller that sends slower has its connection closed.
-	WebhookReadTimeout = 10 * time.Second
-	// WebhookWriteTimeout bounds a request from the end of its headers to
+	ReadHeaderTimeout = 5 * time.Second
+	// ReadTimeout bounds the reading of a whole request, headers and
+	// body. The API server sends a review (at most 7 MiB, package
+	// admission's bound) at once; a caller that sends slower has its
+	// connection closed.
+	ReadTimeout = 10 * time.Second
+	// WriteTimeout bounds a request from the end of its headers to
 	// the end of its answer: longer than the API server ever waits for a
 	// webhook (30 s, the most timeoutSeconds allows).
-	WebhookWriteTimeout = 40 * time.Second
-	// WebhookIdleTimeout is how long a kept-alive connection may wait for
+	WriteTimeout = 40 * time.Second
+	// IdleTimeout is how long a kept-alive connection may wait for
 	// its next request: as long as the API server's client keeps one
 	// (http.DefaultTransport's 90 s), so it never sends on a connection the
 	// server is closing.
-	WebhookIdleTimeout = 90 * time.Second
-	// webhookMaxHeaderBytes bounds a request's headers: an AdmissionReview
+	IdleTimeout = 90 * time.Second
+	// maxHeaderBytes bounds a request's headers: an AdmissionReview
 	// POST carries a handful.
-	webhookMaxHeaderBytes = 64 << 10
-	// webhookShutdownTimeout is how long a stopping server waits for the
+	maxHeaderBytes = 64 << 10
+	// shutdownTimeout is how long a stopping server waits for the
 	// requests it is serving.
-	webhookShutdownTimeout = time.Minute
+	shutdownTimeout = time.Minute
 )
 
-// NewServer returns the webhook server of o: controller-runtime's for
+// New returns the webhook server of o: controller-runtime's for
 // registering paths (Register, with its per-path request metrics, and
 // WebhookMux), served by an http.Server with the timeouts above. Its TLS
 // settings are o.TLSOpts over controller-runtime's defaults, with the
 // certificate read (and reloaded) from o.CertDir unless TLSOpts sets
 // GetCertificate; o.ClientCAName is not supported (give the client CA in
-// TLSOpts, as ServingOptions.TLSOptions does). A negative o.Port disables
+// TLSOpts, as admission.ServingOptions.TLSOptions does). A negative o.Port disables
 // it.
-func NewServer(o webhook.Options) webhook.Server {
+func New(o webhook.Options) webhook.Server {
 	if o.WebhookMux == nil {
 		o.WebhookMux = http.NewServeMux()
 	}
@@ -73,7 +74,7 @@ func NewServer(o webhook.Options) webhook.Server {
 	return &server{Server: webhook.NewServer(o), opts: o}
 }
 
-// server is NewServer's: controller-runtime's server, started by Start
+// server is New's: controller-runtime's server, started by Start
 // below on its mux.
 type server struct {
 	webhook.Server
@@ -83,7 +84,7 @@ type server struct {
 
 var _ webhook.Server = (*server)(nil)
 
-// Start serves until ctx ends, then waits up to webhookShutdownTimeout for
+// Start serves until ctx ends, then waits up to shutdownTimeout for
 // the requests being served.
 func (s *server) Start(ctx context.Context) error {
 	if s.opts.Port < 0 {
@@ -103,17 +104,17 @@ func (s *server) Start(ctx context.Context) error {
 	srv := &http.Server{
 		Handler:           s.opts.WebhookMux,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
-		ReadHeaderTimeout: WebhookReadHeaderTimeout,
-		ReadTimeout:       WebhookReadTimeout,
-		WriteTimeout:      WebhookWriteTimeout,
-		IdleTimeout:       WebhookIdleTimeout,
-		MaxHeaderBytes:    webhookMaxHeaderBytes,
+		ReadHeaderTimeout: ReadHeaderTimeout,
+		ReadTimeout:       ReadTimeout,
+		WriteTimeout:      WriteTimeout,
+		IdleTimeout:       IdleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
 	}
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
 		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), webhookShutdownTimeout)
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer cancel()
 		if err := srv.Shutdown(sctx); err != nil {
 			log.FromContext(ctx).Error(err, "webhook server shutdown")

@@ -1,4 +1,4 @@
-package admission_test
+package server_test
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/stencil-dev/stencil/reconcile/admission"
+	"github.com/stencil-dev/stencil/reconcile/admission/server"
 )
 
 // TestServerTimeouts: the webhook server answers a caller that sends its
@@ -34,7 +35,7 @@ func TestServerTimeouts(t *testing.T) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close()
-	s := admission.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, TLSOpts: []func(*tls.Config){
+	s := server.New(webhook.Options{Host: "127.0.0.1", Port: port, TLSOpts: []func(*tls.Config){
 		admission.DisableHTTP2,
 		func(c *tls.Config) {
 			c.GetCertificate = func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return &cert, nil }
@@ -80,18 +81,18 @@ func TestServerTimeouts(t *testing.T) {
 		defer conn.Close()
 		start := time.Now()
 		fmt.Fprintf(conn, "GET /ok HTTP/1.1\r\n")
-		_ = conn.SetReadDeadline(start.Add(admission.WebhookReadHeaderTimeout + 10*time.Second))
+		_ = conn.SetReadDeadline(start.Add(server.ReadHeaderTimeout + 10*time.Second))
 		_, err := io.ReadAll(conn)
 		if ne, ok := err.(net.Error); ok && ne.Timeout() {
 			t.Fatalf("the connection of a caller sending half its headers still open after %s", time.Since(start))
 		}
-		if took := time.Since(start); took < admission.WebhookReadHeaderTimeout-time.Second {
-			t.Errorf("closed after %s, before the header timeout %s", took, admission.WebhookReadHeaderTimeout)
+		if took := time.Since(start); took < server.ReadHeaderTimeout-time.Second {
+			t.Errorf("closed after %s, before the header timeout %s", took, server.ReadHeaderTimeout)
 		}
 	})
 
 	t.Run("ClientCAName is refused", func(t *testing.T) {
-		err := admission.NewServer(webhook.Options{Port: port + 1, ClientCAName: "ca.crt"}).Start(ctx)
+		err := server.New(webhook.Options{Port: port + 1, ClientCAName: "ca.crt"}).Start(ctx)
 		if err == nil {
 			t.Error("Start with ClientCAName: no error")
 		}
