@@ -63,9 +63,13 @@ image: ## Build the controller image into bin/image (no Docker daemon, no base i
 push: image ## Push the image to IMAGE=REGISTRY/REPO (tagged with the version; credentials from ~/.docker/config.json) and print REGISTRY/REPO@DIGEST.
 	go run ./hack/image push -layout bin/image -image $(IMAGE)
 
+# What make release releases: config/default (members written as the
+# parents' ServiceAccounts), or config/write-as-controller.
+RELEASE_CONFIG ?= config/default
+
 .PHONY: release
-release: image ## Write dist/install.yaml (kubectl apply --server-side -f) and dist/kustomization.yaml (-k): config/default with the image as $$IMAGE@DIGEST.
-	go run ./hack/release -image $(IMAGE) -layout bin/image -out dist
+release: image ## Write dist/install.yaml (kubectl apply --server-side -f) and dist/kustomization.yaml (-k): $$RELEASE_CONFIG (config/default; config/write-as-controller writes as the controller) with the image as $$IMAGE@DIGEST.
+	go run ./hack/release -image $(IMAGE) -layout bin/image -out dist -config $(RELEASE_CONFIG)
 
 .PHONY: run
 run: build ## Start a local cluster with the examples and run the controller (CLUSTER=existing: use $$KUBECONFIG).

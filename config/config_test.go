@@ -154,7 +154,8 @@ func TestWebhookInstall(t *testing.T) {
 			if grants(find(objs, "ClusterRole")["stencil-manager"], "", "secrets", "get") {
 				t.Errorf("ClusterRole stencil-manager grants reading Secrets cluster-wide")
 			}
-			if !grants(find(objs, "ClusterRole")["stencil-manager"], "admissionregistration.k8s.io", "validatingwebhookconfigurations", "get", "list", "watch", "update") {
+			if manager := find(objs, "ClusterRole")["stencil-manager"]; !grants(manager, "admissionregistration.k8s.io", "validatingwebhookconfigurations", "get", "list", "watch") ||
+				!grantsNamed(manager, "admissionregistration.k8s.io", "validatingwebhookconfigurations", []string{admission.DefaultWebhookConfigName}, "update") {
 				t.Errorf("ClusterRole stencil-manager does not let the controller inject the CA into the webhook configuration")
 			}
 			checkAdmissionPolicy(t, objs)
@@ -255,8 +256,11 @@ func checkAdmissionPolicy(t *testing.T, objs []*unstructured.Unstructured) {
 		t.Errorf("ValidatingAdmissionPolicyBinding %s is not package authority's (-want +got):\n%s", authority.CompositionBindingName, diff)
 	}
 	manager := find(objs, "ClusterRole")["stencil-manager"]
+	// Written by name only (TestInstallRBAC); a published kind's binding
+	// by the name its own ClusterRole grants.
 	for _, r := range []string{"validatingadmissionpolicies", "validatingadmissionpolicybindings"} {
-		if !grants(manager, "admissionregistration.k8s.io", r, "get", "list", "watch", "create", "patch", "delete") {
+		if !grants(manager, "admissionregistration.k8s.io", r, "get", "list", "watch", "create") ||
+			!grantsNamed(manager, "admissionregistration.k8s.io", r, []string{authority.PolicyName}, "patch") {
 			t.Errorf("ClusterRole stencil-manager does not let the controller keep %s", r)
 		}
 	}

@@ -25,9 +25,11 @@
 //     spec.api.defaults overridden by the instance's stencil.dev/*
 //     annotations.
 //   - RBAC (rbac.go): ClusterRoles gives the ClusterRoles that let the
-//     controller serve a kind (aggregated into its stencil-apply role) and
-//     let namespace admins, editors and viewers use it (aggregated into the
-//     admin, edit and view roles).
+//     controller serve a kind (aggregated into its stencil-apply role; it
+//     also names the kind's binding of stencil's admission policy,
+//     AccessBindingName, the only binding of a published kind the
+//     controller may write) and let namespace admins, editors and viewers
+//     use it (aggregated into the admin, edit and view roles).
 //
 // # Invariants
 //

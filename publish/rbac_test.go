@@ -10,6 +10,7 @@ import (
 	"github.com/stencil-dev/stencil/publish"
 )
 
+// TestClusterRoles: what `stencil bundle rbac` prints for a kind.
 func TestClusterRoles(t *testing.T) {
 	roles := publish.ClusterRoles("appservice", v1alpha1.BundleAPI{Group: "app.example.com", Kind: "AppService"})
 	type role struct {
@@ -30,7 +31,11 @@ func TestClusterRoles(t *testing.T) {
 	want := []role{
 		{"stencil:published:appservices.app.example.com",
 			map[string]string{"rbac.stencil.dev/aggregate-to-manager": "true", "stencil.dev/bundle": "appservice"},
-			rule([]string{"appservices", "appservices/status", "appservices/finalizers"}, "get", "list", "watch", "update", "patch")},
+			append(rule([]string{"appservices", "appservices/status", "appservices/finalizers"}, "get", "list", "watch", "update", "patch"),
+				// The kind's binding of stencil's admission policy, by name
+				// only: no other binding's (issue 37).
+				rbacv1.PolicyRule{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingadmissionpolicybindings"},
+					ResourceNames: []string{"stencil-access.appservices.app.example.com"}, Verbs: []string{"update", "patch", "delete"}})},
 		{"stencil:published:appservices.app.example.com-edit",
 			map[string]string{"rbac.authorization.k8s.io/aggregate-to-admin": "true", "rbac.authorization.k8s.io/aggregate-to-edit": "true", "stencil.dev/bundle": "appservice"},
 			rule([]string{"appservices"}, "create", "update", "patch", "delete", "deletecollection", "get", "list", "watch")},

@@ -27,13 +27,17 @@ const aggregateLabel = "rbac.stencil.dev/aggregate-to-manager"
 // testKinds is what the tests' bundles render beyond the kinds of the
 // examples (config/rbac/aggregate.yaml), granted the way an admin would:
 // a ClusterRole aggregated into stencil-apply. ResourceQuotas are left out
-// on purpose: see TestForbiddenKind.
+// on purpose: see TestForbiddenKind. It also grants the webhook
+// configurations the tests name (each its own, as an admin who sets
+// --webhook-config grants that name): config/rbac writes only
+// stencil-validating and stencil-mutating.
 var testKinds = &rbacv1.ClusterRole{
 	ObjectMeta: metav1.ObjectMeta{Name: "stencil-test-kinds", Labels: map[string]string{aggregateLabel: "true"}},
 	Rules: []rbacv1.PolicyRule{
 		{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 		{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
 		{APIGroups: []string{"*"}, Resources: []string{"widgets"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+		{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingwebhookconfigurations", "mutatingwebhookconfigurations"}, Verbs: []string{"update", "patch"}},
 	},
 }
 
@@ -41,9 +45,12 @@ var testKinds = &rbacv1.ClusterRole{
 // (role.yaml, aggregate.yaml, role_binding.yaml) and its ServiceAccount
 // stencil-system/stencil, and returns a config that authenticates as that
 // ServiceAccount with a token: the tests' controller runs with exactly the
-// permissions a real installation grants, not as a cluster admin. envtest
-// runs no kube-controller-manager, so the test does the ClusterRole
-// aggregation itself.
+// permissions a real installation grants, not as a cluster admin. Most
+// tests' controllers write as themselves (testenv.StartController), so
+// the installation is config/write-as-controller's: its ClusterRole
+// stencil-write-as-controller too. envtest runs no
+// kube-controller-manager, so the test does the ClusterRole aggregation
+// itself.
 func controllerConfig(ctx context.Context, admin client.Client, adminConfig *rest.Config) (*rest.Config, error) {
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "stencil-system", Name: "stencil"}}
 	for _, obj := range []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: sa.Namespace}}, sa, testKinds.DeepCopy()} {
@@ -55,6 +62,9 @@ func controllerConfig(ctx context.Context, admin client.Client, adminConfig *res
 		if err := createAll(ctx, admin, filepath.Join(testenv.Root(), "config", "rbac", file)); err != nil {
 			return nil, err
 		}
+	}
+	if err := createAll(ctx, admin, filepath.Join(testenv.Root(), "config", "components", "write-as-controller", "role.yaml")); err != nil {
+		return nil, err
 	}
 	if err := aggregate(ctx, admin, "stencil-apply"); err != nil {
 		return nil, err

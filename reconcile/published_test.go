@@ -18,6 +18,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/published"
 	"github.com/stencil-dev/stencil/reconcile/shard"
@@ -51,15 +52,35 @@ func publishing(group string, change ...func(*v1alpha1.BundleAPI)) func(*v1alpha
 	}
 }
 
-// grantKind does what a cluster admin does for a published kind: a
-// ClusterRole aggregated to the controller's (aggregated here by hand:
-// envtest runs no aggregation controller).
+// grantKind does what a cluster admin does for a published kind: the
+// ClusterRole `stencil bundle rbac` prints, aggregated to the
+// controller's (aggregated here by hand: envtest runs no aggregation
+// controller).
 func grantKind(t *testing.T, group, plural string) {
 	t.Helper()
+	grantRules(t, "stencil-published-"+plural+"."+group, kindRules(group, plural, true)...)
+}
+
+// kindRules are the rules of a published kind's ClusterRole: the
+// instances, their status and finalizers, and, withBinding, the kind's
+// binding of stencil's admission policy by name (publish.ClusterRoles).
+func kindRules(group, plural string, withBinding bool) []rbacv1.PolicyRule {
+	rules := []rbacv1.PolicyRule{{APIGroups: []string{group}, Resources: []string{plural, plural + "/status", plural + "/finalizers"},
+		Verbs: []string{"get", "list", "watch", "update", "patch"}}}
+	if withBinding {
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingadmissionpolicybindings"},
+			ResourceNames: []string{publish.AccessBindingName(schema.GroupResource{Group: group, Resource: plural})}, Verbs: []string{"update", "patch", "delete"}})
+	}
+	return rules
+}
+
+// grantRules aggregates a ClusterRole name of rules to the controller's,
+// until the test ends.
+func grantRules(t *testing.T, name string, rules ...rbacv1.PolicyRule) {
+	t.Helper()
 	role := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: "stencil-published-" + plural + "." + group, Labels: map[string]string{"rbac.stencil.dev/aggregate-to-manager": "true"}},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{group}, Resources: []string{plural, plural + "/status", plural + "/finalizers"},
-			Verbs: []string{"get", "list", "watch", "update", "patch"}}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"rbac.stencil.dev/aggregate-to-manager": "true"}},
+		Rules:      rules,
 	}
 	mustCreate(t, role)
 	if err := aggregate(context.Background(), k, "stencil-apply"); err != nil {

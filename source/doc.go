@@ -17,7 +17,11 @@
 //     cosign for an OCI chart, the Helm provenance file for a chart
 //     repository's; the other pairings are InvalidSource), with the keys
 //     of Credentials.VerifyKeys: Unsigned, SignatureInvalid, InvalidKey.
-//   - Bound: a chart archive over MaxArchiveSize (compressed) is TooLarge
+//   - Bound: a chart repository's index is read as a stream of at most
+//     MaxIndexSize, and only the named chart's entries are parsed, one at
+//     a time, each at most MaxIndexEntrySize (index.go, index_yaml.go):
+//     a resolve holds one entry, whatever the index's size. A chart
+//     archive over MaxArchiveSize (compressed) is TooLarge
 //     before it is read; unpacking goes through chart.ExpandArchives, the
 //     unpacking `stencil bundle pack` uses for charts/*.tgz, with its
 //     bounds (chart.MaxArchiveBytes, chart.MaxArchiveFiles) and its

@@ -5,29 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 
-	"github.com/Masterminds/semver/v3"
-	"sigs.k8s.io/yaml"
-
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 )
-
-// index is the part of a Helm chart repository's index.yaml a pull reads.
-type index struct {
-	APIVersion string                  `json:"apiVersion"`
-	Entries    map[string][]indexEntry `json:"entries"`
-}
-
-// indexEntry is one version of a chart in an index.
-type indexEntry struct {
-	Version string   `json:"version"`
-	URLs    []string `json:"urls"`
-	Digest  string   `json:"digest"`
-}
 
 // fetchRepo pulls the chart spec.ChartRepository names: the newest
 // version of the index that matches the version (or range), from the
@@ -181,6 +166,27 @@ func repoClient(base *url.URL, creds Credentials, policy Policy) (*http.Client, 
 
 // get reads u with client, at most limit bytes.
 func get(ctx context.Context, client *http.Client, u *url.URL, limit int64) ([]byte, error) {
+	body, err := open(ctx, client, u, limit, "")
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	data, err := io.ReadAll(body)
+	if err != nil {
+		var serr *Error
+		if errors.As(err, &serr) {
+			return nil, serr
+		}
+		return nil, remoteError(err, "get %s", u.Redacted())
+	}
+	return data, nil
+}
+
+// open gets u with client and returns its body, which fails with
+// TooLarge once more than limit bytes are read (an answer that says it is
+// longer fails at once); what names what is bounded in those errors, u
+// when empty.
+func open(ctx context.Context, client *http.Client, u *url.URL, limit int64, what string) (io.ReadCloser, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, fail(ReasonPullFailed, nil, "get %s: not a URL", u.Redacted())
@@ -189,70 +195,58 @@ func get(ctx context.Context, client *http.Client, u *url.URL, limit int64) ([]b
 	if err != nil {
 		return nil, remoteError(err, "get %s", u.Redacted())
 	}
-	defer resp.Body.Close()
+	if what == "" {
+		what = u.Redacted()
+	}
 	// The status is told by its code: the reason phrase, like the body of
 	// an error answer, is the server's text and is never repeated.
+	var ferr error
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		return nil, fail(ReasonUnauthorized, nil, "get %s: %s", u.Redacted(), httpStatus(resp.StatusCode))
+		ferr = fail(ReasonUnauthorized, nil, "get %s: %s", u.Redacted(), httpStatus(resp.StatusCode))
 	case resp.StatusCode == http.StatusNotFound:
-		return nil, fail(ReasonNotFound, nil, "get %s: %s", u.Redacted(), httpStatus(resp.StatusCode))
+		ferr = fail(ReasonNotFound, nil, "get %s: %s", u.Redacted(), httpStatus(resp.StatusCode))
 	case resp.StatusCode != http.StatusOK:
-		return nil, fail(ReasonPullFailed, nil, "get %s: %s", u.Redacted(), httpStatus(resp.StatusCode))
+		ferr = fail(ReasonPullFailed, nil, "get %s: %s", u.Redacted(), httpStatus(resp.StatusCode))
 	case resp.ContentLength > limit:
-		return nil, fail(ReasonTooLarge, nil, "get %s: %d bytes, over the bound of %d", u.Redacted(), resp.ContentLength, limit)
+		ferr = fail(ReasonTooLarge, nil, "%s: %d bytes, over the bound of %s", what, resp.ContentLength, sizeOf(limit))
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if err != nil {
-		return nil, remoteError(err, "get %s", u.Redacted())
+	if ferr != nil {
+		_ = resp.Body.Close()
+		return nil, ferr
 	}
-	if int64(len(data)) > limit {
-		return nil, fail(ReasonTooLarge, nil, "get %s: over the bound of %d bytes", u.Redacted(), limit)
-	}
-	return data, nil
+	return &bounded{ReadCloser: resp.Body, left: limit, limit: limit, what: what}, nil
 }
 
-// resolve reads the index at base and returns the newest entry of chart
-// whose version matches constraint (an exact version or a range; the
-// newest stable version when empty).
-func resolve(ctx context.Context, client *http.Client, base *url.URL, chart, constraint string) (*indexEntry, error) {
-	idxURL := base.ResolveReference(&url.URL{Path: "index.yaml"})
-	data, err := get(ctx, client, idxURL, MaxIndexSize)
-	if err != nil {
-		return nil, err
+// bounded is a body that fails with TooLarge once more than limit bytes
+// are read; left is what remains of limit.
+type bounded struct {
+	io.ReadCloser
+	left, limit int64
+	what        string
+}
+
+func (b *bounded) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, fail(ReasonTooLarge, nil, "%s: over the bound of %s", b.what, sizeOf(b.limit))
 	}
-	var idx index
-	if err := yaml.Unmarshal(data, &idx); err != nil {
-		return nil, fail(ReasonInvalidChart, nil, "%s is not a chart repository index", idxURL.Redacted())
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
 	}
-	var c *semver.Constraints
-	if constraint != "" {
-		if c, err = semver.NewConstraint(constraint); err != nil {
-			return nil, fail(ReasonInvalidSource, nil, "spec.source.chartRepository.version: not a version or a range")
-		}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return 0, fail(ReasonTooLarge, nil, "%s: over the bound of %s", b.what, sizeOf(b.limit))
 	}
-	var best *indexEntry
-	var bestV *semver.Version
-	for i := range idx.Entries[chart] {
-		e := &idx.Entries[chart][i]
-		v, err := semver.NewVersion(e.Version)
-		if err != nil {
-			continue
-		}
-		if c == nil && v.Prerelease() != "" || c != nil && !c.Check(v) {
-			continue
-		}
-		if bestV == nil || v.GreaterThan(bestV) {
-			best, bestV = e, v
-		}
+	return n, err
+}
+
+// sizeOf says n bytes in MiB when it is a whole number of them.
+func sizeOf(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
 	}
-	if best == nil {
-		if len(idx.Entries[chart]) == 0 {
-			return nil, fail(ReasonNotFound, nil, "chart %s is not in %s", chart, idxURL.Redacted())
-		}
-		return nil, fail(ReasonNotFound, nil, "no version of chart %s in %s matches %q", chart, idxURL.Redacted(), constraint)
-	}
-	return best, nil
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // authed is a transport that sets basic auth on requests to one host.

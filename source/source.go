@@ -15,9 +15,6 @@ const (
 	// 20 MiB. What it unpacks to is bounded by chart.MaxArchiveBytes and
 	// chart.MaxArchiveFiles.
 	MaxArchiveSize = 20 << 20
-	// MaxIndexSize bounds a chart repository's index.yaml: 64 MiB, room
-	// for the largest public repositories'.
-	MaxIndexSize = 64 << 20
 	// MaxProvenanceSize bounds a chart's provenance file (.prov).
 	MaxProvenanceSize = 1 << 20
 	// DefaultInterval is how often a tag or a version range is resolved
@@ -108,7 +105,9 @@ const (
 	// ReasonDigestMismatch: what was pulled is not what its digest says.
 	ReasonDigestMismatch = "DigestMismatch"
 	// ReasonTooLarge: the chart archive is over the size bound, or
-	// unpacks to more than the archive bounds.
+	// unpacks to more than the archive bounds; or a chart repository's
+	// index is over MaxIndexSize, or the chart's entry in it over
+	// MaxIndexEntrySize.
 	ReasonTooLarge = "TooLarge"
 	// ReasonInvalidChart: the artifact is not a Helm chart, or its
 	// archive holds a link, a path outside the chart or no Chart.yaml.

@@ -1,7 +1,8 @@
 // Command release writes stencil's release manifests into a folder
 // (`make release IMAGE=REGISTRY/REPO`: dist/):
 //
-//   - kustomization.yaml: config/default with the controller's image named
+//   - kustomization.yaml: config/default (or -config, such as
+//     config/write-as-controller) with the controller's image named
 //     REGISTRY/REPO@DIGEST, the digest of the image `make image` built
 //     (bin/image). A checkout's way in: apply it (kubectl apply
 //     --server-side -k dist/), or use it as the base of an overlay.
@@ -87,7 +88,7 @@ func Write(out, config, image, digest, version string) error {
 	if err != nil {
 		return err
 	}
-	k := fmt.Sprintf(kustomization, version, filepath.ToSlash(base), repo.Name(), digest)
+	k := fmt.Sprintf(kustomization, version, filepath.ToSlash(base), repo.Name(), digest, filepath.Base(absConfig))
 	if err := os.WriteFile(filepath.Join(out, "kustomization.yaml"), []byte(k), 0o644); err != nil {
 		return err
 	}
@@ -104,11 +105,11 @@ func Write(out, config, image, digest, version string) error {
 	if err != nil {
 		return err
 	}
-	header := fmt.Sprintf(installHeader, version, repo.Name(), digest)
+	header := fmt.Sprintf(installHeader, version, repo.Name(), digest, filepath.Base(absConfig))
 	return os.WriteFile(filepath.Join(out, "install.yaml"), append([]byte(header), yaml...), 0o644)
 }
 
-const kustomization = `# stencil %[1]s: config/default with the controller image by digest.
+const kustomization = `# stencil %[1]s: config/%[5]s with the controller image by digest.
 # Written by make release (hack/release). Install with
 #   kubectl apply --server-side -k .
 # or make it the base of an overlay of your own (resources: [path/to/this/folder]).
@@ -125,7 +126,7 @@ images:
 const installHeader = `# stencil %[1]s, installed with
 #   kubectl apply --server-side -f install.yaml
 # Controller image: %[2]s@%[3]s
-# Written by make release (hack/release) from config/default: CRDs,
+# Written by make release (hack/release) from config/%[4]s: CRDs,
 # admission policy, RBAC, the controller Deployment in stencil-system, its
 # webhook configurations and NetworkPolicy. Upgrade by applying the next
 # release's file the same way: the webhook's certificate (Secret

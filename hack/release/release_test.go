@@ -87,6 +87,65 @@ func TestInstallManifest(t *testing.T) {
 	if !strings.Contains(string(k), "newName: "+testImage+"\n  digest: "+testDigest+"\n") {
 		t.Errorf("kustomization.yaml does not name the image by digest:\n%s", k)
 	}
+	// Issue 37: the default release writes members as the parents'
+	// ServiceAccounts, and the controller holds no write of them.
+	if wac := writeAsController(t, objs); wac != "" {
+		t.Errorf("install.yaml writes as the controller: %s", wac)
+	}
+}
+
+// TestWriteAsControllerRelease: make release RELEASE_CONFIG=config/
+// write-as-controller releases the controller writing as itself, with
+// the write verbs that takes; config/default's release has neither.
+func TestWriteAsControllerRelease(t *testing.T) {
+	out := t.TempDir()
+	if err := Write(out, "../../config/write-as-controller", testImage, testDigest, "v1.2.3"); err != nil {
+		t.Fatal(err)
+	}
+	objs := readObjects(t, filepath.Join(out, "install.yaml"))
+	if wac := writeAsController(t, objs); !strings.Contains(wac, "--write-as-controller") || !strings.Contains(wac, "stencil-write-as-controller") {
+		t.Errorf("install.yaml of config/write-as-controller: %q, want the flag and the ClusterRole", wac)
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "install.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), "from config/write-as-controller:") {
+		t.Errorf("install.yaml's header does not name its config:\n%.600s", raw)
+	}
+}
+
+// writeAsController says what of objs writes members as the controller:
+// a Deployment with --write-as-controller, a ClusterRole aggregated into
+// stencil-apply that writes; "" none.
+func writeAsController(t *testing.T, objs []*unstructured.Unstructured) string {
+	t.Helper()
+	var found []string
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "Deployment":
+			containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+			for _, c := range containers {
+				args, _, _ := unstructured.NestedStringSlice(c.(map[string]any), "args")
+				if slices.Contains(args, "--write-as-controller") {
+					found = append(found, "Deployment "+o.GetName()+" --write-as-controller")
+				}
+			}
+		case "ClusterRole":
+			if o.GetLabels()["rbac.stencil.dev/aggregate-to-manager"] != "true" || strings.HasPrefix(o.GetName(), "stencil:published:") {
+				continue
+			}
+			rules, _, _ := unstructured.NestedSlice(o.Object, "rules")
+			for _, r := range rules {
+				verbs, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "verbs")
+				if slices.ContainsFunc(verbs, func(v string) bool { return v != "get" && v != "list" && v != "watch" }) {
+					found = append(found, "ClusterRole "+o.GetName()+" "+strings.Join(verbs, ","))
+					break
+				}
+			}
+		}
+	}
+	return strings.Join(found, "; ")
 }
 
 // TestImageArgument: the image is a repository; a tag or digest in it

@@ -142,7 +142,10 @@ a bundle folder publishes (api: in its stencil.yaml):
   stencil:published:<plural>.<group>       aggregated into the controller's
                                            stencil-apply role: get, list, watch,
                                            update and patch the instances and
-                                           their status, so stencil serves them
+                                           their status, so stencil serves them,
+                                           and update, patch and delete, by
+                                           name, the kind's binding of the
+                                           admission policy stencil-access
   stencil:published:<plural>.<group>-edit  aggregated into admin and edit:
                                            tenants create and change instances
   stencil:published:<plural>.<group>-view  aggregated into view: read them

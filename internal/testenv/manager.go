@@ -34,6 +34,7 @@ import (
 	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/admission"
+	"github.com/stencil-dev/stencil/reconcile/admission/server"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/published"
 	"github.com/stencil-dev/stencil/reconcile/shard"
@@ -349,8 +350,9 @@ func setup(ctx context.Context, mgr ctrl.Manager, opts reconcile.Options, admit 
 	return r, admission.SetupWithManager(mgr, r, kinds, admit)
 }
 
-// webhookServer serves on the host, port and certificates of w; with no
-// w, the manager's default server, never started (no webhook registers).
+// webhookServer serves on the host, port and certificates of w, with the
+// controller's own server (package reconcile/admission/server: its timeouts); with no w,
+// the manager's default server, never started (no webhook registers).
 func webhookServer(w *envtest.WebhookInstallOptions) (webhook.Server, error) {
 	if w == nil {
 		return nil, nil
@@ -361,7 +363,7 @@ func webhookServer(w *envtest.WebhookInstallOptions) (webhook.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return webhook.NewServer(webhook.Options{Host: w.LocalServingHost, Port: w.LocalServingPort, CertDir: w.LocalServingCertDir, TLSOpts: tlsOpts}), nil
+	return server.New(webhook.Options{Host: w.LocalServingHost, Port: w.LocalServingPort, CertDir: w.LocalServingCertDir, TLSOpts: tlsOpts}), nil
 }
 
 // countingTransport counts write requests and records every request.

@@ -52,6 +52,13 @@
 //   - serving*.go: the webhook server's certificate (rotated and injected
 //     with cert-controller, or files), and the loopback pointing of the
 //     configuration at a controller outside the cluster.
+//   - guard.go, and package server: the webhook server (controller-runtime's
+//     paths and metrics, served with read, header, write and idle
+//     timeouts) and what one caller may cost a path: a rate per caller,
+//     the API server's in-flight requests and everyone else's from
+//     separate budgets, a bounded body; the API server is told by its
+//     client certificate, verified in the TLS handshake before a request
+//     takes a slot.
 //   - authn.go: who the caller is (its verified client certificate, put in
 //     the review's context by admission.Webhook.WithContextFunc), the
 //     server's TLS settings (client CA, HTTP/2 off) and the

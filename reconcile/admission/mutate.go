@@ -28,8 +28,10 @@ const (
 
 // The rotator injects the CA into the mutating configuration and, for a
 // controller outside the cluster, the loopback points it at the controller.
+// It writes that configuration only, by name (RBAC resourceNames).
 //
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=get;list;watch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,resourceNames=stencil-mutating,verbs=update;patch
 
 // mutator gives a parent, as it is created or as an update changes what
 // it renders, the ApplySet metadata the controller's first pass would

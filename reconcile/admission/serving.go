@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/stencil-dev/stencil/reconcile/admission/server"
 )
 
 // CertSource is where the webhook server's serving certificate comes from.
@@ -220,7 +222,7 @@ func NewServing(opts ServingOptions) (*Serving, error) {
 	}
 	s := &Serving{opts: opts, ready: make(chan struct{})}
 	s.server = &deferredServer{
-		Server: webhook.NewServer(webhook.Options{Host: opts.Host, Port: opts.Port, CertDir: opts.CertDir, TLSOpts: tlsOpts}),
+		Server: server.New(webhook.Options{Host: opts.Host, Port: opts.Port, CertDir: opts.CertDir, TLSOpts: tlsOpts}),
 		ready:  s.ready,
 	}
 	if opts.Certs == CertsFiles {

@@ -31,7 +31,12 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/cluster"
 )
 
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;list;watch;patch;update
+// The controller writes only its own configuration, by name (RBAC
+// resourceNames): a --webhook-config other than DefaultWebhookConfigName
+// needs a grant of update and patch on that name (docs/operating.md).
+//
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;list;watch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,resourceNames=stencil-validating,verbs=patch;update
 
 // webhookConfigReconciler keeps the published kinds' entries of the
 // ValidatingWebhookConfiguration name (publishedEntries): one rule for

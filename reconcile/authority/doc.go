@@ -25,7 +25,11 @@
 // config/ with the CRDs, and kept by the controller) and one KindBinding
 // per published kind, made by the Bundle controller (Kinds.Claim) before
 // the kind's CRD exists, owned by the CRD, and never removed while it
-// exists. Its parameters are the ConfigMap ParamsName of the controller's
+// exists. The controller writes them by name only (RBAC resourceNames):
+// the policy and CompositionBinding through config/rbac, a KindBinding
+// through its kind's ClusterRole (publish.ClusterRoles); a write that
+// role does not grant is a *BindingForbiddenError. Its parameters are the
+// ConfigMap ParamsName of the controller's
 // namespace (params.go): each shard's default ServiceAccount (Keeper) and
 // each published kind's Bundle and default ServiceAccount (Kinds).
 // Missing parameters refuse.

@@ -23,7 +23,16 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=get;list;watch;create;update;patch;delete
+// The controller writes only stencil's own admission objects: by name
+// (RBAC resourceNames) the policy and the binding of Compositions, both
+// PolicyName; a published kind's binding (KindBindingName) by the name
+// the kind's ClusterRole grants (publish.ClusterRoles, printed by
+// `stencil bundle rbac`). RBAC cannot limit create by name: the controller may
+// create any binding, which can only make the API server refuse more,
+// never less, and it creates only these.
+//
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,resourceNames=stencil-access,verbs=update;patch
 // +kubebuilder:rbac:groups="",namespace=stencil-system,resources=configmaps,verbs=get;list;watch;create;update;patch
 
 // Keeper keeps stencil's admission objects as the controller of one shard
@@ -174,7 +183,14 @@ func (k *Keeper) keepKindBindings(ctx context.Context) error {
 			sameMatch(b.Spec.MatchResources, want.Spec.MatchResources) && equality.Semantic.DeepEqual(b.Spec.ValidationActions, want.Spec.ValidationActions)) {
 			continue
 		}
+		// A kind whose ClusterRole does not grant its binding by name
+		// stays as it is, reported by the Watcher's coverage; the others
+		// are kept.
 		if err := apply(ctx, k.Client, want); err != nil {
+			if apierrors.IsForbidden(err) {
+				ctrl.LoggerFrom(ctx).Error(forbiddenBinding(err, schema.ParseGroupResource(kind)), "keep the binding of a published kind")
+				continue
+			}
 			return err
 		}
 	}

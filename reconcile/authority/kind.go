@@ -107,10 +107,35 @@ func (k *Kinds) keepBinding(ctx context.Context, gr schema.GroupResource, crd *a
 				Name: crd.Name, UID: crd.UID}}
 		}
 		if err := apply(ctx, k.Client, want); err != nil {
-			return time.Time{}, err
+			return time.Time{}, forbiddenBinding(err, gr)
 		}
 	}
 	return live.CreationTimestamp.Time, nil
+}
+
+// BindingForbiddenError is the error of a write of a published kind's
+// binding the controller may not make: the controller writes a binding
+// only by the name the kind's ClusterRole grants (publish.ClusterRoles,
+// `stencil bundle rbac`), and that role is missing or older.
+type BindingForbiddenError struct {
+	Kind schema.GroupResource
+	Err  error
+}
+
+func (e *BindingForbiddenError) Error() string {
+	return fmt.Sprintf("the controller may not write ValidatingAdmissionPolicyBinding %s, which checks %s: grant it by name with the kind's ClusterRole "+
+		"labelled rbac.stencil.dev/aggregate-to-manager: \"true\" (`stencil bundle rbac` prints it)", KindBindingName(e.Kind), e.Kind)
+}
+
+func (e *BindingForbiddenError) Unwrap() error { return e.Err }
+
+// forbiddenBinding is err, a *BindingForbiddenError when the API server
+// refused it.
+func forbiddenBinding(err error, gr schema.GroupResource) error {
+	if apierrors.IsForbidden(err) {
+		return &BindingForbiddenError{Kind: gr, Err: err}
+	}
+	return err
 }
 
 // ownedBy reports whether crd owns b.
@@ -165,9 +190,12 @@ func (k *Kinds) Forget(ctx context.Context, gr schema.GroupResource, bundle stri
 	if err != nil || other {
 		return err
 	}
+	// Deleted now, not left to the garbage collector (the CRD owns it):
+	// a Bundle publishing the kind again must find no binding, and wait
+	// for a new one to apply, before it makes the CRD.
 	b := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: KindBindingName(gr)}}
 	if err := k.Client.Delete(ctx, b); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("delete ValidatingAdmissionPolicyBinding %s: %w", b.Name, err)
+		return fmt.Errorf("delete ValidatingAdmissionPolicyBinding %s: %w", b.Name, forbiddenBinding(err, gr))
 	}
 	return nil
 }

@@ -1,8 +1,6 @@
 package authority
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -10,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
+	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
@@ -17,7 +16,7 @@ import (
 const (
 	// PolicyName is the ValidatingAdmissionPolicy that checks every parent
 	// (Compositions and the instances of published kinds).
-	PolicyName = "stencil-access"
+	PolicyName = publish.AccessPolicyName
 	// CompositionBindingName is the binding of PolicyName for Compositions.
 	CompositionBindingName = "stencil-access"
 	// ParamsName is the ConfigMap, in the controller's namespace, that the
@@ -240,12 +239,8 @@ func KindBinding(namespace string, gr schema.GroupResource) *admissionregistrati
 
 // KindBindingName is the name of the published kind gr's binding:
 // stencil-access.<plural>.<group>, or a digest of it when that is too
-// long for a name.
+// long for a name (publish.AccessBindingName, which the kind's
+// ClusterRole grants by name).
 func KindBindingName(gr schema.GroupResource) string {
-	name := PolicyName + "." + gr.String()
-	if len(name) <= 253 {
-		return name
-	}
-	sum := sha256.Sum256([]byte(gr.String()))
-	return PolicyName + "." + hex.EncodeToString(sum[:16])
+	return publish.AccessBindingName(gr)
 }

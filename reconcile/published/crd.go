@@ -18,6 +18,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/publish"
+	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/authority"
 )
@@ -106,7 +107,9 @@ func (r *BundleReconciler) keepCRD(ctx context.Context, b *v1alpha1.Bundle, crd 
 // every API server (its creation and the admission margin), so that no
 // instance is admitted unchecked; until then the publication waits.
 // Another Bundle that publishes the kind and claimed it first is a
-// KindConflict.
+// KindConflict. A binding the controller may not write (the kind's
+// ClusterRole does not grant it by name, authority.KindBindingRule) is
+// Forbidden, looked at again after reconcile.ForbiddenRecheck.
 func (r *BundleReconciler) claim(ctx context.Context, b *v1alpha1.Bundle, crd *apiextensionsv1.CustomResourceDefinition, what string) (publication, error) {
 	api := publish.Defaulted(*b.Spec.API)
 	gr := schema.GroupResource{Group: api.Group, Resource: api.Plural}
@@ -119,9 +122,12 @@ func (r *BundleReconciler) claim(ctx context.Context, b *v1alpha1.Bundle, crd *a
 		return o.DeletionTimestamp.IsZero() && o.Spec.API != nil && publish.GVK(*o.Spec.API).GroupKind() == gk, nil
 	})
 	var claimed *authority.ClaimedError
+	var forbidden *authority.BindingForbiddenError
 	switch {
 	case errors.As(err, &claimed):
 		return r.conflict(ctx, b, fmt.Sprintf("%s is not published: %v", what, err)), nil
+	case errors.As(err, &forbidden):
+		return publication{reason: v1alpha1.ReasonForbidden, message: fmt.Sprintf("%s is not published: %v", what, forbidden), wait: reconcile.ForbiddenRecheck}, nil
 	case err != nil:
 		return publication{}, fmt.Errorf("claim %s in stencil's admission policy: %w", what, err)
 	}

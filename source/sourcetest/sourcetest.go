@@ -30,6 +30,7 @@ import (
 	"net/http/httptest"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -414,6 +415,10 @@ type Repo struct {
 	mu      sync.Mutex
 	entries map[string][]IndexEntry
 	files   map[string][]byte
+	// index, when set, is served as /index.yaml instead of entries;
+	// indexLength says whether with its Content-Length.
+	index       []byte
+	indexLength bool
 }
 
 // NewRepo starts a chart repository; with a user, it asks for basic auth.
@@ -422,6 +427,15 @@ func NewRepo(t testing.TB, user, pass string) *Repo {
 	h := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
+		if req.URL.Path == "/index.yaml" && r.index != nil {
+			if r.indexLength {
+				w.Header().Set("Content-Length", strconv.Itoa(len(r.index)))
+			} else {
+				w.(http.Flusher).Flush() // no Content-Length: the body is chunked
+			}
+			_, _ = w.Write(r.index)
+			return
+		}
 		if req.URL.Path == "/index.yaml" {
 			data, _ := yaml.Marshal(map[string]any{"apiVersion": "v1", "entries": r.entries})
 			_, _ = w.Write(data)
@@ -450,6 +464,15 @@ func (r *Repo) Add(name, version string, chart []byte, edit func(*IndexEntry)) {
 		edit(&e)
 	}
 	r.entries[name] = append(r.entries[name], e)
+}
+
+// ServeIndex serves body as /index.yaml from now on, instead of the index
+// of what Add added (a hostile or a huge index); with contentLength, it
+// says its length, else it is sent chunked, its length unsaid.
+func (r *Repo) ServeIndex(body []byte, contentLength bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.index, r.indexLength = body, contentLength
 }
 
 // Serve serves body at p.

@@ -101,7 +101,8 @@ func NewCommand(kube *genericclioptions.ConfigFlags, version string) *cobra.Comm
 			"Exclusive with --write-as-controller")
 	fl.BoolVar(&f.opts.WriteAsController, "write-as-controller", false,
 		"write the members of a parent that names no ServiceAccount as the controller itself, bounded only by the controller's cluster-wide RBAC, "+
-			"instead of impersonating --default-service-account: any tenant who may create a parent then gets the controller's rights. "+
+			"instead of impersonating --default-service-account: any tenant who may create a parent then gets the controller's rights "+
+			"(install config/write-as-controller, which sets this flag and grants the write verbs config/default does not). "+
 			"Exclusive with a --default-service-account other than the default")
 	fl.StringVar(&f.opts.Namespace, "namespace", admission.PodNamespace(), "the controller's own namespace: the only one the Secrets a Bundle's spec.source names (credentials, CA) are read from, and where the parameters of stencil's admission policy are kept (the ConfigMap stencil-access; config/admission's binding names this namespace) (default: the pod's, else "+admission.DefaultWebhookNamespace+")")
 	fl.StringSliceVar(&f.privateRegistries, "allow-private-registries", nil,
@@ -266,7 +267,7 @@ func addWebhookFlags(fl *pflag.FlagSet, f *controllerFlags) {
 	fl.StringVar(&w.SecretName, "webhook-cert-secret", d.SecretName, "Secret in --webhook-namespace that keeps the CA and the serving certificate, with --webhook-certs=rotate (created when missing)")
 	fl.StringVar(&w.Service, "webhook-service", d.Service, "Service in --webhook-namespace the API server reaches the webhook through; the certificate names <service>.<namespace>.svc")
 	fl.StringVar(&w.Namespace, "webhook-namespace", d.Namespace, "namespace of the webhook Service and certificate Secret (default: the pod's, else "+admission.DefaultWebhookNamespace+")")
-	fl.StringVar(&w.ConfigName, "webhook-config", d.ConfigName, "ValidatingWebhookConfiguration of the webhook: its entries get the CA, and the Bundle controller keeps the published kinds' entry in it")
+	fl.StringVar(&w.ConfigName, "webhook-config", d.ConfigName, "ValidatingWebhookConfiguration of the webhook: its entries get the CA, and the Bundle controller keeps the published kinds' entry in it (config/rbac lets the controller update and patch "+admission.DefaultWebhookConfigName+" only: grant another name)")
 	fl.StringVar(&w.Host, "webhook-host", d.Host, "name the API server reaches the webhook by directly, for a controller outside the cluster (make run: localhost): listen on it, make the certificate for it and point every entry of --webhook-config at https://<host>:<port>"+admission.WebhookPath+"; empty: through --webhook-service")
 	fl.StringVar(&w.ClientCAFile, "webhook-client-ca", "", "PEM file of the CA that signs the client certificate the API server presents to the webhook (its --admission-control-config-file's WebhookAdmissionConfiguration kubeconfig): only a caller whose certificate it verifies gets live values in a dry run's warnings; unset, no caller does (see docs/operating.md)")
 	fl.StringSliceVar(&w.ClientNames, "webhook-client-name", nil, "with --webhook-client-ca (required with it), the names (common name or DNS SAN) one of which the API server's client certificate must bear")
