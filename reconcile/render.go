@@ -129,7 +129,7 @@ func (r renderer) kept(ctx context.Context, s *scope) (map[string]string, error)
 	case err != nil:
 		return nil, fmt.Errorf("read the generated values of the set: %w", err)
 	}
-	return generated.Merge(generated.Values(live, id), written), nil
+	return generated.Merge(generated.Values(live, id, s.parent.record), written), nil
 }
 
 // waitForSource reports a parent whose Bundle's chart is not at hand:

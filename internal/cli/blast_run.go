@@ -245,17 +245,23 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 		return r
 	}
 	in := plan.RenderInput(t.parent, plan.Live(t.parent), e.caps)
+	// What the controller takes for the set's own members.
+	rec, err := e.s.recordOf(ctx, t.parent)
+	if err != nil {
+		r.outcome, r.err = unchecked, err
+		return r
+	}
 	// As the controller would render it: with the generated values it
 	// keeps, the lookups answered (as the user) and the members observed.
 	if e.bundle.MayGenerate() {
-		kept, err := e.s.kept(ctx, t.parent)
+		kept, err := e.s.kept(ctx, t.parent, rec)
 		if err != nil {
 			r.outcome, r.err = unchecked, err
 			return r
 		}
 		in.Generated = kept
 	}
-	p, obs, err := plan.NewObservedPlan(ctx, e.renderer, e.bundle, in, e.s.apis, e.s.observe, e.s.answer)
+	p, obs, err := plan.NewObservedPlan(ctx, e.renderer, e.bundle, in, e.s.apis, e.s.observe(rec), e.s.answer)
 	if err == nil && len(obs.Generated) > 0 {
 		err = generated.Add(p, t.parent.GetNamespace(), obs.Generated)
 	}
@@ -270,7 +276,7 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 		return r
 	}
 	var errs []error
-	previews := applyset.DryRun(ctx, e.s.client, p.ID, consentFor(e.s, t.parent, e.bundle), p.Objects)
+	previews := applyset.DryRun(ctx, e.s.client, p.ID, rec, consentFor(e.s, t.parent, e.bundle), p.Objects)
 	for _, pv := range previews {
 		var foreign *applyset.ForeignMemberError
 		var refused *applyset.AdoptionRefusedError

@@ -10,7 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -235,15 +237,23 @@ func planObserved(ctx context.Context, s *session, r plan.Renderer, b *templates
 		return nil, templates.Observations{}, fmt.Errorf("%s: %w", describeParent(p), err)
 	}
 	var answer plan.Answer
+	observe := s.observe(nil)
 	if s.client != nil {
 		answer = s.answer
+		// What the controller takes for the set's own members: a user
+		// who may not read the parent sees none observed, none kept.
+		rec, err := s.recordOf(ctx, p)
+		if err != nil && !apierrors.IsForbidden(err) {
+			return nil, templates.Observations{}, fmt.Errorf("%s: %w", describeParent(p), err)
+		}
+		observe = s.observe(rec)
 		if b.MayGenerate() {
-			if in.Generated, err = s.kept(ctx, p); err != nil {
+			if in.Generated, err = s.kept(ctx, p, rec); err != nil {
 				return nil, templates.Observations{}, fmt.Errorf("%s: %w", describeParent(p), err)
 			}
 		}
 	}
-	pl, obs, err := plan.NewObservedPlan(ctx, r, b, in, s.apis, s.observe, answer)
+	pl, obs, err := plan.NewObservedPlan(ctx, r, b, in, s.apis, observe, answer)
 	if err != nil {
 		return nil, templates.Observations{}, fmt.Errorf("%s: %w", describeParent(p), err)
 	}
@@ -253,9 +263,11 @@ func planObserved(ctx context.Context, s *session, r plan.Renderer, b *templates
 // kept reads, live and as the user, the values the controller keeps of
 // what p's templates generated (package reconcile/generated), so a
 // render shows the passwords and certificates the cluster holds, not new
-// ones. None when the store does not exist or the user may not read it
-// (then every generated value is new, as on a first install).
-func (s *session) kept(ctx context.Context, p applyset.Parent) (map[string]string, error) {
+// ones. None when the store does not exist, the user may not read it
+// (then every generated value is new, as on a first install), or the
+// set's record rec does not name it (a store the controller would not
+// read).
+func (s *session) kept(ctx context.Context, p applyset.Parent, rec *applyset.Record) (map[string]string, error) {
 	id := applyset.ParentID(p)
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(generated.SecretGVK)
@@ -266,7 +278,26 @@ func (s *session) kept(ctx context.Context, p applyset.Parent) (map[string]strin
 	case err != nil:
 		return nil, fmt.Errorf("read the generated values of the set: %w", err)
 	}
-	return generated.Values(live, id), nil
+	return generated.Values(live, id, rec), nil
+}
+
+// recordOf is the record of p's members (applyset.RecordOf) as the
+// cluster holds it: what the controller takes for the set's own. A parent
+// listed from the cluster carries it in its status; one from a file (no
+// status) is read live, as the user. A parent the cluster does not hold
+// has no member yet.
+func (s *session) recordOf(ctx context.Context, p applyset.Parent) (*applyset.Record, error) {
+	if !equality.Semantic.DeepEqual(*p.ParentStatus(), v1alpha1.CompositionStatus{}) {
+		return applyset.RecordOf(p), nil
+	}
+	live, err := applyset.Reread(ctx, s.client, p)
+	switch {
+	case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
+		return applyset.NewRecord(nil, nil), nil
+	case err != nil:
+		return nil, fmt.Errorf("read %s: %w", describeParent(p), err)
+	}
+	return applyset.RecordOf(live), nil
 }
 
 // answer answers a render's lookups live and as the user (Helm's lookup:
@@ -313,34 +344,36 @@ func (s *session) answer(ctx context.Context, reads []lookup.Read) (lookup.Table
 }
 
 // observe reads, live and as the user, the members of plan pl that ids
-// name: only objects of the plan, and only those carrying the set's
-// part-of label and fields stencil applied (plan.ObservedView), as the
-// controller gives its templates. Offline nothing is observed. A member
-// the user may not read, or that does not exist, is not observed.
-func (s *session) observe(ctx context.Context, pl *plan.Plan, _ []templates.HeldObject, ids []string) map[string]map[string]any {
-	if s.client == nil {
-		return nil
-	}
-	addressed := pl.Addressed()
-	var out map[string]map[string]any
-	for _, id := range ids {
-		o, ok := addressed[id]
-		if !ok {
-			continue
+// name: only objects of the plan, and only the set's members by its
+// record rec (plan.ObservedView), as the controller gives its templates.
+// Offline nothing is observed. A member the user may not read, or that
+// does not exist, is not observed.
+func (s *session) observe(rec *applyset.Record) plan.Observe {
+	return func(ctx context.Context, pl *plan.Plan, _ []templates.HeldObject, ids []string) map[string]map[string]any {
+		if s.client == nil {
+			return nil
 		}
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(o.GroupVersionKind())
-		if err := s.client.Get(ctx, client.ObjectKeyFromObject(o), u); err != nil {
-			continue
-		}
-		if v := plan.ObservedView(u, pl.ID); v != nil {
-			if out == nil {
-				out = map[string]map[string]any{}
+		addressed := pl.Addressed()
+		var out map[string]map[string]any
+		for _, id := range ids {
+			o, ok := addressed[id]
+			if !ok {
+				continue
 			}
-			out[id] = v
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(o.GroupVersionKind())
+			if err := s.client.Get(ctx, client.ObjectKeyFromObject(o), u); err != nil {
+				continue
+			}
+			if v := plan.ObservedView(u, pl.ID, rec); v != nil {
+				if out == nil {
+					out = map[string]map[string]any{}
+				}
+				out[id] = v
+			}
 		}
+		return out
 	}
-	return out
 }
 
 // writeYAML writes objects as a multi-document YAML stream.

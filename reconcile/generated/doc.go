@@ -15,6 +15,7 @@
 //
 // Invariants: values are only ever added (a call the templates stop
 // making keeps its value, bounded by templates/generated.MaxValues);
-// Values reads only a Secret that is this set's member (its part-of
-// label and stencil's fields).
+// Values reads only a Secret that is this set's member: one the set's
+// record (applyset.Record, status.inventory.members) names, never one
+// that only carries the set's part-of label and stencil's field manager.
 package generated
