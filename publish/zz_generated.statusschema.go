@@ -177,7 +177,7 @@ const compositionStatusSchema = "" +
 	"      }\n" +
 	"    },\n" +
 	"    \"inventory\": {\n" +
-	"      \"description\": \"inventory is the controller's own record of where the set's members\\nmay be, of which it writes the parent's ApplySet annotations\\n(applyset.kubernetes.io/contains-group-kinds and\\nadditional-namespaces) as a copy for kubectl. Prune, deletion and\\n.Release.IsUpgrade act on it alone: an entry added to the\\nannotations by hand is ignored, one removed by hand narrows nothing.\",\n" +
+	"      \"description\": \"inventory is the controller's own record of where the set's members\\nmay be, as it last wrote the parent's ApplySet annotations\\n(applyset.kubernetes.io/contains-group-kinds and\\nadditional-namespaces). Prune and deletion act only on the\\ngroup-kinds and namespaces both name: an entry added to the\\nannotations by hand is ignored. Its members are what the set\\nowns: the objects stencil created or applied as members.\",\n" +
 	"      \"type\": \"object\",\n" +
 	"      \"properties\": {\n" +
 	"        \"groupKinds\": {\n" +
@@ -187,6 +187,32 @@ const compositionStatusSchema = "" +
 	"            \"type\": \"string\"\n" +
 	"          },\n" +
 	"          \"x-kubernetes-list-type\": \"atomic\"\n" +
+	"        },\n" +
+	"        \"members\": {\n" +
+	"          \"description\": \"members is the controller's record of the objects that are the\\nset's members: the only proof of membership (an object's part-of\\nlabel and its field managers are anyone's to write, and serve only\\nto find members). Every apply over an existing object, prune,\\ndeletion, orphaning, hook replacement and read of the set's\\ngenerated values is limited to the objects it names. Absent on a\\nparent a stencil before this record reconciled: its next pass\\nseeds it, once, from the labelled members stencil's field manager\\nmanages.\",\n" +
+	"          \"type\": \"object\",\n" +
+	"          \"properties\": {\n" +
+	"            \"crds\": {\n" +
+	"              \"description\": \"crds lists the UIDs of the chart's crds/ CustomResourceDefinitions\\nthis set created (or adopted, with consent), sorted: the only ones\\nspec.crds CreateReplace updates. They are never members (no part-of\\nlabel, never deleted with the set).\",\n" +
+	"              \"type\": \"array\",\n" +
+	"              \"maxItems\": 2000,\n" +
+	"              \"items\": {\n" +
+	"                \"description\": \"UID is a type that holds unique ID values, including UUIDs.  Because we\\ndon't ONLY use UUIDs, this is an alias to string.  Being a type captures\\nintent and helps make sure that UIDs and names do not get conflated.\",\n" +
+	"                \"type\": \"string\"\n" +
+	"              },\n" +
+	"              \"x-kubernetes-list-type\": \"atomic\"\n" +
+	"            },\n" +
+	"            \"uids\": {\n" +
+	"              \"description\": \"uids lists the UIDs of the members stencil created or applied\\n(adopted, with consent), sorted. A UID is dropped once stencil no\\nlonger finds its object among the set's labelled members in a\\nlisting of the API server (deleted, or orphaned).\",\n" +
+	"              \"type\": \"array\",\n" +
+	"              \"maxItems\": 10000,\n" +
+	"              \"items\": {\n" +
+	"                \"description\": \"UID is a type that holds unique ID values, including UUIDs.  Because we\\ndon't ONLY use UUIDs, this is an alias to string.  Being a type captures\\nintent and helps make sure that UIDs and names do not get conflated.\",\n" +
+	"                \"type\": \"string\"\n" +
+	"              },\n" +
+	"              \"x-kubernetes-list-type\": \"atomic\"\n" +
+	"            }\n" +
+	"          }\n" +
 	"        },\n" +
 	"        \"namespaces\": {\n" +
 	"          \"description\": \"namespaces lists the namespaces, other than the parent's, where\\nmembers may be, sorted.\",\n" +

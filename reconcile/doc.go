@@ -106,8 +106,18 @@
 //     held back by stencil.dev/wait-for is never pruned for it.
 //   - A pass renders the revision its parent is assigned (its pin, or its
 //     Bundle's rollout's choice), never simply the Bundle's spec.
+//   - Membership is the controller's record (applyset.Record,
+//     status.inventory.members: the UIDs stencil created or applied),
+//     never the part-of label or the field managers alone, which anyone
+//     who may patch an object can write: every apply over an existing
+//     object, prune, deletion, orphaning, hook replacement, read of
+//     generated values, observed value and member shown in status asks
+//     applyset.Owns with it. The record is written with the status, or
+//     alone when that write fails (reporter.keepRecord), and a UID leaves
+//     it only once a live listing no longer finds its object
+//     (pruning.confirmDrops).
 //   - Templates observe only members of their own set that stencil
-//     applied (part-of label and stencil's managed fields), as the
+//     applied (part-of label and the set's record), as the
 //     controller's cache holds them: the writer's apply response held
 //     the same object. MaxObservedPasses unsettled passes in a row stall
 //     the parent (Flapping).

@@ -55,6 +55,9 @@ func (r finalizer) finalize(ctx context.Context, s *scope) (ctrl.Result, error) 
 	if err != nil || !live.finalizer {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if err := r.seed(ctx, s.comp, live); err != nil {
+		return ctrl.Result{}, err
+	}
 	s.parent = live
 	status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonDeleting, "deleting members")
 	r.passes.Forget(client.ObjectKeyFromObject(s.comp))
@@ -71,7 +74,7 @@ func (r finalizer) finalize(ctx context.Context, s *scope) (ctrl.Result, error) 
 		if failed := slices.DeleteFunc(slices.Clone(listed.Unlisted), func(gk schema.GroupKind) bool { return slices.Contains(forbidden, gk) }); len(failed) > 0 {
 			return ctrl.Result{}, fmt.Errorf("list members to delete: cannot list %v", failed)
 		}
-		members := slices.DeleteFunc(listed.Members, func(m applyset.Member) bool { return !applyset.Owned(m, p.ID) })
+		members := slices.DeleteFunc(listed.Members, func(m applyset.Member) bool { return !applyset.Owned(m, p.ID, live.record) })
 		var waiting bool
 		if s.comp.ParentSpec().DeletionPolicy == v1alpha1.DeletionPolicyOrphan {
 			err = r.orphan(ctx, s, members)
@@ -192,11 +195,15 @@ func (r finalizer) orphanKept(ctx context.Context, s *scope, members []applyset.
 }
 
 // orphan removes the part-of label from every member, leaving it in place.
-// A member the writer may not patch is reported and left labelled.
+// The patch names the member's UID, so an object made again under its name
+// since it was listed (no member: the record does not name it) is never
+// written: the API server refuses it (Invalid on metadata.uid), and the
+// next pass lists again. A member the writer may not patch is reported
+// and left labelled.
 func (r finalizer) orphan(ctx context.Context, s *scope, members []applyset.Member) error {
-	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"`+applyset.LabelPartOf+`":null}}}`))
 	account := serviceAccount(s.comp, r.Options.DefaultServiceAccount)
 	for _, m := range members {
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"uid":"`+string(m.Meta.UID)+`","labels":{"`+applyset.LabelPartOf+`":null}}}`))
 		obj := &metav1.PartialObjectMetadata{}
 		obj.SetGroupVersionKind(m.GVK)
 		obj.SetNamespace(m.Meta.Namespace)

@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 
@@ -70,9 +71,10 @@ func (c *laggingCache) unpin(obj client.Object) {
 // nothing is recorded from the old version; with the metadata (as the
 // mutating webhook sets it), the members the old render applies are named
 // by the parent's annotations and the pass's status write is refused, so
-// no status of the old generation or inventory from the stale version is
-// recorded. Each next pass reads the parent live and converges on the
-// newest spec.
+// no status of the old generation is recorded: only the record of the
+// member it created (issue 37: the next pass takes it for the set's own,
+// where it would otherwise refuse it). Each next pass reads the parent
+// live and converges on the newest spec.
 func TestLaggingParentCache(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -150,7 +152,7 @@ data:
 				t.Fatalf("the pass over the stale parent: %v, want a conflict; status %+v", err, mustGet(t, ns, tc.name).Status)
 			}
 			got := mustGet(t, ns, tc.name)
-			if got.Status.ObservedGeneration != 0 || got.Status.Inventory != nil {
+			if got.Status.ObservedGeneration != 0 || len(got.Status.Conditions) > 0 || got.Status.BundleRevision != "" {
 				t.Errorf("status written from the stale version: %+v", got.Status)
 			}
 			cm := &corev1.ConfigMap{}
@@ -161,6 +163,17 @@ data:
 				if cmErr != nil {
 					t.Fatalf("the member: %v", cmErr)
 				}
+				// And recorded (issue 37): what a pass created stays the
+				// set's though its status write failed, or the next pass
+				// would refuse its own member; nothing else of the stale
+				// pass's status is written.
+				if inv := got.Status.Inventory; inv == nil || !slices.Equal(inv.GroupKinds, []string{"ConfigMap"}) || inv.Members == nil || !slices.Contains(inv.Members.UIDs, cm.UID) {
+					t.Errorf("the record after the refused status write: %+v, want the ConfigMap and its UID %s", inv, cm.UID)
+				}
+			} else if got.Status.Inventory != nil {
+				t.Errorf("an inventory recorded by a pass that applied nothing: %+v", got.Status.Inventory)
+			}
+			if tc.metadata {
 				if gks := applyset.ParseInventory(got.Annotations); len(gks.GroupKinds) != 1 || gks.GroupKinds[0].Kind != "ConfigMap" {
 					t.Errorf("the parent's annotations %v do not name the member's kind", got.Annotations)
 				}

@@ -178,7 +178,7 @@ func (r observer) values(ctx context.Context, reader client.Reader, s *scope, me
 		if err := reader.Get(ctx, client.ObjectKey{Namespace: k.Namespace, Name: k.Name}, u); err != nil {
 			continue
 		}
-		if v := plan.ObservedView(u, applyset.ParentID(s.comp)); v != nil {
+		if v := plan.ObservedView(u, applyset.ParentID(s.comp), s.parent.record); v != nil {
 			if out == nil {
 				out = map[string]map[string]any{}
 			}
@@ -281,7 +281,7 @@ func reportObserved(st *v1alpha1.CompositionStatus, generation int64, o *recall.
 // live holds now, and every lookup answers as it did (from the lookup
 // informers, with no request): the shortcut's check that no used value
 // moved.
-func readsSettled(o *recall.Observed, live map[recall.MemberKey]*unstructured.Unstructured, id string, peek func([]lookup.Read) (lookup.Table, bool)) bool {
+func readsSettled(o *recall.Observed, live map[recall.MemberKey]*unstructured.Unstructured, id string, rec *applyset.Record, peek func([]lookup.Read) (lookup.Table, bool)) bool {
 	if o == nil {
 		return true
 	}
@@ -297,7 +297,7 @@ func readsSettled(o *recall.Observed, live map[recall.MemberKey]*unstructured.Un
 	now := map[string]map[string]any{}
 	for mid, k := range o.Members {
 		if u := live[k]; u != nil {
-			if v := plan.ObservedView(u, id); v != nil {
+			if v := plan.ObservedView(u, id, rec); v != nil {
 				now[mid] = v
 			}
 		}

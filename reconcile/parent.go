@@ -67,6 +67,10 @@ type parentState struct {
 	// ignored is what the annotations, as read live, name beyond the
 	// record (see applyset.Recorded), for warnIgnored.
 	ignored applyset.Inventory
+	// record is the set's record of its members (see applyset.Record):
+	// read with the inventory, added to as the pass applies, written
+	// with its status (see inventoryRecord).
+	record *applyset.Record
 }
 
 // readParent reads the parent's recorded applyset.Inventory and finalizer
@@ -83,6 +87,15 @@ func (r *CompositionReconciler) readParent(ctx context.Context, comp applyset.Pa
 	return st, nil
 }
 
+// seed makes the record of a parent an earlier stencil reconciled, which
+// has none (see applyset.RecordOf), from a live listing of its inventory
+// as the controller (applyset.SeedRecord): once, the pass's record
+// written with its status then holds it. recordedParent seeds what it
+// reads; a pass that reads with readParent seeds before it acts.
+func (r *CompositionReconciler) seed(ctx context.Context, comp applyset.Parent, st parentState) error {
+	return applyset.SeedRecord(ctx, r.APIReader, r.Mapper, comp, st.inventory, st.record)
+}
+
 // recordedParent returns the parent's recorded applyset.Inventory and finalizer:
 // from comp, the cached parent, when the cache can be trusted with it
 // (cacheTrusted), and live (readParent) otherwise. After anyone else's
@@ -94,9 +107,10 @@ func (r *CompositionReconciler) readParent(ctx context.Context, comp applyset.Pa
 func (r *CompositionReconciler) recordedParent(ctx context.Context, comp applyset.Parent) (parentState, error) {
 	if trusted, unconfirmed := r.cacheTrusted(comp); trusted {
 		inv, _ := applyset.Recorded(comp)
-		return parentState{inventory: inv, finalizer: slices.Contains(comp.GetFinalizers(), Finalizer),
+		st := parentState{inventory: inv, finalizer: slices.Contains(comp.GetFinalizers(), Finalizer),
 			annotated: applyset.ParseInventory(comp.GetAnnotations()).Normalize(comp.GetNamespace()), read: true,
-			unconfirmed: unconfirmed}, nil
+			unconfirmed: unconfirmed, record: applyset.RecordOf(comp)}
+		return st, r.seed(ctx, comp, st)
 	}
 	live, err := applyset.Reread(ctx, r.APIReader, comp)
 	if err != nil {
@@ -104,7 +118,8 @@ func (r *CompositionReconciler) recordedParent(ctx context.Context, comp applyse
 	}
 	r.parentVersions.Put(client.ObjectKeyFromObject(comp), "", live.GetResourceVersion())
 	adoptStatus(comp, live)
-	return r.stateOf(comp, live), nil
+	st := r.stateOf(comp, live)
+	return st, r.seed(ctx, comp, st)
 }
 
 // cacheTrusted reports whether the cached parent comp holds everything
@@ -181,6 +196,7 @@ func (r *CompositionReconciler) stateOf(comp, live applyset.Parent) parentState 
 		annotated: applyset.ParseInventory(live.GetAnnotations()).Normalize(comp.GetNamespace()),
 		read:      true,
 		ignored:   ignored,
+		record:    applyset.RecordOf(live),
 	}
 }
 
@@ -200,18 +216,24 @@ func (r *CompositionReconciler) warnIgnored(comp applyset.Parent, ignored applys
 }
 
 // inventoryRecord is the status.inventory a pass writes: the inventory it
-// read and wrote (s.parent), or, when it read none, the record comp
-// holds. A parent never reconciled gets an empty record, so that its
-// annotations are never taken for an earlier version's record (see
-// applyset.Recorded).
+// read and wrote (s.parent) with the record of its members, or, when it
+// read none, the record comp holds. A parent never reconciled gets an
+// empty record, members included, so that its annotations are never taken
+// for an earlier version's record, nor its labelled objects for members
+// (see applyset.Recorded, applyset.RecordOf).
 func inventoryRecord(s *scope) *v1alpha1.InventoryStatus {
 	if s.parent.read {
-		return s.parent.inventory.Normalize(s.comp.GetNamespace()).Status()
+		out := s.parent.inventory.Normalize(s.comp.GetNamespace()).Status()
+		out.Members = s.parent.record.Status()
+		if s.parent.record == nil && s.comp.ParentStatus().Inventory != nil {
+			out.Members = s.comp.ParentStatus().Inventory.Members.DeepCopy()
+		}
+		return out
 	}
 	if st := s.comp.ParentStatus(); st.Inventory != nil || st.ObservedGeneration > 0 || len(st.Conditions) > 0 {
 		return st.Inventory.DeepCopy()
 	}
-	return &v1alpha1.InventoryStatus{}
+	return &v1alpha1.InventoryStatus{Members: &v1alpha1.MemberRecord{}}
 }
 
 // writeParent server-side-applies the ApplySet metadata (id label, tooling,
@@ -222,6 +244,8 @@ func inventoryRecord(s *scope) *v1alpha1.InventoryStatus {
 func (r *CompositionReconciler) writeParent(ctx context.Context, comp applyset.Parent, from, to parentState) (parentState, error) {
 	to.inventory = to.inventory.Normalize(comp.GetNamespace())
 	to.annotated, to.read = to.inventory, true
+	// Writing the metadata changes nobody's membership.
+	to.record = from.record
 	// Unconfirmed until a write of the parent succeeds (see cacheTrusted).
 	to.unconfirmed = from.unconfirmed
 	id := applyset.ParentID(comp)

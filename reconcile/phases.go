@@ -16,7 +16,6 @@ import (
 	kstatus "github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -46,7 +45,7 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 	// What the cache does not hold is read as the parent's writer (its
 	// ServiceAccount): the tenant's RBAC bounds the reads made for it.
 	reader := r.watches.ReaderAs(s.writer)
-	a := &applyset.Applier{Writer: s.writer, Reader: reader, ID: s.plan.ID, Consent: r.consent(ctx, s), Concurrency: max(r.Options.ApplyConcurrency, 1), Schemas: r.schemas}
+	a := &applyset.Applier{Writer: s.writer, Reader: reader, ID: s.plan.ID, Record: s.parent.record, Consent: r.consent(ctx, s), Concurrency: max(r.Options.ApplyConcurrency, 1), Schemas: r.schemas}
 	// The chart's crds/ CRDs come first, as Helm installs them.
 	if len(s.plan.CRDs) > 0 {
 		if res, err, stop := r.installCRDs(ctx, s); stop {
@@ -80,7 +79,7 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 	// Read live, not from the cache: right after an apply the cache may
 	// still hold a member's previous generation, Current, and a post hook
 	// must not run before the rollout it follows has even begun.
-	for _, m := range status.Members(ctx, liveAs(s.writer, r.Client, r.APIReader), s.plan.ID, ordinary) {
+	for _, m := range status.Members(ctx, liveAs(s.writer, r.Client, r.APIReader), s.plan.ID, s.parent.record, ordinary) {
 		if m.Status != kstatus.CurrentStatus.String() {
 			return r.detectFlapping(s), nil
 		}
@@ -95,7 +94,8 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 // ends it (looked at again shortly: no watch sees a CRD that is no
 // member).
 func (r *CompositionReconciler) installCRDs(ctx context.Context, s *scope) (ctrl.Result, error, bool) {
-	out, err := crds.Installer{Writer: s.writer, Reader: r.APIReader}.Install(ctx, s.plan.CRDs, s.plan.ReplaceCRDs)
+	consent := r.consent(ctx, s).Parent
+	out, err := crds.Installer{Writer: s.writer, Reader: r.APIReader, Record: s.parent.record, Consent: consent}.Install(ctx, s.plan.CRDs, s.plan.ReplaceCRDs)
 	for _, name := range out.Created {
 		metrics.Applies.WithLabelValues(string(applyset.Created)).Inc()
 		r.Recorder.Eventf(s.comp, nil, "Normal", "CRDCreated", "Apply", "CustomResourceDefinition %s created (crds/)", name)
@@ -103,6 +103,11 @@ func (r *CompositionReconciler) installCRDs(ctx context.Context, s *scope) (ctrl
 	for _, name := range out.Updated {
 		metrics.Applies.WithLabelValues(string(applyset.Configured)).Inc()
 		r.Recorder.Eventf(s.comp, nil, "Normal", "CRDUpdated", "Apply", "CustomResourceDefinition %s updated (crds/, spec.crds CreateReplace)", name)
+	}
+	for _, name := range out.NotOwned {
+		r.Recorder.Eventf(s.comp, nil, "Warning", "CRDNotReplaced", "Apply",
+			"CustomResourceDefinition %s (crds/) differs from the chart's and is left as it is: spec.crds CreateReplace updates only the CRDs this set created (to let this set update it, annotate it %s: %s)",
+			name, applyset.AnnotationAdopt, consent)
 	}
 	var refused *crds.WriteError
 	switch {
@@ -229,6 +234,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 		return ctrl.Result{}, nil // the render used values that moved: not the set's final render
 	}
 	if s.comp.ParentSpec().Prune != nil && !*s.comp.ParentSpec().Prune {
+		pruning{r}.boundRecord(ctx, s)
 		return ctrl.Result{}, nil
 	}
 	keep := make(map[types.UID]bool, len(s.results))
@@ -265,7 +271,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 			remaining = remaining.Union(memberInventory(m))
 			continue
 		}
-		if !applyset.Prunable(m, keep, p.ID) {
+		if !applyset.Prunable(m, keep, p.ID, s.parent.record) {
 			if !keep[m.Meta.UID] {
 				remaining = remaining.Union(memberInventory(m))
 			}
@@ -316,7 +322,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 		return ctrl.Result{}, fmt.Errorf("prune: %s", strings.Join(errs, "; "))
 	}
 	var err error
-	remaining = pruning{r}.confirmDrops(ctx, s, s.parent.inventory, remaining, deleted)
+	remaining = pruning{r}.confirmDrops(ctx, s, s.parent.inventory, remaining, deleted, listed)
 	s.parent, err = r.writeParent(ctx, s.comp, s.parent, parentState{inventory: remaining, finalizer: true})
 	if err != nil || denied == nil {
 		return ctrl.Result{}, err
@@ -353,7 +359,7 @@ func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Res
 		return res, err
 	}
 	parent := expressionParent(s.comp, s.outputs)
-	members, lives := status.Observe(ctx, status.AfterApply(r.memberReader(s), s.results), s.plan.ID, plan.OrdinaryObjects(s.plan.Objects), s.outputs, parent)
+	members, lives := status.Observe(ctx, status.AfterApply(r.memberReader(s), s.results), s.plan.ID, s.parent.record, plan.OrdinaryObjects(s.plan.Objects), s.outputs, parent)
 	// After the conditions the members give, so Ready stays first.
 	defer status.SetOutputs(ctx, &s.status, s.comp.GetGeneration(), s.outputs, parent, lives)
 	failed := failedApplies(s.results)
@@ -413,11 +419,12 @@ func (r *CompositionReconciler) suspended(ctx context.Context, s *scope) (ctrl.R
 		return ctrl.Result{}, err
 	}
 	s.parent = live
+	id := applyset.ParentID(s.comp)
 	listed := pruning{r}.cachedPruner(s).List(ctx, live.inventory, s.comp.GetNamespace())
 	objs := make([]*unstructured.Unstructured, 0, len(listed.Members))
 	for _, m := range listed.Members {
-		if !slices.ContainsFunc(m.Meta.ManagedFields, func(f metav1.ManagedFieldsEntry) bool { return f.Manager == applyset.FieldManager }) {
-			continue // another controller's object carrying a copy of the label
+		if applyset.Owns(&m.Meta, m.GVK.GroupKind(), id, live.record, applyset.Consent{}) != applyset.Ours {
+			continue // a copy of the label on an object the set's record does not name
 		}
 		if generated.IsStore(&m.Meta) {
 			continue // stencil's own, not listed (package generated)
@@ -434,7 +441,7 @@ func (r *CompositionReconciler) suspended(ctx context.Context, s *scope) (ctrl.R
 		}
 		return strings.Compare(applyset.Ref(a), applyset.Ref(b))
 	})
-	s.status.Members = status.Members(ctx, r.memberReader(s), applyset.ParentID(s.comp), objs)
+	s.status.Members = status.Members(ctx, r.memberReader(s), id, live.record, objs)
 	s.status.Summary = status.Summary(s.status.Members)
 	return ctrl.Result{}, nil
 }

@@ -100,7 +100,7 @@ func TestForcedApplyCarriesItsJudgement(t *testing.T) {
 	// cache holds it as it is now, and will hold it so from then on.
 	member := func(t *testing.T, name string) (*applyset.Applier, *corev1.ConfigMap) {
 		t.Helper()
-		a := &applyset.Applier{Writer: k, Reader: emptyReader{}, ID: id, Concurrency: 1, Schemas: schemas}
+		a := &applyset.Applier{Writer: k, Reader: emptyReader{}, ID: id, Record: applyset.NewRecord(nil, nil), Concurrency: 1, Schemas: schemas}
 		if res := a.Apply(ctx, desired(name, "1")); res.Action != applyset.Created {
 			t.Fatalf("create the member: %s %v", res.Action, res.Err)
 		}

@@ -84,14 +84,21 @@ func (r pruning) cachedMembers(ctx context.Context, gvk schema.GroupVersionKind,
 }
 
 // confirmDrops checks, live, a shrinking of the recorded applyset.Inventory from
-// recorded to remaining that a cached listing decided: every member a live
+// recorded to remaining that a cached listing (cached) decided: every member a live
 // listing of the recorded applyset.Inventory finds, other than those deleted this
 // pass, keeps its kind and namespace recorded. A member the cache did not
 // hold yet is never lost from the record, so it stays findable.
-func (r pruning) confirmDrops(ctx context.Context, s *scope, recorded, remaining applyset.Inventory, deleted map[types.UID]bool) applyset.Inventory {
+//
+// The same live listing settles the record of members (see forget): a
+// recorded member that cached did not find, or that the pass deleted,
+// is forgotten once the live listing does not find it either. When
+// neither the inventory shrinks nor any recorded member went unseen (a
+// converged set), nothing is read.
+func (r pruning) confirmDrops(ctx context.Context, s *scope, recorded, remaining applyset.Inventory, deleted map[types.UID]bool, cached applyset.ListResult) applyset.Inventory {
 	rg, rn := recorded.Normalize(s.comp.GetNamespace()).Annotations()
 	mg, mn := remaining.Normalize(s.comp.GetNamespace()).Annotations()
-	if rg == mg && rn == mn {
+	unseen := r.unseen(s, cached, deleted)
+	if rg == mg && rn == mn && len(unseen) == 0 {
 		return remaining
 	}
 	listed := r.pruner(s).List(ctx, recorded, s.comp.GetNamespace())
@@ -104,7 +111,69 @@ func (r pruning) confirmDrops(ctx context.Context, s *scope, recorded, remaining
 			remaining = remaining.Union(memberInventory(m))
 		}
 	}
+	r.forget(s, unseen, listed)
 	return remaining
+}
+
+// unseen returns the recorded members that cached, a listing of the
+// whole recorded inventory, did not find (or found and the pass deleted),
+// and that the pass did not apply: members that may be gone. nil when
+// cached could not list every recorded kind: the members of a kind not
+// listed may be anywhere, so none is taken for gone.
+func (r pruning) unseen(s *scope, cached applyset.ListResult, deleted map[types.UID]bool) []types.UID {
+	if len(cached.Unlisted) > 0 {
+		return nil
+	}
+	seen := make(map[types.UID]bool, len(cached.Members)+len(s.results))
+	for _, m := range cached.Members {
+		if !deleted[m.Meta.UID] {
+			seen[m.Meta.UID] = true
+		}
+	}
+	for _, res := range s.results {
+		seen[res.UID] = true
+	}
+	var out []types.UID
+	for _, uid := range s.parent.record.UIDs() {
+		if !seen[uid] {
+			out = append(out, uid)
+		}
+	}
+	return out
+}
+
+// forget drops from the record the members of unseen that live, a live
+// listing of the whole recorded inventory (by the part-of label), does
+// not find: deleted, or orphaned (their label removed, by stencil or by
+// hand). A member whose kind could not be listed stays recorded.
+func (r pruning) forget(s *scope, unseen []types.UID, live applyset.ListResult) {
+	if len(unseen) == 0 || len(live.Unlisted) > 0 {
+		return
+	}
+	found := make(map[types.UID]bool, len(live.Members))
+	for _, m := range live.Members {
+		found[m.Meta.UID] = true
+	}
+	unseen = slices.DeleteFunc(unseen, func(uid types.UID) bool { return found[uid] })
+	s.parent.record.Forget(unseen...)
+}
+
+// recordSlack is how many members beyond twice the render the record of
+// a set that does not prune may hold before boundRecord settles it.
+const recordSlack = 64
+
+// boundRecord keeps the record of a set that does not prune (spec.prune:
+// false, so no prune listing to settle it with, see confirmDrops)
+// bounded: once it holds more than twice the render's objects (and
+// recordSlack), the members a listing no longer finds (deleted by
+// someone, and made again under a new UID) are forgotten, as confirmDrops
+// would. Below that, nothing is listed.
+func (r pruning) boundRecord(ctx context.Context, s *scope) {
+	if len(s.parent.record.UIDs()) <= 2*len(s.plan.Objects)+recordSlack {
+		return
+	}
+	cached := r.cachedPruner(s).List(ctx, s.parent.inventory, s.comp.GetNamespace())
+	r.confirmDrops(ctx, s, s.parent.inventory, s.parent.inventory, nil, cached)
 }
 
 // AnnotationAllowEmptyRender set to "true" on a Composition or on its
@@ -136,7 +205,7 @@ func (r pruning) guardEmptyRender(ctx context.Context, s *scope) (ctrl.Result, e
 	listed := p.List(ctx, s.parent.inventory, s.comp.GetNamespace())
 	var names []string
 	for _, m := range listed.Members {
-		if applyset.Owned(m, p.ID) && m.Meta.DeletionTimestamp == nil {
+		if applyset.Owned(m, p.ID, s.parent.record) && m.Meta.DeletionTimestamp == nil {
 			names = append(names, m.Ref())
 		}
 	}

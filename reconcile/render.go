@@ -129,7 +129,7 @@ func (r renderer) kept(ctx context.Context, s *scope, in *templates.Input) error
 	stores, err := generated.Read(ctx, generated.Source{
 		SetID: applyset.ParentID(s.comp), ParentNamespace: s.comp.GetNamespace(),
 		Namespaces: append([]string{s.comp.GetNamespace()}, s.parent.inventory.Namespaces...), Tenant: r.memberReader(s),
-		ControllerNamespace: r.Options.Namespace, Controller: r.watches.Reader(), Key: &key,
+		ControllerNamespace: r.Options.Namespace, Controller: r.watches.Reader(), Key: &key, Record: s.parent.record,
 	})
 	if err != nil {
 		return err

@@ -60,7 +60,7 @@ func (r shortcut) skipUnchanged(ctx context.Context, s *scope) (ctrl.Result, err
 	peek := func(reads []lookup.Read) (lookup.Table, bool) {
 		return r.lookups.Peek(observer{r.CompositionReconciler}.lookupParent(s), reads)
 	}
-	if !ok || !last.Unchanged(live) || !readsSettled(last.Observed, live, applyset.ParentID(s.comp), peek) {
+	if !ok || !last.Unchanged(live) || !readsSettled(last.Observed, live, applyset.ParentID(s.comp), applyset.RecordOf(s.comp), peek) {
 		metrics.CacheLookup(metrics.CachePass, false)
 		return ctrl.Result{}, nil
 	}

@@ -51,13 +51,33 @@ func (r reporter) patchStatus(ctx context.Context, s *scope) error {
 			return nil
 		}
 		r.noteConflict(s.comp, s.parent, err)
-		return fmt.Errorf("patch status of %s: %w", applyset.Describe(s.comp), err)
+		return errors.Join(fmt.Errorf("patch status of %s: %w", applyset.Describe(s.comp), err), r.keepRecord(ctx, s))
 	}
 	r.recordOutputChanges(s, old)
 	// The response is the parent after this write, every earlier write of
 	// stencil included: the cache may be trusted at its version (see
 	// recordedParent).
 	r.parentVersions.Put(client.ObjectKeyFromObject(s.comp), "", s.comp.GetResourceVersion())
+	return nil
+}
+
+// recordTimeout bounds keepRecord's writes, which outlive the pass's
+// context: a controller shutting down still records what it created.
+const recordTimeout = 10 * time.Second
+
+// keepRecord writes the record of the set's members alone when the pass's
+// status write failed (see applyset.KeepRecord): what the pass created
+// or adopted stays recorded, even over a parent another write changed,
+// and even when the pass's context ended (the controller stopping).
+func (r reporter) keepRecord(ctx context.Context, s *scope) error {
+	if !s.parent.read || !s.parent.record.Changed() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	if err := applyset.KeepRecord(ctx, r.Client, r.APIReader, s.comp, s.parent.inventory, s.parent.record); err != nil {
+		return fmt.Errorf("record the members of %s: %w", applyset.Describe(s.comp), err)
+	}
 	return nil
 }
 
@@ -68,7 +88,7 @@ func (r reporter) observeMembers(ctx context.Context, s *scope) {
 	if s.plan == nil || s.status.Members != nil {
 		return
 	}
-	s.status.Members = status.Members(ctx, r.memberReader(s), s.plan.ID, s.plan.Objects)
+	s.status.Members = status.Members(ctx, r.memberReader(s), s.plan.ID, s.parent.record, s.plan.Objects)
 	s.status.Summary = status.Summary(s.status.Members)
 }
 

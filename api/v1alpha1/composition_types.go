@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // DeletionPolicy says what happens to a Composition's members when it is deleted.
@@ -141,6 +142,8 @@ type CompositionStatus struct {
 	// additional-namespaces) as a copy for kubectl. Prune, deletion and
 	// .Release.IsUpgrade act on it alone: an entry added to the
 	// annotations by hand is ignored, one removed by hand narrows nothing.
+	// Its members are what the set owns: the objects stencil created or
+	// applied as members.
 	// +optional
 	Inventory *InventoryStatus `json:"inventory,omitempty"`
 
@@ -213,6 +216,45 @@ type InventoryStatus struct {
 	// +optional
 	// +listType=atomic
 	Namespaces []string `json:"namespaces,omitempty"`
+	// members is the controller's record of the objects that are the
+	// set's members: the only proof of membership (an object's part-of
+	// label and its field managers are anyone's to write, and serve only
+	// to find members). Every apply over an existing object, prune,
+	// deletion, orphaning, hook replacement and read of the set's
+	// generated values is limited to the objects it names. Absent on a
+	// parent a stencil before this record reconciled: its next pass
+	// seeds it, once, from the labelled members stencil's field manager
+	// manages.
+	// +optional
+	Members *MemberRecord `json:"members,omitempty"`
+}
+
+// MaxRecordedMembers is the most members a set's record holds: five
+// times the most objects one render may make (templates.MaxObjects),
+// room for a render that replaces all of them while the ones it
+// replaces wait to be pruned.
+const MaxRecordedMembers = 10000
+
+// MemberRecord is the controller's record of which objects are an
+// ApplySet's members, by UID (a UID names one object for its lifetime:
+// an object made again under the same name is another object).
+type MemberRecord struct {
+	// uids lists the UIDs of the members stencil created or applied
+	// (adopted, with consent), sorted. A UID is dropped once stencil no
+	// longer finds its object among the set's labelled members in a
+	// listing of the API server (deleted, or orphaned).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=10000
+	UIDs []types.UID `json:"uids,omitempty"`
+	// crds lists the UIDs of the chart's crds/ CustomResourceDefinitions
+	// this set created (or adopted, with consent), sorted: the only ones
+	// spec.crds CreateReplace updates. They are never members (no part-of
+	// label, never deleted with the set).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=2000
+	CRDs []types.UID `json:"crds,omitempty"`
 }
 
 // HooksStatus records the Helm hooks run for one revision of a

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
@@ -129,7 +130,12 @@ func compositionStatus(namespace, name string) v1alpha1.CompositionStatus {
 			{Type: "Reconciling", Status: metav1.ConditionFalse, ObservedGeneration: 1, LastTransitionTime: now, Reason: "Ready", Message: "5/5 ready"},
 			{Type: "Stalled", Status: metav1.ConditionFalse, ObservedGeneration: 1, LastTransitionTime: now, Reason: "Ready", Message: "5/5 ready"},
 		},
-		Inventory: &v1alpha1.InventoryStatus{GroupKinds: []string{"ConfigMap", "Role.rbac.authorization.k8s.io", "Secret", "Service", "ServiceAccount"}},
+		Inventory: &v1alpha1.InventoryStatus{GroupKinds: []string{"ConfigMap", "Role.rbac.authorization.k8s.io", "Secret", "Service", "ServiceAccount"},
+			Members: &v1alpha1.MemberRecord{}},
+	}
+	// The record of the five members, by UID.
+	for i := range 5 {
+		st.Inventory.Members.UIDs = append(st.Inventory.Members.UIDs, types.UID(fmt.Sprintf("00000000-0000-4000-8000-%012d", i)))
 	}
 	for _, m := range []struct{ group, kind string }{{"", "ServiceAccount"}, {"", "ConfigMap"}, {"", "Secret"}, {"rbac.authorization.k8s.io", "Role"}, {"", "Service"}} {
 		st.Members = append(st.Members, v1alpha1.MemberStatus{Group: m.group, Version: "v1", Kind: m.kind, Namespace: namespace, Name: name, Status: "Current"})

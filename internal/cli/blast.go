@@ -15,8 +15,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
-	"github.com/stencil-dev/stencil/reconcile"
-	"github.com/stencil-dev/stencil/reconcile/rollout"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -34,7 +32,8 @@ type blastFlags struct {
 	selector   string
 	output     string
 	// controllerNamespace is where the controller keeps the key of its
-	// rollouts' order (rollout.OrderSecret).
+	// rollouts' order (rollout.OrderSecret) and that of its generated
+	// values: the planFlags' --controller-namespace.
 	controllerNamespace string
 }
 
@@ -42,7 +41,6 @@ func (bf *blastFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&bf.bundleName, "bundle-name", "", "the cluster Bundle the new version replaces (default: the folder's name, or the manifest's metadata.name)")
 	cmd.Flags().StringVarP(&bf.selector, "selector", "l", "", "label selector narrowing the Compositions and instances a Bundle change is shown for (-l team=a)")
 	cmd.Flags().StringVarP(&bf.output, "output", "o", "", "for a Bundle change: changes (default: the changed fields of each child) or diff (unified diffs, as for -f)")
-	cmd.Flags().StringVar(&bf.controllerNamespace, "controller-namespace", reconcile.DefaultNamespace, "for a Bundle change in waves: the controller's namespace, whose Secret "+rollout.OrderSecret+" orders the batches (shown when you may read it)")
 }
 
 // blastOnly names a flag given that only the blast radius takes.
@@ -110,6 +108,7 @@ func runDiffCommand(ctx context.Context, kube *genericclioptions.ConfigFlags, f 
 		}
 		return 0, nil
 	}
+	bf.controllerNamespace = f.controllerNamespace
 	return runBlast(ctx, kube, v, f.render, bf, out, stderr)
 }
 

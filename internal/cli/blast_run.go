@@ -115,6 +115,7 @@ func runBlast(ctx context.Context, kube *genericclioptions.ConfigFlags, v *newVe
 		return 2, err
 	}
 	s.notes = stderr
+	s.controllerNamespace = bf.controllerNamespace
 	b, err := v.load(ctx, s)
 	if err != nil {
 		return 2, fmt.Errorf("%s: %w", v.from, err)
@@ -277,18 +278,23 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 		return e.stays(ctx, r, on)
 	}
 	in := plan.RenderInput(t.parent, plan.Live(t.parent), e.caps)
+	// What the controller takes for the set's own members.
+	rec, err := e.s.recordOf(ctx, t.parent)
+	if err != nil {
+		r.outcome, r.err = unchecked, err
+		return r
+	}
 	// As the controller would render it: with the generated values it
 	// keeps, the lookups answered (as the user) and the members observed.
 	var stores *generated.Stores
 	if e.bundle.MayGenerate() {
-		var err error
-		if stores, err = e.s.kept(ctx, t.parent); err != nil {
+		if stores, err = e.s.kept(ctx, t.parent, rec); err != nil {
 			r.outcome, r.err = unchecked, err
 			return r
 		}
 		in.Generated, in.GeneratedKey = stores.Values(), stores.SetKey()
 	}
-	p, obs, err := plan.NewObservedPlan(ctx, e.renderer, e.bundle, in, e.s.apis, e.s.observe, e.s.answer)
+	p, obs, err := plan.NewObservedPlan(ctx, e.renderer, e.bundle, in, e.s.apis, e.s.observe(rec), e.s.answer)
 	if err == nil && stores != nil {
 		err = stores.Place(p, obs.Generated)
 	}
@@ -303,7 +309,7 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 		return r
 	}
 	var errs []error
-	previews := applyset.DryRun(ctx, e.s.client, p.ID, consentFor(e.s, t.parent, e.bundle), p.Objects)
+	previews := applyset.DryRun(ctx, e.s.client, p.ID, rec, consentFor(e.s, t.parent, e.bundle), p.Objects)
 	for _, pv := range previews {
 		var foreign *applyset.ForeignMemberError
 		var refused *applyset.AdoptionRefusedError

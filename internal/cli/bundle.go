@@ -314,7 +314,7 @@ func validate(ctx context.Context, s *session, p *plan.Plan, report func(string)
 	if s.client != nil {
 		// Lint checks the objects, not who owns what is live: a lint
 		// parent adopts nothing, and ownership refusals are not problems.
-		for _, pv := range applyset.DryRun(ctx, s.client, p.ID, applyset.Consent{}, p.Objects) {
+		for _, pv := range applyset.DryRun(ctx, s.client, p.ID, nil, applyset.Consent{}, p.Objects) {
 			var foreign *applyset.ForeignMemberError
 			var refused *applyset.AdoptionRefusedError
 			if pv.Err != nil && !errors.As(pv.Err, &foreign) && !errors.As(pv.Err, &refused) {

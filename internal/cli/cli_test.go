@@ -245,7 +245,10 @@ func TestDiffAfterReconcile(t *testing.T) {
 
 // TestRenderPipesIntoKubectl: stencil render piped into kubectl's
 // server-side dry run succeeds, and the same render applied for real by
-// kubectl is left alone by the controller: its reconcile writes nothing.
+// kubectl, and given to the set (the stencil.dev/adopt annotation: only
+// the controller's record proves membership, so objects it did not make
+// join a set only with consent), is left alone by the controller: its
+// reconcile writes none of them.
 func TestRenderPipesIntoKubectl(t *testing.T) {
 	ctx := context.Background()
 	k := controller.Client
@@ -263,6 +266,7 @@ func TestRenderPipesIntoKubectl(t *testing.T) {
 		t.Errorf("kubectl dry run said:\n%s", out)
 	}
 	kubectl(t, rendered, "apply", "--server-side", "--field-manager=stencil", "-f", "-")
+	kubectl(t, "", "annotate", "-n", ns, "deployment/web", "service/web", "stencil.dev/adopt=compositions.stencil.dev/"+ns+"/web")
 	dep, svc := &appsv1.Deployment{}, &corev1.Service{}
 	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, dep); err != nil {
 		t.Fatal(err)

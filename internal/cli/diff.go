@@ -118,7 +118,12 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFl
 			changed = true
 			fmt.Fprint(out, line)
 		}
-		previews := applyset.DryRun(ctx, s.client, p.ID, consentFor(s, comp, b), p.Objects)
+		rec, err := s.recordOf(ctx, comp)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		previews := applyset.DryRun(ctx, s.client, p.ID, rec, consentFor(s, comp, b), p.Objects)
 		for _, pv := range previews {
 			var refused *applyset.AdoptionRefusedError
 			if errors.As(pv.Err, &refused) {

@@ -11,7 +11,9 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -26,6 +28,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/generated"
 	"github.com/stencil-dev/stencil/reconcile/plan"
+	"github.com/stencil-dev/stencil/reconcile/rollout"
 	"github.com/stencil-dev/stencil/templates"
 	"github.com/stencil-dev/stencil/templates/lookup"
 )
@@ -55,7 +58,7 @@ func (f *planFlags) add(cmd *cobra.Command, offline bool) {
 		cmd.Flags().BoolVar(&f.offline, "offline", false, "do not contact a cluster (needs --bundle; only built-in kinds and CRDs in the bundle)")
 	}
 	f.render.Add(cmd.Flags())
-	cmd.Flags().StringVar(&f.controllerNamespace, "controller-namespace", reconcile.DefaultNamespace, "the controller's namespace: where it keeps the key of the generated values it keeps (read as you, when you may, to show them)")
+	cmd.Flags().StringVar(&f.controllerNamespace, "controller-namespace", reconcile.DefaultNamespace, "the controller's namespace: where it keeps the key of the generated values it keeps and, for diff --bundle, the order of a rollout in waves ("+rollout.OrderSecret+"), read as you when you may")
 }
 
 func newRenderCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
@@ -252,16 +255,24 @@ func planObserved(ctx context.Context, s *session, r plan.Renderer, b *templates
 	}
 	var answer plan.Answer
 	var stores *generated.Stores
+	observe := s.observe(nil)
 	if s.client != nil {
 		answer = s.answer
+		// What the controller takes for the set's own members: a user
+		// who may not read the parent sees none observed, none kept.
+		rec, err := s.recordOf(ctx, p)
+		if err != nil && !apierrors.IsForbidden(err) {
+			return nil, observations{}, fmt.Errorf("%s: %w", describeParent(p), err)
+		}
+		observe = s.observe(rec)
 		if b.MayGenerate() {
-			if stores, err = s.kept(ctx, p); err != nil {
+			if stores, err = s.kept(ctx, p, rec); err != nil {
 				return nil, observations{}, fmt.Errorf("%s: %w", describeParent(p), err)
 			}
 			in.Generated, in.GeneratedKey = stores.Values(), stores.SetKey()
 		}
 	}
-	pl, obs, err := plan.NewObservedPlan(ctx, r, b, in, s.apis, s.observe, answer)
+	pl, obs, err := plan.NewObservedPlan(ctx, r, b, in, s.apis, observe, answer)
 	if err != nil {
 		return nil, observations{}, fmt.Errorf("%s: %w", describeParent(p), err)
 	}
@@ -272,17 +283,18 @@ func planObserved(ctx context.Context, s *session, r plan.Renderer, b *templates
 // controller keeps of what p's templates generated (package
 // reconcile/generated) and the controller's key, so a render shows the
 // passwords and certificates the cluster holds, not new ones. A store
-// the user may not read is left out, and without the key (a user who
+// the user may not read is left out, as is one the set's record rec
+// does not name (a store the controller would not read), and without the key (a user who
 // may not read it: only the controller and cluster admins should) no
 // value kept under a keyed digest is found: those values are new ones
 // in the render, as on a first install, and a note says so.
-func (s *session) kept(ctx context.Context, p applyset.Parent) (*generated.Stores, error) {
+func (s *session) kept(ctx context.Context, p applyset.Parent, rec *applyset.Record) (*generated.Stores, error) {
 	ns := s.controllerNamespace
 	if ns == "" {
 		ns = reconcile.DefaultNamespace
 	}
 	src := generated.Source{SetID: applyset.ParentID(p), ParentNamespace: p.GetNamespace(), Namespaces: []string{p.GetNamespace()},
-		Tenant: s.client, ControllerNamespace: ns, Controller: s.client, SkipForbidden: true}
+		Tenant: s.client, ControllerNamespace: ns, Controller: s.client, SkipForbidden: true, Record: rec}
 	live := &metav1.PartialObjectMetadata{}
 	live.SetGroupVersionKind(p.ParentGVK())
 	if err := s.client.Get(ctx, client.ObjectKeyFromObject(p), live); err == nil {
@@ -306,6 +318,25 @@ func (s *session) kept(ctx context.Context, p applyset.Parent) (*generated.Store
 		return nil, fmt.Errorf("read Secret %s/%s: %w", ns, generated.KeySecretName, err)
 	}
 	return generated.Read(ctx, src)
+}
+
+// recordOf is the record of p's members (applyset.RecordOf) as the
+// cluster holds it: what the controller takes for the set's own. A parent
+// listed from the cluster carries it in its status; one from a file (no
+// status) is read live, as the user. A parent the cluster does not hold
+// has no member yet.
+func (s *session) recordOf(ctx context.Context, p applyset.Parent) (*applyset.Record, error) {
+	if !equality.Semantic.DeepEqual(*p.ParentStatus(), v1alpha1.CompositionStatus{}) {
+		return applyset.RecordOf(p), nil
+	}
+	live, err := applyset.Reread(ctx, s.client, p)
+	switch {
+	case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
+		return applyset.NewRecord(nil, nil), nil
+	case err != nil:
+		return nil, fmt.Errorf("read %s: %w", describeParent(p), err)
+	}
+	return applyset.RecordOf(live), nil
 }
 
 // answer answers a render's lookups live and as the user (Helm's lookup:
@@ -352,34 +383,36 @@ func (s *session) answer(ctx context.Context, reads []lookup.Read) (lookup.Table
 }
 
 // observe reads, live and as the user, the members of plan pl that ids
-// name: only objects of the plan, and only those carrying the set's
-// part-of label and fields stencil applied (plan.ObservedView), as the
-// controller gives its templates. Offline nothing is observed. A member
-// the user may not read, or that does not exist, is not observed.
-func (s *session) observe(ctx context.Context, pl *plan.Plan, _ []templates.HeldObject, ids []string) map[string]map[string]any {
-	if s.client == nil {
-		return nil
-	}
-	addressed := pl.Addressed()
-	var out map[string]map[string]any
-	for _, id := range ids {
-		o, ok := addressed[id]
-		if !ok {
-			continue
+// name: only objects of the plan, and only the set's members by its
+// record rec (plan.ObservedView), as the controller gives its templates.
+// Offline nothing is observed. A member the user may not read, or that
+// does not exist, is not observed.
+func (s *session) observe(rec *applyset.Record) plan.Observe {
+	return func(ctx context.Context, pl *plan.Plan, _ []templates.HeldObject, ids []string) map[string]map[string]any {
+		if s.client == nil {
+			return nil
 		}
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(o.GroupVersionKind())
-		if err := s.client.Get(ctx, client.ObjectKeyFromObject(o), u); err != nil {
-			continue
-		}
-		if v := plan.ObservedView(u, pl.ID); v != nil {
-			if out == nil {
-				out = map[string]map[string]any{}
+		addressed := pl.Addressed()
+		var out map[string]map[string]any
+		for _, id := range ids {
+			o, ok := addressed[id]
+			if !ok {
+				continue
 			}
-			out[id] = v
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(o.GroupVersionKind())
+			if err := s.client.Get(ctx, client.ObjectKeyFromObject(o), u); err != nil {
+				continue
+			}
+			if v := plan.ObservedView(u, pl.ID, rec); v != nil {
+				if out == nil {
+					out = map[string]map[string]any{}
+				}
+				out[id] = v
+			}
 		}
+		return out
 	}
-	return out
 }
 
 // writeYAML writes objects as a multi-document YAML stream.

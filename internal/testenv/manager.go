@@ -145,6 +145,11 @@ type ControllerOptions struct {
 	// Admission are the webhook's options (package admission); Enabled is implied by
 	// Webhooks and Serving.
 	Admission admission.Options
+	// WrapTransport, when not nil, wraps the transport of the controller's
+	// requests, below the counting of Controller.Requests: a test makes
+	// the API server seem to answer what it did not (a conflict, an
+	// outage) to see what the controller then does.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 // StartWith starts, as StartController, a controller with o's options.
@@ -170,7 +175,12 @@ func startWith(ctx context.Context, stop context.CancelFunc, config *rest.Config
 		return nil, err
 	}
 	cfg := rest.CopyConfig(config)
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{rt, c} }
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		if o.WrapTransport != nil {
+			rt = o.WrapTransport(rt)
+		}
+		return countingTransport{rt, c}
+	}
 	cfg.Wrap(metrics.CountAPIRequests) // as `stencil controller` does
 	server, err := webhookServer(o.Webhooks)
 	if err != nil {

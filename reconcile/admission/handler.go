@@ -444,7 +444,7 @@ func (h *reviewer) preview(ctx context.Context, user authenticationv1.UserInfo, 
 	if err != nil {
 		return []string{warningText(fmt.Sprintf("stencil: could not preview the children: %v", err))}
 	}
-	previews := applyset.DryRun(ctx, writer, planned.ID, h.r.Consent(parent, planned), planned.Objects)
+	previews := applyset.DryRun(ctx, writer, planned.ID, applyset.RecordOf(parent), h.r.Consent(parent, planned), planned.Objects)
 	var pruned []applyset.PruneCandidate
 	var pruneErr error
 	if prune := parent.ParentSpec().Prune; prune == nil || *prune {
@@ -455,7 +455,7 @@ func (h *reviewer) preview(ctx context.Context, user authenticationv1.UserInfo, 
 		return []string{warningText(fmt.Sprintf("stencil: %s renders no objects while its set has %d members: the controller would prune nothing and stall (EmptyRender); annotate it or its Bundle %s: \"true\" to delete them all",
 			applyset.Describe(parent), len(pruned), reconcile.AnnotationAllowEmptyRender))}
 	}
-	lines := childWarnings(parent.GetNamespace(), planned.ID, previews, pruned, h.readable(ctx, user), previewKinds(parent, planned))
+	lines := childWarnings(parent.GetNamespace(), previews, pruned, h.readable(ctx, user), previewKinds(parent, planned))
 	lines = append(lines, h.outputWarnings(ctx, user, parent, b, planned, previews)...)
 	if parent.ParentSpec().Suspend && len(lines) > 0 {
 		lines = append([]string{"stencil: " + applyset.Describe(parent) + " is suspended: nothing changes until it resumes"}, lines...)

@@ -42,13 +42,14 @@ func joinChanges(changes []applyset.FieldChange, max int) string {
 // a namespace ("" for a cluster-scoped kind); nil means every kind.
 type readable func(gk schema.GroupKind, namespace string) bool
 
-// childWarnings are the warnings of a dry run of the set id: one per
+// childWarnings are the warnings of a dry run of a set: one per
 // child that would change (created, its changed fields, or why it would
 // be refused), then one per member that would be pruned or orphaned,
 // sorted by child.
 //
 // An object that exists but is not yet a member of the set (one the apply
-// would adopt) is listed with the paths of its changed fields only: the
+// would adopt: the set's record does not name it, whatever its labels
+// say) is listed with the paths of its changed fields only: the
 // dry run reads it as the controller or the parent's ServiceAccount, and
 // the requester may not be allowed to read it, so its values stay hidden.
 //
@@ -58,7 +59,7 @@ type readable func(gk schema.GroupKind, namespace string) bool
 // and dry-running it tells nothing. Members to prune of such kinds
 // (resolved by kinds; a kind not found there counts as unreadable) are
 // counted, not named.
-func childWarnings(namespace, id string, previews []applyset.Preview, pruned []applyset.PruneCandidate, canRead readable, kinds []schema.GroupKind) []string {
+func childWarnings(namespace string, previews []applyset.Preview, pruned []applyset.PruneCandidate, canRead readable, kinds []schema.GroupKind) []string {
 	mayRead := func(gk schema.GroupKind, ns string) bool { return canRead == nil || canRead(gk, ns) }
 	var out []string
 	for _, pv := range previews {
@@ -84,7 +85,7 @@ func childWarnings(namespace, id string, previews []applyset.Preview, pruned []a
 				continue
 			}
 			head := "stencil: " + name + ": "
-			if pv.Live.GetLabels()[applyset.LabelPartOf] != id {
+			if !pv.Member {
 				head += "would be adopted: "
 				for i := range changes {
 					changes[i].Old, changes[i].New, changes[i].Hidden = nil, nil, true

@@ -82,13 +82,21 @@ func TestChildWarnings(t *testing.T) {
 	adopted := found.DeepCopy()
 	adopted.SetLabels(map[string]string{applyset.LabelPartOf: "set"})
 	adopted.Object["data"] = map[string]any{"password": "mine"}
+	forged := found.DeepCopy()
+	forged.SetName("forged")
+	forged.SetLabels(map[string]string{applyset.LabelPartOf: "set"})
+	forgedAfter := forged.DeepCopy()
+	forgedAfter.Object["data"] = map[string]any{"password": "mine"}
 	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 		"metadata": map[string]any{"name": "x", "namespace": "other"}}}
 	same := cm.DeepCopy()
 	same.SetName("same")
-	got := childWarnings("team", "set", []applyset.Preview{
-		{Desired: dep, Live: dep, Applied: after},
+	got := childWarnings("team", []applyset.Preview{
+		{Desired: dep, Live: dep, Applied: after, Member: true},
 		{Desired: adopted, Live: found, Applied: adopted},
+		// Labelled a member by someone who may patch it, never recorded:
+		// adopted too, its values as hidden.
+		{Desired: forgedAfter, Live: forged, Applied: forgedAfter},
 		{Desired: cm, Applied: cm},
 		{Desired: same, Live: same, Applied: same},
 		{Desired: cm, Err: errors.New("ConfigMap/other/x is a member of another ApplySet")},
@@ -96,6 +104,7 @@ func TestChildWarnings(t *testing.T) {
 	want := []string{
 		"stencil: Deployment/shop: spec.replicas 2 → 3",
 		"stencil: ConfigMap/db: would be adopted: data.password changed, metadata.labels added",
+		"stencil: ConfigMap/forged: would be adopted: data.password changed",
 		"stencil: ConfigMap/other/x: created",
 		"stencil: ConfigMap/other/x: would be refused: ConfigMap/other/x is a member of another ApplySet",
 		"stencil: ConfigMap/keep: would be orphaned (helm.sh/resource-policy: keep)",
@@ -127,7 +136,7 @@ func TestChildWarningsHideWhatTheRequesterMayNotGet(t *testing.T) {
 	// As the mapper-backed check: an unknown (empty) kind is not readable.
 	noSecrets := func(gk schema.GroupKind, ns string) bool { return gk == schema.GroupKind{Kind: "ConfigMap"} }
 	kinds := []schema.GroupKind{{Kind: "Secret"}, {Kind: "ConfigMap"}}
-	got := childWarnings("team", "set", []applyset.Preview{
+	got := childWarnings("team", []applyset.Preview{
 		// Guessed right: nothing would change.
 		{Desired: secret("right", "Z3Vlc3M=", true), Live: secret("right", "Z3Vlc3M=", false), Applied: secret("right", "Z3Vlc3M=", true)},
 		// Guessed wrong: the value would change.

@@ -98,6 +98,10 @@ type Applier struct {
 	Writer client.Client
 	Reader client.Reader
 	ID     string // the ApplySet id members must carry
+	// Record is the set's record of its members (see Owns): what the
+	// Applier creates or adopts is added to it as soon as the API server
+	// answers.
+	Record *Record
 	// Consent is what lets the set adopt an existing object of no set
 	// (see Owns).
 	Consent     Consent
@@ -140,7 +144,8 @@ func (a *Applier) ApplyStage(ctx context.Context, objs []*unstructured.Unstructu
 // create); one that exists is applied over only when the ownership test
 // (Owns) finds it a Member of this set or Adoptable: anything else is
 // refused, with reason AdoptionRefused (or, for a member of another set,
-// ApplyFailed), and left as it is.
+// ApplyFailed), and left as it is. The UID of every object applied is
+// added to a.Record (an object created, or adopted, becomes a member).
 //
 // Every write carries the precondition of the judgement it follows (see
 // precondition): the object it was judged on, or none. A write the API
@@ -186,13 +191,13 @@ func (a *Applier) applyOver(ctx context.Context, desired, live *unstructured.Uns
 		return a.create(ctx, desired)
 	}
 	res = ApplyResult{Object: desired}
-	switch Owns(live, desired.GroupVersionKind().GroupKind(), a.ID, a.Consent) {
+	switch Owns(live, desired.GroupVersionKind().GroupKind(), a.ID, a.Record, a.Consent) {
 	case Foreign:
-		res = res.fail(&ForeignMemberError{Object: Ref(desired), ApplySet: live.GetLabels()[LabelPartOf]})
+		res = res.fail(Refusal(Ref(desired), live, a.ID, a.Consent))
 		res.Reason = v1alpha1.ReasonApplyFailed
 		return res, false
 	case NotOurs:
-		res = res.fail(&AdoptionRefusedError{Object: Ref(desired), Parent: a.Consent.Parent})
+		res = res.fail(Refusal(Ref(desired), live, a.ID, a.Consent))
 		res.Reason = v1alpha1.ReasonAdoptionRefused
 		return res, false
 	}
@@ -200,6 +205,7 @@ func (a *Applier) applyOver(ctx context.Context, desired, live *unstructured.Uns
 		d := a.Schemas.Decide(ctx, a.Writer, desired, live)
 		if !d.Write {
 			res.UID, res.Action, res.Live, res.Before = live.GetUID(), Unchanged, live, live.GetResourceVersion()
+			a.Record.Add(res.UID)
 			return res, false
 		}
 		res.Changed, res.Drift = d.Changed, d.Authors
@@ -220,6 +226,7 @@ func (a *Applier) applyOver(ctx context.Context, desired, live *unstructured.Uns
 		return res, false
 	}
 	res.UID, res.Action, res.Live, res.Before = applied.GetUID(), Configured, applied, live.GetResourceVersion()
+	a.Record.Add(res.UID)
 	if live.GetResourceVersion() == applied.GetResourceVersion() {
 		res.Action = Reapplied
 	}
@@ -258,6 +265,7 @@ func (a *Applier) create(ctx context.Context, desired *unstructured.Unstructured
 		return res, false
 	}
 	res.UID, res.Action, res.Live = applied.GetUID(), Created, applied
+	a.Record.Add(res.UID)
 	a.Schemas.Applied(desired, applied)
 	a.appliedCRD(applied, res.Action)
 	return res, false

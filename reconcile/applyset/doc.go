@@ -10,13 +10,24 @@
 //     a copy for kubectl (Mirrors), never proof.
 //   - ownership.go: Owns, the one ownership test every write over an
 //     existing object and every delete or orphaning asks (apply, hooks,
-//     prune, finalize): Ours (labelled part of the set and managed by
-//     FieldManager), Adoptable (of no set, and consenting: the
-//     stencil.dev/adopt annotation naming the parent, or a kind the
-//     Bundle's permissions.adopt lists), Foreign (another set's) or
-//     NotOurs. Invariant: an object that is not Ours or Adoptable is never
-//     overwritten, labelled or deleted (AdoptionRefusedError,
-//     ForeignMemberError name it, never its content).
+//     prune, finalize), and every read of a member's state (status,
+//     observed values, generated values): Ours (labelled part of the set
+//     and recorded in its Record), Adoptable (of no set, or labelled but
+//     not recorded, and consenting: the stencil.dev/adopt annotation
+//     naming the parent, or a kind the Bundle's permissions.adopt lists),
+//     Foreign (another set's) or NotOurs. Invariant: an object that is not
+//     Ours or Adoptable is never overwritten, labelled or deleted
+//     (Refusal: AdoptionRefusedError, ForeignMemberError name it, never
+//     its content).
+//   - record.go: Record, the controller's record of the set's members
+//     (status.inventory.members: UIDs of what stencil created or applied,
+//     and of the crds/ CRDs it created), the only proof of membership:
+//     the part-of label and the field managers are anyone's to write who
+//     may patch an object, and only find members. RecordOf reads it from
+//     the parent's status; a parent an earlier stencil reconciled has a
+//     legacy record, seeded once from a live listing (keep.go:
+//     SeedRecord); KeepRecord writes it alone over the parent's latest
+//     status when a pass's status write failed.
 //   - apply.go: Applier, server-side apply under the one FieldManager,
 //     stage by stage; each apply yields an ApplyResult (Created,
 //     Configured, Reapplied, Unchanged, Failed) with the reason to stall
@@ -44,7 +55,7 @@
 //     values they quote.
 //   - prune.go: Pruner lists members by the part-of label over the
 //     recorded inventory and deletes them with a UID precondition
-//     (Prunable, Owned: only what Owns finds Ours and is not annotated
+//     (Prunable, Owned: only what Owns finds Ours, recorded, and is not annotated
 //     stencil.dev/prune: disabled). budget.go: Budget, what one pass may
 //     prune (a share of the set, no ProtectedKinds unless allowed).
 //   - ApplyResult.Drift: the other field managers whose changes of a

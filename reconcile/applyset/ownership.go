@@ -25,17 +25,20 @@ type Ownership int
 
 const (
 	// NotOurs: the object is not a member of this set and nothing
-	// consents to its adoption (no part-of label, or this set's label on
-	// an object stencil's field manager does not manage: another tool
-	// copied it). It is never written, labelled or deleted.
+	// consents to its adoption: it carries no part-of label, or this
+	// set's label on an object the set's Record does not name (another
+	// tool copied it, someone who may patch the object wrote it, or a
+	// crash lost the record of its creation). It is never written,
+	// labelled or deleted.
 	NotOurs Ownership = iota
-	// Ours: the object is labelled part of this set and managed by
-	// stencil's field manager. It may be applied over, pruned, orphaned
-	// and deleted.
+	// Ours: the object is labelled part of this set and the set's Record
+	// names its UID. It may be applied over, pruned, orphaned and
+	// deleted.
 	Ours
-	// Adoptable: the object belongs to no set and consents to joining
-	// this one (see Consent). It may be applied over with forced
-	// ownership, which labels it a member.
+	// Adoptable: the object is no member of any set (or carries this
+	// set's label without being recorded) and consents to joining this
+	// one (see Consent). It may be applied over with forced ownership,
+	// which labels it a member and records it.
 	Adoptable
 	// Foreign: the object is labelled part of another ApplySet. It is
 	// never taken over.
@@ -87,23 +90,27 @@ func AdoptValue(p Parent, resource string) string {
 }
 
 // Owns is the one ownership test: what the live object live, of kind gk,
-// is to the ApplySet id, given consent. Every write over an existing
-// object (apply, hooks), every delete (prune, hooks, finalize) and every
-// orphaning asks it first, on the object as last read:
+// is to the ApplySet id whose record is rec, given consent. Every write
+// over an existing object (apply, hooks), every delete (prune, hooks,
+// finalize), every orphaning, every read of the set's generated values
+// and every member a status reports asks it first, on the object as last
+// read:
 //
-//   - labelled part of id and managed by stencil's FieldManager: Ours;
+//   - labelled part of id and recorded in rec (its UID; on a legacy
+//     record not seeded yet, see RecordOf, a field of FieldManager): Ours;
 //   - labelled part of another set: Foreign;
-//   - labelled part of no set, with consent (its stencil.dev/adopt
-//     annotation is consent.Parent, or consent.Kinds allows gk): Adoptable;
+//   - labelled part of no set, or of id without being recorded, with
+//     consent (its stencil.dev/adopt annotation is consent.Parent, or
+//     consent.Kinds allows gk): Adoptable;
 //   - anything else: NotOurs.
-func Owns(live metav1.Object, gk schema.GroupKind, id string, consent Consent) Ownership {
+//
+// The label and the field managers are hints that find members; only the
+// record, which the controller alone writes, proves one.
+func Owns(live metav1.Object, gk schema.GroupKind, id string, rec *Record, consent Consent) Ownership {
 	switch set := live.GetLabels()[LabelPartOf]; {
-	case set == id && id != "":
-		if slices.ContainsFunc(live.GetManagedFields(), func(f metav1.ManagedFieldsEntry) bool { return f.Manager == FieldManager }) {
-			return Ours
-		}
-		return NotOurs
-	case set != "":
+	case set == id && id != "" && rec.owns(live):
+		return Ours
+	case set != "" && set != id:
 		return Foreign
 	}
 	if v := live.GetAnnotations()[AnnotationAdopt]; v != "" && v == consent.Parent {
@@ -117,6 +124,16 @@ func Owns(live metav1.Object, gk schema.GroupKind, id string, consent Consent) O
 	return NotOurs
 }
 
+// Refusal is the error of an apply or a hook that Owns does not let take
+// live, an object of set id's desired ref: a ForeignMemberError for
+// another set's member, an AdoptionRefusedError otherwise.
+func Refusal(ref string, live metav1.Object, id string, consent Consent) error {
+	if set := live.GetLabels()[LabelPartOf]; set != "" && set != id {
+		return &ForeignMemberError{Object: ref, ApplySet: set}
+	}
+	return &AdoptionRefusedError{Object: ref, Parent: consent.Parent, Unrecorded: id != "" && live.GetLabels()[LabelPartOf] == id}
+}
+
 // AdoptionRefusedError reports an existing object the set may not take:
 // not a member, and nothing consents to its adoption. It names the object,
 // never its content.
@@ -125,10 +142,17 @@ type AdoptionRefusedError struct {
 	Object string
 	// Parent is the value of AnnotationAdopt that would consent.
 	Parent string
+	// Unrecorded: the object carries this set's part-of label, but the
+	// set's record does not name it (see Record).
+	Unrecorded bool
 }
 
 func (e *AdoptionRefusedError) Error() string {
 	msg := fmt.Sprintf("%s exists and is not a member of this ApplySet: refusing to adopt it", e.Object)
+	if e.Unrecorded {
+		msg = fmt.Sprintf("%s carries this ApplySet's part-of label, but stencil never recorded it a member "+
+			"(a label anyone who may patch it can write, or the record of its creation lost in a crash): refusing to adopt it", e.Object)
+	}
 	if e.Parent != "" {
 		msg += fmt.Sprintf(" (to let it be adopted, annotate it %s: %s, or allow its kind in the Bundle's spec.permissions.adopt)", AnnotationAdopt, e.Parent)
 	}

@@ -20,26 +20,30 @@ type Preview struct {
 	Live *unstructured.Unstructured
 	// Applied is the object as the apply would leave it.
 	Applied *unstructured.Unstructured
+	// Member: Live is a member of the set (Owns finds it Ours: the set's
+	// record names it). An existing object that is not would be adopted.
+	Member bool
 	// Err says why the dry run failed (a refusal, a validation error).
 	Err error
 }
 
 // DryRun previews the apply of every desired object into the ApplySet id,
-// as the controller would make it (field manager "stencil", forced
-// ownership), without changing anything. An existing object the
-// ownership test (Owns, with consent) does not let the set take is not
+// whose record is rec (see RecordOf), as the controller would make it
+// (field manager "stencil", forced ownership), without changing anything.
+// An existing object the ownership test (Owns, with consent) does not let
+// the set take is not
 // dry-run: its preview's Err is the ForeignMemberError or
 // AdoptionRefusedError the controller would stall with. Each dry run
 // carries the precondition of the read it follows, as the controller's
 // apply does (see precondition): an object that changed in between is
 // read and judged again, at most maxJudgements times.
-func DryRun(ctx context.Context, c client.Client, id string, consent Consent, objects []*unstructured.Unstructured) []Preview {
+func DryRun(ctx context.Context, c client.Client, id string, rec *Record, consent Consent, objects []*unstructured.Unstructured) []Preview {
 	out := make([]Preview, 0, len(objects))
 	for _, desired := range objects {
 		var p Preview
 		for range maxJudgements {
 			var again bool
-			if p, again = dryRun(ctx, c, id, consent, desired); !again {
+			if p, again = dryRun(ctx, c, id, rec, consent, desired); !again {
 				break
 			}
 		}
@@ -51,7 +55,7 @@ func DryRun(ctx context.Context, c client.Client, id string, consent Consent, ob
 // dryRun reads desired's object through c, judges it, and previews the
 // apply over it; again reports a dry run refused because the object
 // changed since the read.
-func dryRun(ctx context.Context, c client.Client, id string, consent Consent, desired *unstructured.Unstructured) (p Preview, again bool) {
+func dryRun(ctx context.Context, c client.Client, id string, rec *Record, consent Consent, desired *unstructured.Unstructured) (p Preview, again bool) {
 	p = Preview{Desired: desired}
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(desired.GroupVersionKind())
@@ -64,14 +68,12 @@ func dryRun(ctx context.Context, c client.Client, id string, consent Consent, de
 		p.Live = live
 	}
 	if p.Live != nil {
-		switch Owns(p.Live, desired.GroupVersionKind().GroupKind(), id, consent) {
-		case Foreign:
-			p.Err = &ForeignMemberError{Object: Ref(desired), ApplySet: p.Live.GetLabels()[LabelPartOf]}
-			return p, false
-		case NotOurs:
-			p.Err = &AdoptionRefusedError{Object: Ref(desired), Parent: consent.Parent}
+		o := Owns(p.Live, desired.GroupVersionKind().GroupKind(), id, rec, consent)
+		if o == Foreign || o == NotOurs {
+			p.Err = Refusal(Ref(desired), p.Live, id, consent)
 			return p, false
 		}
+		p.Member = o == Ours
 	}
 	applied := desired.DeepCopy()
 	precondition(applied, p.Live)
@@ -101,7 +103,8 @@ type Sparer func(ctx context.Context, m Member) (spare, orphan bool, err error)
 // PruneCandidates lists the live members of parent's ApplySet id that the
 // controller would prune after applying objects: what parent records (read
 // live through reader) and inv adds, minus the objects, minus what it
-// never deletes (see Prunable) and what sparer spares.
+// never deletes (see Prunable: only members its record names) and what
+// sparer spares.
 func PruneCandidates(ctx context.Context, reader client.Reader, mapper meta.RESTMapper, parent Parent, id string, inv Inventory, objects []*unstructured.Unstructured, sparer Sparer) ([]PruneCandidate, error) {
 	live, err := Reread(ctx, reader, parent)
 	if err != nil {
@@ -112,6 +115,7 @@ func PruneCandidates(ctx context.Context, reader client.Reader, mapper meta.REST
 	}
 	p := &Pruner{Lister: reader, Mapper: mapper, ID: id}
 	recorded, _ := Recorded(live)
+	rec := RecordOf(live)
 	listed := p.List(ctx, recorded.Union(inv), parent.GetNamespace())
 	if len(listed.Unlisted) > 0 {
 		return nil, fmt.Errorf("cannot list members of %v", listed.Unlisted)
@@ -122,7 +126,7 @@ func PruneCandidates(ctx context.Context, reader client.Reader, mapper meta.REST
 	}
 	var out []PruneCandidate
 	for _, m := range listed.Members {
-		if refs[m.Ref()] || !Prunable(m, map[types.UID]bool{}, id) {
+		if refs[m.Ref()] || !Prunable(m, map[types.UID]bool{}, id, rec) {
 			continue
 		}
 		spare, orphan, err := sparer(ctx, m)

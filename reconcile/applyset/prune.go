@@ -108,20 +108,21 @@ func (p *Pruner) List(ctx context.Context, inv Inventory, parentNamespace string
 	return res
 }
 
-// Prunable reports whether a listed member of set id may be deleted: not
-// just applied, not already going, and owned.
-func Prunable(m Member, keep map[types.UID]bool, id string) bool {
-	return !keep[m.Meta.UID] && m.Meta.DeletionTimestamp == nil && Owned(m, id)
+// Prunable reports whether a listed member of set id, whose record is
+// rec, may be deleted: not just applied, not already going, and owned.
+func Prunable(m Member, keep map[types.UID]bool, id string, rec *Record) bool {
+	return !keep[m.Meta.UID] && m.Meta.DeletionTimestamp == nil && Owned(m, id, rec)
 }
 
 // Owned reports whether stencil may delete, or orphan, a listed member of
-// set id at all: the ownership test (Owns) finds it Ours (labelled part of
-// the set and managed by stencil's field manager: another controller may
-// have copied the label onto its own object), and it is not opted out with
-// stencil.dev/prune: disabled. Nothing is ever adopted by a delete.
-func Owned(m Member, id string) bool {
+// set id, whose record is rec, at all: the ownership test (Owns) finds it
+// Ours (labelled part of the set and recorded: a label anyone who may
+// patch the object can write, or another controller may have copied onto
+// its own object), and it is not opted out with stencil.dev/prune:
+// disabled. Nothing is ever adopted by a delete.
+func Owned(m Member, id string, rec *Record) bool {
 	return m.Meta.Annotations[AnnotationPrune] != "disabled" &&
-		Owns(&m.Meta, m.GVK.GroupKind(), id, Consent{}) == Ours
+		Owns(&m.Meta, m.GVK.GroupKind(), id, rec, Consent{}) == Ours
 }
 
 // DeleteMember deletes one member with a UID precondition, so an object

@@ -12,6 +12,11 @@
 //
 // Invariants: a converged set writes nothing here: a CRD that exists is
 // left under Create, and under CreateReplace written only when a field
-// the chart sets differs from the live one; no CRD is ever labelled a
-// member of the set, so prune and finalize never see one.
+// the chart sets differs from the live one, and only when the set
+// created it: its UID is in the set's record (applyset.Record,
+// status.inventory.members.crds), or it consents with stencil.dev/adopt.
+// A same-named CRD the set did not create (an admin's, another set's,
+// the CRD of one of stencil's published kinds) is never written, only
+// reported (Outcome.NotOwned). No CRD is ever labelled a member of the
+// set, so prune and finalize never see one.
 package crds

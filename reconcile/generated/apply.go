@@ -8,6 +8,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/reconcile/applyset"
@@ -100,7 +101,16 @@ func (s *Stores) write(ctx context.Context, tenant, controller *applyset.Applier
 	for _, byController := range []bool{false, true} {
 		a := tenant
 		if byController {
-			a = controller
+			// The controller's store is no member (see ControllerValues):
+			// the one Read found is the only object the controller's
+			// Applier may write over, and nothing it writes joins the
+			// set's record.
+			own := *controller
+			own.Record = applyset.NewRecord(nil, nil)
+			if h, ok := s.held[Controller]; ok {
+				own.Record = applyset.NewRecord([]types.UID{h.uid}, nil)
+			}
+			a = &own
 		}
 		var objs []*unstructured.Unstructured
 		var final []bool
@@ -147,7 +157,7 @@ func DeleteController(ctx context.Context, c client.Client, reader client.Reader
 	case err != nil:
 		return fmt.Errorf("read the store of generated values %s/%s: %w", namespace, ControllerName(setID), err)
 	}
-	if Values(live, setID) == nil {
+	if ControllerValues(live, setID) == nil {
 		return nil // not the set's
 	}
 	err = c.Delete(ctx, live, client.Preconditions{UID: ptr(live.GetUID())})

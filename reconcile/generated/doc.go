@@ -53,4 +53,10 @@
 // Invariants: values are only ever added (a call the templates stop
 // making keeps its value, bounded by templates/generated.MaxValues);
 // every value a store held is kept by some store after every pass.
+//
+// A store of a namespace is read only when it is this set's member: one
+// the set's record (applyset.Record, status.inventory.members) names,
+// never one that only carries the set's part-of label and stencil's field
+// manager. The store of the controller's namespace, where only the
+// controller and cluster admins write Secrets, is the set's by its label.
 package generated

@@ -65,9 +65,24 @@ func IsStore(obj metav1.Object) bool {
 }
 
 // Values are the values the live store of set setID holds, nil when live
-// is not its member.
-func Values(live *unstructured.Unstructured, setID string) map[string]string {
-	if live == nil || applyset.Owns(live, SecretGVK.GroupKind(), setID, applyset.Consent{}) != applyset.Ours || !IsStore(live) {
+// is not its member: when the set's record rec does not name it
+// (applyset.Owns), whatever its labels and field managers say, so that a
+// store another writer of the namespace planted is never read.
+func Values(live *unstructured.Unstructured, setID string, rec *applyset.Record) map[string]string {
+	if live == nil || applyset.Owns(live, SecretGVK.GroupKind(), setID, rec, applyset.Consent{}) != applyset.Ours || !IsStore(live) {
+		return nil
+	}
+	return Held(live)
+}
+
+// ControllerValues are the values the live store of set setID in the
+// controller's namespace holds, nil when it is not the set's store
+// (another set's part-of label, or none; no store annotation). That
+// namespace's Secrets are written only by the controller and cluster
+// admins, so the label is the set's own there: the store is no member,
+// never in the record, written and deleted as the controller.
+func ControllerValues(live *unstructured.Unstructured, setID string) map[string]string {
+	if live == nil || setID == "" || live.GetLabels()[applyset.LabelPartOf] != setID || !IsStore(live) {
 		return nil
 	}
 	return Held(live)

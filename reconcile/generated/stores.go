@@ -42,6 +42,9 @@ type Source struct {
 	// render` as a user who may not read it): no store's key is checked,
 	// and the values kept under keyed digests answer no call.
 	Key *Key
+	// Record is the set's record of its members: a store of Namespaces
+	// is read only when it names it (Values).
+	Record *applyset.Record
 	// SkipForbidden skips a store the reader may not read (`stencil
 	// render`, reading as the user), instead of failing.
 	SkipForbidden bool
@@ -65,8 +68,9 @@ type Stores struct {
 	want map[string]map[string]string // destination → its values, after Place
 }
 
-// Read reads the stores of a set, only those that are the set's members
-// (Values). A store written with another key than src.Key is a *KeyError;
+// Read reads the stores of a set, only those that are the set's: of a
+// namespace, a member its record names (Values); of the controller's
+// namespace, one labelled the set's (ControllerValues). A store written with another key than src.Key is a *KeyError;
 // of a store with no key recorded (written before keys were keyed) only
 // the legacy keys are read.
 func Read(ctx context.Context, src Source) (*Stores, error) {
@@ -95,7 +99,10 @@ func (s *Stores) read(ctx context.Context, r client.Reader, ns, name, dest strin
 	case err != nil:
 		return fmt.Errorf("read the store of generated values %s/%s: %w", ns, name, err)
 	}
-	values := Values(live, s.src.SetID)
+	values := Values(live, s.src.SetID, s.src.Record)
+	if dest == Controller {
+		values = ControllerValues(live, s.src.SetID)
+	}
 	if values == nil {
 		return nil // not this set's
 	}

@@ -3,8 +3,10 @@
 // hook of an earlier revision is replaced once it has finished, never cut
 // short, and a hook is deleted by its policy only with a UID precondition.
 // An existing object of a hook's name is replaced or deleted only when the
-// ownership test (applyset.Owns) finds it a member of the set or adoptable;
-// anything else stalls the parent (AdoptionRefused) and is left alone.
+// ownership test (applyset.Owns) finds it a member of the set (its UID in
+// the set's record: a hook stencil applied) or adoptable; anything else,
+// an object merely labelled into the set included, stalls the parent
+// (AdoptionRefused) and is left alone.
 //
 // The record of hooks run (status.hooks: revision, event and every hook
 // that ran to an end) is written to the parent's status as soon as a hook

@@ -370,18 +370,16 @@ func (h *Run) finish(ctx context.Context, u, live *unstructured.Unstructured, po
 }
 
 // owned asks the ownership test (applyset.Owns) about a live object of a
-// hook's name: only a member of this set (a hook stencil applied), or an
-// object that consents to adoption, is replaced or deleted. The error
-// names the object, never its content.
+// hook's name: only a member of this set (a hook stencil applied, which
+// the set's record names), or an object that consents to adoption, is
+// replaced or deleted. The error names the object, never its content.
 func (h *Run) owned(live *unstructured.Unstructured) error {
 	a := h.p.Applier
-	switch applyset.Owns(live, live.GroupVersionKind().GroupKind(), a.ID, a.Consent) {
+	switch applyset.Owns(live, live.GroupVersionKind().GroupKind(), a.ID, a.Record, a.Consent) {
 	case applyset.Ours, applyset.Adoptable:
 		return nil
-	case applyset.Foreign:
-		return &applyset.ForeignMemberError{Object: applyset.Ref(live), ApplySet: live.GetLabels()[applyset.LabelPartOf]}
 	}
-	return &applyset.AdoptionRefusedError{Object: applyset.Ref(live), Parent: a.Consent.Parent}
+	return applyset.Refusal(applyset.Ref(live), live, a.ID, a.Consent)
 }
 
 // delete deletes a hook object with a UID precondition, once the ownership

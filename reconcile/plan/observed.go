@@ -3,9 +3,7 @@ package plan
 import (
 	"context"
 	"maps"
-	"slices"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -124,12 +122,12 @@ func (p *Plan) HoldsBack(gk schema.GroupKind, namespace, name, parent string) bo
 }
 
 // ObservedView is what templates observe of a live object of the set
-// setID: the object without its managedFields, or nil when it is not a
-// member of that set that stencil applied (its part-of label, and fields
-// of the field manager applyset.FieldManager).
-func ObservedView(u *unstructured.Unstructured, setID string) map[string]any {
-	if u.GetLabels()[applyset.LabelPartOf] != setID ||
-		!slices.ContainsFunc(u.GetManagedFields(), func(f metav1.ManagedFieldsEntry) bool { return f.Manager == applyset.FieldManager }) {
+// setID, whose record is rec: the object without its managedFields, or nil
+// when it is not a member of that set (applyset.Owns: its part-of label,
+// and its UID in the set's record). An object someone labelled into the
+// set feeds no value into its render.
+func ObservedView(u *unstructured.Unstructured, setID string, rec *applyset.Record) map[string]any {
+	if applyset.Owns(u, u.GroupVersionKind().GroupKind(), setID, rec, applyset.Consent{}) != applyset.Ours {
 		return nil
 	}
 	view := maps.Clone(u.Object)

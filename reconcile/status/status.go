@@ -27,12 +27,14 @@ import (
 	"github.com/stencil-dev/stencil/outputs"
 )
 
-// Members reads every planned member of the set id from the cache and
-// computes its kstatus. A member the cache does not hold yet is NotFound;
-// an object of that name that is not a member of the set (another set's,
-// or nobody's) says only that (NotAMember), nothing of its state.
-func Members(ctx context.Context, reader client.Reader, id string, objs []*unstructured.Unstructured) []v1alpha1.MemberStatus {
-	out, _ := Observe(ctx, reader, id, objs, nil, nil)
+// Members reads every planned member of the set id, whose record is rec,
+// from the cache and computes its kstatus. A member the cache does not
+// hold yet is NotFound; an object of that name that is not a member of
+// the set (another set's, nobody's, or one carrying the set's label that
+// the record does not name) says only that (NotAMember), nothing of its
+// state.
+func Members(ctx context.Context, reader client.Reader, id string, rec *applyset.Record, objs []*unstructured.Unstructured) []v1alpha1.MemberStatus {
+	out, _ := Observe(ctx, reader, id, rec, objs, nil, nil)
 	return out
 }
 
@@ -43,9 +45,9 @@ const NotAMember = "not a member of this set"
 // Observe is Members with the Bundle's readiness rules (see Judge), and
 // also returns the live objects of the members found, by their ids (see
 // outputs.ID), for the Bundle's outputs. Only the set's own members
-// (applyset.Owns: its part-of label and stencil's fields) are judged or
-// returned: a tenant's status never shows another's object.
-func Observe(ctx context.Context, reader client.Reader, id string, objs []*unstructured.Unstructured, rules *outputs.Set, parent map[string]any) ([]v1alpha1.MemberStatus, map[string]map[string]any) {
+// (applyset.Owns: its part-of label and the set's record rec) are judged
+// or returned: a tenant's status never shows another's object.
+func Observe(ctx context.Context, reader client.Reader, id string, rec *applyset.Record, objs []*unstructured.Unstructured, rules *outputs.Set, parent map[string]any) ([]v1alpha1.MemberStatus, map[string]map[string]any) {
 	out := make([]v1alpha1.MemberStatus, 0, len(objs))
 	lives := map[string]map[string]any{}
 	for _, want := range objs {
@@ -56,7 +58,7 @@ func Observe(ctx context.Context, reader client.Reader, id string, objs []*unstr
 		if apierrors.IsNotFound(err) {
 			live, err = nil, nil
 		}
-		if live != nil && err == nil && applyset.Owns(live, gvk.GroupKind(), id, applyset.Consent{}) != applyset.Ours {
+		if live != nil && err == nil && applyset.Owns(live, gvk.GroupKind(), id, rec, applyset.Consent{}) != applyset.Ours {
 			out = append(out, v1alpha1.MemberStatus{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: want.GetNamespace(), Name: want.GetName(),
 				Status: kstatus.UnknownStatus.String(), Message: NotAMember})
 			continue
