@@ -214,7 +214,7 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 	// Deployment brings (it finds the Deployment unchanged: an apply sent
 	// would be a write) is waited for, and the controller settled first.
 	controller.Settle(t, ns)
-	before := len(controller.Requests())
+	before := controller.Mark()
 	touchAndPass(t, controller, ns, "app", dep)
 	if writes := writesIn(controller, before, ns); len(writes) != 0 {
 		t.Errorf("the controller made %d write requests on a converged Composition with hooks, want 0: %v", len(writes), writes)

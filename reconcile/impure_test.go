@@ -152,7 +152,7 @@ func converged(t *testing.T, c *testenv.Controller, ns, name string) {
 		t.Fatal("a Ready Composition lists no members")
 	}
 	for round := range 2 {
-		before := len(c.Requests())
+		before := c.Mark()
 		for _, m := range members {
 			touchAndPass(t, c, ns, name, memberObject(m))
 		}

@@ -90,7 +90,7 @@ func TestNoWritesWhenNothingChanged(t *testing.T) {
 	// before counting.
 	controller.Settle(t, ns)
 
-	before := len(controller.Requests())
+	before := controller.Mark()
 	// A label stencil does not manage: the member's event brings a full
 	// pass, which finds both members unchanged (an apply sent would be a
 	// write).

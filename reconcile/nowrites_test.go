@@ -41,7 +41,7 @@ func TestNoWritesForExamples(t *testing.T) {
 			b := bundle(t, ex.comp.Spec.Bundle+"-"+ns, spec.Files, func(s *v1alpha1.BundleSpec) { *s = spec })
 			comp := composition(ns, ex.comp.Name, b.Name, "")
 			comp.Spec.Values = ex.comp.Spec.Values
-			from := len(controller.Requests())
+			from := controller.Mark()
 			mustCreate(t, comp)
 			eventually(t, name+" Ready", func() (bool, error) {
 				if err := markWorkloadsReady(ctx, ns); err != nil {
@@ -66,7 +66,7 @@ func TestNoWritesForExamples(t *testing.T) {
 				t.Fatal("a Ready Composition lists no members")
 			}
 			for round := range 2 {
-				before := len(controller.Requests())
+				before := controller.Mark()
 				for _, m := range members {
 					touchAndPass(t, controller, ns, comp.Name, memberObject(m))
 				}

@@ -103,7 +103,7 @@ func TestObservedSecondRender(t *testing.T) {
 	// A label no template reads: passes (each waited for, see
 	// touchAndPass), no write. Counted in the test's namespace: other
 	// tests' parents have passes of their own.
-	before := len(controller.Requests())
+	before := controller.Mark()
 	for _, obj := range []client.Object{svc, cm, zone} {
 		touchAndPass(t, controller, ns, "fe", obj)
 	}

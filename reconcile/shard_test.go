@@ -103,7 +103,7 @@ func TestShardsSplitCompositions(t *testing.T) {
 	// tests' parents, gone or going, elsewhere meanwhile).
 	shardA.Settle(t, ns)
 	controller.Settle(t, ns)
-	requestsA, requestsNone := len(shardA.Requests()), len(controller.Requests())
+	requestsA, requestsNone := shardA.Mark(), controller.Mark()
 	update(t, inB, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"v":"2"}`) })
 	configMapHas(t, ns, "in-b", "2")
 	if err := k.Delete(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "in-b"}}); err != nil {
@@ -114,7 +114,7 @@ func TestShardsSplitCompositions(t *testing.T) {
 	for _, other := range []struct {
 		who   string
 		c     *testenv.Controller
-		since int
+		since testenv.Mark
 	}{{"shard a", shardA, requestsA}, {"the unsharded controller", controller, requestsNone}} {
 		if w := writesIn(other.c, other.since, ns); len(w) != 0 {
 			t.Errorf("%s made %d writes in the namespace while only shard b's Composition changed: %q", other.who, len(w), w)
@@ -127,7 +127,7 @@ func TestShardsSplitCompositions(t *testing.T) {
 	// Moved from shard b to shard a: shard a takes it over (and follows
 	// its next change), shard b lets go of it without a write.
 	shardB.Settle(t, ns)
-	requestsB := len(shardB.Requests())
+	requestsB := shardB.Mark()
 	update(t, inB, func(c *v1alpha1.Composition) { c.Labels[shard.Label] = "a" })
 	eventually(t, "shard a to render the Composition moved into it", func() (bool, error) {
 		return renders(shardA, "in-b") > 0, nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -185,16 +184,9 @@ func update(t *testing.T, c *v1alpha1.Composition, change func(*v1alpha1.Composi
 	testenv.Update(t, k, c, func() { change(c) })
 }
 
-// writesIn returns the write requests (anything but GET) the controller c
-// sent to namespace ns since its request number since (len of
-// c.Requests() then): other tests' parents, gone or going, may still have
-// passes and events of their own, which are not this test's.
-func writesIn(c *testenv.Controller, since int, ns string) []string {
-	var out []string
-	for _, r := range c.Requests()[since:] {
-		if !strings.HasPrefix(r, "GET ") && strings.Contains(r, "/namespaces/"+ns+"/") {
-			out = append(out, r)
-		}
-	}
-	return out
+// writesIn returns the write requests controller c sent since mark in
+// namespace ns (see testenv.Controller.WritesSince: an event an earlier pass
+// emitted, sent late, is none).
+func writesIn(c *testenv.Controller, since testenv.Mark, ns string) []string {
+	return c.WritesSince(since, ns)
 }

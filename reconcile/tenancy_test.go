@@ -278,7 +278,7 @@ func TestInvalidObjectIsNotRetried(t *testing.T) {
 	// this namespace's requests are this test's (other tests' parents,
 	// gone or going, may still have passes).
 	controller.Settle(t, ns)
-	mark, renders := len(controller.Requests()), controller.Renders(ns, "app")
+	mark, renders := controller.Mark(), controller.Renders(ns, "app")
 	// A change to a member brings the Composition back: it must not retry.
 	// The pass it brings renders (no memo keeps a pass that stalled), and
 	// then finds the failure it remembers for these inputs.

@@ -268,7 +268,11 @@ metadata:
 func rollout(t *testing.T, kc kubectl, what string) {
 	t.Helper()
 	if out, errOut, err := kc.run("", "-n", "stencil-system", "rollout", "status", "deployment/stencil-controller", "--timeout=4m"); err != nil {
-		t.Fatalf("%s did not roll out: %v\n%s%s", what, err, out, errOut)
+		// What the pods said, so a failure names its cause.
+		pods, _, _ := kc.run("", "-n", "stencil-system", "get", "pods", "-o", "wide")
+		logs, _, _ := kc.run("", "-n", "stencil-system", "logs", "deployment/stencil-controller", "--all-containers", "--tail=40")
+		events, _, _ := kc.run("", "-n", "stencil-system", "get", "events", "--sort-by=.lastTimestamp")
+		t.Fatalf("%s did not roll out: %v\n%s%s\npods:\n%s\nlogs (one pod):\n%s\nevents:\n%s", what, err, out, errOut, pods, logs, events)
 	}
 }
 

@@ -1,13 +1,17 @@
 package testenv
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/netip"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,9 +20,11 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/metrics"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -62,6 +68,50 @@ type Controller struct {
 
 	mu       sync.Mutex
 	requests []string
+	// emitted is, for each write of an event (events.k8s.io, by index
+	// into requests), when the controller emitted it: its eventTime, or a
+	// series' lastObservedTime.
+	emitted map[int]time.Time
+}
+
+// Mark is a point in the controller's requests: the index of the next one
+// and the time it was taken.
+type Mark struct {
+	// Index is the index of the first request after the mark (see
+	// Requests).
+	Index int
+	// At is when the mark was taken.
+	At time.Time
+}
+
+// Mark marks the requests sent so far, for WritesSince.
+func (c *Controller) Mark() Mark {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Mark{Index: len(c.requests), At: time.Now()}
+}
+
+// WritesSince returns the write requests (anything but GET) the controller
+// sent since m to paths of namespace ns ("": any), as Requests shows
+// them, leaving out the writes of events emitted before m. The event
+// broadcaster sends events asynchronously, and retries a failed write 10 s
+// later: an event of a pass before m may reach the server long after it,
+// and is no write of what came after.
+func (c *Controller) WritesSince(m Mark, ns string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for i := m.Index; i < len(c.requests); i++ {
+		r := c.requests[i]
+		if strings.HasPrefix(r, "GET ") || (ns != "" && !strings.Contains(r, "/namespaces/"+ns+"/")) {
+			continue
+		}
+		if at, ok := c.emitted[i]; ok && at.Before(m.At) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // Stop stops the controller and waits until it has stopped.
@@ -386,10 +436,48 @@ func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if req.Method != http.MethodGet {
 		t.c.Writes.Add(1)
 	}
+	at, isEvent := emittedAt(req)
 	t.c.mu.Lock()
+	if isEvent {
+		if t.c.emitted == nil {
+			t.c.emitted = map[int]time.Time{}
+		}
+		t.c.emitted[len(t.c.requests)] = at
+	}
 	t.c.requests = append(t.c.requests, req.Method+" "+req.URL.RequestURI())
 	t.c.mu.Unlock()
 	return t.next.RoundTrip(req)
+}
+
+// emittedAt reads, from a write of an event (events.k8s.io/v1: a create,
+// in protobuf or JSON, or a patch of its series), when the event was
+// emitted: a series' lastObservedTime, else its eventTime. The body is
+// read and put back.
+func emittedAt(req *http.Request) (time.Time, bool) {
+	if req.Method == http.MethodGet || req.Body == nil || !strings.HasPrefix(req.URL.Path, "/apis/events.k8s.io/") {
+		return time.Time{}, false
+	}
+	body, err := io.ReadAll(req.Body)
+	_ = req.Body.Close()
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return time.Time{}, false
+	}
+	ev := &eventsv1.Event{}
+	if obj, _, err := clientgoscheme.Codecs.UniversalDeserializer().Decode(body, nil, nil); err == nil {
+		decoded, ok := obj.(*eventsv1.Event)
+		if !ok {
+			return time.Time{}, false
+		}
+		ev = decoded
+	} else if json.Unmarshal(body, ev) != nil { // a patch
+		return time.Time{}, false
+	}
+	at := ev.EventTime.Time
+	if ev.Series != nil && ev.Series.LastObservedTime.After(at) {
+		at = ev.Series.LastObservedTime.Time
+	}
+	return at, !at.IsZero()
 }
 
 // WriteKubeconfig writes a kubeconfig for the test API server (as cluster
