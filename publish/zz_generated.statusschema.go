@@ -177,7 +177,7 @@ const compositionStatusSchema = "" +
 	"      }\n" +
 	"    },\n" +
 	"    \"inventory\": {\n" +
-	"      \"description\": \"inventory is the controller's own record of where the set's members\\nmay be, as it last wrote the parent's ApplySet annotations\\n(applyset.kubernetes.io/contains-group-kinds and\\nadditional-namespaces). Prune and deletion act only on the\\ngroup-kinds and namespaces both name: an entry added to the\\nannotations by hand is ignored. Its members are what the set\\nowns: the objects stencil created or applied as members.\",\n" +
+	"      \"description\": \"inventory is the controller's own record of where the set's members\\nmay be, of which it writes the parent's ApplySet annotations\\n(applyset.kubernetes.io/contains-group-kinds and\\nadditional-namespaces) as a copy for kubectl. Prune, deletion and\\n.Release.IsUpgrade act on it alone: an entry added to the\\nannotations by hand is ignored, one removed by hand narrows nothing.\\nIts members are what the set owns: the objects stencil created or\\napplied as members.\",\n" +
 	"      \"type\": \"object\",\n" +
 	"      \"properties\": {\n" +
 	"        \"groupKinds\": {\n" +
