@@ -533,6 +533,10 @@ func TestUnrecordedMemberAfterACrash(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// Consent on an object raises no event of the parent's: the parent
+	// looks again within ForbiddenRecheck, or at once when it changes. The
+	// test changes it rather than wait the minute.
+	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"name":"one","touch":"2"}`) })
 	condition(t, ns, "web", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	eventually(t, "the adopted member to be recorded", func() (bool, error) {
 		uids, _ := recordedUIDs(t, ns, "web")
