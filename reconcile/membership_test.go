@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -488,7 +489,24 @@ func TestRecordSurvivesAStatusConflict(t *testing.T) {
 	comp.Labels = map[string]string{shard.Label: shardName}
 	testenv.WaitAdmitted(t, k, ns, comp.Labels, 0)
 	mustCreate(t, comp)
-	condition(t, ns, "web", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	// The pass after the Conflict takes the member for its own: the set
+	// never stalls refusing it (a stall is kept for ForbiddenRecheck, a
+	// minute, so the polls see one if it comes).
+	var refused *metav1.Condition
+	eventually(t, "web Ready", func() (bool, error) {
+		got := &v1alpha1.Composition{}
+		if err := k.Get(context.Background(), key(ns, "web"), got); err != nil {
+			return false, err
+		}
+		if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionStalled); c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1alpha1.ReasonAdoptionRefused {
+			refused = c.DeepCopy()
+		}
+		ready := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionReady)
+		return ready != nil && ready.Status == metav1.ConditionTrue && ready.ObservedGeneration == got.Generation, fmt.Errorf("Ready is %v", ready)
+	})
+	if refused != nil {
+		t.Errorf("after the Conflict the set refused its own member: %s", refused.Message)
+	}
 	if !inject.done.Load() {
 		t.Fatal("no status write met the Conflict")
 	}
@@ -533,6 +551,10 @@ func TestUnrecordedMemberAfterACrash(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// Consent on an object raises no event of the parent's: the parent
+	// looks again within ForbiddenRecheck, or at once when it changes. The
+	// test changes it rather than wait the minute.
+	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"name":"one","touch":"2"}`) })
 	condition(t, ns, "web", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	eventually(t, "the adopted member to be recorded", func() (bool, error) {
 		uids, _ := recordedUIDs(t, ns, "web")

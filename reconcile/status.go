@@ -75,8 +75,18 @@ func (r reporter) keepRecord(ctx context.Context, s *scope) error {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	if err := applyset.KeepRecord(ctx, r.Client, r.APIReader, s.comp, s.parent.inventory, s.parent.record); err != nil {
+	version, err := applyset.KeepRecord(ctx, r.Client, r.APIReader, s.comp, s.parent.inventory, s.parent.record)
+	if err != nil {
+		// Whether the record was written is not known: the next pass
+		// reads the parent live.
+		r.parentVersions.Put(client.ObjectKeyFromObject(s.comp), "", unconfirmedVersion)
 		return fmt.Errorf("record the members of %s: %w", applyset.Describe(s.comp), err)
+	}
+	if version != "" {
+		// The cache is trusted only once it holds the record (see
+		// cacheTrusted): a pass over the version before would take the
+		// members this pass created for objects it never made.
+		r.parentVersions.Put(client.ObjectKeyFromObject(s.comp), "", version)
 	}
 	return nil
 }

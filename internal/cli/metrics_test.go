@@ -55,7 +55,10 @@ func TestMetricsNeedAnAuthorizedToken(t *testing.T) {
 		}
 	})
 
-	// A ServiceAccount's token, before and after it is bound to the reader role.
+	// Two ServiceAccounts' tokens: one never bound to the reader role, one
+	// bound to it before its first scrape (the filter caches a denial for
+	// 30 s: binding the first one after its 403 would test that cache's
+	// expiry, waiting, not the binding).
 	cs, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -65,14 +68,18 @@ func TestMetricsNeedAnAuthorizedToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
-	if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "prometheus"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	tokenOf := func(account string) string {
+		t.Helper()
+		if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: account}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, account, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr.Status.Token
 	}
-	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "prometheus", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	token := tr.Status.Token
+	token, boundToken := tokenOf("prometheus"), tokenOf("scraper")
 
 	scrape := func(token string, protos ...string) (int, string, string, error) {
 		hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
@@ -131,7 +138,7 @@ func TestMetricsNeedAnAuthorizedToken(t *testing.T) {
 		}
 		binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name},
 			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name},
-			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "prometheus", Namespace: ns}}}
+			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "scraper", Namespace: ns}}}
 		if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -139,11 +146,11 @@ func TestMetricsNeedAnAuthorizedToken(t *testing.T) {
 			_ = cs.RbacV1().ClusterRoleBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
 			_ = cs.RbacV1().ClusterRoles().Delete(context.Background(), role.Name, metav1.DeleteOptions{})
 		})
-		// The filter caches a denial for a while, and the API server's
-		// authorizer sees the binding some time after it is written.
+		// The API server's authorizer sees the binding some time after it
+		// is written.
 		var body, proto string
 		testenv.Eventually(t, 0, "GET /metrics with a bound token to be served", func() (bool, error) {
-			code, b, p, err := scrape(token, "h2", "http/1.1")
+			code, b, p, err := scrape(boundToken, "h2", "http/1.1")
 			body, proto = b, p
 			return err == nil && code == http.StatusOK, fmt.Errorf("%d, %v", code, err)
 		})

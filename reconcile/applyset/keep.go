@@ -46,12 +46,15 @@ func SeedRecord(ctx context.Context, lister client.Reader, mapper meta.RESTMappe
 // status write failed calls it, so that the members it created stay
 // recorded: without it, the next pass would take them for objects it
 // never made (AdoptionRefused). It writes as c, the controller: only the
-// controller writes a parent's status.
-func KeepRecord(ctx context.Context, c client.Client, reader client.Reader, p Parent, inv Inventory, rec *Record) error {
+// controller writes a parent's status. It returns the resourceVersion of
+// the parent it wrote ("" when it wrote nothing): a cache at an older one
+// lacks the record.
+func KeepRecord(ctx context.Context, c client.Client, reader client.Reader, p Parent, inv Inventory, rec *Record) (string, error) {
 	if !rec.Changed() {
-		return nil
+		return "", nil
 	}
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	var version string
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		live, err := Reread(ctx, reader, p)
 		if err != nil {
 			return client.IgnoreNotFound(err)
@@ -93,6 +96,8 @@ func KeepRecord(ctx context.Context, c client.Client, reader client.Reader, p Pa
 		if err := c.Status().Patch(ctx, written, client.RawPatch(types.MergePatchType, patch)); err != nil {
 			return client.IgnoreNotFound(err)
 		}
+		version = written.GetResourceVersion()
 		return nil
 	})
+	return version, err
 }
