@@ -11,12 +11,12 @@ import (
 	"github.com/stencil-dev/stencil/outputs"
 	"github.com/stencil-dev/stencil/reconcile/access"
 	"github.com/stencil-dev/stencil/reconcile/authority"
-	"github.com/stencil-dev/stencil/reconcile/generated"
 	"github.com/stencil-dev/stencil/reconcile/hooks"
 	"github.com/stencil-dev/stencil/reconcile/lookup"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
 	"github.com/stencil-dev/stencil/reconcile/queue"
 	"github.com/stencil-dev/stencil/reconcile/shard"
+	"github.com/stencil-dev/stencil/reconcile/valuestore"
 	"github.com/stencil-dev/stencil/reconcile/watch"
 
 	"github.com/stencil-dev/stencil/reconcile/status"
@@ -176,7 +176,7 @@ type CompositionReconciler struct {
 	generated recall.Memo[map[string]string]
 	// keys holds the controller's key for generated values (package
 	// generated), shared by the reconcilers of every kind.
-	keys    *generated.Keys
+	keys    *valuestore.Keys
 	writers *writerCache
 	// readiness feeds stencil_compositions for the parents of every kind.
 	readiness *metrics.Readiness
@@ -328,7 +328,7 @@ func newCompositionReconciler(mgr ctrl.Manager, opts Options) (*CompositionRecon
 		keeper:       keeper,
 		lookups:      lookup.New(dc, mgr.GetRESTMapper(), checker),
 		served:       &sync.Map{},
-		keys:         &generated.Keys{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: opts.Namespace},
+		keys:         &valuestore.Keys{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: opts.Namespace},
 		order:        &rollout.OrderKey{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: opts.Namespace},
 	}
 	if err := mgr.Add(r.lookups); err != nil {
@@ -418,7 +418,7 @@ type scope struct {
 	lookedUp []tlookup.Read
 	// stores are the set's stores of generated values, as the render
 	// read them and placed its values (nil: its Bundle generates none).
-	stores *generated.Stores
+	stores *valuestore.Stores
 	// done ends the pass after the current phase, with status already set.
 	done bool
 	// admission is what admit decided of the parent's ServiceAccount.

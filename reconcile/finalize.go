@@ -21,8 +21,8 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
-	"github.com/stencil-dev/stencil/reconcile/generated"
 	"github.com/stencil-dev/stencil/reconcile/plan"
+	"github.com/stencil-dev/stencil/reconcile/valuestore"
 )
 
 // finalizeRecheck is how often a deletion waiting on members looks again
@@ -93,7 +93,7 @@ func (r finalizer) finalize(ctx context.Context, s *scope) (ctrl.Result, error) 
 		// Last, the set's store in the controller's namespace (package
 		// generated), the controller's own state: deleted as the
 		// controller, under either policy.
-		switch err := generated.DeleteController(ctx, r.Client, r.APIReader, r.Options.Namespace, p.ID); {
+		switch err := valuestore.DeleteController(ctx, r.Client, r.APIReader, r.Options.Namespace, p.ID); {
 		case apierrors.IsForbidden(err):
 			r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonForbidden, "Delete", "%v: it is left in place", err)
 		case err != nil:

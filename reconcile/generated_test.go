@@ -23,9 +23,9 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
-	"github.com/stencil-dev/stencil/reconcile/generated"
 	"github.com/stencil-dev/stencil/reconcile/shard"
-	tgenerated "github.com/stencil-dev/stencil/templates/generated"
+	"github.com/stencil-dev/stencil/reconcile/valuestore"
+	"github.com/stencil-dev/stencil/templates/generators"
 )
 
 // accountIn lets ServiceAccount stencil of tenant write ConfigMaps and
@@ -69,8 +69,8 @@ func noSecretHolds(t *testing.T, c client.Client, ns, value, what string) {
 	}
 }
 
-// storeOf reads the store of set id in ns (name: generated.Name, or
-// generated.ControllerName in the controller's namespace), nil when there
+// storeOf reads the store of set id in ns (name: valuestore.Name, or
+// valuestore.ControllerName in the controller's namespace), nil when there
 // is none.
 func storeOf(t *testing.T, ns, name string) *corev1.Secret {
 	t.Helper()
@@ -93,7 +93,7 @@ func holds(store *corev1.Secret, value string) bool {
 	}
 	want, _ := json.Marshal(value)
 	for k, v := range store.Data {
-		if bytes.Equal(v, want) && len(k) == 64 && !tgenerated.IsLegacyKey(k) {
+		if bytes.Equal(v, want) && len(k) == 64 && !generators.IsLegacyKey(k) {
 			return true
 		}
 	}
@@ -144,14 +144,14 @@ data:
 	id := applyset.ID("app", ns, applyset.CompositionGroupKind)
 
 	noSecretHolds(t, k, ns, password, "the platform's password")
-	store := storeOf(t, platform, generated.Name(id))
+	store := storeOf(t, platform, valuestore.Name(id))
 	if !holds(store, password) {
 		t.Fatalf("the store of platform does not keep the password under a keyed digest: %v", store)
 	}
-	if store.Labels[applyset.LabelPartOf] != id || store.Annotations[generated.AnnotationKey] == "" {
+	if store.Labels[applyset.LabelPartOf] != id || store.Annotations[valuestore.AnnotationKey] == "" {
 		t.Errorf("the store of platform: labels %v, annotations %v; want part-of %s and the key's ID", store.Labels, store.Annotations, id)
 	}
-	if s := storeOf(t, testenv.ControllerNamespace, generated.ControllerName(id)); s != nil {
+	if s := storeOf(t, testenv.ControllerNamespace, valuestore.ControllerName(id)); s != nil {
 		t.Errorf("the controller keeps a store of a set whose values all end up in namespaces: %v", slices.Collect(maps.Keys(s.Data)))
 	}
 
@@ -160,7 +160,7 @@ data:
 		grant(t, ns, "secrets-reader", user, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list"}})
 		reader := asUser(t, user)
 		noSecretHolds(t, reader, ns, password, "the platform's password")
-		err := reader.Get(ctx, key(platform, generated.Name(id)), &corev1.Secret{})
+		err := reader.Get(ctx, key(platform, valuestore.Name(id)), &corev1.Secret{})
 		if !apierrors.IsForbidden(err) {
 			t.Errorf("the reader of %s's Secrets reads the store of platform: %v", ns, err)
 		}
@@ -192,13 +192,13 @@ data:
 	})
 
 	t.Run("a store written with another key stalls the set, nothing made anew", func(t *testing.T) {
-		name := generated.Name(id)
-		good := storeOf(t, platform, name).Annotations[generated.AnnotationKey]
+		name := valuestore.Name(id)
+		good := storeOf(t, platform, name).Annotations[valuestore.AnnotationKey]
 		annotate := func(v string) {
-			mergePatch(t, secretObject(platform, name), fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, generated.AnnotationKey, v), applyset.FieldManager)
+			mergePatch(t, secretObject(platform, name), fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, valuestore.AnnotationKey, v), applyset.FieldManager)
 		}
 		annotate("0000000000000000")
-		stalled(t, ns, "app", v1alpha1.ReasonGeneratedKeyLost, platform+"/"+name, "0000000000000000", generated.KeySecretName)
+		stalled(t, ns, "app", v1alpha1.ReasonGeneratedKeyLost, platform+"/"+name, "0000000000000000", valuestore.KeySecretName)
 		if got := secretData(t, platform, "db-admin", "password"); got != password {
 			t.Errorf("the password was made anew under another key")
 		}
@@ -223,7 +223,7 @@ func appIs(t *testing.T, ns, replicas string) {
 // secretObject names Secret ns/name.
 func secretObject(ns, name string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(generated.SecretGVK)
+	u.SetGroupVersionKind(valuestore.SecretGVK)
 	u.SetNamespace(ns)
 	u.SetName(name)
 	return u
@@ -236,7 +236,7 @@ type certificate struct{ Cert, Key string }
 // whose certificate is caCert.
 func controllerCA(t *testing.T, id, caCert string) (certificate, bool) {
 	t.Helper()
-	store := storeOf(t, testenv.ControllerNamespace, generated.ControllerName(id))
+	store := storeOf(t, testenv.ControllerNamespace, valuestore.ControllerName(id))
 	if store == nil {
 		return certificate{}, false
 	}
@@ -339,16 +339,16 @@ data:
 	caCert := caBundle()
 	ca, ok := controllerCA(t, id, caCert)
 	if !ok {
-		t.Fatalf("the controller's store %s/%s does not keep the CA", testenv.ControllerNamespace, generated.ControllerName(id))
+		t.Fatalf("the controller's store %s/%s does not keep the CA", testenv.ControllerNamespace, valuestore.ControllerName(id))
 	}
 	keyLine := strings.Split(ca.Key, "\n")[1]
 	noSecretHolds(t, k, ns, keyLine, "the CA's key")
 	noSecretHolds(t, k, ns, base64.StdEncoding.EncodeToString([]byte(ca.Key)), "the CA's key in base64")
-	controllerStore := storeOf(t, testenv.ControllerNamespace, generated.ControllerName(id))
-	if controllerStore.Labels[applyset.LabelPartOf] != id || !generated.IsStore(controllerStore) {
+	controllerStore := storeOf(t, testenv.ControllerNamespace, valuestore.ControllerName(id))
+	if controllerStore.Labels[applyset.LabelPartOf] != id || !valuestore.IsStore(controllerStore) {
 		t.Errorf("the controller's store: labels %v, annotations %v", controllerStore.Labels, controllerStore.Annotations)
 	}
-	tenantStore := storeOf(t, ns, generated.Name(id))
+	tenantStore := storeOf(t, ns, valuestore.Name(id))
 	leafKey := secretData(t, ns, "webhook-tls", "tls.key")
 	found := false
 	for _, v := range tenantStore.Data {
@@ -374,12 +374,12 @@ data:
 		if err := k.Delete(ctx, comp); err != nil {
 			t.Fatal(err)
 		}
-		gone(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: testenv.ControllerNamespace, Name: generated.ControllerName(id)}})
-		gone(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: generated.Name(id)}})
+		gone(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: testenv.ControllerNamespace, Name: valuestore.ControllerName(id)}})
+		gone(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: valuestore.Name(id)}})
 	})
 }
 
-// argsDigest is the digest templates/generated takes of a call's
+// argsDigest is the digest templates/generators takes of a call's
 // arguments.
 func argsDigest(t *testing.T, args ...any) string {
 	t.Helper()
@@ -459,39 +459,39 @@ data:
 	// is the member stencil applied), and none elsewhere.
 	stop()
 	quote := func(v any) string { data, _ := json.Marshal(v); return string(data) }
-	unused := tgenerated.LegacyKey("templates/gone.yaml", "randAlphaNum", argsDigest(t, 20), 0)
+	unused := generators.LegacyKey("templates/gone.yaml", "randAlphaNum", argsDigest(t, 20), 0)
 	legacy := map[string]string{
-		tgenerated.LegacyKey("templates/db.yaml", "randAlphaNum", argsDigest(t, 32), 0):        quote(password),
-		tgenerated.LegacyKey("templates/app.yaml", "uuidv4", argsDigest(t), 0):                 quote(token),
-		tgenerated.LegacyKey("templates/ca.yaml", "genCA", argsDigest(t, "legacy-ca", 365), 0): quote(ca),
+		generators.LegacyKey("templates/db.yaml", "randAlphaNum", argsDigest(t, 32), 0):        quote(password),
+		generators.LegacyKey("templates/app.yaml", "uuidv4", argsDigest(t), 0):                 quote(token),
+		generators.LegacyKey("templates/ca.yaml", "genCA", argsDigest(t, "legacy-ca", 365), 0): quote(ca),
 		unused: quote("a-value-no-call-makes-any-more"),
 	}
 	data := map[string]any{}
 	for k, v := range legacy {
 		data[k] = base64.StdEncoding.EncodeToString([]byte(v))
 	}
-	old := secretObject(ns, generated.Name(id))
+	old := secretObject(ns, valuestore.Name(id))
 	old.Object["type"], old.Object["data"] = "Opaque", data
 	old.SetLabels(map[string]string{applyset.LabelPartOf: id})
-	old.SetAnnotations(map[string]string{generated.AnnotationStore: "true"})
+	old.SetAnnotations(map[string]string{valuestore.AnnotationStore: "true"})
 	if err := k.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(old), client.FieldOwner(applyset.FieldManager), client.ForceOwnership); err != nil {
 		t.Fatalf("write the legacy store: %v", err)
 	}
 	for _, s := range []*corev1.Secret{
-		{ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: generated.Name(id)}},
-		{ObjectMeta: metav1.ObjectMeta{Namespace: testenv.ControllerNamespace, Name: generated.ControllerName(id)}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: valuestore.Name(id)}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: testenv.ControllerNamespace, Name: valuestore.ControllerName(id)}},
 	} {
 		if err := k.Delete(context.Background(), s); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if s := storeOf(t, ns, generated.Name(id)); len(s.Data) != len(legacy) || s.Annotations[generated.AnnotationKey] != "" {
+	if s := storeOf(t, ns, valuestore.Name(id)); len(s.Data) != len(legacy) || s.Annotations[valuestore.AnnotationKey] != "" {
 		t.Fatalf("the legacy store holds %d values, annotations %v; want the %d legacy ones and no key", len(s.Data), s.Annotations, len(legacy))
 	}
 
 	c, _ := startWith(outer, opts)
 	eventually(t, "the store of platform to keep the password", func() (bool, error) {
-		return holds(storeOf(t, platform, generated.Name(id)), password), nil
+		return holds(storeOf(t, platform, valuestore.Name(id)), password), nil
 	})
 	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	c.Settle(t, ns)
@@ -506,20 +506,20 @@ data:
 		t.Errorf("the CA was made anew: %v", err)
 	}
 	noSecretHolds(t, k, ns, password, "the platform's password")
-	tenant := storeOf(t, ns, generated.Name(id))
+	tenant := storeOf(t, ns, valuestore.Name(id))
 	if !holds(tenant, token) || len(tenant.Data) != 1 {
 		t.Errorf("the tenant's store keeps %v; want the token alone, under its keyed digest", slices.Sorted(maps.Keys(tenant.Data)))
 	}
 	if _, ok := controllerCA(t, id, ca.Cert); !ok {
 		t.Errorf("the CA is not in the controller's store")
 	}
-	ctl := storeOf(t, testenv.ControllerNamespace, generated.ControllerName(id))
+	ctl := storeOf(t, testenv.ControllerNamespace, valuestore.ControllerName(id))
 	if ctl == nil || string(ctl.Data[unused]) != legacy[unused] {
 		t.Errorf("the value no call makes is not kept by the controller under its legacy key")
 	}
-	for _, s := range []*corev1.Secret{storeOf(t, platform, generated.Name(id)), tenant, ctl} {
+	for _, s := range []*corev1.Secret{storeOf(t, platform, valuestore.Name(id)), tenant, ctl} {
 		for k := range s.Data {
-			if tgenerated.IsLegacyKey(k) && k != unused {
+			if generators.IsLegacyKey(k) && k != unused {
 				t.Errorf("store %s/%s keeps the legacy key %s of a value a call moved", s.Namespace, s.Name, k)
 			}
 		}
@@ -530,12 +530,12 @@ data:
 			c.Spec.Values.Raw = fmt.Appendf(nil, `{"platform":%q,"appNamespace":%q}`, platform, platform)
 		})
 		gone(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"}})
-		gone(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: generated.Name(id)}})
+		gone(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: valuestore.Name(id)}})
 		condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 		if got := secretData(t, platform, "app", "token"); got != token {
 			t.Errorf("the token was made anew when its Secret moved")
 		}
-		if s := storeOf(t, platform, generated.Name(id)); !holds(s, token) || !holds(s, password) {
+		if s := storeOf(t, platform, valuestore.Name(id)); !holds(s, token) || !holds(s, password) {
 			t.Errorf("the store of platform does not keep the token and the password")
 		}
 		noSecretHolds(t, k, ns, token, "the token that moved to platform")
@@ -570,7 +570,7 @@ data: {a: b}
 	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"extra":false}`) })
 	gone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "extra"}})
-	if s := storeOf(t, ns, generated.Name(applyset.ID("app", ns, applyset.CompositionGroupKind))); s == nil || len(s.Data) != 1 {
+	if s := storeOf(t, ns, valuestore.Name(applyset.ID("app", ns, applyset.CompositionGroupKind))); s == nil || len(s.Data) != 1 {
 		t.Errorf("the store: %v, want it keeping the password", s)
 	}
 }

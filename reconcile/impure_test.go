@@ -16,8 +16,8 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
-	"github.com/stencil-dev/stencil/reconcile/generated"
 	"github.com/stencil-dev/stencil/reconcile/shard"
+	"github.com/stencil-dev/stencil/reconcile/valuestore"
 )
 
 // lookupFiles renders what three lookups answer: a ConfigMap of the
@@ -267,11 +267,11 @@ func TestGeneratedValuesAreKept(t *testing.T) {
 
 	id := applyset.ID("app", ns, applyset.CompositionGroupKind)
 	store := &corev1.Secret{}
-	if err := k.Get(ctx, key(ns, generated.Name(id)), store); err != nil {
+	if err := k.Get(ctx, key(ns, valuestore.Name(id)), store); err != nil {
 		t.Fatalf("the store of generated values: %v", err)
 	}
-	if store.Labels[applyset.LabelPartOf] != id || store.Annotations[generated.AnnotationStore] != "true" {
-		t.Errorf("the store's labels %v and annotations %v: want part-of %s and %s", store.Labels, store.Annotations, id, generated.AnnotationStore)
+	if store.Labels[applyset.LabelPartOf] != id || store.Annotations[valuestore.AnnotationStore] != "true" {
+		t.Errorf("the store's labels %v and annotations %v: want part-of %s and %s", store.Labels, store.Annotations, id, valuestore.AnnotationStore)
 	}
 	for k := range store.Data {
 		if strings.Contains(k, "password") || strings.Contains(k, "creds") {
@@ -292,7 +292,7 @@ func TestGeneratedValuesAreKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range parent.Status.Members {
-		if m.Name == generated.Name(id) {
+		if m.Name == valuestore.Name(id) {
 			t.Errorf("the store is listed in the parent's status: %+v", m)
 		}
 	}
@@ -351,7 +351,7 @@ func TestGeneratedValuesAreKept(t *testing.T) {
 			t.Fatal(err)
 		}
 		gone(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "creds"}})
-		gone(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: generated.Name(id)}})
+		gone(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: valuestore.Name(id)}})
 	})
 }
 

@@ -25,8 +25,8 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
-	"github.com/stencil-dev/stencil/reconcile/generated"
 	"github.com/stencil-dev/stencil/reconcile/shard"
+	"github.com/stencil-dev/stencil/reconcile/valuestore"
 )
 
 // patchOnly is what the forger of issue 37 item 1 may do to ConfigMaps:
@@ -299,7 +299,7 @@ stringData:
 		t.Fatal(err)
 	}
 	for _, s := range list.Items {
-		if s.Annotations[generated.AnnotationStore] == "true" {
+		if s.Annotations[valuestore.AnnotationStore] == "true" {
 			stores = append(stores, s)
 		}
 	}

@@ -108,7 +108,7 @@ func (r observer) plan(ctx context.Context, s *scope, loaded *templates.Bundle, 
 		r.lookups.Forget(r.lookupParent(s))
 	}
 	if s.stores != nil {
-		// Each value is kept where it ends up (package generated).
+		// Each value is kept where it ends up (package valuestore).
 		if err := s.stores.Place(p, obs.Generated); err != nil {
 			return nil, err
 		}

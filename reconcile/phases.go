@@ -25,8 +25,8 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/crds"
-	"github.com/stencil-dev/stencil/reconcile/generated"
 	"github.com/stencil-dev/stencil/reconcile/plan"
+	"github.com/stencil-dev/stencil/reconcile/valuestore"
 )
 
 // apply applies the plan: the pre- hooks that run for this revision (see
@@ -53,7 +53,7 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 		}
 	}
 	// The values the templates generated are kept before anything that
-	// may hold one is written (package generated): the stores of the
+	// may hold one is written (package valuestore): the stores of the
 	// namespaces as the writer, the controller's as the controller.
 	if s.stores != nil {
 		own := &applyset.Applier{Writer: r.Client, Reader: r.watches.Reader(), ID: s.plan.ID, Concurrency: 1, Schemas: r.schemas}
@@ -336,7 +336,7 @@ func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Resul
 func ordinaryApplied(s *scope) bool {
 	applied := 0
 	for _, res := range s.results {
-		if !plan.IsHook(res.Object) && !generated.IsStore(res.Object) {
+		if !plan.IsHook(res.Object) && !valuestore.IsStore(res.Object) {
 			applied++
 		}
 	}
@@ -426,8 +426,8 @@ func (r *CompositionReconciler) suspended(ctx context.Context, s *scope) (ctrl.R
 		if applyset.Owns(&m.Meta, m.GVK.GroupKind(), id, live.record, applyset.Consent{}) != applyset.Ours {
 			continue // a copy of the label on an object the set's record does not name
 		}
-		if generated.IsStore(&m.Meta) {
-			continue // stencil's own, not listed (package generated)
+		if valuestore.IsStore(&m.Meta) {
+			continue // stencil's own, not listed (package valuestore)
 		}
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(m.GVK)

@@ -19,8 +19,8 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
-	"github.com/stencil-dev/stencil/reconcile/generated"
 	"github.com/stencil-dev/stencil/reconcile/plan"
+	"github.com/stencil-dev/stencil/reconcile/valuestore"
 )
 
 // pruning is what prune and finalize delete members with: the pruners of
@@ -299,9 +299,9 @@ func (r pruning) withinBudget(ctx context.Context, s *scope, doomed []applyset.M
 		budget.Max = &all
 	}
 	// A store of generated values a pass emptied (its values kept
-	// elsewhere first: package generated) is stencil's own, not counted.
+	// elsewhere first: package valuestore) is stencil's own, not counted.
 	counted := slices.DeleteFunc(slices.Clone(doomed), func(m applyset.Member) bool {
-		return generated.IsStore(&m.Meta) && m.Meta.Name == generated.Name(s.plan.ID)
+		return valuestore.IsStore(&m.Meta) && m.Meta.Name == valuestore.Name(s.plan.ID)
 	})
 	err := budget.Check(counted, rendered+len(counted))
 	if err == nil {

@@ -18,10 +18,10 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
-	"github.com/stencil-dev/stencil/reconcile/generated"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/pull"
 	"github.com/stencil-dev/stencil/reconcile/revision"
+	"github.com/stencil-dev/stencil/reconcile/valuestore"
 	"github.com/stencil-dev/stencil/templates"
 	"github.com/stencil-dev/stencil/templates/lookup"
 )
@@ -57,11 +57,11 @@ func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 	in.Observed, in.Lookups = observed, answers
 	key += observedDigest(in.Observed)
 	if loaded.MayGenerate() {
-		var keyErr *generated.KeyError
+		var keyErr *valuestore.KeyError
 		switch err := r.kept(ctx, s, &in); {
 		case errors.As(err, &keyErr):
 			reporter{r.CompositionReconciler}.stall(s, v1alpha1.ReasonGeneratedKeyLost, err.Error())
-			return ctrl.Result{RequeueAfter: generated.KeyRecheck}, nil
+			return ctrl.Result{RequeueAfter: valuestore.KeyRecheck}, nil
 		case err != nil:
 			return ctrl.Result{}, err
 		}
@@ -114,19 +114,19 @@ func (r renderer) answersSame(s *scope, reads []lookup.Read) bool {
 }
 
 // kept gives in the values the set's templates generated before and the
-// set's key (package generated): those of its stores (members: from the
+// set's key (package valuestore): those of its stores (members: from the
 // member cache, else read live, those of the namespaces as the parent's
 // writer, the controller's as the controller) with those this process
 // last wrote to them, which a cache that lags holds not yet; s.stores
 // keeps the stores as read, for the apply. An error when a store cannot
 // be read (a render then would make new values for calls that have
-// some), a *generated.KeyError when one was written with another key.
+// some), a *valuestore.KeyError when one was written with another key.
 func (r renderer) kept(ctx context.Context, s *scope, in *templates.Input) error {
 	key, err := r.keys.Get(ctx)
 	if err != nil {
 		return err
 	}
-	stores, err := generated.Read(ctx, generated.Source{
+	stores, err := valuestore.Read(ctx, valuestore.Source{
 		SetID: applyset.ParentID(s.comp), ParentNamespace: s.comp.GetNamespace(),
 		Namespaces: append([]string{s.comp.GetNamespace()}, s.parent.inventory.Namespaces...), Tenant: r.memberReader(s),
 		ControllerNamespace: r.Options.Namespace, Controller: r.watches.Reader(), Key: &key, Record: s.parent.record,
@@ -135,7 +135,7 @@ func (r renderer) kept(ctx context.Context, s *scope, in *templates.Input) error
 		return err
 	}
 	written, _ := r.generated.Get(client.ObjectKeyFromObject(s.comp), string(s.comp.GetUID()))
-	if kept := generated.Merge(stores.Values(), written); len(kept) > 0 {
+	if kept := valuestore.Merge(stores.Values(), written); len(kept) > 0 {
 		in.Generated = kept
 	}
 	in.GeneratedKey = stores.SetKey()

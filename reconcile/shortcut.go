@@ -17,11 +17,11 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/outputs"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
-	"github.com/stencil-dev/stencil/reconcile/generated"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/recall"
 	"github.com/stencil-dev/stencil/reconcile/revision"
 	"github.com/stencil-dev/stencil/reconcile/rollout"
+	"github.com/stencil-dev/stencil/reconcile/valuestore"
 	"github.com/stencil-dev/stencil/templates/lookup"
 )
 
@@ -134,7 +134,7 @@ func (r shortcut) snapshot(ctx context.Context, s *scope) (ctrl.Result, error) {
 	var ids []string
 	for i, o := range objs {
 		planned[i] = recall.MemberKey{GVK: o.GroupVersionKind(), Namespace: o.GetNamespace(), Name: o.GetName()}
-		if !plan.IsHook(o) && !generated.IsStore(o) {
+		if !plan.IsHook(o) && !valuestore.IsStore(o) {
 			ordinary = append(ordinary, planned[i])
 			ids = append(ids, outputs.ID(o))
 		}

@@ -24,7 +24,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/templates/chart"
-	"github.com/stencil-dev/stencil/templates/generated"
+	"github.com/stencil-dev/stencil/templates/generators"
 	"github.com/stencil-dev/stencil/templates/kustomize"
 	"github.com/stencil-dev/stencil/templates/schema"
 )
@@ -505,7 +505,7 @@ func (b *Bundle) Own() *Bundle {
 func (b *Bundle) Spec() v1alpha1.BundleSpec { return *b.spec.DeepCopy() }
 
 // MayGenerate reports whether any template of the bundle names one of the
-// generators (package templates/generated): a render that cannot call one
+// generators (package templates/generators): a render that cannot call one
 // needs no values kept from earlier renders.
 func (b *Bundle) MayGenerate() bool {
 	b.generatesOnce.Do(func() {
@@ -513,7 +513,7 @@ func (b *Bundle) MayGenerate() bool {
 			if !chart.IsTemplate(name) && !chart.IsHelper(name) {
 				continue
 			}
-			for _, fn := range generated.Functions {
+			for _, fn := range generators.Functions {
 				if strings.Contains(src, fn) {
 					b.generates = true
 					return

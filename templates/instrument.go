@@ -8,7 +8,7 @@ import (
 	"text/template"
 	"text/template/parse"
 
-	"github.com/stencil-dev/stencil/templates/generated"
+	"github.com/stencil-dev/stencil/templates/generators"
 )
 
 // This file inserts the render's budget (budget.go) into parsed templates.
@@ -43,7 +43,7 @@ const (
 	pointReturn         // after it: one level back
 	pointInclude        // an include call
 	pointTpl            // a tpl call
-	pointGen            // a generator's call (package templates/generated): location.call names it
+	pointGen            // a generator's call (package templates/generators): location.call names it
 )
 
 // point is a call the instrumented templates make.
@@ -310,7 +310,7 @@ func (in *instrumenter) pipe(p *parse.PipeNode) error {
 			kind = pointInclude
 		case id.Ident == "tpl":
 			kind = pointTpl
-		case generated.IsFunction(id.Ident):
+		case generators.IsFunction(id.Ident):
 			kind, fn = pointGen, id.Ident
 		default:
 			continue

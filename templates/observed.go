@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/stencil-dev/stencil/templates/chart"
-	"github.com/stencil-dev/stencil/templates/generated"
+	"github.com/stencil-dev/stencil/templates/generators"
 	"github.com/stencil-dev/stencil/templates/lookup"
 )
 
@@ -61,7 +61,7 @@ type Observations struct {
 	// given and renders again while an answer changed.
 	Lookups []lookup.Read `json:"lookups,omitempty"`
 	// Generated are the values the render's generators made anew (package
-	// templates/generated), by key: the caller keeps them for every later
+	// templates/generators), by key: the caller keeps them for every later
 	// render of the set (Input.Generated).
 	Generated map[string]string `json:"generated,omitempty"`
 }
@@ -151,12 +151,12 @@ type observeLog struct {
 	// lookups answers lookup from Input.Lookups; memo the generators from
 	// Input.Generated.
 	lookups *lookup.Log
-	memo    *generated.Memo
+	memo    *generators.Memo
 }
 
 func newObserveLog(in Input) *observeLog {
 	return &observeLog{observed: in.Observed, reads: map[[2]string]string{},
-		lookups: lookup.NewLog(in.Lookups), memo: generated.NewMemo(in.Generated, in.GeneratedKey)}
+		lookups: lookup.NewLog(in.Lookups), memo: generators.NewMemo(in.Generated, in.GeneratedKey)}
 }
 
 // read returns a copy of the value at path of member id, and records it.

@@ -63,11 +63,11 @@ type Input struct {
 	Lookups lookup.Table `json:"lookups,omitempty"`
 	// Generated are the values earlier renders of the set generated (the
 	// random strings, keys and certificates of package
-	// templates/generated), by key: the same calls give them again.
+	// templates/generators), by key: the same calls give them again.
 	Generated map[string]string `json:"generated,omitempty"`
 	// GeneratedKey is the set's secret key that the keys of Generated
-	// are HMACs with (templates/generated.Key): the controller derives it
-	// for each set from its own key (package reconcile/generated). It
+	// are HMACs with (templates/generators.Key): the controller derives it
+	// for each set from its own key (package reconcile/valuestore). It
 	// reaches no template, status or message. nil keys them with an
 	// empty key (offline: nothing is kept).
 	GeneratedKey []byte `json:"generatedKey,omitempty"`

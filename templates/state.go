@@ -42,7 +42,7 @@ type renderState struct {
 	// what it read of them (observed.go).
 	observe *observeLog
 	// unit is the file of templates/ being rendered: the scope of the
-	// generators' calls (package templates/generated).
+	// generators' calls (package templates/generators).
 	unit string
 	// funcs are the functions bound for this render: the generators'
 	// points call theirs.
@@ -80,7 +80,7 @@ func funcMap(st *renderState, g *funcs.Guard, allowNondeterministic bool) templa
 
 // generate calls the generator of point loc's location (a call the
 // instrumenter rewrote) through the render's memo: the value kept for the
-// call, or a new one (package templates/generated).
+// call, or a new one (package templates/generators).
 func (st *renderState) generate(loc int, args []any) (any, error) {
 	name := st.set.locs[loc].call
 	fn, ok := st.funcs[name]

@@ -22,10 +22,10 @@ import (
 	"github.com/stencil-dev/stencil/internal/cli/flags"
 	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/reconcile"
-	"github.com/stencil-dev/stencil/reconcile/generated"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/revision"
 	"github.com/stencil-dev/stencil/reconcile/rollout"
+	"github.com/stencil-dev/stencil/reconcile/valuestore"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -286,7 +286,7 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 	}
 	// As the controller would render it: with the generated values it
 	// keeps, the lookups answered (as the user) and the members observed.
-	var stores *generated.Stores
+	var stores *valuestore.Stores
 	if e.bundle.MayGenerate() {
 		if stores, err = e.s.kept(ctx, t.parent, rec); err != nil {
 			r.outcome, r.err = unchecked, err

@@ -26,9 +26,9 @@ import (
 	"github.com/stencil-dev/stencil/internal/cli/flags"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
-	"github.com/stencil-dev/stencil/reconcile/generated"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/rollout"
+	"github.com/stencil-dev/stencil/reconcile/valuestore"
 	"github.com/stencil-dev/stencil/templates"
 	"github.com/stencil-dev/stencil/templates/lookup"
 )
@@ -47,7 +47,7 @@ type planFlags struct {
 	// includeCRDs prints the chart's crds/ CRDs (render).
 	includeCRDs bool
 	// controllerNamespace is the controller's namespace, where its key
-	// for generated values is (reconcile/generated).
+	// for generated values is (reconcile/valuestore).
 	controllerNamespace string
 }
 
@@ -224,7 +224,7 @@ func planParent(ctx context.Context, s *session, r plan.Renderer, b *templates.B
 	}
 	// The Secrets keeping the generated values in the namespaces they end
 	// up in are members the controller applies beside the chart's
-	// (package generated): part of the plan diff compares, though render
+	// (package valuestore): part of the plan diff compares, though render
 	// does not print them. The controller's own store is not: only the
 	// controller writes it.
 	if obs.stores != nil {
@@ -239,11 +239,11 @@ func planParent(ctx context.Context, s *session, r plan.Renderer, b *templates.B
 // the stores of generated values it was given (nil: none read).
 type observations struct {
 	templates.Observations
-	stores *generated.Stores
+	stores *valuestore.Stores
 }
 
 // planObserved is planParent without the store of generated values, with
-// what the render observed: the objects it held back, what it generated.
+// what the render observed: the objects it held back, what it valuestore.
 // Offline it is the controller's first pass: no member is observed, and
 // what waits for a member's value is held back. Online the templates
 // observe the parent's live members, read as the user (see
@@ -254,7 +254,7 @@ func planObserved(ctx context.Context, s *session, r plan.Renderer, b *templates
 		return nil, observations{}, fmt.Errorf("%s: %w", describeParent(p), err)
 	}
 	var answer plan.Answer
-	var stores *generated.Stores
+	var stores *valuestore.Stores
 	observe := s.observe(nil)
 	if s.client != nil {
 		answer = s.answer
@@ -281,19 +281,19 @@ func planObserved(ctx context.Context, s *session, r plan.Renderer, b *templates
 
 // kept reads, live and as the user, the stores of the values the
 // controller keeps of what p's templates generated (package
-// reconcile/generated) and the controller's key, so a render shows the
+// reconcile/valuestore) and the controller's key, so a render shows the
 // passwords and certificates the cluster holds, not new ones. A store
 // the user may not read is left out, as is one the set's record rec
 // does not name (a store the controller would not read), and without the key (a user who
 // may not read it: only the controller and cluster admins should) no
 // value kept under a keyed digest is found: those values are new ones
 // in the render, as on a first install, and a note says so.
-func (s *session) kept(ctx context.Context, p applyset.Parent, rec *applyset.Record) (*generated.Stores, error) {
+func (s *session) kept(ctx context.Context, p applyset.Parent, rec *applyset.Record) (*valuestore.Stores, error) {
 	ns := s.controllerNamespace
 	if ns == "" {
 		ns = reconcile.DefaultNamespace
 	}
-	src := generated.Source{SetID: applyset.ParentID(p), ParentNamespace: p.GetNamespace(), Namespaces: []string{p.GetNamespace()},
+	src := valuestore.Source{SetID: applyset.ParentID(p), ParentNamespace: p.GetNamespace(), Namespaces: []string{p.GetNamespace()},
 		Tenant: s.client, ControllerNamespace: ns, Controller: s.client, SkipForbidden: true, Record: rec}
 	live := &metav1.PartialObjectMetadata{}
 	live.SetGroupVersionKind(p.ParentGVK())
@@ -301,23 +301,23 @@ func (s *session) kept(ctx context.Context, p applyset.Parent, rec *applyset.Rec
 		src.Namespaces = append(src.Namespaces, applyset.ParseInventory(live.GetAnnotations()).Namespaces...)
 	}
 	secret := &corev1.Secret{}
-	err := s.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: generated.KeySecretName}, secret)
+	err := s.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: valuestore.KeySecretName}, secret)
 	switch {
 	case err == nil:
-		key, kerr := generated.NewKey(secret.Data[generated.KeyField])
+		key, kerr := valuestore.NewKey(secret.Data[valuestore.KeyField])
 		if kerr != nil {
-			return nil, fmt.Errorf("Secret %s/%s: %w", ns, generated.KeySecretName, kerr)
+			return nil, fmt.Errorf("Secret %s/%s: %w", ns, valuestore.KeySecretName, kerr)
 		}
 		src.Key = &key
 	case apierrors.IsNotFound(err), apierrors.IsForbidden(err):
 		if !s.keyNoted {
-			fmt.Fprintf(s.notes, "note: the controller's key for generated values (Secret %s/%s) cannot be read as you: generated values are shown as new ones, not those the cluster keeps\n", ns, generated.KeySecretName)
+			fmt.Fprintf(s.notes, "note: the controller's key for generated values (Secret %s/%s) cannot be read as you: generated values are shown as new ones, not those the cluster keeps\n", ns, valuestore.KeySecretName)
 			s.keyNoted = true
 		}
 	default:
-		return nil, fmt.Errorf("read Secret %s/%s: %w", ns, generated.KeySecretName, err)
+		return nil, fmt.Errorf("read Secret %s/%s: %w", ns, valuestore.KeySecretName, err)
 	}
-	return generated.Read(ctx, src)
+	return valuestore.Read(ctx, src)
 }
 
 // recordOf is the record of p's members (applyset.RecordOf) as the

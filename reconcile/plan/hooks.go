@@ -147,7 +147,7 @@ func OrdinaryObjects(objs []*unstructured.Unstructured) []*unstructured.Unstruct
 }
 
 // AnnotationGeneratedStore marks the store of a set's generated values
-// (package reconcile/generated): a member the pass applies first, on its
+// (package reconcile/valuestore): a member the pass applies first, on its
 // own, and does not report in the parent's status.
 const AnnotationGeneratedStore = "stencil.dev/generated-values"
 

@@ -10,7 +10,7 @@
 //     ago only where a bundle opts in
 //     (nondeterministic.go; a Helm test hook may call them); lookup and
 //     the generators are bound by package templates to what its caller
-//     gives (templates/lookup, templates/generated).
+//     gives (templates/lookup, templates/generators).
 //   - guard.go, guard_adapt.go: the budget (MaxFunctionBytes,
 //     MaxCostlyCalls), charged by every function that builds a string, a
 //     list or a map; sprig's panics and messages scrubbed of values.

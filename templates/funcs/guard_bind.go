@@ -324,7 +324,7 @@ func addSerializers(t map[string]binder) {
 // allowed, still bounded: rand* build count characters, and the key and
 // certificate generators are costly.
 // addGenerators binds the random string functions, charged for what they
-// make (package templates/generated keeps their values for a set).
+// make (package templates/generators keeps their values for a set).
 func addGenerators(t map[string]binder, s map[string]any) {
 	for _, name := range []string{"randAlphaNum", "randAlpha", "randAscii", "randNumeric"} {
 		f := s[name].(func(int) string)

@@ -48,6 +48,6 @@ func RefusedNondeterministic(err error) bool {
 // and cannot be kept: refused unless the bundle sets allowNondeterministic,
 // since a value that changes every render makes every reconcile a write.
 // The generators (random strings, keys, certificates: package
-// templates/generated) are allowed: a render keeps what they make for
+// templates/generators) are allowed: a render keeps what they make for
 // its set, so they give the same value on every pass.
 var nondeterministic = []string{"now", "ago"}

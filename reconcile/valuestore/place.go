@@ -1,4 +1,4 @@
-package generated
+package valuestore
 
 import (
 	"encoding/base64"
@@ -23,7 +23,7 @@ const MinPiece = 16
 const Controller = ""
 
 // Place says where each of values (key → the value's JSON, as
-// templates/generated keeps them) is kept: in the store of each namespace
+// templates/generators keeps them) is kept: in the store of each namespace
 // whose rendered objects, objs, hold every piece of it, else (found only
 // in cluster-scoped objects, split across namespaces, or in no object:
 // hashed, unused, a call the templates stop making) in the controller's

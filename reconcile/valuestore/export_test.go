@@ -1,4 +1,4 @@
-package generated
+package valuestore
 
 // HoldKey makes k hold key as if it had read it more than a recheck
 // ago: its next Get reads the Secret again.

@@ -5,7 +5,7 @@
 // calls the generator (crypto/rand: nothing a tenant can read predicts
 // it) and records the new value. The caller keeps the values (the
 // controller: in Secrets placed where the values end up, see package
-// reconcile/generated) and gives them to every later render, so the
+// reconcile/valuestore) and gives them to every later render, so the
 // same inputs give the same objects on every pass, after a restart, a
 // drift repair or a shard move.
 //
@@ -27,4 +27,4 @@
 //     test a guess of one offline. A value kept under its LegacyKey (a
 //     bare SHA-256, as stores were written before) is found too and
 //     recorded again under its Key, never made anew.
-package generated
+package generators

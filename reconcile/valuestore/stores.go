@@ -1,4 +1,4 @@
-package generated
+package valuestore
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
-	tgenerated "github.com/stencil-dev/stencil/templates/generated"
+	"github.com/stencil-dev/stencil/templates/generators"
 )
 
 // Source says where Read finds the stores of a set, and as whom.
@@ -108,8 +108,8 @@ func (s *Stores) read(ctx context.Context, r client.Reader, ns, name, dest strin
 	}
 	id := live.GetAnnotations()[AnnotationKey]
 	if id == "" {
-		maps.DeleteFunc(values, func(k, _ string) bool { return !tgenerated.IsLegacyKey(k) })
-	} else if s.src.Key != nil && id != s.src.Key.ID() && slices.ContainsFunc(slices.Collect(maps.Keys(values)), func(k string) bool { return !tgenerated.IsLegacyKey(k) }) {
+		maps.DeleteFunc(values, func(k, _ string) bool { return !generators.IsLegacyKey(k) })
+	} else if s.src.Key != nil && id != s.src.Key.ID() && slices.ContainsFunc(slices.Collect(maps.Keys(values)), func(k string) bool { return !generators.IsLegacyKey(k) }) {
 		return &KeyError{Store: ns + "/" + name, Want: id, Have: s.src.Key.ID(), Namespace: s.src.ControllerNamespace}
 	}
 	s.held[dest] = held{uid: live.GetUID(), values: values}
@@ -188,12 +188,12 @@ func (s *Stores) Place(p *plan.Plan, values map[string]string) error {
 func moved(values map[string]string) map[string]string {
 	keyed := map[string]bool{}
 	for k, v := range values {
-		if !tgenerated.IsLegacyKey(k) {
+		if !generators.IsLegacyKey(k) {
 			keyed[v] = true
 		}
 	}
 	out := maps.Clone(values)
-	maps.DeleteFunc(out, func(k, v string) bool { return tgenerated.IsLegacyKey(k) && keyed[v] })
+	maps.DeleteFunc(out, func(k, v string) bool { return generators.IsLegacyKey(k) && keyed[v] })
 	return out
 }
 

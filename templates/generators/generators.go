@@ -1,4 +1,4 @@
-package generated
+package generators
 
 import (
 	"crypto/hmac"
@@ -124,7 +124,7 @@ func (m *Memo) Made() map[string]string {
 
 // Key names one call: unit's n-th call (from 0) of function name with
 // arguments of digest args, as an HMAC-SHA256 keyed with setKey, the
-// set's own secret key (reconcile/generated derives it from the
+// set's own secret key (reconcile/valuestore derives it from the
 // controller's key; no reader of a store can). Whoever reads the keys of
 // a store therefore cannot test a guess of an argument (a password given
 // to htpasswd, a key given to encryptAES) offline: without setKey, the

@@ -1,4 +1,4 @@
-package generated
+package valuestore
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package generated_test
+package generators_test
 
 import (
 	"crypto/sha256"
@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stencil-dev/stencil/templates/generated"
+	"github.com/stencil-dev/stencil/templates/generators"
 )
 
-// setKey is a set's key, as reconcile/generated derives one.
+// setKey is a set's key, as reconcile/valuestore derives one.
 var setKey = []byte("0123456789abcdef0123456789abcdef")
 
 // TestMemo: the n-th call of a function with the same arguments in the
@@ -23,7 +23,7 @@ func TestMemo(t *testing.T) {
 		counter++
 		return map[string]any{"n": n, "call": counter}, nil
 	}
-	m := generated.NewMemo(nil, setKey)
+	m := generators.NewMemo(nil, setKey)
 	first, err := m.Call("templates/a.yaml", "genX", gen, []any{int64(3)}) // a template's number converts
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +35,7 @@ func TestMemo(t *testing.T) {
 		t.Fatalf("made %d values in %d calls, want 3 (rank, unit)", len(made), counter)
 	}
 
-	again := generated.NewMemo(made, setKey)
+	again := generators.NewMemo(made, setKey)
 	a1, _ := again.Call("templates/a.yaml", "genX", gen, []any{3})
 	a2, _ := again.Call("templates/a.yaml", "genX", gen, []any{3})
 	b1, _ := again.Call("templates/b.yaml", "genX", gen, []any{3})
@@ -56,15 +56,15 @@ func TestMemo(t *testing.T) {
 	for k := range made {
 		reshaped[k] = `"a string, not a map"`
 	}
-	if _, err := generated.NewMemo(reshaped, setKey).Call("templates/a.yaml", "genX", gen, []any{3}); err != nil || counter != 5 {
+	if _, err := generators.NewMemo(reshaped, setKey).Call("templates/a.yaml", "genX", gen, []any{3}); err != nil || counter != 5 {
 		t.Errorf("a value kept in another shape: %v, %d calls; want it made anew", err, counter)
 	}
 
 	full := map[string]string{}
-	for i := range generated.MaxValues {
+	for i := range generators.MaxValues {
 		full[strings.Repeat("k", i+1)] = `{}`
 	}
-	if _, err := generated.NewMemo(full, setKey).Call("templates/a.yaml", "genX", gen, []any{9}); err == nil || !strings.Contains(err.Error(), "at most") {
+	if _, err := generators.NewMemo(full, setKey).Call("templates/a.yaml", "genX", gen, []any{9}); err == nil || !strings.Contains(err.Error(), "at most") {
 		t.Errorf("past MaxValues: %v, want a refusal", err)
 	}
 	if _, err := m.Call("templates/a.yaml", "genX", gen, []any{"three"}); err == nil {
@@ -80,7 +80,7 @@ func TestMemo(t *testing.T) {
 // set's key gives other keys.
 func TestKeysAreKeyedDigests(t *testing.T) {
 	const unit, password = "templates/auth.yaml", "hunter2"
-	m := generated.NewMemo(nil, setKey)
+	m := generators.NewMemo(nil, setKey)
 	htpasswd := func(user, pass string) string { return user + ":" + strings.Repeat("x", len(pass)) }
 	if _, err := m.Call(unit, "htpasswd", htpasswd, []any{"admin", password}); err != nil {
 		t.Fatal(err)
@@ -91,22 +91,22 @@ func TestKeysAreKeyedDigests(t *testing.T) {
 	}
 	args := argsDigest(t, "admin", password)
 	for k := range made {
-		if len(k) != 64 || generated.IsLegacyKey(k) {
+		if len(k) != 64 || generators.IsLegacyKey(k) {
 			t.Errorf("key %q: want 64 hexadecimal digits of an HMAC", k)
 		}
-		if k == generated.LegacyKey(unit, "htpasswd", args, 0) {
+		if k == generators.LegacyKey(unit, "htpasswd", args, 0) {
 			t.Errorf("the key is the bare SHA-256 of the call: a guess of the password is testable offline")
 		}
 		for _, guess := range []string{"", "hunter1", password} {
 			g := argsDigest(t, "admin", guess)
-			if k == generated.Key(nil, unit, "htpasswd", g, 0) || k == generated.Key([]byte("guessed"), unit, "htpasswd", g, 0) {
+			if k == generators.Key(nil, unit, "htpasswd", g, 0) || k == generators.Key([]byte("guessed"), unit, "htpasswd", g, 0) {
 				t.Errorf("a guess %q with no set key recomputes the key", guess)
 			}
 		}
-		if k != generated.Key(setKey, unit, "htpasswd", args, 0) {
+		if k != generators.Key(setKey, unit, "htpasswd", args, 0) {
 			t.Errorf("the key is not Key(setKey, call)")
 		}
-		if k == generated.Key([]byte("another set's key, 32 bytes long"), unit, "htpasswd", args, 0) {
+		if k == generators.Key([]byte("another set's key, 32 bytes long"), unit, "htpasswd", args, 0) {
 			t.Errorf("another set's key gives the same key")
 		}
 	}
@@ -119,12 +119,12 @@ func TestKeysAreKeyedDigests(t *testing.T) {
 func TestLegacyKeysMove(t *testing.T) {
 	calls := 0
 	gen := func(n int) string { calls++; return strings.Repeat("v", n) }
-	legacy := generated.LegacyKey("templates/a.yaml", "randAlphaNum", argsDigest(t, 16), 0)
-	if !generated.IsLegacyKey(legacy) {
+	legacy := generators.LegacyKey("templates/a.yaml", "randAlphaNum", argsDigest(t, 16), 0)
+	if !generators.IsLegacyKey(legacy) {
 		t.Fatalf("LegacyKey %q is not IsLegacyKey", legacy)
 	}
 	kept := map[string]string{legacy: `"the-old-password"`}
-	m := generated.NewMemo(kept, setKey)
+	m := generators.NewMemo(kept, setKey)
 	v, err := m.Call("templates/a.yaml", "randAlphaNum", gen, []any{16})
 	if err != nil || v != "the-old-password" || calls != 0 {
 		t.Fatalf("a legacy value: %v %v, %d calls; want the kept value, no call", v, err, calls)
@@ -133,16 +133,16 @@ func TestLegacyKeysMove(t *testing.T) {
 		t.Fatalf("the second such call: %v, %d calls; want a new value (another rank)", err, calls)
 	}
 	made := m.Made()
-	want := generated.Key(setKey, "templates/a.yaml", "randAlphaNum", argsDigest(t, 16), 0)
+	want := generators.Key(setKey, "templates/a.yaml", "randAlphaNum", argsDigest(t, 16), 0)
 	if made[want] != `"the-old-password"` || len(made) != 2 {
 		t.Errorf("made %v: want the legacy value under %s, and the new one", made, want)
 	}
 
 	full := map[string]string{legacy: `"old"`}
-	for i := range generated.MaxValues - 1 {
+	for i := range generators.MaxValues - 1 {
 		full[strings.Repeat("k", i+1)] = `{}`
 	}
-	if _, err := generated.NewMemo(full, setKey).Call("templates/a.yaml", "randAlphaNum", gen, []any{16}); err != nil {
+	if _, err := generators.NewMemo(full, setKey).Call("templates/a.yaml", "randAlphaNum", gen, []any{16}); err != nil {
 		t.Errorf("moving a legacy value of a full set: %v, want it moved", err)
 	}
 }

@@ -1,4 +1,4 @@
-package generated_test
+package valuestore_test
 
 import (
 	"encoding/base64"
@@ -13,11 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/stencil-dev/stencil/reconcile/generated"
+	"github.com/stencil-dev/stencil/reconcile/valuestore"
 )
 
 // certificate is what sprig's genCA and genSignedCert return, as
-// templates/generated keeps it.
+// templates/generators keeps it.
 type certificate struct{ Cert, Key string }
 
 // certificates are a CA and a certificate it signed, made by sprig's
@@ -37,7 +37,7 @@ func certificates(t *testing.T) (ca, leaf certificate) {
 	return both[0], both[1]
 }
 
-// raw is v as templates/generated keeps it.
+// raw is v as templates/generators keeps it.
 func raw(t *testing.T, v any) string {
 	t.Helper()
 	data, err := json.Marshal(v)
@@ -98,7 +98,7 @@ func TestPlace(t *testing.T) {
 	)
 	objs = append(objs, objects(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: files, namespace: nested}\ndata:\n  server.yaml: |\n    tls:\n      key: |\n"+indent(8, leaf.Key)+"\n      cert: |\n"+indent(8, leaf.Cert)+"\n")...)
 
-	got := generated.Place(objs, values)
+	got := valuestore.Place(objs, values)
 	where := map[string][]string{}
 	for dest, vs := range got {
 		for k := range vs {
@@ -111,11 +111,11 @@ func TestPlace(t *testing.T) {
 	want := map[string][]string{
 		"password": {"platform"},
 		"leaf":     {"nested", "web"}, // client holds its certificate, not its key
-		"ca":       {generated.Controller},
-		"pin":      {generated.Controller},
-		"hashed":   {generated.Controller},
-		"unused":   {generated.Controller},
-		"number":   {generated.Controller},
+		"ca":       {valuestore.Controller},
+		"pin":      {valuestore.Controller},
+		"hashed":   {valuestore.Controller},
+		"unused":   {valuestore.Controller},
+		"number":   {valuestore.Controller},
 	}
 	for _, k := range slices.Sorted(maps.Keys(want)) {
 		if !slices.Equal(where[k], want[k]) {
@@ -133,10 +133,10 @@ func TestPlace(t *testing.T) {
 	// A certificate whose base64 sits in another namespace's object: the
 	// client namespace holds every piece of the leaf's certificate.
 	onlyCert := map[string]string{"cert": raw(t, leaf.Cert)}
-	if got := generated.Place(objs, onlyCert); got["client"]["cert"] == "" || got["web"]["cert"] == "" {
+	if got := valuestore.Place(objs, onlyCert); got["client"]["cert"] == "" || got["web"]["cert"] == "" {
 		t.Errorf("a certificate inside a kubeconfig inside a Secret's data: %v, want it found in client and web", slices.Sorted(maps.Keys(got)))
 	}
-	if got := generated.Place(nil, values); len(got) != 1 || len(got[generated.Controller]) != len(values) {
+	if got := valuestore.Place(nil, values); len(got) != 1 || len(got[valuestore.Controller]) != len(values) {
 		t.Errorf("no objects: %v, want every value kept by the controller", got)
 	}
 }
@@ -145,17 +145,17 @@ func TestPlace(t *testing.T) {
 // body lines without the armour and the short last line.
 func TestPieces(t *testing.T) {
 	ca, _ := certificates(t)
-	pieces := generated.Pieces(raw(t, ca))
+	pieces := valuestore.Pieces(raw(t, ca))
 	if len(pieces) < 4 {
 		t.Fatalf("a CA's pieces: %d, want its certificate's and its key's body lines", len(pieces))
 	}
 	for _, p := range pieces {
-		if strings.Contains(p, "-----") || len(p) < generated.MinPiece || !strings.Contains(ca.Cert+ca.Key, p) {
+		if strings.Contains(p, "-----") || len(p) < valuestore.MinPiece || !strings.Contains(ca.Cert+ca.Key, p) {
 			t.Errorf("piece %q: want a body line of the certificate or the key", p)
 		}
 	}
 	for _, short := range []string{raw(t, "1234"), raw(t, 42), `not json`, raw(t, nil)} {
-		if p := generated.Pieces(short); len(p) != 0 {
+		if p := valuestore.Pieces(short); len(p) != 0 {
 			t.Errorf("Pieces(%s) = %q, want none", short, p)
 		}
 	}

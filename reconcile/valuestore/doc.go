@@ -1,6 +1,6 @@
 // Package generated keeps, for each set, the values its templates
 // generated (random strings, keys, certificates: package
-// templates/generated) in Secrets placed where the values end up, so
+// templates/generators) in Secrets placed where the values end up, so
 // that every later render of the set gives the same objects and no
 // value is less protected than the objects that hold it.
 //
@@ -35,7 +35,7 @@
 //     moving between stores is never held by none, whichever write fails.
 //   - Migration. A store written before (in the parent's namespace, keys
 //     the bare SHA-256 of the calls, no key recorded) is read too: a call
-//     finds its value under the legacy key (templates/generated), and the
+//     finds its value under the legacy key (templates/generators), and the
 //     value moves to its keyed digest and its destinations; a legacy
 //     value no call makes any more moves, under its legacy key, to the
 //     controller's store.
@@ -51,7 +51,7 @@
 // in the parent's status (IsStore).
 //
 // Invariants: values are only ever added (a call the templates stop
-// making keeps its value, bounded by templates/generated.MaxValues);
+// making keeps its value, bounded by templates/generators.MaxValues);
 // every value a store held is kept by some store after every pass.
 //
 // A store of a namespace is read only when it is this set's member: one
@@ -59,4 +59,4 @@
 // never one that only carries the set's part-of label and stencil's field
 // manager. The store of the controller's namespace, where only the
 // controller and cluster admins write Secrets, is the set's by its label.
-package generated
+package valuestore
