@@ -18,8 +18,8 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/shard"
 )
 
@@ -35,7 +35,7 @@ func startShardAs(t *testing.T, shardName, account string) (*testenv.Controller,
 	t.Helper()
 	ctx, cancel := context.WithCancel(suiteCtx)
 	c, err := testenv.StartWith(ctx, controllerCfg, testenv.ControllerOptions{Shard: shardName,
-		Configure: func(o *reconcile.Options) { o.DefaultServiceAccount = account }})
+		Configure: func(o *engine.Options) { o.DefaultServiceAccount = account }})
 	if err != nil {
 		cancel()
 		t.Fatalf("start shard %s: %v", shardName, err)

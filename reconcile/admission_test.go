@@ -23,7 +23,6 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/publish"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/admission"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
@@ -413,7 +412,7 @@ func TestAdmissionPublishedKind(t *testing.T) {
 	eventually(t, "a Gadget admitted with its ApplySet metadata", func() (bool, error) {
 		probe := gadget(group, ns, "probe", `{"size":1,"color":"red"}`)
 		err := k.Create(ctx, probe, client.DryRunAll)
-		return err == nil && probe.GetLabels()[applyset.LabelApplySetID] != "" && slices.Contains(probe.GetFinalizers(), reconcile.Finalizer), err
+		return err == nil && probe.GetLabels()[applyset.LabelApplySetID] != "" && slices.Contains(probe.GetFinalizers(), v1alpha1.Finalizer), err
 	})
 
 	eventually(t, "the webhook to refuse a blue Gadget", func() (bool, error) {

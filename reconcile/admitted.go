@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -12,12 +11,11 @@ import (
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/authority"
+	"github.com/stencil-dev/stencil/reconcile/engine"
+	"github.com/stencil-dev/stencil/reconcile/parent"
 	"github.com/stencil-dev/stencil/reconcile/shard"
 	"github.com/stencil-dev/stencil/reconcile/status"
 )
-
-// DefaultAdmissionMargin is Options.AdmissionMargin's default.
-const DefaultAdmissionMargin = 10 * time.Second
 
 // admission is what the pass's admission check (admit) decided.
 type admission struct {
@@ -33,12 +31,12 @@ type admission struct {
 // Stalled (reason NotAdmitted) and nothing is read, applied, pruned or
 // deleted as the account; one being deleted whose admission waits for a
 // change it can no longer get is let go, its members left in place.
-func (r *CompositionReconciler) admit(ctx context.Context, s *scope) (done bool, res ctrl.Result, err error) {
+func (r *Controller) admit(ctx context.Context, s *scope) (done bool, res ctrl.Result, err error) {
 	p, err := r.authorityParent(s.comp)
 	if err != nil {
 		return false, ctrl.Result{}, err
 	}
-	cov, err := r.authority.Coverage(ctx, r.parentResource())
+	cov, err := r.Authority.Coverage(ctx, r.parentResource())
 	if err != nil {
 		return false, ctrl.Result{}, err
 	}
@@ -67,19 +65,19 @@ func (r *CompositionReconciler) admit(ctx context.Context, s *scope) (done bool,
 // letGo drops the finalizer of a parent being deleted whose admission
 // cannot be told: its members are left as they are, still labelled,
 // since nothing may be deleted or orphaned as its account.
-func (r *CompositionReconciler) letGo(ctx context.Context, s *scope, why string) error {
+func (r *Controller) letGo(ctx context.Context, s *scope, why string) error {
 	r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonNotAdmitted, "Delete", "%s: its members are left in place, still labelled", why)
-	live, err := r.readParent(ctx, s.comp)
-	if err != nil || !live.finalizer {
+	live, err := r.store.Read(ctx, s.comp)
+	if err != nil || !live.Finalizer {
 		return err
 	}
 	s.deleting = true
-	_, err = r.writeParent(ctx, s.comp, live, parentState{inventory: live.inventory, finalizer: false})
+	_, err = r.store.Write(ctx, s.comp, live, parent.State{Inventory: live.Inventory, Finalizer: false})
 	return err
 }
 
 // authorityParent is what authority.Judge needs of comp.
-func (r *CompositionReconciler) authorityParent(comp applyset.Parent) (authority.Parent, error) {
+func (r *Controller) authorityParent(comp applyset.Parent) (authority.Parent, error) {
 	p := authority.Parent{
 		Describe:    applyset.Describe(comp),
 		Created:     comp.GetCreationTimestamp().Time,
@@ -88,7 +86,7 @@ func (r *CompositionReconciler) authorityParent(comp applyset.Parent) (authority
 		Annotations: comp.GetAnnotations(),
 		Shard:       comp.GetLabels()[shard.Label],
 		Deleting:    !comp.GetDeletionTimestamp().IsZero(),
-		Account:     serviceAccount(comp, r.Options.DefaultServiceAccount),
+		Account:     engine.ServiceAccount(comp, r.Options.DefaultServiceAccount),
 		Record:      comp.ParentStatus().Admission,
 	}
 	if comp.ParentSpec().ServiceAccountName == "" && r.Options.WriteAsController {
@@ -104,40 +102,9 @@ func (r *CompositionReconciler) authorityParent(comp applyset.Parent) (authority
 }
 
 // parentResource is the resource of the parents r serves.
-func (r *CompositionReconciler) parentResource() schema.GroupResource {
+func (r *Controller) parentResource() schema.GroupResource {
 	if r.kind != nil {
 		return schema.GroupResource{Group: r.kind.GVK.Group, Resource: r.kind.Resource}
 	}
 	return authority.CompositionsResource
 }
-
-// Checked reports whether the API server checks, with stencil's policy,
-// who may use the ServiceAccount of the parents of kind gvk: the
-// admission webhook previews a request as the parent's account only then
-// (the policy ran before it).
-func (r *CompositionReconciler) Checked(ctx context.Context, gvk schema.GroupVersionKind) bool {
-	gr := authority.CompositionsResource
-	if gvk.GroupKind() != applyset.CompositionGroupKind {
-		m, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		if meta.IsNoMatchError(err) || err != nil {
-			return false
-		}
-		gr = m.Resource.GroupResource()
-	}
-	cov, err := r.authority.Coverage(ctx, gr)
-	return err == nil && cov.Problem() == ""
-}
-
-// AdmissionReady is closed once this controller's default ServiceAccount
-// is in the parameters of stencil's admission policy: before, the API
-// server refuses the parents of its shard that name none.
-func (r *CompositionReconciler) AdmissionReady() <-chan struct{} { return r.keeper.Ready() }
-
-// AdmissionKinds keeps the check of the published kinds (for the Bundle
-// controller, package published).
-func (r *CompositionReconciler) AdmissionKinds() *authority.Kinds {
-	return &authority.Kinds{Client: r.Client, Reader: r.APIReader, Namespace: r.Options.Namespace}
-}
-
-// AdmissionWatcher holds stencil's admission policy as the API server has it.
-func (r *CompositionReconciler) AdmissionWatcher() *authority.Watcher { return r.authority }

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/admission"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
@@ -53,7 +52,7 @@ func TestRequestsOfAnAdmittedPass(t *testing.T) {
 			t.Errorf("admitted with group-kinds %v, want the four the render holds", kinds)
 		}
 		if cold.Labels[applyset.LabelApplySetID] != applyset.ID("cold", ns, applyset.CompositionGroupKind) ||
-			!slices.Contains(cold.Finalizers, reconcile.Finalizer) || cold.Annotations[applyset.AnnotationTooling] == "" {
+			!slices.Contains(cold.Finalizers, v1alpha1.Finalizer) || cold.Annotations[applyset.AnnotationTooling] == "" {
 			t.Errorf("admitted without its ApplySet metadata: labels %v, annotations %v, finalizers %v", cold.Labels, cold.Annotations, cold.Finalizers)
 		}
 		// Nothing is applied while the controller is down.

@@ -24,6 +24,7 @@ import (
 	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/shard"
 	"github.com/stencil-dev/stencil/templates"
@@ -80,7 +81,7 @@ func BenchmarkReconcile(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer pool.Close()
-	r, err := reconcile.NewStandaloneReconciler(mgr, reconcile.Options{
+	r, err := reconcile.NewStandaloneReconciler(mgr, engine.Options{
 		Version: "v0.0.0-test", MaxConcurrentReconciles: 1, ApplyConcurrency: 4,
 		Renderer: countRenders{pool, &renders, &renderNanos}, WriteAsController: true,
 	})
@@ -126,7 +127,7 @@ func BenchmarkReconcile(b *testing.B) {
 // converge reconciles until the Composition is Ready and a pass renders
 // nothing (the shared controller of the tests reconciles it too), marking
 // its Deployment available as its controller would (envtest runs none).
-func converge(b *testing.B, ctx context.Context, r *reconcile.CompositionReconciler, req ctrl.Request, renders *atomic.Int64) {
+func converge(b *testing.B, ctx context.Context, r *reconcile.Controller, req ctrl.Request, renders *atomic.Int64) {
 	b.Helper()
 	testenv.Eventually(b, 0, "the Composition to converge (Ready, and a pass that renders nothing)", func() (bool, error) {
 		before := renders.Load()

@@ -16,7 +16,6 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
@@ -121,8 +120,8 @@ func TestAppServiceLifecycle(t *testing.T) {
 		if comp.Labels[applyset.LabelApplySetID] != id {
 			t.Errorf("parent id label = %q, want %q", comp.Labels[applyset.LabelApplySetID], id)
 		}
-		if !contains(comp.Finalizers, reconcile.Finalizer) {
-			t.Errorf("finalizers = %v, want %s", comp.Finalizers, reconcile.Finalizer)
+		if !contains(comp.Finalizers, v1alpha1.Finalizer) {
+			t.Errorf("finalizers = %v, want %s", comp.Finalizers, v1alpha1.Finalizer)
 		}
 		managed := false
 		for _, mf := range dep.ManagedFields {

@@ -107,7 +107,7 @@
 //   - A pass renders the revision its parent is assigned (its pin, or its
 //     Bundle's rollout's choice), never simply the Bundle's spec.
 //   - Membership is the controller's record (applyset.Record,
-//     status.inventory.members: the UIDs stencil created or applied),
+//     status.Inventory.members: the UIDs stencil created or applied),
 //     never the part-of label or the field managers alone, which anyone
 //     who may patch an object can write: every apply over an existing
 //     object, prune, deletion, orphaning, hook replacement, read of
@@ -133,7 +133,7 @@
 // # The cached parent
 //
 // A pass reads the parent's recorded inventory (applyset.Recorded: the
-// ApplySet annotations as far as status.inventory confirms them) from the
+// ApplySet annotations as far as status.Inventory confirms them) from the
 // cache when it can be trusted with it (cacheTrusted), and live
 // otherwise. Trusted: the cached parent is at the resourceVersion this
 // process last wrote or read live (a version names one state, and
@@ -142,7 +142,7 @@
 // controller writes a parent's status, and every status it writes carries
 // an inventory record, so an empty status is a parent no stencil process
 // recorded anything on as the cache holds it: there is no record for the
-// cache to be behind on. Such a pass is unconfirmed: each write it makes
+// cache to be behind on. Such a pass is Unconfirmed: each write it makes
 // of the parent (the metadata apply, the status patch) carries the cached
 // resourceVersion as a precondition, so a newer version (a spec updated
 // again before the cache saw it, another replica's write before a

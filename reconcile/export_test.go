@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/watch"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -48,11 +49,12 @@ func NewLocalDecision(cfg *rest.Config, writer client.Client) (LocalDecision, er
 // controller is never started, for benchmarks that call Reconcile
 // themselves: the watches it starts feed mgr's cache, and no worker of its
 // own reconciles in the background.
-func NewStandaloneReconciler(mgr ctrl.Manager, opts Options) (*CompositionReconciler, error) {
-	r, err := newCompositionReconciler(mgr, opts)
+func NewStandaloneReconciler(mgr ctrl.Manager, opts engine.Options) (*Controller, error) {
+	e, err := engine.New(mgr, opts)
 	if err != nil {
 		return nil, err
 	}
+	r := newController(e, nil, e.Cache)
 	c, err := controller.NewUnmanaged("composition-standalone", controller.Options{Reconciler: r, SkipNameValidation: ptr.To(true)})
 	if err != nil {
 		return nil, fmt.Errorf("build the standalone Composition controller: %w", err)
@@ -63,7 +65,7 @@ func NewStandaloneReconciler(mgr ctrl.Manager, opts Options) (*CompositionReconc
 
 // ForgetLastPass drops what the reconciler remembers of the Composition's
 // last successful pass, so its next pass is a full one.
-func (r *CompositionReconciler) ForgetLastPass(name types.NamespacedName) { r.passes.Forget(name) }
+func (r *Controller) ForgetLastPass(name types.NamespacedName) { r.passes.Forget(name) }
 
 // IndexMembers adds the member caches' part-of index to c for u's kind,
 // as the controller does when it starts watching a kind.
@@ -86,6 +88,6 @@ func UseFIFOQueue(fifo bool) (restore func()) {
 
 // ReadParentsThrough makes r read its parents through wrap(r's parent
 // cache), for tests of a cache that lags behind the API server.
-func (r *CompositionReconciler) ReadParentsThrough(wrap func(cache.Cache) cache.Cache) {
+func (r *Controller) ReadParentsThrough(wrap func(cache.Cache) cache.Cache) {
 	r.parents = wrap(r.parents)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/shard"
 )
 
@@ -93,10 +94,14 @@ func fairnessRound(b *testing.B, fifo bool) {
 	}
 	defer pool.Close()
 	restore := reconcile.UseFIFOQueue(fifo)
-	r, err := reconcile.SetupWithManager(ctx, mgr, reconcile.Options{
+	e, err := engine.New(mgr, engine.Options{
 		Version: "v0.0.0-test", MaxConcurrentReconciles: 2, ApplyConcurrency: 4,
 		Renderer: pool, Shard: shardName, WriteAsController: true,
 	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, err = reconcile.SetupWithManager(ctx, mgr, e)
 	restore()
 	if err != nil {
 		b.Fatal(err)
@@ -105,7 +110,7 @@ func fairnessRound(b *testing.B, fifo bool) {
 	// Until this controller has published its shard's default
 	// ServiceAccount and the API server applies it, stencil's admission
 	// policy refuses the shard's Compositions (they name none).
-	testenv.AdmissionReady(b, k, r, shardName)
+	testenv.AdmissionReady(b, k, e, shardName)
 
 	labelled := func(ns, name string) *v1alpha1.Composition {
 		c := composition(ns, name, bundle.Name, `{}`)

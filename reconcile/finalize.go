@@ -7,7 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
+	"github.com/stencil-dev/stencil/reconcile/parent"
 
 	"github.com/stencil-dev/stencil/reconcile/status"
 
@@ -32,7 +34,7 @@ const finalizeRecheck = 5 * time.Second
 // finalizer deletes or orphans the members of a parent being deleted and
 // then drops its finalizer; prune orphans kept members through it too. It
 // is built per pass from the reconciler.
-type finalizer struct{ *CompositionReconciler }
+type finalizer struct{ *Controller }
 
 // finalize handles a Composition being deleted. With deletionPolicy Delete
 // the members are deleted in reverse apply order, one rank at a time: the
@@ -51,30 +53,30 @@ type finalizer struct{ *CompositionReconciler }
 // a Warning event and left in place: RBAC never holds the finalizer
 // forever. Any other failure to list or delete is retried.
 func (r finalizer) finalize(ctx context.Context, s *scope) (ctrl.Result, error) {
-	live, err := r.readParent(ctx, s.comp)
-	if err != nil || !live.finalizer {
+	live, err := r.store.Read(ctx, s.comp)
+	if err != nil || !live.Finalizer {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if err := r.seed(ctx, s.comp, live); err != nil {
+	if err := r.store.Seed(ctx, s.comp, live); err != nil {
 		return ctrl.Result{}, err
 	}
 	s.parent = live
 	status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonDeleting, "deleting members")
 	r.passes.Forget(client.ObjectKeyFromObject(s.comp))
 	if !s.comp.ParentSpec().Suspend {
-		watched := r.watchInventory(ctx, live.inventory)
-		p := pruning{r.CompositionReconciler}.pruner(s)
-		listed := p.List(ctx, live.inventory, s.comp.GetNamespace())
+		watched := r.watchInventory(ctx, live.Inventory)
+		p := pruning{r.Controller}.pruner(s)
+		listed := p.List(ctx, live.Inventory, s.comp.GetNamespace())
 		var forbidden []schema.GroupKind
 		for _, f := range listed.Forbidden {
 			forbidden = append(forbidden, f.GK)
 			r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonForbidden, "Delete", "%s: its members are left in place",
-				r.access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), "", f.GK, "list", f.Namespace))
+				r.Access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), "", f.GK, "list", f.Namespace))
 		}
 		if failed := slices.DeleteFunc(slices.Clone(listed.Unlisted), func(gk schema.GroupKind) bool { return slices.Contains(forbidden, gk) }); len(failed) > 0 {
 			return ctrl.Result{}, fmt.Errorf("list members to delete: cannot list %v", failed)
 		}
-		members := slices.DeleteFunc(listed.Members, func(m applyset.Member) bool { return !applyset.Owned(m, p.ID, live.record) })
+		members := slices.DeleteFunc(listed.Members, func(m applyset.Member) bool { return !applyset.Owned(m, p.ID, live.Record) })
 		var waiting bool
 		if s.comp.ParentSpec().DeletionPolicy == v1alpha1.DeletionPolicyOrphan {
 			err = r.orphan(ctx, s, members)
@@ -100,7 +102,7 @@ func (r finalizer) finalize(ctx context.Context, s *scope) (ctrl.Result, error) 
 			return ctrl.Result{}, err
 		}
 	}
-	_, err = r.writeParent(ctx, s.comp, live, parentState{inventory: live.inventory, finalizer: false})
+	_, err = r.store.Write(ctx, s.comp, live, parent.State{Inventory: live.Inventory, Finalizer: false})
 	s.done = true
 	name := types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}
 	r.stalls.Forget(name)
@@ -119,7 +121,7 @@ func (r finalizer) deleteByRank(ctx context.Context, s *scope, p *applyset.Prune
 	}
 	slices.Sort(ranks)
 	ranks = slices.Compact(ranks)
-	account := serviceAccount(s.comp, r.Options.DefaultServiceAccount)
+	account := engine.ServiceAccount(s.comp, r.Options.DefaultServiceAccount)
 	for i := len(ranks) - 1; i >= 0; i-- {
 		var errs []string
 		waiting := false
@@ -135,7 +137,7 @@ func (r finalizer) deleteByRank(ctx context.Context, s *scope, p *applyset.Prune
 			switch {
 			case apierrors.IsForbidden(err):
 				r.Recorder.Eventf(s.comp, m.Related(), "Warning", v1alpha1.ReasonForbidden, "Delete", "%s: %s is left in place",
-					r.access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), account, m.GVK.GroupKind(), "delete", m.Meta.Namespace), m.Ref())
+					r.Access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), account, m.GVK.GroupKind(), "delete", m.Meta.Namespace), m.Ref())
 			case err != nil:
 				errs = append(errs, err.Error())
 			default:
@@ -201,7 +203,7 @@ func (r finalizer) orphanKept(ctx context.Context, s *scope, members []applyset.
 // next pass lists again. A member the writer may not patch is reported
 // and left labelled.
 func (r finalizer) orphan(ctx context.Context, s *scope, members []applyset.Member) error {
-	account := serviceAccount(s.comp, r.Options.DefaultServiceAccount)
+	account := engine.ServiceAccount(s.comp, r.Options.DefaultServiceAccount)
 	for _, m := range members {
 		patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"uid":"`+string(m.Meta.UID)+`","labels":{"`+applyset.LabelPartOf+`":null}}}`))
 		obj := &metav1.PartialObjectMetadata{}
@@ -212,7 +214,7 @@ func (r finalizer) orphan(ctx context.Context, s *scope, members []applyset.Memb
 		switch {
 		case apierrors.IsForbidden(err):
 			r.Recorder.Eventf(s.comp, m.Related(), "Warning", v1alpha1.ReasonForbidden, "Delete", "%s: %s is left in place, still labelled",
-				r.access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), account, m.GVK.GroupKind(), "patch", m.Meta.Namespace), m.Ref())
+				r.Access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), account, m.GVK.GroupKind(), "patch", m.Meta.Namespace), m.Ref())
 			continue
 		case err != nil && !apierrors.IsNotFound(err):
 			return fmt.Errorf("orphan %s: %w", m.Ref(), err)

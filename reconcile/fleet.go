@@ -18,6 +18,7 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/rollout"
 )
 
@@ -31,7 +32,7 @@ import (
 // brings a pass only of the parents whose place in it changed
 // (rollout.Placement): a wave moves its own parents, not the Bundle's
 // thousand others.
-func (r *CompositionReconciler) bundleEvents() handler.EventHandler {
+func (r *Controller) bundleEvents() handler.EventHandler {
 	all := func(ctx context.Context, o client.Object, q workqueue.TypedRateLimitingInterface[ctrlreconcile.Request]) {
 		for _, req := range r.parentsOfBundle(ctx, o) {
 			q.Add(req)
@@ -71,7 +72,7 @@ func rolloutOnly(old, cur *v1alpha1.Bundle) bool {
 
 // placementChanged reports whether the parent req names has another place
 // in cur's rollout than in old's.
-func (r *CompositionReconciler) placementChanged(ctx context.Context, old, cur *v1alpha1.Bundle, req ctrlreconcile.Request) bool {
+func (r *Controller) placementChanged(ctx context.Context, old, cur *v1alpha1.Bundle, req ctrlreconcile.Request) bool {
 	key := rollout.Key{Kind: r.parentGVK().GroupKind().String(), Namespace: req.Namespace, Name: req.Name}
 	canary := false
 	if cur.Spec.Rollout != nil && cur.Spec.Rollout.Canary != nil {
@@ -79,50 +80,36 @@ func (r *CompositionReconciler) placementChanged(ctx context.Context, old, cur *
 		if err != nil || p == nil {
 			return true
 		}
-		canary = r.canary(ctx, cur, p)
+		canary = r.Canary(ctx, cur, p)
 	}
 	var order rollout.Order
 	if rollout.Ranked(old, r.Options.Shard) || rollout.Ranked(cur, r.Options.Shard) {
 		var err error
-		if order, err = r.order.Order(ctx); err != nil {
+		if order, err = r.Order.Order(ctx); err != nil {
 			return true // the pass reports it
 		}
 	}
 	return rollout.Placement(old, order, r.Options.Shard, key, canary) != rollout.Placement(cur, order, r.Options.Shard, key, canary)
 }
 
-// ListParents lists the parents of Bundle bundle this shard serves: its
-// Compositions, and the instances of the kind it publishes, from the
-// caches of their controllers (rollout.Lister).
-func (r *CompositionReconciler) ListParents(ctx context.Context, bundle string) ([]applyset.Parent, error) {
-	comps := &v1alpha1.CompositionList{}
-	if err := r.parents.List(ctx, comps, client.MatchingFields{indexBundle: bundle}); err != nil {
-		return nil, fmt.Errorf("list Compositions: %w", err)
-	}
-	out := make([]applyset.Parent, 0, len(comps.Items))
-	for i := range comps.Items {
-		out = append(out, &comps.Items[i])
-	}
-	var errs error
-	r.served.Range(func(_, v any) bool {
-		kr := v.(*CompositionReconciler)
-		if kr.kind.Bundle != bundle {
-			return true
+// Parents lists the parents of Bundle bundle r serves, from its cache,
+// with their effective specs (engine.Fleet): the Compositions that name
+// it, or every instance of the kind it publishes.
+func (r *Controller) Parents(ctx context.Context, bundle string) ([]applyset.Parent, error) {
+	if r.kind == nil {
+		comps := &v1alpha1.CompositionList{}
+		if err := r.parents.List(ctx, comps, client.MatchingFields{indexBundle: bundle}); err != nil {
+			return nil, fmt.Errorf("list Compositions: %w", err)
 		}
-		instances, err := kr.instances(ctx)
-		if err != nil {
-			errs = err
-			return false
+		out := make([]applyset.Parent, 0, len(comps.Items))
+		for i := range comps.Items {
+			out = append(out, &comps.Items[i])
 		}
-		out = append(out, instances...)
-		return true
-	})
-	return out, errs
-}
-
-// instances lists the instances of r's published kind from its cache,
-// with their effective specs.
-func (r *CompositionReconciler) instances(ctx context.Context) ([]applyset.Parent, error) {
+		return out, nil
+	}
+	if r.kind.Bundle != bundle {
+		return nil, nil
+	}
 	b := &v1alpha1.Bundle{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: r.kind.Bundle}, b); err != nil {
 		return nil, client.IgnoreNotFound(err)
@@ -140,15 +127,11 @@ func (r *CompositionReconciler) instances(ctx context.Context) ([]applyset.Paren
 	return out, nil
 }
 
-// SetRolloutNotifier has the published kinds' controllers tell n of their
-// instances' changes (package rollout watches the Compositions itself).
-// Set before the kinds are served.
-func (r *CompositionReconciler) SetRolloutNotifier(n *rollout.Notifier) { r.notifier = n }
-
 // notifyRollout has the informer of kind's instances in parents tell the
 // rollout controller of the changes a rollout reads (rollout.Notable).
-func (r *CompositionReconciler) notifyRollout(ctx context.Context, parents cache.Cache, kind Kind) error {
-	if r.notifier == nil {
+func (r *Controller) notifyRollout(ctx context.Context, parents cache.Cache, kind engine.Kind) error {
+	notifier := r.RolloutNotifier()
+	if notifier == nil {
 		return nil
 	}
 	inf, err := parents.GetInformer(ctx, instanceObject(kind.GVK), cache.BlockUntilSynced(false))
@@ -164,11 +147,11 @@ func (r *CompositionReconciler) notifyRollout(ctx context.Context, parents cache
 		return applyset.NewInstance(u, spec)
 	}
 	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { r.notifier.Notify(kind.Bundle) },
-		DeleteFunc: func(any) { r.notifier.Notify(kind.Bundle) },
+		AddFunc:    func(any) { notifier.Notify(kind.Bundle) },
+		DeleteFunc: func(any) { notifier.Notify(kind.Bundle) },
 		UpdateFunc: func(o, n any) {
 			if a, b := instance(o), instance(n); a == nil || b == nil || rollout.Notable(a, b) {
-				r.notifier.Notify(kind.Bundle)
+				notifier.Notify(kind.Bundle)
 			}
 		},
 	})

@@ -24,26 +24,17 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/queue"
 	"github.com/stencil-dev/stencil/reconcile/shard"
-	"github.com/stencil-dev/stencil/reconcile/watch"
 )
 
-// Kind is a kind a Bundle publishes, as the controller serves it.
-type Kind struct {
-	GVK schema.GroupVersionKind
-	// Bundle is the Bundle that publishes it.
-	Bundle string
-	// Resource is the kind's plural, its resource name.
-	Resource string
-}
-
-// ServeKind starts a controller of kind's instances until ctx ends: its
-// own cache of this shard's instances (so that stopping it drops its
-// informer) and its own reconciler (forKind), which shares with r
-// everything but the per-parent memos and member watches. done is closed
-// once the controller and its cache have stopped.
-func (base *CompositionReconciler) ServeKind(ctx context.Context, kind Kind) (done <-chan struct{}, err error) {
+// ServeKind starts a controller of kind's instances on base until ctx
+// ends: its own cache of this shard's instances (so that stopping it drops
+// its informer), its own member watches and memos. done is closed once
+// the controller and its cache have stopped. The Bundle controller
+// (package published) serves the kinds Bundles publish through it.
+func ServeKind(ctx context.Context, base *engine.Engine, kind engine.Kind) (done <-chan struct{}, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	parents, err := cache.New(base.Config, cache.Options{
 		Scheme:               base.Scheme,
@@ -54,7 +45,7 @@ func (base *CompositionReconciler) ServeKind(ctx context.Context, kind Kind) (do
 		cancel()
 		return nil, fmt.Errorf("cache of %s: %w", kind.GVK.Kind, err)
 	}
-	r := base.forKind(kind, parents)
+	r := newController(base, &kind, parents)
 	obj := instanceObject(kind.GVK)
 	if err := parents.IndexField(ctx, obj, indexApplySetID, func(o client.Object) []string {
 		return []string{applyset.ID(o.GetName(), o.GetNamespace(), kind.GVK.GroupKind())}
@@ -83,8 +74,8 @@ func (base *CompositionReconciler) ServeKind(ctx context.Context, kind Kind) (do
 		source.Kind(parents, client.Object(obj), &handler.EnqueueRequestForObject{}, parentPredicates()),
 		source.Kind(base.Cache, client.Object(&v1alpha1.Bundle{}), r.bundleEvents()),
 		source.Kind(base.Cache, client.Object(&corev1.Namespace{}), handler.EnqueueRequestsFromMapFunc(r.parentsInNamespace), labelsChanged()),
-		source.Channel(base.capabilities.Subscribe(ctx), handler.EnqueueRequestsFromMapFunc(r.allParents)),
-		source.Channel(base.authority.SubscribeKind(ctx, r.parentResource()), handler.EnqueueRequestsFromMapFunc(r.allParents)),
+		source.Channel(base.APIs.Subscribe(ctx), handler.EnqueueRequestsFromMapFunc(r.allParents)),
+		source.Channel(base.Authority.SubscribeKind(ctx, r.parentResource()), handler.EnqueueRequestsFromMapFunc(r.allParents)),
 		r.lookupSource(),
 	} {
 		if err := c.Watch(src); err != nil {
@@ -103,8 +94,7 @@ func (base *CompositionReconciler) ServeKind(ctx context.Context, kind Kind) (do
 			}
 		}()
 		log.Info("serving the published kind")
-		base.served.Store(kind.GVK, r)
-		defer base.served.CompareAndDelete(kind.GVK, r)
+		defer base.Serve(kind.GVK.GroupKind(), r)()
 		if err := c.Start(ctx); err != nil {
 			log.Error(err, "controller of the published kind stopped")
 		}
@@ -120,45 +110,8 @@ func instanceObject(gvk schema.GroupVersionKind) *unstructured.Unstructured {
 	return u
 }
 
-// forKind returns a reconciler of kind's instances read from parents: it
-// shares the clients, the caches of bundles, schemas, capabilities and
-// impersonating writers, the renderer and the readiness gauge, and keeps
-// its own per-parent memos and member watches.
-func (r *CompositionReconciler) forKind(kind Kind, parents cache.Cache) *CompositionReconciler {
-	return &CompositionReconciler{
-		Client:    r.Client,
-		APIReader: r.APIReader,
-		Cache:     r.Cache,
-		Mapper:    r.Mapper,
-		Config:    r.Config,
-		Scheme:    r.Scheme,
-		Recorder:  r.Recorder,
-		Options:   r.Options,
-
-		access:       r.access,
-		hooks:        r.hooks,
-		watches:      watch.New(r.Cache, r.APIReader, r.Mapper, r.access),
-		bundles:      r.bundles,
-		sources:      r.sources,
-		renderer:     r.renderer,
-		capabilities: r.capabilities,
-		authority:    r.authority,
-		keeper:       r.keeper,
-		lookups:      r.lookups,
-		schemas:      r.schemas,
-		writers:      r.writers,
-		readiness:    r.readiness,
-		kind:         &kind,
-		parents:      parents,
-		served:       r.served,
-		notifier:     r.notifier,
-		keys:         r.keys,
-		order:        r.order,
-	}
-}
-
 // parentGVK is the kind of parents r serves.
-func (r *CompositionReconciler) parentGVK() schema.GroupVersionKind {
+func (r *Controller) parentGVK() schema.GroupVersionKind {
 	if r.kind != nil {
 		return r.kind.GVK
 	}
@@ -166,7 +119,7 @@ func (r *CompositionReconciler) parentGVK() schema.GroupVersionKind {
 }
 
 // listParents lists the parents r serves, from its cache, as requests.
-func (r *CompositionReconciler) listParents(ctx context.Context, opts ...client.ListOption) ([]ctrlreconcile.Request, error) {
+func (r *Controller) listParents(ctx context.Context, opts ...client.ListOption) ([]ctrlreconcile.Request, error) {
 	var list client.ObjectList = &v1alpha1.CompositionList{}
 	if r.kind != nil {
 		u := &unstructured.UnstructuredList{}
@@ -190,7 +143,7 @@ func (r *CompositionReconciler) listParents(ctx context.Context, opts ...client.
 
 // parentOf maps a member to the parent whose ApplySet id it carries,
 // through the shard-selected cache: a member of another shard maps to nothing.
-func (r *CompositionReconciler) parentOf(ctx context.Context, o client.Object) []ctrlreconcile.Request {
+func (r *Controller) parentOf(ctx context.Context, o client.Object) []ctrlreconcile.Request {
 	id := o.GetLabels()[applyset.LabelPartOf]
 	if id == "" {
 		return nil
@@ -204,7 +157,7 @@ func (r *CompositionReconciler) parentOf(ctx context.Context, o client.Object) [
 
 // parentsOfBundle maps a Bundle to the parents that render it: the
 // Compositions that name it, or every instance of the kind it publishes.
-func (r *CompositionReconciler) parentsOfBundle(ctx context.Context, o client.Object) []ctrlreconcile.Request {
+func (r *Controller) parentsOfBundle(ctx context.Context, o client.Object) []ctrlreconcile.Request {
 	var opts []client.ListOption
 	switch {
 	case r.kind == nil:
@@ -220,7 +173,7 @@ func (r *CompositionReconciler) parentsOfBundle(ctx context.Context, o client.Ob
 }
 
 // allParents maps a change of the served APIs to every parent r serves.
-func (r *CompositionReconciler) allParents(ctx context.Context, _ client.Object) []ctrlreconcile.Request {
+func (r *Controller) allParents(ctx context.Context, _ client.Object) []ctrlreconcile.Request {
 	reqs, err := r.listParents(ctx)
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "list parents after the served APIs changed")
@@ -231,7 +184,7 @@ func (r *CompositionReconciler) allParents(ctx context.Context, _ client.Object)
 // parentsInNamespace maps a Namespace to the parents r serves in it: a
 // change of its labels may change whether their Bundle's
 // spec.namespaceSelector selects it (see preparer.allowed).
-func (r *CompositionReconciler) parentsInNamespace(ctx context.Context, o client.Object) []ctrlreconcile.Request {
+func (r *Controller) parentsInNamespace(ctx context.Context, o client.Object) []ctrlreconcile.Request {
 	reqs, err := r.listParents(ctx, client.InNamespace(o.GetName()))
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "list parents in a namespace", "namespace", o.GetName())

@@ -25,6 +25,7 @@ import (
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/shard"
 )
 
@@ -105,7 +106,7 @@ data:
 	}
 	defer pool.Close()
 	const version = "v0.0.0-test"
-	r, err := reconcile.NewStandaloneReconciler(mgr, reconcile.Options{
+	r, err := reconcile.NewStandaloneReconciler(mgr, engine.Options{
 		Version: version, MaxConcurrentReconciles: 1, ApplyConcurrency: 1,
 		Renderer: pool, WriteAsController: true, Shard: in,
 	})
@@ -138,7 +139,7 @@ data:
 				c.Labels[applyset.LabelApplySetID] = applyset.ID(tc.name, ns, applyset.CompositionGroupKind)
 				c.Annotations = map[string]string{applyset.AnnotationTooling: "stencil/" + version,
 					applyset.AnnotationGroupKinds: gks, applyset.AnnotationNamespaces: nss}
-				c.Finalizers = []string{reconcile.Finalizer}
+				c.Finalizers = []string{v1alpha1.Finalizer}
 			}
 			mustCreate(t, c)
 			stale := c.DeepCopy()

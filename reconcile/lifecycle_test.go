@@ -19,7 +19,6 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
@@ -116,7 +115,7 @@ func TestDeletion(t *testing.T) {
 			exists(t, svc)
 			eventually(t, "finalizer", func() (bool, error) {
 				err := k.Get(ctx, client.ObjectKeyFromObject(comp), comp)
-				return err == nil && contains(comp.Finalizers, reconcile.Finalizer), err
+				return err == nil && contains(comp.Finalizers, v1alpha1.Finalizer), err
 			})
 			if err := k.Delete(ctx, comp); err != nil {
 				t.Fatal(err)
@@ -236,7 +235,7 @@ func TestDeleteAfterRestart(t *testing.T) {
 	setHold(dep, true)
 	eventually(t, "finalizer", func() (bool, error) {
 		err := k.Get(ctx, client.ObjectKeyFromObject(comp), comp)
-		return err == nil && contains(comp.Finalizers, reconcile.Finalizer), err
+		return err == nil && contains(comp.Finalizers, v1alpha1.Finalizer), err
 	})
 	if err := k.Delete(ctx, comp); err != nil {
 		t.Fatal(err)
@@ -277,7 +276,7 @@ func TestDeleteWhileDown(t *testing.T) {
 	testenv.Update(t, k, dep, func() { dep.Finalizers = append(dep.Finalizers, hold) })
 	eventually(t, "finalizer", func() (bool, error) {
 		err := k.Get(ctx, client.ObjectKeyFromObject(comp), comp)
-		return err == nil && contains(comp.Finalizers, reconcile.Finalizer), err
+		return err == nil && contains(comp.Finalizers, v1alpha1.Finalizer), err
 	})
 	restartController(t, func() {
 		if err := k.Delete(ctx, comp); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/cluster"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	rlookup "github.com/stencil-dev/stencil/reconcile/lookup"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/recall"
@@ -48,7 +49,7 @@ const MaxObservedPasses = 4
 // ServiceAccount) applied that object and its apply response held the
 // whole object, a Secret's data included: the cache shows templates
 // nothing the writer could not read itself.
-type observer struct{ *CompositionReconciler }
+type observer struct{ *Controller }
 
 // given returns the observed values a pass's first render gets: those of
 // the members the last render read (under the same inputs), read now;
@@ -64,7 +65,7 @@ func (r observer) given(ctx context.Context, s *scope, bundleRevision string) (m
 		// Authorized now, as every answer a render gets (an account that
 		// lost its access gets empty answers, not what its last render
 		// was given). An error leaves the render to ask.
-		table, _, _ = r.lookups.Answers(ctx, r.lookupParent(s), r.identity(s), last.Lookups)
+		table, _, _ = r.Lookups.Answers(ctx, r.lookupParent(s), r.identity(s), last.Lookups)
 	}
 	return r.values(ctx, r.watches.Reader(), s, last.Members, plan.ReadIDs(last.Reads)), table, last
 }
@@ -77,7 +78,7 @@ func (r observer) lookupParent(s *scope) rlookup.Parent {
 // identity is who s's lookups are made for: the parent's ServiceAccount,
 // or the controller itself when it writes as itself.
 func (r observer) identity(s *scope) rlookup.Identity {
-	sa := serviceAccount(s.comp, r.Options.DefaultServiceAccount)
+	sa := engine.ServiceAccount(s.comp, r.Options.DefaultServiceAccount)
 	if sa == "" || s.writer == r.Client {
 		return rlookup.Identity{}
 	}
@@ -95,17 +96,17 @@ func (r observer) plan(ctx context.Context, s *scope, loaded *templates.Bundle, 
 	}
 	var denied []string
 	answer := func(ctx context.Context, reads []lookup.Read) (lookup.Table, error) {
-		table, d, err := r.lookups.Answers(ctx, r.lookupParent(s), r.identity(s), reads)
+		table, d, err := r.Lookups.Answers(ctx, r.lookupParent(s), r.identity(s), reads)
 		denied = d
 		return table, err
 	}
-	p, obs, err := plan.NewObservedPlan(ctx, r.renderer, loaded, in, cluster.NewAPIs(r.Mapper, r.APIReader), observe, answer)
+	p, obs, err := plan.NewObservedPlan(ctx, r.Renderer, loaded, in, cluster.NewAPIs(r.Mapper, r.APIReader), observe, answer)
 	s.lookedUp = obs.Lookups
 	if err != nil {
 		return nil, err
 	}
 	if len(obs.Lookups) == 0 {
-		r.lookups.Forget(r.lookupParent(s))
+		r.Lookups.Forget(r.lookupParent(s))
 	}
 	if s.stores != nil {
 		// Each value is kept where it ends up (package valuestore).
@@ -178,7 +179,7 @@ func (r observer) values(ctx context.Context, reader client.Reader, s *scope, me
 		if err := reader.Get(ctx, client.ObjectKey{Namespace: k.Namespace, Name: k.Name}, u); err != nil {
 			continue
 		}
-		if v := plan.ObservedView(u, applyset.ParentID(s.comp), s.parent.record); v != nil {
+		if v := plan.ObservedView(u, applyset.ParentID(s.comp), s.parent.Record); v != nil {
 			if out == nil {
 				out = map[string]map[string]any{}
 			}
@@ -211,7 +212,7 @@ func (r observer) settle(ctx context.Context, s *scope) (ctrl.Result, error) {
 		for _, res := range s.results {
 			written = append(written, res.Live)
 		}
-		if table, ok := r.lookups.Peek(r.lookupParent(s), s.observed.Lookups, written...); ok {
+		if table, ok := r.Lookups.Peek(r.lookupParent(s), s.observed.Lookups, written...); ok {
 			for _, c := range lookup.Changed(s.observed.Lookups, table) {
 				answers = append(answers, "lookup "+c.Key.String())
 			}
@@ -242,7 +243,7 @@ func (r observer) settle(ctx context.Context, s *scope) (ctrl.Result, error) {
 	msg := fmt.Sprintf("the values templates read kept changing under their own render for %d passes in a row (%s): members feed each other's values; "+
 		"stencil stops writing this Composition until its spec or its Bundle changes", s.observed.Unsettled, strings.Join(moved, ", "))
 	r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonFlapping, "Render", "%s", msg)
-	return reporter{r.CompositionReconciler}.stallTerminal(s, v1alpha1.ReasonFlapping, msg), nil
+	return reporter{r.Controller}.stallTerminal(s, v1alpha1.ReasonFlapping, msg), nil
 }
 
 // changedNothing reports whether every apply of a pass left its object

@@ -8,8 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/hooks"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
+	"github.com/stencil-dev/stencil/reconcile/parent"
+	"github.com/stencil-dev/stencil/reconcile/prune"
 
 	"github.com/stencil-dev/stencil/reconcile/status"
 
@@ -36,7 +39,7 @@ import (
 // event brings the next one); then, once every ordinary member is Current
 // (read live), the post- hooks. Then the pass's writes are checked for a
 // member that flaps.
-func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Result, error) {
+func (r *Controller) apply(ctx context.Context, s *scope) (ctrl.Result, error) {
 	if s.comp.ParentSpec().Suspend {
 		return ctrl.Result{}, nil
 	}
@@ -45,7 +48,7 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 	// What the cache does not hold is read as the parent's writer (its
 	// ServiceAccount): the tenant's RBAC bounds the reads made for it.
 	reader := r.watches.ReaderAs(s.writer)
-	a := &applyset.Applier{Writer: s.writer, Reader: reader, ID: s.plan.ID, Record: s.parent.record, Consent: r.consent(ctx, s), Concurrency: max(r.Options.ApplyConcurrency, 1), Schemas: r.schemas}
+	a := &applyset.Applier{Writer: s.writer, Reader: reader, ID: s.plan.ID, Record: s.parent.Record, Consent: r.consent(ctx, s), Concurrency: max(r.Options.ApplyConcurrency, 1), Schemas: r.Schemas}
 	// The chart's crds/ CRDs come first, as Helm installs them.
 	if len(s.plan.CRDs) > 0 {
 		if res, err, stop := r.installCRDs(ctx, s); stop {
@@ -56,7 +59,7 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 	// may hold one is written (package valuestore): the stores of the
 	// namespaces as the writer, the controller's as the controller.
 	if s.stores != nil {
-		own := &applyset.Applier{Writer: r.Client, Reader: r.watches.Reader(), ID: s.plan.ID, Concurrency: 1, Schemas: r.schemas}
+		own := &applyset.Applier{Writer: r.Client, Reader: r.watches.Reader(), ID: s.plan.ID, Concurrency: 1, Schemas: r.Schemas}
 		results, ok := s.stores.Apply(ctx, a, own)
 		s.results = append(s.results, results...)
 		r.recordApplies(s, results)
@@ -65,7 +68,7 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 		}
 		r.generated.Put(client.ObjectKeyFromObject(s.comp), string(s.comp.GetUID()), s.stores.Written())
 	}
-	run, err := r.hooks.Start(ctx, r.hookPass(s, a))
+	run, err := r.Hooks.Start(ctx, r.hookPass(s, a))
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -79,7 +82,7 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 	// Read live, not from the cache: right after an apply the cache may
 	// still hold a member's previous generation, Current, and a post hook
 	// must not run before the rollout it follows has even begun.
-	for _, m := range status.Members(ctx, liveAs(s.writer, r.Client, r.APIReader), s.plan.ID, s.parent.record, ordinary) {
+	for _, m := range status.Members(ctx, r.LiveAs(s.writer), s.plan.ID, s.parent.Record, ordinary) {
 		if m.Status != kstatus.CurrentStatus.String() {
 			return r.detectFlapping(s), nil
 		}
@@ -93,9 +96,9 @@ func (r *CompositionReconciler) apply(ctx context.Context, s *scope) (ctrl.Resul
 // account may not make stalls it (Forbidden), a CRD not Established yet
 // ends it (looked at again shortly: no watch sees a CRD that is no
 // member).
-func (r *CompositionReconciler) installCRDs(ctx context.Context, s *scope) (ctrl.Result, error, bool) {
+func (r *Controller) installCRDs(ctx context.Context, s *scope) (ctrl.Result, error, bool) {
 	consent := r.consent(ctx, s).Parent
-	out, err := crds.Installer{Writer: s.writer, Reader: r.APIReader, Record: s.parent.record, Consent: consent}.Install(ctx, s.plan.CRDs, s.plan.ReplaceCRDs)
+	out, err := crds.Installer{Writer: s.writer, Reader: r.APIReader, Record: s.parent.Record, Consent: consent}.Install(ctx, s.plan.CRDs, s.plan.ReplaceCRDs)
 	for _, name := range out.Created {
 		metrics.Applies.WithLabelValues(string(applyset.Created)).Inc()
 		r.Recorder.Eventf(s.comp, nil, "Normal", "CRDCreated", "Apply", "CustomResourceDefinition %s created (crds/)", name)
@@ -114,9 +117,9 @@ func (r *CompositionReconciler) installCRDs(ctx context.Context, s *scope) (ctrl
 	case errors.As(err, &refused) && apierrors.IsForbidden(err):
 		account := ""
 		if s.writer != r.Client {
-			account = serviceAccount(s.comp, r.Options.DefaultServiceAccount)
+			account = engine.ServiceAccount(s.comp, r.Options.DefaultServiceAccount)
 		}
-		denied := r.access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), account, crds.GroupKind, refused.Verb, "")
+		denied := r.Access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), account, crds.GroupKind, refused.Verb, "")
 		res, err := reporter{r}.stallIfDenied(s, "Apply", denied)
 		return res, err, true
 	case err != nil:
@@ -136,10 +139,10 @@ const crdRecheck = 2 * time.Second
 
 // hookPass is what the hooks of pass s run with: a's applies, s's
 // pruner's deletes, and s's status, results and stall.
-func (r *CompositionReconciler) hookPass(s *scope, a *applyset.Applier) hooks.Pass {
+func (r *Controller) hookPass(s *scope, a *applyset.Applier) hooks.Pass {
 	return hooks.Pass{
 		Parent: s.comp, Status: &s.status, Objects: s.plan.Objects, BundleRevision: s.plan.BundleRevision,
-		Upgrade: s.upgrade, Applier: a, Pruner: pruning{r}.pruner(s), Reader: liveAs(s.writer, r.Client, r.APIReader),
+		Upgrade: s.upgrade, Applier: a, Pruner: pruning{r}.pruner(s), Reader: r.LiveAs(s.writer),
 		Applied: func(res applyset.ApplyResult) {
 			s.results = append(s.results, res)
 			r.recordApplies(s, []applyset.ApplyResult{res})
@@ -147,14 +150,14 @@ func (r *CompositionReconciler) hookPass(s *scope, a *applyset.Applier) hooks.Pa
 		Stall: func(reason, msg string) { reporter{r}.stallTerminal(s, reason, msg) },
 		End:   func() { s.done = true },
 		Written: func(version string) {
-			r.parentVersions.Put(client.ObjectKeyFromObject(s.comp), "", version)
+			r.store.Wrote(client.ObjectKeyFromObject(s.comp), version)
 		},
 	}
 }
 
 // applyStages applies objects stage by stage and reports whether every
 // stage was applied: false when a stage of CRDs is not Established yet.
-func (r *CompositionReconciler) applyStages(ctx context.Context, s *scope, a *applyset.Applier, objs []*unstructured.Unstructured) bool {
+func (r *Controller) applyStages(ctx context.Context, s *scope, a *applyset.Applier, objs []*unstructured.Unstructured) bool {
 	for _, stage := range plan.Stages(objs) {
 		results := a.ApplyStage(ctx, stage)
 		s.results = append(s.results, results...)
@@ -176,7 +179,7 @@ func (r *CompositionReconciler) applyStages(ctx context.Context, s *scope, a *ap
 // created or configured goes into the pass's one Applied event (recorded
 // when the apply phase ends, see status.Events); a failed one gets a
 // Warning of its own, with the member as the related object.
-func (r *CompositionReconciler) recordApplies(s *scope, results []applyset.ApplyResult) {
+func (r *Controller) recordApplies(s *scope, results []applyset.ApplyResult) {
 	for _, res := range results {
 		metrics.Applies.WithLabelValues(string(res.Action)).Inc()
 		switch res.Action {
@@ -198,7 +201,7 @@ func (r *CompositionReconciler) recordApplies(s *scope, results []applyset.Apply
 
 // detectFlapping records the pass's writes and stalls the Composition,
 // until its inputs change, when one member flaps (see applyset.FlapDetector).
-func (r *CompositionReconciler) detectFlapping(s *scope) ctrl.Result {
+func (r *Controller) detectFlapping(s *scope) ctrl.Result {
 	name := types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}
 	f, ok := r.flaps.Record(name, inputKey(s.comp, s.plan.BundleRevision), s.results, time.Now())
 	if !ok {
@@ -226,108 +229,81 @@ func failedApplies(results []applyset.ApplyResult) []applyset.ApplyResult {
 // kind (see cachedPruner), and a shrinking of the applyset.Inventory is confirmed
 // live first (see confirmDrops). A delete the API server forbids stalls the
 // Composition (reason Forbidden) and keeps the member recorded.
-func (r *CompositionReconciler) prune(ctx context.Context, s *scope) (ctrl.Result, error) {
-	if s.comp.ParentSpec().Suspend || len(failedApplies(s.results)) > 0 || !ordinaryApplied(s) {
+func (r *Controller) prune(ctx context.Context, s *scope) (ctrl.Result, error) {
+	gate := prune.Gate{
+		Suspended: s.comp.ParentSpec().Suspend,
+		Failed:    len(failedApplies(s.results)) > 0,
+		Partial:   !ordinaryApplied(s),
+		Moved:     len(s.rerender) > 0 || len(s.stale) > 0,
+		Disabled:  s.comp.ParentSpec().Prune != nil && !*s.comp.ParentSpec().Prune,
+	}
+	if gate.Closed() != "" {
+		if gate == (prune.Gate{Disabled: true}) {
+			pruning{r}.boundRecord(ctx, s)
+		}
 		return ctrl.Result{}, nil
-	}
-	if len(s.rerender) > 0 || len(s.stale) > 0 {
-		return ctrl.Result{}, nil // the render used values that moved: not the set's final render
-	}
-	if s.comp.ParentSpec().Prune != nil && !*s.comp.ParentSpec().Prune {
-		pruning{r}.boundRecord(ctx, s)
-		return ctrl.Result{}, nil
-	}
-	keep := make(map[types.UID]bool, len(s.results))
-	for _, res := range s.results {
-		keep[res.UID] = true
 	}
 	p := pruning{r}.cachedPruner(s)
-	listed := p.List(ctx, s.parent.inventory, s.comp.GetNamespace())
-	deleted := map[types.UID]bool{}
+	listed := p.List(ctx, s.parent.Inventory, s.comp.GetNamespace())
 	if len(listed.Forbidden) > 0 {
-		return reporter{r}.stallIfDenied(s, "Prune", r.access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), "", listed.Forbidden[0].GK, "list", listed.Forbidden[0].Namespace))
+		return reporter{r}.stallIfDenied(s, "Prune", r.Access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), "", listed.Forbidden[0].GK, "list", listed.Forbidden[0].Namespace))
 	}
+	spared, errs := pruning{r}.sparedHooks(ctx, s, listed.Members)
+	sel := prune.Select(listed.Members, prune.Set{ID: p.ID, Record: s.parent.Record, Applied: appliedUIDs(s.results), Spared: spared,
+		HeldBack: func(m applyset.Member) bool {
+			return s.plan.HoldsBack(m.GVK.GroupKind(), m.Meta.Namespace, m.Meta.Name, s.comp.GetNamespace())
+		}})
+	// What stays recorded: the render's inventory, every recorded
+	// namespace for the kinds that could not be listed (their members may
+	// be in any), and the members the pass leaves in place.
 	remaining := applyset.Inventory{GroupKinds: slices.Clone(listed.Unlisted)}.Union(s.plan.Inventory)
 	if len(listed.Unlisted) > 0 {
-		// Members of the kinds that could not be listed may be in any
-		// recorded namespace: keep them all recorded.
-		remaining = remaining.Union(applyset.Inventory{Namespaces: s.parent.inventory.Namespaces})
+		remaining = remaining.Union(applyset.Inventory{Namespaces: s.parent.Inventory.Namespaces})
 	}
-	var errs []string
-	var denied error
-	var doomed []applyset.Member
-	hooks := PlannedHooks(s.plan.Objects)
+	keep := func(m applyset.Member) { remaining = remaining.Union(memberInventory(m)) }
+	for _, m := range sel.Keep {
+		keep(m)
+	}
 	defer s.events.RecordPruned(r.Recorder, s.comp)
-	for _, m := range listed.Members {
-		if s.plan.HoldsBack(m.GVK.GroupKind(), m.Meta.Namespace, m.Meta.Name, s.comp.GetNamespace()) {
-			// Held back until a value it waits for is observed: kept as it is.
-			remaining = remaining.Union(memberInventory(m))
-			continue
+	// helm.sh/resource-policy: keep: orphaned, not deleted. Its kind stays
+	// recorded this pass (an orphaning the writer may not make leaves it
+	// labelled); the next pass no longer lists it.
+	for _, m := range sel.Orphan {
+		if err := (finalizer{r}).orphan(ctx, s, []applyset.Member{m}); err != nil {
+			errs = append(errs, err.Error())
 		}
-		if spare, err := (pruning{r}).spare(ctx, s, m, hooks); err != nil || spare {
-			if err != nil {
-				errs = append(errs, err.Error())
-			}
-			remaining = remaining.Union(memberInventory(m))
-			continue
-		}
-		if !applyset.Prunable(m, keep, p.ID, s.parent.record) {
-			if !keep[m.Meta.UID] {
-				remaining = remaining.Union(memberInventory(m))
-			}
-			continue
-		}
-		if plan.Kept(&m.Meta) {
-			// helm.sh/resource-policy: keep: orphaned, not deleted. Its
-			// kind stays recorded this pass (an orphaning the writer may
-			// not make leaves it labelled); the next pass no longer lists it.
-			if err := (finalizer{r}).orphan(ctx, s, []applyset.Member{m}); err != nil {
-				errs = append(errs, err.Error())
-			}
-			remaining = remaining.Union(memberInventory(m))
-			continue
-		}
-		doomed = append(doomed, m)
+		keep(m)
 	}
 	// The prune budget and the protected kinds (see pruning.withinBudget).
-	if ok, err := (pruning{r}).withinBudget(ctx, s, doomed); err != nil || !ok {
+	if ok, err := (pruning{r}).withinBudget(ctx, s, sel.Delete); err != nil || !ok {
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		for _, m := range doomed {
-			remaining = remaining.Union(memberInventory(m))
+		for _, m := range sel.Delete {
+			keep(m)
 		}
-		doomed = nil
+		sel.Delete = nil
 	}
-	for _, m := range doomed {
-		conflict, err := p.DeleteMember(ctx, m)
-		switch {
-		case apierrors.IsForbidden(err):
-			if denied == nil {
-				denied = r.access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), serviceAccount(s.comp, r.Options.DefaultServiceAccount), m.GVK.GroupKind(), "delete", m.Meta.Namespace)
-			}
-			remaining = remaining.Union(memberInventory(m))
-		case err != nil:
-			errs = append(errs, err.Error())
-			remaining = remaining.Union(memberInventory(m))
-		case conflict:
-			remaining = remaining.Union(memberInventory(m))
-		default:
-			deleted[m.Meta.UID] = true
-			metrics.Prunes.Inc()
-			s.events.Prune(m)
-		}
-	}
-	if len(errs) > 0 {
+	deleted, denied, deleteErrs := pruning{r}.delete(ctx, s, p, sel.Delete, keep)
+	if errs = append(errs, deleteErrs...); len(errs) > 0 {
 		return ctrl.Result{}, fmt.Errorf("prune: %s", strings.Join(errs, "; "))
 	}
 	var err error
-	remaining = pruning{r}.confirmDrops(ctx, s, s.parent.inventory, remaining, deleted, listed)
-	s.parent, err = r.writeParent(ctx, s.comp, s.parent, parentState{inventory: remaining, finalizer: true})
+	remaining = pruning{r}.confirmDrops(ctx, s, s.parent.Inventory, remaining, deleted, listed)
+	s.parent, err = r.store.Write(ctx, s.comp, s.parent, parent.State{Inventory: remaining, Finalizer: true})
 	if err != nil || denied == nil {
 		return ctrl.Result{}, err
 	}
 	return reporter{r}.stallIfDenied(s, "Prune", denied)
+}
+
+// appliedUIDs are the UIDs of the objects a pass applied.
+func appliedUIDs(results []applyset.ApplyResult) map[types.UID]bool {
+	out := make(map[types.UID]bool, len(results))
+	for _, res := range results {
+		out[res.UID] = true
+	}
+	return out
 }
 
 // ordinaryApplied reports whether every ordinary object of the plan (not
@@ -354,12 +330,12 @@ func memberInventory(m applyset.Member) applyset.Inventory {
 // terminalReason), the Composition is Stalled with the first one's reason
 // and not retried until its inputs change; otherwise the failures are
 // returned for backoff.
-func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Result, error) {
+func (r *Controller) observe(ctx context.Context, s *scope) (ctrl.Result, error) {
 	if res, err := (preparer{r}).watch(ctx, s); err != nil || s.done {
 		return res, err
 	}
 	parent := expressionParent(s.comp, s.outputs)
-	members, lives := status.Observe(ctx, status.AfterApply(r.memberReader(s), s.results), s.plan.ID, s.parent.record, plan.OrdinaryObjects(s.plan.Objects), s.outputs, parent)
+	members, lives := status.Observe(ctx, status.AfterApply(r.memberReader(s), s.results), s.plan.ID, s.parent.Record, plan.OrdinaryObjects(s.plan.Objects), s.outputs, parent)
 	// After the conditions the members give, so Ready stays first.
 	defer status.SetOutputs(ctx, &s.status, s.comp.GetGeneration(), s.outputs, parent, lives)
 	failed := failedApplies(s.results)
@@ -395,8 +371,8 @@ func (r *CompositionReconciler) observe(ctx context.Context, s *scope) (ctrl.Res
 // writer (its ServiceAccount), never as the controller: a status reads
 // nothing the tenant's account could not (see package status, which
 // shows only the set's own members).
-func (r *CompositionReconciler) memberReader(s *scope) client.Reader {
-	return r.watches.ReaderAs(liveAs(s.writer, r.Client, r.APIReader))
+func (r *Controller) memberReader(s *scope) client.Reader {
+	return r.watches.ReaderAs(r.LiveAs(s.writer))
 }
 
 // suspended reports a suspended Composition: nothing is rendered, applied,
@@ -406,7 +382,7 @@ func (r *CompositionReconciler) memberReader(s *scope) client.Reader {
 // done; Ready is False with reason Suspended. The members are the live
 // objects of the set, found by their part-of label over the recorded
 // inventory, each with its kstatus.
-func (r *CompositionReconciler) suspended(ctx context.Context, s *scope) (ctrl.Result, error) {
+func (r *Controller) suspended(ctx context.Context, s *scope) (ctrl.Result, error) {
 	s.status.ObservedGeneration = s.comp.ParentStatus().ObservedGeneration
 	r.passes.Forget(client.ObjectKeyFromObject(s.comp))
 	msg := fmt.Sprintf("suspended: generation %d is not applied; nothing is written while spec.suspend is true", s.comp.GetGeneration())
@@ -414,16 +390,16 @@ func (r *CompositionReconciler) suspended(ctx context.Context, s *scope) (ctrl.R
 		msg = fmt.Sprintf("suspended: generation %d is not applied (generation %d was the last reconciled); nothing is written while spec.suspend is true", s.comp.GetGeneration(), last)
 	}
 	status.SetSuspended(&s.status, s.comp.GetGeneration(), msg)
-	live, err := r.recordedParent(ctx, s.comp)
+	live, err := r.store.Recorded(ctx, s.comp)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	s.parent = live
 	id := applyset.ParentID(s.comp)
-	listed := pruning{r}.cachedPruner(s).List(ctx, live.inventory, s.comp.GetNamespace())
+	listed := pruning{r}.cachedPruner(s).List(ctx, live.Inventory, s.comp.GetNamespace())
 	objs := make([]*unstructured.Unstructured, 0, len(listed.Members))
 	for _, m := range listed.Members {
-		if applyset.Owns(&m.Meta, m.GVK.GroupKind(), id, live.record, applyset.Consent{}) != applyset.Ours {
+		if applyset.Owns(&m.Meta, m.GVK.GroupKind(), id, live.Record, applyset.Consent{}) != applyset.Ours {
 			continue // a copy of the label on an object the set's record does not name
 		}
 		if valuestore.IsStore(&m.Meta) {
@@ -441,7 +417,7 @@ func (r *CompositionReconciler) suspended(ctx context.Context, s *scope) (ctrl.R
 		}
 		return strings.Compare(applyset.Ref(a), applyset.Ref(b))
 	})
-	s.status.Members = status.Members(ctx, r.memberReader(s), id, live.record, objs)
+	s.status.Members = status.Members(ctx, r.memberReader(s), id, live.Record, objs)
 	s.status.Summary = status.Summary(s.status.Members)
 	return ctrl.Result{}, nil
 }

@@ -6,10 +6,7 @@ import (
 	"slices"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -17,6 +14,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/status"
 )
 
@@ -26,7 +24,7 @@ import (
 // flaps) with the inputs it had. The same inputs would fail the same way,
 // so until the Composition's spec or its Bundle changes the failure is
 // reported again without writing anything. A Forbidden failure is
-// remembered only for ForbiddenRecheck: RBAC and quotas change without an
+// remembered only for engine.ForbiddenRecheck: RBAC and quotas change without an
 // event.
 type stall struct {
 	reason  string
@@ -45,7 +43,7 @@ func inputKey(comp applyset.Parent, bundleRevision string) string {
 // preparer runs the phases between render and apply that may stall the
 // pass before anything is written: recall, watch and authorize. It is
 // built per pass from the reconciler.
-type preparer struct{ *CompositionReconciler }
+type preparer struct{ *Controller }
 
 // recall ends the pass, writing nothing, when the last pass with the same
 // inputs stalled on a terminal failure: the status says so again.
@@ -83,14 +81,10 @@ func (r preparer) watch(ctx context.Context, s *scope) (ctrl.Result, error) {
 		}
 	}
 	if _, err := r.watches.Ensure(ctx, gvks); err != nil {
-		return reporter{r.CompositionReconciler}.stallIfDenied(s, "Watch", err)
+		return reporter{r.Controller}.stallIfDenied(s, "Watch", err)
 	}
 	return ctrl.Result{}, nil
 }
-
-// ForbiddenRecheck is how long a Composition stalled with reason
-// Forbidden waits before looking again: RBAC changes raise no event.
-const ForbiddenRecheck = time.Minute
 
 // authorize checks, before anything is applied, that the ServiceAccount a
 // Composition applies as (spec.serviceAccountName or the controller's
@@ -101,7 +95,7 @@ const ForbiddenRecheck = time.Minute
 // apply. Kinds the API server does not serve yet (defined by a CRD in the
 // same render) are left to the apply itself.
 func (r preparer) authorize(ctx context.Context, s *scope) (ctrl.Result, error) {
-	sa := serviceAccount(s.comp, r.Options.DefaultServiceAccount)
+	sa := engine.ServiceAccount(s.comp, r.Options.DefaultServiceAccount)
 	if sa == "" || s.comp.ParentSpec().Suspend {
 		return ctrl.Result{}, nil
 	}
@@ -127,8 +121,8 @@ func (r preparer) authorize(ctx context.Context, s *scope) (ctrl.Result, error) 
 		if err != nil {
 			return ctrl.Result{}, fmt.Errorf("find the API of %s: %w", t.gvk.Kind, err)
 		}
-		if err := r.access.AccountMay(ctx, s.comp.GetNamespace(), sa, m, t.ns, verbs...); err != nil {
-			return reporter{r.CompositionReconciler}.stallIfDenied(s, "Authorize", err)
+		if err := r.Access.AccountMay(ctx, s.comp.GetNamespace(), sa, m, t.ns, verbs...); err != nil {
+			return reporter{r.Controller}.stallIfDenied(s, "Authorize", err)
 		}
 	}
 	return ctrl.Result{}, nil
@@ -146,32 +140,13 @@ func (r preparer) allowed(ctx context.Context, s *scope) (ctrl.Result, error) {
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: s.comp.ParentSpec().Bundle}, bundle); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	ok, err := NamespaceSelected(ctx, r.Client, bundle, s.comp.GetNamespace())
+	ok, err := engine.NamespaceSelected(ctx, r.Client, bundle, s.comp.GetNamespace())
 	if err != nil || ok {
 		return ctrl.Result{}, err
 	}
 	r.passes.Forget(client.ObjectKeyFromObject(s.comp))
-	reporter{r.CompositionReconciler}.stall(s, v1alpha1.ReasonNotAllowed, fmt.Sprintf(
+	reporter{r.Controller}.stall(s, v1alpha1.ReasonNotAllowed, fmt.Sprintf(
 		"Bundle %s may not be used in namespace %s: its spec.namespaceSelector does not select the namespace; nothing is applied or pruned",
 		bundle.Name, s.comp.GetNamespace()))
 	return ctrl.Result{}, nil
-}
-
-// NamespaceSelected reports whether Bundle b's spec.namespaceSelector
-// selects namespace ns, whose labels c reads (the controller's cache).
-// No selector selects every namespace. The admission webhook refuses with
-// it what the controller would stall.
-func NamespaceSelected(ctx context.Context, c client.Reader, b *v1alpha1.Bundle, ns string) (bool, error) {
-	if b.Spec.NamespaceSelector == nil {
-		return true, nil
-	}
-	sel, err := metav1.LabelSelectorAsSelector(b.Spec.NamespaceSelector)
-	if err != nil {
-		return false, fmt.Errorf("bundle %s: spec.namespaceSelector: %w", b.Name, err)
-	}
-	n := &corev1.Namespace{}
-	if err := c.Get(ctx, client.ObjectKey{Name: ns}, n); err != nil {
-		return false, fmt.Errorf("read namespace %s: %w", ns, err)
-	}
-	return sel.Matches(labels.Set(n.Labels)), nil
 }

@@ -6,11 +6,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
+	"github.com/stencil-dev/stencil/reconcile/prune"
 	"github.com/stencil-dev/stencil/reconcile/status"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -27,7 +28,7 @@ import (
 // a pass, live or cached, the live confirmation of a shrinking record, the
 // guard against an empty render and the sparing of hooks. It is built per
 // pass from the reconciler.
-type pruning struct{ *CompositionReconciler }
+type pruning struct{ *Controller }
 
 // pruner returns the pruner of a Composition's set: it lists as the
 // controller, live, and deletes as the Composition's writer. Finalizing
@@ -134,7 +135,7 @@ func (r pruning) unseen(s *scope, cached applyset.ListResult, deleted map[types.
 		seen[res.UID] = true
 	}
 	var out []types.UID
-	for _, uid := range s.parent.record.UIDs() {
+	for _, uid := range s.parent.Record.UIDs() {
 		if !seen[uid] {
 			out = append(out, uid)
 		}
@@ -155,7 +156,7 @@ func (r pruning) forget(s *scope, unseen []types.UID, live applyset.ListResult) 
 		found[m.Meta.UID] = true
 	}
 	unseen = slices.DeleteFunc(unseen, func(uid types.UID) bool { return found[uid] })
-	s.parent.record.Forget(unseen...)
+	s.parent.Record.Forget(unseen...)
 }
 
 // recordSlack is how many members beyond twice the render the record of
@@ -169,16 +170,12 @@ const recordSlack = 64
 // someone, and made again under a new UID) are forgotten, as confirmDrops
 // would. Below that, nothing is listed.
 func (r pruning) boundRecord(ctx context.Context, s *scope) {
-	if len(s.parent.record.UIDs()) <= 2*len(s.plan.Objects)+recordSlack {
+	if len(s.parent.Record.UIDs()) <= 2*len(s.plan.Objects)+recordSlack {
 		return
 	}
-	cached := r.cachedPruner(s).List(ctx, s.parent.inventory, s.comp.GetNamespace())
-	r.confirmDrops(ctx, s, s.parent.inventory, s.parent.inventory, nil, cached)
+	cached := r.cachedPruner(s).List(ctx, s.parent.Inventory, s.comp.GetNamespace())
+	r.confirmDrops(ctx, s, s.parent.Inventory, s.parent.Inventory, nil, cached)
 }
-
-// AnnotationAllowEmptyRender set to "true" on a Composition or on its
-// Bundle lets a render of no objects prune every member of the set.
-const AnnotationAllowEmptyRender = "stencil.dev/allow-empty-render"
 
 // guardEmptyRender keeps a render of zero objects from pruning the whole
 // set: when the set still has members, the Composition is Stalled with
@@ -191,21 +188,21 @@ func (r pruning) guardEmptyRender(ctx context.Context, s *scope) (ctrl.Result, e
 	// Objects held back (stencil.dev/wait-for) are rendered, only not yet
 	// applied: a render holding them back is not empty.
 	if len(s.plan.Objects) > 0 || s.observed != nil && len(s.observed.Held) > 0 || s.comp.ParentSpec().Suspend || (s.comp.ParentSpec().Prune != nil && !*s.comp.ParentSpec().Prune) ||
-		len(s.parent.inventory.GroupKinds) == 0 || s.comp.GetAnnotations()[AnnotationAllowEmptyRender] == "true" {
+		len(s.parent.Inventory.GroupKinds) == 0 || s.comp.GetAnnotations()[v1alpha1.AnnotationAllowEmptyRender] == "true" {
 		return ctrl.Result{}, nil
 	}
 	bundle := &v1alpha1.Bundle{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: s.comp.ParentSpec().Bundle}, bundle); err != nil {
 		return ctrl.Result{}, fmt.Errorf("read Bundle %s: %w", s.comp.ParentSpec().Bundle, err)
 	}
-	if bundle.Annotations[AnnotationAllowEmptyRender] == "true" {
+	if bundle.Annotations[v1alpha1.AnnotationAllowEmptyRender] == "true" {
 		return ctrl.Result{}, nil
 	}
 	p := r.cachedPruner(s)
-	listed := p.List(ctx, s.parent.inventory, s.comp.GetNamespace())
+	listed := p.List(ctx, s.parent.Inventory, s.comp.GetNamespace())
 	var names []string
 	for _, m := range listed.Members {
-		if applyset.Owned(m, p.ID, s.parent.record) && m.Meta.DeletionTimestamp == nil {
+		if applyset.Owned(m, p.ID, s.parent.Record) && m.Meta.DeletionTimestamp == nil {
 			names = append(names, m.Ref())
 		}
 	}
@@ -216,7 +213,7 @@ func (r pruning) guardEmptyRender(ctx context.Context, s *scope) (ctrl.Result, e
 		names = append(names[:3], "...")
 	}
 	msg := fmt.Sprintf("the Bundle rendered no objects while the set still has members (%s): nothing is pruned; "+
-		"to delete them all, annotate the Composition or the Bundle %s: \"true\"", strings.Join(names, ", "), AnnotationAllowEmptyRender)
+		"to delete them all, annotate the Composition or the Bundle %s: \"true\"", strings.Join(names, ", "), v1alpha1.AnnotationAllowEmptyRender)
 	if len(names) == 0 {
 		msg = fmt.Sprintf("the Bundle rendered no objects and the set's recorded kinds %v could not be listed: nothing is pruned", listed.Unlisted)
 	}
@@ -226,45 +223,55 @@ func (r pruning) guardEmptyRender(ctx context.Context, s *scope) (ctrl.Result, e
 	return ctrl.Result{}, nil
 }
 
-// PlannedHooks returns the keys (see plan.ObjectKey) of the hooks in the plan.
-func PlannedHooks(objs []*unstructured.Unstructured) map[string]bool {
-	out := map[string]bool{}
-	for _, u := range objs {
-		if plan.IsHook(u) {
-			out[plan.ObjectKey(u)] = true
+// sparedHooks are the UIDs of the listed hooks prune leaves alone (see
+// prune.SpareHook: the render still holds them, or they still run), read
+// live as the controller; a hook that cannot be read is spared, with its
+// error.
+func (r pruning) sparedHooks(ctx context.Context, s *scope, listed []applyset.Member) (map[types.UID]bool, []string) {
+	planned := prune.PlannedHooks(s.plan.Objects)
+	spared := map[types.UID]bool{}
+	var errs []string
+	for _, m := range listed {
+		spare, err := prune.SpareHook(ctx, r.APIReader, m, planned)
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
+		if spare || err != nil {
+			spared[m.Meta.UID] = true
 		}
 	}
-	return out
+	return spared, errs
 }
 
-// spare reports whether prune must leave a hook alone: a hook the render
-// still holds (whether or not it runs this revision; Helm, too, leaves
-// hook objects in place), or one that is still running. It stays recorded
-// in the inventory.
-func (r pruning) spare(ctx context.Context, s *scope, m applyset.Member, planned map[string]bool) (bool, error) {
-	return SpareHook(ctx, r.APIReader, m, planned)
-}
-
-// SpareHook is spare, reading the hook live through reader; `stencil diff`
-// asks it too, so what it says would be pruned is what prune deletes.
-func SpareHook(ctx context.Context, reader client.Reader, m applyset.Member, planned map[string]bool) (bool, error) {
-	if !plan.IsHook(&m.Meta) || m.Meta.DeletionTimestamp != nil {
-		return false, nil
+// delete deletes doomed as the parent's writer, each with its UID and
+// resourceVersion as preconditions, and returns the UIDs deleted, the
+// first denial (a Forbidden delete: the parent stalls, the member stays
+// recorded) and the other errors; keep is told of every member that
+// stays recorded.
+func (r pruning) delete(ctx context.Context, s *scope, p *applyset.Pruner, doomed []applyset.Member, keep func(applyset.Member)) (map[types.UID]bool, error, []string) {
+	deleted := map[types.UID]bool{}
+	var denied error
+	var errs []string
+	for _, m := range doomed {
+		conflict, err := p.DeleteMember(ctx, m)
+		switch {
+		case apierrors.IsForbidden(err):
+			if denied == nil {
+				denied = r.Access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), engine.ServiceAccount(s.comp, r.Options.DefaultServiceAccount), m.GVK.GroupKind(), "delete", m.Meta.Namespace)
+			}
+			keep(m)
+		case err != nil:
+			errs = append(errs, err.Error())
+			keep(m)
+		case conflict:
+			keep(m)
+		default:
+			deleted[m.Meta.UID] = true
+			metrics.Prunes.Inc()
+			s.events.Prune(m)
+		}
 	}
-	if planned[m.GVK.Group+"/"+m.GVK.Kind+"/"+m.Meta.Namespace+"/"+m.Meta.Name] {
-		return true, nil
-	}
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(m.GVK)
-	err := reader.Get(ctx, client.ObjectKey{Namespace: m.Meta.Namespace, Name: m.Meta.Name}, live)
-	switch {
-	case apierrors.IsNotFound(err):
-		return false, nil
-	case err != nil:
-		return true, fmt.Errorf("read hook %s: %w", m.Ref(), err)
-	}
-	outcome, _ := plan.OutcomeOf(live)
-	return outcome == plan.HookRunning && live.GetUID() == m.Meta.UID, nil
+	return deleted, denied, errs
 }
 
 // withinBudget reports whether the pass may prune doomed, the members it

@@ -9,7 +9,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/stencil-dev/stencil/outputs"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/stencil-dev/stencil/reconcile/status"
 
@@ -29,7 +32,7 @@ import (
 // renderer renders a pass's plan: it loads the Bundle through the
 // reconciler's bundle cache and skips renders known to fail (its
 // failedRenders memo). It is built per pass from the reconciler.
-type renderer struct{ *CompositionReconciler }
+type renderer struct{ *Controller }
 
 // render loads the revision of the Bundle the parent is on (see
 // loadBundle) and renders the plan. A missing Bundle, a render
@@ -53,14 +56,14 @@ func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 	s.renderKey = key
 	// The observed values the last render used, read now (see observer):
 	// a render that failed with some is tried again with others.
-	observed, answers, last := observer{r.CompositionReconciler}.given(ctx, s, loaded.Revision())
+	observed, answers, last := observer{r.Controller}.given(ctx, s, loaded.Revision())
 	in.Observed, in.Lookups = observed, answers
 	key += observedDigest(in.Observed)
 	if loaded.MayGenerate() {
 		var keyErr *valuestore.KeyError
 		switch err := r.kept(ctx, s, &in); {
 		case errors.As(err, &keyErr):
-			reporter{r.CompositionReconciler}.stall(s, v1alpha1.ReasonGeneratedKeyLost, err.Error())
+			reporter{r.Controller}.stall(s, v1alpha1.ReasonGeneratedKeyLost, err.Error())
 			return ctrl.Result{RequeueAfter: valuestore.KeyRecheck}, nil
 		case err != nil:
 			return ctrl.Result{}, err
@@ -76,17 +79,17 @@ func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 	}
 	start := time.Now()
 	s.upgrade = in.IsUpgrade
-	s.plan, err = observer{r.CompositionReconciler}.plan(ctx, s, loaded, in, last)
+	s.plan, err = observer{r.Controller}.plan(ctx, s, loaded, in, last)
 	metrics.RenderDuration.Observe(time.Since(start).Seconds())
 	var renderErr *templates.RenderError
 	var refused *plan.RefusedError
 	switch {
 	case errors.As(err, &renderErr):
 		r.failedRenders.Put(client.ObjectKeyFromObject(s.comp), key, failedRender{err: renderErr, lookups: s.lookedUp})
-		reporter{r.CompositionReconciler}.stall(s, renderReason(renderErr), err.Error())
+		reporter{r.Controller}.stall(s, renderReason(renderErr), err.Error())
 		return ctrl.Result{}, nil
 	case errors.As(err, &refused):
-		reporter{r.CompositionReconciler}.stall(s, refused.ConditionReason(), err.Error())
+		reporter{r.Controller}.stall(s, refused.ConditionReason(), err.Error())
 		return ctrl.Result{}, nil
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("render Bundle %s: %w", s.comp.ParentSpec().Bundle, err)
@@ -109,7 +112,7 @@ func (r renderer) answersSame(s *scope, reads []lookup.Read) bool {
 	if len(reads) == 0 {
 		return true
 	}
-	table, ok := r.lookups.Peek(observer{r.CompositionReconciler}.lookupParent(s), reads)
+	table, ok := r.Lookups.Peek(observer{r.Controller}.lookupParent(s), reads)
 	return ok && len(lookup.Changed(reads, table)) == 0
 }
 
@@ -122,14 +125,14 @@ func (r renderer) answersSame(s *scope, reads []lookup.Read) bool {
 // be read (a render then would make new values for calls that have
 // some), a *valuestore.KeyError when one was written with another key.
 func (r renderer) kept(ctx context.Context, s *scope, in *templates.Input) error {
-	key, err := r.keys.Get(ctx)
+	key, err := r.Keys.Get(ctx)
 	if err != nil {
 		return err
 	}
 	stores, err := valuestore.Read(ctx, valuestore.Source{
 		SetID: applyset.ParentID(s.comp), ParentNamespace: s.comp.GetNamespace(),
-		Namespaces: append([]string{s.comp.GetNamespace()}, s.parent.inventory.Namespaces...), Tenant: r.memberReader(s),
-		ControllerNamespace: r.Options.Namespace, Controller: r.watches.Reader(), Key: &key, Record: s.parent.record,
+		Namespaces: append([]string{s.comp.GetNamespace()}, s.parent.Inventory.Namespaces...), Tenant: r.memberReader(s),
+		ControllerNamespace: r.Options.Namespace, Controller: r.watches.Reader(), Key: &key, Record: s.parent.Record,
 	})
 	if err != nil {
 		return err
@@ -153,7 +156,7 @@ func (r renderer) kept(ctx context.Context, s *scope, in *templates.Input) error
 func (r renderer) waitForSource(s *scope, err error) (ctrl.Result, error) {
 	var unverified *pull.UnverifiedError
 	if errors.As(err, &unverified) {
-		reporter{r.CompositionReconciler}.stall(s, v1alpha1.ReasonSourceUnverified, err.Error())
+		reporter{r.Controller}.stall(s, v1alpha1.ReasonSourceUnverified, err.Error())
 		return ctrl.Result{}, nil
 	}
 	status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonSourceNotReady, err.Error())
@@ -190,10 +193,57 @@ func renderKey(comp applyset.Parent, bundleRevision string, in templates.Input, 
 // cache, its recorded applyset.Inventory as ensureParent read it live, and the
 // cached capabilities with their revision.
 func (r renderer) renderInput(ctx context.Context, s *scope) (templates.Input, string, error) {
-	caps, err := r.capabilities.Get(ctx)
+	caps, err := r.APIs.Get(ctx)
 	if err != nil {
 		return templates.Input{}, "", err
 	}
-	live := &plan.LiveComposition{UID: s.comp.GetUID(), Installed: plan.Installed(s.parent.inventory)}
+	live := &plan.LiveComposition{UID: s.comp.GetUID(), Installed: plan.Installed(s.parent.Inventory)}
 	return plan.RenderInput(s.comp, live, caps.Caps), caps.Revision, nil
+}
+
+// loadBundle is the render phase's load: the assigned revision, parsed,
+// with its outputs. A missing Bundle, a pin of no revision, values the
+// assigned revision refuses (where the Bundle holds nobody back) and a
+// content that does not load stall the parent; a chart not at hand waits (see
+// waitForSource). The assignment is kept for the status (RevisionHeld).
+func (r renderer) loadBundle(ctx context.Context, s *scope) (*templates.Bundle, *outputs.Set, bool, error) {
+	a, err := r.Assign(ctx, s.comp)
+	if apierrors.IsNotFound(err) {
+		reporter{r.Controller}.stall(s, v1alpha1.ReasonBundleNotFound, fmt.Sprintf("Bundle %q not found", s.comp.ParentSpec().Bundle))
+		return nil, nil, true, nil
+	} else if err != nil {
+		return nil, nil, false, fmt.Errorf("read Bundle %s: %w", s.comp.ParentSpec().Bundle, err)
+	}
+	s.assignment = &a.Assignment
+	switch {
+	case a.NotFound:
+		reporter{r.Controller}.stall(s, v1alpha1.ReasonRevisionNotFound, a.Message)
+		return nil, nil, true, nil
+	case a.Refused:
+		reporter{r.Controller}.stall(s, v1alpha1.ReasonValuesRefused, a.Message)
+		return nil, nil, true, nil
+	}
+	if a.Reason == v1alpha1.ReasonPinRefused {
+		r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonPinRefused, "Render", "%s", a.Message)
+	}
+	loaded, outs, err := r.LoadAssigned(ctx, a, false)
+	var notFound *engine.RevisionNotFoundError
+	var notVerified *revision.NotVerifiedError
+	var source *engine.SourceError
+	switch {
+	case errors.As(err, &notFound):
+		reporter{r.Controller}.stall(s, v1alpha1.ReasonRevisionNotFound, err.Error())
+		return nil, nil, true, nil
+	case errors.As(err, &notVerified):
+		status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonSourceNotReady, err.Error())
+		s.done = true
+		return nil, nil, true, nil
+	case errors.As(err, &source):
+		_, err = r.waitForSource(s, source.Err)
+		return nil, nil, true, err
+	case err != nil:
+		reporter{r.Controller}.stall(s, v1alpha1.ReasonRenderFailed, err.Error())
+		return nil, nil, true, nil
+	}
+	return loaded, outs, false, nil
 }

@@ -29,7 +29,7 @@ import (
 // pass saw (snapshot, keepSnapshot) in the reconciler's passes memo and
 // ends a later pass that would find the same (skipUnchanged). It is built
 // per pass from the reconciler.
-type shortcut struct{ *CompositionReconciler }
+type shortcut struct{ *Controller }
 
 // skipUnchanged ends the pass with the status alone when the Bundle's
 // revision, the Composition's render inputs and every live member are what
@@ -47,7 +47,7 @@ func (r shortcut) skipUnchanged(ctx context.Context, s *scope) (ctrl.Result, err
 	r.passes.Forget(name)
 	// The status is written against the cached parent: only when the
 	// cache holds it as stencil last wrote it (see recordedParent).
-	if !r.parentInPlace(s.comp) || r.version(name) != s.comp.GetResourceVersion() {
+	if !r.parentInPlace(s.comp) || r.store.Version(name) != s.comp.GetResourceVersion() {
 		metrics.CacheLookup(metrics.CachePass, false)
 		return ctrl.Result{}, nil
 	}
@@ -58,7 +58,7 @@ func (r shortcut) skipUnchanged(ctx context.Context, s *scope) (ctrl.Result, err
 	}
 	live, ok := r.listLive(ctx, s.comp, last.Planned)
 	peek := func(reads []lookup.Read) (lookup.Table, bool) {
-		return r.lookups.Peek(observer{r.CompositionReconciler}.lookupParent(s), reads)
+		return r.Lookups.Peek(observer{r.Controller}.lookupParent(s), reads)
 	}
 	if !ok || !last.Unchanged(live) || !readsSettled(last.Observed, live, applyset.ParentID(s.comp), applyset.RecordOf(s.comp), peek) {
 		metrics.CacheLookup(metrics.CachePass, false)
@@ -90,7 +90,7 @@ func (r shortcut) skipUnchanged(ctx context.Context, s *scope) (ctrl.Result, err
 // and annotations that mirror its record (a change of them by hand is
 // put back by the full pass, though it changes nothing the pass does).
 func (r shortcut) parentInPlace(comp applyset.Parent) bool {
-	return slices.Contains(comp.GetFinalizers(), Finalizer) &&
+	return slices.Contains(comp.GetFinalizers(), v1alpha1.Finalizer) &&
 		comp.GetLabels()[applyset.LabelApplySetID] == applyset.ParentID(comp) &&
 		comp.GetAnnotations()[applyset.AnnotationTooling] == "stencil/"+r.Options.Version &&
 		applyset.Mirrors(comp)
@@ -104,15 +104,15 @@ func (r shortcut) parentInPlace(comp applyset.Parent) bool {
 // live): a stale cache can only make the key differ, and bring the full
 // pass.
 func (r shortcut) inputKey(ctx context.Context, comp applyset.Parent) (string, *rollout.Assignment) {
-	a, err := r.assign(ctx, comp)
+	a, err := r.Assign(ctx, comp)
 	if err != nil || a.NotFound || a.Refused {
 		return "", nil
 	}
-	loaded, _, err := r.loadAssigned(ctx, a, true)
+	loaded, _, err := r.LoadAssigned(ctx, a, true)
 	if err != nil {
 		return "", nil
 	}
-	caps, err := r.capabilities.Get(ctx)
+	caps, err := r.APIs.Get(ctx)
 	if err != nil {
 		return "", nil
 	}
@@ -143,7 +143,7 @@ func (r shortcut) snapshot(ctx context.Context, s *scope) (ctrl.Result, error) {
 	if !ok {
 		return ctrl.Result{}, nil
 	}
-	gks, nss := s.parent.inventory.Annotations()
+	gks, nss := s.parent.Inventory.Annotations()
 	p := &recall.Pass{Key: s.renderKey, Revision: s.plan.BundleRevision, Inventory: gks + ";" + nss, Planned: planned, Ordinary: ordinary, IDs: ids, Outputs: s.outputs, Observed: s.observed, Live: make(map[recall.MemberKey]recall.MemberState, len(live))}
 	for k, u := range live {
 		p.Live[k] = recall.MemberState{ResourceVersion: u.GetResourceVersion(), Fingerprint: recall.Fingerprint(u)}
@@ -169,7 +169,7 @@ func (r shortcut) keepSnapshot(ctx context.Context, s *scope) bool {
 	if !ordinaryApplied(s) || len(hooks.Pending(s.status.Hooks, s.plan.Objects)) > 0 {
 		return false
 	}
-	gks, nss := s.parent.inventory.Annotations()
+	gks, nss := s.parent.Inventory.Annotations()
 	if gks+";"+nss != s.snapshot.Inventory {
 		return false
 	}

@@ -104,7 +104,7 @@ func TestMetadataChangedPredicate(t *testing.T) {
 		{"a label", func(c *v1alpha1.Composition) { c.Labels["team"] = "b" }, true},
 		{"a new label", func(c *v1alpha1.Composition) { c.Labels["tier"] = "web" }, true},
 		{"an annotation", func(c *v1alpha1.Composition) { c.Annotations["example.com/note"] = "x" }, true},
-		{"allow-empty-render", func(c *v1alpha1.Composition) { c.Annotations[AnnotationAllowEmptyRender] = "true" }, true},
+		{"allow-empty-render", func(c *v1alpha1.Composition) { c.Annotations[v1alpha1.AnnotationAllowEmptyRender] = "true" }, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			old, updated := own(), own()

@@ -9,7 +9,9 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/access"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
+	"github.com/stencil-dev/stencil/reconcile/parent"
 	"github.com/stencil-dev/stencil/reconcile/status"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,19 +24,19 @@ import (
 // reporter writes a pass's status: the one patch at its end, the members
 // of a pass that stopped early, transient errors and user errors
 // (stalls). It is built per pass from the reconciler.
-type reporter struct{ *CompositionReconciler }
+type reporter struct{ *Controller }
 
 // patchStatus writes the status once per pass, and only when it changed, so
 // a reconcile that finds nothing to do makes no write.
 func (r reporter) patchStatus(ctx context.Context, s *scope) error {
-	r.readiness.Record(metrics.ParentKey{Kind: s.comp.ParentGVK().GroupKind(), NamespacedName: client.ObjectKeyFromObject(s.comp)}, s.status.Conditions)
+	r.Readiness.Record(metrics.ParentKey{Kind: s.comp.ParentGVK().GroupKind(), NamespacedName: client.ObjectKeyFromObject(s.comp)}, s.status.Conditions)
 	if s.assignment != nil {
 		if c := s.assignment.Condition(s.comp.GetGeneration()); c != nil {
 			meta.SetStatusCondition(&s.status.Conditions, *c)
 		}
 	}
 	status.KeepTransitionTimes(&s.status, s.comp.ParentStatus().Conditions)
-	s.status.Inventory = inventoryRecord(s)
+	s.status.Inventory = parent.InventoryRecord(s.comp, s.parent)
 	if equality.Semantic.DeepEqual(*s.comp.ParentStatus(), s.status) {
 		return nil
 	}
@@ -42,22 +44,21 @@ func (r reporter) patchStatus(ctx context.Context, s *scope) error {
 	// A pass that trusted a parent it never wrote nor read (see
 	// cacheTrusted) writes its status only over that version, unless a
 	// write of this pass (a hook's record) has since confirmed it.
-	v, written := r.parentVersions.Get(client.ObjectKeyFromObject(s.comp), "")
 	// A record of a parent that waits to be admitted is written only over
 	// the parent as the pass read it (see authority.Judge).
-	lock := s.parent.unconfirmed && (!written || v == unconfirmedVersion) || s.admission.verdict.Lock
-	if err := writeStatus(ctx, r.Client, s.comp, s.status, lock); err != nil {
+	lock := r.store.LockStatus(client.ObjectKeyFromObject(s.comp), s.parent) || s.admission.verdict.Lock
+	if err := parent.WriteStatus(ctx, r.Client, s.comp, s.status, lock); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		r.noteConflict(s.comp, s.parent, err)
+		r.store.NoteConflict(s.comp, s.parent, err)
 		return errors.Join(fmt.Errorf("patch status of %s: %w", applyset.Describe(s.comp), err), r.keepRecord(ctx, s))
 	}
 	r.recordOutputChanges(s, old)
 	// The response is the parent after this write, every earlier write of
 	// stencil included: the cache may be trusted at its version (see
 	// recordedParent).
-	r.parentVersions.Put(client.ObjectKeyFromObject(s.comp), "", s.comp.GetResourceVersion())
+	r.store.Wrote(client.ObjectKeyFromObject(s.comp), s.comp.GetResourceVersion())
 	return nil
 }
 
@@ -70,23 +71,23 @@ const recordTimeout = 10 * time.Second
 // or adopted stays recorded, even over a parent another write changed,
 // and even when the pass's context ended (the controller stopping).
 func (r reporter) keepRecord(ctx context.Context, s *scope) error {
-	if !s.parent.read || !s.parent.record.Changed() {
+	if !s.parent.Read || !s.parent.Record.Changed() {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
-	version, err := applyset.KeepRecord(ctx, r.Client, r.APIReader, s.comp, s.parent.inventory, s.parent.record)
+	version, err := applyset.KeepRecord(ctx, r.Client, r.APIReader, s.comp, s.parent.Inventory, s.parent.Record)
 	if err != nil {
 		// Whether the record was written is not known: the next pass
 		// reads the parent live.
-		r.parentVersions.Put(client.ObjectKeyFromObject(s.comp), "", unconfirmedVersion)
+		r.store.Unconfirm(client.ObjectKeyFromObject(s.comp))
 		return fmt.Errorf("record the members of %s: %w", applyset.Describe(s.comp), err)
 	}
 	if version != "" {
 		// The cache is trusted only once it holds the record (see
 		// cacheTrusted): a pass over the version before would take the
 		// members this pass created for objects it never made.
-		r.parentVersions.Put(client.ObjectKeyFromObject(s.comp), "", version)
+		r.store.Wrote(client.ObjectKeyFromObject(s.comp), version)
 	}
 	return nil
 }
@@ -98,7 +99,7 @@ func (r reporter) observeMembers(ctx context.Context, s *scope) {
 	if s.plan == nil || s.status.Members != nil {
 		return
 	}
-	s.status.Members = status.Members(ctx, r.memberReader(s), s.plan.ID, s.parent.record, s.plan.Objects)
+	s.status.Members = status.Members(ctx, r.memberReader(s), s.plan.ID, s.parent.Record, s.plan.Objects)
 	s.status.Summary = status.Summary(s.status.Members)
 }
 
@@ -124,8 +125,8 @@ func (r reporter) stallTerminal(s *scope, reason, msg string) ctrl.Result {
 	// A grant, or an object's consent to adoption (or its removal), raises
 	// no event of the parent's: look again after a while.
 	if reason == v1alpha1.ReasonForbidden || reason == v1alpha1.ReasonAdoptionRefused {
-		st.expires = time.Now().Add(ForbiddenRecheck)
-		res.RequeueAfter = ForbiddenRecheck
+		st.expires = time.Now().Add(engine.ForbiddenRecheck)
+		res.RequeueAfter = engine.ForbiddenRecheck
 	}
 	r.stalls.Put(types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}, inputKey(s.comp, s.plan.BundleRevision), st)
 	s.done = true
@@ -133,7 +134,7 @@ func (r reporter) stallTerminal(s *scope, reason, msg string) ctrl.Result {
 }
 
 // stallIfDenied stalls the Composition with reason Forbidden when err is an
-// access.DeniedError, and looks again after ForbiddenRecheck; any other
+// access.DeniedError, and looks again after engine.ForbiddenRecheck; any other
 // error is returned for backoff.
 func (r reporter) stallIfDenied(s *scope, action string, err error) (ctrl.Result, error) {
 	var denied *access.DeniedError
@@ -143,5 +144,5 @@ func (r reporter) stallIfDenied(s *scope, action string, err error) (ctrl.Result
 	status.SetStalled(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonForbidden, denied.Error())
 	r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonForbidden, action, "%s", denied.Error())
 	s.done = true
-	return ctrl.Result{RequeueAfter: ForbiddenRecheck}, nil
+	return ctrl.Result{RequeueAfter: engine.ForbiddenRecheck}, nil
 }

@@ -17,7 +17,6 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
@@ -89,7 +88,7 @@ func TestForbiddenKind(t *testing.T) {
 		parent := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "stencil.dev/v1alpha1", "kind": "Composition",
 			"metadata": map[string]any{"name": comp.Name, "namespace": ns, "labels": map[string]any{applyset.LabelApplySetID: id},
-				"annotations": map[string]any{applyset.AnnotationGroupKinds: "ConfigMap,ResourceQuota"}, "finalizers": []any{reconcile.Finalizer}},
+				"annotations": map[string]any{applyset.AnnotationGroupKinds: "ConfigMap,ResourceQuota"}, "finalizers": []any{v1alpha1.Finalizer}},
 		}}
 		if err := k.Apply(ctx, client.ApplyConfigurationFromUnstructured(parent), client.FieldOwner(applyset.FieldManager), client.ForceOwnership); err != nil {
 			t.Fatal(err)
@@ -135,7 +134,7 @@ func TestEmptyRender(t *testing.T) {
 				if c.Annotations == nil {
 					c.Annotations = map[string]string{}
 				}
-				c.Annotations[reconcile.AnnotationAllowEmptyRender] = "true"
+				c.Annotations[v1alpha1.AnnotationAllowEmptyRender] = "true"
 			})
 		}},
 		{"annotated Bundle", func(t *testing.T, _ *v1alpha1.Composition, b *v1alpha1.Bundle) {
@@ -143,7 +142,7 @@ func TestEmptyRender(t *testing.T) {
 				if b.Annotations == nil {
 					b.Annotations = map[string]string{}
 				}
-				b.Annotations[reconcile.AnnotationAllowEmptyRender] = "true"
+				b.Annotations[v1alpha1.AnnotationAllowEmptyRender] = "true"
 			})
 		}},
 	}
@@ -158,7 +157,7 @@ func TestEmptyRender(t *testing.T) {
 			condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 
 			update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"enabled":false}`) })
-			stalled(t, ns, "app", v1alpha1.ReasonEmptyRender, "ConfigMap/"+ns+"/a", reconcile.AnnotationAllowEmptyRender)
+			stalled(t, ns, "app", v1alpha1.ReasonEmptyRender, "ConfigMap/"+ns+"/a", v1alpha1.AnnotationAllowEmptyRender)
 			consistently(t, "every member to stay", 2*time.Second, func() (bool, error) {
 				if err := k.Get(ctx, client.ObjectKeyFromObject(a), a); err != nil {
 					return false, err

@@ -15,8 +15,8 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/shard"
 )
 
@@ -127,13 +127,13 @@ func TestWritesAreTheTenants(t *testing.T) {
 	})
 }
 
-// TestNoIdentityStalls: the zero reconcile.Options (no default
+// TestNoIdentityStalls: the zero engine.Options (no default
 // ServiceAccount, WriteAsController false) never write as the controller:
 // a Composition naming no ServiceAccount stalls with reason
 // NoServiceAccount and nothing is applied.
 func TestNoIdentityStalls(t *testing.T) {
 	const nobody = "nobody"
-	startWith(t, testenv.ControllerOptions{Shard: nobody, Configure: func(o *reconcile.Options) {
+	startWith(t, testenv.ControllerOptions{Shard: nobody, Configure: func(o *engine.Options) {
 		o.DefaultServiceAccount, o.WriteAsController = "", false
 	}})
 	ns := testenv.Namespace(t, k)

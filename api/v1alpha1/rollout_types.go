@@ -396,3 +396,11 @@ const (
 	// its passes prune past the budget and protected kinds.
 	AnnotationAllowPrune = "stencil.dev/allow-prune"
 )
+
+// Finalizer keeps a parent (a Composition, or an instance of a published
+// kind) until its members are deleted or orphaned.
+const Finalizer = "stencil.dev/finalizer"
+
+// AnnotationAllowEmptyRender set to "true" on a parent or on its Bundle
+// lets a render of no objects prune every member of the set.
+const AnnotationAllowEmptyRender = "stencil.dev/allow-empty-render"

@@ -17,7 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
+	"github.com/stencil-dev/stencil/reconcile/wiring"
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -38,11 +40,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/stencil-dev/stencil/internal/sandbox"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/admission"
 	"github.com/stencil-dev/stencil/reconcile/admission/server"
 	"github.com/stencil-dev/stencil/reconcile/plan"
-	"github.com/stencil-dev/stencil/reconcile/published"
 	"github.com/stencil-dev/stencil/reconcile/shard"
 	chartsource "github.com/stencil-dev/stencil/source"
 	"github.com/stencil-dev/stencil/templates"
@@ -153,7 +153,7 @@ func (r countingRenderer) Render(ctx context.Context, b *templates.Bundle, in te
 // config until ctx ends. It may be called again once the previous
 // controller is Done: a test restarts the controller that way. It writes
 // the members of a parent naming no ServiceAccount as the controller
-// itself (reconcile.Options.WriteAsController), for the suites that test
+// itself (engine.Options.WriteAsController), for the suites that test
 // other things than whose identity writes; StartWith starts one that
 // impersonates, as `stencil controller` does by default.
 func StartController(ctx context.Context, config *rest.Config) (*Controller, error) {
@@ -161,7 +161,7 @@ func StartController(ctx context.Context, config *rest.Config) (*Controller, err
 }
 
 // StartShard starts, as StartController, a controller of shard (see
-// reconcile.Options.Shard; "" is unsharded), beside any other running.
+// engine.Options.Shard; "" is unsharded), beside any other running.
 func StartShard(ctx context.Context, config *rest.Config, shard string) (*Controller, error) {
 	return StartWith(ctx, config, ControllerOptions{Shard: shard, WriteAsController: true})
 }
@@ -173,15 +173,15 @@ const ControllerNamespace = "stencil-system"
 // ControllerOptions are what StartWith changes in the controller that
 // StartController starts.
 type ControllerOptions struct {
-	// Shard is reconcile.Options.Shard.
+	// Shard is engine.Options.Shard.
 	Shard string
-	// WriteAsController is reconcile.Options.WriteAsController. False, the
+	// WriteAsController is engine.Options.WriteAsController. False, the
 	// controller impersonates ServiceAccount "stencil" of a parent's
 	// namespace when the parent names none, as `stencil controller` does.
 	WriteAsController bool
 	// Configure, when not nil, changes the controller's reconcile options
 	// last (a test of options the fields above do not set).
-	Configure func(*reconcile.Options)
+	Configure func(*engine.Options)
 	// Webhooks, when not nil, has the controller serve its admission
 	// webhook (package admission) on the webhook server
 	// these options describe (InstallWebhooks).
@@ -216,7 +216,7 @@ func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*
 func startWith(ctx context.Context, stop context.CancelFunc, config *rest.Config, o ControllerOptions) (*Controller, error) {
 	shardName := o.Shard
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
-	scheme, err := reconcile.NewScheme()
+	scheme, err := engine.NewScheme()
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +266,7 @@ func startWith(ctx context.Context, stop context.CancelFunc, config *rest.Config
 	// The tests' registries (package sourcetest) listen on loopback: the
 	// admin's allowance, as --allow-private-registries=127.0.0.0/8,::1
 	// gives it; without it every pull of theirs is refused.
-	opts := reconcile.Options{Version: "v0.0.0-test", MaxConcurrentReconciles: 4, ApplyConcurrency: 4, Shard: shardName,
+	opts := engine.Options{Version: "v0.0.0-test", MaxConcurrentReconciles: 4, ApplyConcurrency: 4, Shard: shardName,
 		WriteAsController: o.WriteAsController, Namespace: ControllerNamespace, AdmissionMargin: AdmissionMargin, SourcePolicy: LoopbackRegistries()}
 	if !o.WriteAsController {
 		opts.DefaultServiceAccount = DefaultServiceAccount
@@ -298,12 +298,11 @@ func startWith(ctx context.Context, stop context.CancelFunc, config *rest.Config
 			return nil, err
 		}
 	}
-	opts.EveryReplica = admit.Enabled
 	if err := ensureNamespace(ctx, c.Client, opts.Namespace); err != nil {
 		pool.Close()
 		return nil, err
 	}
-	r, err := setup(ctx, mgr, opts, admit)
+	wired, err := wiring.Setup(ctx, mgr, opts, admit)
 	if err != nil {
 		pool.Close()
 		return nil, err
@@ -327,7 +326,7 @@ func startWith(ctx context.Context, stop context.CancelFunc, config *rest.Config
 			return nil, err
 		}
 	}
-	if err := admissionReady(ctx, prober, r, shardName); err != nil {
+	if err := admissionReady(ctx, prober, wired.Engine, shardName); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -380,7 +379,7 @@ func ensureNamespace(ctx context.Context, c client.Client, ns string) error {
 	return nil
 }
 
-// AdmissionMargin is the controllers' reconcile.Options.AdmissionMargin in
+// AdmissionMargin is the controllers' engine.Options.AdmissionMargin in
 // tests: a single API server applies a policy change within a second or
 // two; production's default allows for several and for clock skew.
 const AdmissionMargin = 2 * time.Second
@@ -395,20 +394,6 @@ func LoopbackRegistries() chartsource.Policy {
 // DefaultServiceAccount is the default ServiceAccount of the controllers
 // StartWith starts without WriteAsController: `stencil controller`'s.
 const DefaultServiceAccount = "stencil"
-
-// setup wires the controllers as runController does: the Composition
-// controller, the Bundle and published kinds' controllers, the webhook.
-func setup(ctx context.Context, mgr ctrl.Manager, opts reconcile.Options, admit admission.Options) (*reconcile.CompositionReconciler, error) {
-	r, err := reconcile.SetupWithManager(ctx, mgr, opts)
-	if err != nil {
-		return nil, err
-	}
-	kinds, err := published.SetupWithManager(mgr, r)
-	if err != nil {
-		return nil, err
-	}
-	return r, admission.SetupWithManager(mgr, r, kinds, admit)
-}
 
 // webhookServer serves on the host, port and certificates of w, with the
 // controller's own server (package reconcile/admission/server: its timeouts); with no w,

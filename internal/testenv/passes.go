@@ -7,13 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/stencil-dev/stencil/reconcile"
 )
 
-// passes is the Controller's reconcile.PassObserver: it keeps, for each
+// passes is the Controller's engine.PassObserver: it keeps, for each
 // parent (by namespace and name, whatever its kind), when its passes
 // started and ended.
 type passes struct {
@@ -26,7 +25,7 @@ type passes struct {
 	running map[string]int
 }
 
-var _ reconcile.PassObserver = (*passes)(nil)
+var _ engine.PassObserver = (*passes)(nil)
 
 func (p *passes) PassStarted(_ schema.GroupKind, key types.NamespacedName) {
 	p.mu.Lock()

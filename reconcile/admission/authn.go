@@ -179,7 +179,7 @@ func (c *readChecker) may(ctx context.Context, mapper meta.RESTMapper, user auth
 // readable is what the request's user may get, for childWarnings.
 func (h *reviewer) readable(ctx context.Context, user authenticationv1.UserInfo) readable {
 	return func(gk schema.GroupKind, ns string) bool {
-		return h.readers.may(ctx, h.r.Mapper, user, gk, ns)
+		return h.readers.may(ctx, h.mapper, user, gk, ns)
 	}
 }
 

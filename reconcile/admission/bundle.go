@@ -108,7 +108,7 @@ func (h *bundleReviewer) previewBundle(ctx context.Context, user authenticationv
 	if len(parents) == 0 {
 		return []string{fmt.Sprintf("stencil: no Composition or instance uses Bundle %s", b.Name)}
 	}
-	caps, err := h.r.Capabilities(ctx)
+	caps, err := h.engine.Capabilities(ctx)
 	if err != nil {
 		return []string{fmt.Sprintf("stencil: could not discover the served APIs: %v", err)}
 	}
@@ -145,7 +145,7 @@ func (h *bundleReviewer) tally(ctx context.Context, t *bundleTally, b *v1alpha1.
 		return
 	}
 	in := plan.RenderInput(p, plan.Live(p), caps)
-	apis := cluster.NewAPIs(h.r.Mapper, h.r.APIReader)
+	apis := cluster.NewAPIs(h.mapper, h.live)
 	// failed counts err, a render error or a refusal, as a failure; false
 	// for any other error (counted as not checked) or none.
 	failed := func(err error) bool {
@@ -172,7 +172,7 @@ func (h *bundleReviewer) tally(ctx context.Context, t *bundleTally, b *v1alpha1.
 	// it) renders its revision within b's new permissions and crds
 	// policy: a narrowing may fail it.
 	stays := func() bool {
-		now, err := h.r.LoadFor(ctx, p)
+		now, err := h.engine.LoadFor(ctx, p)
 		if err != nil || !revision.Narrows(now, next.Permissions(), next.CRDPolicy()) {
 			return false
 		}
@@ -195,7 +195,7 @@ func (h *bundleReviewer) tally(ctx context.Context, t *bundleTally, b *v1alpha1.
 	if failed(err) {
 		return
 	}
-	now, err := h.r.LoadFor(ctx, p)
+	now, err := h.engine.LoadFor(ctx, p)
 	var before *plan.Plan
 	if err == nil {
 		before, err = plan.NewPlan(ctx, h.renderer, now, in, apis)
@@ -268,7 +268,7 @@ func (h *bundleReviewer) bundleWarnings(b *v1alpha1.Bundle, next *templates.Bund
 // cluster's Bundle publishes.
 func (h *bundleReviewer) liveParents(ctx context.Context, name string) ([]applyset.Parent, error) {
 	comps := &v1alpha1.CompositionList{}
-	if err := h.r.APIReader.List(ctx, comps); err != nil {
+	if err := h.live.List(ctx, comps); err != nil {
 		return nil, err
 	}
 	var out []applyset.Parent
@@ -278,13 +278,13 @@ func (h *bundleReviewer) liveParents(ctx context.Context, name string) ([]applys
 		}
 	}
 	current := &v1alpha1.Bundle{}
-	if err := h.r.Client.Get(ctx, client.ObjectKey{Name: name}, current); err != nil || current.Spec.API == nil {
+	if err := h.client.Get(ctx, client.ObjectKey{Name: name}, current); err != nil || current.Spec.API == nil {
 		return out, nil
 	}
 	gvk := publish.GVK(publish.Defaulted(*current.Spec.API))
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	if err := h.r.APIReader.List(ctx, list); err != nil {
+	if err := h.live.List(ctx, list); err != nil {
 		if meta.IsNoMatchError(err) {
 			return out, nil
 		}
@@ -313,7 +313,7 @@ func (h *bundleReviewer) mayName(ctx context.Context, user authenticationv1.User
 			continue
 		}
 		seen[gk.String()] = true
-		if !h.readers.may(ctx, h.r.Mapper, user, gk, "") {
+		if !h.readers.may(ctx, h.mapper, user, gk, "") {
 			return false
 		}
 	}

@@ -13,9 +13,11 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -25,10 +27,11 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/publish"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/cluster"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/plan"
+	"github.com/stencil-dev/stencil/reconcile/prune"
 	"github.com/stencil-dev/stencil/reconcile/published"
 	"github.com/stencil-dev/stencil/templates"
 )
@@ -74,11 +77,15 @@ type Options struct {
 	// certificate must bear for its dry runs to see live data (see
 	// authn.go); empty: any certificate the client CA signed.
 	ClientNames []string
-	// Renderer renders the reviews; nil means the controller's own. The
-	// controller gives admission a bounded pool of its own, so a review
-	// never waits behind a reconcile's render, and a review that gives up
-	// at its deadline leaves the reconcile pool's workers alone.
+	// Renderer renders the reviews (required; the wiring gives the
+	// engine's when the controller command gives none). The controller
+	// gives admission a bounded pool of its own, so a review never waits
+	// behind a reconcile's render, and a review that gives up at its
+	// deadline leaves the reconcile pool's workers alone.
 	Renderer plan.Renderer
+	// Version is stencil's version, written into the ApplySet tooling
+	// annotation the mutating webhook sets.
+	Version string
 }
 
 // timeout is Timeout or its default.
@@ -97,22 +104,44 @@ func (o Options) configName() string {
 	return DefaultWebhookConfigName
 }
 
-// SetupWithManager serves the admission handler, rendering through r, at
-// once or once opts.Ready is closed, on every replica (not only the
+// Engine is what the webhook needs of stencil's engine (package
+// reconcile/engine, which the controllers share): a review loads,
+// renders, dry-runs and consents exactly as a pass would. The webhook
+// imports no controller.
+type Engine interface {
+	// LoadFor loads what parent renders, as a pass would, from the chart
+	// cache only (engine.PinError for a pin its Bundle refuses).
+	LoadFor(ctx context.Context, parent applyset.Parent) (*templates.Bundle, error)
+	// Capabilities are what the cluster serves, for .Capabilities.
+	Capabilities(ctx context.Context) (*templates.Capabilities, error)
+	// Checked reports whether the API server checks who may use the
+	// ServiceAccount of the parents of kind gvk (stencil's policy).
+	Checked(ctx context.Context, gvk schema.GroupVersionKind) bool
+	// WriterFor returns the client that writes parent's members: the
+	// identity a dry run of them is made as.
+	WriterFor(parent applyset.Parent) (client.Client, error)
+	// Consent is what lets parent's set adopt an existing object.
+	Consent(parent applyset.Parent, planned *plan.Plan) applyset.Consent
+}
+
+// SetupWithManager serves the admission handler, rendering through e,
+// at once or once opts.Ready is closed, on every replica (not only the
 // leader: the webhook Service sends requests to any), and keeps the
 // published entry of the webhook configuration for the kinds served.
-// The Composition controller must be set up with Options.EveryReplica.
-func SetupWithManager(mgr ctrl.Manager, r *reconcile.CompositionReconciler, kinds Kinds, opts Options) error {
+// The engine must be built with Options.EveryReplica. opts.Renderer is
+// the reviews' renderer (required).
+func SetupWithManager(mgr ctrl.Manager, e Engine, kinds Kinds, opts Options) error {
 	if !opts.Enabled {
 		return nil
 	}
-	h := &reviewer{r: r, renderer: opts.Renderer, timeout: opts.timeout(), readers: newReadChecker(r.Client)}
-	if h.renderer == nil {
-		h.renderer = r.Renderer()
+	if opts.Renderer == nil {
+		return errors.New("admission: Options.Renderer is required")
 	}
+	h := &reviewer{engine: e, client: mgr.GetClient(), live: mgr.GetAPIReader(), mapper: mgr.GetRESTMapper(),
+		renderer: opts.Renderer, timeout: opts.timeout(), readers: newReadChecker(mgr.GetClient())}
 	register := func() {
 		mgr.GetWebhookServer().Register(WebhookPath, guarded(WebhookPath, &webhook.Admission{Handler: h, WithContextFunc: withCaller(opts.ClientNames)}, opts.ClientNames))
-		mgr.GetWebhookServer().Register(MutatePath, guarded(MutatePath, &webhook.Admission{Handler: &mutator{rv: h, version: r.Options.Version}, WithContextFunc: withCaller(opts.ClientNames)}, opts.ClientNames))
+		mgr.GetWebhookServer().Register(MutatePath, guarded(MutatePath, &webhook.Admission{Handler: &mutator{rv: h, version: opts.Version}, WithContextFunc: withCaller(opts.ClientNames)}, opts.ClientNames))
 		mgr.GetWebhookServer().Register(BundleWebhookPath, guarded(BundleWebhookPath, &webhook.Admission{Handler: &bundleReviewer{h}, WithContextFunc: withCaller(opts.ClientNames)}, opts.ClientNames))
 	}
 	if ready := opts.Ready; ready == nil {
@@ -131,7 +160,7 @@ func SetupWithManager(mgr ctrl.Manager, r *reconcile.CompositionReconciler, kind
 // published), for the webhook configuration's published entry.
 type Kinds interface {
 	// Served returns the kinds served, sorted by group and resource.
-	Served() []reconcile.Kind
+	Served() []engine.Kind
 	// Changes holds a notice when the kinds served changed.
 	Changes() <-chan event.GenericEvent
 }
@@ -167,7 +196,12 @@ func (d *deferredWebhook) NeedLeaderElection() bool { return false }
 // and refuses what would stall; on a dry run it also tells what the
 // children would become (see preview). It never writes.
 type reviewer struct {
-	r        *reconcile.CompositionReconciler
+	engine Engine
+	// client reads from the manager's cache, live from the API server;
+	// mapper maps kinds to resources.
+	client   client.Client
+	live     client.Reader
+	mapper   meta.RESTMapper
 	renderer plan.Renderer
 	timeout  time.Duration
 	// readers answers whether a request's user may get a child's kind.
@@ -324,7 +358,7 @@ func (h *reviewer) parent(ctx context.Context, obj *unstructured.Unstructured) (
 		}
 		return comp, b, review{}
 	}
-	b, claimants, err := published.PublishingBundle(ctx, h.r.Client, h.r.APIReader, gvk)
+	b, claimants, err := published.PublishingBundle(ctx, h.client, h.live, gvk)
 	switch {
 	case err != nil:
 		return nil, nil, allowWarning("could not find the Bundle that publishes %s: %v; the controller will report", gvk.Kind, err)
@@ -344,7 +378,7 @@ func (h *reviewer) parent(ctx context.Context, obj *unstructured.Unstructured) (
 // spec.namespaceSelector does not select, as the controller would stall
 // it (reason NotAllowed).
 func (h *reviewer) namespaceAllowed(ctx context.Context, b *v1alpha1.Bundle, ns string) review {
-	ok, err := reconcile.NamespaceSelected(ctx, h.r.Client, b, ns)
+	ok, err := engine.NamespaceSelected(ctx, h.client, b, ns)
 	switch {
 	case err != nil:
 		return allowWarning("could not check Bundle %s's spec.namespaceSelector: %v; the controller will report", b.Name, err)
@@ -359,7 +393,7 @@ func (h *reviewer) namespaceAllowed(ctx context.Context, b *v1alpha1.Bundle, ns 
 // request, is at fault.
 func (h *reviewer) bundle(ctx context.Context, name string) (*v1alpha1.Bundle, review) {
 	b := &v1alpha1.Bundle{}
-	if err := h.r.Client.Get(ctx, client.ObjectKey{Name: name}, b); err != nil {
+	if err := h.client.Get(ctx, client.ObjectKey{Name: name}, b); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, allowWarning("Bundle %s not found; the controller will report", name)
 		}
@@ -379,15 +413,15 @@ func (h *reviewer) bundle(ctx context.Context, name string) (*v1alpha1.Bundle, r
 func (h *reviewer) plan(ctx context.Context, parent applyset.Parent, b *v1alpha1.Bundle, old *unstructured.Unstructured) (*plan.Plan, review) {
 	// The revision the parent renders: its pin, or what its Bundle's
 	// rollout assigns it (see reconcile.CompositionReconciler.LoadFor).
-	loaded, err := h.r.LoadFor(ctx, parent)
-	var pin *reconcile.PinError
+	loaded, err := h.engine.LoadFor(ctx, parent)
+	var pin *engine.PinError
 	switch {
 	case errors.As(err, &pin):
 		return nil, review{denied: pin.Message}
 	case err != nil:
 		return nil, allowWarning("Bundle %s is not ready: %v; the controller will report", b.Name, err)
 	}
-	caps, err := h.r.Capabilities(ctx)
+	caps, err := h.engine.Capabilities(ctx)
 	if err != nil {
 		return nil, allowWarning("could not discover the served APIs: %v; the controller will report", err)
 	}
@@ -400,7 +434,7 @@ func (h *reviewer) plan(ctx context.Context, parent applyset.Parent, b *v1alpha1
 	in := plan.RenderInput(parent, live, caps)
 	var obs templates.Observations
 	in.Observations = &obs
-	planned, err := plan.NewPlan(ctx, h.renderer, loaded, in, cluster.NewAPIs(h.r.Mapper, h.r.APIReader))
+	planned, err := plan.NewPlan(ctx, h.renderer, loaded, in, cluster.NewAPIs(h.mapper, h.live))
 	var renderErr *templates.RenderError
 	var refused *plan.RefusedError
 	switch {
@@ -437,23 +471,23 @@ func (h *reviewer) preview(ctx context.Context, user authenticationv1.UserInfo, 
 	// The request was checked by stencil's admission policy, which runs
 	// before any webhook, only if its kind is bound: otherwise nobody
 	// checked that the requester may use the account the dry run acts as.
-	if !h.r.Checked(ctx, parent.ParentGVK()) {
+	if !h.engine.Checked(ctx, parent.ParentGVK()) {
 		return []string{warningText("stencil: the children's preview is withheld: stencil's admission policy does not check " + parent.ParentGVK().Kind + " (yet); the controller will report")}
 	}
-	writer, err := h.r.WriterFor(parent)
+	writer, err := h.engine.WriterFor(parent)
 	if err != nil {
 		return []string{warningText(fmt.Sprintf("stencil: could not preview the children: %v", err))}
 	}
-	previews := applyset.DryRun(ctx, writer, planned.ID, applyset.RecordOf(parent), h.r.Consent(parent, planned), planned.Objects)
+	previews := applyset.DryRun(ctx, writer, planned.ID, applyset.RecordOf(parent), h.engine.Consent(parent, planned), planned.Objects)
 	var pruned []applyset.PruneCandidate
 	var pruneErr error
-	if prune := parent.ParentSpec().Prune; prune == nil || *prune {
-		pruned, pruneErr = reconcile.PruneCandidates(ctx, h.r.APIReader, h.r.Mapper, parent, planned)
+	if on := parent.ParentSpec().Prune; on == nil || *on {
+		pruned, pruneErr = prune.Candidates(ctx, h.live, h.mapper, parent, planned)
 	}
 	if len(planned.Objects) == 0 && len(pruned) > 0 && !parent.ParentSpec().Suspend &&
-		parent.GetAnnotations()[reconcile.AnnotationAllowEmptyRender] != "true" && b.Annotations[reconcile.AnnotationAllowEmptyRender] != "true" {
+		parent.GetAnnotations()[v1alpha1.AnnotationAllowEmptyRender] != "true" && b.Annotations[v1alpha1.AnnotationAllowEmptyRender] != "true" {
 		return []string{warningText(fmt.Sprintf("stencil: %s renders no objects while its set has %d members: the controller would prune nothing and stall (EmptyRender); annotate it or its Bundle %s: \"true\" to delete them all",
-			applyset.Describe(parent), len(pruned), reconcile.AnnotationAllowEmptyRender))}
+			applyset.Describe(parent), len(pruned), v1alpha1.AnnotationAllowEmptyRender))}
 	}
 	lines := childWarnings(parent.GetNamespace(), previews, pruned, h.readable(ctx, user), previewKinds(parent, planned))
 	lines = append(lines, h.outputWarnings(ctx, user, parent, b, planned, previews)...)

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 )
@@ -129,8 +129,8 @@ func withMetadata(obj *unstructured.Unstructured, parent applyset.Parent, planne
 	changed := !maps.Equal(labels, out.GetLabels()) || !maps.Equal(annotations, out.GetAnnotations())
 	out.SetLabels(labels)
 	out.SetAnnotations(annotations)
-	if finalizer && !slices.Contains(out.GetFinalizers(), reconcile.Finalizer) {
-		out.SetFinalizers(append(out.GetFinalizers(), reconcile.Finalizer))
+	if finalizer && !slices.Contains(out.GetFinalizers(), v1alpha1.Finalizer) {
+		out.SetFinalizers(append(out.GetFinalizers(), v1alpha1.Finalizer))
 		changed = true
 	}
 	return out, changed

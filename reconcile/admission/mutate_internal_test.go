@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 )
@@ -44,7 +43,7 @@ func TestWithMetadata(t *testing.T) {
 	if out.GetLabels()[applyset.LabelApplySetID] != applyset.ParentID(comp) {
 		t.Errorf("labels %v", out.GetLabels())
 	}
-	if !slices.Equal(out.GetFinalizers(), []string{reconcile.Finalizer}) {
+	if !slices.Equal(out.GetFinalizers(), []string{v1alpha1.Finalizer}) {
 		t.Errorf("finalizers %v", out.GetFinalizers())
 	}
 	if _, changed := withMetadata(out, comp, planned, "v1", true); changed {

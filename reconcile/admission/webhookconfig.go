@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -27,7 +28,6 @@ import (
 	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/cluster"
 )
 
@@ -186,7 +186,7 @@ func entry(cfg *admissionregistrationv1.ValidatingWebhookConfiguration, name str
 
 // publishedWebhook is the entry name for the kinds served, sent as base
 // is, with failure policy policy.
-func publishedWebhook(base *admissionregistrationv1.ValidatingWebhook, served []reconcile.Kind, name string, policy admissionregistrationv1.FailurePolicyType) admissionregistrationv1.ValidatingWebhook {
+func publishedWebhook(base *admissionregistrationv1.ValidatingWebhook, served []engine.Kind, name string, policy admissionregistrationv1.FailurePolicyType) admissionregistrationv1.ValidatingWebhook {
 	want := admissionregistrationv1.ValidatingWebhook{
 		Name:                    name,
 		ClientConfig:            *base.ClientConfig.DeepCopy(),

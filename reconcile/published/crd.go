@@ -18,9 +18,9 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/publish"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/authority"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 )
 
 // keepCRD makes the CRD of b's kind, or brings the one b made up to
@@ -109,7 +109,7 @@ func (r *BundleReconciler) keepCRD(ctx context.Context, b *v1alpha1.Bundle, crd 
 // Another Bundle that publishes the kind and claimed it first is a
 // KindConflict. A binding the controller may not write (the kind's
 // ClusterRole does not grant it by name, authority.KindBindingRule) is
-// Forbidden, looked at again after reconcile.ForbiddenRecheck.
+// Forbidden, looked at again after engine.ForbiddenRecheck.
 func (r *BundleReconciler) claim(ctx context.Context, b *v1alpha1.Bundle, crd *apiextensionsv1.CustomResourceDefinition, what string) (publication, error) {
 	api := publish.Defaulted(*b.Spec.API)
 	gr := schema.GroupResource{Group: api.Group, Resource: api.Plural}
@@ -127,7 +127,7 @@ func (r *BundleReconciler) claim(ctx context.Context, b *v1alpha1.Bundle, crd *a
 	case errors.As(err, &claimed):
 		return r.conflict(ctx, b, fmt.Sprintf("%s is not published: %v", what, err)), nil
 	case errors.As(err, &forbidden):
-		return publication{reason: v1alpha1.ReasonForbidden, message: fmt.Sprintf("%s is not published: %v", what, forbidden), wait: reconcile.ForbiddenRecheck}, nil
+		return publication{reason: v1alpha1.ReasonForbidden, message: fmt.Sprintf("%s is not published: %v", what, forbidden), wait: engine.ForbiddenRecheck}, nil
 	case err != nil:
 		return publication{}, fmt.Errorf("claim %s in stencil's admission policy: %w", what, err)
 	}

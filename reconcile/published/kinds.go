@@ -6,22 +6,20 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-
-	"github.com/stencil-dev/stencil/reconcile"
 )
 
 // Kinds runs one controller per published kind. Each has its own
 // cache of the kind's instances (this shard's only), so that stopping it
-// drops its informer, and its own reconciler (see
-// reconcile.CompositionReconciler.ServeKind). A kind's
+// drops its informer, and its own reconciler (see ServeFunc). A kind's
 // controller starts once its CRD is Established and stops when no Bundle
 // publishes the kind any more, or when the manager stops.
 type Kinds struct {
-	base *reconcile.CompositionReconciler
+	serveKind ServeFunc
 
 	mu      sync.Mutex
 	ctx     context.Context // the manager's; set by Start
@@ -34,7 +32,7 @@ type Kinds struct {
 
 // kindController is one published kind's running controller.
 type kindController struct {
-	kind   reconcile.Kind
+	kind   engine.Kind
 	cancel context.CancelFunc
 	done   <-chan struct{}
 }
@@ -43,8 +41,13 @@ type kindController struct {
 // last read.
 func (k *Kinds) Changes() <-chan event.GenericEvent { return k.changes }
 
-func newKindControllers(base *reconcile.CompositionReconciler) *Kinds {
-	return &Kinds{base: base, started: make(chan struct{}), running: map[schema.GroupVersionKind]*kindController{},
+// ServeFunc serves a published kind's instances until ctx ends; the
+// returned channel is closed once its controller and cache have stopped
+// (reconcile.ServeKind, on the engine).
+type ServeFunc func(ctx context.Context, kind engine.Kind) (done <-chan struct{}, err error)
+
+func newKindControllers(serve ServeFunc) *Kinds {
+	return &Kinds{serveKind: serve, started: make(chan struct{}), running: map[schema.GroupVersionKind]*kindController{},
 		changes: make(chan event.GenericEvent, 1)}
 }
 
@@ -57,14 +60,14 @@ func (k *Kinds) changed() {
 }
 
 // Served returns the kinds served, sorted by group and resource.
-func (k *Kinds) Served() []reconcile.Kind {
+func (k *Kinds) Served() []engine.Kind {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	out := make([]reconcile.Kind, 0, len(k.running))
+	out := make([]engine.Kind, 0, len(k.running))
 	for _, c := range k.running {
 		out = append(out, c.kind)
 	}
-	slices.SortFunc(out, func(a, b reconcile.Kind) int {
+	slices.SortFunc(out, func(a, b engine.Kind) int {
 		return cmp.Or(cmp.Compare(a.GVK.Group, b.GVK.Group), cmp.Compare(a.Resource, b.Resource), cmp.Compare(a.GVK.Version, b.GVK.Version))
 	})
 	return out
@@ -89,7 +92,7 @@ func (k *Kinds) Start(ctx context.Context) error {
 
 // serve makes sure a controller serves kind for its Bundle: it starts one,
 // or replaces the one another Bundle ran for the same kind.
-func (k *Kinds) serve(ctx context.Context, kind reconcile.Kind) error {
+func (k *Kinds) serve(ctx context.Context, kind engine.Kind) error {
 	select {
 	case <-k.started:
 	case <-ctx.Done():
@@ -114,7 +117,7 @@ func (k *Kinds) serve(ctx context.Context, kind reconcile.Kind) error {
 }
 
 // serving reports whether a controller serves kind for its Bundle.
-func (k *Kinds) serving(kind reconcile.Kind) bool {
+func (k *Kinds) serving(kind engine.Kind) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	c, ok := k.running[kind.GVK]
@@ -136,9 +139,9 @@ func (k *Kinds) stopBundle(bundle string, keep schema.GroupVersionKind) {
 }
 
 // start starts kind's controller. Called with k.mu held.
-func (k *Kinds) start(kind reconcile.Kind) (*kindController, error) {
+func (k *Kinds) start(kind engine.Kind) (*kindController, error) {
 	ctx, cancel := context.WithCancel(k.ctx)
-	done, err := k.base.ServeKind(ctx, kind)
+	done, err := k.serveKind(ctx, kind)
 	if err != nil {
 		cancel()
 		return nil, err

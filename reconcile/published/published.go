@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -32,11 +33,9 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/publish"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/authority"
 	"github.com/stencil-dev/stencil/reconcile/cluster"
 	"github.com/stencil-dev/stencil/reconcile/pull"
-	"github.com/stencil-dev/stencil/reconcile/rollout"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -163,7 +162,7 @@ type publication struct {
 //  6. The controller must be allowed to get, list, watch, update and patch
 //     the kind and patch its status (an aggregated ClusterRole, see
 //     `stencil bundle rbac`); else Forbidden, looked at again after
-//     reconcile.ForbiddenRecheck.
+//     engine.ForbiddenRecheck.
 //  7. The kind's controller is started (see Kinds), and any
 //     other kind b published before stops being served.
 func (r *BundleReconciler) publishKind(ctx context.Context, b *v1alpha1.Bundle) (publication, ctrl.Result, error) {
@@ -202,11 +201,11 @@ func (r *BundleReconciler) publishKind(ctx context.Context, b *v1alpha1.Bundle) 
 			return publication{}, ctrl.Result{}, err
 		}
 		return publication{reason: v1alpha1.ReasonForbidden, message: fmt.Sprintf("%s is not served: the controller may not %s; grant it with a ClusterRole labelled rbac.stencil.dev/aggregate-to-manager: \"true\" (`stencil bundle rbac` prints one)", what, missing)},
-			ctrl.Result{RequeueAfter: reconcile.ForbiddenRecheck}, nil
+			ctrl.Result{RequeueAfter: engine.ForbiddenRecheck}, nil
 	}
 	gvk := publish.GVK(api)
 	r.stop(ctx, b.Name, gvk, schema.GroupResource{Group: api.Group, Resource: api.Plural})
-	if err := r.kinds.serve(ctx, reconcile.Kind{GVK: gvk, Bundle: b.Name, Resource: api.Plural}); err != nil {
+	if err := r.kinds.serve(ctx, engine.Kind{GVK: gvk, Bundle: b.Name, Resource: api.Plural}); err != nil {
 		return publication{}, ctrl.Result{}, fmt.Errorf("serve %s: %w", what, err)
 	}
 	return publication{message: "publishes " + what}, ctrl.Result{}, nil
@@ -324,7 +323,7 @@ func (r *BundleReconciler) unpublish(ctx context.Context, b *v1alpha1.Bundle) (c
 			// The instances are finalized by the kind's controller: it
 			// must serve them until the CRD is gone (its deletion brings
 			// the next pass).
-			if err := r.kinds.serve(ctx, reconcile.Kind{GVK: publish.GVK(api), Bundle: b.Name, Resource: api.Plural}); err != nil {
+			if err := r.kinds.serve(ctx, engine.Kind{GVK: publish.GVK(api), Bundle: b.Name, Resource: api.Plural}); err != nil {
 				return ctrl.Result{}, fmt.Errorf("serve %s: %w", kindName(api), err)
 			}
 			return ctrl.Result{}, nil
@@ -334,22 +333,22 @@ func (r *BundleReconciler) unpublish(ctx context.Context, b *v1alpha1.Bundle) (c
 	return ctrl.Result{}, r.setFinalizer(ctx, b, false)
 }
 
-// SetupWithManager registers the Bundle controller, which shares the
-// Composition reconciler's bundle cache, and the controllers of the
-// published kinds, which reconcile their instances through cr (see
-// reconcile.CompositionReconciler.ServeKind). It watches the CRDs stencil
-// keeps for Bundles, and returns the kinds served.
-func SetupWithManager(mgr ctrl.Manager, cr *reconcile.CompositionReconciler) (*Kinds, error) {
+// SetupWithManager registers the Bundle controller on e's manager, which
+// shares the engine's bundle cache and chart puller, and the controllers
+// of the published kinds, which serve reaches (reconcile.ServeKind). It
+// watches the CRDs stencil keeps for Bundles, and returns the kinds
+// served.
+func SetupWithManager(mgr ctrl.Manager, e *engine.Engine, serve ServeFunc) (*Kinds, error) {
 	md, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return nil, fmt.Errorf("metadata client: %w", err)
 	}
-	kinds := newKindControllers(cr)
+	kinds := newKindControllers(serve)
 	if err := mgr.Add(kinds); err != nil {
 		return nil, fmt.Errorf("add the published kinds' controllers: %w", err)
 	}
-	b := &BundleReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), bundles: cr, kinds: kinds, puller: cr.Sources(),
-		groups: cluster.NewAPIs(mgr.GetRESTMapper(), mgr.GetAPIReader()), admission: cr.AdmissionKinds(), margin: cr.Options.AdmissionMargin}
+	b := &BundleReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), bundles: e, kinds: kinds, puller: e.Sources,
+		groups: cluster.NewAPIs(mgr.GetRESTMapper(), mgr.GetAPIReader()), admission: e.AdmissionKinds(), margin: e.Options.AdmissionMargin}
 	allBundles := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []ctrlreconcile.Request {
 		list := &v1alpha1.BundleList{}
 		if err := mgr.GetClient().List(ctx, list); err != nil {
@@ -365,22 +364,15 @@ func SetupWithManager(mgr ctrl.Manager, cr *reconcile.CompositionReconciler) (*K
 		return reqs
 	})
 	bld := ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.Bundle{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, reconcile.DeletingPredicate()))).
+		For(&v1alpha1.Bundle{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, engine.DeletingPredicate()))).
 		WatchesRawSource(publishedCRDs(md)).
 		// A binding or the parameters deleted or changed: made again.
-		WatchesRawSource(source.Channel(cr.AdmissionWatcher().Subscribe(context.Background()), allBundles))
-	if ns := cr.Options.Namespace; ns != "" {
+		WatchesRawSource(source.Channel(e.Authority.Subscribe(context.Background()), allBundles))
+	if ns := e.Options.Namespace; ns != "" {
 		bld = bld.WatchesRawSource(sourceSecrets(md, ns, mgr.GetClient()))
 	}
-	err = bld.Named("bundle").Complete(b)
-	if err != nil {
+	if err := bld.Named("bundle").Complete(b); err != nil {
 		return nil, err
-	}
-	// The rollouts of the Bundles' revisions to this shard's parents.
-	notifier := rollout.NewNotifier()
-	cr.SetRolloutNotifier(notifier)
-	if err := rollout.SetupWithManager(mgr, &rollout.Reconciler{Client: mgr.GetClient(), Shard: cr.Options.Shard, Parents: cr, Loader: cr, Order: cr.RolloutOrder()}, notifier); err != nil {
-		return nil, fmt.Errorf("build the rollout controller: %w", err)
 	}
 	return kinds, nil
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
 	"github.com/stencil-dev/stencil/reconcile/shard"
+	"github.com/stencil-dev/stencil/reconcile/wiring"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -18,9 +20,7 @@ import (
 
 	"github.com/stencil-dev/stencil/internal/cli/flags"
 	"github.com/stencil-dev/stencil/internal/sandbox"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/admission"
-	"github.com/stencil-dev/stencil/reconcile/published"
 	chartsource "github.com/stencil-dev/stencil/source"
 )
 
@@ -32,7 +32,7 @@ type controllerFlags struct {
 	pprofAddr              string
 	leaderElect            bool
 	leaderElectNamespace   string
-	opts                   reconcile.Options
+	opts                   engine.Options
 	render                 flags.Render
 	zap                    zap.Options
 	qps                    float32
@@ -51,7 +51,7 @@ const DefaultServiceAccount = "stencil"
 // Bundle controllers (and the admission webhook) on the cluster kube
 // connects to; version is written in the ApplySet tooling annotation.
 func NewCommand(kube *genericclioptions.ConfigFlags, version string) *cobra.Command {
-	f := &controllerFlags{opts: reconcile.Options{Version: version}, zap: zap.Options{Development: true}}
+	f := &controllerFlags{opts: engine.Options{Version: version}, zap: zap.Options{Development: true}}
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the Composition and Bundle controllers",
@@ -144,7 +144,7 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	// Count every request by verb and resource (stencil_api_requests_total),
 	// the impersonating clients' too: they copy this config.
 	cfg.Wrap(metrics.CountAPIRequests)
-	scheme, err := reconcile.NewScheme()
+	scheme, err := engine.NewScheme()
 	if err != nil {
 		return err
 	}
@@ -216,16 +216,7 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 		defer reviews.Close()
 		admit.Renderer = reviews
 	}
-	f.opts.EveryReplica = admit.Enabled
-	r, err := reconcile.SetupWithManager(ctx, mgr, f.opts)
-	if err != nil {
-		return err
-	}
-	kinds, err := published.SetupWithManager(mgr, r)
-	if err != nil {
-		return err
-	}
-	if err := admission.SetupWithManager(mgr, r, kinds, admit); err != nil {
+	if _, err := wiring.Setup(ctx, mgr, f.opts, admit); err != nil {
 		return err
 	}
 	ctrl.Log.Info("starting stencil controller", "version", f.opts.Version, "shard", f.opts.Shard)
