@@ -4,16 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 
 	"github.com/stencil-dev/stencil/outputs"
 	"github.com/stencil-dev/stencil/reconcile/authority"
 	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/lookup"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
+	"github.com/stencil-dev/stencil/reconcile/observe"
 	"github.com/stencil-dev/stencil/reconcile/parent"
 	"github.com/stencil-dev/stencil/reconcile/queue"
 	"github.com/stencil-dev/stencil/reconcile/shard"
+	"github.com/stencil-dev/stencil/reconcile/triggers"
 	"github.com/stencil-dev/stencil/reconcile/valuestore"
 	"github.com/stencil-dev/stencil/reconcile/watch"
 
@@ -33,20 +34,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	tlookup "github.com/stencil-dev/stencil/templates/lookup"
-)
-
-// Field indexes on Compositions.
-const (
-	indexBundle     = "spec.bundle"
-	indexApplySetID = "applyset.id"
 )
 
 // Controller reconciles the parents of one kind: Compositions, or the
@@ -62,8 +55,10 @@ type Controller struct {
 	// Compositions, the kind's own otherwise (see ServeKind).
 	kind    *engine.Kind
 	parents cache.Cache
-	// watches are the member kinds' watches, feeding this controller.
-	watches *watch.Watcher
+	// watches are the member kinds' watches, feeding this controller;
+	// triggers map events to its parents' requests.
+	watches  *watch.Watcher
+	triggers *triggers.Triggers
 	// failedRenders keeps renders that failed, so they are not run again
 	// until an input changes.
 	failedRenders recall.Memo[failedRender]
@@ -81,40 +76,47 @@ type Controller struct {
 	// store reads and writes the parents, and keeps the resourceVersion
 	// each was last written or read live at (package parent).
 	store *parent.Store
-	// observed keeps the observed values each parent's last render used
-	// (see observer).
-	observed recall.Memo[*recall.Observed]
+	// observer gives renders the observed values of the members, and
+	// keeps what each parent's last render read (package observe).
+	observer *observe.Observer
 }
 
 // newController returns the controller of kind's parents (nil:
 // Compositions), read from parents, on e; not yet bound to a
 // controller-runtime controller.
 func newController(e *engine.Engine, kind *engine.Kind, parents cache.Cache) *Controller {
-	return &Controller{Engine: e, kind: kind, parents: parents, watches: watch.New(e.Cache, e.APIReader, e.Mapper, e.Access),
-		store: &parent.Store{Client: e.Client, Live: e.APIReader, Mapper: e.Mapper, Recorder: e.Recorder, Tooling: e.Options.Version}}
+	w := watch.New(e.Cache, e.APIReader, e.Mapper, e.Access)
+	r := &Controller{Engine: e, kind: kind, parents: parents, watches: w,
+		store:    &parent.Store{Client: e.Client, Live: e.APIReader, Mapper: e.Mapper, Recorder: e.Recorder, Tooling: e.Options.Version},
+		observer: &observe.Observer{Watches: w, Lookups: e.Lookups, Renderer: e.Renderer, Mapper: e.Mapper, Live: e.APIReader, Recorder: e.Recorder}}
+	r.triggers = &triggers.Triggers{Parents: parents, Kind: kind, Engine: e, Fetch: func(ctx context.Context, key types.NamespacedName) (applyset.Parent, error) {
+		p, _, err := r.fetch(ctx, key)
+		return p, err
+	}}
+	return r
 }
 
 // SetupWithManager registers the Composition controller on e's manager,
 // with its indexes, and returns it.
 func SetupWithManager(ctx context.Context, mgr ctrl.Manager, e *engine.Engine) (*Controller, error) {
 	idx := mgr.GetFieldIndexer()
-	if err := idx.IndexField(ctx, &v1alpha1.Composition{}, indexBundle, func(o client.Object) []string {
+	if err := idx.IndexField(ctx, &v1alpha1.Composition{}, triggers.IndexBundle, func(o client.Object) []string {
 		return []string{o.(*v1alpha1.Composition).Spec.Bundle}
 	}); err != nil {
 		return nil, fmt.Errorf("index Compositions by bundle: %w", err)
 	}
-	if err := idx.IndexField(ctx, &v1alpha1.Composition{}, indexApplySetID, func(o client.Object) []string {
+	if err := idx.IndexField(ctx, &v1alpha1.Composition{}, triggers.IndexApplySetID, func(o client.Object) []string {
 		return []string{applyset.ID(o.GetName(), o.GetNamespace(), applyset.CompositionGroupKind)}
 	}); err != nil {
 		return nil, fmt.Errorf("index Compositions by ApplySet id: %w", err)
 	}
 	r := newController(e, nil, e.Cache)
 	c, err := builder.ControllerManagedBy(mgr).
-		For(&v1alpha1.Composition{}, builder.WithPredicates(parentPredicates())).
-		Watches(&v1alpha1.Bundle{}, r.bundleEvents()).
-		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.parentsInNamespace), builder.WithPredicates(labelsChanged())).
-		WatchesRawSource(source.Channel(e.APIs.Subscribe(ctx), handler.EnqueueRequestsFromMapFunc(r.allParents))).
-		WatchesRawSource(source.Channel(e.Authority.SubscribeKind(ctx, authority.CompositionsResource), handler.EnqueueRequestsFromMapFunc(r.allParents))).
+		For(&v1alpha1.Composition{}, builder.WithPredicates(triggers.ParentPredicates())).
+		Watches(&v1alpha1.Bundle{}, r.triggers.BundleEvents()).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.triggers.InNamespace), builder.WithPredicates(triggers.LabelsChanged())).
+		WatchesRawSource(source.Channel(e.APIs.Subscribe(ctx), handler.EnqueueRequestsFromMapFunc(r.triggers.All))).
+		WatchesRawSource(source.Channel(e.Authority.SubscribeKind(ctx, authority.CompositionsResource), handler.EnqueueRequestsFromMapFunc(r.triggers.All))).
 		WatchesRawSource(r.lookupSource()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(e.Options.MaxConcurrentReconciles, 1), NewQueue: newQueue}).
 		Named("composition").
@@ -122,7 +124,7 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, e *engine.Engine) (
 	if err != nil {
 		return nil, fmt.Errorf("build the Composition controller: %w", err)
 	}
-	r.watches.Bind(c, handler.EnqueueRequestsFromMapFunc(r.parentOf))
+	r.watches.Bind(c, handler.EnqueueRequestsFromMapFunc(r.triggers.MemberOf))
 	e.Serve(applyset.CompositionGroupKind, r)
 	return r, nil
 }
@@ -131,40 +133,6 @@ func SetupWithManager(ctx context.Context, mgr ctrl.Manager, e *engine.Engine) (
 // turns by namespace (see package queue). Benchmarks set it to nil, for
 // controller-runtime's default, to compare.
 var newQueue = queue.ByNamespace
-
-// parentPredicates pass the changes of a parent that may change what a pass
-// does: its spec (generation), its deletion, and its labels and annotations.
-func parentPredicates() predicate.Predicate {
-	return predicate.Or(predicate.GenerationChangedPredicate{}, engine.DeletingPredicate(), metadataChangedPredicate())
-}
-
-// ownLabels and ownAnnotations are the metadata stencil itself writes on a
-// Composition (see writeParent): a change of them alone brings no pass, so
-// stencil's own writes do not bring another pass.
-var (
-	ownLabels      = []string{applyset.LabelApplySetID}
-	ownAnnotations = []string{applyset.AnnotationTooling, applyset.AnnotationGroupKinds, applyset.AnnotationNamespaces}
-)
-
-// metadataChangedPredicate passes updates that change a label or an
-// annotation, other than those stencil writes itself: templates read them
-// (.Composition.Labels, .Composition.Annotations), and annotations such as
-// stencil.dev/allow-empty-render change what a pass does.
-func metadataChangedPredicate() predicate.Predicate {
-	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-		return !maps.Equal(without(e.ObjectOld.GetLabels(), ownLabels), without(e.ObjectNew.GetLabels(), ownLabels)) ||
-			!maps.Equal(without(e.ObjectOld.GetAnnotations(), ownAnnotations), without(e.ObjectNew.GetAnnotations(), ownAnnotations))
-	}}
-}
-
-// without returns m without the keys.
-func without(m map[string]string, keys []string) map[string]string {
-	out := maps.Clone(m)
-	for _, k := range keys {
-		delete(out, k)
-	}
-	return out
-}
 
 // scope is the state of one reconcile pass.
 type scope struct {
@@ -208,7 +176,7 @@ type scope struct {
 	// unchanged and deleting classify the pass for the metrics (see outcome);
 	// phases adds up its time per phase.
 	unchanged, deleting bool
-	phases              phaseTimer
+	phases              metrics.PhaseTimer
 }
 
 type phase func(ctx context.Context, s *scope) (ctrl.Result, error)
@@ -255,11 +223,11 @@ func (r *Controller) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		Hooks:              comp.ParentStatus().Hooks.DeepCopy(),                   // the record of hooks run persists from pass to pass
 		Outputs:            comp.ParentStatus().Outputs,                            // a pass that observes nothing keeps them
 		Admission:          authority.Carried(*comp.ParentStatus(), r.kind == nil), // every status written has a record
-	}, phases: phaseTimer{}}
+	}, phases: metrics.PhaseTimer{}}
 	s.events.FirstPass = parent.NeverReconciled(comp) // see status.Events
 	defer func() {
-		s.phases.time(phaseStatus, func() { err = errors.Join(err, reporter{r}.patchStatus(ctx, s)) })
-		s.phases.observe()
+		s.phases.Time(metrics.PhaseStatus, func() { err = errors.Join(err, reporter{r}.patchStatus(ctx, s)) })
+		s.phases.Observe()
 		metrics.Passes.WithLabelValues(outcome(s, err)).Inc()
 	}()
 
@@ -290,13 +258,13 @@ func (r *Controller) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		name string
 		run  phase
 	}{
-		{phasePrepare, preparer{r}.allowed}, {phaseShortcut, shortcut{r}.skipUnchanged}, {phaseParent, r.ensureParent}, {phaseRender, renderer{r}.render},
-		{phasePrepare, preparer{r}.recall}, {phasePrepare, preparer{r}.watch}, {phasePrepare, preparer{r}.authorize}, {phasePrepare, shortcut{r}.snapshot},
-		{phasePrepare, pruning{r}.guardEmptyRender}, {phaseParent, r.widen}, {phaseApply, r.apply}, {phaseApply, observer{r}.settle}, {phasePrune, r.prune},
-		{phaseStatus, r.observe},
+		{metrics.PhasePrepare, preparer{r}.allowed}, {metrics.PhaseShortcut, shortcut{r}.skipUnchanged}, {metrics.PhaseParent, r.ensureParent}, {metrics.PhaseRender, renderer{r}.render},
+		{metrics.PhasePrepare, preparer{r}.recall}, {metrics.PhasePrepare, preparer{r}.watch}, {metrics.PhasePrepare, preparer{r}.authorize}, {metrics.PhasePrepare, shortcut{r}.snapshot},
+		{metrics.PhasePrepare, pruning{r}.guardEmptyRender}, {metrics.PhaseParent, r.widen}, {metrics.PhaseApply, r.apply}, {metrics.PhaseApply, r.settle}, {metrics.PhasePrune, r.prune},
+		{metrics.PhaseStatus, r.observe},
 	} {
 		var res ctrl.Result
-		s.phases.time(p.name, func() { res, err = p.run(ctx, s) })
+		s.phases.Time(p.name, func() { res, err = p.run(ctx, s) })
 		if err != nil {
 			reporter{r}.observeMembers(ctx, s)
 			return reporter{r}.transient(s, err)
@@ -332,5 +300,5 @@ func (r *Controller) forget(key types.NamespacedName) {
 	r.flaps.Forget(key)
 	r.passes.Forget(key)
 	r.store.Forget(key)
-	r.observed.Forget(key)
+	r.observer.Forget(key)
 }

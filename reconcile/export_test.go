@@ -59,7 +59,7 @@ func NewStandaloneReconciler(mgr ctrl.Manager, opts engine.Options) (*Controller
 	if err != nil {
 		return nil, fmt.Errorf("build the standalone Composition controller: %w", err)
 	}
-	r.watches.Bind(c, handler.EnqueueRequestsFromMapFunc(r.parentOf))
+	r.watches.Bind(c, handler.EnqueueRequestsFromMapFunc(r.triggers.MemberOf))
 	return r, nil
 }
 

@@ -3,23 +3,16 @@ package reconcile
 import (
 	"context"
 	"fmt"
-	"maps"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
@@ -27,6 +20,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/queue"
 	"github.com/stencil-dev/stencil/reconcile/shard"
+	"github.com/stencil-dev/stencil/reconcile/triggers"
 )
 
 // ServeKind starts a controller of kind's instances on base until ctx
@@ -47,7 +41,7 @@ func ServeKind(ctx context.Context, base *engine.Engine, kind engine.Kind) (done
 	}
 	r := newController(base, &kind, parents)
 	obj := instanceObject(kind.GVK)
-	if err := parents.IndexField(ctx, obj, indexApplySetID, func(o client.Object) []string {
+	if err := parents.IndexField(ctx, obj, triggers.IndexApplySetID, func(o client.Object) []string {
 		return []string{applyset.ID(o.GetName(), o.GetNamespace(), kind.GVK.GroupKind())}
 	}); err != nil {
 		cancel()
@@ -65,17 +59,17 @@ func ServeKind(ctx context.Context, base *engine.Engine, kind engine.Kind) (done
 		cancel()
 		return nil, fmt.Errorf("controller of %s: %w", kind.GVK.Kind, err)
 	}
-	r.watches.Bind(c, handler.EnqueueRequestsFromMapFunc(r.parentOf))
+	r.watches.Bind(c, handler.EnqueueRequestsFromMapFunc(r.triggers.MemberOf))
 	if err := r.notifyRollout(ctx, parents, kind); err != nil {
 		cancel()
 		return nil, err
 	}
 	for _, src := range []source.Source{
-		source.Kind(parents, client.Object(obj), &handler.EnqueueRequestForObject{}, parentPredicates()),
-		source.Kind(base.Cache, client.Object(&v1alpha1.Bundle{}), r.bundleEvents()),
-		source.Kind(base.Cache, client.Object(&corev1.Namespace{}), handler.EnqueueRequestsFromMapFunc(r.parentsInNamespace), labelsChanged()),
-		source.Channel(base.APIs.Subscribe(ctx), handler.EnqueueRequestsFromMapFunc(r.allParents)),
-		source.Channel(base.Authority.SubscribeKind(ctx, r.parentResource()), handler.EnqueueRequestsFromMapFunc(r.allParents)),
+		source.Kind(parents, client.Object(obj), &handler.EnqueueRequestForObject{}, triggers.ParentPredicates()),
+		source.Kind(base.Cache, client.Object(&v1alpha1.Bundle{}), r.triggers.BundleEvents()),
+		source.Kind(base.Cache, client.Object(&corev1.Namespace{}), handler.EnqueueRequestsFromMapFunc(r.triggers.InNamespace), triggers.LabelsChanged()),
+		source.Channel(base.APIs.Subscribe(ctx), handler.EnqueueRequestsFromMapFunc(r.triggers.All)),
+		source.Channel(base.Authority.SubscribeKind(ctx, r.parentResource()), handler.EnqueueRequestsFromMapFunc(r.triggers.All)),
 		r.lookupSource(),
 	} {
 		if err := c.Watch(src); err != nil {
@@ -116,90 +110,4 @@ func (r *Controller) parentGVK() schema.GroupVersionKind {
 		return r.kind.GVK
 	}
 	return v1alpha1.GroupVersion.WithKind("Composition")
-}
-
-// listParents lists the parents r serves, from its cache, as requests.
-func (r *Controller) listParents(ctx context.Context, opts ...client.ListOption) ([]ctrlreconcile.Request, error) {
-	var list client.ObjectList = &v1alpha1.CompositionList{}
-	if r.kind != nil {
-		u := &unstructured.UnstructuredList{}
-		u.SetGroupVersionKind(r.kind.GVK.GroupVersion().WithKind(r.kind.GVK.Kind + "List"))
-		list = u
-	}
-	if err := r.parents.List(ctx, list, opts...); err != nil {
-		return nil, err
-	}
-	var out []ctrlreconcile.Request
-	err := meta.EachListItem(list, func(o runtime.Object) error {
-		m, err := meta.Accessor(o)
-		if err != nil {
-			return err
-		}
-		out = append(out, ctrlreconcile.Request{NamespacedName: types.NamespacedName{Namespace: m.GetNamespace(), Name: m.GetName()}})
-		return nil
-	})
-	return out, err
-}
-
-// parentOf maps a member to the parent whose ApplySet id it carries,
-// through the shard-selected cache: a member of another shard maps to nothing.
-func (r *Controller) parentOf(ctx context.Context, o client.Object) []ctrlreconcile.Request {
-	id := o.GetLabels()[applyset.LabelPartOf]
-	if id == "" {
-		return nil
-	}
-	reqs, err := r.listParents(ctx, client.MatchingFields{indexApplySetID: id})
-	if err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "list parents by ApplySet id", "id", id)
-	}
-	return reqs
-}
-
-// parentsOfBundle maps a Bundle to the parents that render it: the
-// Compositions that name it, or every instance of the kind it publishes.
-func (r *Controller) parentsOfBundle(ctx context.Context, o client.Object) []ctrlreconcile.Request {
-	var opts []client.ListOption
-	switch {
-	case r.kind == nil:
-		opts = append(opts, client.MatchingFields{indexBundle: o.GetName()})
-	case r.kind.Bundle != o.GetName():
-		return nil
-	}
-	reqs, err := r.listParents(ctx, opts...)
-	if err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "list parents by Bundle", "bundle", o.GetName())
-	}
-	return reqs
-}
-
-// allParents maps a change of the served APIs to every parent r serves.
-func (r *Controller) allParents(ctx context.Context, _ client.Object) []ctrlreconcile.Request {
-	reqs, err := r.listParents(ctx)
-	if err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "list parents after the served APIs changed")
-	}
-	return reqs
-}
-
-// parentsInNamespace maps a Namespace to the parents r serves in it: a
-// change of its labels may change whether their Bundle's
-// spec.namespaceSelector selects it (see preparer.allowed).
-func (r *Controller) parentsInNamespace(ctx context.Context, o client.Object) []ctrlreconcile.Request {
-	reqs, err := r.listParents(ctx, client.InNamespace(o.GetName()))
-	if err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "list parents in a namespace", "namespace", o.GetName())
-	}
-	return reqs
-}
-
-// labelsChanged passes the updates of an object that change its labels.
-func labelsChanged() predicate.Predicate {
-	return predicate.Funcs{
-		CreateFunc:  func(event.CreateEvent) bool { return false },
-		DeleteFunc:  func(event.DeleteEvent) bool { return false },
-		GenericFunc: func(event.GenericEvent) bool { return false },
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			return !maps.Equal(e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels())
-		},
-	}
 }

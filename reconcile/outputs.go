@@ -6,8 +6,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
-	"github.com/stencil-dev/stencil/outputs"
-	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/status"
 )
 
@@ -20,14 +18,4 @@ func (r reporter) recordOutputChanges(s *scope, old v1alpha1.CompositionStatus) 
 		return
 	}
 	r.Recorder.Eventf(s.comp, nil, corev1.EventTypeNormal, v1alpha1.ReasonUpdated, "Update", "%s", strings.Join(changes, ", "))
-}
-
-// expressionParent is the parent as the Bundle's expressions see it, or
-// nil when the Bundle declares none: the conversion is not made on every
-// pass of a parent whose Bundle has no outputs or readiness rules.
-func expressionParent(p applyset.Parent, set *outputs.Set) map[string]any {
-	if set.Empty() {
-		return nil
-	}
-	return status.ParentObject(p)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/hooks"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
+	"github.com/stencil-dev/stencil/reconcile/observe"
 	"github.com/stencil-dev/stencil/reconcile/parent"
 	"github.com/stencil-dev/stencil/reconcile/prune"
 
@@ -76,7 +77,7 @@ func (r *Controller) apply(ctx context.Context, s *scope) (ctrl.Result, error) {
 		return r.detectFlapping(s), err
 	}
 	ordinary := plan.OrdinaryObjects(s.plan.Objects)
-	if !r.applyStages(ctx, s, a, ordinary) || len(hooks.Pending(s.status.Hooks, s.plan.Objects)) == 0 || len(failedApplies(s.results)) > 0 {
+	if !r.applyStages(ctx, s, a, ordinary) || len(hooks.Pending(s.status.Hooks, s.plan.Objects)) == 0 || len(applyset.Failures(s.results)) > 0 {
 		return r.detectFlapping(s), nil
 	}
 	// Read live, not from the cache: right after an apply the cache may
@@ -99,19 +100,7 @@ func (r *Controller) apply(ctx context.Context, s *scope) (ctrl.Result, error) {
 func (r *Controller) installCRDs(ctx context.Context, s *scope) (ctrl.Result, error, bool) {
 	consent := r.consent(ctx, s).Parent
 	out, err := crds.Installer{Writer: s.writer, Reader: r.APIReader, Record: s.parent.Record, Consent: consent}.Install(ctx, s.plan.CRDs, s.plan.ReplaceCRDs)
-	for _, name := range out.Created {
-		metrics.Applies.WithLabelValues(string(applyset.Created)).Inc()
-		r.Recorder.Eventf(s.comp, nil, "Normal", "CRDCreated", "Apply", "CustomResourceDefinition %s created (crds/)", name)
-	}
-	for _, name := range out.Updated {
-		metrics.Applies.WithLabelValues(string(applyset.Configured)).Inc()
-		r.Recorder.Eventf(s.comp, nil, "Normal", "CRDUpdated", "Apply", "CustomResourceDefinition %s updated (crds/, spec.crds CreateReplace)", name)
-	}
-	for _, name := range out.NotOwned {
-		r.Recorder.Eventf(s.comp, nil, "Warning", "CRDNotReplaced", "Apply",
-			"CustomResourceDefinition %s (crds/) differs from the chart's and is left as it is: spec.crds CreateReplace updates only the CRDs this set created (to let this set update it, annotate it %s: %s)",
-			name, applyset.AnnotationAdopt, consent)
-	}
+	out.Record(r.Recorder, s.comp, consent)
 	var refused *crds.WriteError
 	switch {
 	case errors.As(err, &refused) && apierrors.IsForbidden(err):
@@ -203,7 +192,7 @@ func (r *Controller) recordApplies(s *scope, results []applyset.ApplyResult) {
 // until its inputs change, when one member flaps (see applyset.FlapDetector).
 func (r *Controller) detectFlapping(s *scope) ctrl.Result {
 	name := types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}
-	f, ok := r.flaps.Record(name, inputKey(s.comp, s.plan.BundleRevision), s.results, time.Now())
+	f, ok := r.flaps.Record(name, memoKey(s.comp, s.plan.BundleRevision), s.results, time.Now())
 	if !ok {
 		return ctrl.Result{}
 	}
@@ -211,28 +200,23 @@ func (r *Controller) detectFlapping(s *scope) ctrl.Result {
 	return reporter{r}.stallTerminal(s, v1alpha1.ReasonFlapping, f.String())
 }
 
-// failedApplies returns the failed apply results.
-func failedApplies(results []applyset.ApplyResult) []applyset.ApplyResult {
-	return slices.DeleteFunc(slices.Clone(results), func(r applyset.ApplyResult) bool { return r.Action != applyset.Failed })
-}
-
-// prune is the one gate to deleting members. It runs only when the render
-// was complete (a plan exists) and settled (no observed value it used
-// moved under it, see observer.settle), every object was applied, the Composition is
-// neither suspended nor opted out of pruning, and no recorded kind is
-// forbidden to list; then it deletes the listed members that were not just
-// applied (see prunable), except Helm hooks the render holds or that are
-// still running (see spare), orphans instead those annotated
-// helm.sh/resource-policy: keep, and shrinks the parent's applyset.Inventory to what
-// is left. A pass that would prune past the prune budget, or a member of a
-// protected kind, prunes nothing and stalls (see withinBudget). Members are listed from the member cache where it holds their
-// kind (see cachedPruner), and a shrinking of the applyset.Inventory is confirmed
-// live first (see confirmDrops). A delete the API server forbids stalls the
-// Composition (reason Forbidden) and keeps the member recorded.
+// prune is the one way members are deleted in a pass. It runs only
+// when prune.Gate is open (a render applied in full, none failed, from
+// values that did not move under it, of a parent neither suspended nor
+// set not to prune) and no recorded kind is forbidden to list; prune.Select
+// then sorts the listed members (from the member cache where it holds
+// their kind, see cachedPruner) into those to delete (the set's, not
+// applied this pass), to orphan (helm.sh/resource-policy: keep) and to
+// keep recorded (held back, hooks spared: see sparedHooks). Past the
+// prune budget, or for a protected kind, nothing is deleted and the
+// parent stalls (see withinBudget). A shrinking of the inventory is
+// confirmed live first (see confirmDrops); a delete the API server
+// forbids stalls the parent (reason Forbidden) and keeps the member
+// recorded.
 func (r *Controller) prune(ctx context.Context, s *scope) (ctrl.Result, error) {
 	gate := prune.Gate{
 		Suspended: s.comp.ParentSpec().Suspend,
-		Failed:    len(failedApplies(s.results)) > 0,
+		Failed:    len(applyset.Failures(s.results)) > 0,
 		Partial:   !ordinaryApplied(s),
 		Moved:     len(s.rerender) > 0 || len(s.stale) > 0,
 		Disabled:  s.comp.ParentSpec().Prune != nil && !*s.comp.ParentSpec().Prune,
@@ -249,7 +233,7 @@ func (r *Controller) prune(ctx context.Context, s *scope) (ctrl.Result, error) {
 		return reporter{r}.stallIfDenied(s, "Prune", r.Access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), "", listed.Forbidden[0].GK, "list", listed.Forbidden[0].Namespace))
 	}
 	spared, errs := pruning{r}.sparedHooks(ctx, s, listed.Members)
-	sel := prune.Select(listed.Members, prune.Set{ID: p.ID, Record: s.parent.Record, Applied: appliedUIDs(s.results), Spared: spared,
+	sel := prune.Select(listed.Members, prune.Set{ID: p.ID, Record: s.parent.Record, Applied: prune.Applied(s.results), Spared: spared,
 		HeldBack: func(m applyset.Member) bool {
 			return s.plan.HoldsBack(m.GVK.GroupKind(), m.Meta.Namespace, m.Meta.Name, s.comp.GetNamespace())
 		}})
@@ -297,15 +281,6 @@ func (r *Controller) prune(ctx context.Context, s *scope) (ctrl.Result, error) {
 	return reporter{r}.stallIfDenied(s, "Prune", denied)
 }
 
-// appliedUIDs are the UIDs of the objects a pass applied.
-func appliedUIDs(results []applyset.ApplyResult) map[types.UID]bool {
-	out := make(map[types.UID]bool, len(results))
-	for _, res := range results {
-		out[res.UID] = true
-	}
-	return out
-}
-
 // ordinaryApplied reports whether every ordinary object of the plan (not
 // a hook, nor a store of generated values) was applied this pass: the
 // prune gate's "render applied in full".
@@ -334,14 +309,14 @@ func (r *Controller) observe(ctx context.Context, s *scope) (ctrl.Result, error)
 	if res, err := (preparer{r}).watch(ctx, s); err != nil || s.done {
 		return res, err
 	}
-	parent := expressionParent(s.comp, s.outputs)
+	parent := status.ExpressionParent(s.comp, s.outputs)
 	members, lives := status.Observe(ctx, status.AfterApply(r.memberReader(s), s.results), s.plan.ID, s.parent.Record, plan.OrdinaryObjects(s.plan.Objects), s.outputs, parent)
 	// After the conditions the members give, so Ready stays first.
 	defer status.SetOutputs(ctx, &s.status, s.comp.GetGeneration(), s.outputs, parent, lives)
-	failed := failedApplies(s.results)
+	failed := applyset.Failures(s.results)
 	if len(failed) == 0 {
 		status.Summarize(&s.status, s.comp.GetGeneration(), members)
-		reportObserved(&s.status, s.comp.GetGeneration(), s.observed, s.rerender)
+		observe.Report(&s.status, s.comp.GetGeneration(), s.observed, s.rerender)
 		if pending := hooks.Pending(s.status.Hooks, s.plan.Objects); len(pending) > 0 && meta.IsStatusConditionTrue(s.status.Conditions, v1alpha1.ConditionReady) {
 			status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonProgressing,
 				fmt.Sprintf("%s; waiting for hooks: %s", s.status.Summary, strings.Join(pending, ", ")))

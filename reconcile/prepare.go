@@ -19,7 +19,7 @@ import (
 )
 
 // stall is what the stalls memo keeps, per Composition, under the inputs
-// it had (inputKey): a terminal failure of its last
+// it had (memoKey): a terminal failure of its last
 // apply (an object the API server rejects, a refused member, a member that
 // flaps) with the inputs it had. The same inputs would fail the same way,
 // so until the Composition's spec or its Bundle changes the failure is
@@ -32,11 +32,11 @@ type stall struct {
 	expires time.Time // zero: until the inputs change
 }
 
-// inputKey identifies the inputs of a Composition's pass that stencil
+// memoKey identifies the inputs of a Composition's pass that stencil
 // treats as "no change": the Composition (by UID, so one made anew under
 // the same name starts afresh), its generation (spec.values and the rest of
 // the spec) and the Bundle's revision.
-func inputKey(comp applyset.Parent, bundleRevision string) string {
+func memoKey(comp applyset.Parent, bundleRevision string) string {
 	return fmt.Sprintf("%s/%d/%s", comp.GetUID(), comp.GetGeneration(), bundleRevision)
 }
 
@@ -52,7 +52,7 @@ func (r preparer) recall(_ context.Context, s *scope) (ctrl.Result, error) {
 	if s.comp.ParentSpec().Suspend {
 		return ctrl.Result{}, nil
 	}
-	st, ok := r.stalls.Get(name, inputKey(s.comp, s.plan.BundleRevision))
+	st, ok := r.stalls.Get(name, memoKey(s.comp, s.plan.BundleRevision))
 	if !ok || !st.expires.IsZero() && time.Now().After(st.expires) {
 		r.stalls.Forget(name)
 		return ctrl.Result{}, nil

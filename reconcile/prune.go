@@ -12,7 +12,6 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/status"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -54,34 +53,8 @@ func (r pruning) pruner(s *scope) *applyset.Pruner {
 //     conflict, kept recorded and looked at again on the next pass.
 func (r pruning) cachedPruner(s *scope) *applyset.Pruner {
 	p := r.pruner(s)
-	p.Cached = r.cachedMembers
+	p.Cached = r.watches.Members
 	return p
-}
-
-// cachedMembers lists the members of one kind in one namespace ("" for
-// all) from the cache, when the kind's watch has synced.
-func (r pruning) cachedMembers(ctx context.Context, gvk schema.GroupVersionKind, namespace, id string) ([]applyset.Member, bool) {
-	list, ok := r.watches.List(ctx, gvk, namespace, id)
-	if !ok {
-		return nil, false
-	}
-	out := make([]applyset.Member, 0, len(list.Items))
-	for i := range list.Items {
-		u := &list.Items[i]
-		m := applyset.Member{GVK: gvk, Listed: true}
-		m.Meta.SetGroupVersionKind(gvk)
-		m.Meta.SetNamespace(u.GetNamespace())
-		m.Meta.SetName(u.GetName())
-		m.Meta.SetUID(u.GetUID())
-		m.Meta.SetResourceVersion(u.GetResourceVersion())
-		m.Meta.SetLabels(u.GetLabels())
-		m.Meta.SetAnnotations(u.GetAnnotations())
-		m.Meta.SetManagedFields(u.GetManagedFields())
-		m.Meta.SetDeletionTimestamp(u.GetDeletionTimestamp())
-		m.Meta.SetFinalizers(u.GetFinalizers())
-		out = append(out, m)
-	}
-	return out, true
 }
 
 // confirmDrops checks, live, a shrinking of the recorded applyset.Inventory from
@@ -98,7 +71,7 @@ func (r pruning) cachedMembers(ctx context.Context, gvk schema.GroupVersionKind,
 func (r pruning) confirmDrops(ctx context.Context, s *scope, recorded, remaining applyset.Inventory, deleted map[types.UID]bool, cached applyset.ListResult) applyset.Inventory {
 	rg, rn := recorded.Normalize(s.comp.GetNamespace()).Annotations()
 	mg, mn := remaining.Normalize(s.comp.GetNamespace()).Annotations()
-	unseen := r.unseen(s, cached, deleted)
+	unseen := prune.Unseen(s.parent.Record, cached, prune.Applied(s.results), deleted)
 	if rg == mg && rn == mn && len(unseen) == 0 {
 		return remaining
 	}
@@ -112,51 +85,8 @@ func (r pruning) confirmDrops(ctx context.Context, s *scope, recorded, remaining
 			remaining = remaining.Union(memberInventory(m))
 		}
 	}
-	r.forget(s, unseen, listed)
+	prune.Forget(s.parent.Record, unseen, listed)
 	return remaining
-}
-
-// unseen returns the recorded members that cached, a listing of the
-// whole recorded inventory, did not find (or found and the pass deleted),
-// and that the pass did not apply: members that may be gone. nil when
-// cached could not list every recorded kind: the members of a kind not
-// listed may be anywhere, so none is taken for gone.
-func (r pruning) unseen(s *scope, cached applyset.ListResult, deleted map[types.UID]bool) []types.UID {
-	if len(cached.Unlisted) > 0 {
-		return nil
-	}
-	seen := make(map[types.UID]bool, len(cached.Members)+len(s.results))
-	for _, m := range cached.Members {
-		if !deleted[m.Meta.UID] {
-			seen[m.Meta.UID] = true
-		}
-	}
-	for _, res := range s.results {
-		seen[res.UID] = true
-	}
-	var out []types.UID
-	for _, uid := range s.parent.Record.UIDs() {
-		if !seen[uid] {
-			out = append(out, uid)
-		}
-	}
-	return out
-}
-
-// forget drops from the record the members of unseen that live, a live
-// listing of the whole recorded inventory (by the part-of label), does
-// not find: deleted, or orphaned (their label removed, by stencil or by
-// hand). A member whose kind could not be listed stays recorded.
-func (r pruning) forget(s *scope, unseen []types.UID, live applyset.ListResult) {
-	if len(unseen) == 0 || len(live.Unlisted) > 0 {
-		return
-	}
-	found := make(map[types.UID]bool, len(live.Members))
-	for _, m := range live.Members {
-		found[m.Meta.UID] = true
-	}
-	unseen = slices.DeleteFunc(unseen, func(uid types.UID) bool { return found[uid] })
-	s.parent.Record.Forget(unseen...)
 }
 
 // recordSlack is how many members beyond twice the render the record of
@@ -276,7 +206,7 @@ func (r pruning) delete(ctx context.Context, s *scope, p *applyset.Pruner, doome
 
 // withinBudget reports whether the pass may prune doomed, the members it
 // would delete: at most the Bundle's prune budget of the set (its
-// spec.pruning.budget, else applyset.DefaultPruneBudget; at least one
+// spec.pruning.budget, else prune.DefaultPruneBudget; at least one
 // member) and no member of a protected kind (PersistentVolumeClaim,
 // PersistentVolume, Namespace, CustomResourceDefinition) its
 // spec.pruning.allowDelete does not list. When not, the parent is Stalled
@@ -295,7 +225,7 @@ func (r pruning) withinBudget(ctx context.Context, s *scope, doomed []applyset.M
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: s.comp.ParentSpec().Bundle}, bundle); err != nil {
 		return false, fmt.Errorf("read Bundle %s: %w", s.comp.ParentSpec().Bundle, err)
 	}
-	budget := applyset.BudgetOf(bundle.Spec.Pruning)
+	budget := prune.BudgetOf(bundle.Spec.Pruning)
 	budget.Unlimited = s.comp.GetAnnotations()[v1alpha1.AnnotationAllowPrune] == "true" || bundle.Annotations[v1alpha1.AnnotationAllowPrune] == "true"
 	rendered := len(plan.OrdinaryObjects(s.plan.Objects))
 	if rendered == 0 {

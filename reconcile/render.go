@@ -2,9 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -12,6 +9,7 @@ import (
 	"github.com/stencil-dev/stencil/outputs"
 	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
+	"github.com/stencil-dev/stencil/reconcile/observe"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/stencil-dev/stencil/reconcile/status"
@@ -52,13 +50,13 @@ func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	key := renderKey(s.comp, revision.RenderKey(loaded), in, capsRevision)
+	key := plan.RenderKey(s.comp, revision.RenderKey(loaded), in, capsRevision)
 	s.renderKey = key
 	// The observed values the last render used, read now (see observer):
 	// a render that failed with some is tried again with others.
-	observed, answers, last := observer{r.Controller}.given(ctx, s, loaded.Revision())
+	observed, answers, last := r.observer.Given(ctx, r.observerPass(s, loaded.Revision()))
 	in.Observed, in.Lookups = observed, answers
-	key += observedDigest(in.Observed)
+	key += observe.Digest(in.Observed)
 	if loaded.MayGenerate() {
 		var keyErr *valuestore.KeyError
 		switch err := r.kept(ctx, s, &in); {
@@ -73,20 +71,20 @@ func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 	stillFails := failed.err != nil && r.answersSame(s, failed.lookups)
 	metrics.CacheLookup(metrics.CacheFailedRender, stillFails)
 	if stillFails {
-		status.SetStalled(&s.status, s.comp.GetGeneration(), renderReason(failed.err), failed.err.Error())
+		status.SetStalled(&s.status, s.comp.GetGeneration(), plan.RenderReason(failed.err), failed.err.Error())
 		s.done = true
 		return ctrl.Result{}, nil
 	}
 	start := time.Now()
 	s.upgrade = in.IsUpgrade
-	s.plan, err = observer{r.Controller}.plan(ctx, s, loaded, in, last)
+	s.plan, s.observed, s.lookedUp, err = r.observer.Plan(ctx, r.observerPass(s, loaded.Revision()), loaded, in, last, s.stores)
 	metrics.RenderDuration.Observe(time.Since(start).Seconds())
 	var renderErr *templates.RenderError
 	var refused *plan.RefusedError
 	switch {
 	case errors.As(err, &renderErr):
 		r.failedRenders.Put(client.ObjectKeyFromObject(s.comp), key, failedRender{err: renderErr, lookups: s.lookedUp})
-		reporter{r.Controller}.stall(s, renderReason(renderErr), err.Error())
+		reporter{r.Controller}.stall(s, plan.RenderReason(renderErr), err.Error())
 		return ctrl.Result{}, nil
 	case errors.As(err, &refused):
 		reporter{r.Controller}.stall(s, refused.ConditionReason(), err.Error())
@@ -112,7 +110,7 @@ func (r renderer) answersSame(s *scope, reads []lookup.Read) bool {
 	if len(reads) == 0 {
 		return true
 	}
-	table, ok := r.Lookups.Peek(observer{r.Controller}.lookupParent(s), reads)
+	table, ok := r.Lookups.Peek(r.lookupParent(s), reads)
 	return ok && len(lookup.Changed(reads, table)) == 0
 }
 
@@ -166,27 +164,6 @@ func (r renderer) waitForSource(s *scope, err error) (ctrl.Result, error) {
 		return ctrl.Result{}, nil
 	}
 	return ctrl.Result{}, err
-}
-
-// renderReason is the condition reason of a render error.
-func renderReason(err *templates.RenderError) string {
-	if err.Reason != "" {
-		return err.Reason
-	}
-	return v1alpha1.ReasonRenderFailed
-}
-
-// renderKey identifies everything a render of comp depends on: its spec
-// (by generation), the Bundle's revision with the policy it renders
-// within (revision.RenderKey) and the rest of its input in: the
-// labels and annotations templates see, .Release.IsUpgrade, and the
-// revision of the capabilities, so a render runs again when an API comes
-// or goes.
-func renderKey(comp applyset.Parent, bundleRevision string, in templates.Input, capsRevision string) string {
-	h := sha256.New()
-	meta, _ := json.Marshal([]any{in.Composition.Labels, in.Composition.Annotations, in.IsUpgrade, capsRevision})
-	h.Write(meta)
-	return fmt.Sprintf("%s/%d/%s/%s", comp.GetUID(), comp.GetGeneration(), bundleRevision, hex.EncodeToString(h.Sum(nil)))
 }
 
 // renderInput is RenderInput in the controller: the Composition from the

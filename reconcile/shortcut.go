@@ -6,11 +6,10 @@ import (
 
 	"github.com/stencil-dev/stencil/reconcile/hooks"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
+	"github.com/stencil-dev/stencil/reconcile/observe"
 
 	"github.com/stencil-dev/stencil/reconcile/status"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -51,23 +50,23 @@ func (r shortcut) skipUnchanged(ctx context.Context, s *scope) (ctrl.Result, err
 		metrics.CacheLookup(metrics.CachePass, false)
 		return ctrl.Result{}, nil
 	}
-	key, assignment := r.inputKey(ctx, s.comp)
+	key, assignment := r.cachedRenderKey(ctx, s.comp)
 	if key != last.Key {
 		metrics.CacheLookup(metrics.CachePass, false)
 		return ctrl.Result{}, nil
 	}
-	live, ok := r.listLive(ctx, s.comp, last.Planned)
+	live, ok := r.watches.ListLive(ctx, applyset.ParentID(s.comp), last.Planned)
 	peek := func(reads []lookup.Read) (lookup.Table, bool) {
-		return r.Lookups.Peek(observer{r.Controller}.lookupParent(s), reads)
+		return r.Lookups.Peek(r.lookupParent(s), reads)
 	}
-	if !ok || !last.Unchanged(live) || !readsSettled(last.Observed, live, applyset.ParentID(s.comp), applyset.RecordOf(s.comp), peek) {
+	if !ok || !last.Unchanged(live) || !observe.ReadsSettled(last.Observed, live, applyset.ParentID(s.comp), applyset.RecordOf(s.comp), peek) {
 		metrics.CacheLookup(metrics.CachePass, false)
 		return ctrl.Result{}, nil
 	}
 	metrics.CacheLookup(metrics.CachePass, true)
 	s.unchanged, s.assignment = true, assignment
 	members := make([]v1alpha1.MemberStatus, len(last.Ordinary))
-	parent := expressionParent(s.comp, last.Outputs)
+	parent := status.ExpressionParent(s.comp, last.Outputs)
 	lives := make(map[string]map[string]any, len(last.Ordinary))
 	for i, k := range last.Ordinary {
 		members[i] = status.MemberOf(k.GVK, k.Namespace, k.Name, live[k], nil)
@@ -78,7 +77,7 @@ func (r shortcut) skipUnchanged(ctx context.Context, s *scope) (ctrl.Result, err
 	}
 	s.status.BundleRevision = last.Revision
 	status.Summarize(&s.status, s.comp.GetGeneration(), members)
-	reportObserved(&s.status, s.comp.GetGeneration(), last.Observed, nil)
+	observe.Report(&s.status, s.comp.GetGeneration(), last.Observed, nil)
 	status.SetOutputs(ctx, &s.status, s.comp.GetGeneration(), last.Outputs, parent, lives)
 	r.passes.Put(name, "", last)
 	s.done = true
@@ -96,14 +95,14 @@ func (r shortcut) parentInPlace(comp applyset.Parent) bool {
 		applyset.Mirrors(comp)
 }
 
-// inputKey returns the renderKey of the Composition with the revision
+// cachedRenderKey returns the renderKey of the Composition with the revision
 // it is assigned (see assign) and the capabilities as the controller
 // holds them, with the assignment; "" when the Bundle or the revision
 // cannot be read or loaded. .Release.IsUpgrade comes from the cached
 // Composition's recorded applyset.Inventory here (a render reads it
 // live): a stale cache can only make the key differ, and bring the full
 // pass.
-func (r shortcut) inputKey(ctx context.Context, comp applyset.Parent) (string, *rollout.Assignment) {
+func (r shortcut) cachedRenderKey(ctx context.Context, comp applyset.Parent) (string, *rollout.Assignment) {
 	a, err := r.Assign(ctx, comp)
 	if err != nil || a.NotFound || a.Refused {
 		return "", nil
@@ -116,7 +115,7 @@ func (r shortcut) inputKey(ctx context.Context, comp applyset.Parent) (string, *
 	if err != nil {
 		return "", nil
 	}
-	return renderKey(comp, revision.RenderKey(loaded), plan.RenderInput(comp, plan.Live(comp), caps.Caps), caps.Revision), &a.Assignment
+	return plan.RenderKey(comp, revision.RenderKey(loaded), plan.RenderInput(comp, plan.Live(comp), caps.Caps), caps.Revision), &a.Assignment
 }
 
 // snapshot records, before anything is applied, every live member of the
@@ -139,7 +138,7 @@ func (r shortcut) snapshot(ctx context.Context, s *scope) (ctrl.Result, error) {
 			ids = append(ids, outputs.ID(o))
 		}
 	}
-	live, ok := r.listLive(ctx, s.comp, planned)
+	live, ok := r.watches.ListLive(ctx, applyset.ParentID(s.comp), planned)
 	if !ok {
 		return ctrl.Result{}, nil
 	}
@@ -185,7 +184,7 @@ func (r shortcut) keepSnapshot(ctx context.Context, s *scope) bool {
 			return false
 		}
 	}
-	live, ok := r.listLive(ctx, s.comp, s.snapshot.Planned)
+	live, ok := r.watches.ListLive(ctx, applyset.ParentID(s.comp), s.snapshot.Planned)
 	if !ok || len(live) != len(s.snapshot.Live) {
 		return false
 	}
@@ -195,35 +194,4 @@ func (r shortcut) keepSnapshot(ctx context.Context, s *scope) bool {
 		}
 	}
 	return true
-}
-
-// listLive lists from the cache every object carrying the set's part-of
-// label, of the planned members' kinds, in their namespaces. ok is false
-// when a kind's watch has not synced (its members would have to be read
-// from the API server) or a list fails: the full pass handles those. The
-// objects are the cache's own (see watch.Watcher.List): read them only.
-func (r shortcut) listLive(ctx context.Context, comp applyset.Parent, planned []recall.MemberKey) (map[recall.MemberKey]*unstructured.Unstructured, bool) {
-	type kindIn struct {
-		gvk       schema.GroupVersionKind
-		namespace string
-	}
-	var lists []kindIn
-	for _, k := range planned {
-		if l := (kindIn{k.GVK, k.Namespace}); !slices.Contains(lists, l) {
-			lists = append(lists, l)
-		}
-	}
-	id := applyset.ParentID(comp)
-	live := map[recall.MemberKey]*unstructured.Unstructured{}
-	for _, l := range lists {
-		list, ok := r.watches.List(ctx, l.gvk, l.namespace, id)
-		if !ok {
-			return nil, false
-		}
-		for i := range list.Items {
-			u := &list.Items[i]
-			live[recall.MemberKey{GVK: l.gvk, Namespace: u.GetNamespace(), Name: u.GetName()}] = u
-		}
-	}
-	return live, true
 }

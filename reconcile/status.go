@@ -128,7 +128,7 @@ func (r reporter) stallTerminal(s *scope, reason, msg string) ctrl.Result {
 		st.expires = time.Now().Add(engine.ForbiddenRecheck)
 		res.RequeueAfter = engine.ForbiddenRecheck
 	}
-	r.stalls.Put(types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}, inputKey(s.comp, s.plan.BundleRevision), st)
+	r.stalls.Put(types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}, memoKey(s.comp, s.plan.BundleRevision), st)
 	s.done = true
 	return res
 }

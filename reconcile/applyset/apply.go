@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -445,4 +446,9 @@ func RelatedObject(gvk schema.GroupVersionKind, namespace, name string, uid type
 // Related is the applied object as the related object of an event.
 func (r ApplyResult) Related() *metav1.PartialObjectMetadata {
 	return RelatedObject(r.Object.GroupVersionKind(), r.Object.GetNamespace(), r.Object.GetName(), r.UID)
+}
+
+// Failures returns the failed results of results.
+func Failures(results []ApplyResult) []ApplyResult {
+	return slices.DeleteFunc(slices.Clone(results), func(r ApplyResult) bool { return r.Action != Failed })
 }

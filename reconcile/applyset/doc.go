@@ -57,7 +57,7 @@
 //     recorded inventory and deletes them with a UID precondition
 //     (Prunable, Owned: only what Owns finds Ours, recorded, and is not annotated
 //     stencil.dev/prune: disabled). budget.go: Budget, what one pass may
-//     prune (a share of the set, no ProtectedKinds unless allowed).
+//     prune (a share of the set, no protected kinds unless allowed: package prune).
 //   - ApplyResult.Drift: the other field managers whose changes of a
 //     member an apply undoes, from its managedFields (nochange's
 //     authors.go), for the DriftRepaired event.

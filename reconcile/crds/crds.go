@@ -10,11 +10,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/metrics"
 )
 
 // GroupKind is the group-kind of a CustomResourceDefinition.
@@ -185,4 +188,24 @@ func jsonValue(v any) any {
 		return v
 	}
 	return out
+}
+
+// Record counts o's writes (stencil_applies_total) and records them as
+// events on parent: a Normal one per CRD created or updated, a Warning
+// one per CRD left as it is because the set does not own it (consent is
+// the value of the stencil.dev/adopt annotation that would let it).
+func (o Outcome) Record(rec events.EventRecorder, parent runtime.Object, consent string) {
+	for _, name := range o.Created {
+		metrics.Applies.WithLabelValues(string(applyset.Created)).Inc()
+		rec.Eventf(parent, nil, "Normal", "CRDCreated", "Apply", "CustomResourceDefinition %s created (crds/)", name)
+	}
+	for _, name := range o.Updated {
+		metrics.Applies.WithLabelValues(string(applyset.Configured)).Inc()
+		rec.Eventf(parent, nil, "Normal", "CRDUpdated", "Apply", "CustomResourceDefinition %s updated (crds/, spec.crds CreateReplace)", name)
+	}
+	for _, name := range o.NotOwned {
+		rec.Eventf(parent, nil, "Warning", "CRDNotReplaced", "Apply",
+			"CustomResourceDefinition %s (crds/) differs from the chart's and is left as it is: spec.crds CreateReplace updates only the CRDs this set created (to let this set update it, annotate it %s: %s)",
+			name, applyset.AnnotationAdopt, consent)
+	}
 }

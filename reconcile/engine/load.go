@@ -188,7 +188,6 @@ type PinError struct{ Message string }
 
 func (e *PinError) Error() string { return e.Message }
 
-
 // LoadBundle returns b parsed, from the cache when its generation is
 // known. A Bundle with a source is loaded with the chart of the digest its
 // status records, from this process's chart cache only: one not pulled

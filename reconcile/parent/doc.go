@@ -17,4 +17,31 @@
 //     conflict and a live read, never a lost record.
 //   - The finalizer is removed by a JSON patch that tests the entry it
 //     removes, so no other finalizer is ever dropped.
+//
+// # The cached parent
+//
+// A pass reads the parent's recorded inventory (applyset.Recorded: the
+// ApplySet annotations as far as status.Inventory confirms them) from the
+// cache when it can be trusted with it (Recorded), and live
+// otherwise. Trusted: the cached parent is at the resourceVersion this
+// process last wrote or read live (a version names one state, and
+// anyone's later write is another version); or this process has neither
+// written nor read the parent and its cached status is empty. Only the
+// controller writes a parent's status, and every status it writes carries
+// an inventory record, so an empty status is a parent no stencil process
+// recorded anything on as the cache holds it: there is no record for the
+// cache to be behind on. Such a pass is Unconfirmed: each write it makes
+// of the parent (the metadata apply, the status patch) carries the cached
+// resourceVersion as a precondition, so a newer version (a spec updated
+// again before the cache saw it, another replica's write before a
+// failover) makes it a Conflict, and the next pass of that parent reads
+// it live (Unconfirm). So a stale cache never records an
+// inventory or a status over a newer version, nor drops an entry of
+// another process's record. Members: without the ApplySet metadata the
+// metadata write comes first and fails, so nothing of the stale render
+// is applied; with the metadata from admission (package admission), the
+// stale render's members are named by the annotations, which admission
+// only widens. The cache is monotonic, so a pass never renders an older
+// spec than an earlier pass of this process; the newer version's event
+// brings the pass that applies it (TestLaggingParentCache).
 package parent

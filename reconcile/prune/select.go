@@ -94,3 +94,12 @@ func Select(listed []applyset.Member, set Set) Selection {
 	}
 	return sel
 }
+
+// Applied returns the UIDs of the objects a pass applied.
+func Applied(results []applyset.ApplyResult) map[types.UID]bool {
+	out := make(map[types.UID]bool, len(results))
+	for _, res := range results {
+		out[res.UID] = true
+	}
+	return out
+}

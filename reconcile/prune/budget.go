@@ -1,4 +1,4 @@
-package applyset
+package prune
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
 // ProtectedKinds are the kinds whose members prune never deletes unless
@@ -68,7 +69,7 @@ func (e *BudgetError) Error() string {
 // Check returns a *BudgetError when the pass may not prune members out of
 // a set of size members (those rendered and those to prune), nil when it
 // may.
-func (b Budget) Check(members []Member, size int) error {
+func (b Budget) Check(members []applyset.Member, size int) error {
 	if b.Unlimited || len(members) == 0 {
 		return nil
 	}

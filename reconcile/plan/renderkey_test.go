@@ -1,4 +1,4 @@
-package reconcile
+package plan_test
 
 import (
 	"testing"
@@ -34,7 +34,7 @@ func TestRenderMemo(t *testing.T) {
 	}
 	key := func(in *inputs) string {
 		live := &plan.LiveComposition{UID: in.comp.UID, Installed: in.installed}
-		return renderKey(in.comp, in.bundle, plan.RenderInput(in.comp, live, nil), in.caps)
+		return plan.RenderKey(in.comp, in.bundle, plan.RenderInput(in.comp, live, nil), in.caps)
 	}
 	name := types.NamespacedName{Namespace: "team-a", Name: "shop"}
 	failed := &templates.RenderError{File: "templates/x.yaml", Reason: templates.ReasonTimeout, Msg: "render stopped"}
