@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/stencil-dev/stencil/reconcile/admission"
+	"github.com/stencil-dev/stencil/reconcile/admission/serving"
 	"github.com/stencil-dev/stencil/reconcile/authority"
 )
 
@@ -92,9 +93,9 @@ func TestWebhookInstall(t *testing.T) {
 	for _, dir := range []string{"default", "shards"} {
 		t.Run(dir, func(t *testing.T) {
 			objs := build(t, dir)
-			svc := find(objs, "Service")[admission.DefaultWebhookService]
-			if svc == nil || svc.GetNamespace() != admission.DefaultWebhookNamespace {
-				t.Fatalf("no Service %s/%s", admission.DefaultWebhookNamespace, admission.DefaultWebhookService)
+			svc := find(objs, "Service")[serving.DefaultWebhookService]
+			if svc == nil || svc.GetNamespace() != serving.DefaultWebhookNamespace {
+				t.Fatalf("no Service %s/%s", serving.DefaultWebhookNamespace, serving.DefaultWebhookService)
 			}
 			if n := len(find(objs, "Service")); dir == "shards" && n != 2 {
 				t.Errorf("%d Services, want the unsharded controller's two (a shard adds none)", n)
@@ -104,7 +105,7 @@ func TestWebhookInstall(t *testing.T) {
 				t.Errorf("Service %s ports %v, want 443 -> webhook", svc.GetName(), ports)
 			}
 			sel, _, _ := unstructured.NestedStringMap(svc.Object, "spec", "selector")
-			serving := 0
+			servers := 0
 			for name, d := range find(objs, "Deployment") {
 				args, cports := controllerArgs(t, d)
 				if sa, _ := flag(args, "default-service-account"); sa != "stencil" || slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--write-as-controller") }) {
@@ -118,7 +119,7 @@ func TestWebhookInstall(t *testing.T) {
 						t.Errorf("Deployment %s does not serve the webhook (--webhook-port=0), but the Service selects its pods", name)
 					}
 				case port == "9443":
-					serving++
+					servers++
 					if !selected {
 						t.Errorf("Deployment %s serves the webhook, but the Service does not select its pods", name)
 					}
@@ -135,21 +136,21 @@ func TestWebhookInstall(t *testing.T) {
 					t.Errorf("Deployment %s: --webhook-port %q, want 9443 or 0", name, port)
 				}
 			}
-			if want := len(find(objs, "Deployment")); serving != want {
-				t.Errorf("%d Deployments serve the webhook, want all %d", serving, want)
+			if want := len(find(objs, "Deployment")); servers != want {
+				t.Errorf("%d Deployments serve the webhook, want all %d", servers, want)
 			}
 			checkWebhookConfig(t, find(objs, "ValidatingWebhookConfiguration")[admission.DefaultWebhookConfigName])
 			role := find(objs, "Role")["stencil-webhook-cert"]
-			if role == nil || role.GetNamespace() != admission.DefaultWebhookNamespace {
-				t.Fatalf("no Role %s/stencil-webhook-cert", admission.DefaultWebhookNamespace)
+			if role == nil || role.GetNamespace() != serving.DefaultWebhookNamespace {
+				t.Fatalf("no Role %s/stencil-webhook-cert", serving.DefaultWebhookNamespace)
 			}
 			if !grants(role, "", "secrets", "get", "list", "watch", "create", "update") {
 				t.Errorf("Role stencil-webhook-cert does not let the controller keep its certificate Secret")
 			}
 			// Issue 22 item 3: a Bundle's source Secrets are read in the
 			// controller's own namespace only, never cluster-wide.
-			if src := find(objs, "Role")["stencil-bundle-source"]; src == nil || src.GetNamespace() != admission.DefaultWebhookNamespace || !grants(src, "", "secrets", "get") {
-				t.Errorf("no Role %s/stencil-bundle-source granting get secrets", admission.DefaultWebhookNamespace)
+			if src := find(objs, "Role")["stencil-bundle-source"]; src == nil || src.GetNamespace() != serving.DefaultWebhookNamespace || !grants(src, "", "secrets", "get") {
+				t.Errorf("no Role %s/stencil-bundle-source granting get secrets", serving.DefaultWebhookNamespace)
 			}
 			if grants(find(objs, "ClusterRole")["stencil-manager"], "", "secrets", "get") {
 				t.Errorf("ClusterRole stencil-manager grants reading Secrets cluster-wide")
@@ -188,8 +189,8 @@ func checkWebhookConfig(t *testing.T, cfg *unstructured.Unstructured) {
 			continue
 		}
 		svc, _, _ := unstructured.NestedMap(m, "clientConfig", "service")
-		if svc["namespace"] != admission.DefaultWebhookNamespace || svc["name"] != admission.DefaultWebhookService || svc["path"] != w.path || svc["port"] != int64(443) {
-			t.Errorf("entry %v calls %v, want %s/%s:443%s", m["name"], svc, admission.DefaultWebhookNamespace, admission.DefaultWebhookService, w.path)
+		if svc["namespace"] != serving.DefaultWebhookNamespace || svc["name"] != serving.DefaultWebhookService || svc["path"] != w.path || svc["port"] != int64(443) {
+			t.Errorf("entry %v calls %v, want %s/%s:443%s", m["name"], svc, serving.DefaultWebhookNamespace, serving.DefaultWebhookService, w.path)
 		}
 		if m["failurePolicy"] != w.policy {
 			t.Errorf("entry %v: failurePolicy %v, want %s", m["name"], m["failurePolicy"], w.policy)
@@ -248,7 +249,7 @@ func checkAdmissionPolicy(t *testing.T, objs []*unstructured.Unstructured) {
 	if b == nil {
 		t.Fatalf("no ValidatingAdmissionPolicyBinding %s", authority.CompositionBindingName)
 	}
-	wantB, err := runtime.DefaultUnstructuredConverter.ToUnstructured(authority.CompositionBinding(admission.DefaultWebhookNamespace))
+	wantB, err := runtime.DefaultUnstructuredConverter.ToUnstructured(authority.CompositionBinding(serving.DefaultWebhookNamespace))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,10 +269,10 @@ func checkAdmissionPolicy(t *testing.T, objs []*unstructured.Unstructured) {
 		t.Errorf("ClusterRole stencil-manager lets the controller write ConfigMaps cluster-wide")
 	}
 	role := find(objs, "Role")["stencil-manager"]
-	if role == nil || role.GetNamespace() != admission.DefaultWebhookNamespace || !grants(role, "", "configmaps", "get", "list", "watch", "create", "patch") {
-		t.Errorf("no Role %s/stencil-manager letting the controller write the admission policy's parameters", admission.DefaultWebhookNamespace)
+	if role == nil || role.GetNamespace() != serving.DefaultWebhookNamespace || !grants(role, "", "configmaps", "get", "list", "watch", "create", "patch") {
+		t.Errorf("no Role %s/stencil-manager letting the controller write the admission policy's parameters", serving.DefaultWebhookNamespace)
 	}
-	if rb := find(objs, "RoleBinding")["stencil-manager"]; rb == nil || rb.GetNamespace() != admission.DefaultWebhookNamespace {
-		t.Errorf("no RoleBinding %s/stencil-manager", admission.DefaultWebhookNamespace)
+	if rb := find(objs, "RoleBinding")["stencil-manager"]; rb == nil || rb.GetNamespace() != serving.DefaultWebhookNamespace {
+		t.Errorf("no RoleBinding %s/stencil-manager", serving.DefaultWebhookNamespace)
 	}
 }

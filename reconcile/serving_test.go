@@ -46,11 +46,12 @@ import (
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/admission"
+	"github.com/stencil-dev/stencil/reconcile/admission/serving"
 )
 
 // servingTestLabel selects the ConfigMaps the test's webhook entry
 // intercepts, so it touches no other test's objects.
-const servingTestLabel = "stencil.dev/serving-test"
+const servingTestLabel = "stencil.dev/webhookServing-test"
 
 // TestServingRotatesAndInjects runs the webhook serving as `make run` does
 // (--webhook-host=localhost, rotated certificates) under the controller's
@@ -64,10 +65,10 @@ func TestServingRotatesAndInjects(t *testing.T) {
 	ctx, cancel := context.WithCancel(suiteCtx)
 	defer cancel()
 	ns := "stencil-system" // the controller's namespace, where its Role grants Secrets
-	opts := admission.ServingOptions{
-		Port: testenv.FreePort(t), Host: "localhost", CertDir: t.TempDir(), Certs: admission.CertsRotate,
-		SecretName: "stencil-webhook-cert-serving-test", Service: admission.DefaultWebhookService,
-		Namespace: ns, ConfigName: "stencil-serving-test",
+	opts := serving.ServingOptions{
+		Port: testenv.FreePort(t), Host: "localhost", CertDir: t.TempDir(), Certs: serving.CertsRotate,
+		SecretName: "stencil-webhook-cert-webhookServing-test", Service: serving.DefaultWebhookService,
+		Namespace: ns, ConfigName: "stencil-webhookServing-test",
 	}
 	cfg := webhookConfig(opts.ConfigName, "compositions.stencil.dev")
 	if err := k.Create(ctx, cfg); err != nil {
@@ -75,7 +76,7 @@ func TestServingRotatesAndInjects(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = k.Delete(context.Background(), cfg) })
 
-	serving, err := admission.NewServing(opts)
+	webhookServing, err := serving.NewServing(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestServingRotatesAndInjects(t *testing.T) {
 	}
 	mgr, err := ctrl.NewManager(controllerCfg, ctrl.Options{
 		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		WebhookServer: serving.WebhookServer(),
+		WebhookServer: webhookServing.WebhookServer(),
 		Controller:    ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
@@ -93,9 +94,9 @@ func TestServingRotatesAndInjects(t *testing.T) {
 	}
 	mgr.GetWebhookServer().Register(admission.WebhookPath, &webhook.Admission{Handler: cradmission.HandlerFunc(
 		func(context.Context, cradmission.Request) cradmission.Response {
-			return cradmission.Denied("refused by the serving test's webhook")
+			return cradmission.Denied("refused by the webhookServing test's webhook")
 		})})
-	if err := serving.SetupWithManager(ctx, mgr); err != nil {
+	if err := webhookServing.SetupWithManager(ctx, mgr); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -109,7 +110,7 @@ func TestServingRotatesAndInjects(t *testing.T) {
 
 	eventually(t, "Ready to be closed", func() (bool, error) {
 		select {
-		case <-serving.Ready():
+		case <-webhookServing.Ready():
 			return true, nil
 		default:
 			return false, nil
@@ -164,7 +165,7 @@ func TestServingRotatesAndInjects(t *testing.T) {
 				_ = k.Delete(ctx, cm)
 				t.Fatal("an intercepted ConfigMap was created; want the webhook's refusal")
 			}
-			return strings.Contains(err.Error(), "refused by the serving test's webhook"), err
+			return strings.Contains(err.Error(), "refused by the webhookServing test's webhook"), err
 		})
 	})
 
@@ -183,7 +184,7 @@ func TestServingRotatesAndInjects(t *testing.T) {
 
 // pointed waits until the configuration of opts has exactly the entries
 // named, each calling opts.URL() with caPEM as its CA bundle.
-func pointed(t *testing.T, opts admission.ServingOptions, caPEM []byte, names ...string) {
+func pointed(t *testing.T, opts serving.ServingOptions, caPEM []byte, names ...string) {
 	t.Helper()
 	eventually(t, "the entries to point at "+opts.URL(), func() (bool, error) {
 		live := &admissionregistrationv1.ValidatingWebhookConfiguration{}
@@ -212,7 +213,7 @@ func webhookConfig(name, entry string) *admissionregistrationv1.ValidatingWebhoo
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
 			Name: entry,
 			ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
-				Namespace: "stencil-system", Name: admission.DefaultWebhookService, Path: ptr.To(admission.WebhookPath),
+				Namespace: "stencil-system", Name: serving.DefaultWebhookService, Path: ptr.To(admission.WebhookPath),
 			}},
 			Rules: []admissionregistrationv1.RuleWithOperations{{
 				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},

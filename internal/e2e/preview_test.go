@@ -17,7 +17,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile/admission"
+	"github.com/stencil-dev/stencil/reconcile/admission/serving"
 )
 
 // loopbackWebhook installs the webhook configuration as `make run` does
@@ -26,16 +26,16 @@ import (
 // cert folder; the rest the flags' defaults): the controller makes the
 // certificate for localhost, injects its CA and points the configuration
 // at itself.
-func loopbackWebhook(t *testing.T, root, kubeconfig string) admission.ServingOptions {
+func loopbackWebhook(t *testing.T, root, kubeconfig string) serving.ServingOptions {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(root, "hack", "webhook-loopback.sh"))
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("hack/webhook-loopback.sh: %v\n%s", err, out)
 	}
-	o := admission.DefaultServingOptions()
+	o := serving.DefaultServingOptions()
 	o.Host, o.Port, o.CertDir = "localhost", testenv.FreePort(t), t.TempDir()
-	o.Namespace = admission.DefaultWebhookNamespace // as the flag's default outside a pod
+	o.Namespace = serving.DefaultWebhookNamespace // as the flag's default outside a pod
 	// As hack/run.sh: trust the local API server's webhook client certificate.
 	o.ClientCAFile = filepath.Join(filepath.Dir(kubeconfig), "pki", "webhook-client-ca.crt")
 	o.ClientNames = []string{"kube-apiserver-webhook-client"} // hack/local-cluster.sh's

@@ -25,6 +25,7 @@ import (
 
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile/admission"
+	"github.com/stencil-dev/stencil/reconcile/admission/serving"
 )
 
 // testWebhookAuth attacks the webhook `make run` serves as a pod would: a
@@ -34,7 +35,7 @@ import (
 // webhook client certificate (hack/local-cluster.sh) gets the preview,
 // and so does `kubectl apply --server-side --dry-run=server` through the
 // API server. Run after testPreview, which left blog at 3 replicas.
-func testWebhookAuth(t *testing.T, k client.Client, kc kubectl, serving admission.ServingOptions, kubeconfig string) {
+func testWebhookAuth(t *testing.T, k client.Client, kc kubectl, serving serving.ServingOptions, kubeconfig string) {
 	ctx := context.Background()
 	live := &unstructured.Unstructured{}
 	live.SetAPIVersion("stencil.dev/v1alpha1")

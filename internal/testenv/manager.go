@@ -42,6 +42,7 @@ import (
 	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/reconcile/admission"
 	"github.com/stencil-dev/stencil/reconcile/admission/server"
+	"github.com/stencil-dev/stencil/reconcile/admission/serving"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/shard"
 	chartsource "github.com/stencil-dev/stencil/source"
@@ -189,9 +190,9 @@ type ControllerOptions struct {
 	// Serving, when not nil, has the controller serve its admission webhook
 	// as `stencil controller` does with these webhook flags: its own
 	// rotated certificate, and with Host the configuration pointed at
-	// itself (`make run` and the e2e test: see admission.Serving). Not
+	// itself (`make run` and the e2e test: see serving.Serving). Not
 	// with Webhooks.
-	Serving *admission.ServingOptions
+	Serving *serving.ServingOptions
 	// Admission are the webhook's options (package admission); Enabled is implied by
 	// Webhooks and Serving.
 	Admission admission.Options
@@ -236,15 +237,15 @@ func startWith(ctx context.Context, stop context.CancelFunc, config *rest.Config
 	if err != nil {
 		return nil, err
 	}
-	var serving *admission.Serving
+	var webhookServing *serving.Serving
 	if o.Serving != nil {
 		if o.Webhooks != nil {
 			return nil, errors.New("ControllerOptions: Webhooks and Serving are exclusive")
 		}
-		if serving, err = admission.NewServing(*o.Serving); err != nil {
+		if webhookServing, err = serving.NewServing(*o.Serving); err != nil {
 			return nil, err
 		}
-		server, c.WebhookReady = serving.WebhookServer(), serving.Ready()
+		server, c.WebhookReady = webhookServing.WebhookServer(), webhookServing.Ready()
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
@@ -290,10 +291,10 @@ func startWith(ctx context.Context, stop context.CancelFunc, config *rest.Config
 			admit.ClientNames = []string{WebhookClientName}
 		}
 	}
-	if serving != nil {
+	if webhookServing != nil {
 		// As runController wires it.
-		admit = serving.Admission(o.Admission.Timeout)
-		if err := serving.SetupWithManager(ctx, mgr); err != nil {
+		admit = webhookServing.Admission(o.Admission.Timeout)
+		if err := webhookServing.SetupWithManager(ctx, mgr); err != nil {
 			pool.Close()
 			return nil, err
 		}
@@ -404,7 +405,7 @@ func webhookServer(w *envtest.WebhookInstallOptions) (webhook.Server, error) {
 	}
 	// As `stencil controller --webhook-client-ca`: the API server's
 	// client certificate is verified (Env.WebhookClient).
-	tlsOpts, err := admission.ServingOptions{ClientCAFile: webhookClientCA}.TLSOptions()
+	tlsOpts, err := serving.ServingOptions{ClientCAFile: webhookClientCA}.TLSOptions()
 	if err != nil {
 		return nil, err
 	}

@@ -3,10 +3,7 @@ package admission
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
-	"fmt"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -82,37 +79,6 @@ func callerAuthenticated(ctx context.Context) bool {
 // request is let through (the API server's own checks, stencil's
 // admission policy among them, still apply; the controller reports).
 const notReviewedWarning = "stencil: not reviewed: the webhook's caller presented no client certificate signed by --webhook-client-ca (and named by --webhook-client-name); the controller will report, and `stencil diff` previews"
-
-// TLSOptions are the TLS settings of the webhook server of o: client
-// certificates verified, when presented, against ClientCAFile; HTTP/2
-// offered only with EnableHTTP2 (CVE-2023-44487, HTTP/2 rapid reset).
-func (o ServingOptions) TLSOptions() ([]func(*tls.Config), error) {
-	var opts []func(*tls.Config)
-	if !o.EnableHTTP2 {
-		opts = append(opts, DisableHTTP2)
-	}
-	if o.ClientCAFile != "" {
-		pem, err := os.ReadFile(o.ClientCAFile)
-		if err != nil {
-			return nil, fmt.Errorf("--webhook-client-ca: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--webhook-client-ca %s: no PEM certificate in it", o.ClientCAFile)
-		}
-		opts = append(opts, func(c *tls.Config) {
-			c.ClientCAs = pool
-			c.ClientAuth = tls.VerifyClientCertIfGiven
-		})
-	}
-	return opts, nil
-}
-
-// DisableHTTP2 offers only HTTP/1.1 in the TLS handshake (ALPN), so a
-// client cannot speak HTTP/2 to the server: HTTP/2's stream reset floods
-// (CVE-2023-44487, "rapid reset") cannot reach it. As kubebuilder
-// scaffolds it for the webhook and metrics servers.
-func DisableHTTP2(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }
 
 // How long an answer of readChecker is kept: briefly, so a burst of dry
 // runs costs one review per kind and namespace, and a grant or a revoke

@@ -42,16 +42,17 @@
 //     a parent in a namespace its Bundle's spec.namespaceSelector does
 //     not select, as the controller would stall it; a dry run is
 //     previewed as the parent's account only when that policy checks its
-//     kind (reconcile.CompositionReconciler.Checked).
+//     kind (Engine.Checked).
 //   - webhookconfig.go, mutating_config.go: keep the published kinds'
 //     entries of the ValidatingWebhookConfiguration and of the
 //     MutatingWebhookConfiguration for the kinds package published
 //     serves (one controller, which takes the notices of the kinds
 //     served): the render's and the mutation's, failing open. Entries of
 //     the access check an earlier stencil served are removed.
-//   - serving*.go: the webhook server's certificate (rotated and injected
-//     with cert-controller, or files), and the loopback pointing of the
-//     configuration at a controller outside the cluster.
+//   - package serving: the webhook server's certificate (rotated and
+//     injected with cert-controller, or files), its TLS settings, and the
+//     loopback pointing of the configuration at a controller outside the
+//     cluster.
 //   - guard.go, and package server: the webhook server (controller-runtime's
 //     paths and metrics, served with read, header, write and idle
 //     timeouts) and what one caller may cost a path: a rate per caller,

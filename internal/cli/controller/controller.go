@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/stencil-dev/stencil/reconcile/admission/serving"
 	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
 	"github.com/stencil-dev/stencil/reconcile/shard"
@@ -37,7 +38,7 @@ type controllerFlags struct {
 	zap                    zap.Options
 	qps                    float32
 	burst                  int
-	webhook                admission.ServingOptions
+	webhook                serving.ServingOptions
 	webhookTimeout         time.Duration
 	privateRegistries      []string
 }
@@ -104,7 +105,7 @@ func NewCommand(kube *genericclioptions.ConfigFlags, version string) *cobra.Comm
 			"instead of impersonating --default-service-account: any tenant who may create a parent then gets the controller's rights "+
 			"(install config/write-as-controller, which sets this flag and grants the write verbs config/default does not). "+
 			"Exclusive with a --default-service-account other than the default")
-	fl.StringVar(&f.opts.Namespace, "namespace", admission.PodNamespace(), "the controller's own namespace: the only one the Secrets a Bundle's spec.source names (credentials, CA) are read from, and where the parameters of stencil's admission policy are kept (the ConfigMap stencil-access; config/admission's binding names this namespace) (default: the pod's, else "+admission.DefaultWebhookNamespace+")")
+	fl.StringVar(&f.opts.Namespace, "namespace", serving.PodNamespace(), "the controller's own namespace: the only one the Secrets a Bundle's spec.source names (credentials, CA) are read from, and where the parameters of stencil's admission policy are kept (the ConfigMap stencil-access; config/admission's binding names this namespace) (default: the pod's, else "+serving.DefaultWebhookNamespace+")")
 	fl.StringSliceVar(&f.privateRegistries, "allow-private-registries", nil,
 		"address ranges (CIDR, or single addresses) of loopback, private, link-local or otherwise non-public addresses that the pulls of Bundles' spec.source may reach, "+
 			"such as a registry on the cluster's network (10.0.0.0/8); every other such address is refused when the connection is made, a name that resolves to one too. "+
@@ -148,10 +149,10 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	if err != nil {
 		return err
 	}
-	var serving *admission.Serving
+	var webhookServing *serving.Serving
 	if f.webhook.Port != 0 {
 		f.webhook.EnableHTTP2 = f.enableHTTP2
-		if serving, err = admission.NewServing(f.webhook); err != nil {
+		if webhookServing, err = serving.NewServing(f.webhook); err != nil {
 			return err
 		}
 	}
@@ -169,7 +170,7 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 		// (2 s) instead of waiting out the lease (15 s). Safe: the process
 		// exits once the manager has stopped.
 		LeaderElectionReleaseOnCancel: true,
-		WebhookServer:                 webhookServer(serving),
+		WebhookServer:                 webhookServer(webhookServing),
 	})
 	if err != nil {
 		return fmt.Errorf("create manager: %w", err)
@@ -185,9 +186,9 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	}
 	ctx := ctrl.SetupSignalHandler()
 	var admit admission.Options
-	if serving != nil {
-		admit = serving.Admission(f.webhookTimeout)
-		if err := serving.SetupWithManager(ctx, mgr); err != nil {
+	if webhookServing != nil {
+		admit = webhookServing.Admission(f.webhookTimeout)
+		if err := webhookServing.SetupWithManager(ctx, mgr); err != nil {
 			return err
 		}
 		// Not ready until the webhook serves: the Service sends admission
@@ -251,13 +252,13 @@ const (
 
 // addWebhookFlags adds the flags of the admission webhook server.
 func addWebhookFlags(fl *pflag.FlagSet, f *controllerFlags) {
-	w, d := &f.webhook, admission.DefaultServingOptions()
+	w, d := &f.webhook, serving.DefaultServingOptions()
 	fl.IntVar(&w.Port, "webhook-port", d.Port, "port the admission webhook server listens on; 0 disables the webhook")
 	fl.StringVar(&w.CertDir, "webhook-cert-dir", d.CertDir, "folder of the webhook server's tls.crt and tls.key")
-	fl.StringVar((*string)(&w.Certs), "webhook-certs", string(d.Certs), "where the serving certificate comes from: rotate (the controller makes a CA and a certificate, keeps them in --webhook-cert-secret, writes them to --webhook-cert-dir, renews them and injects the CA into --webhook-config) or files (--webhook-cert-dir already holds them, e.g. from cert-manager; nothing is rotated or injected)")
-	fl.StringVar(&w.SecretName, "webhook-cert-secret", d.SecretName, "Secret in --webhook-namespace that keeps the CA and the serving certificate, with --webhook-certs=rotate (created when missing)")
+	fl.StringVar((*string)(&w.Certs), "webhook-certs", string(d.Certs), "where the webhookServing certificate comes from: rotate (the controller makes a CA and a certificate, keeps them in --webhook-cert-secret, writes them to --webhook-cert-dir, renews them and injects the CA into --webhook-config) or files (--webhook-cert-dir already holds them, e.g. from cert-manager; nothing is rotated or injected)")
+	fl.StringVar(&w.SecretName, "webhook-cert-secret", d.SecretName, "Secret in --webhook-namespace that keeps the CA and the webhookServing certificate, with --webhook-certs=rotate (created when missing)")
 	fl.StringVar(&w.Service, "webhook-service", d.Service, "Service in --webhook-namespace the API server reaches the webhook through; the certificate names <service>.<namespace>.svc")
-	fl.StringVar(&w.Namespace, "webhook-namespace", d.Namespace, "namespace of the webhook Service and certificate Secret (default: the pod's, else "+admission.DefaultWebhookNamespace+")")
+	fl.StringVar(&w.Namespace, "webhook-namespace", d.Namespace, "namespace of the webhook Service and certificate Secret (default: the pod's, else "+serving.DefaultWebhookNamespace+")")
 	fl.StringVar(&w.ConfigName, "webhook-config", d.ConfigName, "ValidatingWebhookConfiguration of the webhook: its entries get the CA, and the Bundle controller keeps the published kinds' entry in it (config/rbac lets the controller update and patch "+admission.DefaultWebhookConfigName+" only: grant another name)")
 	fl.StringVar(&w.Host, "webhook-host", d.Host, "name the API server reaches the webhook by directly, for a controller outside the cluster (make run: localhost): listen on it, make the certificate for it and point every entry of --webhook-config at https://<host>:<port>"+admission.WebhookPath+"; empty: through --webhook-service")
 	fl.StringVar(&w.ClientCAFile, "webhook-client-ca", "", "PEM file of the CA that signs the client certificate the API server presents to the webhook (its --admission-control-config-file's WebhookAdmissionConfiguration kubeconfig): only a caller whose certificate it verifies gets live values in a dry run's warnings; unset, no caller does (see docs/operating.md)")
@@ -267,9 +268,9 @@ func addWebhookFlags(fl *pflag.FlagSet, f *controllerFlags) {
 
 // webhookServer is the manager's webhook server: serving's, or none when
 // the webhook is disabled.
-func webhookServer(serving *admission.Serving) webhook.Server {
-	if serving == nil {
+func webhookServer(webhookServing *serving.Serving) webhook.Server {
+	if webhookServing == nil {
 		return nil
 	}
-	return serving.WebhookServer()
+	return webhookServing.WebhookServer()
 }

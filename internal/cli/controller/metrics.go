@@ -3,10 +3,9 @@ package controller
 import (
 	"crypto/tls"
 
+	"github.com/stencil-dev/stencil/reconcile/admission/server"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-
-	"github.com/stencil-dev/stencil/reconcile/admission"
 )
 
 // MetricsServer are the options of the controller's metrics endpoint on
@@ -22,7 +21,7 @@ func MetricsServer(addr string, secure, enableHTTP2 bool) metricsserver.Options 
 	if secure {
 		o.FilterProvider = filters.WithAuthenticationAndAuthorization
 		if !enableHTTP2 {
-			o.TLSOpts = []func(*tls.Config){admission.DisableHTTP2}
+			o.TLSOpts = []func(*tls.Config){server.DisableHTTP2}
 		}
 	}
 	return o

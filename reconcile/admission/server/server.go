@@ -171,3 +171,9 @@ func (s *server) StartedChecker() healthz.Checker {
 		return conn.Close()
 	}
 }
+
+// DisableHTTP2 offers only HTTP/1.1 in the TLS handshake (ALPN), so a
+// client cannot speak HTTP/2 to the server: HTTP/2's stream reset floods
+// (CVE-2023-44487, "rapid reset") cannot reach it. As kubebuilder
+// scaffolds it for the webhook and metrics servers.
+func DisableHTTP2(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }

@@ -19,7 +19,6 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	"github.com/stencil-dev/stencil/reconcile/admission"
 	"github.com/stencil-dev/stencil/reconcile/admission/server"
 )
 
@@ -36,7 +35,7 @@ func TestServerTimeouts(t *testing.T) {
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close()
 	s := server.New(webhook.Options{Host: "127.0.0.1", Port: port, TLSOpts: []func(*tls.Config){
-		admission.DisableHTTP2,
+		server.DisableHTTP2,
 		func(c *tls.Config) {
 			c.GetCertificate = func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return &cert, nil }
 		},

@@ -1,4 +1,4 @@
-package admission
+package serving
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	neturl "net/url"
 	"strings"
 
+	"github.com/stencil-dev/stencil/reconcile/admission"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -97,15 +98,15 @@ func clientConfigs(cfg client.Object) []*admissionregistrationv1.WebhookClientCo
 }
 
 // pointAt points every client config at the host and port of url
-// (which ends in WebhookPath), each at its own path, keeping its caBundle,
+// (which ends in admission.WebhookPath), each at its own path, keeping its caBundle,
 // and reports whether it changed any.
 func pointAt(ccs []*admissionregistrationv1.WebhookClientConfig, url string) bool {
-	base := strings.TrimSuffix(url, WebhookPath)
+	base := strings.TrimSuffix(url, admission.WebhookPath)
 	changed := false
 	for _, cc := range ccs {
 		// Each entry keeps its own path (the render's, or the fail-closed
 		// access check's), on the controller's host and port.
-		path := WebhookPath
+		path := admission.WebhookPath
 		switch {
 		case cc.Service != nil && cc.Service.Path != nil:
 			path = *cc.Service.Path

@@ -1,4 +1,4 @@
-package admission_test
+package serving_test
 
 import (
 	"os"
@@ -6,19 +6,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stencil-dev/stencil/reconcile/admission"
+	"github.com/stencil-dev/stencil/reconcile/admission/serving"
 )
 
 // TestServingOptions: where the certificate points and the configuration
 // calls, through the Service or on a host, and which options are refused.
 func TestServingOptions(t *testing.T) {
-	inCluster := admission.DefaultServingOptions()
+	inCluster := serving.DefaultServingOptions()
 	inCluster.Namespace = "stencil-system"
 	loopback := inCluster
 	loopback.Host, loopback.Port = "localhost", 19443
 	for _, tc := range []struct {
 		name         string
-		opts         admission.ServingOptions
+		opts         serving.ServingOptions
 		dnsName, url string
 	}{
 		{"through the Service", inCluster, "stencil-webhook.stencil-system.svc", ""},
@@ -39,17 +39,17 @@ func TestServingOptions(t *testing.T) {
 
 	for _, tc := range []struct {
 		name string
-		edit func(*admission.ServingOptions)
+		edit func(*serving.ServingOptions)
 		want string
 	}{
-		{"an IP for a host", func(o *admission.ServingOptions) { o.Host = "127.0.0.1" }, "--webhook-host"},
-		{"no cert folder", func(o *admission.ServingOptions) { o.CertDir = "" }, "--webhook-cert-dir"},
-		{"an unknown cert source", func(o *admission.ServingOptions) { o.Certs = "cert-manager" }, "--webhook-certs"},
-		{"no Secret to rotate into", func(o *admission.ServingOptions) { o.SecretName = "" }, "--webhook-cert-secret"},
-		{"no Service and no host", func(o *admission.ServingOptions) { o.Service = "" }, "--webhook-service"},
-		{"a client name without a client CA", func(o *admission.ServingOptions) { o.ClientNames = []string{"kube-apiserver"} }, "--webhook-client-ca"},
+		{"an IP for a host", func(o *serving.ServingOptions) { o.Host = "127.0.0.1" }, "--webhook-host"},
+		{"no cert folder", func(o *serving.ServingOptions) { o.CertDir = "" }, "--webhook-cert-dir"},
+		{"an unknown cert source", func(o *serving.ServingOptions) { o.Certs = "cert-manager" }, "--webhook-certs"},
+		{"no Secret to rotate into", func(o *serving.ServingOptions) { o.SecretName = "" }, "--webhook-cert-secret"},
+		{"no Service and no host", func(o *serving.ServingOptions) { o.Service = "" }, "--webhook-service"},
+		{"a client name without a client CA", func(o *serving.ServingOptions) { o.ClientNames = []string{"kube-apiserver"} }, "--webhook-client-ca"},
 		// Every certificate the CA signs would pass for the API server's.
-		{"a client CA without a client name", func(o *admission.ServingOptions) { o.ClientCAFile = "/ca.crt" }, "--webhook-client-name"},
+		{"a client CA without a client name", func(o *serving.ServingOptions) { o.ClientCAFile = "/ca.crt" }, "--webhook-client-name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := inCluster
@@ -58,7 +58,7 @@ func TestServingOptions(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Validate() = %v, want an error naming %s", err, tc.want)
 			}
-			if _, err := admission.NewServing(o); err == nil {
+			if _, err := serving.NewServing(o); err == nil {
 				t.Errorf("NewServing accepted options Validate refuses")
 			}
 		})
@@ -72,7 +72,7 @@ func TestServingOptions(t *testing.T) {
 		for _, file := range []string{filepath.Join(t.TempDir(), "missing.crt"), notPEM} {
 			o := inCluster
 			o.ClientCAFile, o.ClientNames = file, []string{"kube-apiserver"}
-			if _, err := admission.NewServing(o); err == nil || !strings.Contains(err.Error(), "--webhook-client-ca") {
+			if _, err := serving.NewServing(o); err == nil || !strings.Contains(err.Error(), "--webhook-client-ca") {
 				t.Errorf("NewServing with --webhook-client-ca=%s: %v, want an error naming the flag", file, err)
 			}
 		}
@@ -80,8 +80,8 @@ func TestServingOptions(t *testing.T) {
 
 	t.Run("files are ready at once", func(t *testing.T) {
 		o := inCluster
-		o.Certs = admission.CertsFiles
-		s, err := admission.NewServing(o)
+		o.Certs = serving.CertsFiles
+		s, err := serving.NewServing(o)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,9 @@
-package admission
+package serving
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -10,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stencil-dev/stencil/reconcile/admission"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -95,7 +99,7 @@ type ServingOptions struct {
 	// CertsRotate injects the CA into (and Host points at URL()).
 	ConfigName string
 	// MutatingConfigName is the MutatingWebhookConfiguration CertsRotate
-	// and Host treat as ConfigName; "" means DefaultMutatingConfigName.
+	// and Host treat as ConfigName; "" means admission.DefaultMutatingConfigName.
 	// A cluster without it is served as before: the controller writes
 	// the parents' ApplySet metadata itself.
 	MutatingConfigName string
@@ -126,9 +130,9 @@ func DefaultServingOptions() ServingOptions {
 		SecretName: DefaultWebhookCertSecret,
 		Service:    DefaultWebhookService,
 		Namespace:  PodNamespace(),
-		ConfigName: DefaultWebhookConfigName,
+		ConfigName: admission.DefaultWebhookConfigName,
 
-		MutatingConfigName: DefaultMutatingConfigName,
+		MutatingConfigName: admission.DefaultMutatingConfigName,
 	}
 }
 
@@ -137,7 +141,7 @@ func (o ServingOptions) mutatingConfigName() string {
 	if o.MutatingConfigName != "" {
 		return o.MutatingConfigName
 	}
-	return DefaultMutatingConfigName
+	return admission.DefaultMutatingConfigName
 }
 
 // Validate checks the options, naming the flag a bad value comes from.
@@ -199,7 +203,7 @@ func (o ServingOptions) URL() string {
 	if o.Host == "" {
 		return ""
 	}
-	return "https://" + net.JoinHostPort(o.Host, strconv.Itoa(o.Port)) + WebhookPath
+	return "https://" + net.JoinHostPort(o.Host, strconv.Itoa(o.Port)) + admission.WebhookPath
 }
 
 // Serving is the controller's webhook server and what keeps its
@@ -241,8 +245,8 @@ func (s *Serving) WebhookServer() webhook.Server { return s.server }
 
 // Admission returns the controller's admission options for this
 // serving: enabled, bounded by timeout, with s's configuration and Ready.
-func (s *Serving) Admission(timeout time.Duration) Options {
-	return Options{Enabled: true, Timeout: timeout, ConfigName: s.opts.ConfigName, MutatingConfigName: s.opts.mutatingConfigName(), Ready: s.ready, ClientNames: s.opts.ClientNames}
+func (s *Serving) Admission(timeout time.Duration) admission.Options {
+	return admission.Options{Enabled: true, Timeout: timeout, ConfigName: s.opts.ConfigName, MutatingConfigName: s.opts.mutatingConfigName(), Ready: s.ready, ClientNames: s.opts.ClientNames}
 }
 
 // Ready is closed once the webhook can be called: with CertsRotate, when
@@ -294,4 +298,29 @@ func (d *deferredServer) Start(ctx context.Context) error {
 		return nil
 	}
 	return d.Server.Start(ctx)
+}
+
+// TLSOptions are the TLS settings of the webhook server of o: client
+// certificates verified, when presented, against ClientCAFile; HTTP/2
+// offered only with EnableHTTP2 (CVE-2023-44487, HTTP/2 rapid reset).
+func (o ServingOptions) TLSOptions() ([]func(*tls.Config), error) {
+	var opts []func(*tls.Config)
+	if !o.EnableHTTP2 {
+		opts = append(opts, server.DisableHTTP2)
+	}
+	if o.ClientCAFile != "" {
+		pem, err := os.ReadFile(o.ClientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("--webhook-client-ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--webhook-client-ca %s: no PEM certificate in it", o.ClientCAFile)
+		}
+		opts = append(opts, func(c *tls.Config) {
+			c.ClientCAs = pool
+			c.ClientAuth = tls.VerifyClientCertIfGiven
+		})
+	}
+	return opts, nil
 }
