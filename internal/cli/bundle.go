@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/cli/exit"
 	"github.com/stencil-dev/stencil/internal/cli/flags"
 	"github.com/stencil-dev/stencil/outputs"
 	"github.com/stencil-dev/stencil/reconcile/plan"
@@ -158,7 +159,7 @@ values). Every problem is printed with its location; the exit status is
 				return err
 			}
 			if problems > 0 {
-				return &ExitError{Code: 1, Err: fmt.Errorf("%d problem(s) found", problems)}
+				return &exit.Error{Code: 1, Err: fmt.Errorf("%d problem(s) found", problems)}
 			}
 			return nil
 		},

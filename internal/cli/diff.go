@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/stencil-dev/stencil/internal/cli/exit"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/crds"
 	"github.com/stencil-dev/stencil/reconcile/plan"
@@ -68,13 +69,13 @@ parent would fail to render or to apply.`,
 			if code == 0 && err == nil {
 				return nil
 			}
-			return &ExitError{Code: code, Err: err}
+			return &exit.Error{Code: code, Err: err}
 		},
 	}
 	f.add(cmd, false)
 	bf.add(cmd)
 	// Exit status 1 means differences: a usage error is 2, as any error.
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &ExitError{Code: 2, Err: err} })
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exit.Error{Code: 2, Err: err} })
 	return cmd
 }
 

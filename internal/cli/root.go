@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
@@ -9,37 +8,15 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/stencil-dev/stencil/internal/cli/controller"
+	"github.com/stencil-dev/stencil/internal/cli/exit"
 )
 
-// ExitError carries a process exit code other than 1 (stencil diff exits 1
-// when there are differences and 2 on errors, as kubectl diff does).
-type ExitError struct {
-	// Code is the process exit code.
-	Code int
-	// Err is the error to print, if any.
-	Err error
-}
-
-func (e *ExitError) Error() string {
-	if e.Err == nil {
-		return fmt.Sprintf("exit status %d", e.Code)
-	}
-	return e.Err.Error()
-}
-
-func (e *ExitError) Unwrap() error { return e.Err }
+// ExitError is the error that carries a process exit code other than 1
+// (see package exit), as main reads it.
+type ExitError = exit.Error
 
 // ExitCode returns the exit code for an error returned by Execute.
-func ExitCode(err error) int {
-	var exit *ExitError
-	if errors.As(err, &exit) {
-		return exit.Code
-	}
-	if err != nil {
-		return 1
-	}
-	return 0
-}
+func ExitCode(err error) int { return exit.Code(err) }
 
 // NewRootCommand returns the stencil command with every subcommand. version
 // is printed by `stencil version` and written in the ApplySet tooling
