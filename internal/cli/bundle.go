@@ -22,6 +22,7 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/cli/exit"
 	"github.com/stencil-dev/stencil/internal/cli/flags"
+	"github.com/stencil-dev/stencil/internal/cli/pull"
 	"github.com/stencil-dev/stencil/outputs"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/rollout"
@@ -37,7 +38,7 @@ func newBundleCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
 
 func newPackCommand() *cobra.Command {
 	var name string
-	var pull pullFlags
+	var pf pull.Flags
 	cmd := &cobra.Command{
 		Use:   "pack (DIR | oci://HOST/PATH:TAG | --repo URL --chart NAME [--version V])",
 		Short: "Print a Bundle manifest holding a bundle folder or a chart from a registry",
@@ -58,14 +59,14 @@ confinement) and prints a Bundle holding its files; --verify cosign|helm
 			if len(args) == 1 {
 				arg = args[0]
 			}
-			arg, err := pull.bundleArg(arg)
+			arg, err := pf.BundleArg(arg)
 			if err != nil {
 				return err
 			}
 			if arg == "" {
 				return fmt.Errorf("give a folder, an oci:// reference, or --repo and --chart")
 			}
-			b, err := loadPackable(cmd.Context(), &pull, arg, name)
+			b, err := loadPackable(cmd.Context(), &pf, arg, name)
 			if err != nil {
 				return err
 			}
@@ -85,14 +86,14 @@ confinement) and prints a Bundle holding its files; --verify cosign|helm
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "name of the Bundle (default: the folder's or the chart's name)")
-	pull.add(cmd.Flags())
+	pf.Add(cmd.Flags())
 	return cmd
 }
 
 // loadPackable loads what pack packs: a folder, or a chart pulled from a
 // registry; the Bundle is named name, else after the folder or chart.
-func loadPackable(ctx context.Context, pull *pullFlags, arg, name string) (*templates.Bundle, error) {
-	src, chartName, ok, err := parseSourceArg(arg)
+func loadPackable(ctx context.Context, pf *pull.Flags, arg, name string) (*templates.Bundle, error) {
+	src, chartName, ok, err := pull.ParseSource(arg)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +106,7 @@ func loadPackable(ctx context.Context, pull *pullFlags, arg, name string) (*temp
 	if name == "" {
 		name = chartName
 	}
-	return pull.loadPulled(ctx, arg, name, src)
+	return pf.Load(ctx, arg, name, src)
 }
 
 // packSpec is a folder's spec as a Bundle object holds it: its chart

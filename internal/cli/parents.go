@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/cli/pull"
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/published"
@@ -216,7 +217,7 @@ func clusterBundleFor(ctx context.Context, s *session, gvk schema.GroupVersionKi
 // bundleNameAt is the name of the Bundle at from: a folder's name, a
 // manifest's metadata.name, or a pulled chart's name.
 func bundleNameAt(from string) (string, error) {
-	if _, name, ok, err := parseSourceArg(from); ok {
+	if _, name, ok, err := pull.ParseSource(from); ok {
 		return name, err
 	}
 	info, err := os.Stat(from)

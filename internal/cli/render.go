@@ -24,6 +24,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/cli/flags"
+	"github.com/stencil-dev/stencil/internal/cli/pull"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/plan"
@@ -43,7 +44,7 @@ type planFlags struct {
 	values flags.Values
 	name   string
 	// pull pulls a --bundle that names a chart in a registry (render).
-	pull pullFlags
+	pull pull.Flags
 	// includeCRDs prints the chart's crds/ CRDs (render).
 	includeCRDs bool
 	// controllerNamespace is the controller's namespace, where its key
@@ -109,7 +110,7 @@ are named on stderr, not printed.`,
 	f.values.Add(cmd.Flags(), true)
 	cmd.Flags().StringVar(&f.name, "name", "release-name", "without -f: the name of the Composition render makes (.Release.Name)")
 	cmd.Flags().BoolVar(&f.includeCRDs, "include-crds", false, "print the CustomResourceDefinitions of the chart's crds/ folders first, as helm template --include-crds (the controller creates them when absent, per the Bundle's spec.crds)")
-	f.pull.add(cmd.Flags())
+	f.pull.Add(cmd.Flags())
 	return cmd
 }
 
@@ -135,7 +136,7 @@ func (f *planFlags) session(kube *genericclioptions.ConfigFlags, stderr io.Write
 }
 
 func runRender(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFlags, stdin io.Reader, stdout, stderr io.Writer) error {
-	bundle, err := f.pull.bundleArg(f.bundle)
+	bundle, err := f.pull.BundleArg(f.bundle)
 	if err != nil {
 		return err
 	}

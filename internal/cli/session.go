@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/cli/pull"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/cluster"
@@ -50,7 +51,7 @@ type session struct {
 	caps *templates.Capabilities // discovered once
 	// pull pulls a --bundle that names a chart in a registry (nil: with
 	// no credentials).
-	pull *pullFlags
+	pull *pull.Flags
 }
 
 // capabilities returns .Capabilities as the controller would give it to
@@ -177,15 +178,15 @@ func readFile(path string, stdin io.Reader) ([]byte, error) {
 // pulled as the controller pulls it) when from is set, else from the
 // cluster.
 func loadBundle(ctx context.Context, s *session, from, name string) (*templates.Bundle, error) {
-	if src, _, ok, err := parseSourceArg(from); ok {
+	if src, _, ok, err := pull.ParseSource(from); ok {
 		if err != nil {
 			return nil, err
 		}
 		p := s.pull
 		if p == nil {
-			p = &pullFlags{}
+			p = &pull.Flags{}
 		}
-		return p.loadPulled(ctx, from, name, src)
+		return p.Load(ctx, from, name, src)
 	}
 	if from == "" {
 		if s.client == nil {
@@ -224,9 +225,9 @@ func loadBundle(ctx context.Context, s *session, from, name string) (*templates.
 			if b.Spec.Source.Verify != nil {
 				return nil, fmt.Errorf("%s: spec.source.verify is set and this command takes no --verify-key to check the chart's signature with; use stencil render --bundle %s --verify-key FILE", from, from)
 			}
-			p = &pullFlags{}
+			p = &pull.Flags{}
 		}
-		return p.loadPulled(ctx, from, name, b.Spec.Source)
+		return p.Load(ctx, from, name, b.Spec.Source)
 	}
 	b.Name = name
 	return templates.LoadObject(b)
