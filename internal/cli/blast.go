@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/cli/parents"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -126,7 +127,7 @@ func (bf *blastFlags) newVersion(f *planFlags, stdin io.Reader) (*newVersion, io
 		}
 		return &newVersion{name: name, from: f.bundle, path: f.bundle}, stdin, nil
 	}
-	data, err := readFile(f.file, stdin)
+	data, err := parents.ReadFile(f.file, stdin)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -162,9 +163,9 @@ func bundleManifest(path string, data []byte) (*v1alpha1.Bundle, error) {
 		if err != nil {
 			return nil, nil // readParents reports it, with the document's number
 		}
-		head, _, err := readHead(doc)
+		head, _, err := parents.ReadHead(doc)
 		if err != nil {
-			if errors.Is(err, errNotObject) {
+			if errors.Is(err, parents.ErrNotObject) {
 				continue
 			}
 			return nil, nil

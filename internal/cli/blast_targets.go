@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/cli/parents"
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
@@ -123,13 +124,13 @@ func findInstances(ctx context.Context, s *session, name string, api v1alpha1.Bu
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("read the CustomResourceDefinition of %s: %w", gvkString(gvk), err)
+		return nil, fmt.Errorf("read the CustomResourceDefinition of %s: %w", parents.KindString(gvk), err)
 	case crd.Labels[publish.LabelBundle] != name:
 		keeper := "is not stencil's"
 		if b := crd.Labels[publish.LabelBundle]; b != "" {
 			keeper = "is kept for Bundle " + b
 		}
-		fmt.Fprintf(s.notes, "note: the CustomResourceDefinition of %s %s: its instances are not Bundle %s's, and are not counted\n", gvkString(gvk), keeper, name)
+		fmt.Fprintf(s.notes, "note: the CustomResourceDefinition of %s %s: its instances are not Bundle %s's, and are not counted\n", parents.KindString(gvk), keeper, name)
 		return nil, nil
 	}
 	list := &unstructured.UnstructuredList{}
@@ -138,7 +139,7 @@ func findInstances(ctx context.Context, s *session, name string, api v1alpha1.Bu
 	case meta.IsNoMatchError(err):
 		return nil, nil // the CRD does not serve this version
 	case err != nil:
-		return nil, fmt.Errorf("list %s: %w", gvkString(gvk), err)
+		return nil, fmt.Errorf("list %s: %w", parents.KindString(gvk), err)
 	}
 	var out []target
 	for i := range list.Items {
@@ -162,7 +163,7 @@ func instanceTarget(name string, u *unstructured.Unstructured, newAPI *v1alpha1.
 	if newAPI == nil || publish.GVK(*newAPI).GroupKind() != gvk.GroupKind() {
 		spec, _ := publish.InstanceSpec(name, nil, u)
 		t.parent = applyset.NewInstance(u, spec)
-		t.leftAlone = fmt.Sprintf("the new version of Bundle %s does not publish %s: the controller leaves the instance and its children as they are", name, gvkString(gvk))
+		t.leftAlone = fmt.Sprintf("the new version of Bundle %s does not publish %s: the controller leaves the instance and its children as they are", name, parents.KindString(gvk))
 		return t
 	}
 	spec, err := publish.InstanceSpec(name, newAPI, u)

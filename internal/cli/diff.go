@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/internal/cli/exit"
+	"github.com/stencil-dev/stencil/internal/cli/parents"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/crds"
 	"github.com/stencil-dev/stencil/reconcile/plan"
@@ -87,7 +88,7 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFl
 	}
 	s.notes = stderr
 	s.controllerNamespace = f.controllerNamespace
-	docs, err := readParents(f.file, stdin, s.namespace)
+	docs, err := parents.Read(f.file, stdin, s.namespace)
 	if err != nil {
 		return false, err
 	}
@@ -108,7 +109,7 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFl
 		if err != nil {
 			var refused *plan.RefusedError
 			if errors.As(err, &refused) {
-				fmt.Fprintf(out, "# %s would be refused: %v\n", describeParent(comp), err)
+				fmt.Fprintf(out, "# %s would be refused: %v\n", parents.Describe(comp), err)
 				changed = true
 				continue
 			}
@@ -130,7 +131,7 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFl
 			if errors.As(pv.Err, &refused) {
 				// What the controller would stall with: a difference, not an
 				// error of diff's.
-				fmt.Fprintf(out, "# %s would be refused: %v\n", describeParent(comp), pv.Err)
+				fmt.Fprintf(out, "# %s would be refused: %v\n", parents.Describe(comp), pv.Err)
 				changed = true
 				continue
 			}
@@ -159,7 +160,7 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFl
 		}
 		pruned, err := reconcile.PruneCandidates(ctx, s.client, s.mapper, comp, p)
 		if err != nil && !meta.IsNoMatchError(err) { // a kind not served yet has no instance, so nothing to prune
-			errs = append(errs, fmt.Errorf("%s: list members to prune: %w", describeParent(comp), err))
+			errs = append(errs, fmt.Errorf("%s: list members to prune: %w", parents.Describe(comp), err))
 		}
 		for _, c := range pruned {
 			changed = true

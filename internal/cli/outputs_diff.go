@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/stencil-dev/stencil/internal/cli/parents"
 	"github.com/stencil-dev/stencil/outputs"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/status"
@@ -26,7 +27,7 @@ import (
 func outputLines(ctx context.Context, s *session, parent applyset.Parent, b *templates.Bundle, previews []applyset.Preview) ([]string, error) {
 	set, err := outputs.FromBundle(outputs.Stored, b.Spec())
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", describeParent(parent), err)
+		return nil, fmt.Errorf("%s: %w", parents.Describe(parent), err)
 	}
 	if !set.HasOutputs() {
 		return nil, nil
@@ -34,12 +35,12 @@ func outputLines(ctx context.Context, s *session, parent applyset.Parent, b *tem
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(parent.ParentGVK())
 	if err := s.client.Get(ctx, client.ObjectKey{Namespace: parent.GetNamespace(), Name: parent.GetName()}, live); err != nil && !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("%s: read its status: %w", describeParent(parent), err)
+		return nil, fmt.Errorf("%s: read its status: %w", parents.Describe(parent), err)
 	}
 	liveStatus, _ := live.Object["status"].(map[string]any)
 	var lines []string
 	for _, c := range previewedOutputs(ctx, set, parent, liveStatus, previews) {
-		lines = append(lines, fmt.Sprintf("# %s: %s\n", describeParent(parent), c))
+		lines = append(lines, fmt.Sprintf("# %s: %s\n", parents.Describe(parent), c))
 	}
 	return lines, nil
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/cli/flags"
+	"github.com/stencil-dev/stencil/internal/cli/parents"
 	"github.com/stencil-dev/stencil/internal/cli/pull"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
@@ -165,7 +166,7 @@ func runRender(ctx context.Context, kube *genericclioptions.ConfigFlags, f *plan
 			return err
 		}
 		for _, h := range obs.Held {
-			fmt.Fprintf(stderr, "note: %s: %s held back, waiting for %s\n", describeParent(parent), h, strings.Join(h.WaitsFor, ", "))
+			fmt.Fprintf(stderr, "note: %s: %s held back, waiting for %s\n", parents.Describe(parent), h, strings.Join(h.WaitsFor, ", "))
 		}
 		objs := planned.Objects
 		if f.includeCRDs {
@@ -180,12 +181,12 @@ func runRender(ctx context.Context, kube *genericclioptions.ConfigFlags, f *plan
 
 // parents returns the parents to render: those of -f, or, without it, the
 // one Composition the values flags and --name make, of the --bundle.
-func (f *planFlags) parents(stdin io.Reader, namespace string) ([]document, error) {
+func (f *planFlags) parents(stdin io.Reader, namespace string) ([]parents.Document, error) {
 	switch {
 	case f.file != "" && f.values.Given():
 		return nil, fmt.Errorf("--values, --set and --set-string make a Composition of their own: give them without -f (a -f file's parents carry their own values)")
 	case f.file != "":
-		return readParents(f.file, stdin, namespace)
+		return parents.Read(f.file, stdin, namespace)
 	case f.bundle == "":
 		return nil, fmt.Errorf("give -f with Compositions or instances to render, or --bundle (with --values, --set) to render one Composition of it")
 	}
@@ -212,7 +213,7 @@ func (f *planFlags) parents(stdin io.Reader, namespace string) ([]document, erro
 	if errs := validation.IsDNS1123Subdomain(f.name); len(errs) > 0 {
 		return nil, fmt.Errorf("--name %q: %s", f.name, strings.Join(errs, "; "))
 	}
-	return []document{{comp: comp}}, nil
+	return []parents.Document{{Composition: comp}}, nil
 }
 
 // planParent renders one parent (a Composition or an instance of a published
@@ -230,7 +231,7 @@ func planParent(ctx context.Context, s *session, r plan.Renderer, b *templates.B
 	// controller writes it.
 	if obs.stores != nil {
 		if err := obs.stores.Place(pl, obs.Generated); err != nil {
-			return nil, fmt.Errorf("%s: %w", describeParent(p), err)
+			return nil, fmt.Errorf("%s: %w", parents.Describe(p), err)
 		}
 	}
 	return pl, nil
@@ -252,7 +253,7 @@ type observations struct {
 func planObserved(ctx context.Context, s *session, r plan.Renderer, b *templates.Bundle, p applyset.Parent) (*plan.Plan, observations, error) {
 	in, err := s.renderInput(ctx, p)
 	if err != nil {
-		return nil, observations{}, fmt.Errorf("%s: %w", describeParent(p), err)
+		return nil, observations{}, fmt.Errorf("%s: %w", parents.Describe(p), err)
 	}
 	var answer plan.Answer
 	var stores *valuestore.Stores
@@ -263,19 +264,19 @@ func planObserved(ctx context.Context, s *session, r plan.Renderer, b *templates
 		// who may not read the parent sees none observed, none kept.
 		rec, err := s.recordOf(ctx, p)
 		if err != nil && !apierrors.IsForbidden(err) {
-			return nil, observations{}, fmt.Errorf("%s: %w", describeParent(p), err)
+			return nil, observations{}, fmt.Errorf("%s: %w", parents.Describe(p), err)
 		}
 		observe = s.observe(rec)
 		if b.MayGenerate() {
 			if stores, err = s.kept(ctx, p, rec); err != nil {
-				return nil, observations{}, fmt.Errorf("%s: %w", describeParent(p), err)
+				return nil, observations{}, fmt.Errorf("%s: %w", parents.Describe(p), err)
 			}
 			in.Generated, in.GeneratedKey = stores.Values(), stores.SetKey()
 		}
 	}
 	pl, obs, err := plan.NewObservedPlan(ctx, r, b, in, s.apis, observe, answer)
 	if err != nil {
-		return nil, observations{}, fmt.Errorf("%s: %w", describeParent(p), err)
+		return nil, observations{}, fmt.Errorf("%s: %w", parents.Describe(p), err)
 	}
 	return pl, observations{Observations: obs, stores: stores}, nil
 }
@@ -335,7 +336,7 @@ func (s *session) recordOf(ctx context.Context, p applyset.Parent) (*applyset.Re
 	case apierrors.IsNotFound(err), meta.IsNoMatchError(err):
 		return applyset.NewRecord(nil, nil), nil
 	case err != nil:
-		return nil, fmt.Errorf("read %s: %w", describeParent(p), err)
+		return nil, fmt.Errorf("read %s: %w", parents.Describe(p), err)
 	}
 	return applyset.RecordOf(live), nil
 }

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/cli/parents"
 	"github.com/stencil-dev/stencil/internal/cli/pull"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
@@ -101,9 +102,9 @@ func (s *session) renderInput(ctx context.Context, p applyset.Parent) (templates
 			// Not created yet, or its kind (stencil, or the published
 			// kind) is not served there: the controller's first render
 			// is an install with no UID.
-			fmt.Fprintf(s.notes, "note: %s does not exist yet: rendered as its first install (no .Composition.UID, .Release.IsInstall true)\n", describeParent(p))
+			fmt.Fprintf(s.notes, "note: %s does not exist yet: rendered as its first install (no .Composition.UID, .Release.IsInstall true)\n", parents.Describe(p))
 		default:
-			return templates.Input{}, fmt.Errorf("read the live %s (for .Composition.UID and .Release.IsUpgrade): %w", describeParent(p), err)
+			return templates.Input{}, fmt.Errorf("read the live %s (for .Composition.UID and .Release.IsUpgrade): %w", parents.Describe(p), err)
 		}
 	}
 	return plan.RenderInput(p, live, caps), nil
@@ -164,13 +165,6 @@ func offline(kube *genericclioptions.ConfigFlags) (*session, error) {
 		ns = "default"
 	}
 	return &session{scheme: scheme, namespace: ns, mapper: cluster.OfflineRESTMapper(), apis: cluster.OfflineAPIs(), notes: io.Discard}, nil
-}
-
-func readFile(path string, stdin io.Reader) ([]byte, error) {
-	if path == "-" {
-		return io.ReadAll(stdin)
-	}
-	return os.ReadFile(path)
 }
 
 // loadBundle loads the bundle named name: from a folder, a Bundle
