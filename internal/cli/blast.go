@@ -16,6 +16,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/cli/parents"
+	"github.com/stencil-dev/stencil/internal/cli/session"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -69,9 +70,9 @@ type newVersion struct {
 }
 
 // load loads the new version under its name.
-func (v *newVersion) load(ctx context.Context, s *session) (*templates.Bundle, error) {
+func (v *newVersion) load(ctx context.Context, s *session.Session) (*templates.Bundle, error) {
 	if v.manifest == nil {
-		return loadBundle(ctx, s, v.path, v.name)
+		return s.LoadBundle(ctx, v.path, v.name)
 	}
 	b := v.manifest.DeepCopy()
 	b.Name = v.name
@@ -121,7 +122,7 @@ func (bf *blastFlags) newVersion(f *planFlags, stdin io.Reader) (*newVersion, io
 		name := bf.bundleName
 		if name == "" {
 			var err error
-			if name, err = bundleNameAt(f.bundle); err != nil {
+			if name, err = session.BundleNameAt(f.bundle); err != nil {
 				return nil, nil, fmt.Errorf("--bundle: %w", err)
 			}
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/stencil-dev/stencil/internal/cli/exit"
 	"github.com/stencil-dev/stencil/internal/cli/flags"
 	"github.com/stencil-dev/stencil/internal/cli/pull"
+	"github.com/stencil-dev/stencil/internal/cli/session"
 	"github.com/stencil-dev/stencil/outputs"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/rollout"
@@ -99,9 +100,9 @@ func loadPackable(ctx context.Context, pf *pull.Flags, arg, name string) (*templ
 	}
 	if !ok {
 		if name == "" {
-			name = bundleName(arg)
+			name = session.BundleName(arg)
 		}
-		return loadFolder(arg, name)
+		return session.LoadFolder(arg, name)
 	}
 	if name == "" {
 		name = chartName
@@ -173,20 +174,20 @@ values). Every problem is printed with its location; the exit status is
 }
 
 func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFlags, dir string, out, stderr io.Writer) (int, error) {
-	var s *session
+	var s *session.Session
 	var err error
 	if !f.offline {
-		if s, err = connect(kube); err != nil {
+		if s, err = session.Connect(kube); err != nil {
 			fmt.Fprintf(stderr, "note: validating offline: %v\n", err)
 		}
 	}
 	if s == nil {
-		if s, err = offline(kube); err != nil {
+		if s, err = session.Offline(kube); err != nil {
 			return 0, err
 		}
 	}
-	name := bundleName(dir)
-	b, err := loadFolder(dir, name)
+	name := session.BundleName(dir)
+	b, err := session.LoadFolder(dir, name)
 	if err != nil {
 		fmt.Fprintf(out, "%s: %v\n", dir, err)
 		return 1, nil
@@ -247,15 +248,15 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 	}
 	defer pool.Close()
 	for _, c := range cases {
-		parent, err := lintParent(b, s.namespace, c.values)
+		parent, err := lintParent(b, s.Namespace, c.values)
 		if err != nil {
 			return 0, err
 		}
-		caps, err := s.capabilities(ctx)
+		caps, err := s.Capabilities(ctx)
 		if err != nil {
 			return 0, err
 		}
-		p, err := plan.NewPlan(ctx, pool, b, plan.RenderInput(parent, nil, caps), s.apis)
+		p, err := plan.NewPlan(ctx, pool, b, plan.RenderInput(parent, nil, caps), s.APIs)
 		if err != nil {
 			fmt.Fprintf(out, "%s (%s): %v\n", dir, c.label, err)
 			problems++
@@ -311,12 +312,12 @@ func openAPIHint(schema string) string {
 
 // validate checks every planned object and reports each problem; it
 // returns how many there were.
-func validate(ctx context.Context, s *session, p *plan.Plan, report func(string)) int {
+func validate(ctx context.Context, s *session.Session, p *plan.Plan, report func(string)) int {
 	problems := 0
-	if s.client != nil {
+	if s.Client != nil {
 		// Lint checks the objects, not who owns what is live: a lint
 		// parent adopts nothing, and ownership refusals are not problems.
-		for _, pv := range applyset.DryRun(ctx, s.client, p.ID, nil, applyset.Consent{}, p.Objects) {
+		for _, pv := range applyset.DryRun(ctx, s.Client, p.ID, nil, applyset.Consent{}, p.Objects) {
 			var foreign *applyset.ForeignMemberError
 			var refused *applyset.AdoptionRefusedError
 			if pv.Err != nil && !errors.As(pv.Err, &foreign) && !errors.As(pv.Err, &refused) {
@@ -326,10 +327,10 @@ func validate(ctx context.Context, s *session, p *plan.Plan, report func(string)
 		}
 		return problems
 	}
-	strict := jsonserializer.NewSerializerWithOptions(jsonserializer.DefaultMetaFactory, s.scheme, s.scheme, jsonserializer.SerializerOptions{Strict: true})
+	strict := jsonserializer.NewSerializerWithOptions(jsonserializer.DefaultMetaFactory, s.Scheme, s.Scheme, jsonserializer.SerializerOptions{Strict: true})
 	for _, o := range p.Objects {
 		gvk := o.GroupVersionKind()
-		if !s.scheme.Recognizes(gvk) {
+		if !s.Scheme.Recognizes(gvk) {
 			report(fmt.Sprintf("%s %s: not validated offline (not a built-in kind)", gvk.Kind, o.GetName()))
 			continue
 		}
@@ -343,16 +344,4 @@ func validate(ctx context.Context, s *session, p *plan.Plan, report func(string)
 		}
 	}
 	return problems
-}
-
-// loadFolder loads the bundle folder dir through an os.Root: no file
-// outside dir can be read, even through a link made while it is read
-// (templates.Load refuses links it sees).
-func loadFolder(dir, name string) (*templates.Bundle, error) {
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	return templates.Load(root.FS(), templates.LoadOptions{Name: name})
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/stencil-dev/stencil/internal/cli/exit"
 	"github.com/stencil-dev/stencil/internal/cli/parents"
+	"github.com/stencil-dev/stencil/internal/cli/session"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/crds"
 	"github.com/stencil-dev/stencil/reconcile/plan"
@@ -82,13 +83,13 @@ parent would fail to render or to apply.`,
 
 // runDiff prints the differences and reports whether there are any.
 func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFlags, stdin io.Reader, out, stderr io.Writer) (bool, error) {
-	s, err := connect(kube)
+	s, err := session.Connect(kube)
 	if err != nil {
 		return false, err
 	}
-	s.notes = stderr
-	s.controllerNamespace = f.controllerNamespace
-	docs, err := parents.Read(f.file, stdin, s.namespace)
+	s.Notes = stderr
+	s.ControllerNamespace = f.controllerNamespace
+	docs, err := parents.Read(f.file, stdin, s.Namespace)
 	if err != nil {
 		return false, err
 	}
@@ -100,12 +101,12 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFl
 	changed := false
 	var errs []error
 	for _, d := range docs {
-		comp, b, err := resolve(ctx, s, f.bundle, d)
+		comp, b, err := s.Resolve(ctx, f.bundle, d)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		p, err := planParent(ctx, s, pool, b, comp)
+		p, err := s.Plan(ctx, pool, b, comp)
 		if err != nil {
 			var refused *plan.RefusedError
 			if errors.As(err, &refused) {
@@ -120,12 +121,12 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFl
 			changed = true
 			fmt.Fprint(out, line)
 		}
-		rec, err := s.recordOf(ctx, comp)
+		rec, err := s.RecordOf(ctx, comp)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		previews := applyset.DryRun(ctx, s.client, p.ID, rec, consentFor(s, comp, b), p.Objects)
+		previews := applyset.DryRun(ctx, s.Client, p.ID, rec, s.Consent(comp, b), p.Objects)
 		for _, pv := range previews {
 			var refused *applyset.AdoptionRefusedError
 			if errors.As(pv.Err, &refused) {
@@ -158,7 +159,7 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFl
 		for _, l := range lines {
 			fmt.Fprint(out, l)
 		}
-		pruned, err := reconcile.PruneCandidates(ctx, s.client, s.mapper, comp, p)
+		pruned, err := reconcile.PruneCandidates(ctx, s.Client, s.Mapper, comp, p)
 		if err != nil && !meta.IsNoMatchError(err) { // a kind not served yet has no instance, so nothing to prune
 			errs = append(errs, fmt.Errorf("%s: list members to prune: %w", parents.Describe(comp), err))
 		}
@@ -221,12 +222,12 @@ func clean(u *unstructured.Unstructured) *unstructured.Unstructured {
 // crdLines says, read as the user, which of the chart's crds/ CRDs the
 // controller would create (absent) or, under spec.crds CreateReplace,
 // update (a field the chart sets differs).
-func crdLines(ctx context.Context, s *session, p *plan.Plan) []string {
+func crdLines(ctx context.Context, s *session.Session, p *plan.Plan) []string {
 	var out []string
 	for _, desired := range p.CRDs {
 		live := &unstructured.Unstructured{}
 		live.SetGroupVersionKind(desired.GroupVersionKind())
-		switch err := s.client.Get(ctx, client.ObjectKeyFromObject(desired), live); {
+		switch err := s.Client.Get(ctx, client.ObjectKeyFromObject(desired), live); {
 		case apierrors.IsNotFound(err):
 			out = append(out, fmt.Sprintf("# CustomResourceDefinition %s would be created (crds/)\n", desired.GetName()))
 		case err != nil:

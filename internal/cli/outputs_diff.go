@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/internal/cli/parents"
+	"github.com/stencil-dev/stencil/internal/cli/session"
 	"github.com/stencil-dev/stencil/outputs"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/status"
@@ -24,7 +25,7 @@ import (
 // run's would-be members (see status.PreviewOutputs) and compared with
 // the live parent's, which it reads. An output the dry run cannot compute
 // prints nothing.
-func outputLines(ctx context.Context, s *session, parent applyset.Parent, b *templates.Bundle, previews []applyset.Preview) ([]string, error) {
+func outputLines(ctx context.Context, s *session.Session, parent applyset.Parent, b *templates.Bundle, previews []applyset.Preview) ([]string, error) {
 	set, err := outputs.FromBundle(outputs.Stored, b.Spec())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", parents.Describe(parent), err)
@@ -34,7 +35,7 @@ func outputLines(ctx context.Context, s *session, parent applyset.Parent, b *tem
 	}
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(parent.ParentGVK())
-	if err := s.client.Get(ctx, client.ObjectKey{Namespace: parent.GetNamespace(), Name: parent.GetName()}, live); err != nil && !apierrors.IsNotFound(err) {
+	if err := s.Client.Get(ctx, client.ObjectKey{Namespace: parent.GetNamespace(), Name: parent.GetName()}, live); err != nil && !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("%s: read its status: %w", parents.Describe(parent), err)
 	}
 	liveStatus, _ := live.Object["status"].(map[string]any)

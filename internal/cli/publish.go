@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/cli/session"
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/templates"
@@ -155,9 +156,9 @@ the -edit role and bind it with RoleBindings instead.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if name == "" {
-				name = bundleName(args[0])
+				name = session.BundleName(args[0])
 			}
-			b, err := loadFolder(args[0], name)
+			b, err := session.LoadFolder(args[0], name)
 			if err != nil {
 				return err
 			}

@@ -1,30 +1,26 @@
-package cli
+package session
 
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/internal/cli/parents"
-	"github.com/stencil-dev/stencil/internal/cli/pull"
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/published"
 	"github.com/stencil-dev/stencil/templates"
 )
 
-// resolve gives the Parent a document stands for and the Bundle it
+// Resolve gives the Parent a document stands for and the Bundle it
 // renders: a Composition's Bundle by name, an instance's by its kind:
 // the --bundle folder or manifest (whose api must publish that kind), or
 // else the cluster's Bundle publishing it.
-func resolve(ctx context.Context, s *session, from string, d parents.Document) (applyset.Parent, *templates.Bundle, error) {
+func (s *Session) Resolve(ctx context.Context, from string, d parents.Document) (applyset.Parent, *templates.Bundle, error) {
 	if d.Composition != nil {
-		b, err := loadBundle(ctx, s, from, d.Composition.Spec.Bundle)
+		b, err := s.LoadBundle(ctx, from, d.Composition.Spec.Bundle)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", d.Describe(), err)
 		}
@@ -52,12 +48,12 @@ func resolve(ctx context.Context, s *session, from string, d parents.Document) (
 // loadPublishing loads the --bundle folder or manifest, which must
 // publish gvk. A folder's Bundle is named after the folder, a manifest's
 // as it says.
-func loadPublishing(ctx context.Context, s *session, from string, gvk schema.GroupVersionKind) (*templates.Bundle, error) {
-	name, err := bundleNameAt(from)
+func loadPublishing(ctx context.Context, s *Session, from string, gvk schema.GroupVersionKind) (*templates.Bundle, error) {
+	name, err := BundleNameAt(from)
 	if err != nil {
 		return nil, err
 	}
-	b, err := loadBundle(ctx, s, from, name)
+	b, err := s.LoadBundle(ctx, from, name)
 	if err != nil {
 		return nil, err
 	}
@@ -74,11 +70,11 @@ func loadPublishing(ctx context.Context, s *session, from string, gvk schema.Gro
 // clusterBundleFor finds the cluster's Bundle that publishes gvk. When two
 // claim it, the one the kind's CRD is labelled with (the one the
 // controller serves it for) wins.
-func clusterBundleFor(ctx context.Context, s *session, gvk schema.GroupVersionKind) (*templates.Bundle, error) {
-	if s.client == nil {
+func clusterBundleFor(ctx context.Context, s *Session, gvk schema.GroupVersionKind) (*templates.Bundle, error) {
+	if s.Client == nil {
 		return nil, fmt.Errorf("no --bundle given and no cluster to find the Bundle publishing %s in", parents.KindString(gvk))
 	}
-	b, claimants, err := published.PublishingBundle(ctx, s.client, s.client, gvk)
+	b, claimants, err := published.PublishingBundle(ctx, s.Client, s.Client, gvk)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("find the Bundle publishing %s: %w", parents.KindString(gvk), err)
@@ -90,41 +86,14 @@ func clusterBundleFor(ctx context.Context, s *session, gvk schema.GroupVersionKi
 	return templates.LoadObject(b)
 }
 
-// bundleNameAt is the name of the Bundle at from: a folder's name, a
-// manifest's metadata.name, or a pulled chart's name.
-func bundleNameAt(from string) (string, error) {
-	if _, name, ok, err := pull.ParseSource(from); ok {
-		return name, err
-	}
-	info, err := os.Stat(from)
-	if err != nil {
-		return "", err
-	}
-	if info.IsDir() {
-		return bundleName(from), nil
-	}
-	data, err := os.ReadFile(from)
-	if err != nil {
-		return "", err
-	}
-	var m metav1.PartialObjectMetadata
-	if err := yaml.Unmarshal(data, &m); err != nil {
-		return "", fmt.Errorf("%s: %w", from, err)
-	}
-	if m.Name == "" {
-		return "", fmt.Errorf("%s: the Bundle manifest has no metadata.name", from)
-	}
-	return m.Name, nil
-}
-
-// consentFor is the consent the controller would apply parent with (see
+// Consent is the consent the controller would apply parent with (see
 // applyset.Owns): the stencil.dev/adopt annotation naming it, and the
 // kinds its Bundle's spec.permissions.adopt lists.
-func consentFor(s *session, parent applyset.Parent, b *templates.Bundle) applyset.Consent {
+func (s *Session) Consent(parent applyset.Parent, b *templates.Bundle) applyset.Consent {
 	resource := ""
 	gvk := parent.ParentGVK()
-	if s.mapper != nil {
-		if m, err := s.mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
+	if s.Mapper != nil {
+		if m, err := s.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
 			resource = m.Resource.Resource
 		}
 	}
