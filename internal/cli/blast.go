@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/cli/flags"
 	"github.com/stencil-dev/stencil/internal/cli/parents"
 	"github.com/stencil-dev/stencil/internal/cli/session"
 	"github.com/stencil-dev/stencil/templates"
@@ -35,7 +36,7 @@ type blastFlags struct {
 	output     string
 	// controllerNamespace is where the controller keeps the key of its
 	// rollouts' order (rollout.OrderSecret) and that of its generated
-	// values: the planFlags' --controller-namespace.
+	// values: the flags.Plan's --controller-namespace.
 	controllerNamespace string
 }
 
@@ -86,8 +87,8 @@ func (v *newVersion) load(ctx context.Context, s *session.Session) (*templates.B
 //   - -f with Compositions or instances: their diff (runDiff);
 //   - --bundle without -f, or -f holding one Bundle manifest: the blast
 //     radius of that Bundle change (runBlast).
-func runDiffCommand(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFlags, bf *blastFlags, stdin io.Reader, out, stderr io.Writer) (int, error) {
-	if f.file == "" && f.bundle == "" {
+func runDiffCommand(ctx context.Context, kube *genericclioptions.ConfigFlags, f *flags.Plan, bf *blastFlags, stdin io.Reader, out, stderr io.Writer) (int, error) {
+	if f.File == "" && f.Bundle == "" {
 		return 2, fmt.Errorf("diff needs -f FILE (Compositions and instances, or a Bundle) or --bundle DIR|bundle.yaml")
 	}
 	if bf.output != "" && bf.output != outputChanges && bf.output != outputDiff {
@@ -99,7 +100,7 @@ func runDiffCommand(ctx context.Context, kube *genericclioptions.ConfigFlags, f 
 	}
 	if v == nil {
 		if flag := bf.blastOnly(); flag != "" {
-			return 2, fmt.Errorf("%s is for the blast radius of a Bundle change (--bundle DIR without -f, or -f bundle.yaml); %s holds Compositions or instances", flag, f.file)
+			return 2, fmt.Errorf("%s is for the blast radius of a Bundle change (--bundle DIR without -f, or -f bundle.yaml); %s holds Compositions or instances", flag, f.File)
 		}
 		changed, err := runDiff(ctx, kube, f, stdin, out, stderr)
 		switch {
@@ -110,44 +111,44 @@ func runDiffCommand(ctx context.Context, kube *genericclioptions.ConfigFlags, f 
 		}
 		return 0, nil
 	}
-	bf.controllerNamespace = f.controllerNamespace
-	return runBlast(ctx, kube, v, f.render, bf, out, stderr)
+	bf.controllerNamespace = f.ControllerNamespace
+	return runBlast(ctx, kube, v, f.Render, bf, out, stderr)
 }
 
 // newVersion returns the Bundle version diff is asked about, nil when -f
 // holds Compositions or instances; then the stdin returned still holds
 // what was read of it.
-func (bf *blastFlags) newVersion(f *planFlags, stdin io.Reader) (*newVersion, io.Reader, error) {
-	if f.file == "" {
+func (bf *blastFlags) newVersion(f *flags.Plan, stdin io.Reader) (*newVersion, io.Reader, error) {
+	if f.File == "" {
 		name := bf.bundleName
 		if name == "" {
 			var err error
-			if name, err = session.BundleNameAt(f.bundle); err != nil {
+			if name, err = session.BundleNameAt(f.Bundle); err != nil {
 				return nil, nil, fmt.Errorf("--bundle: %w", err)
 			}
 		}
-		return &newVersion{name: name, from: f.bundle, path: f.bundle}, stdin, nil
+		return &newVersion{name: name, from: f.Bundle, path: f.Bundle}, stdin, nil
 	}
-	data, err := parents.ReadFile(f.file, stdin)
+	data, err := parents.ReadFile(f.File, stdin)
 	if err != nil {
 		return nil, nil, err
 	}
 	stdin = bytes.NewReader(data)
-	b, err := bundleManifest(f.file, data)
+	b, err := bundleManifest(f.File, data)
 	if err != nil || b == nil {
 		return nil, stdin, err
 	}
-	if f.bundle != "" {
-		return nil, nil, fmt.Errorf("%s holds a Bundle and --bundle gives another: give the new version once, with -f or with --bundle", f.file)
+	if f.Bundle != "" {
+		return nil, nil, fmt.Errorf("%s holds a Bundle and --bundle gives another: give the new version once, with -f or with --bundle", f.File)
 	}
 	name := bf.bundleName
 	if name == "" {
 		name = b.Name
 	}
 	if name == "" {
-		return nil, nil, fmt.Errorf("%s: the Bundle manifest has no metadata.name: pass --bundle-name", f.file)
+		return nil, nil, fmt.Errorf("%s: the Bundle manifest has no metadata.name: pass --bundle-name", f.File)
 	}
-	return &newVersion{name: name, from: f.file, manifest: b}, stdin, nil
+	return &newVersion{name: name, from: f.File, manifest: b}, stdin, nil
 }
 
 // bundleManifest returns the Bundle a -f file holds, nil when it holds

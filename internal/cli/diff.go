@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/internal/cli/exit"
+	"github.com/stencil-dev/stencil/internal/cli/flags"
 	"github.com/stencil-dev/stencil/internal/cli/parents"
 	"github.com/stencil-dev/stencil/internal/cli/session"
 	"github.com/stencil-dev/stencil/reconcile"
@@ -26,7 +27,7 @@ import (
 )
 
 func newDiffCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
-	f := &planFlags{}
+	f := &flags.Plan{}
 	bf := &blastFlags{}
 	cmd := &cobra.Command{
 		Use:   "diff (-f composition.yaml [--bundle DIR|bundle.yaml] | --bundle DIR|bundle.yaml | -f bundle.yaml)",
@@ -74,7 +75,7 @@ parent would fail to render or to apply.`,
 			return &exit.Error{Code: code, Err: err}
 		},
 	}
-	f.add(cmd, false)
+	f.Add(cmd.Flags(), false)
 	bf.add(cmd)
 	// Exit status 1 means differences: a usage error is 2, as any error.
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exit.Error{Code: 2, Err: err} })
@@ -82,18 +83,18 @@ parent would fail to render or to apply.`,
 }
 
 // runDiff prints the differences and reports whether there are any.
-func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFlags, stdin io.Reader, out, stderr io.Writer) (bool, error) {
+func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *flags.Plan, stdin io.Reader, out, stderr io.Writer) (bool, error) {
 	s, err := session.Connect(kube)
 	if err != nil {
 		return false, err
 	}
 	s.Notes = stderr
-	s.ControllerNamespace = f.controllerNamespace
-	docs, err := parents.Read(f.file, stdin, s.Namespace)
+	s.ControllerNamespace = f.ControllerNamespace
+	docs, err := parents.Read(f.File, stdin, s.Namespace)
 	if err != nil {
 		return false, err
 	}
-	pool, err := f.render.Pool()
+	pool, err := f.Render.Pool()
 	if err != nil {
 		return false, err
 	}
@@ -101,7 +102,7 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFl
 	changed := false
 	var errs []error
 	for _, d := range docs {
-		comp, b, err := s.Resolve(ctx, f.bundle, d)
+		comp, b, err := s.Resolve(ctx, f.Bundle, d)
 		if err != nil {
 			errs = append(errs, err)
 			continue

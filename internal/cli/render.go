@@ -21,40 +21,23 @@ import (
 	"github.com/stencil-dev/stencil/internal/cli/parents"
 	"github.com/stencil-dev/stencil/internal/cli/pull"
 	"github.com/stencil-dev/stencil/internal/cli/session"
-	"github.com/stencil-dev/stencil/reconcile"
-	"github.com/stencil-dev/stencil/reconcile/rollout"
 )
 
-// planFlags are the flags shared by render and diff.
-type planFlags struct {
-	file    string
-	bundle  string
-	offline bool
-	render  flags.Render
+// renderFlags are render's flags: those it shares with diff, and those
+// that make its own Composition or pull its chart.
+type renderFlags struct {
+	flags.Plan
 	// values and name make render's own Composition, without -f.
 	values flags.Values
 	name   string
-	// pull pulls a --bundle that names a chart in a registry (render).
+	// pull pulls a --bundle that names a chart in a registry.
 	pull pull.Flags
-	// includeCRDs prints the chart's crds/ CRDs (render).
+	// includeCRDs prints the chart's crds/ CRDs.
 	includeCRDs bool
-	// controllerNamespace is the controller's namespace, where its key
-	// for generated values is (reconcile/valuestore).
-	controllerNamespace string
-}
-
-func (f *planFlags) add(cmd *cobra.Command, offline bool) {
-	cmd.Flags().StringVarP(&f.file, "filename", "f", "", "file holding one or more Compositions or instances of published kinds (- for stdin)")
-	cmd.Flags().StringVar(&f.bundle, "bundle", "", "bundle folder, Bundle manifest or chart (oci://HOST/PATH:TAG, oci://HOST/PATH@sha256:HEX, https://REPO#CHART[@VERSION]) to render instead of the cluster's Bundle (for an instance, it must publish the instance's kind)")
-	if offline {
-		cmd.Flags().BoolVar(&f.offline, "offline", false, "do not contact a cluster (needs --bundle; only built-in kinds and CRDs in the bundle)")
-	}
-	f.render.Add(cmd.Flags())
-	cmd.Flags().StringVar(&f.controllerNamespace, "controller-namespace", reconcile.DefaultNamespace, "the controller's namespace: where it keeps the key of the generated values it keeps and, for diff --bundle, the order of a rollout in waves ("+rollout.OrderSecret+"), read as you when you may")
 }
 
 func newRenderCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
-	f := &planFlags{}
+	f := &renderFlags{}
 	cmd := &cobra.Command{
 		Use:   "render (-f composition.yaml [--bundle DIR|bundle.yaml|oci://...] | --bundle DIR|bundle.yaml|oci://... [--values FILE] [--set a.b=c] [--name NAME] [-n NAMESPACE])",
 		Short: "Print the objects the controller would apply for Compositions and instances of published kinds",
@@ -97,7 +80,7 @@ are named on stderr, not printed.`,
 			return runRender(cmd.Context(), kube, f, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	f.add(cmd, true)
+	f.Add(cmd.Flags(), true)
 	f.values.Add(cmd.Flags(), true)
 	cmd.Flags().StringVar(&f.name, "name", "release-name", "without -f: the name of the Composition render makes (.Release.Name)")
 	cmd.Flags().BoolVar(&f.includeCRDs, "include-crds", false, "print the CustomResourceDefinitions of the chart's crds/ folders first, as helm template --include-crds (the controller creates them when absent, per the Bundle's spec.crds)")
@@ -107,31 +90,31 @@ are named on stderr, not printed.`,
 
 // session connects to the cluster unless told not to; with a --bundle, an
 // unreachable cluster falls back to offline rendering, with a note.
-func (f *planFlags) session(kube *genericclioptions.ConfigFlags, stderr io.Writer) (*session.Session, error) {
-	if f.offline {
-		if f.bundle == "" {
+func (f *renderFlags) session(kube *genericclioptions.ConfigFlags, stderr io.Writer) (*session.Session, error) {
+	if f.Offline {
+		if f.Bundle == "" {
 			return nil, fmt.Errorf("--offline needs --bundle")
 		}
 		return session.Offline(kube)
 	}
 	s, err := session.Connect(kube)
-	if err != nil && f.bundle != "" {
+	if err != nil && f.Bundle != "" {
 		fmt.Fprintf(stderr, "note: rendering offline: %v\n", err)
 		return session.Offline(kube)
 	}
 	if s != nil {
 		s.Notes = stderr
-		s.ControllerNamespace = f.controllerNamespace
+		s.ControllerNamespace = f.ControllerNamespace
 	}
 	return s, err
 }
 
-func runRender(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFlags, stdin io.Reader, stdout, stderr io.Writer) error {
-	bundle, err := f.pull.BundleArg(f.bundle)
+func runRender(ctx context.Context, kube *genericclioptions.ConfigFlags, f *renderFlags, stdin io.Reader, stdout, stderr io.Writer) error {
+	bundle, err := f.pull.BundleArg(f.Bundle)
 	if err != nil {
 		return err
 	}
-	f.bundle = bundle
+	f.Bundle = bundle
 	s, err := f.session(kube, stderr)
 	if err != nil {
 		return err
@@ -141,13 +124,13 @@ func runRender(ctx context.Context, kube *genericclioptions.ConfigFlags, f *plan
 	if err != nil {
 		return err
 	}
-	pool, err := f.render.Pool()
+	pool, err := f.Render.Pool()
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
 	for _, d := range docs {
-		parent, b, err := s.Resolve(ctx, f.bundle, d)
+		parent, b, err := s.Resolve(ctx, f.Bundle, d)
 		if err != nil {
 			return err
 		}
@@ -171,16 +154,16 @@ func runRender(ctx context.Context, kube *genericclioptions.ConfigFlags, f *plan
 
 // parents returns the parents to render: those of -f, or, without it, the
 // one Composition the values flags and --name make, of the --bundle.
-func (f *planFlags) parents(stdin io.Reader, namespace string) ([]parents.Document, error) {
+func (f *renderFlags) parents(stdin io.Reader, namespace string) ([]parents.Document, error) {
 	switch {
-	case f.file != "" && f.values.Given():
+	case f.File != "" && f.values.Given():
 		return nil, fmt.Errorf("--values, --set and --set-string make a Composition of their own: give them without -f (a -f file's parents carry their own values)")
-	case f.file != "":
-		return parents.Read(f.file, stdin, namespace)
-	case f.bundle == "":
+	case f.File != "":
+		return parents.Read(f.File, stdin, namespace)
+	case f.Bundle == "":
 		return nil, fmt.Errorf("give -f with Compositions or instances to render, or --bundle (with --values, --set) to render one Composition of it")
 	}
-	bundle, err := session.BundleNameAt(f.bundle)
+	bundle, err := session.BundleNameAt(f.Bundle)
 	if err != nil {
 		return nil, err
 	}
