@@ -20,6 +20,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/cli/flags"
+	"github.com/stencil-dev/stencil/internal/cli/preview"
 	"github.com/stencil-dev/stencil/internal/cli/session"
 	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/reconcile"
@@ -377,7 +378,7 @@ func (e *evaluator) child(pv applyset.Preview) (*childChange, error) {
 		}
 	}
 	if e.diffs {
-		text, err := unifiedDiff(pv)
+		text, err := preview.UnifiedDiff(pv)
 		if err != nil {
 			return nil, fmt.Errorf("diff %s: %w", c.ref, err)
 		}

@@ -8,18 +8,17 @@ import (
 
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 
-	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/internal/cli/exit"
 	"github.com/stencil-dev/stencil/internal/cli/flags"
 	"github.com/stencil-dev/stencil/internal/cli/parents"
+	"github.com/stencil-dev/stencil/internal/cli/preview"
 	"github.com/stencil-dev/stencil/internal/cli/session"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/crds"
@@ -141,7 +140,7 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *flags.
 				errs = append(errs, pv.Err)
 				continue
 			}
-			text, err := unifiedDiff(pv)
+			text, err := preview.UnifiedDiff(pv)
 			if err != nil {
 				return changed, err
 			}
@@ -174,50 +173,6 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *flags.
 		}
 	}
 	return changed, errors.Join(errs...)
-}
-
-// unifiedDiff compares live with would-be, cleaned of server bookkeeping.
-func unifiedDiff(pv applyset.Preview) (string, error) {
-	name := pv.Desired.GetKind() + "/" + pv.Desired.GetName()
-	if ns := pv.Desired.GetNamespace(); ns != "" {
-		name = pv.Desired.GetKind() + "/" + ns + "/" + pv.Desired.GetName()
-	}
-	var live, applied *unstructured.Unstructured
-	if pv.Live != nil {
-		live = clean(pv.Live)
-	}
-	applied = clean(pv.Applied)
-	applyset.MaskSecretData(live, applied)
-	a, err := toYAML(live)
-	if err != nil {
-		return "", err
-	}
-	b, err := toYAML(applied)
-	if err != nil {
-		return "", err
-	}
-	if a == b {
-		return "", nil
-	}
-	return difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(a), B: difflib.SplitLines(b),
-		FromFile: "live/" + name, ToFile: "stencil/" + name, Context: 3,
-	})
-}
-
-func toYAML(u *unstructured.Unstructured) (string, error) {
-	if u == nil {
-		return "", nil
-	}
-	data, err := yaml.Marshal(u.Object)
-	return string(data), err
-}
-
-// clean drops what the server keeps for itself, which a diff would only
-// show as noise (applyset.CleanForDiff, which the admission webhook's
-// dry-run summary shares).
-func clean(u *unstructured.Unstructured) *unstructured.Unstructured {
-	return applyset.CleanForDiff(u)
 }
 
 // crdLines says, read as the user, which of the chart's crds/ CRDs the
