@@ -15,6 +15,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/stencil-dev/stencil/internal/cli/blast"
 	"github.com/stencil-dev/stencil/internal/cli/exit"
 	"github.com/stencil-dev/stencil/internal/cli/flags"
 	"github.com/stencil-dev/stencil/internal/cli/parents"
@@ -27,7 +28,7 @@ import (
 
 func newDiffCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
 	f := &flags.Plan{}
-	bf := &blastFlags{}
+	bf := &blast.Flags{}
 	cmd := &cobra.Command{
 		Use:   "diff (-f composition.yaml [--bundle DIR|bundle.yaml] | --bundle DIR|bundle.yaml | -f bundle.yaml)",
 		Short: "Show what the controller would change in the cluster",
@@ -75,7 +76,7 @@ parent would fail to render or to apply.`,
 		},
 	}
 	f.Add(cmd.Flags(), false)
-	bf.add(cmd)
+	bf.Add(cmd)
 	// Exit status 1 means differences: a usage error is 2, as any error.
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exit.Error{Code: 2, Err: err} })
 	return cmd

@@ -1,4 +1,4 @@
-package cli
+package blast
 
 import (
 	"context"
@@ -100,15 +100,18 @@ type evaluator struct {
 	noted     map[string]bool
 }
 
-// runBlast shows, for every parent the new version v of a Bundle reaches,
-// what the controller would change, then a summary; see runDiffCommand
-// for the exit status.
-func runBlast(ctx context.Context, kube *genericclioptions.ConfigFlags, v *newVersion, render flags.Render, bf *blastFlags, out, stderr io.Writer) (int, error) {
+// Run shows, for every parent the new version v of a Bundle reaches,
+// what the controller would change, then a summary, with the render
+// limits and controller namespace of f. It returns the exit status (0
+// no change, 1 changes, 2 when a parent would fail to render or apply,
+// or could not be checked; always 2 with an error) and the errors that
+// kept parents from being checked.
+func Run(ctx context.Context, kube *genericclioptions.ConfigFlags, v *Version, f *flags.Plan, bf *Flags, out, stderr io.Writer) (int, error) {
 	sel, err := labels.Parse(bf.selector)
 	if err != nil {
 		return 2, fmt.Errorf("--selector: %w", err)
 	}
-	limits, err := render.Limits()
+	limits, err := f.Render.Limits()
 	if err != nil {
 		return 2, err
 	}
@@ -117,7 +120,7 @@ func runBlast(ctx context.Context, kube *genericclioptions.ConfigFlags, v *newVe
 		return 2, err
 	}
 	s.Notes = stderr
-	s.ControllerNamespace = bf.controllerNamespace
+	s.ControllerNamespace = f.ControllerNamespace
 	b, err := v.load(ctx, s)
 	if err != nil {
 		return 2, fmt.Errorf("%s: %w", v.from, err)
@@ -151,7 +154,7 @@ func runBlast(ctx context.Context, kube *genericclioptions.ConfigFlags, v *newVe
 		return 2, err
 	}
 	defer pool.Close()
-	targets = wavePlan(ctx, s, v.name, b.Spec(), cluster, targets, bf.controllerNamespace)
+	targets = wavePlan(ctx, s, v.name, b.Spec(), cluster, targets, f.ControllerNamespace)
 	e := &evaluator{s: s, renderer: pool, bundle: b, caps: caps, diffs: bf.output == outputDiff, cluster: cluster,
 		holding: revision.HoldingAllowed(&v1alpha1.Bundle{Spec: v1alpha1.BundleSpec{Revisions: revisionsOf(b.Spec(), cluster)}}),
 		waves:   newWaveHeader(rollout.Policy(&v1alpha1.Bundle{Spec: v1alpha1.BundleSpec{Rollout: rolloutOf(b.Spec(), cluster)}}).Strategy, targets)}
