@@ -8,6 +8,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/stencil-dev/stencil/internal/cli/controller"
+	"github.com/stencil-dev/stencil/internal/cli/diff"
 	"github.com/stencil-dev/stencil/internal/cli/exit"
 )
 
@@ -38,7 +39,7 @@ longer rendered and reports status from the members' readiness.`,
 		newVersionCommand(version),
 		controller.NewCommand(kube, version),
 		newRenderCommand(kube),
-		newDiffCommand(kube),
+		diff.NewCommand(kube),
 		newBundleCommand(kube),
 	)
 	return root
