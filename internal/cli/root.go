@@ -10,6 +10,7 @@ import (
 	"github.com/stencil-dev/stencil/internal/cli/controller"
 	"github.com/stencil-dev/stencil/internal/cli/diff"
 	"github.com/stencil-dev/stencil/internal/cli/exit"
+	"github.com/stencil-dev/stencil/internal/cli/render"
 )
 
 // ExitError is the error that carries a process exit code other than 1
@@ -38,7 +39,7 @@ longer rendered and reports status from the members' readiness.`,
 	root.AddCommand(
 		newVersionCommand(version),
 		controller.NewCommand(kube, version),
-		newRenderCommand(kube),
+		render.NewCommand(kube),
 		diff.NewCommand(kube),
 		newBundleCommand(kube),
 	)

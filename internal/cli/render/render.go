@@ -1,4 +1,4 @@
-package cli
+package render
 
 import (
 	"context"
@@ -36,7 +36,8 @@ type renderFlags struct {
 	includeCRDs bool
 }
 
-func newRenderCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
+// NewCommand returns `stencil render`, with the kubeconfig flags kube.
+func NewCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
 	f := &renderFlags{}
 	cmd := &cobra.Command{
 		Use:   "render (-f composition.yaml [--bundle DIR|bundle.yaml|oci://...] | --bundle DIR|bundle.yaml|oci://... [--values FILE] [--set a.b=c] [--name NAME] [-n NAMESPACE])",
@@ -77,7 +78,7 @@ and the objects held back until a value is observed (stencil.dev/wait-for)
 are named on stderr, not printed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runRender(cmd.Context(), kube, f, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return run(cmd.Context(), kube, f, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f.Add(cmd.Flags(), true)
@@ -88,9 +89,9 @@ are named on stderr, not printed.`,
 	return cmd
 }
 
-// session connects to the cluster unless told not to; with a --bundle, an
+// connect connects to the cluster unless told not to; with a --bundle, an
 // unreachable cluster falls back to offline rendering, with a note.
-func (f *renderFlags) session(kube *genericclioptions.ConfigFlags, stderr io.Writer) (*session.Session, error) {
+func (f *renderFlags) connect(kube *genericclioptions.ConfigFlags, stderr io.Writer) (*session.Session, error) {
 	if f.Offline {
 		if f.Bundle == "" {
 			return nil, fmt.Errorf("--offline needs --bundle")
@@ -109,13 +110,13 @@ func (f *renderFlags) session(kube *genericclioptions.ConfigFlags, stderr io.Wri
 	return s, err
 }
 
-func runRender(ctx context.Context, kube *genericclioptions.ConfigFlags, f *renderFlags, stdin io.Reader, stdout, stderr io.Writer) error {
+func run(ctx context.Context, kube *genericclioptions.ConfigFlags, f *renderFlags, stdin io.Reader, stdout, stderr io.Writer) error {
 	bundle, err := f.pull.BundleArg(f.Bundle)
 	if err != nil {
 		return err
 	}
 	f.Bundle = bundle
-	s, err := f.session(kube, stderr)
+	s, err := f.connect(kube, stderr)
 	if err != nil {
 		return err
 	}
