@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
+	"github.com/stencil-dev/stencil/internal/cli/bundle"
 	"github.com/stencil-dev/stencil/internal/cli/controller"
 	"github.com/stencil-dev/stencil/internal/cli/diff"
 	"github.com/stencil-dev/stencil/internal/cli/exit"
@@ -41,7 +42,7 @@ longer rendered and reports status from the members' readiness.`,
 		controller.NewCommand(kube, version),
 		render.NewCommand(kube),
 		diff.NewCommand(kube),
-		newBundleCommand(kube),
+		bundle.NewCommand(kube),
 	)
 	return root
 }
