@@ -15,7 +15,7 @@
 // Invariants: a folder is read through an os.Root (session.LoadFolder),
 // so no file outside it is read, even through a link; pack refuses a
 // file a Bundle object cannot hold (not UTF-8 text) and names it; lint
-// writes nothing, takes no ownership refusal for a problem (its parent
+// writes nothing, counts no ownership refusal as a problem (its parent
 // adopts nothing), prints every problem with its file or field as a
 // folder names it (values.schema.yaml, api: in stencil.yaml), and exits
 // 1 when there is any.
