@@ -1,45 +1,25 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
+	"github.com/stencil-dev/stencil/internal/cli/bundle"
 	"github.com/stencil-dev/stencil/internal/cli/controller"
+	"github.com/stencil-dev/stencil/internal/cli/diff"
+	"github.com/stencil-dev/stencil/internal/cli/exit"
+	"github.com/stencil-dev/stencil/internal/cli/render"
 )
 
-// ExitError carries a process exit code other than 1 (stencil diff exits 1
-// when there are differences and 2 on errors, as kubectl diff does).
-type ExitError struct {
-	// Code is the process exit code.
-	Code int
-	// Err is the error to print, if any.
-	Err error
-}
-
-func (e *ExitError) Error() string {
-	if e.Err == nil {
-		return fmt.Sprintf("exit status %d", e.Code)
-	}
-	return e.Err.Error()
-}
-
-func (e *ExitError) Unwrap() error { return e.Err }
+// ExitError is the error that carries a process exit code other than 1
+// (see package exit), as main reads it.
+type ExitError = exit.Error
 
 // ExitCode returns the exit code for an error returned by Execute.
-func ExitCode(err error) int {
-	var exit *ExitError
-	if errors.As(err, &exit) {
-		return exit.Code
-	}
-	if err != nil {
-		return 1
-	}
-	return 0
-}
+func ExitCode(err error) int { return exit.Code(err) }
 
 // NewRootCommand returns the stencil command with every subcommand. version
 // is printed by `stencil version` and written in the ApplySet tooling
@@ -60,9 +40,9 @@ longer rendered and reports status from the members' readiness.`,
 	root.AddCommand(
 		newVersionCommand(version),
 		controller.NewCommand(kube, version),
-		newRenderCommand(kube),
-		newDiffCommand(kube),
-		newBundleCommand(kube),
+		render.NewCommand(kube),
+		diff.NewCommand(kube),
+		bundle.NewCommand(kube),
 	)
 	return root
 }

@@ -11,4 +11,8 @@
 //     flags and defaults in the controller, render, diff and lint, strict
 //     isolation unless a command that renders a user's own files leaves
 //     the flag unset.
+//   - plan.go: Plan, the flags of render and diff, which plan parents as
+//     the controller would: -f, --bundle, --offline (render's), the
+//     render limits and --controller-namespace (reconcile.DefaultNamespace
+//     unless given), the same help in both.
 package flags

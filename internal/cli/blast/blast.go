@@ -1,4 +1,4 @@
-package cli
+package blast
 
 import (
 	"bufio"
@@ -11,10 +11,12 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/cli/flags"
+	"github.com/stencil-dev/stencil/internal/cli/parents"
+	"github.com/stencil-dev/stencil/internal/cli/session"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -24,27 +26,33 @@ const (
 	outputDiff    = "diff"
 )
 
-// blastFlags are diff's flags for the blast radius of a Bundle change:
+// Flags are diff's flags for the blast radius of a Bundle change:
 // `diff --bundle DIR` (or a Bundle manifest) without -f, or `diff -f
-// bundle.yaml` where the file holds a Bundle.
-type blastFlags struct {
+// bundle.yaml` where the file holds a Bundle: --bundle-name, -l and -o.
+type Flags struct {
 	bundleName string
 	selector   string
 	output     string
-	// controllerNamespace is where the controller keeps the key of its
-	// rollouts' order (rollout.OrderSecret) and that of its generated
-	// values: the planFlags' --controller-namespace.
-	controllerNamespace string
 }
 
-func (bf *blastFlags) add(cmd *cobra.Command) {
+// Add adds --bundle-name, --selector (-l) and --output (-o) to cmd.
+func (bf *Flags) Add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&bf.bundleName, "bundle-name", "", "the cluster Bundle the new version replaces (default: the folder's name, or the manifest's metadata.name)")
 	cmd.Flags().StringVarP(&bf.selector, "selector", "l", "", "label selector narrowing the Compositions and instances a Bundle change is shown for (-l team=a)")
 	cmd.Flags().StringVarP(&bf.output, "output", "o", "", "for a Bundle change: changes (default: the changed fields of each child) or diff (unified diffs, as for -f)")
 }
 
-// blastOnly names a flag given that only the blast radius takes.
-func (bf *blastFlags) blastOnly() string {
+// CheckOutput refuses an --output other than changes or diff.
+func (bf *Flags) CheckOutput() error {
+	if bf.output != "" && bf.output != outputChanges && bf.output != outputDiff {
+		return fmt.Errorf("--output %q: want %s or %s", bf.output, outputChanges, outputDiff)
+	}
+	return nil
+}
+
+// BlastOnly names a flag given that only the blast radius takes ("" when
+// none is).
+func (bf *Flags) BlastOnly() string {
 	switch {
 	case bf.bundleName != "":
 		return "--bundle-name"
@@ -56,9 +64,9 @@ func (bf *blastFlags) blastOnly() string {
 	return ""
 }
 
-// newVersion is the new version of a Bundle whose blast radius diff
+// Version is the new version of a Bundle whose blast radius diff
 // shows: a folder or manifest (path), or a manifest read from -f.
-type newVersion struct {
+type Version struct {
 	// name is the cluster Bundle it replaces.
 	name string
 	// from names it in messages: the folder or file.
@@ -68,84 +76,49 @@ type newVersion struct {
 }
 
 // load loads the new version under its name.
-func (v *newVersion) load(ctx context.Context, s *session) (*templates.Bundle, error) {
+func (v *Version) load(ctx context.Context, s *session.Session) (*templates.Bundle, error) {
 	if v.manifest == nil {
-		return loadBundle(ctx, s, v.path, v.name)
+		return s.LoadBundle(ctx, v.path, v.name)
 	}
 	b := v.manifest.DeepCopy()
 	b.Name = v.name
 	return templates.LoadObject(b)
 }
 
-// runDiffCommand runs diff in the mode its flags choose and returns the
-// exit status (0 no change, 1 changes, 2 failures or errors; always 2
-// with an error) and the error to print, if any:
-//
-//   - -f with Compositions or instances: their diff (runDiff);
-//   - --bundle without -f, or -f holding one Bundle manifest: the blast
-//     radius of that Bundle change (runBlast).
-func runDiffCommand(ctx context.Context, kube *genericclioptions.ConfigFlags, f *planFlags, bf *blastFlags, stdin io.Reader, out, stderr io.Writer) (int, error) {
-	if f.file == "" && f.bundle == "" {
-		return 2, fmt.Errorf("diff needs -f FILE (Compositions and instances, or a Bundle) or --bundle DIR|bundle.yaml")
-	}
-	if bf.output != "" && bf.output != outputChanges && bf.output != outputDiff {
-		return 2, fmt.Errorf("--output %q: want %s or %s", bf.output, outputChanges, outputDiff)
-	}
-	v, stdin, err := bf.newVersion(f, stdin)
-	if err != nil {
-		return 2, err
-	}
-	if v == nil {
-		if flag := bf.blastOnly(); flag != "" {
-			return 2, fmt.Errorf("%s is for the blast radius of a Bundle change (--bundle DIR without -f, or -f bundle.yaml); %s holds Compositions or instances", flag, f.file)
-		}
-		changed, err := runDiff(ctx, kube, f, stdin, out, stderr)
-		switch {
-		case err != nil:
-			return 2, err
-		case changed:
-			return 1, nil
-		}
-		return 0, nil
-	}
-	bf.controllerNamespace = f.controllerNamespace
-	return runBlast(ctx, kube, v, f.render, bf, out, stderr)
-}
-
-// newVersion returns the Bundle version diff is asked about, nil when -f
+// NewVersion returns the Bundle version diff is asked about, nil when -f
 // holds Compositions or instances; then the stdin returned still holds
 // what was read of it.
-func (bf *blastFlags) newVersion(f *planFlags, stdin io.Reader) (*newVersion, io.Reader, error) {
-	if f.file == "" {
+func (bf *Flags) NewVersion(f *flags.Plan, stdin io.Reader) (*Version, io.Reader, error) {
+	if f.File == "" {
 		name := bf.bundleName
 		if name == "" {
 			var err error
-			if name, err = bundleNameAt(f.bundle); err != nil {
+			if name, err = session.BundleNameAt(f.Bundle); err != nil {
 				return nil, nil, fmt.Errorf("--bundle: %w", err)
 			}
 		}
-		return &newVersion{name: name, from: f.bundle, path: f.bundle}, stdin, nil
+		return &Version{name: name, from: f.Bundle, path: f.Bundle}, stdin, nil
 	}
-	data, err := readFile(f.file, stdin)
+	data, err := parents.ReadFile(f.File, stdin)
 	if err != nil {
 		return nil, nil, err
 	}
 	stdin = bytes.NewReader(data)
-	b, err := bundleManifest(f.file, data)
+	b, err := bundleManifest(f.File, data)
 	if err != nil || b == nil {
 		return nil, stdin, err
 	}
-	if f.bundle != "" {
-		return nil, nil, fmt.Errorf("%s holds a Bundle and --bundle gives another: give the new version once, with -f or with --bundle", f.file)
+	if f.Bundle != "" {
+		return nil, nil, fmt.Errorf("%s holds a Bundle and --bundle gives another: give the new version once, with -f or with --bundle", f.File)
 	}
 	name := bf.bundleName
 	if name == "" {
 		name = b.Name
 	}
 	if name == "" {
-		return nil, nil, fmt.Errorf("%s: the Bundle manifest has no metadata.name: pass --bundle-name", f.file)
+		return nil, nil, fmt.Errorf("%s: the Bundle manifest has no metadata.name: pass --bundle-name", f.File)
 	}
-	return &newVersion{name: name, from: f.file, manifest: b}, stdin, nil
+	return &Version{name: name, from: f.File, manifest: b}, stdin, nil
 }
 
 // bundleManifest returns the Bundle a -f file holds, nil when it holds
@@ -160,11 +133,11 @@ func bundleManifest(path string, data []byte) (*v1alpha1.Bundle, error) {
 			break
 		}
 		if err != nil {
-			return nil, nil // readParents reports it, with the document's number
+			return nil, nil // parents.Read reports it, with the document's number
 		}
-		head, _, err := readHead(doc)
+		head, _, err := parents.ReadHead(doc)
 		if err != nil {
-			if errors.Is(err, errNotObject) {
+			if errors.Is(err, parents.ErrNotObject) {
 				continue
 			}
 			return nil, nil

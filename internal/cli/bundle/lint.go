@@ -1,4 +1,4 @@
-package cli
+package bundle
 
 import (
 	"context"
@@ -8,123 +8,23 @@ import (
 	"io"
 	"os"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	jsonserializer "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/yaml"
 
-	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/cli/exit"
 	"github.com/stencil-dev/stencil/internal/cli/flags"
+	"github.com/stencil-dev/stencil/internal/cli/session"
 	"github.com/stencil-dev/stencil/outputs"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/rollout"
 	"github.com/stencil-dev/stencil/templates"
-	"github.com/stencil-dev/stencil/templates/chart"
 )
-
-func newBundleCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
-	cmd := &cobra.Command{Use: "bundle", Short: "Author bundles: pack a folder into a Bundle, lint it, print the RBAC of the kind it publishes"}
-	cmd.AddCommand(newPackCommand(), newLintCommand(kube), newRBACCommand())
-	return cmd
-}
-
-func newPackCommand() *cobra.Command {
-	var name string
-	var pull pullFlags
-	cmd := &cobra.Command{
-		Use:   "pack (DIR | oci://HOST/PATH:TAG | --repo URL --chart NAME [--version V])",
-		Short: "Print a Bundle manifest holding a bundle folder or a chart from a registry",
-		Long: `pack loads a bundle folder (values.yaml, values.schema.json, templates/,
-optional Chart.yaml, kustomization.yaml and stencil.yaml) exactly as the
-controller would load the Bundle, and prints the Bundle manifest. Files the
-folder's .helmignore names are left out, with Helm's rules.
-
-Given a chart in a registry instead (oci://HOST/PATH:TAG or @sha256:HEX,
-or a chart repository's --repo URL --chart NAME [--version V], the same
-as URL#NAME@V), pack pulls it as the controller pulls a Bundle's
-spec.source (digest verified, size bounded, unpacked with the same
-confinement) and prints a Bundle holding its files; --verify cosign|helm
---verify-key FILE requires its signature, as spec.source.verify does.`,
-		Args: cobra.RangeArgs(0, 1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			arg := ""
-			if len(args) == 1 {
-				arg = args[0]
-			}
-			arg, err := pull.bundleArg(arg)
-			if err != nil {
-				return err
-			}
-			if arg == "" {
-				return fmt.Errorf("give a folder, an oci:// reference, or --repo and --chart")
-			}
-			b, err := loadPackable(cmd.Context(), &pull, arg, name)
-			if err != nil {
-				return err
-			}
-			if hint := openAPIHint(b.Spec().Files[templates.SchemaFileJSON]); hint != "" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s: %s\n", templates.SchemaFileJSON, hint)
-			}
-			spec, err := packSpec(b.Spec())
-			if err != nil {
-				return err
-			}
-			obj := &v1alpha1.Bundle{
-				TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: "Bundle"},
-				ObjectMeta: metav1.ObjectMeta{Name: b.Name()},
-				Spec:       spec,
-			}
-			return printObjects(cmd.OutOrStdout(), []*v1alpha1.Bundle{obj})
-		},
-	}
-	cmd.Flags().StringVar(&name, "name", "", "name of the Bundle (default: the folder's or the chart's name)")
-	pull.add(cmd.Flags())
-	return cmd
-}
-
-// loadPackable loads what pack packs: a folder, or a chart pulled from a
-// registry; the Bundle is named name, else after the folder or chart.
-func loadPackable(ctx context.Context, pull *pullFlags, arg, name string) (*templates.Bundle, error) {
-	src, chartName, ok, err := parseSourceArg(arg)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		if name == "" {
-			name = bundleName(arg)
-		}
-		return loadFolder(arg, name)
-	}
-	if name == "" {
-		name = chartName
-	}
-	return pull.loadPulled(ctx, arg, name, src)
-}
-
-// packSpec is a folder's spec as a Bundle object holds it: its chart
-// archives (charts/*.tgz) unpacked into charts/NAME/ files, with the
-// bounds and confinement the loader reads them with (chart.ExpandArchives),
-// since a Bundle's files are strings. A file that is not UTF-8 text
-// cannot be held in one, so it is an error naming it.
-func packSpec(spec v1alpha1.BundleSpec) (v1alpha1.BundleSpec, error) {
-	files, err := chart.ExpandArchives(spec.Files)
-	if err != nil {
-		return spec, err
-	}
-	for p, c := range files {
-		if !utf8.ValidString(c) {
-			return spec, &templates.RenderError{File: p, Msg: "is not UTF-8 text, which a Bundle object's files must be (leave it out with .helmignore, or publish the chart to a registry and give the Bundle a spec.source, which keeps binary files)"}
-		}
-	}
-	spec.Files = files
-	return spec, nil
-}
 
 type lintFlags struct {
 	values  []string
@@ -158,7 +58,7 @@ values). Every problem is printed with its location; the exit status is
 				return err
 			}
 			if problems > 0 {
-				return &ExitError{Code: 1, Err: fmt.Errorf("%d problem(s) found", problems)}
+				return &exit.Error{Code: 1, Err: fmt.Errorf("%d problem(s) found", problems)}
 			}
 			return nil
 		},
@@ -171,20 +71,20 @@ values). Every problem is printed with its location; the exit status is
 }
 
 func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFlags, dir string, out, stderr io.Writer) (int, error) {
-	var s *session
+	var s *session.Session
 	var err error
 	if !f.offline {
-		if s, err = connect(kube); err != nil {
+		if s, err = session.Connect(kube); err != nil {
 			fmt.Fprintf(stderr, "note: validating offline: %v\n", err)
 		}
 	}
 	if s == nil {
-		if s, err = offline(kube); err != nil {
+		if s, err = session.Offline(kube); err != nil {
 			return 0, err
 		}
 	}
-	name := bundleName(dir)
-	b, err := loadFolder(dir, name)
+	name := session.BundleName(dir)
+	b, err := session.LoadFolder(dir, name)
 	if err != nil {
 		fmt.Fprintf(out, "%s: %v\n", dir, err)
 		return 1, nil
@@ -245,15 +145,15 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 	}
 	defer pool.Close()
 	for _, c := range cases {
-		parent, err := lintParent(b, s.namespace, c.values)
+		parent, err := lintParent(b, s.Namespace, c.values)
 		if err != nil {
 			return 0, err
 		}
-		caps, err := s.capabilities(ctx)
+		caps, err := s.Capabilities(ctx)
 		if err != nil {
 			return 0, err
 		}
-		p, err := plan.NewPlan(ctx, pool, b, plan.RenderInput(parent, nil, caps), s.apis)
+		p, err := plan.NewPlan(ctx, pool, b, plan.RenderInput(parent, nil, caps), s.APIs)
 		if err != nil {
 			fmt.Fprintf(out, "%s (%s): %v\n", dir, c.label, err)
 			problems++
@@ -309,12 +209,12 @@ func openAPIHint(schema string) string {
 
 // validate checks every planned object and reports each problem; it
 // returns how many there were.
-func validate(ctx context.Context, s *session, p *plan.Plan, report func(string)) int {
+func validate(ctx context.Context, s *session.Session, p *plan.Plan, report func(string)) int {
 	problems := 0
-	if s.client != nil {
+	if s.Client != nil {
 		// Lint checks the objects, not who owns what is live: a lint
 		// parent adopts nothing, and ownership refusals are not problems.
-		for _, pv := range applyset.DryRun(ctx, s.client, p.ID, nil, applyset.Consent{}, p.Objects) {
+		for _, pv := range applyset.DryRun(ctx, s.Client, p.ID, nil, applyset.Consent{}, p.Objects) {
 			var foreign *applyset.ForeignMemberError
 			var refused *applyset.AdoptionRefusedError
 			if pv.Err != nil && !errors.As(pv.Err, &foreign) && !errors.As(pv.Err, &refused) {
@@ -324,10 +224,10 @@ func validate(ctx context.Context, s *session, p *plan.Plan, report func(string)
 		}
 		return problems
 	}
-	strict := jsonserializer.NewSerializerWithOptions(jsonserializer.DefaultMetaFactory, s.scheme, s.scheme, jsonserializer.SerializerOptions{Strict: true})
+	strict := jsonserializer.NewSerializerWithOptions(jsonserializer.DefaultMetaFactory, s.Scheme, s.Scheme, jsonserializer.SerializerOptions{Strict: true})
 	for _, o := range p.Objects {
 		gvk := o.GroupVersionKind()
-		if !s.scheme.Recognizes(gvk) {
+		if !s.Scheme.Recognizes(gvk) {
 			report(fmt.Sprintf("%s %s: not validated offline (not a built-in kind)", gvk.Kind, o.GetName()))
 			continue
 		}
@@ -341,16 +241,4 @@ func validate(ctx context.Context, s *session, p *plan.Plan, report func(string)
 		}
 	}
 	return problems
-}
-
-// loadFolder loads the bundle folder dir through an os.Root: no file
-// outside dir can be read, even through a link made while it is read
-// (templates.Load refuses links it sees).
-func loadFolder(dir, name string) (*templates.Bundle, error) {
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	return templates.Load(root.FS(), templates.LoadOptions{Name: name})
 }

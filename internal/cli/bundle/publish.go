@@ -1,4 +1,4 @@
-package cli
+package bundle
 
 import (
 	"encoding/json"
@@ -7,13 +7,10 @@ import (
 	"io"
 	"strings"
 
-	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/publish"
@@ -129,75 +126,4 @@ func folderField(p string) string {
 		return "the bundle's name (--name, or the folder's name)"
 	}
 	return p
-}
-
-func newRBACCommand() *cobra.Command {
-	var name string
-	cmd := &cobra.Command{
-		Use:   "rbac DIR",
-		Short: "Print the ClusterRoles of the kind a bundle folder publishes",
-		Long: `rbac prints, as YAML, the ClusterRoles a cluster admin applies for the kind
-a bundle folder publishes (api: in its stencil.yaml):
-
-  stencil:published:<plural>.<group>       aggregated into the controller's
-                                           stencil-apply role: get, list, watch,
-                                           update and patch the instances and
-                                           their status, so stencil serves them,
-                                           and update, patch and delete, by
-                                           name, the kind's binding of the
-                                           admission policy stencil-access
-  stencil:published:<plural>.<group>-edit  aggregated into admin and edit:
-                                           tenants create and change instances
-  stencil:published:<plural>.<group>-view  aggregated into view: read them
-
-To let only some tenants create instances, drop the aggregation labels of
-the -edit role and bind it with RoleBindings instead.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if name == "" {
-				name = bundleName(args[0])
-			}
-			b, err := loadFolder(args[0], name)
-			if err != nil {
-				return err
-			}
-			api := b.Spec().API
-			if api == nil {
-				return fmt.Errorf("%s: the bundle publishes no kind: its %s has no api:", args[0], templates.OptionsFile)
-			}
-			if errs := publish.Validate(*api); len(errs) > 0 {
-				problems := folderProblems(&publish.Error{Reason: publish.ReasonInvalidAPI, Errs: errs})
-				return fmt.Errorf("%s: the api is invalid: %s", args[0], strings.Join(problems, "; "))
-			}
-			return printObjects(cmd.OutOrStdout(), publish.ClusterRoles(name, *api))
-		},
-	}
-	cmd.Flags().StringVar(&name, "name", "", "name of the Bundle (default: the folder's name)")
-	return cmd
-}
-
-// printObjects writes objects as YAML documents, without the empty
-// creationTimestamp and status a typed object marshals.
-func printObjects[T runtime.Object](w io.Writer, objs []T) error {
-	for i, o := range objs {
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
-		if err != nil {
-			return err
-		}
-		delete(u, "status")
-		unstructured.RemoveNestedField(u, "metadata", "creationTimestamp")
-		data, err := yaml.Marshal(u)
-		if err != nil {
-			return err
-		}
-		if i > 0 {
-			if _, err := io.WriteString(w, "---\n"); err != nil {
-				return err
-			}
-		}
-		if _, err := w.Write(data); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package cli
+package blast
 
 import (
 	"cmp"
@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/cli/parents"
+	"github.com/stencil-dev/stencil/internal/cli/session"
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
@@ -68,9 +70,9 @@ func (sc scope) listOptions() []client.ListOption {
 // it, and the instances of the kind it publishes, both the kind newAPI
 // names and the one the cluster's Bundle (clusterAPI) publishes today.
 // Parents being deleted are left out: the controller only finalizes them.
-func findTargets(ctx context.Context, s *session, name string, newAPI, clusterAPI *v1alpha1.BundleAPI, sc scope) ([]target, error) {
+func findTargets(ctx context.Context, s *session.Session, name string, newAPI, clusterAPI *v1alpha1.BundleAPI, sc scope) ([]target, error) {
 	var comps v1alpha1.CompositionList
-	if err := s.client.List(ctx, &comps, sc.listOptions()...); err != nil {
+	if err := s.Client.List(ctx, &comps, sc.listOptions()...); err != nil {
 		return nil, fmt.Errorf("list Compositions: %w", err)
 	}
 	var out []target
@@ -115,30 +117,30 @@ func publishedAPIs(apis ...*v1alpha1.BundleAPI) []v1alpha1.BundleAPI {
 // for name (another Bundle's, or not stencil's) is not name's to serve (the
 // controller would refuse the new version the kind), so it is left out
 // with a note.
-func findInstances(ctx context.Context, s *session, name string, api v1alpha1.BundleAPI, newAPI *v1alpha1.BundleAPI, sc scope) ([]target, error) {
+func findInstances(ctx context.Context, s *session.Session, name string, api v1alpha1.BundleAPI, newAPI *v1alpha1.BundleAPI, sc scope) ([]target, error) {
 	gvk := publish.GVK(api)
 	crd := &metav1.PartialObjectMetadata{}
 	crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-	switch err := s.client.Get(ctx, client.ObjectKey{Name: publish.CRDName(api)}, crd); {
+	switch err := s.Client.Get(ctx, client.ObjectKey{Name: publish.CRDName(api)}, crd); {
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("read the CustomResourceDefinition of %s: %w", gvkString(gvk), err)
+		return nil, fmt.Errorf("read the CustomResourceDefinition of %s: %w", parents.KindString(gvk), err)
 	case crd.Labels[publish.LabelBundle] != name:
 		keeper := "is not stencil's"
 		if b := crd.Labels[publish.LabelBundle]; b != "" {
 			keeper = "is kept for Bundle " + b
 		}
-		fmt.Fprintf(s.notes, "note: the CustomResourceDefinition of %s %s: its instances are not Bundle %s's, and are not counted\n", gvkString(gvk), keeper, name)
+		fmt.Fprintf(s.Notes, "note: the CustomResourceDefinition of %s %s: its instances are not Bundle %s's, and are not counted\n", parents.KindString(gvk), keeper, name)
 		return nil, nil
 	}
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	switch err := s.client.List(ctx, list, sc.listOptions()...); {
+	switch err := s.Client.List(ctx, list, sc.listOptions()...); {
 	case meta.IsNoMatchError(err):
 		return nil, nil // the CRD does not serve this version
 	case err != nil:
-		return nil, fmt.Errorf("list %s: %w", gvkString(gvk), err)
+		return nil, fmt.Errorf("list %s: %w", parents.KindString(gvk), err)
 	}
 	var out []target
 	for i := range list.Items {
@@ -162,7 +164,7 @@ func instanceTarget(name string, u *unstructured.Unstructured, newAPI *v1alpha1.
 	if newAPI == nil || publish.GVK(*newAPI).GroupKind() != gvk.GroupKind() {
 		spec, _ := publish.InstanceSpec(name, nil, u)
 		t.parent = applyset.NewInstance(u, spec)
-		t.leftAlone = fmt.Sprintf("the new version of Bundle %s does not publish %s: the controller leaves the instance and its children as they are", name, gvkString(gvk))
+		t.leftAlone = fmt.Sprintf("the new version of Bundle %s does not publish %s: the controller leaves the instance and its children as they are", name, parents.KindString(gvk))
 		return t
 	}
 	spec, err := publish.InstanceSpec(name, newAPI, u)

@@ -1,4 +1,4 @@
-package cli
+package pull
 
 import (
 	"context"
@@ -14,13 +14,13 @@ import (
 	"github.com/stencil-dev/stencil/templates"
 )
 
-// pullFlags name a chart in a registry, as helm template's do: --bundle
+// Flags name a chart in a registry, as helm template's do: --bundle
 // oci://HOST/PATH:TAG (or @sha256:HEX), or a chart repository as --repo
 // URL --chart NAME [--version V] (the same as --bundle URL#NAME[@V]),
 // with --username, --password and --ca-file for the registry, and
 // --verify cosign|helm --verify-key FILE for the chart's signature (as a
 // Bundle's spec.source.verify).
-type pullFlags struct {
+type Flags struct {
 	repo, chart, version string
 	username, password   string
 	caFile               string
@@ -31,7 +31,8 @@ type pullFlags struct {
 	pulled map[string]*source.Artifact
 }
 
-func (p *pullFlags) add(fl *pflag.FlagSet) {
+// Add adds the flags to fl.
+func (p *Flags) Add(fl *pflag.FlagSet) {
 	fl.StringVar(&p.repo, "repo", "", "chart repository URL (https) to pull --chart from, instead of --bundle")
 	fl.StringVar(&p.chart, "chart", "", "with --repo: the chart's name in the repository's index")
 	fl.StringVar(&p.version, "version", "", "with --repo: the chart's version or a semver range (newest stable when empty)")
@@ -46,7 +47,7 @@ func (p *pullFlags) add(fl *pflag.FlagSet) {
 // verification is src as pulled: with --verify, its verify provider is
 // --verify's; a source that is to be verified (by --verify or its own
 // spec.source.verify) needs --verify-key, whose content is returned.
-func (p *pullFlags) verification(src *v1alpha1.BundleSource) (*v1alpha1.BundleSource, []byte, error) {
+func (p *Flags) verification(src *v1alpha1.BundleSource) (*v1alpha1.BundleSource, []byte, error) {
 	switch p.verify {
 	case "":
 	case source.ProviderCosign, source.ProviderHelm:
@@ -83,9 +84,9 @@ func verifyKeyKind(provider string) string {
 	return "PEM public keys, as cosign.pub"
 }
 
-// bundleArg is the bundle to load: bundle, or the chart repository form
+// BundleArg is the bundle to load: bundle, or the chart repository form
 // URL#CHART[@VERSION] of --repo, --chart and --version.
-func (p *pullFlags) bundleArg(bundle string) (string, error) {
+func (p *Flags) BundleArg(bundle string) (string, error) {
 	switch {
 	case p.repo == "" && (p.chart != "" || p.version != ""):
 		return "", fmt.Errorf("--chart and --version need --repo")
@@ -103,11 +104,11 @@ func (p *pullFlags) bundleArg(bundle string) (string, error) {
 	return arg, nil
 }
 
-// parseSourceArg reads a --bundle (or pack) argument that names a chart
+// ParseSource reads a --bundle (or pack) argument that names a chart
 // in a registry: oci://HOST/PATH:TAG, oci://HOST/PATH@sha256:HEX, or
 // https://REPO#CHART[@VERSION]. It returns the source and the Bundle's
 // name (the chart's), and ok false for a folder or a manifest.
-func parseSourceArg(arg string) (src *v1alpha1.BundleSource, name string, ok bool, err error) {
+func ParseSource(arg string) (src *v1alpha1.BundleSource, name string, ok bool, err error) {
 	switch {
 	case strings.HasPrefix(arg, "oci://"):
 		ref, err := source.ParseOCI(arg)
@@ -127,7 +128,7 @@ func parseSourceArg(arg string) (src *v1alpha1.BundleSource, name string, ok boo
 }
 
 // credentials are the flags' credentials and CA.
-func (p *pullFlags) credentials() (source.Credentials, error) {
+func (p *Flags) credentials() (source.Credentials, error) {
 	c := source.Credentials{Username: p.username, Password: p.password}
 	if c.Password == "" {
 		c.Password = os.Getenv("STENCIL_REGISTRY_PASSWORD")
@@ -145,7 +146,7 @@ func (p *pullFlags) credentials() (source.Credentials, error) {
 // fetch pulls the chart arg names (once per command), with the checks
 // and bounds the controller pulls with, its signature verified as
 // --verify or src.Verify asks.
-func (p *pullFlags) fetch(ctx context.Context, arg string, src *v1alpha1.BundleSource) (*source.Artifact, error) {
+func (p *Flags) fetch(ctx context.Context, arg string, src *v1alpha1.BundleSource) (*source.Artifact, error) {
 	if a, ok := p.pulled[arg]; ok {
 		return a, nil
 	}
@@ -172,9 +173,9 @@ func (p *pullFlags) fetch(ctx context.Context, arg string, src *v1alpha1.BundleS
 	return a, nil
 }
 
-// loadPulled pulls the chart arg names and loads it as a Bundle named
+// Load pulls the chart arg names and loads it as a Bundle named
 // name, as the controller loads a Bundle with that source.
-func (p *pullFlags) loadPulled(ctx context.Context, arg, name string, src *v1alpha1.BundleSource) (*templates.Bundle, error) {
+func (p *Flags) Load(ctx context.Context, arg, name string, src *v1alpha1.BundleSource) (*templates.Bundle, error) {
 	a, err := p.fetch(ctx, arg, src)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package cli
+package blast
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/cli/session"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
@@ -130,7 +131,7 @@ func TestWavePlanWithoutTheKey(t *testing.T) {
 	for i, ns := range []string{"canary", "a", "b", "c", "d"} {
 		targets = append(targets, compositionResult(ns, fmt.Sprint("p", i), unchanged).target)
 	}
-	s := &session{} // offline: no key to read, and no Namespace labels
+	s := &session.Session{} // offline: no key to read, and no Namespace labels
 	got := wavePlan(t.Context(), s, "web", v1alpha1.BundleSpec{Rollout: pol}, nil, targets, "stencil-system")
 	h := newWaveHeader(v1alpha1.RolloutWaves, got)
 	var out strings.Builder

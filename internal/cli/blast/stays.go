@@ -1,4 +1,4 @@
-package cli
+package blast
 
 import (
 	"context"
@@ -33,7 +33,7 @@ func (e *evaluator) staysWithin(ctx context.Context, t target, name string) (str
 		return "", nil
 	}
 	in := plan.RenderInput(t.parent, plan.Live(t.parent), e.caps)
-	_, err = plan.NewPlan(ctx, e.renderer, revision.Within(content, perms, crds), in, e.s.apis)
+	_, err = plan.NewPlan(ctx, e.renderer, revision.Within(content, perms, crds), in, e.s.APIs)
 	var renderErr *templates.RenderError
 	var refused *plan.RefusedError
 	switch {
@@ -73,7 +73,7 @@ func (e *evaluator) revision(ctx context.Context, name string) (*templates.Bundl
 // loadRevision is revision, read and loaded.
 func (e *evaluator) loadRevision(ctx context.Context, name string) (*templates.Bundle, error) {
 	rev := &v1alpha1.BundleRevision{}
-	switch err := e.s.client.Get(ctx, client.ObjectKey{Name: name}, rev); {
+	switch err := e.s.Client.Get(ctx, client.ObjectKey{Name: name}, rev); {
 	case apierrors.IsNotFound(err) || err == nil && !revision.Of(rev, e.cluster):
 		return nil, nil // the controller stalls a pin of no revision; the pin's check says so
 	case err != nil:
@@ -98,8 +98,8 @@ func (e *evaluator) note(format string, args ...any) {
 	if e.noted == nil {
 		e.noted = map[string]bool{}
 	}
-	if !e.noted[msg] && e.s.notes != nil {
+	if !e.noted[msg] && e.s.Notes != nil {
 		e.noted[msg] = true
-		fmt.Fprintf(e.s.notes, "note: %s\n", msg)
+		fmt.Fprintf(e.s.Notes, "note: %s\n", msg)
 	}
 }

@@ -1,10 +1,12 @@
-package cli
+package blast
 
 import (
 	"fmt"
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/stencil-dev/stencil/internal/cli/parents"
 )
 
 // maxFieldsShown is the most changed fields listed per child; -o diff
@@ -49,7 +51,7 @@ func printResult(w io.Writer, r *blastResult, diffs bool) {
 	}
 	for _, o := range r.outputs {
 		if diffs { // as diff -f prints them
-			fmt.Fprintf(w, "# %s: %s\n", describeParent(r.parent), o)
+			fmt.Fprintf(w, "# %s: %s\n", parents.Describe(r.parent), o)
 		} else {
 			fmt.Fprintf(w, "  %s\n", o)
 		}

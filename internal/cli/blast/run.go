@@ -1,4 +1,4 @@
-package cli
+package blast
 
 import (
 	"context"
@@ -20,6 +20,8 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/cli/flags"
+	"github.com/stencil-dev/stencil/internal/cli/preview"
+	"github.com/stencil-dev/stencil/internal/cli/session"
 	"github.com/stencil-dev/stencil/internal/sandbox"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/plan"
@@ -78,7 +80,7 @@ type blastResult struct {
 // evaluator renders parents with the new version of a Bundle, as the
 // controller would, and previews the result.
 type evaluator struct {
-	s        *session
+	s        *session.Session
 	renderer plan.Renderer
 	bundle   *templates.Bundle
 	caps     *templates.Capabilities
@@ -98,24 +100,27 @@ type evaluator struct {
 	noted     map[string]bool
 }
 
-// runBlast shows, for every parent the new version v of a Bundle reaches,
-// what the controller would change, then a summary; see runDiffCommand
-// for the exit status.
-func runBlast(ctx context.Context, kube *genericclioptions.ConfigFlags, v *newVersion, render flags.Render, bf *blastFlags, out, stderr io.Writer) (int, error) {
+// Run shows, for every parent the new version v of a Bundle reaches,
+// what the controller would change, then a summary, with the render
+// limits and controller namespace of f. It returns the exit status (0
+// no change, 1 changes, 2 when a parent would fail to render or apply,
+// or could not be checked; always 2 with an error) and the errors that
+// kept parents from being checked.
+func Run(ctx context.Context, kube *genericclioptions.ConfigFlags, v *Version, f *flags.Plan, bf *Flags, out, stderr io.Writer) (int, error) {
 	sel, err := labels.Parse(bf.selector)
 	if err != nil {
 		return 2, fmt.Errorf("--selector: %w", err)
 	}
-	limits, err := render.Limits()
+	limits, err := f.Render.Limits()
 	if err != nil {
 		return 2, err
 	}
-	s, err := connect(kube)
+	s, err := session.Connect(kube)
 	if err != nil {
 		return 2, err
 	}
-	s.notes = stderr
-	s.controllerNamespace = bf.controllerNamespace
+	s.Notes = stderr
+	s.ControllerNamespace = f.ControllerNamespace
 	b, err := v.load(ctx, s)
 	if err != nil {
 		return 2, fmt.Errorf("%s: %w", v.from, err)
@@ -140,7 +145,7 @@ func runBlast(ctx context.Context, kube *genericclioptions.ConfigFlags, v *newVe
 		fmt.Fprintf(out, "no Composition or instance uses Bundle %s%s\n", v.name, sc.describe())
 		return 0, nil
 	}
-	caps, err := s.capabilities(ctx)
+	caps, err := s.Capabilities(ctx)
 	if err != nil {
 		return 2, err
 	}
@@ -149,7 +154,7 @@ func runBlast(ctx context.Context, kube *genericclioptions.ConfigFlags, v *newVe
 		return 2, err
 	}
 	defer pool.Close()
-	targets = wavePlan(ctx, s, v.name, b.Spec(), cluster, targets, bf.controllerNamespace)
+	targets = wavePlan(ctx, s, v.name, b.Spec(), cluster, targets, f.ControllerNamespace)
 	e := &evaluator{s: s, renderer: pool, bundle: b, caps: caps, diffs: bf.output == outputDiff, cluster: cluster,
 		holding: revision.HoldingAllowed(&v1alpha1.Bundle{Spec: v1alpha1.BundleSpec{Revisions: revisionsOf(b.Spec(), cluster)}}),
 		waves:   newWaveHeader(rollout.Policy(&v1alpha1.Bundle{Spec: v1alpha1.BundleSpec{Rollout: rolloutOf(b.Spec(), cluster)}}).Strategy, targets)}
@@ -177,11 +182,11 @@ func (e *evaluator) report(ctx context.Context, targets []target, out io.Writer)
 
 // clusterBundleOf returns the cluster's Bundle name, nil when it does not
 // exist (with a note: the new version would be its first).
-func clusterBundleOf(ctx context.Context, s *session, name string) (*v1alpha1.Bundle, error) {
+func clusterBundleOf(ctx context.Context, s *session.Session, name string) (*v1alpha1.Bundle, error) {
 	b := &v1alpha1.Bundle{}
-	switch err := s.client.Get(ctx, client.ObjectKey{Name: name}, b); {
+	switch err := s.Client.Get(ctx, client.ObjectKey{Name: name}, b); {
 	case apierrors.IsNotFound(err):
-		fmt.Fprintf(s.notes, "note: Bundle %s is not in the cluster: this would be its first version\n", name)
+		fmt.Fprintf(s.Notes, "note: Bundle %s is not in the cluster: this would be its first version\n", name)
 		return nil, nil
 	case err != nil:
 		return nil, fmt.Errorf("read Bundle %s: %w", name, err)
@@ -279,7 +284,7 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 	}
 	in := plan.RenderInput(t.parent, plan.Live(t.parent), e.caps)
 	// What the controller takes for the set's own members.
-	rec, err := e.s.recordOf(ctx, t.parent)
+	rec, err := e.s.RecordOf(ctx, t.parent)
 	if err != nil {
 		r.outcome, r.err = unchecked, err
 		return r
@@ -288,13 +293,13 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 	// keeps, the lookups answered (as the user) and the members observed.
 	var stores *valuestore.Stores
 	if e.bundle.MayGenerate() {
-		if stores, err = e.s.kept(ctx, t.parent, rec); err != nil {
+		if stores, err = e.s.Kept(ctx, t.parent, rec); err != nil {
 			r.outcome, r.err = unchecked, err
 			return r
 		}
 		in.Generated, in.GeneratedKey = stores.Values(), stores.SetKey()
 	}
-	p, obs, err := plan.NewObservedPlan(ctx, e.renderer, e.bundle, in, e.s.apis, e.s.observe(rec), e.s.answer)
+	p, obs, err := plan.NewObservedPlan(ctx, e.renderer, e.bundle, in, e.s.APIs, e.s.Observe(rec), e.s.Answer)
 	if err == nil && stores != nil {
 		err = stores.Place(p, obs.Generated)
 	}
@@ -309,7 +314,7 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 		return r
 	}
 	var errs []error
-	previews := applyset.DryRun(ctx, e.s.client, p.ID, rec, consentFor(e.s, t.parent, e.bundle), p.Objects)
+	previews := applyset.DryRun(ctx, e.s.Client, p.ID, rec, e.s.Consent(t.parent, e.bundle), p.Objects)
 	for _, pv := range previews {
 		var foreign *applyset.ForeignMemberError
 		var refused *applyset.AdoptionRefusedError
@@ -376,7 +381,7 @@ func (e *evaluator) child(pv applyset.Preview) (*childChange, error) {
 		}
 	}
 	if e.diffs {
-		text, err := unifiedDiff(pv)
+		text, err := preview.UnifiedDiff(pv)
 		if err != nil {
 			return nil, fmt.Errorf("diff %s: %w", c.ref, err)
 		}
@@ -391,7 +396,7 @@ func (e *evaluator) pruned(ctx context.Context, r *blastResult, p *plan.Plan) er
 	if r.served != nil {
 		parent = r.served // the new version of its kind may not be served yet
 	}
-	pruned, err := reconcile.PruneCandidates(ctx, e.s.client, e.s.mapper, parent, p)
+	pruned, err := reconcile.PruneCandidates(ctx, e.s.Client, e.s.Mapper, parent, p)
 	if err != nil && !meta.IsNoMatchError(err) { // a kind not served yet has no member to prune
 		return fmt.Errorf("list members to prune: %w", err)
 	}

@@ -1,4 +1,4 @@
-package cli
+package blast
 
 import (
 	"cmp"
@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/cli/session"
 	"github.com/stencil-dev/stencil/reconcile/rollout"
 	"github.com/stencil-dev/stencil/reconcile/shard"
 )
@@ -28,7 +29,7 @@ import (
 // rollout.OrderSecret of namespace controllerNS), read as the user: a
 // user who may not read it sees the batches' parents together, in the
 // first batch's wave, marked unordered.
-func wavePlan(ctx context.Context, s *session, name string, newSpec v1alpha1.BundleSpec, cluster *v1alpha1.Bundle, targets []target, controllerNS string) []target {
+func wavePlan(ctx context.Context, s *session.Session, name string, newSpec v1alpha1.BundleSpec, cluster *v1alpha1.Bundle, targets []target, controllerNS string) []target {
 	policy := &v1alpha1.Bundle{Spec: v1alpha1.BundleSpec{Rollout: newSpec.Rollout, Revisions: newSpec.Revisions}}
 	policy.Name = name
 	if cluster != nil {
@@ -78,12 +79,12 @@ func wavePlan(ctx context.Context, s *session, name string, newSpec v1alpha1.Bun
 // rolloutOrder is the controller's rollout order, read from its Secret in
 // namespace ns as the user; the zero Order and false when the user may
 // not read it, or the controller has not made it yet.
-func rolloutOrder(ctx context.Context, s *session, ns string) (rollout.Order, bool) {
-	if s.client == nil {
+func rolloutOrder(ctx context.Context, s *session.Session, ns string) (rollout.Order, bool) {
+	if s.Client == nil {
 		return rollout.Order{}, false
 	}
 	secret := &corev1.Secret{}
-	if err := s.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: rollout.OrderSecret}, secret); err != nil {
+	if err := s.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: rollout.OrderSecret}, secret); err != nil {
 		return rollout.Order{}, false
 	}
 	key := secret.Data[rollout.OrderSecretKey]
@@ -92,12 +93,12 @@ func rolloutOrder(ctx context.Context, s *session, ns string) (rollout.Order, bo
 
 // namespaceLabels reads (once) the labels of namespace ns, for the
 // canary's namespace selector; none when it cannot be read.
-func namespaceLabels(ctx context.Context, s *session, seen map[string]map[string]string, ns string) map[string]string {
+func namespaceLabels(ctx context.Context, s *session.Session, seen map[string]map[string]string, ns string) map[string]string {
 	if l, ok := seen[ns]; ok {
 		return l
 	}
 	n := &corev1.Namespace{}
-	if s.client != nil && s.client.Get(ctx, client.ObjectKey{Name: ns}, n) == nil {
+	if s.Client != nil && s.Client.Get(ctx, client.ObjectKey{Name: ns}, n) == nil {
 		seen[ns] = n.Labels
 	} else {
 		seen[ns] = nil

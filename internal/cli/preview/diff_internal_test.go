@@ -1,4 +1,4 @@
-package cli
+package preview
 
 import (
 	"strings"
@@ -68,12 +68,12 @@ func TestUnifiedDiffMasksSecrets(t *testing.T) {
 `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := unifiedDiff(tc.pv)
+			got, err := UnifiedDiff(tc.pv)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("unifiedDiff (-want +got):\n%s", diff)
+				t.Errorf("UnifiedDiff (-want +got):\n%s", diff)
 			}
 			for _, v := range []string{"c2FtZQ==", "b2xk", "bmV3", "Z29uZQ==", "dG9rZW4=", "hunter2"} {
 				if strings.Contains(got, v) {

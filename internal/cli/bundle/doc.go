@@ -1,0 +1,25 @@
+// Package bundle is `stencil bundle`, the commands of a bundle's author:
+//
+//   - pack (pack.go): a bundle folder, or a chart pulled from a registry
+//     (package pull), printed as a Bundle manifest holding its files,
+//     loaded exactly as the controller loads a Bundle;
+//   - lint (lint.go, publish.go): the bundle rendered with its defaults
+//     and with each values file (--set over each), every object
+//     validated against the cluster's schemas by a server-side dry run,
+//     or offline against the built-in kinds'; the CRD of the kind it
+//     publishes built and checked as the API server would, its status
+//     outputs and rollout gates compiled as admission compiles them;
+//   - rbac (rbac.go): the ClusterRoles a cluster admin applies for the
+//     kind a folder publishes.
+//
+// Invariants: a folder is read through an os.Root (session.LoadFolder),
+// so no file outside it is read, even through a link; pack refuses a
+// file a Bundle object cannot hold (not UTF-8 text) and names it; lint
+// writes nothing, counts no ownership refusal as a problem (its parent
+// adopts nothing), prints every problem with its file or field as a
+// folder names it (values.schema.yaml, api: in stencil.yaml), and exits
+// 1 when there is any.
+//
+//	stencil bundle pack ./web > web-bundle.yaml
+//	stencil bundle lint ./web -f prod.yaml --set replicas=3
+package bundle
