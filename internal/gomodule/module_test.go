@@ -2,21 +2,19 @@ package gomodule
 
 import (
 	"archive/zip"
-	"crypto/sha256"
-	"encoding/base64"
-	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/mod/sumdb/dirhash"
 )
 
 // fileProxy writes a module proxy folder (GOPROXY=file://…) serving one
 // module at one version holding files, and returns the module's go.sum
-// hash, computed as the go command does (dirhash.Hash1: the SHA-256 of the
-// sorted lines "sha256  path@version/file").
+// hash, computed from the zip as the go command does.
 func fileProxy(t *testing.T, dir, path, version string, files map[string]string) string {
 	t.Helper()
 	v := filepath.Join(dir, filepath.FromSlash(path), "@v")
@@ -31,22 +29,20 @@ func fileProxy(t *testing.T, dir, path, version string, files map[string]string)
 	write("list", version+"\n")
 	write(version+".info", `{"Version":"`+version+`","Time":"2026-01-01T00:00:00Z"}`)
 	write(version+".mod", "module "+path+"\n")
-	f, err := os.Create(filepath.Join(v, version+".zip"))
+	zipfile := filepath.Join(v, version+".zip")
+	f, err := os.Create(zipfile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	zw := zip.NewWriter(f)
-	summary := sha256.New()
 	for _, name := range slices.Sorted(maps.Keys(files)) {
-		full := path + "@" + version + "/" + name
-		w, err := zw.Create(full)
+		w, err := zw.Create(path + "@" + version + "/" + name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, err := w.Write([]byte(files[name])); err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(summary, "%x  %s\n", sha256.Sum256([]byte(files[name])), full)
 	}
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
@@ -54,12 +50,17 @@ func fileProxy(t *testing.T, dir, path, version string, files map[string]string)
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return "h1:" + base64.StdEncoding.EncodeToString(summary.Sum(nil))
+	sum, err := dirhash.HashZip(zipfile, dirhash.Hash1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
 }
 
 // TestModuleDir fetches from a proxy on disk into a module cache of the
 // test's own: the pinned hash is checked, and the user's GOFLAGS kept
-// (-modcacherw, so that the test can remove the cache).
+// (-modcacherw: the module's folder is left writable, which the test
+// checks, and the test can remove the cache).
 func TestModuleDir(t *testing.T) {
 	proxy := t.TempDir()
 	const path, version = "example.com/charts", "v1.2.3"
@@ -81,6 +82,14 @@ func TestModuleDir(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(dir, "demo", "Chart.yaml"))
 		if err != nil || !strings.Contains(string(b), "name: demo") {
 			t.Errorf("demo/Chart.yaml in %s: %q, %v", dir, b, err)
+		}
+		// The mode bits, not a write, since root writes read-only folders.
+		fi, err := os.Stat(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm()&0o200 == 0 {
+			t.Errorf("%s is %v, want it writable as GOFLAGS=-modcacherw leaves it", dir, fi.Mode())
 		}
 	})
 	t.Run("another hash is refused, naming both", func(t *testing.T) {
