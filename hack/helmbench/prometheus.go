@@ -61,7 +61,7 @@ func RemovePrometheus() {
 }
 
 func assemblePrometheus() (string, error) {
-	src, err := (Module{Path: PrometheusModule, Version: PrometheusVersion, Sum: PrometheusSum}).Dir()
+	src, err := promCommunity.Dir()
 	if err != nil {
 		return "", err
 	}

@@ -13,7 +13,7 @@
 // and CopyTree makes a writable copy. The package uses the standard
 // library and the go command only, so hack/helmbench (a module of its own
 // that must not take envtest's dependencies) imports it as well as
-// internal/testenv's users do.
+// internal/e2e does.
 //
 //	m := gomodule.Module{Path: "github.com/bitnami/charts", Version: "v0.0.0-20260907150927-c0703daaf78e", Sum: "h1:68EP…="}
 //	src, err := m.Dir()
