@@ -1,19 +1,17 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/Masterminds/semver/v3"
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 	loaderv2 "helm.sh/helm/v4/pkg/chart/v2/loader"
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+
+	"github.com/stencil-dev/stencil/internal/gomodule"
 )
 
 // The prometheus chart is measured as published: the prometheus-community
@@ -63,7 +61,7 @@ func RemovePrometheus() {
 }
 
 func assemblePrometheus() (string, error) {
-	src, err := downloadModule(PrometheusModule, PrometheusVersion, PrometheusSum)
+	src, err := promCommunity.Dir()
 	if err != nil {
 		return "", err
 	}
@@ -72,7 +70,7 @@ func assemblePrometheus() (string, error) {
 		return "", err
 	}
 	dir := filepath.Join(tmp, Prometheus)
-	if err := copyTree(filepath.Join(src, "charts", Prometheus), dir); err != nil {
+	if err := gomodule.CopyTree(filepath.Join(src, "charts", Prometheus), dir); err != nil {
 		return "", err
 	}
 	meta, err := chartutil.LoadChartfile(filepath.Join(dir, "Chart.yaml"))
@@ -127,62 +125,4 @@ func packageDependencyAs(dir string, d *chartv2.Dependency, charts string, place
 	}
 	_, err = chartutil.Save(c, charts)
 	return err
-}
-
-// downloadModule fetches module@version with `go mod download` (from
-// GOMODCACHE when it is there), checks its hash is sum, and returns its
-// folder.
-func downloadModule(module, version, sum string) (string, error) {
-	tmp, err := os.MkdirTemp("", "helmbench-mod-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(tmp)
-	cmd := exec.Command("go", "mod", "download", "-json", module+"@"+version)
-	// Outside any module, so that this module's go.mod and go.sum are
-	// neither read nor written.
-	cmd.Dir = tmp
-	cmd.Env = append(os.Environ(), "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=mod"), "GOWORK=off")
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	var res struct{ Dir, Sum, Error string }
-	if jerr := json.Unmarshal(out, &res); jerr == nil && res.Error != "" {
-		return "", fmt.Errorf("go mod download %s@%s: %s", module, version, res.Error)
-	}
-	if err != nil {
-		return "", fmt.Errorf("go mod download %s@%s: %w", module, version, err)
-	}
-	if res.Dir == "" {
-		return "", fmt.Errorf("go mod download %s@%s: no Dir in %s", module, version, out)
-	}
-	if res.Sum != sum {
-		return "", fmt.Errorf("go mod download %s@%s: hash %s, want %s", module, version, res.Sum, sum)
-	}
-	return res.Dir, nil
-}
-
-// copyTree copies the regular files and folders under src to dst, writable
-// (the module cache's are read-only).
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(target, 0o755)
-		case !d.Type().IsRegular():
-			return fmt.Errorf("%s: not a regular file", path)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
 }

@@ -10,6 +10,8 @@ import (
 	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
 	loaderv2 "helm.sh/helm/v4/pkg/chart/v2/loader"
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+
+	"github.com/stencil-dev/stencil/internal/gomodule"
 )
 
 // The suite is real, widely installed charts, each at a pinned commit of
@@ -24,17 +26,9 @@ import (
 // past v1), so chart repositories such as prometheus-community's or
 // bitnami/charts are fetched like any module (docs/helm.md, Real charts).
 
-// Module is a Go module at a pinned version.
-type Module struct {
-	// Path is the module path, such as github.com/cilium/cilium.
-	Path string
-	// Version is the version the proxy serves (a tag or a pseudo-version
-	// of a commit).
-	Version string
-	// Sum is the module's go.sum hash at that version: what was compared
-	// is what is compared again, whatever proxy serves it.
-	Sum string
-}
+// Module is a Go module at a pinned version (its go.sum hash checked
+// when it is fetched).
+type Module = gomodule.Module
 
 // Dependency is a dependency of a suite chart's Chart.yaml that `helm
 // dependency build` would fetch from a chart repository: it is packaged
@@ -100,27 +94,27 @@ type SuiteChart struct {
 
 // Modules pinned by the suite.
 var (
-	ingressNginx  = Module{"k8s.io/ingress-nginx", "v0.0.0-20240708192948-52c50467d67d", "h1:tZui5g6S4GO1hxLm6yrEoIXLkl4QfeGytlmZqZ+DmdQ="}
-	metricsServer = Module{"sigs.k8s.io/metrics-server", "v0.9.0", "h1:nlqqZ2H0Xfko8eJC/1qaNVVT17hu4rxndkOi22KTZ4w="}
-	certManager   = Module{"github.com/cert-manager/cert-manager", "v1.21.2", "h1:UWgoYM+KLNtRlqmoWOKjKBOBUPVHeepQ6/ac3ERJW68="}
-	kyverno       = Module{"github.com/kyverno/kyverno", "v1.19.1", "h1:/MkgFii3/VlQfKR1JpC9tVwNNVNQTt2S4U6qCsafsTU="}
-	kyvernoAPI    = Module{"github.com/kyverno/api", "v0.0.1-alpha.3.0.20260723090831-fb2785727f98", "h1:wGbyqQNc5wnHXq73aclvBje80lQvYDnqZCF967m+zEU="}
-	openReports   = Module{"github.com/openreports/reports-api", "v0.2.1", "h1:g9KS3yle9Y1elmww4TK9EkD1rl6inIaiIJPX6e+u680="}
-	extSecrets    = Module{"github.com/external-secrets/external-secrets", "v1.3.2", "h1:u2J8RjlHIeF0oZCqtl92adI/uZWUwOesJIDkfql6LqQ="}
-	sealedSecrets = Module{"github.com/bitnami-labs/sealed-secrets", "v0.40.0", "h1:rvCP35JL8ZV5LNA2SrwNR6iLyoM3ulrSFWN0lBtYEYI="}
-	istio         = Module{"istio.io/istio", "v0.0.0-20260827124520-eed52ebb66ad", "h1:ui9TJjRMAV/hb5ehQaZDq7IUGxuQP6dra9lapT/VjHI="}
-	gatekeeper    = Module{"github.com/open-policy-agent/gatekeeper/v3", "v3.23.1", "h1:njHTm0SJ6ZEhhEgmQTpJKTGQbc99fSs4hGiEp1OIKck="}
-	dapr          = Module{"github.com/dapr/dapr", "v1.14.0", "h1:SIQsNX1kH31JRDIS4k8IZ6eomM/BAcOP844PhQIT+BQ="}
-	cilium        = Module{"github.com/cilium/cilium", "v1.20.2", "h1:dqiEGIcXc+gqCLYG/l7VCFJ8GHyb4HUrwbZOpkX5dL8="}
-	promCommunity = Module{PrometheusModule, PrometheusVersion, PrometheusSum}
-	grafana       = Module{"github.com/grafana-community/helm-charts", "v0.0.0-20260829030558-dbf9f4fb5fa1", "h1:vku2Qg2LpOqB0wMkzPLMfWL1f1LBTzBH4fVgSJ8+Zak="}
-	bitnami       = Module{"github.com/bitnami/charts", "v0.0.0-20260907150927-c0703daaf78e", "h1:68EPXIo1ixa5DpWiY+3J97oIktp4QFXjACbpR/4saBQ="}
-	argoHelm      = Module{"github.com/argoproj/argo-helm", "v0.0.0-20260904222229-3bbb4305eea9", "h1:WwVk8y5P+B0c9yiH8dF0VZtBHpsIWE9dq9osMjul8UM="}
-	traefik       = Module{"github.com/traefik/traefik-helm-chart", "v41.6.0+incompatible", "h1:S2hlx62RaB97UEDu0NE2tSoNTWp7cOyHmI5zpdEHBH0="}
-	keda          = Module{"github.com/kedacore/charts", "v2.20.3-0.20260903105638-fe065f4d8938+incompatible", "h1:WIGoemUjbTAZm85DxRAHHcTOxD15zoPIK9hYMf2s+F4="}
-	grafanaLabs   = Module{"github.com/grafana/helm-charts", "v0.0.0-20260820194520-7a0ab968961a", "h1:cNDOtfJLumgS6a39wrg99KHg2xC/rQ1YeHpTWz40qws="}
-	redisHA       = Module{"github.com/DandyDeveloper/charts", "v0.0.0-20260615041936-2e2539a8960e", "h1:koocmYkKXjQDEDC0QS3yoG4O8ylYvKHtqeYFanl5yiQ="}
-	vault         = Module{"github.com/hashicorp/vault-helm", "v0.34.1", "h1:2uoVkbS+64x13G/92mbAPDPSvH6APcV7+jrQbhH+NqU="}
+	ingressNginx  = Module{Path: "k8s.io/ingress-nginx", Version: "v0.0.0-20240708192948-52c50467d67d", Sum: "h1:tZui5g6S4GO1hxLm6yrEoIXLkl4QfeGytlmZqZ+DmdQ="}
+	metricsServer = Module{Path: "sigs.k8s.io/metrics-server", Version: "v0.9.0", Sum: "h1:nlqqZ2H0Xfko8eJC/1qaNVVT17hu4rxndkOi22KTZ4w="}
+	certManager   = Module{Path: "github.com/cert-manager/cert-manager", Version: "v1.21.2", Sum: "h1:UWgoYM+KLNtRlqmoWOKjKBOBUPVHeepQ6/ac3ERJW68="}
+	kyverno       = Module{Path: "github.com/kyverno/kyverno", Version: "v1.19.1", Sum: "h1:/MkgFii3/VlQfKR1JpC9tVwNNVNQTt2S4U6qCsafsTU="}
+	kyvernoAPI    = Module{Path: "github.com/kyverno/api", Version: "v0.0.1-alpha.3.0.20260723090831-fb2785727f98", Sum: "h1:wGbyqQNc5wnHXq73aclvBje80lQvYDnqZCF967m+zEU="}
+	openReports   = Module{Path: "github.com/openreports/reports-api", Version: "v0.2.1", Sum: "h1:g9KS3yle9Y1elmww4TK9EkD1rl6inIaiIJPX6e+u680="}
+	extSecrets    = Module{Path: "github.com/external-secrets/external-secrets", Version: "v1.3.2", Sum: "h1:u2J8RjlHIeF0oZCqtl92adI/uZWUwOesJIDkfql6LqQ="}
+	sealedSecrets = Module{Path: "github.com/bitnami-labs/sealed-secrets", Version: "v0.40.0", Sum: "h1:rvCP35JL8ZV5LNA2SrwNR6iLyoM3ulrSFWN0lBtYEYI="}
+	istio         = Module{Path: "istio.io/istio", Version: "v0.0.0-20260827124520-eed52ebb66ad", Sum: "h1:ui9TJjRMAV/hb5ehQaZDq7IUGxuQP6dra9lapT/VjHI="}
+	gatekeeper    = Module{Path: "github.com/open-policy-agent/gatekeeper/v3", Version: "v3.23.1", Sum: "h1:njHTm0SJ6ZEhhEgmQTpJKTGQbc99fSs4hGiEp1OIKck="}
+	dapr          = Module{Path: "github.com/dapr/dapr", Version: "v1.14.0", Sum: "h1:SIQsNX1kH31JRDIS4k8IZ6eomM/BAcOP844PhQIT+BQ="}
+	cilium        = Module{Path: "github.com/cilium/cilium", Version: "v1.20.2", Sum: "h1:dqiEGIcXc+gqCLYG/l7VCFJ8GHyb4HUrwbZOpkX5dL8="}
+	promCommunity = Module{Path: PrometheusModule, Version: PrometheusVersion, Sum: PrometheusSum}
+	grafana       = Module{Path: "github.com/grafana-community/helm-charts", Version: "v0.0.0-20260829030558-dbf9f4fb5fa1", Sum: "h1:vku2Qg2LpOqB0wMkzPLMfWL1f1LBTzBH4fVgSJ8+Zak="}
+	bitnami       = Module{Path: "github.com/bitnami/charts", Version: "v0.0.0-20260907150927-c0703daaf78e", Sum: "h1:68EPXIo1ixa5DpWiY+3J97oIktp4QFXjACbpR/4saBQ="}
+	argoHelm      = Module{Path: "github.com/argoproj/argo-helm", Version: "v0.0.0-20260904222229-3bbb4305eea9", Sum: "h1:WwVk8y5P+B0c9yiH8dF0VZtBHpsIWE9dq9osMjul8UM="}
+	traefik       = Module{Path: "github.com/traefik/traefik-helm-chart", Version: "v41.6.0+incompatible", Sum: "h1:S2hlx62RaB97UEDu0NE2tSoNTWp7cOyHmI5zpdEHBH0="}
+	keda          = Module{Path: "github.com/kedacore/charts", Version: "v2.20.3-0.20260903105638-fe065f4d8938+incompatible", Sum: "h1:WIGoemUjbTAZm85DxRAHHcTOxD15zoPIK9hYMf2s+F4="}
+	grafanaLabs   = Module{Path: "github.com/grafana/helm-charts", Version: "v0.0.0-20260820194520-7a0ab968961a", Sum: "h1:cNDOtfJLumgS6a39wrg99KHg2xC/rQ1YeHpTWz40qws="}
+	redisHA       = Module{Path: "github.com/DandyDeveloper/charts", Version: "v0.0.0-20260615041936-2e2539a8960e", Sum: "h1:koocmYkKXjQDEDC0QS3yoG4O8ylYvKHtqeYFanl5yiQ="}
+	vault         = Module{Path: "github.com/hashicorp/vault-helm", Version: "v0.34.1", Sum: "h1:2uoVkbS+64x13G/92mbAPDPSvH6APcV7+jrQbhH+NqU="}
 )
 
 // bitnamiCommon is the common library every Bitnami chart depends on.
@@ -245,11 +239,11 @@ func RemoveSuite() {
 }
 
 func assemble(c SuiteChart, dir string) error {
-	src, err := downloadModule(c.Module.Path, c.Module.Version, c.Module.Sum)
+	src, err := c.Module.Dir()
 	if err != nil {
 		return err
 	}
-	if err := copyTree(filepath.Join(src, filepath.FromSlash(c.Dir)), dir); err != nil {
+	if err := gomodule.CopyTree(filepath.Join(src, filepath.FromSlash(c.Dir)), dir); err != nil {
 		return err
 	}
 	chartfile := filepath.Join(dir, "Chart.yaml")
@@ -275,7 +269,7 @@ func assemble(c SuiteChart, dir string) error {
 		if i < 0 {
 			return fmt.Errorf("Chart.yaml declares no dependency %s", d.Name)
 		}
-		depSrc, err := downloadModule(d.Module.Path, d.Module.Version, d.Module.Sum)
+		depSrc, err := d.Module.Dir()
 		if err != nil {
 			return err
 		}

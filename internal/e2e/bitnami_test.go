@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/gomodule"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/templates"
 )
@@ -26,7 +27,7 @@ import (
 // bitnamiCharts pins bitnami/charts (commit c0703daaf78e of 2026-09-07,
 // postgresql 17.1.1 on the common library 2.31.10), fetched through the
 // Go module proxy.
-var bitnamiCharts = testenv.Module{
+var bitnamiCharts = gomodule.Module{
 	Path:    "github.com/bitnami/charts",
 	Version: "v0.0.0-20260907150927-c0703daaf78e",
 	Sum:     "h1:68EPXIo1ixa5DpWiY+3J97oIktp4QFXjACbpR/4saBQ=",
@@ -42,10 +43,10 @@ func bitnamiPostgres(t *testing.T) *v1alpha1.Bundle {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "postgresql")
-	if err := testenv.CopyTree(filepath.Join(src, "bitnami", "postgresql"), dir); err != nil {
+	if err := gomodule.CopyTree(filepath.Join(src, "bitnami", "postgresql"), dir); err != nil {
 		t.Fatal(err)
 	}
-	if err := testenv.CopyTree(filepath.Join(src, "bitnami", "common"), filepath.Join(dir, "charts", "common")); err != nil {
+	if err := gomodule.CopyTree(filepath.Join(src, "bitnami", "common"), filepath.Join(dir, "charts", "common")); err != nil {
 		t.Fatal(err)
 	}
 	b, err := templates.Load(os.DirFS(dir), templates.LoadOptions{Name: "postgresql"})
