@@ -21,8 +21,10 @@
 //	├── kustomize    kustomization.yaml through krusty, confined
 //	├── funcs        the allow-list of sprig and Helm functions and their
 //	│                guards (function budget, determinism, no cycles)
+//	├── dates        the date and duration functions, in UTC, never
+//	│                reading the clock unless a bundle allows it
 //	├── lookup       Helm's lookup, answered from Input.Lookups
-//	├── generated    the generators' memo: the same call, the same value
+//	├── generators   the generators' memo: the same call, the same value
 //	├── strictyaml   strict YAML and JSON reading, toYaml's writing
 //	├── measure      the measure of a value; saturating size arithmetic
 //	├── kubeapi      the built-in API list (generated) and kinds' scope
