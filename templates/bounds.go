@@ -1,9 +1,22 @@
 package templates
 
 import (
+	"github.com/stencil-dev/stencil/templates/budget"
 	"github.com/stencil-dev/stencil/templates/chart"
 	"github.com/stencil-dev/stencil/templates/funcs"
 	"github.com/stencil-dev/stencil/templates/measure"
+)
+
+// Bounds of one render. Exceeding one is a RenderError, never a crash.
+const (
+	// MaxObjects is the most objects one render may produce.
+	MaxObjects = 2000
+	// MaxOutputBytes is the most bytes the templates of one render may
+	// write (Limits.MaxOutputBytes's default, see package budget).
+	MaxOutputBytes = budget.MaxOutputBytes
+	// MaxIncludeDepth bounds include and tpl recursion
+	// (Limits.MaxIncludeDepth's default, see package budget).
+	MaxIncludeDepth = budget.MaxIncludeDepth
 )
 
 // Bounds of the functions of one render (see package funcs): passing one

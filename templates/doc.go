@@ -12,7 +12,7 @@
 // below it:
 //
 //	templates        Load, LoadObject, MergeValues, Render; the render's
-//	                 execution, its budget and its output
+//	                 execution and its output
 //	├── chart        Helm's chart model: Chart.yaml, subcharts, .tgz
 //	│                archives, .helmignore, values.yaml, dependencies'
 //	│                values
@@ -23,6 +23,8 @@
 //	│                guards (function budget, determinism, no cycles)
 //	├── dates        the date and duration functions, in UTC, never
 //	│                reading the clock unless a bundle allows it
+//	├── budget       the render's execution budget (Limits, Progress) and
+//	│                the parse trees rewritten to charge it
 //	├── lookup       Helm's lookup, answered from Input.Lookups
 //	├── generators   the generators' memo: the same call, the same value
 //	├── strictyaml   strict YAML and JSON reading, toYaml's writing
@@ -40,10 +42,10 @@
 //     field path.
 //   - render.go, state.go, units.go, tpl.go: RenderContext executes the
 //     templates (each subchart's once per use) with text/template and
-//     package funcs' functions; include and tpl run in the render's state.
-//   - budget.go, instrument.go: parsed trees are rewritten so that
-//     ranges, {{template}}, include and tpl charge one budget per render
-//     (Limits) and record their file:line in Progress.
+//     package funcs' functions; include and tpl run in the render's state,
+//     charging its budget (package budget: the parsed trees are rewritten
+//     so that ranges, {{template}}, include and tpl charge one budget per
+//     render, Limits, and record their file:line in Progress).
 //   - testhooks.go: Helm test hooks may call nondeterministic functions;
 //     their output is dropped.
 //   - output.go, kustomize.go: the rendered documents read into objects

@@ -3,10 +3,9 @@ package templates
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 
+	"github.com/stencil-dev/stencil/templates/budget"
 	"github.com/stencil-dev/stencil/templates/chart"
 	"github.com/stencil-dev/stencil/templates/funcs"
 	"github.com/stencil-dev/stencil/templates/lookup"
@@ -46,11 +45,11 @@ type Input struct {
 	// Revision is .Release.Revision (1 when 0).
 	Revision int
 	// Limits bound the whole render; a zero field takes its default
-	// (DefaultLimits).
-	Limits Limits
+	// (budget.DefaultLimits).
+	Limits budget.Limits
 	// Progress, when not nil, is kept up to date with where the render
 	// is, for a watchdog in another goroutine. It is never encoded.
-	Progress *Progress `json:"-"`
+	Progress *budget.Progress `json:"-"`
 	// Observed is the observed state of the set's own members, by member
 	// id (MemberID), as the function observed and AnnotationWaitFor read
 	// it: only members of this set, and only those the caller chose to
@@ -127,7 +126,7 @@ func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Un
 	}
 	var objs []*unstructured.Unstructured
 	if _, ok := b.spec.Files[KustomizationFile]; ok {
-		in.Progress.setFile(KustomizationFile)
+		in.Progress.SetFile(KustomizationFile)
 		objs, err = b.kustomize(outputs)
 	} else {
 		objs, err = parseOutputs(units, outputs, in.Composition.Namespace, clusterKinds(in.Capabilities))
@@ -184,14 +183,13 @@ func (b *Bundle) executeUnits(ctx context.Context, ps *parsedSet, units []unit, 
 		}
 	}
 	defer func() {
-		bs.st.budget = budget{} // nothing of this render kept while the set waits
+		bs.st.budget = budget.Budget{} // nothing of this render kept while the set waits
 		bs.st.observe = nil
 		ps.bound.Put(bs)
 	}()
-	limits := in.Limits.withDefaults()
-	bs.reset(newBudget(ctx, limits, in.Progress))
+	limits := in.Limits.WithDefaults()
+	bs.reset(budget.New(ctx, limits, in.Progress))
 	bs.st.observe = log
-	in.Progress.start()
 	st := bs.st
 	st.names = b.helmNames
 	outputs := make(map[string]string, len(units))
@@ -204,17 +202,17 @@ func (b *Bundle) executeUnits(ctx context.Context, ps *parsedSet, units []unit, 
 		data["Template"] = u.tmpl
 		st.unit = u.file
 		var buf bytes.Buffer
-		depth := st.budget.depth
+		depth := st.budget.Depth()
 		if err := st.execute(&buf, nil, name, data); err != nil {
-			if berr := st.budget.err; berr != nil {
+			if berr := st.budget.Err(); berr != nil {
 				err = berr // even if a function rewrapped it
 			}
-			if st.budget.err == nil && !b.spec.AllowNondeterministic && funcs.RefusedNondeterministic(err) &&
+			if st.budget.Err() == nil && !b.spec.AllowNondeterministic && funcs.RefusedNondeterministic(err) &&
 				bs.testHookOutput(name, data, depth) {
 				outputs[u.key] = "" // test hooks only: never applied (testhooks.go)
 				continue
 			}
-			if berr := st.budget.err; berr != nil {
+			if berr := st.budget.Err(); berr != nil {
 				err = berr
 			}
 			return nil, executeError(name, err, limits)
@@ -289,95 +287,12 @@ type TemplateInfo struct {
 	BasePath string
 }
 
-// Defaults of Limits, far above what real charts use: the webapp testdata
-// and the example bundles take under 0.1% of each (bounds_test.go).
-const (
-	// DefaultMaxSteps is Limits.MaxSteps when zero.
-	DefaultMaxSteps = 10_000_000
-	// DefaultMaxRangeIterations is Limits.MaxRangeIterations when zero.
-	DefaultMaxRangeIterations = 1_000_000
-	// DefaultMaxTemplateCalls is Limits.MaxTemplateCalls when zero.
-	DefaultMaxTemplateCalls = 100_000
-)
-
-// Limits bound one whole render: every template, {{template}}, include and
-// tpl it executes charges the same counters, so nesting cannot multiply
-// them. Passing one stops the render with a RenderError of Reason
-// ReasonTooLarge naming the file and line being executed and the bound.
-// A zero or negative field takes its default (DefaultLimits).
-type Limits struct {
-	// MaxSteps bounds the template nodes executed (actions, text, if,
-	// with, range, ...) plus the range iterations.
-	MaxSteps int64
-	// MaxRangeIterations bounds the iterations of every range, whatever it
-	// ranges over.
-	MaxRangeIterations int64
-	// MaxTemplateCalls bounds the include, tpl and {{template}} calls
-	// (each template file executed counts one too).
-	MaxTemplateCalls int64
-	// MaxIncludeDepth bounds how deeply include, tpl and {{template}} nest,
-	// a template file being depth 1.
-	MaxIncludeDepth int64
-	// MaxOutputBytes bounds the bytes every template, include and tpl of
-	// the render writes, together (output passed up through an include
-	// counts again where it is written).
-	MaxOutputBytes int64
-}
-
-// DefaultLimits returns the limits of a render whose Input.Limits is zero.
-func DefaultLimits() Limits {
-	return Limits{
-		MaxSteps:           DefaultMaxSteps,
-		MaxRangeIterations: DefaultMaxRangeIterations,
-		MaxTemplateCalls:   DefaultMaxTemplateCalls,
-		MaxIncludeDepth:    MaxIncludeDepth,
-		MaxOutputBytes:     MaxOutputBytes,
-	}
-}
-
-// withDefaults fills the zero and negative fields with the defaults.
-func (l Limits) withDefaults() Limits {
-	d := DefaultLimits()
-	for _, f := range []struct{ v, def *int64 }{
-		{&l.MaxSteps, &d.MaxSteps}, {&l.MaxRangeIterations, &d.MaxRangeIterations},
-		{&l.MaxTemplateCalls, &d.MaxTemplateCalls}, {&l.MaxIncludeDepth, &d.MaxIncludeDepth},
-		{&l.MaxOutputBytes, &d.MaxOutputBytes},
-	} {
-		if *f.v <= 0 {
-			*f.v = *f.def
-		}
-	}
-	return l
-}
-
 // executeError turns an error of executing the template file into a
 // RenderError: a stopped budget names the innermost bundle file and line
-// executing and the bound passed.
-func executeError(file string, err error, l Limits) *RenderError {
-	var be *budgetError
-	if !errors.As(err, &be) {
-		return templateError(file, err)
+// executing and the bound passed (budget.StopError).
+func executeError(file string, err error, l budget.Limits) *RenderError {
+	if re := budget.StopError(file, err, l); re != nil {
+		return re
 	}
-	re := &RenderError{File: file, Reason: ReasonTooLarge, Err: err}
-	if be.at != nil {
-		re.File, re.Line = be.at.file, be.at.line
-	}
-	switch be.kind {
-	case stopSteps:
-		re.Msg = fmt.Sprintf("render stopped: more than %d steps", l.MaxSteps)
-	case stopRangeIterations:
-		re.Msg = fmt.Sprintf("render stopped: more than %d range iterations", l.MaxRangeIterations)
-	case stopTemplateCalls:
-		re.Msg = fmt.Sprintf("render stopped: more than %d template calls (include, tpl and template)", l.MaxTemplateCalls)
-	case stopDepth:
-		re.Msg = fmt.Sprintf("render stopped: include, tpl and template nested more than %d deep (a template including itself?)", l.MaxIncludeDepth)
-	case stopOutputBytes:
-		re.Msg = fmt.Sprintf("render stopped: output larger than %d bytes", l.MaxOutputBytes)
-	case stopDone:
-		re.Reason, re.Msg = ReasonTimeout, "render stopped: deadline exceeded"
-		if !errors.Is(be.err, context.DeadlineExceeded) {
-			re.Reason, re.Msg = "", "render canceled"
-		}
-	}
-	return re
+	return templateError(file, err)
 }

@@ -37,13 +37,13 @@ func (bs *boundSet) testHookOutput(name string, data any, depth int64) bool {
 	tpls, scratch := st.tpls, st.scratch
 	st.tpls, st.scratch = nil, nil
 	st.set = bs.set
-	st.budget.depth = depth // the refused execution returned mid-way
-	funcs.BindNondeterministic(bs.set.t, bs.g, true)
+	st.budget.SetDepth(depth) // the refused execution returned mid-way
+	funcs.BindNondeterministic(bs.set.Template(), bs.g, true)
 	defer func() {
-		funcs.BindNondeterministic(bs.set.t, bs.g, false)
+		funcs.BindNondeterministic(bs.set.Template(), bs.g, false)
 		st.tpls, st.scratch = tpls, scratch
 		st.set = bs.set
-		st.budget.depth = depth
+		st.budget.SetDepth(depth)
 	}()
 	var buf bytes.Buffer
 	if err := st.execute(&buf, nil, name, data); err != nil {
