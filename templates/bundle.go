@@ -26,6 +26,7 @@ import (
 	"github.com/stencil-dev/stencil/templates/chart"
 	"github.com/stencil-dev/stencil/templates/generators"
 	"github.com/stencil-dev/stencil/templates/kustomize"
+	"github.com/stencil-dev/stencil/templates/manifest"
 	"github.com/stencil-dev/stencil/templates/schema"
 )
 
@@ -239,7 +240,7 @@ func newBundle(name string, spec v1alpha1.BundleSpec) (*Bundle, error) {
 		if !chart.IsText(p) {
 			continue
 		}
-		if line, col, bad, invalid := invalidUTF8(c); invalid {
+		if line, col, bad, invalid := manifest.InvalidUTF8(c); invalid {
 			return nil, &RenderError{File: p, Line: line,
 				Msg: fmt.Sprintf("is not valid UTF-8: byte %#x at column %d (stencil reads this file as text)", bad, col)}
 		}

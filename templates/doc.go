@@ -23,6 +23,8 @@
 //	│                guards (function budget, determinism, no cycles)
 //	├── dates        the date and duration functions, in UTC, never
 //	│                reading the clock unless a bundle allows it
+//	├── manifest     the output read into objects: documents split as
+//	│                Helm's, Lists expanded, the objects checked together
 //	├── budget       the render's execution budget (Limits, Progress) and
 //	│                the parse trees rewritten to charge it
 //	├── lookup       Helm's lookup, answered from Input.Lookups
@@ -49,7 +51,7 @@
 //   - testhooks.go: Helm test hooks may call nondeterministic functions;
 //     their output is dropped.
 //   - output.go, kustomize.go: the rendered documents read into objects
-//     (package strictyaml) and checked as a whole (MaxObjects,
+//     and checked as a whole (package manifest: MaxObjects,
 //     MaxObjectBytes, no object twice).
 //   - bounds.go, errors.go: the bounds and RenderError, re-exported from
 //     the subpackages that own them.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/stencil-dev/stencil/templates/funcs"
+	"github.com/stencil-dev/stencil/templates/manifest"
 )
 
 // This file lets Helm test hooks call nondeterministic functions. A test
@@ -49,7 +50,7 @@ func (bs *boundSet) testHookOutput(name string, data any, depth int64) bool {
 	if err := st.execute(&buf, nil, name, data); err != nil {
 		return false
 	}
-	objs, _, err := parseDocuments(name, noValue(buf.String()))
+	objs, _, err := manifest.Parse(name, noValue(buf.String()))
 	if err != nil {
 		return false
 	}
