@@ -24,6 +24,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/status"
 	"github.com/stencil-dev/stencil/templates"
 	"github.com/stencil-dev/stencil/templates/lookup"
+	"github.com/stencil-dev/stencil/templates/observed"
 )
 
 // MaxObservedPasses bounds a chain of re-renders driven by observed
@@ -89,7 +90,7 @@ func (r observer) identity(s *scope) rlookup.Identity {
 // plan.NewObservedPlan), and records the reads in s.observed.
 func (r observer) plan(ctx context.Context, s *scope, loaded *templates.Bundle, in templates.Input, last *recall.Observed) (*plan.Plan, error) {
 	var members map[string]recall.MemberKey
-	observe := func(ctx context.Context, p *plan.Plan, held []templates.HeldObject, ids []string) map[string]map[string]any {
+	observe := func(ctx context.Context, p *plan.Plan, held []observed.HeldObject, ids []string) map[string]map[string]any {
 		members = r.memberKeys(p, held, s.comp.GetNamespace())
 		return r.values(ctx, r.watches.Reader(), s, members, ids)
 	}
@@ -132,7 +133,7 @@ func (r observer) plan(ctx context.Context, s *scope, loaded *templates.Bundle, 
 
 // memberKeys maps the ids of a plan's objects, and of the objects it
 // held back, to the members they are.
-func (r observer) memberKeys(p *plan.Plan, held []templates.HeldObject, namespace string) map[string]recall.MemberKey {
+func (r observer) memberKeys(p *plan.Plan, held []observed.HeldObject, namespace string) map[string]recall.MemberKey {
 	out := make(map[string]recall.MemberKey, len(p.Objects)+len(held))
 	for id, o := range p.Addressed() {
 		out[id] = recall.MemberKey{GVK: o.GroupVersionKind(), Namespace: o.GetNamespace(), Name: o.GetName()}
@@ -147,7 +148,7 @@ func (r observer) memberKeys(p *plan.Plan, held []templates.HeldObject, namespac
 
 // heldKey is the member a held-back object would be: one of a namespaced
 // kind rendered without a namespace is in the parent's.
-func (r observer) heldKey(h templates.HeldObject, namespace string) recall.MemberKey {
+func (r observer) heldKey(h observed.HeldObject, namespace string) recall.MemberKey {
 	gvk := schema.FromAPIVersionAndKind(h.APIVersion, h.Kind)
 	k := recall.MemberKey{GVK: gvk, Namespace: h.Namespace, Name: h.Name}
 	if k.Namespace == "" {

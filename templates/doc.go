@@ -27,6 +27,8 @@
 //	│                Helm's, Lists expanded, the objects checked together
 //	├── budget       the render's execution budget (Limits, Progress) and
 //	│                the parse trees rewritten to charge it
+//	├── observed     the function observed and stencil.dev/wait-for,
+//	│                from Input.Observed; Observations
 //	├── lookup       Helm's lookup, answered from Input.Lookups
 //	├── generators   the generators' memo: the same call, the same value
 //	├── strictyaml   strict YAML and JSON reading, toYaml's writing
@@ -55,10 +57,6 @@
 //     MaxObjectBytes, no object twice).
 //   - bounds.go, errors.go: the bounds and RenderError, re-exported from
 //     the subpackages that own them.
-//   - observed.go: the function observed (a member's observed value from
-//     Input.Observed, nil until given) and stencil.dev/wait-for (an
-//     object held back until its values are observed); every read is
-//     recorded, with the hash of its value, in Input.Observations.
 //
 // # Invariants
 //

@@ -9,6 +9,7 @@ import (
 	"github.com/stencil-dev/stencil/templates/chart"
 	"github.com/stencil-dev/stencil/templates/funcs"
 	"github.com/stencil-dev/stencil/templates/lookup"
+	"github.com/stencil-dev/stencil/templates/observed"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -51,9 +52,10 @@ type Input struct {
 	// is, for a watchdog in another goroutine. It is never encoded.
 	Progress *budget.Progress `json:"-"`
 	// Observed is the observed state of the set's own members, by member
-	// id (MemberID), as the function observed and AnnotationWaitFor read
-	// it: only members of this set, and only those the caller chose to
-	// give (the controller: those a render of this parent addressed).
+	// id (observed.MemberID), as the function observed and
+	// observed.AnnotationWaitFor read it: only members of this set, and
+	// only those the caller chose to give (the controller: those a render
+	// of this parent addressed).
 	// A member absent is not observed yet: its values read as nil.
 	Observed map[string]map[string]any `json:"observed,omitempty"`
 	// Lookups answers the template function lookup (package
@@ -74,6 +76,15 @@ type Input struct {
 	// Observed and Lookups, what it generated and what it held back. It
 	// is never encoded (package sandbox carries it back in its response).
 	Observations *Observations `json:"-"`
+}
+
+// Observations is what a render read of Input.Observed and Lookups, what
+// it generated and what it held back (package observed).
+type Observations = observed.Observations
+
+// newObserveLog is the log of what a render with in reads and generates.
+func newObserveLog(in Input) *observed.Log {
+	return observed.NewLog(in.Observed, in.Lookups, in.Generated, in.GeneratedKey)
 }
 
 // Render is RenderContext with no deadline: the Limits of in still bound it.
@@ -119,7 +130,7 @@ func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Un
 		// What it read up to the error, so a caller can answer the
 		// lookups of a render that failed for want of an answer.
 		if in.Observations != nil {
-			*in.Observations = log.observations(nil)
+			*in.Observations = log.Observations(nil)
 			in.Observations.Generated = nil // never kept: nothing was written
 		}
 		return nil, err
@@ -134,12 +145,12 @@ func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Un
 	if err != nil {
 		return nil, err
 	}
-	objs, held, err := holdBack(objs, log)
+	objs, held, err := log.HoldBack(objs)
 	if err != nil {
 		return nil, err
 	}
 	if in.Observations != nil {
-		*in.Observations = log.observations(held)
+		*in.Observations = log.Observations(held)
 	}
 	return objs, nil
 }
@@ -171,7 +182,7 @@ func (b *Bundle) execute(ctx context.Context, data map[string]any, in Input) (ma
 
 // executeUnits runs units in order on a clone of the parsed set, all
 // charging one budget, and returns their outputs by key.
-func (b *Bundle) executeUnits(ctx context.Context, ps *parsedSet, units []unit, in Input, log *observeLog) (map[string]string, error) {
+func (b *Bundle) executeUnits(ctx context.Context, ps *parsedSet, units []unit, in Input, log *observed.Log) (map[string]string, error) {
 	// The functions charge this render's budgets (guard.go): they are
 	// bound on a clone of the parsed set, reused from an earlier render
 	// when one is free.

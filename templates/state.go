@@ -7,6 +7,7 @@ import (
 
 	"github.com/stencil-dev/stencil/templates/budget"
 	"github.com/stencil-dev/stencil/templates/funcs"
+	"github.com/stencil-dev/stencil/templates/observed"
 )
 
 // renderState is what the functions of one render share: the render's
@@ -30,8 +31,8 @@ type renderState struct {
 	// Bundle.helmNames), to their bundle paths: include finds either.
 	names map[string]string
 	// observe is the render's Input.Observed, Lookups and Generated, and
-	// what it read of them (observed.go).
-	observe *observeLog
+	// what it read of them (package observed).
+	observe *observed.Log
 	// unit is the file of templates/ being rendered: the scope of the
 	// generators' calls (package templates/generators).
 	unit string
@@ -57,13 +58,13 @@ func funcMap(st *renderState, g *funcs.Guard, allowNondeterministic bool) templa
 		if st.observe == nil {
 			return nil, fmt.Errorf("observed: not in a render")
 		}
-		return st.observe.observedFunc(id, path...)
+		return st.observe.Func(id, path...)
 	}
 	f["lookup"] = func(apiVersion, kind, namespace, name string) (map[string]any, error) {
 		if st.observe == nil {
 			return nil, fmt.Errorf("lookup: not in a render")
 		}
-		return st.observe.lookups.Func(apiVersion, kind, namespace, name)
+		return st.observe.Lookups().Func(apiVersion, kind, namespace, name)
 	}
 	st.funcs = f
 	return f
@@ -78,7 +79,7 @@ func (st *renderState) generate(loc int, args []any) (any, error) {
 	if !ok || st.observe == nil {
 		return nil, fmt.Errorf("%s: not in a render", name)
 	}
-	return st.observe.memo.Call(st.unit, name, fn, args)
+	return st.observe.Memo().Call(st.unit, name, fn, args)
 }
 
 // pointFuncs returns the functions of points (package budget), bound to

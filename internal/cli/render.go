@@ -31,6 +31,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/valuestore"
 	"github.com/stencil-dev/stencil/templates"
 	"github.com/stencil-dev/stencil/templates/lookup"
+	"github.com/stencil-dev/stencil/templates/observed"
 )
 
 // planFlags are the flags shared by render and diff.
@@ -388,7 +389,7 @@ func (s *session) answer(ctx context.Context, reads []lookup.Read) (lookup.Table
 // Offline nothing is observed. A member the user may not read, or that
 // does not exist, is not observed.
 func (s *session) observe(rec *applyset.Record) plan.Observe {
-	return func(ctx context.Context, pl *plan.Plan, _ []templates.HeldObject, ids []string) map[string]map[string]any {
+	return func(ctx context.Context, pl *plan.Plan, _ []observed.HeldObject, ids []string) map[string]map[string]any {
 		if s.client == nil {
 			return nil
 		}
