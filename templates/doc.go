@@ -13,6 +13,8 @@
 //
 //	templates        Load, LoadObject, MergeValues, Render; the render's
 //	                 execution and its output
+//	├── values       .Values: the merge over values.yaml, defaulted and
+//	│                validated by the schemas
 //	├── chart        Helm's chart model: Chart.yaml, subcharts, .tgz
 //	│                archives, .helmignore, values.yaml, dependencies'
 //	│                values
@@ -41,9 +43,9 @@
 //   - bundle.go: Load (a folder) and LoadObject (a Bundle's spec.files)
 //     give the same Bundle and Revision; links and special files are
 //     refused. files.go: .Files. capabilities.go: .Capabilities.
-//   - values.go: MergeValues (Helm's merge, then package chart's subchart
-//     values, then package schema's defaults and validation), errors by
-//     field path.
+//   - values.go: MergeValues (package values: Helm's merge, then package
+//     chart's subchart values, then package schema's defaults and
+//     validation, errors by field path), the last values kept.
 //   - render.go, state.go, units.go, tpl.go: RenderContext executes the
 //     templates (each subchart's once per use) with text/template and
 //     package funcs' functions; include and tpl run in the render's state,

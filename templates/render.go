@@ -10,6 +10,7 @@ import (
 	"github.com/stencil-dev/stencil/templates/funcs"
 	"github.com/stencil-dev/stencil/templates/lookup"
 	"github.com/stencil-dev/stencil/templates/observed"
+	"github.com/stencil-dev/stencil/templates/values"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -108,7 +109,7 @@ func Render(b *Bundle, in Input) ([]*unstructured.Unstructured, error) {
 // A render that fails in its templates still sets in.Observations to what
 // it read and looked up before the error (nothing generated).
 func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Unstructured, error) {
-	values, charts, err := b.mergeValues(in.Values)
+	vals, charts, err := b.mergeValues(in.Values)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +124,7 @@ func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Un
 	if err != nil {
 		return nil, err
 	}
-	units := b.units(b.data(values, in), charts)
+	units := b.units(b.data(vals, in), charts)
 	log := newObserveLog(in)
 	outputs, err := b.executeUnits(ctx, ps, units, in, log)
 	if err != nil {
@@ -255,7 +256,7 @@ func noValue(s string) string {
 func (b *Bundle) Render(in Input) ([]*unstructured.Unstructured, error) { return Render(b, in) }
 
 // data builds the top-level objects templates see.
-func (b *Bundle) data(values map[string]any, in Input) map[string]any {
+func (b *Bundle) data(vals map[string]any, in Input) map[string]any {
 	caps := in.Capabilities
 	if caps == nil {
 		caps = DefaultCapabilities()
@@ -265,7 +266,7 @@ func (b *Bundle) data(values map[string]any, in Input) map[string]any {
 		rev = 1
 	}
 	return map[string]any{
-		"Values":       Values(values),
+		"Values":       values.Values(vals),
 		"Composition":  in.Composition,
 		"Bundle":       BundleInfo{Name: b.name, Revision: b.revision},
 		"Release":      ReleaseInfo{Name: in.Composition.Name, Namespace: in.Composition.Namespace, Service: "stencil", IsInstall: !in.IsUpgrade, IsUpgrade: in.IsUpgrade, Revision: rev},
