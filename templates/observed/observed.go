@@ -70,12 +70,14 @@ type ObservedRead struct {
 
 // HeldObject is a rendered object held back by its AnnotationWaitFor.
 type HeldObject struct {
+	// APIVersion and Kind are the object's, as rendered.
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	// Namespace is as rendered: "" places a namespaced kind in the
 	// parent's namespace.
 	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
+	// Name is the object's metadata.name.
+	Name string `json:"name"`
 	// ID is its id (MemberID).
 	ID string `json:"id"`
 	// WaitsFor are the references ("ID PATH") not observed yet.
@@ -218,6 +220,7 @@ func (l *Log) Observations(held []HeldObject) Observations {
 // WaitRef is one reference of an AnnotationWaitFor: a member's id and a
 // dotted path.
 type WaitRef struct {
+	// ID is the member's id (MemberID); Path the dotted field path read.
 	ID, Path string
 }
 
