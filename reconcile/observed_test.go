@@ -20,6 +20,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/cluster"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
+	"github.com/stencil-dev/stencil/templates/observed"
 )
 
 // endpointFiles is examples/bundles/endpoint, with a ConfigMap more that
@@ -218,7 +219,7 @@ func TestHeldBackIsNeverPruned(t *testing.T) {
 	consistently(t, "the held-back ConfigMap kept as it was", 2*time.Second, func() (bool, error) {
 		got := &corev1.ConfigMap{}
 		err := k.Get(context.Background(), client.ObjectKeyFromObject(waiter), got)
-		return err == nil && got.Annotations[templates.AnnotationWaitFor] == "", err
+		return err == nil && got.Annotations[observed.AnnotationWaitFor] == "", err
 	})
 
 	// The previews (stencil diff, the webhook) do not count it as one to prune.
@@ -241,7 +242,7 @@ func TestHeldBackIsNeverPruned(t *testing.T) {
 	patchLabels(t, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}}, `{"go":"yes"}`)
 	eventually(t, "the ConfigMap applied with the value", func() (bool, error) {
 		err := k.Get(context.Background(), client.ObjectKeyFromObject(waiter), waiter)
-		return err == nil && waiter.Data["go"] == "yes" && waiter.Annotations[templates.AnnotationWaitFor] != "", fmt.Errorf("data %v (%v)", waiter.Data, err)
+		return err == nil && waiter.Data["go"] == "yes" && waiter.Annotations[observed.AnnotationWaitFor] != "", fmt.Errorf("data %v (%v)", waiter.Data, err)
 	})
 	condition(t, ns, "w", v1alpha1.ConditionReady, metav1.ConditionTrue)
 }

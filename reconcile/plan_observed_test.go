@@ -13,6 +13,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/cluster"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
+	"github.com/stencil-dev/stencil/templates/observed"
 )
 
 // TestObservedPlan: offline, with nothing observed, a plan holds back
@@ -37,7 +38,7 @@ func TestObservedPlan(t *testing.T) {
 	}
 
 	renders := 0
-	observe := func(_ context.Context, p *plan.Plan, _ []templates.HeldObject, ids []string) map[string]map[string]any {
+	observe := func(_ context.Context, p *plan.Plan, _ []observed.HeldObject, ids []string) map[string]map[string]any {
 		renders++
 		if _, ok := p.Addressed()["Service/web"]; !ok || len(ids) != 1 || ids[0] != "Service/web" {
 			t.Errorf("observe asked for %v of a plan addressing %v", ids, p.Addressed())
@@ -56,16 +57,16 @@ func TestObservedPlan(t *testing.T) {
 // TestMemberIDsAgree: templates' observed and a Bundle's outputs address
 // a member by one id.
 func TestMemberIDsAgree(t *testing.T) {
-	if templates.AnnotationID != outputs.AnnotationID {
-		t.Fatalf("templates.AnnotationID %q, outputs.AnnotationID %q", templates.AnnotationID, outputs.AnnotationID)
+	if observed.AnnotationID != outputs.AnnotationID {
+		t.Fatalf("observed.AnnotationID %q, outputs.AnnotationID %q", observed.AnnotationID, outputs.AnnotationID)
 	}
-	for _, ann := range []map[string]string{nil, {templates.AnnotationID: "db"}} {
+	for _, ann := range []map[string]string{nil, {observed.AnnotationID: "db"}} {
 		u := &unstructured.Unstructured{}
 		u.SetKind("StatefulSet")
 		u.SetName("x-db")
 		u.SetAnnotations(ann)
-		if templates.MemberID(u) != outputs.ID(u) {
-			t.Errorf("templates.MemberID %q, outputs.ID %q", templates.MemberID(u), outputs.ID(u))
+		if observed.MemberID(u) != outputs.ID(u) {
+			t.Errorf("observed.MemberID %q, outputs.ID %q", observed.MemberID(u), outputs.ID(u))
 		}
 	}
 }

@@ -1,9 +1,28 @@
 package templates
 
 import (
+	"github.com/stencil-dev/stencil/templates/budget"
 	"github.com/stencil-dev/stencil/templates/chart"
 	"github.com/stencil-dev/stencil/templates/funcs"
+	"github.com/stencil-dev/stencil/templates/manifest"
 	"github.com/stencil-dev/stencil/templates/measure"
+)
+
+// Bounds of one render. Exceeding one is a RenderError, never a crash.
+const (
+	// MaxObjects is the most objects one render may produce (see package
+	// manifest).
+	MaxObjects = manifest.MaxObjects
+	// MaxObjectBytes is the largest object a render may produce,
+	// serialized as JSON: 1.5 MiB, what the API server stores (see
+	// package manifest).
+	MaxObjectBytes = manifest.MaxObjectBytes
+	// MaxOutputBytes is the most bytes the templates of one render may
+	// write (Limits.MaxOutputBytes's default, see package budget).
+	MaxOutputBytes = budget.MaxOutputBytes
+	// MaxIncludeDepth bounds include and tpl recursion
+	// (Limits.MaxIncludeDepth's default, see package budget).
+	MaxIncludeDepth = budget.MaxIncludeDepth
 )
 
 // Bounds of the functions of one render (see package funcs): passing one

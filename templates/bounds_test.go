@@ -14,10 +14,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/stencil-dev/stencil/templates"
+	"github.com/stencil-dev/stencil/templates/budget"
 )
 
 // huge lifts the size bounds, so that only a deadline stops a render.
-var huge = templates.Limits{MaxSteps: 1 << 62, MaxRangeIterations: 1 << 62, MaxTemplateCalls: 1 << 62}
+var huge = budget.Limits{MaxSteps: 1 << 62, MaxRangeIterations: 1 << 62, MaxTemplateCalls: 1 << 62}
 
 // Helpers of the fan-out cases: each call makes two more, 30 deep (2^30 calls).
 const (
@@ -33,7 +34,7 @@ const (
 // before the deadline starts: on a busy machine its parsing could take a
 // good part of it, and the deadline would stop the render before the
 // line a test expects it in.
-func renderWith(t *testing.T, files map[string]string, vals string, l templates.Limits, timeout time.Duration, p *templates.Progress) *templates.RenderError {
+func renderWith(t *testing.T, files map[string]string, vals string, l budget.Limits, timeout time.Duration, p *budget.Progress) *templates.RenderError {
 	t.Helper()
 	b, in := bundle(t, files), templates.Input{Values: values(vals), Composition: web, Limits: l, Progress: p}
 	ctx := context.Background()
@@ -60,7 +61,7 @@ func TestBounds(t *testing.T) {
 		name    string
 		files   map[string]string // templates/t.yaml and helpers
 		values  string
-		limits  templates.Limits
+		limits  budget.Limits
 		timeout time.Duration
 		reason  string
 		file    string
@@ -68,32 +69,32 @@ func TestBounds(t *testing.T) {
 		msg     string
 	}{
 		// Loops, with the default limits.
-		{"range over 3e9", map[string]string{"templates/t.yaml": "a: 1\n{{ range 3000000000 }}x{{ end }}"}, "", templates.Limits{},
+		{"range over 3e9", map[string]string{"templates/t.yaml": "a: 1\n{{ range 3000000000 }}x{{ end }}"}, "", budget.Limits{},
 			0, templates.ReasonTooLarge, "templates/t.yaml", 2, "render stopped: more than 1000000 range iterations"},
-		{"three nested ranges", map[string]string{"templates/t.yaml": "\n\n" + nested3}, "", templates.Limits{},
+		{"three nested ranges", map[string]string{"templates/t.yaml": "\n\n" + nested3}, "", budget.Limits{},
 			0, templates.ReasonTooLarge, "templates/t.yaml", 3, "more than 1000000 range iterations"},
-		{"range over a tenant's count", map[string]string{"templates/t.yaml": "{{ range int .Values.count }}{{ end }}"}, `{"count":1000000000000000}`, templates.Limits{},
+		{"range over a tenant's count", map[string]string{"templates/t.yaml": "{{ range int .Values.count }}{{ end }}"}, `{"count":1000000000000000}`, budget.Limits{},
 			0, templates.ReasonTooLarge, "templates/t.yaml", 1, "more than 1000000 range iterations"},
-		{"negative limits take the defaults", map[string]string{"templates/t.yaml": "{{ range 3000000000 }}{{ end }}"}, "", templates.Limits{MaxSteps: math.MinInt64, MaxRangeIterations: -1},
+		{"negative limits take the defaults", map[string]string{"templates/t.yaml": "{{ range 3000000000 }}{{ end }}"}, "", budget.Limits{MaxSteps: math.MinInt64, MaxRangeIterations: -1},
 			0, templates.ReasonTooLarge, "templates/t.yaml", 1, "more than 1000000 range iterations"},
-		{"steps", map[string]string{"templates/t.yaml": "{{ range until 5000 }}{{ if true }}{{ end }}{{ end }}"}, "", templates.Limits{MaxSteps: 1000},
+		{"steps", map[string]string{"templates/t.yaml": "{{ range until 5000 }}{{ if true }}{{ end }}{{ end }}"}, "", budget.Limits{MaxSteps: 1000},
 			0, templates.ReasonTooLarge, "templates/t.yaml", 1, "render stopped: more than 1000 steps"},
 		// Nesting: include, template and tpl share the render's budget.
-		{"include fan-out", map[string]string{"templates/t.yaml": `{{ include "fan" list }}`, "templates/_fan.tpl": includeFan}, "", templates.Limits{MaxTemplateCalls: 1000},
+		{"include fan-out", map[string]string{"templates/t.yaml": `{{ include "fan" list }}`, "templates/_fan.tpl": includeFan}, "", budget.Limits{MaxTemplateCalls: 1000},
 			0, templates.ReasonTooLarge, "templates/_fan.tpl", 3, "more than 1000 template calls"},
-		{"template fan-out", map[string]string{"templates/t.yaml": `{{ template "tfan" list }}`, "templates/_fan.tpl": templateFan}, "", templates.Limits{MaxTemplateCalls: 1000},
+		{"template fan-out", map[string]string{"templates/t.yaml": `{{ template "tfan" list }}`, "templates/_fan.tpl": templateFan}, "", budget.Limits{MaxTemplateCalls: 1000},
 			0, templates.ReasonTooLarge, "templates/_fan.tpl", 3, "more than 1000 template calls"},
-		{"include recursion", map[string]string{"templates/t.yaml": "\n" + `{{ include "self" . }}`, "templates/_self.tpl": "{{ define \"self\" }}\n{{ include \"self\" . }}{{ end }}"}, "", templates.Limits{},
+		{"include recursion", map[string]string{"templates/t.yaml": "\n" + `{{ include "self" . }}`, "templates/_self.tpl": "{{ define \"self\" }}\n{{ include \"self\" . }}{{ end }}"}, "", budget.Limits{},
 			0, templates.ReasonTooLarge, "templates/_self.tpl", 2, "nested more than 100 deep"},
-		{"tpl of a loop in values", map[string]string{"templates/t.yaml": "a: 1\n{{ tpl .Values.t . }}"}, `{"t":"{{ range until 10000 }}{{ range until 10000 }}x{{ end }}{{ end }}"}`, templates.Limits{MaxRangeIterations: 5000},
+		{"tpl of a loop in values", map[string]string{"templates/t.yaml": "a: 1\n{{ tpl .Values.t . }}"}, `{"t":"{{ range until 10000 }}{{ range until 10000 }}x{{ end }}{{ end }}"}`, budget.Limits{MaxRangeIterations: 5000},
 			0, templates.ReasonTooLarge, "templates/t.yaml", 2, "more than 5000 range iterations"},
-		{"tpl in tpl in include", map[string]string{"templates/t.yaml": `{{ include "h" . }}`, "templates/_h.tpl": "{{ define \"h\" }}\n\n{{ tpl .Values.t . }}{{ end }}"}, `{"t":"{{ tpl \"{{ range 3000000000 }}{{ end }}\" . }}"}`, templates.Limits{MaxRangeIterations: 5000},
+		{"tpl in tpl in include", map[string]string{"templates/t.yaml": `{{ include "h" . }}`, "templates/_h.tpl": "{{ define \"h\" }}\n\n{{ tpl .Values.t . }}{{ end }}"}, `{"t":"{{ tpl \"{{ range 3000000000 }}{{ end }}\" . }}"}`, budget.Limits{MaxRangeIterations: 5000},
 			0, templates.ReasonTooLarge, "templates/_h.tpl", 3, "more than 5000 range iterations"},
 		// Whole render: the files of one render share the bounds (they
 		// run in Helm's order, u.yaml before t.yaml).
-		{"two files", map[string]string{"templates/t.yaml": "\n{{ range 600 }}{{ end }}", "templates/u.yaml": "{{ range 600 }}{{ end }}"}, "", templates.Limits{MaxRangeIterations: 1000},
+		{"two files", map[string]string{"templates/t.yaml": "\n{{ range 600 }}{{ end }}", "templates/u.yaml": "{{ range 600 }}{{ end }}"}, "", budget.Limits{MaxRangeIterations: 1000},
 			0, templates.ReasonTooLarge, "templates/t.yaml", 2, "more than 1000 range iterations"},
-		{"output through includes", map[string]string{"templates/t.yaml": "{{ include \"big\" . }}\n{{ include \"big\" . }}", "templates/_big.tpl": `{{ define "big" }}{{ repeat 400 "x" }}{{ end }}`}, "", templates.Limits{MaxOutputBytes: 1000},
+		{"output through includes", map[string]string{"templates/t.yaml": "{{ include \"big\" . }}\n{{ include \"big\" . }}", "templates/_big.tpl": `{{ define "big" }}{{ repeat 400 "x" }}{{ end }}`}, "", budget.Limits{MaxOutputBytes: 1000},
 			0, templates.ReasonTooLarge, "templates/_big.tpl", 1, "output larger than 1000 bytes"},
 		// Deadline.
 		{"deadline", map[string]string{"templates/t.yaml": "\n\n" + spin}, "", huge,
@@ -130,7 +131,7 @@ func TestCanceled(t *testing.T) {
 // render (from another goroutine) and after it stopped.
 func TestProgress(t *testing.T) {
 	files := map[string]string{"templates/a.yaml": "", "templates/t.yaml": `{{ include "loop" . }}`, "templates/_loop.tpl": "{{ define \"loop\" }}\n\n" + spin + "{{ end }}"}
-	p := new(templates.Progress)
+	p := new(budget.Progress)
 	if f, l := p.Where(); f != "" || l != 0 {
 		t.Errorf("before the render: %s:%d, want nothing", f, l)
 	}
@@ -163,8 +164,8 @@ func TestRealBundlesWithinDefaults(t *testing.T) {
 		t.Fatalf("no example bundles: %v", err)
 	}
 	dirs = append([]string{"testdata/webapp", "testdata/webapp-kustomize"}, dirs...)
-	d := templates.DefaultLimits()
-	tight := templates.Limits{MaxSteps: d.MaxSteps / 100, MaxRangeIterations: d.MaxRangeIterations / 100,
+	d := budget.DefaultLimits()
+	tight := budget.Limits{MaxSteps: d.MaxSteps / 100, MaxRangeIterations: d.MaxRangeIterations / 100,
 		MaxTemplateCalls: d.MaxTemplateCalls / 100, MaxIncludeDepth: 10, MaxOutputBytes: d.MaxOutputBytes / 100}
 	for _, dir := range dirs {
 		t.Run(strings.TrimPrefix(dir, "../"), func(t *testing.T) {
@@ -173,7 +174,7 @@ func TestRealBundlesWithinDefaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			vals := exampleValues(t, filepath.Base(dir))
-			for _, l := range []templates.Limits{{}, tight} {
+			for _, l := range []budget.Limits{{}, tight} {
 				if _, err := templates.Render(b, templates.Input{Values: vals, Composition: web, Limits: l}); err != nil {
 					t.Errorf("limits %+v: %v", l, err)
 				}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stencil-dev/stencil/templates"
+	"github.com/stencil-dev/stencil/templates/budget"
 )
 
 // TestDeadlineNamesLine: a render stopped at its deadline names the line
@@ -28,7 +29,7 @@ func TestDeadlineNamesLine(t *testing.T) {
 		{"templates/u.yaml", "templates/_slow.tpl", 3},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			p := new(templates.Progress)
+			p := new(budget.Progress)
 			re := renderWith(t, map[string]string{tt.name: files[tt.name], "templates/_slow.tpl": files["templates/_slow.tpl"]}, "", huge, 200*time.Millisecond, p)
 			if re.Reason != templates.ReasonTimeout || re.File != tt.file || re.Line != tt.line {
 				t.Errorf("got %q at %s:%d, want %q at %s:%d: %v", re.Reason, re.File, re.Line, templates.ReasonTimeout, tt.file, tt.line, re)
@@ -77,7 +78,7 @@ func TestStepsCountBodies(t *testing.T) {
 		ok    bool
 	}{{702, true}, {701, false}} {
 		b := bundle(t, tmpl(text))
-		_, err := templates.Render(b, templates.Input{Composition: web, Limits: templates.Limits{MaxSteps: tt.steps}})
+		_, err := templates.Render(b, templates.Input{Composition: web, Limits: budget.Limits{MaxSteps: tt.steps}})
 		if (err == nil) != tt.ok {
 			t.Errorf("MaxSteps %d: err = %v, want ok=%v", tt.steps, err, tt.ok)
 		}

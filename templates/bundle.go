@@ -14,7 +14,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"text/template"
-	"text/template/parse"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,9 +22,11 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/templates/budget"
 	"github.com/stencil-dev/stencil/templates/chart"
 	"github.com/stencil-dev/stencil/templates/generators"
 	"github.com/stencil-dev/stencil/templates/kustomize"
+	"github.com/stencil-dev/stencil/templates/manifest"
 	"github.com/stencil-dev/stencil/templates/schema"
 )
 
@@ -239,7 +240,7 @@ func newBundle(name string, spec v1alpha1.BundleSpec) (*Bundle, error) {
 		if !chart.IsText(p) {
 			continue
 		}
-		if line, col, bad, invalid := invalidUTF8(c); invalid {
+		if line, col, bad, invalid := manifest.InvalidUTF8(c); invalid {
 			return nil, &RenderError{File: p, Line: line,
 				Msg: fmt.Sprintf("is not valid UTF-8: byte %#x at column %d (stencil reads this file as text)", bad, col)}
 		}
@@ -284,9 +285,9 @@ func newBundle(name string, spec v1alpha1.BundleSpec) (*Bundle, error) {
 // parsedSet is the root's templates and helpers and those of one set of
 // enabled subcharts, parsed.
 type parsedSet struct {
-	key   string     // enabledKey of the subcharts parsed
-	tmpl  *execSet   // every template and helper, each under its file name, instrumented
-	bound *sync.Pool // *boundSet: clones of tmpl bound to a render's functions, reused
+	key   string      // enabledKey of the subcharts parsed
+	tmpl  *budget.Set // every template and helper, each under its file name, instrumented
+	bound *sync.Pool  // *boundSet: clones of tmpl bound to a render's functions, reused
 }
 
 // maxVariants bounds the parsed sets a Bundle keeps besides its
@@ -379,12 +380,13 @@ func (b *Bundle) parse(enabled *chart.Instance) (*parsedSet, error) {
 			return nil, templateError(p, err)
 		}
 	}
-	ps := &parsedSet{key: enabledKey(enabled), tmpl: &execSet{t: t, infos: map[*parse.Tree]treeInfo{}}}
-	if err := b.instrument(ps.tmpl); err != nil {
+	ps := &parsedSet{key: enabledKey(enabled), tmpl: budget.NewSet(t)}
+	// The budget's points, each at its file and line (package budget).
+	if err := ps.tmpl.InstrumentFiles(b.sources); err != nil {
 		return nil, err
 	}
 	first.set = ps.tmpl
-	t.Funcs(pointFuncs(first.st, first.g, ps.tmpl.points, 0))
+	t.Funcs(pointFuncs(first.st, first.g, ps.tmpl.Points(), 0))
 	ps.bound = &sync.Pool{}
 	ps.bound.Put(first)
 	return ps, nil
@@ -408,27 +410,6 @@ func (b *Bundle) loadCharts() error {
 		return &RenderError{File: ChartFile, Reason: ReasonTooLarge, Msg: fmt.Sprintf("more than %d uses of charts (subcharts and their aliases, at every depth; MaxCharts)", chart.MaxCharts)}
 	}
 	b.helmNames = chart.HelmNames(b.root, b.sources)
-	return nil
-}
-
-// instrument inserts the budget's points into every parsed tree
-// (instrument.go).
-func (b *Bundle) instrument(set *execSet) error {
-	ins := map[string]*instrumenter{}
-	for _, t := range set.t.Templates() {
-		tree := t.Tree
-		if _, ok := set.infos[tree]; ok || tree == nil {
-			continue
-		}
-		in := ins[tree.ParseName]
-		if in == nil {
-			in = newFileInstrumenter(set, tree.ParseName, b.sources[tree.ParseName])
-			ins[tree.ParseName] = in
-		}
-		if err := in.tree(tree); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/templates"
+	"github.com/stencil-dev/stencil/templates/budget"
 )
 
 // The parent chart (testdata/charts/parent) exercises Helm's dependency
@@ -147,7 +148,7 @@ func TestSubchartBounds(t *testing.T) {
 		"charts/sub/templates/tests/t.yaml": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: t-{{ now | date \"0405\" }}\n  annotations: {helm.sh/hook: test}\n",
 	}
 	b := bundle(t, files)
-	_, err := templates.Render(b, templates.Input{Composition: web, Limits: templates.Limits{MaxRangeIterations: 3}})
+	_, err := templates.Render(b, templates.Input{Composition: web, Limits: budget.Limits{MaxRangeIterations: 3}})
 	var re *templates.RenderError
 	if !errors.As(err, &re) || re.File != "charts/sub/templates/loop.yaml" || re.Line != 6 || re.Reason != templates.ReasonTooLarge {
 		t.Fatalf("err = %v, want ReasonTooLarge at charts/sub/templates/loop.yaml:6", err)

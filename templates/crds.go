@@ -8,6 +8,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/templates/chart"
+	"github.com/stencil-dev/stencil/templates/manifest"
 )
 
 // CRDs returns the CustomResourceDefinitions of the crds/ folders of the
@@ -35,7 +36,7 @@ func (b *Bundle) CRDs(values *apiextensionsv1.JSON) ([]*unstructured.Unstructure
 			out = append(out, o.DeepCopy())
 		}
 		if len(out) > MaxObjects {
-			return nil, tooManyObjects(p, 0, len(out))
+			return nil, manifest.TooManyObjects(p, 0, len(out))
 		}
 	}
 	return out, nil
@@ -53,7 +54,7 @@ func (b *Bundle) crdFile(p string) ([]*unstructured.Unstructured, error) {
 		res := r.(crdFileResult)
 		return res.objs, res.err
 	}
-	objs, lines, err := parseDocuments(p, b.sources[p])
+	objs, lines, err := manifest.Parse(p, b.sources[p])
 	for i, o := range objs {
 		if err != nil {
 			break

@@ -12,7 +12,9 @@
 // below it:
 //
 //	templates        Load, LoadObject, MergeValues, Render; the render's
-//	                 execution, its budget and its output
+//	                 execution and its output
+//	├── values       .Values: the merge over values.yaml, defaulted and
+//	│                validated by the schemas
 //	├── chart        Helm's chart model: Chart.yaml, subcharts, .tgz
 //	│                archives, .helmignore, values.yaml, dependencies'
 //	│                values
@@ -21,8 +23,16 @@
 //	├── kustomize    kustomization.yaml through krusty, confined
 //	├── funcs        the allow-list of sprig and Helm functions and their
 //	│                guards (function budget, determinism, no cycles)
+//	├── dates        the date and duration functions, in UTC, never
+//	│                reading the clock unless a bundle allows it
+//	├── manifest     the output read into objects: documents split as
+//	│                Helm's, Lists expanded, the objects checked together
+//	├── budget       the render's execution budget (Limits, Progress) and
+//	│                the parse trees rewritten to charge it
+//	├── observed     the function observed and stencil.dev/wait-for,
+//	│                from Input.Observed; Observations
 //	├── lookup       Helm's lookup, answered from Input.Lookups
-//	├── generated    the generators' memo: the same call, the same value
+//	├── generators   the generators' memo: the same call, the same value
 //	├── strictyaml   strict YAML and JSON reading, toYaml's writing
 //	├── measure      the measure of a value; saturating size arithmetic
 //	├── kubeapi      the built-in API list (generated) and kinds' scope
@@ -33,26 +43,22 @@
 //   - bundle.go: Load (a folder) and LoadObject (a Bundle's spec.files)
 //     give the same Bundle and Revision; links and special files are
 //     refused. files.go: .Files. capabilities.go: .Capabilities.
-//   - values.go: MergeValues (Helm's merge, then package chart's subchart
-//     values, then package schema's defaults and validation), errors by
-//     field path.
+//   - values.go: MergeValues (package values: Helm's merge, then package
+//     chart's subchart values, then package schema's defaults and
+//     validation, errors by field path), the last values kept.
 //   - render.go, state.go, units.go, tpl.go: RenderContext executes the
 //     templates (each subchart's once per use) with text/template and
-//     package funcs' functions; include and tpl run in the render's state.
-//   - budget.go, instrument.go: parsed trees are rewritten so that
-//     ranges, {{template}}, include and tpl charge one budget per render
-//     (Limits) and record their file:line in Progress.
+//     package funcs' functions; include and tpl run in the render's state,
+//     charging its budget (package budget: the parsed trees are rewritten
+//     so that ranges, {{template}}, include and tpl charge one budget per
+//     render, Limits, and record their file:line in Progress).
 //   - testhooks.go: Helm test hooks may call nondeterministic functions;
 //     their output is dropped.
 //   - output.go, kustomize.go: the rendered documents read into objects
-//     (package strictyaml) and checked as a whole (MaxObjects,
+//     and checked as a whole (package manifest: MaxObjects,
 //     MaxObjectBytes, no object twice).
 //   - bounds.go, errors.go: the bounds and RenderError, re-exported from
 //     the subpackages that own them.
-//   - observed.go: the function observed (a member's observed value from
-//     Input.Observed, nil until given) and stencil.dev/wait-for (an
-//     object held back until its values are observed); every read is
-//     recorded, with the hash of its value, in Input.Observations.
 //
 // # Invariants
 //

@@ -6,17 +6,18 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/stencil-dev/stencil/templates/kustomize"
+	"github.com/stencil-dev/stencil/templates/manifest"
 )
 
 // kustomize runs kustomize (package kustomize, which says how it is kept
 // to the bundle's files) over the rendered templates at their paths and
 // the bundle's other files, and checks the objects it builds as a whole
-// (checkObjects).
+// (manifest.Check).
 func (b *Bundle) kustomize(outputs map[string]string) ([]*unstructured.Unstructured, error) {
 	files := map[string]string{}
 	for p, content := range b.spec.Files {
 		if rendered, ok := outputs[p]; ok {
-			if err := checkUTF8(p, rendered); err != nil {
+			if err := manifest.CheckUTF8(p, rendered); err != nil {
 				return nil, err
 			}
 			content = rendered
@@ -34,9 +35,9 @@ func (b *Bundle) kustomize(outputs map[string]string) ([]*unstructured.Unstructu
 	if err != nil {
 		return nil, err
 	}
-	sources := make([]source, len(objs))
+	sources := make([]manifest.Source, len(objs))
 	for i := range sources {
-		sources[i] = source{file: KustomizationFile}
+		sources[i] = manifest.Source{File: KustomizationFile}
 	}
-	return objs, checkObjects(objs, sources, "", nil)
+	return objs, manifest.Check(objs, sources, "", nil)
 }

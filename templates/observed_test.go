@@ -9,6 +9,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/templates"
+	"github.com/stencil-dev/stencil/templates/observed"
 )
 
 // observedBundle: a Service, and a ConfigMap that copies its clusterIP
@@ -67,8 +68,8 @@ func TestObserved(t *testing.T) {
 			t.Errorf("objects (-want +got):\n%s", diff)
 		}
 		want := templates.Observations{
-			Reads: []templates.ObservedRead{{ID: "Service/web", Path: []string{"spec", "clusterIP"}}, {ID: "Service/web", Path: []string{"spec", "ports", "0", "port"}}},
-			Held:  []templates.HeldObject{{APIVersion: "v1", Kind: "ConfigMap", Name: "endpoint", ID: "ConfigMap/endpoint", WaitsFor: []string{"Service/web spec.clusterIP"}}},
+			Reads: []observed.ObservedRead{{ID: "Service/web", Path: []string{"spec", "clusterIP"}}, {ID: "Service/web", Path: []string{"spec", "ports", "0", "port"}}},
+			Held:  []observed.HeldObject{{APIVersion: "v1", Kind: "ConfigMap", Name: "endpoint", ID: "ConfigMap/endpoint", WaitsFor: []string{"Service/web spec.clusterIP"}}},
 		}
 		if diff := cmp.Diff(want, obs); diff != "" {
 			t.Errorf("observations (-want +got):\n%s", diff)
@@ -96,7 +97,7 @@ func TestObserved(t *testing.T) {
 				}
 			}
 		}
-		if len(obs.Reads) != 2 || obs.Reads[0].Hash != templates.ValueHash("10.0.0.7") || obs.Reads[1].Hash != templates.ValueHash(int64(80)) {
+		if len(obs.Reads) != 2 || obs.Reads[0].Hash != observed.ValueHash("10.0.0.7") || obs.Reads[1].Hash != observed.ValueHash(int64(80)) {
 			t.Errorf("reads %+v, want the hashes of what was read", obs.Reads)
 		}
 	})

@@ -3,13 +3,14 @@ package templates
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 
+	"github.com/stencil-dev/stencil/templates/budget"
 	"github.com/stencil-dev/stencil/templates/chart"
 	"github.com/stencil-dev/stencil/templates/funcs"
 	"github.com/stencil-dev/stencil/templates/lookup"
+	"github.com/stencil-dev/stencil/templates/observed"
+	"github.com/stencil-dev/stencil/templates/values"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -46,15 +47,16 @@ type Input struct {
 	// Revision is .Release.Revision (1 when 0).
 	Revision int
 	// Limits bound the whole render; a zero field takes its default
-	// (DefaultLimits).
-	Limits Limits
+	// (budget.DefaultLimits).
+	Limits budget.Limits
 	// Progress, when not nil, is kept up to date with where the render
 	// is, for a watchdog in another goroutine. It is never encoded.
-	Progress *Progress `json:"-"`
+	Progress *budget.Progress `json:"-"`
 	// Observed is the observed state of the set's own members, by member
-	// id (MemberID), as the function observed and AnnotationWaitFor read
-	// it: only members of this set, and only those the caller chose to
-	// give (the controller: those a render of this parent addressed).
+	// id (observed.MemberID), as the function observed and
+	// observed.AnnotationWaitFor read it: only members of this set, and
+	// only those the caller chose to give (the controller: those a render
+	// of this parent addressed).
 	// A member absent is not observed yet: its values read as nil.
 	Observed map[string]map[string]any `json:"observed,omitempty"`
 	// Lookups answers the template function lookup (package
@@ -75,6 +77,15 @@ type Input struct {
 	// Observed and Lookups, what it generated and what it held back. It
 	// is never encoded (package sandbox carries it back in its response).
 	Observations *Observations `json:"-"`
+}
+
+// Observations is what a render read of Input.Observed and Lookups, what
+// it generated and what it held back (package observed).
+type Observations = observed.Observations
+
+// newObserveLog is the log of what a render with in reads and generates.
+func newObserveLog(in Input) *observed.Log {
+	return observed.NewLog(in.Observed, in.Lookups, in.Generated, in.GeneratedKey)
 }
 
 // Render is RenderContext with no deadline: the Limits of in still bound it.
@@ -98,7 +109,7 @@ func Render(b *Bundle, in Input) ([]*unstructured.Unstructured, error) {
 // A render that fails in its templates still sets in.Observations to what
 // it read and looked up before the error (nothing generated).
 func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Unstructured, error) {
-	values, charts, err := b.mergeValues(in.Values)
+	vals, charts, err := b.mergeValues(in.Values)
 	if err != nil {
 		return nil, err
 	}
@@ -113,21 +124,21 @@ func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Un
 	if err != nil {
 		return nil, err
 	}
-	units := b.units(b.data(values, in), charts)
+	units := b.units(b.data(vals, in), charts)
 	log := newObserveLog(in)
 	outputs, err := b.executeUnits(ctx, ps, units, in, log)
 	if err != nil {
 		// What it read up to the error, so a caller can answer the
 		// lookups of a render that failed for want of an answer.
 		if in.Observations != nil {
-			*in.Observations = log.observations(nil)
+			*in.Observations = log.Observations(nil)
 			in.Observations.Generated = nil // never kept: nothing was written
 		}
 		return nil, err
 	}
 	var objs []*unstructured.Unstructured
 	if _, ok := b.spec.Files[KustomizationFile]; ok {
-		in.Progress.setFile(KustomizationFile)
+		in.Progress.SetFile(KustomizationFile)
 		objs, err = b.kustomize(outputs)
 	} else {
 		objs, err = parseOutputs(units, outputs, in.Composition.Namespace, clusterKinds(in.Capabilities))
@@ -135,12 +146,12 @@ func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Un
 	if err != nil {
 		return nil, err
 	}
-	objs, held, err := holdBack(objs, log)
+	objs, held, err := log.HoldBack(objs)
 	if err != nil {
 		return nil, err
 	}
 	if in.Observations != nil {
-		*in.Observations = log.observations(held)
+		*in.Observations = log.Observations(held)
 	}
 	return objs, nil
 }
@@ -172,7 +183,7 @@ func (b *Bundle) execute(ctx context.Context, data map[string]any, in Input) (ma
 
 // executeUnits runs units in order on a clone of the parsed set, all
 // charging one budget, and returns their outputs by key.
-func (b *Bundle) executeUnits(ctx context.Context, ps *parsedSet, units []unit, in Input, log *observeLog) (map[string]string, error) {
+func (b *Bundle) executeUnits(ctx context.Context, ps *parsedSet, units []unit, in Input, log *observed.Log) (map[string]string, error) {
 	// The functions charge this render's budgets (guard.go): they are
 	// bound on a clone of the parsed set, reused from an earlier render
 	// when one is free.
@@ -184,14 +195,13 @@ func (b *Bundle) executeUnits(ctx context.Context, ps *parsedSet, units []unit, 
 		}
 	}
 	defer func() {
-		bs.st.budget = budget{} // nothing of this render kept while the set waits
+		bs.st.budget = budget.Budget{} // nothing of this render kept while the set waits
 		bs.st.observe = nil
 		ps.bound.Put(bs)
 	}()
-	limits := in.Limits.withDefaults()
-	bs.reset(newBudget(ctx, limits, in.Progress))
+	limits := in.Limits.WithDefaults()
+	bs.reset(budget.New(ctx, limits, in.Progress))
 	bs.st.observe = log
-	in.Progress.start()
 	st := bs.st
 	st.names = b.helmNames
 	outputs := make(map[string]string, len(units))
@@ -204,17 +214,17 @@ func (b *Bundle) executeUnits(ctx context.Context, ps *parsedSet, units []unit, 
 		data["Template"] = u.tmpl
 		st.unit = u.file
 		var buf bytes.Buffer
-		depth := st.budget.depth
+		depth := st.budget.Depth()
 		if err := st.execute(&buf, nil, name, data); err != nil {
-			if berr := st.budget.err; berr != nil {
+			if berr := st.budget.Err(); berr != nil {
 				err = berr // even if a function rewrapped it
 			}
-			if st.budget.err == nil && !b.spec.AllowNondeterministic && funcs.RefusedNondeterministic(err) &&
+			if st.budget.Err() == nil && !b.spec.AllowNondeterministic && funcs.RefusedNondeterministic(err) &&
 				bs.testHookOutput(name, data, depth) {
 				outputs[u.key] = "" // test hooks only: never applied (testhooks.go)
 				continue
 			}
-			if berr := st.budget.err; berr != nil {
+			if berr := st.budget.Err(); berr != nil {
 				err = berr
 			}
 			return nil, executeError(name, err, limits)
@@ -246,7 +256,7 @@ func noValue(s string) string {
 func (b *Bundle) Render(in Input) ([]*unstructured.Unstructured, error) { return Render(b, in) }
 
 // data builds the top-level objects templates see.
-func (b *Bundle) data(values map[string]any, in Input) map[string]any {
+func (b *Bundle) data(vals map[string]any, in Input) map[string]any {
 	caps := in.Capabilities
 	if caps == nil {
 		caps = DefaultCapabilities()
@@ -256,7 +266,7 @@ func (b *Bundle) data(values map[string]any, in Input) map[string]any {
 		rev = 1
 	}
 	return map[string]any{
-		"Values":       Values(values),
+		"Values":       values.Values(vals),
 		"Composition":  in.Composition,
 		"Bundle":       BundleInfo{Name: b.name, Revision: b.revision},
 		"Release":      ReleaseInfo{Name: in.Composition.Name, Namespace: in.Composition.Namespace, Service: "stencil", IsInstall: !in.IsUpgrade, IsUpgrade: in.IsUpgrade, Revision: rev},
@@ -289,95 +299,12 @@ type TemplateInfo struct {
 	BasePath string
 }
 
-// Defaults of Limits, far above what real charts use: the webapp testdata
-// and the example bundles take under 0.1% of each (bounds_test.go).
-const (
-	// DefaultMaxSteps is Limits.MaxSteps when zero.
-	DefaultMaxSteps = 10_000_000
-	// DefaultMaxRangeIterations is Limits.MaxRangeIterations when zero.
-	DefaultMaxRangeIterations = 1_000_000
-	// DefaultMaxTemplateCalls is Limits.MaxTemplateCalls when zero.
-	DefaultMaxTemplateCalls = 100_000
-)
-
-// Limits bound one whole render: every template, {{template}}, include and
-// tpl it executes charges the same counters, so nesting cannot multiply
-// them. Passing one stops the render with a RenderError of Reason
-// ReasonTooLarge naming the file and line being executed and the bound.
-// A zero or negative field takes its default (DefaultLimits).
-type Limits struct {
-	// MaxSteps bounds the template nodes executed (actions, text, if,
-	// with, range, ...) plus the range iterations.
-	MaxSteps int64
-	// MaxRangeIterations bounds the iterations of every range, whatever it
-	// ranges over.
-	MaxRangeIterations int64
-	// MaxTemplateCalls bounds the include, tpl and {{template}} calls
-	// (each template file executed counts one too).
-	MaxTemplateCalls int64
-	// MaxIncludeDepth bounds how deeply include, tpl and {{template}} nest,
-	// a template file being depth 1.
-	MaxIncludeDepth int64
-	// MaxOutputBytes bounds the bytes every template, include and tpl of
-	// the render writes, together (output passed up through an include
-	// counts again where it is written).
-	MaxOutputBytes int64
-}
-
-// DefaultLimits returns the limits of a render whose Input.Limits is zero.
-func DefaultLimits() Limits {
-	return Limits{
-		MaxSteps:           DefaultMaxSteps,
-		MaxRangeIterations: DefaultMaxRangeIterations,
-		MaxTemplateCalls:   DefaultMaxTemplateCalls,
-		MaxIncludeDepth:    MaxIncludeDepth,
-		MaxOutputBytes:     MaxOutputBytes,
-	}
-}
-
-// withDefaults fills the zero and negative fields with the defaults.
-func (l Limits) withDefaults() Limits {
-	d := DefaultLimits()
-	for _, f := range []struct{ v, def *int64 }{
-		{&l.MaxSteps, &d.MaxSteps}, {&l.MaxRangeIterations, &d.MaxRangeIterations},
-		{&l.MaxTemplateCalls, &d.MaxTemplateCalls}, {&l.MaxIncludeDepth, &d.MaxIncludeDepth},
-		{&l.MaxOutputBytes, &d.MaxOutputBytes},
-	} {
-		if *f.v <= 0 {
-			*f.v = *f.def
-		}
-	}
-	return l
-}
-
 // executeError turns an error of executing the template file into a
 // RenderError: a stopped budget names the innermost bundle file and line
-// executing and the bound passed.
-func executeError(file string, err error, l Limits) *RenderError {
-	var be *budgetError
-	if !errors.As(err, &be) {
-		return templateError(file, err)
+// executing and the bound passed (budget.StopError).
+func executeError(file string, err error, l budget.Limits) *RenderError {
+	if re := budget.StopError(file, err, l); re != nil {
+		return re
 	}
-	re := &RenderError{File: file, Reason: ReasonTooLarge, Err: err}
-	if be.at != nil {
-		re.File, re.Line = be.at.file, be.at.line
-	}
-	switch be.kind {
-	case stopSteps:
-		re.Msg = fmt.Sprintf("render stopped: more than %d steps", l.MaxSteps)
-	case stopRangeIterations:
-		re.Msg = fmt.Sprintf("render stopped: more than %d range iterations", l.MaxRangeIterations)
-	case stopTemplateCalls:
-		re.Msg = fmt.Sprintf("render stopped: more than %d template calls (include, tpl and template)", l.MaxTemplateCalls)
-	case stopDepth:
-		re.Msg = fmt.Sprintf("render stopped: include, tpl and template nested more than %d deep (a template including itself?)", l.MaxIncludeDepth)
-	case stopOutputBytes:
-		re.Msg = fmt.Sprintf("render stopped: output larger than %d bytes", l.MaxOutputBytes)
-	case stopDone:
-		re.Reason, re.Msg = ReasonTimeout, "render stopped: deadline exceeded"
-		if !errors.Is(be.err, context.DeadlineExceeded) {
-			re.Reason, re.Msg = "", "render canceled"
-		}
-	}
-	return re
+	return templateError(file, err)
 }

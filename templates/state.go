@@ -5,26 +5,18 @@ import (
 	"fmt"
 	"text/template"
 
+	"github.com/stencil-dev/stencil/templates/budget"
 	"github.com/stencil-dev/stencil/templates/funcs"
-)
-
-// Bounds of one render. Exceeding one is a RenderError, never a crash.
-const (
-	// MaxObjects is the most objects one render may produce.
-	MaxObjects = 2000
-	// MaxOutputBytes is the most bytes the templates of one render may write.
-	MaxOutputBytes = 16 << 20
-	// MaxIncludeDepth bounds include and tpl recursion.
-	MaxIncludeDepth = 100
+	"github.com/stencil-dev/stencil/templates/observed"
 )
 
 // renderState is what the functions of one render share: the render's
-// budget (Limits), which the points of the templates (instrument.go),
+// budget (Limits), which the points of the templates (package budget),
 // include and tpl charge, and the set the innermost execution runs in (a
 // tpl runs in a clone).
 type renderState struct {
-	budget budget
-	set    *execSet
+	budget budget.Budget
+	set    *budget.Set
 	g      *funcs.Guard // the render's function budget
 	// funcBytes is the render's function budget (guard.go); 0 means
 	// MaxFunctionBytes.
@@ -33,14 +25,14 @@ type renderState struct {
 	// renders of the set: a clone of some 200 functions and a parse per
 	// call cost more than most renders.
 	tpls    map[tplKey]*tplEntry
-	base    *execSet // the bound set's
-	scratch *execSet // see tplEntry
+	base    *budget.Set // the bound set's
+	scratch *budget.Set // see tplEntry
 	// names are the templates' names as Helm's engine has them (see
 	// Bundle.helmNames), to their bundle paths: include finds either.
 	names map[string]string
 	// observe is the render's Input.Observed, Lookups and Generated, and
-	// what it read of them (observed.go).
-	observe *observeLog
+	// what it read of them (package observed).
+	observe *observed.Log
 	// unit is the file of templates/ being rendered: the scope of the
 	// generators' calls (package templates/generators).
 	unit string
@@ -52,7 +44,7 @@ type renderState struct {
 // funcMap returns the functions templates may call: sprig's and Helm's,
 // bounded, deterministic unless allowNondeterministic, and never able to
 // make a value contain itself (guardedFuncs; "# Functions" in doc.go),
-// with include, tpl and the budget's points (instrument.go) on st. Every
+// with include, tpl and the budget's points (package budget) on st. Every
 // function of one map charges g, the function budget (MaxFunctionBytes),
 // so each render executes a set whose funcMap is its own (boundSet).
 func funcMap(st *renderState, g *funcs.Guard, allowNondeterministic bool) template.FuncMap {
@@ -66,13 +58,13 @@ func funcMap(st *renderState, g *funcs.Guard, allowNondeterministic bool) templa
 		if st.observe == nil {
 			return nil, fmt.Errorf("observed: not in a render")
 		}
-		return st.observe.observedFunc(id, path...)
+		return st.observe.Func(id, path...)
 	}
 	f["lookup"] = func(apiVersion, kind, namespace, name string) (map[string]any, error) {
 		if st.observe == nil {
 			return nil, fmt.Errorf("lookup: not in a render")
 		}
-		return st.observe.lookups.Func(apiVersion, kind, namespace, name)
+		return st.observe.Lookups().Func(apiVersion, kind, namespace, name)
 	}
 	st.funcs = f
 	return f
@@ -82,29 +74,29 @@ func funcMap(st *renderState, g *funcs.Guard, allowNondeterministic bool) templa
 // instrumenter rewrote) through the render's memo: the value kept for the
 // call, or a new one (package templates/generators).
 func (st *renderState) generate(loc int, args []any) (any, error) {
-	name := st.set.locs[loc].call
+	name := st.set.Location(loc).Call()
 	fn, ok := st.funcs[name]
 	if !ok || st.observe == nil {
 		return nil, fmt.Errorf("%s: not in a render", name)
 	}
-	return st.observe.memo.Call(st.unit, name, fn, args)
+	return st.observe.Memo().Call(st.unit, name, fn, args)
 }
 
-// pointFuncs returns the functions of points (instrument.go), bound to st
-// and g.
-func pointFuncs(st *renderState, g *funcs.Guard, points []point, first int) template.FuncMap {
+// pointFuncs returns the functions of points (package budget), bound to
+// st and g: each charges the innermost set's budget.
+func pointFuncs(st *renderState, g *funcs.Guard, points []budget.Point, first int) template.FuncMap {
 	f := make(template.FuncMap, len(points))
 	for i, p := range points {
-		name := pointName(first + i)
-		switch p.kind {
-		case pointInclude:
-			f[name] = g.Output("include", func(name string, data any) (string, error) { return st.include(p.loc, name, data) })
-		case pointTpl:
-			f[name] = g.Output("tpl", func(text string, data any) (string, error) { return st.tpl(p.loc, text, data) })
-		case pointGen:
-			f[name] = func(args ...any) (any, error) { return st.generate(p.loc, args) }
+		name := budget.PointName(first + i)
+		switch p.Kind {
+		case budget.PointInclude:
+			f[name] = g.Output("include", func(name string, data any) (string, error) { return st.include(p.Loc, name, data) })
+		case budget.PointTpl:
+			f[name] = g.Output("tpl", func(text string, data any) (string, error) { return st.tpl(p.Loc, text, data) })
+		case budget.PointGenerator:
+			f[name] = func(args ...any) (any, error) { return st.generate(p.Loc, args) }
 		default:
-			f[name] = func() *struct{} { return st.point(p) }
+			f[name] = func() *struct{} { return st.budget.Point(st.set, p) }
 		}
 	}
 	return f
@@ -119,7 +111,7 @@ func pointFuncs(st *renderState, g *funcs.Guard, points []point, first int) temp
 // set (functions keep no other state, and executing a template does not
 // change it).
 type boundSet struct {
-	set *execSet
+	set *budget.Set
 	st  *renderState
 	g   *funcs.Guard
 }
@@ -128,109 +120,52 @@ type boundSet struct {
 // own to the clone. (The parsed set itself is the first boundSet: see
 // Bundle.parse.)
 func (b *Bundle) newBoundSet(ps *parsedSet) (*boundSet, error) {
-	t, err := ps.tmpl.t.Clone()
+	set, err := ps.tmpl.CloneShared()
 	if err != nil {
 		return nil, err
 	}
-	bs := newBoundSetOf(&execSet{t: t, locs: ps.tmpl.locs, points: ps.tmpl.points, infos: ps.tmpl.infos})
+	bs := newBoundSetOf(set)
+	t := set.Template()
 	t.Funcs(funcMap(bs.st, bs.g, b.spec.AllowNondeterministic))
-	t.Funcs(pointFuncs(bs.st, bs.g, bs.set.points, 0))
+	t.Funcs(pointFuncs(bs.st, bs.g, set.Points(), 0))
 	return bs, nil
 }
 
-func newBoundSetOf(set *execSet) *boundSet {
+func newBoundSetOf(set *budget.Set) *boundSet {
 	g := funcs.NewGuard(0)
 	return &boundSet{set: set, st: &renderState{g: g}, g: g}
 }
 
 // reset prepares the set for a render with budget: a fresh function
 // budget of st.funcBytes and no costly call made.
-func (bs *boundSet) reset(b budget) {
+func (bs *boundSet) reset(b budget.Budget) {
 	bs.st.budget = b
 	bs.st.set, bs.st.base = bs.set, bs.set
 	*bs.g = *funcs.NewGuard(bs.st.funcBytes)
 }
 
-// point charges the budget for a point of the templates (instrument.go).
-// It stops the render by panicking with the budget's error, which
-// text/template returns as the error of the call: a single result that
-// is a pointer costs no allocation.
-func (st *renderState) point(p point) *struct{} {
-	b := &st.budget
-	l := &st.set.locs[p.loc]
-	b.at(l)
-	var err error
-	switch p.kind {
-	case pointIter:
-		err = b.iterate(p.weight)
-	case pointCall:
-		if err = b.call(); err == nil {
-			if t := st.set.t.Lookup(l.call); t != nil {
-				err = st.enter(t)
-			}
-		}
-	case pointReturn:
-		b.ret()
-	}
-	if err != nil {
-		panic(err)
-	}
-	return nil
-}
-
-// enter charges the steps of t's body, which starts.
-func (st *renderState) enter(t *template.Template) error {
-	info, ok := st.set.infos[t.Tree]
-	if !ok {
-		return nil // not parsed: text/template says so
-	}
-	st.budget.at(&st.set.locs[info.entry])
-	return st.budget.charge(info.weight)
-}
-
 // execute runs the template name of the innermost set, as one call of
 // the render's budget, writing to buf; site is the call's location (nil
 // for a file).
-func (st *renderState) execute(buf *bytes.Buffer, site *location, name string, data any) error {
-	t := st.set.t.Lookup(name)
+func (st *renderState) execute(buf *bytes.Buffer, site *budget.Location, name string, data any) error {
+	tmpl := st.set.Template()
+	t := tmpl.Lookup(name)
 	if t == nil {
 		if file, ok := st.names[name]; ok {
-			t = st.set.t.Lookup(file)
+			t = tmpl.Lookup(file)
 		}
 	}
 	if t == nil {
-		return st.set.t.ExecuteTemplate(buf, name, data) // its error
+		return tmpl.ExecuteTemplate(buf, name, data) // its error
 	}
-	return st.run(buf, site, t, data)
-}
-
-// run runs t, which is of the innermost set.
-func (st *renderState) run(buf *bytes.Buffer, site *location, t *template.Template, data any) error {
-	b := &st.budget
-	if site != nil {
-		b.at(site)
-	}
-	if err := b.call(); err != nil {
-		return err
-	}
-	if err := st.enter(t); err != nil {
-		return err
-	}
-	if err := t.Execute(&budgetWriter{w: buf, b: b}, data); err != nil {
-		return err
-	}
-	b.ret()
-	if site != nil {
-		b.at(site)
-	}
-	return nil
+	return st.budget.Run(buf, site, st.set, t, data)
 }
 
 // include executes a named template (a define in a helper, or a file) and
 // returns its output, as Helm's include. It charges the render's budget.
 func (st *renderState) include(site int, name string, data any) (string, error) {
 	var buf bytes.Buffer
-	if err := st.execute(&buf, &st.set.locs[site], name, data); err != nil {
+	if err := st.execute(&buf, st.set.Location(site), name, data); err != nil {
 		return "", err
 	}
 	return buf.String(), nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/stencil-dev/stencil/templates/funcs"
+	"github.com/stencil-dev/stencil/templates/manifest"
 )
 
 // This file lets Helm test hooks call nondeterministic functions. A test
@@ -37,19 +38,19 @@ func (bs *boundSet) testHookOutput(name string, data any, depth int64) bool {
 	tpls, scratch := st.tpls, st.scratch
 	st.tpls, st.scratch = nil, nil
 	st.set = bs.set
-	st.budget.depth = depth // the refused execution returned mid-way
-	funcs.BindNondeterministic(bs.set.t, bs.g, true)
+	st.budget.SetDepth(depth) // the refused execution returned mid-way
+	funcs.BindNondeterministic(bs.set.Template(), bs.g, true)
 	defer func() {
-		funcs.BindNondeterministic(bs.set.t, bs.g, false)
+		funcs.BindNondeterministic(bs.set.Template(), bs.g, false)
 		st.tpls, st.scratch = tpls, scratch
 		st.set = bs.set
-		st.budget.depth = depth
+		st.budget.SetDepth(depth)
 	}()
 	var buf bytes.Buffer
 	if err := st.execute(&buf, nil, name, data); err != nil {
 		return false
 	}
-	objs, _, err := parseDocuments(name, noValue(buf.String()))
+	objs, _, err := manifest.Parse(name, noValue(buf.String()))
 	if err != nil {
 		return false
 	}

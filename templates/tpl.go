@@ -3,11 +3,11 @@ package templates
 import (
 	"bytes"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"text/template"
 	"text/template/parse"
+
+	"github.com/stencil-dev/stencil/templates/budget"
 )
 
 // This file holds Helm's tpl: a string rendered as a template with the
@@ -15,7 +15,7 @@ import (
 
 // tplKey is a text tpl parsed in a set, at a call site.
 type tplKey struct {
-	set  *execSet
+	set  *budget.Set
 	site int
 	text string
 }
@@ -31,11 +31,11 @@ const tplName = "tpl"
 // tpl: as if in a clone of the set, so its defines stay its own. It
 // charges the render's budget.
 func (st *renderState) tpl(site int, text string, data any) (string, error) {
-	loc := &st.set.locs[site]
+	loc := st.set.Location(site)
 	var prev *template.Template // tplName in the scratch set, to restore
 	scratch := st.scratch
 	if scratch != nil {
-		prev = scratch.t.Lookup(tplName)
+		prev = scratch.Template().Lookup(tplName)
 	}
 	e, err := st.tplEntry(site, text)
 	if err != nil {
@@ -44,19 +44,19 @@ func (st *renderState) tpl(site int, text string, data any) (string, error) {
 	outer := st.set
 	st.set = e.set
 	defer func() { st.set = outer }()
-	t := e.set.t.Lookup(tplName)
+	t := e.set.Template().Lookup(tplName)
 	if e.tree != nil {
 		// The text is tplName in the scratch set while it runs, as in a
 		// clone; a tpl running it (nested) gets its own back after.
-		if t, err = e.set.t.AddParseTree(tplName, e.tree); err != nil {
+		if t, err = e.set.Template().AddParseTree(tplName, e.tree); err != nil {
 			return "", err
 		}
 		if prev != nil && prev.Tree != e.tree && e.set == scratch {
-			defer func() { _, _ = e.set.t.AddParseTree(tplName, prev.Tree) }()
+			defer func() { _, _ = e.set.Template().AddParseTree(tplName, prev.Tree) }()
 		}
 	}
 	var buf bytes.Buffer
-	if err := st.run(&buf, loc, t, data); err != nil {
+	if err := st.budget.Run(&buf, loc, st.set, t, data); err != nil {
 		return "", fmt.Errorf("tpl: %w", err)
 	}
 	return noValue(buf.String()), nil
@@ -68,7 +68,7 @@ func (st *renderState) tpl(site int, text string, data any) (string, error) {
 // render of the bound set, so that a tpl costs no clone of some 200
 // functions.
 type tplEntry struct {
-	set  *execSet
+	set  *budget.Set
 	tree *parse.Tree
 }
 
@@ -86,7 +86,7 @@ func (st *renderState) tplEntry(site int, text string) (*tplEntry, error) {
 	var e *tplEntry
 	if st.set == st.base && !strings.Contains(text, "define") && !strings.Contains(text, "block") {
 		if st.scratch == nil {
-			set, err := st.clone(st.base)
+			set, err := st.base.Clone()
 			if err != nil {
 				return nil, err
 			}
@@ -101,7 +101,7 @@ func (st *renderState) tplEntry(site int, text string) (*tplEntry, error) {
 		}
 	}
 	if e == nil { // defines, or an empty text (which would not replace tplName)
-		set, err := st.clone(st.set)
+		set, err := st.set.Clone()
 		if err != nil {
 			return nil, err
 		}
@@ -114,38 +114,24 @@ func (st *renderState) tplEntry(site int, text string) (*tplEntry, error) {
 	return e, nil
 }
 
-// clone returns a clone of set, with tables of its own.
-func (st *renderState) clone(set *execSet) (*execSet, error) {
-	t, err := set.t.Clone()
-	if err != nil {
-		return nil, err
-	}
-	return &execSet{t: t, locs: slices.Clone(set.locs), points: slices.Clone(set.points), infos: maps.Clone(set.infos)}, nil
-}
-
 // parse parses text as tplName in set, instruments the trees it made
 // (every point reporting site) and binds their points; it returns
 // tplName's tree, nil if the text did not replace it (an empty text).
-func (st *renderState) parse(set *execSet, site int, text string) (*parse.Tree, error) {
+func (st *renderState) parse(set *budget.Set, site int, text string) (*parse.Tree, error) {
+	tmpl := set.Template()
 	var oldTree *parse.Tree
-	if old := set.t.Lookup(tplName); old != nil {
+	if old := tmpl.Lookup(tplName); old != nil {
 		oldTree = old.Tree
 	}
-	if _, err := set.t.New(tplName).Parse(text); err != nil {
+	if _, err := tmpl.New(tplName).Parse(text); err != nil {
 		return nil, fmt.Errorf("tpl: %w", err)
 	}
-	n := len(set.points)
-	in := newTplInstrumenter(set, site)
-	for _, nt := range set.t.Templates() {
-		if _, ok := set.infos[nt.Tree]; ok || nt.Tree == nil {
-			continue // instrumented already
-		}
-		if err := in.tree(nt.Tree); err != nil {
-			return nil, err
-		}
+	n, err := set.InstrumentTpl(site)
+	if err != nil {
+		return nil, err
 	}
-	set.t.Funcs(pointFuncs(st, st.g, set.points[n:], n))
-	t := set.t.Lookup(tplName)
+	tmpl.Funcs(pointFuncs(st, st.g, set.Points()[n:], n))
+	t := tmpl.Lookup(tplName)
 	if t == nil || t.Tree == oldTree {
 		return nil, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stencil-dev/stencil/templates/chart"
+	"github.com/stencil-dev/stencil/templates/values"
 )
 
 // unit is a template file a render executes: a root template, or a
@@ -45,9 +46,9 @@ func (b *Bundle) units(data map[string]any, charts *chart.Instance) []unit {
 func (b *Bundle) subchartUnits(units []unit, parent, siblings map[string]any, in *chart.Instance, fullPath, dir string) []unit {
 	dir = path.Join(dir, "charts", in.Name)
 	fullPath = fullPath + "/charts/" + in.Name
-	values, _ := parent["Values"].(Values)[in.Name].(map[string]any)
-	if values == nil {
-		values = map[string]any{}
+	vals, _ := parent["Values"].(values.Values)[in.Name].(map[string]any)
+	if vals == nil {
+		vals = map[string]any{}
 	}
 	info := chartInfo(in.Chart.Meta)
 	info["Name"], info["IsRoot"] = in.Name, false
@@ -56,7 +57,7 @@ func (b *Bundle) subchartUnits(units []unit, parent, siblings map[string]any, in
 	for k, v := range parent {
 		data[k] = v
 	}
-	data["Values"], data["Chart"], data["Files"], data["Subcharts"] = Values(values), info, Files(in.Chart.Files), subcharts
+	data["Values"], data["Chart"], data["Files"], data["Subcharts"] = values.Values(vals), info, Files(in.Chart.Files), subcharts
 	siblings[in.Name] = data
 	if !in.Chart.Library {
 		for _, file := range in.Chart.Emitted {

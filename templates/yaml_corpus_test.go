@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stencil-dev/stencil/templates/chart"
+	"github.com/stencil-dev/stencil/templates/manifest"
 	"github.com/stencil-dev/stencil/templates/measure"
 	"github.com/stencil-dev/stencil/templates/strictyaml"
 	yamlv2 "go.yaml.in/yaml/v2"
@@ -281,8 +282,8 @@ func corpus(t *testing.T) []corpusDoc {
 	t.Helper()
 	var docs []corpusDoc
 	add := func(name, text string) {
-		for _, d := range splitDocuments(text) {
-			docs = append(docs, corpusDoc{name: name + ":" + itoa(int64(d.line)), text: d.text})
+		for _, d := range manifest.Split(text) {
+			docs = append(docs, corpusDoc{name: name + ":" + itoa(int64(d.Line)), text: d.Text})
 		}
 	}
 	for _, root := range []string{"testdata", "../internal/cli/testdata", "../examples", "../config"} {
@@ -397,7 +398,7 @@ func FuzzDecodeYAML(f *testing.F) {
 }
 
 // TestDecodeYAMLSizeBound: the size decodeYAMLSized returns bounds the
-// JSON size from above (parseDocuments skips measuring below
+// JSON size from above (manifest.Parse skips measuring below
 // MaxObjectBytes on it) for every document of the corpus.
 func TestDecodeYAMLSizeBound(t *testing.T) {
 	docs := append(corpus(t), corpusDoc{"escapes", "a: \"\\u2028\\u0001<>&é\\xff\"\nb: [\"\\u0000\", -1.2345678901234567e-308]\n"})
@@ -423,18 +424,18 @@ func TestDecodeYAMLSizeBound(t *testing.T) {
 func TestDecodeFastReadsRenderedOutput(t *testing.T) {
 	var rendered, fast int
 	for name, out := range renderedOutputs(t) {
-		for _, d := range splitDocuments(out) {
+		for _, d := range manifest.Split(out) {
 			rendered++
-			got, ok := strictyaml.DecodeFast(d.text)
+			got, ok := strictyaml.DecodeFast(d.Text)
 			if !ok {
 				continue
 			}
 			fast++
-			want, err := oracleDecode([]byte(d.text), MaxOutputBytes)
+			want, err := oracleDecode([]byte(d.Text), MaxOutputBytes)
 			if err != nil {
-				t.Errorf("%s:%d: read, but the old path fails: %v", name, d.line, err)
+				t.Errorf("%s:%d: read, but the old path fails: %v", name, d.Line, err)
 			} else if !reflect.DeepEqual(got, want) {
-				t.Errorf("%s:%d: (-old +fast):\n%s", name, d.line, cmp.Diff(want, got))
+				t.Errorf("%s:%d: (-old +fast):\n%s", name, d.Line, cmp.Diff(want, got))
 			}
 		}
 	}

@@ -46,7 +46,7 @@
 //   - Deadline: a render that has not answered by Limits.Timeout (plus a
 //     short grace for the worker to report where it was) is killed; the
 //     result is a RenderError with Reason templates.ReasonTimeout naming the
-//     template and line being executed (templates.Progress).
+//     template and line being executed (budget.Progress).
 //   - Memory: the worker limits its own data segment (RLIMIT_DATA) to
 //     Limits.Memory plus a fixed headroom for the Go runtime, sets the Go
 //     memory limit, and a watchdog stops the render with the template's name

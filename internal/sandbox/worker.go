@@ -18,6 +18,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/templates"
+	"github.com/stencil-dev/stencil/templates/budget"
 )
 
 // Environment of a worker process.
@@ -143,7 +144,7 @@ func (w *worker) handle(req *request) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	in := req.Input
-	in.Progress = &templates.Progress{}
+	in.Progress = &budget.Progress{}
 	in.Observations = &templates.Observations{}
 	stop := w.watch(in.Progress, timeout)
 	// The templates check ctx at every range iteration and call and stop
@@ -197,7 +198,7 @@ func (w *worker) bundle(req *request) (*templates.Bundle, error) {
 // watch starts the watchdog of one render: it reports progress, and ends
 // the process with an error naming the template when the render passes its
 // memory or, past a short grace, its deadline without returning.
-func (w *worker) watch(progress *templates.Progress, timeout time.Duration) (stop func()) {
+func (w *worker) watch(progress *budget.Progress, timeout time.Duration) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		tick := time.NewTicker(10 * time.Millisecond)

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	tobserved "github.com/stencil-dev/stencil/templates/observed"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -120,7 +122,7 @@ func (r *Observer) Given(ctx context.Context, s Pass) (map[string]map[string]any
 // in stores (nil: the Bundle generates none; package valuestore).
 func (r *Observer) Plan(ctx context.Context, s Pass, loaded *templates.Bundle, in templates.Input, last *recall.Observed, stores *valuestore.Stores) (*plan.Plan, *recall.Observed, []lookup.Read, error) {
 	var members map[string]recall.MemberKey
-	observe := func(ctx context.Context, p *plan.Plan, held []templates.HeldObject, ids []string) map[string]map[string]any {
+	observe := func(ctx context.Context, p *plan.Plan, held []tobserved.HeldObject, ids []string) map[string]map[string]any {
 		members = r.memberKeys(p, held, s.Parent.GetNamespace())
 		return r.values(ctx, r.Watches.Reader(), s, members, ids)
 	}
@@ -162,7 +164,7 @@ func (r *Observer) Plan(ctx context.Context, s Pass, loaded *templates.Bundle, i
 
 // memberKeys maps the ids of a plan's objects, and of the objects it
 // held back, to the members they are.
-func (r *Observer) memberKeys(p *plan.Plan, held []templates.HeldObject, namespace string) map[string]recall.MemberKey {
+func (r *Observer) memberKeys(p *plan.Plan, held []tobserved.HeldObject, namespace string) map[string]recall.MemberKey {
 	out := make(map[string]recall.MemberKey, len(p.Objects)+len(held))
 	for id, o := range p.Addressed() {
 		out[id] = recall.MemberKey{GVK: o.GroupVersionKind(), Namespace: o.GetNamespace(), Name: o.GetName()}
@@ -177,7 +179,7 @@ func (r *Observer) memberKeys(p *plan.Plan, held []templates.HeldObject, namespa
 
 // heldKey is the member a held-back object would be: one of a namespaced
 // kind rendered without a namespace is in the parent's.
-func (r *Observer) heldKey(h templates.HeldObject, namespace string) recall.MemberKey {
+func (r *Observer) heldKey(h tobserved.HeldObject, namespace string) recall.MemberKey {
 	gvk := schema.FromAPIVersionAndKind(h.APIVersion, h.Kind)
 	k := recall.MemberKey{GVK: gvk, Namespace: h.Namespace, Name: h.Name}
 	if k.Namespace == "" {

@@ -10,6 +10,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/templates"
 	"github.com/stencil-dev/stencil/templates/lookup"
+	"github.com/stencil-dev/stencil/templates/observed"
 )
 
 // MaxObservedRenders bounds the renders of one plan with observed values
@@ -22,7 +23,7 @@ const MaxObservedRenders = 3
 // members ids name, for plan p of a render that held back held: the
 // controller reads them from its cache, `stencil render` live as the
 // user; a member not found, or not one stencil applied, is left out.
-type Observe func(ctx context.Context, p *Plan, held []templates.HeldObject, ids []string) map[string]map[string]any
+type Observe func(ctx context.Context, p *Plan, held []observed.HeldObject, ids []string) map[string]map[string]any
 
 // Answer returns the answers to a render's lookups
 // (templates.Input.Lookups; package templates/lookup): the controller
@@ -92,14 +93,14 @@ func NewObservedPlan(ctx context.Context, r Renderer, b *templates.Bundle, in te
 	}
 }
 
-// Addressed maps the ids (templates.MemberID) of the plan's ordinary
+// Addressed maps the ids (observed.MemberID) of the plan's ordinary
 // objects to them: the members a template may observe. A template never
 // reads an object that is not one of its own set's.
 func (p *Plan) Addressed() map[string]*unstructured.Unstructured {
 	out := make(map[string]*unstructured.Unstructured, len(p.Objects))
 	for _, o := range p.Objects {
 		if !IsHook(o) {
-			out[templates.MemberID(o)] = o
+			out[observed.MemberID(o)] = o
 		}
 	}
 	return out
@@ -141,7 +142,7 @@ func ObservedView(u *unstructured.Unstructured, setID string, rec *applyset.Reco
 
 // ChangedReads names the reads whose value in observed is another than
 // the one read.
-func ChangedReads(reads []templates.ObservedRead, observed map[string]map[string]any) []string {
+func ChangedReads(reads []observed.ObservedRead, observed map[string]map[string]any) []string {
 	var out []string
 	for _, rd := range reads {
 		if rd.Changed(observed) {
@@ -153,7 +154,7 @@ func ChangedReads(reads []templates.ObservedRead, observed map[string]map[string
 
 // ReadIDs returns the ids reads name, each once, in order (reads are
 // sorted by id).
-func ReadIDs(reads []templates.ObservedRead) []string {
+func ReadIDs(reads []observed.ObservedRead) []string {
 	var ids []string
 	for _, r := range reads {
 		if len(ids) == 0 || ids[len(ids)-1] != r.ID {

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/templates/observed"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -36,7 +37,7 @@ type Plan struct {
 	ReplaceCRDs bool
 	// Held are the objects the render held back (stencil.dev/wait-for):
 	// neither applied nor pruned (see HoldsBack).
-	Held []templates.HeldObject
+	Held []observed.HeldObject
 	// Adopt are the kinds the rendered Bundle may adopt (its
 	// spec.permissions.adopt, within its Bundle's current one for a
 	// revision: templates.Bundle.Permissions).

@@ -1,8 +1,8 @@
 package recall
 
 import (
-	"github.com/stencil-dev/stencil/templates"
 	"github.com/stencil-dev/stencil/templates/lookup"
+	"github.com/stencil-dev/stencil/templates/observed"
 )
 
 // Observed is what the controller keeps, per parent and under the
@@ -13,11 +13,11 @@ import (
 // which bounds a chain of re-renders (reconcile's MaxObservedPasses).
 type Observed struct {
 	// Reads are what the render read (templates.Observations.Reads).
-	Reads []templates.ObservedRead
+	Reads []observed.ObservedRead
 	// Members are the members the read ids resolved to, by id.
 	Members map[string]MemberKey
 	// Held are the objects the render held back.
-	Held []templates.HeldObject
+	Held []observed.HeldObject
 	// Unsettled counts the passes in a row that ended with a value the
 	// render used changed since it read it.
 	Unsettled int

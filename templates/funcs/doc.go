@@ -23,11 +23,9 @@
 //     as Helm's; TOML nesting past MaxValueDepth is refused before the
 //     parser recurses, and what is written stops at the bytes left
 //     (also toYamlPretty's, over go.yaml.in/yaml/v3 as Helm's).
-//   - guard_duration.go: Helm v4's duration helpers (mustToDuration,
-//     durationSeconds, ..., durationRoundTo): conversions that never
-//     read the clock.
-//   - guard_time.go: date functions know UTC only, so a render is the same
-//     on every machine.
+//   - the date and duration functions are package dates': dates know
+//     UTC only, so a render is the same on every machine, and Helm v4's
+//     duration helpers never read the clock.
 //
 // # Invariants
 //

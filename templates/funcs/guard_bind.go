@@ -4,9 +4,11 @@ import (
 	"encoding/base32"
 	"encoding/base64"
 	"fmt"
+	"path"
 	"sync"
 
 	"github.com/Masterminds/sprig/v3"
+	"github.com/stencil-dev/stencil/templates/dates"
 	"github.com/stencil-dev/stencil/templates/measure"
 	"github.com/stencil-dev/stencil/templates/strictyaml"
 
@@ -80,11 +82,16 @@ func buildFuncTable(allowNondeterministic bool) map[string]binder {
 	addStrings(t, s)
 	addValues(t, s)
 	addSerializers(t)
-	for name, fn := range dateFuncs(allowNondeterministic) {
+	for name, fn := range dates.Funcs(allowNondeterministic) {
+		t[name] = static(fn)
+	}
+	// The os* functions are the path ones: as on Linux, where the
+	// controller runs, whatever the machine of a `stencil render`.
+	for name, fn := range map[string]any{"osBase": path.Base, "osClean": path.Clean, "osDir": path.Dir, "osExt": path.Ext, "osIsAbs": path.IsAbs} {
 		t[name] = static(fn)
 	}
 	t["date_modify"] = static(s["date_modify"]) // deterministic: it shifts a given time
-	for name, fn := range durationFuncs() {
+	for name, fn := range dates.DurationFuncs() {
 		t[name] = static(fn) // numbers and durations: nothing to charge
 	}
 	t["required"] = static(required)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"slices"
 	"text/template"
+
+	"github.com/stencil-dev/stencil/templates/dates"
 )
 
 // nondeterministicError is the error of a nondeterministic function a
@@ -16,7 +18,7 @@ func (e *nondeterministicError) Error() string { return e.msg }
 // bundle allows nondeterministic functions.
 var nondeterministicNames = func() []string {
 	names := slices.Clone(nondeterministic)
-	for name := range dateFuncs(true) {
+	for name := range dates.Funcs(true) {
 		names = append(names, name)
 	}
 	slices.Sort(names)

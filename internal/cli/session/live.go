@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/stencil-dev/stencil/templates/observed"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,7 +21,6 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/valuestore"
-	"github.com/stencil-dev/stencil/templates"
 	"github.com/stencil-dev/stencil/templates/lookup"
 )
 
@@ -132,7 +133,7 @@ func (s *Session) Answer(ctx context.Context, reads []lookup.Read) (lookup.Table
 // Offline nothing is observed. A member the user may not read, or that
 // does not exist, is not observed.
 func (s *Session) Observe(rec *applyset.Record) plan.Observe {
-	return func(ctx context.Context, pl *plan.Plan, _ []templates.HeldObject, ids []string) map[string]map[string]any {
+	return func(ctx context.Context, pl *plan.Plan, _ []observed.HeldObject, ids []string) map[string]map[string]any {
 		if s.Client == nil {
 			return nil
 		}

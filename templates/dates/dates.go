@@ -1,14 +1,23 @@
-package funcs
+package dates
 
 import (
-	"path"
+	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/stencil-dev/stencil/templates/fault"
 )
 
-// This file makes sprig's date and path functions give the same result
-// on every machine and every render (see "Functions" in docs/templates.md). It
+// This file makes sprig's date functions give the same result on every
+// machine and every render (see "Functions" in docs/templates.md). It
 // stays: determinism is not something a process bound gives.
+
+// funcError is an error of one of the functions: its message names the
+// function and says what is wrong in terms of types and sizes, never
+// quoting an argument (as package funcs' errors).
+func funcError(fn, format string, args ...any) error {
+	return &fault.RenderError{Msg: fn + ": " + fmt.Sprintf(format, args...)}
+}
 
 // dateTime is the time a date function formats: a time.Time, or seconds
 // since the Unix epoch. sprig takes any other argument as "now"; that is
@@ -47,9 +56,11 @@ func timeZone(fn, zone string) (*time.Location, error) {
 	return nil, funcError(fn, "only the UTC time zone is supported (\"Local\" is UTC): a named zone is read from the machine's time zone database, which differs between machines")
 }
 
-// dateFuncs returns date, dateInZone (date_in_zone), htmlDate and
-// htmlDateInZone.
-func dateFuncs(allowNow bool) map[string]any {
+// Funcs returns date, dateInZone (date_in_zone), htmlDate,
+// htmlDateInZone, toDate, mustToDate and durationRound. Unless allowNow,
+// those that sprig lets read the clock (a date of something not a time,
+// durationRound of a time) refuse to.
+func Funcs(allowNow bool) map[string]any {
 	dateInZone := func(fn, layout string, v any, zone string) (string, error) {
 		t, err := dateTime(fn, v, allowNow)
 		if err != nil {
@@ -85,9 +96,6 @@ func dateFuncs(allowNow bool) map[string]any {
 			return t, nil
 		},
 		"durationRound": durationRound(allowNow),
-		// The os* functions are the path ones: as on Linux, where the
-		// controller runs, whatever the machine of a `stencil render`.
-		"osBase": path.Base, "osClean": path.Clean, "osDir": path.Dir, "osExt": path.Ext, "osIsAbs": path.IsAbs,
 	}
 }
 

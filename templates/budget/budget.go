@@ -1,11 +1,11 @@
-package templates
+package budget
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"math"
-	"sync/atomic"
+	"text/template"
 )
 
 // This file holds the budget of one render (Limits): what the points
@@ -25,20 +25,24 @@ const (
 	stopDone // the render's context is done
 )
 
-// location is a place in a bundle file: where a point of the templates
+// Location is a place in a bundle file: where a point of the templates
 // is, and so what a stop or Progress names. A render's locations are its
-// bundle's table (Bundle.locs), never changed after the bundle is parsed.
-type location struct {
+// Set's table, never changed after the bundle is parsed.
+type Location struct {
 	file string
 	line int
 	call string // for a {{template}}'s points: the template called
 }
 
+// Call returns the template a {{template}}'s point calls, or the
+// generator a generator's point calls (PointGenerator); "" for others.
+func (l *Location) Call() string { return l.call }
+
 // budgetError is the error of a render its budget stopped. Once a budget
 // has stopped, every later charge returns the same error.
 type budgetError struct {
 	kind budgetKind
-	at   *location // innermost location executing, nil before the first point
+	at   *Location // innermost location executing, nil before the first point
 	err  error     // the context's error for stopDone
 }
 
@@ -71,11 +75,12 @@ func (k budgetKind) String() string {
 	return "context done"
 }
 
-// budget counts what the templates of one render execute against its
+// Budget counts what the templates of one render execute against its
 // Limits, and stops the render once ctx is done. It is used by the
 // render's goroutine only (include and tpl run on it); progress is what
-// another goroutine may read.
-type budget struct {
+// another goroutine may read. The zero Budget is none: it keeps nothing
+// of a render while its set waits for the next.
+type Budget struct {
 	limits   Limits // with defaults
 	ctx      context.Context
 	done     <-chan struct{}
@@ -84,7 +89,7 @@ type budget struct {
 	steps                int64
 	ranges, calls, depth int64
 	written              int64
-	cur                  *location // innermost location executing
+	cur                  *Location // innermost location executing
 	err                  *budgetError
 }
 
@@ -92,16 +97,33 @@ type budget struct {
 // from math.MaxInt64 that no count or sum overflows.
 const noBound = math.MaxInt64 / 2
 
-// newBudget returns the budget of a render whose limits have their defaults.
-func newBudget(ctx context.Context, l Limits, p *Progress) budget {
+// New returns the budget of a render whose limits have their defaults
+// (Limits.WithDefaults), and starts p (nil for none) over.
+func New(ctx context.Context, l Limits, p *Progress) Budget {
 	for _, f := range []*int64{&l.MaxSteps, &l.MaxRangeIterations, &l.MaxTemplateCalls, &l.MaxIncludeDepth, &l.MaxOutputBytes} {
 		*f = min(*f, noBound)
 	}
-	return budget{limits: l, ctx: ctx, done: ctx.Done(), progress: p}
+	p.start()
+	return Budget{limits: l, ctx: ctx, done: ctx.Done(), progress: p}
 }
 
+// Err returns the error that stopped the render, nil while none has.
+func (b *Budget) Err() error {
+	if b.err == nil {
+		return nil
+	}
+	return b.err
+}
+
+// Depth returns how deeply template calls nest at this point.
+func (b *Budget) Depth() int64 { return b.depth }
+
+// SetDepth sets how deeply template calls nest: an execution that was
+// stopped mid-way returned without undoing its calls' levels.
+func (b *Budget) SetDepth(d int64) { b.depth = d }
+
 // at records the innermost location executing, for a stop and Progress.
-func (b *budget) at(l *location) {
+func (b *Budget) at(l *Location) {
 	if b.cur != l {
 		b.cur = l
 		if b.progress != nil {
@@ -111,7 +133,7 @@ func (b *budget) at(l *location) {
 }
 
 // fail records and returns the error stopping the render.
-func (b *budget) fail(kind budgetKind, err error) *budgetError {
+func (b *Budget) fail(kind budgetKind, err error) *budgetError {
 	if b.err == nil {
 		b.err = &budgetError{kind: kind, at: b.cur, err: err}
 	}
@@ -120,7 +142,7 @@ func (b *budget) fail(kind budgetKind, err error) *budgetError {
 
 // charge counts n steps, and checks the context: every point stops a
 // render whose context is done.
-func (b *budget) charge(n int64) error {
+func (b *Budget) charge(n int64) error {
 	b.steps += n
 	switch {
 	case b.err != nil:
@@ -131,7 +153,7 @@ func (b *budget) charge(n int64) error {
 	return b.checkDone()
 }
 
-func (b *budget) checkDone() error {
+func (b *Budget) checkDone() error {
 	select {
 	case <-b.done:
 		return b.fail(stopDone, b.ctx.Err())
@@ -141,7 +163,7 @@ func (b *budget) checkDone() error {
 }
 
 // iterate counts one range iteration and the n steps of its body.
-func (b *budget) iterate(n int64) error {
+func (b *Budget) iterate(n int64) error {
 	b.ranges++
 	if b.ranges > b.limits.MaxRangeIterations && b.err == nil {
 		return b.fail(stopRangeIterations, nil)
@@ -151,7 +173,7 @@ func (b *budget) iterate(n int64) error {
 
 // call counts a template call (a file, {{template}}, include or tpl) and
 // one level of nesting, which return undoes.
-func (b *budget) call() error {
+func (b *Budget) call() error {
 	b.calls++
 	b.depth++
 	switch {
@@ -165,12 +187,71 @@ func (b *budget) call() error {
 	return b.checkDone()
 }
 
-func (b *budget) ret() { b.depth-- }
+func (b *Budget) ret() { b.depth-- }
+
+// Point charges the budget for point p of set (the function
+// PointName names calls it). It stops the render by panicking with the
+// budget's error, which text/template returns as the error of the call:
+// a single result that is a pointer costs no allocation.
+func (b *Budget) Point(set *Set, p Point) *struct{} {
+	l := &set.locs[p.Loc]
+	b.at(l)
+	var err error
+	switch p.Kind {
+	case pointIter:
+		err = b.iterate(p.weight)
+	case pointCall:
+		if err = b.call(); err == nil {
+			if t := set.t.Lookup(l.call); t != nil {
+				err = b.enter(set, t)
+			}
+		}
+	case pointReturn:
+		b.ret()
+	}
+	if err != nil {
+		panic(err)
+	}
+	return nil
+}
+
+// enter charges the steps of t's body (t of set), which starts.
+func (b *Budget) enter(set *Set, t *template.Template) error {
+	info, ok := set.infos[t.Tree]
+	if !ok {
+		return nil // not parsed: text/template says so
+	}
+	b.at(&set.locs[info.entry])
+	return b.charge(info.weight)
+}
+
+// Run executes t, a template of set, as one call of the budget, writing
+// to w and counting what it writes; site is the call's location (nil for
+// a template file), which Progress names again once t returns.
+func (b *Budget) Run(w io.Writer, site *Location, set *Set, t *template.Template, data any) error {
+	if site != nil {
+		b.at(site)
+	}
+	if err := b.call(); err != nil {
+		return err
+	}
+	if err := b.enter(set, t); err != nil {
+		return err
+	}
+	if err := t.Execute(&budgetWriter{w: w, b: b}, data); err != nil {
+		return err
+	}
+	b.ret()
+	if site != nil {
+		b.at(site)
+	}
+	return nil
+}
 
 // budgetWriter counts the bytes every execution of a render writes.
 type budgetWriter struct {
 	w io.Writer
-	b *budget
+	b *Budget
 }
 
 func (w *budgetWriter) Write(p []byte) (int, error) {
@@ -179,42 +260,6 @@ func (w *budgetWriter) Write(p []byte) (int, error) {
 		return 0, w.b.fail(stopOutputBytes, nil)
 	}
 	return w.w.Write(p)
-}
-
-// Progress reports where a render is to another goroutine, such as a
-// watchdog that kills a render and must say which template it was in. Set
-// Input.Progress to a new Progress per render and call Where at will.
-type Progress struct {
-	loc  atomic.Pointer[location]
-	file atomic.Pointer[string]
-}
-
-// Where returns the bundle file and line the render is executing: the
-// latest range iteration, template call, include or tpl it started (for
-// tpl's text, the tpl call); KustomizationFile and 0 while kustomize
-// runs; "" and 0 before the templates start. Safe to call from any
-// goroutine, during and after the render.
-func (p *Progress) Where() (file string, line int) {
-	if f := p.file.Load(); f != nil {
-		return *f, 0
-	}
-	if l := p.loc.Load(); l != nil {
-		return l.file, l.line
-	}
-	return "", 0
-}
-
-func (p *Progress) start() {
-	if p != nil {
-		p.file.Store(nil)
-		p.loc.Store(nil)
-	}
-}
-
-func (p *Progress) setFile(name string) {
-	if p != nil {
-		p.file.Store(&name)
-	}
 }
 
 var _ io.Writer = (*budgetWriter)(nil)

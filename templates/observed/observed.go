@@ -1,4 +1,4 @@
-package templates
+package observed
 
 import (
 	"crypto/sha256"
@@ -11,18 +11,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/stencil-dev/stencil/templates/chart"
+	"github.com/stencil-dev/stencil/templates/fault"
 	"github.com/stencil-dev/stencil/templates/generators"
 	"github.com/stencil-dev/stencil/templates/lookup"
 )
-
-// Observed values: a template may read the observed state of its own
-// set's members (a Service's spec.clusterIP, a member's status field)
-// with the function observed, and an object may wait for such a value
-// with the annotation AnnotationWaitFor. What a member is, and whose
-// cache the values come from, is the caller's (the controller gives only
-// members of the set its writer applied); this package only reads
-// Input.Observed and records what it read.
 
 // AnnotationID is the annotation a template sets on an object to give it
 // the id that observed, AnnotationWaitFor and a Bundle's outputs address
@@ -78,12 +70,14 @@ type ObservedRead struct {
 
 // HeldObject is a rendered object held back by its AnnotationWaitFor.
 type HeldObject struct {
+	// APIVersion and Kind are the object's, as rendered.
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	// Namespace is as rendered: "" places a namespaced kind in the
 	// parent's namespace.
 	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
+	// Name is the object's metadata.name.
+	Name string `json:"name"`
 	// ID is its id (MemberID).
 	ID string `json:"id"`
 	// WaitsFor are the references ("ID PATH") not observed yet.
@@ -144,8 +138,9 @@ func Lookup(observed map[string]map[string]any, id string, path []string) any {
 	return cur
 }
 
-// observeLog is one render's reads of its Input.Observed.
-type observeLog struct {
+// Log is one render's reads of its Input.Observed, and its lookups and
+// generators' calls.
+type Log struct {
 	observed map[string]map[string]any
 	reads    map[[2]string]string // (id, path's keys joined by NUL) → hash
 	// lookups answers lookup from Input.Lookups; memo the generators from
@@ -154,26 +149,36 @@ type observeLog struct {
 	memo    *generators.Memo
 }
 
-func newObserveLog(in Input) *observeLog {
-	return &observeLog{observed: in.Observed, reads: map[[2]string]string{},
-		lookups: lookup.NewLog(in.Lookups), memo: generators.NewMemo(in.Generated, in.GeneratedKey)}
+// NewLog returns the log of a render given observed (Input.Observed),
+// lookups (Input.Lookups) and the values earlier renders generated
+// (Input.Generated, keyed with key: Input.GeneratedKey).
+func NewLog(observed map[string]map[string]any, lookups lookup.Table, generated map[string]string, key []byte) *Log {
+	return &Log{observed: observed, reads: map[[2]string]string{},
+		lookups: lookup.NewLog(lookups), memo: generators.NewMemo(generated, key)}
 }
 
+// Lookups returns the log of the render's lookups, which answers the
+// template function lookup.
+func (l *Log) Lookups() *lookup.Log { return l.lookups }
+
+// Memo returns the render's generators' memo.
+func (l *Log) Memo() *generators.Memo { return l.memo }
+
 // read returns a copy of the value at path of member id, and records it.
-func (l *observeLog) read(id string, path []string) any {
+func (l *Log) read(id string, path []string) any {
 	v := Lookup(l.observed, id, path)
 	l.reads[[2]string{id, strings.Join(path, "\x00")}] = ValueHash(v)
 	if v == nil {
 		return nil
 	}
-	return chart.DeepCopy(v) // a template's set must not change what a later read sees
+	return lookup.DeepCopy(v) // a template's set must not change what a later read sees
 }
 
-// observedFunc is the template function observed: observed ID PATH
+// Func is the template function observed: observed ID PATH
 // returns the value at the dotted PATH of member ID as last observed, or
 // nil when the member or the field is not observed yet; with more than
 // one path argument, each is one key (for keys holding dots).
-func (l *observeLog) observedFunc(id string, path ...string) (any, error) {
+func (l *Log) Func(id string, path ...string) (any, error) {
 	switch {
 	case id == "":
 		return nil, fmt.Errorf("observed: the member id is empty")
@@ -190,8 +195,9 @@ func (l *observeLog) observedFunc(id string, path ...string) (any, error) {
 	return l.read(id, path), nil
 }
 
-// observations returns the recorded reads, sorted, and held.
-func (l *observeLog) observations(held []HeldObject) Observations {
+// Observations returns the recorded reads, sorted, the lookups and
+// generated values, and held.
+func (l *Log) Observations(held []HeldObject) Observations {
 	out := Observations{Held: held}
 	if reads := l.lookups.Reads(); len(reads) > 0 {
 		out.Lookups = reads
@@ -214,9 +220,11 @@ func (l *observeLog) observations(held []HeldObject) Observations {
 // WaitRef is one reference of an AnnotationWaitFor: a member's id and a
 // dotted path.
 type WaitRef struct {
+	// ID is the member's id (MemberID); Path the dotted field path read.
 	ID, Path string
 }
 
+// String names the reference as ID PATH.
 func (r WaitRef) String() string { return r.ID + " " + r.Path }
 
 // ParseWaitFor parses an AnnotationWaitFor value.
@@ -238,9 +246,9 @@ func ParseWaitFor(value string) ([]WaitRef, error) {
 	return refs, nil
 }
 
-// holdBack removes from objs those whose AnnotationWaitFor names a value
+// HoldBack removes from objs those whose AnnotationWaitFor names a value
 // not observed, recording every value it reads, and returns them.
-func holdBack(objs []*unstructured.Unstructured, l *observeLog) ([]*unstructured.Unstructured, []HeldObject, error) {
+func (l *Log) HoldBack(objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, []HeldObject, error) {
 	kept := objs[:0:0]
 	var held []HeldObject
 	for _, o := range objs {
@@ -251,7 +259,7 @@ func holdBack(objs []*unstructured.Unstructured, l *observeLog) ([]*unstructured
 		}
 		refs, err := ParseWaitFor(value)
 		if err != nil {
-			return nil, nil, &RenderError{Msg: fmt.Sprintf("%s %s: annotation %s: %v", o.GetKind(), o.GetName(), AnnotationWaitFor, err)}
+			return nil, nil, &fault.RenderError{Msg: fmt.Sprintf("%s %s: annotation %s: %v", o.GetKind(), o.GetName(), AnnotationWaitFor, err)}
 		}
 		var waits []string
 		for _, r := range refs {

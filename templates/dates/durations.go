@@ -1,4 +1,4 @@
-package funcs
+package dates
 
 import (
 	"errors"
@@ -81,8 +81,8 @@ func secondsFloat(f float64) (time.Duration, error) {
 	return time.Duration(ns), nil
 }
 
-// durationFuncs returns Helm's duration helpers.
-func durationFuncs() map[string]any {
+// DurationFuncs returns Helm's duration helpers.
+func DurationFuncs() map[string]any {
 	orZero := func(v any) time.Duration {
 		d, _ := toDuration(v) // 0 on an error, as Helm's
 		return d

@@ -1,13 +1,16 @@
-package templates
+package budget
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"text/template"
 	"text/template/parse"
 
+	"github.com/stencil-dev/stencil/templates/fault"
 	"github.com/stencil-dev/stencil/templates/generators"
 )
 
@@ -27,36 +30,45 @@ import (
 //
 // A point is an action {{if _stencilN}}{{end}} calling a function of
 // no argument (the cheapest call text/template makes) that knows what to
-// charge and the location to report (the point N of the set, see
-// pointFuncs): a stop, and Progress, name the location of the innermost
-// point, call or template started. include and tpl become _stencilN
+// charge and the location to report (the point N of the set, bound by
+// the caller to Budget.Point): a stop, and Progress, name the location
+// of the innermost point, call or template started. include and tpl become _stencilN
 // too. Names starting with _stencil are refused in a bundle's templates
 // and in tpl's text, so a template cannot charge (or refund) the budget.
 
 // reservedPrefix starts the names of the budget's functions.
 const reservedPrefix = "_stencil"
 
-// Kinds of point.
+// PointKind says what a point's call does.
+type PointKind int
+
+// Kinds of point. The caller binds the functions of PointInclude,
+// PointTpl and PointGenerator (they take the call's arguments); every
+// other point's function calls Budget.Point.
 const (
-	pointIter    = iota // a range body starts: one iteration and its steps
-	pointCall           // before a {{template}}: one call, one level deeper, its steps
-	pointReturn         // after it: one level back
-	pointInclude        // an include call
-	pointTpl            // a tpl call
-	pointGen            // a generator's call (package templates/generators): location.call names it
+	pointIter      PointKind = iota // a range body starts: one iteration and its steps
+	pointCall                       // before a {{template}}: one call, one level deeper, its steps
+	pointReturn                     // after it: one level back
+	PointInclude                    // an include call
+	PointTpl                        // a tpl call
+	PointGenerator                  // a generator's call (package templates/generators): Location.Call names it
 )
 
-// point is a call the instrumented templates make.
-type point struct {
-	kind   int
-	loc    int   // index in the set's locs
+// Point is a call the instrumented templates make: point i of a Set is
+// the function PointName(i).
+type Point struct {
+	// Kind is what the call does.
+	Kind PointKind
+	// Loc is the index of the point's location in its Set (Set.Location).
+	Loc    int
 	weight int64 // pointIter: the steps of the body
 }
 
 // maxWeight bounds the steps one point charges.
 const maxWeight = 1<<31 - 1
 
-func pointName(i int) string {
+// PointName returns the name of the function of point i.
+func PointName(i int) string {
 	if names := pointNames(); i < len(names) {
 		return names[i]
 	}
@@ -72,14 +84,91 @@ var pointNames = sync.OnceValue(func() []string {
 	return names
 })
 
-// execSet is a template set with the tables its points refer to: the
+// Set is a template set with the tables its points refer to: a
 // bundle's parsed set (and its clones bound to a render), or a clone tpl
 // parsed a text in, whose tables extend its parent's.
-type execSet struct {
+type Set struct {
 	t      *template.Template
-	locs   []location
-	points []point // point i is the function pointName(i)
+	locs   []Location
+	points []Point // point i is the function PointName(i)
 	infos  map[*parse.Tree]treeInfo
+}
+
+// NewSet returns the set of t's templates, none instrumented yet.
+func NewSet(t *template.Template) *Set {
+	return &Set{t: t, infos: map[*parse.Tree]treeInfo{}}
+}
+
+// Template returns the set's templates.
+func (s *Set) Template() *template.Template { return s.t }
+
+// Location returns the location of index i (Point.Loc).
+func (s *Set) Location(i int) *Location { return &s.locs[i] }
+
+// Points returns the set's points, point i being the function
+// PointName(i). The caller must not change them.
+func (s *Set) Points() []Point { return s.points }
+
+// Clone returns a clone of the set with tables of its own, which the
+// texts tpl parses in it extend.
+func (s *Set) Clone() (*Set, error) {
+	t, err := s.t.Clone()
+	if err != nil {
+		return nil, err
+	}
+	return &Set{t: t, locs: slices.Clone(s.locs), points: slices.Clone(s.points), infos: maps.Clone(s.infos)}, nil
+}
+
+// CloneShared returns a clone of the set's templates that shares its
+// tables: for a bundle's parsed set, whose tables never change, bound
+// to another render's functions.
+func (s *Set) CloneShared() (*Set, error) {
+	t, err := s.t.Clone()
+	if err != nil {
+		return nil, err
+	}
+	return &Set{t: t, locs: s.locs, points: s.points, infos: s.infos}, nil
+}
+
+// InstrumentFiles inserts the budget's points into every tree of the set
+// not instrumented yet, each point at its own line of the file the tree
+// was parsed from; sources are the files' texts, by name. A name
+// reserved for the points is a RenderError naming its file and line.
+func (s *Set) InstrumentFiles(sources map[string]string) error {
+	ins := map[string]*instrumenter{}
+	for _, t := range s.t.Templates() {
+		tree := t.Tree
+		if _, ok := s.infos[tree]; ok || tree == nil {
+			continue
+		}
+		in := ins[tree.ParseName]
+		if in == nil {
+			in = &instrumenter{set: s, file: tree.ParseName, text: sources[tree.ParseName], line: 1}
+			ins[tree.ParseName] = in
+		}
+		if err := in.tree(tree); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// InstrumentTpl inserts the budget's points into every tree of the set
+// not instrumented yet, which tpl's text at location site parsed: every
+// point reports site. It returns the index of the first point it added
+// (the points from it on need their functions).
+func (s *Set) InstrumentTpl(site int) (first int, err error) {
+	first = len(s.points)
+	in := &instrumenter{set: s, site: site}
+	for _, t := range s.t.Templates() {
+		if _, ok := s.infos[t.Tree]; ok || t.Tree == nil {
+			continue // instrumented already
+		}
+		if err := in.tree(t.Tree); err != nil {
+			return 0, err
+		}
+	}
+	return first, nil
 }
 
 // treeInfo is what a template body charges when it starts: its steps,
@@ -93,7 +182,7 @@ type treeInfo struct {
 // file (each point gets its own line) or tpl's text (every point reports
 // site, the tpl call).
 type instrumenter struct {
-	set  *execSet
+	set  *Set
 	file string
 	text string // the file's
 	site int    // for tpl's text (file "")
@@ -103,25 +192,17 @@ type instrumenter struct {
 	line int
 }
 
-func newFileInstrumenter(set *execSet, file, text string) *instrumenter {
-	return &instrumenter{set: set, file: file, text: text, line: 1}
-}
-
-func newTplInstrumenter(set *execSet, site int) *instrumenter {
-	return &instrumenter{set: set, site: site}
-}
-
 // loc returns the location index of a point at pos, calling the template
 // named call if not "".
 func (in *instrumenter) loc(pos parse.Pos, call string) (int, error) {
-	var l location
+	var l Location
 	switch {
 	case in.file == "" && call == "":
 		return in.site, nil
 	case in.file == "":
 		l = in.set.locs[in.site]
 	default:
-		l = location{file: in.file, line: in.lineOf(pos)}
+		l = Location{file: in.file, line: in.lineOf(pos)}
 	}
 	l.call = call
 	in.set.locs = append(in.set.locs, l)
@@ -141,13 +222,13 @@ func (in *instrumenter) lineOf(pos parse.Pos) int {
 
 // refuse is the error of a reserved name in a template.
 func (in *instrumenter) refuse(name string, pos parse.Pos) error {
-	l := location{file: in.file}
+	l := Location{file: in.file}
 	if in.file == "" {
 		l = in.set.locs[in.site]
 	} else {
 		l.line = in.lineOf(pos)
 	}
-	return &RenderError{File: l.file, Line: l.line, Msg: fmt.Sprintf("%s is reserved for stencil's execution budget", name)}
+	return &fault.RenderError{File: l.file, Line: l.line, Msg: fmt.Sprintf("%s is reserved for stencil's execution budget", name)}
 }
 
 // tree instruments a parsed template and records what its start charges.
@@ -168,18 +249,18 @@ func (in *instrumenter) tree(t *parse.Tree) error {
 }
 
 // point adds a point of kind at pos and returns the identifier calling it.
-func (in *instrumenter) point(kind int, pos parse.Pos, call string, weight int64) (*parse.IdentifierNode, error) {
+func (in *instrumenter) point(kind PointKind, pos parse.Pos, call string, weight int64) (*parse.IdentifierNode, error) {
 	loc, err := in.loc(pos, call)
 	if err != nil {
 		return nil, err
 	}
-	in.set.points = append(in.set.points, point{kind: kind, loc: loc, weight: min(weight, maxWeight)})
-	return &parse.IdentifierNode{NodeType: parse.NodeIdentifier, Pos: pos, Ident: pointName(len(in.set.points) - 1)}, nil
+	in.set.points = append(in.set.points, Point{Kind: kind, Loc: loc, weight: min(weight, maxWeight)})
+	return &parse.IdentifierNode{NodeType: parse.NodeIdentifier, Pos: pos, Ident: PointName(len(in.set.points) - 1)}, nil
 }
 
 // action is the action {{if _stencilN}}{{end}} of a new point: the
 // function returns nil, so nothing is printed and no variable is pushed.
-func (in *instrumenter) action(kind int, pos parse.Pos, call string, weight int64) (*parse.IfNode, error) {
+func (in *instrumenter) action(kind PointKind, pos parse.Pos, call string, weight int64) (*parse.IfNode, error) {
 	id, err := in.point(kind, pos, call, weight)
 	if err != nil {
 		return nil, err
@@ -303,15 +384,15 @@ func (in *instrumenter) pipe(p *parse.PipeNode) error {
 		if !ok {
 			continue
 		}
-		var kind int
+		var kind PointKind
 		var fn string
 		switch {
 		case id.Ident == "include":
-			kind = pointInclude
+			kind = PointInclude
 		case id.Ident == "tpl":
-			kind = pointTpl
+			kind = PointTpl
 		case generators.IsFunction(id.Ident):
-			kind, fn = pointGen, id.Ident
+			kind, fn = PointGenerator, id.Ident
 		default:
 			continue
 		}
