@@ -64,7 +64,7 @@ func BenchmarkReconcile(b *testing.B) {
 	// measure the limiter, not the pass.
 	cfg.QPS = -1
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countAll{rt, &requests} }
-	scheme, err := reconcile.NewScheme()
+	scheme, err := engine.NewScheme()
 	if err != nil {
 		b.Fatal(err)
 	}

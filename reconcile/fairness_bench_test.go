@@ -76,7 +76,7 @@ func fairnessRound(b *testing.B, fifo bool) {
 
 	cfg := rest.CopyConfig(controllerCfg)
 	cfg.QPS = -1
-	scheme, err := reconcile.NewScheme()
+	scheme, err := engine.NewScheme()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -88,7 +88,7 @@ data:
   v: {{ .Values.v | quote }}
 `})
 	in := "lag-" + rand.String(6)
-	scheme, err := reconcile.NewScheme()
+	scheme, err := engine.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,9 +16,9 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/cluster"
 	"github.com/stencil-dev/stencil/reconcile/plan"
+	"github.com/stencil-dev/stencil/reconcile/prune"
 	"github.com/stencil-dev/stencil/templates"
 	"github.com/stencil-dev/stencil/templates/observed"
 )
@@ -231,7 +231,7 @@ func TestHeldBackIsNeverPruned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	candidates, err := reconcile.PruneCandidates(context.Background(), k, k.RESTMapper(), comp, planned)
+	candidates, err := prune.Candidates(context.Background(), k, k.RESTMapper(), comp, planned)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,8 +20,8 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/shard"
 )
 
@@ -297,7 +297,7 @@ func TestCreateIsOneRequest(t *testing.T) {
 	counter := &countRequests{}
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter })
-	scheme, err := reconcile.NewScheme()
+	scheme, err := engine.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}

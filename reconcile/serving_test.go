@@ -44,9 +44,9 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/admission"
 	"github.com/stencil-dev/stencil/reconcile/admission/serving"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 )
 
 // servingTestLabel selects the ConfigMaps the test's webhook entry
@@ -80,7 +80,7 @@ func TestServingRotatesAndInjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scheme, err := reconcile.NewScheme()
+	scheme, err := engine.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}

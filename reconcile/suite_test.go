@@ -15,7 +15,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 )
 
 var (
@@ -35,7 +35,7 @@ var (
 
 func TestMain(m *testing.M) {
 	os.Exit(testenv.Run(m, &env, func(ctx context.Context, e *testenv.Env) error {
-		scheme, err := reconcile.NewScheme()
+		scheme, err := engine.NewScheme()
 		if err != nil {
 			return err
 		}

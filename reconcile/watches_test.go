@@ -14,6 +14,7 @@ import (
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/shard"
 )
 
@@ -27,7 +28,7 @@ func TestMemberIndex(t *testing.T) {
 	for name, set := range map[string]string{"a1": "set-a", "a2": "set-a", "b1": "set-b"} {
 		mustCreate(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{applyset.LabelPartOf: set}}})
 	}
-	scheme, err := reconcile.NewScheme()
+	scheme, err := engine.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}

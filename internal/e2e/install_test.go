@@ -41,7 +41,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 )
 
 // TestInstalledController installs stencil as its users do, on a real
@@ -314,7 +314,7 @@ func startCluster(t *testing.T, root string, env ...string) string {
 
 func mustScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
-	s, err := reconcile.NewScheme()
+	s, err := engine.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}

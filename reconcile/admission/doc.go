@@ -7,7 +7,7 @@
 //     renderer and limits, plan.NewPlan), so what it refuses is what
 //     a pass would stall on; a server dry run also gets warnings saying
 //     what the children would become (warnings.go: applyset.DryRun and
-//     reconcile.PruneCandidates as the parent's writer) and which of the
+//     prune.Candidates as the parent's writer) and which of the
 //     Bundle's status outputs would change (status.PreviewOutputs over
 //     the dry run's objects). It never writes.
 //     A review that overruns its deadline is allowed with a warning.
@@ -35,7 +35,7 @@
 //     the wave plan; parents are named only to a user who may get their
 //     kinds everywhere.
 //   - A parent's pin is checked here (reviewer.plan renders the revision
-//     the parent would render: reconcile.CompositionReconciler.LoadFor).
+//     the parent would render: engine.Engine.LoadFor).
 //   - Who may use a parent's ServiceAccount is not checked here: the
 //     API server checks it itself, with stencil's ValidatingAdmissionPolicy
 //     (package authority), before any webhook is called. A review refuses

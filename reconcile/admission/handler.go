@@ -412,7 +412,7 @@ func (h *reviewer) bundle(ctx context.Context, name string) (*v1alpha1.Bundle, r
 // with a warning. old is the object before an update.
 func (h *reviewer) plan(ctx context.Context, parent applyset.Parent, b *v1alpha1.Bundle, old *unstructured.Unstructured) (*plan.Plan, review) {
 	// The revision the parent renders: its pin, or what its Bundle's
-	// rollout assigns it (see reconcile.CompositionReconciler.LoadFor).
+	// rollout assigns it (see engine.Engine.LoadFor).
 	loaded, err := h.engine.LoadFor(ctx, parent)
 	var pin *engine.PinError
 	switch {

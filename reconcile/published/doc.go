@@ -36,7 +36,7 @@
 //   - kinds.go: Kinds, one running controller per kind served, started
 //     and stopped as Bundles publish and stop publishing; each reconciles
 //     instances through the Composition pass
-//     (reconcile.CompositionReconciler.ServeKind).
+//     (reconcile.ServeKind, through ServeFunc).
 //
 // SetupWithManager also sets up the rollout controller (package
 // rollout) of the controller's shard, with the Composition reconciler as

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/prune"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -23,7 +24,6 @@ import (
 	"github.com/stencil-dev/stencil/internal/cli/preview"
 	"github.com/stencil-dev/stencil/internal/cli/session"
 	"github.com/stencil-dev/stencil/internal/sandbox"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/revision"
 	"github.com/stencil-dev/stencil/reconcile/rollout"
@@ -396,7 +396,7 @@ func (e *evaluator) pruned(ctx context.Context, r *blastResult, p *plan.Plan) er
 	if r.served != nil {
 		parent = r.served // the new version of its kind may not be served yet
 	}
-	pruned, err := reconcile.PruneCandidates(ctx, e.s.Client, e.s.Mapper, parent, p)
+	pruned, err := prune.Candidates(ctx, e.s.Client, e.s.Mapper, parent, p)
 	if err != nil && !meta.IsNoMatchError(err) { // a kind not served yet has no member to prune
 		return fmt.Errorf("list members to prune: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/prune"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -18,7 +19,6 @@ import (
 	"github.com/stencil-dev/stencil/internal/cli/parents"
 	"github.com/stencil-dev/stencil/internal/cli/preview"
 	"github.com/stencil-dev/stencil/internal/cli/session"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/crds"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 )
@@ -101,7 +101,7 @@ func runDiff(ctx context.Context, kube *genericclioptions.ConfigFlags, f *flags.
 		for _, l := range lines {
 			fmt.Fprint(out, l)
 		}
-		pruned, err := reconcile.PruneCandidates(ctx, s.Client, s.Mapper, comp, p)
+		pruned, err := prune.Candidates(ctx, s.Client, s.Mapper, comp, p)
 		if err != nil && !meta.IsNoMatchError(err) { // a kind not served yet has no instance, so nothing to prune
 			errs = append(errs, fmt.Errorf("%s: list members to prune: %w", parents.Describe(comp), err))
 		}

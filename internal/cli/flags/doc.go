@@ -13,6 +13,6 @@
 //     the flag unset.
 //   - plan.go: Plan, the flags of render and diff, which plan parents as
 //     the controller would: -f, --bundle, --offline (render's), the
-//     render limits and --controller-namespace (reconcile.DefaultNamespace
+//     render limits and --controller-namespace (engine.DefaultNamespace
 //     unless given), the same help in both.
 package flags

@@ -3,7 +3,7 @@ package flags
 import (
 	"github.com/spf13/pflag"
 
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/rollout"
 )
 
@@ -36,5 +36,5 @@ func (f *Plan) Add(fl *pflag.FlagSet, offline bool) {
 		fl.BoolVar(&f.Offline, "offline", false, "do not contact a cluster (needs --bundle; only built-in kinds and CRDs in the bundle)")
 	}
 	f.Render.Add(fl)
-	fl.StringVar(&f.ControllerNamespace, "controller-namespace", reconcile.DefaultNamespace, "the controller's namespace: where it keeps the key of the generated values it keeps and, for diff --bundle, the order of a rollout in waves ("+rollout.OrderSecret+"), read as you when you may")
+	fl.StringVar(&f.ControllerNamespace, "controller-namespace", engine.DefaultNamespace, "the controller's namespace: where it keeps the key of the generated values it keeps and, for diff --bundle, the order of a rollout in waves ("+rollout.OrderSecret+"), read as you when you may")
 }

@@ -17,8 +17,8 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/cli/parents"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/valuestore"
 	"github.com/stencil-dev/stencil/templates/lookup"
@@ -36,7 +36,7 @@ import (
 func (s *Session) Kept(ctx context.Context, p applyset.Parent, rec *applyset.Record) (*valuestore.Stores, error) {
 	ns := s.ControllerNamespace
 	if ns == "" {
-		ns = reconcile.DefaultNamespace
+		ns = engine.DefaultNamespace
 	}
 	src := valuestore.Source{SetID: applyset.ParentID(p), ParentNamespace: p.GetNamespace(), Namespaces: []string{p.GetNamespace()},
 		Tenant: s.Client, ControllerNamespace: ns, Controller: s.Client, SkipForbidden: true, Record: rec}

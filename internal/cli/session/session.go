@@ -18,9 +18,9 @@ import (
 
 	"github.com/stencil-dev/stencil/internal/cli/parents"
 	"github.com/stencil-dev/stencil/internal/cli/pull"
-	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/cluster"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
 )
@@ -29,7 +29,7 @@ import (
 // client, a discovery client and a discovery-backed RESTMapper.
 type Session struct {
 	// Scheme holds stencil's types and the built-in kinds
-	// (reconcile.NewScheme).
+	// (engine.NewScheme).
 	Scheme *runtime.Scheme
 	// Namespace is the command's namespace: -n, else the kubeconfig's,
 	// else "default".
@@ -48,7 +48,7 @@ type Session struct {
 	// the command sets it).
 	Notes io.Writer
 	// ControllerNamespace is the controller's namespace ("": the
-	// install's, reconcile.DefaultNamespace).
+	// install's, engine.DefaultNamespace).
 	ControllerNamespace string
 	// keyNoted is whether the note that the controller's key for
 	// generated values cannot be read was written.
@@ -161,7 +161,7 @@ func Connect(kube *genericclioptions.ConfigFlags) (*Session, error) {
 // Offline returns a session with no cluster: the built-in kinds of
 // templates.BuiltinKubeVersion and stencil's own.
 func Offline(kube *genericclioptions.ConfigFlags) (*Session, error) {
-	scheme, err := reconcile.NewScheme()
+	scheme, err := engine.NewScheme()
 	if err != nil {
 		return nil, err
 	}

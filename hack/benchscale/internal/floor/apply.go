@@ -14,7 +14,7 @@ import (
 	"github.com/stencil-dev/stencil/hack/benchscale/internal/parallel"
 	"github.com/stencil-dev/stencil/hack/benchscale/internal/requests"
 	"github.com/stencil-dev/stencil/hack/benchscale/internal/table"
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 )
 
 // parentWrites are the writes a Composition needs whatever its controller
@@ -35,7 +35,7 @@ func apply(ctx context.Context, cfg *rest.Config, sets [][]*unstructured.Unstruc
 	counter := requests.NewCounter()
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(counter.Wrap)
-	scheme, err := reconcile.NewScheme()
+	scheme, err := engine.NewScheme()
 	if err != nil {
 		return table.Floor{}, err
 	}

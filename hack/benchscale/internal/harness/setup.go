@@ -19,7 +19,7 @@ import (
 	"github.com/stencil-dev/stencil/hack/benchscale/internal/fixture"
 	"github.com/stencil-dev/stencil/hack/benchscale/internal/wait"
 	"github.com/stencil-dev/stencil/hack/benchscale/internal/watch"
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 )
 
 // setup installs the CRDs, the namespaces and the Bundles, and starts the
@@ -30,7 +30,7 @@ func (h *Harness) setup(ctx context.Context, kubeconfig string) error {
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("install the CRDs: %w", err)
 	}
-	scheme, err := reconcile.NewScheme()
+	scheme, err := engine.NewScheme()
 	if err != nil {
 		return err
 	}

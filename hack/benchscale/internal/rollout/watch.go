@@ -14,7 +14,7 @@ import (
 	"github.com/stencil-dev/stencil/hack/benchscale/internal/harness"
 	"github.com/stencil-dev/stencil/hack/benchscale/internal/wait"
 	"github.com/stencil-dev/stencil/hack/benchscale/internal/watch"
-	"github.com/stencil-dev/stencil/reconcile"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 )
 
 // watcher follows the parents' revisions and readiness and the Bundle's
@@ -113,7 +113,7 @@ func (w *watcher) until(ctx context.Context, timeout time.Duration, what string,
 
 // startWatch watches the rollout namespaces' Compositions and the Bundles.
 func startWatch(ctx context.Context, h *harness.Harness) (*watcher, error) {
-	scheme, err := reconcile.NewScheme()
+	scheme, err := engine.NewScheme()
 	if err != nil {
 		return nil, err
 	}
