@@ -231,10 +231,19 @@ func (r *Controller) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		metrics.Passes.WithLabelValues(outcome(s, err)).Inc()
 	}()
 
+	return r.pass(ctx, s, specErr)
+}
+
+// pass runs pass s: the gates every pass goes through first (a spec it
+// cannot read, no identity to write as, not admitted), then a deletion,
+// a suspended parent, or the phases in their order (see phases).
+func (r *Controller) pass(ctx context.Context, s *scope, specErr error) (ctrl.Result, error) {
+	comp := s.comp
 	if specErr != nil && comp.GetDeletionTimestamp().IsZero() {
 		reporter{r}.stall(s, v1alpha1.ReasonInvalid, specErr.Error())
 		return ctrl.Result{}, nil
 	}
+	var err error
 	if s.writer, err = r.WriterFor(comp); errors.Is(err, engine.ErrNoIdentity) {
 		reporter{r}.stall(s, v1alpha1.ReasonNoServiceAccount, err.Error())
 		return ctrl.Result{}, nil
@@ -254,17 +263,9 @@ func (r *Controller) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if comp.ParentSpec().Suspend {
 		return r.suspended(ctx, s)
 	}
-	for _, p := range []struct {
-		name string
-		run  phase
-	}{
-		{metrics.PhasePrepare, preparer{r}.allowed}, {metrics.PhaseShortcut, shortcut{r}.skipUnchanged}, {metrics.PhaseParent, r.ensureParent}, {metrics.PhaseRender, renderer{r}.render},
-		{metrics.PhasePrepare, preparer{r}.recall}, {metrics.PhasePrepare, preparer{r}.watch}, {metrics.PhasePrepare, preparer{r}.authorize}, {metrics.PhasePrepare, shortcut{r}.snapshot},
-		{metrics.PhasePrepare, pruning{r}.guardEmptyRender}, {metrics.PhaseParent, r.widen}, {metrics.PhaseApply, r.apply}, {metrics.PhaseApply, r.settle}, {metrics.PhasePrune, r.prune},
-		{metrics.PhaseStatus, r.observe},
-	} {
+	for _, p := range r.phases() {
 		var res ctrl.Result
-		s.phases.Time(p.name, func() { res, err = p.run(ctx, s) })
+		s.phases.Time(p.metric, func() { res, err = p.run(ctx, s) })
 		if err != nil {
 			reporter{r}.observeMembers(ctx, s)
 			return reporter{r}.transient(s, err)
@@ -275,9 +276,38 @@ func (r *Controller) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		}
 	}
 	if (shortcut{r}).keepSnapshot(ctx, s) {
-		r.passes.Put(req.NamespacedName, "", s.snapshot)
+		r.passes.Put(client.ObjectKeyFromObject(comp), "", s.snapshot)
 	}
 	return ctrl.Result{}, nil
+}
+
+// namedPhase is one phase of the pass, with the phase it is timed as
+// (stencil_reconcile_phase_duration_seconds).
+type namedPhase struct {
+	metric string
+	run    phase
+}
+
+// phases is the pass, read top to bottom: each phase may end it (s.done,
+// a requeue, an error), and the status is written after whichever ran
+// last (Reconcile's deferred patchStatus).
+func (r *Controller) phases() []namedPhase {
+	return []namedPhase{
+		{metrics.PhasePrepare, preparer{r}.allowed},        // the Bundle's namespaceSelector
+		{metrics.PhaseShortcut, shortcut{r}.skipUnchanged}, // nothing changed: status only
+		{metrics.PhaseParent, r.ensureParent},              // the recorded inventory and members
+		{metrics.PhaseRender, renderer{r}.render},          // load the assigned revision, render the plan
+		{metrics.PhasePrepare, preparer{r}.recall},         // a terminal failure of these inputs
+		{metrics.PhasePrepare, preparer{r}.watch},          // watch the rendered kinds
+		{metrics.PhasePrepare, preparer{r}.authorize},      // may the account do it all
+		{metrics.PhasePrepare, shortcut{r}.snapshot},       // what the members are before the apply
+		{metrics.PhasePrepare, pruning{r}.guardEmptyRender},
+		{metrics.PhaseParent, r.widen}, // record old ∪ new before any apply
+		{metrics.PhaseApply, r.apply},  // crds/, stores, hooks, stages
+		{metrics.PhaseApply, r.settle}, // values that moved under the render
+		{metrics.PhasePrune, r.prune},  // behind prune.Gate, prune.Select
+		{metrics.PhaseStatus, r.observe},
+	}
 }
 
 // lookupSource brings back, through the controller's queue, the parents

@@ -372,26 +372,7 @@ func (r *Controller) suspended(ctx context.Context, s *scope) (ctrl.Result, erro
 	s.parent = live
 	id := applyset.ParentID(s.comp)
 	listed := pruning{r}.cachedPruner(s).List(ctx, live.Inventory, s.comp.GetNamespace())
-	objs := make([]*unstructured.Unstructured, 0, len(listed.Members))
-	for _, m := range listed.Members {
-		if applyset.Owns(&m.Meta, m.GVK.GroupKind(), id, live.Record, applyset.Consent{}) != applyset.Ours {
-			continue // a copy of the label on an object the set's record does not name
-		}
-		if valuestore.IsStore(&m.Meta) {
-			continue // stencil's own, not listed (package valuestore)
-		}
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(m.GVK)
-		u.SetNamespace(m.Meta.Namespace)
-		u.SetName(m.Meta.Name)
-		objs = append(objs, u)
-	}
-	slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int {
-		if d := plan.KindRank(a.GetKind()) - plan.KindRank(b.GetKind()); d != 0 {
-			return d
-		}
-		return strings.Compare(applyset.Ref(a), applyset.Ref(b))
-	})
+	objs := status.ListedMembers(listed.Members, id, live.Record)
 	s.status.Members = status.Members(ctx, r.memberReader(s), id, live.Record, objs)
 	s.status.Summary = status.Summary(s.status.Members)
 	return ctrl.Result{}, nil
