@@ -20,7 +20,7 @@ import (
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
-	"github.com/stencil-dev/stencil/reconcile/published"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/shard"
 )
 
@@ -333,7 +333,7 @@ func TestPublishedKindRefusals(t *testing.T) {
 		t.Fatalf("CRD after a second claim: %v, labels %v, want it still the first Bundle's", err, crd.Labels)
 	}
 	// What admission and the CLI find for the kind: the Bundle its CRD names.
-	if b, claimants, err := published.PublishingBundle(ctx, k, k, gadgetGVK(group)); err != nil || b == nil || b.Name != first.Name || claimants != nil {
+	if b, claimants, err := engine.PublishingBundle(ctx, k, k, gadgetGVK(group)); err != nil || b == nil || b.Name != first.Name || claimants != nil {
 		t.Errorf("PublishingBundle of a kind two Bundles claim: %v %v %v, want %s", b, claimants, err, first.Name)
 	}
 	kindChecked(t, group, ns)

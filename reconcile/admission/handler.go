@@ -32,7 +32,6 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/prune"
-	"github.com/stencil-dev/stencil/reconcile/published"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -358,7 +357,7 @@ func (h *reviewer) parent(ctx context.Context, obj *unstructured.Unstructured) (
 		}
 		return comp, b, review{}
 	}
-	b, claimants, err := published.PublishingBundle(ctx, h.client, h.live, gvk)
+	b, claimants, err := engine.PublishingBundle(ctx, h.client, h.live, gvk)
 	switch {
 	case err != nil:
 		return nil, nil, allowWarning("could not find the Bundle that publishes %s: %v; the controller will report", gvk.Kind, err)

@@ -44,6 +44,6 @@
 // controller writes the Bundle's status over the Bundle as read, since
 // the rollout controllers write its status.rollouts.
 //
-// PublishingBundle finds the Bundle that publishes a kind, for the
+// engine.PublishingBundle finds the Bundle that publishes a kind, for the
 // admission webhook and the CLI alike.
 package published

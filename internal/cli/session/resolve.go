@@ -10,7 +10,7 @@ import (
 	"github.com/stencil-dev/stencil/internal/cli/parents"
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
-	"github.com/stencil-dev/stencil/reconcile/published"
+	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -74,7 +74,7 @@ func clusterBundleFor(ctx context.Context, s *Session, gvk schema.GroupVersionKi
 	if s.Client == nil {
 		return nil, fmt.Errorf("no --bundle given and no cluster to find the Bundle publishing %s in", parents.KindString(gvk))
 	}
-	b, claimants, err := published.PublishingBundle(ctx, s.Client, s.Client, gvk)
+	b, claimants, err := engine.PublishingBundle(ctx, s.Client, s.Client, gvk)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("find the Bundle publishing %s: %w", parents.KindString(gvk), err)
