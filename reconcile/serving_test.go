@@ -51,7 +51,7 @@ import (
 
 // servingTestLabel selects the ConfigMaps the test's webhook entry
 // intercepts, so it touches no other test's objects.
-const servingTestLabel = "stencil.dev/webhookServing-test"
+const servingTestLabel = "stencil.dev/serving-test"
 
 // TestServingRotatesAndInjects runs the webhook serving as `make run` does
 // (--webhook-host=localhost, rotated certificates) under the controller's
@@ -67,8 +67,8 @@ func TestServingRotatesAndInjects(t *testing.T) {
 	ns := "stencil-system" // the controller's namespace, where its Role grants Secrets
 	opts := serving.ServingOptions{
 		Port: testenv.FreePort(t), Host: "localhost", CertDir: t.TempDir(), Certs: serving.CertsRotate,
-		SecretName: "stencil-webhook-cert-webhookServing-test", Service: serving.DefaultWebhookService,
-		Namespace: ns, ConfigName: "stencil-webhookServing-test",
+		SecretName: "stencil-webhook-cert-serving-test", Service: serving.DefaultWebhookService,
+		Namespace: ns, ConfigName: "stencil-serving-test",
 	}
 	cfg := webhookConfig(opts.ConfigName, "compositions.stencil.dev")
 	if err := k.Create(ctx, cfg); err != nil {
@@ -94,7 +94,7 @@ func TestServingRotatesAndInjects(t *testing.T) {
 	}
 	mgr.GetWebhookServer().Register(admission.WebhookPath, &webhook.Admission{Handler: cradmission.HandlerFunc(
 		func(context.Context, cradmission.Request) cradmission.Response {
-			return cradmission.Denied("refused by the webhookServing test's webhook")
+			return cradmission.Denied("refused by the serving test's webhook")
 		})})
 	if err := webhookServing.SetupWithManager(ctx, mgr); err != nil {
 		t.Fatal(err)
@@ -165,7 +165,7 @@ func TestServingRotatesAndInjects(t *testing.T) {
 				_ = k.Delete(ctx, cm)
 				t.Fatal("an intercepted ConfigMap was created; want the webhook's refusal")
 			}
-			return strings.Contains(err.Error(), "refused by the webhookServing test's webhook"), err
+			return strings.Contains(err.Error(), "refused by the serving test's webhook"), err
 		})
 	})
 
