@@ -47,7 +47,7 @@ import (
 // were answered (200 unreviewed, 429 throttled).
 func BenchmarkForgedReviews(b *testing.B) {
 	const name = "stencil-forged-bench"
-	selector := map[string]string{admissionLabel: "forged"}
+	selector := map[string]string{testenv.AdmissionLabel: "forged"}
 	hooks, err := testenv.InstallWebhooks(env.Config, name, &metav1.LabelSelector{MatchLabels: selector})
 	if err != nil {
 		b.Fatal(err)
@@ -70,7 +70,7 @@ func BenchmarkForgedReviews(b *testing.B) {
 	mustCreate(b, ns)
 	b.Cleanup(func() { _ = k.Delete(context.Background(), ns) })
 	bundleName := "forged-shop-" + ns.Name
-	bundle(b, bundleName, shopFiles, withShopSchema)
+	bundle(b, bundleName, testenv.ShopFiles(), testenv.WithShopSchema)
 	// The webhook serves once it refuses invalid values.
 	testenv.Eventually(b, 0, "the webhook to refuse invalid values", func() (bool, error) {
 		err := k.Create(ctx, composition(ns.Name, "probe", bundleName, `{"replicas":9}`), client.DryRunAll)

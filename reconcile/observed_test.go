@@ -101,11 +101,11 @@ func TestObservedSecondRender(t *testing.T) {
 	controller.Settle(t, ns)
 
 	// A label no template reads: passes (each waited for, see
-	// touchAndPass), no write. Counted in the test's namespace: other
+	// testenv.Suite.TouchAndPass), no write. Counted in the test's namespace: other
 	// tests' parents have passes of their own.
 	before := controller.Mark()
 	for _, obj := range []client.Object{svc, cm, zone} {
-		touchAndPass(t, controller, ns, "fe", obj)
+		env.TouchAndPass(t, controller, ns, "fe", obj)
 	}
 	if writes := writesIn(controller, before, ns); len(writes) != 0 {
 		t.Errorf("the controller sent %d write requests for events that change no value a template read, want 0: %v", len(writes), writes)

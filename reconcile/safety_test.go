@@ -21,21 +21,12 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
-// twoConfigMaps renders ConfigMaps "keep" and, while .Values.second, "second".
-func twoConfigMaps() map[string]string {
-	return map[string]string{
-		"values.yaml":           "second: true\nname: keep\n",
-		"templates/keep.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.name }}\ndata:\n  a: \"1\"\n",
-		"templates/second.yaml": "{{- if .Values.second }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: second\ndata:\n  b: \"2\"\n{{- end }}\n",
-	}
-}
-
 // TestRenderErrorPrunesNothing breaks the render in two ways (values the
 // schema rejects, a template that fails) and checks that the Composition
 // stalls with the field path or file:line while every member stays.
 func TestRenderErrorPrunesNothing(t *testing.T) {
 	ns := testenv.Namespace(t, k)
-	files := twoConfigMaps()
+	files := testenv.TwoConfigMaps()
 	files["templates/fail.yaml"] = "{{- if .Values.boom }}{{ fail \"boom requested\" }}{{ end }}\n"
 	b := bundle(t, "renderfail-"+ns, files, withSchema(`{"type":"object","properties":{"name":{"type":"string","minLength":1},"second":{"type":"boolean"},"boom":{"type":"boolean"}}}`))
 	comp := composition(ns, "app", b.Name, `{}`)
@@ -81,7 +72,7 @@ func TestRenderErrorPrunesNothing(t *testing.T) {
 func TestPruneSparesWhatStencilDoesNotManage(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.Namespace(t, k)
-	b := bundle(t, "foreign-"+ns, twoConfigMaps())
+	b := bundle(t, "foreign-"+ns, testenv.TwoConfigMaps())
 	comp := composition(ns, "app", b.Name, `{}`)
 	mustCreate(t, comp)
 	second := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "second"}}
@@ -168,7 +159,7 @@ func TestImpersonation(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.Namespace(t, k)
 	mustCreate(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant"}})
-	b := bundle(t, "impersonate-"+ns, twoConfigMaps())
+	b := bundle(t, "impersonate-"+ns, testenv.TwoConfigMaps())
 	comp := composition(ns, "app", b.Name, `{}`)
 	comp.Spec.ServiceAccountName = "tenant"
 	mustCreate(t, comp)
@@ -224,7 +215,7 @@ func TestImpersonation(t *testing.T) {
 // rendered stays, and stays recorded in the set.
 func TestPruneFalseKeepsOrphans(t *testing.T) {
 	ns := testenv.Namespace(t, k)
-	b := bundle(t, "noprune-"+ns, twoConfigMaps())
+	b := bundle(t, "noprune-"+ns, testenv.TwoConfigMaps())
 	comp := composition(ns, "app", b.Name, `{}`)
 	no := false
 	comp.Spec.Prune = &no
