@@ -1,4 +1,4 @@
-package reconcile_test
+package admission_test
 
 import (
 	"context"
