@@ -1,4 +1,4 @@
-package reconcile_test
+package authority_test
 
 import (
 	"context"
