@@ -1,4 +1,4 @@
-package reconcile_test
+package published_test
 
 import (
 	"context"
