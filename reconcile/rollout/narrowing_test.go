@@ -1,4 +1,4 @@
-package reconcile_test
+package rollout_test
 
 import (
 	"context"
