@@ -1,4 +1,4 @@
-package reconcile_test
+package pull_test
 
 import (
 	"context"
