@@ -1,4 +1,4 @@
-package reconcile_test
+package valuestore_test
 
 import (
 	"bytes"
@@ -228,9 +228,6 @@ func secretObject(ns, name string) *unstructured.Unstructured {
 	u.SetName(name)
 	return u
 }
-
-// certificate is sprig's genCA value as stores keep it.
-type certificate struct{ Cert, Key string }
 
 // controllerCA reads, from the controller's store of set id, the CA
 // whose certificate is caCert.
