@@ -1,4 +1,4 @@
-package reconcile_test
+package hooks_test
 
 import (
 	"context"
@@ -16,7 +16,6 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
@@ -275,71 +274,6 @@ func TestFailedHookStalls(t *testing.T) {
 		}
 		return env.Absent(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}})
 	})
-}
-
-// TestResourcePolicyKeep: an object annotated helm.sh/resource-policy:
-// keep is orphaned, not deleted, when it is no longer rendered and when
-// the Composition is deleted; its neighbours are pruned and deleted.
-func TestResourcePolicyKeep(t *testing.T) {
-	ns := testenv.Namespace(t, env.Client)
-	b := env.Bundle(t, "keep-"+ns, map[string]string{
-		"values.yaml": "first: true\n",
-		"templates/cms.yaml": `{{- if .Values.first }}
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: kept-first
-  annotations:
-    helm.sh/resource-policy: keep
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: plain-first
-{{- end }}
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: kept
-  annotations:
-    helm.sh/resource-policy: keep
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: plain
-`,
-	})
-	comp := testenv.Composition(ns, "app", b.Name, "")
-	env.MustCreate(t, comp)
-	env.Condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
-
-	env.UpdateComposition(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values = jsonValues(`{"first":false}`) })
-	env.Gone(t, configMap(ns, "plain-first"))
-	keptFirst := configMap(ns, "kept-first")
-	testenv.Eventually(t, 0, "kept-first orphaned", func() (bool, error) {
-		if err := env.Get(context.Background(), client.ObjectKeyFromObject(keptFirst), keptFirst); err != nil {
-			return false, err
-		}
-		_, member := keptFirst.Labels[applyset.LabelPartOf]
-		return !member, nil
-	})
-
-	if err := env.Delete(context.Background(), comp); err != nil {
-		t.Fatal(err)
-	}
-	env.Gone(t, comp)
-	env.Gone(t, configMap(ns, "plain"))
-	for _, name := range []string{"kept", "kept-first"} {
-		cm := configMap(ns, name)
-		if err := env.Get(context.Background(), client.ObjectKeyFromObject(cm), cm); err != nil {
-			t.Fatalf("ConfigMap %s with resource-policy keep: %v", name, err)
-		}
-		if _, member := cm.Labels[applyset.LabelPartOf]; member {
-			t.Errorf("ConfigMap %s still labelled as a member after its Composition was deleted", name)
-		}
-	}
 }
 
 func jsonValues(s string) *apiextensionsv1.JSON { return &apiextensionsv1.JSON{Raw: []byte(s)} }
