@@ -1,4 +1,4 @@
-package reconcile_test
+package crds_test
 
 import (
 	"context"
