@@ -1,4 +1,4 @@
-package reconcile_test
+package shard_test
 
 import (
 	"context"
