@@ -287,7 +287,7 @@ func TestDifferentialExamples(t *testing.T) {
 			ns := testenv.Namespace(t, k)
 			comp := ex.comp.DeepCopy()
 			comp.Namespace = ns
-			plan, err := plan.NewPlan(ctx, inProcess{}, ex.bundle, plan.RenderInput(comp, nil, nil), cluster.NewAPIs(k.RESTMapper(), k))
+			plan, err := plan.NewPlan(ctx, testenv.InProcess{}, ex.bundle, plan.RenderInput(comp, nil, nil), cluster.NewAPIs(k.RESTMapper(), k))
 			if err != nil {
 				t.Fatalf("plan: %v", err)
 			}

@@ -67,3 +67,23 @@ spec:
 func OnlyCRDs(s *v1alpha1.BundleSpec) {
 	s.Permissions.ClusterScoped = []v1alpha1.GroupKind{{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}}
 }
+
+// WaiterFiles render a Service, and a ConfigMap that, while values.wait,
+// waits for a label of the Service that no one has set yet (its
+// stencil.dev/wait-for annotation, observed "Service/web").
+func WaiterFiles() map[string]string {
+	return map[string]string{
+		"templates/svc.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  ports: [{port: 80}]\n",
+		"templates/waiter.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: waiter
+  {{- if .Values.wait }}
+  annotations:
+    stencil.dev/wait-for: Service/web metadata.labels.go
+  {{- end }}
+data:
+  go: {{ observed "Service/web" "metadata.labels.go" | default "no" | quote }}
+`,
+	}
+}
