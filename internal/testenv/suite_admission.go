@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/reconcile/admission"
@@ -37,10 +38,12 @@ func (s *Suite) AdmissionNamespace(t testing.TB) string {
 
 // StartAdmission installs a copy of config/webhook named name whose
 // entries select the namespaces labelled selector (InstallWebhooks), and
-// starts a controller of shard that serves the webhook with admission's
-// options (a shard no Composition of the test is in: the package's
-// controller reconciles them). Both go when the test ends.
-func (s *Suite) StartAdmission(t testing.TB, name, shard string, selector map[string]string, opts admission.Options) {
+// starts a controller of shard, writing as itself, that serves the
+// webhook with admission's options (a shard no Composition of the test is
+// in: the package's controller reconciles them). Both go when the test
+// ends. It returns the webhook server's options (its host, port and
+// CA) and the controller.
+func (s *Suite) StartAdmission(t testing.TB, name, shard string, selector map[string]string, opts admission.Options) (*envtest.WebhookInstallOptions, *Controller) {
 	t.Helper()
 	hooks, err := InstallWebhooks(s.Config, name, &metav1.LabelSelector{MatchLabels: selector})
 	if err != nil {
@@ -54,7 +57,8 @@ func (s *Suite) StartAdmission(t testing.TB, name, shard string, selector map[st
 		_ = hooks.Cleanup()
 	})
 	opts.ConfigName, opts.MutatingConfigName = name, name+"-mutating"
-	s.StartWith(t, ControllerOptions{Shard: shard, Webhooks: hooks, Admission: opts, WriteAsController: true})
+	c, _ := s.StartWith(t, ControllerOptions{Shard: shard, Webhooks: hooks, Admission: opts, WriteAsController: true})
+	return hooks, c
 }
 
 // Refusing waits until the webhook refuses a Composition of bundle in ns

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -102,23 +101,8 @@ func (devNull) Write(p []byte) (int, error) { return len(p), nil }
 func TestWebhookStrangersHoldNoSlot(t *testing.T) {
 	const name = "stencil-strangers-test"
 	selector := map[string]string{testenv.AdmissionLabel: "strangers"}
-	hooks, err := testenv.InstallWebhooks(env.Config, name, &metav1.LabelSelector{MatchLabels: selector})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(env.Context())
-	c, err := testenv.StartWith(ctx, env.ControllerConfig, testenv.ControllerOptions{Shard: "strangers", Webhooks: hooks, Admission: admission.Options{ConfigName: name, MutatingConfigName: name + "-mutating"}, WriteAsController: true})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		<-c.Done
-		_ = env.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}})
-		_ = env.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name + "-mutating"}})
-		_ = hooks.Cleanup()
-	})
+	hooks, _ := env.StartAdmission(t, name, "strangers", selector, admission.Options{})
+	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "strangers-" + rand.String(8), Labels: selector}}
 	env.MustCreate(t, ns)
 	t.Cleanup(func() { _ = env.Delete(context.Background(), ns) })

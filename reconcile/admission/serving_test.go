@@ -238,25 +238,10 @@ func webhookConfig(name, entry string) *admissionregistrationv1.ValidatingWebhoo
 func TestWebhookTrustsOnlyTheAPIServer(t *testing.T) {
 	const name = "stencil-authn-test"
 	selector := map[string]string{testenv.AdmissionLabel: "authn"}
-	hooks, err := testenv.InstallWebhooks(env.Config, name, &metav1.LabelSelector{MatchLabels: selector})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(env.Context())
 	// As the controller: this test is about who may call the webhook and
 	// what it may see; whose identity writes is TestWritesAreTheTenants's.
-	c, err := testenv.StartWith(ctx, env.ControllerConfig, testenv.ControllerOptions{Shard: "authn", Webhooks: hooks, Admission: admission.Options{ConfigName: name, MutatingConfigName: name + "-mutating"}, WriteAsController: true})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		<-c.Done
-		_ = env.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}})
-		_ = env.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name + "-mutating"}})
-		_ = hooks.Cleanup()
-	})
+	hooks, c := env.StartAdmission(t, name, "authn", selector, admission.Options{})
+	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "authn-" + rand.String(8), Labels: selector}}
 	env.MustCreate(t, ns)
 	t.Cleanup(func() { _ = env.Delete(context.Background(), ns) })
