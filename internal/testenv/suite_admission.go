@@ -36,26 +36,36 @@ func (s *Suite) AdmissionNamespace(t testing.TB) string {
 	return ns.Name
 }
 
-// StartAdmission installs a copy of config/webhook named name whose
+// InstallAdmission installs a copy of config/webhook named name whose
 // entries select the namespaces labelled selector (InstallWebhooks), and
-// starts a controller of shard, writing as itself, that serves the
-// webhook with admission's options (a shard no Composition of the test is
-// in: the package's controller reconciles them). Both go when the test
-// ends. It returns the webhook server's options (its host, port and
-// CA) and the controller.
-func (s *Suite) StartAdmission(t testing.TB, name, shard string, selector map[string]string, opts admission.Options) (*envtest.WebhookInstallOptions, *Controller) {
+// removes it when the test ends; start a controller serving it with the
+// returned options (ControllerOptions.Webhooks, and Admission's
+// ConfigName and MutatingConfigName name and name-mutating), or call
+// StartAdmission.
+func (s *Suite) InstallAdmission(t testing.TB, name string, selector map[string]string) *envtest.WebhookInstallOptions {
 	t.Helper()
 	hooks, err := InstallWebhooks(s.Config, name, &metav1.LabelSelector{MatchLabels: selector})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Cleanups run last first: the configuration goes once the
-	// controller serving it has stopped.
 	t.Cleanup(func() {
 		_ = s.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}})
 		_ = s.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name + "-mutating"}})
 		_ = hooks.Cleanup()
 	})
+	return hooks
+}
+
+// StartAdmission installs a copy of config/webhook named name whose
+// entries select the namespaces labelled selector (InstallAdmission), and
+// starts a controller of shard, writing as itself, that serves the
+// webhook with admission's options (a shard no Composition of the test is
+// in: the package's controller reconciles them). Both go when the test
+// ends, the controller first. It returns the webhook server's options
+// (its host, port and CA) and the controller.
+func (s *Suite) StartAdmission(t testing.TB, name, shard string, selector map[string]string, opts admission.Options) (*envtest.WebhookInstallOptions, *Controller) {
+	t.Helper()
+	hooks := s.InstallAdmission(t, name, selector)
 	opts.ConfigName, opts.MutatingConfigName = name, name+"-mutating"
 	c, _ := s.StartWith(t, ControllerOptions{Shard: shard, Webhooks: hooks, Admission: opts, WriteAsController: true})
 	return hooks, c

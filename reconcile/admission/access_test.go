@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,15 +27,7 @@ import (
 // spec.namespaceSelector refuses a namespace it does not select.
 func TestAdmissionServiceAccountUse(t *testing.T) {
 	const name = "stencil-validating-access"
-	hooks, err := testenv.InstallWebhooks(env.Config, name, &metav1.LabelSelector{MatchLabels: map[string]string{testenv.AdmissionLabel: "true"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = env.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}})
-		_ = env.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name + "-mutating"}})
-		_ = hooks.Cleanup()
-	})
+	hooks := env.InstallAdmission(t, name, map[string]string{testenv.AdmissionLabel: "true"})
 	// The default install: impersonation, default ServiceAccount "stencil".
 	env.StartWith(t, testenv.ControllerOptions{Shard: "admission-access", Webhooks: hooks, Admission: admission.Options{ConfigName: name, MutatingConfigName: name + "-mutating"}})
 	ctx := context.Background()
