@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile/admission"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
@@ -27,8 +28,8 @@ import (
 // the members and drops the finalizer.
 func TestRequestsOfAnAdmittedPass(t *testing.T) {
 	name := "stencil-mutating-" + rand.String(6)
-	startAdmission(t, name, "admission-requests", map[string]string{admissionLabel: "true"}, admission.Options{})
-	ns := admissionNamespace(t)
+	env.StartAdmission(t, name, "admission-requests", map[string]string{testenv.AdmissionLabel: "true"}, admission.Options{})
+	ns := env.AdmissionNamespace(t)
 	b := bundle(t, "admitted-"+ns, fourKinds())
 	// A first Composition starts the watches of the four kinds.
 	mustCreate(t, composition(ns, "warm", b.Name, ""))

@@ -68,7 +68,7 @@ func withSchema(schema string) func(*v1alpha1.BundleSpec) {
 	return func(s *v1alpha1.BundleSpec) { s.Schema = &apiextensionsv1.JSON{Raw: []byte(schema)} }
 }
 
-func key(ns, name string) client.ObjectKey { return client.ObjectKey{Namespace: ns, Name: name} }
+func key(ns, name string) client.ObjectKey { return testenv.Key(ns, name) }
 
 func deployment(ns, name string) *appsv1.Deployment {
 	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
@@ -211,11 +211,7 @@ func TestBundleChangeRerenders(t *testing.T) {
 
 func mustGet(t *testing.T, ns, name string) *v1alpha1.Composition {
 	t.Helper()
-	c := &v1alpha1.Composition{}
-	if err := k.Get(context.Background(), key(ns, name), c); err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return env.GetComposition(t, ns, name)
 }
 
 func cond(c *v1alpha1.Composition, typ string) metav1.ConditionStatus {

@@ -287,7 +287,7 @@ func TestDifferentialExamples(t *testing.T) {
 			ns := testenv.Namespace(t, k)
 			comp := ex.comp.DeepCopy()
 			comp.Namespace = ns
-			plan, err := plan.NewPlan(ctx, inProcess{}, ex.bundle, plan.RenderInput(comp, nil, nil), cluster.NewAPIs(k.RESTMapper(), k))
+			plan, err := plan.NewPlan(ctx, testenv.InProcess{}, ex.bundle, plan.RenderInput(comp, nil, nil), cluster.NewAPIs(k.RESTMapper(), k))
 			if err != nil {
 				t.Fatalf("plan: %v", err)
 			}
@@ -306,14 +306,14 @@ func TestDifferentialExamples(t *testing.T) {
 				}
 				// Another manager adds a label: nothing of stencil's changes.
 				patch := fmt.Sprintf(`{"metadata":{"labels":{"touched-%s":"yes"}}}`, strings.ToLower(u.GetKind()))
-				mergePatch(t, u, patch, "kubectl-label")
+				env.MergePatch(t, u, patch, "kubectl-label")
 				d.check(what+" labelled by another manager", u)
 				// kubectl edit changes a label stencil sets.
-				mergePatch(t, u, fmt.Sprintf(`{"metadata":{"labels":{%q:"edited"}}}`, applyset.LabelPartOf), "kubectl-edit")
+				env.MergePatch(t, u, fmt.Sprintf(`{"metadata":{"labels":{%q:"edited"}}}`, applyset.LabelPartOf), "kubectl-edit")
 				d.check(what+" with stencil's label edited", u)
 				d.apply(u)
 				// kubectl edit removes it.
-				mergePatch(t, u, fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, applyset.LabelPartOf), "kubectl-edit")
+				env.MergePatch(t, u, fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, applyset.LabelPartOf), "kubectl-edit")
 				d.check(what+" with stencil's label removed", u)
 				d.apply(u)
 			}
@@ -323,17 +323,6 @@ func TestDifferentialExamples(t *testing.T) {
 		t.Errorf("the cases exercised %d writes and %d skips: both answers must be seen", d.writes, d.skips)
 	}
 	t.Logf("%d decisions to write, %d to skip, %d left to the server (a dry-run, or its remembered verdict)", d.writes, d.skips, d.asked)
-}
-
-func mergePatch(t *testing.T, u *unstructured.Unstructured, patch, manager string) {
-	t.Helper()
-	target := &unstructured.Unstructured{}
-	target.SetGroupVersionKind(u.GroupVersionKind())
-	target.SetNamespace(u.GetNamespace())
-	target.SetName(u.GetName())
-	if err := k.Patch(context.Background(), target, client.RawPatch(types.MergePatchType, []byte(patch)), client.FieldOwner(manager)); err != nil {
-		t.Fatalf("patch %s %s with %s: %v", u.GetKind(), u.GetName(), patch, err)
-	}
 }
 
 // ssa applies a partial object as another field manager, forcing.
@@ -626,12 +615,12 @@ func diffCases() []diffCase {
 		{name: "annotation added through another version (autoscaling/v1)", desired: diffHPA, edit: func(t *testing.T, u *unstructured.Unstructured) {
 			v1 := u.DeepCopy()
 			v1.SetAPIVersion("autoscaling/v1")
-			mergePatch(t, v1, `{"metadata":{"annotations":{"note":"x"}}}`, "kubectl-annotate")
+			env.MergePatch(t, v1, `{"metadata":{"annotations":{"note":"x"}}}`, "kubectl-annotate")
 		}},
 		{name: "maxReplicas edited through another version (autoscaling/v1)", desired: diffHPA, write: true, edit: func(t *testing.T, u *unstructured.Unstructured) {
 			v1 := u.DeepCopy()
 			v1.SetAPIVersion("autoscaling/v1")
-			mergePatch(t, v1, `{"spec":{"maxReplicas":9}}`, "kubectl-edit")
+			env.MergePatch(t, v1, `{"spec":{"maxReplicas":9}}`, "kubectl-edit")
 		}},
 		// Secret.
 		{name: "secret with stringData", desired: sec},
@@ -699,7 +688,7 @@ func diffCases() []diffCase {
 func TestDifferentialEdits(t *testing.T) {
 	ns := testenv.Namespace(t, k)
 	d := newDifferential(t)
-	crd := mustYAML(t, diffCRD)
+	crd := testenv.MustYAML(t, diffCRD)
 	d.apply(crd) // kept: the environment ends with the package's tests
 	eventually(t, "the Gadget kind to be served", func() (bool, error) {
 		_, err := k.RESTMapper().RESTMapping(schema.GroupKind{Group: "diff.stencil.dev", Kind: "Gadget"})
@@ -731,7 +720,7 @@ func TestDifferentialEdits(t *testing.T) {
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			d.t = t
-			u := mustYAML(t, tc.desired)
+			u := testenv.MustYAML(t, tc.desired)
 			u.SetNamespace(ns)
 			u.SetName(fmt.Sprintf("%s-%d", u.GetName(), i))
 			d.apply(u)
@@ -756,13 +745,4 @@ func TestDifferentialEdits(t *testing.T) {
 		})
 	}
 	t.Logf("%d decisions to write, %d to skip, %d left to the server (a dry-run, or its remembered verdict)", d.writes, d.skips, d.asked)
-}
-
-func mustYAML(t *testing.T, s string) *unstructured.Unstructured {
-	t.Helper()
-	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(s), &u.Object); err != nil {
-		t.Fatal(err)
-	}
-	return u
 }

@@ -50,7 +50,7 @@ func TestDriftNamesItsAuthor(t *testing.T) {
 		}
 	}
 	// A change of the render is no drift.
-	updateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) {
+	env.UpdateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) {
 		s.Files["templates/cm.yaml"] = strings.Replace(s.Files["templates/cm.yaml"], "fast", "medium", 1)
 	})
 	eventually(t, "the ConfigMap to follow the Bundle", func() (bool, error) {

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -47,30 +46,14 @@ import (
 // were answered (200 unreviewed, 429 throttled).
 func BenchmarkForgedReviews(b *testing.B) {
 	const name = "stencil-forged-bench"
-	selector := map[string]string{admissionLabel: "forged"}
-	hooks, err := testenv.InstallWebhooks(env.Config, name, &metav1.LabelSelector{MatchLabels: selector})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(suiteCtx)
-	c, err := testenv.StartWith(ctx, controllerCfg, testenv.ControllerOptions{Shard: "forged", Webhooks: hooks,
-		Admission: admission.Options{ConfigName: name, MutatingConfigName: name + "-mutating"}, WriteAsController: true})
-	if err != nil {
-		cancel()
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		cancel()
-		<-c.Done
-		_ = k.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}})
-		_ = k.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name + "-mutating"}})
-		_ = hooks.Cleanup()
-	})
+	selector := map[string]string{testenv.AdmissionLabel: "forged"}
+	hooks, _ := env.StartAdmission(b, name, "forged", selector, admission.Options{})
+	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "forged-" + rand.String(8), Labels: selector}}
 	mustCreate(b, ns)
 	b.Cleanup(func() { _ = k.Delete(context.Background(), ns) })
 	bundleName := "forged-shop-" + ns.Name
-	bundle(b, bundleName, shopFiles, withShopSchema)
+	bundle(b, bundleName, testenv.ShopFiles(), testenv.WithShopSchema)
 	// The webhook serves once it refuses invalid values.
 	testenv.Eventually(b, 0, "the webhook to refuse invalid values", func() (bool, error) {
 		err := k.Create(ctx, composition(ns.Name, "probe", bundleName, `{"replicas":9}`), client.DryRunAll)

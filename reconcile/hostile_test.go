@@ -38,10 +38,10 @@ var hostileTemplates = map[string]string{
 func TestHostileBundlesStallAlone(t *testing.T) {
 	ns := testenv.Namespace(t, k)
 	ctx := context.Background()
-	healthy := bundle(t, "healthy-"+ns, twoConfigMaps())
+	healthy := bundle(t, "healthy-"+ns, testenv.TwoConfigMaps())
 	mustCreate(t, composition(ns, "healthy", healthy.Name, `{"second":false}`))
 	victimNS := testenv.Namespace(t, k)
-	victimBundle := bundle(t, "victim-"+ns, twoConfigMaps())
+	victimBundle := bundle(t, "victim-"+ns, testenv.TwoConfigMaps())
 	mustCreate(t, composition(victimNS, "victim", victimBundle.Name, ""))
 	condition(t, ns, "healthy", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	condition(t, victimNS, "victim", v1alpha1.ConditionReady, metav1.ConditionTrue)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
@@ -39,21 +38,6 @@ data:
 `,
 }
 
-// tenantAccount creates ServiceAccount stencil of ns with a Role that
-// may write ConfigMaps and Secrets and read ServiceAccounts there.
-func tenantAccount(t *testing.T, ns string) {
-	t.Helper()
-	mustCreate(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stencil"}})
-	mustCreate(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stencil-tenant"},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-			{APIGroups: []string{""}, Resources: []string{"serviceaccounts"}, Verbs: []string{"get", "list", "watch"}},
-		}})
-	mustCreate(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stencil-tenant"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "stencil-tenant"},
-		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "stencil"}}})
-}
-
 // resultIs waits until ConfigMap result of ns holds want.
 func resultIs(t *testing.T, ns string, want map[string]string) {
 	t.Helper()
@@ -74,11 +58,11 @@ func resultIs(t *testing.T, ns string, want map[string]string) {
 // no change of the parent; a converged set makes no writes.
 func TestLookupAsTheAccount(t *testing.T) {
 	const lookups = "lookups"
-	c, _ := startWith(t, testenv.ControllerOptions{Shard: lookups})
+	c, _ := env.StartWith(t, testenv.ControllerOptions{Shard: lookups})
 	ctx := context.Background()
 	ns := testenv.Namespace(t, k)
 	far := testenv.Namespace(t, k)
-	tenantAccount(t, ns)
+	env.TenantAccount(t, ns)
 	mustCreate(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "source"}, Data: map[string]string{"v": "one"}})
 	mustCreate(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: far, Name: "shared"}, Data: map[string]string{"v": "not-the-tenants"}})
 	b := bundle(t, "lookup-"+ns, lookupFiles)
@@ -90,7 +74,7 @@ func TestLookupAsTheAccount(t *testing.T) {
 	resultIs(t, ns, map[string]string{"source": "one", "far": "absent", "accounts": "1"})
 	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	eventually(t, "a LookupDenied event naming the far namespace", func() (bool, error) {
-		for _, e := range events(t, ns, "LookupDenied") {
+		for _, e := range env.Events(t, ns, "LookupDenied") {
 			if strings.Contains(e.Note, "ConfigMap "+far+" shared") && strings.Contains(e.Note, "ServiceAccount "+ns+"/stencil may not get configmaps") {
 				return true, nil
 			}
@@ -128,44 +112,8 @@ func TestLookupAsTheAccount(t *testing.T) {
 	})
 
 	t.Run("a converged set writes nothing", func(t *testing.T) {
-		converged(t, c, ns, "app")
+		env.Converged(t, c, ns, "app")
 	})
-}
-
-// converged waits for parent name of ns to be Ready for its generation
-// and for controller c to settle, then brings it twice a pass per member
-// (a label another manager adds, as TestNoWritesForExamples does, each
-// pass waited for before the next touch: see touchAndPass): the passes
-// re-read the lookups' answers and the generated values, and the second
-// round sends no write at all (the first, at most the dry runs that
-// settle fields the server defaults). A lookup informer that lags the
-// member watch (the touched member is looked up) gives a pass an answer
-// older than the member: that pass changed nothing, so it writes nothing
-// either (see observer.settle), and the informer's event brings the pass
-// that renders with the new answer. Only c's requests to ns are counted.
-func converged(t *testing.T, c *testenv.Controller, ns, name string) {
-	t.Helper()
-	comp := condition(t, ns, name, v1alpha1.ConditionReady, metav1.ConditionTrue)
-	c.Settle(t, ns)
-	members := comp.Status.Members
-	if len(members) == 0 {
-		t.Fatal("a Ready Composition lists no members")
-	}
-	for round := range 2 {
-		before := c.Mark()
-		for _, m := range members {
-			touchAndPass(t, c, ns, name, memberObject(m))
-		}
-		var writes []string
-		for _, w := range writesIn(c, before, ns) {
-			if round == 1 || !strings.Contains(w, "dryRun=All") {
-				writes = append(writes, w)
-			}
-		}
-		if len(writes) > 0 {
-			t.Errorf("round %d: %d writes over %d passes with nothing to change: %v", round+1, len(writes), len(members), writes)
-		}
-	}
 }
 
 // generatingFiles renders what Helm charts generate: a password and a
@@ -244,11 +192,11 @@ func sameSecrets(a, b map[string]map[string][]byte) bool {
 func TestGeneratedValuesAreKept(t *testing.T) {
 	const shardName = "generated"
 	opts := testenv.ControllerOptions{Shard: shardName}
-	c, stop := startWith(t, opts)
+	c, stop := env.StartWith(t, opts)
 	outer := t
 	ctx := context.Background()
 	ns := testenv.Namespace(t, k)
-	tenantAccount(t, ns)
+	env.TenantAccount(t, ns)
 	b := bundle(t, "generated-"+ns, generatingFiles)
 	comp := composition(ns, "app", b.Name, `{"replicas":1}`)
 	comp.Labels = map[string]string{shard.Label: shardName}
@@ -298,7 +246,7 @@ func TestGeneratedValuesAreKept(t *testing.T) {
 	}
 
 	t.Run("a converged set writes nothing", func(t *testing.T) {
-		converged(t, c, ns, "app")
+		env.Converged(t, c, ns, "app")
 		if !sameSecrets(first, secretsOf(t, ns, names...)) {
 			t.Errorf("the generated values changed with nothing changed")
 		}
@@ -333,14 +281,14 @@ func TestGeneratedValuesAreKept(t *testing.T) {
 
 	t.Run("a restart keeps them", func(t *testing.T) {
 		stop()
-		c, _ = startWith(outer, opts) // running until the test ends
+		c, _ = env.StartWith(outer, opts) // running until the test ends
 		update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"replicas":4}`) })
 		eventually(t, "ConfigMap plain to follow the values", func() (bool, error) {
 			cm := &corev1.ConfigMap{}
 			err := k.Get(ctx, key(ns, "plain"), cm)
 			return err == nil && cm.Data["replicas"] == "4", nil
 		})
-		converged(t, c, ns, "app")
+		env.Converged(t, c, ns, "app")
 		if !sameSecrets(first, secretsOf(t, ns, names...)) {
 			t.Errorf("a restart generated new values")
 		}

@@ -2,10 +2,8 @@ package reconcile_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -17,53 +15,6 @@ import (
 	"github.com/stencil-dev/stencil/internal/testenv"
 )
 
-// crdYAML is a CustomResourceDefinition of group/kind with the given
-// plural and scope, as a template would render it.
-func crdYAML(group, kind, plural, scope string) string {
-	return `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: ` + plural + `.` + group + `
-  annotations:
-    api-approved.kubernetes.io: "unapproved, test"
-spec:
-  group: ` + group + `
-  names: {kind: ` + kind + `, plural: ` + plural + `}
-  scope: ` + scope + `
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-`
-}
-
-// established waits until the CRD named name is Established and returns
-// it: from then on only a write changes its resourceVersion.
-func established(t *testing.T, name string) *apiextensionsv1.CustomResourceDefinition {
-	t.Helper()
-	crd := &apiextensionsv1.CustomResourceDefinition{}
-	eventually(t, "CustomResourceDefinition "+name+" to be Established", func() (bool, error) {
-		err := k.Get(context.Background(), client.ObjectKey{Name: name}, crd)
-		for _, c := range crd.Status.Conditions {
-			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-				return true, err
-			}
-		}
-		return false, err
-	})
-	return crd
-}
-
-// onlyCRDs allows a Bundle to render CustomResourceDefinitions and no
-// other cluster-scoped kind.
-func onlyCRDs(s *v1alpha1.BundleSpec) {
-	s.Permissions.ClusterScoped = []v1alpha1.GroupKind{{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}}
-}
-
 // absentNow checks that obj does not exist once the parent stalled: the
 // pass refused it before applying anything.
 func absentNow(t *testing.T, obj client.Object) {
@@ -73,41 +24,14 @@ func absentNow(t *testing.T, obj client.Object) {
 	}
 }
 
-// stillAbsent checks that obj does not exist, and does not for a second,
-// once its parent (or its Bundle) reported the refusal that keeps it from
-// being made: what the refused pass would have written before its status
-// is seen at once, and the second catches a write after it.
-func stillAbsent(t *testing.T, obj client.Object) {
-	t.Helper()
-	consistently(t, fmt.Sprintf("%T %s to stay absent", obj, obj.GetName()), time.Second, func() (bool, error) {
-		err := k.Get(context.Background(), client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object))
-		if apierrors.IsNotFound(err) {
-			return true, nil
-		}
-		return false, fmt.Errorf("it exists (or cannot be read: %v): the refused render was applied", err)
-	})
-}
-
 // grantClusterRoleBindings gives the controller what a generous install
 // would: to read and write ClusterRoleBindings and bind cluster-admin, so
 // that only the scope check stands between the decoy and a binding.
 func grantClusterRoleBindings(t *testing.T) {
 	t.Helper()
-	role := &rbacv1.ClusterRole{
-		ObjectMeta: metav1.ObjectMeta{Name: "stencil-test-clusterrolebindings", Labels: map[string]string{"rbac.stencil.dev/aggregate-to-manager": "true"}},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterrolebindings"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
-			{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles"}, Verbs: []string{"bind"}, ResourceNames: []string{"cluster-admin"}},
-		},
-	}
-	mustCreate(t, role)
-	if err := aggregate(context.Background(), k, "stencil-apply"); err != nil {
-		t.Fatalf("aggregate: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = k.Delete(context.Background(), role)
-		_ = aggregate(context.Background(), k, "stencil-apply")
-	})
+	env.GrantController(t, "stencil-test-clusterrolebindings",
+		rbacv1.PolicyRule{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterrolebindings"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}},
+		rbacv1.PolicyRule{APIGroups: []string{"rbac.authorization.k8s.io"}, Resources: []string{"clusterroles"}, Verbs: []string{"bind"}, ResourceNames: []string{"cluster-admin"}})
 }
 
 // TestDecoyCRDIsRefused: the API server's kinds win (issue 20 item 4). A
@@ -121,7 +45,7 @@ func TestDecoyCRDIsRefused(t *testing.T) {
 	ns := testenv.Namespace(t, k)
 	grantClusterRoleBindings(t)
 	b := bundle(t, "decoy-"+ns, map[string]string{
-		"templates/crd.yaml": crdYAML("rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings", "Namespaced"),
+		"templates/crd.yaml": testenv.CRDYAML("rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings", "Namespaced"),
 		"templates/crb.yaml": `apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
 metadata:
@@ -130,14 +54,14 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-
 subjects:
 - {kind: ServiceAccount, name: default, namespace: ` + ns + `}
 `,
-	}, onlyCRDs)
+	}, testenv.OnlyCRDs)
 	crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "decoy-" + ns}}
 	t.Cleanup(func() { _ = k.Delete(context.Background(), crb) })
 	mustCreate(t, composition(ns, "decoy", b.Name, ""))
 	stalled(t, ns, "decoy", v1alpha1.ReasonKindConflict,
 		"CustomResourceDefinition/clusterrolebindings.rbac.authorization.k8s.io", "ClusterRoleBinding.rbac.authorization.k8s.io")
-	stillAbsent(t, crb)
-	stillAbsent(t, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "clusterrolebindings.rbac.authorization.k8s.io"}})
+	env.StillAbsent(t, crb)
+	env.StillAbsent(t, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "clusterrolebindings.rbac.authorization.k8s.io"}})
 }
 
 // TestRenderedCRDShadowingServedKind: a rendered CustomResourceDefinition
@@ -149,25 +73,25 @@ func TestRenderedCRDShadowingServedKind(t *testing.T) {
 	ns := testenv.Namespace(t, k)
 	t.Run("a built-in kind", func(t *testing.T) {
 		b := bundle(t, "builtin-crd-"+ns, map[string]string{
-			"templates/crd.yaml": crdYAML("apps", "Deployment", "deployments", "Cluster"),
-		}, onlyCRDs)
+			"templates/crd.yaml": testenv.CRDYAML("apps", "Deployment", "deployments", "Cluster"),
+		}, testenv.OnlyCRDs)
 		mustCreate(t, composition(ns, "builtin", b.Name, ""))
 		stalled(t, ns, "builtin", v1alpha1.ReasonKindConflict, "CustomResourceDefinition/deployments.apps", "Deployment.apps", "built-in")
 	})
 	t.Run("a kind another CRD serves", func(t *testing.T) {
 		group := "g" + ns + ".example.com"
-		hand := mustYAML(t, crdYAML(group, "Gadget", "gadgets", "Namespaced"))
+		hand := testenv.MustYAML(t, testenv.CRDYAML(group, "Gadget", "gadgets", "Namespaced"))
 		if err := k.Create(ctx, hand); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = k.Delete(context.Background(), hand) })
-		crd := established(t, "gadgets."+group)
+		crd := env.Established(t, "gadgets."+group)
 		// The kind is served: discovery lists it (some time after its CRD
 		// is Established), so the pass finds what serves it.
-		testenv.WaitCreatable(t, k, gadget(group, ns, testenv.AdmissionProbe, ""), 0)
+		testenv.WaitCreatable(t, k, testenv.Gadget(group, ns, testenv.AdmissionProbe, ""), 0)
 		b := bundle(t, "shadow-crd-"+ns, map[string]string{
-			"templates/crd.yaml": crdYAML(group, "Gadget", "gadgets", "Cluster"),
-		}, onlyCRDs)
+			"templates/crd.yaml": testenv.CRDYAML(group, "Gadget", "gadgets", "Cluster"),
+		}, testenv.OnlyCRDs)
 		mustCreate(t, composition(ns, "shadow", b.Name, ""))
 		stalled(t, ns, "shadow", v1alpha1.ReasonKindConflict, "CustomResourceDefinition/gadgets."+group, "Gadget."+group)
 		after := &apiextensionsv1.CustomResourceDefinition{}
@@ -188,7 +112,7 @@ func TestAggregatedGroupIsRefused(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.Namespace(t, k)
 	group := "agg-" + ns + ".example.com"
-	apiService := mustYAML(t, `apiVersion: apiregistration.k8s.io/v1
+	apiService := testenv.MustYAML(t, `apiVersion: apiregistration.k8s.io/v1
 kind: APIService
 metadata:
   name: v1.`+group+`
@@ -205,14 +129,14 @@ spec:
 	}
 	t.Cleanup(func() { _ = k.Delete(context.Background(), apiService) })
 
-	b := bundle(t, "agg-crd-"+ns, map[string]string{"templates/crd.yaml": crdYAML(group, "Widget", "widgets", "Namespaced")}, onlyCRDs)
+	b := bundle(t, "agg-crd-"+ns, map[string]string{"templates/crd.yaml": testenv.CRDYAML(group, "Widget", "widgets", "Namespaced")}, testenv.OnlyCRDs)
 	mustCreate(t, composition(ns, "agg", b.Name, ""))
 	stalled(t, ns, "agg", v1alpha1.ReasonKindConflict, "CustomResourceDefinition/widgets."+group, "Widget."+group, "APIService v1."+group)
 	absentNow(t, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "widgets." + group}})
 
-	grantKind(t, group, "gadgets")
-	pb := bundle(t, "agg-pub-"+ns, gadgetFiles(""), publishing(group))
-	c := bundleReady(t, pb.Name, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
+	env.GrantKind(t, group, "gadgets")
+	pb := bundle(t, "agg-pub-"+ns, testenv.GadgetFiles(""), testenv.Publishing(group))
+	c := env.BundleReady(t, pb.Name, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
 	if !strings.Contains(c.Message, "APIService v1."+group) {
 		t.Errorf("KindConflict message %q does not name the APIService", c.Message)
 	}

@@ -22,23 +22,6 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
-// markAvailable writes a Deployment status as its controller would once the
-// rollout is done (envtest runs no kube-controller-manager), over the
-// Deployment as it then is (stencil writes it too: again on a conflict).
-func markAvailable(t *testing.T, dep *appsv1.Deployment, progressing appsv1.DeploymentCondition) {
-	t.Helper()
-	testenv.UpdateStatus(t, k, dep, func() {
-		r := *dep.Spec.Replicas
-		dep.Status = appsv1.DeploymentStatus{
-			ObservedGeneration: dep.Generation, Replicas: r, UpdatedReplicas: r, ReadyReplicas: r, AvailableReplicas: r,
-			Conditions: []appsv1.DeploymentCondition{
-				{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable"},
-				progressing,
-			},
-		}
-	})
-}
-
 // TestStatusFollowsChildReadiness: the Composition is Reconciling while its
 // Deployment rolls out, Ready once it is available, and Stalled (naming it)
 // when its rollout fails.
@@ -57,7 +40,7 @@ func TestStatusFollowsChildReadiness(t *testing.T) {
 	}
 
 	dep := deployment(ns, "web")
-	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
+	env.MarkAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
 	got = condition(t, ns, "web", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	if got.Status.Summary != "2/2 ready" || len(got.Status.Members) != 2 {
 		t.Errorf("status = %q with %d members, want 2/2 ready with 2", got.Status.Summary, len(got.Status.Members))
@@ -69,7 +52,7 @@ func TestStatusFollowsChildReadiness(t *testing.T) {
 		t.Errorf("status.bundleRevision is empty")
 	}
 
-	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"})
+	env.MarkAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"})
 	compositionWith(t, ns, "web",
 		testenv.Condition{Type: v1alpha1.ConditionStalled, Reasons: []string{v1alpha1.ReasonMemberFailed}},
 		testenv.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Message: testenv.Says("Deployment/" + ns + "/web")})
@@ -83,7 +66,7 @@ func TestNoWritesWhenNothingChanged(t *testing.T) {
 	mustCreate(t, composition(ns, "web", b.Name, `{}`))
 	dep := deployment(ns, "web")
 	exists(t, dep)
-	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
+	env.MarkAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
 	condition(t, ns, "web", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	// The convergence's events are sent asynchronously: let them go out
 	// before counting.
@@ -93,7 +76,7 @@ func TestNoWritesWhenNothingChanged(t *testing.T) {
 	// A label stencil does not manage: the member's event brings a full
 	// pass, which finds both members unchanged (an apply sent would be a
 	// write).
-	touchAndPass(t, controller, ns, "web", dep)
+	env.TouchAndPass(t, controller, ns, "web", dep)
 	if writes := writesIn(controller, before, ns); len(writes) != 0 {
 		t.Errorf("the controller made %d write requests on a reconcile with nothing to change, want 0: %v", len(writes), writes)
 	}
@@ -151,7 +134,7 @@ func TestSuspend(t *testing.T) {
 	mustCreate(t, comp)
 	dep := deployment(ns, "web")
 	exists(t, dep)
-	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
+	env.MarkAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
 	applied := condition(t, ns, "web", v1alpha1.ConditionReady, metav1.ConditionTrue).Generation
 
 	update(t, comp, func(c *v1alpha1.Composition) {

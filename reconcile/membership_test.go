@@ -41,8 +41,8 @@ var patchOnly = rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"
 // every time (see testenv.Controller.PassAfter).
 func forger(t *testing.T, ns string) func(obj client.Object, id string, extra map[string]string) func() error {
 	t.Helper()
-	grant(t, ns, "patch-configmaps", "mallory", patchOnly)
-	mallory := asUser(t, "mallory")
+	env.Grant(t, ns, "patch-configmaps", "mallory", patchOnly)
+	mallory := env.AsUser(t, "mallory")
 	var n atomic.Int64
 	return func(obj client.Object, id string, extra map[string]string) func() error {
 		return func() error {
@@ -358,9 +358,9 @@ func TestCreateReplaceWritesOnlyItsOwnCRDs(t *testing.T) {
 	ns := testenv.Namespace(t, k)
 	group := "r" + ns + ".example.com"
 	name := "widgets." + group
-	t.Cleanup(func() { _ = k.Delete(context.Background(), crdObject(name)) })
+	t.Cleanup(func() { _ = k.Delete(context.Background(), testenv.CRDObject(name)) })
 	admins := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yamlInto(widgetCRD(group, ""), admins); err != nil {
+	if err := yamlInto(testenv.WidgetCRD(group, ""), admins); err != nil {
 		t.Fatal(err)
 	}
 	admins.Labels = map[string]string{"owner": "admin"}
@@ -376,7 +376,7 @@ func TestCreateReplaceWritesOnlyItsOwnCRDs(t *testing.T) {
 	})
 	version := admins.ResourceVersion
 
-	chart := strings.Replace(widgetCRD(group, "{name: Size, type: integer, jsonPath: .spec.size}"), "  name: "+name+"\n",
+	chart := strings.Replace(testenv.WidgetCRD(group, "{name: Size, type: integer, jsonPath: .spec.size}"), "  name: "+name+"\n",
 		"  name: "+name+"\n  labels:\n    stencil.dev/bundle: someone-else\n", 1)
 	b := bundle(t, "crds-replace-"+ns, map[string]string{
 		"Chart.yaml":           "apiVersion: v2\nname: widgets\nversion: 0.1.0\n",
@@ -482,7 +482,7 @@ func TestRecordSurvivesAStatusConflict(t *testing.T) {
 	const shardName = "record-conflict"
 	ns := testenv.Namespace(t, k)
 	inject := &conflictOnce{path: "/apis/stencil.dev/v1alpha1/namespaces/" + ns + "/compositions/web/status"}
-	startWith(t, testenv.ControllerOptions{Shard: shardName, WriteAsController: true,
+	env.StartWith(t, testenv.ControllerOptions{Shard: shardName, WriteAsController: true,
 		WrapTransport: func(rt http.RoundTripper) http.RoundTripper { inject.next = rt; return inject }})
 	b := bundle(t, "record-conflict-"+ns, renamed)
 	comp := composition(ns, "web", b.Name, `{"name":"one"}`)

@@ -102,11 +102,11 @@ func TestObservedSecondRender(t *testing.T) {
 	controller.Settle(t, ns)
 
 	// A label no template reads: passes (each waited for, see
-	// touchAndPass), no write. Counted in the test's namespace: other
+	// testenv.Suite.TouchAndPass), no write. Counted in the test's namespace: other
 	// tests' parents have passes of their own.
 	before := controller.Mark()
 	for _, obj := range []client.Object{svc, cm, zone} {
-		touchAndPass(t, controller, ns, "fe", obj)
+		env.TouchAndPass(t, controller, ns, "fe", obj)
 	}
 	if writes := writesIn(controller, before, ns); len(writes) != 0 {
 		t.Errorf("the controller sent %d write requests for events that change no value a template read, want 0: %v", len(writes), writes)
@@ -181,30 +181,13 @@ func TestObservedLoopIsFlapping(t *testing.T) {
 	})
 }
 
-// waiterFiles: a Service, and a ConfigMap that, once told to, waits for a
-// label of the Service that no one has set yet.
-var waiterFiles = map[string]string{
-	"templates/svc.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  ports: [{port: 80}]\n",
-	"templates/waiter.yaml": `apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: waiter
-  {{- if .Values.wait }}
-  annotations:
-    stencil.dev/wait-for: Service/web metadata.labels.go
-  {{- end }}
-data:
-  go: {{ observed "Service/web" "metadata.labels.go" | default "no" | quote }}
-`,
-}
-
 // TestHeldBackIsNeverPruned: an object that exists and is now held back
 // stays (not applied, never pruned for it), the parent says what it waits
 // for (Ready=False, reason Waiting), and once the value is observed the
 // object is applied and the parent Ready.
 func TestHeldBackIsNeverPruned(t *testing.T) {
 	ns := testenv.Namespace(t, k)
-	b := bundle(t, "waiter-"+ns, waiterFiles)
+	b := bundle(t, "waiter-"+ns, testenv.WaiterFiles())
 	comp := composition(ns, "w", b.Name, `{}`)
 	mustCreate(t, comp)
 	condition(t, ns, "w", v1alpha1.ConditionReady, metav1.ConditionTrue)
@@ -227,7 +210,7 @@ func TestHeldBackIsNeverPruned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	planned, err := plan.NewPlan(context.Background(), inProcess{}, loaded, plan.RenderInput(comp, nil, nil), cluster.NewAPIs(k.RESTMapper(), k))
+	planned, err := plan.NewPlan(context.Background(), testenv.InProcess{}, loaded, plan.RenderInput(comp, nil, nil), cluster.NewAPIs(k.RESTMapper(), k))
 	if err != nil {
 		t.Fatal(err)
 	}

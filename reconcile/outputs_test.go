@@ -168,7 +168,7 @@ func TestOutputsThatDoNotCompile(t *testing.T) {
 	compositionWith(t, ns, "cm", testenv.Condition{Type: v1alpha1.ConditionStalled, Reasons: []string{v1alpha1.ReasonRenderFailed},
 		Message: testenv.Says("spec.outputs[0].value:1:")})
 	consistently(t, "nothing applied", 2*time.Second, func() (bool, error) {
-		return absent(t, &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm-db"}})
+		return env.Absent(&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm-db"}})
 	})
 }
 
@@ -179,12 +179,12 @@ func TestPublishedKindOutputs(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.Namespace(t, k)
 	group := "outgadgets-" + ns + ".example.com"
-	grantKind(t, group, "gadgets")
-	b := bundle(t, "outgadgets-"+ns, gadgetFiles(""), publishing(group), func(s *v1alpha1.BundleSpec) {
+	env.GrantKind(t, group, "gadgets")
+	b := bundle(t, "outgadgets-"+ns, testenv.GadgetFiles(""), testenv.Publishing(group), func(s *v1alpha1.BundleSpec) {
 		s.Outputs = []v1alpha1.BundleOutput{{Name: "size", Type: "string", Description: "the size, as the ConfigMap holds it",
 			Value: `members["ConfigMap/" + parent.metadata.name + "-conf"].data.size`}}
 	})
-	bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
+	env.BundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := k.Get(ctx, client.ObjectKey{Name: "gadgets." + group}, crd); err != nil {
 		t.Fatal(err)
@@ -195,9 +195,9 @@ func TestPublishedKindOutputs(t *testing.T) {
 	// The first instance of the kind waits for the API server to serve it
 	// and stencil's admission policy to check it (a Bundle's Ready says
 	// neither).
-	testenv.WaitKindChecked(t, k, gadget(group, ns, testenv.AdmissionProbe, `{"size":3}`), 0)
-	mustCreate(t, gadget(group, ns, "w1", `{"size":3}`))
-	inst := instanceReady(t, group, ns, "w1", metav1.ConditionTrue)
+	testenv.WaitKindChecked(t, k, testenv.Gadget(group, ns, testenv.AdmissionProbe, `{"size":3}`), 0)
+	mustCreate(t, testenv.Gadget(group, ns, "w1", `{"size":3}`))
+	inst := env.InstanceReady(t, group, ns, "w1", metav1.ConditionTrue)
 	eventually(t, "status.size", func() (bool, error) {
 		if err := k.Get(ctx, client.ObjectKeyFromObject(inst), inst); err != nil {
 			return false, err

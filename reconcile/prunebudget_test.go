@@ -82,7 +82,7 @@ func TestPruneBudget(t *testing.T) {
 	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"claim": false, "names": ["a"]}`) })
 	compositionWith(t, ns, "set", testenv.Condition{Type: v1alpha1.ConditionStalled, Reasons: []string{v1alpha1.ReasonPruneBlocked},
 		Message: testenv.Says("PersistentVolumeClaim/" + ns + "/data, of a protected kind")})
-	updateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) {
+	env.UpdateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) {
 		s.Pruning = &v1alpha1.PrunePolicy{AllowDelete: []v1alpha1.GroupKind{{Kind: "PersistentVolumeClaim"}}}
 	})
 	eventually(t, "the claim pruned once the Bundle allows it", func() (bool, error) {

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,21 +22,12 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
-// twoConfigMaps renders ConfigMaps "keep" and, while .Values.second, "second".
-func twoConfigMaps() map[string]string {
-	return map[string]string{
-		"values.yaml":           "second: true\nname: keep\n",
-		"templates/keep.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.name }}\ndata:\n  a: \"1\"\n",
-		"templates/second.yaml": "{{- if .Values.second }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: second\ndata:\n  b: \"2\"\n{{- end }}\n",
-	}
-}
-
 // TestRenderErrorPrunesNothing breaks the render in two ways (values the
 // schema rejects, a template that fails) and checks that the Composition
 // stalls with the field path or file:line while every member stays.
 func TestRenderErrorPrunesNothing(t *testing.T) {
 	ns := testenv.Namespace(t, k)
-	files := twoConfigMaps()
+	files := testenv.TwoConfigMaps()
 	files["templates/fail.yaml"] = "{{- if .Values.boom }}{{ fail \"boom requested\" }}{{ end }}\n"
 	b := bundle(t, "renderfail-"+ns, files, withSchema(`{"type":"object","properties":{"name":{"type":"string","minLength":1},"second":{"type":"boolean"},"boom":{"type":"boolean"}}}`))
 	comp := composition(ns, "app", b.Name, `{}`)
@@ -81,7 +73,7 @@ func TestRenderErrorPrunesNothing(t *testing.T) {
 func TestPruneSparesWhatStencilDoesNotManage(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.Namespace(t, k)
-	b := bundle(t, "foreign-"+ns, twoConfigMaps())
+	b := bundle(t, "foreign-"+ns, testenv.TwoConfigMaps())
 	comp := composition(ns, "app", b.Name, `{}`)
 	mustCreate(t, comp)
 	second := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "second"}}
@@ -168,7 +160,7 @@ func TestImpersonation(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.Namespace(t, k)
 	mustCreate(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant"}})
-	b := bundle(t, "impersonate-"+ns, twoConfigMaps())
+	b := bundle(t, "impersonate-"+ns, testenv.TwoConfigMaps())
 	comp := composition(ns, "app", b.Name, `{}`)
 	comp.Spec.ServiceAccountName = "tenant"
 	mustCreate(t, comp)
@@ -224,7 +216,7 @@ func TestImpersonation(t *testing.T) {
 // rendered stays, and stays recorded in the set.
 func TestPruneFalseKeepsOrphans(t *testing.T) {
 	ns := testenv.Namespace(t, k)
-	b := bundle(t, "noprune-"+ns, twoConfigMaps())
+	b := bundle(t, "noprune-"+ns, testenv.TwoConfigMaps())
 	comp := composition(ns, "app", b.Name, `{}`)
 	no := false
 	comp.Spec.Prune = &no
@@ -274,6 +266,74 @@ func TestSecretDataStaysSecret(t *testing.T) {
 	for _, e := range events.Items {
 		if strings.Contains(e.Note, "hunter2") {
 			t.Errorf("event %s quotes the Secret's data: %q", e.Reason, e.Note)
+		}
+	}
+}
+
+// TestResourcePolicyKeep: an object annotated helm.sh/resource-policy:
+// keep is orphaned, not deleted, when it is no longer rendered and when
+// the Composition is deleted; its neighbours are pruned and deleted.
+func TestResourcePolicyKeep(t *testing.T) {
+	ns := testenv.Namespace(t, k)
+	configMap := func(name string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	}
+	b := bundle(t, "keep-"+ns, map[string]string{
+		"values.yaml": "first: true\n",
+		"templates/cms.yaml": `{{- if .Values.first }}
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: kept-first
+  annotations:
+    helm.sh/resource-policy: keep
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: plain-first
+{{- end }}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: kept
+  annotations:
+    helm.sh/resource-policy: keep
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: plain
+`,
+	})
+	comp := composition(ns, "app", b.Name, "")
+	mustCreate(t, comp)
+	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
+
+	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"first":false}`)} })
+	gone(t, configMap("plain-first"))
+	keptFirst := configMap("kept-first")
+	eventually(t, "kept-first orphaned", func() (bool, error) {
+		if err := k.Get(context.Background(), client.ObjectKeyFromObject(keptFirst), keptFirst); err != nil {
+			return false, err
+		}
+		_, member := keptFirst.Labels[applyset.LabelPartOf]
+		return !member, nil
+	})
+
+	if err := k.Delete(context.Background(), comp); err != nil {
+		t.Fatal(err)
+	}
+	gone(t, comp)
+	gone(t, configMap("plain"))
+	for _, name := range []string{"kept", "kept-first"} {
+		cm := configMap(name)
+		if err := k.Get(context.Background(), client.ObjectKeyFromObject(cm), cm); err != nil {
+			t.Fatalf("ConfigMap %s with resource-policy keep: %v", name, err)
+		}
+		if _, member := cm.Labels[applyset.LabelPartOf]; member {
+			t.Errorf("ConfigMap %s still labelled as a member after its Composition was deleted", name)
 		}
 	}
 }

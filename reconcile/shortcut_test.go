@@ -73,7 +73,7 @@ func TestStatusOnlyChangeDoesNotRender(t *testing.T) {
 	for attempt := 1; ; attempt++ {
 		renders = controller.Renders(ns, "web")
 		if available {
-			markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
+			env.MarkAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
 			got = condition(t, ns, "web", v1alpha1.ConditionReady, metav1.ConditionTrue)
 			if got.Status.Summary != "2/2 ready" || len(got.Status.Members) != 2 {
 				t.Errorf("status %q with %d members, want 2/2 ready", got.Status.Summary, len(got.Status.Members))

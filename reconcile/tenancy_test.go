@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,16 +18,6 @@ import (
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
-
-// events lists the events of namespace ns with the given reason.
-func events(t *testing.T, ns, reason string) []eventsv1.Event {
-	t.Helper()
-	var list eventsv1.EventList
-	if err := k.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	return slices.DeleteFunc(list.Items, func(e eventsv1.Event) bool { return e.Reason != reason })
-}
 
 // TestForbiddenKind: the controller runs with its own RBAC, which does not
 // grant ResourceQuotas. A Composition rendering one stalls with reason
@@ -42,7 +31,7 @@ func TestForbiddenKind(t *testing.T) {
 		"templates/cm.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: before-quota\n",
 		"templates/quota.yaml": "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: quota\nspec:\n  hard:\n    pods: \"10\"\n",
 	})
-	healthy := bundle(t, "healthy-"+ns, twoConfigMaps())
+	healthy := bundle(t, "healthy-"+ns, testenv.TwoConfigMaps())
 	comp := composition(ns, "quota", quota.Name, "")
 	mustCreate(t, comp)
 	mustCreate(t, composition(ns, "healthy", healthy.Name, `{}`))
@@ -101,7 +90,7 @@ func TestForbiddenKind(t *testing.T) {
 			t.Errorf("the ResourceQuota the controller may not list was not left in place: %v", err)
 		}
 		eventually(t, "a Warning naming the kind left in place", func() (bool, error) {
-			for _, e := range events(t, ns, v1alpha1.ReasonForbidden) {
+			for _, e := range env.Events(t, ns, v1alpha1.ReasonForbidden) {
 				if e.Type == "Warning" && strings.Contains(e.Note, "resourcequotas") && strings.Contains(e.Note, "left in place") {
 					return true, nil
 				}
@@ -199,7 +188,7 @@ func TestOnePrunedEventPerPass(t *testing.T) {
 
 	want := "pruned 3: ConfigMap/" + ns + "/x1 pruned, ConfigMap/" + ns + "/x2 pruned, ConfigMap/" + ns + "/x3 pruned"
 	eventually(t, "one Pruned event naming the three members", func() (bool, error) {
-		evs := events(t, ns, v1alpha1.ReasonPruned)
+		evs := env.Events(t, ns, v1alpha1.ReasonPruned)
 		if len(evs) != 1 {
 			return false, fmt.Errorf("%d Pruned events, want 1", len(evs))
 		}
@@ -227,7 +216,7 @@ func TestOneAppliedEventPerPass(t *testing.T) {
 		t.Helper()
 		eventually(t, fmt.Sprintf("%d Applied events", len(want)), func() (bool, error) {
 			var got []string
-			for _, e := range events(t, ns, v1alpha1.ReasonApplied) {
+			for _, e := range env.Events(t, ns, v1alpha1.ReasonApplied) {
 				if e.Related == nil || e.Related.Namespace != ns {
 					return false, fmt.Errorf("Applied event %q related to %+v, want a member", e.Note, e.Related)
 				}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"maps"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,31 +25,6 @@ func secretBundle() map[string]string {
 		"values.yaml":           "name: app-secret\n",
 		"templates/secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Values.name }}\nstringData:\n  password: from-the-tenant\n",
 	}
-}
-
-// startWith starts a controller of shard with o's options beside the
-// package's, and stops it when the test ends (or when stop is called).
-func startWith(t *testing.T, o testenv.ControllerOptions) (c *testenv.Controller, stop func()) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(suiteCtx)
-	c, err := testenv.StartWith(ctx, controllerCfg, o)
-	if err != nil {
-		cancel()
-		t.Fatalf("start shard %s: %v", o.Shard, err)
-	}
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case <-c.Done:
-			case <-time.After(testenv.Timeout):
-				t.Errorf("shard %s did not stop within %s", o.Shard, testenv.Timeout)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return c, stop
 }
 
 // secretUntouched checks that the admin's Secret still holds what the admin
@@ -85,7 +59,7 @@ func secretUntouched(t *testing.T, ns, name string, want map[string][]byte) {
 // controller writes as itself, as before.
 func TestWritesAreTheTenants(t *testing.T) {
 	const tenancy = "tenancy"
-	startWith(t, testenv.ControllerOptions{Shard: tenancy})
+	env.StartWith(t, testenv.ControllerOptions{Shard: tenancy})
 	ns := testenv.Namespace(t, k)
 	admin := map[string][]byte{"password": []byte("the-admins")}
 	mustCreate(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db-admin"}, Data: admin})
@@ -133,11 +107,11 @@ func TestWritesAreTheTenants(t *testing.T) {
 // NoServiceAccount and nothing is applied.
 func TestNoIdentityStalls(t *testing.T) {
 	const nobody = "nobody"
-	startWith(t, testenv.ControllerOptions{Shard: nobody, Configure: func(o *engine.Options) {
+	env.StartWith(t, testenv.ControllerOptions{Shard: nobody, Configure: func(o *engine.Options) {
 		o.DefaultServiceAccount, o.WriteAsController = "", false
 	}})
 	ns := testenv.Namespace(t, k)
-	b := bundle(t, "nobody-"+ns, twoConfigMaps())
+	b := bundle(t, "nobody-"+ns, testenv.TwoConfigMaps())
 	comp := composition(ns, "app", b.Name, `{}`)
 	comp.Labels = map[string]string{shard.Label: nobody}
 	mustCreate(t, comp)
@@ -154,7 +128,7 @@ func TestNoIdentityStalls(t *testing.T) {
 func TestNamespaceSelector(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.Namespace(t, k)
-	b := bundle(t, "gold-only-"+ns, twoConfigMaps(), func(s *v1alpha1.BundleSpec) {
+	b := bundle(t, "gold-only-"+ns, testenv.TwoConfigMaps(), func(s *v1alpha1.BundleSpec) {
 		s.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "gold-" + ns}}
 	})
 	mustCreate(t, composition(ns, "app", b.Name, `{}`))

@@ -9,4 +9,12 @@
 // (InstallWebhooks, envtest's webhook install options: a server on
 // loopback with its own CA), limited to their namespaces, and start a
 // controller that serves it (StartWith).
+//
+// Suite (suite.go, suite_*.go) is what a package of controller tests
+// shares: RunSuite in its TestMain starts the environment and one
+// controller running as its own ServiceAccount with config/rbac's
+// permissions, and its helpers (waits for a Composition's conditions,
+// the Bundles, users, grants and webhooks the tests make) serve every
+// such package, so that reconcile's tests live beside the package whose
+// behaviour they test.
 package testenv

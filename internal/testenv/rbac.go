@@ -18,7 +18,7 @@ import (
 // subject is refused by RBAC itself ("cannot create resource"), stencil's
 // admission policy finds it may not use a ServiceAccount, and the
 // controller, acting as an account just granted, stalls Forbidden and
-// looks again only a minute later (reconcile.ForbiddenRecheck). A test
+// looks again only a minute later (engine.ForbiddenRecheck). A test
 // that grants waits for the grant before it acts on it.
 
 // Subject is who a grant is for, as the authorizer sees a request of

@@ -56,7 +56,7 @@ func (e *DeniedError) Error() string {
 // most maxAccessAnswers, the least recently used going first).
 type Checker struct {
 	// DefaultAccount is the controller's default ServiceAccount name
-	// (reconcile.Options.DefaultServiceAccount): a denial to it says how
+	// (engine.Options.DefaultServiceAccount): a denial to it says how
 	// to create it, since a namespace has none until an admin makes it.
 	DefaultAccount string
 

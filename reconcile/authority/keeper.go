@@ -58,7 +58,7 @@ type Keeper struct {
 	// stalled.
 	Account string
 	// Margin is how long a new policy or binding may take to be applied
-	// by every API server (reconcile.Options.AdmissionMargin).
+	// by every API server (engine.Options.AdmissionMargin).
 	Margin time.Duration
 
 	once  sync.Once

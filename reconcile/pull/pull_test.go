@@ -17,7 +17,7 @@ import (
 
 // TestPullerPolicy: the controller's puller reaches a registry on a
 // loopback (or private) address only with the cluster admin's allowance
-// (reconcile.Options.SourcePolicy, --allow-private-registries): a Bundle
+// (engine.Options.SourcePolicy, --allow-private-registries): a Bundle
 // has no say.
 func TestPullerPolicy(t *testing.T) {
 	reg := sourcetest.NewRegistry(t, "", "")

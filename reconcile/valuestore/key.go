@@ -95,7 +95,7 @@ type Keys struct {
 	Client client.Client
 	// Reader reads it live (the controller's API reader).
 	Reader client.Reader
-	// Namespace is the controller's (reconcile.Options.Namespace).
+	// Namespace is the controller's (engine.Options.Namespace).
 	Namespace string
 
 	mu      sync.Mutex

@@ -56,7 +56,7 @@ const (
 // settings are o.TLSOpts over controller-runtime's defaults, with the
 // certificate read (and reloaded) from o.CertDir unless TLSOpts sets
 // GetCertificate; o.ClientCAName is not supported (give the client CA in
-// TLSOpts, as admission.ServingOptions.TLSOptions does). A negative o.Port disables
+// TLSOpts, as serving.ServingOptions.TLSOptions does). A negative o.Port disables
 // it.
 func New(o webhook.Options) webhook.Server {
 	if o.WebhookMux == nil {

@@ -1,4 +1,4 @@
-package reconcile_test
+package crds_test
 
 import (
 	"context"
@@ -15,38 +15,6 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/shard"
 )
-
-// widgetCRD is a CRD of kind Widget in group, with the printer columns
-// given (a change the chart may make to it).
-func widgetCRD(group, columns string) string {
-	return `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.` + group + `
-spec:
-  group: ` + group + `
-  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    additionalPrinterColumns: [` + columns + `]
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-`
-}
-
-// crdObject is the CustomResourceDefinition name, for reads.
-func crdObject(name string) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{}
-	u.SetAPIVersion("apiextensions.k8s.io/v1")
-	u.SetKind("CustomResourceDefinition")
-	u.SetName(name)
-	return u
-}
 
 // crdWrites are the controller's writes of the CustomResourceDefinition
 // name since request number since: its creates (a POST names no object)
@@ -78,63 +46,63 @@ func crdWrites(c *testenv.Controller, since int, name string) []string {
 // with nothing applied.
 func TestChartCRDsFolder(t *testing.T) {
 	ctx := context.Background()
-	ns, ns2 := testenv.Namespace(t, k), testenv.Namespace(t, k)
+	ns, ns2 := testenv.Namespace(t, env.Client), testenv.Namespace(t, env.Client)
 	group := "c" + ns + ".example.com"
 	name := "widgets." + group
-	t.Cleanup(func() { _ = k.Delete(context.Background(), crdObject(name)) })
+	t.Cleanup(func() { _ = env.Delete(context.Background(), testenv.CRDObject(name)) })
 	allowCRDs := func(s *v1alpha1.BundleSpec) {
 		s.Permissions.ClusterScoped = []v1alpha1.GroupKind{{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}}
 	}
 	files := map[string]string{
 		"Chart.yaml":           "apiVersion: v2\nname: widgets\nversion: 0.1.0\n",
-		"crds/widget.yaml":     widgetCRD(group, ""),
+		"crds/widget.yaml":     testenv.WidgetCRD(group, ""),
 		"templates/w.yaml":     "apiVersion: " + group + "/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  size: 3\n",
 		"templates/plain.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n",
 	}
 
 	t.Run("refused without the permission", func(t *testing.T) {
-		b := bundle(t, "crds-refused-"+ns, files)
-		mustCreate(t, composition(ns, "refused", b.Name, ""))
-		stalled(t, ns, "refused", v1alpha1.ReasonRefused, "crds/", "apiextensions.k8s.io/CustomResourceDefinition")
-		if err := k.Get(ctx, client.ObjectKeyFromObject(crdObject(name)), crdObject(name)); err == nil {
+		b := env.Bundle(t, "crds-refused-"+ns, files)
+		env.MustCreate(t, testenv.Composition(ns, "refused", b.Name, ""))
+		env.Stalled(t, ns, "refused", v1alpha1.ReasonRefused, "crds/", "apiextensions.k8s.io/CustomResourceDefinition")
+		if err := env.Get(ctx, client.ObjectKeyFromObject(testenv.CRDObject(name)), testenv.CRDObject(name)); err == nil {
 			t.Errorf("CRD %s was created for a refused Bundle", name)
 		}
 	})
 
-	b := bundle(t, "crds-"+ns, files, allowCRDs)
-	since := len(controller.Requests())
-	mustCreate(t, composition(ns, "first", b.Name, ""))
-	condition(t, ns, "first", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	b := env.Bundle(t, "crds-"+ns, files, allowCRDs)
+	since := len(env.Controller.Requests())
+	env.MustCreate(t, testenv.Composition(ns, "first", b.Name, ""))
+	env.Condition(t, ns, "first", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	w := &unstructured.Unstructured{}
 	w.SetAPIVersion(group + "/v1")
 	w.SetKind("Widget")
 	w.SetNamespace(ns)
 	w.SetName("w")
-	exists(t, w)
-	live := crdObject(name)
-	if err := k.Get(ctx, client.ObjectKeyFromObject(live), live); err != nil {
+	env.Exists(t, w)
+	live := testenv.CRDObject(name)
+	if err := env.Get(ctx, client.ObjectKeyFromObject(live), live); err != nil {
 		t.Fatal(err)
 	}
 	if id := live.GetLabels()[applyset.LabelPartOf]; id != "" {
 		t.Errorf("the crds/ CRD is labelled a member of %s", id)
 	}
-	if w := crdWrites(controller, since, name); len(w) != 1 || !strings.HasPrefix(w[0], "POST ") {
+	if w := crdWrites(env.Controller, since, name); len(w) != 1 || !strings.HasPrefix(w[0], "POST ") {
 		t.Errorf("CRD writes %v, want one create", w)
 	}
 
 	t.Run("a second set writes no CRD", func(t *testing.T) {
-		since := len(controller.Requests())
-		mustCreate(t, composition(ns2, "second", b.Name, ""))
-		condition(t, ns2, "second", v1alpha1.ConditionReady, metav1.ConditionTrue)
-		if w := crdWrites(controller, since, name); len(w) != 0 {
+		since := len(env.Controller.Requests())
+		env.MustCreate(t, testenv.Composition(ns2, "second", b.Name, ""))
+		env.Condition(t, ns2, "second", v1alpha1.ConditionReady, metav1.ConditionTrue)
+		if w := crdWrites(env.Controller, since, name); len(w) != 0 {
 			t.Errorf("CRD writes %v, want none: the CRD exists", w)
 		}
 	})
 
 	t.Run("Create leaves a changed CRD, CreateReplace updates it", func(t *testing.T) {
-		changed := widgetCRD(group, "{name: Size, type: integer, jsonPath: .spec.size}")
+		changed := testenv.WidgetCRD(group, "{name: Size, type: integer, jsonPath: .spec.size}")
 		edit := func(policy v1alpha1.CRDPolicy) {
-			testenv.Update(t, k, b, func() {
+			testenv.Update(t, env.Client, b, func() {
 				b.Spec.Files["crds/widget.yaml"] = changed
 				b.Spec.CRDs = policy
 			})
@@ -144,17 +112,17 @@ func TestChartCRDsFolder(t *testing.T) {
 		// read the CRD before another's write lands writes it too.
 		onRevision := func() {
 			rev := bundleRevision(t, b.Name)
-			for _, p := range []client.ObjectKey{key(ns, "first"), key(ns2, "second")} {
-				eventually(t, p.Name+" to render the new revision", func() (bool, error) {
+			for _, p := range []client.ObjectKey{testenv.Key(ns, "first"), testenv.Key(ns2, "second")} {
+				testenv.Eventually(t, 0, p.Name+" to render the new revision", func() (bool, error) {
 					c := &v1alpha1.Composition{}
-					err := k.Get(ctx, p, c)
+					err := env.Get(ctx, p, c)
 					return err == nil && c.Status.BundleRevision == rev, err
 				})
 			}
 		}
 		columns := func() int {
-			u := crdObject(name)
-			if err := k.Get(ctx, client.ObjectKeyFromObject(u), u); err != nil {
+			u := testenv.CRDObject(name)
+			if err := env.Get(ctx, client.ObjectKeyFromObject(u), u); err != nil {
 				t.Fatal(err)
 			}
 			versions, _, _ := unstructured.NestedSlice(u.Object, "spec", "versions")
@@ -167,54 +135,54 @@ func TestChartCRDsFolder(t *testing.T) {
 			t.Errorf("under Create the live CRD has %d printer columns, want it left as created (0)", n)
 		}
 		edit(v1alpha1.CRDsCreateReplace)
-		eventually(t, "the CRD to be updated", func() (bool, error) { return columns() == 1, nil })
+		testenv.Eventually(t, 0, "the CRD to be updated", func() (bool, error) { return columns() == 1, nil })
 		onRevision()
-		condition(t, ns, "first", v1alpha1.ConditionReady, metav1.ConditionTrue)
-		controller.Settle(t, ns)
+		env.Condition(t, ns, "first", v1alpha1.ConditionReady, metav1.ConditionTrue)
+		env.Controller.Settle(t, ns)
 		// A pass of the set with the CRD as the chart has it: a change of
 		// its labels renders it again (the generation stays: wait for the
 		// render, then for the pass to end).
-		since, renders := len(controller.Requests()), controller.Renders(ns, "first")
-		update(t, composition(ns, "first", "", ""), func(c *v1alpha1.Composition) { c.Labels = map[string]string{"touch": "1"} })
-		eventually(t, "a pass of first after its labels changed", func() (bool, error) {
-			return controller.Renders(ns, "first") > renders, nil
+		since, renders := len(env.Controller.Requests()), env.Controller.Renders(ns, "first")
+		env.UpdateComposition(t, testenv.Composition(ns, "first", "", ""), func(c *v1alpha1.Composition) { c.Labels = map[string]string{"touch": "1"} })
+		testenv.Eventually(t, 0, "a pass of first after its labels changed", func() (bool, error) {
+			return env.Controller.Renders(ns, "first") > renders, nil
 		})
-		condition(t, ns, "first", v1alpha1.ConditionReady, metav1.ConditionTrue)
-		controller.Settle(t, ns)
-		if w := crdWrites(controller, since, name); len(w) != 0 {
+		env.Condition(t, ns, "first", v1alpha1.ConditionReady, metav1.ConditionTrue)
+		env.Controller.Settle(t, ns)
+		if w := crdWrites(env.Controller, since, name); len(w) != 0 {
 			t.Errorf("CRD writes %v on a pass with the CRD as the chart has it, want none", w)
 		}
 	})
 
 	t.Run("deleting the sets leaves the CRD", func(t *testing.T) {
-		for _, c := range []*v1alpha1.Composition{composition(ns, "first", "", ""), composition(ns2, "second", "", "")} {
-			if err := k.Delete(ctx, c); err != nil {
+		for _, c := range []*v1alpha1.Composition{testenv.Composition(ns, "first", "", ""), testenv.Composition(ns2, "second", "", "")} {
+			if err := env.Delete(ctx, c); err != nil {
 				t.Fatal(err)
 			}
-			gone(t, c)
+			env.Gone(t, c)
 		}
-		gone(t, w)
-		consistently(t, "the CRD to stay", time.Second, func() (bool, error) {
-			return k.Get(ctx, client.ObjectKeyFromObject(live), crdObject(name)) == nil, nil
+		env.Gone(t, w)
+		testenv.Consistently(t, time.Second, "the CRD to stay", func() (bool, error) {
+			return env.Get(ctx, client.ObjectKeyFromObject(live), testenv.CRDObject(name)) == nil, nil
 		})
 	})
 
 	t.Run("an account that may not create CRDs", func(t *testing.T) {
 		const shardName = "crds"
-		startWith(t, testenv.ControllerOptions{Shard: shardName})
-		tenant := testenv.Namespace(t, k)
-		tenantAccount(t, tenant)
+		env.StartWith(t, testenv.ControllerOptions{Shard: shardName})
+		tenant := testenv.Namespace(t, env.Client)
+		env.TenantAccount(t, tenant)
 		other := "d" + tenant + ".example.com"
-		t.Cleanup(func() { _ = k.Delete(context.Background(), crdObject("widgets."+other)) })
-		tb := bundle(t, "crds-tenant-"+tenant, map[string]string{
-			"crds/widget.yaml":     widgetCRD(other, ""),
+		t.Cleanup(func() { _ = env.Delete(context.Background(), testenv.CRDObject("widgets."+other)) })
+		tb := env.Bundle(t, "crds-tenant-"+tenant, map[string]string{
+			"crds/widget.yaml":     testenv.WidgetCRD(other, ""),
 			"templates/plain.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n",
 		}, allowCRDs)
-		c := composition(tenant, "app", tb.Name, "")
+		c := testenv.Composition(tenant, "app", tb.Name, "")
 		c.Labels = map[string]string{shard.Label: shardName}
-		mustCreate(t, c)
-		stalled(t, tenant, "app", v1alpha1.ReasonForbidden, "ServiceAccount "+tenant+"/stencil may not create customresourcedefinitions")
-		if err := k.Get(ctx, key(tenant, "plain"), &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}); err == nil {
+		env.MustCreate(t, c)
+		env.Stalled(t, tenant, "app", v1alpha1.ReasonForbidden, "ServiceAccount "+tenant+"/stencil may not create customresourcedefinitions")
+		if err := env.Get(ctx, testenv.Key(tenant, "plain"), &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}); err == nil {
 			t.Errorf("ConfigMap plain was applied although the CRD could not be created")
 		}
 	})
@@ -224,8 +192,8 @@ func TestChartCRDsFolder(t *testing.T) {
 func bundleRevision(t *testing.T, name string) string {
 	t.Helper()
 	b := &v1alpha1.Bundle{}
-	eventually(t, "Bundle "+name+" to report its revision", func() (bool, error) {
-		if err := k.Get(context.Background(), client.ObjectKey{Name: name}, b); err != nil {
+	testenv.Eventually(t, 0, "Bundle "+name+" to report its revision", func() (bool, error) {
+		if err := env.Get(context.Background(), client.ObjectKey{Name: name}, b); err != nil {
 			return false, err
 		}
 		return b.Status.Revision != "" && b.Status.ObservedGeneration == b.Generation, nil

@@ -1,4 +1,4 @@
-package reconcile_test
+package hooks_test
 
 import (
 	"context"
@@ -10,13 +10,12 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
-	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
@@ -108,7 +107,7 @@ spec:
 // written over the Job as it then is, again on a conflict.
 func finishJob(t *testing.T, job *batchv1.Job, succeeded bool) {
 	t.Helper()
-	testenv.UpdateStatus(t, k, job, func() {
+	testenv.UpdateStatus(t, env.Client, job, func() {
 		start := metav1.NewTime(time.Now().Add(-time.Minute))
 		now := metav1.Now()
 		job.Status.StartTime = &start
@@ -137,16 +136,6 @@ func configMap(ns, name string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 }
 
-// absent checks that obj does not exist.
-func absent(t *testing.T, obj client.Object) (bool, error) {
-	t.Helper()
-	err := k.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)
-	if apierrors.IsNotFound(err) {
-		return true, nil
-	}
-	return false, err
-}
-
 // TestPreInstallHookGatesMembers: a pre-install Job is applied (after the
 // lower-weight hook ConfigMap) before anything else and waited on; the
 // Deployment is applied only once the Job is Complete; hook-succeeded then
@@ -158,35 +147,35 @@ func absent(t *testing.T, obj client.Object) (bool, error) {
 // upgraded Deployment.
 func TestPreInstallHookGatesMembers(t *testing.T) {
 	ctx := context.Background()
-	ns := testenv.Namespace(t, k)
-	b := bundle(t, "hooks-"+ns, hookedApp("hook-succeeded"))
-	comp := composition(ns, "app", b.Name, "")
-	mustCreate(t, comp)
+	ns := testenv.Namespace(t, env.Client)
+	b := env.Bundle(t, "hooks-"+ns, hookedApp("hook-succeeded"))
+	comp := testenv.Composition(ns, "app", b.Name, "")
+	env.MustCreate(t, comp)
 
 	migrate := job(ns, "migrate")
-	exists(t, migrate)
+	env.Exists(t, migrate)
 	if got := migrate.Annotations[plan.AnnotationHookRevision]; !strings.HasPrefix(got, "1/") {
 		t.Errorf("hook revision annotation = %q, want generation 1", got)
 	}
-	exists(t, configMap(ns, "migrate-config"))
-	consistently(t, "the Deployment waits for the pre-install Job", 2*time.Second, func() (bool, error) {
-		return absent(t, deployment(ns, "web"))
+	env.Exists(t, configMap(ns, "migrate-config"))
+	testenv.Consistently(t, 2*time.Second, "the Deployment waits for the pre-install Job", func() (bool, error) {
+		return env.Absent(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}})
 	})
 	// The pass that applied the Job ends with a status naming it: wait
 	// for that status, not the first one seen.
-	compositionWith(t, ns, "app", testenv.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse,
+	env.CompositionWith(t, ns, "app", testenv.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse,
 		Reasons: []string{v1alpha1.ReasonProgressing}, Message: testenv.Says("pre-install hook Job/" + ns + "/migrate")})
 
 	finishJob(t, migrate, true)
-	gone(t, job(ns, "migrate"))
-	dep := deployment(ns, "web")
-	exists(t, dep)
-	if ok, err := absent(t, configMap(ns, "installed")); !ok {
+	env.Gone(t, job(ns, "migrate"))
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}}
+	env.Exists(t, dep)
+	if ok, err := env.Absent(configMap(ns, "installed")); !ok {
 		t.Errorf("post-install hook applied before the Deployment is Current (err %v)", err)
 	}
-	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
-	exists(t, configMap(ns, "installed"))
-	got := condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	env.MarkAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
+	env.Exists(t, configMap(ns, "installed"))
+	got := env.Condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	if got.Status.Hooks == nil || got.Status.Hooks.Event != "install" || len(got.Status.Hooks.Completed) != 3 {
 		t.Fatalf("status.hooks = %+v, want the install's three hooks recorded", got.Status.Hooks)
 	}
@@ -198,14 +187,14 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 
 	// Member events bring more passes of the same revision: the deleted
 	// Job stays deleted and the Composition stays Ready.
-	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable", Message: "again"})
-	consistently(t, "the succeeded hook Job is not re-created", 2*time.Second, func() (bool, error) {
-		if ok, err := absent(t, job(ns, "migrate")); !ok {
+	env.MarkAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable", Message: "again"})
+	testenv.Consistently(t, 2*time.Second, "the succeeded hook Job is not re-created", func() (bool, error) {
+		if ok, err := env.Absent(job(ns, "migrate")); !ok {
 			return false, err
 		}
-		return cond(mustGet(t, ns, "app"), v1alpha1.ConditionReady) == metav1.ConditionTrue, nil
+		return meta.IsStatusConditionTrue(env.GetComposition(t, ns, "app").Status.Conditions, v1alpha1.ConditionReady), nil
 	})
-	if ok, err := absent(t, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "smoke"}}); !ok {
+	if ok, err := env.Absent(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "smoke"}}); !ok {
 		t.Errorf("test hook Pod was applied (err %v)", err)
 	}
 
@@ -213,50 +202,50 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 	// and their record is not rewritten. The pass a label of the
 	// Deployment brings (it finds the Deployment unchanged: an apply sent
 	// would be a write) is waited for, and the controller settled first.
-	controller.Settle(t, ns)
-	before := controller.Mark()
-	touchAndPass(t, controller, ns, "app", dep)
-	if writes := writesIn(controller, before, ns); len(writes) != 0 {
+	env.Controller.Settle(t, ns)
+	before := env.Controller.Mark()
+	env.TouchAndPass(t, env.Controller, ns, "app", dep)
+	if writes := env.Controller.WritesSince(before, ns); len(writes) != 0 {
 		t.Errorf("the controller made %d write requests on a converged Composition with hooks, want 0: %v", len(writes), writes)
 	}
 
 	// A new revision is an upgrade: the pre-upgrade Job runs again, once.
-	update(t, comp, func(c *v1alpha1.Composition) {
+	env.UpdateComposition(t, comp, func(c *v1alpha1.Composition) {
 		c.Spec.Values = jsonValues(`{"image":"nginx:1.28"}`)
 	})
 	migrate = job(ns, "migrate")
-	exists(t, migrate)
+	env.Exists(t, migrate)
 	if got := migrate.Annotations[plan.AnnotationHookRevision]; !strings.HasPrefix(got, "2/") {
 		t.Errorf("hook revision annotation = %q, want generation 2", got)
 	}
 	// The pass that applied the pre-upgrade Job waits for it: Reconciling,
 	// naming it (not a transient failure's Reconciling, whose pass may
 	// have stopped before the hooks' record was made).
-	got = compositionWith(t, ns, "app",
+	got = env.CompositionWith(t, ns, "app",
 		testenv.Condition{Type: v1alpha1.ConditionReconciling, Reasons: []string{v1alpha1.ReasonProgressing}, Message: testenv.Says("pre-upgrade hook Job/" + ns + "/migrate")})
 	if got.Status.Hooks == nil || got.Status.Hooks.Event != "upgrade" {
 		t.Errorf("status.hooks = %+v, want the upgrade's record", got.Status.Hooks)
 	}
 	finishJob(t, migrate, true)
-	gone(t, job(ns, "migrate"))
-	eventually(t, "the Deployment to be upgraded", func() (bool, error) {
-		if err := k.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
+	env.Gone(t, job(ns, "migrate"))
+	testenv.Eventually(t, 0, "the Deployment to be upgraded", func() (bool, error) {
+		if err := env.Get(ctx, client.ObjectKeyFromObject(dep), dep); err != nil {
 			return false, err
 		}
 		return dep.Spec.Template.Spec.Containers[0].Image == "nginx:1.28", nil
 	})
 	installed := configMap(ns, "installed")
-	exists(t, installed)
+	env.Exists(t, installed)
 	if installed.Data["image"] != "nginx:1.27" {
 		t.Errorf("post-install hook re-run on upgrade: image %q", installed.Data["image"])
 	}
 	// The post-upgrade hook waits for the upgraded Deployment's rollout.
-	consistently(t, "the post-upgrade hook waits for the rollout", time.Second, func() (bool, error) {
-		return absent(t, configMap(ns, "upgraded"))
+	testenv.Consistently(t, time.Second, "the post-upgrade hook waits for the rollout", func() (bool, error) {
+		return env.Absent(configMap(ns, "upgraded"))
 	})
-	markAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
-	exists(t, configMap(ns, "upgraded"))
-	got = condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	env.MarkAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable"})
+	env.Exists(t, configMap(ns, "upgraded"))
+	got = env.Condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	if n := len(got.Status.Hooks.Completed); n != 3 {
 		t.Errorf("status.hooks.completed has %d hooks, want the upgrade's 3: %+v", n, got.Status.Hooks.Completed)
 	}
@@ -266,90 +255,25 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 // Composition naming the Job; nothing after it is applied; hook-failed
 // deletes the Job, and it is not run again for the same revision.
 func TestFailedHookStalls(t *testing.T) {
-	ns := testenv.Namespace(t, k)
-	b := bundle(t, "hookfail-"+ns, hookedApp("hook-failed"))
-	mustCreate(t, composition(ns, "app", b.Name, ""))
+	ns := testenv.Namespace(t, env.Client)
+	b := env.Bundle(t, "hookfail-"+ns, hookedApp("hook-failed"))
+	env.MustCreate(t, testenv.Composition(ns, "app", b.Name, ""))
 
 	migrate := job(ns, "migrate")
-	exists(t, migrate)
+	env.Exists(t, migrate)
 	finishJob(t, migrate, false)
-	got := compositionWith(t, ns, "app", testenv.Condition{Type: v1alpha1.ConditionStalled, Reasons: []string{v1alpha1.ReasonHookFailed},
+	got := env.CompositionWith(t, ns, "app", testenv.Condition{Type: v1alpha1.ConditionStalled, Reasons: []string{v1alpha1.ReasonHookFailed},
 		Message: testenv.Says("pre-install hook Job/"+ns+"/migrate failed", "backoff limit")})
 	if got.Status.Hooks == nil || len(got.Status.Hooks.Completed) != 2 || got.Status.Hooks.Completed[1].Result != "Failed" {
 		t.Errorf("status.hooks = %+v, want the ConfigMap Succeeded and the Job Failed", got.Status.Hooks)
 	}
-	gone(t, job(ns, "migrate"))
-	consistently(t, "a failed hook is not run again, and nothing after it is applied", 2*time.Second, func() (bool, error) {
-		if ok, err := absent(t, job(ns, "migrate")); !ok {
+	env.Gone(t, job(ns, "migrate"))
+	testenv.Consistently(t, 2*time.Second, "a failed hook is not run again, and nothing after it is applied", func() (bool, error) {
+		if ok, err := env.Absent(job(ns, "migrate")); !ok {
 			return false, err
 		}
-		return absent(t, deployment(ns, "web"))
+		return env.Absent(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}})
 	})
-}
-
-// TestResourcePolicyKeep: an object annotated helm.sh/resource-policy:
-// keep is orphaned, not deleted, when it is no longer rendered and when
-// the Composition is deleted; its neighbours are pruned and deleted.
-func TestResourcePolicyKeep(t *testing.T) {
-	ns := testenv.Namespace(t, k)
-	b := bundle(t, "keep-"+ns, map[string]string{
-		"values.yaml": "first: true\n",
-		"templates/cms.yaml": `{{- if .Values.first }}
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: kept-first
-  annotations:
-    helm.sh/resource-policy: keep
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: plain-first
-{{- end }}
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: kept
-  annotations:
-    helm.sh/resource-policy: keep
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: plain
-`,
-	})
-	comp := composition(ns, "app", b.Name, "")
-	mustCreate(t, comp)
-	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
-
-	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values = jsonValues(`{"first":false}`) })
-	gone(t, configMap(ns, "plain-first"))
-	keptFirst := configMap(ns, "kept-first")
-	eventually(t, "kept-first orphaned", func() (bool, error) {
-		if err := k.Get(context.Background(), client.ObjectKeyFromObject(keptFirst), keptFirst); err != nil {
-			return false, err
-		}
-		_, member := keptFirst.Labels[applyset.LabelPartOf]
-		return !member, nil
-	})
-
-	if err := k.Delete(context.Background(), comp); err != nil {
-		t.Fatal(err)
-	}
-	gone(t, comp)
-	gone(t, configMap(ns, "plain"))
-	for _, name := range []string{"kept", "kept-first"} {
-		cm := configMap(ns, name)
-		if err := k.Get(context.Background(), client.ObjectKeyFromObject(cm), cm); err != nil {
-			t.Fatalf("ConfigMap %s with resource-policy keep: %v", name, err)
-		}
-		if _, member := cm.Labels[applyset.LabelPartOf]; member {
-			t.Errorf("ConfigMap %s still labelled as a member after its Composition was deleted", name)
-		}
-	}
 }
 
 func jsonValues(s string) *apiextensionsv1.JSON { return &apiextensionsv1.JSON{Raw: []byte(s)} }
@@ -357,8 +281,8 @@ func jsonValues(s string) *apiextensionsv1.JSON { return &apiextensionsv1.JSON{R
 // TestPruneSparesRunningHook: a hook Job that is no longer rendered is not
 // pruned while it runs; once it has finished it is pruned like any member.
 func TestPruneSparesRunningHook(t *testing.T) {
-	ns := testenv.Namespace(t, k)
-	b := bundle(t, "hookprune-"+ns, map[string]string{
+	ns := testenv.Namespace(t, env.Client)
+	b := env.Bundle(t, "hookprune-"+ns, map[string]string{
 		"values.yaml": "hook: true\n",
 		"templates/cm.yaml": `apiVersion: v1
 kind: ConfigMap
@@ -384,26 +308,26 @@ spec:
 {{- end }}
 `,
 	})
-	comp := composition(ns, "app", b.Name, "")
-	mustCreate(t, comp)
+	comp := testenv.Composition(ns, "app", b.Name, "")
+	env.MustCreate(t, comp)
 	seed := job(ns, "seed")
-	exists(t, seed)
+	env.Exists(t, seed)
 	finishJob(t, seed, true)
-	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	env.Condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 
 	// A new revision with the hook: it runs again (before-hook-creation
 	// replaces the finished Job); while it runs, the hook is dropped.
-	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values = jsonValues(`{"hook":true,"v":2}`) })
-	eventually(t, "the pre-upgrade Job of revision 2", func() (bool, error) {
-		err := k.Get(context.Background(), client.ObjectKeyFromObject(seed), seed)
+	env.UpdateComposition(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values = jsonValues(`{"hook":true,"v":2}`) })
+	testenv.Eventually(t, 0, "the pre-upgrade Job of revision 2", func() (bool, error) {
+		err := env.Get(context.Background(), client.ObjectKeyFromObject(seed), seed)
 		return err == nil && strings.HasPrefix(seed.Annotations[plan.AnnotationHookRevision], "2/"), client.IgnoreNotFound(err)
 	})
-	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values = jsonValues(`{"hook":false}`) })
-	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
-	consistently(t, "the running hook Job is not pruned", 2*time.Second, func() (bool, error) {
-		err := k.Get(context.Background(), client.ObjectKeyFromObject(seed), &batchv1.Job{})
+	env.UpdateComposition(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values = jsonValues(`{"hook":false}`) })
+	env.Condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	testenv.Consistently(t, 2*time.Second, "the running hook Job is not pruned", func() (bool, error) {
+		err := env.Get(context.Background(), client.ObjectKeyFromObject(seed), &batchv1.Job{})
 		return err == nil, err
 	})
 	finishJob(t, seed, true)
-	gone(t, job(ns, "seed"))
+	env.Gone(t, job(ns, "seed"))
 }

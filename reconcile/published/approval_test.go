@@ -1,4 +1,4 @@
-package reconcile_test
+package published_test
 
 import (
 	"context"
@@ -28,7 +28,7 @@ import (
 // README shows for sample-controller's Foo).
 func optInCRD(t *testing.T, group, bundle string) *unstructured.Unstructured {
 	t.Helper()
-	return mustYAML(t, `apiVersion: apiextensions.k8s.io/v1
+	return testenv.MustYAML(t, `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
   name: gadgets.`+group+`
@@ -62,63 +62,63 @@ spec:
 // written at all.
 func TestKubernetesGroupsNeedTheAdmin(t *testing.T) {
 	ctx := context.Background()
-	ns := testenv.Namespace(t, k)
+	ns := testenv.Namespace(t, env.Client)
 	group := ns + ".k8s.io"
 	name := "gadgets." + group
 	crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	t.Cleanup(func() { _ = k.Delete(context.Background(), crd) })
-	grantKind(t, group, "gadgets")
-	b := bundle(t, "k8s-"+ns, gadgetFiles(""), publishing(group))
+	t.Cleanup(func() { _ = env.Delete(context.Background(), crd) })
+	env.GrantKind(t, group, "gadgets")
+	b := env.Bundle(t, "k8s-"+ns, testenv.GadgetFiles(""), testenv.Publishing(group))
 
 	t.Run("refused without the admin", func(t *testing.T) {
 		// The Bundle's own word is not the admin's.
 		patch := client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"annotations":{"api-approved.kubernetes.io":"https://github.com/kubernetes/enhancements/pull/1111"}}}`))
-		if err := k.Patch(ctx, b, patch); err != nil {
+		if err := env.Patch(ctx, b, patch); err != nil {
 			t.Fatal(err)
 		}
-		c := bundleReady(t, b.Name, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
+		c := env.BundleReady(t, b.Name, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
 		for _, want := range []string{"Kubernetes' own", name, publish.AnnotationAPIApproved, publish.LabelBundle + ": " + b.Name} {
 			if !strings.Contains(c.Message, want) {
 				t.Errorf("KindConflict message %q does not say %q", c.Message, want)
 			}
 		}
-		stillAbsent(t, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		env.StillAbsent(t, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}})
 	})
 
 	t.Run("a template cannot make the admin's CRD", func(t *testing.T) {
-		rendered := strings.Replace(crdYAML(group, "Gadget", "gadgets", "Namespaced"), "  annotations:\n",
+		rendered := strings.Replace(testenv.CRDYAML(group, "Gadget", "gadgets", "Namespaced"), "  annotations:\n",
 			"  labels:\n    stencil.dev/bundle: k8s-"+ns+"\n  annotations:\n", 1)
-		b := bundle(t, "k8s-render-"+ns, map[string]string{"templates/crd.yaml": rendered}, onlyCRDs)
-		mustCreate(t, composition(ns, "render", b.Name, ""))
-		msg := stalled(t, ns, "render", v1alpha1.ReasonKindConflict).Message
+		b := env.Bundle(t, "k8s-render-"+ns, map[string]string{"templates/crd.yaml": rendered}, testenv.OnlyCRDs)
+		env.MustCreate(t, testenv.Composition(ns, "render", b.Name, ""))
+		msg := env.Stalled(t, ns, "render", v1alpha1.ReasonKindConflict).Message
 		if !strings.Contains(msg, "CustomResourceDefinition/"+name) || !strings.Contains(msg, "Kubernetes' own") {
 			t.Errorf("KindConflict message %q does not name the CRD and why", msg)
 		}
-		stillAbsent(t, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}})
-		bundleReady(t, "k8s-"+ns, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
+		env.StillAbsent(t, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		env.BundleReady(t, "k8s-"+ns, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
 	})
 
 	t.Run("an approval stencil wrote is not the admin's", func(t *testing.T) {
 		// As stencil wrote them before issue 20: made by stencil's own
 		// field manager, approval included.
 		mine := optInCRD(t, group, "k8s-"+ns)
-		if err := k.Apply(ctx, client.ApplyConfigurationFromUnstructured(mine), client.FieldOwner(applyset.FieldManager)); err != nil {
+		if err := env.Apply(ctx, client.ApplyConfigurationFromUnstructured(mine), client.FieldOwner(applyset.FieldManager)); err != nil {
 			t.Fatal(err)
 		}
 		bundleSays(t, "k8s-"+ns, v1alpha1.ReasonKindConflict, "annotation from stencil, not from a cluster admin")
-		if err := k.Delete(ctx, crd); err != nil {
+		if err := env.Delete(ctx, crd); err != nil {
 			t.Fatal(err)
 		}
-		gone(t, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		env.Gone(t, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}})
 	})
 
 	t.Run("served once the admin opted in", func(t *testing.T) {
-		if err := k.Create(ctx, optInCRD(t, group, "k8s-"+ns), client.FieldOwner("kubectl-create")); err != nil {
+		if err := env.Create(ctx, optInCRD(t, group, "k8s-"+ns), client.FieldOwner("kubectl-create")); err != nil {
 			t.Fatal(err)
 		}
-		bundleReady(t, "k8s-"+ns, metav1.ConditionTrue, v1alpha1.ReasonReady)
-		eventually(t, "the Bundle's spec on the admin's CRD", func() (bool, error) {
-			err := k.Get(ctx, client.ObjectKey{Name: name}, crd)
+		env.BundleReady(t, "k8s-"+ns, metav1.ConditionTrue, v1alpha1.ReasonReady)
+		testenv.Eventually(t, 0, "the Bundle's spec on the admin's CRD", func() (bool, error) {
+			err := env.Get(ctx, client.ObjectKey{Name: name}, crd)
 			v := crd.Spec.Versions
 			return err == nil && len(v) == 1 && v[0].Served && len(crd.Spec.Names.ShortNames) == 0, err
 		})
@@ -132,13 +132,13 @@ func TestKubernetesGroupsNeedTheAdmin(t *testing.T) {
 		// The Bundle claimed the admin's CRD as it was: its binding and
 		// parameters were written moments ago, with no margin before
 		// the kind is served.
-		kindChecked(t, group, ns)
-		mustCreate(t, gadget(group, ns, "g", `{"size":2}`))
-		instanceReady(t, group, ns, "g", metav1.ConditionTrue)
+		env.GadgetChecked(t, group, ns)
+		env.MustCreate(t, testenv.Gadget(group, ns, "g", `{"size":2}`))
+		env.InstanceReady(t, group, ns, "g", metav1.ConditionTrue)
 		cm := &unstructured.Unstructured{}
 		cm.SetAPIVersion("v1")
 		cm.SetKind("ConfigMap")
-		if err := k.Get(ctx, key(ns, "g-conf"), cm); err != nil {
+		if err := env.Get(ctx, testenv.Key(ns, "g-conf"), cm); err != nil {
 			t.Fatalf("the instance's ConfigMap: %v", err)
 		}
 		if data, _, _ := unstructured.NestedStringMap(cm.Object, "data"); data["size"] != "2" {
@@ -166,7 +166,7 @@ spec:
 // gets the Deployment's available replicas.
 func TestSampleControllersOwnFoo(t *testing.T) {
 	ctx := context.Background()
-	ns := testenv.Namespace(t, k)
+	ns := testenv.Namespace(t, env.Client)
 	const group, name = "samplecontroller.k8s.io", "foos.samplecontroller.k8s.io"
 	dir := filepath.Join(testenv.Root(), "examples", "bundles", "foo")
 	loaded, err := templates.Load(os.DirFS(dir), templates.LoadOptions{Name: "foo"})
@@ -175,8 +175,8 @@ func TestSampleControllersOwnFoo(t *testing.T) {
 	}
 	spec := loaded.Spec()
 	spec.API.Group = group
-	b := bundle(t, "foo-"+ns, spec.Files, func(s *v1alpha1.BundleSpec) { *s = spec })
-	grantKind(t, group, "foos")
+	b := env.Bundle(t, "foo-"+ns, spec.Files, func(s *v1alpha1.BundleSpec) { *s = spec })
+	env.GrantKind(t, group, "foos")
 
 	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
 	if err != nil {
@@ -184,32 +184,32 @@ func TestSampleControllersOwnFoo(t *testing.T) {
 	}
 	admins := fencedAfter(t, string(readme), "kind: CustomResourceDefinition")
 	admins = strings.ReplaceAll(admins, "stencil.dev/bundle: foo", "stencil.dev/bundle: "+b.Name)
-	crd := mustYAML(t, admins)
+	crd := testenv.MustYAML(t, admins)
 	if crd.GetName() != name {
 		t.Fatalf("the README's CRD is %s, want %s", crd.GetName(), name)
 	}
-	if err := k.Create(ctx, crd); err != nil {
+	if err := env.Create(ctx, crd); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = k.Delete(context.Background(), crd) })
-	bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
+	t.Cleanup(func() { _ = env.Delete(context.Background(), crd) })
+	env.BundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 
-	foo := mustYAML(t, sampleControllersFoo)
+	foo := testenv.MustYAML(t, sampleControllersFoo)
 	foo.SetNamespace(ns)
 	// The Bundle took the admin's CRD over as it was: the kind is served,
 	// its binding and parameters written, moments ago.
-	testenv.WaitKindChecked(t, k, foo, 0)
-	mustCreate(t, foo)
-	eventually(t, "the Foo's Deployment, its pods available", func() (bool, error) {
+	testenv.WaitKindChecked(t, env.Client, foo, 0)
+	env.MustCreate(t, foo)
+	testenv.Eventually(t, 0, "the Foo's Deployment, its pods available", func() (bool, error) {
 		d := &appsv1.Deployment{}
-		if err := k.Get(ctx, key(ns, "example-foo"), d); err != nil {
+		if err := env.Get(ctx, testenv.Key(ns, "example-foo"), d); err != nil {
 			return false, err
 		}
-		return d.Spec.Replicas != nil && *d.Spec.Replicas == 1, markWorkloadsReady(ctx, ns)
+		return d.Spec.Replicas != nil && *d.Spec.Replicas == 1, env.MarkWorkloadsReady(ctx, ns)
 	})
-	eventually(t, "the Foo's status.availableReplicas", func() (bool, error) {
+	testenv.Eventually(t, 0, "the Foo's status.availableReplicas", func() (bool, error) {
 		u := foo.DeepCopy()
-		if err := k.Get(ctx, client.ObjectKeyFromObject(u), u); err != nil {
+		if err := env.Get(ctx, client.ObjectKeyFromObject(u), u); err != nil {
 			return false, err
 		}
 		n, ok, _ := unstructured.NestedInt64(u.Object, "status", "availableReplicas")
@@ -221,7 +221,7 @@ func TestSampleControllersOwnFoo(t *testing.T) {
 // with reason and a message that says want.
 func bundleSays(t *testing.T, name, reason, want string) {
 	t.Helper()
-	testenv.WaitFor(t, k, &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}}, 0, testenv.Condition{
+	testenv.WaitFor(t, env.Client, &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}}, 0, testenv.Condition{
 		Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reasons: []string{reason},
 		Message: func(m string) bool { return strings.Contains(m, want) },
 	})

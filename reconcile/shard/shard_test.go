@@ -1,9 +1,8 @@
-package reconcile_test
+package shard_test
 
 import (
 	"context"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,30 +14,9 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/shard"
 )
 
-// startShard starts a controller of shard beside the package's unsharded
-// one, and stops it when the test ends.
-func startShard(t *testing.T, shard string) *testenv.Controller {
-	t.Helper()
-	ctx, cancel := context.WithCancel(suiteCtx)
-	c, err := testenv.StartShard(ctx, controllerCfg, shard)
-	if err != nil {
-		cancel()
-		t.Fatalf("start shard %s: %v", shard, err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-c.Done:
-		case <-time.After(testenv.Timeout):
-			t.Errorf("shard %s did not stop within %s", shard, testenv.Timeout)
-		}
-	})
-	return c
-}
-
 // sharded returns a Composition of shard in ("" for none) with value v.
 func sharded(ns, name, bundle, in, v string) *v1alpha1.Composition {
-	c := composition(ns, name, bundle, `{"v":"`+v+`"}`)
+	c := testenv.Composition(ns, name, bundle, `{"v":"`+v+`"}`)
 	if in != "" {
 		c.Labels = map[string]string{shard.Label: in}
 	}
@@ -48,9 +26,9 @@ func sharded(ns, name, bundle, in, v string) *v1alpha1.Composition {
 // configMapHas waits until the member ConfigMap name carries data v=want.
 func configMapHas(t *testing.T, ns, name, want string) {
 	t.Helper()
-	eventually(t, "ConfigMap "+name+" v="+want, func() (bool, error) {
+	testenv.Eventually(t, 0, "ConfigMap "+name+" v="+want, func() (bool, error) {
 		cm := &corev1.ConfigMap{}
-		err := k.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, cm)
+		err := env.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, cm)
 		return err == nil && cm.Data["v"] == want, err
 	})
 }
@@ -61,19 +39,19 @@ func configMapHas(t *testing.T, ns, name, want string) {
 // Composition moved between shards (or out of sharding) is taken over by
 // the shard it moved to while the one it left writes nothing.
 func TestShardsSplitCompositions(t *testing.T) {
-	ns := testenv.Namespace(t, k)
-	b := bundle(t, "shards-"+ns, map[string]string{
+	ns := testenv.Namespace(t, env.Client)
+	b := env.Bundle(t, "shards-"+ns, map[string]string{
 		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Composition.Name }}\ndata:\n  v: {{ .Values.v | quote }}\n",
 	})
-	shardA, shardB := startShard(t, "a"), startShard(t, "b")
+	shardA, shardB := env.StartShard(t, "a"), env.StartShard(t, "b")
 
-	mustCreate(t, sharded(ns, "in-a", b.Name, "a", "1"))
+	env.MustCreate(t, sharded(ns, "in-a", b.Name, "a", "1"))
 	inB := sharded(ns, "in-b", b.Name, "b", "1")
-	mustCreate(t, inB)
+	env.MustCreate(t, inB)
 	none := sharded(ns, "none", b.Name, "", "1")
-	mustCreate(t, none)
+	env.MustCreate(t, none)
 	for _, name := range []string{"in-a", "in-b", "none"} {
-		condition(t, ns, name, v1alpha1.ConditionReady, metav1.ConditionTrue)
+		env.Condition(t, ns, name, v1alpha1.ConditionReady, metav1.ConditionTrue)
 		configMapHas(t, ns, name, "1")
 	}
 	renders := func(c *testenv.Controller, name string) int64 { return c.Renders(ns, name) }
@@ -85,7 +63,7 @@ func TestShardsSplitCompositions(t *testing.T) {
 	}{
 		{"shard a", shardA, "in-a", []string{"in-b", "none"}},
 		{"shard b", shardB, "in-b", []string{"in-a", "none"}},
-		{"unsharded", controller, "none", []string{"in-a", "in-b"}},
+		{"unsharded", env.Controller, "none", []string{"in-a", "in-b"}},
 	} {
 		if renders(tc.c, tc.own) == 0 {
 			t.Errorf("%s never rendered its Composition %s", tc.who, tc.own)
@@ -102,21 +80,21 @@ func TestShardsSplitCompositions(t *testing.T) {
 	// write anything in the namespace (the unsharded one serves other
 	// tests' parents, gone or going, elsewhere meanwhile).
 	shardA.Settle(t, ns)
-	controller.Settle(t, ns)
-	requestsA, requestsNone := shardA.Mark(), controller.Mark()
-	update(t, inB, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"v":"2"}`) })
+	env.Controller.Settle(t, ns)
+	requestsA, requestsNone := shardA.Mark(), env.Controller.Mark()
+	env.UpdateComposition(t, inB, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"v":"2"}`) })
 	configMapHas(t, ns, "in-b", "2")
-	if err := k.Delete(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "in-b"}}); err != nil {
+	if err := env.Delete(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "in-b"}}); err != nil {
 		t.Fatalf("delete shard b's member: %v", err)
 	}
 	configMapHas(t, ns, "in-b", "2")
-	condition(t, ns, "in-b", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	env.Condition(t, ns, "in-b", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	for _, other := range []struct {
 		who   string
 		c     *testenv.Controller
 		since testenv.Mark
-	}{{"shard a", shardA, requestsA}, {"the unsharded controller", controller, requestsNone}} {
-		if w := writesIn(other.c, other.since, ns); len(w) != 0 {
+	}{{"shard a", shardA, requestsA}, {"the unsharded controller", env.Controller, requestsNone}} {
+		if w := other.c.WritesSince(other.since, ns); len(w) != 0 {
 			t.Errorf("%s made %d writes in the namespace while only shard b's Composition changed: %q", other.who, len(w), w)
 		}
 		if n := renders(other.c, "in-b"); n != 0 {
@@ -128,32 +106,32 @@ func TestShardsSplitCompositions(t *testing.T) {
 	// its next change), shard b lets go of it without a write.
 	shardB.Settle(t, ns)
 	requestsB := shardB.Mark()
-	update(t, inB, func(c *v1alpha1.Composition) { c.Labels[shard.Label] = "a" })
-	eventually(t, "shard a to render the Composition moved into it", func() (bool, error) {
+	env.UpdateComposition(t, inB, func(c *v1alpha1.Composition) { c.Labels[shard.Label] = "a" })
+	testenv.Eventually(t, 0, "shard a to render the Composition moved into it", func() (bool, error) {
 		return renders(shardA, "in-b") > 0, nil
 	})
-	update(t, inB, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"v":"3"}`) })
+	env.UpdateComposition(t, inB, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"v":"3"}`) })
 	configMapHas(t, ns, "in-b", "3")
-	condition(t, ns, "in-b", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	env.Condition(t, ns, "in-b", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	// Out of sharding: the unsharded controller takes it over.
-	update(t, inB, func(c *v1alpha1.Composition) {
+	env.UpdateComposition(t, inB, func(c *v1alpha1.Composition) {
 		delete(c.Labels, shard.Label)
 		c.Spec.Values.Raw = []byte(`{"v":"4"}`)
 	})
 	configMapHas(t, ns, "in-b", "4")
-	if renders(controller, "in-b") == 0 {
+	if renders(env.Controller, "in-b") == 0 {
 		t.Errorf("the unsharded controller did not render the Composition moved out of sharding")
 	}
 	// Deleted: its own controller finalizes it; shard b, which it left, never.
-	if err := k.Delete(context.Background(), inB); err != nil {
+	if err := env.Delete(context.Background(), inB); err != nil {
 		t.Fatalf("delete Composition: %v", err)
 	}
-	gone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "in-b"}})
-	gone(t, inB)
+	env.Gone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "in-b"}})
+	env.Gone(t, inB)
 	// Shard b's rollout controller counts its parents of the Bundle one
 	// fewer, on the (cluster-scoped) Bundle and its revisions; nothing it
 	// writes reaches the Composition, its members or its namespace.
-	if w := writesIn(shardB, requestsB, ns); len(w) != 0 {
+	if w := shardB.WritesSince(requestsB, ns); len(w) != 0 {
 		t.Errorf("shard b made %d writes in the namespace after its Composition moved to shard a: %q", len(w), w)
 	}
 }

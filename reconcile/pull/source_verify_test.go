@@ -1,4 +1,4 @@
-package reconcile_test
+package pull_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,8 +25,8 @@ import (
 func verifySecret(t *testing.T, name, provider string, data map[string][]byte) *v1alpha1.SourceVerification {
 	t.Helper()
 	s := &corev1.Secret{ObjectMeta: forSources(name), Data: data}
-	mustCreate(t, s)
-	t.Cleanup(func() { _ = k.Delete(context.Background(), s) })
+	env.MustCreate(t, s)
+	t.Cleanup(func() { _ = env.Delete(context.Background(), s) })
 	return &v1alpha1.SourceVerification{Provider: provider, SecretRef: corev1.LocalObjectReference{Name: name}}
 }
 
@@ -37,7 +38,7 @@ func verifySecret(t *testing.T, name, provider string, data map[string][]byte) *
 // new one was refused; verify added to a Bundle stalls its parents when
 // the chart they rendered is unsigned.
 func TestBundleSourceVerify(t *testing.T) {
-	ns := testenv.Namespace(t, k)
+	ns := testenv.Namespace(t, env.Client)
 	reg := sourcetest.NewRegistry(t, "", "")
 	key := sourcetest.NewCosignKey(t)
 	m1, layer1 := reg.Push(t, "charts/greeter", "1.0.0", greeter(t, "1.0.0", "signed"))
@@ -52,12 +53,12 @@ func TestBundleSourceVerify(t *testing.T) {
 		if got.Status.Source.Digest != layer1 {
 			t.Fatalf("status.source.digest = %s; want %s", got.Status.Source.Digest, layer1)
 		}
-		mustCreate(t, composition(ns, "signed", b.Name, ""))
-		condition(t, ns, "signed", v1alpha1.ConditionReady, metav1.ConditionTrue)
+		env.MustCreate(t, testenv.Composition(ns, "signed", b.Name, ""))
+		env.Condition(t, ns, "signed", v1alpha1.ConditionReady, metav1.ConditionTrue)
 		configMapSays(t, ns, "signed-cfg", "signed")
 
 		// A new tag, unsigned: refused, the signed chart stays.
-		updateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) { s.Source.OCI = reg.Ref("charts/greeter", "2.0.0") })
+		env.UpdateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) { s.Source.OCI = reg.Ref("charts/greeter", "2.0.0") })
 		got = bundleSource(t, b.Name, metav1.ConditionFalse, source.ReasonUnsigned)
 		if got.Status.Source == nil || got.Status.Source.Digest != layer1 {
 			t.Fatalf("status.source = %+v; want the signed chart's digest %s", got.Status.Source, layer1)
@@ -65,12 +66,12 @@ func TestBundleSourceVerify(t *testing.T) {
 		if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionSourceReady); !strings.Contains(c.Message, "parents keep rendering") {
 			t.Errorf("SourceReady does not say parents keep the chart pulled before: %s", c.Message)
 		}
-		update(t, composition(ns, "signed", b.Name, ""), func(c *v1alpha1.Composition) {
-			c.Spec.Values = jsonValues(`{"greeting":"still signed"}`)
+		env.UpdateComposition(t, testenv.Composition(ns, "signed", b.Name, ""), func(c *v1alpha1.Composition) {
+			c.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"greeting":"still signed"}`)}
 		})
 		configMapSays(t, ns, "signed-cfg", "still signed")
 		cm := &corev1.ConfigMap{}
-		if err := k.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "signed-cfg"}, cm); err != nil || cm.Data["chart"] != "1.0.0" {
+		if err := env.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "signed-cfg"}, cm); err != nil || cm.Data["chart"] != "1.0.0" {
 			t.Errorf("ConfigMap chart = %q (%v); want the signed chart 1.0.0", cm.Data["chart"], err)
 		}
 	})
@@ -81,14 +82,14 @@ func TestBundleSourceVerify(t *testing.T) {
 		if got.Status.Source != nil && got.Status.Source.Digest != "" {
 			t.Errorf("status.source = %+v; want no chart recorded", got.Status.Source)
 		}
-		bundleReady(t, b.Name, metav1.ConditionFalse, source.ReasonUnsigned)
-		mustCreate(t, composition(ns, "unsigned", b.Name, ""))
-		c := condition(t, ns, "unsigned", v1alpha1.ConditionReconciling, metav1.ConditionTrue, v1alpha1.ReasonSourceNotReady)
+		env.BundleReady(t, b.Name, metav1.ConditionFalse, source.ReasonUnsigned)
+		env.MustCreate(t, testenv.Composition(ns, "unsigned", b.Name, ""))
+		c := env.Condition(t, ns, "unsigned", v1alpha1.ConditionReconciling, metav1.ConditionTrue, v1alpha1.ReasonSourceNotReady)
 		if r := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady); r == nil || r.Reason != v1alpha1.ReasonSourceNotReady {
 			t.Errorf("Ready = %+v; want reason %s", r, v1alpha1.ReasonSourceNotReady)
 		}
-		consistently(t, "the Composition applies nothing", 3*time.Second, func() (bool, error) {
-			err := k.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "unsigned-cfg"}, &corev1.ConfigMap{})
+		testenv.Consistently(t, 3*time.Second, "the Composition applies nothing", func() (bool, error) {
+			err := env.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "unsigned-cfg"}, &corev1.ConfigMap{})
 			if apierrors.IsNotFound(err) {
 				return true, nil
 			}
@@ -102,28 +103,28 @@ func TestBundleSourceVerify(t *testing.T) {
 		if got.Status.Source.Verified != "" {
 			t.Errorf("status.source.verified = %q for a Bundle without verify", got.Status.Source.Verified)
 		}
-		mustCreate(t, composition(ns, "added", b.Name, ""))
-		condition(t, ns, "added", v1alpha1.ConditionReady, metav1.ConditionTrue)
+		env.MustCreate(t, testenv.Composition(ns, "added", b.Name, ""))
+		env.Condition(t, ns, "added", v1alpha1.ConditionReady, metav1.ConditionTrue)
 		configMapSays(t, ns, "added-cfg", "unsigned")
 
 		// The admin now asks for a signature: the unsigned chart recorded
 		// before fails the check, is not rendered again (the parent
 		// stalls, naming the failure), and what it applied is kept.
-		updateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) { s.Source.Verify = verify })
+		env.UpdateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) { s.Source.Verify = verify })
 		got = bundleSource(t, b.Name, metav1.ConditionFalse, source.ReasonUnsigned)
 		if got.Status.Source == nil || got.Status.Source.Verified != "" {
 			t.Fatalf("status.source = %+v; want the unverified chart still recorded as unverified", got.Status.Source)
 		}
-		update(t, composition(ns, "added", b.Name, ""), func(c *v1alpha1.Composition) {
-			c.Spec.Values = jsonValues(`{"greeting":"must wait"}`)
+		env.UpdateComposition(t, testenv.Composition(ns, "added", b.Name, ""), func(c *v1alpha1.Composition) {
+			c.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"greeting":"must wait"}`)}
 		})
-		c := condition(t, ns, "added", v1alpha1.ConditionStalled, metav1.ConditionTrue, v1alpha1.ReasonSourceUnverified)
+		c := env.Condition(t, ns, "added", v1alpha1.ConditionStalled, metav1.ConditionTrue, v1alpha1.ReasonSourceUnverified)
 		if r := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady); r == nil || r.Reason != v1alpha1.ReasonSourceUnverified || !strings.Contains(r.Message, source.ReasonUnsigned) {
 			t.Errorf("Ready = %+v; want reason %s naming %s", r, v1alpha1.ReasonSourceUnverified, source.ReasonUnsigned)
 		}
-		consistently(t, "the unchecked chart is not rendered again, and nothing is pruned", 3*time.Second, func() (bool, error) {
+		testenv.Consistently(t, 3*time.Second, "the unchecked chart is not rendered again, and nothing is pruned", func() (bool, error) {
 			cm := &corev1.ConfigMap{}
-			if err := k.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "added-cfg"}, cm); err != nil {
+			if err := env.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "added-cfg"}, cm); err != nil {
 				return false, err
 			}
 			return cm.Data["greeting"] == "unsigned", nil
@@ -145,7 +146,7 @@ func TestBundleSourceVerify(t *testing.T) {
 // provenance file signed by the keyring of the verify Secret renders;
 // one without is refused, reason Unsigned.
 func TestBundleSourceVerifyProvenance(t *testing.T) {
-	ns := testenv.Namespace(t, k)
+	ns := testenv.Namespace(t, env.Client)
 	repo := sourcetest.NewRepo(t, "", "")
 	key := sourcetest.NewPGPKey(t)
 	repo.AddSigned(t, key, "greeter", "1.0.0", greeter(t, "1.0.0", "provenance"))
@@ -155,8 +156,8 @@ func TestBundleSourceVerifyProvenance(t *testing.T) {
 
 	b := sourceBundle(t, "prov-"+ns, v1alpha1.BundleSource{ChartRepository: &v1alpha1.ChartRepositorySource{URL: repo.URL, Chart: "greeter"}, CASecretRef: ca, Verify: verify})
 	bundleSource(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonPulled)
-	mustCreate(t, composition(ns, "prov", b.Name, ""))
-	condition(t, ns, "prov", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	env.MustCreate(t, testenv.Composition(ns, "prov", b.Name, ""))
+	env.Condition(t, ns, "prov", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	configMapSays(t, ns, "prov-cfg", "provenance")
 
 	plain := sourceBundle(t, "plain-"+ns, v1alpha1.BundleSource{ChartRepository: &v1alpha1.ChartRepositorySource{URL: repo.URL, Chart: "plain"}, CASecretRef: ca, Verify: verify})
@@ -170,7 +171,7 @@ func TestBundleSourceVerifyProvenance(t *testing.T) {
 // parents stall naming the failure, apply nothing and prune nothing.
 // Once the chart is signed with the new key, they render again.
 func TestBundleSourceVerifyKeysRotated(t *testing.T) {
-	ns := testenv.Namespace(t, k)
+	ns := testenv.Namespace(t, env.Client)
 	reg := sourcetest.NewRegistry(t, "", "")
 	old, rotated := sourcetest.NewCosignKey(t), sourcetest.NewCosignKey(t)
 	m1, _ := reg.Push(t, "charts/greeter", "1.0.0", greeter(t, "1.0.0", "signed"))
@@ -183,31 +184,31 @@ func TestBundleSourceVerifyKeysRotated(t *testing.T) {
 	if got.Status.Source.KeysFingerprint != source.Fingerprint(old.PublicPEM) || got.Status.Source.VerifiedGeneration != got.Generation {
 		t.Errorf("status.source = %+v; want the verification tied to the keys' fingerprint %s and generation %d", got.Status.Source, source.Fingerprint(old.PublicPEM), got.Generation)
 	}
-	mustCreate(t, composition(ns, "rot", b.Name, ""))
-	condition(t, ns, "rot", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	env.MustCreate(t, testenv.Composition(ns, "rot", b.Name, ""))
+	env.Condition(t, ns, "rot", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	configMapSays(t, ns, "rot-cfg", "signed")
 
 	// The admin rotates the key; the chart is signed by the old one only.
 	keys := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: testenv.ControllerNamespace, Name: verify.SecretRef.Name}}
-	testenv.Update(t, k, keys, func() { keys.Data[source.KeyCosignPub] = rotated.PublicPEM })
-	eventually(t, "the chart recorded fails verification with the new key", func() (bool, error) {
+	testenv.Update(t, env.Client, keys, func() { keys.Data[source.KeyCosignPub] = rotated.PublicPEM })
+	testenv.Eventually(t, 0, "the chart recorded fails verification with the new key", func() (bool, error) {
 		b := &v1alpha1.Bundle{}
-		if err := k.Get(context.Background(), client.ObjectKey{Name: "rot-" + ns}, b); err != nil {
+		if err := env.Get(context.Background(), client.ObjectKey{Name: "rot-" + ns}, b); err != nil {
 			return false, err
 		}
 		c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionSourceReady)
 		return b.Status.Source != nil && b.Status.Source.Verified == "" && c != nil && c.Reason == source.ReasonSignatureInvalid, fmt.Errorf("status.source %+v, SourceReady %+v", b.Status.Source, c)
 	})
-	update(t, composition(ns, "rot", b.Name, ""), func(c *v1alpha1.Composition) {
-		c.Spec.Values = jsonValues(`{"greeting":"not from an unverified chart"}`)
+	env.UpdateComposition(t, testenv.Composition(ns, "rot", b.Name, ""), func(c *v1alpha1.Composition) {
+		c.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"greeting":"not from an unverified chart"}`)}
 	})
-	c := condition(t, ns, "rot", v1alpha1.ConditionStalled, metav1.ConditionTrue, v1alpha1.ReasonSourceUnverified)
+	c := env.Condition(t, ns, "rot", v1alpha1.ConditionStalled, metav1.ConditionTrue, v1alpha1.ReasonSourceUnverified)
 	if r := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady); r == nil || r.Reason != v1alpha1.ReasonSourceUnverified || !strings.Contains(r.Message, source.ReasonSignatureInvalid) {
 		t.Errorf("Ready = %+v; want reason %s naming %s", r, v1alpha1.ReasonSourceUnverified, source.ReasonSignatureInvalid)
 	}
-	consistently(t, "nothing is rendered from the chart, and nothing pruned", 3*time.Second, func() (bool, error) {
+	testenv.Consistently(t, 3*time.Second, "nothing is rendered from the chart, and nothing pruned", func() (bool, error) {
 		cm := &corev1.ConfigMap{}
-		if err := k.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "rot-cfg"}, cm); err != nil {
+		if err := env.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "rot-cfg"}, cm); err != nil {
 			return false, err
 		}
 		return cm.Data["greeting"] == "signed", nil

@@ -1,4 +1,4 @@
-package reconcile_test
+package plan_test
 
 import (
 	"context"
@@ -7,24 +7,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/cluster"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/templates"
 )
-
-// inProcess renders in the test process (the controller uses a sandbox).
-type inProcess struct{}
-
-func (inProcess) Render(ctx context.Context, b *templates.Bundle, in templates.Input) ([]*unstructured.Unstructured, error) {
-	return templates.RenderContext(ctx, b, in)
-}
 
 // TestRenderInput: the render input keeps what the Composition asks for
 // and drops what tools write on it; the UID and .Release.IsUpgrade come
@@ -96,43 +87,6 @@ func TestRenderInput(t *testing.T) {
 	}
 }
 
-// TestOfflineRESTMapper: without a cluster every built-in kind of the
-// release is placed with its scope (APIService and every cluster-scoped
-// kind included), and stencil's own kinds too.
-func TestOfflineRESTMapper(t *testing.T) {
-	m := cluster.OfflineRESTMapper()
-	for _, r := range templates.BuiltinResources() {
-		mapping, err := m.RESTMapping(schema.GroupKind{Group: r.Group, Kind: r.Kind}, r.Version)
-		if err != nil {
-			t.Errorf("%s/%s: %v", r.GroupVersion(), r.Kind, err)
-			continue
-		}
-		if namespaced := mapping.Scope.Name() == meta.RESTScopeNameNamespace; namespaced != r.Namespaced {
-			t.Errorf("%s/%s: namespaced %t, want %t", r.GroupVersion(), r.Kind, namespaced, r.Namespaced)
-		}
-		if mapping.Resource.Resource != r.Resource {
-			t.Errorf("%s/%s: resource %q, want %q", r.GroupVersion(), r.Kind, mapping.Resource.Resource, r.Resource)
-		}
-	}
-	for gvk, namespaced := range map[schema.GroupVersionKind]bool{
-		{Group: "apiregistration.k8s.io", Version: "v1", Kind: "APIService"}: false,
-		{Version: "v1", Kind: "Endpoints"}:                                   true,
-		{Group: "stencil.dev", Version: "v1alpha1", Kind: "Bundle"}:          false,
-		{Group: "stencil.dev", Version: "v1alpha1", Kind: "Composition"}:     true,
-	} {
-		mapping, err := m.RESTMapping(gvk.GroupKind(), gvk.Version)
-		if err != nil || (mapping.Scope.Name() == meta.RESTScopeNameNamespace) != namespaced {
-			t.Errorf("%s: mapping %+v, err %v; want namespaced %t", gvk, mapping, err, namespaced)
-		}
-	}
-	if _, err := m.RESTMapping(schema.GroupKind{Group: "example.com", Kind: "Widget"}, "v1"); err == nil {
-		t.Error("a custom resource mapped offline")
-	}
-	if !cluster.OfflineCapabilities().APIVersions.Has("stencil.dev/v1alpha1/Composition") {
-		t.Error("offline capabilities lack stencil's own API")
-	}
-}
-
 // TestPlanOffline: a plan made without a cluster places an APIService and
 // other cluster-scoped built-in kinds, and refuses an object rendered
 // twice once namespaces are placed.
@@ -153,7 +107,7 @@ func TestPlanOffline(t *testing.T) {
 	}
 	comp := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "c"}, Spec: v1alpha1.CompositionSpec{Bundle: "b"}}
 	in := plan.RenderInput(comp, nil, cluster.OfflineCapabilities())
-	p, err := plan.NewPlan(context.Background(), inProcess{}, b, in, cluster.OfflineAPIs())
+	p, err := plan.NewPlan(context.Background(), testenv.InProcess{}, b, in, cluster.OfflineAPIs())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +126,7 @@ func TestPlanOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = plan.NewPlan(context.Background(), inProcess{}, b, in, cluster.OfflineAPIs())
+	_, err = plan.NewPlan(context.Background(), testenv.InProcess{}, b, in, cluster.OfflineAPIs())
 	var renderErr *templates.RenderError
 	if !errors.As(err, &renderErr) || !strings.Contains(err.Error(), "ConfigMap") || !strings.Contains(err.Error(), "rendered twice") {
 		t.Errorf("ConfigMap x with and without namespace default: err %v, want a RenderError saying it is rendered twice", err)
@@ -234,7 +188,7 @@ func TestPlanOfflineKindScope(t *testing.T) {
 				t.Fatal(err)
 			}
 			comp := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "c"}, Spec: v1alpha1.CompositionSpec{Bundle: "b"}}
-			p, err := plan.NewPlan(context.Background(), inProcess{}, b, plan.RenderInput(comp, nil, cluster.OfflineCapabilities()), cluster.OfflineAPIs())
+			p, err := plan.NewPlan(context.Background(), testenv.InProcess{}, b, plan.RenderInput(comp, nil, cluster.OfflineCapabilities()), cluster.OfflineAPIs())
 			var refused *plan.RefusedError
 			switch {
 			case tt.conflict != "":

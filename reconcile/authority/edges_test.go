@@ -1,10 +1,9 @@
-package reconcile_test
+package authority_test
 
 import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,28 +32,14 @@ import (
 // too), so that a test can start the shard again with another default.
 func startShardAs(t *testing.T, shardName, account string) (*testenv.Controller, func()) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(suiteCtx)
-	c, err := testenv.StartWith(ctx, controllerCfg, testenv.ControllerOptions{Shard: shardName,
+	return env.StartWith(t, testenv.ControllerOptions{Shard: shardName,
 		Configure: func(o *engine.Options) { o.DefaultServiceAccount = account }})
-	if err != nil {
-		cancel()
-		t.Fatalf("start shard %s: %v", shardName, err)
-	}
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			<-c.Done
-		})
-	}
-	t.Cleanup(stop)
-	return c, stop
 }
 
 // admissionOf reads the status.admission of Composition ns/name.
 func admissionOf(t *testing.T, ns, name string) *v1alpha1.AdmissionStatus {
 	t.Helper()
-	return mustGet(t, ns, name).Status.Admission
+	return env.GetComposition(t, ns, name).Status.Admission
 }
 
 // readyOrNotAdmitted waits until Composition ns/name is, at its
@@ -64,9 +49,9 @@ func admissionOf(t *testing.T, ns, name string) *v1alpha1.AdmissionStatus {
 func readyOrNotAdmitted(t *testing.T, ns, name string) *v1alpha1.Composition {
 	t.Helper()
 	var comp *v1alpha1.Composition
-	eventually(t, "Composition "+name+" Ready or Stalled NotAdmitted", func() (bool, error) {
+	testenv.Eventually(t, 0, "Composition "+name+" Ready or Stalled NotAdmitted", func() (bool, error) {
 		comp = &v1alpha1.Composition{}
-		if err := k.Get(context.Background(), key(ns, name), comp); err != nil {
+		if err := env.Get(context.Background(), testenv.Key(ns, name), comp); err != nil {
 			return false, err
 		}
 		ready := meta.FindStatusCondition(comp.Status.Conditions, v1alpha1.ConditionReady)
@@ -87,37 +72,37 @@ func readyOrNotAdmitted(t *testing.T, ns, name string) *v1alpha1.Composition {
 // account nobody vouched for.
 func TestDeletionAdmitsNothing(t *testing.T) {
 	ctx := context.Background()
-	ns := testenv.Namespace(t, k)
+	ns := testenv.Namespace(t, env.Client)
 	shardName := "deleting-" + rand.String(5)
-	b := bundle(t, "deleting-"+ns, twoConfigMaps())
+	b := env.Bundle(t, "deleting-"+ns, testenv.TwoConfigMaps())
 	powerfulAccount(t, ns, "first")
 	powerfulAccount(t, ns, "second")
 	_, stop := startShardAs(t, shardName, "first")
-	comp := composition(ns, "app", b.Name, `{}`)
+	comp := testenv.Composition(ns, "app", b.Name, `{}`)
 	comp.Labels = map[string]string{shard.Label: shardName}
-	mustCreate(t, comp)
-	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
-	exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keep"}})
+	env.MustCreate(t, comp)
+	env.Condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	env.Exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keep"}})
 
 	// The shard's default ServiceAccount changes: nobody checked that the
 	// parent's requester may use "second".
 	stop()
 	startShardAs(t, shardName, "second")
-	stalled(t, ns, "app", v1alpha1.ReasonNotAdmitted)
+	env.Stalled(t, ns, "app", v1alpha1.ReasonNotAdmitted)
 	rec := admissionOf(t, ns, "app")
 	if rec == nil || rec.Admitted || rec.Generation == 0 {
 		t.Fatalf("admission record %+v, want one waiting for a change", rec)
 	}
 
-	if err := k.Delete(ctx, comp); err != nil {
+	if err := env.Delete(ctx, comp); err != nil {
 		t.Fatal(err)
 	}
-	gone(t, comp)
+	env.Gone(t, comp)
 	// Its finalizer is dropped only after finalize or letting go: what
 	// finalize deletes is gone by now.
 	for _, name := range []string{"keep", "second"} {
 		cm := &corev1.ConfigMap{}
-		if err := k.Get(ctx, key(ns, name), cm); err != nil {
+		if err := env.Get(ctx, testenv.Key(ns, name), cm); err != nil {
 			t.Errorf("member ConfigMap %s after the deletion of a parent not admitted: %v, want it left in place", name, err)
 			continue
 		}
@@ -125,8 +110,8 @@ func TestDeletionAdmitsNothing(t *testing.T) {
 			t.Errorf("member ConfigMap %s lost its part-of label: %v", name, cm.Labels)
 		}
 	}
-	eventually(t, "a Warning event saying the members are left in place", func() (bool, error) {
-		for _, e := range events(t, ns, v1alpha1.ReasonNotAdmitted) {
+	testenv.Eventually(t, 0, "a Warning event saying the members are left in place", func() (bool, error) {
+		for _, e := range env.Events(t, ns, v1alpha1.ReasonNotAdmitted) {
 			if e.Regarding.Name == "app" && strings.Contains(e.Note, "left in place") {
 				return true, nil
 			}
@@ -145,20 +130,20 @@ func TestDeletionAdmitsNothing(t *testing.T) {
 // earlier stencil's: it waits for a change by someone who may.
 func TestAStartUpStallIsNoEarlierStencil(t *testing.T) {
 	ctx := context.Background()
-	ns := testenv.Namespace(t, k)
+	ns := testenv.Namespace(t, env.Client)
 	shardName := "startup-" + rand.String(5)
-	b := bundle(t, "startup-"+ns, twoConfigMaps())
+	b := env.Bundle(t, "startup-"+ns, testenv.TwoConfigMaps())
 	powerfulAccount(t, ns, "powerful")
-	grant(t, ns, "mallory", "mallory", compositionsRule)
-	mallory := asUser(t, "mallory")
+	env.Grant(t, ns, "mallory", "mallory", testenv.CompositionsRule)
+	mallory := env.AsUser(t, "mallory")
 	_, stop := startShardAs(t, shardName, "")
-	comp := composition(ns, "app", b.Name, `{}`)
+	comp := testenv.Composition(ns, "app", b.Name, `{}`)
 	comp.Labels = map[string]string{shard.Label: shardName}
 	// Nothing to check: the shard writes as no account.
 	if err := mallory.Create(ctx, comp); err != nil {
 		t.Fatal(err)
 	}
-	stalled(t, ns, "app", v1alpha1.ReasonNoServiceAccount)
+	env.Stalled(t, ns, "app", v1alpha1.ReasonNoServiceAccount)
 
 	stop()
 	startShardAs(t, shardName, "powerful")
@@ -167,18 +152,18 @@ func TestAStartUpStallIsNoEarlierStencil(t *testing.T) {
 		t.Fatalf("mallory's Composition after the default became powerful: conditions %+v, admission %+v; want Stalled NotAdmitted",
 			got.Status.Conditions, got.Status.Admission)
 	}
-	if err := k.Get(ctx, key(ns, "keep"), &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+	if err := env.Get(ctx, testenv.Key(ns, "keep"), &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
 		t.Errorf("ConfigMap keep written as powerful for mallory's Composition: %v", err)
 	}
 	// The cluster admin may use powerful: their change admits it.
-	update(t, comp, func(c *v1alpha1.Composition) {
+	env.UpdateComposition(t, comp, func(c *v1alpha1.Composition) {
 		if c.Annotations == nil {
 			c.Annotations = map[string]string{}
 		}
 		c.Annotations["stencil.dev/readmitted"] = "by the admin"
 	})
-	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
-	exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keep"}})
+	env.Condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	env.Exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keep"}})
 }
 
 // installAndExtra renders ConfigMap conf, which shows .Release.IsInstall,
@@ -203,35 +188,35 @@ func installAndExtra() map[string]string {
 // from the controller's record.
 func TestApplySetKeysChangeNothing(t *testing.T) {
 	ctx := context.Background()
-	ns := testenv.Namespace(t, k)
+	ns := testenv.Namespace(t, env.Client)
 	shardName := "applyset-" + rand.String(5)
-	b := bundle(t, "applyset-"+ns, installAndExtra())
+	b := env.Bundle(t, "applyset-"+ns, installAndExtra())
 	powerfulAccount(t, ns, "deployer")
 	rbacSecrets := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}
-	mustCreate(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer-secrets"}, Rules: []rbacv1.PolicyRule{rbacSecrets}})
-	mustCreate(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer-secrets"},
+	env.MustCreate(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer-secrets"}, Rules: []rbacv1.PolicyRule{rbacSecrets}})
+	env.MustCreate(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer-secrets"},
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "deployer-secrets"},
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "deployer", Namespace: ns}}})
-	testenv.WaitGranted(t, k, testenv.ServiceAccountSubject(ns, "deployer"), ns, 0, rbacSecrets)
-	grant(t, ns, "alice", "alice", compositionsRule)
-	alice := asUser(t, "alice")
+	testenv.WaitGranted(t, env.Client, testenv.ServiceAccountSubject(ns, "deployer"), ns, 0, rbacSecrets)
+	env.Grant(t, ns, "alice", "alice", testenv.CompositionsRule)
+	alice := env.AsUser(t, "alice")
 	c, stop := startShardAs(t, shardName, testenv.DefaultServiceAccount)
 
-	comp := composition(ns, "app", b.Name, `{}`)
+	comp := testenv.Composition(ns, "app", b.Name, `{}`)
 	comp.Labels = map[string]string{shard.Label: shardName}
 	comp.Spec.ServiceAccountName = "deployer"
-	mustCreate(t, comp)
-	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
-	exists(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "extra"}})
+	env.MustCreate(t, comp)
+	env.Condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	env.Exists(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "extra"}})
 	// A render after the first: an upgrade.
-	update(t, comp, func(c *v1alpha1.Composition) { c.Annotations = map[string]string{"touch": "1"} })
+	env.UpdateComposition(t, comp, func(c *v1alpha1.Composition) { c.Annotations = map[string]string{"touch": "1"} })
 	conf := &corev1.ConfigMap{}
-	eventually(t, "ConfigMap conf rendered as an upgrade", func() (bool, error) {
-		err := k.Get(ctx, key(ns, "conf"), conf)
+	testenv.Eventually(t, 0, "ConfigMap conf rendered as an upgrade", func() (bool, error) {
+		err := env.Get(ctx, testenv.Key(ns, "conf"), conf)
 		return err == nil && conf.Data["install"] == "false", err
 	})
 	c.Settle(t, ns)
-	if err := k.Get(ctx, key(ns, "conf"), conf); err != nil {
+	if err := env.Get(ctx, testenv.Key(ns, "conf"), conf); err != nil {
 		t.Fatal(err)
 	}
 	version := conf.ResourceVersion
@@ -242,7 +227,7 @@ func TestApplySetKeysChangeNothing(t *testing.T) {
 	emptied := func(cl client.Client) func() error {
 		return func() error {
 			n++
-			return updateFresh(ctx, comp, func() error {
+			return env.Retry(ctx, comp, func() error {
 				comp.Annotations[applyset.AnnotationGroupKinds] = strings.Repeat(",", n)
 				return cl.Update(ctx, comp)
 			})
@@ -257,35 +242,35 @@ func TestApplySetKeysChangeNothing(t *testing.T) {
 	touches := 1
 	c.PassAfter(t, ns, "app", func() error {
 		touches++
-		return updateFresh(ctx, comp, func() error {
+		return env.Retry(ctx, comp, func() error {
 			comp.Annotations["touch"] = fmt.Sprint(touches)
-			return k.Update(ctx, comp)
+			return env.Update(ctx, comp)
 		})
 	})
 	c.Settle(t, ns)
-	if err := k.Get(ctx, key(ns, "conf"), conf); err != nil {
+	if err := env.Get(ctx, testenv.Key(ns, "conf"), conf); err != nil {
 		t.Fatal(err)
 	}
 	if conf.ResourceVersion != version || conf.Data["install"] != "false" {
 		t.Errorf("ConfigMap conf after alice emptied contains-group-kinds: install %q (resourceVersion %s, was %s); want it untouched",
 			conf.Data["install"], conf.ResourceVersion, version)
 	}
-	eventually(t, "the ApplySet annotations written again from the record", func() (bool, error) {
-		got := mustGet(t, ns, "app").Annotations[applyset.AnnotationGroupKinds]
+	testenv.Eventually(t, 0, "the ApplySet annotations written again from the record", func() (bool, error) {
+		got := env.GetComposition(t, ns, "app").Annotations[applyset.AnnotationGroupKinds]
 		return got == "ConfigMap,Secret", fmt.Errorf("contains-group-kinds %q", got)
 	})
 
 	// Prune: while the shard is down, the deployer's owner drops the
 	// Secret from the render and alice empties the annotation.
 	stop()
-	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"extra":false}`) })
+	env.UpdateComposition(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"extra":false}`) })
 	if err := emptied(alice)(); err != nil {
 		t.Fatal(err)
 	}
 	c, stop = startShardAs(t, shardName, testenv.DefaultServiceAccount)
-	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	env.Condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	c.Settle(t, ns)
-	if err := k.Get(ctx, key(ns, "extra"), &corev1.Secret{}); !apierrors.IsNotFound(err) {
+	if err := env.Get(ctx, testenv.Key(ns, "extra"), &corev1.Secret{}); !apierrors.IsNotFound(err) {
 		t.Errorf("Secret extra, which the render dropped, after alice emptied contains-group-kinds: %v; want it pruned", err)
 	}
 
@@ -295,12 +280,12 @@ func TestApplySetKeysChangeNothing(t *testing.T) {
 	if err := emptied(alice)(); err != nil {
 		t.Fatal(err)
 	}
-	if err := k.Delete(ctx, comp); err != nil {
+	if err := env.Delete(ctx, comp); err != nil {
 		t.Fatal(err)
 	}
 	startShardAs(t, shardName, testenv.DefaultServiceAccount)
-	gone(t, comp)
-	if err := k.Get(ctx, key(ns, "conf"), &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+	env.Gone(t, comp)
+	if err := env.Get(ctx, testenv.Key(ns, "conf"), &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
 		t.Errorf("ConfigMap conf after the deletion of a Composition whose contains-group-kinds alice emptied: %v; want it deleted", err)
 	}
 }
@@ -312,25 +297,25 @@ func TestApplySetKeysChangeNothing(t *testing.T) {
 // status, is refused by stencil's admission policy.
 func TestOnlyTheControllerWritesStatus(t *testing.T) {
 	ctx := context.Background()
-	ns, group, _, _ := servedGadgets(t, "status")
-	b := bundle(t, "status-comp-"+ns, twoConfigMaps())
-	comp := composition(ns, "app", b.Name, `{}`)
-	mustCreate(t, comp)
-	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
-	testenv.WaitKindChecked(t, k, gadget(group, ns, "probe", `{"size":1}`), 0)
-	mustCreate(t, gadget(group, ns, "g", `{"size":1}`))
-	instanceReady(t, group, ns, "g", metav1.ConditionTrue)
+	ns, group, _, _ := env.ServeGadgets(t, "status")
+	b := env.Bundle(t, "status-comp-"+ns, testenv.TwoConfigMaps())
+	comp := testenv.Composition(ns, "app", b.Name, `{}`)
+	env.MustCreate(t, comp)
+	env.Condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	testenv.WaitKindChecked(t, env.Client, testenv.Gadget(group, ns, "probe", `{"size":1}`), 0)
+	env.MustCreate(t, testenv.Gadget(group, ns, "g", `{"size":1}`))
+	env.InstanceReady(t, group, ns, "g", metav1.ConditionTrue)
 
-	grant(t, ns, "mallory", "mallory",
+	env.Grant(t, ns, "mallory", "mallory",
 		rbacv1.PolicyRule{APIGroups: []string{"stencil.dev"}, Resources: []string{"compositions", "compositions/status"}, Verbs: []string{"get", "update", "patch"}},
 		rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"gadgets", "gadgets/status"}, Verbs: []string{"get", "update", "patch"}})
-	mallory := asUser(t, "mallory")
+	mallory := env.AsUser(t, "mallory")
 	forged := []byte(`{"status":{"admission":{"policy":"forged","admitted":true},"bundleRevision":"forged"}}`)
 	err := mallory.Status().Patch(ctx, &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"}},
 		client.RawPatch(types.MergePatchType, forged))
-	forbiddenBy(t, err, `user "mallory" may not write the status of Composition `+ns+`/app`)
-	err = mallory.Status().Patch(ctx, gadget(group, ns, "g", ""), client.RawPatch(types.MergePatchType, forged))
-	forbiddenBy(t, err, `user "mallory" may not write the status of Gadget `+ns+`/g`)
+	testenv.ForbiddenBy(t, err, `user "mallory" may not write the status of Composition `+ns+`/app`)
+	err = mallory.Status().Patch(ctx, testenv.Gadget(group, ns, "g", ""), client.RawPatch(types.MergePatchType, forged))
+	testenv.ForbiddenBy(t, err, `user "mallory" may not write the status of Gadget `+ns+`/g`)
 	if rec := admissionOf(t, ns, "app"); rec != nil && rec.Policy == "forged" {
 		t.Errorf("the forged record was written: %+v", rec)
 	}

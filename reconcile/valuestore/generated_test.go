@@ -1,4 +1,4 @@
-package reconcile_test
+package valuestore_test
 
 import (
 	"bytes"
@@ -32,9 +32,9 @@ import (
 // Secrets in namespace ns too (what a Bundle granted ns needs).
 func accountIn(t *testing.T, ns, tenant string) {
 	t.Helper()
-	mustCreate(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stencil-" + tenant},
+	env.MustCreate(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stencil-" + tenant},
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}}})
-	mustCreate(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stencil-" + tenant},
+	env.MustCreate(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stencil-" + tenant},
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "stencil-" + tenant},
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: tenant, Name: "stencil"}}})
 }
@@ -43,7 +43,7 @@ func accountIn(t *testing.T, ns, tenant string) {
 func secretData(t *testing.T, ns, name, field string) string {
 	t.Helper()
 	s := &corev1.Secret{}
-	if err := k.Get(context.Background(), key(ns, name), s); err != nil {
+	if err := env.Get(context.Background(), testenv.Key(ns, name), s); err != nil {
 		t.Fatalf("Secret %s/%s: %v", ns, name, err)
 	}
 	if len(s.Data[field]) == 0 {
@@ -75,7 +75,7 @@ func noSecretHolds(t *testing.T, c client.Client, ns, value, what string) {
 func storeOf(t *testing.T, ns, name string) *corev1.Secret {
 	t.Helper()
 	s := &corev1.Secret{}
-	err := k.Get(context.Background(), key(ns, name), s)
+	err := env.Get(context.Background(), testenv.Key(ns, name), s)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -111,14 +111,14 @@ func holds(store *corev1.Secret, value string) bool {
 func TestGeneratedValueStaysInItsNamespace(t *testing.T) {
 	const shardName = "generated-placed"
 	opts := testenv.ControllerOptions{Shard: shardName}
-	c, stop := startWith(t, opts)
+	c, stop := env.StartWith(t, opts)
 	outer := t
 	ctx := context.Background()
-	ns := testenv.Namespace(t, k)
-	platform := testenv.Namespace(t, k)
-	tenantAccount(t, ns)
+	ns := testenv.Namespace(t, env.Client)
+	platform := testenv.Namespace(t, env.Client)
+	env.TenantAccount(t, ns)
 	accountIn(t, platform, ns)
-	b := bundle(t, "placed-"+ns, map[string]string{
+	b := env.Bundle(t, "placed-"+ns, map[string]string{
 		"templates/db.yaml": `apiVersion: v1
 kind: Secret
 metadata:
@@ -135,15 +135,15 @@ data:
   replicas: {{ .Values.replicas | quote }}
 `,
 	}, func(s *v1alpha1.BundleSpec) { s.Permissions.Namespaces = []string{platform} })
-	comp := composition(ns, "app", b.Name, fmt.Sprintf(`{"platform":%q,"replicas":1}`, platform))
+	comp := testenv.Composition(ns, "app", b.Name, fmt.Sprintf(`{"platform":%q,"replicas":1}`, platform))
 	comp.Labels = map[string]string{shard.Label: shardName}
-	testenv.WaitAdmitted(t, k, ns, comp.Labels, 0)
-	mustCreate(t, comp)
-	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	testenv.WaitAdmitted(t, env.Client, ns, comp.Labels, 0)
+	env.MustCreate(t, comp)
+	env.Condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	password := secretData(t, platform, "db-admin", "password")
 	id := applyset.ID("app", ns, applyset.CompositionGroupKind)
 
-	noSecretHolds(t, k, ns, password, "the platform's password")
+	noSecretHolds(t, env.Client, ns, password, "the platform's password")
 	store := storeOf(t, platform, valuestore.Name(id))
 	if !holds(store, password) {
 		t.Fatalf("the store of platform does not keep the password under a keyed digest: %v", store)
@@ -157,53 +157,53 @@ data:
 
 	t.Run("a reader of the tenant's Secrets reads it nowhere", func(t *testing.T) {
 		user := "secrets-reader-" + ns
-		grant(t, ns, "secrets-reader", user, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list"}})
-		reader := asUser(t, user)
+		env.Grant(t, ns, "secrets-reader", user, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list"}})
+		reader := env.AsUser(t, user)
 		noSecretHolds(t, reader, ns, password, "the platform's password")
-		err := reader.Get(ctx, key(platform, valuestore.Name(id)), &corev1.Secret{})
+		err := reader.Get(ctx, testenv.Key(platform, valuestore.Name(id)), &corev1.Secret{})
 		if !apierrors.IsForbidden(err) {
 			t.Errorf("the reader of %s's Secrets reads the store of platform: %v", ns, err)
 		}
 	})
 
 	t.Run("a converged set writes nothing", func(t *testing.T) {
-		converged(t, c, ns, "app")
+		env.Converged(t, c, ns, "app")
 		if got := secretData(t, platform, "db-admin", "password"); got != password {
 			t.Errorf("the password changed with nothing changed")
 		}
 	})
 
 	t.Run("a values change and a restart keep it", func(t *testing.T) {
-		update(t, comp, func(c *v1alpha1.Composition) {
+		env.UpdateComposition(t, comp, func(c *v1alpha1.Composition) {
 			c.Spec.Values.Raw = fmt.Appendf(nil, `{"platform":%q,"replicas":2}`, platform)
 		})
 		appIs(t, ns, "2")
 		stop()
-		c, _ = startWith(outer, opts)
-		update(t, comp, func(c *v1alpha1.Composition) {
+		c, _ = env.StartWith(outer, opts)
+		env.UpdateComposition(t, comp, func(c *v1alpha1.Composition) {
 			c.Spec.Values.Raw = fmt.Appendf(nil, `{"platform":%q,"replicas":3}`, platform)
 		})
 		appIs(t, ns, "3")
-		converged(t, c, ns, "app")
+		env.Converged(t, c, ns, "app")
 		if got := secretData(t, platform, "db-admin", "password"); got != password {
 			t.Errorf("the password changed with a values change or a restart")
 		}
-		noSecretHolds(t, k, ns, password, "the platform's password")
+		noSecretHolds(t, env.Client, ns, password, "the platform's password")
 	})
 
 	t.Run("a store written with another key stalls the set, nothing made anew", func(t *testing.T) {
 		name := valuestore.Name(id)
 		good := storeOf(t, platform, name).Annotations[valuestore.AnnotationKey]
 		annotate := func(v string) {
-			mergePatch(t, secretObject(platform, name), fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, valuestore.AnnotationKey, v), applyset.FieldManager)
+			env.MergePatch(t, secretObject(platform, name), fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, valuestore.AnnotationKey, v), applyset.FieldManager)
 		}
 		annotate("0000000000000000")
-		stalled(t, ns, "app", v1alpha1.ReasonGeneratedKeyLost, platform+"/"+name, "0000000000000000", valuestore.KeySecretName)
+		env.Stalled(t, ns, "app", v1alpha1.ReasonGeneratedKeyLost, platform+"/"+name, "0000000000000000", valuestore.KeySecretName)
 		if got := secretData(t, platform, "db-admin", "password"); got != password {
 			t.Errorf("the password was made anew under another key")
 		}
 		annotate(good)
-		condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
+		env.Condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 		if got := secretData(t, platform, "db-admin", "password"); got != password {
 			t.Errorf("the password changed once the store was as written")
 		}
@@ -213,9 +213,9 @@ data:
 // appIs waits until ConfigMap app of ns holds replicas.
 func appIs(t *testing.T, ns, replicas string) {
 	t.Helper()
-	eventually(t, "ConfigMap app to hold replicas "+replicas, func() (bool, error) {
+	testenv.Eventually(t, 0, "ConfigMap app to hold replicas "+replicas, func() (bool, error) {
 		cm := &corev1.ConfigMap{}
-		err := k.Get(context.Background(), key(ns, "app"), cm)
+		err := env.Get(context.Background(), testenv.Key(ns, "app"), cm)
 		return err == nil && cm.Data["replicas"] == replicas, nil
 	})
 }
@@ -228,9 +228,6 @@ func secretObject(ns, name string) *unstructured.Unstructured {
 	u.SetName(name)
 	return u
 }
-
-// certificate is sprig's genCA value as stores keep it.
-type certificate struct{ Cert, Key string }
 
 // controllerCA reads, from the controller's store of set id, the CA
 // whose certificate is caCert.
@@ -260,21 +257,21 @@ func controllerCA(t *testing.T, id, caCert string) (certificate, bool) {
 func TestGeneratedCAKeptByTheController(t *testing.T) {
 	const shardName = "generated-ca"
 	opts := testenv.ControllerOptions{Shard: shardName}
-	_, stop := startWith(t, opts)
+	_, stop := env.StartWith(t, opts)
 	outer := t
 	ctx := context.Background()
-	ns := testenv.Namespace(t, k)
-	tenantAccount(t, ns)
+	ns := testenv.Namespace(t, env.Client)
+	env.TenantAccount(t, ns)
 	hook := "stencil-test-" + ns
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: hook},
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingwebhookconfigurations"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}}}
 	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: hook},
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: hook},
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "stencil"}}}
-	mustCreate(t, role)
-	mustCreate(t, binding)
-	t.Cleanup(func() { _ = k.Delete(context.Background(), binding); _ = k.Delete(context.Background(), role) })
-	b := bundle(t, "ca-"+ns, map[string]string{
+	env.MustCreate(t, role)
+	env.MustCreate(t, binding)
+	t.Cleanup(func() { _ = env.Delete(context.Background(), binding); _ = env.Delete(context.Background(), role) })
+	b := env.Bundle(t, "ca-"+ns, map[string]string{
 		"templates/webhook.yaml": `{{- $ca := genCA "webhook-ca" 365 }}
 {{- $cert := genSignedCert "webhook" nil (list "webhook.svc") 365 $ca }}
 apiVersion: admissionregistration.k8s.io/v1
@@ -314,18 +311,18 @@ data:
 	}, func(s *v1alpha1.BundleSpec) {
 		s.Permissions.ClusterScoped = []v1alpha1.GroupKind{{Group: "admissionregistration.k8s.io", Kind: "ValidatingWebhookConfiguration"}}
 	})
-	comp := composition(ns, "app", b.Name, fmt.Sprintf(`{"hook":%q}`, hook))
+	comp := testenv.Composition(ns, "app", b.Name, fmt.Sprintf(`{"hook":%q}`, hook))
 	comp.Labels = map[string]string{shard.Label: shardName}
-	testenv.WaitAdmitted(t, k, ns, comp.Labels, 0)
-	mustCreate(t, comp)
-	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	testenv.WaitAdmitted(t, env.Client, ns, comp.Labels, 0)
+	env.MustCreate(t, comp)
+	env.Condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	id := applyset.ID("app", ns, applyset.CompositionGroupKind)
 
 	caBundle := func() string {
 		u := &unstructured.Unstructured{}
 		u.SetAPIVersion("admissionregistration.k8s.io/v1")
 		u.SetKind("ValidatingWebhookConfiguration")
-		if err := k.Get(ctx, client.ObjectKey{Name: hook}, u); err != nil {
+		if err := env.Get(ctx, client.ObjectKey{Name: hook}, u); err != nil {
 			t.Fatalf("the webhook configuration: %v", err)
 		}
 		hooks, _, _ := unstructured.NestedSlice(u.Object, "webhooks")
@@ -342,8 +339,8 @@ data:
 		t.Fatalf("the controller's store %s/%s does not keep the CA", testenv.ControllerNamespace, valuestore.ControllerName(id))
 	}
 	keyLine := strings.Split(ca.Key, "\n")[1]
-	noSecretHolds(t, k, ns, keyLine, "the CA's key")
-	noSecretHolds(t, k, ns, base64.StdEncoding.EncodeToString([]byte(ca.Key)), "the CA's key in base64")
+	noSecretHolds(t, env.Client, ns, keyLine, "the CA's key")
+	noSecretHolds(t, env.Client, ns, base64.StdEncoding.EncodeToString([]byte(ca.Key)), "the CA's key in base64")
 	controllerStore := storeOf(t, testenv.ControllerNamespace, valuestore.ControllerName(id))
 	if controllerStore.Labels[applyset.LabelPartOf] != id || !valuestore.IsStore(controllerStore) {
 		t.Errorf("the controller's store: labels %v, annotations %v", controllerStore.Labels, controllerStore.Annotations)
@@ -360,22 +357,22 @@ data:
 
 	t.Run("a restart keeps the caBundle", func(t *testing.T) {
 		stop()
-		c, _ := startWith(outer, opts)
+		c, _ := env.StartWith(outer, opts)
 		c.PassAfter(t, ns, "app", func() error {
-			return touchLabel(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ca"}})
+			return env.TouchLabel(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ca"}})
 		})
-		condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
+		env.Condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 		if caBundle() != caCert {
 			t.Errorf("a restart made a new CA")
 		}
 	})
 
 	t.Run("deleting the set deletes the controller's store", func(t *testing.T) {
-		if err := k.Delete(ctx, comp); err != nil {
+		if err := env.Delete(ctx, comp); err != nil {
 			t.Fatal(err)
 		}
-		gone(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: testenv.ControllerNamespace, Name: valuestore.ControllerName(id)}})
-		gone(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: valuestore.Name(id)}})
+		env.Gone(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: testenv.ControllerNamespace, Name: valuestore.ControllerName(id)}})
+		env.Gone(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: valuestore.Name(id)}})
 	})
 }
 
@@ -406,13 +403,13 @@ func argsDigest(t *testing.T, args ...any) string {
 func TestGeneratedValuesMoveFromALegacyStore(t *testing.T) {
 	const shardName = "generated-legacy"
 	opts := testenv.ControllerOptions{Shard: shardName}
-	_, stop := startWith(t, opts)
+	_, stop := env.StartWith(t, opts)
 	outer := t
-	ns := testenv.Namespace(t, k)
-	platform := testenv.Namespace(t, k)
-	tenantAccount(t, ns)
+	ns := testenv.Namespace(t, env.Client)
+	platform := testenv.Namespace(t, env.Client)
+	env.TenantAccount(t, ns)
 	accountIn(t, platform, ns)
-	b := bundle(t, "legacy-"+ns, map[string]string{
+	b := env.Bundle(t, "legacy-"+ns, map[string]string{
 		"templates/db.yaml": `apiVersion: v1
 kind: Secret
 metadata:
@@ -437,16 +434,16 @@ data:
   ca.crt: {{ (genCA "legacy-ca" 365).Cert | quote }}
 `,
 	}, func(s *v1alpha1.BundleSpec) { s.Permissions.Namespaces = []string{platform} })
-	comp := composition(ns, "app", b.Name, fmt.Sprintf(`{"platform":%q}`, platform))
+	comp := testenv.Composition(ns, "app", b.Name, fmt.Sprintf(`{"platform":%q}`, platform))
 	comp.Labels = map[string]string{shard.Label: shardName}
-	testenv.WaitAdmitted(t, k, ns, comp.Labels, 0)
-	mustCreate(t, comp)
-	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	testenv.WaitAdmitted(t, env.Client, ns, comp.Labels, 0)
+	env.MustCreate(t, comp)
+	env.Condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	id := applyset.ID("app", ns, applyset.CompositionGroupKind)
 	password := secretData(t, platform, "db-admin", "password")
 	token := secretData(t, ns, "app", "token")
 	cm := &corev1.ConfigMap{}
-	if err := k.Get(context.Background(), key(ns, "ca"), cm); err != nil {
+	if err := env.Get(context.Background(), testenv.Key(ns, "ca"), cm); err != nil {
 		t.Fatal(err)
 	}
 	ca, ok := controllerCA(t, id, cm.Data["ca.crt"])
@@ -474,14 +471,14 @@ data:
 	old.Object["type"], old.Object["data"] = "Opaque", data
 	old.SetLabels(map[string]string{applyset.LabelPartOf: id})
 	old.SetAnnotations(map[string]string{valuestore.AnnotationStore: "true"})
-	if err := k.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(old), client.FieldOwner(applyset.FieldManager), client.ForceOwnership); err != nil {
+	if err := env.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(old), client.FieldOwner(applyset.FieldManager), client.ForceOwnership); err != nil {
 		t.Fatalf("write the legacy store: %v", err)
 	}
 	for _, s := range []*corev1.Secret{
 		{ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: valuestore.Name(id)}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: testenv.ControllerNamespace, Name: valuestore.ControllerName(id)}},
 	} {
-		if err := k.Delete(context.Background(), s); err != nil {
+		if err := env.Delete(context.Background(), s); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -489,11 +486,11 @@ data:
 		t.Fatalf("the legacy store holds %d values, annotations %v; want the %d legacy ones and no key", len(s.Data), s.Annotations, len(legacy))
 	}
 
-	c, _ := startWith(outer, opts)
-	eventually(t, "the store of platform to keep the password", func() (bool, error) {
+	c, _ := env.StartWith(outer, opts)
+	testenv.Eventually(t, 0, "the store of platform to keep the password", func() (bool, error) {
 		return holds(storeOf(t, platform, valuestore.Name(id)), password), nil
 	})
-	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	env.Condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	c.Settle(t, ns)
 
 	if got := secretData(t, platform, "db-admin", "password"); got != password {
@@ -502,10 +499,10 @@ data:
 	if got := secretData(t, ns, "app", "token"); got != token {
 		t.Errorf("the token was made anew")
 	}
-	if err := k.Get(context.Background(), key(ns, "ca"), cm); err != nil || cm.Data["ca.crt"] != ca.Cert {
+	if err := env.Get(context.Background(), testenv.Key(ns, "ca"), cm); err != nil || cm.Data["ca.crt"] != ca.Cert {
 		t.Errorf("the CA was made anew: %v", err)
 	}
-	noSecretHolds(t, k, ns, password, "the platform's password")
+	noSecretHolds(t, env.Client, ns, password, "the platform's password")
 	tenant := storeOf(t, ns, valuestore.Name(id))
 	if !holds(tenant, token) || len(tenant.Data) != 1 {
 		t.Errorf("the tenant's store keeps %v; want the token alone, under its keyed digest", slices.Sorted(maps.Keys(tenant.Data)))
@@ -526,19 +523,19 @@ data:
 	}
 
 	t.Run("a value whose object moves leaves the store it no longer belongs in", func(t *testing.T) {
-		update(t, comp, func(c *v1alpha1.Composition) {
+		env.UpdateComposition(t, comp, func(c *v1alpha1.Composition) {
 			c.Spec.Values.Raw = fmt.Appendf(nil, `{"platform":%q,"appNamespace":%q}`, platform, platform)
 		})
-		gone(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"}})
-		gone(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: valuestore.Name(id)}})
-		condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
+		env.Gone(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"}})
+		env.Gone(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: valuestore.Name(id)}})
+		env.Condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 		if got := secretData(t, platform, "app", "token"); got != token {
 			t.Errorf("the token was made anew when its Secret moved")
 		}
 		if s := storeOf(t, platform, valuestore.Name(id)); !holds(s, token) || !holds(s, password) {
 			t.Errorf("the store of platform does not keep the token and the password")
 		}
-		noSecretHolds(t, k, ns, token, "the token that moved to platform")
+		noSecretHolds(t, env.Client, ns, token, "the token that moved to platform")
 	})
 }
 
@@ -546,8 +543,8 @@ data:
 // what it no longer renders (the stores, applied before the objects,
 // once made the prune gate find the render not applied in full).
 func TestGeneratingSetPrunes(t *testing.T) {
-	ns := testenv.Namespace(t, k)
-	b := bundle(t, "generating-prune-"+ns, map[string]string{
+	ns := testenv.Namespace(t, env.Client)
+	b := env.Bundle(t, "generating-prune-"+ns, map[string]string{
 		"templates/secret.yaml": `apiVersion: v1
 kind: Secret
 metadata:
@@ -564,12 +561,12 @@ data: {a: b}
 {{- end }}
 `,
 	})
-	comp := composition(ns, "app", b.Name, `{"extra":true}`)
-	mustCreate(t, comp)
-	exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "extra"}})
-	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
-	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"extra":false}`) })
-	gone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "extra"}})
+	comp := testenv.Composition(ns, "app", b.Name, `{"extra":true}`)
+	env.MustCreate(t, comp)
+	env.Exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "extra"}})
+	env.Condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	env.UpdateComposition(t, comp, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"extra":false}`) })
+	env.Gone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "extra"}})
 	if s := storeOf(t, ns, valuestore.Name(applyset.ID("app", ns, applyset.CompositionGroupKind))); s == nil || len(s.Data) != 1 {
 		t.Errorf("the store: %v, want it keeping the password", s)
 	}

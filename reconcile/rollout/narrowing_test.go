@@ -1,4 +1,4 @@
-package reconcile_test
+package rollout_test
 
 import (
 	"context"
@@ -39,25 +39,27 @@ func elsewhere(v, other string) map[string]string {
 // parent renders within the Bundle's current permissions: it stalls,
 // refused, and the ConfigMap is not written back.
 func TestNarrowingBindsPins(t *testing.T) {
-	ns, platform := testenv.Namespace(t, k), testenv.Namespace(t, k)
-	b := bundle(t, "narrow-"+ns, elsewhere("1", platform), func(s *v1alpha1.BundleSpec) {
+	ns, platform := testenv.Namespace(t, env.Client), testenv.Namespace(t, env.Client)
+	b := env.Bundle(t, "narrow-"+ns, elsewhere("1", platform), func(s *v1alpha1.BundleSpec) {
 		s.Permissions.Namespaces = []string{"*"}
 	})
-	mustCreate(t, composition(ns, "tenant", b.Name, ""))
-	condition(t, ns, "tenant", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	env.MustCreate(t, testenv.Composition(ns, "tenant", b.Name, ""))
+	env.Condition(t, ns, "tenant", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	rev1 := currentRevision(t, b)
-	exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: "cross-tenant"}})
+	env.Exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: "cross-tenant"}})
 
 	setFiles(t, b, elsewhere("2", ""), func(b *v1alpha1.Bundle) { b.Spec.Permissions = v1alpha1.BundlePermissions{} })
 	currentRevision(t, b)
-	eventually(t, "the ConfigMap in "+platform+" pruned", func() (bool, error) { return absent(t, configMap(platform, "cross-tenant")) })
+	testenv.Eventually(t, 0, "the ConfigMap in "+platform+" pruned", func() (bool, error) {
+		return env.Absent(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: "cross-tenant"}})
+	})
 
-	comp := composition(ns, "tenant", b.Name, "")
-	update(t, comp, func(c *v1alpha1.Composition) { c.Spec.BundleRevision = rev1 })
-	stalled(t, ns, "tenant", v1alpha1.ReasonRefused, platform, "spec.permissions")
+	comp := testenv.Composition(ns, "tenant", b.Name, "")
+	env.UpdateComposition(t, comp, func(c *v1alpha1.Composition) { c.Spec.BundleRevision = rev1 })
+	env.Stalled(t, ns, "tenant", v1alpha1.ReasonRefused, platform, "spec.permissions")
 	// The pass that stalled applied nothing: the removed permission wrote
 	// nothing back.
-	if ok, err := absent(t, configMap(platform, "cross-tenant")); !ok {
+	if ok, err := env.Absent(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: "cross-tenant"}}); !ok {
 		t.Errorf("the pinned revision wrote into %s under the permission its author removed: %v", platform, err)
 	}
 	// The pin is taken (RevisionHeld names it); only the permission is not.
@@ -71,22 +73,22 @@ func TestNarrowingBindsPins(t *testing.T) {
 // revision (which could keep what the author removed): it stalls, naming
 // the values and the revision, and nothing of it is applied.
 func TestRefusedValuesStallEvenWithoutPinning(t *testing.T) {
-	ns := testenv.Namespace(t, k)
-	b := bundle(t, "refused-"+ns, versioned("1"), func(s *v1alpha1.BundleSpec) {
+	ns := testenv.Namespace(t, env.Client)
+	b := env.Bundle(t, "refused-"+ns, versioned("1"), func(s *v1alpha1.BundleSpec) {
 		s.Revisions = &v1alpha1.RevisionPolicy{Pinning: v1alpha1.PinningDisallowed}
 	})
-	mustCreate(t, composition(ns, "ok", b.Name, `{"port": 80}`))
-	mustCreate(t, composition(ns, "old", b.Name, `{}`))
-	condition(t, ns, "ok", v1alpha1.ConditionReady, metav1.ConditionTrue)
-	condition(t, ns, "old", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	env.MustCreate(t, testenv.Composition(ns, "ok", b.Name, `{"port": 80}`))
+	env.MustCreate(t, testenv.Composition(ns, "old", b.Name, `{}`))
+	env.Condition(t, ns, "ok", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	env.Condition(t, ns, "old", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	currentRevision(t, b)
 	setFiles(t, b, versioned("2"), func(b *v1alpha1.Bundle) {
 		b.Spec.Schema = &apiextensionsv1.JSON{Raw: []byte(`{"type":"object","required":["port"],"properties":{"port":{"type":"integer"}}}`)}
 	})
 	rev2 := currentRevision(t, b)
-	stalled(t, ns, "old", v1alpha1.ReasonValuesRefused, rev2, "port")
-	condition(t, ns, "ok", v1alpha1.ConditionReady, metav1.ConditionTrue)
-	eventually(t, "the other parent on the new revision", func() (bool, error) {
+	env.Stalled(t, ns, "old", v1alpha1.ReasonValuesRefused, rev2, "port")
+	env.Condition(t, ns, "ok", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	testenv.Eventually(t, 0, "the other parent on the new revision", func() (bool, error) {
 		got := versions(t, ns)
 		return got["2"] == 1 && got["1"] == 1, fmt.Errorf("ConfigMaps by version %v", got)
 	})
@@ -101,29 +103,29 @@ func TestRefusedValuesStallEvenWithoutPinning(t *testing.T) {
 // Bundle's current permissions: the narrowing of the same change binds
 // it (it stalls, refused).
 func TestHeldRevisionWithinNarrowing(t *testing.T) {
-	ns, platform := testenv.Namespace(t, k), testenv.Namespace(t, k)
-	b := bundle(t, "heldnarrow-"+ns, elsewhere("1", platform), func(s *v1alpha1.BundleSpec) {
+	ns, platform := testenv.Namespace(t, env.Client), testenv.Namespace(t, env.Client)
+	b := env.Bundle(t, "heldnarrow-"+ns, elsewhere("1", platform), func(s *v1alpha1.BundleSpec) {
 		s.Permissions.Namespaces = []string{platform}
 		s.Revisions = &v1alpha1.RevisionPolicy{Holding: v1alpha1.HoldingAllowed}
 	})
-	mustCreate(t, composition(ns, "old", b.Name, `{}`))
-	condition(t, ns, "old", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	env.MustCreate(t, testenv.Composition(ns, "old", b.Name, `{}`))
+	env.Condition(t, ns, "old", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	rev1 := currentRevision(t, b)
 	cross := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: "cross-old"}}
-	exists(t, cross)
+	env.Exists(t, cross)
 
 	setFiles(t, b, elsewhere("2", ""), func(b *v1alpha1.Bundle) {
 		b.Spec.Permissions = v1alpha1.BundlePermissions{}
 		b.Spec.Schema = &apiextensionsv1.JSON{Raw: []byte(`{"type":"object","required":["port"],"properties":{"port":{"type":"integer"}}}`)}
 	})
 	currentRevision(t, b)
-	stalled(t, ns, "old", v1alpha1.ReasonRefused, platform, "spec.permissions")
+	env.Stalled(t, ns, "old", v1alpha1.ReasonRefused, platform, "spec.permissions")
 	revisionHeld(t, ns, "old", func(rc *metav1.Condition) bool {
 		return rc.Reason == v1alpha1.ReasonValuesRefused && strings.Contains(rc.Message, rev1)
 	})
 	// What the pass applied before the narrowing stays (a refused render
 	// prunes nothing), and nothing is written there again.
-	if err := k.Get(context.Background(), key(platform, "cross-old"), cross); err != nil || cross.Data["version"] != "1" {
+	if err := env.Get(context.Background(), testenv.Key(platform, "cross-old"), cross); err != nil || cross.Data["version"] != "1" {
 		t.Errorf("ConfigMap %s/cross-old %v (%v), want it as revision 1 left it", platform, cross.Data, err)
 	}
 }
@@ -133,33 +135,33 @@ func TestHeldRevisionWithinNarrowing(t *testing.T) {
 // where the new content no longer allows as one that would fail to
 // render, and a parent the new schema refuses as one that would stall.
 func TestAdmissionBundleDryRunNarrowing(t *testing.T) {
-	startAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{admissionLabel: "true"}, admission.Options{})
+	env.StartAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{testenv.AdmissionLabel: "true"}, admission.Options{})
 	ctx := context.Background()
-	ns := admissionNamespace(t)
-	platform := testenv.Namespace(t, k)
-	b := bundle(t, "adm-narrow-"+ns, elsewhere("1", platform), func(s *v1alpha1.BundleSpec) {
+	ns := env.AdmissionNamespace(t)
+	platform := testenv.Namespace(t, env.Client)
+	b := env.Bundle(t, "adm-narrow-"+ns, elsewhere("1", platform), func(s *v1alpha1.BundleSpec) {
 		s.Permissions.Namespaces = []string{"*"}
 	})
-	mustCreate(t, composition(ns, "follow", b.Name, `{"port": 80}`))
-	condition(t, ns, "follow", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	env.MustCreate(t, testenv.Composition(ns, "follow", b.Name, `{"port": 80}`))
+	env.Condition(t, ns, "follow", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	rev1 := currentRevision(t, b)
-	pinned := composition(ns, "pinned", b.Name, `{"port": 80}`)
+	pinned := testenv.Composition(ns, "pinned", b.Name, `{"port": 80}`)
 	pinned.Spec.BundleRevision = rev1
-	mustCreate(t, pinned)
-	mustCreate(t, composition(ns, "refused", b.Name, `{}`))
-	condition(t, ns, "pinned", v1alpha1.ConditionReady, metav1.ConditionTrue)
-	condition(t, ns, "refused", v1alpha1.ConditionReady, metav1.ConditionTrue)
-	c, warnings := warningClient(t)
+	env.MustCreate(t, pinned)
+	env.MustCreate(t, testenv.Composition(ns, "refused", b.Name, `{}`))
+	env.Condition(t, ns, "pinned", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	env.Condition(t, ns, "refused", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	c, warnings := env.WarningClient(t)
 	var got []string
-	eventually(t, "the dry run of the narrowing to be counted", func() (bool, error) {
-		warnings.take()
-		err := updateFresh(ctx, b, func() error {
+	testenv.Eventually(t, 0, "the dry run of the narrowing to be counted", func() (bool, error) {
+		warnings.Take()
+		err := env.Retry(ctx, b, func() error {
 			b.Spec.Files = elsewhere("2", "")
 			b.Spec.Permissions = v1alpha1.BundlePermissions{}
 			b.Spec.Schema = &apiextensionsv1.JSON{Raw: []byte(`{"type":"object","required":["port"],"properties":{"port":{"type":"integer"}}}`)}
 			return c.Update(ctx, b, client.DryRunAll)
 		})
-		got = warnings.take()
+		got = warnings.Take()
 		return err == nil && slices.ContainsFunc(got, func(w string) bool {
 			return strings.Contains(w, "1 would change, 0 unchanged, 1 would fail to render, 1 would stall (values refused), 0 pinned")
 		}), fmt.Errorf("warnings %q (%v)", got, err)

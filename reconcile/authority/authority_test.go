@@ -1,4 +1,4 @@
-package reconcile_test
+package authority_test
 
 import (
 	"context"
@@ -34,12 +34,12 @@ import (
 func powerfulAccount(t *testing.T, ns, name string) {
 	t.Helper()
 	rules := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}}
-	mustCreate(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
-	mustCreate(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Rules: rules})
-	mustCreate(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+	env.MustCreate(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+	env.MustCreate(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Rules: rules})
+	env.MustCreate(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: ns}}})
-	testenv.WaitGranted(t, k, testenv.ServiceAccountSubject(ns, name), ns, 0, rules...)
+	testenv.WaitGranted(t, env.Client, testenv.ServiceAccountSubject(ns, name), ns, 0, rules...)
 }
 
 // refusedTheAccount waits until stencil's admission policy refuses c the
@@ -49,7 +49,7 @@ func powerfulAccount(t *testing.T, ns, name string) {
 // lets the request through to the policy.
 func refusedTheAccount(t *testing.T, c client.Client, user string, obj client.Object) {
 	t.Helper()
-	eventually(t, "the admission policy to refuse "+user+" the account", func() (bool, error) {
+	testenv.Eventually(t, 0, "the admission policy to refuse "+user+" the account", func() (bool, error) {
 		err := c.Create(context.Background(), obj.DeepCopyObject().(client.Object), client.DryRunAll)
 		return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "ValidatingAdmissionPolicy '"+authority.PolicyName+"'") &&
 			strings.Contains(err.Error(), `user "`+user+`" may not use ServiceAccount`), err
@@ -58,7 +58,7 @@ func refusedTheAccount(t *testing.T, c client.Client, user string, obj client.Ob
 
 // asPowerful is an instance of Gadget that names ServiceAccount powerful.
 func asPowerful(group, ns, name string) *unstructured.Unstructured {
-	g := gadget(group, ns, name, `{"size":1}`)
+	g := testenv.Gadget(group, ns, name, `{"size":1}`)
 	g.SetAnnotations(map[string]string{publish.AnnotationServiceAccountName: "powerful"})
 	return g
 }
@@ -66,9 +66,9 @@ func asPowerful(group, ns, name string) *unstructured.Unstructured {
 // instanceStatus reads the status of the Gadget name.
 func instanceStatus(t *testing.T, group, ns, name string) v1alpha1.CompositionStatus {
 	t.Helper()
-	u := gadget(group, ns, name, "")
+	u := testenv.Gadget(group, ns, name, "")
 	st := v1alpha1.CompositionStatus{}
-	if err := k.Get(context.Background(), client.ObjectKeyFromObject(u), u); err != nil {
+	if err := env.Get(context.Background(), client.ObjectKeyFromObject(u), u); err != nil {
 		t.Fatalf("Gadget %s: %v", name, err)
 	}
 	if m, ok := u.Object["status"].(map[string]any); ok {
@@ -89,18 +89,18 @@ func instanceStatus(t *testing.T, group, ns, name string) v1alpha1.CompositionSt
 // the setup could write).
 func TestNoWindowInTheAuthorityCheck(t *testing.T) {
 	ctx := context.Background()
-	ns, group, name, _ := servedGadgets(t, "window")
+	ns, group, name, _ := env.ServeGadgets(t, "window")
 	powerfulAccount(t, ns, "powerful")
-	grant(t, ns, "mallory", "mallory", rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"gadgets"}, Verbs: []string{"get", "list", "create", "update", "patch", "delete"}})
-	mallory := asUser(t, "mallory")
+	env.Grant(t, ns, "mallory", "mallory", rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"gadgets"}, Verbs: []string{"get", "list", "create", "update", "patch", "delete"}})
+	mallory := env.AsUser(t, "mallory")
 
 	// The kind's binding and parameters reach the API server some time
 	// after the Bundle says Ready.
-	testenv.WaitKindChecked(t, k, asPowerful(group, ns, "control"), 0)
-	mustCreate(t, asPowerful(group, ns, "control"))
-	instanceReady(t, group, ns, "control", metav1.ConditionTrue)
+	testenv.WaitKindChecked(t, env.Client, asPowerful(group, ns, "control"), 0)
+	env.MustCreate(t, asPowerful(group, ns, "control"))
+	env.InstanceReady(t, group, ns, "control", metav1.ConditionTrue)
 	refusedTheAccount(t, mallory, "mallory", asPowerful(group, ns, "m-probe"))
-	exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "control-conf"}})
+	env.Exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "control-conf"}})
 
 	var attempts, admitted atomic.Int64
 	var mu sync.Mutex
@@ -132,37 +132,37 @@ func TestNoWindowInTheAuthorityCheck(t *testing.T) {
 	defer func() { close(stop); wg.Wait() }()
 
 	// A restart: no webhook, no kind served, until the new controller is up.
-	restartController(t, func() { time.Sleep(time.Second) })
-	bundleReady(t, name, metav1.ConditionTrue, v1alpha1.ReasonReady)
+	env.Restart(t, func() { time.Sleep(time.Second) })
+	env.BundleReady(t, name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 
 	// The Bundle deleted and applied again, as a GitOps tool re-syncing it.
 	b := &v1alpha1.Bundle{}
-	if err := k.Get(ctx, client.ObjectKey{Name: name}, b); err != nil {
+	if err := env.Get(ctx, client.ObjectKey{Name: name}, b); err != nil {
 		t.Fatal(err)
 	}
-	if err := k.Delete(ctx, b); err != nil {
+	if err := env.Delete(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	gone(t, &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	env.Gone(t, &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}})
 	time.Sleep(time.Second)
-	again := bundle(t, name, gadgetFiles(""), publishing(group))
-	bundleReady(t, again.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
+	again := env.Bundle(t, name, testenv.GadgetFiles(""), testenv.Publishing(group))
+	env.BundleReady(t, again.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 
 	// Two claimants: a second Bundle publishes the kind; the first goes,
 	// and comes back.
-	claimant := bundle(t, "claimant-"+ns, gadgetFiles(""), publishing(group))
-	bundleReady(t, claimant.Name, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
-	if err := k.Delete(ctx, again); err != nil {
+	claimant := env.Bundle(t, "claimant-"+ns, testenv.GadgetFiles(""), testenv.Publishing(group))
+	env.BundleReady(t, claimant.Name, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
+	if err := env.Delete(ctx, again); err != nil {
 		t.Fatal(err)
 	}
-	gone(t, &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	env.Gone(t, &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}})
 	time.Sleep(time.Second)
-	bundle(t, name, gadgetFiles(""), publishing(group))
-	bundleReady(t, name, metav1.ConditionTrue, v1alpha1.ReasonReady)
+	env.Bundle(t, name, testenv.GadgetFiles(""), testenv.Publishing(group))
+	env.BundleReady(t, name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	time.Sleep(time.Second)
 	// However slow the machine, the loop has made enough attempts to
 	// say something (each waits for the API server's answer).
-	eventually(t, "20 attempts of mallory's", func() (bool, error) {
+	testenv.Eventually(t, 0, "20 attempts of mallory's", func() (bool, error) {
 		return attempts.Load() >= 20, fmt.Errorf("%d attempts", attempts.Load())
 	})
 	close(stop)
@@ -176,7 +176,7 @@ func TestNoWindowInTheAuthorityCheck(t *testing.T) {
 		t.Errorf("refusals other than the admission policy's: %v", surprises[:min(3, len(surprises))])
 	}
 	list := &corev1.ConfigMapList{}
-	if err := k.List(ctx, list, client.InNamespace(ns)); err != nil {
+	if err := env.List(ctx, list, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	for _, cm := range list.Items {
@@ -188,11 +188,11 @@ func TestNoWindowInTheAuthorityCheck(t *testing.T) {
 	// published the kind again: its parameters reach the API server some
 	// time after it is Ready (until then the policy refuses any change,
 	// "no Bundle publishes").
-	testenv.WaitKindChecked(t, k, asPowerful(group, ns, "control"), 0)
-	patchInstance(t, gadget(group, ns, "control", ""), `{"spec":{"size":2}}`)
-	eventually(t, "the admin's instance applied again", func() (bool, error) {
+	testenv.WaitKindChecked(t, env.Client, asPowerful(group, ns, "control"), 0)
+	env.MergePatch(t, testenv.Gadget(group, ns, "control", ""), `{"spec":{"size":2}}`, "")
+	testenv.Eventually(t, 0, "the admin's instance applied again", func() (bool, error) {
 		cm := &corev1.ConfigMap{}
-		err := k.Get(ctx, key(ns, "control-conf"), cm)
+		err := env.Get(ctx, testenv.Key(ns, "control-conf"), cm)
 		return err == nil && cm.Data["size"] == "2", err
 	})
 }
@@ -207,54 +207,54 @@ func TestNoWindowInTheAuthorityCheck(t *testing.T) {
 // cluster admin, who may use the account, admits it.
 func TestAWindowElsewhereIsNoWrite(t *testing.T) {
 	ctx := context.Background()
-	ns, group, _, _ := servedGadgets(t, "elsewhere")
+	ns, group, _, _ := env.ServeGadgets(t, "elsewhere")
 	powerfulAccount(t, ns, "powerful")
-	grant(t, ns, "mallory", "mallory", rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"gadgets"}, Verbs: []string{"get", "create", "update", "patch"}})
-	mallory := asUser(t, "mallory")
+	env.Grant(t, ns, "mallory", "mallory", rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"gadgets"}, Verbs: []string{"get", "create", "update", "patch"}})
+	mallory := env.AsUser(t, "mallory")
 	gr := schema.GroupResource{Group: group, Resource: "gadgets"}
 	// Before the window, the API server checks the kind.
 	refusedTheAccount(t, mallory, "mallory", asPowerful(group, ns, "probe"))
 	var oldUID string
-	restartController(t, func() {
+	env.Restart(t, func() {
 		b := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
-		if err := k.Get(ctx, client.ObjectKey{Name: authority.KindBindingName(gr)}, b); err != nil {
+		if err := env.Get(ctx, client.ObjectKey{Name: authority.KindBindingName(gr)}, b); err != nil {
 			t.Fatal(err)
 		}
 		oldUID = string(b.UID)
-		if err := k.Delete(ctx, b); err != nil {
+		if err := env.Delete(ctx, b); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "the API server to stop checking the kind", func() (bool, error) {
+		testenv.Eventually(t, 0, "the API server to stop checking the kind", func() (bool, error) {
 			err := mallory.Create(ctx, asPowerful(group, ns, "sneak"))
 			return err == nil, err
 		})
 	})
-	eventually(t, "the kind bound again", func() (bool, error) {
+	testenv.Eventually(t, 0, "the kind bound again", func() (bool, error) {
 		b := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
-		err := k.Get(ctx, client.ObjectKey{Name: authority.KindBindingName(gr)}, b)
+		err := env.Get(ctx, client.ObjectKey{Name: authority.KindBindingName(gr)}, b)
 		return err == nil && string(b.UID) != oldUID, err
 	})
-	eventually(t, "the sneaked instance stalled, not admitted", func() (bool, error) {
+	testenv.Eventually(t, 0, "the sneaked instance stalled, not admitted", func() (bool, error) {
 		st := instanceStatus(t, group, ns, "sneak")
 		c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionStalled)
 		return c != nil && c.Reason == v1alpha1.ReasonNotAdmitted && st.Admission != nil && !st.Admission.Admitted && st.Admission.Generation > 0,
 			fmt.Errorf("conditions %+v admission %+v", st.Conditions, st.Admission)
 	})
-	consistently(t, "nothing written for the sneaked instance", 3*time.Second, func() (bool, error) {
-		err := k.Get(ctx, key(ns, "sneak-conf"), &corev1.ConfigMap{})
+	testenv.Consistently(t, 3*time.Second, "nothing written for the sneaked instance", func() (bool, error) {
+		err := env.Get(ctx, testenv.Key(ns, "sneak-conf"), &corev1.ConfigMap{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
 	// The new binding reaches the API server's policy plugin some time
 	// after it was made: mallory's touch is refused from then on.
 	refusedTheAccount(t, mallory, "mallory", asPowerful(group, ns, "probe"))
-	if err := mallory.Patch(ctx, gadget(group, ns, "sneak", ""), client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"annotations":{"touched":"mallory"}}}`))); !apierrors.IsForbidden(err) {
+	if err := mallory.Patch(ctx, testenv.Gadget(group, ns, "sneak", ""), client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"annotations":{"touched":"mallory"}}}`))); !apierrors.IsForbidden(err) {
 		t.Errorf("mallory's own touch of the instance: %v, want it refused", err)
 	}
 
 	// The admin may use powerful: their change admits the instance.
-	patchInstance(t, gadget(group, ns, "sneak", ""), `{"metadata":{"annotations":{"stencil.dev/readmitted":"by the admin"}}}`)
-	instanceReady(t, group, ns, "sneak", metav1.ConditionTrue)
-	exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sneak-conf"}})
+	env.MergePatch(t, testenv.Gadget(group, ns, "sneak", ""), `{"metadata":{"annotations":{"stencil.dev/readmitted":"by the admin"}}}`, "")
+	env.InstanceReady(t, group, ns, "sneak", metav1.ConditionTrue)
+	env.Exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sneak-conf"}})
 	if st := instanceStatus(t, group, ns, "sneak"); st.Admission == nil || !st.Admission.Admitted {
 		t.Errorf("admission record %+v, want admitted", st.Admission)
 	}
@@ -269,24 +269,24 @@ func TestAWindowElsewhereIsNoWrite(t *testing.T) {
 // account it had.
 func TestUpdatesAndDeletionAreChecked(t *testing.T) {
 	ctx := context.Background()
-	ns := testenv.Namespace(t, k)
-	b := bundle(t, "frozen-"+ns, twoConfigMaps())
+	ns := testenv.Namespace(t, env.Client)
+	b := env.Bundle(t, "frozen-"+ns, testenv.TwoConfigMaps())
 	powerfulAccount(t, ns, "deployer")
 	powerfulAccount(t, ns, "other")
-	grant(t, ns, "alice", "alice", compositionsRule)
-	grant(t, ns, "bob", "bob", compositionsRule, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"serviceaccounts"},
+	env.Grant(t, ns, "alice", "alice", testenv.CompositionsRule)
+	env.Grant(t, ns, "bob", "bob", testenv.CompositionsRule, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"serviceaccounts"},
 		Verbs: []string{"impersonate"}, ResourceNames: []string{"deployer", "other"}})
-	alice, bob := asUser(t, "alice"), asUser(t, "bob")
-	comp := composition(ns, "app", b.Name, `{}`)
+	alice, bob := env.AsUser(t, "alice"), env.AsUser(t, "bob")
+	comp := testenv.Composition(ns, "app", b.Name, `{}`)
 	comp.Spec.ServiceAccountName = "deployer"
 	if err := bob.Create(ctx, comp); err != nil {
 		t.Fatal(err)
 	}
-	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
-	exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keep"}})
+	env.Condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	env.Exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keep"}})
 
 	as := func(c client.Client, change func(*v1alpha1.Composition)) error {
-		return updateFresh(ctx, comp, func() error { change(comp); return c.Update(ctx, comp) })
+		return env.Retry(ctx, comp, func() error { change(comp); return c.Update(ctx, comp) })
 	}
 	setAnnotation := func(k, v string) func(*v1alpha1.Composition) {
 		return func(c *v1alpha1.Composition) {
@@ -296,18 +296,18 @@ func TestUpdatesAndDeletionAreChecked(t *testing.T) {
 			c.Annotations[k] = v
 		}
 	}
-	forbiddenBy(t, as(alice, setAnnotation("applyset.kubernetes.io/part-of", "x")), `user "alice" may not use ServiceAccount `+ns+`/deployer`)
-	forbiddenBy(t, as(alice, setAnnotation("applyset.kubernetes.io/something", "x")), `user "alice" may not use ServiceAccount `+ns+`/deployer`)
+	testenv.ForbiddenBy(t, as(alice, setAnnotation("applyset.kubernetes.io/part-of", "x")), `user "alice" may not use ServiceAccount `+ns+`/deployer`)
+	testenv.ForbiddenBy(t, as(alice, setAnnotation("applyset.kubernetes.io/something", "x")), `user "alice" may not use ServiceAccount `+ns+`/deployer`)
 	if err := as(alice, setAnnotation("applyset.kubernetes.io/tooling", "stencil/v0.0.0-test")); err != nil {
 		t.Errorf("alice's change of one of the keys stencil writes itself: %v", err)
 	}
 
 	// Deletion: a second finalizer keeps the Composition after stencil's
 	// finalize, so that changes can be tried all along.
-	if err := as(k, func(c *v1alpha1.Composition) { c.Finalizers = append(c.Finalizers, "example.com/hold") }); err != nil {
+	if err := as(env.Client, func(c *v1alpha1.Composition) { c.Finalizers = append(c.Finalizers, "example.com/hold") }); err != nil {
 		t.Fatal(err)
 	}
-	if err := k.Delete(ctx, comp); err != nil {
+	if err := env.Delete(ctx, comp); err != nil {
 		t.Fatal(err)
 	}
 	for what, change := range map[string]func(*v1alpha1.Composition){
@@ -316,15 +316,15 @@ func TestUpdatesAndDeletionAreChecked(t *testing.T) {
 		"an annotation":       setAnnotation("note", "x"),
 		"its values":          func(c *v1alpha1.Composition) { c.Spec.Values = nil },
 	} {
-		t.Run(what, func(t *testing.T) { forbiddenBy(t, as(bob, change), "is being deleted") })
+		t.Run(what, func(t *testing.T) { testenv.ForbiddenBy(t, as(bob, change), "is being deleted") })
 	}
-	gone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keep"}})
-	eventually(t, "stencil's finalizer dropped", func() (bool, error) {
-		err := k.Get(ctx, key(ns, "app"), comp)
+	env.Gone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keep"}})
+	testenv.Eventually(t, 0, "stencil's finalizer dropped", func() (bool, error) {
+		err := env.Get(ctx, testenv.Key(ns, "app"), comp)
 		return err == nil && len(comp.Finalizers) == 1, err
 	})
-	if err := as(k, func(c *v1alpha1.Composition) { c.Finalizers = nil }); err != nil {
+	if err := as(env.Client, func(c *v1alpha1.Composition) { c.Finalizers = nil }); err != nil {
 		t.Errorf("dropping the last finalizer (no change of what stencil reads): %v", err)
 	}
-	gone(t, comp)
+	env.Gone(t, comp)
 }

@@ -1,4 +1,4 @@
-package reconcile_test
+package published_test
 
 import (
 	"context"
@@ -25,15 +25,15 @@ import (
 // a CRD some time after it is Established).
 func unserved(t *testing.T, group, ns, name string) {
 	t.Helper()
-	testenv.WaitCreatable(t, k, gadget(group, ns, testenv.AdmissionProbe, `{"size":1}`), 0)
-	mustCreate(t, gadget(group, ns, name, `{"size":1}`))
-	consistently(t, "no controller to serve Gadget "+name, 3*time.Second, func() (bool, error) {
-		u := gadget(group, ns, name, "")
-		if err := k.Get(context.Background(), client.ObjectKeyFromObject(u), u); err != nil {
+	testenv.WaitCreatable(t, env.Client, testenv.Gadget(group, ns, testenv.AdmissionProbe, `{"size":1}`), 0)
+	env.MustCreate(t, testenv.Gadget(group, ns, name, `{"size":1}`))
+	testenv.Consistently(t, 3*time.Second, "no controller to serve Gadget "+name, func() (bool, error) {
+		u := testenv.Gadget(group, ns, name, "")
+		if err := env.Get(context.Background(), client.ObjectKeyFromObject(u), u); err != nil {
 			return false, err
 		}
 		_, hasStatus := u.Object["status"]
-		err := k.Get(context.Background(), key(ns, name+"-conf"), &corev1.ConfigMap{})
+		err := env.Get(context.Background(), testenv.Key(ns, name+"-conf"), &corev1.ConfigMap{})
 		return !hasStatus && apierrors.IsNotFound(err), nil
 	})
 }
@@ -42,9 +42,9 @@ func unserved(t *testing.T, group, ns, name string) {
 // resourceVersion rv: stencil never writes it.
 func unchanged(t *testing.T, name, rv string) {
 	t.Helper()
-	consistently(t, "CustomResourceDefinition "+name+" to be left as it is", 2*time.Second, func() (bool, error) {
+	testenv.Consistently(t, 2*time.Second, "CustomResourceDefinition "+name+" to be left as it is", func() (bool, error) {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
-		err := k.Get(context.Background(), client.ObjectKey{Name: name}, crd)
+		err := env.Get(context.Background(), client.ObjectKey{Name: name}, crd)
 		return err == nil && crd.ResourceVersion == rv, err
 	})
 }
@@ -57,17 +57,17 @@ func unchanged(t *testing.T, name, rv string) {
 func TestPublishedKindNeverTakesOverACRD(t *testing.T) {
 	ctx := context.Background()
 	t.Run("a hand-made CRD", func(t *testing.T) {
-		ns := testenv.Namespace(t, k)
+		ns := testenv.Namespace(t, env.Client)
 		group := "hand-" + ns + ".example.com"
-		grantKind(t, group, "gadgets")
-		hand := mustYAML(t, crdYAML(group, "Gadget", "gadgets", "Namespaced"))
-		if err := k.Create(ctx, hand); err != nil {
+		env.GrantKind(t, group, "gadgets")
+		hand := testenv.MustYAML(t, testenv.CRDYAML(group, "Gadget", "gadgets", "Namespaced"))
+		if err := env.Create(ctx, hand); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = k.Delete(context.Background(), hand) })
-		rv := established(t, "gadgets."+group).ResourceVersion
-		b := bundle(t, "hand-"+ns, gadgetFiles(""), publishing(group))
-		c := bundleReady(t, b.Name, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
+		t.Cleanup(func() { _ = env.Delete(context.Background(), hand) })
+		rv := env.Established(t, "gadgets."+group).ResourceVersion
+		b := env.Bundle(t, "hand-"+ns, testenv.GadgetFiles(""), testenv.Publishing(group))
+		c := env.BundleReady(t, b.Name, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
 		if !strings.Contains(c.Message, "gadgets."+group) {
 			t.Errorf("KindConflict message %q does not name the CRD", c.Message)
 		}
@@ -75,14 +75,14 @@ func TestPublishedKindNeverTakesOverACRD(t *testing.T) {
 		unserved(t, group, ns, "g")
 	})
 	t.Run("a CRD that stops being the Bundle's", func(t *testing.T) {
-		ns, group, name, _ := servedGadgets(t, "taken")
-		mustCreate(t, gadget(group, ns, "before", `{"size":1}`))
-		instanceReady(t, group, ns, "before", metav1.ConditionTrue)
+		ns, group, name, _ := env.ServeGadgets(t, "taken")
+		env.MustCreate(t, testenv.Gadget(group, ns, "before", `{"size":1}`))
+		env.InstanceReady(t, group, ns, "before", metav1.ConditionTrue)
 		// An admin takes the CRD over (the API server and the Bundle
 		// controller write it too).
 		crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "gadgets." + group}}
-		testenv.Update(t, k, crd, func() { delete(crd.Labels, publish.LabelBundle) })
-		c := bundleReady(t, name, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
+		testenv.Update(t, env.Client, crd, func() { delete(crd.Labels, publish.LabelBundle) })
+		c := env.BundleReady(t, name, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
 		if !strings.Contains(c.Message, "gadgets."+group) {
 			t.Errorf("KindConflict message %q does not name the CRD", c.Message)
 		}
@@ -92,8 +92,8 @@ func TestPublishedKindNeverTakesOverACRD(t *testing.T) {
 		// kind reach the API server. A dry run: a create admitted before
 		// then would leave an instance that every later try finds
 		// (AlreadyExists), never refused.
-		eventually(t, "an instance of a kind no Bundle publishes refused", func() (bool, error) {
-			err := k.Create(ctx, gadget(group, ns, "after", `{"size":1}`), client.DryRunAll)
+		testenv.Eventually(t, 0, "an instance of a kind no Bundle publishes refused", func() (bool, error) {
+			err := env.Create(ctx, testenv.Gadget(group, ns, "after", `{"size":1}`), client.DryRunAll)
 			return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "no Bundle publishes"), err
 		})
 	})
@@ -105,19 +105,19 @@ func TestPublishedKindNeverTakesOverACRD(t *testing.T) {
 // CRD follows its schema, a property it drops included.
 func TestTwoBundlesPublishOneKind(t *testing.T) {
 	ctx := context.Background()
-	startShard(t, "twin")
-	ns := testenv.Namespace(t, k)
+	env.StartShard(t, "twin")
+	ns := testenv.Namespace(t, env.Client)
 	group := "twin-" + ns + ".example.com"
-	grantKind(t, group, "gadgets")
+	env.GrantKind(t, group, "gadgets")
 	names := []string{"one-" + ns, "two-" + ns}
 	var wg sync.WaitGroup
 	for _, n := range names {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			b := &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: n}, Spec: v1alpha1.BundleSpec{Files: gadgetFiles("\n  by: " + n)}}
-			publishing(group, func(a *v1alpha1.BundleAPI) { a.ShortNames = []string{"gd"} })(&b.Spec)
-			if err := k.Create(ctx, b); err != nil {
+			b := &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: n}, Spec: v1alpha1.BundleSpec{Files: testenv.GadgetFiles("\n  by: " + n)}}
+			testenv.Publishing(group, func(a *v1alpha1.BundleAPI) { a.ShortNames = []string{"gd"} })(&b.Spec)
+			if err := env.Create(ctx, b); err != nil {
 				t.Errorf("create Bundle %s: %v", n, err)
 			}
 		}()
@@ -125,33 +125,33 @@ func TestTwoBundlesPublishOneKind(t *testing.T) {
 	wg.Wait()
 	t.Cleanup(func() {
 		for _, n := range names {
-			_ = k.Delete(context.Background(), &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: n}})
+			_ = env.Delete(context.Background(), &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: n}})
 		}
 	})
 	crd := &apiextensionsv1.CustomResourceDefinition{}
-	eventually(t, "the CRD to be made", func() (bool, error) {
-		err := k.Get(ctx, client.ObjectKey{Name: "gadgets." + group}, crd)
+	testenv.Eventually(t, 0, "the CRD to be made", func() (bool, error) {
+		err := env.Get(ctx, client.ObjectKey{Name: "gadgets." + group}, crd)
 		return err == nil && crd.Labels[publish.LabelBundle] != "", err
 	})
-	t.Cleanup(func() { _ = k.Delete(context.Background(), crd) })
+	t.Cleanup(func() { _ = env.Delete(context.Background(), crd) })
 	winner := crd.Labels[publish.LabelBundle]
 	loser := names[0]
 	if loser == winner {
 		loser = names[1]
 	}
-	bundleReady(t, winner, metav1.ConditionTrue, v1alpha1.ReasonReady)
-	c := bundleReady(t, loser, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
+	env.BundleReady(t, winner, metav1.ConditionTrue, v1alpha1.ReasonReady)
+	c := env.BundleReady(t, loser, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
 	if !strings.Contains(c.Message, winner) {
 		t.Errorf("KindConflict message %q does not name the Bundle that publishes the kind", c.Message)
 	}
-	if err := k.Get(ctx, client.ObjectKey{Name: "gadgets." + group}, crd); err != nil || crd.Labels[publish.LabelBundle] != winner {
+	if err := env.Get(ctx, client.ObjectKey{Name: "gadgets." + group}, crd); err != nil || crd.Labels[publish.LabelBundle] != winner {
 		t.Fatalf("CRD: %v, labels %v, want it %s's", err, crd.Labels, winner)
 	}
-	kindChecked(t, group, ns)
-	mustCreate(t, gadget(group, ns, "g", `{"size":1}`))
-	instanceReady(t, group, ns, "g", metav1.ConditionTrue)
+	env.GadgetChecked(t, group, ns)
+	env.MustCreate(t, testenv.Gadget(group, ns, "g", `{"size":1}`))
+	env.InstanceReady(t, group, ns, "g", metav1.ConditionTrue)
 	cm := &corev1.ConfigMap{}
-	if err := k.Get(ctx, key(ns, "g-conf"), cm); err != nil || cm.Data["by"] != winner {
+	if err := env.Get(ctx, testenv.Key(ns, "g-conf"), cm); err != nil || cm.Data["by"] != winner {
 		t.Errorf("the instance's ConfigMap: %v %v, want it rendered by %s", err, cm.Data, winner)
 	}
 
@@ -160,9 +160,9 @@ func TestTwoBundlesPublishOneKind(t *testing.T) {
 	if len(crd.Spec.Names.ShortNames) != 1 {
 		t.Fatalf("CRD short names %v, want [gd]", crd.Spec.Names.ShortNames)
 	}
-	updateBundle(t, winner, func(s *v1alpha1.BundleSpec) { s.API.ShortNames = nil })
-	eventually(t, "the CRD to drop its short names", func() (bool, error) {
-		err := k.Get(ctx, client.ObjectKey{Name: "gadgets." + group}, crd)
+	env.UpdateBundle(t, winner, func(s *v1alpha1.BundleSpec) { s.API.ShortNames = nil })
+	testenv.Eventually(t, 0, "the CRD to drop its short names", func() (bool, error) {
+		err := env.Get(ctx, client.ObjectKey{Name: "gadgets." + group}, crd)
 		return err == nil && len(crd.Spec.Names.ShortNames) == 0, err
 	})
 }

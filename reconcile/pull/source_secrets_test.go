@@ -1,4 +1,4 @@
-package reconcile_test
+package pull_test
 
 import (
 	"context"
@@ -22,15 +22,15 @@ import (
 // SecretRefused, naming the Secret and never a value, and the registry
 // hears no credential.
 func TestBundleSourceSecrets(t *testing.T) {
-	ns := testenv.Namespace(t, k)
+	ns := testenv.Namespace(t, env.Client)
 	reg := sourcetest.NewRegistry(t, "robot", "s3cret")
 	reg.Push(t, "charts/greeter", "1.0.0", greeter(t, "1.0.0", "hello"))
 	_, ca := sourceSecrets(t, "sec-"+ns, reg.Host, "x", "y", reg.CA)
 	create := func(s *corev1.Secret) *corev1.LocalObjectReference {
 		t.Helper()
 		s.Namespace = testenv.ControllerNamespace
-		mustCreate(t, s)
-		t.Cleanup(func() { _ = k.Delete(context.Background(), s) })
+		env.MustCreate(t, s)
+		t.Cleanup(func() { _ = env.Delete(context.Background(), s) })
 		return &corev1.LocalObjectReference{Name: s.Name}
 	}
 	elsewhere := create(&corev1.Secret{ObjectMeta: forSources("sec-" + ns + "-elsewhere"),

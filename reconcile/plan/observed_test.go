@@ -1,4 +1,4 @@
-package reconcile_test
+package plan_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/outputs"
 	"github.com/stencil-dev/stencil/reconcile/cluster"
 	"github.com/stencil-dev/stencil/reconcile/plan"
@@ -22,13 +23,13 @@ import (
 // and holds nothing back.
 func TestObservedPlan(t *testing.T) {
 	ctx := context.Background()
-	b, err := templates.LoadObject(&v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "obs"}, Spec: v1alpha1.BundleSpec{Files: waiterFiles}})
+	b, err := templates.LoadObject(&v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "obs"}, Spec: v1alpha1.BundleSpec{Files: testenv.WaiterFiles()}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := plan.RenderInput(composition("ns", "c", "obs", `{"wait":true}`), nil, cluster.OfflineCapabilities())
+	in := plan.RenderInput(testenv.Composition("ns", "c", "obs", `{"wait":true}`), nil, cluster.OfflineCapabilities())
 
-	p, err := plan.NewPlan(ctx, inProcess{}, b, in, cluster.OfflineAPIs())
+	p, err := plan.NewPlan(ctx, testenv.InProcess{}, b, in, cluster.OfflineAPIs())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func TestObservedPlan(t *testing.T) {
 		}
 		return map[string]map[string]any{"Service/web": {"metadata": map[string]any{"labels": map[string]any{"go": "yes"}}}}
 	}
-	p, obs, err := plan.NewObservedPlan(ctx, inProcess{}, b, in, cluster.OfflineAPIs(), observe, nil)
+	p, obs, err := plan.NewObservedPlan(ctx, testenv.InProcess{}, b, in, cluster.OfflineAPIs(), observe, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

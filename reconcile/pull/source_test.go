@@ -1,4 +1,4 @@
-package reconcile_test
+package pull_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -43,8 +44,8 @@ func sourceSecrets(t *testing.T, prefix, host, user, pass string, ca []byte) (au
 		StringData: map[string]string{source.KeyUsername: user, source.KeyPassword: pass, source.KeyHosts: host}}
 	c := &corev1.Secret{ObjectMeta: forSources(prefix + "-ca"), Data: map[string][]byte{source.KeyCA: ca}}
 	for _, s := range []*corev1.Secret{a, c} {
-		mustCreate(t, s)
-		t.Cleanup(func() { _ = k.Delete(context.Background(), s) })
+		env.MustCreate(t, s)
+		t.Cleanup(func() { _ = env.Delete(context.Background(), s) })
 	}
 	return &corev1.LocalObjectReference{Name: a.Name}, &corev1.LocalObjectReference{Name: c.Name}
 }
@@ -53,8 +54,8 @@ func sourceSecrets(t *testing.T, prefix, host, user, pass string, ca []byte) (au
 func sourceBundle(t *testing.T, name string, src v1alpha1.BundleSource) *v1alpha1.Bundle {
 	t.Helper()
 	b := &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.BundleSpec{Source: &src}}
-	mustCreate(t, b)
-	t.Cleanup(func() { _ = k.Delete(context.Background(), b) })
+	env.MustCreate(t, b)
+	t.Cleanup(func() { _ = env.Delete(context.Background(), b) })
 	return b
 }
 
@@ -63,8 +64,8 @@ func sourceBundle(t *testing.T, name string, src v1alpha1.BundleSource) *v1alpha
 func bundleSource(t *testing.T, name string, want metav1.ConditionStatus, reason string) *v1alpha1.Bundle {
 	t.Helper()
 	b := &v1alpha1.Bundle{}
-	eventually(t, fmt.Sprintf("Bundle %s SourceReady=%s %s", name, want, reason), func() (bool, error) {
-		if err := k.Get(context.Background(), client.ObjectKey{Name: name}, b); err != nil {
+	testenv.Eventually(t, 0, fmt.Sprintf("Bundle %s SourceReady=%s %s", name, want, reason), func() (bool, error) {
+		if err := env.Get(context.Background(), client.ObjectKey{Name: name}, b); err != nil {
 			return false, err
 		}
 		c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionSourceReady)
@@ -80,8 +81,8 @@ func bundleSource(t *testing.T, name string, want metav1.ConditionStatus, reason
 func configMapSays(t *testing.T, ns, name, want string) {
 	t.Helper()
 	cm := &corev1.ConfigMap{}
-	eventually(t, fmt.Sprintf("ConfigMap %s greeting %q", name, want), func() (bool, error) {
-		if err := k.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, cm); err != nil {
+	testenv.Eventually(t, 0, fmt.Sprintf("ConfigMap %s greeting %q", name, want), func() (bool, error) {
+		if err := env.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, cm); err != nil {
 			return false, err
 		}
 		return cm.Data["greeting"] == want, fmt.Errorf("greeting %q", cm.Data["greeting"])
@@ -92,7 +93,7 @@ func configMapSays(t *testing.T, ns, name, want string) {
 // a private CA records the digest it pulled, and its Compositions render
 // that chart; a new tag in the Bundle is a new digest and a new render.
 func TestBundleSourceOCI(t *testing.T) {
-	ns := testenv.Namespace(t, k)
+	ns := testenv.Namespace(t, env.Client)
 	reg := sourcetest.NewRegistry(t, "robot", "s3cret")
 	_, layer1 := reg.Push(t, "charts/greeter", "1.0.0", greeter(t, "1.0.0", "hello"))
 	auth, ca := sourceSecrets(t, "oci-"+ns, reg.Host, "robot", "s3cret", reg.CA)
@@ -102,15 +103,15 @@ func TestBundleSourceOCI(t *testing.T) {
 	if got.Status.Source == nil || got.Status.Source.Digest != layer1 || got.Status.Source.Version != "1.0.0" || !strings.HasPrefix(got.Status.Source.URL, "oci://"+reg.Host+"/charts/greeter@sha256:") {
 		t.Fatalf("status.source = %+v; want digest %s, version 1.0.0, a URL pinned by digest", got.Status.Source, layer1)
 	}
-	bundleReady(t, b.Name, metav1.ConditionTrue, "")
+	env.BundleReady(t, b.Name, metav1.ConditionTrue, "")
 
-	mustCreate(t, composition(ns, "web", b.Name, ""))
-	condition(t, ns, "web", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	env.MustCreate(t, testenv.Composition(ns, "web", b.Name, ""))
+	env.Condition(t, ns, "web", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	configMapSays(t, ns, "web-cfg", "hello")
 
 	// Another tag: another digest, another render.
 	_, layer2 := reg.Push(t, "charts/greeter", "1.1.0", greeter(t, "1.1.0", "bonjour"))
-	updateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) { s.Source.OCI = reg.Ref("charts/greeter", "1.1.0") })
+	env.UpdateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) { s.Source.OCI = reg.Ref("charts/greeter", "1.1.0") })
 	configMapSays(t, ns, "web-cfg", "bonjour")
 	if got := bundleSource(t, b.Name, metav1.ConditionTrue, ""); got.Status.Source.Digest != layer2 {
 		t.Errorf("status.source.digest = %s; want %s", got.Status.Source.Digest, layer2)
@@ -118,9 +119,9 @@ func TestBundleSourceOCI(t *testing.T) {
 
 	// After a restart the cache is empty: the recorded digest is pulled
 	// again, and nothing else.
-	restartController(t, func() {})
-	update(t, composition(ns, "web", b.Name, ""), func(c *v1alpha1.Composition) {
-		c.Spec.Values = jsonValues(`{"greeting":"hallo"}`)
+	env.Restart(t, func() {})
+	env.UpdateComposition(t, testenv.Composition(ns, "web", b.Name, ""), func(c *v1alpha1.Composition) {
+		c.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"greeting":"hallo"}`)}
 	})
 	configMapSays(t, ns, "web-cfg", "hallo")
 }
@@ -130,7 +131,7 @@ func TestBundleSourceOCI(t *testing.T) {
 // writes nothing; a re-resolve that fails keeps the chart pulled before,
 // rendered, never emptied.
 func TestBundleSourceFailure(t *testing.T) {
-	ns := testenv.Namespace(t, k)
+	ns := testenv.Namespace(t, env.Client)
 	reg := sourcetest.NewRegistry(t, "robot", "s3cret")
 	reg.Push(t, "charts/greeter", "1.0.0", greeter(t, "1.0.0", "hello"))
 	auth, ca := sourceSecrets(t, "fail-"+ns, reg.Host, "robot", "s3cret", reg.CA)
@@ -140,12 +141,12 @@ func TestBundleSourceFailure(t *testing.T) {
 	t.Run("never pulled", func(t *testing.T) {
 		b := sourceBundle(t, "unauth-"+ns, v1alpha1.BundleSource{OCI: reg.Ref("charts/greeter", "1.0.0"), SecretRef: wrong, CASecretRef: badCA})
 		bundleSource(t, b.Name, metav1.ConditionFalse, source.ReasonUnauthorized)
-		ready := bundleReady(t, b.Name, metav1.ConditionFalse, source.ReasonUnauthorized)
+		ready := env.BundleReady(t, b.Name, metav1.ConditionFalse, source.ReasonUnauthorized)
 		if strings.Contains(ready.Message, "wrong") {
 			t.Errorf("Ready quotes the password: %s", ready.Message)
 		}
-		mustCreate(t, composition(ns, "waits", b.Name, ""))
-		c := condition(t, ns, "waits", v1alpha1.ConditionReconciling, metav1.ConditionTrue, v1alpha1.ReasonSourceNotReady)
+		env.MustCreate(t, testenv.Composition(ns, "waits", b.Name, ""))
+		c := env.Condition(t, ns, "waits", v1alpha1.ConditionReconciling, metav1.ConditionTrue, v1alpha1.ReasonSourceNotReady)
 		if r := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady); r == nil || r.Reason != v1alpha1.ReasonSourceNotReady {
 			t.Errorf("Ready = %+v; want reason %s", r, v1alpha1.ReasonSourceNotReady)
 		}
@@ -154,11 +155,11 @@ func TestBundleSourceFailure(t *testing.T) {
 	t.Run("re-resolve fails", func(t *testing.T) {
 		b := sourceBundle(t, "keep-"+ns, v1alpha1.BundleSource{OCI: reg.Ref("charts/greeter", "1.0.0"), SecretRef: auth, CASecretRef: ca})
 		pulled := bundleSource(t, b.Name, metav1.ConditionTrue, "").Status.Source.Digest
-		mustCreate(t, composition(ns, "keeps", b.Name, ""))
-		condition(t, ns, "keeps", v1alpha1.ConditionReady, metav1.ConditionTrue)
+		env.MustCreate(t, testenv.Composition(ns, "keeps", b.Name, ""))
+		env.Condition(t, ns, "keeps", v1alpha1.ConditionReady, metav1.ConditionTrue)
 		configMapSays(t, ns, "keeps-cfg", "hello")
 
-		updateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) { s.Source.OCI = reg.Ref("charts/greeter", "9.9.9") })
+		env.UpdateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) { s.Source.OCI = reg.Ref("charts/greeter", "9.9.9") })
 		got := bundleSource(t, b.Name, metav1.ConditionFalse, source.ReasonNotFound)
 		if got.Status.Source == nil || got.Status.Source.Digest != pulled {
 			t.Fatalf("status.source = %+v; want the digest pulled before, %s", got.Status.Source, pulled)
@@ -166,11 +167,11 @@ func TestBundleSourceFailure(t *testing.T) {
 		if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionSourceReady); !strings.Contains(c.Message, "parents keep rendering") {
 			t.Errorf("SourceReady does not say parents keep the chart pulled before: %s", c.Message)
 		}
-		consistently(t, "the Composition keeps its objects", 3*time.Second, func() (bool, error) {
-			c := mustGet(t, ns, "keeps")
+		testenv.Consistently(t, 3*time.Second, "the Composition keeps its objects", func() (bool, error) {
+			c := env.GetComposition(t, ns, "keeps")
 			cm := &corev1.ConfigMap{}
-			err := k.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "keeps-cfg"}, cm)
-			return err == nil && cond(c, v1alpha1.ConditionReady) == metav1.ConditionTrue, err
+			err := env.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "keeps-cfg"}, cm)
+			return err == nil && meta.IsStatusConditionTrue(c.Status.Conditions, v1alpha1.ConditionReady), err
 		})
 	})
 }
@@ -178,7 +179,7 @@ func TestBundleSourceFailure(t *testing.T) {
 // TestBundleSourceInterval: a tag is resolved again once the interval
 // passes, not before.
 func TestBundleSourceInterval(t *testing.T) {
-	ns := testenv.Namespace(t, k)
+	ns := testenv.Namespace(t, env.Client)
 	reg := sourcetest.NewRegistry(t, "", "")
 	_, first := reg.Push(t, "charts/greeter", "stable", greeter(t, "1.0.0", "hello"))
 	_, ca := sourceSecrets(t, "interval-"+ns, reg.Host, "x", "y", reg.CA)
@@ -190,13 +191,13 @@ func TestBundleSourceInterval(t *testing.T) {
 		}
 	}
 	_, second := reg.Push(t, "charts/greeter", "stable", greeter(t, "1.0.1", "hi"))
-	eventually(t, "the tag resolved again after the interval", func() (bool, error) {
+	testenv.Eventually(t, 0, "the tag resolved again after the interval", func() (bool, error) {
 		b := &v1alpha1.Bundle{}
-		err := k.Get(context.Background(), client.ObjectKey{Name: fast.Name}, b)
+		err := env.Get(context.Background(), client.ObjectKey{Name: fast.Name}, b)
 		return err == nil && b.Status.Source != nil && b.Status.Source.Digest == second, err
 	})
 	b := &v1alpha1.Bundle{}
-	if err := k.Get(context.Background(), client.ObjectKey{Name: slow.Name}, b); err != nil {
+	if err := env.Get(context.Background(), client.ObjectKey{Name: slow.Name}, b); err != nil {
 		t.Fatal(err)
 	}
 	if b.Status.Source.Digest != first {
@@ -209,35 +210,35 @@ func TestBundleSourceInterval(t *testing.T) {
 // for any Bundle), and lets one of a Bundle never pulled through with a
 // warning, without pulling anything itself.
 func TestAdmissionBundleSource(t *testing.T) {
-	ns := admissionNamespace(t)
-	startAdmission(t, "stencil-validating-source", "admission-source", map[string]string{"kubernetes.io/metadata.name": ns}, admission.Options{})
+	ns := env.AdmissionNamespace(t)
+	env.StartAdmission(t, "stencil-validating-source", "admission-source", map[string]string{"kubernetes.io/metadata.name": ns}, admission.Options{})
 	reg := sourcetest.NewRegistry(t, "", "")
-	reg.Push(t, "charts/shop", "1.0.0", sourcetest.Chart(t, "shop", "1.0.0", shopFiles))
+	reg.Push(t, "charts/shop", "1.0.0", sourcetest.Chart(t, "shop", "1.0.0", testenv.ShopFiles()))
 	_, ca := sourceSecrets(t, "adm-"+ns, reg.Host, "x", "y", reg.CA)
 
 	pulled := &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "adm-src-" + ns},
 		Spec: v1alpha1.BundleSpec{Source: &v1alpha1.BundleSource{OCI: reg.Ref("charts/shop", "1.0.0"), CASecretRef: ca}}}
-	withShopSchema(&pulled.Spec)
-	mustCreate(t, pulled)
-	t.Cleanup(func() { _ = k.Delete(context.Background(), pulled) })
-	bundleReady(t, pulled.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
-	refusing(t, ns, pulled.Name)
+	testenv.WithShopSchema(&pulled.Spec)
+	env.MustCreate(t, pulled)
+	t.Cleanup(func() { _ = env.Delete(context.Background(), pulled) })
+	env.BundleReady(t, pulled.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
+	env.Refusing(t, ns, pulled.Name)
 
 	never := sourceBundle(t, "adm-never-"+ns, v1alpha1.BundleSource{OCI: reg.Ref("charts/shop", "9.9.9"), CASecretRef: ca})
 	bundleSource(t, never.Name, metav1.ConditionFalse, source.ReasonNotFound)
-	c, warnings := warningClient(t)
+	c, warnings := env.WarningClient(t)
 	dryRun := func() string {
 		t.Helper()
-		warnings.take()
-		if err := c.Create(context.Background(), composition(ns, "early", never.Name, `{"replicas":9}`), client.DryRunAll); err != nil {
+		warnings.Take()
+		if err := c.Create(context.Background(), testenv.Composition(ns, "early", never.Name, `{"replicas":9}`), client.DryRunAll); err != nil {
 			t.Fatalf("a Composition of a Bundle never pulled: %v; want it allowed with a warning", err)
 		}
-		return strings.Join(warnings.take(), "\n")
+		return strings.Join(warnings.Take(), "\n")
 	}
 	// The webhook's cache holds the Bundle some time after its status
 	// says it was never pulled: until then the review warns it is not
 	// found.
-	eventually(t, "the webhook to know Bundle "+never.Name, func() (bool, error) {
+	testenv.Eventually(t, 0, "the webhook to know Bundle "+never.Name, func() (bool, error) {
 		w := dryRun()
 		return !strings.Contains(w, "Bundle "+never.Name+" not found"), fmt.Errorf("warnings %q", w)
 	})

@@ -1,4 +1,4 @@
-package reconcile_test
+package published_test
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 // granted, it is, its binding owned by its CRD.
 func TestPublishedKindBindingByName(t *testing.T) {
 	ctx := context.Background()
-	ns := testenv.Namespace(t, k)
+	ns := testenv.Namespace(t, env.Client)
 	group := "byname-" + ns + ".example.com"
 	gr := schema.GroupResource{Group: group, Resource: "gadgets"}
 	controller := testenv.ServiceAccountSubject(testenv.ControllerNamespace, "stencil")
@@ -47,7 +47,7 @@ func TestPublishedKindBindingByName(t *testing.T) {
 					User: controller.User, Groups: controller.Groups,
 					ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Group: "admissionregistration.k8s.io", Resource: tc.resource, Name: tc.name},
 				}}
-				if err := k.Create(ctx, review); err != nil {
+				if err := env.Create(ctx, review); err != nil {
 					t.Fatal(err)
 				}
 				want := tc.want && verb != "delete" // stencil deletes neither the policy nor the Compositions' binding
@@ -60,9 +60,9 @@ func TestPublishedKindBindingByName(t *testing.T) {
 
 	// As a ClusterRole for the kind read before issue 37: the instances,
 	// not the binding.
-	grantRules(t, "stencil-published-old-"+gr.String(), kindRules(group, "gadgets", false)...)
-	b := bundle(t, "byname-"+ns, gadgetFiles(""), publishing(group))
-	c := bundleReady(t, b.Name, metav1.ConditionFalse, v1alpha1.ReasonForbidden)
+	env.GrantController(t, "stencil-published-old-"+gr.String(), testenv.KindRules(group, "gadgets", false)...)
+	b := env.Bundle(t, "byname-"+ns, testenv.GadgetFiles(""), testenv.Publishing(group))
+	c := env.BundleReady(t, b.Name, metav1.ConditionFalse, v1alpha1.ReasonForbidden)
 	for _, want := range []string{"ValidatingAdmissionPolicyBinding " + publish.AccessBindingName(gr), "stencil bundle rbac"} {
 		if !strings.Contains(c.Message, want) {
 			t.Errorf("Ready %s %q does not say %q", c.Reason, c.Message, want)
@@ -72,10 +72,10 @@ func TestPublishedKindBindingByName(t *testing.T) {
 	// The ClusterRole `stencil bundle rbac` prints (another group, not to
 	// wait for the Forbidden one's recheck): published, the binding owned
 	// by the CRD (so it goes with it), the instances checked.
-	_, granted, _, _ := servedGadgets(t, "byname-granted")
+	_, granted, _, _ := env.ServeGadgets(t, "byname-granted")
 	grantedGR := schema.GroupResource{Group: granted, Resource: "gadgets"}
 	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
-	if err := k.Get(ctx, client.ObjectKey{Name: authority.KindBindingName(grantedGR)}, binding); err != nil {
+	if err := env.Get(ctx, client.ObjectKey{Name: authority.KindBindingName(grantedGR)}, binding); err != nil {
 		t.Fatal(err)
 	}
 	if len(binding.OwnerReferences) != 1 || binding.OwnerReferences[0].Name != grantedGR.String() {

@@ -1,4 +1,4 @@
-package reconcile_test
+package admission_test
 
 import (
 	"bytes"
@@ -62,7 +62,7 @@ const servingTestLabel = "stencil.dev/serving-test"
 // and its answer refuses a request. An entry added later, as the Bundle
 // controller adds published.stencil.dev, gets the URL and the CA too.
 func TestServingRotatesAndInjects(t *testing.T) {
-	ctx, cancel := context.WithCancel(suiteCtx)
+	ctx, cancel := context.WithCancel(env.Context())
 	defer cancel()
 	ns := "stencil-system" // the controller's namespace, where its Role grants Secrets
 	opts := serving.ServingOptions{
@@ -71,10 +71,10 @@ func TestServingRotatesAndInjects(t *testing.T) {
 		Namespace: ns, ConfigName: "stencil-serving-test",
 	}
 	cfg := webhookConfig(opts.ConfigName, "compositions.stencil.dev")
-	if err := k.Create(ctx, cfg); err != nil {
+	if err := env.Create(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = k.Delete(context.Background(), cfg) })
+	t.Cleanup(func() { _ = env.Delete(context.Background(), cfg) })
 
 	webhookServing, err := serving.NewServing(opts)
 	if err != nil {
@@ -84,7 +84,7 @@ func TestServingRotatesAndInjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := ctrl.NewManager(controllerCfg, ctrl.Options{
+	mgr, err := ctrl.NewManager(env.ControllerConfig, ctrl.Options{
 		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
 		WebhookServer: webhookServing.WebhookServer(),
 		Controller:    ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
@@ -108,7 +108,7 @@ func TestServingRotatesAndInjects(t *testing.T) {
 		}
 	})
 
-	eventually(t, "Ready to be closed", func() (bool, error) {
+	testenv.Eventually(t, 0, "Ready to be closed", func() (bool, error) {
 		select {
 		case <-webhookServing.Ready():
 			return true, nil
@@ -117,7 +117,7 @@ func TestServingRotatesAndInjects(t *testing.T) {
 		}
 	})
 	secret := &corev1.Secret{}
-	if err := k.Get(ctx, client.ObjectKey{Namespace: ns, Name: opts.SecretName}, secret); err != nil {
+	if err := env.Get(ctx, client.ObjectKey{Namespace: ns, Name: opts.SecretName}, secret); err != nil {
 		t.Fatal(err)
 	}
 	caPEM := secret.Data["ca.crt"]
@@ -136,7 +136,7 @@ func TestServingRotatesAndInjects(t *testing.T) {
 		t.Fatal("the Secret's ca.crt holds no certificate")
 	}
 	var alpn string
-	eventually(t, "the webhook server to serve the certificate", func() (bool, error) {
+	testenv.Eventually(t, 0, "the webhook server to serve the certificate", func() (bool, error) {
 		conn, err := tls.Dial("tcp", net.JoinHostPort("localhost", strconv.Itoa(opts.Port)), &tls.Config{RootCAs: roots, ServerName: "localhost", NextProtos: []string{"h2", "http/1.1"}})
 		if err != nil {
 			return false, err
@@ -158,11 +158,11 @@ func TestServingRotatesAndInjects(t *testing.T) {
 		// until it has the entry pointed at the controller, it calls the
 		// Service the entry named first, which does not exist, and the
 		// entry (Fail) refuses with that error instead.
-		eventually(t, "the API server to call the webhook", func() (bool, error) {
+		testenv.Eventually(t, 0, "the API server to call the webhook", func() (bool, error) {
 			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "intercepted", Namespace: ns, Labels: map[string]string{servingTestLabel: "true"}}}
-			err := k.Create(ctx, cm)
+			err := env.Create(ctx, cm)
 			if err == nil {
-				_ = k.Delete(ctx, cm)
+				_ = env.Delete(ctx, cm)
 				t.Fatal("an intercepted ConfigMap was created; want the webhook's refusal")
 			}
 			return strings.Contains(err.Error(), "refused by the serving test's webhook"), err
@@ -172,9 +172,9 @@ func TestServingRotatesAndInjects(t *testing.T) {
 	t.Run("an entry added later gets the URL and the CA", func(t *testing.T) {
 		// The controller writes the configuration too (the URL, the CA).
 		live := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: opts.ConfigName}}
-		if err := updateFresh(ctx, live, func() error {
+		if err := env.Retry(ctx, live, func() error {
 			live.Webhooks = append(live.Webhooks, webhookConfig(opts.ConfigName, "published.stencil.dev").Webhooks[0])
-			return k.Update(ctx, live)
+			return env.Update(ctx, live)
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -186,9 +186,9 @@ func TestServingRotatesAndInjects(t *testing.T) {
 // named, each calling opts.URL() with caPEM as its CA bundle.
 func pointed(t *testing.T, opts serving.ServingOptions, caPEM []byte, names ...string) {
 	t.Helper()
-	eventually(t, "the entries to point at "+opts.URL(), func() (bool, error) {
+	testenv.Eventually(t, 0, "the entries to point at "+opts.URL(), func() (bool, error) {
 		live := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-		if err := k.Get(context.Background(), client.ObjectKey{Name: opts.ConfigName}, live); err != nil {
+		if err := env.Get(context.Background(), client.ObjectKey{Name: opts.ConfigName}, live); err != nil {
 			return false, err
 		}
 		if len(live.Webhooks) != len(names) {
@@ -238,37 +238,22 @@ func webhookConfig(name, entry string) *admissionregistrationv1.ValidatingWebhoo
 // same whether a guessed value is right or wrong.
 func TestWebhookTrustsOnlyTheAPIServer(t *testing.T) {
 	const name = "stencil-authn-test"
-	selector := map[string]string{admissionLabel: "authn"}
-	hooks, err := testenv.InstallWebhooks(env.Config, name, &metav1.LabelSelector{MatchLabels: selector})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(suiteCtx)
+	selector := map[string]string{testenv.AdmissionLabel: "authn"}
 	// As the controller: this test is about who may call the webhook and
 	// what it may see; whose identity writes is TestWritesAreTheTenants's.
-	c, err := testenv.StartWith(ctx, controllerCfg, testenv.ControllerOptions{Shard: "authn", Webhooks: hooks, Admission: admission.Options{ConfigName: name, MutatingConfigName: name + "-mutating"}, WriteAsController: true})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		<-c.Done
-		_ = k.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}})
-		_ = k.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name + "-mutating"}})
-		_ = hooks.Cleanup()
-	})
+	hooks, c := env.StartAdmission(t, name, "authn", selector, admission.Options{})
+	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "authn-" + rand.String(8), Labels: selector}}
-	mustCreate(t, ns)
-	t.Cleanup(func() { _ = k.Delete(context.Background(), ns) })
-	b := bundle(t, "authn-shop-"+ns.Name, shopFiles, withShopSchema)
-	bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
-	refusing(t, ns.Name, b.Name)
-	shop := composition(ns.Name, "shop", b.Name, `{"replicas":2,"password":"first-secret"}`)
-	mustCreate(t, shop)
-	exists(t, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "shop"}})
-	exists(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "shop"}})
-	exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "shop-extra"}})
+	env.MustCreate(t, ns)
+	t.Cleanup(func() { _ = env.Delete(context.Background(), ns) })
+	b := env.Bundle(t, "authn-shop-"+ns.Name, testenv.ShopFiles(), testenv.WithShopSchema)
+	env.BundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
+	env.Refusing(t, ns.Name, b.Name)
+	shop := testenv.Composition(ns.Name, "shop", b.Name, `{"replicas":2,"password":"first-secret"}`)
+	env.MustCreate(t, shop)
+	env.Exists(t, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "shop"}})
+	env.Exists(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "shop"}})
+	env.Exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "shop-extra"}})
 	// The preview finds the ConfigMap to prune by the kinds the status
 	// records: once the first pass wrote it.
 	recorded(t, ns.Name, "shop", "ConfigMap", "Deployment.apps", "Secret")
@@ -277,7 +262,7 @@ func TestWebhookTrustsOnlyTheAPIServer(t *testing.T) {
 	// the API server would send it for a cluster admin.
 	forged := func() []byte {
 		live := &v1alpha1.Composition{}
-		if err := k.Get(ctx, client.ObjectKeyFromObject(shop), live); err != nil {
+		if err := env.Get(ctx, client.ObjectKeyFromObject(shop), live); err != nil {
 			t.Fatal(err)
 		}
 		live.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("Composition"))
@@ -417,19 +402,19 @@ func TestWebhookTrustsOnlyTheAPIServer(t *testing.T) {
 
 	t.Run("a tenant that may not get Secrets learns nothing of them", func(t *testing.T) {
 		const tenant = "tenant-without-secrets"
-		mustCreate(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: tenant}, Rules: []rbacv1.PolicyRule{
+		env.MustCreate(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: tenant}, Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{"stencil.dev"}, Resources: []string{"compositions"}, Verbs: []string{"get", "list", "watch", "update", "patch"}},
 			{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get"}},
 			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}},
 		}})
-		mustCreate(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: tenant},
+		env.MustCreate(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: tenant},
 			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: tenant},
 			Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: tenant}}})
 		cfg := rest.CopyConfig(env.Config)
 		cfg.Impersonate = rest.ImpersonationConfig{UserName: tenant}
-		w := &warningRecorder{}
+		w := &testenv.Warnings{}
 		cfg.WarningHandler = w
-		tc, err := client.New(cfg, client.Options{Scheme: k.Scheme()})
+		tc, err := client.New(cfg, client.Options{Scheme: env.Scheme()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -437,14 +422,14 @@ func TestWebhookTrustsOnlyTheAPIServer(t *testing.T) {
 			t.Helper()
 			comp := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "shop"}}
 			var got []string
-			eventually(t, "a dry run as the tenant", func() (bool, error) {
+			testenv.Eventually(t, 0, "a dry run as the tenant", func() (bool, error) {
 				if err := tc.Get(ctx, client.ObjectKeyFromObject(comp), comp); err != nil {
 					return false, err
 				}
-				w.take()
+				w.Take()
 				comp.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"replicas":3,"password":"` + password + `"}`)}
 				err := tc.Update(ctx, comp, client.DryRunAll)
-				got = w.take()
+				got = w.Take()
 				return err == nil, err
 			})
 			return got

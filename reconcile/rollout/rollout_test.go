@@ -1,4 +1,4 @@
-package reconcile_test
+package rollout_test
 
 import (
 	"context"
@@ -37,12 +37,12 @@ func versioned(v string) map[string]string {
 // setFiles replaces b's files.
 func setFiles(t *testing.T, b *v1alpha1.Bundle, files map[string]string, more ...func(*v1alpha1.Bundle)) {
 	t.Helper()
-	if err := updateFresh(context.Background(), b, func() error {
+	if err := env.Retry(context.Background(), b, func() error {
 		b.Spec.Files = files
 		for _, m := range more {
 			m(b)
 		}
-		return k.Update(context.Background(), b)
+		return env.Update(context.Background(), b)
 	}); err != nil {
 		t.Fatalf("update Bundle %s: %v", b.Name, err)
 	}
@@ -52,7 +52,7 @@ func setFiles(t *testing.T, b *v1alpha1.Bundle, files map[string]string, more ..
 func versions(t *testing.T, ns string) map[string]int {
 	t.Helper()
 	list := &corev1.ConfigMapList{}
-	if err := k.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+	if err := env.List(context.Background(), list, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]int{}
@@ -68,8 +68,8 @@ func versions(t *testing.T, ns string) map[string]int {
 func rolloutOf(t *testing.T, b *v1alpha1.Bundle, what string, cond func(st v1alpha1.RolloutStatus) bool) v1alpha1.RolloutStatus {
 	t.Helper()
 	var st v1alpha1.RolloutStatus
-	eventually(t, what, func() (bool, error) {
-		if err := k.Get(context.Background(), client.ObjectKeyFromObject(b), b); err != nil {
+	testenv.Eventually(t, 0, what, func() (bool, error) {
+		if err := env.Get(context.Background(), client.ObjectKeyFromObject(b), b); err != nil {
 			return false, err
 		}
 		for _, r := range b.Status.Rollouts {
@@ -88,27 +88,27 @@ func rolloutOf(t *testing.T, b *v1alpha1.Bundle, what string, cond func(st v1alp
 func currentRevision(t *testing.T, b *v1alpha1.Bundle) string {
 	t.Helper()
 	var name string
-	eventually(t, "the revision of Bundle "+b.Name, func() (bool, error) {
-		if err := k.Get(context.Background(), client.ObjectKeyFromObject(b), b); err != nil {
+	testenv.Eventually(t, 0, "the revision of Bundle "+b.Name, func() (bool, error) {
+		if err := env.Get(context.Background(), client.ObjectKeyFromObject(b), b); err != nil {
 			return false, err
 		}
 		if b.Status.ObservedGeneration != b.Generation || b.Status.Revision == "" {
 			return false, fmt.Errorf("status %+v", b.Status)
 		}
 		name = revision.Name(b.Name, b.Status.Revision)
-		return k.Get(context.Background(), client.ObjectKey{Name: name}, &v1alpha1.BundleRevision{}) == nil, nil
+		return env.Get(context.Background(), client.ObjectKey{Name: name}, &v1alpha1.BundleRevision{}) == nil, nil
 	})
 	return name
 }
 
 func annotate(t *testing.T, b *v1alpha1.Bundle, key, value string) {
 	t.Helper()
-	if err := updateFresh(context.Background(), b, func() error {
+	if err := env.Retry(context.Background(), b, func() error {
 		if b.Annotations == nil {
 			b.Annotations = map[string]string{}
 		}
 		b.Annotations[key] = value
-		return k.Update(context.Background(), b)
+		return env.Update(context.Background(), b)
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -119,16 +119,16 @@ func annotate(t *testing.T, b *v1alpha1.Bundle, key, value string) {
 // promoted; a revision that fails to render is rolled back in the wave
 // that meets it, and every other parent stays on the revision before.
 func TestRolloutInWaves(t *testing.T) {
-	ns := testenv.Namespace(t, k)
-	b := bundle(t, "waves-"+ns, versioned("1"), func(s *v1alpha1.BundleSpec) {
+	ns := testenv.Namespace(t, env.Client)
+	b := env.Bundle(t, "waves-"+ns, versioned("1"), func(s *v1alpha1.BundleSpec) {
 		s.Rollout = &v1alpha1.RolloutPolicy{Strategy: v1alpha1.RolloutWaves, Soak: &metav1.Duration{Duration: time.Hour},
 			Batch: v1alpha1.RolloutBatch{Size: ptr.To(intstr.FromInt32(1)), Growth: v1alpha1.GrowthExponential, Factor: 2}}
 	})
 	for i := range 5 {
-		mustCreate(t, composition(ns, fmt.Sprintf("p%d", i), b.Name, ""))
+		env.MustCreate(t, testenv.Composition(ns, fmt.Sprintf("p%d", i), b.Name, ""))
 	}
 	for i := range 5 {
-		condition(t, ns, fmt.Sprintf("p%d", i), v1alpha1.ConditionReady, metav1.ConditionTrue)
+		env.Condition(t, ns, fmt.Sprintf("p%d", i), v1alpha1.ConditionReady, metav1.ConditionTrue)
 	}
 	rev1 := currentRevision(t, b)
 	rolloutOf(t, b, "revision 1 stable", func(st v1alpha1.RolloutStatus) bool { return st.Stable == rev1 && st.Ready == 5 })
@@ -158,9 +158,9 @@ func TestRolloutInWaves(t *testing.T) {
 	if got := versions(t, ns); got["2"] != 5 {
 		t.Fatalf("ConfigMaps by version %v after the rollout", got)
 	}
-	eventually(t, "revision 2 counting 5 parents, Ready", func() (bool, error) {
+	testenv.Eventually(t, 0, "revision 2 counting 5 parents, Ready", func() (bool, error) {
 		rev := &v1alpha1.BundleRevision{}
-		err := k.Get(context.Background(), client.ObjectKey{Name: rev2}, rev)
+		err := env.Get(context.Background(), client.ObjectKey{Name: rev2}, rev)
 		return err == nil && rev.Status.Parents == 5 && rev.Status.Ready == 5, fmt.Errorf("status %+v (%v)", rev.Status, err)
 	})
 
@@ -173,7 +173,7 @@ func TestRolloutInWaves(t *testing.T) {
 		t.Errorf("rolled back %+v, want wave 1 naming its parent and RenderFailed", st)
 	}
 	for i := range 5 {
-		c := condition(t, ns, fmt.Sprintf("p%d", i), v1alpha1.ConditionReady, metav1.ConditionTrue)
+		c := env.Condition(t, ns, fmt.Sprintf("p%d", i), v1alpha1.ConditionReady, metav1.ConditionTrue)
 		if rh := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionRevisionHeld); rh != nil {
 			t.Errorf("p%d RevisionHeld %+v: a parent that follows the rollout has none", i, rh)
 		}
@@ -187,24 +187,24 @@ func TestRolloutInWaves(t *testing.T) {
 // Bundle changes; a pin of a withdrawn revision follows the Bundle, one of
 // no revision stalls.
 func TestRevisionPins(t *testing.T) {
-	ns := testenv.Namespace(t, k)
-	b := bundle(t, "pins-"+ns, versioned("1"))
-	mustCreate(t, composition(ns, "follow", b.Name, ""))
-	condition(t, ns, "follow", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	ns := testenv.Namespace(t, env.Client)
+	b := env.Bundle(t, "pins-"+ns, versioned("1"))
+	env.MustCreate(t, testenv.Composition(ns, "follow", b.Name, ""))
+	env.Condition(t, ns, "follow", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	rev1 := currentRevision(t, b)
-	pinned := composition(ns, "pinned", b.Name, "")
+	pinned := testenv.Composition(ns, "pinned", b.Name, "")
 	pinned.Spec.BundleRevision = rev1
-	mustCreate(t, pinned)
-	condition(t, ns, "pinned", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	env.MustCreate(t, pinned)
+	env.Condition(t, ns, "pinned", v1alpha1.ConditionReady, metav1.ConditionTrue)
 
 	setFiles(t, b, versioned("2"))
 	currentRevision(t, b)
-	eventually(t, "the follower on revision 2, the pinned one on 1", func() (bool, error) {
+	testenv.Eventually(t, 0, "the follower on revision 2, the pinned one on 1", func() (bool, error) {
 		cm1, cm2 := &corev1.ConfigMap{}, &corev1.ConfigMap{}
-		if err := k.Get(context.Background(), key(ns, "cfg-follow"), cm1); err != nil {
+		if err := env.Get(context.Background(), testenv.Key(ns, "cfg-follow"), cm1); err != nil {
 			return false, err
 		}
-		if err := k.Get(context.Background(), key(ns, "cfg-pinned"), cm2); err != nil {
+		if err := env.Get(context.Background(), testenv.Key(ns, "cfg-pinned"), cm2); err != nil {
 			return false, err
 		}
 		return cm1.Data["version"] == "2" && cm2.Data["version"] == "1", fmt.Errorf("follow %s, pinned %s", cm1.Data["version"], cm2.Data["version"])
@@ -212,22 +212,22 @@ func TestRevisionPins(t *testing.T) {
 	revisionHeld(t, ns, "pinned", func(rc *metav1.Condition) bool {
 		return rc.Reason == v1alpha1.ReasonPinned && rc.Status == metav1.ConditionTrue && strings.Contains(rc.Message, rev1)
 	})
-	eventually(t, "revision 1 counting its pin", func() (bool, error) {
+	testenv.Eventually(t, 0, "revision 1 counting its pin", func() (bool, error) {
 		rev := &v1alpha1.BundleRevision{}
-		err := k.Get(context.Background(), client.ObjectKey{Name: rev1}, rev)
+		err := env.Get(context.Background(), client.ObjectKey{Name: rev1}, rev)
 		return err == nil && rev.Status.Pinned == 1 && rev.Status.Parents == 1, fmt.Errorf("%+v (%v)", rev.Status, err)
 	})
 
 	// Withdrawn: the pinned Composition follows the Bundle.
-	if err := updateFresh(context.Background(), b, func() error {
+	if err := env.Retry(context.Background(), b, func() error {
 		b.Spec.Revisions = &v1alpha1.RevisionPolicy{Withdrawn: []string{rev1}}
-		return k.Update(context.Background(), b)
+		return env.Update(context.Background(), b)
 	}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the pin of a withdrawn revision to follow the Bundle", func() (bool, error) {
+	testenv.Eventually(t, 0, "the pin of a withdrawn revision to follow the Bundle", func() (bool, error) {
 		cm := &corev1.ConfigMap{}
-		err := k.Get(context.Background(), key(ns, "cfg-pinned"), cm)
+		err := env.Get(context.Background(), testenv.Key(ns, "cfg-pinned"), cm)
 		return err == nil && cm.Data["version"] == "2", err
 	})
 	revisionHeld(t, ns, "pinned", func(rc *metav1.Condition) bool {
@@ -235,8 +235,8 @@ func TestRevisionPins(t *testing.T) {
 	})
 
 	// A pin of no revision stalls.
-	update(t, pinned, func(c *v1alpha1.Composition) { c.Spec.BundleRevision = b.Name + "-0000000000" })
-	condition(t, ns, "pinned", v1alpha1.ConditionStalled, metav1.ConditionTrue, v1alpha1.ReasonRevisionNotFound)
+	env.UpdateComposition(t, pinned, func(c *v1alpha1.Composition) { c.Spec.BundleRevision = b.Name + "-0000000000" })
+	env.Condition(t, ns, "pinned", v1alpha1.ConditionStalled, metav1.ConditionTrue, v1alpha1.ReasonRevisionNotFound)
 }
 
 // TestRefusedValuesStayOnTheirRevision: a revision whose schema refuses a
@@ -244,14 +244,14 @@ func TestRevisionPins(t *testing.T) {
 // where the Bundle allows holding (spec.revisions.holding), that parent
 // stays on its revision while the others move.
 func TestRefusedValuesStayOnTheirRevision(t *testing.T) {
-	ns := testenv.Namespace(t, k)
-	b := bundle(t, "held-"+ns, versioned("1"), func(s *v1alpha1.BundleSpec) {
+	ns := testenv.Namespace(t, env.Client)
+	b := env.Bundle(t, "held-"+ns, versioned("1"), func(s *v1alpha1.BundleSpec) {
 		s.Revisions = &v1alpha1.RevisionPolicy{Holding: v1alpha1.HoldingAllowed}
 	})
-	mustCreate(t, composition(ns, "ok", b.Name, `{"port": 80}`))
-	mustCreate(t, composition(ns, "old", b.Name, `{}`))
-	condition(t, ns, "ok", v1alpha1.ConditionReady, metav1.ConditionTrue)
-	condition(t, ns, "old", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	env.MustCreate(t, testenv.Composition(ns, "ok", b.Name, `{"port": 80}`))
+	env.MustCreate(t, testenv.Composition(ns, "old", b.Name, `{}`))
+	env.Condition(t, ns, "ok", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	env.Condition(t, ns, "old", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	rev1 := currentRevision(t, b)
 	setFiles(t, b, versioned("2"), func(b *v1alpha1.Bundle) {
 		b.Spec.Schema = &apiextensionsv1.JSON{Raw: []byte(`{"type":"object","required":["port"],"properties":{"port":{"type":"integer"}}}`)}
@@ -277,9 +277,9 @@ func TestRefusedValuesStayOnTheirRevision(t *testing.T) {
 // meets ok.
 func revisionHeld(t *testing.T, ns, name string, ok func(*metav1.Condition) bool) {
 	t.Helper()
-	eventually(t, "the RevisionHeld condition of "+name, func() (bool, error) {
+	testenv.Eventually(t, 0, "the RevisionHeld condition of "+name, func() (bool, error) {
 		c := &v1alpha1.Composition{}
-		if err := k.Get(context.Background(), key(ns, name), c); err != nil {
+		if err := env.Get(context.Background(), testenv.Key(ns, name), c); err != nil {
 			return false, err
 		}
 		rc := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionRevisionHeld)
@@ -290,31 +290,31 @@ func revisionHeld(t *testing.T, ns, name string, ok func(*metav1.Condition) bool
 // TestAdmissionRefusesPins: the webhook refuses a pin of a revision the
 // Bundle does not have, or has withdrawn, and admits one it keeps.
 func TestAdmissionRefusesPins(t *testing.T) {
-	startAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{admissionLabel: "true"}, admission.Options{})
+	env.StartAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{testenv.AdmissionLabel: "true"}, admission.Options{})
 	ctx := context.Background()
-	ns := admissionNamespace(t)
-	b := bundle(t, "adm-pins-"+ns, shopFiles, withShopSchema)
-	bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
-	refusing(t, ns, b.Name)
+	ns := env.AdmissionNamespace(t)
+	b := env.Bundle(t, "adm-pins-"+ns, testenv.ShopFiles(), testenv.WithShopSchema)
+	env.BundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
+	env.Refusing(t, ns, b.Name)
 	rev := currentRevision(t, b)
 
 	pinned := func(name, pin string) *v1alpha1.Composition {
-		c := composition(ns, name, b.Name, "")
+		c := testenv.Composition(ns, name, b.Name, "")
 		c.Spec.BundleRevision = pin
 		return c
 	}
-	if msg := denied(t, k.Create(ctx, pinned("nowhere", b.Name+"-0000000000"))); !strings.Contains(msg, "does not have") {
+	if msg := testenv.Denied(t, env.Create(ctx, pinned("nowhere", b.Name+"-0000000000"))); !strings.Contains(msg, "does not have") {
 		t.Errorf("refusal %q: want it to say the Bundle does not have the revision", msg)
 	}
 	// The webhook knows the revisions its cache holds: one just recorded
 	// may reach it a moment after the API server has it.
-	eventually(t, "a pin of a kept revision admitted", func() (bool, error) {
-		err := k.Create(ctx, pinned("kept", rev), client.DryRunAll)
+	testenv.Eventually(t, 0, "a pin of a kept revision admitted", func() (bool, error) {
+		err := env.Create(ctx, pinned("kept", rev), client.DryRunAll)
 		return err == nil, err
 	})
-	updateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) { s.Revisions = &v1alpha1.RevisionPolicy{Withdrawn: []string{rev}} })
-	eventually(t, "a pin of the withdrawn revision refused", func() (bool, error) {
-		err := k.Create(ctx, pinned("withdrawn", rev), client.DryRunAll)
+	env.UpdateBundle(t, b.Name, func(s *v1alpha1.BundleSpec) { s.Revisions = &v1alpha1.RevisionPolicy{Withdrawn: []string{rev}} })
+	testenv.Eventually(t, 0, "a pin of the withdrawn revision refused", func() (bool, error) {
+		err := env.Create(ctx, pinned("withdrawn", rev), client.DryRunAll)
 		return apierrors.IsInvalid(err) && strings.Contains(err.Error(), "withdrawn"), err
 	})
 }
@@ -323,47 +323,47 @@ func TestAdmissionRefusesPins(t *testing.T) {
 // its parents the new content would change and fail to render; gates
 // that do not compile are refused.
 func TestAdmissionBundleDryRun(t *testing.T) {
-	startAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{admissionLabel: "true"}, admission.Options{})
+	env.StartAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{testenv.AdmissionLabel: "true"}, admission.Options{})
 	ctx := context.Background()
-	ns := admissionNamespace(t)
-	b := bundle(t, "adm-dry-"+ns, versioned("1"))
+	ns := env.AdmissionNamespace(t)
+	b := env.Bundle(t, "adm-dry-"+ns, versioned("1"))
 	for i := range 3 {
-		mustCreate(t, composition(ns, fmt.Sprintf("p%d", i), b.Name, ""))
+		env.MustCreate(t, testenv.Composition(ns, fmt.Sprintf("p%d", i), b.Name, ""))
 	}
 	for i := range 3 {
-		condition(t, ns, fmt.Sprintf("p%d", i), v1alpha1.ConditionReady, metav1.ConditionTrue)
+		env.Condition(t, ns, fmt.Sprintf("p%d", i), v1alpha1.ConditionReady, metav1.ConditionTrue)
 	}
 	currentRevision(t, b)
-	c, warnings := warningClient(t)
+	c, warnings := env.WarningClient(t)
 	var got []string
-	eventually(t, "the dry run of a new content to be counted", func() (bool, error) {
-		warnings.take()
-		err := updateFresh(ctx, b, func() error {
+	testenv.Eventually(t, 0, "the dry run of a new content to be counted", func() (bool, error) {
+		warnings.Take()
+		err := env.Retry(ctx, b, func() error {
 			b.Spec.Files = versioned("2")
 			return c.Update(ctx, b, client.DryRunAll)
 		})
-		got = warnings.take()
+		got = warnings.Take()
 		return err == nil && slices.ContainsFunc(got, func(w string) bool { return strings.Contains(w, "3 would change") }), fmt.Errorf("warnings %q (%v)", got, err)
 	})
 	if !slices.ContainsFunc(got, func(w string) bool { return strings.Contains(w, "reach its 3 parents all at once") }) {
 		t.Errorf("warnings %q: want the wave plan", got)
 	}
-	eventually(t, "the dry run of a broken content", func() (bool, error) {
-		warnings.take()
-		err := updateFresh(ctx, b, func() error {
+	testenv.Eventually(t, 0, "the dry run of a broken content", func() (bool, error) {
+		warnings.Take()
+		err := env.Retry(ctx, b, func() error {
 			b.Spec.Files = map[string]string{"templates/cm.yaml": "{{ fail \"boom\" }}\n"}
 			return c.Update(ctx, b, client.DryRunAll)
 		})
-		got = warnings.take()
+		got = warnings.Take()
 		return err == nil && slices.ContainsFunc(got, func(w string) bool { return strings.Contains(w, "3 would fail to render") }) &&
 			slices.ContainsFunc(got, func(w string) bool { return strings.Contains(w, "would fail to render: "+ns+"/p0") }), fmt.Errorf("warnings %q (%v)", got, err)
 	})
 	if got := versions(t, ns); got["1"] != 3 {
 		t.Errorf("ConfigMaps by version %v: a dry run changed them", got)
 	}
-	err := updateFresh(ctx, b, func() error {
+	err := env.Retry(ctx, b, func() error {
 		b.Spec.Rollout = &v1alpha1.RolloutPolicy{Strategy: v1alpha1.RolloutWaves, Gates: []v1alpha1.RolloutGate{{Name: "bad", Expression: "wave.nope +"}}}
-		return k.Update(ctx, b)
+		return env.Update(ctx, b)
 	})
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.rollout.gates[0] (bad)") {
 		t.Errorf("a gate that does not compile: %v, want it refused naming it", err)
@@ -375,30 +375,30 @@ func TestAdmissionBundleDryRun(t *testing.T) {
 // kind's controller), and one pins a revision with its annotation.
 func TestRolloutOfInstances(t *testing.T) {
 	ctx := context.Background()
-	ns, group, name, _ := servedGadgets(t, "roll")
+	ns, group, name, _ := env.ServeGadgets(t, "roll")
 	b := &v1alpha1.Bundle{}
-	if err := k.Get(ctx, client.ObjectKey{Name: name}, b); err != nil {
+	if err := env.Get(ctx, client.ObjectKey{Name: name}, b); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		mustCreate(t, gadget(group, ns, fmt.Sprintf("g%d", i), `{"size": 1}`))
+		env.MustCreate(t, testenv.Gadget(group, ns, fmt.Sprintf("g%d", i), `{"size": 1}`))
 	}
 	for i := range 3 {
-		instanceReady(t, group, ns, fmt.Sprintf("g%d", i), metav1.ConditionTrue)
+		env.InstanceReady(t, group, ns, fmt.Sprintf("g%d", i), metav1.ConditionTrue)
 	}
 	rev1 := currentRevision(t, b)
 	rolloutOf(t, b, "revision 1 stable, with the three instances", func(st v1alpha1.RolloutStatus) bool {
 		return st.Stable == rev1 && st.Ready == 3
 	})
-	pinned := gadget(group, ns, "pinned", `{"size": 2}`)
+	pinned := testenv.Gadget(group, ns, "pinned", `{"size": 2}`)
 	pinned.SetAnnotations(map[string]string{publish.AnnotationBundleRevision: rev1})
-	mustCreate(t, pinned)
-	instanceReady(t, group, ns, "pinned", metav1.ConditionTrue)
+	env.MustCreate(t, pinned)
+	env.InstanceReady(t, group, ns, "pinned", metav1.ConditionTrue)
 
-	if err := updateFresh(ctx, b, func() error {
-		b.Spec.Files = gadgetFiles("\n  wave: \"2\"")
+	if err := env.Retry(ctx, b, func() error {
+		b.Spec.Files = testenv.GadgetFiles("\n  wave: \"2\"")
 		b.Spec.Rollout = &v1alpha1.RolloutPolicy{Strategy: v1alpha1.RolloutWaves, Soak: &metav1.Duration{Duration: time.Hour}}
-		return k.Update(ctx, b)
+		return env.Update(ctx, b)
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -412,7 +412,7 @@ func TestRolloutOfInstances(t *testing.T) {
 	moved := 0
 	for _, n := range []string{"g0", "g1", "g2", "pinned"} {
 		cm := &corev1.ConfigMap{}
-		if err := k.Get(ctx, key(ns, n+"-conf"), cm); err != nil {
+		if err := env.Get(ctx, testenv.Key(ns, n+"-conf"), cm); err != nil {
 			t.Fatal(err)
 		}
 		if cm.Data["wave"] == "2" {
@@ -430,13 +430,13 @@ func TestRolloutOfInstances(t *testing.T) {
 // TestRevisionCountsShowZero: a revision no parent is on has its counts
 // written as 0 (kubectl get bundlerevisions prints them), not absent.
 func TestRevisionCountsShowZero(t *testing.T) {
-	ns := testenv.Namespace(t, k)
-	b := bundle(t, "zero-"+ns, versioned("1"))
+	ns := testenv.Namespace(t, env.Client)
+	b := env.Bundle(t, "zero-"+ns, versioned("1"))
 	name := currentRevision(t, b)
-	eventually(t, "revision "+name+" with its counts written", func() (bool, error) {
+	testenv.Eventually(t, 0, "revision "+name+" with its counts written", func() (bool, error) {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("BundleRevision"))
-		if err := k.Get(context.Background(), client.ObjectKey{Name: name}, u); err != nil {
+		if err := env.Get(context.Background(), client.ObjectKey{Name: name}, u); err != nil {
 			return false, err
 		}
 		parents, hasParents, _ := unstructured.NestedInt64(u.Object, "status", "parents")
@@ -449,15 +449,15 @@ func TestRevisionCountsShowZero(t *testing.T) {
 // key of its own, kept in a Secret of its namespace that it made: no
 // tenant computes a parent's place in the batches.
 func TestRolloutOrderKey(t *testing.T) {
-	ns := testenv.Namespace(t, k)
-	b := bundle(t, "order-"+ns, versioned("1"), func(s *v1alpha1.BundleSpec) {
+	ns := testenv.Namespace(t, env.Client)
+	b := env.Bundle(t, "order-"+ns, versioned("1"), func(s *v1alpha1.BundleSpec) {
 		s.Rollout = &v1alpha1.RolloutPolicy{Strategy: v1alpha1.RolloutWaves}
 	})
-	mustCreate(t, composition(ns, "p", b.Name, ""))
-	condition(t, ns, "p", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	env.MustCreate(t, testenv.Composition(ns, "p", b.Name, ""))
+	env.Condition(t, ns, "p", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	rolloutOf(t, b, "the rollout recorded", func(st v1alpha1.RolloutStatus) bool { return st.Stable != "" })
 	s := &corev1.Secret{}
-	if err := k.Get(context.Background(), client.ObjectKey{Namespace: testenv.ControllerNamespace, Name: rollout.OrderSecret}, s); err != nil {
+	if err := env.Get(context.Background(), client.ObjectKey{Namespace: testenv.ControllerNamespace, Name: rollout.OrderSecret}, s); err != nil {
 		t.Fatalf("the rollout order's Secret: %v", err)
 	}
 	if key := s.Data[rollout.OrderSecretKey]; len(key) != 32 || s.Labels["app.kubernetes.io/managed-by"] != "stencil" {

@@ -1,4 +1,4 @@
-package reconcile_test
+package admission_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/reconcile/admission"
 )
 
@@ -21,10 +22,10 @@ import (
 // computed over the dry run's would-be members; a requester who may not
 // get every member's kind is told they are not shown, never their values.
 func TestAdmissionPreviewsOutputs(t *testing.T) {
-	startAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{admissionLabel: "true"}, admission.Options{})
+	env.StartAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{testenv.AdmissionLabel: "true"}, admission.Options{})
 	ctx := context.Background()
-	ns := admissionNamespace(t)
-	b := bundle(t, "adm-outputs-"+ns, shopFiles, withShopSchema, func(s *v1alpha1.BundleSpec) {
+	ns := env.AdmissionNamespace(t)
+	b := env.Bundle(t, "adm-outputs-"+ns, testenv.ShopFiles(), testenv.WithShopSchema, func(s *v1alpha1.BundleSpec) {
 		s.Outputs = []v1alpha1.BundleOutput{
 			{Name: "replicas", Type: "integer", Value: `members["Deployment/shop"].spec.replicas`},
 			// No controller writes a Deployment's status in envtest: not
@@ -32,12 +33,12 @@ func TestAdmissionPreviewsOutputs(t *testing.T) {
 			{Name: "available", Type: "integer", Value: `members["Deployment/shop"].status.availableReplicas`},
 		}
 	})
-	bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
-	refusing(t, ns, b.Name)
-	mustCreate(t, composition(ns, "shop", b.Name, `{"replicas":2,"extra":false}`))
+	env.BundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
+	env.Refusing(t, ns, b.Name)
+	env.MustCreate(t, testenv.Composition(ns, "shop", b.Name, `{"replicas":2,"extra":false}`))
 	comp := &v1alpha1.Composition{}
-	eventually(t, "the controller to compute the outputs", func() (bool, error) {
-		if err := k.Get(ctx, key(ns, "shop"), comp); err != nil {
+	testenv.Eventually(t, 0, "the controller to compute the outputs", func() (bool, error) {
+		if err := env.Get(ctx, testenv.Key(ns, "shop"), comp); err != nil {
 			return false, err
 		}
 		return string(comp.Status.Outputs["replicas"].Raw) == "2", nil
@@ -45,12 +46,12 @@ func TestAdmissionPreviewsOutputs(t *testing.T) {
 
 	// dryRun sends a dry-run update of the values as c, returning the
 	// warnings of the attempt that went through.
-	dryRun := func(c client.Client, w *warningRecorder, values string) []string {
+	dryRun := func(c client.Client, w *testenv.Warnings, values string) []string {
 		t.Helper()
 		comp := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop"}}
-		if err := updateFresh(ctx, comp, func() error {
-			w.take()
-			if err := c.Get(ctx, key(ns, "shop"), comp); err != nil {
+		if err := env.Retry(ctx, comp, func() error {
+			w.Take()
+			if err := c.Get(ctx, testenv.Key(ns, "shop"), comp); err != nil {
 				return err
 			}
 			comp.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(values)}
@@ -58,10 +59,10 @@ func TestAdmissionPreviewsOutputs(t *testing.T) {
 		}); err != nil {
 			t.Fatalf("dry-run update: %v", err)
 		}
-		return w.take()
+		return w.Take()
 	}
 
-	admin, warnings := warningClient(t)
+	admin, warnings := env.WarningClient(t)
 	got := dryRun(admin, warnings, `{"replicas":3,"extra":false}`)
 	t.Logf("warnings: %q", got)
 	if want := "stencil: status.outputs.replicas: 2 → 3"; !slices.Contains(got, want) {
@@ -75,13 +76,13 @@ func TestAdmissionPreviewsOutputs(t *testing.T) {
 
 	// dave may write Compositions and get Deployments, not Secrets: the
 	// outputs could read the Secret, so none is shown.
-	grant(t, ns, "dave", "dave", compositionsRule,
+	env.Grant(t, ns, "dave", "dave", testenv.CompositionsRule,
 		rbacv1.PolicyRule{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get"}})
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "dave", Groups: []string{"system:authenticated"}}
-	daveWarnings := &warningRecorder{}
+	daveWarnings := &testenv.Warnings{}
 	cfg.WarningHandler = daveWarnings
-	dave, err := client.New(cfg, client.Options{Scheme: k.Scheme()})
+	dave, err := client.New(cfg, client.Options{Scheme: env.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package reconcile_test
+package testenv
 
 import (
 	"bytes"
@@ -17,8 +17,6 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/stencil-dev/stencil/internal/testenv"
 )
 
 // aggregateLabel marks the ClusterRoles aggregated into stencil-apply.
@@ -27,7 +25,7 @@ const aggregateLabel = "rbac.stencil.dev/aggregate-to-manager"
 // testKinds is what the tests' bundles render beyond the kinds of the
 // examples (config/rbac/aggregate.yaml), granted the way an admin would:
 // a ClusterRole aggregated into stencil-apply. ResourceQuotas are left out
-// on purpose: see TestForbiddenKind. It also grants the webhook
+// on purpose: see TestForbiddenKind (reconcile). It also grants the webhook
 // configurations the tests name (each its own, as an admin who sets
 // --webhook-config grants that name): config/rbac writes only
 // stencil-validating and stencil-mutating.
@@ -46,7 +44,7 @@ var testKinds = &rbacv1.ClusterRole{
 // stencil-system/stencil, and returns a config that authenticates as that
 // ServiceAccount with a token: the tests' controller runs with exactly the
 // permissions a real installation grants, not as a cluster admin. Most
-// tests' controllers write as themselves (testenv.StartController), so
+// tests' controllers write as themselves (StartController), so
 // the installation is config/write-as-controller's: its ClusterRole
 // stencil-write-as-controller too. envtest runs no
 // kube-controller-manager, so the test does the ClusterRole aggregation
@@ -59,11 +57,11 @@ func controllerConfig(ctx context.Context, admin client.Client, adminConfig *res
 		}
 	}
 	for _, file := range []string{"role.yaml", "aggregate.yaml", "role_binding.yaml", "webhook_cert.yaml", "bundle_source.yaml"} {
-		if err := createAll(ctx, admin, filepath.Join(testenv.Root(), "config", "rbac", file)); err != nil {
+		if err := createAll(ctx, admin, filepath.Join(Root(), "config", "rbac", file)); err != nil {
 			return nil, err
 		}
 	}
-	if err := createAll(ctx, admin, filepath.Join(testenv.Root(), "config", "components", "write-as-controller", "role.yaml")); err != nil {
+	if err := createAll(ctx, admin, filepath.Join(Root(), "config", "components", "write-as-controller", "role.yaml")); err != nil {
 		return nil, err
 	}
 	if err := aggregate(ctx, admin, "stencil-apply"); err != nil {
@@ -114,7 +112,7 @@ func createAll(ctx context.Context, c client.Client, path string) error {
 // later.
 func aggregate(ctx context.Context, c client.Client, name string) error {
 	target := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if err := testenv.Retry(ctx, c, target, func() error {
+	if err := Retry(ctx, c, target, func() error {
 		var roles rbacv1.ClusterRoleList
 		if err := c.List(ctx, &roles, client.MatchingLabels{aggregateLabel: "true"}); err != nil {
 			return err
@@ -139,7 +137,7 @@ func aggregate(ctx context.Context, c client.Client, name string) error {
 		}
 		probes = append(probes, p)
 	}
-	ctx, cancel := context.WithTimeout(ctx, testenv.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	return testenv.Granted(ctx, c, testenv.ServiceAccountSubject(testenv.ControllerNamespace, "stencil"), "", probes...)
+	return Granted(ctx, c, ServiceAccountSubject(ControllerNamespace, "stencil"), "", probes...)
 }

@@ -1,4 +1,4 @@
-package reconcile_test
+package admission_test
 
 import (
 	"bufio"
@@ -17,7 +17,6 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -101,30 +100,15 @@ func (devNull) Write(p []byte) (int, error) { return len(p), nil }
 // server's read timeout passes.
 func TestWebhookStrangersHoldNoSlot(t *testing.T) {
 	const name = "stencil-strangers-test"
-	selector := map[string]string{admissionLabel: "strangers"}
-	hooks, err := testenv.InstallWebhooks(env.Config, name, &metav1.LabelSelector{MatchLabels: selector})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(suiteCtx)
-	c, err := testenv.StartWith(ctx, controllerCfg, testenv.ControllerOptions{Shard: "strangers", Webhooks: hooks, Admission: admission.Options{ConfigName: name, MutatingConfigName: name + "-mutating"}, WriteAsController: true})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		<-c.Done
-		_ = k.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}})
-		_ = k.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name + "-mutating"}})
-		_ = hooks.Cleanup()
-	})
+	selector := map[string]string{testenv.AdmissionLabel: "strangers"}
+	hooks, _ := env.StartAdmission(t, name, "strangers", selector, admission.Options{})
+	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "strangers-" + rand.String(8), Labels: selector}}
-	mustCreate(t, ns)
-	t.Cleanup(func() { _ = k.Delete(context.Background(), ns) })
-	b := bundle(t, "strangers-shop-"+ns.Name, shopFiles, withShopSchema)
-	bundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
-	refusing(t, ns.Name, b.Name)
+	env.MustCreate(t, ns)
+	t.Cleanup(func() { _ = env.Delete(context.Background(), ns) })
+	b := env.Bundle(t, "strangers-shop-"+ns.Name, testenv.ShopFiles(), testenv.WithShopSchema)
+	env.BundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
+	env.Refusing(t, ns.Name, b.Name)
 
 	servingCA := x509.NewCertPool()
 	servingCA.AppendCertsFromPEM(hooks.LocalServingCAData)
@@ -160,7 +144,7 @@ func TestWebhookStrangersHoldNoSlot(t *testing.T) {
 	// Every stranger is in: once some are answered 429, the others hold
 	// what strangers may hold (a slot a 429 finds taken stays taken, as
 	// no body ends).
-	eventually(t, "the strangers to fill what they may hold", func() (bool, error) {
+	testenv.Eventually(t, 0, "the strangers to fill what they may hold", func() (bool, error) {
 		throttled := 0
 		for _, s := range conns {
 			select {
@@ -206,7 +190,7 @@ func TestWebhookStrangersHoldNoSlot(t *testing.T) {
 	})
 
 	t.Run("through the API server, invalid values are refused", func(t *testing.T) {
-		err := k.Create(ctx, composition(ns.Name, "probe", b.Name, `{"replicas":9}`), client.DryRunAll)
+		err := env.Create(ctx, testenv.Composition(ns.Name, "probe", b.Name, `{"replicas":9}`), client.DryRunAll)
 		if !apierrors.IsInvalid(err) {
 			t.Errorf("a dry-run create with replicas 9 while strangers send slowly: %v, want it refused by the webhook", err)
 		}
@@ -229,7 +213,7 @@ func TestWebhookStrangersHoldNoSlot(t *testing.T) {
 // bundle in ns with values, as the API server sends it.
 func createReview(t *testing.T, ns, bundle, values string) []byte {
 	t.Helper()
-	comp := composition(ns, "review-"+rand.String(5), bundle, values)
+	comp := testenv.Composition(ns, "review-"+rand.String(5), bundle, values)
 	comp.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("Composition"))
 	raw, err := json.Marshal(comp)
 	if err != nil {
