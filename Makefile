@@ -9,6 +9,12 @@ SHELL := /usr/bin/env bash -o pipefail
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
 LDFLAGS := -X main.version=$(VERSION)
 CONTROLLER_GEN := go run sigs.k8s.io/controller-tools/cmd/controller-gen
+# golangci-lint is built from the version pinned in hack/tools/go.mod (a
+# module of its own, so its dependencies stay out of go.mod) into bin/, one
+# binary per version: a changed pin builds anew, an unchanged one is reused.
+GOLANGCI_LINT_VERSION = $(shell awk '$$1 == "github.com/golangci/golangci-lint/v2" { print $$2 }' hack/tools/go.mod)
+GOLANGCI_LINT = bin/golangci-lint-$(GOLANGCI_LINT_VERSION)
+LINT_FLAGS ?=
 GO_TEST_FLAGS ?=
 # Where make push sends the controller image and what make release names.
 IMAGE ?= ghcr.io/stencil-dev/stencil
@@ -32,7 +38,7 @@ manifests: ## Generate CRDs (config/crd), RBAC (config/rbac), the admission poli
 	go run ./hack/accesspolicy config/admission/policy.yaml stencil-system
 
 .PHONY: verify
-verify: ## Fail when generated files are stale, code is unformatted or vet complains.
+verify: ## Fail when generated files are stale, code is unformatted, or vet or golangci-lint (make lint) complains.
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	cp -r api config templates/kubeapi/zz_generated.builtinapis.go publish/zz_generated.statusschema.go "$$tmp/"; \
 	$(MAKE) --no-print-directory generate manifests >/dev/null; \
@@ -47,7 +53,22 @@ verify: ## Fail when generated files are stale, code is unformatted or vet compl
 	@out=$$(gofmt -l $$(git ls-files '*.go') ); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 	go vet ./...
 	cd hack/helmbench && go vet ./...
-	@echo "verify: generated files, gofmt and go vet are clean"
+	$(MAKE) --no-print-directory lint
+	@echo "verify: generated files, gofmt, go vet and golangci-lint are clean"
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## Run golangci-lint (.golangci.yml) over the module and hack/helmbench; both are checked before it fails. LINT_FLAGS= adds flags.
+	@rc=0; \
+	$(GOLANGCI_LINT) run $(LINT_FLAGS) ./... || rc=1; \
+	(cd hack/helmbench && $(CURDIR)/$(GOLANGCI_LINT) run $(LINT_FLAGS) ./...) || rc=1; \
+	exit $$rc
+
+$(GOLANGCI_LINT):
+	@echo "building golangci-lint $(GOLANGCI_LINT_VERSION) from hack/tools (a few minutes when cold)"
+	@test -n "$(GOLANGCI_LINT_VERSION)" || { echo "no golangci-lint version in hack/tools/go.mod"; exit 1; }
+	@mkdir -p bin
+	go build -C hack/tools -o $(CURDIR)/$@.tmp github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+	mv $@.tmp $@
 
 ##@ Build
 

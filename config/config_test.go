@@ -113,12 +113,12 @@ func TestWebhookInstall(t *testing.T) {
 				}
 				port, _ := flag(args, "webhook-port")
 				selected := labels.SelectorFromSet(sel).Matches(podLabels(d))
-				switch {
-				case port == "0":
+				switch port {
+				case "0":
 					if selected {
 						t.Errorf("Deployment %s does not serve the webhook (--webhook-port=0), but the Service selects its pods", name)
 					}
-				case port == "9443":
+				case "9443":
 					servers++
 					if !selected {
 						t.Errorf("Deployment %s serves the webhook, but the Service does not select its pods", name)

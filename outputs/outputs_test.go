@@ -2,6 +2,7 @@ package outputs_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -157,18 +158,12 @@ func TestCompileErrors(t *testing.T) {
 		{Name: "a", Type: "string", Value: "'y'", Path: "outputs[1]"},
 	}, []outputs.Rule{{Member: "db", ReadyWhen: "self.status", Path: "readiness[0]"}, {ReadyWhen: "true", Path: "readiness[1]"}})
 	var ce *outputs.CompileError
-	if !asCompileError(err, &ce) || len(ce.Problems) != 2 {
+	if !errors.As(err, &ce) || len(ce.Problems) != 2 {
 		t.Fatalf("err = %v, want two problems: the output declared twice and the rule without a member", err)
 	}
 	if !strings.Contains(ce.Problems[0], `outputs[1].name: "a" is declared twice`) || !strings.Contains(ce.Problems[1], "readiness[1].member: required") {
 		t.Errorf("problems = %q", ce.Problems)
 	}
-}
-
-func asCompileError(err error, target **outputs.CompileError) bool {
-	ce, ok := err.(*outputs.CompileError)
-	*target = ce
-	return ok
 }
 
 // TestKubernetesLibraries: the API server's CEL libraries are there, as in

@@ -126,16 +126,7 @@ func (c *converter) keyword(out, s map[string]any, k, at string, valueOnly bool)
 	case "type":
 		c.typ(out, v, at)
 	case "properties":
-		props, ok := v.(map[string]any)
-		if !ok {
-			c.fail(at, "properties must be an object")
-			return
-		}
-		conv := map[string]any{}
-		for name, p := range props {
-			conv[name] = c.node(p, at+"/"+escapePointer(name), valueOnly)
-		}
-		out["properties"] = conv
+		c.properties(out, v, at, valueOnly)
 	case "items":
 		if _, tuple := v.([]any); tuple {
 			c.fail(at, "items as a list (a tuple) cannot be expressed in a CRD schema: a CRD list has one schema for every item")
@@ -143,32 +134,9 @@ func (c *converter) keyword(out, s map[string]any, k, at string, valueOnly bool)
 		}
 		out["items"] = c.node(v, at, valueOnly)
 	case "additionalProperties":
-		if b, ok := v.(bool); ok {
-			if b {
-				out["x-kubernetes-preserve-unknown-fields"] = true
-			}
-			return
-		}
-		if _, ok := s["properties"]; ok {
-			c.fail(at, "a CRD schema cannot have both properties and an additionalProperties schema")
-			return
-		}
-		out["additionalProperties"] = c.node(v, at, false)
+		c.additionalProperties(out, s, at)
 	case "allOf", "anyOf", "oneOf":
-		list, ok := v.([]any)
-		if !ok {
-			c.fail(at, k+" must be a list of schemas")
-			return
-		}
-		if types := typeAlternatives(s, k, list); types != nil {
-			c.typ(out, types, at)
-			return
-		}
-		conv := make([]any, len(list))
-		for i, sub := range list {
-			conv[i] = c.node(sub, at+"/"+strconv.Itoa(i), true)
-		}
-		out[k] = conv
+		c.combination(out, s, k, at)
 	case "not":
 		out[k] = c.node(v, at, true)
 	case "const":
@@ -201,6 +169,58 @@ func (c *converter) keyword(out, s map[string]any, k, at string, valueOnly bool)
 		// Other keywords are annotations, or unknown to JSON Schema,
 		// which ignores them: so does the CRD.
 	}
+}
+
+// properties converts the properties keyword v, each one's schema in turn.
+func (c *converter) properties(out map[string]any, v any, at string, valueOnly bool) {
+	props, ok := v.(map[string]any)
+	if !ok {
+		c.fail(at, "properties must be an object")
+		return
+	}
+	conv := map[string]any{}
+	for name, p := range props {
+		conv[name] = c.node(p, at+"/"+escapePointer(name), valueOnly)
+	}
+	out["properties"] = conv
+}
+
+// additionalProperties converts s's additionalProperties: true keeps
+// unknown fields, false is the CRD's default, a schema is every value's
+// (and cannot stand beside properties).
+func (c *converter) additionalProperties(out, s map[string]any, at string) {
+	v := s["additionalProperties"]
+	if b, ok := v.(bool); ok {
+		if b {
+			out["x-kubernetes-preserve-unknown-fields"] = true
+		}
+		return
+	}
+	if _, ok := s["properties"]; ok {
+		c.fail(at, "a CRD schema cannot have both properties and an additionalProperties schema")
+		return
+	}
+	out["additionalProperties"] = c.node(v, at, false)
+}
+
+// combination converts allOf, anyOf or oneOf (k) of s: alternatives of
+// bare types become a list of types, other lists are converted schema by
+// schema.
+func (c *converter) combination(out, s map[string]any, k, at string) {
+	list, ok := s[k].([]any)
+	if !ok {
+		c.fail(at, k+" must be a list of schemas")
+		return
+	}
+	if types := typeAlternatives(s, k, list); types != nil {
+		c.typ(out, types, at)
+		return
+	}
+	conv := make([]any, len(list))
+	for i, sub := range list {
+		conv[i] = c.node(sub, at+"/"+strconv.Itoa(i), true)
+	}
+	out[k] = conv
 }
 
 // typeAlternatives reads anyOf or oneOf of bare types, the way Helm

@@ -16,7 +16,7 @@ func TestPlural(t *testing.T) {
 		// y after a consonant, after a vowel
 		"Policy": "policies", "Gateway": "gateways", "Y": "ys",
 		// sibilants
-		"Box": "boxes", "Status": "statuses", "Quiz": "quizes", "Match": "matches", "Mesh": "meshes",
+		"Box": "boxes", "Status": "statuses", "Waltz": "waltzes", "Match": "matches", "Mesh": "meshes",
 	}
 	for kind, want := range tests {
 		if got := publish.Plural(kind); got != want {

@@ -75,16 +75,16 @@ func CredentialsFromSecrets(auth, ca *corev1.Secret) (Credentials, error) {
 		case corev1.SecretTypeDockerConfigJson:
 			c.DockerConfig = auth.Data[corev1.DockerConfigJsonKey]
 			if len(c.DockerConfig) == 0 {
-				return c, fmt.Errorf("Secret %s has no key %s", auth.Name, corev1.DockerConfigJsonKey)
+				return c, fmt.Errorf("spec.source.secretRef: Secret %s has no key %s", auth.Name, corev1.DockerConfigJsonKey)
 			}
 		case "", corev1.SecretTypeOpaque, corev1.SecretTypeBasicAuth:
 			c.Username, c.Password = string(auth.Data[KeyUsername]), string(auth.Data[KeyPassword])
 			if c.Username == "" || c.Password == "" {
-				return c, fmt.Errorf("Secret %s needs the keys %s and %s (or type %s)", auth.Name, KeyUsername, KeyPassword, corev1.SecretTypeDockerConfigJson)
+				return c, fmt.Errorf("spec.source.secretRef: Secret %s needs the keys %s and %s (or type %s)", auth.Name, KeyUsername, KeyPassword, corev1.SecretTypeDockerConfigJson)
 			}
 			c.Hosts = ParseHosts(string(auth.Data[KeyHosts]))
 			if len(c.Hosts) == 0 {
-				return c, fmt.Errorf("Secret %s needs the key %s: the hosts of the registries or chart repositories its %s and %s are for, and may be sent to", auth.Name, KeyHosts, KeyUsername, KeyPassword)
+				return c, fmt.Errorf("spec.source.secretRef: Secret %s needs the key %s: the hosts of the registries or chart repositories its %s and %s are for, and may be sent to", auth.Name, KeyHosts, KeyUsername, KeyPassword)
 			}
 		default:
 			return c, fail(ReasonSecretRefused, nil, "Secret %s is of type %s: registry credentials are an Opaque or %s Secret (keys %s, %s, %s) or a %s one",
@@ -94,7 +94,7 @@ func CredentialsFromSecrets(auth, ca *corev1.Secret) (Credentials, error) {
 	if ca != nil {
 		c.CA = ca.Data[KeyCA]
 		if len(c.CA) == 0 {
-			return c, fmt.Errorf("Secret %s has no key %s", ca.Name, KeyCA)
+			return c, fmt.Errorf("spec.source.caSecretRef: Secret %s has no key %s", ca.Name, KeyCA)
 		}
 	}
 	return c, nil

@@ -58,7 +58,8 @@ func resolve(ctx context.Context, client *http.Client, base *url.URL, chart, con
 	if err != nil {
 		return nil, err
 	}
-	defer body.Close()
+	// Read only: the scan checks what it read; Close adds nothing.
+	defer func() { _ = body.Close() }()
 	s := &indexScan{chart: chart, repo: base.Redacted(), offer: p.offer}
 	if err := s.scan(body); err != nil {
 		return nil, err
@@ -194,29 +195,36 @@ func (s *indexScan) scanJSON(r io.Reader) error {
 			}
 			continue
 		}
-		if err := s.delim(dec, '{'); err != nil {
+		if err := s.jsonCharts(dec, &seen); err != nil {
 			return err
 		}
-		for dec.More() {
-			chart, err := s.key(dec)
-			if err != nil {
-				return err
-			}
-			if chart != s.chart {
-				if err := s.skip(dec); err != nil {
-					return err
-				}
-				continue
-			}
-			if seen {
-				return s.invalid(0, "the chart is listed twice")
-			}
-			seen = true
-			if err := s.jsonEntries(dec); err != nil {
-				return err
-			}
+	}
+	return s.delim(dec, '}')
+}
+
+// jsonCharts reads the object of entries by chart name: the chart's are
+// decoded, the others' skipped. *seen is whether the chart was met
+// before, in this object or an earlier one.
+func (s *indexScan) jsonCharts(dec *json.Decoder, seen *bool) error {
+	if err := s.delim(dec, '{'); err != nil {
+		return err
+	}
+	for dec.More() {
+		chart, err := s.key(dec)
+		if err != nil {
+			return err
 		}
-		if err := s.delim(dec, '}'); err != nil {
+		if chart != s.chart {
+			if err := s.skip(dec); err != nil {
+				return err
+			}
+			continue
+		}
+		if *seen {
+			return s.invalid(0, "the chart is listed twice")
+		}
+		*seen = true
+		if err := s.jsonEntries(dec); err != nil {
 			return err
 		}
 	}

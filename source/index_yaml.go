@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -271,7 +272,7 @@ func (y *yamlScan) keyIs(line []byte, want string) (value *yaml.Node, ok bool, e
 // (no quote, anchor, tag, alias or flow indicator) followed by ": " or a
 // colon that ends the line.
 func plainKey(line []byte) (string, bool) {
-	if bytes.IndexByte([]byte("\"'?&!*|>%@`{[,]}#:"), line[0]) >= 0 {
+	if strings.IndexByte("\"'?&!*|>%@`{[,]}#:", line[0]) >= 0 {
 		return "", false
 	}
 	for i := 0; i < len(line); i++ {

@@ -36,55 +36,21 @@ func ParseOCI(ref string) (name.Reference, error) {
 // Helm chart config and whose one chart layer is pulled and verified
 // against the digest the manifest gives.
 func fetchOCI(ctx context.Context, spec v1alpha1.BundleSource, creds Credentials, opts Options) (*Artifact, error) {
-	ref, err := ParseOCI(spec.OCI)
+	ref, err := ociRef(spec.OCI, opts)
 	if err != nil {
 		return nil, err
-	}
-	if opts.Pin != nil && opts.Pin.URL != "" {
-		pinned, err := ParseOCI(opts.Pin.URL)
-		if err != nil || pinned.Context().String() != ref.Context().String() {
-			return nil, fail(ReasonURLRefused, nil, "status.source.url is not in the repository spec.source.oci names")
-		}
-		ref = pinned
-	}
-	if opts.Policy.PlainHTTP {
-		// The registry is reached over http, whatever its address.
-		if ref, err = name.ParseReference(ref.String(), name.StrictValidation, name.Insecure); err != nil {
-			return nil, fail(ReasonInvalidSource, err, "spec.source.oci: needs HOST/PATH:TAG or HOST/PATH@sha256:HEX")
-		}
 	}
 	ropts, err := remoteOptions(ctx, ref.Context().RegistryStr(), creds, opts.Policy)
 	if err != nil {
 		return nil, err
 	}
-	desc, err := remote.Get(ref, ropts...)
+	desc, m, err := pullManifest(ref, spec.OCI, ropts)
 	if err != nil {
-		return nil, remoteError(err, "pull the manifest of %s", spec.OCI)
+		return nil, err
 	}
-	if d, ok := ref.(name.Digest); ok && desc.Digest.String() != d.DigestStr() {
-		return nil, fail(ReasonDigestMismatch, nil, "the manifest of %s has digest %s", spec.OCI, desc.Digest)
-	}
-	if got, _, err := v1.SHA256(bytes.NewReader(desc.Manifest)); err != nil || got != desc.Digest {
-		return nil, fail(ReasonDigestMismatch, nil, "the manifest of %s is not what its digest %s says", spec.OCI, desc.Digest)
-	}
-	m, err := v1.ParseManifest(bytes.NewReader(desc.Manifest))
+	layer, err := chartLayer(m, spec.OCI)
 	if err != nil {
-		return nil, fail(ReasonInvalidChart, err, "%s: not an OCI image manifest", spec.OCI)
-	}
-	if string(m.Config.MediaType) != MediaTypeConfig {
-		return nil, fail(ReasonInvalidChart, nil, "%s is not a Helm chart: its config's media type is %q, not %s", spec.OCI, m.Config.MediaType, MediaTypeConfig)
-	}
-	var layer *v1.Descriptor
-	for i := range m.Layers {
-		if string(m.Layers[i].MediaType) == MediaTypeChart {
-			if layer != nil {
-				return nil, fail(ReasonInvalidChart, nil, "%s has more than one chart layer (%s)", spec.OCI, MediaTypeChart)
-			}
-			layer = &m.Layers[i]
-		}
-	}
-	if layer == nil {
-		return nil, fail(ReasonInvalidChart, nil, "%s has no chart layer (%s)", spec.OCI, MediaTypeChart)
+		return nil, err
 	}
 	url := ociScheme + ref.Context().Digest(desc.Digest.String()).String()
 	if opts.Pin != nil && opts.Pin.Digest != "" && layer.Digest.String() != opts.Pin.Digest {
@@ -123,6 +89,71 @@ func fetchOCI(ctx context.Context, spec v1alpha1.BundleSource, creds Credentials
 	return withOCI(a, url, desc.Digest.String(), ropts), nil
 }
 
+// ociRef is the reference to pull for spec.oci: the one status.source
+// pinned, when it is in the same repository, reached over http when the
+// policy says so.
+func ociRef(oci string, opts Options) (name.Reference, error) {
+	ref, err := ParseOCI(oci)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Pin != nil && opts.Pin.URL != "" {
+		pinned, err := ParseOCI(opts.Pin.URL)
+		if err != nil || pinned.Context().String() != ref.Context().String() {
+			return nil, fail(ReasonURLRefused, nil, "status.source.url is not in the repository spec.source.oci names")
+		}
+		ref = pinned
+	}
+	if opts.Policy.PlainHTTP {
+		// The registry is reached over http, whatever its address.
+		if ref, err = name.ParseReference(ref.String(), name.StrictValidation, name.Insecure); err != nil {
+			return nil, fail(ReasonInvalidSource, err, "spec.source.oci: needs HOST/PATH:TAG or HOST/PATH@sha256:HEX")
+		}
+	}
+	return ref, nil
+}
+
+// pullManifest pulls ref's manifest and checks it against its digest:
+// the one ref pins, if any, and the one the registry gives.
+func pullManifest(ref name.Reference, oci string, ropts []remote.Option) (*remote.Descriptor, *v1.Manifest, error) {
+	desc, err := remote.Get(ref, ropts...)
+	if err != nil {
+		return nil, nil, remoteError(err, "pull the manifest of %s", oci)
+	}
+	if d, ok := ref.(name.Digest); ok && desc.Digest.String() != d.DigestStr() {
+		return nil, nil, fail(ReasonDigestMismatch, nil, "the manifest of %s has digest %s", oci, desc.Digest)
+	}
+	if got, _, err := v1.SHA256(bytes.NewReader(desc.Manifest)); err != nil || got != desc.Digest {
+		return nil, nil, fail(ReasonDigestMismatch, nil, "the manifest of %s is not what its digest %s says", oci, desc.Digest)
+	}
+	m, err := v1.ParseManifest(bytes.NewReader(desc.Manifest))
+	if err != nil {
+		return nil, nil, fail(ReasonInvalidChart, err, "%s: not an OCI image manifest", oci)
+	}
+	return desc, m, nil
+}
+
+// chartLayer is the one chart layer of m, whose config must be a Helm
+// chart's.
+func chartLayer(m *v1.Manifest, oci string) (*v1.Descriptor, error) {
+	if string(m.Config.MediaType) != MediaTypeConfig {
+		return nil, fail(ReasonInvalidChart, nil, "%s is not a Helm chart: its config's media type is %q, not %s", oci, m.Config.MediaType, MediaTypeConfig)
+	}
+	var layer *v1.Descriptor
+	for i := range m.Layers {
+		if string(m.Layers[i].MediaType) == MediaTypeChart {
+			if layer != nil {
+				return nil, fail(ReasonInvalidChart, nil, "%s has more than one chart layer (%s)", oci, MediaTypeChart)
+			}
+			layer = &m.Layers[i]
+		}
+	}
+	if layer == nil {
+		return nil, fail(ReasonInvalidChart, nil, "%s has no chart layer (%s)", oci, MediaTypeChart)
+	}
+	return layer, nil
+}
+
 // withOCI is a copy of a with the OCI pull's details.
 func withOCI(a *Artifact, url, manifest string, ropts []remote.Option) *Artifact {
 	c := *a
@@ -143,7 +174,8 @@ func pullLayer(d name.Digest, size int64, ropts []remote.Option) ([]byte, error)
 	if err != nil {
 		return nil, remoteError(err, "pull the chart archive %s", d)
 	}
-	defer rc.Close()
+	// Read only: what a read got is checked below; Close adds nothing.
+	defer func() { _ = rc.Close() }()
 	data, err := io.ReadAll(io.LimitReader(rc, size+1))
 	switch {
 	case err != nil && int64(len(data)) == size:

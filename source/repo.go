@@ -28,28 +28,9 @@ func fetchRepo(ctx context.Context, spec v1alpha1.BundleSource, creds Credential
 	if err != nil {
 		return nil, err
 	}
-	var chartURL *url.URL
-	var want, version string
-	if opts.Pin != nil && opts.Pin.URL != "" {
-		if chartURL, err = chartLocation(base, opts.Pin.URL, opts.Policy.AllowRedirects); err != nil {
-			return nil, err
-		}
-		want, version = opts.Pin.Digest, opts.Pin.Version
-	} else {
-		entry, err := resolve(ctx, client, base, cr.Chart, cr.Version)
-		if err != nil {
-			return nil, err
-		}
-		if len(entry.URLs) == 0 {
-			return nil, fail(ReasonInvalidChart, nil, "chart %s %s in %s has no URL", cr.Chart, entry.Version, cr.URL)
-		}
-		if chartURL, err = chartLocation(base, entry.URLs[0], opts.Policy.AllowRedirects); err != nil {
-			return nil, err
-		}
-		if entry.Digest != "" {
-			want = "sha256:" + strings.TrimPrefix(entry.Digest, "sha256:")
-		}
-		version = entry.Version
+	chartURL, want, version, err := repoChart(ctx, client, base, cr, opts)
+	if err != nil {
+		return nil, err
 	}
 	helm := spec.Verify != nil && spec.Verify.Provider == ProviderHelm
 	// A provenance file signs the archive, which the cache does not keep:
@@ -73,19 +54,8 @@ func fetchRepo(ctx context.Context, spec v1alpha1.BundleSource, creds Credential
 	var provURL string
 	var prov []byte
 	if helm {
-		// Verified before the archive is even unpacked; a missing
-		// provenance file is Unsigned.
-		p, _ := url.Parse(chartURL.String() + ".prov")
-		provURL = p.String()
-		prov, err = get(ctx, client, p, MaxProvenanceSize)
-		var serr *Error
-		if errors.As(err, &serr) && serr.Reason == ReasonNotFound {
-			prov, err = nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if err := verifyProvenance(data, chartURL.Path, prov, creds.VerifyKeys); err != nil {
+		// Verified before the archive is even unpacked.
+		if provURL, prov, err = provenance(ctx, client, chartURL, data, creds.VerifyKeys); err != nil {
 			return nil, err
 		}
 	}
@@ -103,6 +73,50 @@ func fetchRepo(ctx context.Context, spec v1alpha1.BundleSource, creds Credential
 	c.URL = chartURL.String()
 	c.ProvenanceURL, c.Provenance = provURL, prov
 	return &c, nil
+}
+
+// repoChart is where the chart to pull is, the digest it must have (if
+// known) and its version: those status.source pinned, else those of the
+// index's newest entry that matches.
+func repoChart(ctx context.Context, client *http.Client, base *url.URL, cr *v1alpha1.ChartRepositorySource, opts Options) (chartURL *url.URL, want, version string, err error) {
+	if opts.Pin != nil && opts.Pin.URL != "" {
+		if chartURL, err = chartLocation(base, opts.Pin.URL, opts.Policy.AllowRedirects); err != nil {
+			return nil, "", "", err
+		}
+		return chartURL, opts.Pin.Digest, opts.Pin.Version, nil
+	}
+	entry, err := resolve(ctx, client, base, cr.Chart, cr.Version)
+	if err != nil {
+		return nil, "", "", err
+	}
+	if len(entry.URLs) == 0 {
+		return nil, "", "", fail(ReasonInvalidChart, nil, "chart %s %s in %s has no URL", cr.Chart, entry.Version, cr.URL)
+	}
+	if chartURL, err = chartLocation(base, entry.URLs[0], opts.Policy.AllowRedirects); err != nil {
+		return nil, "", "", err
+	}
+	if entry.Digest != "" {
+		want = "sha256:" + strings.TrimPrefix(entry.Digest, "sha256:")
+	}
+	return chartURL, want, entry.Version, nil
+}
+
+// provenance pulls the provenance file beside chartURL and verifies the
+// archive data with it; a missing provenance file is Unsigned.
+func provenance(ctx context.Context, client *http.Client, chartURL *url.URL, data, keys []byte) (string, []byte, error) {
+	p, _ := url.Parse(chartURL.String() + ".prov")
+	prov, err := get(ctx, client, p, MaxProvenanceSize)
+	var serr *Error
+	if errors.As(err, &serr) && serr.Reason == ReasonNotFound {
+		prov, err = nil, nil
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	if err := verifyProvenance(data, chartURL.Path, prov, keys); err != nil {
+		return "", nil, err
+	}
+	return p.String(), prov, nil
 }
 
 // repoURL parses a chart repository's URL: https, with a host, no query.
@@ -170,7 +184,8 @@ func get(ctx context.Context, client *http.Client, u *url.URL, limit int64) ([]b
 	if err != nil {
 		return nil, err
 	}
-	defer body.Close()
+	// Read only: what the read got is checked; Close adds nothing.
+	defer func() { _ = body.Close() }()
 	data, err := io.ReadAll(body)
 	if err != nil {
 		var serr *Error

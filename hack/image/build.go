@@ -98,7 +98,8 @@ func compile(ctx context.Context, o Options, pkg, ldflags string) ([]byte, error
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
+	// A temporary folder left behind costs disk, not a wrong image.
+	defer func() { _ = os.RemoveAll(tmp) }()
 	bin := filepath.Join(tmp, "stencil")
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false",
 		"-ldflags", strings.TrimSpace("-s -w -buildid= "+ldflags), "-o", bin, pkg)
@@ -184,7 +185,7 @@ func write(img v1.Image, o Options, out string) (Result, error) {
 func tagOf(version string) string {
 	t := []byte(version)
 	for i, c := range t {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+		if !tagByte(c) {
 			t[i] = '_'
 		}
 	}
@@ -195,6 +196,11 @@ func tagOf(version string) string {
 		t = append([]byte("v"), t...)
 	}
 	return string(t)
+}
+
+// tagByte reports whether c may stand in an image tag.
+func tagByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-'
 }
 
 // output runs a command in dir and returns its trimmed standard output.

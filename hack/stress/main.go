@@ -83,11 +83,24 @@ func main() {
 			fmt.Fprintf(os.Stderr, "stress: run %d: %v\n", i, err)
 			os.Exit(1)
 		}
-		r.print(os.Stdout)
+		var b strings.Builder
+		r.print(&b)
+		report(b.String())
 		all = append(all, r)
 	}
-	failed := summarize(os.Stdout, all, time.Since(start))
+	var b strings.Builder
+	failed := summarize(&b, all, time.Since(start))
+	report(b.String())
 	if failed {
+		os.Exit(1)
+	}
+}
+
+// report writes s to standard output; a report that cannot be written
+// (a closed pipe, a full disk) fails the command rather than pass unseen.
+func report(s string) {
+	if _, err := os.Stdout.WriteString(s); err != nil {
+		fmt.Fprintln(os.Stderr, "stress: write the report:", err)
 		os.Exit(1)
 	}
 }
@@ -168,13 +181,19 @@ var seedLine = regexp.MustCompile(`^-test\.shuffle (\d+)`)
 
 // runOnce runs go test with args once, writing its JSON to logPath, and
 // reads the packages' seeds, times and failures from it.
-func runOnce(ctx context.Context, i int, args []string, logPath string) (result, error) {
-	r := result{run: i, log: logPath, seeds: map[string]string{}, packages: map[string]float64{}, outcome: map[string]string{}, tests: map[string]float64{}}
+func runOnce(ctx context.Context, i int, args []string, logPath string) (r result, err error) {
+	r = result{run: i, log: logPath, seeds: map[string]string{}, packages: map[string]float64{}, outcome: map[string]string{}, tests: map[string]float64{}}
 	f, err := os.Create(logPath)
 	if err != nil {
 		return r, err
 	}
-	defer f.Close()
+	defer func() {
+		// The log is what a failure is read from later: losing its end
+		// fails the run.
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("write %s: %w", logPath, cerr)
+		}
+	}()
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
@@ -253,7 +272,7 @@ func (r *result) read(e event, outputs map[string][]string) {
 }
 
 // print writes the run's packages (slowest first), seeds and failures.
-func (r result) print(w io.Writer) {
+func (r result) print(w *strings.Builder) {
 	fmt.Fprintf(w, "run %d took %s; %d failures; log %s\n", r.run, r.elapsed.Round(time.Second), len(r.failures), r.log)
 	var pkgs []string
 	for p := range r.packages {
@@ -288,7 +307,7 @@ func (r result) print(w io.Writer) {
 
 // summarize prints every failure of every run with how to reproduce it,
 // and reports whether there was one.
-func summarize(w io.Writer, all []result, took time.Duration) bool {
+func summarize(w *strings.Builder, all []result, took time.Duration) bool {
 	n := 0
 	fmt.Fprintf(w, "\nstress: %d runs in %s\n", len(all), took.Round(time.Second))
 	for _, r := range all {

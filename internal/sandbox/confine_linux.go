@@ -90,9 +90,9 @@ func landlockABI() (int, error) {
 	case errno == unix.ENOSYS:
 		return 0, errors.New("the kernel has no Landlock")
 	case errno == unix.EOPNOTSUPP:
-		return 0, errors.New("Landlock is not enabled at boot (lsm=)")
+		return 0, errors.New("the kernel's Landlock is not enabled at boot (lsm=)")
 	case errno != 0:
-		return 0, fmt.Errorf("Landlock ABI version: %w", errno)
+		return 0, fmt.Errorf("read the Landlock ABI version: %w", errno)
 	case v < 1:
 		return 0, errors.New("the kernel has no Landlock ABI")
 	}

@@ -129,17 +129,17 @@ func (p *Pool) observe(iso *Isolation) {
 	}
 }
 
-// Render renders b with in in a worker process, in the turn of in's
-// tenant: the namespace of in.Composition (renders without one, such as
-// the CLI's, share one tenant). See RenderFor.
+// Render renders b with the input in, in a worker process, in the turn
+// of in's tenant: the namespace of in.Composition (renders without one,
+// such as the CLI's, share one tenant). See RenderFor.
 func (p *Pool) Render(ctx context.Context, b *templates.Bundle, in templates.Input) ([]*unstructured.Unstructured, error) {
 	return p.RenderFor(ctx, in.Composition.Namespace, b, in)
 }
 
-// RenderFor renders b with in in a worker process once a worker is free
-// and it is tenant's turn: renders wait in order of arrival within a
-// tenant and round-robin across tenants, so one tenant's burst delays
-// another tenant's render by at most one render.
+// RenderFor renders b with the input in, in a worker process, once a
+// worker is free and it is tenant's turn: renders wait in order of
+// arrival within a tenant and round-robin across tenants, so one tenant's
+// burst delays another tenant's render by at most one render.
 //
 // A render error, including an overrun of the deadline or the memory
 // ceiling, is a *templates.RenderError. Any other error is not about the

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -126,7 +127,9 @@ type wireError struct {
 }
 
 func toWire(err error) *wireError {
-	if re, ok := err.(*templates.RenderError); ok {
+	// A RenderError wrapped on its way keeps its file and line too.
+	var re *templates.RenderError
+	if errors.As(err, &re) {
 		return &wireError{File: re.File, Line: re.Line, Path: re.Path, Reason: re.Reason, Msg: re.Msg}
 	}
 	return &wireError{Msg: err.Error()}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -75,7 +76,7 @@ func serve(in io.Reader, out io.Writer) int {
 	for {
 		var req request
 		if err := readRequest(r, &req); err != nil {
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				return 0
 			}
 			fmt.Fprintf(os.Stderr, "render worker: %v\n", err)

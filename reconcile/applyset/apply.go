@@ -418,7 +418,7 @@ func WaitEstablished(ctx context.Context, reader client.Reader, crds []*unstruct
 			live := &unstructured.Unstructured{}
 			live.SetGroupVersionKind(crd.GroupVersionKind())
 			if err := reader.Get(ctx, client.ObjectKeyFromObject(crd), live); err != nil {
-				return false, nil
+				return false, nil //nolint:nilerr // not readable yet is not Established yet: polled again until the wait ends
 			}
 			conds, _, _ := unstructured.NestedSlice(live.Object, "status", "conditions")
 			for _, c := range conds {

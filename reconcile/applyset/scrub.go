@@ -65,7 +65,7 @@ func scrubCause(msg string) string {
 	case strings.HasPrefix(rest, `"`):
 		value = goString.FindString(rest)
 	default: // a number, true, false or null: no space or colon in it
-		value = rest[:len(rest)-len(strings.TrimLeft(rest, "0123456789.-+eEtruefalsn"))]
+		value = rest[:len(rest)-len(strings.TrimLeft(rest, "0123456789.-+eEtrufalsn"))]
 	}
 	rest = rest[len(value):]
 	if value == "" || !strings.HasPrefix(rest, ": ") {

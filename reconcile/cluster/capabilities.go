@@ -93,7 +93,8 @@ func normalizeCapabilities(caps *templates.Capabilities) *templates.Capabilities
 // holding it changes when an API comes or goes.
 func capabilitiesRevision(caps *templates.Capabilities) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", caps.KubeVersion.Version, caps.KubeVersion.Major, caps.KubeVersion.Minor)
+	// A hash.Hash never returns an error from Write.
+	_, _ = fmt.Fprintf(h, "%s\x00%s\x00%s\x00", caps.KubeVersion.Version, caps.KubeVersion.Major, caps.KubeVersion.Minor)
 	for _, v := range append(slices.Clone([]string(caps.APIVersions)), caps.ClusterScopedKinds...) {
 		h.Write([]byte(v))
 		h.Write([]byte{0})

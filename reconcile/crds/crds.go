@@ -115,7 +115,7 @@ func (i Installer) Install(ctx context.Context, crds []*unstructured.Unstructure
 			apply.SetResourceVersion("")
 			// Only over the CRD judged the set's (see applyset's precondition).
 			apply.SetUID(live.GetUID())
-			if err := i.Writer.Patch(ctx, apply, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+			if err := i.Writer.Apply(ctx, client.ApplyConfigurationFromUnstructured(apply), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 				return out, &WriteError{Name: desired.GetName(), Verb: "patch", Err: err}
 			}
 			i.Record.AddCRD(live.GetUID())

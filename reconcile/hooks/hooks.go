@@ -252,7 +252,7 @@ func (h *Run) step(ctx context.Context, u *unstructured.Unstructured, res *stage
 		if err := h.owned(live); err != nil {
 			// Another object of the hook's name: never replaced or deleted.
 			res.refused = append(res.refused, name+": "+err.Error())
-			return nil
+			return nil //nolint:nilerr // a refusal is reported in res.refused, not a failure of the pass
 		}
 	}
 	if live == nil {

@@ -7,6 +7,7 @@
 package metrics
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 
@@ -123,7 +124,8 @@ func Register() error {
 		PhaseDuration, Passes, RenderIsolation, renderCache, apiRequests, WebhookThrottled, Lookups,
 	} {
 		if err := ctrlmetrics.Registry.Register(c); err != nil {
-			if _, ok := err.(prometheus.AlreadyRegisteredError); !ok {
+			var already prometheus.AlreadyRegisteredError
+			if !errors.As(err, &already) {
 				return err
 			}
 		}

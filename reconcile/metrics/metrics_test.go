@@ -51,7 +51,9 @@ func TestCountAPIRequests(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		if err := resp.Body.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if got := testutil.ToFloat64(lists) - before; got != 3 {
 		t.Errorf("lists counted %v, want 3", got)

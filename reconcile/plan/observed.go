@@ -73,24 +73,34 @@ func NewObservedPlan(ctx context.Context, r Renderer, b *templates.Bundle, in te
 			kept[k] = v
 		}
 		obs.Generated = kept
-		changed := false
-		if ids := ReadIDs(obs.Reads); len(ids) > 0 {
-			next := observe(ctx, p, obs.Held, ids)
-			changed = len(ChangedReads(obs.Reads, next)) > 0
-			in.Observed = next
-		}
-		if len(obs.Lookups) > 0 && answer != nil {
-			table, err := answer(ctx, obs.Lookups)
-			if err != nil {
-				return nil, obs, err
-			}
-			changed = changed || len(lookup.Changed(obs.Lookups, table)) > 0
-			in.Lookups = table
+		changed, err := reobserve(ctx, p, obs, &in, observe, answer)
+		if err != nil {
+			return nil, obs, err
 		}
 		if i == MaxObservedRenders || !changed {
 			return p, obs, nil
 		}
 	}
+}
+
+// reobserve reads anew, into in, what the render of p read and looked
+// up, and reports whether any of it changed since.
+func reobserve(ctx context.Context, p *Plan, obs templates.Observations, in *templates.Input, observe Observe, answer Answer) (bool, error) {
+	changed := false
+	if ids := ReadIDs(obs.Reads); len(ids) > 0 {
+		next := observe(ctx, p, obs.Held, ids)
+		changed = len(ChangedReads(obs.Reads, next)) > 0
+		in.Observed = next
+	}
+	if len(obs.Lookups) > 0 && answer != nil {
+		table, err := answer(ctx, obs.Lookups)
+		if err != nil {
+			return false, err
+		}
+		changed = changed || len(lookup.Changed(obs.Lookups, table)) > 0
+		in.Lookups = table
+	}
+	return changed, nil
 }
 
 // Addressed maps the ids (observed.MemberID) of the plan's ordinary

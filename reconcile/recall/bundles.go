@@ -80,7 +80,7 @@ func (c *Bundles) LoadKeyed(key string, b *v1alpha1.Bundle) (*templates.Bundle, 
 	var outs *outputs.Set
 	if err == nil {
 		if outs, err = outputs.FromBundle(outputs.Stored, b.Spec); err != nil {
-			loaded, err = nil, fmt.Errorf("Bundle %s: %w", b.Name, err)
+			loaded, err = nil, fmt.Errorf("compile the outputs of Bundle %s: %w", b.Name, err)
 		}
 	}
 	c.entries.Add(key, bundleEntry{uid: b.UID, generation: b.Generation, digest: sourceDigest(b), bundle: loaded, outputs: outs, err: err})

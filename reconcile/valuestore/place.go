@@ -1,6 +1,7 @@
 package valuestore
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"maps"
@@ -212,7 +213,7 @@ func decodeBase64(run string) (string, bool) {
 	run = strings.NewReplacer("\n", "", "\r", "").Replace(run)
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
 		raw, err := enc.DecodeString(run)
-		if err == nil && len(raw) > 0 && !strings.ContainsRune(string(raw), 0) {
+		if err == nil && len(raw) > 0 && !bytes.ContainsRune(raw, 0) {
 			return string(raw), true
 		}
 	}

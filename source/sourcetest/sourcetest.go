@@ -204,8 +204,10 @@ func (a *answers) serve(w http.ResponseWriter, r *http.Request) bool {
 		http.Error(w, ans.body, ans.status)
 		return true
 	}
-	defer conn.Close()
-	fmt.Fprintf(buf, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", ans.status, reason, len(ans.body), ans.body)
+	// The answer goes to the client under test: a write or close that
+	// fails shows there, as the error the test looks at.
+	defer func() { _ = conn.Close() }()
+	_, _ = fmt.Fprintf(buf, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", ans.status, reason, len(ans.body), ans.body)
 	_ = buf.Flush()
 	return true
 }

@@ -1,6 +1,7 @@
 package chart
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -286,7 +287,8 @@ func loadSubchart(sources map[string]string, dir string) (*Node, error) {
 // inChart makes a RenderError of a subchart's file name it by its path in
 // the bundle.
 func inChart(err error, dir string) error {
-	if re, ok := err.(*fault.RenderError); ok && re.File != "" {
+	var re *fault.RenderError
+	if errors.As(err, &re) && re.File != "" {
 		cp := *re
 		cp.File = dir + "/" + re.File
 		return &cp

@@ -193,27 +193,7 @@ func Coalesce(in *Instance, dest map[string]any, merge bool) (map[string]any, er
 		subs[ch.Name] = true
 	}
 	for k, dv := range DeepCopy(in.defaults).(map[string]any) {
-		uv, ok := dest[k]
-		switch {
-		case !ok:
-			if dv != nil || merge {
-				if m, isMap := dv.(map[string]any); isMap && !merge {
-					DropNulls(m)
-				}
-				dest[k] = dv
-			}
-		case uv == nil && !merge:
-			delete(dest, k)
-		default:
-			um, uok := uv.(map[string]any)
-			dm, dok := dv.(map[string]any)
-			if uok && dok {
-				if !merge && !subs[k] {
-					DropNulls(dm)
-				}
-				coalesceTables(um, dm, merge || subs[k])
-			}
-		}
+		coalesceDefault(dest, k, dv, merge, subs[k])
 	}
 	for _, ch := range in.Children {
 		v, ok := dest[ch.Name]
@@ -231,6 +211,34 @@ func Coalesce(in *Instance, dest map[string]any, merge bool) (map[string]any, er
 		}
 	}
 	return dest, nil
+}
+
+// coalesceDefault coalesces the default dv of key k into dest: taken when
+// dest has no k, dropped with k when dest's k is null (unless merge), and
+// table into table otherwise, keeping nulls when merging or when k holds
+// a subchart's values (whose own defaults come after).
+func coalesceDefault(dest map[string]any, k string, dv any, merge, sub bool) {
+	uv, ok := dest[k]
+	switch {
+	case !ok:
+		if dv != nil || merge {
+			if m, isMap := dv.(map[string]any); isMap && !merge {
+				DropNulls(m)
+			}
+			dest[k] = dv
+		}
+	case uv == nil && !merge:
+		delete(dest, k)
+	default:
+		um, uok := uv.(map[string]any)
+		dm, dok := dv.(map[string]any)
+		if uok && dok {
+			if !merge && !sub {
+				DropNulls(dm)
+			}
+			coalesceTables(um, dm, merge || sub)
+		}
+	}
 }
 
 // valuesPath2 writes a chart's values path as a field path.

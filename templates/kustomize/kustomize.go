@@ -167,8 +167,11 @@ func kustRefs(k *types.Kustomization) []kustRef {
 			add(field, kind, &list[i])
 		}
 	}
+	// kustomize still reads these deprecated fields, so the paths they
+	// name are checked as the others' are (the slices share k's arrays).
+	bases, json6902, strategic := k.Bases, k.PatchesJson6902, k.PatchesStrategicMerge //nolint:staticcheck // SA1019: read on purpose, see above
 	each("resources", refFileOrFolder, k.Resources)
-	each("bases", refFileOrFolder, k.Bases)
+	each("bases", refFileOrFolder, bases)
 	each("components", refFolder, k.Components)
 	each("crds", refFile, k.Crds)
 	each("configurations", refFile, k.Configurations)
@@ -177,9 +180,9 @@ func kustRefs(k *types.Kustomization) []kustRef {
 			add("patches", refFile, &k.Patches[i].Path)
 		}
 	}
-	for i := range k.PatchesJson6902 {
-		if k.PatchesJson6902[i].Path != "" {
-			add("patchesJson6902", refFile, &k.PatchesJson6902[i].Path)
+	for i := range json6902 {
+		if json6902[i].Path != "" {
+			add("patchesJson6902", refFile, &json6902[i].Path)
 		}
 	}
 	for i := range k.Replacements {
@@ -187,8 +190,8 @@ func kustRefs(k *types.Kustomization) []kustRef {
 			add("replacements", refFile, &k.Replacements[i].Path)
 		}
 	}
-	if len(k.PatchesStrategicMerge) > 0 {
-		locs = append(locs, patchRefs(k.PatchesStrategicMerge)...)
+	if len(strategic) > 0 {
+		locs = append(locs, patchRefs(strategic)...)
 	}
 	var kvs []*types.KvPairSources
 	for i := range k.ConfigMapGenerator {
@@ -242,7 +245,7 @@ func resolveRef(t kustTree, dir string, l kustRef) error {
 		return fmt.Errorf("%s: path %q outside the bundle is not allowed", l.field, loc)
 	}
 	isFile, isDir := t.files[target], t.dirs[target]
-	if !(isFile && l.kind != refFolder || isDir && l.kind != refFile) {
+	if found := isFile && l.kind != refFolder || isDir && l.kind != refFile; !found {
 		if looksRemote(loc) {
 			return fmt.Errorf("%s: remote reference %q is not allowed in a bundle: kustomize reads only the bundle's own files", l.field, loc)
 		}

@@ -423,7 +423,7 @@ func splitKey(t string) (key, rest string, ok bool) {
 			return "", "", false
 		}
 		for j := 0; j < len(key); j++ {
-			if c := key[j]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '/' || c == '-') {
+			if !plainKeyByte(key[j]) {
 				return "", "", false
 			}
 		}
@@ -578,38 +578,9 @@ func scalar(s string, flow bool) (any, bool) {
 	}
 	switch s[0] {
 	case '"':
-		in := s[1:]
-		if len(in) == 0 || in[len(in)-1] != '"' {
-			return nil, false
-		}
-		in = in[:len(in)-1]
-		if flow && strings.ContainsAny(in, "\"\\,[]{}") {
-			return nil, false
-		}
-		if strings.IndexByte(in, '\\') < 0 {
-			if strings.IndexByte(in, '"') >= 0 {
-				return nil, false
-			}
-			return in, true
-		}
-		var b strings.Builder
-		if !unescapeDouble(&b, in) {
-			return nil, false
-		}
-		return b.String(), true
+		return doubleQuoted(s[1:], flow)
 	case '\'':
-		in := s[1:]
-		if len(in) == 0 || in[len(in)-1] != '\'' {
-			return nil, false
-		}
-		in = in[:len(in)-1]
-		if strings.Count(in, "'")%2 != 0 || strings.Count(strings.ReplaceAll(in, "''", ""), "'") != 0 {
-			return nil, false
-		}
-		if flow && strings.ContainsAny(in, ",[]{}") {
-			return nil, false
-		}
-		return strings.ReplaceAll(in, "''", "'"), true
+		return singleQuoted(s[1:], flow)
 	case '?', ':', ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '%', '@', '`':
 		return nil, false
 	case '-':
@@ -626,6 +597,51 @@ func scalar(s string, flow bool) (any, bool) {
 		return nil, false
 	}
 	return resolvePlain(s)
+}
+
+// plainKeyByte reports whether c may stand in a plain key the fast path
+// reads: letters, digits and . _ / -.
+func plainKeyByte(c byte) bool {
+	return isLetter(c) || isDigit(c) || c == '.' || c == '_' || c == '/' || c == '-'
+}
+
+// doubleQuoted is the double-quoted scalar whose text after the opening
+// quote is in.
+func doubleQuoted(in string, flow bool) (any, bool) {
+	if len(in) == 0 || in[len(in)-1] != '"' {
+		return nil, false
+	}
+	in = in[:len(in)-1]
+	if flow && strings.ContainsAny(in, "\"\\,[]{}") {
+		return nil, false
+	}
+	if strings.IndexByte(in, '\\') < 0 {
+		if strings.IndexByte(in, '"') >= 0 {
+			return nil, false
+		}
+		return in, true
+	}
+	var b strings.Builder
+	if !unescapeDouble(&b, in) {
+		return nil, false
+	}
+	return b.String(), true
+}
+
+// singleQuoted is the single-quoted scalar whose text after the opening
+// quote is in: every quote inside doubled.
+func singleQuoted(in string, flow bool) (any, bool) {
+	if len(in) == 0 || in[len(in)-1] != '\'' {
+		return nil, false
+	}
+	in = in[:len(in)-1]
+	if strings.Count(in, "'")%2 != 0 || strings.Count(strings.ReplaceAll(in, "''", ""), "'") != 0 {
+		return nil, false
+	}
+	if flow && strings.ContainsAny(in, ",[]{}") {
+		return nil, false
+	}
+	return strings.ReplaceAll(in, "''", "'"), true
 }
 
 // plainWords are the plain scalars yaml/v2 reads as something else than

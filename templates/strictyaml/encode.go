@@ -394,8 +394,6 @@ func surelyNotNumber(s string) bool {
 // (its keyList.Less): letters before other bytes, runs of digits by
 // their value.
 func yamlKeyLess(a, b string) bool {
-	isLetter := func(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-	isDigit := func(c byte) bool { return c >= '0' && c <= '9' }
 	for i := 0; i < len(a) && i < len(b); i++ {
 		if a[i] == b[i] {
 			continue
@@ -407,29 +405,41 @@ func yamlKeyLess(a, b string) bool {
 		if al || bl {
 			return bl
 		}
-		var ai, bi int
-		var an, bn int64
-		if a[i] == '0' || b[i] == '0' {
-			for j := i - 1; j >= 0 && isDigit(a[j]); j-- {
-				if a[j] != '0' {
-					an, bn = 1, 1
-					break
-				}
-			}
-		}
-		for ai = i; ai < len(a) && isDigit(a[ai]); ai++ {
-			an = an*10 + int64(a[ai]-'0')
-		}
-		for bi = i; bi < len(b) && isDigit(b[bi]); bi++ {
-			bn = bn*10 + int64(b[bi]-'0')
-		}
-		if an != bn {
-			return an < bn
-		}
-		if ai != bi {
-			return ai < bi
-		}
-		return a[i] < b[i]
+		return digitsLess(a, b, i)
 	}
 	return len(a) < len(b)
 }
+
+// digitsLess orders a and b, equal before i and differing at i, by the
+// values of the runs of digits that start at i (a run after non-zero
+// digits counts from 1, so leading zeros do not shorten it); equal runs
+// by their length, then by the bytes at i.
+func digitsLess(a, b string, i int) bool {
+	var ai, bi int
+	var an, bn int64
+	if a[i] == '0' || b[i] == '0' {
+		for j := i - 1; j >= 0 && isDigit(a[j]); j-- {
+			if a[j] != '0' {
+				an, bn = 1, 1
+				break
+			}
+		}
+	}
+	for ai = i; ai < len(a) && isDigit(a[ai]); ai++ {
+		an = an*10 + int64(a[ai]-'0')
+	}
+	for bi = i; bi < len(b) && isDigit(b[bi]); bi++ {
+		bn = bn*10 + int64(b[bi]-'0')
+	}
+	if an != bn {
+		return an < bn
+	}
+	if ai != bi {
+		return ai < bi
+	}
+	return a[i] < b[i]
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -2,6 +2,7 @@ package strictyaml
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -63,7 +64,8 @@ func NewError(err error) *Error {
 
 // JSONSyntax is a JSON error without the text it quotes.
 func JSONSyntax(fn string, err error) string {
-	if se, ok := err.(*json.SyntaxError); ok {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
 		return fmt.Sprintf("%s: not valid JSON at byte %d", fn, se.Offset)
 	}
 	return fn + ": the JSON does not decode to the expected type"

@@ -1,7 +1,6 @@
 package nochange
 
 import (
-	"bytes"
 	"slices"
 	"sort"
 
@@ -41,7 +40,7 @@ func authorsOf(live *unstructured.Unstructured, modified *fieldpath.Set, fieldMa
 			continue
 		}
 		set := &fieldpath.Set{}
-		if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+		if err := set.FromJSON(e.FieldsV1.GetRawReader()); err != nil {
 			continue
 		}
 		if e.Manager == fieldManager {

@@ -226,7 +226,7 @@ func foldStringData(u *unstructured.Unstructured) error {
 		return nil
 	}
 	if !ok {
-		return fmt.Errorf("Secret stringData is not an object")
+		return errors.New("the Secret's stringData is not an object")
 	}
 	data, _ := u.Object["data"].(map[string]any)
 	if data == nil {
@@ -235,7 +235,7 @@ func foldStringData(u *unstructured.Unstructured) error {
 	for k, v := range m {
 		str, ok := v.(string)
 		if !ok {
-			return fmt.Errorf("Secret stringData.%s is not a string", k)
+			return fmt.Errorf("the Secret's stringData.%s is not a string", k)
 		}
 		data[k] = base64.StdEncoding.EncodeToString([]byte(str))
 	}
@@ -272,7 +272,7 @@ func sameFieldSet(a, b *metav1.FieldsV1) bool {
 		return a == b
 	}
 	var sa, sb fieldpath.Set
-	if sa.FromJSON(strings.NewReader(string(a.Raw))) != nil || sb.FromJSON(strings.NewReader(string(b.Raw))) != nil {
+	if sa.FromJSON(a.GetRawReader()) != nil || sb.FromJSON(b.GetRawReader()) != nil {
 		return false
 	}
 	return sa.Equals(&sb)

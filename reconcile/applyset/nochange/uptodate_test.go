@@ -86,7 +86,7 @@ func otherManager(t testing.TB, u *unstructured.Unstructured, manager, fields st
 	t.Helper()
 	u.SetManagedFields(append(u.GetManagedFields(), metav1.ManagedFieldsEntry{
 		Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: u.GetAPIVersion(),
-		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)},
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields),
 	}))
 }
 
@@ -130,7 +130,7 @@ func TestUpToDate(t *testing.T) {
 		}, write: true, change: []string{"metadata.labels.app"}},
 		{name: "stencil's field set lacks a field", live: func(u *unstructured.Unstructured) {
 			mf := u.GetManagedFields()
-			mf[0].FieldsV1.Raw = []byte(`{"f:metadata":{"f:labels":{"f:app":{}}}}`)
+			mf[0].FieldsV1.SetRawString(`{"f:metadata":{"f:labels":{"f:app":{}}}}`)
 			u.SetManagedFields(mf)
 		}, write: true},
 		{name: "not applied by stencil", live: func(u *unstructured.Unstructured) {
