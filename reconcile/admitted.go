@@ -56,7 +56,7 @@ func (r *Controller) admit(ctx context.Context, s *scope) (done bool, res ctrl.R
 	if !v.Pending && v.RetryAfter > 0 && cov.Problem() == "" {
 		status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonNotAdmitted, v.Message)
 	} else {
-		reporter{r}.stall(s, v1alpha1.ReasonNotAdmitted, v.Message)
+		r.stall(s, v1alpha1.ReasonNotAdmitted, v.Message)
 	}
 	s.done = true
 	return true, res, nil

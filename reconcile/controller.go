@@ -63,7 +63,7 @@ type Controller struct {
 	// until an input changes.
 	failedRenders recall.Memo[failedRender]
 	// generated keeps, by parent UID, the generated values this process
-	// last wrote to each set's stores (see renderer.kept).
+	// last wrote to each set's stores (see kept).
 	generated recall.Memo[map[string]string]
 	// stalls keeps terminal failures, so a parent that failed for good is
 	// not written again until its inputs change.
@@ -157,7 +157,7 @@ type scope struct {
 	// observed is what the render read of the members' observed values
 	// and held back; rerender names the values that moved under it
 	// (see observer); stale names the answers to lookups that an outside
-	// change moved under a pass that changed nothing (see observer.settle).
+	// change moved under a pass that changed nothing (see settle).
 	observed *recall.Observed
 	rerender []string
 	stale    []string
@@ -194,7 +194,7 @@ type phase func(ctx context.Context, s *scope) (ctrl.Result, error)
 // Options.DefaultServiceAccount, no Options.WriteAsController) is Stalled
 // (reason NoServiceAccount) before anything, its deletion included; one in
 // a namespace its Bundle's spec.namespaceSelector does not select is
-// Stalled (reason NotAllowed) before it renders (see preparer.allowed).
+// Stalled (reason NotAllowed) before it renders (see allowed).
 func (r *Controller) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
 	if o := r.Options.Observer; o != nil {
 		kind := r.parentGVK().GroupKind()
@@ -226,7 +226,7 @@ func (r *Controller) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}, phases: metrics.PhaseTimer{}}
 	s.events.FirstPass = parent.NeverReconciled(comp) // see status.Events
 	defer func() {
-		s.phases.Time(metrics.PhaseStatus, func() { err = errors.Join(err, reporter{r}.patchStatus(ctx, s)) })
+		s.phases.Time(metrics.PhaseStatus, func() { err = errors.Join(err, r.patchStatus(ctx, s)) })
 		s.phases.Observe()
 		metrics.Passes.WithLabelValues(outcome(s, err)).Inc()
 	}()
@@ -240,25 +240,25 @@ func (r *Controller) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 func (r *Controller) pass(ctx context.Context, s *scope, specErr error) (ctrl.Result, error) {
 	comp := s.comp
 	if specErr != nil && comp.GetDeletionTimestamp().IsZero() {
-		reporter{r}.stall(s, v1alpha1.ReasonInvalid, specErr.Error())
+		r.stall(s, v1alpha1.ReasonInvalid, specErr.Error())
 		return ctrl.Result{}, nil
 	}
 	var err error
 	if s.writer, err = r.WriterFor(comp); errors.Is(err, engine.ErrNoIdentity) {
-		reporter{r}.stall(s, v1alpha1.ReasonNoServiceAccount, err.Error())
+		r.stall(s, v1alpha1.ReasonNoServiceAccount, err.Error())
 		return ctrl.Result{}, nil
 	} else if err != nil {
-		return reporter{r}.transient(s, err)
+		return r.transient(s, err)
 	}
 	if done, res, err := r.admit(ctx, s); done || err != nil {
 		if err != nil {
-			return reporter{r}.transient(s, err)
+			return r.transient(s, err)
 		}
 		return res, nil
 	}
 	if !comp.GetDeletionTimestamp().IsZero() {
 		s.deleting = true
-		return finalizer{r}.finalize(ctx, s)
+		return r.finalize(ctx, s)
 	}
 	if comp.ParentSpec().Suspend {
 		return r.suspended(ctx, s)
@@ -267,15 +267,15 @@ func (r *Controller) pass(ctx context.Context, s *scope, specErr error) (ctrl.Re
 		var res ctrl.Result
 		s.phases.Time(p.metric, func() { res, err = p.run(ctx, s) })
 		if err != nil {
-			reporter{r}.observeMembers(ctx, s)
-			return reporter{r}.transient(s, err)
+			r.observeMembers(ctx, s)
+			return r.transient(s, err)
 		}
 		if s.done || !res.IsZero() {
-			reporter{r}.observeMembers(ctx, s)
+			r.observeMembers(ctx, s)
 			return res, nil
 		}
 	}
-	if (shortcut{r}).keepSnapshot(ctx, s) {
+	if r.keepSnapshot(ctx, s) {
 		r.passes.Put(client.ObjectKeyFromObject(comp), "", s.snapshot)
 	}
 	return ctrl.Result{}, nil
@@ -293,15 +293,15 @@ type namedPhase struct {
 // last (Reconcile's deferred patchStatus).
 func (r *Controller) phases() []namedPhase {
 	return []namedPhase{
-		{metrics.PhasePrepare, preparer{r}.allowed},        // the Bundle's namespaceSelector
-		{metrics.PhaseShortcut, shortcut{r}.skipUnchanged}, // nothing changed: status only
-		{metrics.PhaseParent, r.ensureParent},              // the recorded inventory and members
-		{metrics.PhaseRender, renderer{r}.render},          // load the assigned revision, render the plan
-		{metrics.PhasePrepare, preparer{r}.recall},         // a terminal failure of these inputs
-		{metrics.PhasePrepare, preparer{r}.watch},          // watch the rendered kinds
-		{metrics.PhasePrepare, preparer{r}.authorize},      // may the account do it all
-		{metrics.PhasePrepare, shortcut{r}.snapshot},       // what the members are before the apply
-		{metrics.PhasePrepare, pruning{r}.guardEmptyRender},
+		{metrics.PhasePrepare, r.allowed},        // the Bundle's namespaceSelector
+		{metrics.PhaseShortcut, r.skipUnchanged}, // nothing changed: status only
+		{metrics.PhaseParent, r.ensureParent},    // the recorded inventory and members
+		{metrics.PhaseRender, r.render},          // load the assigned revision, render the plan
+		{metrics.PhasePrepare, r.recall},         // a terminal failure of these inputs
+		{metrics.PhasePrepare, r.watch},          // watch the rendered kinds
+		{metrics.PhasePrepare, r.authorize},      // may the account do it all
+		{metrics.PhasePrepare, r.snapshot},       // what the members are before the apply
+		{metrics.PhasePrepare, r.guardEmptyRender},
 		{metrics.PhaseParent, r.widen}, // record old ∪ new before any apply
 		{metrics.PhaseApply, r.apply},  // crds/, stores, hooks, stages
 		{metrics.PhaseApply, r.settle}, // values that moved under the render

@@ -27,14 +27,13 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/valuestore"
 )
 
+// Deletion: the members of a parent being deleted are deleted or
+// orphaned, then its finalizer is dropped; prune orphans kept members
+// through orphan too.
+
 // finalizeRecheck is how often a deletion waiting on members looks again
 // when it could not watch their kinds (and so would hear of no event).
 const finalizeRecheck = 5 * time.Second
-
-// finalizer deletes or orphans the members of a parent being deleted and
-// then drops its finalizer; prune orphans kept members through it too. It
-// is built per pass from the reconciler.
-type finalizer struct{ *Controller }
 
 // finalize handles a Composition being deleted. With deletionPolicy Delete
 // the members are deleted in reverse apply order, one rank at a time: the
@@ -52,7 +51,7 @@ type finalizer struct{ *Controller }
 // Composition's ServiceAccount) may not delete or relabel, is reported with
 // a Warning event and left in place: RBAC never holds the finalizer
 // forever. Any other failure to list or delete is retried.
-func (r finalizer) finalize(ctx context.Context, s *scope) (ctrl.Result, error) {
+func (r *Controller) finalize(ctx context.Context, s *scope) (ctrl.Result, error) {
 	live, err := r.store.Read(ctx, s.comp)
 	if err != nil || !live.Finalizer {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -65,7 +64,7 @@ func (r finalizer) finalize(ctx context.Context, s *scope) (ctrl.Result, error) 
 	r.passes.Forget(client.ObjectKeyFromObject(s.comp))
 	if !s.comp.ParentSpec().Suspend {
 		watched := r.watchInventory(ctx, live.Inventory)
-		p := pruning{r.Controller}.pruner(s)
+		p := r.pruner(s)
 		listed := p.List(ctx, live.Inventory, s.comp.GetNamespace())
 		var forbidden []schema.GroupKind
 		for _, f := range listed.Forbidden {
@@ -114,7 +113,7 @@ func (r finalizer) finalize(ctx context.Context, s *scope) (ctrl.Result, error) 
 // has members to wait on, and reports whether any is left to wait on. A
 // member whose delete is forbidden is reported and left in place, so it
 // does not hold back the lower ranks.
-func (r finalizer) deleteByRank(ctx context.Context, s *scope, p *applyset.Pruner, members []applyset.Member) (bool, error) {
+func (r *Controller) deleteByRank(ctx context.Context, s *scope, p *applyset.Pruner, members []applyset.Member) (bool, error) {
 	var ranks []int
 	for _, m := range members {
 		ranks = append(ranks, plan.KindRank(m.GVK.Kind))
@@ -164,7 +163,7 @@ func (r finalizer) deleteByRank(ctx context.Context, s *scope, p *applyset.Prune
 // started after a delete would never hear of it. A kind that cannot be
 // watched (the controller may not list or watch it, or its informer does
 // not sync) is looked at again after finalizeRecheck.
-func (r finalizer) watchInventory(ctx context.Context, inv applyset.Inventory) bool {
+func (r *Controller) watchInventory(ctx context.Context, inv applyset.Inventory) bool {
 	all := true
 	for _, gk := range inv.GroupKinds {
 		m, err := r.Mapper.RESTMapping(gk)
@@ -184,7 +183,7 @@ func (r finalizer) watchInventory(ctx context.Context, inv applyset.Inventory) b
 
 // orphanKept orphans the members annotated helm.sh/resource-policy: keep
 // (see orphan) and returns the others, to be deleted.
-func (r finalizer) orphanKept(ctx context.Context, s *scope, members []applyset.Member) ([]applyset.Member, error) {
+func (r *Controller) orphanKept(ctx context.Context, s *scope, members []applyset.Member) ([]applyset.Member, error) {
 	var keep, rest []applyset.Member
 	for _, m := range members {
 		if plan.Kept(&m.Meta) {
@@ -202,7 +201,7 @@ func (r finalizer) orphanKept(ctx context.Context, s *scope, members []applyset.
 // written: the API server refuses it (Invalid on metadata.uid), and the
 // next pass lists again. A member the writer may not patch is reported
 // and left labelled.
-func (r finalizer) orphan(ctx context.Context, s *scope, members []applyset.Member) error {
+func (r *Controller) orphan(ctx context.Context, s *scope, members []applyset.Member) error {
 	account := engine.ServiceAccount(s.comp, r.Options.DefaultServiceAccount)
 	for _, m := range members {
 		patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"uid":"`+string(m.Meta.UID)+`","labels":{"`+applyset.LabelPartOf+`":null}}}`))

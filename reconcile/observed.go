@@ -47,5 +47,5 @@ func (r *Controller) settle(ctx context.Context, s *scope) (ctrl.Result, error) 
 		return ctrl.Result{}, nil
 	}
 	r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonFlapping, "Render", "%s", st.Flapping)
-	return reporter{r}.stallTerminal(s, v1alpha1.ReasonFlapping, st.Flapping), nil
+	return r.stallTerminal(s, v1alpha1.ReasonFlapping, st.Flapping), nil
 }

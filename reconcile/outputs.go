@@ -12,7 +12,7 @@ import (
 // recordOutputChanges records one Updated event on the parent naming the
 // outputs whose values a status write changed ("phase: \"creating\" →
 // \"ready\""), as the articles' controllers recorded their phase changes.
-func (r reporter) recordOutputChanges(s *scope, old v1alpha1.CompositionStatus) {
+func (r *Controller) recordOutputChanges(s *scope, old v1alpha1.CompositionStatus) {
 	changes := status.OutputChanges(old.Outputs, s.status.Outputs)
 	if len(changes) == 0 || r.Recorder == nil {
 		return

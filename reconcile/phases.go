@@ -109,7 +109,7 @@ func (r *Controller) installCRDs(ctx context.Context, s *scope) (ctrl.Result, er
 			account = engine.ServiceAccount(s.comp, r.Options.DefaultServiceAccount)
 		}
 		denied := r.Access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), account, crds.GroupKind, refused.Verb, "")
-		res, err := reporter{r}.stallIfDenied(s, "Apply", denied)
+		res, err := r.stallIfDenied(s, "Apply", denied)
 		return res, err, true
 	case err != nil:
 		return ctrl.Result{}, err, true
@@ -131,12 +131,12 @@ const crdRecheck = 2 * time.Second
 func (r *Controller) hookPass(s *scope, a *applyset.Applier) hooks.Pass {
 	return hooks.Pass{
 		Parent: s.comp, Status: &s.status, Objects: s.plan.Objects, BundleRevision: s.plan.BundleRevision,
-		Upgrade: s.upgrade, Applier: a, Pruner: pruning{r}.pruner(s), Reader: r.LiveAs(s.writer),
+		Upgrade: s.upgrade, Applier: a, Pruner: r.pruner(s), Reader: r.LiveAs(s.writer),
 		Applied: func(res applyset.ApplyResult) {
 			s.results = append(s.results, res)
 			r.recordApplies(s, []applyset.ApplyResult{res})
 		},
-		Stall: func(reason, msg string) { reporter{r}.stallTerminal(s, reason, msg) },
+		Stall: func(reason, msg string) { r.stallTerminal(s, reason, msg) },
 		End:   func() { s.done = true },
 		Written: func(version string) {
 			r.store.Wrote(client.ObjectKeyFromObject(s.comp), version)
@@ -197,7 +197,7 @@ func (r *Controller) detectFlapping(s *scope) ctrl.Result {
 		return ctrl.Result{}
 	}
 	r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonFlapping, "Apply", "%s", f)
-	return reporter{r}.stallTerminal(s, v1alpha1.ReasonFlapping, f.String())
+	return r.stallTerminal(s, v1alpha1.ReasonFlapping, f.String())
 }
 
 // prune is the one way members are deleted in a pass. It runs only
@@ -223,16 +223,16 @@ func (r *Controller) prune(ctx context.Context, s *scope) (ctrl.Result, error) {
 	}
 	if gate.Closed() != "" {
 		if gate == (prune.Gate{Disabled: true}) {
-			pruning{r}.boundRecord(ctx, s)
+			r.boundRecord(ctx, s)
 		}
 		return ctrl.Result{}, nil
 	}
-	p := pruning{r}.cachedPruner(s)
+	p := r.cachedPruner(s)
 	listed := p.List(ctx, s.parent.Inventory, s.comp.GetNamespace())
 	if len(listed.Forbidden) > 0 {
-		return reporter{r}.stallIfDenied(s, "Prune", r.Access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), "", listed.Forbidden[0].GK, "list", listed.Forbidden[0].Namespace))
+		return r.stallIfDenied(s, "Prune", r.Access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), "", listed.Forbidden[0].GK, "list", listed.Forbidden[0].Namespace))
 	}
-	spared, errs := pruning{r}.sparedHooks(ctx, s, listed.Members)
+	spared, errs := r.sparedHooks(ctx, s, listed.Members)
 	sel := prune.Select(listed.Members, prune.Set{ID: p.ID, Record: s.parent.Record, Applied: prune.Applied(s.results), Spared: spared,
 		HeldBack: func(m applyset.Member) bool {
 			return s.plan.HoldsBack(m.GVK.GroupKind(), m.Meta.Namespace, m.Meta.Name, s.comp.GetNamespace())
@@ -253,13 +253,13 @@ func (r *Controller) prune(ctx context.Context, s *scope) (ctrl.Result, error) {
 	// recorded this pass (an orphaning the writer may not make leaves it
 	// labelled); the next pass no longer lists it.
 	for _, m := range sel.Orphan {
-		if err := (finalizer{r}).orphan(ctx, s, []applyset.Member{m}); err != nil {
+		if err := r.orphan(ctx, s, []applyset.Member{m}); err != nil {
 			errs = append(errs, err.Error())
 		}
 		keep(m)
 	}
-	// The prune budget and the protected kinds (see pruning.withinBudget).
-	if ok, err := (pruning{r}).withinBudget(ctx, s, sel.Delete); err != nil || !ok {
+	// The prune budget and the protected kinds (see withinBudget).
+	if ok, err := r.withinBudget(ctx, s, sel.Delete); err != nil || !ok {
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -268,17 +268,17 @@ func (r *Controller) prune(ctx context.Context, s *scope) (ctrl.Result, error) {
 		}
 		sel.Delete = nil
 	}
-	deleted, denied, deleteErrs := pruning{r}.delete(ctx, s, p, sel.Delete, keep)
+	deleted, denied, deleteErrs := r.delete(ctx, s, p, sel.Delete, keep)
 	if errs = append(errs, deleteErrs...); len(errs) > 0 {
 		return ctrl.Result{}, fmt.Errorf("prune: %s", strings.Join(errs, "; "))
 	}
 	var err error
-	remaining = pruning{r}.confirmDrops(ctx, s, s.parent.Inventory, remaining, deleted, listed)
+	remaining = r.confirmDrops(ctx, s, s.parent.Inventory, remaining, deleted, listed)
 	s.parent, err = r.store.Write(ctx, s.comp, s.parent, parent.State{Inventory: remaining, Finalizer: true})
 	if err != nil || denied == nil {
 		return ctrl.Result{}, err
 	}
-	return reporter{r}.stallIfDenied(s, "Prune", denied)
+	return r.stallIfDenied(s, "Prune", denied)
 }
 
 // ordinaryApplied reports whether every ordinary object of the plan (not
@@ -306,7 +306,7 @@ func memberInventory(m applyset.Member) applyset.Inventory {
 // and not retried until its inputs change; otherwise the failures are
 // returned for backoff.
 func (r *Controller) observe(ctx context.Context, s *scope) (ctrl.Result, error) {
-	if res, err := (preparer{r}).watch(ctx, s); err != nil || s.done {
+	if res, err := r.watch(ctx, s); err != nil || s.done {
 		return res, err
 	}
 	parent := status.ExpressionParent(s.comp, s.outputs)
@@ -336,7 +336,7 @@ func (r *Controller) observe(ctx context.Context, s *scope) (ctrl.Result, error)
 	}
 	msg := fmt.Sprintf("%d of %d objects failed to apply: %s", len(failed), len(s.plan.Objects), strings.Join(msgs, "; "))
 	if terminal {
-		return reporter{r}.stallTerminal(s, reason, msg), nil
+		return r.stallTerminal(s, reason, msg), nil
 	}
 	return ctrl.Result{}, errors.New(msg)
 }
@@ -371,7 +371,7 @@ func (r *Controller) suspended(ctx context.Context, s *scope) (ctrl.Result, erro
 	}
 	s.parent = live
 	id := applyset.ParentID(s.comp)
-	listed := pruning{r}.cachedPruner(s).List(ctx, live.Inventory, s.comp.GetNamespace())
+	listed := r.cachedPruner(s).List(ctx, live.Inventory, s.comp.GetNamespace())
 	objs := status.ListedMembers(listed.Members, id, live.Record)
 	s.status.Members = status.Members(ctx, r.memberReader(s), id, live.Record, objs)
 	s.status.Summary = status.Summary(s.status.Members)

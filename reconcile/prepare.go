@@ -18,6 +18,9 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/status"
 )
 
+// The phases between render and apply that may stall the pass before
+// anything is written: allowed, recall, watch and authorize.
+
 // stall is what the stalls memo keeps, per Composition, under the inputs
 // it had (memoKey): a terminal failure of its last
 // apply (an object the API server rejects, a refused member, a member that
@@ -40,14 +43,9 @@ func memoKey(comp applyset.Parent, bundleRevision string) string {
 	return fmt.Sprintf("%s/%d/%s", comp.GetUID(), comp.GetGeneration(), bundleRevision)
 }
 
-// preparer runs the phases between render and apply that may stall the
-// pass before anything is written: recall, watch and authorize. It is
-// built per pass from the reconciler.
-type preparer struct{ *Controller }
-
 // recall ends the pass, writing nothing, when the last pass with the same
 // inputs stalled on a terminal failure: the status says so again.
-func (r preparer) recall(_ context.Context, s *scope) (ctrl.Result, error) {
+func (r *Controller) recall(_ context.Context, s *scope) (ctrl.Result, error) {
 	name := types.NamespacedName{Namespace: s.comp.GetNamespace(), Name: s.comp.GetName()}
 	if s.comp.ParentSpec().Suspend {
 		return ctrl.Result{}, nil
@@ -69,7 +67,7 @@ func (r preparer) recall(_ context.Context, s *scope) (ctrl.Result, error) {
 // to members bring their Composition back. A kind the controller may not
 // list and watch cluster-wide stalls the Composition (reason Forbidden)
 // before any informer is started for it and before anything is applied.
-func (r preparer) watch(ctx context.Context, s *scope) (ctrl.Result, error) {
+func (r *Controller) watch(ctx context.Context, s *scope) (ctrl.Result, error) {
 	objs := s.plan.Objects
 	if s.stores != nil && s.stores.Controller() != nil {
 		objs = append(slices.Clone(objs), s.stores.Controller()) // its changes bring a pass too
@@ -81,7 +79,7 @@ func (r preparer) watch(ctx context.Context, s *scope) (ctrl.Result, error) {
 		}
 	}
 	if _, err := r.watches.Ensure(ctx, gvks); err != nil {
-		return reporter{r.Controller}.stallIfDenied(s, "Watch", err)
+		return r.stallIfDenied(s, "Watch", err)
 	}
 	return ctrl.Result{}, nil
 }
@@ -94,7 +92,7 @@ func (r preparer) watch(ctx context.Context, s *scope) (ctrl.Result, error) {
 // reported up front (Stalled, reason Forbidden) rather than as a half-made
 // apply. Kinds the API server does not serve yet (defined by a CRD in the
 // same render) are left to the apply itself.
-func (r preparer) authorize(ctx context.Context, s *scope) (ctrl.Result, error) {
+func (r *Controller) authorize(ctx context.Context, s *scope) (ctrl.Result, error) {
 	sa := engine.ServiceAccount(s.comp, r.Options.DefaultServiceAccount)
 	if sa == "" || s.comp.ParentSpec().Suspend {
 		return ctrl.Result{}, nil
@@ -122,7 +120,7 @@ func (r preparer) authorize(ctx context.Context, s *scope) (ctrl.Result, error) 
 			return ctrl.Result{}, fmt.Errorf("find the API of %s: %w", t.gvk.Kind, err)
 		}
 		if err := r.Access.AccountMay(ctx, s.comp.GetNamespace(), sa, m, t.ns, verbs...); err != nil {
-			return reporter{r.Controller}.stallIfDenied(s, "Authorize", err)
+			return r.stallIfDenied(s, "Authorize", err)
 		}
 	}
 	return ctrl.Result{}, nil
@@ -135,7 +133,7 @@ func (r preparer) authorize(ctx context.Context, s *scope) (ctrl.Result, error) 
 // pass; a change of a Namespace's labels brings a pass of the parents in
 // it (see parentsInNamespace). A Bundle not found is left to render,
 // which reports it.
-func (r preparer) allowed(ctx context.Context, s *scope) (ctrl.Result, error) {
+func (r *Controller) allowed(ctx context.Context, s *scope) (ctrl.Result, error) {
 	bundle := &v1alpha1.Bundle{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: s.comp.ParentSpec().Bundle}, bundle); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -145,7 +143,7 @@ func (r preparer) allowed(ctx context.Context, s *scope) (ctrl.Result, error) {
 		return ctrl.Result{}, err
 	}
 	r.passes.Forget(client.ObjectKeyFromObject(s.comp))
-	reporter{r.Controller}.stall(s, v1alpha1.ReasonNotAllowed, fmt.Sprintf(
+	r.stall(s, v1alpha1.ReasonNotAllowed, fmt.Sprintf(
 		"Bundle %s may not be used in namespace %s: its spec.namespaceSelector does not select the namespace; nothing is applied or pruned",
 		bundle.Name, s.comp.GetNamespace()))
 	return ctrl.Result{}, nil

@@ -23,16 +23,14 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/valuestore"
 )
 
-// pruning is what prune and finalize delete members with: the pruners of
-// a pass, live or cached, the live confirmation of a shrinking record, the
-// guard against an empty render and the sparing of hooks. It is built per
-// pass from the reconciler.
-type pruning struct{ *Controller }
+// What prune and finalize delete members with: the pruners of a pass,
+// live or cached, the live confirmation of a shrinking record, the guard
+// against an empty render, the sparing of hooks and the budget.
 
 // pruner returns the pruner of a Composition's set: it lists as the
 // controller, live, and deletes as the Composition's writer. Finalizing
 // uses it: the finalizer goes only once a live listing finds nothing.
-func (r pruning) pruner(s *scope) *applyset.Pruner {
+func (r *Controller) pruner(s *scope) *applyset.Pruner {
 	return &applyset.Pruner{Lister: r.APIReader, Writer: s.writer, Mapper: r.Mapper,
 		ID: applyset.ParentID(s.comp)}
 }
@@ -51,7 +49,7 @@ func (r pruning) pruner(s *scope) *applyset.Pruner {
 //     preconditions, so only the object exactly as listed (labelled a
 //     member, managed by stencil) is ever deleted; any change since is a
 //     conflict, kept recorded and looked at again on the next pass.
-func (r pruning) cachedPruner(s *scope) *applyset.Pruner {
+func (r *Controller) cachedPruner(s *scope) *applyset.Pruner {
 	p := r.pruner(s)
 	p.Cached = r.watches.Members
 	return p
@@ -68,7 +66,7 @@ func (r pruning) cachedPruner(s *scope) *applyset.Pruner {
 // is forgotten once the live listing does not find it either. When
 // neither the inventory shrinks nor any recorded member went unseen (a
 // converged set), nothing is read.
-func (r pruning) confirmDrops(ctx context.Context, s *scope, recorded, remaining applyset.Inventory, deleted map[types.UID]bool, cached applyset.ListResult) applyset.Inventory {
+func (r *Controller) confirmDrops(ctx context.Context, s *scope, recorded, remaining applyset.Inventory, deleted map[types.UID]bool, cached applyset.ListResult) applyset.Inventory {
 	rg, rn := recorded.Normalize(s.comp.GetNamespace()).Annotations()
 	mg, mn := remaining.Normalize(s.comp.GetNamespace()).Annotations()
 	unseen := prune.Unseen(s.parent.Record, cached, prune.Applied(s.results), deleted)
@@ -99,7 +97,7 @@ const recordSlack = 64
 // recordSlack), the members a listing no longer finds (deleted by
 // someone, and made again under a new UID) are forgotten, as confirmDrops
 // would. Below that, nothing is listed.
-func (r pruning) boundRecord(ctx context.Context, s *scope) {
+func (r *Controller) boundRecord(ctx context.Context, s *scope) {
 	if len(s.parent.Record.UIDs()) <= 2*len(s.plan.Objects)+recordSlack {
 		return
 	}
@@ -114,7 +112,7 @@ func (r pruning) boundRecord(ctx context.Context, s *scope) {
 // whose templates all sit behind a condition, values that switch
 // everything off by mistake, or a Bundle emptied in an edit would otherwise
 // delete every member at once.
-func (r pruning) guardEmptyRender(ctx context.Context, s *scope) (ctrl.Result, error) {
+func (r *Controller) guardEmptyRender(ctx context.Context, s *scope) (ctrl.Result, error) {
 	// Objects held back (stencil.dev/wait-for) are rendered, only not yet
 	// applied: a render holding them back is not empty.
 	if len(s.plan.Objects) > 0 || s.observed != nil && len(s.observed.Held) > 0 || s.comp.ParentSpec().Suspend || (s.comp.ParentSpec().Prune != nil && !*s.comp.ParentSpec().Prune) ||
@@ -157,7 +155,7 @@ func (r pruning) guardEmptyRender(ctx context.Context, s *scope) (ctrl.Result, e
 // prune.SpareHook: the render still holds them, or they still run), read
 // live as the controller; a hook that cannot be read is spared, with its
 // error.
-func (r pruning) sparedHooks(ctx context.Context, s *scope, listed []applyset.Member) (map[types.UID]bool, []string) {
+func (r *Controller) sparedHooks(ctx context.Context, s *scope, listed []applyset.Member) (map[types.UID]bool, []string) {
 	planned := prune.PlannedHooks(s.plan.Objects)
 	spared := map[types.UID]bool{}
 	var errs []string
@@ -178,7 +176,7 @@ func (r pruning) sparedHooks(ctx context.Context, s *scope, listed []applyset.Me
 // first denial (a Forbidden delete: the parent stalls, the member stays
 // recorded) and the other errors; keep is told of every member that
 // stays recorded.
-func (r pruning) delete(ctx context.Context, s *scope, p *applyset.Pruner, doomed []applyset.Member, keep func(applyset.Member)) (map[types.UID]bool, error, []string) {
+func (r *Controller) delete(ctx context.Context, s *scope, p *applyset.Pruner, doomed []applyset.Member, keep func(applyset.Member)) (map[types.UID]bool, error, []string) {
 	deleted := map[types.UID]bool{}
 	var denied error
 	var errs []string
@@ -217,7 +215,7 @@ func (r pruning) delete(ctx context.Context, s *scope, p *applyset.Pruner, doome
 // stencil.dev/allow-empty-render let through is not held to the count. A template that renames half a set, or drops a
 // volume claim, stops there. Orphaning (helm.sh/resource-policy: keep)
 // deletes nothing and is not counted.
-func (r pruning) withinBudget(ctx context.Context, s *scope, doomed []applyset.Member) (bool, error) {
+func (r *Controller) withinBudget(ctx context.Context, s *scope, doomed []applyset.Member) (bool, error) {
 	if len(doomed) == 0 {
 		return true, nil
 	}

@@ -27,10 +27,8 @@ import (
 	"github.com/stencil-dev/stencil/templates/lookup"
 )
 
-// renderer renders a pass's plan: it loads the Bundle through the
-// reconciler's bundle cache and skips renders known to fail (its
-// failedRenders memo). It is built per pass from the reconciler.
-type renderer struct{ *Controller }
+// The render phase: load the assigned revision through the engine, and
+// render its plan, skipping renders known to fail (failedRenders).
 
 // render loads the revision of the Bundle the parent is on (see
 // loadBundle) and renders the plan. A missing Bundle, a render
@@ -39,7 +37,7 @@ type renderer struct{ *Controller }
 // A render that failed is not run again until one of its inputs changes
 // (see failedRenders), so a hostile bundle costs one render per change, not
 // one per member event.
-func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
+func (r *Controller) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 	// The revision the parent is on, or moves to (see revisions.go).
 	loaded, outs, stopped, err := r.loadBundle(ctx, s)
 	if stopped || err != nil {
@@ -61,7 +59,7 @@ func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 		var keyErr *valuestore.KeyError
 		switch err := r.kept(ctx, s, &in); {
 		case errors.As(err, &keyErr):
-			reporter{r.Controller}.stall(s, v1alpha1.ReasonGeneratedKeyLost, err.Error())
+			r.stall(s, v1alpha1.ReasonGeneratedKeyLost, err.Error())
 			return ctrl.Result{RequeueAfter: valuestore.KeyRecheck}, nil
 		case err != nil:
 			return ctrl.Result{}, err
@@ -84,10 +82,10 @@ func (r renderer) render(ctx context.Context, s *scope) (ctrl.Result, error) {
 	switch {
 	case errors.As(err, &renderErr):
 		r.failedRenders.Put(client.ObjectKeyFromObject(s.comp), key, failedRender{err: renderErr, lookups: s.lookedUp})
-		reporter{r.Controller}.stall(s, plan.RenderReason(renderErr), err.Error())
+		r.stall(s, plan.RenderReason(renderErr), err.Error())
 		return ctrl.Result{}, nil
 	case errors.As(err, &refused):
-		reporter{r.Controller}.stall(s, refused.ConditionReason(), err.Error())
+		r.stall(s, refused.ConditionReason(), err.Error())
 		return ctrl.Result{}, nil
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("render Bundle %s: %w", s.comp.ParentSpec().Bundle, err)
@@ -106,7 +104,7 @@ type failedRender struct {
 
 // answersSame reports whether every lookup of reads answers, in the
 // lookup informers, as it did (none ran yet: not the same).
-func (r renderer) answersSame(s *scope, reads []lookup.Read) bool {
+func (r *Controller) answersSame(s *scope, reads []lookup.Read) bool {
 	if len(reads) == 0 {
 		return true
 	}
@@ -122,7 +120,7 @@ func (r renderer) answersSame(s *scope, reads []lookup.Read) bool {
 // keeps the stores as read, for the apply. An error when a store cannot
 // be read (a render then would make new values for calls that have
 // some), a *valuestore.KeyError when one was written with another key.
-func (r renderer) kept(ctx context.Context, s *scope, in *templates.Input) error {
+func (r *Controller) kept(ctx context.Context, s *scope, in *templates.Input) error {
 	key, err := r.Keys.Get(ctx)
 	if err != nil {
 		return err
@@ -151,10 +149,10 @@ func (r renderer) kept(ctx context.Context, s *scope, in *templates.Input) error
 // again (a lost cache) is retried with backoff. A chart that failed its
 // verification stalls the parent (SourceUnverified) until the Bundle's
 // status changes.
-func (r renderer) waitForSource(s *scope, err error) (ctrl.Result, error) {
+func (r *Controller) waitForSource(s *scope, err error) (ctrl.Result, error) {
 	var unverified *pull.UnverifiedError
 	if errors.As(err, &unverified) {
-		reporter{r.Controller}.stall(s, v1alpha1.ReasonSourceUnverified, err.Error())
+		r.stall(s, v1alpha1.ReasonSourceUnverified, err.Error())
 		return ctrl.Result{}, nil
 	}
 	status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonSourceNotReady, err.Error())
@@ -169,7 +167,7 @@ func (r renderer) waitForSource(s *scope, err error) (ctrl.Result, error) {
 // renderInput is RenderInput in the controller: the Composition from the
 // cache, its recorded applyset.Inventory as ensureParent read it live, and the
 // cached capabilities with their revision.
-func (r renderer) renderInput(ctx context.Context, s *scope) (templates.Input, string, error) {
+func (r *Controller) renderInput(ctx context.Context, s *scope) (templates.Input, string, error) {
 	caps, err := r.APIs.Get(ctx)
 	if err != nil {
 		return templates.Input{}, "", err
@@ -183,10 +181,10 @@ func (r renderer) renderInput(ctx context.Context, s *scope) (templates.Input, s
 // assigned revision refuses (where the Bundle holds nobody back) and a
 // content that does not load stall the parent; a chart not at hand waits (see
 // waitForSource). The assignment is kept for the status (RevisionHeld).
-func (r renderer) loadBundle(ctx context.Context, s *scope) (*templates.Bundle, *outputs.Set, bool, error) {
+func (r *Controller) loadBundle(ctx context.Context, s *scope) (*templates.Bundle, *outputs.Set, bool, error) {
 	a, err := r.Assign(ctx, s.comp)
 	if apierrors.IsNotFound(err) {
-		reporter{r.Controller}.stall(s, v1alpha1.ReasonBundleNotFound, fmt.Sprintf("Bundle %q not found", s.comp.ParentSpec().Bundle))
+		r.stall(s, v1alpha1.ReasonBundleNotFound, fmt.Sprintf("Bundle %q not found", s.comp.ParentSpec().Bundle))
 		return nil, nil, true, nil
 	} else if err != nil {
 		return nil, nil, false, fmt.Errorf("read Bundle %s: %w", s.comp.ParentSpec().Bundle, err)
@@ -194,10 +192,10 @@ func (r renderer) loadBundle(ctx context.Context, s *scope) (*templates.Bundle, 
 	s.assignment = &a.Assignment
 	switch {
 	case a.NotFound:
-		reporter{r.Controller}.stall(s, v1alpha1.ReasonRevisionNotFound, a.Message)
+		r.stall(s, v1alpha1.ReasonRevisionNotFound, a.Message)
 		return nil, nil, true, nil
 	case a.Refused:
-		reporter{r.Controller}.stall(s, v1alpha1.ReasonValuesRefused, a.Message)
+		r.stall(s, v1alpha1.ReasonValuesRefused, a.Message)
 		return nil, nil, true, nil
 	}
 	if a.Reason == v1alpha1.ReasonPinRefused {
@@ -209,7 +207,7 @@ func (r renderer) loadBundle(ctx context.Context, s *scope) (*templates.Bundle, 
 	var source *engine.SourceError
 	switch {
 	case errors.As(err, &notFound):
-		reporter{r.Controller}.stall(s, v1alpha1.ReasonRevisionNotFound, err.Error())
+		r.stall(s, v1alpha1.ReasonRevisionNotFound, err.Error())
 		return nil, nil, true, nil
 	case errors.As(err, &notVerified):
 		status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonSourceNotReady, err.Error())
@@ -219,7 +217,7 @@ func (r renderer) loadBundle(ctx context.Context, s *scope) (*templates.Bundle, 
 		_, err = r.waitForSource(s, source.Err)
 		return nil, nil, true, err
 	case err != nil:
-		reporter{r.Controller}.stall(s, v1alpha1.ReasonRenderFailed, err.Error())
+		r.stall(s, v1alpha1.ReasonRenderFailed, err.Error())
 		return nil, nil, true, nil
 	}
 	return loaded, outs, false, nil

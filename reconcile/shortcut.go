@@ -24,11 +24,9 @@ import (
 	"github.com/stencil-dev/stencil/templates/lookup"
 )
 
-// shortcut is the unchanged-pass check: it records what a successful
-// pass saw (snapshot, keepSnapshot) in the reconciler's passes memo and
-// ends a later pass that would find the same (skipUnchanged). It is built
-// per pass from the reconciler.
-type shortcut struct{ *Controller }
+// The unchanged-pass shortcut: what a successful pass saw (snapshot,
+// keepSnapshot) is kept in the passes memo, and a later pass that would
+// find the same ends with its status (skipUnchanged).
 
 // skipUnchanged ends the pass with the status alone when the Bundle's
 // revision, the Composition's render inputs and every live member are what
@@ -36,7 +34,7 @@ type shortcut struct{ *Controller }
 // from the cache, and nothing is rendered, compared, read from the API
 // server or written. Otherwise it forgets the last pass and the full pass
 // follows.
-func (r shortcut) skipUnchanged(ctx context.Context, s *scope) (ctrl.Result, error) {
+func (r *Controller) skipUnchanged(ctx context.Context, s *scope) (ctrl.Result, error) {
 	name := client.ObjectKeyFromObject(s.comp)
 	last, ok := r.passes.Get(name, "")
 	if !ok {
@@ -88,7 +86,7 @@ func (r shortcut) skipUnchanged(ctx context.Context, s *scope) (ctrl.Result, err
 // ensureParent makes sure of: the finalizer, the ApplySet id and tooling,
 // and annotations that mirror its record (a change of them by hand is
 // put back by the full pass, though it changes nothing the pass does).
-func (r shortcut) parentInPlace(comp applyset.Parent) bool {
+func (r *Controller) parentInPlace(comp applyset.Parent) bool {
 	return slices.Contains(comp.GetFinalizers(), v1alpha1.Finalizer) &&
 		comp.GetLabels()[applyset.LabelApplySetID] == applyset.ParentID(comp) &&
 		comp.GetAnnotations()[applyset.AnnotationTooling] == "stencil/"+r.Options.Version &&
@@ -102,7 +100,7 @@ func (r shortcut) parentInPlace(comp applyset.Parent) bool {
 // Composition's recorded applyset.Inventory here (a render reads it
 // live): a stale cache can only make the key differ, and bring the full
 // pass.
-func (r shortcut) cachedRenderKey(ctx context.Context, comp applyset.Parent) (string, *rollout.Assignment) {
+func (r *Controller) cachedRenderKey(ctx context.Context, comp applyset.Parent) (string, *rollout.Assignment) {
 	a, err := r.Assign(ctx, comp)
 	if err != nil || a.NotFound || a.Refused {
 		return "", nil
@@ -121,7 +119,7 @@ func (r shortcut) cachedRenderKey(ctx context.Context, comp applyset.Parent) (st
 // snapshot records, before anything is applied, every live member of the
 // set as the cache holds it, for the next pass's skipUnchanged. The record
 // is kept only if the pass succeeds and keepSnapshot allows it.
-func (r shortcut) snapshot(ctx context.Context, s *scope) (ctrl.Result, error) {
+func (r *Controller) snapshot(ctx context.Context, s *scope) (ctrl.Result, error) {
 	objs := s.plan.Objects
 	if s.stores != nil && s.stores.Controller() != nil {
 		// The controller's store is no object of the plan, but a
@@ -158,7 +156,7 @@ func (r shortcut) snapshot(ctx context.Context, s *scope) (ctrl.Result, error) {
 // recorded applyset.Inventory is the one the render saw (widening or pruning
 // changes what a render may see: .Release.IsUpgrade, the annotations).
 // Otherwise the next pass is a full one.
-func (r shortcut) keepSnapshot(ctx context.Context, s *scope) bool {
+func (r *Controller) keepSnapshot(ctx context.Context, s *scope) bool {
 	if s.snapshot == nil {
 		return false
 	}

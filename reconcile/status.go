@@ -21,14 +21,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// reporter writes a pass's status: the one patch at its end, the members
-// of a pass that stopped early, transient errors and user errors
-// (stalls). It is built per pass from the reconciler.
-type reporter struct{ *Controller }
+// A pass's status: the one patch at its end, the members of a pass that
+// stopped early, transient errors and user errors (stalls).
 
 // patchStatus writes the status once per pass, and only when it changed, so
 // a reconcile that finds nothing to do makes no write.
-func (r reporter) patchStatus(ctx context.Context, s *scope) error {
+func (r *Controller) patchStatus(ctx context.Context, s *scope) error {
 	r.Readiness.Record(metrics.ParentKey{Kind: s.comp.ParentGVK().GroupKind(), NamespacedName: client.ObjectKeyFromObject(s.comp)}, s.status.Conditions)
 	if s.assignment != nil {
 		if c := s.assignment.Condition(s.comp.GetGeneration()); c != nil {
@@ -70,7 +68,7 @@ const recordTimeout = 10 * time.Second
 // status write failed (see applyset.KeepRecord): what the pass created
 // or adopted stays recorded, even over a parent another write changed,
 // and even when the pass's context ended (the controller stopping).
-func (r reporter) keepRecord(ctx context.Context, s *scope) error {
+func (r *Controller) keepRecord(ctx context.Context, s *scope) error {
 	if !s.parent.Read || !s.parent.Record.Changed() {
 		return nil
 	}
@@ -95,7 +93,7 @@ func (r reporter) keepRecord(ctx context.Context, s *scope) error {
 // observeMembers reports the members of a pass that stopped early: those
 // of this pass's plan, read live, or none when it made no plan. A pass
 // never republishes the members of an earlier one.
-func (r reporter) observeMembers(ctx context.Context, s *scope) {
+func (r *Controller) observeMembers(ctx context.Context, s *scope) {
 	if s.plan == nil || s.status.Members != nil {
 		return
 	}
@@ -104,13 +102,13 @@ func (r reporter) observeMembers(ctx context.Context, s *scope) {
 }
 
 // transient records an error that a retry may fix and returns it for backoff.
-func (r reporter) transient(s *scope, err error) (ctrl.Result, error) {
+func (r *Controller) transient(s *scope, err error) (ctrl.Result, error) {
 	status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonReconcileFailed, err.Error())
 	return ctrl.Result{}, err
 }
 
 // stall records a user error: Stalled until an input changes.
-func (r reporter) stall(s *scope, reason, msg string) {
+func (r *Controller) stall(s *scope, reason, msg string) {
 	status.SetStalled(&s.status, s.comp.GetGeneration(), reason, msg)
 	r.Recorder.Eventf(s.comp, nil, "Warning", reason, "Render", "%s", msg)
 	s.done = true
@@ -118,7 +116,7 @@ func (r reporter) stall(s *scope, reason, msg string) {
 
 // stallTerminal stalls the Composition on a terminal failure and remembers
 // it for these inputs (see stalls).
-func (r reporter) stallTerminal(s *scope, reason, msg string) ctrl.Result {
+func (r *Controller) stallTerminal(s *scope, reason, msg string) ctrl.Result {
 	status.SetStalled(&s.status, s.comp.GetGeneration(), reason, msg)
 	st := stall{reason: reason, message: msg}
 	var res ctrl.Result
@@ -136,7 +134,7 @@ func (r reporter) stallTerminal(s *scope, reason, msg string) ctrl.Result {
 // stallIfDenied stalls the Composition with reason Forbidden when err is an
 // access.DeniedError, and looks again after engine.ForbiddenRecheck; any other
 // error is returned for backoff.
-func (r reporter) stallIfDenied(s *scope, action string, err error) (ctrl.Result, error) {
+func (r *Controller) stallIfDenied(s *scope, action string, err error) (ctrl.Result, error) {
 	var denied *access.DeniedError
 	if !errors.As(err, &denied) {
 		return ctrl.Result{}, err
