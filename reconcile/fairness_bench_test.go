@@ -74,43 +74,7 @@ func fairnessRound(b *testing.B, fifo bool) {
 	}
 	defer func() { _ = k.Delete(context.Background(), bundle) }()
 
-	cfg := rest.CopyConfig(controllerCfg)
-	cfg.QPS = -1
-	scheme, err := engine.NewScheme()
-	if err != nil {
-		b.Fatal(err)
-	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: scheme, Cache: shard.CacheOptions(shardName),
-		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	pool, err := sandbox.New(sandbox.Options{Workers: 2})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer pool.Close()
-	restore := reconcile.UseFIFOQueue(fifo)
-	e, err := engine.New(mgr, engine.Options{
-		Version: "v0.0.0-test", MaxConcurrentReconciles: 2, ApplyConcurrency: 4,
-		Renderer: pool, Shard: shardName, WriteAsController: true,
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	_, err = reconcile.SetupWithManager(ctx, mgr, e)
-	restore()
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = mgr.Start(ctx) }()
-	// Until this controller has published its shard's default
-	// ServiceAccount and the API server applies it, stencil's admission
-	// policy refuses the shard's Compositions (they name none).
-	testenv.AdmissionReady(b, k, e, shardName)
+	mgr := startFairnessController(ctx, b, shardName, fifo)
 
 	labelled := func(ns, name string) *v1alpha1.Composition {
 		c := composition(ns, name, bundle.Name, `{}`)
@@ -170,4 +134,50 @@ func fairnessRound(b *testing.B, fifo bool) {
 	b.ReportMetric(bReady.Seconds(), "b-ready-s")
 	b.ReportMetric(float64(aBefore), "a-before-b")
 	b.ReportMetric(time.Since(start).Seconds(), "a-all-s")
+}
+
+// startFairnessController starts a Composition controller of shard
+// shardName until ctx ends, with controller-runtime's first come, first
+// served queue when fifo, and returns its manager once the API server
+// admits the shard's Compositions.
+func startFairnessController(ctx context.Context, b *testing.B, shardName string, fifo bool) ctrl.Manager {
+	cfg := rest.CopyConfig(controllerCfg)
+	cfg.QPS = -1
+	scheme, err := engine.NewScheme()
+	if err != nil {
+		b.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme: scheme, Cache: shard.CacheOptions(shardName),
+		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pool, err := sandbox.New(sandbox.Options{Workers: 2})
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() { <-ctx.Done(); pool.Close() }()
+	restore := reconcile.UseFIFOQueue(fifo)
+	e, err := engine.New(mgr, engine.Options{
+		Version: "v0.0.0-test", MaxConcurrentReconciles: 2, ApplyConcurrency: 4,
+		Renderer: pool, Shard: shardName, WriteAsController: true,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, err = reconcile.SetupWithManager(ctx, mgr, e)
+	restore()
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = mgr.Start(ctx) }()
+	// Until this controller has published its shard's default
+	// ServiceAccount and the API server applies it, stencil's admission
+	// policy refuses the shard's Compositions (they name none).
+	testenv.AdmissionReady(b, k, e, shardName)
+
+	return mgr
 }

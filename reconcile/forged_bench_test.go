@@ -64,34 +64,7 @@ func BenchmarkForgedReviews(b *testing.B) {
 	servingCA := x509.NewCertPool()
 	servingCA.AppendCertsFromPEM(hooks.LocalServingCAData)
 	base := "https://" + net.JoinHostPort(hooks.LocalServingHost, strconv.Itoa(hooks.LocalServingPort))
-	var answered sync.Map // HTTP status → *atomic.Int64
-	attack := func(stop <-chan struct{}, done *sync.WaitGroup) {
-		defer done.Done()
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for i := 0; i < 1000; i++ {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-			go func() {
-				hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true,
-					TLSClientConfig: &tls.Config{RootCAs: servingCA, ServerName: hooks.LocalServingHost}}}
-				path := admission.WebhookPath
-				if i%2 == 1 {
-					path = admission.MutatePath
-				}
-				code := 0
-				if res, err := hc.Post(base+path, "application/json", bytes.NewReader(forged)); err == nil {
-					code = res.StatusCode
-					_ = res.Body.Close()
-				}
-				n, _ := answered.LoadOrStore(code, new(atomic.Int64))
-				n.(*atomic.Int64).Add(1)
-			}()
-		}
-	}
+	f := &reviewForger{base: base, host: hooks.LocalServingHost, ca: servingCA, review: forged}
 	creates := func(prefix string) []time.Duration {
 		var took []time.Duration
 		for i := 0; i < 100; i++ {
@@ -112,7 +85,7 @@ func BenchmarkForgedReviews(b *testing.B) {
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	wg.Add(1)
-	go attack(stop, &wg)
+	go f.attack(stop, &wg)
 	cpu1 := processCPU()
 	loud := creates("loud")
 	cpuLoud := processCPU() - cpu1
@@ -126,10 +99,49 @@ func BenchmarkForgedReviews(b *testing.B) {
 	b.ReportMetric(percentile(loud, 99), "attacked-p99-ms")
 	b.ReportMetric(cpuQuiet.Seconds(), "quiet-cpu-s")
 	b.ReportMetric(cpuLoud.Seconds(), "attacked-cpu-s")
-	answered.Range(func(code, n any) bool {
+	f.answered.Range(func(code, n any) bool {
 		b.ReportMetric(float64(n.(*atomic.Int64).Load()), fmt.Sprintf("forged-%v", code))
 		return true
 	})
+}
+
+// reviewForger posts forged reviews to the webhook at base, as a caller
+// without the API server's client certificate, and counts the answers.
+type reviewForger struct {
+	base, host string
+	ca         *x509.CertPool
+	review     []byte
+	answered   sync.Map // HTTP status → *atomic.Int64
+}
+
+// attack posts a review every 10 ms (at most 1000), half to the
+// validating and half to the mutating path, until stop is closed.
+func (f *reviewForger) attack(stop <-chan struct{}, done *sync.WaitGroup) {
+	defer done.Done()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for i := 0; i < 1000; i++ {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		go func() {
+			hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true,
+				TLSClientConfig: &tls.Config{RootCAs: f.ca, ServerName: f.host}}}
+			path := admission.WebhookPath
+			if i%2 == 1 {
+				path = admission.MutatePath
+			}
+			code := 0
+			if res, err := hc.Post(f.base+path, "application/json", bytes.NewReader(f.review)); err == nil {
+				code = res.StatusCode
+				_ = res.Body.Close()
+			}
+			n, _ := f.answered.LoadOrStore(code, new(atomic.Int64))
+			n.(*atomic.Int64).Add(1)
+		}()
+	}
 }
 
 // forgedReview is a dry-run create of a Composition of bundleName in ns,

@@ -44,7 +44,7 @@ func resultIs(t *testing.T, ns string, want map[string]string) {
 	cm := &corev1.ConfigMap{}
 	eventually(t, "ConfigMap result to hold "+strings.Join(slices.Sorted(maps.Values(want)), ","), func() (bool, error) {
 		if err := k.Get(context.Background(), key(ns, "result"), cm); err != nil {
-			return false, nil
+			return false, err
 		}
 		return maps.Equal(cm.Data, want), nil
 	})

@@ -135,7 +135,7 @@ func TestForgedMemberIsNotOurs(t *testing.T) {
 		condition(t, ns, "blog", v1alpha1.ConditionReady, metav1.ConditionTrue)
 		controller.Settle(t, ns)
 		version := versionOf(t, &corev1.ConfigMap{ObjectMeta: admin.ObjectMeta})
-		survives(t, admin, "")
+		survives(t, admin, version)
 
 		// Suspended, the status lists the set's members as found live:
 		// the forged one is none of them.

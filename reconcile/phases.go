@@ -268,7 +268,7 @@ func (r *Controller) prune(ctx context.Context, s *scope) (ctrl.Result, error) {
 		}
 		sel.Delete = nil
 	}
-	deleted, denied, deleteErrs := r.delete(ctx, s, p, sel.Delete, keep)
+	deleted, deleteErrs, denied := r.delete(ctx, s, p, sel.Delete, keep)
 	if errs = append(errs, deleteErrs...); len(errs) > 0 {
 		return ctrl.Result{}, fmt.Errorf("prune: %s", strings.Join(errs, "; "))
 	}

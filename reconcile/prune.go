@@ -173,10 +173,10 @@ func (r *Controller) sparedHooks(ctx context.Context, s *scope, listed []applyse
 
 // delete deletes doomed as the parent's writer, each with its UID and
 // resourceVersion as preconditions, and returns the UIDs deleted, the
-// first denial (a Forbidden delete: the parent stalls, the member stays
-// recorded) and the other errors; keep is told of every member that
+// errors, and the first denial (a Forbidden delete: the parent stalls,
+// the member stays recorded); keep is told of every member that
 // stays recorded.
-func (r *Controller) delete(ctx context.Context, s *scope, p *applyset.Pruner, doomed []applyset.Member, keep func(applyset.Member)) (map[types.UID]bool, error, []string) {
+func (r *Controller) delete(ctx context.Context, s *scope, p *applyset.Pruner, doomed []applyset.Member, keep func(applyset.Member)) (map[types.UID]bool, []string, error) {
 	deleted := map[types.UID]bool{}
 	var denied error
 	var errs []string
@@ -199,7 +199,7 @@ func (r *Controller) delete(ctx context.Context, s *scope, p *applyset.Pruner, d
 			s.events.Prune(m)
 		}
 	}
-	return deleted, denied, errs
+	return deleted, errs, denied
 }
 
 // withinBudget reports whether the pass may prune doomed, the members it
