@@ -492,7 +492,7 @@ func oldParseValuesFile(s string) (map[string]any, error) {
 	}
 	js, err := strictyaml.ToJSON([]byte(s), MaxFunctionBytes)
 	if err != nil {
-		ye := err.(*strictyaml.Error)
+		ye := strictyaml.AsError(err)
 		return nil, &RenderError{File: ValuesFile, Line: ye.Line, Msg: ye.Msg}
 	}
 	if err := utiljson.Unmarshal(js, &out); err != nil {
