@@ -407,7 +407,9 @@ func TestFunctionsDocumented(t *testing.T) {
 		names = append(names, name)
 	}
 	for _, name := range names {
-		if !words[name] && !(strings.HasPrefix(name, "gen") && words["gen"]) {
+		// A gen* function the table names by its family, gen*, counts too.
+		documented := words[name] || strings.HasPrefix(name, "gen") && words["gen"]
+		if !documented {
 			t.Errorf("%s is not in the table of docs/templates.md's Functions", name)
 		}
 	}

@@ -86,7 +86,11 @@ func folderFS(t *testing.T, via, dir string) fs.FS {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { root.Close() })
+	t.Cleanup(func() {
+		if err := root.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	return root.FS()
 }
 

@@ -1,6 +1,7 @@
 package templates_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -134,7 +135,8 @@ data:
 				t.Fatal(err)
 			}
 			_, err = templates.Render(b, in)
-			if _, ok := err.(*templates.RenderError); !ok || !strings.Contains(err.Error(), "observed") && !strings.Contains(err.Error(), "wait-for") {
+			var re *templates.RenderError
+			if !errors.As(err, &re) || !strings.Contains(err.Error(), "observed") && !strings.Contains(err.Error(), "wait-for") {
 				t.Errorf("%s: error %v, want a RenderError about observed or wait-for", name, err)
 			}
 		}

@@ -1,6 +1,7 @@
 package templates
 
 import (
+	"errors"
 	"sort"
 	"strings"
 	"testing"
@@ -46,7 +47,8 @@ func TestDuplicateObjectsNameBothTemplates(t *testing.T) {
 			_, err := parseOutputs(units, tt.outputs, "shop", nil)
 			got := ""
 			if err != nil {
-				if _, ok := err.(*RenderError); !ok {
+				var re *RenderError
+				if !errors.As(err, &re) {
 					t.Fatalf("error %T %v, want a *RenderError", err, err)
 				}
 				got = err.Error()

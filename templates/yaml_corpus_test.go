@@ -56,7 +56,7 @@ func TestToYAMLFastMatchesMarshal(t *testing.T) {
 	values = append(values,
 		map[string]string{"b": "2", "a": "1", "yes": "no", "1": "x"}, []string{"on", "off", "1e3", "", " x", "a: b", "#c"},
 		map[string]string(nil), []string(nil), map[string]any(nil), []any(nil), []any{},
-		[]any{1.0, 3.0, -0.0, 1.5, 1e21, 1e20, 9.3e18, 1e-7, 12345678901234567890.0, math.MaxFloat64, int64(math.MinInt64), 7},
+		[]any{1.0, 3.0, math.Copysign(0, -1), 1.5, 1e21, 1e20, 9.3e18, 1e-7, 12345678901234567890.0, math.MaxFloat64, int64(math.MinInt64), 7},
 		[]any{math.NaN()}, map[string]any{"x": math.Inf(1)},
 		map[string]any{"é": "日本", "nel": "a\u0085b", "ctl": "a\x01b", "tab": "a\tb", "nl": "a\nb\n", "bad": "\xff"},
 		struct{ A int }{1}, &struct{ B string }{"x"}, []any{map[string]any{"<<": map[string]any{"a": 1}}},
@@ -492,7 +492,7 @@ func oldParseValuesFile(s string) (map[string]any, error) {
 	}
 	js, err := strictyaml.ToJSON([]byte(s), MaxFunctionBytes)
 	if err != nil {
-		ye := err.(*strictyaml.Error)
+		ye := strictyaml.AsError(err)
 		return nil, &RenderError{File: ValuesFile, Line: ye.Line, Msg: ye.Msg}
 	}
 	if err := utiljson.Unmarshal(js, &out); err != nil {

@@ -211,7 +211,7 @@ func helmTop(t *testing.T) (top map[string]any, files any) {
 		top = maps.Clone(v)
 		return ""
 	}}}
-	if _, err := e.Render(c, vals); err != nil {
+	if _, err := e.RenderWithContext(t.Context(), c, vals); err != nil {
 		t.Fatal(err)
 	}
 	return top, top["Files"]

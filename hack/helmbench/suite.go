@@ -258,7 +258,7 @@ func assemble(c SuiteChart, dir string) error {
 		n := len(meta.Dependencies)
 		meta.Dependencies = slices.DeleteFunc(meta.Dependencies, func(d *chartv2.Dependency) bool { return slices.Contains(c.Unserved, d.Name) })
 		if n-len(meta.Dependencies) != len(c.Unserved) {
-			return fmt.Errorf("Chart.yaml does not declare all of %v", c.Unserved)
+			return fmt.Errorf("its Chart.yaml does not declare all of %v", c.Unserved)
 		}
 		if err := chartutil.SaveChartfile(chartfile, meta); err != nil {
 			return err
@@ -267,7 +267,7 @@ func assemble(c SuiteChart, dir string) error {
 	for _, d := range c.Deps {
 		i := slices.IndexFunc(meta.Dependencies, func(m *chartv2.Dependency) bool { return m.Name == d.Name })
 		if i < 0 {
-			return fmt.Errorf("Chart.yaml declares no dependency %s", d.Name)
+			return fmt.Errorf("its Chart.yaml declares no dependency %s", d.Name)
 		}
 		depSrc, err := d.Module.Dir()
 		if err != nil {

@@ -311,32 +311,13 @@ func (in *instrumenter) list(l *parse.ListNode) (int64, error) {
 			}
 			w += bw
 		case *parse.RangeNode:
-			if err := in.pipe(n.Pipe); err != nil {
-				return 0, err
-			}
-			body, err := in.list(n.List)
-			if err != nil {
-				return 0, err
-			}
-			elseW, err := in.list(n.ElseList)
+			elseW, err := in.rangeLoop(n)
 			if err != nil {
 				return 0, err
 			}
 			w += elseW
-			iter, err := in.action(pointIter, n.Pos, "", 1+body)
-			if err != nil {
-				return 0, err
-			}
-			n.List.Nodes = append([]parse.Node{iter}, n.List.Nodes...)
 		case *parse.TemplateNode:
-			if err := in.pipe(n.Pipe); err != nil {
-				return 0, err
-			}
-			call, err := in.action(pointCall, n.Pos, n.Name, 0)
-			if err != nil {
-				return 0, err
-			}
-			ret, err := in.action(pointReturn, n.Pos, n.Name, 0)
+			call, ret, err := in.templateCall(n)
 			if err != nil {
 				return 0, err
 			}
@@ -347,6 +328,44 @@ func (in *instrumenter) list(l *parse.ListNode) (int64, error) {
 	}
 	l.Nodes = nodes
 	return min(w, maxWeight), nil
+}
+
+// rangeLoop instruments a range and returns the weight of its else list.
+// Its body is charged once per iteration, by a pointIter put first in it
+// with the body's weight, so the body weighs nothing in the list around.
+func (in *instrumenter) rangeLoop(n *parse.RangeNode) (int64, error) {
+	if err := in.pipe(n.Pipe); err != nil {
+		return 0, err
+	}
+	body, err := in.list(n.List)
+	if err != nil {
+		return 0, err
+	}
+	elseW, err := in.list(n.ElseList)
+	if err != nil {
+		return 0, err
+	}
+	iter, err := in.action(pointIter, n.Pos, "", 1+body)
+	if err != nil {
+		return 0, err
+	}
+	n.List.Nodes = append([]parse.Node{iter}, n.List.Nodes...)
+	return elseW, nil
+}
+
+// templateCall instruments a {{template}} call's pipeline and returns the
+// actions of its pointCall and pointReturn, to go before and after it.
+func (in *instrumenter) templateCall(n *parse.TemplateNode) (call, ret *parse.IfNode, err error) {
+	if err := in.pipe(n.Pipe); err != nil {
+		return nil, nil, err
+	}
+	if call, err = in.action(pointCall, n.Pos, n.Name, 0); err != nil {
+		return nil, nil, err
+	}
+	if ret, err = in.action(pointReturn, n.Pos, n.Name, 0); err != nil {
+		return nil, nil, err
+	}
+	return call, ret, nil
 }
 
 // branch instruments an if or with and returns the weight of its larger

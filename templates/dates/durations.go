@@ -19,8 +19,8 @@ import (
 // Bounds of a number of seconds that converts to a time.Duration, as
 // Helm's engine sets them.
 const (
-	maxSeconds      = int64(math.MaxInt64 / int64(time.Second))
-	minSeconds      = int64(math.MinInt64 / int64(time.Second))
+	maxSeconds      = math.MaxInt64 / int64(time.Second)
+	minSeconds      = math.MinInt64 / int64(time.Second)
 	maxSecondsFloat = float64(math.MaxInt64) / float64(time.Second)
 	minSecondsFloat = float64(math.MinInt64) / float64(time.Second)
 )

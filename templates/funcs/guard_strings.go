@@ -1,6 +1,7 @@
 package funcs
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"regexp/syntax"
@@ -318,7 +319,8 @@ func compileRegexp(fn, expr string) (*regexp.Regexp, error) {
 	re, err := regexp.Compile(expr)
 	if err != nil {
 		code := "invalid"
-		if se, ok := err.(*syntax.Error); ok {
+		var se *syntax.Error
+		if errors.As(err, &se) {
 			code = string(se.Code)
 		}
 		return nil, funcError(fn, "the regular expression does not compile: %s", code)

@@ -29,7 +29,7 @@ func (g *Guard) parse(fn string, isYAML bool, into func(js []byte, syntaxErr str
 		if isYAML {
 			var err error
 			if js, err = strictyaml.ToJSON(js, g.remaining()); err != nil {
-				ye := err.(*strictyaml.Error)
+				ye := strictyaml.AsError(err)
 				if strings.HasPrefix(ye.Msg, "duplicate key") || strings.Contains(ye.Msg, "alias") || strings.Contains(ye.Msg, "Max") {
 					return nil, tooLargeOr(fn, ye)
 				}
@@ -120,7 +120,7 @@ func lenient(marshal func(any) (string, error)) func(any) (string, error) {
 	return func(v any) (string, error) {
 		out, err := marshal(v)
 		if err != nil {
-			return "", nil
+			return "", nil //nolint:nilerr // Helm's toYaml and sprig's toJson render a value they cannot serialize as "", not as an error
 		}
 		return out, nil
 	}

@@ -42,7 +42,7 @@ func Parse(file, out string) ([]*unstructured.Unstructured, []int, error) {
 	for _, d := range Split(out) {
 		v, size, err := strictyaml.DecodeSized(d.Text, budget.MaxOutputBytes)
 		if err != nil {
-			ye := err.(*strictyaml.Error)
+			ye := strictyaml.AsError(err)
 			re := &fault.RenderError{File: file, Line: d.Line, Msg: "rendered output is not valid YAML: " + ye.Msg}
 			if ye.Line > 0 {
 				re.Line += ye.Line - 1

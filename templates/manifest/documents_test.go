@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -33,8 +34,8 @@ func TestInvalidUTF8(t *testing.T) {
 				}
 				return
 			}
-			re, ok := err.(*fault.RenderError)
-			if !ok {
+			var re *fault.RenderError
+			if !errors.As(err, &re) {
 				t.Fatalf("error %T %v, want a *RenderError", err, err)
 			}
 			if re.Error() != tt.want {

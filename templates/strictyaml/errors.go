@@ -62,6 +62,17 @@ func NewError(err error) *Error {
 	return e
 }
 
+// AsError is err as an *Error: the one it is or wraps (every error of
+// ToJSON, Decode and DecodeSized is one), or else err reduced by NewError,
+// so that what it quoted is dropped all the same.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return NewError(err)
+}
+
 // JSONSyntax is a JSON error without the text it quotes.
 func JSONSyntax(fn string, err error) string {
 	var se *json.SyntaxError

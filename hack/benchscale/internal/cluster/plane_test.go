@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -72,15 +73,12 @@ func TestWaitIdle(t *testing.T) {
 	}
 	t.Logf("WaitIdle of an idle process took %s", time.Since(start).Round(100*time.Millisecond))
 
-	stop := make(chan struct{})
-	defer close(stop)
+	// A busy process: the goroutine spins, keeping a core busy, until
+	// the test returns.
+	var stop atomic.Bool
+	defer stop.Store(true)
 	go func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
+		for !stop.Load() {
 		}
 	}()
 	said = logOf(t, func() { err = c.WaitIdle(ctx, "busy", 2*time.Second) })
@@ -112,8 +110,13 @@ func logOf(t *testing.T, f func()) string {
 	defer func() { os.Stderr = stderr }()
 	f()
 	os.Stderr = stderr
-	w.Close()
+	// The reader gets its EOF only once w is closed.
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
 	said := <-read
-	r.Close()
+	if err := r.Close(); err != nil {
+		t.Error(err)
+	}
 	return said
 }

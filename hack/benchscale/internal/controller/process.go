@@ -66,12 +66,15 @@ func Start(ctx context.Context, a Args, run int) (*Process, error) {
 	p := &Process{cmd: cmd, metrics: metricsAddr, probes: probes, exited: make(chan struct{})}
 	p.Started = time.Now()
 	if err := cmd.Start(); err != nil {
-		logFile.Close()
+		_ = logFile.Close() // nothing was written to it; the start's error is the one to report
 		return nil, fmt.Errorf("start %s: %w", a.Binary, err)
 	}
 	go func() {
 		p.exitError = cmd.Wait()
-		logFile.Close()
+		// The controller wrote its log through its own descriptor, gone
+		// with it; this one was never written to, so closing it loses
+		// nothing.
+		_ = logFile.Close()
 		close(p.exited)
 	}()
 	p.split = &procfs.RSSSplit{}
@@ -177,8 +180,13 @@ func FreeAddr() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	addr := l.Addr().String()
+	// Closed before the address is handed on: one still listened on is
+	// not free.
+	if err := l.Close(); err != nil {
+		return "", err
+	}
+	return addr, nil
 }
 
 // answers reports whether a GET of url answers 200 OK.
@@ -187,6 +195,6 @@ func answers(url string) bool {
 	if err != nil {
 		return false
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close() // only the status is read
 	return resp.StatusCode == http.StatusOK
 }

@@ -124,7 +124,7 @@ func deleteParents(ctx context.Context, admin client.Client, n int) error {
 			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 		})
 		if err != nil {
-			return fmt.Errorf("Composition %s/%s not deleted: %w", fixture.NSParents, comp.Name, err)
+			return fmt.Errorf("the Composition %s/%s was not deleted: %w", fixture.NSParents, comp.Name, err)
 		}
 		return nil
 	})

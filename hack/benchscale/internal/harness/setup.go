@@ -58,7 +58,7 @@ func (h *Harness) setup(ctx context.Context, kubeconfig string) error {
 	}
 	for _, b := range []*v1alpha1.Bundle{fixture.BenchBundle(fixture.BenchBundleName, h.Options.Children), fixture.RollBundle(fixture.RollBundleName), fixture.OutputsBundle(fixture.OutputsBundleName)} {
 		if err := h.Admin.Create(ctx, b); apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("Bundle %s exists: the cluster holds an earlier run; delete the Bundles %s and %s and the namespaces %s, %s, %s, %s and %s",
+			return fmt.Errorf("the Bundle %s exists: the cluster holds an earlier run; delete the Bundles %s and %s and the namespaces %s, %s, %s, %s and %s",
 				b.Name, fixture.BenchBundleName, fixture.RollBundleName, fixture.NSBench, fixture.NSFloor, fixture.NSParents, fixture.NSRoll, fixture.NSUnrelated)
 		} else if err != nil {
 			return fmt.Errorf("create Bundle %s: %w", b.Name, err)

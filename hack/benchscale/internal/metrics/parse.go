@@ -27,7 +27,9 @@ func Scrape(ctx context.Context, addr string) (Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
+	// Read to the end, or given up on with parse's error: closing loses
+	// nothing.
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("scrape %s: %s", addr, resp.Status)
 	}
@@ -57,12 +59,12 @@ func parse(r io.Reader) (Set, error) {
 // parseSample parses `name{k="v",...} value [timestamp]`.
 func parseSample(line string) (Sample, error) {
 	s := Sample{Labels: map[string]string{}}
-	rest := line
-	if i := strings.IndexAny(line, "{ "); i < 0 {
+	i := strings.IndexAny(line, "{ ")
+	if i < 0 {
 		return s, fmt.Errorf("metric line %q: no value", line)
-	} else {
-		s.Name, rest = line[:i], line[i:]
 	}
+	s.Name = line[:i]
+	rest := line[i:]
 	if strings.HasPrefix(rest, "{") {
 		rest = rest[1:]
 		for {

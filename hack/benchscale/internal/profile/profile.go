@@ -59,7 +59,7 @@ func saveWindow(ctx context.Context, fetch Fetcher, path string) error {
 		return err
 	}
 	if err := fetch(ctx, f); err != nil {
-		f.Close()
+		_ = f.Close() // the window is lost either way; the fetch's error is the one to report
 		return err
 	}
 	return f.Close()
@@ -68,7 +68,9 @@ func saveWindow(ctx context.Context, fetch Fetcher, path string) error {
 // Stop ends the recording after the current window and writes the merged
 // profile to path. A window that could not be fetched is its error.
 func (c *Profiler) Stop(ctx context.Context, path string) error {
-	defer os.RemoveAll(c.dir)
+	// The windows' temporary directory: one left behind holds nothing the
+	// run needs, and the merged profile's error matters more.
+	defer func() { _ = os.RemoveAll(c.dir) }()
 	c.cancel()
 	if err := <-c.done; err != nil {
 		return err
@@ -87,7 +89,7 @@ func (c *Profiler) Stop(ctx context.Context, path string) error {
 	cmd := exec.CommandContext(ctx, "go", append([]string{"tool", "pprof", "-proto"}, files...)...)
 	cmd.Stdout, cmd.Stderr = out, os.Stderr
 	if err := cmd.Run(); err != nil {
-		out.Close()
+		_ = out.Close() // the merge failed; its error is the one to report
 		return fmt.Errorf("merge %d CPU profiles: %w", len(files), err)
 	}
 	return out.Close()
@@ -123,7 +125,7 @@ func SaveHeap(ctx context.Context, addr, path string) error {
 		return err
 	}
 	if err := getTo(ctx, http.DefaultClient, "http://"+addr+"/debug/pprof/heap", f); err != nil {
-		f.Close()
+		_ = f.Close() // the profile is lost either way; the GET's error is the one to report
 		return err
 	}
 	return f.Close()
@@ -140,7 +142,8 @@ func getTo(ctx context.Context, hc *http.Client, url string, w io.Writer) error 
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	// Read to the end, or not wanted: closing loses nothing.
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("GET %s: %s", req.URL.Path, resp.Status)
 	}

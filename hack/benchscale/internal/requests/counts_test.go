@@ -33,7 +33,9 @@ func TestCounter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		if err := resp.Body.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	send(http.MethodGet)
 	c.Reset()

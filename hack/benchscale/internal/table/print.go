@@ -21,14 +21,15 @@ func (r *Results) Print(w io.Writer, o options.Options, cpus int) {
 	}
 }
 
-func (r *Results) write(out io.Writer, o options.Options, cpus int) {
+// write writes the tables into out, the buffer Print trims them from.
+func (r *Results) write(out *bytes.Buffer, o options.Options, cpus int) {
 	if r.Rollout != nil {
 		var b strings.Builder
 		r.Rollout.write(&b)
 		fmt.Fprintf(out, "stencil %s on %d CPUs; requests counted by %s\n", r.Version, cpus, r.CountedBy)
 		tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', 0)
 		fmt.Fprint(tw, b.String())
-		tw.Flush()
+		flush(tw)
 		return
 	}
 	r.writeScale(out, o, cpus)
