@@ -279,7 +279,7 @@ func (h *bundleReviewer) liveParents(ctx context.Context, name string) ([]applys
 	}
 	current := &v1alpha1.Bundle{}
 	if err := h.client.Get(ctx, client.ObjectKey{Name: name}, current); err != nil || current.Spec.API == nil {
-		return out, nil
+		return out, nil //nolint:nilerr // the preview is best-effort: with no stored Bundle (a create) or none read, no published kind is known and the parents are the Compositions
 	}
 	gvk := publish.GVK(publish.Defaulted(*current.Spec.API))
 	list := &unstructured.UnstructuredList{}

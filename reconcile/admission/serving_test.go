@@ -38,6 +38,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	cradmission "sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -258,107 +259,13 @@ func TestWebhookTrustsOnlyTheAPIServer(t *testing.T) {
 	// records: once the first pass wrote it.
 	recorded(t, ns.Name, "shop", "ConfigMap", "Deployment.apps", "Secret")
 
-	// The forged review: a dry-run update of the other tenant's shop, as
-	// the API server would send it for a cluster admin.
-	forged := func() []byte {
-		live := &v1alpha1.Composition{}
-		if err := env.Get(ctx, client.ObjectKeyFromObject(shop), live); err != nil {
-			t.Fatal(err)
-		}
-		live.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("Composition"))
-		edited := live.DeepCopy()
-		edited.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"replicas":3,"password":"guess","extra":false}`)}
-		oldRaw, _ := json.Marshal(live)
-		newRaw, _ := json.Marshal(edited)
-		body, err := json.Marshal(admissionv1.AdmissionReview{
-			TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
-			Request: &admissionv1.AdmissionRequest{
-				UID:      types.UID("forged-" + rand.String(6)),
-				Kind:     metav1.GroupVersionKind{Group: "stencil.dev", Version: "v1alpha1", Kind: "Composition"},
-				Resource: metav1.GroupVersionResource{Group: "stencil.dev", Version: "v1alpha1", Resource: "compositions"},
-				Name:     "shop", Namespace: ns.Name, Operation: admissionv1.Update,
-				UserInfo: authenticationv1.UserInfo{Username: "stencil-admin", Groups: []string{"system:masters", "system:authenticated"}},
-				Object:   runtime.RawExtension{Raw: newRaw}, OldObject: runtime.RawExtension{Raw: oldRaw},
-				DryRun: ptr.To(true),
-			},
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return body
-	}
-	servingCA := x509.NewCertPool()
-	servingCA.AppendCertsFromPEM(hooks.LocalServingCAData)
-	// post sends the forged review, presenting cert when not nil (always:
-	// not only when the server's acceptable CAs include its issuer).
-	post := func(cert *tls.Certificate) ([]string, error) {
-		hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
-			RootCAs: servingCA, ServerName: hooks.LocalServingHost,
-			GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
-				if cert == nil {
-					return &tls.Certificate{}, nil
-				}
-				return cert, nil
-			},
-		}}}
-		defer hc.CloseIdleConnections()
-		url := "https://" + net.JoinHostPort(hooks.LocalServingHost, strconv.Itoa(hooks.LocalServingPort)) + admission.WebhookPath
-		res, err := hc.Post(url, "application/json", bytes.NewReader(forged()))
-		if err != nil {
-			return nil, err
-		}
-		defer res.Body.Close()
-		review := &admissionv1.AdmissionReview{}
-		if err := json.NewDecoder(res.Body).Decode(review); err != nil {
-			return nil, err
-		}
-		if review.Response == nil || !review.Response.Allowed {
-			return nil, fmt.Errorf("response %+v", review.Response)
-		}
-		return review.Response.Warnings, nil
-	}
-	leaks := func(t *testing.T, warnings []string) {
-		t.Helper()
-		for _, w := range warnings {
-			for _, s := range []string{"Deployment/shop", "spec.replicas", "Secret/shop", "shop-extra", "first-secret"} {
-				if strings.Contains(w, s) {
-					t.Errorf("warning %q tells %s, read from the cluster", w, s)
-				}
-			}
-		}
-	}
-
-	// costless checks that a forged review cost the controller nothing:
-	// no request to the API server (no access review, no list, no dry
-	// run) and no render.
-	costless := func(t *testing.T, send func()) {
-		t.Helper()
-		requests, renders := len(c.Requests()), c.Renders(ns.Name, "shop")
-		send()
-		if got := c.Requests()[requests:]; len(got) > 0 {
-			for _, r := range got {
-				// The controller's own work goes on (leases, its status
-				// patches, its informers' watches, APIServices' among
-				// them, started again when they time out): none of it
-				// may be a review's.
-				if strings.Contains(r, "watch=true") {
-					continue
-				}
-				if strings.Contains(r, "subjectaccessreviews") || strings.Contains(r, "dryRun") || strings.Contains(r, "apiservices") {
-					t.Errorf("the forged review cost the request %s", r)
-				}
-			}
-		}
-		if got := c.Renders(ns.Name, "shop"); got != renders {
-			t.Errorf("the forged review cost %d renders", got-renders)
-		}
-	}
+	f := forger{hooks: hooks, shop: shop}
 
 	t.Run("a forged review without a client certificate gets nothing done", func(t *testing.T) {
 		var got []string
-		costless(t, func() {
+		costless(t, c, ns.Name, func() {
 			var err error
-			if got, err = post(nil); err != nil {
+			if got, err = f.post(t, nil); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -373,7 +280,7 @@ func TestWebhookTrustsOnlyTheAPIServer(t *testing.T) {
 		cert := selfSignedClient(t)
 		var got []string
 		var err error
-		costless(t, func() { got, err = post(&cert) })
+		costless(t, c, ns.Name, func() { got, err = f.post(t, &cert) })
 		if err == nil {
 			leaks(t, got)
 			if len(got) != 1 || !strings.Contains(got[0], "not reviewed") {
@@ -389,7 +296,7 @@ func TestWebhookTrustsOnlyTheAPIServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := post(&cert)
+		got, err := f.post(t, &cert)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -448,6 +355,116 @@ func TestWebhookTrustsOnlyTheAPIServer(t *testing.T) {
 			}
 		}
 	})
+}
+
+// forger posts a forged review of a Composition straight to the webhook
+// server: a dry-run update of another tenant's shop, as the API server
+// would send it for a cluster admin.
+type forger struct {
+	hooks *envtest.WebhookInstallOptions
+	shop  *v1alpha1.Composition
+}
+
+// review is the forged AdmissionReview of the shop as it is now.
+func (f forger) review(t *testing.T) []byte {
+	t.Helper()
+	live := &v1alpha1.Composition{}
+	if err := env.Get(context.Background(), client.ObjectKeyFromObject(f.shop), live); err != nil {
+		t.Fatal(err)
+	}
+	live.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("Composition"))
+	edited := live.DeepCopy()
+	edited.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"replicas":3,"password":"guess","extra":false}`)}
+	oldRaw, _ := json.Marshal(live)
+	newRaw, _ := json.Marshal(edited)
+	body, err := json.Marshal(admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request: &admissionv1.AdmissionRequest{
+			UID:      types.UID("forged-" + rand.String(6)),
+			Kind:     metav1.GroupVersionKind{Group: "stencil.dev", Version: "v1alpha1", Kind: "Composition"},
+			Resource: metav1.GroupVersionResource{Group: "stencil.dev", Version: "v1alpha1", Resource: "compositions"},
+			Name:     f.shop.Name, Namespace: f.shop.Namespace, Operation: admissionv1.Update,
+			UserInfo: authenticationv1.UserInfo{Username: "stencil-admin", Groups: []string{"system:masters", "system:authenticated"}},
+			Object:   runtime.RawExtension{Raw: newRaw}, OldObject: runtime.RawExtension{Raw: oldRaw},
+			DryRun: ptr.To(true),
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body
+}
+
+// post sends the forged review, presenting cert when not nil (always:
+// not only when the server's acceptable CAs include its issuer), and
+// returns the warnings of the answer, an error unless it allowed.
+func (f forger) post(t *testing.T, cert *tls.Certificate) ([]string, error) {
+	t.Helper()
+	servingCA := x509.NewCertPool()
+	servingCA.AppendCertsFromPEM(f.hooks.LocalServingCAData)
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		RootCAs: servingCA, ServerName: f.hooks.LocalServingHost,
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			if cert == nil {
+				return &tls.Certificate{}, nil
+			}
+			return cert, nil
+		},
+	}}}
+	defer hc.CloseIdleConnections()
+	url := "https://" + net.JoinHostPort(f.hooks.LocalServingHost, strconv.Itoa(f.hooks.LocalServingPort)) + admission.WebhookPath
+	res, err := hc.Post(url, "application/json", bytes.NewReader(f.review(t)))
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = res.Body.Close() }() // a read-only body: nothing to act on
+	review := &admissionv1.AdmissionReview{}
+	if err := json.NewDecoder(res.Body).Decode(review); err != nil {
+		return nil, err
+	}
+	if review.Response == nil || !review.Response.Allowed {
+		return nil, fmt.Errorf("response %+v", review.Response)
+	}
+	return review.Response.Warnings, nil
+}
+
+// leaks fails t for each warning that tells something of the shop read
+// from the cluster: a member's name, a path, a value.
+func leaks(t *testing.T, warnings []string) {
+	t.Helper()
+	for _, w := range warnings {
+		for _, s := range []string{"Deployment/shop", "spec.replicas", "Secret/shop", "shop-extra", "first-secret"} {
+			if strings.Contains(w, s) {
+				t.Errorf("warning %q tells %s, read from the cluster", w, s)
+			}
+		}
+	}
+}
+
+// costless checks that a forged review cost controller c nothing: no
+// request to the API server (no access review, no list, no dry run) and
+// no render of the shop in namespace ns.
+func costless(t *testing.T, c *testenv.Controller, ns string, send func()) {
+	t.Helper()
+	requests, renders := len(c.Requests()), c.Renders(ns, "shop")
+	send()
+	if got := c.Requests()[requests:]; len(got) > 0 {
+		for _, r := range got {
+			// The controller's own work goes on (leases, its status
+			// patches, its informers' watches, APIServices' among
+			// them, started again when they time out): none of it
+			// may be a review's.
+			if strings.Contains(r, "watch=true") {
+				continue
+			}
+			if strings.Contains(r, "subjectaccessreviews") || strings.Contains(r, "dryRun") || strings.Contains(r, "apiservices") {
+				t.Errorf("the forged review cost the request %s", r)
+			}
+		}
+	}
+	if got := c.Renders(ns, "shop"); got != renders {
+		t.Errorf("the forged review cost %d renders", got-renders)
+	}
 }
 
 // selfSignedClient is a client certificate nobody the webhook trusts signed.

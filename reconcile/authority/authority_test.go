@@ -102,35 +102,103 @@ func TestNoWindowInTheAuthorityCheck(t *testing.T) {
 	refusedTheAccount(t, mallory, "mallory", asPowerful(group, ns, "m-probe"))
 	env.Exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "control-conf"}})
 
-	var attempts, admitted atomic.Int64
-	var mu sync.Mutex
-	var surprises []string
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
+	loop := startCreating(ctx, mallory, group, ns)
+	defer loop.halt()
+
+	churnTheBundle(t, ns, group, name)
+	time.Sleep(time.Second)
+	// However slow the machine, the loop has made enough attempts to
+	// say something (each waits for the API server's answer).
+	testenv.Eventually(t, 0, "20 attempts of mallory's", func() (bool, error) {
+		return loop.attempts.Load() >= 20, fmt.Errorf("%d attempts", loop.attempts.Load())
+	})
+	loop.halt()
+
+	if n := loop.admitted.Load(); n > 0 {
+		t.Errorf("%d of %d instances naming powerful were admitted for mallory", n, loop.attempts.Load())
+	}
+	if len(loop.surprises) > 0 {
+		t.Errorf("refusals other than the admission policy's: %v", loop.surprises[:min(3, len(loop.surprises))])
+	}
+	list := &corev1.ConfigMapList{}
+	if err := env.List(ctx, list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, cm := range list.Items {
+		if strings.HasPrefix(cm.Name, "m-") {
+			t.Errorf("ConfigMap %s was written for one of mallory's instances", cm.Name)
+		}
+	}
+	// The admin's instance is still served, as powerful. The Bundle
+	// published the kind again: its parameters reach the API server some
+	// time after it is Ready (until then the policy refuses any change,
+	// "no Bundle publishes").
+	testenv.WaitKindChecked(t, env.Client, asPowerful(group, ns, "control"), 0)
+	env.MergePatch(t, testenv.Gadget(group, ns, "control", ""), `{"spec":{"size":2}}`, "")
+	testenv.Eventually(t, 0, "the admin's instance applied again", func() (bool, error) {
+		cm := &corev1.ConfigMap{}
+		err := env.Get(ctx, testenv.Key(ns, "control-conf"), cm)
+		return err == nil && cm.Data["size"] == "2", err
+	})
+}
+
+// creating is a loop that creates, as a user, an instance of Gadget
+// naming ServiceAccount powerful every 20 ms until halted, and counts
+// the answers.
+type creating struct {
+	attempts, admitted atomic.Int64
+	// surprises are the refusals other than the admission policy's
+	// (read once halted).
+	mu        sync.Mutex
+	surprises []string
+	stop      chan struct{}
+	once      sync.Once
+	wg        sync.WaitGroup
+}
+
+// startCreating starts the loop of c's creates of instances m-0, m-1, ...
+// in namespace ns.
+func startCreating(ctx context.Context, c client.Client, group, ns string) *creating {
+	l := &creating{stop: make(chan struct{})}
+	l.wg.Add(1)
 	go func() {
-		defer wg.Done()
+		defer l.wg.Done()
 		for i := 0; ; i++ {
 			select {
-			case <-stop:
+			case <-l.stop:
 				return
 			case <-time.After(20 * time.Millisecond):
 			}
-			attempts.Add(1)
-			err := mallory.Create(ctx, asPowerful(group, ns, fmt.Sprintf("m-%d", i)))
+			l.attempts.Add(1)
+			err := c.Create(ctx, asPowerful(group, ns, fmt.Sprintf("m-%d", i)))
 			switch {
 			case err == nil:
-				admitted.Add(1)
+				l.admitted.Add(1)
 			case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "ValidatingAdmissionPolicy '"+authority.PolicyName+"'"):
 			default:
-				mu.Lock()
-				surprises = append(surprises, err.Error())
-				mu.Unlock()
+				l.mu.Lock()
+				l.surprises = append(l.surprises, err.Error())
+				l.mu.Unlock()
 			}
 		}
 	}()
-	defer func() { close(stop); wg.Wait() }()
+	return l
+}
 
+// halt stops the loop and waits for its last create; a second call only
+// waits.
+func (l *creating) halt() {
+	l.once.Do(func() { close(l.stop) })
+	l.wg.Wait()
+}
+
+// churnTheBundle puts Bundle name, publishing Gadgets of group, through
+// what could open a window in the authority check: the controller
+// restarts, the Bundle is deleted and applied again, and a second Bundle
+// claims the kind while the first is gone. The Bundle is Ready at the end.
+func churnTheBundle(t *testing.T, ns, group, name string) {
+	t.Helper()
+	ctx := context.Background()
 	// A restart: no webhook, no kind served, until the new controller is up.
 	env.Restart(t, func() { time.Sleep(time.Second) })
 	env.BundleReady(t, name, metav1.ConditionTrue, v1alpha1.ReasonReady)
@@ -159,42 +227,6 @@ func TestNoWindowInTheAuthorityCheck(t *testing.T) {
 	time.Sleep(time.Second)
 	env.Bundle(t, name, testenv.GadgetFiles(""), testenv.Publishing(group))
 	env.BundleReady(t, name, metav1.ConditionTrue, v1alpha1.ReasonReady)
-	time.Sleep(time.Second)
-	// However slow the machine, the loop has made enough attempts to
-	// say something (each waits for the API server's answer).
-	testenv.Eventually(t, 0, "20 attempts of mallory's", func() (bool, error) {
-		return attempts.Load() >= 20, fmt.Errorf("%d attempts", attempts.Load())
-	})
-	close(stop)
-	wg.Wait()
-	stop = make(chan struct{}) // for the deferred close
-
-	if n := admitted.Load(); n > 0 {
-		t.Errorf("%d of %d instances naming powerful were admitted for mallory", n, attempts.Load())
-	}
-	if len(surprises) > 0 {
-		t.Errorf("refusals other than the admission policy's: %v", surprises[:min(3, len(surprises))])
-	}
-	list := &corev1.ConfigMapList{}
-	if err := env.List(ctx, list, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	for _, cm := range list.Items {
-		if strings.HasPrefix(cm.Name, "m-") {
-			t.Errorf("ConfigMap %s was written for one of mallory's instances", cm.Name)
-		}
-	}
-	// The admin's instance is still served, as powerful. The Bundle
-	// published the kind again: its parameters reach the API server some
-	// time after it is Ready (until then the policy refuses any change,
-	// "no Bundle publishes").
-	testenv.WaitKindChecked(t, env.Client, asPowerful(group, ns, "control"), 0)
-	env.MergePatch(t, testenv.Gadget(group, ns, "control", ""), `{"spec":{"size":2}}`, "")
-	testenv.Eventually(t, 0, "the admin's instance applied again", func() (bool, error) {
-		cm := &corev1.ConfigMap{}
-		err := env.Get(ctx, testenv.Key(ns, "control-conf"), cm)
-		return err == nil && cm.Data["size"] == "2", err
-	})
 }
 
 // TestAWindowElsewhereIsNoWrite (issue 29 item 1): while the controller is

@@ -177,6 +177,39 @@ func installAndExtra() map[string]string {
 	}
 }
 
+// deployerAccount makes ServiceAccount deployer in ns, which may write
+// ConfigMaps and Secrets there, and returns once the API server's
+// authorizer applies both grants.
+func deployerAccount(t *testing.T, ns string) {
+	t.Helper()
+	powerfulAccount(t, ns, "deployer")
+	rbacSecrets := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}
+	env.MustCreate(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer-secrets"}, Rules: []rbacv1.PolicyRule{rbacSecrets}})
+	env.MustCreate(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer-secrets"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "deployer-secrets"},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "deployer", Namespace: ns}}})
+	testenv.WaitGranted(t, env.Client, testenv.ServiceAccountSubject(ns, "deployer"), ns, 0, rbacSecrets)
+}
+
+// upgraded brings comp (of installAndExtra, installed) a render after the
+// first, an upgrade, by controller c, and returns the resourceVersion of
+// ConfigMap conf once it shows it (install "false") and c settled.
+func upgraded(t *testing.T, c *testenv.Controller, comp *v1alpha1.Composition) string {
+	t.Helper()
+	ctx := context.Background()
+	env.UpdateComposition(t, comp, func(c *v1alpha1.Composition) { c.Annotations = map[string]string{"touch": "1"} })
+	conf := &corev1.ConfigMap{}
+	testenv.Eventually(t, 0, "ConfigMap conf rendered as an upgrade", func() (bool, error) {
+		err := env.Get(ctx, testenv.Key(comp.Namespace, "conf"), conf)
+		return err == nil && conf.Data["install"] == "false", err
+	})
+	c.Settle(t, comp.Namespace)
+	if err := env.Get(ctx, testenv.Key(comp.Namespace, "conf"), conf); err != nil {
+		t.Fatal(err)
+	}
+	return conf.ResourceVersion
+}
+
 // TestApplySetKeysChangeNothing (finding c): the ApplySet's keys that
 // stencil's admission policy lets anyone who may update a parent change
 // (its id label and its tooling, contains-group-kinds and
@@ -191,13 +224,7 @@ func TestApplySetKeysChangeNothing(t *testing.T) {
 	ns := testenv.Namespace(t, env.Client)
 	shardName := "applyset-" + rand.String(5)
 	b := env.Bundle(t, "applyset-"+ns, installAndExtra())
-	powerfulAccount(t, ns, "deployer")
-	rbacSecrets := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}
-	env.MustCreate(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer-secrets"}, Rules: []rbacv1.PolicyRule{rbacSecrets}})
-	env.MustCreate(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "deployer-secrets"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "deployer-secrets"},
-		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "deployer", Namespace: ns}}})
-	testenv.WaitGranted(t, env.Client, testenv.ServiceAccountSubject(ns, "deployer"), ns, 0, rbacSecrets)
+	deployerAccount(t, ns)
 	env.Grant(t, ns, "alice", "alice", testenv.CompositionsRule)
 	alice := env.AsUser(t, "alice")
 	c, stop := startShardAs(t, shardName, testenv.DefaultServiceAccount)
@@ -208,18 +235,8 @@ func TestApplySetKeysChangeNothing(t *testing.T) {
 	env.MustCreate(t, comp)
 	env.Condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	env.Exists(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "extra"}})
-	// A render after the first: an upgrade.
-	env.UpdateComposition(t, comp, func(c *v1alpha1.Composition) { c.Annotations = map[string]string{"touch": "1"} })
+	version := upgraded(t, c, comp)
 	conf := &corev1.ConfigMap{}
-	testenv.Eventually(t, 0, "ConfigMap conf rendered as an upgrade", func() (bool, error) {
-		err := env.Get(ctx, testenv.Key(ns, "conf"), conf)
-		return err == nil && conf.Data["install"] == "false", err
-	})
-	c.Settle(t, ns)
-	if err := env.Get(ctx, testenv.Key(ns, "conf"), conf); err != nil {
-		t.Fatal(err)
-	}
-	version := conf.ResourceVersion
 
 	// alice empties contains-group-kinds: each call a new value, all of
 	// which name no group-kind.

@@ -16,8 +16,8 @@
 //
 //	request                                                   identity
 //	cache reads and watches; prune's member lists; status     the controller
-//	observed values templates read (only members the          the controller's cache
-//	writer applied; see package observe)
+//	observed values templates read (only the members          the controller's cache
+//	the writer applied; see package observe)
 //	templates' lookups (answered only when a                  the controller's informers (package lookup)
 //	SubjectAccessReview of the parent's account allows)
 //	the store of generated values (a member)                  the parent's ServiceAccount

@@ -146,12 +146,22 @@ func configMap(ns, name string) *corev1.ConfigMap {
 // post-install hook does not, and the post-upgrade hook waits for the
 // upgraded Deployment.
 func TestPreInstallHookGatesMembers(t *testing.T) {
-	ctx := context.Background()
 	ns := testenv.Namespace(t, env.Client)
 	b := env.Bundle(t, "hooks-"+ns, hookedApp("hook-succeeded"))
 	comp := testenv.Composition(ns, "app", b.Name, "")
 	env.MustCreate(t, comp)
 
+	dep := installGatedByHooks(t, ns)
+	installDoneStaysDone(t, ns, dep)
+	upgradeRunsUpgradeHooks(t, comp, dep)
+}
+
+// installGatedByHooks follows the install of Composition app in ns, of
+// hookedApp("hook-succeeded"): the pre-install Job (and its ConfigMap)
+// first, the Deployment once the Job is Complete, the post-install hook
+// once the Deployment is Current. It returns the Deployment.
+func installGatedByHooks(t *testing.T, ns string) *appsv1.Deployment {
+	t.Helper()
 	migrate := job(ns, "migrate")
 	env.Exists(t, migrate)
 	if got := migrate.Annotations[plan.AnnotationHookRevision]; !strings.HasPrefix(got, "1/") {
@@ -184,7 +194,14 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 			t.Errorf("status.members lists %s/%s, want the Deployment alone (hooks are not members)", m.Kind, m.Name)
 		}
 	}
+	return dep
+}
 
+// installDoneStaysDone: passes of the installed revision that member
+// events bring neither re-create the deleted Job nor leave Ready, never
+// apply the test Pod, and once converged write nothing.
+func installDoneStaysDone(t *testing.T, ns string, dep *appsv1.Deployment) {
+	t.Helper()
 	// Member events bring more passes of the same revision: the deleted
 	// Job stays deleted and the Composition stays Ready.
 	env.MarkAvailable(t, dep, appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable", Message: "again"})
@@ -208,12 +225,21 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 	if writes := env.Controller.WritesSince(before, ns); len(writes) != 0 {
 		t.Errorf("the controller made %d write requests on a converged Composition with hooks, want 0: %v", len(writes), writes)
 	}
+}
 
+// upgradeRunsUpgradeHooks: a new revision of comp is an upgrade: the
+// pre-upgrade Job runs once more before the Deployment dep is upgraded,
+// the post-install hook does not, and the post-upgrade hook waits for the
+// upgraded Deployment.
+func upgradeRunsUpgradeHooks(t *testing.T, comp *v1alpha1.Composition, dep *appsv1.Deployment) {
+	t.Helper()
+	ctx := context.Background()
+	ns := comp.Namespace
 	// A new revision is an upgrade: the pre-upgrade Job runs again, once.
 	env.UpdateComposition(t, comp, func(c *v1alpha1.Composition) {
 		c.Spec.Values = jsonValues(`{"image":"nginx:1.28"}`)
 	})
-	migrate = job(ns, "migrate")
+	migrate := job(ns, "migrate")
 	env.Exists(t, migrate)
 	if got := migrate.Annotations[plan.AnnotationHookRevision]; !strings.HasPrefix(got, "2/") {
 		t.Errorf("hook revision annotation = %q, want generation 2", got)
@@ -221,7 +247,7 @@ func TestPreInstallHookGatesMembers(t *testing.T) {
 	// The pass that applied the pre-upgrade Job waits for it: Reconciling,
 	// naming it (not a transient failure's Reconciling, whose pass may
 	// have stopped before the hooks' record was made).
-	got = env.CompositionWith(t, ns, "app",
+	got := env.CompositionWith(t, ns, "app",
 		testenv.Condition{Type: v1alpha1.ConditionReconciling, Reasons: []string{v1alpha1.ReasonProgressing}, Message: testenv.Says("pre-upgrade hook Job/" + ns + "/migrate")})
 	if got.Status.Hooks == nil || got.Status.Hooks.Event != "upgrade" {
 		t.Errorf("status.hooks = %+v, want the upgrade's record", got.Status.Hooks)

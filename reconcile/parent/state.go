@@ -35,10 +35,12 @@ func WriteStatus(ctx context.Context, c client.Client, p applyset.Parent, st v1a
 		if err != nil {
 			return err
 		}
-		orig := p.Unstructured.DeepCopy()
-		p.Object["status"] = content
+		// The patch is of the wrapped object; orig is a copy of it.
+		u := p.Unstructured
+		orig := u.DeepCopy()
+		u.Object["status"] = content
 		*p.ParentStatus() = st
-		return c.Status().Patch(ctx, p.Unstructured, client.MergeFromWithOptions(orig, opts...))
+		return c.Status().Patch(ctx, u, client.MergeFromWithOptions(orig, opts...))
 	}
 	return fmt.Errorf("unknown kind of parent %T", p)
 }

@@ -1,7 +1,6 @@
 package published
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 
@@ -52,7 +51,7 @@ func stencilSet(live *apiextensionsv1.CustomResourceDefinition, key string) (boo
 			continue
 		}
 		s := &fieldpath.Set{}
-		if err := s.FromJSON(bytes.NewReader(f.FieldsV1.Raw)); err != nil {
+		if err := s.FromJSON(f.FieldsV1.GetRawReader()); err != nil {
 			return false, err
 		}
 		if s.Has(path) {

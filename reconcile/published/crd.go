@@ -1,7 +1,6 @@
 package published
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -295,7 +294,7 @@ func splitSpec(f *metav1.FieldsV1) (spec, rest *metav1.FieldsV1, err error) {
 		return nil, nil, nil
 	}
 	all := &fieldpath.Set{}
-	if err := all.FromJSON(bytes.NewReader(f.Raw)); err != nil {
+	if err := all.FromJSON(f.GetRawReader()); err != nil {
 		return nil, nil, err
 	}
 	under, other := &fieldpath.Set{}, &fieldpath.Set{}
@@ -322,7 +321,7 @@ func fieldsOf(s *fieldpath.Set) (*metav1.FieldsV1, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &metav1.FieldsV1{Raw: raw}, nil
+	return metav1.NewFieldsV1(string(raw)), nil
 }
 
 // unionFields is the union of managedFields field sets (nil ones count
@@ -334,7 +333,7 @@ func unionFields(fs ...*metav1.FieldsV1) (*metav1.FieldsV1, error) {
 			continue
 		}
 		s := &fieldpath.Set{}
-		if err := s.FromJSON(bytes.NewReader(f.Raw)); err != nil {
+		if err := s.FromJSON(f.GetRawReader()); err != nil {
 			return nil, err
 		}
 		all = all.Union(s)
@@ -343,5 +342,5 @@ func unionFields(fs ...*metav1.FieldsV1) (*metav1.FieldsV1, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &metav1.FieldsV1{Raw: raw}, nil
+	return metav1.NewFieldsV1(string(raw)), nil
 }

@@ -12,7 +12,7 @@ import (
 // TestTakeFields: what recordAsApplied moves into stencil's Apply entry,
 // case by case.
 func TestTakeFields(t *testing.T) {
-	fields := func(raw string) *metav1.FieldsV1 { return &metav1.FieldsV1{Raw: []byte(raw)} }
+	fields := metav1.NewFieldsV1
 	entry := func(manager string, op metav1.ManagedFieldsOperationType, sub, raw string) metav1.ManagedFieldsEntry {
 		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, Subresource: sub, APIVersion: "apiextensions.k8s.io/v1", FieldsType: "FieldsV1", FieldsV1: fields(raw)}
 	}

@@ -31,7 +31,7 @@
 //     failed, the recorded chart is verified again (reverify): it stays,
 //     or it is recorded as unverified and its parents stall. The Secrets
 //     of Bundle sources are watched (metadata only), so a rotated key is
-//     looked at at once. A Bundle never pulled is Ready=False with the
+//     checked at once. A Bundle never pulled is Ready=False with the
 //     pull's reason.
 //   - kinds.go: Kinds, one running controller per kind served, started
 //     and stopped as Bundles publish and stop publishing; each reconciles

@@ -116,14 +116,6 @@ func (k *Kinds) serve(ctx context.Context, kind engine.Kind) error {
 	return nil
 }
 
-// serving reports whether a controller serves kind for its Bundle.
-func (k *Kinds) serving(kind engine.Kind) bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	c, ok := k.running[kind.GVK]
-	return ok && c.kind == kind
-}
-
 // stopBundle stops the controllers of the kinds bundle publishes, but the
 // one of keep.
 func (k *Kinds) stopBundle(bundle string, keep schema.GroupVersionKind) {

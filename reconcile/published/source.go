@@ -164,7 +164,7 @@ func (r *BundleReconciler) sourced(ctx context.Context, b *v1alpha1.Bundle, st *
 // sourceSecrets is a source of the Bundles whose spec.source names a
 // Secret that changed: a metadata watch (no data is cached) of the
 // Secrets of the controller's namespace labelled for Bundle sources. A
-// rotated key (or credential) is looked at at once, not at the next
+// rotated key (or credential) is checked at once, not at the next
 // interval.
 func sourceSecrets(md metadata.Interface, namespace string, bundles client.Reader) ctrlsource.Source {
 	return cluster.NamespacedMetadataSource(md, corev1.SchemeGroupVersion.WithResource("secrets"), namespace,

@@ -246,7 +246,7 @@ func (r *step) nextWave() {
 func (r *step) batchRanks() []string {
 	var ranks []string
 	for _, p := range r.followers {
-		if !(hasCanary(r.pol) && r.canary[p]) {
+		if !hasCanary(r.pol) || !r.canary[p] {
 			ranks = append(ranks, r.Order.Rank(r.Bundle.Name, p.Key))
 		}
 	}

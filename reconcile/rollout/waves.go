@@ -109,21 +109,6 @@ func Waves(pol v1alpha1.RolloutPolicy, n int) int {
 	return w
 }
 
-// batchBound is the bound after batch k (from 1) over ranks (sorted):
-// the rank of the last parent the batch moves, or boundAll when it moves
-// the rest. last reports the last batch.
-func batchBound(pol v1alpha1.RolloutPolicy, ranks []string, k int) (bound string, last bool) {
-	batches := Batches(pol, len(ranks))
-	if k >= len(batches) {
-		return boundAll, true
-	}
-	moved := batches[k-1]
-	if moved >= len(ranks) {
-		return boundAll, true
-	}
-	return ranks[moved-1], false
-}
-
 // Plan is the wave each parent would move in if a rollout of b started
 // now with these parents, ranked by o (the wave plan `stencil diff
 // --bundle` prints):

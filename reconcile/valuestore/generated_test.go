@@ -246,6 +246,39 @@ func controllerCA(t *testing.T, id, caCert string) (certificate, bool) {
 	return certificate{}, false
 }
 
+// webhookWriter lets ServiceAccount stencil of ns write
+// ValidatingWebhookConfiguration hook, until the test ends.
+func webhookWriter(t *testing.T, ns, hook string) {
+	t.Helper()
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: hook},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingwebhookconfigurations"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}}}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: hook},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: hook},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "stencil"}}}
+	env.MustCreate(t, role)
+	env.MustCreate(t, binding)
+	t.Cleanup(func() { _ = env.Delete(context.Background(), binding); _ = env.Delete(context.Background(), role) })
+}
+
+// caBundle is the CA certificate (PEM) in the caBundle of the first
+// webhook of ValidatingWebhookConfiguration hook.
+func caBundle(t *testing.T, hook string) string {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("admissionregistration.k8s.io/v1")
+	u.SetKind("ValidatingWebhookConfiguration")
+	if err := env.Get(context.Background(), client.ObjectKey{Name: hook}, u); err != nil {
+		t.Fatalf("the webhook configuration: %v", err)
+	}
+	hooks, _, _ := unstructured.NestedSlice(u.Object, "webhooks")
+	b, _, _ := unstructured.NestedString(hooks[0].(map[string]any), "clientConfig", "caBundle")
+	raw, err := base64.StdEncoding.DecodeString(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
+
 // TestGeneratedCAKeptByTheController (issue 37 item 2): a CA made with
 // genCA ends up only as its certificate, in a webhook configuration's
 // caBundle (cluster-scoped) and a tenant's ConfigMap: its key is kept in
@@ -263,14 +296,7 @@ func TestGeneratedCAKeptByTheController(t *testing.T) {
 	ns := testenv.Namespace(t, env.Client)
 	env.TenantAccount(t, ns)
 	hook := "stencil-test-" + ns
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: hook},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingwebhookconfigurations"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}}}
-	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: hook},
-		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: hook},
-		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "stencil"}}}
-	env.MustCreate(t, role)
-	env.MustCreate(t, binding)
-	t.Cleanup(func() { _ = env.Delete(context.Background(), binding); _ = env.Delete(context.Background(), role) })
+	webhookWriter(t, ns, hook)
 	b := env.Bundle(t, "ca-"+ns, map[string]string{
 		"templates/webhook.yaml": `{{- $ca := genCA "webhook-ca" 365 }}
 {{- $cert := genSignedCert "webhook" nil (list "webhook.svc") 365 $ca }}
@@ -318,22 +344,7 @@ data:
 	env.Condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	id := applyset.ID("app", ns, applyset.CompositionGroupKind)
 
-	caBundle := func() string {
-		u := &unstructured.Unstructured{}
-		u.SetAPIVersion("admissionregistration.k8s.io/v1")
-		u.SetKind("ValidatingWebhookConfiguration")
-		if err := env.Get(ctx, client.ObjectKey{Name: hook}, u); err != nil {
-			t.Fatalf("the webhook configuration: %v", err)
-		}
-		hooks, _, _ := unstructured.NestedSlice(u.Object, "webhooks")
-		b, _, _ := unstructured.NestedString(hooks[0].(map[string]any), "clientConfig", "caBundle")
-		raw, err := base64.StdEncoding.DecodeString(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(raw)
-	}
-	caCert := caBundle()
+	caCert := caBundle(t, hook)
 	ca, ok := controllerCA(t, id, caCert)
 	if !ok {
 		t.Fatalf("the controller's store %s/%s does not keep the CA", testenv.ControllerNamespace, valuestore.ControllerName(id))
@@ -362,7 +373,7 @@ data:
 			return env.TouchLabel(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ca"}})
 		})
 		env.Condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
-		if caBundle() != caCert {
+		if caBundle(t, hook) != caCert {
 			t.Errorf("a restart made a new CA")
 		}
 	})
@@ -389,6 +400,68 @@ func argsDigest(t *testing.T, args ...any) string {
 	}
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:16])
+}
+
+// legacyValues are the values of the legacy test's set as stencil kept
+// them before, each under the bare SHA-256 of its call (what
+// generators.LegacyKey makes), in their JSON form: the password, the
+// token, the CA, and a value no call makes any more, whose key is unused.
+func legacyValues(t *testing.T, password, token string, ca certificate) (legacy map[string]string, unused string) {
+	t.Helper()
+	quote := func(v any) string { data, _ := json.Marshal(v); return string(data) }
+	unused = generators.LegacyKey("templates/gone.yaml", "randAlphaNum", argsDigest(t, 20), 0)
+	legacy = map[string]string{
+		generators.LegacyKey("templates/db.yaml", "randAlphaNum", argsDigest(t, 32), 0):        quote(password),
+		generators.LegacyKey("templates/app.yaml", "uuidv4", argsDigest(t), 0):                 quote(token),
+		generators.LegacyKey("templates/ca.yaml", "genCA", argsDigest(t, "legacy-ca", 365), 0): quote(ca),
+		unused: quote("a-value-no-call-makes-any-more"),
+	}
+	return legacy, unused
+}
+
+// writeLegacyStore makes the stores of set id as stencil wrote them
+// before: one, in the parent's namespace ns, holding legacy (keyed by
+// bare digests, no key recorded; the same object, rewritten, so it is
+// the member stencil applied), and none in platform nor in the
+// controller's namespace.
+func writeLegacyStore(t *testing.T, ns, platform, id string, legacy map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	data := map[string]any{}
+	for k, v := range legacy {
+		data[k] = base64.StdEncoding.EncodeToString([]byte(v))
+	}
+	old := secretObject(ns, valuestore.Name(id))
+	old.Object["type"], old.Object["data"] = "Opaque", data
+	old.SetLabels(map[string]string{applyset.LabelPartOf: id})
+	old.SetAnnotations(map[string]string{valuestore.AnnotationStore: "true"})
+	if err := env.Apply(ctx, client.ApplyConfigurationFromUnstructured(old), client.FieldOwner(applyset.FieldManager), client.ForceOwnership); err != nil {
+		t.Fatalf("write the legacy store: %v", err)
+	}
+	for _, s := range []*corev1.Secret{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: valuestore.Name(id)}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: testenv.ControllerNamespace, Name: valuestore.ControllerName(id)}},
+	} {
+		if err := env.Delete(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := storeOf(t, ns, valuestore.Name(id)); len(s.Data) != len(legacy) || s.Annotations[valuestore.AnnotationKey] != "" {
+		t.Fatalf("the legacy store holds %d values, annotations %v; want the %d legacy ones and no key", len(s.Data), s.Annotations, len(legacy))
+	}
+}
+
+// noLegacyKeysBut fails for each legacy key the stores keep other than
+// unused: every value a call moved is under its keyed digest.
+func noLegacyKeysBut(t *testing.T, unused string, stores ...*corev1.Secret) {
+	t.Helper()
+	for _, s := range stores {
+		for k := range s.Data {
+			if generators.IsLegacyKey(k) && k != unused {
+				t.Errorf("store %s/%s keeps the legacy key %s of a value a call moved", s.Namespace, s.Name, k)
+			}
+		}
+	}
 }
 
 // TestGeneratedValuesMoveFromALegacyStore (issue 37 item 2): a set whose
@@ -455,36 +528,8 @@ data:
 	// namespace, keyed by bare digests (the same object, rewritten, so it
 	// is the member stencil applied), and none elsewhere.
 	stop()
-	quote := func(v any) string { data, _ := json.Marshal(v); return string(data) }
-	unused := generators.LegacyKey("templates/gone.yaml", "randAlphaNum", argsDigest(t, 20), 0)
-	legacy := map[string]string{
-		generators.LegacyKey("templates/db.yaml", "randAlphaNum", argsDigest(t, 32), 0):        quote(password),
-		generators.LegacyKey("templates/app.yaml", "uuidv4", argsDigest(t), 0):                 quote(token),
-		generators.LegacyKey("templates/ca.yaml", "genCA", argsDigest(t, "legacy-ca", 365), 0): quote(ca),
-		unused: quote("a-value-no-call-makes-any-more"),
-	}
-	data := map[string]any{}
-	for k, v := range legacy {
-		data[k] = base64.StdEncoding.EncodeToString([]byte(v))
-	}
-	old := secretObject(ns, valuestore.Name(id))
-	old.Object["type"], old.Object["data"] = "Opaque", data
-	old.SetLabels(map[string]string{applyset.LabelPartOf: id})
-	old.SetAnnotations(map[string]string{valuestore.AnnotationStore: "true"})
-	if err := env.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(old), client.FieldOwner(applyset.FieldManager), client.ForceOwnership); err != nil {
-		t.Fatalf("write the legacy store: %v", err)
-	}
-	for _, s := range []*corev1.Secret{
-		{ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: valuestore.Name(id)}},
-		{ObjectMeta: metav1.ObjectMeta{Namespace: testenv.ControllerNamespace, Name: valuestore.ControllerName(id)}},
-	} {
-		if err := env.Delete(context.Background(), s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if s := storeOf(t, ns, valuestore.Name(id)); len(s.Data) != len(legacy) || s.Annotations[valuestore.AnnotationKey] != "" {
-		t.Fatalf("the legacy store holds %d values, annotations %v; want the %d legacy ones and no key", len(s.Data), s.Annotations, len(legacy))
-	}
+	legacy, unused := legacyValues(t, password, token, ca)
+	writeLegacyStore(t, ns, platform, id, legacy)
 
 	c, _ := env.StartWith(outer, opts)
 	testenv.Eventually(t, 0, "the store of platform to keep the password", func() (bool, error) {
@@ -514,13 +559,7 @@ data:
 	if ctl == nil || string(ctl.Data[unused]) != legacy[unused] {
 		t.Errorf("the value no call makes is not kept by the controller under its legacy key")
 	}
-	for _, s := range []*corev1.Secret{storeOf(t, platform, valuestore.Name(id)), tenant, ctl} {
-		for k := range s.Data {
-			if generators.IsLegacyKey(k) && k != unused {
-				t.Errorf("store %s/%s keeps the legacy key %s of a value a call moved", s.Namespace, s.Name, k)
-			}
-		}
-	}
+	noLegacyKeysBut(t, unused, storeOf(t, platform, valuestore.Name(id)), tenant, ctl)
 
 	t.Run("a value whose object moves leaves the store it no longer belongs in", func(t *testing.T) {
 		env.UpdateComposition(t, comp, func(c *v1alpha1.Composition) {

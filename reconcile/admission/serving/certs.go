@@ -195,13 +195,16 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("write %s: %w", path, err)
 	}
-	defer os.Remove(tmp.Name()) // a no-op once renamed
+	// Best effort: once renamed there is nothing to remove (ENOENT); before
+	// that, a failed removal leaves a dot file and the write's own error
+	// is the one reported.
+	defer func() { _ = os.Remove(tmp.Name()) }()
 	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
+		_ = tmp.Close() // the file is discarded; the write error is the one reported
 		return false, fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
+		_ = tmp.Close() // the file is discarded; the chmod error is the one reported
 		return false, fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := tmp.Close(); err != nil {
