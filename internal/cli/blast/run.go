@@ -31,8 +31,8 @@ import (
 	"github.com/stencil-dev/stencil/templates"
 )
 
-// blastParallel is the most parents looked at at once; their renders are
-// also bounded by the render pool's workers (at most one per core).
+// blastParallel is the most parents looked at concurrently; their renders
+// are also bounded by the render pool's workers (at most one per core).
 const blastParallel = 4
 
 // outcome is what a Bundle change does to one parent.
