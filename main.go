@@ -21,7 +21,7 @@ func main() {
 	sandbox.Main()
 	err := cli.NewRootCommand(version, os.Stdin).Execute()
 	var exit *cli.ExitError
-	if err != nil && !(errors.As(err, &exit) && exit.Err == nil) {
+	if err != nil && (!errors.As(err, &exit) || exit.Err != nil) {
 		fmt.Fprintln(os.Stderr, "error:", err)
 	}
 	os.Exit(cli.ExitCode(err))

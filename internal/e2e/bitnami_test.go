@@ -81,22 +81,7 @@ func TestBitnamiDatabase(t *testing.T) {
 	k := controller.Client
 	tenancy(t, newKubectl(t, kubeconfig), k, root)
 	ctx := context.Background()
-	if err := k.Create(ctx, bitnamiPostgres(t)); err != nil {
-		t.Fatal(err)
-	}
-	comp := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "db"}, Spec: v1alpha1.CompositionSpec{
-		Bundle: "postgresql",
-		// The local cluster has no volume provisioner.
-		Values: &apiextensionsv1.JSON{Raw: []byte(`{"primary":{"persistence":{"enabled":false}}}`)},
-	}}
-	if err := k.Create(ctx, comp); err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{}
-	u.SetAPIVersion("stencil.dev/v1alpha1")
-	u.SetKind("Composition")
-	u.SetNamespace("default")
-	u.SetName("db")
+	comp, u := createDB(t, k)
 	ready(t, k, u, 4*time.Minute)
 	secret := func() map[string][]byte {
 		t.Helper()
@@ -149,6 +134,31 @@ func TestBitnamiDatabase(t *testing.T) {
 	if !same(first, secret()) {
 		t.Errorf("a values change changed the password Secret")
 	}
+}
+
+// createDB creates Bundle postgresql (Bitnami's chart) and Composition
+// default/db of it, and returns the Composition and its name as the
+// unstructured object ready waits for.
+func createDB(t *testing.T, k client.Client) (*v1alpha1.Composition, *unstructured.Unstructured) {
+	t.Helper()
+	ctx := context.Background()
+	if err := k.Create(ctx, bitnamiPostgres(t)); err != nil {
+		t.Fatal(err)
+	}
+	comp := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "db"}, Spec: v1alpha1.CompositionSpec{
+		Bundle: "postgresql",
+		// The local cluster has no volume provisioner.
+		Values: &apiextensionsv1.JSON{Raw: []byte(`{"primary":{"persistence":{"enabled":false}}}`)},
+	}}
+	if err := k.Create(ctx, comp); err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("stencil.dev/v1alpha1")
+	u.SetKind("Composition")
+	u.SetNamespace("default")
+	u.SetName("db")
+	return comp, u
 }
 
 // settle waits until controller c has made no write in namespace

@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -58,7 +59,7 @@ func exampleObjects(t *testing.T, dir string) []*unstructured.Unstructured {
 		r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 		for {
 			doc, err := r.Read()
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			if err != nil {

@@ -344,6 +344,20 @@ func controllerImage(t *testing.T, manifest string) string {
 // Compositions.
 func previousRelease(t *testing.T, root, imageDir, repo string) string {
 	t.Helper()
+	dir := t.TempDir()
+	pushPrevious(t, imageDir, repo, dir)
+	dist := filepath.Join(dir, "dist")
+	goRun(t, root, "./hack/release", "-image", repo, "-layout", dir, "-out", dist)
+	path := filepath.Join(dir, "install.yaml")
+	writeFile(t, path, withoutSuspend(t, filepath.Join(dist, "install.yaml")))
+	return path
+}
+
+// pushPrevious makes the previous release's image: the image of
+// imageDir's OCI layout labelled previous, written as the layout
+// dir/oci and pushed to repo:previous.
+func pushPrevious(t *testing.T, imageDir, repo, dir string) {
+	t.Helper()
 	idx, err := layout.ImageIndexFromPath(filepath.Join(imageDir, "oci"))
 	if err != nil {
 		t.Fatal(err)
@@ -365,7 +379,6 @@ func previousRelease(t *testing.T, root, imageDir, repo string) string {
 	if img, err = mutate.Config(img, *c); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
 	p, err := layout.Write(filepath.Join(dir, "oci"), empty.Index)
 	if err != nil {
 		t.Fatal(err)
@@ -380,13 +393,16 @@ func previousRelease(t *testing.T, root, imageDir, repo string) string {
 	if err := remote.Write(ref, img); err != nil {
 		t.Fatal(err)
 	}
-	dist := filepath.Join(dir, "dist")
-	goRun(t, root, "./hack/release", "-image", repo, "-layout", dir, "-out", dist)
+}
 
+// withoutSuspend is the release manifest install with the Composition
+// CRD's spec.suspend taken out.
+func withoutSuspend(t *testing.T, install string) []byte {
+	t.Helper()
 	var out bytes.Buffer
 	out.WriteString("# The previous release of the upgrade test: another image, and no spec.suspend in the Composition CRD.\n")
 	removed := false
-	for _, o := range manifestObjects(t, filepath.Join(dist, "install.yaml")) {
+	for _, o := range manifestObjects(t, install) {
 		if o.GetKind() == "CustomResourceDefinition" && o.GetName() == "compositions.stencil.dev" {
 			versions, _, _ := unstructured.NestedSlice(o.Object, "spec", "versions")
 			for _, v := range versions {
@@ -410,9 +426,7 @@ func previousRelease(t *testing.T, root, imageDir, repo string) string {
 	if !removed {
 		t.Fatal("the Composition CRD has no spec.suspend to take out")
 	}
-	path := filepath.Join(dir, "install.yaml")
-	writeFile(t, path, out.Bytes())
-	return path
+	return out.Bytes()
 }
 
 func manifestObjects(t *testing.T, file string) []*unstructured.Unstructured {

@@ -83,7 +83,7 @@ func testWebhookAuth(t *testing.T, k client.Client, kc kubectl, serving serving.
 		if err != nil {
 			return nil, err
 		}
-		defer res.Body.Close()
+		defer func() { _ = res.Body.Close() }() // the review is decoded first: closing it can lose nothing
 		review := &admissionv1.AdmissionReview{}
 		if err := json.NewDecoder(res.Body).Decode(review); err != nil {
 			return nil, err

@@ -29,7 +29,9 @@ func (m Module) Dir() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer os.RemoveAll(tmp)
+	// An empty folder, only the command's working directory: one left
+	// behind in TMPDIR is not the download's failure.
+	defer func() { _ = os.RemoveAll(tmp) }()
 	cmd := exec.Command("go", "mod", "download", "-json", m.String())
 	// Outside any module, so that no go.mod or go.sum is read or written.
 	cmd.Dir = tmp

@@ -215,7 +215,6 @@ func StartWith(ctx context.Context, config *rest.Config, o ControllerOptions) (*
 
 // startWith is StartWith under ctx, which stop ends.
 func startWith(ctx context.Context, stop context.CancelFunc, config *rest.Config, o ControllerOptions) (*Controller, error) {
-	shardName := o.Shard
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
 	scheme, err := engine.NewScheme()
 	if err != nil {
@@ -225,31 +224,13 @@ func startWith(ctx context.Context, stop context.CancelFunc, config *rest.Config
 	if c.Client, err = client.New(config, client.Options{Scheme: scheme}); err != nil {
 		return nil, err
 	}
-	cfg := rest.CopyConfig(config)
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		if o.WrapTransport != nil {
-			rt = o.WrapTransport(rt)
-		}
-		return countingTransport{rt, c}
-	}
-	cfg.Wrap(metrics.CountAPIRequests) // as `stencil controller` does
-	server, err := webhookServer(o.Webhooks)
+	server, webhookServing, err := c.webhooks(o)
 	if err != nil {
 		return nil, err
 	}
-	var webhookServing *serving.Serving
-	if o.Serving != nil {
-		if o.Webhooks != nil {
-			return nil, errors.New("ControllerOptions: Webhooks and Serving are exclusive")
-		}
-		if webhookServing, err = serving.NewServing(*o.Serving); err != nil {
-			return nil, err
-		}
-		server, c.WebhookReady = webhookServing.WebhookServer(), webhookServing.Ready()
-	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	mgr, err := ctrl.NewManager(c.countedConfig(config, o.WrapTransport), ctrl.Options{
 		Scheme:                 scheme,
-		Cache:                  shard.CacheOptions(shardName),
+		Cache:                  shard.CacheOptions(o.Shard),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// A restarted controller registers the same controller names again.
@@ -262,19 +243,7 @@ func startWith(ctx context.Context, stop context.CancelFunc, config *rest.Config
 	if err := metrics.Register(); err != nil {
 		return nil, err
 	}
-	// The controller's default concurrency, and render limits short
-	// enough for tests to see overruns quickly.
-	// The tests' registries (package sourcetest) listen on loopback: the
-	// admin's allowance, as --allow-private-registries=127.0.0.0/8,::1
-	// gives it; without it every pull of theirs is refused.
-	opts := engine.Options{Version: "v0.0.0-test", MaxConcurrentReconciles: 4, ApplyConcurrency: 4, Shard: shardName,
-		WriteAsController: o.WriteAsController, Namespace: ControllerNamespace, AdmissionMargin: AdmissionMargin, SourcePolicy: LoopbackRegistries()}
-	if !o.WriteAsController {
-		opts.DefaultServiceAccount = DefaultServiceAccount
-	}
-	if o.Configure != nil {
-		o.Configure(&opts)
-	}
+	opts := engineOptions(o)
 	limits := sandbox.Limits{Timeout: 3 * time.Second, Memory: 256 << 20}
 	// The controller's own renderer (a pool of worker processes), counted.
 	pool, err := sandbox.New(sandbox.Options{Limits: limits, Workers: opts.MaxConcurrentReconciles})
@@ -283,6 +252,88 @@ func startWith(ctx context.Context, stop context.CancelFunc, config *rest.Config
 	}
 	opts.Renderer = countingRenderer{next: pool, c: c}
 	opts.Observer = &c.passes
+	wired, err := setUp(ctx, mgr, c.Client, opts, admissionOptions(o, webhookServing), webhookServing)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	c.start(ctx, mgr, pool)
+	// The probe is made as a cluster administrator: the Env's (envtest),
+	// else config's own (the local cluster's admin, as the e2e tests
+	// start their controller).
+	prober := c.Client
+	if adminConfig != nil {
+		if prober, err = client.New(adminConfig, client.Options{Scheme: scheme}); err != nil {
+			return nil, err
+		}
+	}
+	if err := admissionReady(ctx, prober, wired.Engine, o.Shard); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// countedConfig is config with the controller's requests counted (in c's
+// Requests, below wrap when not nil, and in stencil_api_requests_total).
+func (c *Controller) countedConfig(config *rest.Config, wrap func(http.RoundTripper) http.RoundTripper) *rest.Config {
+	cfg := rest.CopyConfig(config)
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		if wrap != nil {
+			rt = wrap(rt)
+		}
+		return countingTransport{rt, c}
+	}
+	cfg.Wrap(metrics.CountAPIRequests) // as `stencil controller` does
+	return cfg
+}
+
+// webhooks is the webhook server of the manager o's Webhooks or Serving
+// ask for, and the Serving of the latter (setting c's WebhookReady).
+func (c *Controller) webhooks(o ControllerOptions) (webhook.Server, *serving.Serving, error) {
+	server, err := webhookServer(o.Webhooks)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.Serving == nil {
+		return server, nil, nil
+	}
+	if o.Webhooks != nil {
+		return nil, nil, errors.New("ControllerOptions: Webhooks and Serving are exclusive")
+	}
+	webhookServing, err := serving.NewServing(*o.Serving)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.WebhookReady = webhookServing.Ready()
+	return webhookServing.WebhookServer(), webhookServing, nil
+}
+
+// engineOptions are the reconcile options of the controller o asks for,
+// its renderer and observer not yet set.
+func engineOptions(o ControllerOptions) engine.Options {
+	// The controller's default concurrency, and render limits short
+	// enough for tests to see overruns quickly.
+	// The tests' registries (package sourcetest) listen on loopback: the
+	// admin's allowance, as --allow-private-registries=127.0.0.0/8,::1
+	// gives it; without it every pull of theirs is refused.
+	opts := engine.Options{Version: "v0.0.0-test", MaxConcurrentReconciles: 4, ApplyConcurrency: 4, Shard: o.Shard,
+		WriteAsController: o.WriteAsController, Namespace: ControllerNamespace, AdmissionMargin: AdmissionMargin, SourcePolicy: LoopbackRegistries()}
+	if !o.WriteAsController {
+		opts.DefaultServiceAccount = DefaultServiceAccount
+	}
+	if o.Configure != nil {
+		o.Configure(&opts)
+	}
+	return opts
+}
+
+// admissionOptions are the admission webhook's options: o's Admission,
+// enabled, with Webhooks; webhookServing's, as runController wires them,
+// with Serving; disabled with neither.
+func admissionOptions(o ControllerOptions, webhookServing *serving.Serving) admission.Options {
+	if webhookServing != nil {
+		return webhookServing.Admission(o.Admission.Timeout)
+	}
 	var admit admission.Options
 	if o.Webhooks != nil {
 		admit = o.Admission
@@ -291,23 +342,28 @@ func startWith(ctx context.Context, stop context.CancelFunc, config *rest.Config
 			admit.ClientNames = []string{WebhookClientName}
 		}
 	}
+	return admit
+}
+
+// setUp sets the controllers up in mgr with opts and admit, after the
+// serving certificates of webhookServing (when not nil) and the
+// controller's namespace (made with c when missing).
+func setUp(ctx context.Context, mgr ctrl.Manager, c client.Client, opts engine.Options, admit admission.Options, webhookServing *serving.Serving) (*wiring.Controllers, error) {
 	if webhookServing != nil {
 		// As runController wires it.
-		admit = webhookServing.Admission(o.Admission.Timeout)
 		if err := webhookServing.SetupWithManager(ctx, mgr); err != nil {
-			pool.Close()
 			return nil, err
 		}
 	}
-	if err := ensureNamespace(ctx, c.Client, opts.Namespace); err != nil {
-		pool.Close()
+	if err := ensureNamespace(ctx, c, opts.Namespace); err != nil {
 		return nil, err
 	}
-	wired, err := wiring.Setup(ctx, mgr, opts, admit)
-	if err != nil {
-		pool.Close()
-		return nil, err
-	}
+	return wiring.Setup(ctx, mgr, opts, admit)
+}
+
+// start runs mgr until ctx ends, then closes pool and c's Done; a manager
+// that fails ends the test process.
+func (c *Controller) start(ctx context.Context, mgr ctrl.Manager, pool *sandbox.Pool) {
 	done := make(chan struct{})
 	c.Done = done
 	go func() {
@@ -318,19 +374,6 @@ func startWith(ctx context.Context, stop context.CancelFunc, config *rest.Config
 			os.Exit(1)
 		}
 	}()
-	// The probe is made as a cluster administrator: the Env's (envtest),
-	// else config's own (the local cluster's admin, as the e2e tests
-	// start their controller).
-	prober := c.Client
-	if adminConfig != nil {
-		if prober, err = client.New(adminConfig, client.Options{Scheme: scheme}); err != nil {
-			return nil, err
-		}
-	}
-	if err := admissionReady(ctx, prober, wired.Engine, shardName); err != nil {
-		return nil, err
-	}
-	return c, nil
 }
 
 // admissionReady waits until the API server admits the parents of shard

@@ -90,7 +90,8 @@ func (s *Suite) UpdateBundle(t testing.TB, name string, change func(*v1alpha1.Bu
 }
 
 // MergePatch merge-patches the object u names (its kind, namespace and
-// name) with patch, as field manager manager ("" the client's default).
+// name) with patch, under the field manager named by manager ("" the
+// client's default).
 func (s *Suite) MergePatch(t testing.TB, u *unstructured.Unstructured, patch, manager string) {
 	t.Helper()
 	target := &unstructured.Unstructured{}

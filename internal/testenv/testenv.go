@@ -4,6 +4,7 @@ import (
 	"github.com/stencil-dev/stencil/internal/sandbox"
 
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -66,13 +67,13 @@ func Start() (*Env, error) {
 	}
 	client, err := newWebhookClient(dir)
 	if err != nil {
-		os.RemoveAll(dir)
+		_ = os.RemoveAll(dir) // the error that stopped the start is the one to report
 		return nil, fmt.Errorf("make the webhook client certificate: %w", err)
 	}
 	e.ControlPlane.GetAPIServer().Configure().Set("admission-control-config-file", client.AdmissionConfigFile)
 	cfg, err := e.Start()
 	if err != nil {
-		os.RemoveAll(dir)
+		_ = os.RemoveAll(dir) // the error that stopped the start is the one to report
 		return nil, fmt.Errorf("start envtest: %w", err)
 	}
 	webhookClientCA = client.CAFile
@@ -82,10 +83,11 @@ func Start() (*Env, error) {
 
 // Stop stops the control plane and removes its data.
 func (e *Env) Stop() error {
+	err := e.env.Stop()
 	if e.WebhookClient.CAFile != "" {
-		defer os.RemoveAll(filepath.Dir(e.WebhookClient.CAFile))
+		err = errors.Join(err, os.RemoveAll(filepath.Dir(e.WebhookClient.CAFile)))
 	}
-	return e.env.Stop()
+	return err
 }
 
 // Run is the body of a TestMain: it starts the environment, stores it in
@@ -176,6 +178,9 @@ func FreePort(t testing.TB) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	port := l.Addr().(*net.TCPAddr).Port
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return port
 }

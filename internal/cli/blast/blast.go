@@ -129,11 +129,11 @@ func bundleManifest(path string, data []byte) (*v1alpha1.Bundle, error) {
 	objects := 0
 	for {
 		doc, err := r.Read()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, nil // parents.Read reports it, with the document's number
+			return nil, nil //nolint:nilerr // not a Bundle file: parents.Read reports the error, with the document's number
 		}
 		head, _, err := parents.ReadHead(doc)
 		if err != nil {

@@ -31,8 +31,8 @@ import (
 	"github.com/stencil-dev/stencil/templates"
 )
 
-// blastParallel is the most parents looked at at once; their renders are
-// also bounded by the render pool's workers (at most one per core).
+// blastParallel is the most parents looked at concurrently; their renders
+// are also bounded by the render pool's workers (at most one per core).
 const blastParallel = 4
 
 // outcome is what a Bundle change does to one parent.
@@ -258,6 +258,39 @@ func eachInOrder[T any](n, parallel int, do func(int) T, emit func(T)) {
 // evaluate renders t with the new version, dry-runs the apply of every
 // child and lists what would be pruned, as the per-file diff does.
 func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
+	if r := e.settled(ctx, t); r != nil {
+		return r
+	}
+	r := &blastResult{target: t}
+	p, rec := e.render(ctx, r)
+	if p == nil {
+		return r
+	}
+	previews := applyset.DryRun(ctx, e.s.Client, p.ID, rec, e.s.Consent(t.parent, e.bundle), p.Objects)
+	if !e.applies(r, previews) {
+		return r
+	}
+	if err := e.pruned(ctx, r, p); err != nil {
+		r.outcome, r.err = unchecked, err
+		return r
+	}
+	outs, err := blastOutputs(ctx, t.parent, e.bundle, previews)
+	if err != nil {
+		r.outcome, r.err = unchecked, fmt.Errorf("status outputs: %w", err)
+		return r
+	}
+	r.outputs = outs
+	if len(r.children) > 0 {
+		r.outcome = changes
+	}
+	return r
+}
+
+// settled is the result of a target decided without rendering it with
+// the new version: one the new version no longer serves, whose spec is
+// refused, that pins a revision, or whose values the new version refuses;
+// nil for any other.
+func (e *evaluator) settled(ctx context.Context, t target) *blastResult {
 	r := &blastResult{target: t}
 	switch {
 	case t.leftAlone != "":
@@ -282,20 +315,28 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 		}
 		return e.stays(ctx, r, on)
 	}
-	in := plan.RenderInput(t.parent, plan.Live(t.parent), e.caps)
+	return nil
+}
+
+// render renders r's parent with the new version as the controller would
+// and returns the plan and the record of the parent's ApplySet; a nil
+// plan when r is decided (the render fails or is refused, or could not be
+// done).
+func (e *evaluator) render(ctx context.Context, r *blastResult) (*plan.Plan, *applyset.Record) {
+	in := plan.RenderInput(r.parent, plan.Live(r.parent), e.caps)
 	// What the controller takes for the set's own members.
-	rec, err := e.s.RecordOf(ctx, t.parent)
+	rec, err := e.s.RecordOf(ctx, r.parent)
 	if err != nil {
 		r.outcome, r.err = unchecked, err
-		return r
+		return nil, nil
 	}
 	// As the controller would render it: with the generated values it
 	// keeps, the lookups answered (as the user) and the members observed.
 	var stores *valuestore.Stores
 	if e.bundle.MayGenerate() {
-		if stores, err = e.s.Kept(ctx, t.parent, rec); err != nil {
+		if stores, err = e.s.Kept(ctx, r.parent, rec); err != nil {
 			r.outcome, r.err = unchecked, err
-			return r
+			return nil, nil
 		}
 		in.Generated, in.GeneratedKey = stores.Values(), stores.SetKey()
 	}
@@ -308,13 +349,20 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 	switch {
 	case errors.As(err, &renderErr), errors.As(err, &refused):
 		r.outcome, r.failures = renderFails, []string{err.Error()}
-		return r
+		return nil, nil
 	case err != nil:
 		r.outcome, r.err = unchecked, fmt.Errorf("render: %w", err)
-		return r
+		return nil, nil
 	}
+	return p, rec
+}
+
+// applies adds to r the children the dry runs previews change and the
+// ones the API server would refuse. It reports whether the controller
+// would go on to prune: false, with r decided, when a child would fail to
+// apply or could not be checked.
+func (e *evaluator) applies(r *blastResult, previews []applyset.Preview) bool {
 	var errs []error
-	previews := applyset.DryRun(ctx, e.s.Client, p.ID, rec, e.s.Consent(t.parent, e.bundle), p.Objects)
 	for _, pv := range previews {
 		var foreign *applyset.ForeignMemberError
 		var refused *applyset.AdoptionRefusedError
@@ -337,25 +385,12 @@ func (e *evaluator) evaluate(ctx context.Context, t target) *blastResult {
 	switch {
 	case len(errs) > 0:
 		r.outcome, r.err = unchecked, errors.Join(errs...)
-		return r
+		return false
 	case len(r.failures) > 0:
 		r.outcome = applyFails // the controller prunes nothing after a failed apply
-		return r
+		return false
 	}
-	if err := e.pruned(ctx, r, p); err != nil {
-		r.outcome, r.err = unchecked, err
-		return r
-	}
-	outs, err := blastOutputs(ctx, t.parent, e.bundle, previews)
-	if err != nil {
-		r.outcome, r.err = unchecked, fmt.Errorf("status outputs: %w", err)
-		return r
-	}
-	r.outputs = outs
-	if len(r.children) > 0 {
-		r.outcome = changes
-	}
-	return r
+	return true
 }
 
 // stays is r, a parent that stays on revision name, failed when the new

@@ -17,6 +17,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/yaml"
 
+	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/cli/exit"
 	"github.com/stencil-dev/stencil/internal/cli/flags"
 	"github.com/stencil-dev/stencil/internal/cli/session"
@@ -70,18 +71,12 @@ values). Every problem is printed with its location; the exit status is
 	return cmd
 }
 
+// runLint lints the bundle folder dir and returns the number of problems
+// it printed to out; an error is one that stops the lint itself.
 func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFlags, dir string, out, stderr io.Writer) (int, error) {
-	var s *session.Session
-	var err error
-	if !f.offline {
-		if s, err = session.Connect(kube); err != nil {
-			fmt.Fprintf(stderr, "note: validating offline: %v\n", err)
-		}
-	}
-	if s == nil {
-		if s, err = session.Offline(kube); err != nil {
-			return 0, err
-		}
+	s, err := lintSession(kube, f.offline, stderr)
+	if err != nil {
+		return 0, err
 	}
 	name := session.BundleName(dir)
 	b, err := session.LoadFolder(dir, name)
@@ -92,6 +87,43 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 	if hint := openAPIHint(b.Spec().Files[templates.SchemaFileJSON]); hint != "" {
 		fmt.Fprintf(stderr, "note: %s: %s\n", templates.SchemaFileJSON, hint)
 	}
+	problems, err := lintOptions(dir, b, out)
+	if err != nil {
+		return 0, err
+	}
+	cases, err := lintCases(f, b.Spec().API)
+	if err != nil {
+		return 0, err
+	}
+	n, err := lintRenders(ctx, s, &f.render, dir, b, cases, out)
+	if err != nil {
+		return 0, err
+	}
+	return problems + n, nil
+}
+
+// lintSession connects to the cluster unless offline is set, and falls
+// back to an offline session (with a note on stderr) when it cannot.
+func lintSession(kube *genericclioptions.ConfigFlags, offline bool, stderr io.Writer) (*session.Session, error) {
+	var s *session.Session
+	var err error
+	if !offline {
+		if s, err = session.Connect(kube); err != nil {
+			fmt.Fprintf(stderr, "note: validating offline: %v\n", err)
+		}
+	}
+	if s == nil {
+		if s, err = session.Offline(kube); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// lintOptions prints the problems of what stencil.yaml declares besides
+// templates (the published kind, the outputs, the rollout gates) and
+// returns their number.
+func lintOptions(dir string, b *templates.Bundle, out io.Writer) (int, error) {
 	problems := lintAPI(dir, b, out)
 	if _, err := outputs.FromBundle(outputs.New, b.Spec()); err != nil {
 		var ce *outputs.CompileError
@@ -110,40 +142,53 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 			problems++
 		}
 	}
-	cases := []struct {
-		label  string
-		values *apiextensionsv1.JSON
-	}{{label: "defaults"}}
+	return problems, nil
+}
+
+// lintCase is one set of values the bundle is rendered with.
+type lintCase struct {
+	label  string
+	values *apiextensionsv1.JSON
+}
+
+// lintCases lists the values to render with: the bundle's defaults, then
+// each -f file (an instance of the published kind api gives its spec),
+// every one with --set applied over it when given.
+func lintCases(f *lintFlags, api *v1alpha1.BundleAPI) ([]lintCase, error) {
+	cases := []lintCase{{label: "defaults"}}
 	for _, path := range f.values {
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		js, err := yaml.YAMLToJSON(data)
 		if err != nil {
-			return 0, fmt.Errorf("%s: %w", path, err)
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		if js, err = instanceValues(b.Spec().API, js); err != nil {
-			return 0, fmt.Errorf("%s: %w", path, err)
-		}
-		cases = append(cases, struct {
-			label  string
-			values *apiextensionsv1.JSON
-		}{path, &apiextensionsv1.JSON{Raw: js}})
+		cases = append(cases, lintCase{path, &apiextensionsv1.JSON{Raw: instanceValues(api, js)}})
 	}
 	if f.sets.Given() {
 		for i := range cases {
+			var err error
 			if cases[i].values, err = withSets(&f.sets, cases[i].values); err != nil {
-				return 0, err
+				return nil, err
 			}
 			cases[i].label += " with --set"
 		}
 	}
-	pool, err := f.render.Pool()
+	return cases, nil
+}
+
+// lintRenders renders the bundle with each case's values, validates the
+// objects, prints every problem (or that the objects are ok) and returns
+// the number of problems.
+func lintRenders(ctx context.Context, s *session.Session, render *flags.Render, dir string, b *templates.Bundle, cases []lintCase, out io.Writer) (int, error) {
+	pool, err := render.Pool()
 	if err != nil {
 		return 0, err
 	}
 	defer pool.Close()
+	problems := 0
 	for _, c := range cases {
 		parent, err := lintParent(b, s.Namespace, c.values)
 		if err != nil {

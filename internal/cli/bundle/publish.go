@@ -73,9 +73,9 @@ func lintParent(b *templates.Bundle, namespace string, values *apiextensionsv1.J
 // instanceValues reads a lint values file that is an instance of the
 // kind the bundle publishes (its apiVersion and kind say so) as its spec;
 // any other file is values as it is.
-func instanceValues(api *v1alpha1.BundleAPI, js []byte) ([]byte, error) {
+func instanceValues(api *v1alpha1.BundleAPI, js []byte) []byte {
 	if api == nil {
-		return js, nil
+		return js
 	}
 	var obj struct {
 		APIVersion string          `json:"apiVersion"`
@@ -83,16 +83,16 @@ func instanceValues(api *v1alpha1.BundleAPI, js []byte) ([]byte, error) {
 		Spec       json.RawMessage `json:"spec"`
 	}
 	if json.Unmarshal(js, &obj) != nil || obj.Kind == "" {
-		return js, nil
+		return js
 	}
 	gv, err := schema.ParseGroupVersion(obj.APIVersion)
 	if err != nil || !publish.Serves(api, gv.WithKind(obj.Kind)) {
-		return js, nil
+		return js
 	}
 	if len(obj.Spec) == 0 || string(obj.Spec) == "null" {
-		return []byte("{}"), nil
+		return []byte("{}")
 	}
-	return obj.Spec, nil
+	return obj.Spec
 }
 
 // folderProblems lists the problems of a published kind as

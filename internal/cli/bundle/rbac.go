@@ -43,7 +43,7 @@ the -edit role and bind it with RoleBindings instead.`,
 			}
 			api := b.Spec().API
 			if api == nil {
-				return fmt.Errorf("%s: the bundle publishes no kind: its %s has no api:", args[0], templates.OptionsFile)
+				return fmt.Errorf("%s: the bundle publishes no kind: its %s has no api field", args[0], templates.OptionsFile)
 			}
 			if errs := publish.Validate(*api); len(errs) > 0 {
 				problems := folderProblems(&publish.Error{Reason: publish.ReasonInvalidAPI, Errs: errs})

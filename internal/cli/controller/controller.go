@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -120,6 +122,8 @@ func NewCommand(kube *genericclioptions.ConfigFlags, version string) *cobra.Comm
 	return cmd
 }
 
+// runController runs the manager with stencil's controllers and, when
+// --webhook-port is not 0, the admission webhook, until a signal stops it.
 func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) error {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&f.zap)))
 	setControllerGC()
@@ -134,18 +138,7 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	if f.webhook.Port != 0 && (f.webhookTimeout <= 0 || f.webhookTimeout > 30*time.Second) {
 		return fmt.Errorf("--webhook-timeout %s: want more than 0s and at most 30s", f.webhookTimeout)
 	}
-	cfg, err := kube.ToRESTConfig()
-	if err != nil {
-		return fmt.Errorf("load kubeconfig: %w", err)
-	}
-	// client-go's default of 5 requests/s (burst 10) would throttle every
-	// pass of a busy controller; as controller-runtime's own config loader
-	// does, stencil leaves rate limiting to the API server unless told.
-	cfg.QPS, cfg.Burst = f.qps, f.burst
-	// Count every request by verb and resource (stencil_api_requests_total),
-	// the impersonating clients' too: they copy this config.
-	cfg.Wrap(metrics.CountAPIRequests)
-	scheme, err := engine.NewScheme()
+	cfg, err := restConfig(kube, f)
 	if err != nil {
 		return err
 	}
@@ -156,46 +149,17 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 			return err
 		}
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                  scheme,
-		Cache:                   shard.CacheOptions(f.opts.Shard),
-		Metrics:                 MetricsServer(f.metricsAddr, f.metricsSecure, f.enableHTTP2),
-		HealthProbeBindAddress:  f.probeAddr,
-		PprofBindAddress:        f.pprofAddr,
-		LeaderElection:          f.leaderElect,
-		LeaderElectionID:        shard.LeaderElectionID(f.opts.Shard),
-		LeaderElectionNamespace: f.leaderElectNamespace,
-		// A leader that stops (a rollout, a drained node) gives the Lease
-		// up as it goes, so the other replica leads within a retry period
-		// (2 s) instead of waiting out the lease (15 s). Safe: the process
-		// exits once the manager has stopped.
-		LeaderElectionReleaseOnCancel: true,
-		WebhookServer:                 webhookServer(webhookServing),
-	})
+	mgr, err := newManager(cfg, f, webhookServing)
 	if err != nil {
-		return fmt.Errorf("create manager: %w", err)
-	}
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
 	if err := metrics.Register(); err != nil {
 		return err
 	}
 	ctx := ctrl.SetupSignalHandler()
-	var admit admission.Options
-	if webhookServing != nil {
-		admit = webhookServing.Admission(f.webhookTimeout)
-		if err := webhookServing.SetupWithManager(ctx, mgr); err != nil {
-			return err
-		}
-		// Not ready until the webhook serves: the Service sends admission
-		// requests to ready pods only.
-		if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
-			return err
-		}
+	admit, err := setupWebhook(ctx, mgr, webhookServing, f.webhookTimeout)
+	if err != nil {
+		return err
 	}
 	// The renderer: a pool of worker processes that bounds every
 	// render's time and memory, stopped when the manager stops.
@@ -222,6 +186,79 @@ func runController(kube *genericclioptions.ConfigFlags, f *controllerFlags) erro
 	}
 	ctrl.Log.Info("starting stencil controller", "version", f.opts.Version, "shard", f.opts.Shard)
 	return mgr.Start(ctx)
+}
+
+// restConfig is the config of the controller's API clients: kube's, with
+// --kube-api-qps and --kube-api-burst, counting every request.
+func restConfig(kube *genericclioptions.ConfigFlags, f *controllerFlags) (*rest.Config, error) {
+	cfg, err := kube.ToRESTConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig: %w", err)
+	}
+	// client-go's default of 5 requests/s (burst 10) would throttle every
+	// pass of a busy controller; as controller-runtime's own config loader
+	// does, stencil leaves rate limiting to the API server unless told.
+	cfg.QPS, cfg.Burst = f.qps, f.burst
+	// Count every request by verb and resource (stencil_api_requests_total),
+	// the impersonating clients' too: they copy this config.
+	cfg.Wrap(metrics.CountAPIRequests)
+	return cfg, nil
+}
+
+// newManager makes the manager of the controllers (metrics, probes,
+// leader election, the webhook server of webhookServing when not nil)
+// with its health and readiness checks.
+func newManager(cfg *rest.Config, f *controllerFlags, webhookServing *serving.Serving) (ctrl.Manager, error) {
+	scheme, err := engine.NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Cache:                   shard.CacheOptions(f.opts.Shard),
+		Metrics:                 MetricsServer(f.metricsAddr, f.metricsSecure, f.enableHTTP2),
+		HealthProbeBindAddress:  f.probeAddr,
+		PprofBindAddress:        f.pprofAddr,
+		LeaderElection:          f.leaderElect,
+		LeaderElectionID:        shard.LeaderElectionID(f.opts.Shard),
+		LeaderElectionNamespace: f.leaderElectNamespace,
+		// A leader that stops (a rollout, a drained node) gives the Lease
+		// up as it goes, so the other replica leads within a retry period
+		// (2 s) instead of waiting out the lease (15 s). Safe: the process
+		// exits once the manager has stopped.
+		LeaderElectionReleaseOnCancel: true,
+		WebhookServer:                 webhookServer(webhookServing),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// setupWebhook adds the serving certificates of webhookServing to mgr and
+// makes the manager ready only once the webhook serves, and returns the
+// admission options its reviews take timeout for; the zero options (not
+// enabled) when webhookServing is nil.
+func setupWebhook(ctx context.Context, mgr ctrl.Manager, webhookServing *serving.Serving, timeout time.Duration) (admission.Options, error) {
+	if webhookServing == nil {
+		return admission.Options{}, nil
+	}
+	admit := webhookServing.Admission(timeout)
+	if err := webhookServing.SetupWithManager(ctx, mgr); err != nil {
+		return admission.Options{}, err
+	}
+	// Not ready until the webhook serves: the Service sends admission
+	// requests to ready pods only.
+	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+		return admission.Options{}, err
+	}
+	return admit, nil
 }
 
 // reportIsolation says at start what confines the render workers, in the

@@ -55,7 +55,7 @@ func Read(path string, stdin io.Reader, defaultNamespace string) ([]Document, er
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for i := 1; ; i++ {
 		doc, err := r.Read()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {

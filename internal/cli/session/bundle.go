@@ -119,6 +119,8 @@ func LoadFolder(dir, name string) (*templates.Bundle, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
+	// Only read from: a failed close loses nothing, and the load's
+	// result and error are what the caller needs.
+	defer func() { _ = root.Close() }()
 	return templates.Load(root.FS(), templates.LoadOptions{Name: name})
 }

@@ -51,7 +51,7 @@ func (s *Session) Kept(ctx context.Context, p applyset.Parent, rec *applyset.Rec
 	case err == nil:
 		key, kerr := valuestore.NewKey(secret.Data[valuestore.KeyField])
 		if kerr != nil {
-			return nil, fmt.Errorf("Secret %s/%s: %w", ns, valuestore.KeySecretName, kerr)
+			return nil, fmt.Errorf("the key in Secret %s/%s: %w", ns, valuestore.KeySecretName, kerr)
 		}
 		src.Key = &key
 	case apierrors.IsNotFound(err), apierrors.IsForbidden(err):

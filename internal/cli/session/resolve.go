@@ -79,7 +79,7 @@ func clusterBundleFor(ctx context.Context, s *Session, gvk schema.GroupVersionKi
 	case err != nil:
 		return nil, fmt.Errorf("find the Bundle publishing %s: %w", parents.KindString(gvk), err)
 	case b == nil && len(claimants) > 0:
-		return nil, fmt.Errorf("Bundles %s all publish %s and its CRD names none of them (pass --bundle)", strings.Join(claimants, ", "), parents.KindString(gvk))
+		return nil, fmt.Errorf("the Bundles %s all publish %s and its CRD names none of them (pass --bundle)", strings.Join(claimants, ", "), parents.KindString(gvk))
 	case b == nil:
 		return nil, fmt.Errorf("no Bundle in the cluster publishes %s (pass --bundle DIR to render with a bundle folder)", parents.KindString(gvk))
 	}
