@@ -129,7 +129,7 @@ test-helm: ## Run hack/helmbench's tests (a separate module importing Helm v4.3.
 RUNS ?= 5
 COUNT ?= 1
 HOGS ?=
-STRESS_PKGS ?= $(shell grep -rl --include='*_test.go' -E 'testenv[.]Run|localCluster' . | grep -v '^./hack/' | xargs -r -n1 dirname | sort -u | sed 's|$$|/|')
+STRESS_PKGS ?= $(shell grep -rl --include='*_test.go' -E 'testenv[.]Run|suite[.]Run|localCluster' . | grep -v '^./hack/' | xargs -r -n1 dirname | sort -u | sed 's|$$|/|')
 
 .PHONY: test-stress
 test-stress: ## Run the suites that talk to a real API server (envtest, end to end) RUNS times, each shuffled anew (-shuffle=on, COUNT=-count), beside a CPU hog on every core (HOGS=); report each failure with its seed. Not part of test.

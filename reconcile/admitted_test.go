@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
-	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/reconcile/admission"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
@@ -28,7 +28,7 @@ import (
 // the members and drops the finalizer.
 func TestRequestsOfAnAdmittedPass(t *testing.T) {
 	name := "stencil-mutating-" + rand.String(6)
-	env.StartAdmission(t, name, "admission-requests", map[string]string{testenv.AdmissionLabel: "true"}, admission.Options{})
+	env.StartAdmission(t, name, "admission-requests", map[string]string{suite.AdmissionLabel: "true"}, admission.Options{})
 	ns := env.AdmissionNamespace(t)
 	b := bundle(t, "admitted-"+ns, fourKinds())
 	// A first Composition starts the watches of the four kinds.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
@@ -68,7 +69,7 @@ func withSchema(schema string) func(*v1alpha1.BundleSpec) {
 	return func(s *v1alpha1.BundleSpec) { s.Schema = &apiextensionsv1.JSON{Raw: []byte(schema)} }
 }
 
-func key(ns, name string) client.ObjectKey { return testenv.Key(ns, name) }
+func key(ns, name string) client.ObjectKey { return suite.Key(ns, name) }
 
 func deployment(ns, name string) *appsv1.Deployment {
 	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
@@ -688,7 +689,7 @@ func diffCases() []diffCase {
 func TestDifferentialEdits(t *testing.T) {
 	ns := testenv.Namespace(t, k)
 	d := newDifferential(t)
-	crd := testenv.MustYAML(t, diffCRD)
+	crd := suite.MustYAML(t, diffCRD)
 	d.apply(crd) // kept: the environment ends with the package's tests
 	eventually(t, "the Gadget kind to be served", func() (bool, error) {
 		_, err := k.RESTMapper().RESTMapping(schema.GroupKind{Group: "diff.stencil.dev", Kind: "Gadget"})
@@ -720,7 +721,7 @@ func TestDifferentialEdits(t *testing.T) {
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			d.t = t
-			u := testenv.MustYAML(t, tc.desired)
+			u := suite.MustYAML(t, tc.desired)
 			u.SetNamespace(ns)
 			u.SetName(fmt.Sprintf("%s-%d", u.GetName(), i))
 			d.apply(u)

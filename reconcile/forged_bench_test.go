@@ -31,6 +31,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/reconcile/admission"
 )
 
@@ -46,14 +47,14 @@ import (
 // were answered (200 unreviewed, 429 throttled).
 func BenchmarkForgedReviews(b *testing.B) {
 	const name = "stencil-forged-bench"
-	selector := map[string]string{testenv.AdmissionLabel: "forged"}
+	selector := map[string]string{suite.AdmissionLabel: "forged"}
 	hooks, _ := env.StartAdmission(b, name, "forged", selector, admission.Options{})
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "forged-" + rand.String(8), Labels: selector}}
 	mustCreate(b, ns)
 	b.Cleanup(func() { _ = k.Delete(context.Background(), ns) })
 	bundleName := "forged-shop-" + ns.Name
-	bundle(b, bundleName, testenv.ShopFiles(), testenv.WithShopSchema)
+	bundle(b, bundleName, suite.ShopFiles(), suite.WithShopSchema)
 	// The webhook serves once it refuses invalid values.
 	testenv.Eventually(b, 0, "the webhook to refuse invalid values", func() (bool, error) {
 		err := k.Create(ctx, composition(ns.Name, "probe", bundleName, `{"replicas":9}`), client.DryRunAll)

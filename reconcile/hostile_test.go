@@ -14,6 +14,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 )
 
 // hostileTemplates are bundles that would hang, exhaust or crash a
@@ -38,10 +39,10 @@ var hostileTemplates = map[string]string{
 func TestHostileBundlesStallAlone(t *testing.T) {
 	ns := testenv.Namespace(t, k)
 	ctx := context.Background()
-	healthy := bundle(t, "healthy-"+ns, testenv.TwoConfigMaps())
+	healthy := bundle(t, "healthy-"+ns, suite.TwoConfigMaps())
 	mustCreate(t, composition(ns, "healthy", healthy.Name, `{"second":false}`))
 	victimNS := testenv.Namespace(t, k)
-	victimBundle := bundle(t, "victim-"+ns, testenv.TwoConfigMaps())
+	victimBundle := bundle(t, "victim-"+ns, suite.TwoConfigMaps())
 	mustCreate(t, composition(victimNS, "victim", victimBundle.Name, ""))
 	condition(t, ns, "healthy", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	condition(t, victimNS, "victim", v1alpha1.ConditionReady, metav1.ConditionTrue)

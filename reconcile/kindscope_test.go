@@ -13,6 +13,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 )
 
 // absentNow checks that obj does not exist once the parent stalled: the
@@ -45,7 +46,7 @@ func TestDecoyCRDIsRefused(t *testing.T) {
 	ns := testenv.Namespace(t, k)
 	grantClusterRoleBindings(t)
 	b := bundle(t, "decoy-"+ns, map[string]string{
-		"templates/crd.yaml": testenv.CRDYAML("rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings", "Namespaced"),
+		"templates/crd.yaml": suite.CRDYAML("rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings", "Namespaced"),
 		"templates/crb.yaml": `apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
 metadata:
@@ -54,7 +55,7 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-
 subjects:
 - {kind: ServiceAccount, name: default, namespace: ` + ns + `}
 `,
-	}, testenv.OnlyCRDs)
+	}, suite.OnlyCRDs)
 	crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "decoy-" + ns}}
 	t.Cleanup(func() { _ = k.Delete(context.Background(), crb) })
 	mustCreate(t, composition(ns, "decoy", b.Name, ""))
@@ -73,14 +74,14 @@ func TestRenderedCRDShadowingServedKind(t *testing.T) {
 	ns := testenv.Namespace(t, k)
 	t.Run("a built-in kind", func(t *testing.T) {
 		b := bundle(t, "builtin-crd-"+ns, map[string]string{
-			"templates/crd.yaml": testenv.CRDYAML("apps", "Deployment", "deployments", "Cluster"),
-		}, testenv.OnlyCRDs)
+			"templates/crd.yaml": suite.CRDYAML("apps", "Deployment", "deployments", "Cluster"),
+		}, suite.OnlyCRDs)
 		mustCreate(t, composition(ns, "builtin", b.Name, ""))
 		stalled(t, ns, "builtin", v1alpha1.ReasonKindConflict, "CustomResourceDefinition/deployments.apps", "Deployment.apps", "built-in")
 	})
 	t.Run("a kind another CRD serves", func(t *testing.T) {
 		group := "g" + ns + ".example.com"
-		hand := testenv.MustYAML(t, testenv.CRDYAML(group, "Gadget", "gadgets", "Namespaced"))
+		hand := suite.MustYAML(t, suite.CRDYAML(group, "Gadget", "gadgets", "Namespaced"))
 		if err := k.Create(ctx, hand); err != nil {
 			t.Fatal(err)
 		}
@@ -88,10 +89,10 @@ func TestRenderedCRDShadowingServedKind(t *testing.T) {
 		crd := env.Established(t, "gadgets."+group)
 		// The kind is served: discovery lists it (some time after its CRD
 		// is Established), so the pass finds what serves it.
-		testenv.WaitCreatable(t, k, testenv.Gadget(group, ns, testenv.AdmissionProbe, ""), 0)
+		testenv.WaitCreatable(t, k, suite.Gadget(group, ns, testenv.AdmissionProbe, ""), 0)
 		b := bundle(t, "shadow-crd-"+ns, map[string]string{
-			"templates/crd.yaml": testenv.CRDYAML(group, "Gadget", "gadgets", "Cluster"),
-		}, testenv.OnlyCRDs)
+			"templates/crd.yaml": suite.CRDYAML(group, "Gadget", "gadgets", "Cluster"),
+		}, suite.OnlyCRDs)
 		mustCreate(t, composition(ns, "shadow", b.Name, ""))
 		stalled(t, ns, "shadow", v1alpha1.ReasonKindConflict, "CustomResourceDefinition/gadgets."+group, "Gadget."+group)
 		after := &apiextensionsv1.CustomResourceDefinition{}
@@ -112,7 +113,7 @@ func TestAggregatedGroupIsRefused(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.Namespace(t, k)
 	group := "agg-" + ns + ".example.com"
-	apiService := testenv.MustYAML(t, `apiVersion: apiregistration.k8s.io/v1
+	apiService := suite.MustYAML(t, `apiVersion: apiregistration.k8s.io/v1
 kind: APIService
 metadata:
   name: v1.`+group+`
@@ -129,13 +130,13 @@ spec:
 	}
 	t.Cleanup(func() { _ = k.Delete(context.Background(), apiService) })
 
-	b := bundle(t, "agg-crd-"+ns, map[string]string{"templates/crd.yaml": testenv.CRDYAML(group, "Widget", "widgets", "Namespaced")}, testenv.OnlyCRDs)
+	b := bundle(t, "agg-crd-"+ns, map[string]string{"templates/crd.yaml": suite.CRDYAML(group, "Widget", "widgets", "Namespaced")}, suite.OnlyCRDs)
 	mustCreate(t, composition(ns, "agg", b.Name, ""))
 	stalled(t, ns, "agg", v1alpha1.ReasonKindConflict, "CustomResourceDefinition/widgets."+group, "Widget."+group, "APIService v1."+group)
 	absentNow(t, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "widgets." + group}})
 
 	env.GrantKind(t, group, "gadgets")
-	pb := bundle(t, "agg-pub-"+ns, testenv.GadgetFiles(""), testenv.Publishing(group))
+	pb := bundle(t, "agg-pub-"+ns, suite.GadgetFiles(""), suite.Publishing(group))
 	c := env.BundleReady(t, pb.Name, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
 	if !strings.Contains(c.Message, "APIService v1."+group) {
 		t.Errorf("KindConflict message %q does not name the APIService", c.Message)

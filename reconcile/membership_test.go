@@ -24,6 +24,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/shard"
 	"github.com/stencil-dev/stencil/reconcile/valuestore"
@@ -358,9 +359,9 @@ func TestCreateReplaceWritesOnlyItsOwnCRDs(t *testing.T) {
 	ns := testenv.Namespace(t, k)
 	group := "r" + ns + ".example.com"
 	name := "widgets." + group
-	t.Cleanup(func() { _ = k.Delete(context.Background(), testenv.CRDObject(name)) })
+	t.Cleanup(func() { _ = k.Delete(context.Background(), suite.CRDObject(name)) })
 	admins := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yamlInto(testenv.WidgetCRD(group, ""), admins); err != nil {
+	if err := yamlInto(suite.WidgetCRD(group, ""), admins); err != nil {
 		t.Fatal(err)
 	}
 	admins.Labels = map[string]string{"owner": "admin"}
@@ -376,7 +377,7 @@ func TestCreateReplaceWritesOnlyItsOwnCRDs(t *testing.T) {
 	})
 	version := admins.ResourceVersion
 
-	chart := strings.Replace(testenv.WidgetCRD(group, "{name: Size, type: integer, jsonPath: .spec.size}"), "  name: "+name+"\n",
+	chart := strings.Replace(suite.WidgetCRD(group, "{name: Size, type: integer, jsonPath: .spec.size}"), "  name: "+name+"\n",
 		"  name: "+name+"\n  labels:\n    stencil.dev/bundle: someone-else\n", 1)
 	b := bundle(t, "crds-replace-"+ns, map[string]string{
 		"Chart.yaml":           "apiVersion: v2\nname: widgets\nversion: 0.1.0\n",

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 )
 
 // TestNoWritesForExamples: once an example Composition is Ready, passes
@@ -62,7 +63,7 @@ func TestNoWritesForExamples(t *testing.T) {
 			for round := range 2 {
 				before := controller.Mark()
 				for _, m := range members {
-					env.TouchAndPass(t, controller, ns, comp.Name, testenv.MemberObject(m))
+					env.TouchAndPass(t, controller, ns, comp.Name, suite.MemberObject(m))
 				}
 				// Counted in the test's namespace only: other tests'
 				// parents, gone or going, have passes of their own. A

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/reconcile/cluster"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/prune"
@@ -102,7 +103,7 @@ func TestObservedSecondRender(t *testing.T) {
 	controller.Settle(t, ns)
 
 	// A label no template reads: passes (each waited for, see
-	// testenv.Suite.TouchAndPass), no write. Counted in the test's namespace: other
+	// suite.Suite.TouchAndPass), no write. Counted in the test's namespace: other
 	// tests' parents have passes of their own.
 	before := controller.Mark()
 	for _, obj := range []client.Object{svc, cm, zone} {
@@ -187,7 +188,7 @@ func TestObservedLoopIsFlapping(t *testing.T) {
 // object is applied and the parent Ready.
 func TestHeldBackIsNeverPruned(t *testing.T) {
 	ns := testenv.Namespace(t, k)
-	b := bundle(t, "waiter-"+ns, testenv.WaiterFiles())
+	b := bundle(t, "waiter-"+ns, suite.WaiterFiles())
 	comp := composition(ns, "w", b.Name, `{}`)
 	mustCreate(t, comp)
 	condition(t, ns, "w", v1alpha1.ConditionReady, metav1.ConditionTrue)

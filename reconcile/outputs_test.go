@@ -18,6 +18,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 )
 
 // databaseFiles renders a StatefulSet of 3 replicas with the id db.
@@ -180,7 +181,7 @@ func TestPublishedKindOutputs(t *testing.T) {
 	ns := testenv.Namespace(t, k)
 	group := "outgadgets-" + ns + ".example.com"
 	env.GrantKind(t, group, "gadgets")
-	b := bundle(t, "outgadgets-"+ns, testenv.GadgetFiles(""), testenv.Publishing(group), func(s *v1alpha1.BundleSpec) {
+	b := bundle(t, "outgadgets-"+ns, suite.GadgetFiles(""), suite.Publishing(group), func(s *v1alpha1.BundleSpec) {
 		s.Outputs = []v1alpha1.BundleOutput{{Name: "size", Type: "string", Description: "the size, as the ConfigMap holds it",
 			Value: `members["ConfigMap/" + parent.metadata.name + "-conf"].data.size`}}
 	})
@@ -195,8 +196,8 @@ func TestPublishedKindOutputs(t *testing.T) {
 	// The first instance of the kind waits for the API server to serve it
 	// and stencil's admission policy to check it (a Bundle's Ready says
 	// neither).
-	testenv.WaitKindChecked(t, k, testenv.Gadget(group, ns, testenv.AdmissionProbe, `{"size":3}`), 0)
-	mustCreate(t, testenv.Gadget(group, ns, "w1", `{"size":3}`))
+	testenv.WaitKindChecked(t, k, suite.Gadget(group, ns, testenv.AdmissionProbe, `{"size":3}`), 0)
+	mustCreate(t, suite.Gadget(group, ns, "w1", `{"size":3}`))
 	inst := env.InstanceReady(t, group, ns, "w1", metav1.ConditionTrue)
 	eventually(t, "status.size", func() (bool, error) {
 		if err := k.Get(ctx, client.ObjectKeyFromObject(inst), inst); err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
@@ -27,7 +28,7 @@ import (
 // stalls with the field path or file:line while every member stays.
 func TestRenderErrorPrunesNothing(t *testing.T) {
 	ns := testenv.Namespace(t, k)
-	files := testenv.TwoConfigMaps()
+	files := suite.TwoConfigMaps()
 	files["templates/fail.yaml"] = "{{- if .Values.boom }}{{ fail \"boom requested\" }}{{ end }}\n"
 	b := bundle(t, "renderfail-"+ns, files, withSchema(`{"type":"object","properties":{"name":{"type":"string","minLength":1},"second":{"type":"boolean"},"boom":{"type":"boolean"}}}`))
 	comp := composition(ns, "app", b.Name, `{}`)
@@ -73,7 +74,7 @@ func TestRenderErrorPrunesNothing(t *testing.T) {
 func TestPruneSparesWhatStencilDoesNotManage(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.Namespace(t, k)
-	b := bundle(t, "foreign-"+ns, testenv.TwoConfigMaps())
+	b := bundle(t, "foreign-"+ns, suite.TwoConfigMaps())
 	comp := composition(ns, "app", b.Name, `{}`)
 	mustCreate(t, comp)
 	second := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "second"}}
@@ -160,7 +161,7 @@ func TestImpersonation(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.Namespace(t, k)
 	mustCreate(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tenant"}})
-	b := bundle(t, "impersonate-"+ns, testenv.TwoConfigMaps())
+	b := bundle(t, "impersonate-"+ns, suite.TwoConfigMaps())
 	comp := composition(ns, "app", b.Name, `{}`)
 	comp.Spec.ServiceAccountName = "tenant"
 	mustCreate(t, comp)
@@ -216,7 +217,7 @@ func TestImpersonation(t *testing.T) {
 // rendered stays, and stays recorded in the set.
 func TestPruneFalseKeepsOrphans(t *testing.T) {
 	ns := testenv.Namespace(t, k)
-	b := bundle(t, "noprune-"+ns, testenv.TwoConfigMaps())
+	b := bundle(t, "noprune-"+ns, suite.TwoConfigMaps())
 	comp := composition(ns, "app", b.Name, `{}`)
 	no := false
 	comp.Spec.Prune = &no

@@ -12,12 +12,13 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 )
 
-// The package's suite (testenv.Suite), and short names for what its
+// The package's suite (suite.Suite), and short names for what its
 // tests use most.
 var (
-	env *testenv.Suite
+	env *suite.Suite
 	// k is env.Client: a non-cached client for assertions, as a cluster
 	// admin, outside the controller's transport.
 	k client.Client
@@ -31,21 +32,21 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(testenv.RunSuite(m, &env, func(ctx context.Context, s *testenv.Suite) error {
+	os.Exit(suite.Run(m, &env, func(ctx context.Context, s *suite.Suite) error {
 		k, controller, controllerCfg, suiteCtx = s.Client, s.Controller, s.ControllerConfig, ctx
 		return nil
 	}))
 }
 
 // restartController restarts the package's controller
-// (testenv.Suite.Restart), running whileDown while it is down.
+// (suite.Suite.Restart), running whileDown while it is down.
 func restartController(t *testing.T, whileDown func()) {
 	t.Helper()
 	env.Restart(t, whileDown)
 	controller = env.Controller
 }
 
-// The helpers below are the suite's (testenv.Suite, package testenv),
+// The helpers below are the suite's (suite.Suite, package testenv),
 // under the short names this package's tests use.
 
 // eventually polls cond until it holds (testenv.Eventually, with its
@@ -108,9 +109,9 @@ func bundle(t testing.TB, name string, files map[string]string, mutate ...func(*
 	return env.Bundle(t, name, files, mutate...)
 }
 
-// composition is testenv.Composition.
+// composition is suite.Composition.
 func composition(ns, name, bundle, values string) *v1alpha1.Composition {
-	return testenv.Composition(ns, name, bundle, values)
+	return suite.Composition(ns, name, bundle, values)
 }
 
 // updateFresh reads obj and calls write, again on a conflict (env.Retry):

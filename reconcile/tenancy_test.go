@@ -16,6 +16,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
@@ -31,7 +32,7 @@ func TestForbiddenKind(t *testing.T) {
 		"templates/cm.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: before-quota\n",
 		"templates/quota.yaml": "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: quota\nspec:\n  hard:\n    pods: \"10\"\n",
 	})
-	healthy := bundle(t, "healthy-"+ns, testenv.TwoConfigMaps())
+	healthy := bundle(t, "healthy-"+ns, suite.TwoConfigMaps())
 	comp := composition(ns, "quota", quota.Name, "")
 	mustCreate(t, comp)
 	mustCreate(t, composition(ns, "healthy", healthy.Name, `{}`))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/shard"
@@ -111,7 +112,7 @@ func TestNoIdentityStalls(t *testing.T) {
 		o.DefaultServiceAccount, o.WriteAsController = "", false
 	}})
 	ns := testenv.Namespace(t, k)
-	b := bundle(t, "nobody-"+ns, testenv.TwoConfigMaps())
+	b := bundle(t, "nobody-"+ns, suite.TwoConfigMaps())
 	comp := composition(ns, "app", b.Name, `{}`)
 	comp.Labels = map[string]string{shard.Label: nobody}
 	mustCreate(t, comp)
@@ -128,7 +129,7 @@ func TestNoIdentityStalls(t *testing.T) {
 func TestNamespaceSelector(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.Namespace(t, k)
-	b := bundle(t, "gold-only-"+ns, testenv.TwoConfigMaps(), func(s *v1alpha1.BundleSpec) {
+	b := bundle(t, "gold-only-"+ns, suite.TwoConfigMaps(), func(s *v1alpha1.BundleSpec) {
 		s.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "gold-" + ns}}
 	})
 	mustCreate(t, composition(ns, "app", b.Name, `{}`))

@@ -10,8 +10,8 @@
 // loopback with its own CA), limited to their namespaces, and start a
 // controller that serves it (StartWith).
 //
-// Suite (suite.go, suite_*.go) is what a package of controller tests
-// shares: RunSuite in its TestMain starts the environment and one
+// Package suite (internal/testenv/suite) is what a package of controller
+// tests shares: suite.Run in its TestMain starts the environment and one
 // controller running as its own ServiceAccount with config/rbac's
 // permissions, and its helpers (waits for a Composition's conditions,
 // the Bundles, users, grants and webhooks the tests make) serve every

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/reconcile/admission"
 	"github.com/stencil-dev/stencil/reconcile/shard"
 )
@@ -27,29 +28,29 @@ import (
 // spec.namespaceSelector refuses a namespace it does not select.
 func TestAdmissionServiceAccountUse(t *testing.T) {
 	const name = "stencil-validating-access"
-	hooks := env.InstallAdmission(t, name, map[string]string{testenv.AdmissionLabel: "true"})
+	hooks := env.InstallAdmission(t, name, map[string]string{suite.AdmissionLabel: "true"})
 	// The default install: impersonation, default ServiceAccount "stencil".
 	env.StartWith(t, testenv.ControllerOptions{Shard: "admission-access", Webhooks: hooks, Admission: admission.Options{ConfigName: name, MutatingConfigName: name + "-mutating"}})
 	ctx := context.Background()
 	ns := env.AdmissionNamespace(t)
-	b := env.Bundle(t, "access-"+ns, testenv.TwoConfigMaps())
-	env.Grant(t, ns, "alice", "alice", testenv.CompositionsRule)
-	env.Grant(t, ns, "bob", "bob", testenv.CompositionsRule, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"serviceaccounts"},
+	b := env.Bundle(t, "access-"+ns, suite.TwoConfigMaps())
+	env.Grant(t, ns, "alice", "alice", suite.CompositionsRule)
+	env.Grant(t, ns, "bob", "bob", suite.CompositionsRule, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"serviceaccounts"},
 		Verbs: []string{"impersonate"}, ResourceNames: []string{"deployer"}})
-	env.Grant(t, ns, "carol", "carol", testenv.CompositionsRule, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create"}})
+	env.Grant(t, ns, "carol", "carol", suite.CompositionsRule, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"create"}})
 	alice, bob, carol := env.AsUser(t, "alice"), env.AsUser(t, "bob"), env.AsUser(t, "carol")
 	// Of the shard of the controller started above, whose default
 	// ServiceAccount is "stencil".
 	named := func(sa string) *v1alpha1.Composition {
-		c := testenv.Composition(ns, "app", b.Name, `{}`)
+		c := suite.Composition(ns, "app", b.Name, `{}`)
 		c.Labels = map[string]string{shard.Label: "admission-access"}
 		c.Spec.ServiceAccountName = sa
 		return c
 	}
-	testenv.ForbiddenBy(t, alice.Create(ctx, named("deployer")),
+	suite.ForbiddenBy(t, alice.Create(ctx, named("deployer")),
 		`user "alice" may not use ServiceAccount `+ns+`/deployer: needs impersonate on serviceaccounts "deployer" or create on pods in `+ns)
-	testenv.ForbiddenBy(t, alice.Create(ctx, named("")), `user "alice" may not use ServiceAccount `+ns+`/stencil`)
-	testenv.ForbiddenBy(t, bob.Create(ctx, named("admin")), `user "bob" may not use ServiceAccount `+ns+`/admin`)
+	suite.ForbiddenBy(t, alice.Create(ctx, named("")), `user "alice" may not use ServiceAccount `+ns+`/stencil`)
+	suite.ForbiddenBy(t, bob.Create(ctx, named("admin")), `user "bob" may not use ServiceAccount `+ns+`/admin`)
 	if err := bob.Create(ctx, named("deployer"), client.DryRunAll); err != nil {
 		t.Errorf("bob, who may impersonate deployer, was refused: %v", err)
 	}
@@ -68,9 +69,9 @@ func TestAdmissionServiceAccountUse(t *testing.T) {
 		as := func(c client.Client, change func(*v1alpha1.Composition)) error {
 			return testenv.Retry(ctx, c, comp, func() error { change(comp); return c.Update(ctx, comp) })
 		}
-		testenv.ForbiddenBy(t, as(alice, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"name":"changed"}`) }),
+		suite.ForbiddenBy(t, as(alice, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"name":"changed"}`) }),
 			`user "alice" may not use ServiceAccount `+ns+`/deployer`)
-		testenv.ForbiddenBy(t, as(alice, func(c *v1alpha1.Composition) { c.Labels = map[string]string{"team": "a"} }),
+		suite.ForbiddenBy(t, as(alice, func(c *v1alpha1.Composition) { c.Labels = map[string]string{"team": "a"} }),
 			`ServiceAccount `+ns+`/deployer`)
 		if err := as(bob, func(c *v1alpha1.Composition) { c.Spec.Values.Raw = []byte(`{"name":"changed"}`) }); err != nil {
 			t.Errorf("bob, who may impersonate deployer, could not change the values: %v", err)
@@ -78,11 +79,11 @@ func TestAdmissionServiceAccountUse(t *testing.T) {
 	})
 
 	t.Run("a namespace the Bundle does not select", func(t *testing.T) {
-		gold := env.Bundle(t, "access-gold-"+ns, testenv.TwoConfigMaps(), func(s *v1alpha1.BundleSpec) {
+		gold := env.Bundle(t, "access-gold-"+ns, suite.TwoConfigMaps(), func(s *v1alpha1.BundleSpec) {
 			s.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "gold"}}
 		})
 		testenv.Eventually(t, 0, "the webhook to refuse a namespace the Bundle does not select", func() (bool, error) {
-			err := env.Create(ctx, testenv.Composition(ns, "gold", gold.Name, `{}`), client.DryRunAll)
+			err := env.Create(ctx, suite.Composition(ns, "gold", gold.Name, `{}`), client.DryRunAll)
 			return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "Bundle "+gold.Name+" may not be used in namespace "+ns), err
 		})
 	})
@@ -94,12 +95,12 @@ func TestAdmissionServiceAccountUse(t *testing.T) {
 // itself; one who may impersonate it may. The published kind's access
 // entry fails closed.
 func TestAdmissionServiceAccountOfInstance(t *testing.T) {
-	env.StartAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{testenv.AdmissionLabel: "true"}, admission.Options{})
+	env.StartAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{suite.AdmissionLabel: "true"}, admission.Options{})
 	ctx := context.Background()
 	ns := env.AdmissionNamespace(t)
 	group := "acc-" + ns + ".example.com"
 	env.GrantKind(t, group, "gadgets")
-	b := env.Bundle(t, "acc-gadgets-"+ns, testenv.GadgetFiles(""), testenv.Publishing(group))
+	b := env.Bundle(t, "acc-gadgets-"+ns, suite.GadgetFiles(""), suite.Publishing(group))
 	env.BundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	publishedRule(t, group, true)
 	gadgets := rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"gadgets"}, Verbs: []string{"get", "create", "update", "patch"}}
@@ -107,7 +108,7 @@ func TestAdmissionServiceAccountOfInstance(t *testing.T) {
 	env.Grant(t, ns, "erin", "erin", gadgets, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"serviceaccounts"},
 		Verbs: []string{"impersonate"}, ResourceNames: []string{"cluster-ops"}})
 	privileged := func() client.Object {
-		g := testenv.Gadget(group, ns, "g", `{"size":1}`)
+		g := suite.Gadget(group, ns, "g", `{"size":1}`)
 		g.SetAnnotations(map[string]string{"stencil.dev/service-account-name": "cluster-ops"})
 		return g
 	}
@@ -118,7 +119,7 @@ func TestAdmissionServiceAccountOfInstance(t *testing.T) {
 		err := env.AsUser(t, "dave").Create(ctx, privileged(), client.DryRunAll)
 		return apierrors.IsForbidden(err) && strings.Contains(err.Error(), `user "dave" may not use ServiceAccount`), err
 	})
-	testenv.ForbiddenBy(t, env.AsUser(t, "dave").Create(ctx, privileged()),
+	suite.ForbiddenBy(t, env.AsUser(t, "dave").Create(ctx, privileged()),
 		`user "dave" may not use ServiceAccount `+ns+`/cluster-ops: needs impersonate on serviceaccounts "cluster-ops" or create on pods in `+ns)
 	if err := env.AsUser(t, "erin").Create(ctx, privileged(), client.DryRunAll); err != nil {
 		t.Errorf("erin, who may impersonate cluster-ops, was refused: %v", err)

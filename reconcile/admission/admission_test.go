@@ -19,6 +19,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/admission"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
@@ -35,7 +36,7 @@ func recorded(t *testing.T, ns, name string, kinds ...string) {
 	t.Helper()
 	testenv.Eventually(t, 0, fmt.Sprintf("Composition %s to record %v", name, kinds), func() (bool, error) {
 		c := &v1alpha1.Composition{}
-		if err := env.Get(context.Background(), testenv.Key(ns, name), c); err != nil {
+		if err := env.Get(context.Background(), suite.Key(ns, name), c); err != nil {
 			return false, err
 		}
 		st := c.Status
@@ -55,35 +56,35 @@ func recorded(t *testing.T, ns, name string, kinds ...string) {
 // stored, admits the rest, says on a dry run what the children would
 // become, and never stands in the controller's way.
 func TestAdmission(t *testing.T) {
-	env.StartAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{testenv.AdmissionLabel: "true"}, admission.Options{})
+	env.StartAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{suite.AdmissionLabel: "true"}, admission.Options{})
 	ctx := context.Background()
 	ns := env.AdmissionNamespace(t)
-	b := env.Bundle(t, "adm-shop-"+ns, testenv.ShopFiles(), testenv.WithShopSchema)
+	b := env.Bundle(t, "adm-shop-"+ns, suite.ShopFiles(), suite.WithShopSchema)
 	env.BundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	env.Refusing(t, ns, b.Name)
 
 	t.Run("invalid values are refused with the field path, never the value", func(t *testing.T) {
-		err := env.Create(ctx, testenv.Composition(ns, "bad-values", b.Name, `{"replicas":3,"mode":"not-a-mode-7f3a"}`))
-		msg := testenv.Denied(t, err)
+		err := env.Create(ctx, suite.Composition(ns, "bad-values", b.Name, `{"replicas":3,"mode":"not-a-mode-7f3a"}`))
+		msg := suite.Denied(t, err)
 		if !strings.Contains(msg, "mode") || strings.Contains(msg, "not-a-mode-7f3a") {
 			t.Errorf("refusal %q: want the field path mode, without its value", msg)
 		}
-		if err := env.Get(ctx, testenv.Key(ns, "bad-values"), &v1alpha1.Composition{}); !apierrors.IsNotFound(err) {
+		if err := env.Get(ctx, suite.Key(ns, "bad-values"), &v1alpha1.Composition{}); !apierrors.IsNotFound(err) {
 			t.Errorf("the refused Composition was stored: get says %v", err)
 		}
 	})
 
 	t.Run("a template that fails is refused naming its file and line", func(t *testing.T) {
-		msg := testenv.Denied(t, env.Create(ctx, testenv.Composition(ns, "bad-template", b.Name, `{"mode":"bad"}`)))
+		msg := suite.Denied(t, env.Create(ctx, suite.Composition(ns, "bad-template", b.Name, `{"mode":"bad"}`)))
 		if !strings.Contains(msg, "templates/cm.yaml:6") {
 			t.Errorf("refusal %q: want templates/cm.yaml:6", msg)
 		}
-		if err := env.Get(ctx, testenv.Key(ns, "bad-template-extra"), &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+		if err := env.Get(ctx, suite.Key(ns, "bad-template-extra"), &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
 			t.Errorf("a child of the refused Composition exists: get says %v", err)
 		}
 	})
 
-	shop := testenv.Composition(ns, "shop", b.Name, `{"replicas":2,"password":"first-secret"}`)
+	shop := suite.Composition(ns, "shop", b.Name, `{"replicas":2,"password":"first-secret"}`)
 	t.Run("a valid Composition is admitted", func(t *testing.T) {
 		c, warnings := env.WarningClient(t)
 		if err := c.Create(ctx, shop); err != nil {
@@ -137,10 +138,10 @@ func TestAdmission(t *testing.T) {
 			}
 		}
 		dep := &appsv1.Deployment{}
-		if err := env.Get(ctx, testenv.Key(ns, "shop"), dep); err != nil || *dep.Spec.Replicas != 2 {
+		if err := env.Get(ctx, suite.Key(ns, "shop"), dep); err != nil || *dep.Spec.Replicas != 2 {
 			t.Errorf("the dry run changed the Deployment: replicas %v, err %v", dep.Spec.Replicas, err)
 		}
-		if err := env.Get(ctx, testenv.Key(ns, "shop-extra"), &corev1.ConfigMap{}); err != nil {
+		if err := env.Get(ctx, suite.Key(ns, "shop-extra"), &corev1.ConfigMap{}); err != nil {
 			t.Errorf("the dry run pruned the ConfigMap: %v", err)
 		}
 
@@ -165,7 +166,7 @@ func TestAdmission(t *testing.T) {
 	})
 
 	t.Run("the controller's own writes pass when the Bundle breaks", func(t *testing.T) {
-		comp := testenv.Composition(ns, "doomed", b.Name, "")
+		comp := suite.Composition(ns, "doomed", b.Name, "")
 		env.MustCreate(t, comp)
 		env.Exists(t, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "doomed"}})
 		testenv.Eventually(t, 0, "the finalizer on doomed", func() (bool, error) {
@@ -218,11 +219,11 @@ func TestAdmission(t *testing.T) {
 		// Bundle is not found, or not ready): a dry run tells when.
 		testenv.Eventually(t, 0, "the webhook to render Bundle "+needs.Name, func() (bool, error) {
 			warnings.Take()
-			err := wc.Create(ctx, testenv.Composition(ns, "needs", needs.Name, ""), client.DryRunAll)
+			err := wc.Create(ctx, suite.Composition(ns, "needs", needs.Name, ""), client.DryRunAll)
 			got := strings.Join(warnings.Take(), "\n")
 			return err == nil && strings.Contains(got, "rendered with every lookup empty"), fmt.Errorf("err %v, warnings %q", err, got)
 		})
-		if err := wc.Create(ctx, testenv.Composition(ns, "needs", needs.Name, "")); err != nil {
+		if err := wc.Create(ctx, suite.Composition(ns, "needs", needs.Name, "")); err != nil {
 			t.Fatalf("refused: %v", err)
 		}
 		if got := strings.Join(warnings.Take(), "\n"); !strings.Contains(got, "rendered with every lookup empty") {
@@ -235,47 +236,47 @@ func TestAdmission(t *testing.T) {
 // TestAdmissionPublishedKind: an instance of a published kind that fails
 // to render is refused; the entry for the kind appears once it is served.
 func TestAdmissionPublishedKind(t *testing.T) {
-	env.StartAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{testenv.AdmissionLabel: "true"}, admission.Options{})
+	env.StartAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{suite.AdmissionLabel: "true"}, admission.Options{})
 	ctx := context.Background()
 	ns := env.AdmissionNamespace(t)
 	group := "adm-" + ns + ".example.com"
 	env.GrantKind(t, group, "gadgets")
 	extra := `{{ if eq (.Values.color | default "") "blue" }}{{ fail "blue is out of stock" }}{{ end }}`
-	b := env.Bundle(t, "adm-gadgets-"+ns, testenv.GadgetFiles(extra), testenv.Publishing(group))
+	b := env.Bundle(t, "adm-gadgets-"+ns, suite.GadgetFiles(extra), suite.Publishing(group))
 	env.BundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	publishedRule(t, group, true)
 	// The kind's binding of stencil's admission policy reaches the API
 	// server some time after the Bundle is Ready: until then the policy
 	// does not check an instance's annotations (see odd below).
-	testenv.WaitKindChecked(t, env.Client, testenv.Gadget(group, ns, "probe", `{"size":1,"color":"red"}`), 0)
+	testenv.WaitKindChecked(t, env.Client, suite.Gadget(group, ns, "probe", `{"size":1,"color":"red"}`), 0)
 	// The mutating configuration's published entry gives an instance its
 	// ApplySet metadata at admission, as a Composition's.
 	testenv.Eventually(t, 0, "a Gadget admitted with its ApplySet metadata", func() (bool, error) {
-		probe := testenv.Gadget(group, ns, "probe", `{"size":1,"color":"red"}`)
+		probe := suite.Gadget(group, ns, "probe", `{"size":1,"color":"red"}`)
 		err := env.Create(ctx, probe, client.DryRunAll)
 		return err == nil && probe.GetLabels()[applyset.LabelApplySetID] != "" && slices.Contains(probe.GetFinalizers(), v1alpha1.Finalizer), err
 	})
 
 	testenv.Eventually(t, 0, "the webhook to refuse a blue Gadget", func() (bool, error) {
-		err := env.Create(ctx, testenv.Gadget(group, ns, "blue", `{"size":1,"color":"blue"}`), client.DryRunAll)
+		err := env.Create(ctx, suite.Gadget(group, ns, "blue", `{"size":1,"color":"blue"}`), client.DryRunAll)
 		return apierrors.IsInvalid(err), err
 	})
-	msg := testenv.Denied(t, env.Create(ctx, testenv.Gadget(group, ns, "blue", `{"size":1,"color":"blue"}`)))
+	msg := suite.Denied(t, env.Create(ctx, suite.Gadget(group, ns, "blue", `{"size":1,"color":"blue"}`)))
 	if !strings.Contains(msg, "templates/cm.yaml:") {
 		t.Errorf("refusal %q: want templates/cm.yaml:<line>", msg)
 	}
-	if err := env.Create(ctx, testenv.Gadget(group, ns, "red", `{"size":1,"color":"red"}`)); err != nil {
+	if err := env.Create(ctx, suite.Gadget(group, ns, "red", `{"size":1,"color":"red"}`)); err != nil {
 		t.Errorf("a valid instance was refused: %v", err)
 	}
 	// A bad knob annotation: refused by stencil's admission policy, before
 	// the webhook.
-	odd := testenv.Gadget(group, ns, "odd", `{"size":1}`)
+	odd := suite.Gadget(group, ns, "odd", `{"size":1}`)
 	odd.SetAnnotations(map[string]string{publish.AnnotationPrune: "sometimes-9c1e"})
 	if err := env.Create(ctx, odd); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), publish.AnnotationPrune) || strings.Contains(err.Error(), "sometimes-9c1e") {
 		t.Errorf("refusal %v: want it Invalid, the annotation named, without its value", err)
 	}
 	c, warnings := env.WarningClient(t)
-	if err := c.Create(ctx, testenv.Composition(ns, "orphan", "no-such-bundle-"+ns, "")); err != nil {
+	if err := c.Create(ctx, suite.Composition(ns, "orphan", "no-such-bundle-"+ns, "")); err != nil {
 		t.Fatalf("a Composition of an unknown Bundle was refused: %v", err)
 	}
 	want := "stencil: Bundle no-such-bundle-" + ns + " not found; the controller will report"
@@ -325,11 +326,11 @@ func TestAdmissionTimeout(t *testing.T) {
 	ns := env.AdmissionNamespace(t)
 	env.StartAdmission(t, "stencil-validating-timeout", "admission-timeout", map[string]string{"kubernetes.io/metadata.name": ns},
 		admission.Options{Timeout: 300 * time.Millisecond})
-	b := env.Bundle(t, "adm-slow-"+ns, testenv.ShopFiles(), testenv.WithShopSchema)
+	b := env.Bundle(t, "adm-slow-"+ns, suite.ShopFiles(), suite.WithShopSchema)
 	env.BundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	env.Refusing(t, ns, b.Name)
 	c, warnings := env.WarningClient(t)
-	if err := c.Create(context.Background(), testenv.Composition(ns, "slow", b.Name, `{"slow":true}`)); err != nil {
+	if err := c.Create(context.Background(), suite.Composition(ns, "slow", b.Name, `{"slow":true}`)); err != nil {
 		t.Fatalf("a Composition whose review timed out was refused: %v", err)
 	}
 	want := "stencil: validation did not finish in 300ms; the controller will report"
@@ -348,9 +349,9 @@ func TestAdmissionWaitsForReady(t *testing.T) {
 	ready := make(chan struct{})
 	env.StartAdmission(t, "stencil-validating-ready", "admission-ready", map[string]string{"kubernetes.io/metadata.name": ns},
 		admission.Options{Ready: ready})
-	b := env.Bundle(t, "adm-ready-"+ns, testenv.ShopFiles(), testenv.WithShopSchema)
+	b := env.Bundle(t, "adm-ready-"+ns, suite.ShopFiles(), suite.WithShopSchema)
 	env.BundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
-	if err := env.Create(context.Background(), testenv.Composition(ns, "early", b.Name, `{"replicas":9}`), client.DryRunAll); err != nil {
+	if err := env.Create(context.Background(), suite.Composition(ns, "early", b.Name, `{"replicas":9}`), client.DryRunAll); err != nil {
 		t.Errorf("before Ready was closed: got %v, want the request let through unreviewed", err)
 	}
 	close(ready)

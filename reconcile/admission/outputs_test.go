@@ -14,6 +14,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/reconcile/admission"
 )
 
@@ -22,10 +23,10 @@ import (
 // computed over the dry run's would-be members; a requester who may not
 // get every member's kind is told they are not shown, never their values.
 func TestAdmissionPreviewsOutputs(t *testing.T) {
-	env.StartAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{testenv.AdmissionLabel: "true"}, admission.Options{})
+	env.StartAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{suite.AdmissionLabel: "true"}, admission.Options{})
 	ctx := context.Background()
 	ns := env.AdmissionNamespace(t)
-	b := env.Bundle(t, "adm-outputs-"+ns, testenv.ShopFiles(), testenv.WithShopSchema, func(s *v1alpha1.BundleSpec) {
+	b := env.Bundle(t, "adm-outputs-"+ns, suite.ShopFiles(), suite.WithShopSchema, func(s *v1alpha1.BundleSpec) {
 		s.Outputs = []v1alpha1.BundleOutput{
 			{Name: "replicas", Type: "integer", Value: `members["Deployment/shop"].spec.replicas`},
 			// No controller writes a Deployment's status in envtest: not
@@ -35,10 +36,10 @@ func TestAdmissionPreviewsOutputs(t *testing.T) {
 	})
 	env.BundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	env.Refusing(t, ns, b.Name)
-	env.MustCreate(t, testenv.Composition(ns, "shop", b.Name, `{"replicas":2,"extra":false}`))
+	env.MustCreate(t, suite.Composition(ns, "shop", b.Name, `{"replicas":2,"extra":false}`))
 	comp := &v1alpha1.Composition{}
 	testenv.Eventually(t, 0, "the controller to compute the outputs", func() (bool, error) {
-		if err := env.Get(ctx, testenv.Key(ns, "shop"), comp); err != nil {
+		if err := env.Get(ctx, suite.Key(ns, "shop"), comp); err != nil {
 			return false, err
 		}
 		return string(comp.Status.Outputs["replicas"].Raw) == "2", nil
@@ -46,12 +47,12 @@ func TestAdmissionPreviewsOutputs(t *testing.T) {
 
 	// dryRun sends a dry-run update of the values as c, returning the
 	// warnings of the attempt that went through.
-	dryRun := func(c client.Client, w *testenv.Warnings, values string) []string {
+	dryRun := func(c client.Client, w *suite.Warnings, values string) []string {
 		t.Helper()
 		comp := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop"}}
 		if err := env.Retry(ctx, comp, func() error {
 			w.Take()
-			if err := c.Get(ctx, testenv.Key(ns, "shop"), comp); err != nil {
+			if err := c.Get(ctx, suite.Key(ns, "shop"), comp); err != nil {
 				return err
 			}
 			comp.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(values)}
@@ -76,11 +77,11 @@ func TestAdmissionPreviewsOutputs(t *testing.T) {
 
 	// dave may write Compositions and get Deployments, not Secrets: the
 	// outputs could read the Secret, so none is shown.
-	env.Grant(t, ns, "dave", "dave", testenv.CompositionsRule,
+	env.Grant(t, ns, "dave", "dave", suite.CompositionsRule,
 		rbacv1.PolicyRule{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get"}})
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "dave", Groups: []string{"system:authenticated"}}
-	daveWarnings := &testenv.Warnings{}
+	daveWarnings := &suite.Warnings{}
 	cfg.WarningHandler = daveWarnings
 	dave, err := client.New(cfg, client.Options{Scheme: env.Scheme()})
 	if err != nil {

@@ -27,6 +27,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/reconcile/admission"
 	"github.com/stencil-dev/stencil/reconcile/admission/server"
 )
@@ -104,13 +105,13 @@ func (devNull) Write(p []byte) (int, error) { return len(p), nil }
 // server's read timeout passes.
 func TestWebhookStrangersHoldNoSlot(t *testing.T) {
 	const name = "stencil-strangers-test"
-	selector := map[string]string{testenv.AdmissionLabel: "strangers"}
+	selector := map[string]string{suite.AdmissionLabel: "strangers"}
 	hooks, _ := env.StartAdmission(t, name, "strangers", selector, admission.Options{})
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "strangers-" + rand.String(8), Labels: selector}}
 	env.MustCreate(t, ns)
 	t.Cleanup(func() { _ = env.Delete(context.Background(), ns) })
-	b := env.Bundle(t, "strangers-shop-"+ns.Name, testenv.ShopFiles(), testenv.WithShopSchema)
+	b := env.Bundle(t, "strangers-shop-"+ns.Name, suite.ShopFiles(), suite.WithShopSchema)
 	env.BundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	env.Refusing(t, ns.Name, b.Name)
 
@@ -194,7 +195,7 @@ func TestWebhookStrangersHoldNoSlot(t *testing.T) {
 	})
 
 	t.Run("through the API server, invalid values are refused", func(t *testing.T) {
-		err := env.Create(ctx, testenv.Composition(ns.Name, "probe", b.Name, `{"replicas":9}`), client.DryRunAll)
+		err := env.Create(ctx, suite.Composition(ns.Name, "probe", b.Name, `{"replicas":9}`), client.DryRunAll)
 		if !apierrors.IsInvalid(err) {
 			t.Errorf("a dry-run create with replicas 9 while strangers send slowly: %v, want it refused by the webhook", err)
 		}
@@ -217,7 +218,7 @@ func TestWebhookStrangersHoldNoSlot(t *testing.T) {
 // bundle in ns with values, as the API server sends it.
 func createReview(t *testing.T, ns, bundle, values string) []byte {
 	t.Helper()
-	comp := testenv.Composition(ns, "review-"+rand.String(5), bundle, values)
+	comp := suite.Composition(ns, "review-"+rand.String(5), bundle, values)
 	comp.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("Composition"))
 	raw, err := json.Marshal(comp)
 	if err != nil {

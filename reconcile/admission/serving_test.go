@@ -45,6 +45,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/reconcile/admission"
 	"github.com/stencil-dev/stencil/reconcile/admission/serving"
 	"github.com/stencil-dev/stencil/reconcile/engine"
@@ -239,7 +240,7 @@ func webhookConfig(name, entry string) *admissionregistrationv1.ValidatingWebhoo
 // same whether a guessed value is right or wrong.
 func TestWebhookTrustsOnlyTheAPIServer(t *testing.T) {
 	const name = "stencil-authn-test"
-	selector := map[string]string{testenv.AdmissionLabel: "authn"}
+	selector := map[string]string{suite.AdmissionLabel: "authn"}
 	// As the controller: this test is about who may call the webhook and
 	// what it may see; whose identity writes is TestWritesAreTheTenants's.
 	hooks, c := env.StartAdmission(t, name, "authn", selector, admission.Options{})
@@ -247,10 +248,10 @@ func TestWebhookTrustsOnlyTheAPIServer(t *testing.T) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "authn-" + rand.String(8), Labels: selector}}
 	env.MustCreate(t, ns)
 	t.Cleanup(func() { _ = env.Delete(context.Background(), ns) })
-	b := env.Bundle(t, "authn-shop-"+ns.Name, testenv.ShopFiles(), testenv.WithShopSchema)
+	b := env.Bundle(t, "authn-shop-"+ns.Name, suite.ShopFiles(), suite.WithShopSchema)
 	env.BundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	env.Refusing(t, ns.Name, b.Name)
-	shop := testenv.Composition(ns.Name, "shop", b.Name, `{"replicas":2,"password":"first-secret"}`)
+	shop := suite.Composition(ns.Name, "shop", b.Name, `{"replicas":2,"password":"first-secret"}`)
 	env.MustCreate(t, shop)
 	env.Exists(t, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "shop"}})
 	env.Exists(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "shop"}})
@@ -319,7 +320,7 @@ func TestWebhookTrustsOnlyTheAPIServer(t *testing.T) {
 			Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: tenant}}})
 		cfg := rest.CopyConfig(env.Config)
 		cfg.Impersonate = rest.ImpersonationConfig{UserName: tenant}
-		w := &testenv.Warnings{}
+		w := &suite.Warnings{}
 		cfg.WarningHandler = w
 		tc, err := client.New(cfg, client.Options{Scheme: env.Scheme()})
 		if err != nil {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/authority"
 )
@@ -58,7 +59,7 @@ func refusedTheAccount(t *testing.T, c client.Client, user string, obj client.Ob
 
 // asPowerful is an instance of Gadget that names ServiceAccount powerful.
 func asPowerful(group, ns, name string) *unstructured.Unstructured {
-	g := testenv.Gadget(group, ns, name, `{"size":1}`)
+	g := suite.Gadget(group, ns, name, `{"size":1}`)
 	g.SetAnnotations(map[string]string{publish.AnnotationServiceAccountName: "powerful"})
 	return g
 }
@@ -66,7 +67,7 @@ func asPowerful(group, ns, name string) *unstructured.Unstructured {
 // instanceStatus reads the status of the Gadget name.
 func instanceStatus(t *testing.T, group, ns, name string) v1alpha1.CompositionStatus {
 	t.Helper()
-	u := testenv.Gadget(group, ns, name, "")
+	u := suite.Gadget(group, ns, name, "")
 	st := v1alpha1.CompositionStatus{}
 	if err := env.Get(context.Background(), client.ObjectKeyFromObject(u), u); err != nil {
 		t.Fatalf("Gadget %s: %v", name, err)
@@ -134,10 +135,10 @@ func TestNoWindowInTheAuthorityCheck(t *testing.T) {
 	// time after it is Ready (until then the policy refuses any change,
 	// "no Bundle publishes").
 	testenv.WaitKindChecked(t, env.Client, asPowerful(group, ns, "control"), 0)
-	env.MergePatch(t, testenv.Gadget(group, ns, "control", ""), `{"spec":{"size":2}}`, "")
+	env.MergePatch(t, suite.Gadget(group, ns, "control", ""), `{"spec":{"size":2}}`, "")
 	testenv.Eventually(t, 0, "the admin's instance applied again", func() (bool, error) {
 		cm := &corev1.ConfigMap{}
-		err := env.Get(ctx, testenv.Key(ns, "control-conf"), cm)
+		err := env.Get(ctx, suite.Key(ns, "control-conf"), cm)
 		return err == nil && cm.Data["size"] == "2", err
 	})
 }
@@ -213,19 +214,19 @@ func churnTheBundle(t *testing.T, ns, group, name string) {
 	}
 	env.Gone(t, &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}})
 	time.Sleep(time.Second)
-	again := env.Bundle(t, name, testenv.GadgetFiles(""), testenv.Publishing(group))
+	again := env.Bundle(t, name, suite.GadgetFiles(""), suite.Publishing(group))
 	env.BundleReady(t, again.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 
 	// Two claimants: a second Bundle publishes the kind; the first goes,
 	// and comes back.
-	claimant := env.Bundle(t, "claimant-"+ns, testenv.GadgetFiles(""), testenv.Publishing(group))
+	claimant := env.Bundle(t, "claimant-"+ns, suite.GadgetFiles(""), suite.Publishing(group))
 	env.BundleReady(t, claimant.Name, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
 	if err := env.Delete(ctx, again); err != nil {
 		t.Fatal(err)
 	}
 	env.Gone(t, &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}})
 	time.Sleep(time.Second)
-	env.Bundle(t, name, testenv.GadgetFiles(""), testenv.Publishing(group))
+	env.Bundle(t, name, suite.GadgetFiles(""), suite.Publishing(group))
 	env.BundleReady(t, name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 }
 
@@ -273,18 +274,18 @@ func TestAWindowElsewhereIsNoWrite(t *testing.T) {
 			fmt.Errorf("conditions %+v admission %+v", st.Conditions, st.Admission)
 	})
 	testenv.Consistently(t, 3*time.Second, "nothing written for the sneaked instance", func() (bool, error) {
-		err := env.Get(ctx, testenv.Key(ns, "sneak-conf"), &corev1.ConfigMap{})
+		err := env.Get(ctx, suite.Key(ns, "sneak-conf"), &corev1.ConfigMap{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
 	// The new binding reaches the API server's policy plugin some time
 	// after it was made: mallory's touch is refused from then on.
 	refusedTheAccount(t, mallory, "mallory", asPowerful(group, ns, "probe"))
-	if err := mallory.Patch(ctx, testenv.Gadget(group, ns, "sneak", ""), client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"annotations":{"touched":"mallory"}}}`))); !apierrors.IsForbidden(err) {
+	if err := mallory.Patch(ctx, suite.Gadget(group, ns, "sneak", ""), client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"annotations":{"touched":"mallory"}}}`))); !apierrors.IsForbidden(err) {
 		t.Errorf("mallory's own touch of the instance: %v, want it refused", err)
 	}
 
 	// The admin may use powerful: their change admits the instance.
-	env.MergePatch(t, testenv.Gadget(group, ns, "sneak", ""), `{"metadata":{"annotations":{"stencil.dev/readmitted":"by the admin"}}}`, "")
+	env.MergePatch(t, suite.Gadget(group, ns, "sneak", ""), `{"metadata":{"annotations":{"stencil.dev/readmitted":"by the admin"}}}`, "")
 	env.InstanceReady(t, group, ns, "sneak", metav1.ConditionTrue)
 	env.Exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sneak-conf"}})
 	if st := instanceStatus(t, group, ns, "sneak"); st.Admission == nil || !st.Admission.Admitted {
@@ -302,14 +303,14 @@ func TestAWindowElsewhereIsNoWrite(t *testing.T) {
 func TestUpdatesAndDeletionAreChecked(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.Namespace(t, env.Client)
-	b := env.Bundle(t, "frozen-"+ns, testenv.TwoConfigMaps())
+	b := env.Bundle(t, "frozen-"+ns, suite.TwoConfigMaps())
 	powerfulAccount(t, ns, "deployer")
 	powerfulAccount(t, ns, "other")
-	env.Grant(t, ns, "alice", "alice", testenv.CompositionsRule)
-	env.Grant(t, ns, "bob", "bob", testenv.CompositionsRule, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"serviceaccounts"},
+	env.Grant(t, ns, "alice", "alice", suite.CompositionsRule)
+	env.Grant(t, ns, "bob", "bob", suite.CompositionsRule, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"serviceaccounts"},
 		Verbs: []string{"impersonate"}, ResourceNames: []string{"deployer", "other"}})
 	alice, bob := env.AsUser(t, "alice"), env.AsUser(t, "bob")
-	comp := testenv.Composition(ns, "app", b.Name, `{}`)
+	comp := suite.Composition(ns, "app", b.Name, `{}`)
 	comp.Spec.ServiceAccountName = "deployer"
 	if err := bob.Create(ctx, comp); err != nil {
 		t.Fatal(err)
@@ -328,8 +329,8 @@ func TestUpdatesAndDeletionAreChecked(t *testing.T) {
 			c.Annotations[k] = v
 		}
 	}
-	testenv.ForbiddenBy(t, as(alice, setAnnotation("applyset.kubernetes.io/part-of", "x")), `user "alice" may not use ServiceAccount `+ns+`/deployer`)
-	testenv.ForbiddenBy(t, as(alice, setAnnotation("applyset.kubernetes.io/something", "x")), `user "alice" may not use ServiceAccount `+ns+`/deployer`)
+	suite.ForbiddenBy(t, as(alice, setAnnotation("applyset.kubernetes.io/part-of", "x")), `user "alice" may not use ServiceAccount `+ns+`/deployer`)
+	suite.ForbiddenBy(t, as(alice, setAnnotation("applyset.kubernetes.io/something", "x")), `user "alice" may not use ServiceAccount `+ns+`/deployer`)
 	if err := as(alice, setAnnotation("applyset.kubernetes.io/tooling", "stencil/v0.0.0-test")); err != nil {
 		t.Errorf("alice's change of one of the keys stencil writes itself: %v", err)
 	}
@@ -348,11 +349,11 @@ func TestUpdatesAndDeletionAreChecked(t *testing.T) {
 		"an annotation":       setAnnotation("note", "x"),
 		"its values":          func(c *v1alpha1.Composition) { c.Spec.Values = nil },
 	} {
-		t.Run(what, func(t *testing.T) { testenv.ForbiddenBy(t, as(bob, change), "is being deleted") })
+		t.Run(what, func(t *testing.T) { suite.ForbiddenBy(t, as(bob, change), "is being deleted") })
 	}
 	env.Gone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "keep"}})
 	testenv.Eventually(t, 0, "stencil's finalizer dropped", func() (bool, error) {
-		err := env.Get(ctx, testenv.Key(ns, "app"), comp)
+		err := env.Get(ctx, suite.Key(ns, "app"), comp)
 		return err == nil && len(comp.Finalizers) == 1, err
 	})
 	if err := as(env.Client, func(c *v1alpha1.Composition) { c.Finalizers = nil }); err != nil {

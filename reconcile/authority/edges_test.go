@@ -17,6 +17,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/shard"
@@ -51,7 +52,7 @@ func readyOrNotAdmitted(t *testing.T, ns, name string) *v1alpha1.Composition {
 	var comp *v1alpha1.Composition
 	testenv.Eventually(t, 0, "Composition "+name+" Ready or Stalled NotAdmitted", func() (bool, error) {
 		comp = &v1alpha1.Composition{}
-		if err := env.Get(context.Background(), testenv.Key(ns, name), comp); err != nil {
+		if err := env.Get(context.Background(), suite.Key(ns, name), comp); err != nil {
 			return false, err
 		}
 		ready := meta.FindStatusCondition(comp.Status.Conditions, v1alpha1.ConditionReady)
@@ -74,11 +75,11 @@ func TestDeletionAdmitsNothing(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.Namespace(t, env.Client)
 	shardName := "deleting-" + rand.String(5)
-	b := env.Bundle(t, "deleting-"+ns, testenv.TwoConfigMaps())
+	b := env.Bundle(t, "deleting-"+ns, suite.TwoConfigMaps())
 	powerfulAccount(t, ns, "first")
 	powerfulAccount(t, ns, "second")
 	_, stop := startShardAs(t, shardName, "first")
-	comp := testenv.Composition(ns, "app", b.Name, `{}`)
+	comp := suite.Composition(ns, "app", b.Name, `{}`)
 	comp.Labels = map[string]string{shard.Label: shardName}
 	env.MustCreate(t, comp)
 	env.Condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
@@ -102,7 +103,7 @@ func TestDeletionAdmitsNothing(t *testing.T) {
 	// finalize deletes is gone by now.
 	for _, name := range []string{"keep", "second"} {
 		cm := &corev1.ConfigMap{}
-		if err := env.Get(ctx, testenv.Key(ns, name), cm); err != nil {
+		if err := env.Get(ctx, suite.Key(ns, name), cm); err != nil {
 			t.Errorf("member ConfigMap %s after the deletion of a parent not admitted: %v, want it left in place", name, err)
 			continue
 		}
@@ -132,12 +133,12 @@ func TestAStartUpStallIsNoEarlierStencil(t *testing.T) {
 	ctx := context.Background()
 	ns := testenv.Namespace(t, env.Client)
 	shardName := "startup-" + rand.String(5)
-	b := env.Bundle(t, "startup-"+ns, testenv.TwoConfigMaps())
+	b := env.Bundle(t, "startup-"+ns, suite.TwoConfigMaps())
 	powerfulAccount(t, ns, "powerful")
-	env.Grant(t, ns, "mallory", "mallory", testenv.CompositionsRule)
+	env.Grant(t, ns, "mallory", "mallory", suite.CompositionsRule)
 	mallory := env.AsUser(t, "mallory")
 	_, stop := startShardAs(t, shardName, "")
-	comp := testenv.Composition(ns, "app", b.Name, `{}`)
+	comp := suite.Composition(ns, "app", b.Name, `{}`)
 	comp.Labels = map[string]string{shard.Label: shardName}
 	// Nothing to check: the shard writes as no account.
 	if err := mallory.Create(ctx, comp); err != nil {
@@ -152,7 +153,7 @@ func TestAStartUpStallIsNoEarlierStencil(t *testing.T) {
 		t.Fatalf("mallory's Composition after the default became powerful: conditions %+v, admission %+v; want Stalled NotAdmitted",
 			got.Status.Conditions, got.Status.Admission)
 	}
-	if err := env.Get(ctx, testenv.Key(ns, "keep"), &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+	if err := env.Get(ctx, suite.Key(ns, "keep"), &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
 		t.Errorf("ConfigMap keep written as powerful for mallory's Composition: %v", err)
 	}
 	// The cluster admin may use powerful: their change admits it.
@@ -200,11 +201,11 @@ func upgraded(t *testing.T, c *testenv.Controller, comp *v1alpha1.Composition) s
 	env.UpdateComposition(t, comp, func(c *v1alpha1.Composition) { c.Annotations = map[string]string{"touch": "1"} })
 	conf := &corev1.ConfigMap{}
 	testenv.Eventually(t, 0, "ConfigMap conf rendered as an upgrade", func() (bool, error) {
-		err := env.Get(ctx, testenv.Key(comp.Namespace, "conf"), conf)
+		err := env.Get(ctx, suite.Key(comp.Namespace, "conf"), conf)
 		return err == nil && conf.Data["install"] == "false", err
 	})
 	c.Settle(t, comp.Namespace)
-	if err := env.Get(ctx, testenv.Key(comp.Namespace, "conf"), conf); err != nil {
+	if err := env.Get(ctx, suite.Key(comp.Namespace, "conf"), conf); err != nil {
 		t.Fatal(err)
 	}
 	return conf.ResourceVersion
@@ -225,11 +226,11 @@ func TestApplySetKeysChangeNothing(t *testing.T) {
 	shardName := "applyset-" + rand.String(5)
 	b := env.Bundle(t, "applyset-"+ns, installAndExtra())
 	deployerAccount(t, ns)
-	env.Grant(t, ns, "alice", "alice", testenv.CompositionsRule)
+	env.Grant(t, ns, "alice", "alice", suite.CompositionsRule)
 	alice := env.AsUser(t, "alice")
 	c, stop := startShardAs(t, shardName, testenv.DefaultServiceAccount)
 
-	comp := testenv.Composition(ns, "app", b.Name, `{}`)
+	comp := suite.Composition(ns, "app", b.Name, `{}`)
 	comp.Labels = map[string]string{shard.Label: shardName}
 	comp.Spec.ServiceAccountName = "deployer"
 	env.MustCreate(t, comp)
@@ -265,7 +266,7 @@ func TestApplySetKeysChangeNothing(t *testing.T) {
 		})
 	})
 	c.Settle(t, ns)
-	if err := env.Get(ctx, testenv.Key(ns, "conf"), conf); err != nil {
+	if err := env.Get(ctx, suite.Key(ns, "conf"), conf); err != nil {
 		t.Fatal(err)
 	}
 	if conf.ResourceVersion != version || conf.Data["install"] != "false" {
@@ -287,7 +288,7 @@ func TestApplySetKeysChangeNothing(t *testing.T) {
 	c, stop = startShardAs(t, shardName, testenv.DefaultServiceAccount)
 	env.Condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	c.Settle(t, ns)
-	if err := env.Get(ctx, testenv.Key(ns, "extra"), &corev1.Secret{}); !apierrors.IsNotFound(err) {
+	if err := env.Get(ctx, suite.Key(ns, "extra"), &corev1.Secret{}); !apierrors.IsNotFound(err) {
 		t.Errorf("Secret extra, which the render dropped, after alice emptied contains-group-kinds: %v; want it pruned", err)
 	}
 
@@ -302,7 +303,7 @@ func TestApplySetKeysChangeNothing(t *testing.T) {
 	}
 	startShardAs(t, shardName, testenv.DefaultServiceAccount)
 	env.Gone(t, comp)
-	if err := env.Get(ctx, testenv.Key(ns, "conf"), &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
+	if err := env.Get(ctx, suite.Key(ns, "conf"), &corev1.ConfigMap{}); !apierrors.IsNotFound(err) {
 		t.Errorf("ConfigMap conf after the deletion of a Composition whose contains-group-kinds alice emptied: %v; want it deleted", err)
 	}
 }
@@ -315,12 +316,12 @@ func TestApplySetKeysChangeNothing(t *testing.T) {
 func TestOnlyTheControllerWritesStatus(t *testing.T) {
 	ctx := context.Background()
 	ns, group, _, _ := env.ServeGadgets(t, "status")
-	b := env.Bundle(t, "status-comp-"+ns, testenv.TwoConfigMaps())
-	comp := testenv.Composition(ns, "app", b.Name, `{}`)
+	b := env.Bundle(t, "status-comp-"+ns, suite.TwoConfigMaps())
+	comp := suite.Composition(ns, "app", b.Name, `{}`)
 	env.MustCreate(t, comp)
 	env.Condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
-	testenv.WaitKindChecked(t, env.Client, testenv.Gadget(group, ns, "probe", `{"size":1}`), 0)
-	env.MustCreate(t, testenv.Gadget(group, ns, "g", `{"size":1}`))
+	testenv.WaitKindChecked(t, env.Client, suite.Gadget(group, ns, "probe", `{"size":1}`), 0)
+	env.MustCreate(t, suite.Gadget(group, ns, "g", `{"size":1}`))
 	env.InstanceReady(t, group, ns, "g", metav1.ConditionTrue)
 
 	env.Grant(t, ns, "mallory", "mallory",
@@ -330,9 +331,9 @@ func TestOnlyTheControllerWritesStatus(t *testing.T) {
 	forged := []byte(`{"status":{"admission":{"policy":"forged","admitted":true},"bundleRevision":"forged"}}`)
 	err := mallory.Status().Patch(ctx, &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"}},
 		client.RawPatch(types.MergePatchType, forged))
-	testenv.ForbiddenBy(t, err, `user "mallory" may not write the status of Composition `+ns+`/app`)
-	err = mallory.Status().Patch(ctx, testenv.Gadget(group, ns, "g", ""), client.RawPatch(types.MergePatchType, forged))
-	testenv.ForbiddenBy(t, err, `user "mallory" may not write the status of Gadget `+ns+`/g`)
+	suite.ForbiddenBy(t, err, `user "mallory" may not write the status of Composition `+ns+`/app`)
+	err = mallory.Status().Patch(ctx, suite.Gadget(group, ns, "g", ""), client.RawPatch(types.MergePatchType, forged))
+	suite.ForbiddenBy(t, err, `user "mallory" may not write the status of Gadget `+ns+`/g`)
 	if rec := admissionOf(t, ns, "app"); rec != nil && rec.Policy == "forged" {
 		t.Errorf("the forged record was written: %+v", rec)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/shard"
 )
@@ -49,29 +50,29 @@ func TestChartCRDsFolder(t *testing.T) {
 	ns, ns2 := testenv.Namespace(t, env.Client), testenv.Namespace(t, env.Client)
 	group := "c" + ns + ".example.com"
 	name := "widgets." + group
-	t.Cleanup(func() { _ = env.Delete(context.Background(), testenv.CRDObject(name)) })
+	t.Cleanup(func() { _ = env.Delete(context.Background(), suite.CRDObject(name)) })
 	allowCRDs := func(s *v1alpha1.BundleSpec) {
 		s.Permissions.ClusterScoped = []v1alpha1.GroupKind{{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}}
 	}
 	files := map[string]string{
 		"Chart.yaml":           "apiVersion: v2\nname: widgets\nversion: 0.1.0\n",
-		"crds/widget.yaml":     testenv.WidgetCRD(group, ""),
+		"crds/widget.yaml":     suite.WidgetCRD(group, ""),
 		"templates/w.yaml":     "apiVersion: " + group + "/v1\nkind: Widget\nmetadata:\n  name: w\nspec:\n  size: 3\n",
 		"templates/plain.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n",
 	}
 
 	t.Run("refused without the permission", func(t *testing.T) {
 		b := env.Bundle(t, "crds-refused-"+ns, files)
-		env.MustCreate(t, testenv.Composition(ns, "refused", b.Name, ""))
+		env.MustCreate(t, suite.Composition(ns, "refused", b.Name, ""))
 		env.Stalled(t, ns, "refused", v1alpha1.ReasonRefused, "crds/", "apiextensions.k8s.io/CustomResourceDefinition")
-		if err := env.Get(ctx, client.ObjectKeyFromObject(testenv.CRDObject(name)), testenv.CRDObject(name)); err == nil {
+		if err := env.Get(ctx, client.ObjectKeyFromObject(suite.CRDObject(name)), suite.CRDObject(name)); err == nil {
 			t.Errorf("CRD %s was created for a refused Bundle", name)
 		}
 	})
 
 	b := env.Bundle(t, "crds-"+ns, files, allowCRDs)
 	since := len(env.Controller.Requests())
-	env.MustCreate(t, testenv.Composition(ns, "first", b.Name, ""))
+	env.MustCreate(t, suite.Composition(ns, "first", b.Name, ""))
 	env.Condition(t, ns, "first", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	w := &unstructured.Unstructured{}
 	w.SetAPIVersion(group + "/v1")
@@ -79,7 +80,7 @@ func TestChartCRDsFolder(t *testing.T) {
 	w.SetNamespace(ns)
 	w.SetName("w")
 	env.Exists(t, w)
-	live := testenv.CRDObject(name)
+	live := suite.CRDObject(name)
 	if err := env.Get(ctx, client.ObjectKeyFromObject(live), live); err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestChartCRDsFolder(t *testing.T) {
 
 	t.Run("a second set writes no CRD", func(t *testing.T) {
 		since := len(env.Controller.Requests())
-		env.MustCreate(t, testenv.Composition(ns2, "second", b.Name, ""))
+		env.MustCreate(t, suite.Composition(ns2, "second", b.Name, ""))
 		env.Condition(t, ns2, "second", v1alpha1.ConditionReady, metav1.ConditionTrue)
 		if w := crdWrites(env.Controller, since, name); len(w) != 0 {
 			t.Errorf("CRD writes %v, want none: the CRD exists", w)
@@ -100,7 +101,7 @@ func TestChartCRDsFolder(t *testing.T) {
 	})
 
 	t.Run("Create leaves a changed CRD, CreateReplace updates it", func(t *testing.T) {
-		changed := testenv.WidgetCRD(group, "{name: Size, type: integer, jsonPath: .spec.size}")
+		changed := suite.WidgetCRD(group, "{name: Size, type: integer, jsonPath: .spec.size}")
 		edit := func(policy v1alpha1.CRDPolicy) {
 			testenv.Update(t, env.Client, b, func() {
 				b.Spec.Files["crds/widget.yaml"] = changed
@@ -112,7 +113,7 @@ func TestChartCRDsFolder(t *testing.T) {
 		// read the CRD before another's write lands writes it too.
 		onRevision := func() {
 			rev := bundleRevision(t, b.Name)
-			for _, p := range []client.ObjectKey{testenv.Key(ns, "first"), testenv.Key(ns2, "second")} {
+			for _, p := range []client.ObjectKey{suite.Key(ns, "first"), suite.Key(ns2, "second")} {
 				testenv.Eventually(t, 0, p.Name+" to render the new revision", func() (bool, error) {
 					c := &v1alpha1.Composition{}
 					err := env.Get(ctx, p, c)
@@ -121,7 +122,7 @@ func TestChartCRDsFolder(t *testing.T) {
 			}
 		}
 		columns := func() int {
-			u := testenv.CRDObject(name)
+			u := suite.CRDObject(name)
 			if err := env.Get(ctx, client.ObjectKeyFromObject(u), u); err != nil {
 				t.Fatal(err)
 			}
@@ -143,7 +144,7 @@ func TestChartCRDsFolder(t *testing.T) {
 		// its labels renders it again (the generation stays: wait for the
 		// render, then for the pass to end).
 		since, renders := len(env.Controller.Requests()), env.Controller.Renders(ns, "first")
-		env.UpdateComposition(t, testenv.Composition(ns, "first", "", ""), func(c *v1alpha1.Composition) { c.Labels = map[string]string{"touch": "1"} })
+		env.UpdateComposition(t, suite.Composition(ns, "first", "", ""), func(c *v1alpha1.Composition) { c.Labels = map[string]string{"touch": "1"} })
 		testenv.Eventually(t, 0, "a pass of first after its labels changed", func() (bool, error) {
 			return env.Controller.Renders(ns, "first") > renders, nil
 		})
@@ -155,7 +156,7 @@ func TestChartCRDsFolder(t *testing.T) {
 	})
 
 	t.Run("deleting the sets leaves the CRD", func(t *testing.T) {
-		for _, c := range []*v1alpha1.Composition{testenv.Composition(ns, "first", "", ""), testenv.Composition(ns2, "second", "", "")} {
+		for _, c := range []*v1alpha1.Composition{suite.Composition(ns, "first", "", ""), suite.Composition(ns2, "second", "", "")} {
 			if err := env.Delete(ctx, c); err != nil {
 				t.Fatal(err)
 			}
@@ -163,7 +164,7 @@ func TestChartCRDsFolder(t *testing.T) {
 		}
 		env.Gone(t, w)
 		testenv.Consistently(t, time.Second, "the CRD to stay", func() (bool, error) {
-			return env.Get(ctx, client.ObjectKeyFromObject(live), testenv.CRDObject(name)) == nil, nil
+			return env.Get(ctx, client.ObjectKeyFromObject(live), suite.CRDObject(name)) == nil, nil
 		})
 	})
 
@@ -173,16 +174,16 @@ func TestChartCRDsFolder(t *testing.T) {
 		tenant := testenv.Namespace(t, env.Client)
 		env.TenantAccount(t, tenant)
 		other := "d" + tenant + ".example.com"
-		t.Cleanup(func() { _ = env.Delete(context.Background(), testenv.CRDObject("widgets."+other)) })
+		t.Cleanup(func() { _ = env.Delete(context.Background(), suite.CRDObject("widgets."+other)) })
 		tb := env.Bundle(t, "crds-tenant-"+tenant, map[string]string{
-			"crds/widget.yaml":     testenv.WidgetCRD(other, ""),
+			"crds/widget.yaml":     suite.WidgetCRD(other, ""),
 			"templates/plain.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n",
 		}, allowCRDs)
-		c := testenv.Composition(tenant, "app", tb.Name, "")
+		c := suite.Composition(tenant, "app", tb.Name, "")
 		c.Labels = map[string]string{shard.Label: shardName}
 		env.MustCreate(t, c)
 		env.Stalled(t, tenant, "app", v1alpha1.ReasonForbidden, "ServiceAccount "+tenant+"/stencil may not create customresourcedefinitions")
-		if err := env.Get(ctx, testenv.Key(tenant, "plain"), &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}); err == nil {
+		if err := env.Get(ctx, suite.Key(tenant, "plain"), &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}); err == nil {
 			t.Errorf("ConfigMap plain was applied although the CRD could not be created")
 		}
 	})

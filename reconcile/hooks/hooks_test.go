@@ -16,6 +16,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 )
 
@@ -148,7 +149,7 @@ func configMap(ns, name string) *corev1.ConfigMap {
 func TestPreInstallHookGatesMembers(t *testing.T) {
 	ns := testenv.Namespace(t, env.Client)
 	b := env.Bundle(t, "hooks-"+ns, hookedApp("hook-succeeded"))
-	comp := testenv.Composition(ns, "app", b.Name, "")
+	comp := suite.Composition(ns, "app", b.Name, "")
 	env.MustCreate(t, comp)
 
 	dep := installGatedByHooks(t, ns)
@@ -283,7 +284,7 @@ func upgradeRunsUpgradeHooks(t *testing.T, comp *v1alpha1.Composition, dep *apps
 func TestFailedHookStalls(t *testing.T) {
 	ns := testenv.Namespace(t, env.Client)
 	b := env.Bundle(t, "hookfail-"+ns, hookedApp("hook-failed"))
-	env.MustCreate(t, testenv.Composition(ns, "app", b.Name, ""))
+	env.MustCreate(t, suite.Composition(ns, "app", b.Name, ""))
 
 	migrate := job(ns, "migrate")
 	env.Exists(t, migrate)
@@ -334,7 +335,7 @@ spec:
 {{- end }}
 `,
 	})
-	comp := testenv.Composition(ns, "app", b.Name, "")
+	comp := suite.Composition(ns, "app", b.Name, "")
 	env.MustCreate(t, comp)
 	seed := job(ns, "seed")
 	env.Exists(t, seed)

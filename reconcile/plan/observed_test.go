@@ -10,6 +10,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/outputs"
 	"github.com/stencil-dev/stencil/reconcile/cluster"
 	"github.com/stencil-dev/stencil/reconcile/plan"
@@ -23,11 +24,11 @@ import (
 // and holds nothing back.
 func TestObservedPlan(t *testing.T) {
 	ctx := context.Background()
-	b, err := templates.LoadObject(&v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "obs"}, Spec: v1alpha1.BundleSpec{Files: testenv.WaiterFiles()}})
+	b, err := templates.LoadObject(&v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "obs"}, Spec: v1alpha1.BundleSpec{Files: suite.WaiterFiles()}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := plan.RenderInput(testenv.Composition("ns", "c", "obs", `{"wait":true}`), nil, cluster.OfflineCapabilities())
+	in := plan.RenderInput(suite.Composition("ns", "c", "obs", `{"wait":true}`), nil, cluster.OfflineCapabilities())
 
 	p, err := plan.NewPlan(ctx, testenv.InProcess{}, b, in, cluster.OfflineAPIs())
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/templates"
@@ -28,7 +29,7 @@ import (
 // README shows for sample-controller's Foo).
 func optInCRD(t *testing.T, group, bundle string) *unstructured.Unstructured {
 	t.Helper()
-	return testenv.MustYAML(t, `apiVersion: apiextensions.k8s.io/v1
+	return suite.MustYAML(t, `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata:
   name: gadgets.`+group+`
@@ -68,7 +69,7 @@ func TestKubernetesGroupsNeedTheAdmin(t *testing.T) {
 	crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	t.Cleanup(func() { _ = env.Delete(context.Background(), crd) })
 	env.GrantKind(t, group, "gadgets")
-	b := env.Bundle(t, "k8s-"+ns, testenv.GadgetFiles(""), testenv.Publishing(group))
+	b := env.Bundle(t, "k8s-"+ns, suite.GadgetFiles(""), suite.Publishing(group))
 
 	t.Run("refused without the admin", func(t *testing.T) {
 		// The Bundle's own word is not the admin's.
@@ -86,10 +87,10 @@ func TestKubernetesGroupsNeedTheAdmin(t *testing.T) {
 	})
 
 	t.Run("a template cannot make the admin's CRD", func(t *testing.T) {
-		rendered := strings.Replace(testenv.CRDYAML(group, "Gadget", "gadgets", "Namespaced"), "  annotations:\n",
+		rendered := strings.Replace(suite.CRDYAML(group, "Gadget", "gadgets", "Namespaced"), "  annotations:\n",
 			"  labels:\n    stencil.dev/bundle: k8s-"+ns+"\n  annotations:\n", 1)
-		b := env.Bundle(t, "k8s-render-"+ns, map[string]string{"templates/crd.yaml": rendered}, testenv.OnlyCRDs)
-		env.MustCreate(t, testenv.Composition(ns, "render", b.Name, ""))
+		b := env.Bundle(t, "k8s-render-"+ns, map[string]string{"templates/crd.yaml": rendered}, suite.OnlyCRDs)
+		env.MustCreate(t, suite.Composition(ns, "render", b.Name, ""))
 		msg := env.Stalled(t, ns, "render", v1alpha1.ReasonKindConflict).Message
 		if !strings.Contains(msg, "CustomResourceDefinition/"+name) || !strings.Contains(msg, "Kubernetes' own") {
 			t.Errorf("KindConflict message %q does not name the CRD and why", msg)
@@ -133,12 +134,12 @@ func TestKubernetesGroupsNeedTheAdmin(t *testing.T) {
 		// parameters were written moments ago, with no margin before
 		// the kind is served.
 		env.GadgetChecked(t, group, ns)
-		env.MustCreate(t, testenv.Gadget(group, ns, "g", `{"size":2}`))
+		env.MustCreate(t, suite.Gadget(group, ns, "g", `{"size":2}`))
 		env.InstanceReady(t, group, ns, "g", metav1.ConditionTrue)
 		cm := &unstructured.Unstructured{}
 		cm.SetAPIVersion("v1")
 		cm.SetKind("ConfigMap")
-		if err := env.Get(ctx, testenv.Key(ns, "g-conf"), cm); err != nil {
+		if err := env.Get(ctx, suite.Key(ns, "g-conf"), cm); err != nil {
 			t.Fatalf("the instance's ConfigMap: %v", err)
 		}
 		if data, _, _ := unstructured.NestedStringMap(cm.Object, "data"); data["size"] != "2" {
@@ -184,7 +185,7 @@ func TestSampleControllersOwnFoo(t *testing.T) {
 	}
 	admins := fencedAfter(t, string(readme), "kind: CustomResourceDefinition")
 	admins = strings.ReplaceAll(admins, "stencil.dev/bundle: foo", "stencil.dev/bundle: "+b.Name)
-	crd := testenv.MustYAML(t, admins)
+	crd := suite.MustYAML(t, admins)
 	if crd.GetName() != name {
 		t.Fatalf("the README's CRD is %s, want %s", crd.GetName(), name)
 	}
@@ -194,7 +195,7 @@ func TestSampleControllersOwnFoo(t *testing.T) {
 	t.Cleanup(func() { _ = env.Delete(context.Background(), crd) })
 	env.BundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 
-	foo := testenv.MustYAML(t, sampleControllersFoo)
+	foo := suite.MustYAML(t, sampleControllersFoo)
 	foo.SetNamespace(ns)
 	// The Bundle took the admin's CRD over as it was: the kind is served,
 	// its binding and parameters written, moments ago.
@@ -202,7 +203,7 @@ func TestSampleControllersOwnFoo(t *testing.T) {
 	env.MustCreate(t, foo)
 	testenv.Eventually(t, 0, "the Foo's Deployment, its pods available", func() (bool, error) {
 		d := &appsv1.Deployment{}
-		if err := env.Get(ctx, testenv.Key(ns, "example-foo"), d); err != nil {
+		if err := env.Get(ctx, suite.Key(ns, "example-foo"), d); err != nil {
 			return false, err
 		}
 		return d.Spec.Replicas != nil && *d.Spec.Replicas == 1, env.MarkWorkloadsReady(ctx, ns)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/publish"
 )
 
@@ -25,15 +26,15 @@ import (
 // a CRD some time after it is Established).
 func unserved(t *testing.T, group, ns, name string) {
 	t.Helper()
-	testenv.WaitCreatable(t, env.Client, testenv.Gadget(group, ns, testenv.AdmissionProbe, `{"size":1}`), 0)
-	env.MustCreate(t, testenv.Gadget(group, ns, name, `{"size":1}`))
+	testenv.WaitCreatable(t, env.Client, suite.Gadget(group, ns, testenv.AdmissionProbe, `{"size":1}`), 0)
+	env.MustCreate(t, suite.Gadget(group, ns, name, `{"size":1}`))
 	testenv.Consistently(t, 3*time.Second, "no controller to serve Gadget "+name, func() (bool, error) {
-		u := testenv.Gadget(group, ns, name, "")
+		u := suite.Gadget(group, ns, name, "")
 		if err := env.Get(context.Background(), client.ObjectKeyFromObject(u), u); err != nil {
 			return false, err
 		}
 		_, hasStatus := u.Object["status"]
-		err := env.Get(context.Background(), testenv.Key(ns, name+"-conf"), &corev1.ConfigMap{})
+		err := env.Get(context.Background(), suite.Key(ns, name+"-conf"), &corev1.ConfigMap{})
 		return !hasStatus && apierrors.IsNotFound(err), nil
 	})
 }
@@ -60,13 +61,13 @@ func TestPublishedKindNeverTakesOverACRD(t *testing.T) {
 		ns := testenv.Namespace(t, env.Client)
 		group := "hand-" + ns + ".example.com"
 		env.GrantKind(t, group, "gadgets")
-		hand := testenv.MustYAML(t, testenv.CRDYAML(group, "Gadget", "gadgets", "Namespaced"))
+		hand := suite.MustYAML(t, suite.CRDYAML(group, "Gadget", "gadgets", "Namespaced"))
 		if err := env.Create(ctx, hand); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = env.Delete(context.Background(), hand) })
 		rv := env.Established(t, "gadgets."+group).ResourceVersion
-		b := env.Bundle(t, "hand-"+ns, testenv.GadgetFiles(""), testenv.Publishing(group))
+		b := env.Bundle(t, "hand-"+ns, suite.GadgetFiles(""), suite.Publishing(group))
 		c := env.BundleReady(t, b.Name, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
 		if !strings.Contains(c.Message, "gadgets."+group) {
 			t.Errorf("KindConflict message %q does not name the CRD", c.Message)
@@ -76,7 +77,7 @@ func TestPublishedKindNeverTakesOverACRD(t *testing.T) {
 	})
 	t.Run("a CRD that stops being the Bundle's", func(t *testing.T) {
 		ns, group, name, _ := env.ServeGadgets(t, "taken")
-		env.MustCreate(t, testenv.Gadget(group, ns, "before", `{"size":1}`))
+		env.MustCreate(t, suite.Gadget(group, ns, "before", `{"size":1}`))
 		env.InstanceReady(t, group, ns, "before", metav1.ConditionTrue)
 		// An admin takes the CRD over (the API server and the Bundle
 		// controller write it too).
@@ -93,7 +94,7 @@ func TestPublishedKindNeverTakesOverACRD(t *testing.T) {
 		// then would leave an instance that every later try finds
 		// (AlreadyExists), never refused.
 		testenv.Eventually(t, 0, "an instance of a kind no Bundle publishes refused", func() (bool, error) {
-			err := env.Create(ctx, testenv.Gadget(group, ns, "after", `{"size":1}`), client.DryRunAll)
+			err := env.Create(ctx, suite.Gadget(group, ns, "after", `{"size":1}`), client.DryRunAll)
 			return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "no Bundle publishes"), err
 		})
 	})
@@ -115,8 +116,8 @@ func TestTwoBundlesPublishOneKind(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			b := &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: n}, Spec: v1alpha1.BundleSpec{Files: testenv.GadgetFiles("\n  by: " + n)}}
-			testenv.Publishing(group, func(a *v1alpha1.BundleAPI) { a.ShortNames = []string{"gd"} })(&b.Spec)
+			b := &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: n}, Spec: v1alpha1.BundleSpec{Files: suite.GadgetFiles("\n  by: " + n)}}
+			suite.Publishing(group, func(a *v1alpha1.BundleAPI) { a.ShortNames = []string{"gd"} })(&b.Spec)
 			if err := env.Create(ctx, b); err != nil {
 				t.Errorf("create Bundle %s: %v", n, err)
 			}
@@ -148,10 +149,10 @@ func TestTwoBundlesPublishOneKind(t *testing.T) {
 		t.Fatalf("CRD: %v, labels %v, want it %s's", err, crd.Labels, winner)
 	}
 	env.GadgetChecked(t, group, ns)
-	env.MustCreate(t, testenv.Gadget(group, ns, "g", `{"size":1}`))
+	env.MustCreate(t, suite.Gadget(group, ns, "g", `{"size":1}`))
 	env.InstanceReady(t, group, ns, "g", metav1.ConditionTrue)
 	cm := &corev1.ConfigMap{}
-	if err := env.Get(ctx, testenv.Key(ns, "g-conf"), cm); err != nil || cm.Data["by"] != winner {
+	if err := env.Get(ctx, suite.Key(ns, "g-conf"), cm); err != nil || cm.Data["by"] != winner {
 		t.Errorf("the instance's ConfigMap: %v %v, want it rendered by %s", err, cm.Data, winner)
 	}
 

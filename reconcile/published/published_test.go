@@ -16,6 +16,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/shard"
@@ -54,19 +55,19 @@ func TestPublishedKind(t *testing.T) {
 	}
 
 	// Admission checks the values: the API server refuses, naming the field.
-	err := env.Create(ctx, testenv.Gadget(group, ns, "bad", `{"size":0}`))
+	err := env.Create(ctx, suite.Gadget(group, ns, "bad", `{"size":0}`))
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.size") {
 		t.Fatalf("create of a Gadget with size 0: %v, want Invalid naming spec.size", err)
 	}
 
-	env.MustCreate(t, testenv.Gadget(group, ns, "w1", `{"size":3}`))
+	env.MustCreate(t, suite.Gadget(group, ns, "w1", `{"size":3}`))
 	inst := env.InstanceReady(t, group, ns, "w1", metav1.ConditionTrue)
 	id := applyset.ID("w1", ns, schema.GroupKind{Group: group, Kind: "Gadget"})
 	if inst.GetLabels()[applyset.LabelApplySetID] != id {
 		t.Errorf("instance ApplySet id = %q, want %q (from its own kind)", inst.GetLabels()[applyset.LabelApplySetID], id)
 	}
 	cm := &corev1.ConfigMap{}
-	if err := env.Get(ctx, testenv.Key(ns, "w1-conf"), cm); err != nil {
+	if err := env.Get(ctx, suite.Key(ns, "w1-conf"), cm); err != nil {
 		t.Fatalf("the instance's ConfigMap: %v", err)
 	}
 	if cm.Labels[applyset.LabelPartOf] != id || cm.Data["size"] != "3" || cm.Data["kind"] != "Gadget" {
@@ -78,30 +79,30 @@ func TestPublishedKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, 0, "the ConfigMap put back", func() (bool, error) {
-		err := env.Get(ctx, testenv.Key(ns, "w1-conf"), cm)
+		err := env.Get(ctx, suite.Key(ns, "w1-conf"), cm)
 		return err == nil && cm.Data["size"] == "3", err
 	})
 
 	// A per-instance annotation overrides the Bundle's defaults.
-	env.MergePatch(t, testenv.Gadget(group, ns, "w1", ""), `{"metadata":{"annotations":{"stencil.dev/suspend":"true"}}}`, "")
+	env.MergePatch(t, suite.Gadget(group, ns, "w1", ""), `{"metadata":{"annotations":{"stencil.dev/suspend":"true"}}}`, "")
 	// An annotation does not change the generation: the Ready=False to
 	// wait for is the one of the suspension, not any other on the way.
 	env.InstanceReady(t, group, ns, "w1", metav1.ConditionFalse, v1alpha1.ReasonSuspended)
 	// A bad knob annotation is refused by stencil's admission policy,
 	// whose check of the ServiceAccount reads the annotations too.
-	err = env.Patch(ctx, testenv.Gadget(group, ns, "w1", ""), client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"annotations":{"stencil.dev/suspend":"nope"}}}`)))
+	err = env.Patch(ctx, suite.Gadget(group, ns, "w1", ""), client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"annotations":{"stencil.dev/suspend":"nope"}}}`)))
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "stencil.dev/suspend") {
 		t.Errorf("a bad knob annotation: %v, want it refused as Invalid, naming it", err)
 	}
-	env.MergePatch(t, testenv.Gadget(group, ns, "w1", ""), `{"metadata":{"annotations":{"stencil.dev/suspend":null}}}`, "")
+	env.MergePatch(t, suite.Gadget(group, ns, "w1", ""), `{"metadata":{"annotations":{"stencil.dev/suspend":null}}}`, "")
 	env.InstanceReady(t, group, ns, "w1", metav1.ConditionTrue)
 
 	// Deleting the instance deletes its children.
-	if err := env.Delete(ctx, testenv.Gadget(group, ns, "w1", "")); err != nil {
+	if err := env.Delete(ctx, suite.Gadget(group, ns, "w1", "")); err != nil {
 		t.Fatal(err)
 	}
 	env.Gone(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w1-conf"}})
-	env.Gone(t, testenv.Gadget(group, ns, "w1", ""))
+	env.Gone(t, suite.Gadget(group, ns, "w1", ""))
 }
 
 // TestPublishedKindFollowsItsBundle: a new template rolls every instance,
@@ -110,29 +111,29 @@ func TestPublishedKindFollowsItsBundle(t *testing.T) {
 	ctx := context.Background()
 	ns, group, name, _ := env.ServeGadgets(t, "follow")
 	for _, n := range []string{"a", "b"} {
-		env.MustCreate(t, testenv.Gadget(group, ns, n, `{"size":2}`))
+		env.MustCreate(t, suite.Gadget(group, ns, n, `{"size":2}`))
 		env.InstanceReady(t, group, ns, n, metav1.ConditionTrue)
 	}
 
 	// A new template: every instance rolls.
-	env.UpdateBundle(t, name, func(s *v1alpha1.BundleSpec) { s.Files = testenv.GadgetFiles("\n  rolled: \"yes\"") })
+	env.UpdateBundle(t, name, func(s *v1alpha1.BundleSpec) { s.Files = suite.GadgetFiles("\n  rolled: \"yes\"") })
 	for _, n := range []string{"a", "b"} {
 		testenv.Eventually(t, 0, "ConfigMap "+n+" rolled", func() (bool, error) {
 			cm := &corev1.ConfigMap{}
-			err := env.Get(ctx, testenv.Key(ns, n+"-conf"), cm)
+			err := env.Get(ctx, suite.Key(ns, n+"-conf"), cm)
 			return err == nil && cm.Data["rolled"] == "yes", err
 		})
 	}
 
 	// A new schema: the CRD follows, and admission with it.
-	if err := env.Create(ctx, testenv.Gadget(group, ns, "c", `{"size":2,"color":"green"}`)); !apierrors.IsInvalid(err) {
+	if err := env.Create(ctx, suite.Gadget(group, ns, "c", `{"size":2,"color":"green"}`)); !apierrors.IsInvalid(err) {
 		t.Fatalf("create with color green: %v, want Invalid (enum red, blue)", err)
 	}
 	env.UpdateBundle(t, name, func(s *v1alpha1.BundleSpec) {
-		s.Schema = &apiextensionsv1.JSON{Raw: []byte(strings.Replace(testenv.GadgetSchema, `"enum":["red","blue"]`, `"enum":["red","blue","green"]`, 1))}
+		s.Schema = &apiextensionsv1.JSON{Raw: []byte(strings.Replace(suite.GadgetSchema, `"enum":["red","blue"]`, `"enum":["red","blue","green"]`, 1))}
 	})
 	testenv.Eventually(t, 0, "admission to accept color green", func() (bool, error) {
-		err := env.Create(ctx, testenv.Gadget(group, ns, "c", `{"size":2,"color":"green"}`))
+		err := env.Create(ctx, suite.Gadget(group, ns, "c", `{"size":2,"color":"green"}`))
 		return err == nil, err
 	})
 	env.InstanceReady(t, group, ns, "c", metav1.ConditionTrue)
@@ -149,7 +150,7 @@ func TestPublishedKindRefusals(t *testing.T) {
 
 	// A JSON Schema the bundle loads with (values are checked against it)
 	// that a CRD cannot express: keys constrained by a pattern.
-	notStructural := env.Bundle(t, "ns-"+ns, testenv.GadgetFiles(""), testenv.Publishing("other-"+group), func(s *v1alpha1.BundleSpec) {
+	notStructural := env.Bundle(t, "ns-"+ns, suite.GadgetFiles(""), suite.Publishing("other-"+group), func(s *v1alpha1.BundleSpec) {
 		s.Schema = nil
 		s.Files["values.schema.json"] = `{"type":"object","properties":{"size":{"type":"integer"},"tags":{"type":"object","patternProperties":{"^x-":{"type":"string"}}}}}`
 	})
@@ -161,9 +162,9 @@ func TestPublishedKindRefusals(t *testing.T) {
 		t.Errorf("CRD of a refused schema: %v, want none", err)
 	}
 
-	first := env.Bundle(t, "first-"+ns, testenv.GadgetFiles(""), testenv.Publishing(group))
+	first := env.Bundle(t, "first-"+ns, suite.GadgetFiles(""), suite.Publishing(group))
 	env.BundleReady(t, first.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
-	second := env.Bundle(t, "second-"+ns, testenv.GadgetFiles("\n  second: \"yes\""), testenv.Publishing(group))
+	second := env.Bundle(t, "second-"+ns, suite.GadgetFiles("\n  second: \"yes\""), suite.Publishing(group))
 	c = env.BundleReady(t, second.Name, metav1.ConditionFalse, v1alpha1.ReasonKindConflict)
 	if !strings.Contains(c.Message, first.Name) {
 		t.Errorf("KindConflict message %q does not name the Bundle that publishes the kind", c.Message)
@@ -173,18 +174,18 @@ func TestPublishedKindRefusals(t *testing.T) {
 		t.Fatalf("CRD after a second claim: %v, labels %v, want it still the first Bundle's", err, crd.Labels)
 	}
 	// What admission and the CLI find for the kind: the Bundle its CRD names.
-	if b, claimants, err := engine.PublishingBundle(ctx, env.Client, env.Client, testenv.GadgetGVK(group)); err != nil || b == nil || b.Name != first.Name || claimants != nil {
+	if b, claimants, err := engine.PublishingBundle(ctx, env.Client, env.Client, suite.GadgetGVK(group)); err != nil || b == nil || b.Name != first.Name || claimants != nil {
 		t.Errorf("PublishingBundle of a kind two Bundles claim: %v %v %v, want %s", b, claimants, err, first.Name)
 	}
 	env.GadgetChecked(t, group, ns)
-	env.MustCreate(t, testenv.Gadget(group, ns, "w", `{"size":1}`))
+	env.MustCreate(t, suite.Gadget(group, ns, "w", `{"size":1}`))
 	env.InstanceReady(t, group, ns, "w", metav1.ConditionTrue)
 	cm := &corev1.ConfigMap{}
-	if err := env.Get(ctx, testenv.Key(ns, "w-conf"), cm); err != nil || cm.Data["second"] != "" {
+	if err := env.Get(ctx, suite.Key(ns, "w-conf"), cm); err != nil || cm.Data["second"] != "" {
 		t.Errorf("the instance rendered the second Bundle: %v %v", err, cm.Data)
 	}
 
-	ungranted := env.Bundle(t, "ungranted-"+ns, testenv.GadgetFiles(""), testenv.Publishing("ungranted-"+group))
+	ungranted := env.Bundle(t, "ungranted-"+ns, suite.GadgetFiles(""), suite.Publishing("ungranted-"+group))
 	c = env.BundleReady(t, ungranted.Name, metav1.ConditionFalse, v1alpha1.ReasonForbidden)
 	if !strings.Contains(c.Message, "gadgets.ungranted-"+group) || !strings.Contains(c.Message, "aggregate-to-manager") {
 		t.Errorf("Forbidden message %q does not say what to grant", c.Message)
@@ -198,7 +199,7 @@ func TestPublishedKindRefusals(t *testing.T) {
 func TestPublishedKindLifecycle(t *testing.T) {
 	ctx := context.Background()
 	ns, group, name, _ := env.ServeGadgets(t, "life", func(a *v1alpha1.BundleAPI) { a.DeletionPolicy = v1alpha1.DeletionPolicyDelete })
-	env.MustCreate(t, testenv.Gadget(group, ns, "w", `{"size":4}`))
+	env.MustCreate(t, suite.Gadget(group, ns, "w", `{"size":4}`))
 	env.InstanceReady(t, group, ns, "w", metav1.ConditionTrue)
 
 	// Stop publishing: nothing is deleted, nothing is applied any more,
@@ -208,12 +209,12 @@ func TestPublishedKindLifecycle(t *testing.T) {
 	env.UpdateBundle(t, name, func(s *v1alpha1.BundleSpec) { api, s.API = s.API, nil })
 	env.BundleReady(t, name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	testenv.Eventually(t, 0, "a change of an instance of a kind no Bundle publishes to be refused", func() (bool, error) {
-		err := env.Patch(ctx, testenv.Gadget(group, ns, "w", ""), client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"size":5}}`)), client.DryRunAll)
+		err := env.Patch(ctx, suite.Gadget(group, ns, "w", ""), client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"size":5}}`)), client.DryRunAll)
 		return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "no Bundle publishes Gadget."+group), err
 	})
 	testenv.Consistently(t, 2*time.Second, "the children of an unpublished kind left alone", func() (bool, error) {
 		cm := &corev1.ConfigMap{}
-		err := env.Get(ctx, testenv.Key(ns, "w-conf"), cm)
+		err := env.Get(ctx, suite.Key(ns, "w-conf"), cm)
 		return err == nil && cm.Data["size"] == "4", err
 	})
 	if err := env.Get(ctx, client.ObjectKey{Name: "gadgets." + group}, &apiextensionsv1.CustomResourceDefinition{}); err != nil {
@@ -224,18 +225,18 @@ func TestPublishedKindLifecycle(t *testing.T) {
 	env.UpdateBundle(t, name, func(s *v1alpha1.BundleSpec) { s.API = api })
 	env.BundleReady(t, name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	testenv.Eventually(t, 0, "the instance's change admitted again", func() (bool, error) {
-		err := env.Patch(ctx, testenv.Gadget(group, ns, "w", ""), client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"size":5}}`)))
+		err := env.Patch(ctx, suite.Gadget(group, ns, "w", ""), client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"size":5}}`)))
 		return err == nil, err
 	})
 	testenv.Eventually(t, 0, "the instance applied again", func() (bool, error) {
 		cm := &corev1.ConfigMap{}
-		err := env.Get(ctx, testenv.Key(ns, "w-conf"), cm)
+		err := env.Get(ctx, suite.Key(ns, "w-conf"), cm)
 		return err == nil && cm.Data["size"] == "5", err
 	})
-	env.Restart(t, func() { env.MergePatch(t, testenv.Gadget(group, ns, "w", ""), `{"spec":{"size":6}}`, "") })
+	env.Restart(t, func() { env.MergePatch(t, suite.Gadget(group, ns, "w", ""), `{"spec":{"size":6}}`, "") })
 	testenv.Eventually(t, 0, "the restarted controller to apply the instance", func() (bool, error) {
 		cm := &corev1.ConfigMap{}
-		err := env.Get(ctx, testenv.Key(ns, "w-conf"), cm)
+		err := env.Get(ctx, suite.Key(ns, "w-conf"), cm)
 		return err == nil && cm.Data["size"] == "6", err
 	})
 
@@ -259,7 +260,7 @@ func TestPublishedKindSharded(t *testing.T) {
 	// Until a controller of shard a has run once, stencil's admission
 	// policy cannot tell what an instance of shard a naming no
 	// ServiceAccount would be written as, and refuses it.
-	inst := testenv.Gadget(group, ns, "g", `{"size":1}`)
+	inst := suite.Gadget(group, ns, "g", `{"size":1}`)
 	inst.SetLabels(map[string]string{shard.Label: "never-" + ns})
 	if err := env.Create(ctx, inst, client.DryRunAll); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "no stencil controller serves shard never-"+ns) {
 		t.Errorf("an instance of a shard no controller ever served: %v, want it refused", err)
@@ -267,21 +268,21 @@ func TestPublishedKindSharded(t *testing.T) {
 	a := env.StartShard(t, "a")
 	a.Stop()
 
-	inst = testenv.Gadget(group, ns, "g", `{"size":1}`)
+	inst = suite.Gadget(group, ns, "g", `{"size":1}`)
 	inst.SetLabels(map[string]string{shard.Label: "a"})
 	env.MustCreate(t, inst)
 	testenv.Consistently(t, 2*time.Second, "the unsharded controller to leave shard a's instance alone", func() (bool, error) {
-		u := testenv.Gadget(group, ns, "g", "")
+		u := suite.Gadget(group, ns, "g", "")
 		if err := env.Get(ctx, client.ObjectKeyFromObject(u), u); err != nil {
 			return false, err
 		}
 		_, hasStatus := u.Object["status"]
-		err := env.Get(ctx, testenv.Key(ns, "g-conf"), &corev1.ConfigMap{})
+		err := env.Get(ctx, suite.Key(ns, "g-conf"), &corev1.ConfigMap{})
 		return !hasStatus && apierrors.IsNotFound(err), nil
 	})
 	env.StartShard(t, "a")
 	env.InstanceReady(t, group, ns, "g", metav1.ConditionTrue)
-	if err := env.Get(ctx, testenv.Key(ns, "g-conf"), &corev1.ConfigMap{}); err != nil {
+	if err := env.Get(ctx, suite.Key(ns, "g-conf"), &corev1.ConfigMap{}); err != nil {
 		t.Errorf("shard a's instance has no ConfigMap: %v", err)
 	}
 }

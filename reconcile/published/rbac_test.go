@@ -13,6 +13,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/authority"
 )
@@ -60,8 +61,8 @@ func TestPublishedKindBindingByName(t *testing.T) {
 
 	// As a ClusterRole for the kind read before issue 37: the instances,
 	// not the binding.
-	env.GrantController(t, "stencil-published-old-"+gr.String(), testenv.KindRules(group, "gadgets", false)...)
-	b := env.Bundle(t, "byname-"+ns, testenv.GadgetFiles(""), testenv.Publishing(group))
+	env.GrantController(t, "stencil-published-old-"+gr.String(), suite.KindRules(group, "gadgets", false)...)
+	b := env.Bundle(t, "byname-"+ns, suite.GadgetFiles(""), suite.Publishing(group))
 	c := env.BundleReady(t, b.Name, metav1.ConditionFalse, v1alpha1.ReasonForbidden)
 	for _, want := range []string{"ValidatingAdmissionPolicyBinding " + publish.AccessBindingName(gr), "stencil bundle rbac"} {
 		if !strings.Contains(c.Message, want) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/reconcile/admission"
 	"github.com/stencil-dev/stencil/source"
 	"github.com/stencil-dev/stencil/source/sourcetest"
@@ -105,7 +106,7 @@ func TestBundleSourceOCI(t *testing.T) {
 	}
 	env.BundleReady(t, b.Name, metav1.ConditionTrue, "")
 
-	env.MustCreate(t, testenv.Composition(ns, "web", b.Name, ""))
+	env.MustCreate(t, suite.Composition(ns, "web", b.Name, ""))
 	env.Condition(t, ns, "web", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	configMapSays(t, ns, "web-cfg", "hello")
 
@@ -120,7 +121,7 @@ func TestBundleSourceOCI(t *testing.T) {
 	// After a restart the cache is empty: the recorded digest is pulled
 	// again, and nothing else.
 	env.Restart(t, func() {})
-	env.UpdateComposition(t, testenv.Composition(ns, "web", b.Name, ""), func(c *v1alpha1.Composition) {
+	env.UpdateComposition(t, suite.Composition(ns, "web", b.Name, ""), func(c *v1alpha1.Composition) {
 		c.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"greeting":"hallo"}`)}
 	})
 	configMapSays(t, ns, "web-cfg", "hallo")
@@ -145,7 +146,7 @@ func TestBundleSourceFailure(t *testing.T) {
 		if strings.Contains(ready.Message, "wrong") {
 			t.Errorf("Ready quotes the password: %s", ready.Message)
 		}
-		env.MustCreate(t, testenv.Composition(ns, "waits", b.Name, ""))
+		env.MustCreate(t, suite.Composition(ns, "waits", b.Name, ""))
 		c := env.Condition(t, ns, "waits", v1alpha1.ConditionReconciling, metav1.ConditionTrue, v1alpha1.ReasonSourceNotReady)
 		if r := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady); r == nil || r.Reason != v1alpha1.ReasonSourceNotReady {
 			t.Errorf("Ready = %+v; want reason %s", r, v1alpha1.ReasonSourceNotReady)
@@ -155,7 +156,7 @@ func TestBundleSourceFailure(t *testing.T) {
 	t.Run("re-resolve fails", func(t *testing.T) {
 		b := sourceBundle(t, "keep-"+ns, v1alpha1.BundleSource{OCI: reg.Ref("charts/greeter", "1.0.0"), SecretRef: auth, CASecretRef: ca})
 		pulled := bundleSource(t, b.Name, metav1.ConditionTrue, "").Status.Source.Digest
-		env.MustCreate(t, testenv.Composition(ns, "keeps", b.Name, ""))
+		env.MustCreate(t, suite.Composition(ns, "keeps", b.Name, ""))
 		env.Condition(t, ns, "keeps", v1alpha1.ConditionReady, metav1.ConditionTrue)
 		configMapSays(t, ns, "keeps-cfg", "hello")
 
@@ -213,12 +214,12 @@ func TestAdmissionBundleSource(t *testing.T) {
 	ns := env.AdmissionNamespace(t)
 	env.StartAdmission(t, "stencil-validating-source", "admission-source", map[string]string{"kubernetes.io/metadata.name": ns}, admission.Options{})
 	reg := sourcetest.NewRegistry(t, "", "")
-	reg.Push(t, "charts/shop", "1.0.0", sourcetest.Chart(t, "shop", "1.0.0", testenv.ShopFiles()))
+	reg.Push(t, "charts/shop", "1.0.0", sourcetest.Chart(t, "shop", "1.0.0", suite.ShopFiles()))
 	_, ca := sourceSecrets(t, "adm-"+ns, reg.Host, "x", "y", reg.CA)
 
 	pulled := &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "adm-src-" + ns},
 		Spec: v1alpha1.BundleSpec{Source: &v1alpha1.BundleSource{OCI: reg.Ref("charts/shop", "1.0.0"), CASecretRef: ca}}}
-	testenv.WithShopSchema(&pulled.Spec)
+	suite.WithShopSchema(&pulled.Spec)
 	env.MustCreate(t, pulled)
 	t.Cleanup(func() { _ = env.Delete(context.Background(), pulled) })
 	env.BundleReady(t, pulled.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
@@ -230,7 +231,7 @@ func TestAdmissionBundleSource(t *testing.T) {
 	dryRun := func() string {
 		t.Helper()
 		warnings.Take()
-		if err := c.Create(context.Background(), testenv.Composition(ns, "early", never.Name, `{"replicas":9}`), client.DryRunAll); err != nil {
+		if err := c.Create(context.Background(), suite.Composition(ns, "early", never.Name, `{"replicas":9}`), client.DryRunAll); err != nil {
 			t.Fatalf("a Composition of a Bundle never pulled: %v; want it allowed with a warning", err)
 		}
 		return strings.Join(warnings.Take(), "\n")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/source"
 	"github.com/stencil-dev/stencil/source/sourcetest"
 )
@@ -53,7 +54,7 @@ func TestBundleSourceVerify(t *testing.T) {
 		if got.Status.Source.Digest != layer1 {
 			t.Fatalf("status.source.digest = %s; want %s", got.Status.Source.Digest, layer1)
 		}
-		env.MustCreate(t, testenv.Composition(ns, "signed", b.Name, ""))
+		env.MustCreate(t, suite.Composition(ns, "signed", b.Name, ""))
 		env.Condition(t, ns, "signed", v1alpha1.ConditionReady, metav1.ConditionTrue)
 		configMapSays(t, ns, "signed-cfg", "signed")
 
@@ -66,7 +67,7 @@ func TestBundleSourceVerify(t *testing.T) {
 		if c := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionSourceReady); !strings.Contains(c.Message, "parents keep rendering") {
 			t.Errorf("SourceReady does not say parents keep the chart pulled before: %s", c.Message)
 		}
-		env.UpdateComposition(t, testenv.Composition(ns, "signed", b.Name, ""), func(c *v1alpha1.Composition) {
+		env.UpdateComposition(t, suite.Composition(ns, "signed", b.Name, ""), func(c *v1alpha1.Composition) {
 			c.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"greeting":"still signed"}`)}
 		})
 		configMapSays(t, ns, "signed-cfg", "still signed")
@@ -83,7 +84,7 @@ func TestBundleSourceVerify(t *testing.T) {
 			t.Errorf("status.source = %+v; want no chart recorded", got.Status.Source)
 		}
 		env.BundleReady(t, b.Name, metav1.ConditionFalse, source.ReasonUnsigned)
-		env.MustCreate(t, testenv.Composition(ns, "unsigned", b.Name, ""))
+		env.MustCreate(t, suite.Composition(ns, "unsigned", b.Name, ""))
 		c := env.Condition(t, ns, "unsigned", v1alpha1.ConditionReconciling, metav1.ConditionTrue, v1alpha1.ReasonSourceNotReady)
 		if r := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady); r == nil || r.Reason != v1alpha1.ReasonSourceNotReady {
 			t.Errorf("Ready = %+v; want reason %s", r, v1alpha1.ReasonSourceNotReady)
@@ -103,7 +104,7 @@ func TestBundleSourceVerify(t *testing.T) {
 		if got.Status.Source.Verified != "" {
 			t.Errorf("status.source.verified = %q for a Bundle without verify", got.Status.Source.Verified)
 		}
-		env.MustCreate(t, testenv.Composition(ns, "added", b.Name, ""))
+		env.MustCreate(t, suite.Composition(ns, "added", b.Name, ""))
 		env.Condition(t, ns, "added", v1alpha1.ConditionReady, metav1.ConditionTrue)
 		configMapSays(t, ns, "added-cfg", "unsigned")
 
@@ -115,7 +116,7 @@ func TestBundleSourceVerify(t *testing.T) {
 		if got.Status.Source == nil || got.Status.Source.Verified != "" {
 			t.Fatalf("status.source = %+v; want the unverified chart still recorded as unverified", got.Status.Source)
 		}
-		env.UpdateComposition(t, testenv.Composition(ns, "added", b.Name, ""), func(c *v1alpha1.Composition) {
+		env.UpdateComposition(t, suite.Composition(ns, "added", b.Name, ""), func(c *v1alpha1.Composition) {
 			c.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"greeting":"must wait"}`)}
 		})
 		c := env.Condition(t, ns, "added", v1alpha1.ConditionStalled, metav1.ConditionTrue, v1alpha1.ReasonSourceUnverified)
@@ -156,7 +157,7 @@ func TestBundleSourceVerifyProvenance(t *testing.T) {
 
 	b := sourceBundle(t, "prov-"+ns, v1alpha1.BundleSource{ChartRepository: &v1alpha1.ChartRepositorySource{URL: repo.URL, Chart: "greeter"}, CASecretRef: ca, Verify: verify})
 	bundleSource(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonPulled)
-	env.MustCreate(t, testenv.Composition(ns, "prov", b.Name, ""))
+	env.MustCreate(t, suite.Composition(ns, "prov", b.Name, ""))
 	env.Condition(t, ns, "prov", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	configMapSays(t, ns, "prov-cfg", "provenance")
 
@@ -184,7 +185,7 @@ func TestBundleSourceVerifyKeysRotated(t *testing.T) {
 	if got.Status.Source.KeysFingerprint != source.Fingerprint(old.PublicPEM) || got.Status.Source.VerifiedGeneration != got.Generation {
 		t.Errorf("status.source = %+v; want the verification tied to the keys' fingerprint %s and generation %d", got.Status.Source, source.Fingerprint(old.PublicPEM), got.Generation)
 	}
-	env.MustCreate(t, testenv.Composition(ns, "rot", b.Name, ""))
+	env.MustCreate(t, suite.Composition(ns, "rot", b.Name, ""))
 	env.Condition(t, ns, "rot", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	configMapSays(t, ns, "rot-cfg", "signed")
 
@@ -199,7 +200,7 @@ func TestBundleSourceVerifyKeysRotated(t *testing.T) {
 		c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionSourceReady)
 		return b.Status.Source != nil && b.Status.Source.Verified == "" && c != nil && c.Reason == source.ReasonSignatureInvalid, fmt.Errorf("status.source %+v, SourceReady %+v", b.Status.Source, c)
 	})
-	env.UpdateComposition(t, testenv.Composition(ns, "rot", b.Name, ""), func(c *v1alpha1.Composition) {
+	env.UpdateComposition(t, suite.Composition(ns, "rot", b.Name, ""), func(c *v1alpha1.Composition) {
 		c.Spec.Values = &apiextensionsv1.JSON{Raw: []byte(`{"greeting":"not from an unverified chart"}`)}
 	})
 	c := env.Condition(t, ns, "rot", v1alpha1.ConditionStalled, metav1.ConditionTrue, v1alpha1.ReasonSourceUnverified)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/reconcile/admission"
 )
 
@@ -43,7 +44,7 @@ func TestNarrowingBindsPins(t *testing.T) {
 	b := env.Bundle(t, "narrow-"+ns, elsewhere("1", platform), func(s *v1alpha1.BundleSpec) {
 		s.Permissions.Namespaces = []string{"*"}
 	})
-	env.MustCreate(t, testenv.Composition(ns, "tenant", b.Name, ""))
+	env.MustCreate(t, suite.Composition(ns, "tenant", b.Name, ""))
 	env.Condition(t, ns, "tenant", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	rev1 := currentRevision(t, b)
 	env.Exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: "cross-tenant"}})
@@ -54,7 +55,7 @@ func TestNarrowingBindsPins(t *testing.T) {
 		return env.Absent(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: "cross-tenant"}})
 	})
 
-	comp := testenv.Composition(ns, "tenant", b.Name, "")
+	comp := suite.Composition(ns, "tenant", b.Name, "")
 	env.UpdateComposition(t, comp, func(c *v1alpha1.Composition) { c.Spec.BundleRevision = rev1 })
 	env.Stalled(t, ns, "tenant", v1alpha1.ReasonRefused, platform, "spec.permissions")
 	// The pass that stalled applied nothing: the removed permission wrote
@@ -77,8 +78,8 @@ func TestRefusedValuesStallEvenWithoutPinning(t *testing.T) {
 	b := env.Bundle(t, "refused-"+ns, versioned("1"), func(s *v1alpha1.BundleSpec) {
 		s.Revisions = &v1alpha1.RevisionPolicy{Pinning: v1alpha1.PinningDisallowed}
 	})
-	env.MustCreate(t, testenv.Composition(ns, "ok", b.Name, `{"port": 80}`))
-	env.MustCreate(t, testenv.Composition(ns, "old", b.Name, `{}`))
+	env.MustCreate(t, suite.Composition(ns, "ok", b.Name, `{"port": 80}`))
+	env.MustCreate(t, suite.Composition(ns, "old", b.Name, `{}`))
 	env.Condition(t, ns, "ok", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	env.Condition(t, ns, "old", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	currentRevision(t, b)
@@ -108,7 +109,7 @@ func TestHeldRevisionWithinNarrowing(t *testing.T) {
 		s.Permissions.Namespaces = []string{platform}
 		s.Revisions = &v1alpha1.RevisionPolicy{Holding: v1alpha1.HoldingAllowed}
 	})
-	env.MustCreate(t, testenv.Composition(ns, "old", b.Name, `{}`))
+	env.MustCreate(t, suite.Composition(ns, "old", b.Name, `{}`))
 	env.Condition(t, ns, "old", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	rev1 := currentRevision(t, b)
 	cross := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: "cross-old"}}
@@ -125,7 +126,7 @@ func TestHeldRevisionWithinNarrowing(t *testing.T) {
 	})
 	// What the pass applied before the narrowing stays (a refused render
 	// prunes nothing), and nothing is written there again.
-	if err := env.Get(context.Background(), testenv.Key(platform, "cross-old"), cross); err != nil || cross.Data["version"] != "1" {
+	if err := env.Get(context.Background(), suite.Key(platform, "cross-old"), cross); err != nil || cross.Data["version"] != "1" {
 		t.Errorf("ConfigMap %s/cross-old %v (%v), want it as revision 1 left it", platform, cross.Data, err)
 	}
 }
@@ -135,20 +136,20 @@ func TestHeldRevisionWithinNarrowing(t *testing.T) {
 // where the new content no longer allows as one that would fail to
 // render, and a parent the new schema refuses as one that would stall.
 func TestAdmissionBundleDryRunNarrowing(t *testing.T) {
-	env.StartAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{testenv.AdmissionLabel: "true"}, admission.Options{})
+	env.StartAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{suite.AdmissionLabel: "true"}, admission.Options{})
 	ctx := context.Background()
 	ns := env.AdmissionNamespace(t)
 	platform := testenv.Namespace(t, env.Client)
 	b := env.Bundle(t, "adm-narrow-"+ns, elsewhere("1", platform), func(s *v1alpha1.BundleSpec) {
 		s.Permissions.Namespaces = []string{"*"}
 	})
-	env.MustCreate(t, testenv.Composition(ns, "follow", b.Name, `{"port": 80}`))
+	env.MustCreate(t, suite.Composition(ns, "follow", b.Name, `{"port": 80}`))
 	env.Condition(t, ns, "follow", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	rev1 := currentRevision(t, b)
-	pinned := testenv.Composition(ns, "pinned", b.Name, `{"port": 80}`)
+	pinned := suite.Composition(ns, "pinned", b.Name, `{"port": 80}`)
 	pinned.Spec.BundleRevision = rev1
 	env.MustCreate(t, pinned)
-	env.MustCreate(t, testenv.Composition(ns, "refused", b.Name, `{}`))
+	env.MustCreate(t, suite.Composition(ns, "refused", b.Name, `{}`))
 	env.Condition(t, ns, "pinned", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	env.Condition(t, ns, "refused", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	c, warnings := env.WarningClient(t)

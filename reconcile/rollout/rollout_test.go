@@ -20,6 +20,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/admission"
 	"github.com/stencil-dev/stencil/reconcile/revision"
@@ -125,7 +126,7 @@ func TestRolloutInWaves(t *testing.T) {
 			Batch: v1alpha1.RolloutBatch{Size: ptr.To(intstr.FromInt32(1)), Growth: v1alpha1.GrowthExponential, Factor: 2}}
 	})
 	for i := range 5 {
-		env.MustCreate(t, testenv.Composition(ns, fmt.Sprintf("p%d", i), b.Name, ""))
+		env.MustCreate(t, suite.Composition(ns, fmt.Sprintf("p%d", i), b.Name, ""))
 	}
 	for i := range 5 {
 		env.Condition(t, ns, fmt.Sprintf("p%d", i), v1alpha1.ConditionReady, metav1.ConditionTrue)
@@ -189,10 +190,10 @@ func TestRolloutInWaves(t *testing.T) {
 func TestRevisionPins(t *testing.T) {
 	ns := testenv.Namespace(t, env.Client)
 	b := env.Bundle(t, "pins-"+ns, versioned("1"))
-	env.MustCreate(t, testenv.Composition(ns, "follow", b.Name, ""))
+	env.MustCreate(t, suite.Composition(ns, "follow", b.Name, ""))
 	env.Condition(t, ns, "follow", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	rev1 := currentRevision(t, b)
-	pinned := testenv.Composition(ns, "pinned", b.Name, "")
+	pinned := suite.Composition(ns, "pinned", b.Name, "")
 	pinned.Spec.BundleRevision = rev1
 	env.MustCreate(t, pinned)
 	env.Condition(t, ns, "pinned", v1alpha1.ConditionReady, metav1.ConditionTrue)
@@ -201,10 +202,10 @@ func TestRevisionPins(t *testing.T) {
 	currentRevision(t, b)
 	testenv.Eventually(t, 0, "the follower on revision 2, the pinned one on 1", func() (bool, error) {
 		cm1, cm2 := &corev1.ConfigMap{}, &corev1.ConfigMap{}
-		if err := env.Get(context.Background(), testenv.Key(ns, "cfg-follow"), cm1); err != nil {
+		if err := env.Get(context.Background(), suite.Key(ns, "cfg-follow"), cm1); err != nil {
 			return false, err
 		}
-		if err := env.Get(context.Background(), testenv.Key(ns, "cfg-pinned"), cm2); err != nil {
+		if err := env.Get(context.Background(), suite.Key(ns, "cfg-pinned"), cm2); err != nil {
 			return false, err
 		}
 		return cm1.Data["version"] == "2" && cm2.Data["version"] == "1", fmt.Errorf("follow %s, pinned %s", cm1.Data["version"], cm2.Data["version"])
@@ -227,7 +228,7 @@ func TestRevisionPins(t *testing.T) {
 	}
 	testenv.Eventually(t, 0, "the pin of a withdrawn revision to follow the Bundle", func() (bool, error) {
 		cm := &corev1.ConfigMap{}
-		err := env.Get(context.Background(), testenv.Key(ns, "cfg-pinned"), cm)
+		err := env.Get(context.Background(), suite.Key(ns, "cfg-pinned"), cm)
 		return err == nil && cm.Data["version"] == "2", err
 	})
 	revisionHeld(t, ns, "pinned", func(rc *metav1.Condition) bool {
@@ -248,8 +249,8 @@ func TestRefusedValuesStayOnTheirRevision(t *testing.T) {
 	b := env.Bundle(t, "held-"+ns, versioned("1"), func(s *v1alpha1.BundleSpec) {
 		s.Revisions = &v1alpha1.RevisionPolicy{Holding: v1alpha1.HoldingAllowed}
 	})
-	env.MustCreate(t, testenv.Composition(ns, "ok", b.Name, `{"port": 80}`))
-	env.MustCreate(t, testenv.Composition(ns, "old", b.Name, `{}`))
+	env.MustCreate(t, suite.Composition(ns, "ok", b.Name, `{"port": 80}`))
+	env.MustCreate(t, suite.Composition(ns, "old", b.Name, `{}`))
 	env.Condition(t, ns, "ok", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	env.Condition(t, ns, "old", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	rev1 := currentRevision(t, b)
@@ -279,7 +280,7 @@ func revisionHeld(t *testing.T, ns, name string, ok func(*metav1.Condition) bool
 	t.Helper()
 	testenv.Eventually(t, 0, "the RevisionHeld condition of "+name, func() (bool, error) {
 		c := &v1alpha1.Composition{}
-		if err := env.Get(context.Background(), testenv.Key(ns, name), c); err != nil {
+		if err := env.Get(context.Background(), suite.Key(ns, name), c); err != nil {
 			return false, err
 		}
 		rc := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionRevisionHeld)
@@ -290,20 +291,20 @@ func revisionHeld(t *testing.T, ns, name string, ok func(*metav1.Condition) bool
 // TestAdmissionRefusesPins: the webhook refuses a pin of a revision the
 // Bundle does not have, or has withdrawn, and admits one it keeps.
 func TestAdmissionRefusesPins(t *testing.T) {
-	env.StartAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{testenv.AdmissionLabel: "true"}, admission.Options{})
+	env.StartAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{suite.AdmissionLabel: "true"}, admission.Options{})
 	ctx := context.Background()
 	ns := env.AdmissionNamespace(t)
-	b := env.Bundle(t, "adm-pins-"+ns, testenv.ShopFiles(), testenv.WithShopSchema)
+	b := env.Bundle(t, "adm-pins-"+ns, suite.ShopFiles(), suite.WithShopSchema)
 	env.BundleReady(t, b.Name, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	env.Refusing(t, ns, b.Name)
 	rev := currentRevision(t, b)
 
 	pinned := func(name, pin string) *v1alpha1.Composition {
-		c := testenv.Composition(ns, name, b.Name, "")
+		c := suite.Composition(ns, name, b.Name, "")
 		c.Spec.BundleRevision = pin
 		return c
 	}
-	if msg := testenv.Denied(t, env.Create(ctx, pinned("nowhere", b.Name+"-0000000000"))); !strings.Contains(msg, "does not have") {
+	if msg := suite.Denied(t, env.Create(ctx, pinned("nowhere", b.Name+"-0000000000"))); !strings.Contains(msg, "does not have") {
 		t.Errorf("refusal %q: want it to say the Bundle does not have the revision", msg)
 	}
 	// The webhook knows the revisions its cache holds: one just recorded
@@ -323,12 +324,12 @@ func TestAdmissionRefusesPins(t *testing.T) {
 // its parents the new content would change and fail to render; gates
 // that do not compile are refused.
 func TestAdmissionBundleDryRun(t *testing.T) {
-	env.StartAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{testenv.AdmissionLabel: "true"}, admission.Options{})
+	env.StartAdmission(t, admission.DefaultWebhookConfigName, "admission", map[string]string{suite.AdmissionLabel: "true"}, admission.Options{})
 	ctx := context.Background()
 	ns := env.AdmissionNamespace(t)
 	b := env.Bundle(t, "adm-dry-"+ns, versioned("1"))
 	for i := range 3 {
-		env.MustCreate(t, testenv.Composition(ns, fmt.Sprintf("p%d", i), b.Name, ""))
+		env.MustCreate(t, suite.Composition(ns, fmt.Sprintf("p%d", i), b.Name, ""))
 	}
 	for i := range 3 {
 		env.Condition(t, ns, fmt.Sprintf("p%d", i), v1alpha1.ConditionReady, metav1.ConditionTrue)
@@ -381,7 +382,7 @@ func TestRolloutOfInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		env.MustCreate(t, testenv.Gadget(group, ns, fmt.Sprintf("g%d", i), `{"size": 1}`))
+		env.MustCreate(t, suite.Gadget(group, ns, fmt.Sprintf("g%d", i), `{"size": 1}`))
 	}
 	for i := range 3 {
 		env.InstanceReady(t, group, ns, fmt.Sprintf("g%d", i), metav1.ConditionTrue)
@@ -390,13 +391,13 @@ func TestRolloutOfInstances(t *testing.T) {
 	rolloutOf(t, b, "revision 1 stable, with the three instances", func(st v1alpha1.RolloutStatus) bool {
 		return st.Stable == rev1 && st.Ready == 3
 	})
-	pinned := testenv.Gadget(group, ns, "pinned", `{"size": 2}`)
+	pinned := suite.Gadget(group, ns, "pinned", `{"size": 2}`)
 	pinned.SetAnnotations(map[string]string{publish.AnnotationBundleRevision: rev1})
 	env.MustCreate(t, pinned)
 	env.InstanceReady(t, group, ns, "pinned", metav1.ConditionTrue)
 
 	if err := env.Retry(ctx, b, func() error {
-		b.Spec.Files = testenv.GadgetFiles("\n  wave: \"2\"")
+		b.Spec.Files = suite.GadgetFiles("\n  wave: \"2\"")
 		b.Spec.Rollout = &v1alpha1.RolloutPolicy{Strategy: v1alpha1.RolloutWaves, Soak: &metav1.Duration{Duration: time.Hour}}
 		return env.Update(ctx, b)
 	}); err != nil {
@@ -412,7 +413,7 @@ func TestRolloutOfInstances(t *testing.T) {
 	moved := 0
 	for _, n := range []string{"g0", "g1", "g2", "pinned"} {
 		cm := &corev1.ConfigMap{}
-		if err := env.Get(ctx, testenv.Key(ns, n+"-conf"), cm); err != nil {
+		if err := env.Get(ctx, suite.Key(ns, n+"-conf"), cm); err != nil {
 			t.Fatal(err)
 		}
 		if cm.Data["wave"] == "2" {
@@ -453,7 +454,7 @@ func TestRolloutOrderKey(t *testing.T) {
 	b := env.Bundle(t, "order-"+ns, versioned("1"), func(s *v1alpha1.BundleSpec) {
 		s.Rollout = &v1alpha1.RolloutPolicy{Strategy: v1alpha1.RolloutWaves}
 	})
-	env.MustCreate(t, testenv.Composition(ns, "p", b.Name, ""))
+	env.MustCreate(t, suite.Composition(ns, "p", b.Name, ""))
 	env.Condition(t, ns, "p", v1alpha1.ConditionReady, metav1.ConditionTrue)
 	rolloutOf(t, b, "the rollout recorded", func(st v1alpha1.RolloutStatus) bool { return st.Stable != "" })
 	s := &corev1.Secret{}

@@ -4,11 +4,11 @@ import (
 	"os"
 	"testing"
 
-	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 )
 
 // env is the package's envtest suite: the API server, a cluster admin's
-// client and stencil's controller (testenv.Suite).
-var env *testenv.Suite
+// client and stencil's controller (suite.Suite).
+var env *suite.Suite
 
-func TestMain(m *testing.M) { os.Exit(testenv.RunSuite(m, &env)) }
+func TestMain(m *testing.M) { os.Exit(suite.Run(m, &env)) }

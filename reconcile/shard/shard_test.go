@@ -11,12 +11,13 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/reconcile/shard"
 )
 
 // sharded returns a Composition of shard in ("" for none) with value v.
 func sharded(ns, name, bundle, in, v string) *v1alpha1.Composition {
-	c := testenv.Composition(ns, name, bundle, `{"v":"`+v+`"}`)
+	c := suite.Composition(ns, name, bundle, `{"v":"`+v+`"}`)
 	if in != "" {
 		c.Labels = map[string]string{shard.Label: in}
 	}

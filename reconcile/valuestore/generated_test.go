@@ -22,6 +22,7 @@ import (
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
+	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/shard"
 	"github.com/stencil-dev/stencil/reconcile/valuestore"
@@ -43,7 +44,7 @@ func accountIn(t *testing.T, ns, tenant string) {
 func secretData(t *testing.T, ns, name, field string) string {
 	t.Helper()
 	s := &corev1.Secret{}
-	if err := env.Get(context.Background(), testenv.Key(ns, name), s); err != nil {
+	if err := env.Get(context.Background(), suite.Key(ns, name), s); err != nil {
 		t.Fatalf("Secret %s/%s: %v", ns, name, err)
 	}
 	if len(s.Data[field]) == 0 {
@@ -75,7 +76,7 @@ func noSecretHolds(t *testing.T, c client.Client, ns, value, what string) {
 func storeOf(t *testing.T, ns, name string) *corev1.Secret {
 	t.Helper()
 	s := &corev1.Secret{}
-	err := env.Get(context.Background(), testenv.Key(ns, name), s)
+	err := env.Get(context.Background(), suite.Key(ns, name), s)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -135,7 +136,7 @@ data:
   replicas: {{ .Values.replicas | quote }}
 `,
 	}, func(s *v1alpha1.BundleSpec) { s.Permissions.Namespaces = []string{platform} })
-	comp := testenv.Composition(ns, "app", b.Name, fmt.Sprintf(`{"platform":%q,"replicas":1}`, platform))
+	comp := suite.Composition(ns, "app", b.Name, fmt.Sprintf(`{"platform":%q,"replicas":1}`, platform))
 	comp.Labels = map[string]string{shard.Label: shardName}
 	testenv.WaitAdmitted(t, env.Client, ns, comp.Labels, 0)
 	env.MustCreate(t, comp)
@@ -160,7 +161,7 @@ data:
 		env.Grant(t, ns, "secrets-reader", user, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list"}})
 		reader := env.AsUser(t, user)
 		noSecretHolds(t, reader, ns, password, "the platform's password")
-		err := reader.Get(ctx, testenv.Key(platform, valuestore.Name(id)), &corev1.Secret{})
+		err := reader.Get(ctx, suite.Key(platform, valuestore.Name(id)), &corev1.Secret{})
 		if !apierrors.IsForbidden(err) {
 			t.Errorf("the reader of %s's Secrets reads the store of platform: %v", ns, err)
 		}
@@ -215,7 +216,7 @@ func appIs(t *testing.T, ns, replicas string) {
 	t.Helper()
 	testenv.Eventually(t, 0, "ConfigMap app to hold replicas "+replicas, func() (bool, error) {
 		cm := &corev1.ConfigMap{}
-		err := env.Get(context.Background(), testenv.Key(ns, "app"), cm)
+		err := env.Get(context.Background(), suite.Key(ns, "app"), cm)
 		return err == nil && cm.Data["replicas"] == replicas, nil
 	})
 }
@@ -337,7 +338,7 @@ data:
 	}, func(s *v1alpha1.BundleSpec) {
 		s.Permissions.ClusterScoped = []v1alpha1.GroupKind{{Group: "admissionregistration.k8s.io", Kind: "ValidatingWebhookConfiguration"}}
 	})
-	comp := testenv.Composition(ns, "app", b.Name, fmt.Sprintf(`{"hook":%q}`, hook))
+	comp := suite.Composition(ns, "app", b.Name, fmt.Sprintf(`{"hook":%q}`, hook))
 	comp.Labels = map[string]string{shard.Label: shardName}
 	testenv.WaitAdmitted(t, env.Client, ns, comp.Labels, 0)
 	env.MustCreate(t, comp)
@@ -507,7 +508,7 @@ data:
   ca.crt: {{ (genCA "legacy-ca" 365).Cert | quote }}
 `,
 	}, func(s *v1alpha1.BundleSpec) { s.Permissions.Namespaces = []string{platform} })
-	comp := testenv.Composition(ns, "app", b.Name, fmt.Sprintf(`{"platform":%q}`, platform))
+	comp := suite.Composition(ns, "app", b.Name, fmt.Sprintf(`{"platform":%q}`, platform))
 	comp.Labels = map[string]string{shard.Label: shardName}
 	testenv.WaitAdmitted(t, env.Client, ns, comp.Labels, 0)
 	env.MustCreate(t, comp)
@@ -516,7 +517,7 @@ data:
 	password := secretData(t, platform, "db-admin", "password")
 	token := secretData(t, ns, "app", "token")
 	cm := &corev1.ConfigMap{}
-	if err := env.Get(context.Background(), testenv.Key(ns, "ca"), cm); err != nil {
+	if err := env.Get(context.Background(), suite.Key(ns, "ca"), cm); err != nil {
 		t.Fatal(err)
 	}
 	ca, ok := controllerCA(t, id, cm.Data["ca.crt"])
@@ -544,7 +545,7 @@ data:
 	if got := secretData(t, ns, "app", "token"); got != token {
 		t.Errorf("the token was made anew")
 	}
-	if err := env.Get(context.Background(), testenv.Key(ns, "ca"), cm); err != nil || cm.Data["ca.crt"] != ca.Cert {
+	if err := env.Get(context.Background(), suite.Key(ns, "ca"), cm); err != nil || cm.Data["ca.crt"] != ca.Cert {
 		t.Errorf("the CA was made anew: %v", err)
 	}
 	noSecretHolds(t, env.Client, ns, password, "the platform's password")
@@ -600,7 +601,7 @@ data: {a: b}
 {{- end }}
 `,
 	})
-	comp := testenv.Composition(ns, "app", b.Name, `{"extra":true}`)
+	comp := suite.Composition(ns, "app", b.Name, `{"extra":true}`)
 	env.MustCreate(t, comp)
 	env.Exists(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "extra"}})
 	env.Condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)

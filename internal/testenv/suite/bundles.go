@@ -1,4 +1,4 @@
-package testenv
+package suite
 
 import "github.com/stencil-dev/stencil/api/v1alpha1"
 

@@ -1,7 +1,8 @@
-package testenv
+package suite
 
 import (
 	"context"
+	"github.com/stencil-dev/stencil/internal/testenv"
 	"slices"
 	"testing"
 
@@ -70,14 +71,14 @@ func Composition(ns, name, bundle, values string) *v1alpha1.Composition {
 // Retry reads obj and calls write, again on a conflict (Retry): for a
 // test's read-then-update of an object the controller also writes.
 func (s *Suite) Retry(ctx context.Context, obj client.Object, write func() error) error {
-	return Retry(ctx, s.Client, obj, write)
+	return testenv.Retry(ctx, s.Client, obj, write)
 }
 
 // UpdateComposition re-reads the Composition, changes it and writes it
 // back, again on a conflict (Update).
 func (s *Suite) UpdateComposition(t testing.TB, c *v1alpha1.Composition, change func(*v1alpha1.Composition)) {
 	t.Helper()
-	Update(t, s.Client, c, func() { change(c) })
+	testenv.Update(t, s.Client, c, func() { change(c) })
 }
 
 // UpdateBundle changes the spec of Bundle name and writes it, again on a
@@ -86,7 +87,7 @@ func (s *Suite) UpdateComposition(t testing.TB, c *v1alpha1.Composition, change 
 func (s *Suite) UpdateBundle(t testing.TB, name string, change func(*v1alpha1.BundleSpec)) {
 	t.Helper()
 	b := &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	Update(t, s.Client, b, func() { change(&b.Spec) })
+	testenv.Update(t, s.Client, b, func() { change(&b.Spec) })
 }
 
 // MergePatch merge-patches the object u names (its kind, namespace and

@@ -1,10 +1,12 @@
-package testenv
+package suite
 
 import (
 	"context"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/stencil-dev/stencil/internal/testenv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -27,7 +29,7 @@ import (
 // conflict).
 func (s *Suite) MarkAvailable(t testing.TB, dep *appsv1.Deployment, progressing appsv1.DeploymentCondition) {
 	t.Helper()
-	UpdateStatus(t, s.Client, dep, func() {
+	testenv.UpdateStatus(t, s.Client, dep, func() {
 		r := *dep.Spec.Replicas
 		dep.Status = appsv1.DeploymentStatus{
 			ObservedGeneration: dep.Generation, Replicas: r, UpdatedReplicas: r, ReadyReplicas: r, AvailableReplicas: r,
@@ -120,7 +122,7 @@ func MemberObject(m v1alpha1.MemberStatus) *unstructured.Unstructured {
 // pass as its cache holds it, which the API server refuses as stale, and
 // the pass then writes (as it rightly may: see package nochange), which
 // is not what a test of converged passes counts.
-func (s *Suite) TouchAndPass(t testing.TB, c *Controller, ns, name string, obj client.Object) {
+func (s *Suite) TouchAndPass(t testing.TB, c *testenv.Controller, ns, name string, obj client.Object) {
 	t.Helper()
 	c.PassAfter(t, ns, name, func() error { return s.TouchLabel(obj) })
 	c.Settle(t, ns)
@@ -137,7 +139,7 @@ func (s *Suite) TouchAndPass(t testing.TB, c *Controller, ns, name string, obj c
 // member: that pass changed nothing, so it writes nothing either, and
 // the informer's event brings the pass that renders with the new answer.
 // Only c's requests to ns are counted.
-func (s *Suite) Converged(t testing.TB, c *Controller, ns, name string) {
+func (s *Suite) Converged(t testing.TB, c *testenv.Controller, ns, name string) {
 	t.Helper()
 	comp := s.Condition(t, ns, name, v1alpha1.ConditionReady, metav1.ConditionTrue)
 	c.Settle(t, ns)

@@ -1,8 +1,9 @@
-package testenv
+package suite
 
 import (
 	"context"
 	"fmt"
+	"github.com/stencil-dev/stencil/internal/testenv"
 	"testing"
 	"time"
 
@@ -25,16 +26,16 @@ import (
 func (s *Suite) Condition(t testing.TB, ns, name, typ string, want metav1.ConditionStatus, reasons ...string) *v1alpha1.Composition {
 	t.Helper()
 	comp := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	WaitFor(t, s.Client, comp, 0, Condition{Type: typ, Status: want, Reasons: reasons})
+	testenv.WaitFor(t, s.Client, comp, 0, testenv.Condition{Type: typ, Status: want, Reasons: reasons})
 	return comp
 }
 
 // CompositionWith waits until Composition ns/name has every condition of
 // want at its generation (WaitFor) and returns it as it then was.
-func (s *Suite) CompositionWith(t testing.TB, ns, name string, want ...Condition) *v1alpha1.Composition {
+func (s *Suite) CompositionWith(t testing.TB, ns, name string, want ...testenv.Condition) *v1alpha1.Composition {
 	t.Helper()
 	comp := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	WaitFor(t, s.Client, comp, 0, want...)
+	testenv.WaitFor(t, s.Client, comp, 0, want...)
 	return comp
 }
 
@@ -43,12 +44,12 @@ func (s *Suite) CompositionWith(t testing.TB, ns, name string, want ...Condition
 // returns the Stalled condition.
 func (s *Suite) Stalled(t testing.TB, ns, name, reason string, parts ...string) *metav1.Condition {
 	t.Helper()
-	want := Condition{Type: v1alpha1.ConditionStalled, Message: Says(parts...)}
+	want := testenv.Condition{Type: v1alpha1.ConditionStalled, Message: testenv.Says(parts...)}
 	if reason != "" {
 		want.Reasons = []string{reason}
 	}
 	comp := &v1alpha1.Composition{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	return WaitFor(t, s.Client, comp, 0, want)
+	return testenv.WaitFor(t, s.Client, comp, 0, want)
 }
 
 // BundleReady waits until the Bundle's Ready has status want at its
@@ -57,17 +58,17 @@ func (s *Suite) Stalled(t testing.TB, ns, name, reason string, parts ...string) 
 // is made) is waited out.
 func (s *Suite) BundleReady(t testing.TB, name string, want metav1.ConditionStatus, reason string) metav1.Condition {
 	t.Helper()
-	c := Condition{Type: v1alpha1.ConditionReady, Status: want}
+	c := testenv.Condition{Type: v1alpha1.ConditionReady, Status: want}
 	if reason != "" {
 		c.Reasons = []string{reason}
 	}
-	return *WaitFor(t, s.Client, &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}}, 0, c)
+	return *testenv.WaitFor(t, s.Client, &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: name}}, 0, c)
 }
 
 // Gone waits until obj no longer exists.
 func (s *Suite) Gone(t testing.TB, obj client.Object) {
 	t.Helper()
-	Eventually(t, 0, fmt.Sprintf("%T %s to be gone", obj, obj.GetName()), func() (bool, error) {
+	testenv.Eventually(t, 0, fmt.Sprintf("%T %s to be gone", obj, obj.GetName()), func() (bool, error) {
 		err := s.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)
 		return apierrors.IsNotFound(err), err
 	})
@@ -76,7 +77,7 @@ func (s *Suite) Gone(t testing.TB, obj client.Object) {
 // Exists waits until obj exists and reads it into obj.
 func (s *Suite) Exists(t testing.TB, obj client.Object) {
 	t.Helper()
-	Eventually(t, 0, fmt.Sprintf("%T %s to exist", obj, obj.GetName()), func() (bool, error) {
+	testenv.Eventually(t, 0, fmt.Sprintf("%T %s to exist", obj, obj.GetName()), func() (bool, error) {
 		err := s.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)
 		return err == nil, err
 	})
@@ -98,7 +99,7 @@ func (s *Suite) Absent(obj client.Object) (bool, error) {
 // is seen at once, and the second catches a write after it.
 func (s *Suite) StillAbsent(t testing.TB, obj client.Object) {
 	t.Helper()
-	Consistently(t, time.Second, fmt.Sprintf("%T %s to stay absent", obj, obj.GetName()), func() (bool, error) {
+	testenv.Consistently(t, time.Second, fmt.Sprintf("%T %s to stay absent", obj, obj.GetName()), func() (bool, error) {
 		err := s.Get(context.Background(), client.ObjectKeyFromObject(obj), obj.DeepCopyObject().(client.Object))
 		if apierrors.IsNotFound(err) {
 			return true, nil
@@ -112,7 +113,7 @@ func (s *Suite) StillAbsent(t testing.TB, obj client.Object) {
 func (s *Suite) Established(t testing.TB, name string) *apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
 	crd := &apiextensionsv1.CustomResourceDefinition{}
-	Eventually(t, 0, "CustomResourceDefinition "+name+" to be Established", func() (bool, error) {
+	testenv.Eventually(t, 0, "CustomResourceDefinition "+name+" to be Established", func() (bool, error) {
 		err := s.Get(context.Background(), client.ObjectKey{Name: name}, crd)
 		for _, c := range crd.Status.Conditions {
 			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {

@@ -1,7 +1,9 @@
-package testenv
+package suite
 
 import (
 	"testing"
+
+	"github.com/stencil-dev/stencil/internal/testenv"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -103,7 +105,7 @@ func (s *Suite) GrantKind(t testing.TB, group, plural string) {
 func (s *Suite) InstanceReady(t testing.TB, group, ns, name string, want metav1.ConditionStatus, reasons ...string) *unstructured.Unstructured {
 	t.Helper()
 	u := Gadget(group, ns, name, "")
-	WaitFor(t, s.Client, u, 0, Condition{Type: v1alpha1.ConditionReady, Status: want, Reasons: reasons})
+	testenv.WaitFor(t, s.Client, u, 0, testenv.Condition{Type: v1alpha1.ConditionReady, Status: want, Reasons: reasons})
 	return u
 }
 
@@ -115,7 +117,7 @@ func (s *Suite) InstanceReady(t testing.TB, group, ns, name string, want metav1.
 // the policy, which the Bundle controller wrote, apply in the API server.
 func (s *Suite) GadgetChecked(t testing.TB, group, ns string) {
 	t.Helper()
-	WaitKindChecked(t, s.Client, Gadget(group, ns, AdmissionProbe, `{"size":1}`), 0)
+	testenv.WaitKindChecked(t, s.Client, Gadget(group, ns, testenv.AdmissionProbe, `{"size":1}`), 0)
 }
 
 // ServeGadgets publishes kind Gadget from a Bundle named prefix-<ns> in
@@ -125,7 +127,7 @@ func (s *Suite) GadgetChecked(t testing.TB, group, ns string) {
 // (Namespace), the group, the Bundle's name and its Ready condition.
 func (s *Suite) ServeGadgets(t testing.TB, prefix string, change ...func(*v1alpha1.BundleAPI)) (ns, group, name string, ready metav1.Condition) {
 	t.Helper()
-	ns = Namespace(t, s.Client)
+	ns = testenv.Namespace(t, s.Client)
 	group = prefix + "-" + ns + ".example.com"
 	s.GrantKind(t, group, "gadgets")
 	b := s.Bundle(t, prefix+"-"+ns, GadgetFiles(""), Publishing(group, change...))

@@ -1,10 +1,12 @@
-package testenv
+package suite
 
 import (
 	"context"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stencil-dev/stencil/internal/testenv"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -43,7 +45,7 @@ func (s *Suite) Grant(t testing.TB, ns, name, user string, rules ...rbacv1.Polic
 	s.MustCreate(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},
 		Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: user}}})
-	WaitGranted(t, s.Client, Subject{User: user, Groups: []string{"system:authenticated"}}, ns, 0, rules...)
+	testenv.WaitGranted(t, s.Client, testenv.Subject{User: user, Groups: []string{"system:authenticated"}}, ns, 0, rules...)
 }
 
 // CompositionsRule lets a user write Compositions.

@@ -1,4 +1,4 @@
-package testenv
+package suite
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/stencil-dev/stencil/internal/testenv"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -57,11 +59,11 @@ func controllerConfig(ctx context.Context, admin client.Client, adminConfig *res
 		}
 	}
 	for _, file := range []string{"role.yaml", "aggregate.yaml", "role_binding.yaml", "webhook_cert.yaml", "bundle_source.yaml"} {
-		if err := createAll(ctx, admin, filepath.Join(Root(), "config", "rbac", file)); err != nil {
+		if err := createAll(ctx, admin, filepath.Join(testenv.Root(), "config", "rbac", file)); err != nil {
 			return nil, err
 		}
 	}
-	if err := createAll(ctx, admin, filepath.Join(Root(), "config", "components", "write-as-controller", "role.yaml")); err != nil {
+	if err := createAll(ctx, admin, filepath.Join(testenv.Root(), "config", "components", "write-as-controller", "role.yaml")); err != nil {
 		return nil, err
 	}
 	if err := aggregate(ctx, admin, "stencil-apply"); err != nil {
@@ -112,7 +114,7 @@ func createAll(ctx context.Context, c client.Client, path string) error {
 // later.
 func aggregate(ctx context.Context, c client.Client, name string) error {
 	target := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if err := Retry(ctx, c, target, func() error {
+	if err := testenv.Retry(ctx, c, target, func() error {
 		var roles rbacv1.ClusterRoleList
 		if err := c.List(ctx, &roles, client.MatchingLabels{aggregateLabel: "true"}); err != nil {
 			return err
@@ -137,7 +139,7 @@ func aggregate(ctx context.Context, c client.Client, name string) error {
 		}
 		probes = append(probes, p)
 	}
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	ctx, cancel := context.WithTimeout(ctx, testenv.Timeout)
 	defer cancel()
-	return Granted(ctx, c, ServiceAccountSubject(ControllerNamespace, "stencil"), "", probes...)
+	return testenv.Granted(ctx, c, testenv.ServiceAccountSubject(testenv.ControllerNamespace, "stencil"), "", probes...)
 }

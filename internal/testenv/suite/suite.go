@@ -1,4 +1,4 @@
-package testenv
+package suite
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stencil-dev/stencil/internal/testenv"
 
 	"github.com/stencil-dev/stencil/reconcile/engine"
 	"k8s.io/client-go/rest"
@@ -17,23 +19,23 @@ import (
 // ServiceAccount with config/rbac's permissions for the whole package.
 // A package's suite_test.go holds a *Suite and a TestMain:
 //
-//	var env *testenv.Suite
+//	var env *suite.Suite
 //
-//	func TestMain(m *testing.M) { os.Exit(testenv.RunSuite(m, &env)) }
+//	func TestMain(m *testing.M) { os.Exit(suite.Run(m, &env)) }
 //
 // Its tests share the controller, each in its own namespace
 // (Namespace), and fail through the helpers of this file and its
 // neighbours (suite_*.go), which wait for the state they are asked for.
 type Suite struct {
 	// Env is the control plane (its Config is a cluster admin's).
-	*Env
+	*testenv.Env
 	// Client is a non-cached client of a cluster admin, outside the
 	// controller's transport, for the tests' reads, writes and
 	// assertions: env.Get, env.Create and so on.
 	client.Client
 	// Controller is the package's controller (StartController's, writing
 	// as itself). Restart replaces it.
-	Controller *Controller
+	Controller *testenv.Controller
 	// ControllerConfig authenticates as the controller's ServiceAccount
 	// stencil-system/stencil: start other controllers with it.
 	ControllerConfig *rest.Config
@@ -44,13 +46,13 @@ type Suite struct {
 	touches atomic.Int64
 }
 
-// RunSuite is the body of a package's TestMain (see Suite): it starts
+// Run is the body of a package's TestMain (see Suite): it starts
 // the control plane (Run), installs the controller's ServiceAccount and
 // RBAC, starts the package's controller, stores the suite in *s, runs
 // each setup, runs the tests and returns the exit code.
-func RunSuite(m *testing.M, s **Suite, setup ...func(context.Context, *Suite) error) int {
-	var e *Env
-	return Run(m, &e, func(ctx context.Context, e *Env) error {
+func Run(m *testing.M, s **Suite, setup ...func(context.Context, *Suite) error) int {
+	var e *testenv.Env
+	return testenv.Run(m, &e, func(ctx context.Context, e *testenv.Env) error {
 		suite, err := newSuite(ctx, e)
 		if err != nil {
 			return err
@@ -67,7 +69,7 @@ func RunSuite(m *testing.M, s **Suite, setup ...func(context.Context, *Suite) er
 
 // newSuite makes the admin's client and the controller's identity, and
 // starts the controller, under ctx (the tests').
-func newSuite(ctx context.Context, e *Env) (*Suite, error) {
+func newSuite(ctx context.Context, e *testenv.Env) (*Suite, error) {
 	scheme, err := engine.NewScheme()
 	if err != nil {
 		return nil, err
@@ -80,7 +82,7 @@ func newSuite(ctx context.Context, e *Env) (*Suite, error) {
 		return nil, err
 	}
 	ctrlCtx, cancel := context.WithCancel(ctx)
-	if s.Controller, err = StartController(ctrlCtx, s.ControllerConfig); err != nil {
+	if s.Controller, err = testenv.StartController(ctrlCtx, s.ControllerConfig); err != nil {
 		cancel()
 		return nil, err
 	}
@@ -106,7 +108,7 @@ func (s *Suite) Restart(t *testing.T, whileDown func()) {
 	}
 	whileDown()
 	ctx, cancel := context.WithCancel(s.ctx)
-	c, err := StartController(ctx, s.ControllerConfig)
+	c, err := testenv.StartController(ctx, s.ControllerConfig)
 	if err != nil {
 		cancel()
 		t.Fatalf("start the controller again: %v", err)
@@ -118,10 +120,10 @@ func (s *Suite) Restart(t *testing.T, whileDown func()) {
 // package's, as the controller's ServiceAccount, and stops it when the
 // test ends, or when stop is called (which waits until it has stopped:
 // the test may then start another of the same shard).
-func (s *Suite) StartWith(t testing.TB, o ControllerOptions) (c *Controller, stop func()) {
+func (s *Suite) StartWith(t testing.TB, o testenv.ControllerOptions) (c *testenv.Controller, stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(s.ctx)
-	c, err := StartWith(ctx, s.ControllerConfig, o)
+	c, err := testenv.StartWith(ctx, s.ControllerConfig, o)
 	if err != nil {
 		cancel()
 		t.Fatalf("start shard %s: %v", o.Shard, err)
@@ -132,8 +134,8 @@ func (s *Suite) StartWith(t testing.TB, o ControllerOptions) (c *Controller, sto
 			cancel()
 			select {
 			case <-c.Done:
-			case <-time.After(Timeout):
-				t.Errorf("shard %s did not stop within %s", o.Shard, Timeout)
+			case <-time.After(testenv.Timeout):
+				t.Errorf("shard %s did not stop within %s", o.Shard, testenv.Timeout)
 			}
 		})
 	}
@@ -143,8 +145,8 @@ func (s *Suite) StartWith(t testing.TB, o ControllerOptions) (c *Controller, sto
 
 // StartShard starts a controller of shard beside the package's unsharded
 // one, writing as itself as the package's does, until the test ends.
-func (s *Suite) StartShard(t testing.TB, shard string) *Controller {
+func (s *Suite) StartShard(t testing.TB, shard string) *testenv.Controller {
 	t.Helper()
-	c, _ := s.StartWith(t, ControllerOptions{Shard: shard, WriteAsController: true})
+	c, _ := s.StartWith(t, testenv.ControllerOptions{Shard: shard, WriteAsController: true})
 	return c
 }

@@ -1,9 +1,11 @@
-package testenv
+package suite
 
 import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/stencil-dev/stencil/internal/testenv"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -44,7 +46,7 @@ func (s *Suite) AdmissionNamespace(t testing.TB) string {
 // StartAdmission.
 func (s *Suite) InstallAdmission(t testing.TB, name string, selector map[string]string) *envtest.WebhookInstallOptions {
 	t.Helper()
-	hooks, err := InstallWebhooks(s.Config, name, &metav1.LabelSelector{MatchLabels: selector})
+	hooks, err := testenv.InstallWebhooks(s.Config, name, &metav1.LabelSelector{MatchLabels: selector})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,11 +65,11 @@ func (s *Suite) InstallAdmission(t testing.TB, name string, selector map[string]
 // in: the package's controller reconciles them). Both go when the test
 // ends, the controller first. It returns the webhook server's options
 // (its host, port and CA) and the controller.
-func (s *Suite) StartAdmission(t testing.TB, name, shard string, selector map[string]string, opts admission.Options) (*envtest.WebhookInstallOptions, *Controller) {
+func (s *Suite) StartAdmission(t testing.TB, name, shard string, selector map[string]string, opts admission.Options) (*envtest.WebhookInstallOptions, *testenv.Controller) {
 	t.Helper()
 	hooks := s.InstallAdmission(t, name, selector)
 	opts.ConfigName, opts.MutatingConfigName = name, name+"-mutating"
-	c, _ := s.StartWith(t, ControllerOptions{Shard: shard, Webhooks: hooks, Admission: opts, WriteAsController: true})
+	c, _ := s.StartWith(t, testenv.ControllerOptions{Shard: shard, Webhooks: hooks, Admission: opts, WriteAsController: true})
 	return hooks, c
 }
 
@@ -77,7 +79,7 @@ func (s *Suite) StartAdmission(t testing.TB, name, shard string, selector map[st
 // every request through (failurePolicy Ignore).
 func (s *Suite) Refusing(t testing.TB, ns, bundle string) {
 	t.Helper()
-	Eventually(t, 0, "the webhook to refuse invalid values", func() (bool, error) {
+	testenv.Eventually(t, 0, "the webhook to refuse invalid values", func() (bool, error) {
 		err := s.Create(context.Background(), Composition(ns, "probe", bundle, `{"replicas":9}`), client.DryRunAll)
 		return apierrors.IsInvalid(err), err
 	})
