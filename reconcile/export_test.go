@@ -90,4 +90,5 @@ func UseFIFOQueue(fifo bool) (restore func()) {
 // cache), for tests of a cache that lags behind the API server.
 func (r *Controller) ReadParentsThrough(wrap func(cache.Cache) cache.Cache) {
 	r.parents = wrap(r.parents)
+	r.triggers.Parents = r.parents
 }
