@@ -70,6 +70,7 @@ type options struct {
 	API                   *v1alpha1.BundleAPI        `json:"api,omitempty"`
 	Outputs               []v1alpha1.BundleOutput    `json:"outputs,omitempty"`
 	Readiness             []v1alpha1.ReadinessRule   `json:"readiness,omitempty"`
+	ValuesMigrations      []v1alpha1.ValuesMigration `json:"valuesMigrations,omitempty"`
 	// NamespaceSelector is spec.namespaceSelector: who may use the
 	// Bundle, not what it renders, so it is no part of the revision.
 	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
@@ -208,6 +209,7 @@ func Load(fsys fs.FS, opts LoadOptions) (*Bundle, error) {
 		spec.Permissions, spec.AllowNondeterministic, spec.API = o.Permissions, o.AllowNondeterministic, o.API
 		spec.CRDs = o.CRDs
 		spec.Outputs, spec.Readiness = o.Outputs, o.Readiness
+		spec.ValuesMigrations = o.ValuesMigrations
 		spec.NamespaceSelector = o.NamespaceSelector
 		spec.Rollout, spec.Revisions, spec.Pruning = o.Rollout, o.Revisions, o.Pruning
 		delete(files, OptionsFile)
@@ -444,6 +446,11 @@ func revision(spec v1alpha1.BundleSpec) string {
 		// what they were.
 		reads, _ := json.Marshal(options{Outputs: spec.Outputs, Readiness: spec.Readiness})
 		h.Write(reads)
+	}
+	if len(spec.ValuesMigrations) > 0 {
+		// Only when set too: they change what a parent renders.
+		migrations, _ := json.Marshal(options{ValuesMigrations: spec.ValuesMigrations})
+		h.Write(migrations)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

@@ -96,6 +96,17 @@ type BundleSpec struct {
 	// +optional
 	API *BundleAPI `json:"api,omitempty"`
 
+	// valuesMigrations turn values that earlier revisions' schemas
+	// accepted into values the current schema accepts, applied at render
+	// time to a parent whose values the current schema refuses (see
+	// ValuesMigration). The folder form holds them under valuesMigrations:
+	// in stencil.yaml.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	ValuesMigrations []ValuesMigration `json:"valuesMigrations,omitempty"`
+
 	// outputs declares status fields computed from the members' live
 	// objects, each a CEL expression over parent and members (by id: a
 	// member's stencil.dev/id annotation, else Kind/name). A Composition
@@ -304,6 +315,7 @@ type ReadinessRule struct {
 // BundleAPI is the kind a Bundle publishes. Version and plural are
 // defaulted by the controller (and `stencil bundle lint`), not stored, so a
 // packed Bundle stays as written.
+// +kubebuilder:validation:XValidation:rule="!(has(self.version) && has(self.versions))",message="version is the single-version form: list the versions under versions instead"
 type BundleAPI struct {
 	// group is the API group of the kind: a DNS subdomain with at least one
 	// dot, neither stencil.dev nor a subdomain of it. A group of
@@ -327,11 +339,30 @@ type BundleAPI struct {
 	Kind string `json:"kind"`
 
 	// version is the kind's only API version, such as v1 or v1beta2;
-	// v1alpha1 when empty.
+	// v1alpha1 when empty. Unset when versions is.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$`
 	Version string `json:"version,omitempty"`
+
+	// versions lists the kind's API versions, each with its own schema,
+	// printer columns and conversion to the storage version (exactly one
+	// has storage: true), in place of version. Instances may be written
+	// in any served version; the templates always see the spec in
+	// renderVersion.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.filter(v, has(v.storage) && v.storage).size() == 1",message="exactly one version has storage: true"
+	Versions []APIVersion `json:"versions,omitempty"`
+
+	// renderVersion names the version of versions whose spec the
+	// templates are written against (and the controller reads instances
+	// in); the storage version when unset. It must be served.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	RenderVersion string `json:"renderVersion,omitempty"`
 
 	// plural is the kind's resource name, lower case; when empty, the
 	// English plural of the lower-cased kind (appservices, policies,
