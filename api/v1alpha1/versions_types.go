@@ -103,7 +103,7 @@ type VersionConversion struct {
 // exactly one of move, default, set and delete. Paths are dot-separated
 // field names from the root of the spec (or of the values), such as
 // ports or service.port.
-// +kubebuilder:validation:XValidation:rule="[has(self.move), has(self.__default__), has(self.set), has(self.delete)].filter(x, x).size() == 1",message="exactly one of move, default, set and delete"
+// +kubebuilder:validation:XValidation:rule="[has(self.move), has(self.default), has(self.set), has(self.delete)].filter(x, x).size() == 1",message="exactly one of move, default, set and delete"
 type ConversionRule struct {
 	// move moves (renames) the field at from to the path to, replacing
 	// what is there; nothing happens when from is absent.
