@@ -11,6 +11,7 @@ import (
 	"github.com/stencil-dev/stencil/internal/cli/controller"
 	"github.com/stencil-dev/stencil/internal/cli/diff"
 	"github.com/stencil-dev/stencil/internal/cli/exit"
+	"github.com/stencil-dev/stencil/internal/cli/migrate"
 	"github.com/stencil-dev/stencil/internal/cli/render"
 )
 
@@ -43,6 +44,7 @@ longer rendered and reports status from the members' readiness.`,
 		render.NewCommand(kube),
 		diff.NewCommand(kube),
 		bundle.NewCommand(kube),
+		migrate.NewCommand(kube),
 	)
 	return root
 }
