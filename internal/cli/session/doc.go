@@ -15,6 +15,10 @@
 //     Composition's by spec.bundle, an instance's by the kind it
 //     publishes) and the adoption consent a dry run is made with
 //     (Consent);
+//   - versions.go: an instance written in another version than the
+//     api's render version, converted to it with the Bundle's own rules
+//     as the API server converts it (ToRenderVersion), so render and
+//     diff show what the controller will do;
 //   - plan.go: the plan of one parent (Plan, PlanObserved), made by
 //     package reconcile/plan exactly as the controller makes it;
 //   - live.go: what a render reads live, as the user: the generated

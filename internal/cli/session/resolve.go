@@ -17,7 +17,9 @@ import (
 // Resolve gives the Parent a document stands for and the Bundle it
 // renders: a Composition's Bundle by name, an instance's by its kind:
 // the --bundle folder or manifest (whose api must publish that kind), or
-// else the cluster's Bundle publishing it.
+// else the cluster's Bundle publishing it. An instance written in a
+// version other than the api's render version is converted to it first
+// (ToRenderVersion), as the API server converts it for the controller.
 func (s *Session) Resolve(ctx context.Context, from string, d parents.Document) (applyset.Parent, *templates.Bundle, error) {
 	if d.Composition != nil {
 		b, err := s.LoadBundle(ctx, from, d.Composition.Spec.Bundle)
@@ -37,12 +39,18 @@ func (s *Session) Resolve(ctx context.Context, from string, d parents.Document) 
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", d.Describe(), err)
 	}
+	// Rendered as the controller reads it: in the render version,
+	// converted as the API server converts it.
+	inst, err := ToRenderVersion(b, d.Instance)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", d.Describe(), err)
+	}
 	api := b.Spec().API
-	spec, err := publish.InstanceSpec(b.Name(), api, d.Instance)
+	spec, err := publish.InstanceSpec(b.Name(), api, inst)
 	if err != nil {
 		return nil, nil, err
 	}
-	return applyset.NewInstance(d.Instance, spec), b, nil
+	return applyset.NewInstance(inst, spec), b, nil
 }
 
 // loadPublishing loads the --bundle folder or manifest, which must
@@ -61,7 +69,7 @@ func loadPublishing(ctx context.Context, s *Session, from string, gvk schema.Gro
 	switch {
 	case api == nil:
 		return nil, fmt.Errorf("--bundle %s publishes no kind (api: in stencil.yaml, spec.api of a Bundle), so it cannot render a %s", from, parents.KindString(gvk))
-	case !publish.Serves(api, gvk):
+	case !publishesKind(api, gvk):
 		return nil, fmt.Errorf("--bundle %s publishes %s, not %s", from, parents.KindString(publish.GVK(*api)), parents.KindString(gvk))
 	}
 	return b, nil
