@@ -17,7 +17,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/yaml"
 
-	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/cli/exit"
 	"github.com/stencil-dev/stencil/internal/cli/flags"
 	"github.com/stencil-dev/stencil/internal/cli/session"
@@ -91,7 +90,8 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 	if err != nil {
 		return 0, err
 	}
-	cases, err := lintCases(f, b.Spec().API)
+	problems += lintRoundTrips(dir, b, f.values, out)
+	cases, err := lintCases(f, b)
 	if err != nil {
 		return 0, err
 	}
@@ -152,9 +152,10 @@ type lintCase struct {
 }
 
 // lintCases lists the values to render with: the bundle's defaults, then
-// each -f file (an instance of the published kind api gives its spec),
+// each -f file (an instance of the published kind gives its spec, in the
+// render version),
 // every one with --set applied over it when given.
-func lintCases(f *lintFlags, api *v1alpha1.BundleAPI) ([]lintCase, error) {
+func lintCases(f *lintFlags, b *templates.Bundle) ([]lintCase, error) {
 	cases := []lintCase{{label: "defaults"}}
 	for _, path := range f.values {
 		data, err := os.ReadFile(path)
@@ -165,7 +166,11 @@ func lintCases(f *lintFlags, api *v1alpha1.BundleAPI) ([]lintCase, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
-		cases = append(cases, lintCase{path, &apiextensionsv1.JSON{Raw: instanceValues(api, js)}})
+		values, err := instanceValues(b, js)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		cases = append(cases, lintCase{path, &apiextensionsv1.JSON{Raw: values}})
 	}
 	if f.sets.Given() {
 		for i := range cases {

@@ -5,14 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/cli/session"
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/templates"
@@ -59,7 +60,10 @@ func lintParent(b *templates.Bundle, namespace string, values *apiextensionsv1.J
 		}, nil
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{}}
-	u.SetGroupVersionKind(publish.GVK(*api))
+	// In the render version: the version the controller reads instances in.
+	gvk := publish.GVK(*api)
+	gvk.Version = publish.RenderVersion(publish.Defaulted(*api))
+	u.SetGroupVersionKind(gvk)
 	u.SetNamespace(namespace)
 	u.SetName("lint")
 	spec, err := publish.InstanceSpec(b.Name(), api, u)
@@ -71,28 +75,32 @@ func lintParent(b *templates.Bundle, namespace string, values *apiextensionsv1.J
 }
 
 // instanceValues reads a lint values file that is an instance of the
-// kind the bundle publishes (its apiVersion and kind say so) as its spec;
-// any other file is values as it is.
-func instanceValues(api *v1alpha1.BundleAPI, js []byte) []byte {
+// kind the bundle publishes (its apiVersion and kind say so, in any
+// version the api lists) as its spec, converted to the render version
+// first as the API server converts it for the controller; any other file
+// is values as it is.
+func instanceValues(b *templates.Bundle, js []byte) ([]byte, error) {
+	api := b.Spec().API
 	if api == nil {
-		return js
+		return js, nil
 	}
-	var obj struct {
-		APIVersion string          `json:"apiVersion"`
-		Kind       string          `json:"kind"`
-		Spec       json.RawMessage `json:"spec"`
+	obj := &unstructured.Unstructured{}
+	if obj.UnmarshalJSON(js) != nil || obj.GetKind() != api.Kind {
+		return js, nil
 	}
-	if json.Unmarshal(js, &obj) != nil || obj.Kind == "" {
-		return js
+	gvk := obj.GroupVersionKind()
+	if gvk.Group != api.Group || !slices.Contains(session.ServedVersions(publish.Defaulted(*api)), gvk.Version) {
+		return js, nil
 	}
-	gv, err := schema.ParseGroupVersion(obj.APIVersion)
-	if err != nil || !publish.Serves(api, gv.WithKind(obj.Kind)) {
-		return js
+	obj, err := session.ToRenderVersion(b, obj)
+	if err != nil {
+		return nil, err
 	}
-	if len(obj.Spec) == 0 || string(obj.Spec) == "null" {
-		return []byte("{}")
+	spec, ok := obj.Object["spec"]
+	if !ok || spec == nil {
+		return []byte("{}"), nil
 	}
-	return obj.Spec
+	return json.Marshal(spec)
 }
 
 // folderProblems lists the problems of a published kind as
