@@ -56,7 +56,7 @@ changed, added and removed. Every file is checked before any is written:
 a file that does not parse, an instance in a version the Bundle does not
 serve, or values no migration makes acceptable is an error and nothing
 is written. --check writes nothing and exits 1 when something would
-change (for CI), 0 otherwise.
+change (for CI), 0 otherwise, and 2 on an error.
 
 --bundle is a bundle folder or a Bundle manifest, or else the name of a
 Bundle in the cluster, read with your kubeconfig's identity; migrate
@@ -90,6 +90,10 @@ func run(ctx context.Context, kube *genericclioptions.ConfigFlags, f *flags, out
 	changes, err := Run(f.files, f.recursive, t, f.check)
 	for _, c := range changes {
 		fmt.Fprintln(out, c)
+	}
+	if err != nil && f.check {
+		// 1 means "something would change": an error is 2, as diff's.
+		return &exit.Error{Code: 2, Err: err}
 	}
 	if err != nil {
 		return err
