@@ -85,7 +85,9 @@ func instanceValues(b *templates.Bundle, js []byte) ([]byte, error) {
 		return js, nil
 	}
 	obj := &unstructured.Unstructured{}
-	if obj.UnmarshalJSON(js) != nil || obj.GetKind() != api.Kind {
+	// A file that is no object is values, which the render refuses.
+	isObject := obj.UnmarshalJSON(js) == nil
+	if !isObject || obj.GetKind() != api.Kind {
 		return js, nil
 	}
 	gvk := obj.GroupVersionKind()

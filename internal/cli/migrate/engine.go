@@ -40,7 +40,7 @@ func NewTarget(b *templates.Bundle, to string) (*Target, error) {
 		}
 		conv, err := publish.Converter(b.Name(), spec)
 		if err != nil {
-			return nil, fmt.Errorf("Bundle %s: %w", b.Name(), err)
+			return nil, fmt.Errorf("the conversion of Bundle %s: %w", b.Name(), err)
 		}
 		t.Kind, t.To, t.Convert = schema.GroupKind{Group: api.Group, Kind: api.Kind}, to, conv.Convert
 	} else if to != "" {
@@ -70,7 +70,7 @@ func valuesMigrator(b *templates.Bundle) (func(map[string]any) (map[string]any, 
 		steps = append(steps, step{m.Name, p})
 	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("Bundle %s: %w", b.Name(), errs.ToAggregate())
+		return nil, fmt.Errorf("the valuesMigrations of Bundle %s: %w", b.Name(), errs.ToAggregate())
 	}
 	// The schema check is MergeValues of the Bundle without its
 	// migrations (which MergeValues would otherwise apply itself): the

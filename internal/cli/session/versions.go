@@ -52,7 +52,7 @@ func ToRenderVersion(b *templates.Bundle, u *unstructured.Unstructured) (*unstru
 	}
 	conv, err := publish.Converter(b.Name(), b.Spec())
 	if err != nil {
-		return nil, fmt.Errorf("Bundle %s: %w", b.Name(), err)
+		return nil, fmt.Errorf("the conversion of Bundle %s: %w", b.Name(), err)
 	}
 	obj, err := conv.Convert(u.Object, to)
 	if err != nil {
