@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -201,18 +200,10 @@ func join(path, k string) string {
 }
 
 // nodeValue is the JSON value a node stands for, as kubectl reads YAML
-// (sigs.k8s.io/yaml: a timestamp stays a string, integers are int64).
+// (sigs.k8s.io/yaml: YAML 1.1 scalars such as y and on are booleans, a
+// timestamp stays a string, integers are int64), so that a node is
+// compared with what the object it was read into holds.
 func nodeValue(n *kyaml.Node) (any, error) {
-	if n.Kind == kyaml.ScalarNode && n.Tag != "!!timestamp" {
-		switch n.ShortTag() {
-		case "!!str":
-			return n.Value, nil
-		case "!!null":
-			return nil, nil
-		case "!!bool":
-			return strconv.ParseBool(n.Value)
-		}
-	}
 	text, err := kyaml.Marshal(n)
 	if err != nil {
 		return nil, err

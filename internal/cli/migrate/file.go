@@ -156,7 +156,7 @@ func (d *document) encode() ([]byte, error) {
 	if err := enc.Close(); err != nil {
 		return nil, err
 	}
-	out := buf.Bytes()
+	out := []byte(keepLineStyles(string(d.body), buf.String()))
 	if !bytes.HasSuffix(d.body, []byte("\n")) {
 		out = bytes.TrimSuffix(out, []byte("\n"))
 	}
