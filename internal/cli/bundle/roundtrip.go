@@ -32,9 +32,10 @@ const examplesDir = "examples/"
 const samplesPerVersion = 8
 
 // roundTripper is what a round trip needs of a converter
-// ((*conversion.Converter).RoundTrip).
+// (*conversion.Converter).
 type roundTripper interface {
 	RoundTrip(obj map[string]any, via string) (lost []string, err error)
+	AnnotatedFields(obj map[string]any, to string) ([]string, error)
 }
 
 // roundTripCase is one instance a round trip starts from.
@@ -54,6 +55,9 @@ func lintRoundTrips(dir string, b *templates.Bundle, files []string, out io.Writ
 	spec := b.Spec()
 	if spec.API == nil || len(spec.API.Versions) == 0 {
 		return 0
+	}
+	if _, err := publish.CRD(b.Name(), spec); err != nil {
+		return 0 // lintAPI reported the api's problems
 	}
 	report := func(format string, args ...any) {
 		fmt.Fprintf(out, "%s (conversion): %s\n", dir, fmt.Sprintf(format, args...))
@@ -90,17 +94,18 @@ func lintRoundTrips(dir string, b *templates.Bundle, files []string, out io.Writ
 }
 
 // reportConverterError reports the problems of conversion rules that do
-// not compile, each with its field path, and returns their number.
+// not compile, each with its field path as the folder holds it, and
+// returns their number.
 func reportConverterError(err error, report func(string, ...any)) int {
-	var ie *conversion.InvalidError
-	if !errors.As(err, &ie) {
+	var pe *publish.Error
+	if !errors.As(err, &pe) || len(pe.Errs) == 0 {
 		report("%v", err)
 		return 1
 	}
-	for _, fe := range ie.Errs {
-		report("%s", folderField(fe.Field)+": "+strings.TrimPrefix(fe.Error(), fe.Field+": "))
+	for _, line := range folderProblems(pe) {
+		report("%s", line)
 	}
-	return len(ie.Errs)
+	return len(pe.Errs)
 }
 
 // roundTrip converts c to every other served version and back and
@@ -127,8 +132,26 @@ func roundTrip(conv roundTripper, api v1alpha1.BundleAPI, c roundTripCase, seen 
 				problems++
 			}
 		}
+		warnAnnotated(conv, c, from, v.Name, seen, report)
 	}
 	return problems
+}
+
+// warnAnnotated warns, once per version pair and field, of the fields of
+// c that converting it to the version to keeps only in the conversion
+// annotation: a round trip restores them, but to (and the templates, when
+// it is the render version) never sees them. A warning is no problem.
+func warnAnnotated(conv roundTripper, c roundTripCase, from, to string, seen map[string]bool, report func(string, ...any)) {
+	kept, err := conv.AnnotatedFields(c.obj, to)
+	if err != nil {
+		return // RoundTrip reported the conversion's error
+	}
+	for _, p := range kept {
+		if key := from + " → " + to + " " + p; !seen[key] {
+			seen[key] = true
+			report("warning: %s → %s: %s: %s is kept only in the annotation %s%s: %s never sees it", from, to, c.label, p, conversion.AnnotationPrefix, from, to)
+		}
+	}
 }
 
 // roundTripExamples reads the examples: the bundle's examples/*.yaml

@@ -20,6 +20,13 @@ func (lossy) RoundTrip(_ map[string]any, via string) ([]string, error) {
 	return nil, nil
 }
 
+func (lossy) AnnotatedFields(_ map[string]any, to string) ([]string, error) {
+	if to == "v2" {
+		return []string{"spec.extra"}, nil
+	}
+	return nil, nil
+}
+
 // TestRoundTripReportsLostFields: each field a round trip loses is a
 // problem naming the version pair, the case and the field path, once per
 // version pair however many cases lose it; an unserved version is not
@@ -39,6 +46,7 @@ func TestRoundTripReportsLostFields(t *testing.T) {
 	want := []string{
 		"v1 → v2 → v1: examples/a.yaml AppService a: loses spec.ports",
 		"v1 → v2 → v1: examples/a.yaml AppService a: loses spec.ports.http",
+		"warning: v1 → v2: examples/a.yaml AppService a: spec.extra is kept only in the annotation conversion.stencil.dev/v1: v2 never sees it",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("reported (-want +got):\n%s", diff)

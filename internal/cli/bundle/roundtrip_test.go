@@ -97,3 +97,17 @@ func TestLintConversionCompileError(t *testing.T) {
 		t.Errorf("the rule's field path is not named:\n%s", out)
 	}
 }
+
+// TestLintWarnsAnnotatedFields: a conversion back to v1 that drops the
+// ports keeps them only in the annotation: the round trip restores them
+// (no problem), and lint warns that v1 never sees them.
+func TestLintWarnsAnnotatedFields(t *testing.T) {
+	dir := copyExample(t, `expression: "has(self.ports) ? self.ports.transformList(name, port, {'name': name, 'port': port}) : null"`, `expression: "null"`)
+	out, code := lint(t, dir)
+	if code != 0 {
+		t.Errorf("exit %d, want 0 (a warning is no problem):\n%s", code, out)
+	}
+	if !strings.Contains(out, "(conversion): warning: v2 → v1: examples/web-v2.yaml AppService web: spec.ports is kept only in the annotation conversion.stencil.dev/v2: v1 never sees it") {
+		t.Errorf("no warning of the ports:\n%s", out)
+	}
+}
