@@ -1,7 +1,7 @@
 // Package cli is stencil's command tree: NewRootCommand wires the
 // kubeconfig flags (k8s.io/cli-runtime, as in kubectl) and the commands
-// controller, render, diff, bundle pack, bundle lint, bundle rbac and
-// version; ExitCode is the process's exit status for the error a command
+// controller, render, diff, bundle pack, bundle lint, bundle rbac,
+// migrate and version; ExitCode is the process's exit status for the error a command
 // returned. Each command is a package of its own below it, over the
 // pieces they share:
 //
@@ -13,6 +13,9 @@
 //     radius, every parent that uses the Bundle rendered with the new
 //     version;
 //   - bundle: `stencil bundle pack`, `lint` and `rbac`;
+//   - migrate: `stencil migrate`, a GitOps repository's instances and
+//     Compositions rewritten in place for a Bundle's new version or
+//     values schema;
 //   - session: what a command knows of the cluster (or nothing, offline)
 //     and how it renders a parent with it; parents: the Compositions and
 //     instances of a -f file; pull: charts pulled from registries;

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -47,7 +48,7 @@ func TestRenderInstanceOffline(t *testing.T) {
 		name, file, bundle, want string
 	}{
 		{"a folder publishing no kind", in, plain, "publishes no kind"},
-		{"another version of the kind", instanceYAML("app.example.com/v2", "team", "web", 1), dir, "publishes app.example.com/v1 AppService, not app.example.com/v2 AppService"},
+		{"another version of the kind", instanceYAML("app.example.com/v2", "team", "web", 1), dir, "app.example.com/v2 AppService is not a version Bundle " + filepath.Base(dir) + " serves (it serves v1)"},
 		{"another group", instanceYAML("other.example.com/v1", "team", "web", 1), dir, "not other.example.com/v1 AppService"},
 		{"an instance without a name", "apiVersion: app.example.com/v1\nkind: AppService\nspec: {}\n", dir, "AppService has no metadata.name"},
 		{"a Bundle is no parent", "apiVersion: stencil.dev/v1alpha1\nkind: Bundle\nmetadata:\n  name: b\n", dir, "want a stencil.dev/v1alpha1 Composition or an instance of a published kind"},

@@ -9,6 +9,12 @@
 //     or offline against the built-in kinds'; the CRD of the kind it
 //     publishes built and checked as the API server would, its status
 //     outputs and rollout gates compiled as admission compiles them;
+//     for a kind published in several versions (roundtrip.go), every
+//     example (examples/*.yaml of the bundle, the -f instances) and
+//     values generated from each version's schema converted to every
+//     other served version and back: a field lost or a conversion that
+//     fails is a problem naming the version pair and the field, a field
+//     kept only in the conversion annotation a warning;
 //   - rbac (rbac.go): the ClusterRoles a cluster admin applies for the
 //     kind a folder publishes.
 //
