@@ -118,6 +118,22 @@ func TestApplyCopiesDeeply(t *testing.T) {
 	}
 }
 
+func TestApplyNumbers(t *testing.T) {
+	p, errs := Compile(rules(setRule("double", "self.size * 2"), setRule("half", "self.ratio / 2.0"), move("n", "m")), rulesPath)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	// As a decoder with UseNumber gives them, and as Go code writes them.
+	got, err := p.Apply(map[string]any{"size": json.Number("3"), "ratio": json.Number("0.5"), "n": 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"size": int64(3), "ratio": 0.5, "double": int64(6), "half": 0.25, "m": int64(4)}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
 func TestApplyErrors(t *testing.T) {
 	tests := []struct {
 		name  string
