@@ -2,6 +2,7 @@ package conversion
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -357,4 +358,34 @@ func TestConvertOddAnnotations(t *testing.T) {
 			t.Errorf("annotations (-want +got):\n%s", d)
 		}
 	})
+}
+
+func TestConvertConcurrently(t *testing.T) {
+	c := newAppService(t)
+	obj := object(t, "v1", `{"size":3,"legacy":"x","ports":[{"name":"b","port":2},{"name":"a","port":1}]}`)
+	want, err := c.Convert(obj, "v2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			for range 20 {
+				got, err := c.Convert(obj, "v2")
+				if err == nil && !cmp.Equal(want, got) {
+					err = fmt.Errorf("a concurrent conversion differs: %s", cmp.Diff(want, got))
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
 }

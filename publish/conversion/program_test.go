@@ -57,6 +57,8 @@ func TestApply(t *testing.T) {
 		{"move replaces the target", rules(move("size", "replicas")), `{"size":3,"replicas":{"x":1}}`, `{"replicas":3}`},
 		{"move makes the maps on the way", rules(move("port", "service.http.port")), `{"port":80}`, `{"service":{"http":{"port":80}}}`},
 		{"move drops the maps it empties", rules(move("service.port", "port")), `{"service":{"port":80}}`, `{"port":80}`},
+		{"move into its own field", rules(move("a", "a.b")), `{"a":1}`, `{"a":{"b":1}}`},
+		{"move out of its parent", rules(move("a.b", "a")), `{"a":{"b":1}}`, `{"a":1}`},
 		{"move keeps maps that were empty", rules(move("service.port", "port")), `{"service":{}}`, `{"service":{}}`},
 		// default
 		{"default sets an absent field", rules(defaultRule("replicas", 1)), `{}`, `{"replicas":1}`},
