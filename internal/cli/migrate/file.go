@@ -156,9 +156,13 @@ func (d *document) encode() ([]byte, error) {
 	if err := enc.Close(); err != nil {
 		return nil, err
 	}
-	out := []byte(keepLineStyles(string(d.body), buf.String()))
+	enc2 := buf.String()
+	if bytes.Contains(d.body, []byte("\r\n")) {
+		enc2 = strings.ReplaceAll(enc2, "\n", "\r\n") // the file's own line ends
+	}
+	out := []byte(keepLineStyles(string(d.body), enc2))
 	if !bytes.HasSuffix(d.body, []byte("\n")) {
-		out = bytes.TrimSuffix(out, []byte("\n"))
+		out = bytes.TrimSuffix(bytes.TrimSuffix(out, []byte("\n")), []byte("\r"))
 	}
 	return out, nil
 }

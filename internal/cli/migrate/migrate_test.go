@@ -263,3 +263,24 @@ func TestMigrateUnservedVersion(t *testing.T) {
 		t.Errorf("written despite the error (-before +after):\n%s", diff)
 	}
 }
+
+// TestMigrateLineEnds: a file with CRLF line ends and no final newline
+// keeps both; a document of only comments is left as it is.
+func TestMigrateLineEnds(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "crlf.yaml")
+	in := "# only comments\r\n---\r\napiVersion: app.example.com/v1\r\nkind: AppService\r\nmetadata:\r\n  name: x   # keep\r\nspec:\r\n  size: 2\r\n  ports:\r\n  - name: http\r\n    port: 80"
+	if err := os.WriteFile(name, []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migrate.Run([]string{name}, false, appService(), false); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "# only comments\r\n---\r\napiVersion: app.example.com/v2\r\nkind: AppService\r\nmetadata:\r\n  name: x   # keep\r\nspec:\r\n  replicas: 2\r\n  ports:\r\n    http: 80"
+	if diff := cmp.Diff(want, string(got)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
