@@ -113,3 +113,27 @@ func migrationError(refusal error, tried []string, why string) error {
 	out.Msg = re.Msg + "; " + tail
 	return &out
 }
+
+// CheckValuesMigrations applies each of the bundle's values migrations,
+// alone, to its values.yaml, and returns a problem for each whose result
+// the bundle's schemas refuse or that fails there, naming the migration
+// by its field path (spec.valuesMigrations[i]) and name. A migration runs
+// only over values the schemas refuse, so a problem is a warning (`stencil
+// bundle lint` prints it): a migration that cannot hold the current
+// shape of the values is likely to break values half migrated by hand.
+func CheckValuesMigrations(b *Bundle) []string {
+	var problems []string
+	for i, mig := range b.migrations {
+		where := fmt.Sprintf("%s (%s)", migrationsPath.Index(i), mig.name)
+		out, err := mig.prog.Apply(chart.DeepCopy(b.defaults).(map[string]any))
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s fails over values.yaml: %v", where, err))
+			continue
+		}
+		m := values.Merger{Defaults: out, Charts: b.root, OpenAPI: b.schema, JSONSchema: b.jsonSchema}
+		if _, _, err := m.Merge(nil); err != nil {
+			problems = append(problems, fmt.Sprintf("%s turns values.yaml into values the schemas refuse: %v", where, err))
+		}
+	}
+	return problems
+}

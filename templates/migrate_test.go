@@ -164,3 +164,21 @@ func TestValuesMigrationsRevision(t *testing.T) {
 		t.Errorf("revision %s is the same with and without values migrations", plain.Revision())
 	}
 }
+
+func TestCheckValuesMigrations(t *testing.T) {
+	b := bundle(t, replicasFiles, migrations(
+		// values.yaml has no size: nothing moves, and it lacks replicas.
+		sizeToReplicas,
+		v1alpha1.ValuesMigration{Name: "fine", Rules: []v1alpha1.ConversionRule{{Default: &v1alpha1.FieldDefault{Path: "replicas", Value: apiextensionsv1.JSON{Raw: []byte("1")}}}}},
+		v1alpha1.ValuesMigration{Name: "fails", Rules: []v1alpha1.ConversionRule{set("replicas", "self.size * 2")}},
+	))
+	got := templates.CheckValuesMigrations(b)
+	if len(got) != 2 {
+		t.Fatalf("problems = %q, want two (size-to-replicas and fails)", got)
+	}
+	for i, want := range []string{"spec.valuesMigrations[0] (size-to-replicas) turns values.yaml into values the schemas refuse", "spec.valuesMigrations[2] (fails) fails over values.yaml"} {
+		if !strings.HasPrefix(got[i], want) {
+			t.Errorf("problem %d = %q, want it to begin %q", i, got[i], want)
+		}
+	}
+}
