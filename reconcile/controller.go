@@ -221,7 +221,7 @@ func (r *Controller) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	s := &scope{comp: comp, status: v1alpha1.CompositionStatus{
 		ObservedGeneration: comp.GetGeneration(),
 		BundleRevision:     comp.ParentStatus().BundleRevision,
-		ValuesMigrations:   comp.ParentStatus().ValuesMigrations, // those of the revision last rendered
+		ValuesMigrations:   comp.ParentStatus().ValuesMigrations,                   // those of the revision last rendered
 		Hooks:              comp.ParentStatus().Hooks.DeepCopy(),                   // the record of hooks run persists from pass to pass
 		Outputs:            comp.ParentStatus().Outputs,                            // a pass that observes nothing keeps them
 		Admission:          authority.Carried(*comp.ParentStatus(), r.kind == nil), // every status written has a record
