@@ -79,18 +79,19 @@ func (b *Bundle) migrate(m values.Merger, v *apiextensionsv1.JSON, refusal error
 	}
 	tried := make([]string, 0, len(b.migrations))
 	var last error
-	for i, mig := range b.migrations {
+	for _, mig := range b.migrations {
 		tried = append(tried, mig.name)
 		next, err := mig.prog.Apply(doc)
 		if err != nil {
-			return nil, nil, nil, migrationError(refusal, tried,
-				fmt.Sprintf("values migration %s (spec.valuesMigrations[%d]) failed: %v", mig.name, i, err))
+			// err names the rule (spec.valuesMigrations[i].rules[j]),
+			// its path and expression.
+			return nil, nil, nil, migrationError(refusal, tried, fmt.Sprintf("values migration %s failed: %v", mig.name, err))
 		}
 		doc = next
 		raw, err := utiljson.Marshal(doc)
 		if err != nil {
 			return nil, nil, nil, migrationError(refusal, tried,
-				fmt.Sprintf("values migration %s (spec.valuesMigrations[%d]) made values that are not JSON: %v", mig.name, i, err))
+				fmt.Sprintf("values migration %s made values that are not JSON: %v", mig.name, err))
 		}
 		merged, charts, err := m.Merge(&apiextensionsv1.JSON{Raw: raw})
 		if err == nil {

@@ -115,7 +115,7 @@ func TestValuesMigrationsRefused(t *testing.T) {
 			want: []string{"values migrations tried: size-to-replicas", "still refused"}},
 		// A migration that fails stops there, naming itself and the rule.
 		{name: "a migration fails", migrations: []v1alpha1.ValuesMigration{failing, sizeToReplicas}, values: `{"size": 3}`,
-			want: []string{"values migrations tried: from-nothing;", "from-nothing (spec.valuesMigrations[0]) failed", "self.nope + 1"}},
+			want: []string{"values migrations tried: from-nothing;", "from-nothing failed", "spec.valuesMigrations[0].rules[0]", "self.nope + 1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
