@@ -1,8 +1,14 @@
 package cli_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/internal/testenv"
 )
 
 // migratingBundle is a bundle folder whose schema takes replicas only,
@@ -56,5 +62,30 @@ func TestLintValuesMigrations(t *testing.T) {
 	out, errOut, code = stencil(t, "", "bundle", "lint", migratingBundle(t, "- name: broken\n  rules:\n  - set: {path: replicas, expression: \"self.size + (((\"}\n"), "--offline")
 	if code != 1 || !strings.Contains(out+errOut, "spec.valuesMigrations[1].rules[0]") {
 		t.Errorf("lint of a migration that does not compile: exit %d, stdout:\n%s\nstderr: %s; want exit 1 naming spec.valuesMigrations[1].rules[0]", code, out, errOut)
+	}
+}
+
+// TestDiffValuesMigrations: stencil diff renders values the Bundle's
+// schema refuses through its values migrations, as the controller
+// would, and says so on stderr.
+func TestDiffValuesMigrations(t *testing.T) {
+	ns := testenv.Namespace(t, controller.Client)
+	b := &v1alpha1.Bundle{ObjectMeta: metav1.ObjectMeta{Name: "vmig-" + ns}, Spec: v1alpha1.BundleSpec{
+		Files: map[string]string{
+			"values.schema.json": `{"type": "object", "additionalProperties": false, "required": ["replicas"], "properties": {"replicas": {"type": "integer"}}}`,
+			"templates/cm.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  replicas: \"{{ .Values.replicas }}\"\n",
+		},
+		ValuesMigrations: []v1alpha1.ValuesMigration{{Name: "size-to-replicas", Rules: []v1alpha1.ConversionRule{{Move: &v1alpha1.FieldMove{From: "size", To: "replicas"}}}}},
+	}}
+	if err := controller.Client.Create(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = controller.Client.Delete(context.Background(), b) })
+	out, errOut, code := stencil(t, compositionYAML(ns, "web", b.Name, `{"size": 3}`), "diff", "-f", "-")
+	if code > 1 || !strings.Contains(out, `replicas: "3"`) {
+		t.Fatalf("diff of old values: exit %d, stdout:\n%s\nstderr: %s\nwant replicas 3", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "values migrations size-to-replicas") {
+		t.Errorf("stderr %q: want a warning naming the migration size-to-replicas", errOut)
 	}
 }
