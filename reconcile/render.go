@@ -101,18 +101,16 @@ func (r *Controller) render(ctx context.Context, s *scope) (ctrl.Result, error) 
 }
 
 // migrated records the values migrations the render applied in the
-// status, and in a Normal event (ValuesMigrated) when they are not those
-// the status named: the parent's values, which the revision refuses as
-// they are, are rendered migrated. Its spec is never rewritten.
+// status, and in a Normal event (ValuesMigrated) when the status named
+// others. The parent's spec is never rewritten.
 func (r *Controller) migrated(s *scope) {
 	applied := s.plan.ValuesMigrations
 	s.status.ValuesMigrations = applied
-	if len(applied) == 0 || slices.Equal(applied, s.comp.ParentStatus().ValuesMigrations) {
-		return
+	if len(applied) > 0 && !slices.Equal(applied, s.comp.ParentStatus().ValuesMigrations) {
+		r.Recorder.Eventf(s.comp, nil, corev1.EventTypeNormal, v1alpha1.ReasonValuesMigrated, "Render",
+			"revision %s of Bundle %s refuses the values as they are: rendered through the values migrations %s (spec.values is unchanged)",
+			revision.Name(s.comp.ParentSpec().Bundle, s.plan.BundleRevision), s.comp.ParentSpec().Bundle, strings.Join(applied, ", "))
 	}
-	r.Recorder.Eventf(s.comp, nil, corev1.EventTypeNormal, v1alpha1.ReasonValuesMigrated, "Render",
-		"revision %s of Bundle %s refuses the values as they are: rendered through the values migrations %s (spec.values is unchanged)",
-		revision.Name(s.comp.ParentSpec().Bundle, s.plan.BundleRevision), s.comp.ParentSpec().Bundle, strings.Join(applied, ", "))
 }
 
 // failedRender is a render that failed: its error, and what it looked up
