@@ -37,20 +37,21 @@ import (
 // member returning to it must bring a full pass, not be taken for the
 // converged state.
 type Pass struct {
-	Key      string // the render key of the render
-	Revision string // the Bundle's revision
-	// ValuesMigrations are the values migrations the render applied.
-	ValuesMigrations []string
-	Inventory        string                    // the recorded applyset.Inventory the render saw
-	Planned          []MemberKey               // the plan's objects, hooks included, in apply order
-	Ordinary         []MemberKey               // those that are not hooks: the members status lists
-	Live             map[MemberKey]MemberState // every live member of the set, as listed
-	IDs              []string                  // the ordinary members' ids (outputs.ID), in the order of Ordinary
-	Outputs          *outputs.Set              // the Bundle's outputs and readiness rules
+	Key       string                    // the render key of the render
+	Revision  string                    // the Bundle's revision
+	Inventory string                    // the recorded applyset.Inventory the render saw
+	Planned   []MemberKey               // the plan's objects, hooks included, in apply order
+	Ordinary  []MemberKey               // those that are not hooks: the members status lists
+	Live      map[MemberKey]MemberState // every live member of the set, as listed
+	IDs       []string                  // the ordinary members' ids (outputs.ID), in the order of Ordinary
+	Outputs   *outputs.Set              // the Bundle's outputs and readiness rules
 	// Observed is what the render read of the members' observed values
 	// and held back: a later pass whose members hold other values at
 	// those paths (a status field included) is a full one.
 	Observed *Observed
+	// ValuesMigrations are the values migrations the render applied
+	// (the parent's status.valuesMigrations).
+	ValuesMigrations []string
 }
 
 // MemberKey names a member.
