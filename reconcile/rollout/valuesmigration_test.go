@@ -177,3 +177,28 @@ func TestAdmissionAdmitsMigratedValues(t *testing.T) {
 		t.Errorf("warnings %q for values valid as they are: want none of migrations", got)
 	}
 }
+
+// TestValuesMigrationWhereHoldingIsAllowed: where the Bundle holds
+// parents back (spec.revisions.holding: Allowed), a parent a migration
+// rescues moves all the same; one no migration rescues stays on its
+// revision, RevisionHeld naming the migration tried.
+func TestValuesMigrationWhereHoldingIsAllowed(t *testing.T) {
+	ns := testenv.Namespace(t, env.Client)
+	b := env.Bundle(t, "vmig-held-"+ns, sized(), func(s *v1alpha1.BundleSpec) {
+		s.Revisions = &v1alpha1.RevisionPolicy{Holding: v1alpha1.HoldingAllowed}
+	})
+	env.MustCreate(t, suite.Composition(ns, "old", b.Name, `{"size":2}`))
+	env.MustCreate(t, suite.Composition(ns, "typo", b.Name, `{"sise":4}`))
+	env.Condition(t, ns, "old", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	env.Condition(t, ns, "typo", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	rev1 := currentRevision(t, b)
+	setFiles(t, b, replicated(), func(b *v1alpha1.Bundle) { b.Spec.ValuesMigrations = sizeToReplicas })
+	currentRevision(t, b)
+	onRevision(t, ns, "old", b.Status.Revision, []string{"size-to-replicas"})
+	configMapSays(t, ns, "old", map[string]string{"version": "2", "replicas": "2"})
+	revisionHeld(t, ns, "typo", func(rc *metav1.Condition) bool {
+		return rc.Reason == v1alpha1.ReasonValuesRefused && strings.Contains(rc.Message, "stays on revision "+rev1) &&
+			strings.Contains(rc.Message, "values migrations tried: size-to-replicas")
+	})
+	configMapSays(t, ns, "typo", map[string]string{"version": "1", "replicas": "1"})
+}
