@@ -567,6 +567,11 @@ func (in *CompositionStatus) DeepCopyInto(out *CompositionStatus) {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
+	if in.ValuesMigrations != nil {
+		in, out := &in.ValuesMigrations, &out.ValuesMigrations
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.Members != nil {
 		in, out := &in.Members, &out.Members
 		*out = make([]MemberStatus, len(*in))
