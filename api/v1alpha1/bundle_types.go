@@ -510,8 +510,8 @@ type BundleStatus struct {
 	Rollouts []RolloutStatus `json:"rollouts,omitempty"`
 
 	// storage is the storage migration of the published kind's
-	// instances (see StorageStatus): present once its CRD's storage
-	// version changed.
+	// instances (see StorageStatus), and the versions they were last
+	// written in.
 	// +optional
 	Storage *StorageStatus `json:"storage,omitempty"`
 }

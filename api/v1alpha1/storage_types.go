@@ -22,7 +22,8 @@ const (
 // (package reconcile/migration): when the storage version of the kind's
 // CRD changes, every stored instance is rewritten in it, in pages, and
 // the CRD's status.storedVersions is then trimmed to it. A restart of the
-// controller resumes after lastKey.
+// controller resumes after lastKey. Once the kind's CRD is Established,
+// every pass of the migration counts writtenIn, Migrated or not.
 type StorageStatus struct {
 	// phase is Migrating while instances are rewritten, Migrated once
 	// status.storedVersions of the CRD holds targetVersion alone.
@@ -34,6 +35,12 @@ type StorageStatus struct {
 	// over for the new one.
 	// +optional
 	TargetVersion string `json:"targetVersion,omitempty"`
+
+	// crdGeneration is the metadata.generation of the CRD when this
+	// migration began: a change of the CRD's spec since (its storage
+	// version may have moved away and back) starts it over.
+	// +optional
+	CRDGeneration int64 `json:"crdGeneration,omitempty"`
 
 	// migrated is how many instances this migration has rewritten (or
 	// found rewritten since it listed them, or deleted).
