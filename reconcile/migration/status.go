@@ -133,7 +133,7 @@ func (p *pass) save(ctx context.Context) error {
 	return nil
 }
 
-// counts counts instances by the version of their latest write.
+// counts are the instances by the version of their latest write.
 type counts map[string]int64
 
 // add counts obj under the version of its latest write (writtenIn), if

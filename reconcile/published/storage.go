@@ -22,22 +22,23 @@ import (
 // reports its progress in b's status.storage), and live is left as it
 // was (not even taken over), its kind's controller, if running, running
 // on. The storage migration's trim of status.storedVersions changes live,
-// which brings the next pass.
-func (r *BundleReconciler) keepStored(ctx context.Context, b *v1alpha1.Bundle, live, next *apiextensionsv1.CustomResourceDefinition, what string) (publication, error) {
+// which brings the next pass. A count that fails is said instead.
+func (r *BundleReconciler) keepStored(ctx context.Context, b *v1alpha1.Bundle, live, next *apiextensionsv1.CustomResourceDefinition, what string) publication {
 	err := publish.CheckVersionRemoval(live, next)
 	var stored *publish.VersionStillStoredError
 	if !errors.As(err, &stored) {
-		return publication{}, nil
+		return publication{}
 	}
-	n, cerr := r.countInstances(ctx, live, stored.Storage)
-	if cerr != nil {
-		return publication{}, cerr
+	var remain string
+	if n, cerr := r.countInstances(ctx, live, stored.Storage); cerr != nil {
+		remain = fmt.Sprintf("; the instances that remain to be rewritten could not be counted: %v", cerr)
+	} else {
+		if st := b.Status.Storage; st != nil && st.Phase == v1alpha1.StorageMigrating && st.TargetVersion == stored.Storage {
+			n = max(n-st.Migrated, 0)
+		}
+		remain = fmt.Sprintf("; up to %d instances remain to be rewritten", n)
 	}
-	if st := b.Status.Storage; st != nil && st.Phase == v1alpha1.StorageMigrating && st.TargetVersion == stored.Storage {
-		n = max(n-st.Migrated, 0)
-	}
-	return publication{reason: v1alpha1.ReasonVersionStillStored,
-		message: fmt.Sprintf("%s is not changed: %v; up to %d instances remain to be rewritten", what, err, n)}, nil
+	return publication{reason: v1alpha1.ReasonVersionStillStored, message: fmt.Sprintf("%s is not changed: %v%s", what, err, remain)}
 }
 
 // countInstances counts the instances of live's kind, listing their
