@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -88,7 +91,13 @@ func stamps(t *testing.T, group, ns string) map[string][2]any {
 // ServiceAccount and RBAC), whose Updates of instances wrote records.
 func migrator(t *testing.T, wrote *[]string, mu *sync.Mutex) *migration.Migrator {
 	t.Helper()
-	c, err := client.NewWithWatch(env.ControllerConfig, client.Options{Scheme: env.Scheme()})
+	return migratorAs(t, env.ControllerConfig, wrote, mu)
+}
+
+// migratorAs is migrator as cfg authenticates.
+func migratorAs(t *testing.T, cfg *rest.Config, wrote *[]string, mu *sync.Mutex) *migration.Migrator {
+	t.Helper()
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: env.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +109,7 @@ func migrator(t *testing.T, wrote *[]string, mu *sync.Mutex) *migration.Migrator
 		}
 		return c.Update(ctx, obj, opts...)
 	}})
-	m, err := migration.New(counted, c, env.ControllerConfig, events.NewFakeRecorder(100),
+	m, err := migration.New(counted, c, cfg, events.NewFakeRecorder(100),
 		migration.Options{PageSize: 3, WritesPerSecond: 1000, Burst: 10})
 	if err != nil {
 		t.Fatal(err)
@@ -200,5 +209,69 @@ func TestMigrationResumesAfterTheLastKey(t *testing.T) {
 		if after[n][0] == before[n][0] || after[n][1] != before[n][1] {
 			t.Errorf("%s: resourceVersion, generation %v, were %v: want it stored again (a new resourceVersion) at the same generation", n, after[n], before[n])
 		}
+	}
+}
+
+// TestMigrationForbidden runs a migration as a controller that may read
+// the kind's instances and write the Bundle's status, not update the
+// instances (the test's controller writes as itself, and may write
+// anything): status.storage says why, the pass looks again after
+// ForbiddenRecheck, and status.storedVersions is not trimmed.
+func TestMigrationForbidden(t *testing.T) {
+	ns := testenv.Namespace(t, env.Client)
+	group := "forbid-" + ns + ".example.com"
+	b := env.Bundle(t, "forbid-"+ns, suite.TwoConfigMaps())
+	crd := widgetCRD(group, b.Name)
+	env.MustCreate(t, crd)
+	t.Cleanup(func() { _ = env.Delete(context.Background(), crd) })
+	env.Established(t, crd.Name)
+	env.MustCreate(t, widget(group, "v1", ns, "w0", 1))
+	makeStorage(t, crd.Name, "v2")
+
+	user := "storage-" + ns
+	rules := []rbacv1.PolicyRule{
+		{APIGroups: []string{group}, Resources: []string{"widgets"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"bundles"}, Verbs: []string{"get"}},
+		{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"bundles/status"}, Verbs: []string{"patch"}},
+	}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: rules}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: user},
+		Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: user}}}
+	env.MustCreate(t, role)
+	env.MustCreate(t, binding)
+	t.Cleanup(func() { _ = env.Delete(context.Background(), binding); _ = env.Delete(context.Background(), role) })
+	testenv.WaitGranted(t, env.Client, testenv.Subject{User: user, Groups: []string{"system:authenticated"}}, "", 0, rules...)
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:authenticated"}}
+
+	var mu sync.Mutex
+	var wrote []string
+	m := migratorAs(t, cfg, &wrote, &mu)
+	testenv.Eventually(t, 0, "a pass refused by RBAC", func() (bool, error) {
+		got := &v1alpha1.Bundle{}
+		live := &apiextensionsv1.CustomResourceDefinition{}
+		if err := env.Get(context.Background(), client.ObjectKeyFromObject(b), got); err != nil {
+			return false, err
+		}
+		if err := env.Get(context.Background(), client.ObjectKeyFromObject(crd), live); err != nil {
+			return false, err
+		}
+		res, err := m.Migrate(context.Background(), got, live)
+		return err == nil && res.RequeueAfter == migration.ForbiddenRecheck, err
+	})
+	got := &v1alpha1.Bundle{}
+	if err := env.Get(context.Background(), client.ObjectKeyFromObject(b), got); err != nil {
+		t.Fatal(err)
+	}
+	if st := got.Status.Storage; st == nil || st.Phase != v1alpha1.StorageMigrating || !strings.Contains(st.Message, "forbidden") || st.Migrated != 0 {
+		t.Errorf("status.storage %+v: want Migrating, nothing migrated, and the refusal", st)
+	}
+	live := &apiextensionsv1.CustomResourceDefinition{}
+	if err := env.Get(context.Background(), client.ObjectKeyFromObject(crd), live); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"v1", "v2"}, live.Status.StoredVersions); diff != "" {
+		t.Errorf("status.storedVersions (-want +got):\n%s", diff)
 	}
 }

@@ -170,7 +170,7 @@ func (m *Migrator) Migrate(ctx context.Context, b *v1alpha1.Bundle, crd *apiexte
 	}
 	p := &pass{m: m, bundle: b, crd: crd, storage: storage}
 	if slices.Equal(crd.Status.StoredVersions, []string{storage}) {
-		return ctrl.Result{}, p.migrated(ctx)
+		return forbidden(p.migrated(ctx))
 	}
 	if ok, err := m.storing(ctx, crd, storage); err != nil || !ok {
 		if err != nil {
@@ -178,7 +178,23 @@ func (m *Migrator) Migrate(ctx context.Context, b *v1alpha1.Bundle, crd *apiexte
 		}
 		return ctrl.Result{RequeueAfter: m.opts.Recheck}, p.waiting(ctx)
 	}
-	return ctrl.Result{}, p.run(ctx)
+	return forbidden(p.run(ctx))
+}
+
+// ForbiddenRecheck is how long a migration the controller may not make
+// (status.storage.message says why) waits before it tries again: RBAC
+// changes raise no event.
+const ForbiddenRecheck = time.Minute
+
+// forbidden is the result of a pass that ended with err: a Forbidden
+// error (recorded in status.storage.message) is looked at again after
+// ForbiddenRecheck rather than backed off, which would soon wait for
+// many minutes.
+func forbidden(err error) (ctrl.Result, error) {
+	if apierrors.IsForbidden(err) {
+		return ctrl.Result{RequeueAfter: ForbiddenRecheck}, nil
+	}
+	return ctrl.Result{}, err
 }
 
 // established reports whether crd's Established condition is True.

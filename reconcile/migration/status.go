@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
@@ -33,6 +34,10 @@ func (p *pass) migrated(ctx context.Context) error {
 	}
 	n, err := p.count(ctx)
 	if err != nil {
+		p.st.Message = fmt.Sprintf("the instances could not be counted: %v", err)
+		if serr := p.save(ctx); serr != nil {
+			ctrl.LoggerFrom(ctx).Error(serr, "record status.storage", "bundle", p.bundle.Name)
+		}
 		return err
 	}
 	p.st.Listed, p.st.WrittenIn, p.st.LastKey = n, p.written.list(), ""
