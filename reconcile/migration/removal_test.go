@@ -147,7 +147,7 @@ func TestVersionDroppedOnceMigrated(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	before := gadgetStamps(t, group, "v2", ns)
+	before := gadgetStamps(t, group, "v1", ns)
 
 	env.Bundle(t, name, suite.GadgetFiles(""), suite.Publishing(group, func(api *v1alpha1.BundleAPI) { api.Version = "v2" }))
 	env.BundleReady(t, name, metav1.ConditionTrue, v1alpha1.ReasonReady)
@@ -173,18 +173,21 @@ func TestVersionDroppedOnceMigrated(t *testing.T) {
 }
 
 // gadgetStamps are the resourceVersions and generations of the Gadgets
-// g0, g1 and g2 of ns, read in version.
+// g0, g1 and g2 of ns, read in version (once the API server serves it).
 func gadgetStamps(t *testing.T, group, version, ns string) map[string][2]any {
 	t.Helper()
 	out := map[string][2]any{}
-	for i := range 3 {
-		g := suite.Gadget(group, ns, fmt.Sprintf("g%d", i), "")
-		g.SetAPIVersion(group + "/" + version)
-		if err := env.Get(context.Background(), client.ObjectKeyFromObject(g), g); err != nil {
-			t.Fatal(err)
+	testenv.Eventually(t, 0, "the Gadgets of "+ns+" in "+version, func() (bool, error) {
+		for i := range 3 {
+			g := suite.Gadget(group, ns, fmt.Sprintf("g%d", i), "")
+			g.SetAPIVersion(group + "/" + version)
+			if err := env.Get(context.Background(), client.ObjectKeyFromObject(g), g); err != nil {
+				return false, err
+			}
+			out[g.GetName()] = [2]any{g.GetResourceVersion(), g.GetGeneration()}
 		}
-		out[g.GetName()] = [2]any{g.GetResourceVersion(), g.GetGeneration()}
-	}
+		return true, nil
+	})
 	return out
 }
 
