@@ -104,17 +104,14 @@ func (p *pass) warn() {
 	}
 }
 
-// servedVersions are the versions api serves (the single version of the
-// old form), nil for no api.
+// servedVersions are the versions api serves (publish.Versions: the
+// single version of the old form as one), nil for no api.
 func servedVersions(api *v1alpha1.BundleAPI) []string {
 	if api == nil {
 		return nil
 	}
-	if len(api.Versions) == 0 {
-		return []string{publish.Defaulted(*api).Version}
-	}
 	var out []string
-	for _, v := range api.Versions {
+	for _, v := range publish.Versions(*api) {
 		if v.Served == nil || *v.Served {
 			out = append(out, v.Name)
 		}
