@@ -77,7 +77,9 @@
 //     have moved away and back, starts the migration over), and only
 //     after discovery reported that version as the kind's storage.
 //   - A pass that fails leaves status.storage as far as it got; the next
-//     pass (the controller's backoff) resumes there.
+//     pass (the controller's backoff, or a minute after a Forbidden)
+//     resumes there. A pass stopped mid-page writes that page's instances
+//     again after the restart: harmless, as each write is a no-op.
 //
 // With several API servers, each adopts a CRD's new storage version when
 // its own watch of the CRD catches up; discovery is read from one of

@@ -76,8 +76,13 @@ func (p *pass) resumed() v1alpha1.StorageStatus {
 	return v1alpha1.StorageStatus{Phase: v1alpha1.StorageMigrating, TargetVersion: p.storage, CRDGeneration: p.crd.Generation, StartTime: &now}
 }
 
-// failed records err in status.storage.message and returns it.
+// failed records err in status.storage.message and returns it; a pass
+// stopped (the controller stopping, or losing its lead) records nothing
+// more: the progress of the pages done is recorded already.
 func (p *pass) failed(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return err
+	}
 	p.st.Message = fmt.Sprintf("the migration to %s stopped after %d instances (it resumes after %q): %v", p.storage, p.st.Migrated, p.st.LastKey, err)
 	if serr := p.save(ctx); serr != nil {
 		ctrl.LoggerFrom(ctx).Error(serr, "record the storage migration's progress", "bundle", p.bundle.Name)
