@@ -14,6 +14,10 @@
 //     every instance and their children, is deleted only with the Bundle
 //     and only when api.deletionPolicy is Delete (BundleFinalizer holds
 //     the Bundle).
+//   - storage.go: a CRD that would drop a version its
+//     status.storedVersions still holds is not applied
+//     (VersionStillStored, with how many instances remain): the storage
+//     migration (package reconcile/migration) must trim it first.
 //   - approval.go: in a group of Kubernetes' own (k8s.io, kubernetes.io)
 //     no CRD is ever created; one is kept only where a cluster admin
 //     made it with the api-approved.kubernetes.io annotation (set by

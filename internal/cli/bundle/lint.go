@@ -91,6 +91,7 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 		return 0, err
 	}
 	problems += lintRoundTrips(dir, b, f.values, out)
+	lintValuesMigrations(dir, b, stderr)
 	cases, err := lintCases(f, b)
 	if err != nil {
 		return 0, err
