@@ -3,6 +3,7 @@ package publish
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -37,9 +38,8 @@ func Validate(api v1alpha1.BundleAPI) field.ErrorList {
 	case len(api.Kind) > validation.DNS1035LabelMaxLength || !kindRE.MatchString(api.Kind):
 		errs = append(errs, field.Invalid(apiPath.Child("kind"), api.Kind, "must be CamelCase: an upper-case letter, then letters and digits, at most 63 characters"))
 	}
-	if api.Version != "" && (len(api.Version) > validation.DNS1035LabelMaxLength || !versionRE.MatchString(api.Version)) {
-		errs = append(errs, field.Invalid(apiPath.Child("version"), api.Version, "must be a Kubernetes API version such as v1, v2beta1 or v1alpha1"))
-	}
+	errs = append(errs, validVersion(api.Version, apiPath.Child("version"))...)
+	errs = append(errs, validateVersions(api)...)
 	if api.Plural != "" {
 		errs = append(errs, dnsLabel(api.Plural, apiPath.Child("plural"))...)
 	} else if api.Kind != "" && len(Plural(api.Kind)) > validation.DNS1035LabelMaxLength {
@@ -47,21 +47,100 @@ func Validate(api v1alpha1.BundleAPI) field.ErrorList {
 	}
 	errs = append(errs, nameList(api.ShortNames, apiPath.Child("shortNames"))...)
 	errs = append(errs, nameList(api.Categories, apiPath.Child("categories"))...)
-	columns := sets.New[string]()
-	for i, c := range api.PrinterColumns {
-		p := apiPath.Child("printerColumns").Index(i)
-		if columns.Has(c.Name) {
-			errs = append(errs, field.Duplicate(p.Child("name"), c.Name))
-		}
-		columns.Insert(c.Name)
-		errs = append(errs, validateColumn(c, p)...)
-	}
+	errs = append(errs, validateColumns(api.PrinterColumns, apiPath.Child("printerColumns"))...)
 	errs = append(errs, deletionPolicy(api.DeletionPolicy, apiPath.Child("deletionPolicy"))...)
 	d := apiPath.Child("defaults")
 	errs = append(errs, deletionPolicy(api.Defaults.DeletionPolicy, d.Child("deletionPolicy"))...)
 	if sa := api.Defaults.ServiceAccountName; sa != "" {
 		for _, msg := range validation.IsDNS1123Subdomain(sa) {
 			errs = append(errs, field.Invalid(d.Child("serviceAccountName"), sa, msg))
+		}
+	}
+	return errs
+}
+
+// validVersion checks a version's name ("" is valid: unset).
+func validVersion(v string, p *field.Path) field.ErrorList {
+	if v != "" && (len(v) > validation.DNS1035LabelMaxLength || !versionRE.MatchString(v)) {
+		return field.ErrorList{field.Invalid(p, v, "must be a Kubernetes API version such as v1, v2beta1 or v1alpha1")}
+	}
+	return nil
+}
+
+// validateColumns checks a list of printer columns: names unique, each
+// valid (validateColumn).
+func validateColumns(cols []apiextensionsv1.CustomResourceColumnDefinition, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	names := sets.New[string]()
+	for i, c := range cols {
+		if names.Has(c.Name) {
+			errs = append(errs, field.Duplicate(p.Index(i).Child("name"), c.Name))
+		}
+		names.Insert(c.Name)
+		errs = append(errs, validateColumn(c, p.Index(i))...)
+	}
+	return errs
+}
+
+// validateVersions checks the several-versions form: version and
+// versions exclusive; each version named once, validly; exactly one
+// storage version, which has no conversion of its own; a
+// deprecationWarning only on a deprecated version; at most one of
+// schema and schemaFile; the render version one of them, served. The
+// conversion rules themselves are checked by the conversion package
+// (they compile, their CEL is bounded).
+func validateVersions(api v1alpha1.BundleAPI) field.ErrorList {
+	vp := apiPath.Child("versions")
+	var errs field.ErrorList
+	if len(api.Versions) == 0 {
+		if api.RenderVersion != "" && api.RenderVersion != renderVersion(api) {
+			errs = append(errs, field.Invalid(apiPath.Child("renderVersion"), api.RenderVersion, "must name a version of versions; the single-version form renders its one version"))
+		}
+		return errs
+	}
+	if api.Version != "" {
+		errs = append(errs, field.Forbidden(apiPath.Child("version"), "version is the single-version form: list the versions under versions instead"))
+	}
+	names := sets.New[string]()
+	var storage []string
+	for i, v := range api.Versions {
+		p := vp.Index(i)
+		switch {
+		case v.Name == "":
+			errs = append(errs, field.Required(p.Child("name"), "the version, such as v1"))
+		case names.Has(v.Name):
+			errs = append(errs, field.Duplicate(p.Child("name"), v.Name))
+		}
+		names.Insert(v.Name)
+		errs = append(errs, validVersion(v.Name, p.Child("name"))...)
+		errs = append(errs, validateColumns(v.PrinterColumns, p.Child("printerColumns"))...)
+		if v.Storage {
+			storage = append(storage, v.Name)
+			if v.Conversion != nil {
+				errs = append(errs, field.Forbidden(p.Child("conversion"), "the storage version converts to nothing: conversions are between a version and the storage version"))
+			}
+		}
+		if v.DeprecationWarning != "" && !v.Deprecated {
+			errs = append(errs, field.Forbidden(p.Child("deprecationWarning"), "only a deprecated version warns: set deprecated: true"))
+		}
+		if v.Schema != nil && len(v.Schema.Raw) > 0 && v.SchemaFile != "" {
+			errs = append(errs, field.Forbidden(p.Child("schemaFile"), "at most one of schema and schemaFile"))
+		}
+	}
+	if len(storage) != 1 {
+		errs = append(errs, field.Invalid(vp, fmt.Sprintf("%d storage versions", len(storage)), "exactly one version has storage: true"))
+	}
+	if rv := api.RenderVersion; rv == "" && len(storage) == 1 {
+		if i := slices.IndexFunc(api.Versions, func(v v1alpha1.APIVersion) bool { return v.Storage }); !served(api.Versions[i]) {
+			errs = append(errs, field.Invalid(vp.Index(i).Child("served"), false, "the storage version renders (no renderVersion names another) and must be served: the controller reads instances in it"))
+		}
+	} else if rv != "" {
+		i := slices.IndexFunc(api.Versions, func(v v1alpha1.APIVersion) bool { return v.Name == rv })
+		switch {
+		case i < 0:
+			errs = append(errs, field.NotFound(apiPath.Child("renderVersion"), rv))
+		case !served(api.Versions[i]):
+			errs = append(errs, field.Invalid(apiPath.Child("renderVersion"), rv, "the templates' version must be served: the controller reads instances in it"))
 		}
 	}
 	return errs
