@@ -21,8 +21,8 @@
 //     Bundle name, generation and revision and kept in a bounded cache
 //     (Handler.cacheSize converters, dropped after an hour unused).
 //   - What an answer is: every object converted to the desired version,
-//     metadata as it came but for the labels and annotations the
-//     converter set (the annotation conversion.stencil.dev/<version>
+//     metadata as it came but for the annotations the converter set
+//     (the annotation conversion.stencil.dev/<version>
 //     that keeps what the target version cannot hold), or, on the first
 //     object that does not convert, result Failure with a message naming
 //     the object, the versions, and what the converter said (the rule's

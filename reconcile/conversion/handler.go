@@ -146,10 +146,10 @@ func (h *Handler) convertOne(ctx context.Context, raw []byte, desired string) ([
 	}
 	result := &unstructured.Unstructured{Object: content}
 	// The API server refuses a change of metadata but labels and
-	// annotations: keep it as it came.
-	labels, annotations := result.GetLabels(), result.GetAnnotations()
+	// annotations: it is kept as it came, with the annotations the
+	// converter set (what the target version cannot hold).
+	annotations := result.GetAnnotations()
 	result.Object["metadata"] = obj.Object["metadata"]
-	result.SetLabels(labels)
 	result.SetAnnotations(annotations)
 	result.SetAPIVersion(desired)
 	return result.MarshalJSON()
