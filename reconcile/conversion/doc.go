@@ -7,13 +7,17 @@
 //
 // # Responsibilities
 //
-//   - Who is answered: only a caller whose client certificate the
-//     webhook's client CA verified (and, with client names, that bears
-//     one: the API server). Anyone else gets a review back with result
-//     Failure and no object converted: no Bundle is read, no converter
-//     built, nothing converted for it. The guard in front (package
-//     admission) bounds what any caller costs: its rate, the API
-//     server's in-flight reviews and everyone else's, a review's size.
+//   - Who is answered: every caller. The API server presents no client
+//     certificate to a CRD's conversion webhook (apiextensions-apiserver
+//     calls it with no credentials: the AdmissionConfiguration's
+//     kubeconfig is the admission webhooks' only), so the caller cannot
+//     be told from anyone else as the admission webhooks tell it. What a
+//     caller gets is its own objects converted by the Bundle's rules (CEL
+//     over the object alone, bounded in cost): no object of the cluster
+//     is read for it but the cached Bundles, and nothing is written. The
+//     guard in front (package admission) bounds what any caller costs:
+//     its rate, the reviews in flight, a review's size; the webhook port
+//     is fenced by the NetworkPolicy of config/network-policy.
 //   - Which rules convert: for each object, the Bundle that publishes its
 //     group and kind (engine.PublishingBundle, read from the controller's
 //     cache: the Bundles are cached by the manager). Its converter (a
@@ -31,7 +35,7 @@
 //
 // # Invariants
 //
-// The handler never writes to the cluster and reads nothing for a
-// stranger. An object whose apiVersion already is the desired version is
+// The handler never writes to the cluster and reads nothing but the
+// Bundles (and, when several claim a kind, its CRD's labels). An object whose apiVersion already is the desired version is
 // returned as it came. The uid of the review is echoed.
 package conversion

@@ -40,11 +40,10 @@ const (
 )
 
 // Handler answers the API server's ConversionReviews (see the package
-// doc). Verified says whether a request's caller is the API server.
+// doc).
 type Handler struct {
 	bundles, crds client.Reader
 	build         Builder
-	verified      func(*http.Request) bool
 	// converters holds a built converter (or the error building it) per
 	// convKey.
 	converters *cache.LRUExpireCache
@@ -54,12 +53,9 @@ var _ http.Handler = (*Handler)(nil)
 
 // New returns the handler: bundles lists the Bundles (the manager's
 // cached client), crds reads the CRDs' metadata when several Bundles
-// claim a kind (the API reader), build makes a Bundle's converter, and
-// verified tells the API server (a request whose client certificate the
-// webhook's client CA verified) from everyone else.
-func New(bundles, crds client.Reader, build Builder, verified func(*http.Request) bool) *Handler {
-	return &Handler{bundles: bundles, crds: crds, build: build, verified: verified,
-		converters: cache.NewLRUExpireCache(defaultCacheSize)}
+// claim a kind (the API reader), and build makes a Bundle's converter.
+func New(bundles, crds client.Reader, build Builder) *Handler {
+	return &Handler{bundles: bundles, crds: crds, build: build, converters: cache.NewLRUExpireCache(defaultCacheSize)}
 }
 
 // convKey names a Bundle's content: its converter changes only with it.
@@ -74,12 +70,8 @@ type built struct {
 	err  error
 }
 
-// NotConvertedMessage is the one answer to a caller that is not the
-// verified API server.
-const NotConvertedMessage = "stencil: not converted: the webhook's caller presented no client certificate signed by --webhook-client-ca (and named by --webhook-client-name)"
-
-// ServeHTTP decodes a ConversionReview, converts its objects (for the
-// API server only) and answers the review.
+// ServeHTTP decodes a ConversionReview, converts its objects and
+// answers the review.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		http.Error(w, "stencil: a ConversionReview is POSTed", http.StatusMethodNotAllowed)
@@ -91,11 +83,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res := &apiextensionsv1.ConversionResponse{UID: review.Request.UID}
-	if h.verified == nil || !h.verified(r) {
-		res.Result = failure(NotConvertedMessage)
-	} else {
-		res.ConvertedObjects, res.Result = h.convert(r.Context(), review.Request)
-	}
+	res.ConvertedObjects, res.Result = h.convert(r.Context(), review.Request)
 	out := &apiextensionsv1.ConversionReview{TypeMeta: review.TypeMeta, Response: res}
 	if out.APIVersion == "" {
 		out.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("ConversionReview"))

@@ -62,7 +62,7 @@ type fixture struct {
 	builds int
 }
 
-func newFixture(t *testing.T, verified bool) *fixture {
+func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
@@ -73,7 +73,7 @@ func newFixture(t *testing.T, verified bool) *fixture {
 	f.h = conversion.New(c, c, func(name string, _ v1alpha1.BundleSpec) (conversion.Converter, error) {
 		f.builds++
 		return renamer{}, nil
-	}, func(*http.Request) bool { return verified })
+	})
 	return f
 }
 
@@ -106,7 +106,7 @@ func (f *fixture) review(t *testing.T, desired string, objects ...string) *apiex
 const v1Object = `{"apiVersion":"app.example.com/v1","kind":"AppService","metadata":{"name":"web","namespace":"team-a","uid":"u1","labels":{"a":"b"}},"spec":{"size":3}}`
 
 func TestConvert(t *testing.T) {
-	f := newFixture(t, true)
+	f := newFixture(t)
 	res := f.review(t, "app.example.com/v2", v1Object, `{"apiVersion":"app.example.com/v2","kind":"AppService","metadata":{"name":"db","namespace":"team-a"},"spec":{"replicas":1}}`)
 	if res.Result.Status != metav1.StatusSuccess || len(res.ConvertedObjects) != 2 {
 		t.Fatalf("result %+v, %d objects", res.Result, len(res.ConvertedObjects))
@@ -132,7 +132,7 @@ func TestConvert(t *testing.T) {
 }
 
 func TestConvertFailure(t *testing.T) {
-	f := newFixture(t, true)
+	f := newFixture(t)
 	res := f.review(t, "app.example.com/v2", v1Object, `{"apiVersion":"app.example.com/v1","kind":"AppService","metadata":{"name":"bad","namespace":"team-a"},"spec":{"size":-1}}`)
 	if res.Result.Status != metav1.StatusFailure || len(res.ConvertedObjects) != 0 {
 		t.Fatalf("result %+v, %d objects; want a Failure with none", res.Result, len(res.ConvertedObjects))
@@ -145,16 +145,5 @@ func TestConvertFailure(t *testing.T) {
 	res = f.review(t, "app.example.com/v2", `{"apiVersion":"app.example.com/v1","kind":"Thing","metadata":{"name":"x"}}`)
 	if res.Result.Status != metav1.StatusFailure || !strings.Contains(res.Result.Message, "no Bundle publishes Thing.app.example.com") {
 		t.Errorf("a kind no Bundle publishes: %+v", res.Result)
-	}
-}
-
-func TestConvertStranger(t *testing.T) {
-	f := newFixture(t, false)
-	res := f.review(t, "app.example.com/v2", v1Object)
-	if res.Result.Status != metav1.StatusFailure || len(res.ConvertedObjects) != 0 || res.Result.Message != conversion.NotConvertedMessage {
-		t.Errorf("a stranger got %+v, %d objects", res.Result, len(res.ConvertedObjects))
-	}
-	if f.builds != 0 {
-		t.Errorf("%d converters built for a stranger", f.builds)
 	}
 }
