@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -94,9 +95,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// convert converts every object of req to its desired version; the
-// first that fails fails them all, as the API server takes them all or
-// none.
+// convert converts every object of req to its desired version; one
+// object that does not convert fails the review, as the API server takes
+// all of them or none.
 func (h *Handler) convert(ctx context.Context, req *apiextensionsv1.ConversionRequest) ([]runtime.RawExtension, metav1.Status) {
 	out := make([]runtime.RawExtension, 0, len(req.Objects))
 	for _, o := range req.Objects {
@@ -165,7 +166,7 @@ func (h *Handler) converter(ctx context.Context, obj *unstructured.Unstructured)
 	case err != nil:
 		return nil, err
 	case b == nil && len(claimants) > 0:
-		return nil, fmt.Errorf("Bundles %v all publish %s and its CustomResourceDefinition names none of them", claimants, gvk.GroupKind())
+		return nil, fmt.Errorf("several Bundles publish %s (%s) and its CustomResourceDefinition names none of them", gvk.GroupKind(), strings.Join(claimants, ", "))
 	case b == nil:
 		return nil, fmt.Errorf("no Bundle publishes %s in version %s", gvk.GroupKind(), gvk.Version)
 	}

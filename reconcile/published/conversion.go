@@ -80,7 +80,7 @@ func convertClientConfig(base admissionregistrationv1.WebhookClientConfig) (*api
 	case base.URL != nil:
 		u, err := neturl.Parse(*base.URL)
 		if err != nil {
-			return nil, "the base entry's url does not parse", nil
+			return nil, "", fmt.Errorf("the base entry's url: %w", err)
 		}
 		u.Path, u.RawPath, u.RawQuery, u.Fragment = publish.ConversionWebhookPath, "", "", ""
 		cc.URL = ptr.To(u.String())
