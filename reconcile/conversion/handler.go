@@ -30,6 +30,12 @@ type Converter interface {
 	Convert(obj map[string]any, toVersion string) (map[string]any, error)
 }
 
+// contextConverter is a Converter that stops when a context ends: the
+// review's, which ends when the API server gives up on it.
+type contextConverter interface {
+	ConvertContext(ctx context.Context, obj map[string]any, toVersion string) (map[string]any, error)
+}
+
 // Builder builds the Converter of a Bundle's published kind from its
 // name and spec (publish.Converter).
 type Builder func(bundleName string, spec v1alpha1.BundleSpec) (Converter, error)
@@ -129,7 +135,12 @@ func (h *Handler) convertOne(ctx context.Context, raw []byte, desired string) ([
 	if err != nil {
 		return nil, fmt.Errorf("stencil: convert %s from %s to %s: %w", what, gvk.Version, to, err)
 	}
-	content, err := conv.Convert(obj.UnstructuredContent(), to)
+	var content map[string]any
+	if cc, ok := conv.(contextConverter); ok {
+		content, err = cc.ConvertContext(ctx, obj.UnstructuredContent(), to)
+	} else {
+		content, err = conv.Convert(obj.UnstructuredContent(), to)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("stencil: convert %s from %s to %s: %w", what, gvk.Version, to, err)
 	}
