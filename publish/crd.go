@@ -129,20 +129,35 @@ func CRD(bundleName string, spec v1alpha1.BundleSpec) (*apiextensionsv1.CustomRe
 // clientConfig of their CRDs' spec.conversion.webhook.
 const ConversionWebhookPath = "/convert"
 
-// versionSpecs are the spec schemas of api's versions, in order, and the
-// Bundle field each comes from ("" when it is any object).
+// versionSpecs are the spec schemas of api's versions, in order
+// (VersionSchemas), and the Bundle field each comes from ("" when it is
+// any object).
 func versionSpecs(bundleName string, spec v1alpha1.BundleSpec, api v1alpha1.BundleAPI) ([]*apiextensionsv1.JSONSchemaProps, []string, error) {
-	versions := apiVersions(api)
+	byName, err := VersionSchemas(bundleName, spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	_, valuesSource, err := valuesSchema(spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	versions := Versions(api)
 	specs := make([]*apiextensionsv1.JSONSchemaProps, len(versions))
 	sources := make([]string, len(versions))
 	for i, v := range versions {
-		s, source, err := versionSpec(spec, i, v)
-		if err != nil {
-			return nil, nil, err
+		s, source := byName[v.Name], valuesSource
+		switch {
+		case v.Schema != nil && len(v.Schema.Raw) > 0:
+			source = apiPath.Child("versions").Index(i).Child("schema").String()
+		case v.SchemaFile != "":
+			source = v.SchemaFile
+		}
+		if s == nil {
+			s = &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}
 		}
 		if s.Description == "" {
 			s.Description = fmt.Sprintf("spec is the values stencil Bundle %s renders, merged over its values.yaml.", bundleName)
-			if source != "" && source != sourceSchema && source != sourceJSONSchema && v.Name != api.Version {
+			if source != valuesSource && v.Name != api.Version {
 				s.Description = fmt.Sprintf("spec is the spec of version %s; stencil converts it to version %s, the one stencil Bundle %s renders.", v.Name, api.Version, bundleName)
 			}
 		}
@@ -151,39 +166,11 @@ func versionSpecs(bundleName string, spec v1alpha1.BundleSpec, api v1alpha1.Bund
 	return specs, sources, nil
 }
 
-// versionSpec is the spec schema of version v (the i-th) and the field it
-// comes from: its schema, its schemaFile, or the values schema.
-func versionSpec(spec v1alpha1.BundleSpec, i int, v v1alpha1.APIVersion) (*apiextensionsv1.JSONSchemaProps, string, error) {
-	switch {
-	case v.Schema != nil && len(v.Schema.Raw) > 0:
-		source := apiPath.Child("versions").Index(i).Child("schema").String()
-		s, err := openAPISchema(v.Schema.Raw, source)
-		if err != nil {
-			return nil, "", err
-		}
-		return s, source, objectSchema(s, source)
-	case v.SchemaFile != "":
-		text, ok := spec.Files[v.SchemaFile]
-		if !ok {
-			return nil, "", &Error{Reason: ReasonInvalidAPI, Errs: field.ErrorList{field.NotFound(apiPath.Child("versions").Index(i).Child("schemaFile"), v.SchemaFile)}}
-		}
-		s, errs := convertJSONSchema(text)
-		if len(errs) > 0 {
-			for _, e := range errs {
-				e.Field = v.SchemaFile + strings.TrimPrefix(e.Field, sourceJSONSchema)
-			}
-			return nil, "", &Error{Reason: ReasonNotStructural, Errs: errs}
-		}
-		return s, v.SchemaFile, objectSchema(s, v.SchemaFile)
-	}
-	return valuesSchema(spec)
-}
-
 // build assembles the CRD: one CRD version per version of the api, each
 // with its own spec schema (specs, in the same order).
 func build(bundleName string, api v1alpha1.BundleAPI, specs []*apiextensionsv1.JSONSchemaProps, outs []v1alpha1.BundleOutput) *apiextensionsv1.CustomResourceDefinition {
 	status := instanceStatusSchema(outs)
-	versions := apiVersions(api)
+	versions := Versions(api)
 	crd := &apiextensionsv1.CustomResourceDefinition{
 		TypeMeta: metav1.TypeMeta{APIVersion: apiextensionsv1.SchemeGroupVersion.String(), Kind: "CustomResourceDefinition"},
 		ObjectMeta: metav1.ObjectMeta{

@@ -152,7 +152,9 @@ func TestValidateVersions(t *testing.T) {
 		{"bad name", func(a *v1alpha1.BundleAPI) { a.Versions[0].Name = "one" }, []string{"spec.api.versions[0].name"}},
 		{"warning without deprecation", func(a *v1alpha1.BundleAPI) { a.Versions[0].Deprecated = false }, []string{"spec.api.versions[0].deprecationWarning"}},
 		{"schema and file", func(a *v1alpha1.BundleAPI) { a.Versions[0].Schema = raw(`{"type":"object"}`) }, []string{"spec.api.versions[0].schemaFile"}},
-		{"storage converts", func(a *v1alpha1.BundleAPI) { a.Versions[1].Conversion = &v1alpha1.VersionConversion{} }, []string{"spec.api.versions[1].conversion"}},
+		{"storage converts", func(a *v1alpha1.BundleAPI) {
+			a.Versions[1].Conversion = &v1alpha1.VersionConversion{ToStorage: []v1alpha1.ConversionRule{{Delete: &v1alpha1.FieldDelete{Path: "x"}}}}
+		}, []string{"spec.api.versions[1].conversion"}},
 		{"render version unknown", func(a *v1alpha1.BundleAPI) { a.RenderVersion = "v3" }, []string{"spec.api.renderVersion"}},
 		{"render version not served", func(a *v1alpha1.BundleAPI) { a.RenderVersion = "v1"; a.Versions[0].Served = ptr.To(false) }, []string{"spec.api.renderVersion"}},
 		{"storage not served", func(a *v1alpha1.BundleAPI) { a.Versions[1].Served = ptr.To(false) }, []string{"spec.api.versions[1].served"}},
@@ -183,7 +185,7 @@ func TestCRDVersionErrors(t *testing.T) {
 		reason string
 		path   string
 	}{
-		{"missing file", func(s *v1alpha1.BundleSpec) { delete(s.Files, "schemas/v1.json") }, publish.ReasonInvalidAPI, "spec.api.versions[0].schemaFile"},
+		{"missing file", func(s *v1alpha1.BundleSpec) { delete(s.Files, "schemas/v1.json") }, publish.ReasonNotStructural, "spec.api.versions[0].schemaFile"},
 		{"file not a schema", func(s *v1alpha1.BundleSpec) { s.Files["schemas/v1.json"] = "[" }, publish.ReasonNotStructural, "schemas/v1.json"},
 		{"schema not structural", func(s *v1alpha1.BundleSpec) {
 			s.API.Versions[0].SchemaFile = ""
@@ -192,7 +194,7 @@ func TestCRDVersionErrors(t *testing.T) {
 		{"not an object", func(s *v1alpha1.BundleSpec) {
 			s.API.Versions[0].SchemaFile = ""
 			s.API.Versions[0].Schema = raw(`{"type":"string"}`)
-		}, publish.ReasonNotStructural, "spec.api.versions[0].schema.type"},
+		}, publish.ReasonNotStructural, "spec.api.versions[0].schema"},
 		{"column format", func(s *v1alpha1.BundleSpec) { s.API.Versions[0].PrinterColumns[0].Format = "weird" }, publish.ReasonInvalidAPI, "spec.api.versions[0].printerColumns[0].format"},
 		{"api column format", func(s *v1alpha1.BundleSpec) { s.API.PrinterColumns[0].Format = "weird" }, publish.ReasonInvalidAPI, "spec.api.printerColumns[0].format"},
 	}

@@ -36,14 +36,14 @@ const DefaultVersion = "v1alpha1"
 
 // Defaulted returns a copy of api with the version, the plural (Plural
 // of the kind) and the CRD's deletion policy (Orphan) filled in when
-// empty. The version is the render version (renderVersion): in the
+// empty. The version is the render version (RenderVersion): in the
 // single-version form, version or DefaultVersion; with versions, the
 // version the templates are written against (renderVersion, else the
 // storage version), which is the version the controller reads instances
 // in. versions is kept as written.
 func Defaulted(api v1alpha1.BundleAPI) v1alpha1.BundleAPI {
 	out := *api.DeepCopy()
-	out.Version = renderVersion(api)
+	out.Version = RenderVersion(api)
 	if out.Plural == "" {
 		out.Plural = Plural(out.Kind)
 	}
@@ -51,44 +51,6 @@ func Defaulted(api v1alpha1.BundleAPI) v1alpha1.BundleAPI {
 		out.DeletionPolicy = v1alpha1.DeletionPolicyOrphan
 	}
 	return out
-}
-
-// apiVersions are the versions of api: versions, or the single-version
-// form as one served and stored version (version, else DefaultVersion).
-func apiVersions(api v1alpha1.BundleAPI) []v1alpha1.APIVersion {
-	if len(api.Versions) > 0 {
-		return api.Versions
-	}
-	name := api.Version
-	if name == "" {
-		name = DefaultVersion
-	}
-	t := true
-	return []v1alpha1.APIVersion{{Name: name, Served: &t, Storage: true}}
-}
-
-// storageVersion is the name of api's storage version ("" when versions
-// has none marked storage, which Validate refuses).
-func storageVersion(api v1alpha1.BundleAPI) string {
-	for _, v := range apiVersions(api) {
-		if v.Storage {
-			return v.Name
-		}
-	}
-	return ""
-}
-
-// renderVersion is the version whose spec the templates see: the
-// api's renderVersion, else its storage version; in the single-version
-// form, the one version.
-func renderVersion(api v1alpha1.BundleAPI) string {
-	if len(api.Versions) == 0 {
-		return apiVersions(api)[0].Name
-	}
-	if api.RenderVersion != "" {
-		return api.RenderVersion
-	}
-	return storageVersion(api)
 }
 
 // served reports whether the version is served (true when unset).
@@ -151,7 +113,7 @@ func Serves(api *v1alpha1.BundleAPI, gvk schema.GroupVersionKind) bool {
 	if d.Group != gvk.Group || d.Kind != gvk.Kind {
 		return false
 	}
-	for _, v := range apiVersions(*api) {
+	for _, v := range Versions(*api) {
 		if v.Name == gvk.Version {
 			return true
 		}

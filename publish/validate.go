@@ -3,7 +3,6 @@ package publish
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -82,65 +81,28 @@ func validateColumns(cols []apiextensionsv1.CustomResourceColumnDefinition, p *f
 	return errs
 }
 
-// validateVersions checks the several-versions form: version and
-// versions exclusive; each version named once, validly; exactly one
-// storage version, which has no conversion of its own; a
-// deprecationWarning only on a deprecated version; at most one of
-// schema and schemaFile; the render version one of them, served. The
-// conversion rules themselves are checked by the conversion package
-// (they compile, their CEL is bounded).
+// validateVersions checks the several-versions form: what
+// ValidateVersions checks (version and versions exclusive, names unique,
+// exactly one storage version, renderVersion a served version, at most
+// one of schema and schemaFile, the conversions compile), and each
+// version's name and printer columns, a deprecationWarning only on a
+// deprecated version, and, with no renderVersion, a served storage
+// version (it is the one the templates see).
 func validateVersions(api v1alpha1.BundleAPI) field.ErrorList {
+	errs := ValidateVersions(api)
 	vp := apiPath.Child("versions")
-	var errs field.ErrorList
-	if len(api.Versions) == 0 {
-		if api.RenderVersion != "" && api.RenderVersion != renderVersion(api) {
-			errs = append(errs, field.Invalid(apiPath.Child("renderVersion"), api.RenderVersion, "must name a version of versions; the single-version form renders its one version"))
-		}
-		return errs
-	}
-	if api.Version != "" {
-		errs = append(errs, field.Forbidden(apiPath.Child("version"), "version is the single-version form: list the versions under versions instead"))
-	}
-	names := sets.New[string]()
-	var storage []string
 	for i, v := range api.Versions {
 		p := vp.Index(i)
-		switch {
-		case v.Name == "":
+		if v.Name == "" {
 			errs = append(errs, field.Required(p.Child("name"), "the version, such as v1"))
-		case names.Has(v.Name):
-			errs = append(errs, field.Duplicate(p.Child("name"), v.Name))
 		}
-		names.Insert(v.Name)
 		errs = append(errs, validVersion(v.Name, p.Child("name"))...)
 		errs = append(errs, validateColumns(v.PrinterColumns, p.Child("printerColumns"))...)
-		if v.Storage {
-			storage = append(storage, v.Name)
-			if v.Conversion != nil {
-				errs = append(errs, field.Forbidden(p.Child("conversion"), "the storage version converts to nothing: conversions are between a version and the storage version"))
-			}
-		}
 		if v.DeprecationWarning != "" && !v.Deprecated {
 			errs = append(errs, field.Forbidden(p.Child("deprecationWarning"), "only a deprecated version warns: set deprecated: true"))
 		}
-		if v.Schema != nil && len(v.Schema.Raw) > 0 && v.SchemaFile != "" {
-			errs = append(errs, field.Forbidden(p.Child("schemaFile"), "at most one of schema and schemaFile"))
-		}
-	}
-	if len(storage) != 1 {
-		errs = append(errs, field.Invalid(vp, fmt.Sprintf("%d storage versions", len(storage)), "exactly one version has storage: true"))
-	}
-	if rv := api.RenderVersion; rv == "" && len(storage) == 1 {
-		if i := slices.IndexFunc(api.Versions, func(v v1alpha1.APIVersion) bool { return v.Storage }); !served(api.Versions[i]) {
-			errs = append(errs, field.Invalid(vp.Index(i).Child("served"), false, "the storage version renders (no renderVersion names another) and must be served: the controller reads instances in it"))
-		}
-	} else if rv != "" {
-		i := slices.IndexFunc(api.Versions, func(v v1alpha1.APIVersion) bool { return v.Name == rv })
-		switch {
-		case i < 0:
-			errs = append(errs, field.NotFound(apiPath.Child("renderVersion"), rv))
-		case !served(api.Versions[i]):
-			errs = append(errs, field.Invalid(apiPath.Child("renderVersion"), rv, "the templates' version must be served: the controller reads instances in it"))
+		if v.Storage && api.RenderVersion == "" && !served(v) {
+			errs = append(errs, field.Invalid(p.Child("served"), false, "the storage version renders (no renderVersion names another) and must be served: the controller reads instances in it"))
 		}
 	}
 	return errs

@@ -1,15 +1,16 @@
 package conversion
 
 import (
-	"errors"
-
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/publish"
 )
 
-// FromBundle is the controller's Builder: the Bundle's conversion rules
-// compiled by publish.Converter.
-//
-// TODO(i39): publish.Converter once the conversion engine is on main.
-func FromBundle(string, v1alpha1.BundleSpec) (Converter, error) {
-	return nil, errors.New("stencil's conversion engine is not built in")
+// FromBundle is the controller's Builder: the Bundle's versions and
+// conversion rules compiled by publish.Converter.
+func FromBundle(bundleName string, spec v1alpha1.BundleSpec) (Converter, error) {
+	c, err := publish.Converter(bundleName, spec)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }
