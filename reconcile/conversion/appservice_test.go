@@ -40,7 +40,7 @@ const v2Schema = `{"type":"object","properties":{
   "ports":{"type":"object","additionalProperties":{"type":"integer"}}}}`
 
 // overLimit is the expression that fails on a size over 100.
-const overLimit = "self.size > 100 ? int('size over 100') : self.size"
+const overLimit = "self.size > 100 ? int(string(self.size) + ' is over 100') : self.size"
 
 func appServiceFiles() map[string]string {
 	return map[string]string{
@@ -206,14 +206,24 @@ func TestAppServiceVersions(t *testing.T) {
 		if err := env.Apply(ctx, client.ApplyConfigurationFromUnstructured(app.DeepCopy()), client.FieldOwner(manager), client.ForceOwnership); err != nil {
 			t.Fatalf("apply the v1 YAML: %v", err)
 		}
+		// Once the controller wrote what it writes (finalizer, ApplySet
+		// metadata, status), nothing but the dry run could change it.
+		testenv.WaitFor(t, env.Client, appService(t, group, "v2", ns, "gitops", ""), 0,
+			testenv.Condition{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue})
 		before := get(t, group, "v1", ns, "gitops")
 		dry := app.DeepCopy()
 		if err := env.Apply(ctx, client.ApplyConfigurationFromUnstructured(dry), client.FieldOwner(manager), client.ForceOwnership, client.DryRunAll); err != nil {
 			t.Fatalf("dry run the v1 YAML: %v", err)
 		}
 		after := get(t, group, "v1", ns, "gitops")
-		if before.GetResourceVersion() != after.GetResourceVersion() {
-			t.Errorf("the dry run wrote: resourceVersion %s, then %s", before.GetResourceVersion(), after.GetResourceVersion())
+		if before.GetGeneration() != after.GetGeneration() {
+			t.Errorf("generation %d, then %d", before.GetGeneration(), after.GetGeneration())
+		}
+		if diff := cmp.Diff(before.Object["spec"], after.Object["spec"]); diff != "" {
+			t.Errorf("the live spec changed (-before +after):\n%s", diff)
+		}
+		if diff := cmp.Diff(before.GetAnnotations(), after.GetAnnotations()); diff != "" {
+			t.Errorf("the live annotations changed (-before +after):\n%s", diff)
 		}
 		// What Argo CD and Flux diff: the dry run's result against live.
 		if diff := cmp.Diff(before.Object["spec"], dry.Object["spec"]); diff != "" {
@@ -229,6 +239,7 @@ func TestAppServiceVersions(t *testing.T) {
 		if err == nil {
 			t.Fatal("created an instance whose conversion fails")
 		}
+		t.Logf("refused: %v", err)
 		if !strings.Contains(err.Error(), overLimit) {
 			t.Errorf("error %v does not name the expression %q", err, overLimit)
 		}
