@@ -50,6 +50,7 @@ func TestConversionFollowsTheCA(t *testing.T) {
 	})
 	testenv.Eventually(t, 0, "a write through v1 after the rotation", func() (bool, error) {
 		err := env.Create(ctx, appService(t, group, "v1", ns, "after", "size: 1"))
-		return err == nil, nil //nolint:nilerr // the API server may hold the old CA for a moment
+		// The API server may hold the old CA for a moment: try again.
+		return err == nil, nil
 	})
 }
