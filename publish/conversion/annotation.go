@@ -157,9 +157,9 @@ func annotations(obj map[string]any) map[string]any {
 	return ann
 }
 
-// annotate writes out's conversion annotations: the consumed records
-// (restored) are removed, the source version's is lost (or removed when
-// nothing is lost).
+// annotate writes out's conversion annotations: the target version's
+// and the other consumed records (restored) are removed, the source
+// version's is lost (or removed when nothing is lost).
 func annotate(out map[string]any, from, to string, lost *record, consumed []string) error {
 	ann := annotations(out)
 	if ann == nil && lost == nil {
@@ -177,6 +177,7 @@ func annotate(out map[string]any, from, to string, lost *record, consumed []stri
 	for _, v := range consumed {
 		delete(ann, AnnotationPrefix+v)
 	}
+	delete(ann, AnnotationPrefix+to) // restored, or one that does not decode
 	delete(ann, AnnotationPrefix+from)
 	if lost != nil {
 		raw, err := json.Marshal(lost)

@@ -1,6 +1,7 @@
 package conversion
 
 import (
+	"encoding/json"
 	"errors"
 	"reflect"
 	"sort"
@@ -10,8 +11,8 @@ import (
 	"github.com/google/cel-go/common/types/traits"
 )
 
-// orderedAdapter presents the document's maps to CEL with their keys in
-// sorted order, so that an expression iterating a map (a map of ports
+// orderedAdapter presents the document to CEL: json.Numbers as
+// integers (or doubles), and maps with their keys in sorted order, so that an expression iterating a map (a map of ports
 // to a list) gives the same result every time, as a conversion must:
 // Go's maps iterate in random order.
 type orderedAdapter struct{ base types.Adapter }
@@ -23,6 +24,15 @@ func (a orderedAdapter) NativeToValue(v any) ref.Val {
 		return orderedMap{Mapper: types.NewStringInterfaceMap(a, v), m: v}
 	case []any:
 		return types.NewDynamicList(a, v)
+	case json.Number:
+		if i, err := v.Int64(); err == nil {
+			return types.Int(i)
+		}
+		f, err := v.Float64()
+		if err != nil {
+			return types.NewErr("%q is not a number", string(v))
+		}
+		return types.Double(f)
 	}
 	return a.base.NativeToValue(v)
 }

@@ -341,3 +341,32 @@ func (c *Converter) RoundTrip(obj map[string]any, via string) ([]string, error) 
 	sort.Strings(lost)
 	return lost, nil
 }
+
+// AnnotatedFields lists the paths (spec.x.y) of obj's spec that
+// converting it to the version to keeps only in the annotation: fields
+// to cannot hold, or that the rules do not carry over. A round trip
+// restores them, but the target version (and the templates, when it is
+// the render version) never sees them: `stencil bundle lint` warns of
+// them.
+func (c *Converter) AnnotatedFields(obj map[string]any, to string) ([]string, error) {
+	from, err := c.versionOf(obj)
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.Convert(obj, to)
+	if err != nil || from == to {
+		return nil, err
+	}
+	r := records(out)[from]
+	if r == nil {
+		return nil, nil
+	}
+	var paths []string
+	for _, f := range r.Fields {
+		if !f.Absent {
+			paths = append(paths, strings.Join(append([]string{"spec"}, f.Path...), "."))
+		}
+	}
+	sort.Strings(paths)
+	return paths, nil
+}

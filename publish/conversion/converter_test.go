@@ -2,6 +2,7 @@ package conversion
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -321,5 +322,70 @@ func TestNewInvalid(t *testing.T) {
 				t.Errorf("fields (-want +got):\n%s\n%v", d, ie)
 			}
 		})
+	}
+}
+
+func TestConvertOddAnnotations(t *testing.T) {
+	c := threeVersions(t)
+	t.Run("records naming each other end", func(t *testing.T) {
+		obj := object(t, "v2", `{"name":"a","replicas":1}`)
+		ann := annotations(obj)
+		ann[AnnotationPrefix+"v1"] = `{"to":"v3","fields":[{"path":["color"],"value":"red"}]}`
+		ann[AnnotationPrefix+"v3"] = `{"to":"v1","fields":[{"path":["zone"],"value":"z"}]}`
+		got, err := c.Convert(obj, "v1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The conversion ends; v1's record restores color (its base
+		// says color was absent, as it is), and both records are spent.
+		if d := cmp.Diff(doc(t, `{"name":"a","size":1,"color":"red"}`), got["spec"]); d != "" {
+			t.Errorf("spec (-want +got):\n%s", d)
+		}
+		if d := cmp.Diff(map[string]any{"note": "keep"}, annotations(got)); d != "" {
+			t.Errorf("annotations (-want +got):\n%s", d)
+		}
+	})
+	t.Run("a record that does not decode is dropped", func(t *testing.T) {
+		obj := object(t, "v2", `{"name":"a"}`)
+		annotations(obj)[AnnotationPrefix+"v1"] = `{not json`
+		annotations(obj)[AnnotationPrefix+"v9"] = `{"to":"v2","fields":[]}`
+		got, err := c.Convert(obj, "v1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]any{"note": "keep", AnnotationPrefix + "v9": `{"to":"v2","fields":[]}`}
+		if d := cmp.Diff(want, annotations(got)); d != "" {
+			t.Errorf("annotations (-want +got):\n%s", d)
+		}
+	})
+}
+
+func TestConvertConcurrently(t *testing.T) {
+	c := newAppService(t)
+	obj := object(t, "v1", `{"size":3,"legacy":"x","ports":[{"name":"b","port":2},{"name":"a","port":1}]}`)
+	want, err := c.Convert(obj, "v2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			for range 20 {
+				got, err := c.Convert(obj, "v2")
+				if err == nil && !cmp.Equal(want, got) {
+					err = fmt.Errorf("a concurrent conversion differs: %s", cmp.Diff(want, got))
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }

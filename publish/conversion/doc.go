@@ -17,7 +17,10 @@
 //     Validate read a BundleAPI, the single-version form included.
 //   - Objects (converter.go): New builds a Converter for a kind; Convert
 //     converts a whole instance through the storage version (the hub);
-//     RoundTrip reports what a round trip through a version loses.
+//     RoundTrip reports what a round trip through a version loses;
+//     AnnotatedFields what a conversion keeps only in the annotation.
+//   - Samples (samples.go): Samples generates specs from a schema for
+//     `stencil bundle lint`'s round trips.
 //
 // # Invariants
 //

@@ -1,6 +1,7 @@
 package conversion
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -80,9 +81,15 @@ func jsonType(v any) string {
 }
 
 // deepCopy copies JSON-like data: maps and slices are new, scalars are
-// shared.
+// shared; integers become int64, json.Numbers int64 or float64.
 func deepCopy(v any) any {
 	switch v := v.(type) {
+	case int:
+		return int64(v)
+	case int32:
+		return int64(v)
+	case json.Number:
+		return normalize(v)
 	case map[string]any:
 		if v == nil {
 			return v

@@ -291,6 +291,12 @@ func (p *Program) Apply(doc map[string]any) (map[string]any, error) {
 	return p.apply(context.Background(), doc, &budget)
 }
 
+// ApplyContext is Apply, stopping when ctx ends.
+func (p *Program) ApplyContext(ctx context.Context, doc map[string]any) (map[string]any, error) {
+	budget := uint64(TotalCostLimit)
+	return p.apply(ctx, doc, &budget)
+}
+
 // apply applies the rules, charging the expressions' cost to budget.
 func (p *Program) apply(ctx context.Context, doc map[string]any, budget *uint64) (map[string]any, error) {
 	out, _ := deepCopy(doc).(map[string]any)

@@ -57,6 +57,8 @@ func TestApply(t *testing.T) {
 		{"move replaces the target", rules(move("size", "replicas")), `{"size":3,"replicas":{"x":1}}`, `{"replicas":3}`},
 		{"move makes the maps on the way", rules(move("port", "service.http.port")), `{"port":80}`, `{"service":{"http":{"port":80}}}`},
 		{"move drops the maps it empties", rules(move("service.port", "port")), `{"service":{"port":80}}`, `{"port":80}`},
+		{"move into its own field", rules(move("a", "a.b")), `{"a":1}`, `{"a":{"b":1}}`},
+		{"move out of its parent", rules(move("a.b", "a")), `{"a":{"b":1}}`, `{"a":1}`},
 		{"move keeps maps that were empty", rules(move("service.port", "port")), `{"service":{}}`, `{"service":{}}`},
 		// default
 		{"default sets an absent field", rules(defaultRule("replicas", 1)), `{}`, `{"replicas":1}`},
@@ -115,6 +117,22 @@ func TestApplyCopiesDeeply(t *testing.T) {
 	out["a"].(map[string]any)["b"].([]any)[0].(map[string]any)["c"] = int64(2)
 	if got := in["a"].(map[string]any)["b"].([]any)[0].(map[string]any)["c"]; got != int64(1) {
 		t.Errorf("the input shares its values with the output: c is %v", got)
+	}
+}
+
+func TestApplyNumbers(t *testing.T) {
+	p, errs := Compile(rules(setRule("double", "self.size * 2"), setRule("half", "self.ratio / 2.0"), move("n", "m")), rulesPath)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	// As a decoder with UseNumber gives them, and as Go code writes them.
+	got, err := p.Apply(map[string]any{"size": json.Number("3"), "ratio": json.Number("0.5"), "n": 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"size": int64(3), "ratio": 0.5, "double": int64(6), "half": 0.25, "m": int64(4)}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
 	}
 }
 
