@@ -38,6 +38,10 @@
 //     AccessBindingName, the only binding of a published kind the
 //     controller may write) and let namespace admins, editors and viewers
 //     use it (aggregated into the admin, edit and view roles).
+//   - Storage (storage.go): CheckVersionRemoval refuses a CRD that drops
+//     a version the live CRD's status.storedVersions still holds
+//     (*VersionStillStoredError); StorageVersionOf names a CRD's storage
+//     version.
 //
 // # Invariants
 //

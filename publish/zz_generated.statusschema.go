@@ -283,6 +283,16 @@ const compositionStatusSchema = "" +
 	"    \"summary\": {\n" +
 	"      \"description\": \"summary counts ready members, such as \\\"4/5 ready\\\".\",\n" +
 	"      \"type\": \"string\"\n" +
+	"    },\n" +
+	"    \"valuesMigrations\": {\n" +
+	"      \"description\": \"valuesMigrations names the Bundle's values migrations\\n(spec.valuesMigrations) the last render applied to the parent's\\nvalues, in order: the revision's schemas refused the values as\\nthey are and accepted them migrated. Absent when the values were\\nrendered as they are. The parent's own spec.values are never\\nrewritten: the migrated values exist only in the render.\",\n" +
+	"      \"type\": \"array\",\n" +
+	"      \"maxItems\": 32,\n" +
+	"      \"items\": {\n" +
+	"        \"type\": \"string\",\n" +
+	"        \"maxLength\": 63\n" +
+	"      },\n" +
+	"      \"x-kubernetes-list-type\": \"atomic\"\n" +
 	"    }\n" +
 	"  }\n" +
 	"}\n"

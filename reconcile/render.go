@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/stencil-dev/stencil/outputs"
 	"github.com/stencil-dev/stencil/reconcile/engine"
@@ -92,7 +96,21 @@ func (r *Controller) render(ctx context.Context, s *scope) (ctrl.Result, error) 
 	}
 	r.failedRenders.Forget(client.ObjectKeyFromObject(s.comp))
 	s.status.BundleRevision = s.plan.BundleRevision
+	r.migrated(s)
 	return ctrl.Result{}, nil
+}
+
+// migrated records the values migrations the render applied in the
+// status, and in a Normal event (ValuesMigrated) when the status named
+// others. The parent's spec is never rewritten.
+func (r *Controller) migrated(s *scope) {
+	applied := s.plan.ValuesMigrations
+	s.status.ValuesMigrations = applied
+	if len(applied) > 0 && !slices.Equal(applied, s.comp.ParentStatus().ValuesMigrations) {
+		r.Recorder.Eventf(s.comp, nil, corev1.EventTypeNormal, v1alpha1.ReasonValuesMigrated, "Render",
+			"revision %s of Bundle %s refuses the values as they are: rendered through the values migrations %s (spec.values is unchanged)",
+			revision.Name(s.comp.ParentSpec().Bundle, s.plan.BundleRevision), s.comp.ParentSpec().Bundle, strings.Join(applied, ", "))
+	}
 }
 
 // failedRender is a render that failed: its error, and what it looked up

@@ -114,6 +114,8 @@ type content struct {
 	variantsMu sync.Mutex
 	variants   map[string]*parsedSet
 	lastValues atomic.Pointer[mergedValues]
+	// migrations are spec.valuesMigrations, compiled (migrate.go).
+	migrations []migration
 	emitted    []string // templates/**/*.yaml, sorted
 	// sources are the files, chart archives unpacked (chart_archive.go);
 	// root is the chart tree when the bundle has subcharts (chart.go).
@@ -253,6 +255,9 @@ func newBundle(name string, spec v1alpha1.BundleSpec) (*Bundle, error) {
 		return nil, err
 	}
 	if b.schema, err = schema.NewOpenAPI(spec.Schema); err != nil {
+		return nil, err
+	}
+	if b.migrations, err = compileMigrations(spec.ValuesMigrations); err != nil {
 		return nil, err
 	}
 	if s, ok := spec.Files[SchemaFileJSON]; ok {

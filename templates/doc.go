@@ -46,6 +46,11 @@
 //   - values.go: MergeValues (package values: Helm's merge, then package
 //     chart's subchart values, then package schema's defaults and
 //     validation, errors by field path), the last values kept.
+//     migrate.go: values the schemas refuse are migrated by the
+//     Bundle's spec.valuesMigrations (package publish/conversion's
+//     rules, compiled at load), in order until the schemas accept them;
+//     ValuesMigrations names those applied, CheckValuesMigrations lints
+//     them over values.yaml.
 //   - render.go, state.go, units.go, tpl.go: RenderContext executes the
 //     templates (each subchart's once per use) with text/template and
 //     package funcs' functions; include and tpl run in the render's state,
@@ -74,6 +79,8 @@
 //     call that has none).
 //   - Every error is a *RenderError naming the file and line, or the values
 //     field path; messages never quote a value.
+//   - A parent's values are never changed: a values migration works on
+//     a copy, and only the render sees what it made.
 //   - A render is bounded as a whole (steps, range iterations, template
 //     calls, nesting, output bytes, function bytes, objects, object size),
 //     and stops at its context's deadline naming the line it was executing.

@@ -508,6 +508,12 @@ type BundleStatus struct {
 	// +listType=map
 	// +listMapKey=shard
 	Rollouts []RolloutStatus `json:"rollouts,omitempty"`
+
+	// storage is the storage migration of the published kind's
+	// instances (see StorageStatus), and the versions they were last
+	// written in.
+	// +optional
+	Storage *StorageStatus `json:"storage,omitempty"`
 }
 
 // SourceStatus is the chart a Bundle's source resolved to.
@@ -566,6 +572,7 @@ type SourceStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Rollout",type=string,JSONPath=`.status.rollouts[*].phase`
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.rollouts[*].summary`
+// +kubebuilder:printcolumn:name="Storage",type=string,JSONPath=`.status.storage.phase`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Bundle struct {
 	metav1.TypeMeta `json:",inline"`

@@ -120,6 +120,18 @@ type CompositionStatus struct {
 	// +optional
 	BundleRevision string `json:"bundleRevision,omitempty"`
 
+	// valuesMigrations names the Bundle's values migrations
+	// (spec.valuesMigrations) the last render applied to the parent's
+	// values, in order: the revision's schemas refused the values as
+	// they are and accepted them migrated. Absent when the values were
+	// rendered as they are. The parent's own spec.values are never
+	// rewritten: the migrated values exist only in the render.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=63
+	ValuesMigrations []string `json:"valuesMigrations,omitempty"`
+
 	// summary counts ready members, such as "4/5 ready".
 	// +optional
 	Summary string `json:"summary,omitempty"`

@@ -193,6 +193,11 @@ const (
 	// it is the reason of Stalled=True: nothing is rendered, applied or
 	// pruned, and the message names the field paths and the revision.
 	ReasonValuesRefused = "ValuesRefused"
+	// ReasonValuesMigrated is the reason of the Normal event a parent
+	// records when the values migrations its render applies change
+	// (status.valuesMigrations): its values, refused by the revision's
+	// schemas as they are, are rendered migrated.
+	ReasonValuesMigrated = "ValuesMigrated"
 	// ReasonPinRefused: the pinned revision is withdrawn, or the Bundle
 	// disallows pinning: the parent follows the Bundle instead.
 	ReasonPinRefused = "PinRefused"

@@ -310,7 +310,7 @@ func (h *reviewer) review(ctx context.Context, req admission.Request) review {
 	if planned == nil || !dryRun {
 		return rv
 	}
-	return review{warnings: h.preview(ctx, req.UserInfo, parent, bundle, planned)}
+	return review{warnings: append(rv.warnings, h.preview(ctx, req.UserInfo, parent, bundle, planned)...)}
 }
 
 // decodeObject decodes an object of a request as the controller's
@@ -453,6 +453,12 @@ func (h *reviewer) plan(ctx context.Context, parent applyset.Parent, b *v1alpha1
 		return nil, review{denied: fmt.Sprintf("Bundle %s: %v", b.Name, err)}
 	case err != nil:
 		return nil, allowWarning("could not render Bundle %s: %v; the controller will report", b.Name, err)
+	}
+	if len(planned.ValuesMigrations) > 0 {
+		// Admitted as the controller renders it: migrated, spec.values
+		// as written.
+		return planned, allowWarning("Bundle %s's revision refuses these values as they are: they are rendered through its values migrations %s (spec.values is kept as written; update it to drop the warning)",
+			b.Name, strings.Join(planned.ValuesMigrations, ", "))
 	}
 	return planned, review{}
 }

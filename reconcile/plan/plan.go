@@ -26,6 +26,10 @@ type Plan struct {
 	Objects []*unstructured.Unstructured
 	// BundleRevision is the revision of the bundle rendered.
 	BundleRevision string
+	// ValuesMigrations names the bundle's values migrations the render
+	// applied to the Composition's values (templates.ValuesMigrations):
+	// nil when they were rendered as they are.
+	ValuesMigrations []string
 
 	Inventory applyset.Inventory
 	// CRDs are the CustomResourceDefinitions of the chart's crds/
@@ -201,6 +205,10 @@ func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.
 		ID:             applyset.ID(in.Composition.Name, namespace, inputGroupKind(in.Composition)),
 		BundleRevision: b.Revision(),
 		Held:           in.Observations.Held,
+	}
+	// The render merged the same values: the merge is remembered.
+	if p.ValuesMigrations, err = templates.ValuesMigrations(b, in.Values); err != nil {
+		return nil, err
 	}
 	if err := checkCRDs(ctx, objs, apis, p.ID); err != nil {
 		return nil, err

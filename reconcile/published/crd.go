@@ -92,6 +92,9 @@ func (r *BundleReconciler) keepCRD(ctx context.Context, b *v1alpha1.Bundle, crd 
 	if p, err := r.claim(ctx, b, live, what); err != nil || p.reason != "" {
 		return p, err
 	}
+	if p := r.keepStored(ctx, b, live, crd, what); p.reason != "" {
+		return p, nil // a version still stored is not dropped (storage.go)
+	}
 	if err := r.recordAsApplied(ctx, live, b.Name); err != nil {
 		return publication{}, err
 	}

@@ -24,6 +24,10 @@
 //     Bundle is ConversionUnavailable and its CRD is left as it was. The
 //     kind's controller reads instances in the render version
 //     (publish.GVK); the CRD is written by the controller's own identity.
+//   - storage.go: a CRD that would drop a version its
+//     status.storedVersions still holds is not applied
+//     (VersionStillStored, with how many instances remain): the storage
+//     migration (package reconcile/migration) must trim it first.
 //   - approval.go: in a group of Kubernetes' own (k8s.io, kubernetes.io)
 //     no CRD is ever created; one is kept only where a cluster admin
 //     made it with the api-approved.kubernetes.io annotation (set by

@@ -49,6 +49,9 @@ type Pass struct {
 	// and held back: a later pass whose members hold other values at
 	// those paths (a status field included) is a full one.
 	Observed *Observed
+	// ValuesMigrations are the values migrations the render applied
+	// (the parent's status.valuesMigrations).
+	ValuesMigrations []string
 }
 
 // MemberKey names a member.

@@ -98,7 +98,9 @@ type Inputs struct {
 	Known func(name string) (number int64, ok bool)
 	// Accepts reports whether the revision takes the parent's values,
 	// and why not; nil takes every value. Assign asks it only when the
-	// parent would move.
+	// parent would move. Values a revision's values migrations make
+	// valid are taken (templates.MergeValues): the parent moves and
+	// renders them migrated; why not names the migrations tried.
 	Accepts func(name string) (bool, string)
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile"
 	"github.com/stencil-dev/stencil/reconcile/admission"
 	"github.com/stencil-dev/stencil/reconcile/engine"
+	"github.com/stencil-dev/stencil/reconcile/migration"
 	"github.com/stencil-dev/stencil/reconcile/published"
 	"github.com/stencil-dev/stencil/reconcile/rollout"
 )
@@ -38,7 +39,8 @@ type Controllers struct {
 
 // Setup builds the engine of mgr with opts and, on it, the Composition
 // controller, the Bundle controller with the published kinds'
-// controllers, the rollout controller, and, when admit.Enabled, the
+// controllers, the rollout controller, the storage migration of the
+// published kinds (package migration), and, when admit.Enabled, the
 // admission webhook (on every replica: opts.EveryReplica is set for it;
 // its renderer is the engine's unless admit gives one).
 func Setup(ctx context.Context, mgr ctrl.Manager, opts engine.Options, admit admission.Options) (*Controllers, error) {
@@ -69,6 +71,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts engine.Options, admit adm
 	e.SetRolloutNotifier(notifier)
 	if err := rollout.SetupWithManager(mgr, &rollout.Reconciler{Client: mgr.GetClient(), Shard: e.Options.Shard, Parents: e, Loader: e, Order: e.Order}, notifier); err != nil {
 		return nil, fmt.Errorf("build the rollout controller: %w", err)
+	}
+	// The storage migration of the published kinds (leader only).
+	if err := migration.SetupWithManager(mgr, migration.Options{}); err != nil {
+		return nil, err
 	}
 	if admit.Renderer == nil {
 		admit.Renderer = e.Renderer

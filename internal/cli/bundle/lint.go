@@ -91,6 +91,7 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 	if err != nil {
 		return 0, err
 	}
+	lintValuesMigrations(dir, b, stderr)
 	cases, err := lintCases(f, b.Spec().API)
 	if err != nil {
 		return 0, err

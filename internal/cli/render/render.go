@@ -121,6 +121,7 @@ func run(ctx context.Context, kube *genericclioptions.ConfigFlags, f *renderFlag
 		return err
 	}
 	s.Pull = &f.pull
+	s.Notes = stderr // offline too: the values migrations a render applies are said there
 	docs, err := f.parents(stdin, s.Namespace)
 	if err != nil {
 		return err

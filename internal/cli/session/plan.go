@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -74,6 +75,11 @@ func (s *Session) PlanObserved(ctx context.Context, r plan.Renderer, b *template
 	pl, obs, err := plan.NewObservedPlan(ctx, r, b, in, s.APIs, observe, answer)
 	if err != nil {
 		return nil, Observations{}, fmt.Errorf("%s: %w", parents.Describe(p), err)
+	}
+	if len(pl.ValuesMigrations) > 0 && s.Notes != nil {
+		// As the controller renders it; the file is not rewritten.
+		fmt.Fprintf(s.Notes, "warning: %s: Bundle %s refuses its values as they are: they are rendered through its values migrations %s (the values as written are unchanged; update them to drop this warning)\n",
+			parents.Describe(p), b.Name(), strings.Join(pl.ValuesMigrations, ", "))
 	}
 	return pl, Observations{Observations: obs, stores: stores}, nil
 }
