@@ -80,14 +80,24 @@ const (
 // validation does: names, the structural schema, its defaults and CEL
 // rules, printer columns. A problem is an *Error; nothing else fails.
 //
-// The CRD is namespaced with one served and stored version and the status
-// subresource. Its schema is {apiVersion, kind, metadata, spec, status}:
-// spec is the values schema (spec.schema; else values.schema.json
-// converted from JSON Schema; else any object), with what values.yaml
-// provides not required; status is a Composition's status. Its printer
-// columns are spec.api.printerColumns, then Ready, Status (unless the api
-// has a column of that name, which takes its place) and Age. It is
-// labelled LabelApplySetParentType and LabelBundle.
+// The CRD is namespaced, with the status subresource, and has one CRD
+// version per version of the api (the single-version form: one served and
+// stored version). Each version's schema is {apiVersion, kind, metadata,
+// spec, status}: spec is the version's schema (its schema, else its
+// schemaFile converted from JSON Schema, else the values schema:
+// spec.schema; else values.schema.json converted from JSON Schema; else
+// any object), with what values.yaml provides not required where the
+// spec is the values' (the render version's and the values schema's);
+// status is a Composition's status, the same in every version. Its
+// printer columns are the version's (else spec.api.printerColumns), then
+// Ready, Status (unless the version has a column of that name, which
+// takes its place) and Age. It is labelled LabelApplySetParentType and
+// LabelBundle.
+//
+// With more than one version, spec.conversion is a Webhook
+// (conversionReviewVersions [v1]) whose clientConfig is nil: the
+// controller fills it in with where it serves its conversion webhook
+// (ConversionWebhookPath), since the CRD stays pure here.
 func CRD(bundleName string, spec v1alpha1.BundleSpec) (*apiextensionsv1.CustomResourceDefinition, error) {
 	if spec.API == nil {
 		return nil, errors.New("the bundle publishes no kind: spec.api is not set")
@@ -100,50 +110,67 @@ func CRD(bundleName string, spec v1alpha1.BundleSpec) (*apiextensionsv1.CustomRe
 		return nil, &Error{Reason: ReasonInvalidAPI, Errs: errs}
 	}
 	api := Defaulted(*spec.API)
-	values, source, err := valuesSchema(spec)
+	specs, sources, err := versionSpecs(bundleName, spec, api)
 	if err != nil {
 		return nil, err
-	}
-	if values.Description == "" {
-		values.Description = fmt.Sprintf("spec is the values stencil Bundle %s renders, merged over its values.yaml.", bundleName)
 	}
 	if errs := checkOutputs(spec.Outputs); len(errs) > 0 {
 		return nil, &Error{Reason: ReasonInvalidAPI, Errs: errs}
 	}
-	crd := build(bundleName, api, values, spec.Outputs)
-	if err := check(crd, api, source); err != nil {
+	crd := build(bundleName, api, specs, spec.Outputs)
+	if err := check(crd, api, sources); err != nil {
 		return nil, err
 	}
 	return crd, nil
 }
 
-// build assembles the CRD.
-func build(bundleName string, api v1alpha1.BundleAPI, values *apiextensionsv1.JSONSchemaProps, outs []v1alpha1.BundleOutput) *apiextensionsv1.CustomResourceDefinition {
-	status := instanceStatusSchema(outs)
-	root := apiextensionsv1.JSONSchemaProps{
-		Type: "object",
-		Description: fmt.Sprintf("%s is published by stencil Bundle %s: stencil renders the Bundle with spec as its values, "+
-			"keeps the result applied as an ApplySet whose parent is this object, and reports its readiness in status.", api.Kind, bundleName),
-		Properties: map[string]apiextensionsv1.JSONSchemaProps{
-			"apiVersion": {Type: "string", Description: "APIVersion defines the versioned schema of this representation of an object."},
-			"kind":       {Type: "string", Description: "Kind is a string value representing the REST resource this object represents."},
-			"metadata":   {Type: "object"},
-			"spec":       *values,
-			"status":     status,
-		},
+// ConversionWebhookPath is where the controller serves the conversion
+// webhook of the published kinds with several versions: the path of the
+// clientConfig of their CRDs' spec.conversion.webhook.
+const ConversionWebhookPath = "/convert"
+
+// versionSpecs are the spec schemas of api's versions, in order
+// (VersionSchemas), and the Bundle field each comes from ("" when it is
+// any object).
+func versionSpecs(bundleName string, spec v1alpha1.BundleSpec, api v1alpha1.BundleAPI) ([]*apiextensionsv1.JSONSchemaProps, []string, error) {
+	byName, err := VersionSchemas(bundleName, spec)
+	if err != nil {
+		return nil, nil, err
 	}
-	if len(values.Required) > 0 {
-		root.Required = []string{"spec"}
+	_, valuesSource, err := valuesSchema(spec)
+	if err != nil {
+		return nil, nil, err
 	}
-	cols := append([]apiextensionsv1.CustomResourceColumnDefinition{}, api.PrinterColumns...)
-	for _, c := range statusColumns() {
-		// A column of the api's own of the same name (the article's Status,
-		// a phase) takes the place of stencil's.
-		if !slices.ContainsFunc(api.PrinterColumns, func(p apiextensionsv1.CustomResourceColumnDefinition) bool { return p.Name == c.Name }) {
-			cols = append(cols, c)
+	versions := Versions(api)
+	specs := make([]*apiextensionsv1.JSONSchemaProps, len(versions))
+	sources := make([]string, len(versions))
+	for i, v := range versions {
+		s, source := byName[v.Name], valuesSource
+		switch {
+		case v.Schema != nil && len(v.Schema.Raw) > 0:
+			source = apiPath.Child("versions").Index(i).Child("schema").String()
+		case v.SchemaFile != "":
+			source = v.SchemaFile
 		}
+		if s == nil {
+			s = &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}
+		}
+		if s.Description == "" {
+			s.Description = fmt.Sprintf("spec is the values stencil Bundle %s renders, merged over its values.yaml.", bundleName)
+			if source != valuesSource && v.Name != api.Version {
+				s.Description = fmt.Sprintf("spec is the spec of version %s; stencil converts it to version %s, the one stencil Bundle %s renders.", v.Name, api.Version, bundleName)
+			}
+		}
+		specs[i], sources[i] = s, source
 	}
-	cols = append(cols, apiextensionsv1.CustomResourceColumnDefinition{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"})
+	return specs, sources, nil
+}
+
+// build assembles the CRD: one CRD version per version of the api, each
+// with its own spec schema (specs, in the same order).
+func build(bundleName string, api v1alpha1.BundleAPI, specs []*apiextensionsv1.JSONSchemaProps, outs []v1alpha1.BundleOutput) *apiextensionsv1.CustomResourceDefinition {
+	status := instanceStatusSchema(outs)
+	versions := Versions(api)
 	crd := &apiextensionsv1.CustomResourceDefinition{
 		TypeMeta: metav1.TypeMeta{APIVersion: apiextensionsv1.SchemeGroupVersion.String(), Kind: "CustomResourceDefinition"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -157,15 +184,65 @@ func build(bundleName string, api v1alpha1.BundleAPI, values *apiextensionsv1.JS
 				ShortNames: api.ShortNames, Categories: api.Categories,
 			},
 			Scope: apiextensionsv1.NamespaceScoped,
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
-				Name: api.Version, Served: true, Storage: true,
-				Schema:                   &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &root},
-				Subresources:             &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
-				AdditionalPrinterColumns: cols,
-			}},
 		},
 	}
+	for i, v := range versions {
+		cols := v.PrinterColumns
+		if len(cols) == 0 {
+			cols = api.PrinterColumns
+		}
+		cv := apiextensionsv1.CustomResourceDefinitionVersion{
+			Name: v.Name, Served: served(v), Storage: v.Storage, Deprecated: v.Deprecated,
+			Schema:                   &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: rootSchema(bundleName, api.Kind, specs[i], *status.DeepCopy())},
+			Subresources:             &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
+			AdditionalPrinterColumns: columns(cols),
+		}
+		if v.DeprecationWarning != "" {
+			cv.DeprecationWarning = ptr.To(v.DeprecationWarning)
+		}
+		crd.Spec.Versions = append(crd.Spec.Versions, cv)
+	}
+	if len(versions) > 1 {
+		crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{
+			Strategy: apiextensionsv1.WebhookConverter,
+			Webhook:  &apiextensionsv1.WebhookConversion{ConversionReviewVersions: []string{"v1"}},
+		}
+	}
 	return crd
+}
+
+// rootSchema is a version's openAPIV3Schema: spec as given, stencil's
+// status.
+func rootSchema(bundleName, kind string, spec *apiextensionsv1.JSONSchemaProps, status apiextensionsv1.JSONSchemaProps) *apiextensionsv1.JSONSchemaProps {
+	root := &apiextensionsv1.JSONSchemaProps{
+		Type: "object",
+		Description: fmt.Sprintf("%s is published by stencil Bundle %s: stencil renders the Bundle with spec as its values, "+
+			"keeps the result applied as an ApplySet whose parent is this object, and reports its readiness in status.", kind, bundleName),
+		Properties: map[string]apiextensionsv1.JSONSchemaProps{
+			"apiVersion": {Type: "string", Description: "APIVersion defines the versioned schema of this representation of an object."},
+			"kind":       {Type: "string", Description: "Kind is a string value representing the REST resource this object represents."},
+			"metadata":   {Type: "object"},
+			"spec":       *spec,
+			"status":     status,
+		},
+	}
+	if len(spec.Required) > 0 {
+		root.Required = []string{"spec"}
+	}
+	return root
+}
+
+// columns are a version's printer columns: own, then stencil's Ready and
+// Status (unless own has a column of that name, which takes its place:
+// the article's Status, a phase), then Age.
+func columns(own []apiextensionsv1.CustomResourceColumnDefinition) []apiextensionsv1.CustomResourceColumnDefinition {
+	cols := append([]apiextensionsv1.CustomResourceColumnDefinition{}, own...)
+	for _, c := range statusColumns() {
+		if !slices.ContainsFunc(own, func(p apiextensionsv1.CustomResourceColumnDefinition) bool { return p.Name == c.Name }) {
+			cols = append(cols, c)
+		}
+	}
+	return append(cols, apiextensionsv1.CustomResourceColumnDefinition{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"})
 }
 
 // instanceStatusSchema is an instance's status schema: a Composition's,
@@ -211,9 +288,9 @@ func valuesSchema(spec v1alpha1.BundleSpec) (*apiextensionsv1.JSONSchemaProps, s
 	switch text, hasJSON := spec.Files[sourceJSONSchema]; {
 	case spec.Schema != nil && len(spec.Schema.Raw) > 0:
 		source = sourceSchema
-		s = &apiextensionsv1.JSONSchemaProps{}
-		if err := json.Unmarshal(spec.Schema.Raw, s); err != nil {
-			return nil, "", notStructural(field.Invalid(field.NewPath(sourceSchema), nil, "not an OpenAPI v3 schema: "+jsonErrorRule(err)))
+		var err error
+		if s, err = openAPISchema(spec.Schema.Raw, sourceSchema); err != nil {
+			return nil, "", err
 		}
 	case hasJSON:
 		source = sourceJSONSchema
@@ -225,12 +302,8 @@ func valuesSchema(spec v1alpha1.BundleSpec) (*apiextensionsv1.JSONSchemaProps, s
 		t := true
 		return &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: &t}, "", nil
 	}
-	switch s.Type {
-	case "":
-		s.Type = "object"
-	case "object":
-	default:
-		return nil, "", notStructural(field.Invalid(field.NewPath(source, "type"), nil, "the values are an object: the schema's type must be object"))
+	if err := objectSchema(s, source); err != nil {
+		return nil, "", err
 	}
 	defaults, err := valuesDefaults(spec.Files)
 	if err != nil {
@@ -238,6 +311,28 @@ func valuesSchema(spec v1alpha1.BundleSpec) (*apiextensionsv1.JSONSchemaProps, s
 	}
 	relaxRequired(s, defaults)
 	return s, source, nil
+}
+
+// openAPISchema parses an OpenAPI v3 schema written at source.
+func openAPISchema(raw []byte, source string) (*apiextensionsv1.JSONSchemaProps, error) {
+	s := &apiextensionsv1.JSONSchemaProps{}
+	if err := json.Unmarshal(raw, s); err != nil {
+		return nil, notStructural(field.Invalid(field.NewPath(source), nil, "not an OpenAPI v3 schema: "+jsonErrorRule(err)))
+	}
+	return s, nil
+}
+
+// objectSchema makes s, a spec's schema, an object's: its type is object
+// or unset (then set).
+func objectSchema(s *apiextensionsv1.JSONSchemaProps, source string) error {
+	switch s.Type {
+	case "":
+		s.Type = "object"
+	case "object":
+	default:
+		return notStructural(field.Invalid(field.NewPath(source, "type"), nil, "the values are an object: the schema's type must be object"))
+	}
+	return nil
 }
 
 func notStructural(errs ...*field.Error) *Error {
@@ -259,8 +354,12 @@ func jsonErrorRule(err error) string {
 
 // check validates the CRD as the API server does on create, and maps the
 // problems back to the Bundle's fields.
-func check(crd *apiextensionsv1.CustomResourceDefinition, api v1alpha1.BundleAPI, source string) error {
+func check(crd *apiextensionsv1.CustomResourceDefinition, api v1alpha1.BundleAPI, sources []string) error {
 	v1 := crd.DeepCopy()
+	if c := v1.Spec.Conversion; c != nil && c.Webhook != nil && c.Webhook.ClientConfig == nil {
+		// The controller's to fill in: checked as if it had.
+		c.Webhook.ClientConfig = &apiextensionsv1.WebhookClientConfig{URL: ptr.To("https://stencil.invalid" + ConversionWebhookPath)}
+	}
 	if ReservedGroup(v1.Spec.Group) {
 		// The API server requires an approval of such a CRD: the
 		// admin's, on the live CRD, never one the Bundle gives. Checked
@@ -279,7 +378,7 @@ func check(crd *apiextensionsv1.CustomResourceDefinition, api v1alpha1.BundleAPI
 	reason := ReasonNotStructural
 	out := make(field.ErrorList, 0, len(errs))
 	for _, fe := range errs {
-		path, inSchema := bundlePath(fe.Field, api, source)
+		path, inSchema := bundlePath(fe.Field, api, sources)
 		if !inSchema {
 			reason = ReasonInvalidAPI
 		}

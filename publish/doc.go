@@ -5,12 +5,20 @@
 //
 // # Responsibilities
 //
-//   - Names: Defaulted fills in the version (v1alpha1) and the plural (the
-//     English plural of the lower-cased kind); CRDName and GVK name the CRD
-//     and the kind. Validate checks spec.api and reports field paths under
-//     spec.api.
+//   - Names: Defaulted fills in the version (the render version: the
+//     single version, v1alpha1 when unset, or of several versions the
+//     renderVersion, else the storage version) and the plural (the English
+//     plural of the lower-cased kind); CRDName and GVK name the CRD and the
+//     kind in its render version, the one the controller reads instances
+//     in; Serves matches the kind in any of its versions. Validate checks
+//     spec.api and reports field paths under spec.api (a version's under
+//     spec.api.versions[i]).
 //   - The CRD (crd.go): CRD builds the CustomResourceDefinition stencil keeps
-//     for a published kind: namespaced, one served and stored version, the
+//     for a published kind: namespaced, one CRD version per version of the
+//     api (each with its own spec schema, served, storage, deprecation and
+//     printer columns; the single-version form one served and stored
+//     version), with a Webhook conversion at ConversionWebhookPath when
+//     there are several, whose clientConfig the controller fills in; the
 //     status subresource, the values schema as spec (the Bundle's
 //     spec.schema, or its values.schema.json converted from JSON Schema by
 //     jsonschema.go, or any object when it has neither), stencil's status

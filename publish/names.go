@@ -34,14 +34,16 @@ const (
 // DefaultVersion is the version of a published kind whose api names none.
 const DefaultVersion = "v1alpha1"
 
-// Defaulted returns a copy of api with the version (DefaultVersion), the
-// plural (Plural of the kind) and the CRD's deletion policy (Orphan)
-// filled in when empty.
+// Defaulted returns a copy of api with the version, the plural (Plural
+// of the kind) and the CRD's deletion policy (Orphan) filled in when
+// empty. The version is the render version (RenderVersion): in the
+// single-version form, version or DefaultVersion; with versions, the
+// version the templates are written against (renderVersion, else the
+// storage version), which is the version the controller reads instances
+// in. versions is kept as written.
 func Defaulted(api v1alpha1.BundleAPI) v1alpha1.BundleAPI {
 	out := *api.DeepCopy()
-	if out.Version == "" {
-		out.Version = DefaultVersion
-	}
+	out.Version = RenderVersion(api)
 	if out.Plural == "" {
 		out.Plural = Plural(out.Kind)
 	}
@@ -50,6 +52,9 @@ func Defaulted(api v1alpha1.BundleAPI) v1alpha1.BundleAPI {
 	}
 	return out
 }
+
+// served reports whether the version is served (true when unset).
+func served(v v1alpha1.APIVersion) bool { return v.Served == nil || *v.Served }
 
 // Plural is the English plural of the lower-cased kind, as the resource
 // name of a kind is usually spelled: policy → policies, box → boxes,
@@ -81,22 +86,37 @@ func CRDName(api v1alpha1.BundleAPI) string {
 	return d.Plural + "." + d.Group
 }
 
-// GVK is the group, version and kind of the published kind, with the
-// version defaulted.
+// GVK is the group, version and kind of the published kind in its
+// render version (see Defaulted): the version the controller reads and
+// renders instances in.
 func GVK(api v1alpha1.BundleAPI) schema.GroupVersionKind {
 	d := Defaulted(api)
 	return schema.GroupVersionKind{Group: d.Group, Version: d.Version, Kind: d.Kind}
 }
 
 // GVR is the group, version and resource (the plural) of the published
-// kind, with the version and the plural defaulted.
+// kind, in its render version and with the plural defaulted.
 func GVR(api v1alpha1.BundleAPI) schema.GroupVersionResource {
 	d := Defaulted(api)
 	return schema.GroupVersionResource{Group: d.Group, Version: d.Version, Resource: d.Plural}
 }
 
-// Serves reports whether api (nil: none) publishes gvk, its version and
-// plural defaulted: what finds the Bundle of an instance.
+// Serves reports whether api (nil: none) publishes gvk: its group and
+// kind, in any of its versions (the version defaulted in the
+// single-version form). It is what finds the Bundle of an instance, in
+// whichever version the instance comes.
 func Serves(api *v1alpha1.BundleAPI, gvk schema.GroupVersionKind) bool {
-	return api != nil && GVK(*api) == gvk
+	if api == nil {
+		return false
+	}
+	d := Defaulted(*api)
+	if d.Group != gvk.Group || d.Kind != gvk.Kind {
+		return false
+	}
+	for _, v := range Versions(*api) {
+		if v.Name == gvk.Version {
+			return true
+		}
+	}
+	return false
 }

@@ -37,9 +37,8 @@ func Validate(api v1alpha1.BundleAPI) field.ErrorList {
 	case len(api.Kind) > validation.DNS1035LabelMaxLength || !kindRE.MatchString(api.Kind):
 		errs = append(errs, field.Invalid(apiPath.Child("kind"), api.Kind, "must be CamelCase: an upper-case letter, then letters and digits, at most 63 characters"))
 	}
-	if api.Version != "" && (len(api.Version) > validation.DNS1035LabelMaxLength || !versionRE.MatchString(api.Version)) {
-		errs = append(errs, field.Invalid(apiPath.Child("version"), api.Version, "must be a Kubernetes API version such as v1, v2beta1 or v1alpha1"))
-	}
+	errs = append(errs, validVersion(api.Version, apiPath.Child("version"))...)
+	errs = append(errs, validateVersions(api)...)
 	if api.Plural != "" {
 		errs = append(errs, dnsLabel(api.Plural, apiPath.Child("plural"))...)
 	} else if api.Kind != "" && len(Plural(api.Kind)) > validation.DNS1035LabelMaxLength {
@@ -47,21 +46,63 @@ func Validate(api v1alpha1.BundleAPI) field.ErrorList {
 	}
 	errs = append(errs, nameList(api.ShortNames, apiPath.Child("shortNames"))...)
 	errs = append(errs, nameList(api.Categories, apiPath.Child("categories"))...)
-	columns := sets.New[string]()
-	for i, c := range api.PrinterColumns {
-		p := apiPath.Child("printerColumns").Index(i)
-		if columns.Has(c.Name) {
-			errs = append(errs, field.Duplicate(p.Child("name"), c.Name))
-		}
-		columns.Insert(c.Name)
-		errs = append(errs, validateColumn(c, p)...)
-	}
+	errs = append(errs, validateColumns(api.PrinterColumns, apiPath.Child("printerColumns"))...)
 	errs = append(errs, deletionPolicy(api.DeletionPolicy, apiPath.Child("deletionPolicy"))...)
 	d := apiPath.Child("defaults")
 	errs = append(errs, deletionPolicy(api.Defaults.DeletionPolicy, d.Child("deletionPolicy"))...)
 	if sa := api.Defaults.ServiceAccountName; sa != "" {
 		for _, msg := range validation.IsDNS1123Subdomain(sa) {
 			errs = append(errs, field.Invalid(d.Child("serviceAccountName"), sa, msg))
+		}
+	}
+	return errs
+}
+
+// validVersion checks a version's name ("" is valid: unset).
+func validVersion(v string, p *field.Path) field.ErrorList {
+	if v != "" && (len(v) > validation.DNS1035LabelMaxLength || !versionRE.MatchString(v)) {
+		return field.ErrorList{field.Invalid(p, v, "must be a Kubernetes API version such as v1, v2beta1 or v1alpha1")}
+	}
+	return nil
+}
+
+// validateColumns checks a list of printer columns: names unique, each
+// valid (validateColumn).
+func validateColumns(cols []apiextensionsv1.CustomResourceColumnDefinition, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	names := sets.New[string]()
+	for i, c := range cols {
+		if names.Has(c.Name) {
+			errs = append(errs, field.Duplicate(p.Index(i).Child("name"), c.Name))
+		}
+		names.Insert(c.Name)
+		errs = append(errs, validateColumn(c, p.Index(i))...)
+	}
+	return errs
+}
+
+// validateVersions checks the several-versions form: what
+// ValidateVersions checks (version and versions exclusive, names unique,
+// exactly one storage version, renderVersion a served version, at most
+// one of schema and schemaFile, the conversions compile), and each
+// version's name and printer columns, a deprecationWarning only on a
+// deprecated version, and, with no renderVersion, a served storage
+// version (it is the one the templates see).
+func validateVersions(api v1alpha1.BundleAPI) field.ErrorList {
+	errs := ValidateVersions(api)
+	vp := apiPath.Child("versions")
+	for i, v := range api.Versions {
+		p := vp.Index(i)
+		if v.Name == "" {
+			errs = append(errs, field.Required(p.Child("name"), "the version, such as v1"))
+		}
+		errs = append(errs, validVersion(v.Name, p.Child("name"))...)
+		errs = append(errs, validateColumns(v.PrinterColumns, p.Child("printerColumns"))...)
+		if v.DeprecationWarning != "" && !v.Deprecated {
+			errs = append(errs, field.Forbidden(p.Child("deprecationWarning"), "only a deprecated version warns: set deprecated: true"))
+		}
+		if v.Storage && api.RenderVersion == "" && !served(v) {
+			errs = append(errs, field.Invalid(p.Child("served"), false, "the storage version renders (no renderVersion names another) and must be served: the controller reads instances in it"))
 		}
 	}
 	return errs

@@ -151,6 +151,13 @@ const (
 	// that would define a kind the cluster serves otherwise (built in,
 	// aggregated, or a CRD not of its own set).
 	ReasonKindConflict = "KindConflict"
+	// ReasonConversionUnavailable: the kind has several versions, whose
+	// instances convert through stencil's conversion webhook, and the
+	// controller cannot point the CRD at it: its webhook server is off,
+	// or the ValidatingWebhookConfiguration has no base entry (or no CA
+	// yet) to send it as. The message says which; the CRD is left as it
+	// was.
+	ReasonConversionUnavailable = "ConversionUnavailable"
 	// ReasonEstablishing: the CRD is applied and not Established yet.
 	ReasonEstablishing = "Establishing"
 )

@@ -34,6 +34,11 @@
 //     many would change, fail to render, be held or stay pinned, with
 //     the wave plan; parents are named only to a user who may get their
 //     kinds everywhere.
+//   - The conversion webhook of the published kinds with several
+//     versions (package conversion) is registered beside them, at
+//     publish.ConversionWebhookPath, behind a guard that gives a caller
+//     without a certificate the API server's budget: the API server calls
+//     conversion webhooks with none.
 //   - A parent's pin is checked here (reviewer.plan renders the revision
 //     the parent would render: engine.Engine.LoadFor).
 //   - Who may use a parent's ServiceAccount is not checked here: the

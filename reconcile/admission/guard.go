@@ -9,6 +9,7 @@ import (
 	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/util/cache"
 
+	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
 )
 
@@ -53,6 +54,9 @@ type guard struct {
 	// callers holds a *rate.Limiter per caller seen within guardCallerTTL
 	// (at most guardCallers, the least recently seen going first).
 	callers *cache.LRUExpireCache
+	// unverifiedAPIServer: a caller without a verified certificate may be
+	// the API server (see guardedConversion).
+	unverifiedAPIServer bool
 }
 
 // guarded returns next behind a guard of path; names are the client
@@ -61,6 +65,16 @@ func guarded(path string, next http.Handler, names []string) http.Handler {
 	return &guard{next: next, path: path, names: names,
 		inFlight: make(chan struct{}, guardInFlight), strangers: make(chan struct{}, guardStrangerInFlight),
 		callers: cache.NewLRUExpireCache(guardCallers)}
+}
+
+// guardedConversion guards the conversion webhook (package conversion):
+// the API server calls a CRD's conversion webhook without a client
+// certificate, so a caller without one gets the API server's rate and
+// budget of reviews in flight, by remote host, instead of a stranger's.
+func guardedConversion(next http.Handler, names []string) http.Handler {
+	g := guarded(publish.ConversionWebhookPath, next, names).(*guard)
+	g.unverifiedAPIServer = true
+	return g
 }
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -104,6 +118,9 @@ func (g *guard) caller(r *http.Request) (name string, limit rate.Limit, burst in
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
+	}
+	if g.unverifiedAPIServer {
+		return "addr:" + host, guardAPIServerRate, guardAPIServerBurst, callerAPIServer
 	}
 	return "addr:" + host, guardStrangerRate, guardStrangerBurst, callerOther
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 	"github.com/stencil-dev/stencil/reconcile/cluster"
+	"github.com/stencil-dev/stencil/reconcile/conversion"
 	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/prune"
@@ -142,6 +143,7 @@ func SetupWithManager(mgr ctrl.Manager, e Engine, kinds Kinds, opts Options) err
 		mgr.GetWebhookServer().Register(WebhookPath, guarded(WebhookPath, &webhook.Admission{Handler: h, WithContextFunc: withCaller(opts.ClientNames)}, opts.ClientNames))
 		mgr.GetWebhookServer().Register(MutatePath, guarded(MutatePath, &webhook.Admission{Handler: &mutator{rv: h, version: opts.Version}, WithContextFunc: withCaller(opts.ClientNames)}, opts.ClientNames))
 		mgr.GetWebhookServer().Register(BundleWebhookPath, guarded(BundleWebhookPath, &webhook.Admission{Handler: &bundleReviewer{h}, WithContextFunc: withCaller(opts.ClientNames)}, opts.ClientNames))
+		mgr.GetWebhookServer().Register(publish.ConversionWebhookPath, guardedConversion(conversion.New(h.client, h.live, conversion.FromBundle), opts.ClientNames))
 	}
 	if ready := opts.Ready; ready == nil {
 		register()

@@ -14,6 +14,16 @@
 //     every instance and their children, is deleted only with the Bundle
 //     and only when api.deletionPolicy is Delete (BundleFinalizer holds
 //     the Bundle).
+//   - conversion.go: a kind of several versions converts through
+//     stencil's conversion webhook (package conversion): its CRD's
+//     spec.conversion.webhook.clientConfig is the clientConfig of the
+//     ValidatingWebhookConfiguration's base entry (Conversion: its
+//     Service or URL, with the path /convert, and its caBundle), kept so
+//     as the configuration changes (watched by name) and its CA rotates.
+//     With no webhook server, or no such entry (or no CA yet), the
+//     Bundle is ConversionUnavailable and its CRD is left as it was. The
+//     kind's controller reads instances in the render version
+//     (publish.GVK); the CRD is written by the controller's own identity.
 //   - storage.go: a CRD that would drop a version its
 //     status.storedVersions still holds is not applied
 //     (VersionStillStored, with how many instances remain): the storage

@@ -58,6 +58,9 @@ type BundleReconciler struct {
 	// claim); margin is how long a new binding takes to apply everywhere.
 	admission *authority.Kinds
 	margin    time.Duration
+	// conversion is where the conversion webhook is served (see
+	// withConversion).
+	conversion Conversion
 }
 
 // BundleFinalizer keeps a Bundle whose api.deletionPolicy is Delete until
@@ -147,23 +150,27 @@ type publication struct {
 //  2. The CRD is built and checked as the API server would (publish.CRD);
 //     one that is refused (a schema that is not structural, say) touches
 //     nothing: a CRD applied before, and its kind's controller, stay.
-//  3. The CRD is kept only if b made it (see keepCRD): it is created only
+//  3. A kind of several versions converts through stencil's conversion
+//     webhook: the CRD is sent where the webhook configuration's base
+//     entry is (withConversion); with no webhook server, or no such
+//     entry, b is ConversionUnavailable and nothing is touched, as in 2.
+//  4. The CRD is kept only if b made it (see keepCRD): it is created only
 //     if absent, never taken over. A CRD of that name not labelled for b
 //     (made by hand, another Bundle's, an orphan of a deleted Bundle of
 //     another name), or a group Kubernetes, the API server or an
 //     aggregated API server serves, is a KindConflict: the CRD is not
 //     touched and the kind is not served by b (a controller b ran for it
 //     stops).
-//  4. The Bundle carries BundleFinalizer when api.deletionPolicy is Delete.
-//  5. Names the API server refuses (NamesAccepted=False, another CRD
+//  5. The Bundle carries BundleFinalizer when api.deletionPolicy is Delete.
+//  6. Names the API server refuses (NamesAccepted=False, another CRD
 //     serves the kind) are a KindConflict too; until the CRD is
 //     Established the kind waits (the CRD's own change brings the next
 //     pass).
-//  6. The controller must be allowed to get, list, watch, update and patch
+//  7. The controller must be allowed to get, list, watch, update and patch
 //     the kind and patch its status (an aggregated ClusterRole, see
 //     `stencil bundle rbac`); else Forbidden, looked at again after
 //     engine.ForbiddenRecheck.
-//  7. The kind's controller is started (see Kinds), and any
+//  8. The kind's controller is started (see Kinds), and any
 //     other kind b published before stops being served.
 func (r *BundleReconciler) publishKind(ctx context.Context, b *v1alpha1.Bundle) (publication, ctrl.Result, error) {
 	if b.Spec.API == nil {
@@ -179,6 +186,9 @@ func (r *BundleReconciler) publishKind(ctx context.Context, b *v1alpha1.Bundle) 
 			return publication{reason: perr.Reason, message: what + " is not published: " + perr.Error()}, ctrl.Result{}, nil
 		}
 		return publication{reason: v1alpha1.ReasonInvalidAPI, message: what + " is not published: " + err.Error()}, ctrl.Result{}, nil
+	}
+	if p, err := r.withConversion(ctx, crd, what); err != nil || p.reason != "" {
+		return p, ctrl.Result{}, err
 	}
 	if p, err := r.keepCRD(ctx, b, crd, what, api.DeletionPolicy == v1alpha1.DeletionPolicyDelete); err != nil || p.reason != "" {
 		return p, ctrl.Result{RequeueAfter: p.wait}, err
@@ -336,9 +346,10 @@ func (r *BundleReconciler) unpublish(ctx context.Context, b *v1alpha1.Bundle) (c
 // SetupWithManager registers the Bundle controller on e's manager, which
 // shares the engine's bundle cache and chart puller, and the controllers
 // of the published kinds, which serve reaches (reconcile.ServeKind). It
-// watches the CRDs stencil keeps for Bundles, and returns the kinds
-// served.
-func SetupWithManager(mgr ctrl.Manager, e *engine.Engine, serve ServeFunc) (*Kinds, error) {
+// watches the CRDs stencil keeps for Bundles and, when conv is enabled,
+// the webhook configuration the conversion webhook is sent as (see
+// Conversion), and returns the kinds served.
+func SetupWithManager(mgr ctrl.Manager, e *engine.Engine, serve ServeFunc, conv Conversion) (*Kinds, error) {
 	md, err := metadata.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return nil, fmt.Errorf("metadata client: %w", err)
@@ -348,7 +359,8 @@ func SetupWithManager(mgr ctrl.Manager, e *engine.Engine, serve ServeFunc) (*Kin
 		return nil, fmt.Errorf("add the published kinds' controllers: %w", err)
 	}
 	b := &BundleReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), bundles: e, kinds: kinds, puller: e.Sources,
-		groups: cluster.NewAPIs(mgr.GetRESTMapper(), mgr.GetAPIReader()), admission: e.AdmissionKinds(), margin: e.Options.AdmissionMargin}
+		groups: cluster.NewAPIs(mgr.GetRESTMapper(), mgr.GetAPIReader()), admission: e.AdmissionKinds(), margin: e.Options.AdmissionMargin,
+		conversion: conv}
 	allBundles := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []ctrlreconcile.Request {
 		list := &v1alpha1.BundleList{}
 		if err := mgr.GetClient().List(ctx, list); err != nil {
@@ -368,6 +380,9 @@ func SetupWithManager(mgr ctrl.Manager, e *engine.Engine, serve ServeFunc) (*Kin
 		WatchesRawSource(publishedCRDs(md)).
 		// A binding or the parameters deleted or changed: made again.
 		WatchesRawSource(source.Channel(e.Authority.Subscribe(context.Background()), allBundles))
+	if conv.Enabled {
+		bld = bld.WatchesRawSource(conversionConfigSource(md, conv, mgr.GetClient()))
+	}
 	if ns := e.Options.Namespace; ns != "" {
 		bld = bld.WatchesRawSource(sourceSecrets(md, ns, mgr.GetClient()))
 	}

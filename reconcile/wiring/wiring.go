@@ -56,7 +56,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts engine.Options, admit adm
 	serve := func(ctx context.Context, kind engine.Kind) (<-chan struct{}, error) {
 		return reconcile.ServeKind(ctx, e, kind)
 	}
-	kinds, err := published.SetupWithManager(mgr, e, serve)
+	convConfig := admit.ConfigName
+	if convConfig == "" {
+		convConfig = admission.DefaultWebhookConfigName
+	}
+	kinds, err := published.SetupWithManager(mgr, e, serve,
+		published.Conversion{Enabled: admit.Enabled, ConfigName: convConfig, BaseEntry: admission.CompositionsWebhookName})
 	if err != nil {
 		return nil, err
 	}

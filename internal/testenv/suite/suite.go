@@ -9,6 +9,7 @@ import (
 
 	"github.com/stencil-dev/stencil/internal/testenv"
 
+	"github.com/stencil-dev/stencil/reconcile/admission"
 	"github.com/stencil-dev/stencil/reconcile/engine"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -67,9 +68,41 @@ func Run(m *testing.M, s **Suite, setup ...func(context.Context, *Suite) error) 
 	})
 }
 
+// RunServing is Run with the package's controller serving its webhooks
+// (the admission webhooks and the conversion webhook of the published
+// kinds with several versions) for a copy of config/webhook named name
+// that selects every namespace (testenv.InstallWebhooks). Restart starts
+// a controller that serves none.
+func RunServing(m *testing.M, s **Suite, name string, setup ...func(context.Context, *Suite) error) int {
+	var e *testenv.Env
+	return testenv.Run(m, &e, func(ctx context.Context, e *testenv.Env) error {
+		hooks, err := testenv.InstallWebhooks(e.Config, name, nil)
+		if err != nil {
+			return err
+		}
+		suite, err := newSuiteWith(ctx, e, testenv.ControllerOptions{WriteAsController: true, Webhooks: hooks,
+			Admission: admission.Options{ConfigName: name, MutatingConfigName: name + "-mutating"}})
+		if err != nil {
+			return err
+		}
+		*s = suite
+		for _, f := range setup {
+			if err := f(ctx, suite); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // newSuite makes the admin's client and the controller's identity, and
 // starts the controller, under ctx (the tests').
 func newSuite(ctx context.Context, e *testenv.Env) (*Suite, error) {
+	return newSuiteWith(ctx, e, testenv.ControllerOptions{WriteAsController: true})
+}
+
+// newSuiteWith is newSuite with the controller started with o.
+func newSuiteWith(ctx context.Context, e *testenv.Env, o testenv.ControllerOptions) (*Suite, error) {
 	scheme, err := engine.NewScheme()
 	if err != nil {
 		return nil, err
@@ -82,7 +115,7 @@ func newSuite(ctx context.Context, e *testenv.Env) (*Suite, error) {
 		return nil, err
 	}
 	ctrlCtx, cancel := context.WithCancel(ctx)
-	if s.Controller, err = testenv.StartController(ctrlCtx, s.ControllerConfig); err != nil {
+	if s.Controller, err = testenv.StartWith(ctrlCtx, s.ControllerConfig, o); err != nil {
 		cancel()
 		return nil, err
 	}
