@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"k8s.io/utils/ptr"
+	neturl "net/url"
 	"slices"
 	"strings"
 
@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 )
@@ -97,7 +98,7 @@ const (
 // With more than one version, spec.conversion is a Webhook
 // (conversionReviewVersions [v1]) whose clientConfig is nil: the
 // controller fills it in with where it serves its conversion webhook
-// (ConversionWebhookPath), since the CRD stays pure here.
+// (ConversionPath, with the CRD's token), since the CRD stays pure here.
 func CRD(bundleName string, spec v1alpha1.BundleSpec) (*apiextensionsv1.CustomResourceDefinition, error) {
 	if spec.API == nil {
 		return nil, errors.New("the bundle publishes no kind: spec.api is not set")
@@ -125,9 +126,60 @@ func CRD(bundleName string, spec v1alpha1.BundleSpec) (*apiextensionsv1.CustomRe
 }
 
 // ConversionWebhookPath is where the controller serves the conversion
-// webhook of the published kinds with several versions: the path of the
-// clientConfig of their CRDs' spec.conversion.webhook.
+// webhook of the published kinds with several versions: the prefix of
+// the path of the clientConfig of their CRDs' spec.conversion.webhook,
+// ConversionPath(token).
 const ConversionWebhookPath = "/convert"
+
+// ConversionTokenBytes is the number of random bytes of a CRD's
+// conversion token; the token is their lowercase hex.
+const ConversionTokenBytes = 32
+
+// ConversionPath is the path of a CRD's conversion webhook with token:
+// ConversionWebhookPath/token. Whoever presents the token in the path
+// is taken for the API server converting that CRD's objects (package
+// conversion): the API server presents no client certificate to a
+// conversion webhook.
+func ConversionPath(token string) string {
+	return ConversionWebhookPath + "/" + token
+}
+
+// ParseConversionPath is the token of path, when path is
+// ConversionPath(token) with a token of ConversionTokenBytes in
+// lowercase hex.
+func ParseConversionPath(path string) (token string, ok bool) {
+	token, ok = strings.CutPrefix(path, ConversionWebhookPath+"/")
+	if !ok || len(token) != 2*ConversionTokenBytes {
+		return "", false
+	}
+	for _, c := range token {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return "", false
+		}
+	}
+	return token, true
+}
+
+// ConversionToken is the token of crd's conversion webhook, when its
+// clientConfig's path (its Service's path, or its URL's) is
+// ConversionPath(token).
+func ConversionToken(crd *apiextensionsv1.CustomResourceDefinition) (token string, ok bool) {
+	c := crd.Spec.Conversion
+	if c == nil || c.Strategy != apiextensionsv1.WebhookConverter || c.Webhook == nil || c.Webhook.ClientConfig == nil {
+		return "", false
+	}
+	switch cc := c.Webhook.ClientConfig; {
+	case cc.Service != nil && cc.Service.Path != nil:
+		return ParseConversionPath(*cc.Service.Path)
+	case cc.URL != nil:
+		u, err := neturl.Parse(*cc.URL)
+		if err != nil {
+			return "", false
+		}
+		return ParseConversionPath(u.Path)
+	}
+	return "", false
+}
 
 // versionSpecs are the spec schemas of api's versions, in order
 // (VersionSchemas), and the Bundle field each comes from ("" when it is
@@ -358,7 +410,7 @@ func check(crd *apiextensionsv1.CustomResourceDefinition, api v1alpha1.BundleAPI
 	v1 := crd.DeepCopy()
 	if c := v1.Spec.Conversion; c != nil && c.Webhook != nil && c.Webhook.ClientConfig == nil {
 		// The controller's to fill in: checked as if it had.
-		c.Webhook.ClientConfig = &apiextensionsv1.WebhookClientConfig{URL: ptr.To("https://stencil.invalid" + ConversionWebhookPath)}
+		c.Webhook.ClientConfig = &apiextensionsv1.WebhookClientConfig{URL: ptr.To("https://stencil.invalid" + ConversionPath(strings.Repeat("0", 2*ConversionTokenBytes)))}
 	}
 	if ReservedGroup(v1.Spec.Group) {
 		// The API server requires an approval of such a CRD: the

@@ -17,8 +17,9 @@
 //     for a published kind: namespaced, one CRD version per version of the
 //     api (each with its own spec schema, served, storage, deprecation and
 //     printer columns; the single-version form one served and stored
-//     version), with a Webhook conversion at ConversionWebhookPath when
-//     there are several, whose clientConfig the controller fills in; the
+//     version), with a Webhook conversion when there are several, whose
+//     clientConfig the controller fills in (ConversionPath, with the
+//     CRD's own token; ParseConversionPath reads it back); the
 //     status subresource, the values schema as spec (the Bundle's
 //     spec.schema, or its values.schema.json converted from JSON Schema by
 //     jsonschema.go, or any object when it has neither), stencil's status

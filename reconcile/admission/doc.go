@@ -35,10 +35,16 @@
 //     the wave plan; parents are named only to a user who may get their
 //     kinds everywhere.
 //   - The conversion webhook of the published kinds with several
-//     versions (package conversion) is registered beside them, at
-//     publish.ConversionWebhookPath, behind a guard that gives a caller
-//     without a certificate the API server's budget: the API server calls
-//     conversion webhooks with none.
+//     versions (package conversion) is registered beside them, at the
+//     subtree publish.ConversionWebhookPath/ (each CRD at
+//     publish.ConversionPath of its token), behind a guard of its own
+//     kind: the API server calls conversion webhooks with no client
+//     certificate, so the caller is told by the token in the path. Only a
+//     caller presenting the token of a CRD stencil keeps (the API server,
+//     or someone who may read stencil's CRDs) gets the API server's
+//     budget, by the token's kind, and a conversion; any other caller is
+//     a stranger, on the strangers' budget, and is answered 404 before
+//     its body is read (stencil_webhook_throttled_total, why token).
 //   - A parent's pin is checked here (reviewer.plan renders the revision
 //     the parent would render: engine.Engine.LoadFor).
 //   - Who may use a parent's ServiceAccount is not checked here: the

@@ -10,11 +10,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/cache"
 
 	"github.com/stencil-dev/stencil/publish"
+	"github.com/stencil-dev/stencil/reconcile/conversion"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
 )
 
 // What one caller may cost a webhook path. The API server (a caller whose
-// client certificate verifies at the TLS handshake) is trusted with a
+// client certificate verifies at the TLS handshake; for the conversion
+// webhook, one whose path holds a CRD's token) is trusted with a
 // high rate, bounded only against a runaway, and guardInFlight requests at
 // once; any other caller, named by its remote address, gets a few
 // requests a second, which is plenty for nothing (it gets no review at
@@ -41,7 +43,8 @@ const (
 // guardStrangerInFlight of everyone else, and a body of at most
 // maxReviewBytes (the server's timeouts bound how long it may take,
 // package server). A request past any of them is answered at once (429, or
-// 413 for a body too large) and its connection closed; the API server's
+// 413 for a body too large; 404 for a stranger to the conversion webhook)
+// and its connection closed; the API server's
 // failurePolicy Ignore lets it through unreviewed, and the controller
 // reports what a review would have said. The throttled count is
 // stencil_webhook_throttled_total.
@@ -54,9 +57,9 @@ type guard struct {
 	// callers holds a *rate.Limiter per caller seen within guardCallerTTL
 	// (at most guardCallers, the least recently seen going first).
 	callers *cache.LRUExpireCache
-	// unverifiedAPIServer: a caller without a verified certificate may be
-	// the API server (see guardedConversion).
-	unverifiedAPIServer bool
+	// tokens, for the conversion webhook, tell the API server by the
+	// token in the path (see guardedConversion).
+	tokens conversion.Tokens
 }
 
 // guarded returns next behind a guard of path; names are the client
@@ -69,11 +72,15 @@ func guarded(path string, next http.Handler, names []string) http.Handler {
 
 // guardedConversion guards the conversion webhook (package conversion):
 // the API server calls a CRD's conversion webhook without a client
-// certificate, so a caller without one gets the API server's rate and
-// budget of reviews in flight, by remote host, instead of a stranger's.
-func guardedConversion(next http.Handler, names []string) http.Handler {
+// certificate, at the path of the CRD's token (publish.ConversionPath).
+// A caller presenting a token of tokens gets the API server's rate and
+// budget of reviews in flight, by the token's kind; any other caller
+// (no token, or a token of no CRD stencil keeps), certificate or none,
+// is a stranger, by remote host: within the strangers' rate it is
+// answered 404 at once, its body unread, and nothing is done for it.
+func guardedConversion(next http.Handler, names []string, tokens conversion.Tokens) http.Handler {
 	g := guarded(publish.ConversionWebhookPath, next, names).(*guard)
-	g.unverifiedAPIServer = true
+	g.tokens = tokens
 	return g
 }
 
@@ -98,6 +105,10 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.throttle(w, kind, "in-flight", http.StatusTooManyRequests)
 		return
 	}
+	if g.tokens != nil && kind != callerAPIServer {
+		g.throttle(w, kind, "token", http.StatusNotFound)
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxReviewBytes)
 	g.next.ServeHTTP(w, r)
 }
@@ -109,18 +120,20 @@ const (
 )
 
 // caller names the caller of r and its rate: the API server, by its
-// verified certificate, or anyone else by remote host.
+// verified certificate (by the token of its path, for the conversion
+// webhook), or anyone else by remote host.
 func (g *guard) caller(r *http.Request) (name string, limit rate.Limit, burst int, kind string) {
-	if verifiedCaller(r.TLS, g.names) {
+	if g.tokens != nil {
+		if gk, ok := conversion.Kind(r.Context(), g.tokens, r.URL.Path); ok {
+			return "token:" + gk.String(), guardAPIServerRate, guardAPIServerBurst, callerAPIServer
+		}
+	} else if verifiedCaller(r.TLS, g.names) {
 		leaf := r.TLS.VerifiedChains[0][0]
 		return "cert:" + leaf.Subject.CommonName, guardAPIServerRate, guardAPIServerBurst, callerAPIServer
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
-	}
-	if g.unverifiedAPIServer {
-		return "addr:" + host, guardAPIServerRate, guardAPIServerBurst, callerAPIServer
 	}
 	return "addr:" + host, guardStrangerRate, guardStrangerBurst, callerOther
 }

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -9,8 +10,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/stencil-dev/stencil/publish"
 )
 
 // TestGuardLimitsStrangers: a caller that is not the API server gets its
@@ -127,3 +133,70 @@ func apiServer() *http.Request {
 type zeros struct{}
 
 func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// tokens are a conversion.Tokens of a map.
+type tokens map[string]schema.GroupKind
+
+func (t tokens) Kind(_ context.Context, token string) (schema.GroupKind, bool) {
+	gk, ok := t[token]
+	return gk, ok
+}
+
+// unreadable is a body that fails the test it is read in.
+type unreadable struct{ t *testing.T }
+
+func (u unreadable) Read([]byte) (int, error) {
+	u.t.Error("the body of a stranger's request was read")
+	return 0, io.EOF
+}
+
+// TestGuardConversionTokens: at the conversion webhook, only a path
+// holding a known token reaches the handler, on the API server's budget
+// (a client certificate counts for nothing there); any other caller gets
+// a 404, its body unread, and the strangers' rate, by remote host.
+func TestGuardConversionTokens(t *testing.T) {
+	known := strings.Repeat("ab", publish.ConversionTokenBytes)
+	served := 0
+	g := guardedConversion(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served++ }), []string{"kube-apiserver"},
+		tokens{known: {Group: "app.example.com", Kind: "AppService"}})
+	send := func(r *http.Request, path string) int {
+		r.URL.Path = path
+		r.Body = io.NopCloser(unreadable{t})
+		w := httptest.NewRecorder()
+		g.ServeHTTP(w, r)
+		return w.Code
+	}
+	unknown := publish.ConversionPath(strings.Repeat("cd", publish.ConversionTokenBytes))
+	for _, path := range []string{"/convert", "/convert/", unknown} {
+		if code := send(stranger("10.4.0.1:1"), path); code != http.StatusNotFound {
+			t.Errorf("a stranger at %s: %d, want 404", path, code)
+		}
+		if code := send(apiServer(), path); code != http.StatusNotFound {
+			t.Errorf("a verified client certificate at %s: %d, want 404", path, code)
+		}
+	}
+	if served != 0 {
+		t.Errorf("%d requests without a known token reached the handler", served)
+	}
+	throttled := 0
+	for range 100 {
+		if send(stranger("10.4.0.2:1"), unknown) == http.StatusTooManyRequests {
+			throttled++
+		}
+	}
+	if throttled < 100-guardStrangerBurst-2 {
+		t.Errorf("a stranger's 100 requests: %d throttled; want all but about its burst of %d", throttled, guardStrangerBurst)
+	}
+	for i := range 100 {
+		r := stranger("10.4.0.3:1")
+		r.URL.Path = publish.ConversionPath(known)
+		w := httptest.NewRecorder()
+		g.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			t.Fatalf("request %d with the known token: %d, want it served (the API server's rate)", i, w.Code)
+		}
+	}
+	if served != 100 {
+		t.Errorf("%d requests with the known token served, want 100", served)
+	}
+}

@@ -139,11 +139,22 @@ func SetupWithManager(mgr ctrl.Manager, e Engine, kinds Kinds, opts Options) err
 	}
 	h := &reviewer{engine: e, client: mgr.GetClient(), live: mgr.GetAPIReader(), mapper: mgr.GetRESTMapper(),
 		renderer: opts.Renderer, timeout: opts.timeout(), readers: newReadChecker(mgr.GetClient())}
+	tokens, err := conversion.NewCRDTokens(mgr)
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(tokens); err != nil {
+		return fmt.Errorf("add the conversion tokens: %w", err)
+	}
+	// The conversion webhook: its subtree, each CRD at the path of its
+	// token, and the prefix alone, where nobody converts anything.
+	convert := guardedConversion(conversion.New(h.client, h.live, tokens, conversion.FromBundle), opts.ClientNames, tokens)
 	register := func() {
 		mgr.GetWebhookServer().Register(WebhookPath, guarded(WebhookPath, &webhook.Admission{Handler: h, WithContextFunc: withCaller(opts.ClientNames)}, opts.ClientNames))
 		mgr.GetWebhookServer().Register(MutatePath, guarded(MutatePath, &webhook.Admission{Handler: &mutator{rv: h, version: opts.Version}, WithContextFunc: withCaller(opts.ClientNames)}, opts.ClientNames))
 		mgr.GetWebhookServer().Register(BundleWebhookPath, guarded(BundleWebhookPath, &webhook.Admission{Handler: &bundleReviewer{h}, WithContextFunc: withCaller(opts.ClientNames)}, opts.ClientNames))
-		mgr.GetWebhookServer().Register(publish.ConversionWebhookPath, guardedConversion(conversion.New(h.client, h.live, conversion.FromBundle), opts.ClientNames))
+		mgr.GetWebhookServer().Register(publish.ConversionWebhookPath+"/", convert)
+		mgr.GetWebhookServer().Register(publish.ConversionWebhookPath, convert)
 	}
 	if ready := opts.Ready; ready == nil {
 		register()

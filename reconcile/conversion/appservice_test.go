@@ -20,6 +20,7 @@ import (
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/internal/testenv/suite"
+	"github.com/stencil-dev/stencil/publish"
 )
 
 // AppService a year on: v1 (spec.size, a list of ports, a note only v1
@@ -129,7 +130,10 @@ func TestAppServiceVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c := crd.Spec.Conversion; c == nil || c.Strategy != apiextensionsv1.WebhookConverter || c.Webhook == nil || c.Webhook.ClientConfig == nil ||
-		c.Webhook.ClientConfig.URL == nil || !strings.HasSuffix(*c.Webhook.ClientConfig.URL, "/convert") || len(c.Webhook.ClientConfig.CABundle) == 0 {
+		c.Webhook.ClientConfig.URL == nil || !strings.Contains(*c.Webhook.ClientConfig.URL, "/convert/") || len(c.Webhook.ClientConfig.CABundle) == 0 {
+		t.Fatalf("the CRD's conversion: %+v", crd.Spec.Conversion)
+	}
+	if _, ok := publish.ConversionToken(crd); !ok {
 		t.Fatalf("the CRD's conversion: %+v", crd.Spec.Conversion)
 	}
 

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/engine"
 )
 
@@ -50,6 +51,7 @@ const (
 // doc).
 type Handler struct {
 	bundles, crds client.Reader
+	tokens        Tokens
 	build         Builder
 	// converters holds a built converter (or the error building it) per
 	// convKey.
@@ -60,9 +62,21 @@ var _ http.Handler = (*Handler)(nil)
 
 // New returns the handler: bundles lists the Bundles (the manager's
 // cached client), crds reads the CRDs' metadata when several Bundles
-// claim a kind (the API reader), and build makes a Bundle's converter.
-func New(bundles, crds client.Reader, build Builder) *Handler {
-	return &Handler{bundles: bundles, crds: crds, build: build, converters: cache.NewLRUExpireCache(defaultCacheSize)}
+// claim a kind (the API reader), tokens says whose token a request's
+// path holds (CRDTokens), and build makes a Bundle's converter.
+func New(bundles, crds client.Reader, tokens Tokens, build Builder) *Handler {
+	return &Handler{bundles: bundles, crds: crds, tokens: tokens, build: build, converters: cache.NewLRUExpireCache(defaultCacheSize)}
+}
+
+// Kind is the group and kind whose objects a request to path may
+// convert: those of the CRD whose token path holds
+// (publish.ConversionPath); false for any other path.
+func Kind(ctx context.Context, tokens Tokens, path string) (schema.GroupKind, bool) {
+	token, ok := publish.ParseConversionPath(path)
+	if !ok {
+		return schema.GroupKind{}, false
+	}
+	return tokens.Kind(ctx, token)
 }
 
 // convKey names a Bundle's content: its converter changes only with it.
@@ -78,8 +92,14 @@ type built struct {
 }
 
 // ServeHTTP decodes a ConversionReview, converts its objects and
-// answers the review.
+// answers the review. A request whose path holds no token of a CRD
+// stencil keeps is answered 404 before its body is read.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	gk, ok := Kind(r.Context(), h.tokens, r.URL.Path)
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
 	if r.Method != http.MethodPost {
 		http.Error(w, "stencil: a ConversionReview is POSTed", http.StatusMethodNotAllowed)
 		return
@@ -90,7 +110,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res := &apiextensionsv1.ConversionResponse{UID: review.Request.UID}
-	res.ConvertedObjects, res.Result = h.convert(r.Context(), review.Request)
+	res.ConvertedObjects, res.Result = h.convert(r.Context(), gk, review.Request)
 	out := &apiextensionsv1.ConversionReview{TypeMeta: review.TypeMeta, Response: res}
 	if out.APIVersion == "" {
 		out.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("ConversionReview"))
@@ -101,13 +121,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// convert converts every object of req to its desired version; one
-// object that does not convert fails the review, as the API server takes
-// all of them or none.
-func (h *Handler) convert(ctx context.Context, req *apiextensionsv1.ConversionRequest) ([]runtime.RawExtension, metav1.Status) {
+// convert converts every object of req, each of kind gk, to its desired
+// version; one object that does not convert fails the review, as the API
+// server takes all of them or none.
+func (h *Handler) convert(ctx context.Context, gk schema.GroupKind, req *apiextensionsv1.ConversionRequest) ([]runtime.RawExtension, metav1.Status) {
 	out := make([]runtime.RawExtension, 0, len(req.Objects))
 	for _, o := range req.Objects {
-		converted, err := h.convertOne(ctx, o.Raw, req.DesiredAPIVersion)
+		converted, err := h.convertOne(ctx, gk, o.Raw, req.DesiredAPIVersion)
 		if err != nil {
 			return nil, failure(err.Error())
 		}
@@ -116,17 +136,22 @@ func (h *Handler) convert(ctx context.Context, req *apiextensionsv1.ConversionRe
 	return out, metav1.Status{Status: metav1.StatusSuccess}
 }
 
-// convertOne converts one object's JSON to version desired.
-func (h *Handler) convertOne(ctx context.Context, raw []byte, desired string) ([]byte, error) {
+// convertOne converts one object's JSON, of kind gk, to version
+// desired.
+func (h *Handler) convertOne(ctx context.Context, gk schema.GroupKind, raw []byte, desired string) ([]byte, error) {
 	obj := &unstructured.Unstructured{}
 	if err := obj.UnmarshalJSON(raw); err != nil {
 		return nil, fmt.Errorf("stencil: an object of the review is not an object: %w", err)
 	}
+	gvk := obj.GroupVersionKind()
+	what := fmt.Sprintf("%s %s/%s", gvk.Kind, obj.GetNamespace(), obj.GetName())
+	if gvk.GroupKind() != gk {
+		return nil, fmt.Errorf("stencil: convert %s: it is of %s, and the token of this conversion path is the CustomResourceDefinition of %s's, which converts no other kind",
+			what, gvk.GroupKind(), gk)
+	}
 	if obj.GetAPIVersion() == desired {
 		return raw, nil
 	}
-	gvk := obj.GroupVersionKind()
-	what := fmt.Sprintf("%s %s/%s", gvk.Kind, obj.GetNamespace(), obj.GetName())
 	to, err := parseVersion(desired, gvk.Group)
 	if err != nil {
 		return nil, fmt.Errorf("stencil: convert %s: %w", what, err)

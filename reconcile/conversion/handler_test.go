@@ -2,6 +2,7 @@ package conversion_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -13,10 +14,12 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/conversion"
 )
 
@@ -57,9 +60,26 @@ func bundle(generation int64) *v1alpha1.Bundle {
 			Versions: []v1alpha1.APIVersion{{Name: "v1"}, {Name: "v2", Storage: true}}}}}
 }
 
+// tokens are a Tokens of a map.
+type tokens map[string]schema.GroupKind
+
+func (t tokens) Kind(_ context.Context, token string) (schema.GroupKind, bool) {
+	gk, ok := t[token]
+	return gk, ok
+}
+
+// The tokens of the fixture: AppService's, and Thing's (a kind no Bundle
+// publishes).
+var (
+	appToken   = strings.Repeat("a1", publish.ConversionTokenBytes)
+	thingToken = strings.Repeat("b2", publish.ConversionTokenBytes)
+)
+
 type fixture struct {
 	h      *conversion.Handler
 	builds int
+	// path is where reviews are sent: AppService's conversion path.
+	path string
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -69,8 +89,9 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(bundle(1)).Build()
-	f := &fixture{}
-	f.h = conversion.New(c, c, func(name string, _ v1alpha1.BundleSpec) (conversion.Converter, error) {
+	f := &fixture{path: publish.ConversionPath(appToken)}
+	known := tokens{appToken: {Group: "app.example.com", Kind: "AppService"}, thingToken: {Group: "app.example.com", Kind: "Thing"}}
+	f.h = conversion.New(c, c, known, func(name string, _ v1alpha1.BundleSpec) (conversion.Converter, error) {
 		f.builds++
 		return renamer{}, nil
 	})
@@ -79,17 +100,7 @@ func newFixture(t *testing.T) *fixture {
 
 func (f *fixture) review(t *testing.T, desired string, objects ...string) *apiextensionsv1.ConversionResponse {
 	t.Helper()
-	req := &apiextensionsv1.ConversionReview{TypeMeta: metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "ConversionReview"},
-		Request: &apiextensionsv1.ConversionRequest{UID: types.UID("review-1"), DesiredAPIVersion: desired}}
-	for _, o := range objects {
-		req.Request.Objects = append(req.Request.Objects, runtime.RawExtension{Raw: []byte(o)})
-	}
-	body, err := json.Marshal(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := httptest.NewRecorder()
-	f.h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/convert", bytes.NewReader(body)))
+	rec := f.post(t, f.path, desired, objects...)
 	if rec.Code != http.StatusOK {
 		t.Fatalf("status %d: %s", rec.Code, rec.Body)
 	}
@@ -101,6 +112,23 @@ func (f *fixture) review(t *testing.T, desired string, objects ...string) *apiex
 		t.Errorf("uid %s, kind %s", out.Response.UID, out.Kind)
 	}
 	return out.Response
+}
+
+// post sends a review of objects to path.
+func (f *fixture) post(t *testing.T, path, desired string, objects ...string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := &apiextensionsv1.ConversionReview{TypeMeta: metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "ConversionReview"},
+		Request: &apiextensionsv1.ConversionRequest{UID: types.UID("review-1"), DesiredAPIVersion: desired}}
+	for _, o := range objects {
+		req.Request.Objects = append(req.Request.Objects, runtime.RawExtension{Raw: []byte(o)})
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	f.h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body)))
+	return rec
 }
 
 const v1Object = `{"apiVersion":"app.example.com/v1","kind":"AppService","metadata":{"name":"web","namespace":"team-a","uid":"u1","labels":{"a":"b"}},"spec":{"size":3}}`
@@ -142,8 +170,34 @@ func TestConvertFailure(t *testing.T) {
 			t.Errorf("message %q does not name %q", res.Result.Message, part)
 		}
 	}
+	f.path = publish.ConversionPath(thingToken)
 	res = f.review(t, "app.example.com/v2", `{"apiVersion":"app.example.com/v1","kind":"Thing","metadata":{"name":"x"}}`)
 	if res.Result.Status != metav1.StatusFailure || !strings.Contains(res.Result.Message, "no Bundle publishes Thing.app.example.com") {
 		t.Errorf("a kind no Bundle publishes: %+v", res.Result)
+	}
+}
+
+// Only a path holding a known token is answered, and only for its own
+// kind: any other path is a 404 with nothing built or converted, and a
+// token of one kind converts no other.
+func TestConvertNeedsTheKindsToken(t *testing.T) {
+	f := newFixture(t)
+	for _, path := range []string{"/convert", "/convert/", publish.ConversionPath(strings.Repeat("c3", publish.ConversionTokenBytes)), "/convert/" + appToken[:10]} {
+		rec := f.post(t, path, "app.example.com/v2", v1Object)
+		if rec.Code != http.StatusNotFound || strings.Contains(rec.Body.String(), "ConversionReview") {
+			t.Errorf("POST %s: status %d, %s; want a 404", path, rec.Code, rec.Body)
+		}
+	}
+	if f.builds != 0 {
+		t.Errorf("%d converters built for requests with no known token", f.builds)
+	}
+	f.path = publish.ConversionPath(thingToken)
+	res := f.review(t, "app.example.com/v2", v1Object)
+	if res.Result.Status != metav1.StatusFailure || len(res.ConvertedObjects) != 0 ||
+		!strings.Contains(res.Result.Message, "AppService team-a/web") || !strings.Contains(res.Result.Message, "Thing.app.example.com") {
+		t.Errorf("an AppService through Thing's token: %+v", res.Result)
+	}
+	if f.builds != 0 {
+		t.Errorf("%d converters built for a review of another kind", f.builds)
 	}
 }

@@ -73,10 +73,11 @@ var (
 		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 	}, []string{"phase"})
 	// WebhookThrottled counts the admission requests the webhook answered
-	// 429 (or 413) without reading them (package admission's guard).
+	// 429 (or 413, or 404 for a stranger to the conversion webhook)
+	// without reading them (package admission's guard).
 	WebhookThrottled = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "stencil_webhook_throttled_total",
-		Help: "Admission requests answered 429 (413 for size) before they were read, by path, caller (apiserver: a verified client certificate; other) and why (rate: the caller's rate; in-flight: the path's cap for the caller's kind, the API server's and everyone else's apart; size: a body over 7 MiB).",
+		Help: "Admission requests answered 429 (413 for size) before they were read, by path, caller (apiserver: a verified client certificate; other) and why (rate: the caller's rate; in-flight: the path's cap for the caller's kind, the API server's and everyone else's apart; size: a body over 7 MiB; token: a conversion request whose path holds no token of a CRD stencil keeps, answered 404).",
 	}, []string{"path", "caller", "why"})
 	// Lookups counts the lookups of renders (Helm's lookup, package
 	// reconcile/lookup) the controller answered, by result, and the

@@ -2,6 +2,8 @@ package published
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	neturl "net/url"
 
@@ -40,8 +42,9 @@ type Conversion struct {
 }
 
 // conversionClient is the clientConfig of the conversion webhook: the
-// base entry's, with the path publish.ConversionWebhookPath, whether it
-// names a Service or a URL, and its caBundle. When there is none, why
+// base entry's, with the path publish.ConversionWebhookPath (the CRD's
+// token is added by withToken), whether it names a Service or a URL, and
+// its caBundle. When there is none, why
 // says so (the configuration's change brings the next pass).
 func (r *BundleReconciler) conversionClient(ctx context.Context) (cc *apiextensionsv1.WebhookClientConfig, why string, err error) {
 	c := r.conversion
@@ -88,6 +91,52 @@ func convertClientConfig(base admissionregistrationv1.WebhookClientConfig) (*api
 		return nil, "the base entry names neither a Service nor a URL", nil
 	}
 	return cc, "", nil
+}
+
+// withToken puts a token into the path of crd's conversion webhook
+// (publish.ConversionPath), if it has one: live's token, when live (the
+// CRD as it is, nil when there is none) has one, so that a pass writes
+// the token it found and no CRD changes for it; else a new one
+// (newConversionToken). The token is what lets a caller of the webhook
+// have its conversions (package conversion).
+func withToken(crd, live *apiextensionsv1.CustomResourceDefinition) error {
+	c := crd.Spec.Conversion
+	if c == nil || c.Webhook == nil || c.Webhook.ClientConfig == nil {
+		return nil
+	}
+	token, ok := "", false
+	if live != nil {
+		token, ok = publish.ConversionToken(live)
+	}
+	if !ok {
+		var err error
+		if token, err = newConversionToken(); err != nil {
+			return fmt.Errorf("make the conversion token of CustomResourceDefinition %s: %w", crd.Name, err)
+		}
+	}
+	path := publish.ConversionPath(token)
+	switch cc := c.Webhook.ClientConfig; {
+	case cc.Service != nil:
+		cc.Service.Path = ptr.To(path)
+	case cc.URL != nil:
+		u, err := neturl.Parse(*cc.URL)
+		if err != nil {
+			return fmt.Errorf("the conversion webhook's url: %w", err)
+		}
+		u.Path, u.RawPath = path, ""
+		cc.URL = ptr.To(u.String())
+	}
+	return nil
+}
+
+// newConversionToken is publish.ConversionTokenBytes from crypto/rand,
+// in hex.
+func newConversionToken() (string, error) {
+	b := make([]byte, publish.ConversionTokenBytes)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
 }
 
 // withConversion points the conversion of crd (a kind of several

@@ -98,7 +98,7 @@ func (r *BundleReconciler) keepCRD(ctx context.Context, b *v1alpha1.Bundle, crd 
 	if err := r.recordAsApplied(ctx, live, b.Name); err != nil {
 		return publication{}, err
 	}
-	return r.applyCRD(ctx, crd, live.ResourceVersion, what)
+	return r.applyCRD(ctx, crd, live, what)
 }
 
 // claim has the API server check the instances of b's kind as b's
@@ -170,7 +170,11 @@ func (r *BundleReconciler) stop(ctx context.Context, bundle string, keep schema.
 // createCRD creates crd, which must not exist: if another made it in the
 // meantime the create fails and the error brings another pass. The
 // fields the creation set are then recorded as applied (recordAsApplied).
+// Its conversion path, if any, gets a new token (withToken).
 func (r *BundleReconciler) createCRD(ctx context.Context, b *v1alpha1.Bundle, crd *apiextensionsv1.CustomResourceDefinition, what string) (publication, error) {
+	if err := withToken(crd, nil); err != nil {
+		return publication{}, err
+	}
 	obj := crd.DeepCopy()
 	err := r.Client.Create(ctx, obj, client.FieldOwner(applyset.FieldManager))
 	switch {

@@ -18,8 +18,14 @@
 //     stencil's conversion webhook (package conversion): its CRD's
 //     spec.conversion.webhook.clientConfig is the clientConfig of the
 //     ValidatingWebhookConfiguration's base entry (Conversion: its
-//     Service or URL, with the path /convert, and its caBundle), kept so
-//     as the configuration changes (watched by name) and its CA rotates.
+//     Service or URL, with the path /convert/<token>, and its caBundle),
+//     kept so as the configuration changes (watched by name) and its CA
+//     rotates. The token (publish.ConversionPath: 32 random bytes, hex)
+//     is who may get a conversion: only a caller presenting it (the API
+//     server, or someone who may read stencil's CRDs); strangers get a
+//     404 and no work (package conversion). It is made when the CRD is
+//     created, or first gets a webhook, and then kept as the live CRD has
+//     it (withToken), so a pass writes no new one.
 //     With no webhook server, or no such entry (or no CA yet), the
 //     Bundle is ConversionUnavailable and its CRD is left as it was. The
 //     kind's controller reads instances in the render version

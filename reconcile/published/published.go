@@ -226,13 +226,18 @@ func kindName(api v1alpha1.BundleAPI) string {
 	return api.Kind + "." + api.Group + "/" + api.Version
 }
 
-// applyCRD server-side applies the CRD over the live one of
-// resourceVersion rv, which keepCRD found labelled for this Bundle: the
-// API server refuses the apply (a conflict, retried) if the CRD changed
-// since, so a CRD that stopped being this Bundle's is never written. An
-// API server that refuses it as invalid gives a publication refused with
-// reason InvalidAPI, without the values it quotes.
-func (r *BundleReconciler) applyCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, rv, what string) (publication, error) {
+// applyCRD server-side applies the CRD over live, which keepCRD found
+// labelled for this Bundle: the API server refuses the apply (a
+// conflict, retried) if the CRD changed since (its resourceVersion), so
+// a CRD that stopped being this Bundle's is never written. Its
+// conversion path, if any, keeps live's token (withToken). An API server
+// that refuses it as invalid gives a publication refused with reason
+// InvalidAPI, without the values it quotes.
+func (r *BundleReconciler) applyCRD(ctx context.Context, crd, live *apiextensionsv1.CustomResourceDefinition, what string) (publication, error) {
+	if err := withToken(crd, live); err != nil {
+		return publication{}, err
+	}
+	rv := live.ResourceVersion
 	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
 	if err != nil {
 		return publication{}, fmt.Errorf("apply CustomResourceDefinition %s: %w", crd.Name, err)
