@@ -30,6 +30,9 @@
 #     kubernetes Service's address to the API server on loopback, as
 #     kube-proxy would, and the API server calls Services at their
 #     endpoints (hack/local-cluster.sh: --enable-aggregator-routing).
+#   - the machine's disk is shared and often full of caches: the kubelet
+#     evicts only when it is really out (evictionHard), not at its
+#     defaults' 10-15% free.
 #   - the kubelet serves on loopback and authenticates nobody: kubectl
 #     logs and exec do not reach it; pod logs are in the state folder.
 #
@@ -211,6 +214,16 @@ failSwapOn: false
 podLogsDir: $state/pod-logs
 resolvConf: /etc/resolv.conf
 registerNode: true
+# The node shares the machine's disk and memory with everything else on it
+# (builds, caches, tests): the kubelet's default thresholds (15% of the disk
+# free for images, 10% for the node) evict the pods under test whenever the
+# machine is merely full of caches. Evict only when the machine is really out.
+evictionHard:
+  memory.available: 100Mi
+  nodefs.available: 1Gi
+  nodefs.inodesFree: 1%
+  imagefs.available: 1Gi
+  imagefs.inodesFree: 1%
 EOF
   start kubelet "$bin/kubelet" --config "$state/kubelet.yaml" --kubeconfig "$KUBECONFIG" --root-dir "$state/kubelet" \
     --hostname-override "$name" --node-labels "${STENCIL_NODE_LABELS:-}" --register-with-taints "${STENCIL_NODE_TAINTS:-}"
