@@ -184,10 +184,12 @@ func validateColumn(c apiextensionsv1.CustomResourceColumnDefinition, p *field.P
 
 // ReservedGroup says whether group is Kubernetes' own: k8s.io,
 // kubernetes.io or a subdomain of either, where the API server accepts a
-// CRD only with AnnotationAPIApproved. stencil never makes a CRD of such
-// a group, and applies one only where a cluster admin made it, approved,
-// and labelled it for the Bundle (see package reconcile/published); a
-// CRD rendered by a Bundle's templates is always refused.
+// CRD only with AnnotationAPIApproved. stencil never makes the CRD of a
+// published kind in such a group, and applies one only where a cluster
+// admin made it, approved, and labelled it for the Bundle (see package
+// reconcile/published). A CRD a Bundle renders there is applied as the
+// parent's account, as any rendered CRD, unless it carries LabelBundle,
+// the admin's opt-in, which no render gives (see reconcile/plan).
 func ReservedGroup(group string) bool {
 	for _, d := range []string{"k8s.io", "kubernetes.io"} {
 		if group == d || strings.HasSuffix(group, "."+d) {

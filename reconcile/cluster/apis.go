@@ -60,10 +60,12 @@ func (a *APIs) BuiltIn(gk schema.GroupKind) bool {
 	return kinds[gk]
 }
 
-// ReservedGroup says why a CustomResourceDefinition may not define a
-// kind of group, or "" when it may: the group is Kubernetes' own
-// (k8s.io, kubernetes.io and their subdomains), or ServedGroup says what
-// serves it.
+// ReservedGroup says why stencil may not create the CRD of a kind a
+// Bundle publishes in group, or "" when it may: the group is Kubernetes'
+// own (k8s.io, kubernetes.io and their subdomains: only a cluster admin
+// opts a Bundle in there, see package reconcile/published), or
+// ServedGroup says what serves it. A CRD a Bundle renders is not held to
+// the first rule (see plan.APIs).
 func (a *APIs) ReservedGroup(ctx context.Context, group string) (string, error) {
 	if publish.ReservedGroup(group) {
 		return KubernetesOwn, nil
@@ -74,9 +76,19 @@ func (a *APIs) ReservedGroup(ctx context.Context, group string) (string, error) 
 // KubernetesOwn is ReservedGroup's reason for a group of Kubernetes' own.
 const KubernetesOwn = "Kubernetes' own (k8s.io, kubernetes.io)"
 
+// LabelAutoRegistered is the label the API server's aggregator puts on
+// the APIServices it registers for local groups: "true" on those it
+// keeps for the groups that CustomResourceDefinitions serve, "onstart"
+// on those of the API server's own groups.
+const LabelAutoRegistered = "kube-aggregator.kubernetes.io/automanaged"
+
 // ServedGroup says what, besides CustomResourceDefinitions, serves
-// group, or "": the API server itself, stencil (its own group), or an
-// aggregated API server (an APIService with a service).
+// group, or "": the API server itself (a group of the built-in list, or
+// one the cluster's APIServices say it serves: a local APIService, with
+// no service, that the aggregator did not register for CRDs), stencil
+// (its own group), or an aggregated API server (an APIService with a
+// service). Offline only the built-in list and stencil's group are
+// known.
 func (a *APIs) ServedGroup(ctx context.Context, group string) (string, error) {
 	_, groups := builtinKinds()
 	switch {
@@ -93,10 +105,15 @@ func (a *APIs) ServedGroup(ctx context.Context, group string) (string, error) {
 		return "", fmt.Errorf("list APIServices: %w", err)
 	}
 	for _, s := range list.Items {
-		g, _, _ := unstructured.NestedString(s.Object, "spec", "group")
+		if g, _, _ := unstructured.NestedString(s.Object, "spec", "group"); g != group {
+			continue
+		}
 		svc, _, _ := unstructured.NestedMap(s.Object, "spec", "service")
-		if g == group && svc != nil {
+		switch {
+		case svc != nil:
 			return "served by an aggregated API server (APIService " + s.GetName() + ")", nil
+		case s.GetLabels()[LabelAutoRegistered] != "true":
+			return "served by the API server itself (APIService " + s.GetName() + ", not registered for a CustomResourceDefinition)", nil
 		}
 	}
 	return "", nil

@@ -24,9 +24,12 @@ var crdGroupKind = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "Custom
 
 // chartCRDs returns b's crds/ CRDs for in, checked as rendered CRDs are:
 // the Bundle's permissions must allow CustomResourceDefinitions, none may
-// define a kind the cluster serves otherwise (built in, aggregated, or by
-// a CRD of another name), none may be one of the rendered objects too,
-// and under CreateReplace none may be another set's member.
+// define a kind the cluster serves otherwise (built in, in a group the
+// API server or an aggregated API server serves, or by a CRD of another
+// name) nor be a Bundle's opt-in (notDefinable), none may be one of the
+// rendered objects too, and under CreateReplace none may be another set's
+// member. A group of Kubernetes' own is no exception, as for rendered
+// CRDs (checkCRDs).
 func chartCRDs(ctx context.Context, b *templates.Bundle, in templates.Input, objs []*unstructured.Unstructured, apis APIs) ([]*unstructured.Unstructured, error) {
 	crds, err := b.CRDs(in.Values)
 	if err != nil || len(crds) == 0 {
@@ -75,7 +78,7 @@ func chartCRDs(ctx context.Context, b *templates.Bundle, in templates.Input, obj
 func chartCRDConflict(ctx context.Context, u *unstructured.Unstructured, apis APIs, replace bool) (string, error) {
 	gk := crdKind(u)
 	kind := applyset.FormatGroupKind(gk)
-	if conflict, err := notDefinable(ctx, gk, apis); conflict != "" || err != nil {
+	if conflict, err := notDefinable(ctx, u, apis); conflict != "" || err != nil {
 		return conflict, err
 	}
 	mapping, err := apis.RESTMapping(gk)

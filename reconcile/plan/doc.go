@@ -15,9 +15,12 @@
 //     API server's kinds win: a kind's scope is the cluster's (offline,
 //     the built-in list's); a CRD in the render is believed only for a
 //     kind nothing serves, and a rendered CRD that would define a kind
-//     served otherwise (built in, aggregated, a CRD this set does not
-//     own, a group Kubernetes reserves) is refused (RefusedError with
-//     Conflict: the parent's reason is KindConflict).
+//     served otherwise (built in, in a group the API server, an
+//     aggregated API server or stencil serves, a CRD this set does not
+//     own) or carry a cluster admin's opt-in for a Bundle to publish is
+//     refused (RefusedError with Conflict: the parent's reason is
+//     KindConflict). A group of Kubernetes' own that only CRDs serve
+//     (gateway.networking.k8s.io) is as any other.
 //   - order.go: the apply order and its stages (CRDs, Namespaces, RBAC,
 //     ServiceAccounts, ConfigMaps and Secrets, Services, workloads, custom
 //     resources, webhooks last).

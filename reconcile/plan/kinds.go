@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
+	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 )
 
@@ -24,9 +25,10 @@ type APIs interface {
 	meta.RESTMapper
 	// BuiltIn says whether the API server serves gk by itself.
 	BuiltIn(gk schema.GroupKind) bool
-	// ReservedGroup says why no CustomResourceDefinition may define a
-	// kind of group (Kubernetes' own, built in, aggregated), or "".
-	ReservedGroup(ctx context.Context, group string) (string, error)
+	// ServedGroup says what, besides CustomResourceDefinitions, serves
+	// group (the API server itself, an aggregated API server, stencil),
+	// or "": no CRD may define a kind of a group it names.
+	ServedGroup(ctx context.Context, group string) (string, error)
 	// CRD returns the labels of the CustomResourceDefinition named name
 	// and whether it exists.
 	CRD(ctx context.Context, name string) (labels map[string]string, exists bool, err error)
@@ -49,8 +51,17 @@ func crdKind(u *unstructured.Unstructured) schema.GroupKind {
 // can shadow a kind or lie about its scope: a built-in kind, a kind
 // served by a CustomResourceDefinition that is not a member of the set id
 // (one made by hand, by a Bundle, by another set), a kind of a group that
-// is Kubernetes' own, built in or aggregated, and a
-// CustomResourceDefinition of that name that another owns.
+// something besides CRDs serves (the API server itself, an aggregated API
+// server, stencil), a CustomResourceDefinition of that name that another
+// owns, and one that would be a cluster admin's opt-in for a Bundle to
+// publish its kind (notDefinable).
+//
+// A group of Kubernetes' own (k8s.io, kubernetes.io and their
+// subdomains) that nothing but CRDs serves is no exception: its CRDs
+// (the Gateway API's, external-dns's DNSEndpoint) are applied as any
+// other, as the parent's account, whose RBAC decides; the API server
+// requires of them the annotation api-approved.kubernetes.io, and
+// refuses one without it (Invalid), as it refuses it to anyone.
 func checkCRDs(ctx context.Context, objs []*unstructured.Unstructured, apis APIs, id string) error {
 	for _, u := range objs {
 		if !isCRD(u) {
@@ -66,22 +77,33 @@ func checkCRDs(ctx context.Context, objs []*unstructured.Unstructured, apis APIs
 	return nil
 }
 
-// notDefinable says why no CRD may define gk whatever the cluster serves
-// (a built-in kind, a reserved group), or "": the first checks of a
-// rendered CRD (crdConflict) and of a chart's crds/ CRD
-// (chartCRDConflict). The group is checked before discovery, which may
-// not answer for an aggregated group.
-func notDefinable(ctx context.Context, gk schema.GroupKind, apis APIs) (string, error) {
+// notDefinable says why no CRD may be u, whatever the cluster serves,
+// or "": the first checks of a rendered CRD (crdConflict) and of a
+// chart's crds/ CRD (chartCRDConflict). It refuses
+//
+//   - a built-in kind;
+//   - a kind of a group something besides CRDs serves (APIs.ServedGroup),
+//     checked before discovery, which may not answer for an aggregated
+//     group;
+//   - in a group of Kubernetes' own, a CRD labelled publish.LabelBundle:
+//     there an approved CRD with that label is a cluster admin's opt-in
+//     for a Bundle to publish its kind (package reconcile/published),
+//     which a Bundle's render may not give itself.
+func notDefinable(ctx context.Context, u *unstructured.Unstructured, apis APIs) (string, error) {
+	gk := crdKind(u)
 	kind := applyset.FormatGroupKind(gk)
 	if apis.BuiltIn(gk) {
 		return fmt.Sprintf("it would define %s, which the API server serves itself (a built-in kind)", kind), nil
 	}
-	reserved, err := apis.ReservedGroup(ctx, gk.Group)
+	served, err := apis.ServedGroup(ctx, gk.Group)
 	if err != nil {
 		return "", err
 	}
-	if reserved != "" {
-		return fmt.Sprintf("it would define %s, and group %s is %s", kind, gk.Group, reserved), nil
+	if served != "" {
+		return fmt.Sprintf("it would define %s, and group %s is %s", kind, gk.Group, served), nil
+	}
+	if b := u.GetLabels()[publish.LabelBundle]; b != "" && publish.ReservedGroup(gk.Group) {
+		return fmt.Sprintf("it would define %s in group %s, one of Kubernetes' own, labelled %s: %s, which only a cluster admin gives a CustomResourceDefinition there (the opt-in for Bundle %s to publish the kind), never a render", kind, gk.Group, publish.LabelBundle, b, b), nil
 	}
 	return "", nil
 }
@@ -91,7 +113,7 @@ func notDefinable(ctx context.Context, gk schema.GroupKind, apis APIs) (string, 
 func crdConflict(ctx context.Context, u *unstructured.Unstructured, apis APIs, id string) (string, error) {
 	gk := crdKind(u)
 	kind := applyset.FormatGroupKind(gk)
-	if conflict, err := notDefinable(ctx, gk, apis); conflict != "" || err != nil {
+	if conflict, err := notDefinable(ctx, u, apis); conflict != "" || err != nil {
 		return conflict, err
 	}
 	mapping, err := apis.RESTMapping(gk)

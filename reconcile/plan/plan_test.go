@@ -135,8 +135,10 @@ func TestPlanOffline(t *testing.T) {
 
 // TestPlanOfflineKindScope: offline, a kind's scope is the built-in
 // list's (issue 20 item 4): a rendered CRD is believed for a new kind
-// only, a CRD that would shadow a built-in kind or sits in a group
-// Kubernetes reserves is a KindConflict, and a kind the CRD declares
+// only, also in a group of Kubernetes' own that only CRDs serve (issue
+// 40); a CRD that would shadow a built-in kind, sits in a built-in group
+// or stencil's, or carries a Bundle's opt-in label in a group of
+// Kubernetes' own is a KindConflict, and a kind the CRD declares
 // cluster-scoped rendered in two namespaces is one object rendered twice.
 func TestPlanOfflineKindScope(t *testing.T) {
 	crd := func(group, kind, plural, scope string) string {
@@ -169,12 +171,22 @@ func TestPlanOfflineKindScope(t *testing.T) {
 		{name: "a built-in kind outside k8s.io", files: map[string]string{
 			"templates/crd.yaml": crd("apps", "Deployment", "deployments", "Cluster"),
 		}, conflict: "Deployment.apps"},
-		{name: "a new kind in a group Kubernetes reserves", files: map[string]string{
-			"templates/crd.yaml": crd("sample.k8s.io", "Foo", "foos", "Namespaced"),
-		}, conflict: "Foo.sample.k8s.io"},
+		{name: "a new kind in a group of Kubernetes' own", files: map[string]string{
+			"templates/crd.yaml": crd("externaldns.k8s.io", "DNSEndpoint", "dnsendpoints", "Namespaced"),
+			"templates/e.yaml":   "apiVersion: externaldns.k8s.io/v1\nkind: DNSEndpoint\nmetadata:\n  name: e\n",
+		}, want: map[string]string{"CustomResourceDefinition": "", "DNSEndpoint": "default"}},
+		{name: "a Bundle's opt-in label in a group of Kubernetes' own", files: map[string]string{
+			"templates/crd.yaml": strings.Replace(crd("sample.k8s.io", "Foo", "foos", "Namespaced"), "metadata:\n", "metadata:\n  labels: {stencil.dev/bundle: b}\n", 1),
+		}, conflict: "labelled stencil.dev/bundle: b"},
 		{name: "a new kind in a built-in group", files: map[string]string{
 			"templates/crd.yaml": crd("apps", "Gizmo", "gizmos", "Namespaced"),
 		}, conflict: "Gizmo.apps"},
+		{name: "a new kind in a built-in group of Kubernetes' own", files: map[string]string{
+			"templates/crd.yaml": crd("networking.k8s.io", "Gizmo", "gizmos", "Namespaced"),
+		}, conflict: "group networking.k8s.io is served by the API server itself"},
+		{name: "a new kind in stencil's group", files: map[string]string{
+			"templates/crd.yaml": crd("stencil.dev", "Gizmo", "gizmos", "Namespaced"),
+		}, conflict: "group stencil.dev is stencil's own"},
 		{name: "a cluster-scoped kind in two namespaces", files: map[string]string{
 			"templates/crd.yaml": crd("example.com", "Widget", "widgets", "Cluster"),
 			"templates/a.yaml":   "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: a\n",

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/crds"
 )
 
 // adminApproved says why live, a CRD labelled for a Bundle in a group of
@@ -18,9 +19,13 @@ import (
 // cluster admin) can make or label one; so a CRD that carries the
 // annotation, set by anyone but stencil, and the Bundle's label is the
 // cluster admin's opt-in, the same way Kubernetes' own: a Bundle author,
-// who writes only the Bundle, cannot give it (stencil never makes a CRD
-// in such a group, and refuses one its templates render). The group must
-// still be served by nothing else: not by the API server itself, nor an
+// who writes only the Bundle, cannot give it. stencil never makes the CRD
+// of a published kind in such a group; a Bundle's render may make a CRD
+// there (as the parent's account, plan.checkCRDs), but never one with
+// the Bundle label, and an annotation any of stencil's field managers
+// wrote (a rendered CRD's, applyset.FieldManager, or a chart's crds/
+// CRD's, crds.FieldManager) is not the admin's. The group must still be
+// served by nothing else: not by the API server itself, nor an
 // aggregated API server.
 func (r *BundleReconciler) adminApproved(ctx context.Context, live *apiextensionsv1.CustomResourceDefinition) (string, error) {
 	served, err := r.groups.ServedGroup(ctx, live.Spec.Group)
@@ -42,12 +47,13 @@ func (r *BundleReconciler) adminApproved(ctx context.Context, live *apiextension
 	return "", nil
 }
 
-// stencilSet reports whether an entry of stencil's field manager in
-// live's managedFields owns its annotation key.
+// stencilSet reports whether an entry of one of stencil's field managers
+// (the members', applyset.FieldManager, or the crds/ CRDs',
+// crds.FieldManager) in live's managedFields owns its annotation key.
 func stencilSet(live *apiextensionsv1.CustomResourceDefinition, key string) (bool, error) {
 	path := fieldpath.MakePathOrDie("metadata", "annotations", key)
 	for _, f := range live.ManagedFields {
-		if f.Manager != applyset.FieldManager || f.FieldsV1 == nil {
+		if f.Manager != applyset.FieldManager && f.Manager != crds.FieldManager || f.FieldsV1 == nil {
 			continue
 		}
 		s := &fieldpath.Set{}

@@ -19,6 +19,7 @@ import (
 	"github.com/stencil-dev/stencil/internal/testenv/suite"
 	"github.com/stencil-dev/stencil/publish"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/crds"
 	"github.com/stencil-dev/stencil/templates"
 )
 
@@ -54,8 +55,10 @@ spec:
 // of Kubernetes' own (here <ns>.k8s.io) is refused by default, as before:
 // the Bundle says how a cluster admin opts in, and no CRD is made. A
 // Bundle author cannot opt in alone: not by annotating the Bundle, nor by
-// rendering the approved, labelled CRD from a template, nor with an
-// approval stencil itself wrote. Once the admin made the CRD, approved
+// rendering the approved, labelled CRD from a template (a KindConflict
+// naming the label, though a render may make CRDs in such groups: issue
+// 40), nor with an approval stencil itself wrote, as a member or as a
+// chart's crds/ CRD. Once the admin made the CRD, approved
 // and labelled, the kind is served; the Bundle's schema takes the CRD's
 // whole spec over (a short name only the admin's CRD had goes, the
 // version it created unserved is served), and the admin's annotation and
@@ -92,7 +95,7 @@ func TestKubernetesGroupsNeedTheAdmin(t *testing.T) {
 		b := env.Bundle(t, "k8s-render-"+ns, map[string]string{"templates/crd.yaml": rendered}, suite.OnlyCRDs)
 		env.MustCreate(t, suite.Composition(ns, "render", b.Name, ""))
 		msg := env.Stalled(t, ns, "render", v1alpha1.ReasonKindConflict).Message
-		if !strings.Contains(msg, "CustomResourceDefinition/"+name) || !strings.Contains(msg, "Kubernetes' own") {
+		if !strings.Contains(msg, "CustomResourceDefinition/"+name) || !strings.Contains(msg, "Kubernetes' own") || !strings.Contains(msg, "labelled stencil.dev/bundle: k8s-"+ns) {
 			t.Errorf("KindConflict message %q does not name the CRD and why", msg)
 		}
 		env.StillAbsent(t, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}})
@@ -100,17 +103,22 @@ func TestKubernetesGroupsNeedTheAdmin(t *testing.T) {
 	})
 
 	t.Run("an approval stencil wrote is not the admin's", func(t *testing.T) {
-		// As stencil wrote them before issue 20: made by stencil's own
-		// field manager, approval included.
-		mine := optInCRD(t, group, "k8s-"+ns)
-		if err := env.Apply(ctx, client.ApplyConfigurationFromUnstructured(mine), client.FieldOwner(applyset.FieldManager)); err != nil {
-			t.Fatal(err)
+		// As stencil wrote them before issue 20 (made by stencil's own
+		// field manager, approval included), and as a chart's crds/ CRD
+		// is made (crds.FieldManager).
+		for _, manager := range []string{applyset.FieldManager, crds.FieldManager} {
+			mine := optInCRD(t, group, "k8s-"+ns)
+			if err := env.Apply(ctx, client.ApplyConfigurationFromUnstructured(mine), client.FieldOwner(manager)); err != nil {
+				t.Fatal(err)
+			}
+			bundleSays(t, "k8s-"+ns, v1alpha1.ReasonKindConflict, "annotation from stencil, not from a cluster admin")
+			if err := env.Delete(ctx, crd); err != nil {
+				t.Fatal(err)
+			}
+			env.Gone(t, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}})
+			// Refused again for want of a CRD, before the next is made.
+			bundleSays(t, "k8s-"+ns, v1alpha1.ReasonKindConflict, "stencil makes no CustomResourceDefinition there")
 		}
-		bundleSays(t, "k8s-"+ns, v1alpha1.ReasonKindConflict, "annotation from stencil, not from a cluster admin")
-		if err := env.Delete(ctx, crd); err != nil {
-			t.Fatal(err)
-		}
-		env.Gone(t, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}})
 	})
 
 	t.Run("served once the admin opted in", func(t *testing.T) {

@@ -143,7 +143,9 @@ func (r *BundleReconciler) claim(ctx context.Context, b *v1alpha1.Bundle, crd *a
 // GroupServer says what, besides CRDs, serves an API group (see
 // cluster.APIs).
 type GroupServer interface {
-	// ReservedGroup says why no CRD may define a kind of group, or "".
+	// ReservedGroup says why stencil may not create the CRD of a kind
+	// published in group (Kubernetes' own, or served by more than CRDs),
+	// or "".
 	ReservedGroup(ctx context.Context, group string) (string, error)
 	// ServedGroup says what, besides CRDs, serves group, or "".
 	ServedGroup(ctx context.Context, group string) (string, error)
