@@ -5,15 +5,19 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
 	"github.com/stencil-dev/stencil/internal/testenv"
 	"github.com/stencil-dev/stencil/internal/testenv/suite"
+	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/reconcile/shard"
 )
 
 // absentNow checks that obj does not exist once the parent stalled: the
@@ -142,4 +146,135 @@ spec:
 		t.Errorf("KindConflict message %q does not name the APIService", c.Message)
 	}
 	absentNow(t, &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "gadgets." + group}})
+}
+
+// gatewayRoutesCRD and dnsEndpointsCRD are CRDs as the Gateway API's
+// charts and external-dns's ship them: in a group of Kubernetes' own,
+// approved (api-approved.kubernetes.io, the URL of their API review) as
+// the API server requires there.
+var (
+	gatewayRoutesCRD = approvedCRD("gateway.networking.k8s.io", "HTTPRoute", "httproutes")
+	dnsEndpointsCRD  = approvedCRD("externaldns.k8s.io", "DNSEndpoint", "dnsendpoints")
+)
+
+// approvedCRD is a namespaced CRD of kind in group, approved with a URL.
+func approvedCRD(group, kind, plural string) string {
+	return strings.Replace(suite.CRDYAML(group, kind, plural, "Namespaced"), `"unapproved, test"`, "https://github.com/kubernetes/enhancements/pull/1111", 1)
+}
+
+// TestKubernetesGroupCRDsAreTheAccounts (issue 40): a chart's CRDs in
+// groups of Kubernetes' own that nothing but CRDs serves (external-dns's
+// DNSEndpoint rendered by a template, the Gateway API's HTTPRoute in
+// crds/) are applied as the parent's ServiceAccount, as any CRD, once its
+// RBAC allows creating CRDs and the Bundle's permissions allow them; the
+// custom resources of both kinds are applied too. The API server still
+// has the last word on the approval it requires there: a CRD without
+// api-approved.kubernetes.io stalls the parent Invalid, naming the
+// annotation (not a KindConflict), and one "unapproved" is made, with
+// KubernetesAPIApprovalPolicyConformant False. A built-in kind of
+// networking.k8s.io (Ingress) stays a KindConflict naming why.
+func TestKubernetesGroupCRDsAreTheAccounts(t *testing.T) {
+	const shardName = "k8sgroups"
+	env.StartWith(t, testenv.ControllerOptions{Shard: shardName})
+	ctx := context.Background()
+	ns := testenv.Namespace(t, k)
+	env.TenantAccount(t, ns)
+	account := testenv.ServiceAccountSubject(ns, "stencil")
+	crdRules := []rbacv1.PolicyRule{{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}}
+	kindRules := []rbacv1.PolicyRule{{APIGroups: []string{"externaldns.k8s.io", "gateway.networking.k8s.io"}, Resources: []string{"dnsendpoints", "httproutes"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}}}
+	crdRole := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "crds-" + ns}, Rules: crdRules}
+	crdBinding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "crds-" + ns},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: crdRole.Name},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "stencil"}}}
+	t.Cleanup(func() { _ = k.Delete(context.Background(), crdBinding); _ = k.Delete(context.Background(), crdRole) })
+	mustCreate(t, crdRole)
+	mustCreate(t, crdBinding)
+	env.Grant(t, ns, "kinds", account.User, kindRules...)
+	testenv.WaitGranted(t, k, account, ns, 0, append(crdRules, kindRules...)...)
+	env.GrantController(t, "stencil-test-k8sgroups-"+ns, rbacv1.PolicyRule{APIGroups: kindRules[0].APIGroups, Resources: kindRules[0].Resources, Verbs: []string{"get", "list", "watch"}})
+	labels := map[string]string{shard.Label: shardName}
+	testenv.WaitAdmitted(t, k, ns, labels, 0)
+	parent := func(name, bundleName string) *v1alpha1.Composition {
+		c := composition(ns, name, bundleName, "")
+		c.Labels = labels
+		mustCreate(t, c)
+		t.Cleanup(func() { // before the CRDs go: a live parent would make its own again
+			_ = k.Delete(context.Background(), c)
+			gone(t, c)
+		})
+		return c
+	}
+	crd := func(name string) *apiextensionsv1.CustomResourceDefinition {
+		return &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	}
+	for _, name := range []string{"dnsendpoints.externaldns.k8s.io", "httproutes.gateway.networking.k8s.io"} {
+		t.Cleanup(func() { _ = k.Delete(context.Background(), crd(name)) })
+	}
+
+	b := bundle(t, "k8sgroups-"+ns, map[string]string{
+		"Chart.yaml":              "apiVersion: v2\nname: dns-and-routes\nversion: 0.1.0\n",
+		"crds/httproutes.yaml":    gatewayRoutesCRD,
+		"templates/dnscrd.yaml":   dnsEndpointsCRD,
+		"templates/endpoint.yaml": "apiVersion: externaldns.k8s.io/v1\nkind: DNSEndpoint\nmetadata:\n  name: web\nspec:\n  endpoints: [{dnsName: web.example.com, recordType: A, targets: [192.0.2.1]}]\n",
+		"templates/route.yaml":    "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata:\n  name: web\nspec:\n  hostnames: [web.example.com]\n",
+	}, suite.OnlyCRDs)
+	parent("app", b.Name)
+	condition(t, ns, "app", v1alpha1.ConditionReady, metav1.ConditionTrue)
+	dns, routes := crd("dnsendpoints.externaldns.k8s.io"), crd("httproutes.gateway.networking.k8s.io")
+	for _, c := range []*apiextensionsv1.CustomResourceDefinition{dns, routes} {
+		if err := k.Get(ctx, client.ObjectKeyFromObject(c), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if dns.Labels[applyset.LabelPartOf] == "" || routes.Labels[applyset.LabelPartOf] != "" {
+		t.Errorf("part-of labels: the rendered CRD %q (want the set's), the crds/ CRD %q (want none)", dns.Labels[applyset.LabelPartOf], routes.Labels[applyset.LabelPartOf])
+	}
+	for _, kind := range [][2]string{{"externaldns.k8s.io/v1", "DNSEndpoint"}, {"gateway.networking.k8s.io/v1", "HTTPRoute"}} {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(kind[0])
+		u.SetKind(kind[1])
+		if err := k.Get(ctx, key(ns, "web"), u); err != nil {
+			t.Errorf("%s web: %v", kind[1], err)
+		}
+	}
+
+	t.Run("the API server decides the approval", func(t *testing.T) {
+		missing := strings.Replace(suite.CRDYAML("nx-"+ns+".k8s.io", "Gizmo", "gizmos", "Namespaced"), "  annotations:\n    api-approved.kubernetes.io: \"unapproved, test\"\n", "", 1)
+		mb := bundle(t, "k8sgroups-missing-"+ns, map[string]string{"templates/crd.yaml": missing}, suite.OnlyCRDs)
+		parent("missing", mb.Name)
+		stalled(t, ns, "missing", v1alpha1.ReasonInvalid, "gizmos.nx-"+ns+".k8s.io", "api-approved.kubernetes.io")
+		env.StillAbsent(t, crd("gizmos.nx-"+ns+".k8s.io"))
+		cb := bundle(t, "k8sgroups-missing-crds-"+ns, map[string]string{
+			"Chart.yaml":           "apiVersion: v2\nname: missing\nversion: 0.1.0\n",
+			"crds/gizmos.yaml":     missing,
+			"templates/plain.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n",
+		}, suite.OnlyCRDs)
+		parent("missing-crds", cb.Name)
+		stalled(t, ns, "missing-crds", v1alpha1.ReasonInvalid, "gizmos.nx-"+ns+".k8s.io (crds/)", "api-approved.kubernetes.io")
+		env.StillAbsent(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "plain"}})
+
+		name := "gizmos.un-" + ns + ".k8s.io"
+		t.Cleanup(func() { _ = k.Delete(context.Background(), crd(name)) })
+		ub := bundle(t, "k8sgroups-unapproved-"+ns, map[string]string{"templates/crd.yaml": suite.CRDYAML("un-"+ns+".k8s.io", "Gizmo", "gizmos", "Namespaced")}, suite.OnlyCRDs)
+		parent("unapproved", ub.Name)
+		condition(t, ns, "unapproved", v1alpha1.ConditionReady, metav1.ConditionTrue)
+		eventually(t, "CRD "+name+" to say it is not approved", func() (bool, error) {
+			live := crd(name)
+			if err := k.Get(ctx, client.ObjectKeyFromObject(live), live); err != nil {
+				return false, client.IgnoreNotFound(err)
+			}
+			for _, c := range live.Status.Conditions {
+				if c.Type == apiextensionsv1.KubernetesAPIApprovalPolicyConformant {
+					return c.Status == apiextensionsv1.ConditionFalse && c.Reason == "UnapprovedAnnotation", nil
+				}
+			}
+			return false, nil
+		})
+	})
+
+	t.Run("a built-in kind of networking.k8s.io is still refused", func(t *testing.T) {
+		ib := bundle(t, "k8sgroups-ingress-"+ns, map[string]string{"templates/crd.yaml": approvedCRD("networking.k8s.io", "Ingress", "ingresses")}, suite.OnlyCRDs)
+		parent("ingress", ib.Name)
+		stalled(t, ns, "ingress", v1alpha1.ReasonKindConflict, "CustomResourceDefinition/ingresses.networking.k8s.io", "Ingress.networking.k8s.io", "a built-in kind")
+	})
 }

@@ -94,8 +94,10 @@ func (r *Controller) apply(ctx context.Context, s *scope) (ctrl.Result, error) {
 
 // installCRDs installs the chart's crds/ CRDs (package crds) as the
 // parent's writer, and reports whether the pass stops there: a write the
-// account may not make stalls it (Forbidden), a CRD not Established yet
-// ends it (looked at again shortly: no watch sees a CRD that is no
+// account may not make stalls it (Forbidden), as does one the API server
+// refuses for good (applyset.TerminalReason: a CRD without the approval
+// a group of Kubernetes' own requires is Invalid); a CRD not Established
+// yet ends it (looked at again shortly: no watch sees a CRD that is no
 // member).
 func (r *Controller) installCRDs(ctx context.Context, s *scope) (ctrl.Result, error, bool) {
 	consent := r.consent(ctx, s).Parent
@@ -111,6 +113,10 @@ func (r *Controller) installCRDs(ctx context.Context, s *scope) (ctrl.Result, er
 		denied := r.Access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), account, crds.GroupKind, refused.Verb, "")
 		res, err := r.stallIfDenied(s, "Apply", denied)
 		return res, err, true
+	case errors.As(err, &refused) && applyset.TerminalReason(err) != "":
+		reason := applyset.TerminalReason(err)
+		r.Recorder.Eventf(s.comp, nil, "Warning", reason, "Apply", "%v", err)
+		return r.stallTerminal(s, reason, err.Error()), nil, true
 	case err != nil:
 		return ctrl.Result{}, err, true
 	case len(out.Pending) > 0:
@@ -145,7 +151,12 @@ func (r *Controller) hookPass(s *scope, a *applyset.Applier) hooks.Pass {
 }
 
 // applyStages applies objects stage by stage and reports whether every
-// stage was applied: false when a stage of CRDs is not Established yet.
+// stage was applied: false when a stage of CRDs is not Established yet,
+// or one of its CRDs failed to apply. A CRD the API server refused (one
+// without the approval a group of Kubernetes' own requires: Invalid)
+// never becomes Established: the pass is not told to wait for it, but
+// goes on to report the failure (observe), applying nothing of the later
+// stages, which may hold its kind.
 func (r *Controller) applyStages(ctx context.Context, s *scope, a *applyset.Applier, objs []*unstructured.Unstructured) bool {
 	for _, stage := range plan.Stages(objs) {
 		results := a.ApplyStage(ctx, stage)
@@ -153,6 +164,9 @@ func (r *Controller) applyStages(ctx context.Context, s *scope, a *applyset.Appl
 		r.recordApplies(s, results)
 		if stage[0].GetKind() != "CustomResourceDefinition" {
 			continue
+		}
+		if len(applyset.Failures(results)) > 0 {
+			return false
 		}
 		if pending := applyset.WaitEstablished(ctx, a.Reader, stage); len(pending) > 0 {
 			status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonProgressing,
@@ -302,7 +316,7 @@ func memberInventory(m applyset.Member) applyset.Inventory {
 // kstatus, read from the cache (see watch.Watcher.Reader). Kinds the API server
 // serves only since this pass's apply (a CRD in the same render) are
 // watched first. When every failed apply failed for good (see
-// terminalReason), the Composition is Stalled with the first one's reason
+// applyset.TerminalReason), the Composition is Stalled with the first one's reason
 // and not retried until its inputs change; otherwise the failures are
 // returned for backoff.
 func (r *Controller) observe(ctx context.Context, s *scope) (ctrl.Result, error) {

@@ -60,7 +60,7 @@ type ApplyResult struct {
 	// Err says why the apply failed.
 	Err error
 	// Reason, when the apply failed in a way no retry can fix (see
-	// terminalReason), is the condition reason to stall with; "" when the
+	// TerminalReason), is the condition reason to stall with; "" when the
 	// failure may be transient.
 	Reason string
 	// Changed names, for an apply over an existing object, fields the
@@ -223,7 +223,7 @@ func (a *Applier) applyOver(ctx context.Context, desired, live *unstructured.Uns
 		if stale(err) {
 			return res, true
 		}
-		res.Reason = terminalReason(err)
+		res.Reason = TerminalReason(err)
 		return res, false
 	}
 	res.UID, res.Action, res.Live, res.Before = applied.GetUID(), Configured, applied, live.GetResourceVersion()
@@ -262,7 +262,7 @@ func (a *Applier) create(ctx context.Context, desired *unstructured.Unstructured
 		return res.fail(fmt.Errorf("apply %s: %w", Ref(desired), Redact(desired, err))), true
 	case err != nil:
 		res = res.fail(fmt.Errorf("apply %s: %w", Ref(desired), Redact(desired, err)))
-		res.Reason = terminalReason(err)
+		res.Reason = TerminalReason(err)
 		return res, false
 	}
 	res.UID, res.Action, res.Live = applied.GetUID(), Created, applied
@@ -315,7 +315,7 @@ func (r ApplyResult) fail(err error) ApplyResult {
 	return r
 }
 
-// terminalReason returns the condition reason of an apply error that no
+// TerminalReason returns the condition reason of an apply error that no
 // retry can fix, or "" when the error may be transient (a conflict, a
 // timeout, a 5xx, a 429, a connection error) and is retried with backoff:
 //
@@ -326,7 +326,7 @@ func (r ApplyResult) fail(err error) ApplyResult {
 //     is not base64);
 //   - RequestEntityTooLarge: the object is too large for the API server or
 //     for etcd.
-func terminalReason(err error) string {
+func TerminalReason(err error) string {
 	switch {
 	case apierrors.IsForbidden(err):
 		return v1alpha1.ReasonForbidden

@@ -44,8 +44,8 @@ func TestTerminalReason(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := terminalReason(tt.err); got != tt.want {
-				t.Errorf("terminalReason(%v) = %q, want %q", tt.err, got, tt.want)
+			if got := TerminalReason(tt.err); got != tt.want {
+				t.Errorf("TerminalReason(%v) = %q, want %q", tt.err, got, tt.want)
 			}
 		})
 	}
