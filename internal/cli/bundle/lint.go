@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/stencil-dev/stencil/reconcile/applyset"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	jsonserializer "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/yaml"
@@ -262,6 +265,17 @@ func openAPIHint(schema string) string {
 // returns how many there were.
 func validate(ctx context.Context, s *session.Session, p *plan.Plan, report func(string)) int {
 	problems := 0
+	// The chart's crds/ CRDs are no dry run's; offline no object is.
+	crds := p.CRDs
+	if s.Client == nil {
+		crds = append(slices.Clone(p.CRDs), p.Objects...)
+	}
+	for _, u := range crds {
+		if msg := unapproved(u); msg != "" {
+			report(msg)
+			problems++
+		}
+	}
 	if s.Client != nil {
 		// Lint checks the objects, not who owns what is live: a lint
 		// parent adopts nothing, and ownership refusals are not problems.
@@ -292,4 +306,26 @@ func validate(ctx context.Context, s *session.Session, p *plan.Plan, report func
 		}
 	}
 	return problems
+}
+
+// unapproved says why the API server would refuse to create u, a
+// CustomResourceDefinition in a group of Kubernetes' own, for its
+// approval annotation (api-approved.kubernetes.io: missing, or neither a
+// URL nor a reason starting with "unapproved"), in the API server's
+// words; "" for any other object. A CRD "unapproved" is created, with
+// the condition KubernetesAPIApprovalPolicyConformant False.
+func unapproved(u *unstructured.Unstructured) string {
+	if u.GetKind() != "CustomResourceDefinition" || u.GroupVersionKind().Group != apiextensionsv1.GroupName {
+		return ""
+	}
+	group, _, _ := unstructured.NestedString(u.Object, "spec", "group")
+	if !apihelpers.IsProtectedCommunityGroup(group) {
+		return ""
+	}
+	switch state, reason := apihelpers.GetAPIApprovalState(u.GetAnnotations()); state {
+	case apihelpers.APIApproved, apihelpers.APIApprovalBypassed:
+		return ""
+	default:
+		return fmt.Sprintf("CustomResourceDefinition %s: metadata.annotations[%s]: %s (the API server refuses to create it)", u.GetName(), apiextensionsv1.KubeAPIApprovedAnnotation, reason)
+	}
 }
