@@ -77,6 +77,13 @@ func TestKubernetesGroupCRDPreviews(t *testing.T) {
 		t.Errorf("diff: exit %d, want 1 and both CRDs created:\n%s\n%s", code, out, errOut)
 	}
 
+	t.Run("a built-in kind", func(t *testing.T) { builtinKindPreviews(t, ns, perms) })
+	t.Run("no approval annotation", func(t *testing.T) { unapprovedPreviews(t, ns, perms, chart) })
+}
+
+// builtinKindPreviews: an Ingress CRD is a KindConflict for render,
+// lint (offline and online) and diff, naming why.
+func builtinKindPreviews(t *testing.T, ns, perms string) {
 	ingress := writeBundle(t, map[string]string{
 		"stencil.yaml":       perms,
 		"templates/crd.yaml": k8sGroupCRD("networking.k8s.io", "Ingress", "ingresses", approved),
@@ -102,12 +109,17 @@ func TestKubernetesGroupCRDPreviews(t *testing.T) {
 		}
 		says("lint", out)
 	}
-	out, errOut, code = stencil(t, compositionYAML(ns, "app", "ingress", `{}`), "diff", "-f", "-", "--bundle", ingress)
+	out, errOut, code := stencil(t, compositionYAML(ns, "app", "ingress", `{}`), "diff", "-f", "-", "--bundle", ingress)
 	if code < 1 {
 		t.Errorf("diff of the Ingress CRD: exit %d:\n%s", code, out)
 	}
 	says("diff", out+errOut)
 
+}
+
+// unapprovedPreviews: a crds/ CRD without the approval annotation renders,
+// and lint says the API server would refuse it, offline and online.
+func unapprovedPreviews(t *testing.T, ns, perms, chart string) {
 	missing := writeBundle(t, map[string]string{
 		"Chart.yaml":          chart,
 		"stencil.yaml":        perms,
