@@ -20,12 +20,12 @@ import (
 
 	"github.com/stencil-dev/stencil/reconcile/access"
 	"github.com/stencil-dev/stencil/reconcile/applyset"
-	"github.com/stencil-dev/stencil/reconcile/ownership"
 	"github.com/stencil-dev/stencil/reconcile/authority"
 	"github.com/stencil-dev/stencil/reconcile/cluster"
 	"github.com/stencil-dev/stencil/reconcile/hooks"
 	"github.com/stencil-dev/stencil/reconcile/lookup"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
+	"github.com/stencil-dev/stencil/reconcile/ownership"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/pull"
 	"github.com/stencil-dev/stencil/reconcile/recall"
