@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -17,11 +18,14 @@ import (
 
 // settleOwners returns desired with the controller bit of each owner
 // reference it carries settled against live, the object it is applied
-// over (nil: none): an entry live already holds keeps live's bit (so a
-// reference, once written, is never written again for it), and an entry
-// new to live claims to be the controller only when live names no other
-// controller (Kubernetes allows one). desired itself is returned when
-// nothing changes.
+// over (nil: none): an entry live already holds keeps live's bit and
+// apiVersion (so a reference, once written, is never written again for
+// it: not when another controller lets the member go, not when the
+// parent's kind is served at a new version, which would rewrite every
+// member of every instance; owners are found by uid, and any version of
+// the kind names it), and an entry new to live claims to be the
+// controller only when live names no other controller (Kubernetes allows
+// one). desired itself is returned when nothing changes.
 func settleOwners(desired, live *unstructured.Unstructured) *unstructured.Unstructured {
 	refs := desired.GetOwnerReferences()
 	if len(refs) == 0 || live == nil {
@@ -33,6 +37,9 @@ func settleOwners(desired, live *unstructured.Unstructured) *unstructured.Unstru
 		want := ref.Controller
 		if j := slices.IndexFunc(have, func(o metav1.OwnerReference) bool { return o.UID == ref.UID }); j >= 0 {
 			want = have[j].Controller
+			if v := have[j].APIVersion; v != ref.APIVersion && sameGroup(v, ref.APIVersion) && have[j].Kind == ref.Kind {
+				refs[i].APIVersion, changed = v, true
+			}
 		} else if isController(ref) && slices.ContainsFunc(have, func(o metav1.OwnerReference) bool { return isController(o) }) {
 			want = nil
 		}
@@ -49,6 +56,13 @@ func settleOwners(desired, live *unstructured.Unstructured) *unstructured.Unstru
 }
 
 func isController(o metav1.OwnerReference) bool { return o.Controller != nil && *o.Controller }
+
+// sameGroup reports whether two apiVersions are of one group.
+func sameGroup(a, b string) bool {
+	ga, errA := schema.ParseGroupVersion(a)
+	gb, errB := schema.ParseGroupVersion(b)
+	return errA == nil && errB == nil && ga.Group == gb.Group
+}
 
 func sameBit(a, b *bool) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 

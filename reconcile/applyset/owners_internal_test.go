@@ -39,6 +39,8 @@ func TestSettleOwners(t *testing.T) {
 		{"another controller", withRefs(other), []metav1.OwnerReference{ours(nil)}},
 		{"ours, no controller, written earlier", withRefs(ours(nil)), []metav1.OwnerReference{ours(nil)}},
 		{"ours as controller, written earlier", withRefs(ours(new(true)), otherNot), []metav1.OwnerReference{ours(new(true))}},
+		{"ours at an earlier version of the kind", withRefs(func() metav1.OwnerReference { o := ours(new(true)); o.APIVersion = "stencil.dev/v1alpha0"; return o }()),
+			[]metav1.OwnerReference{func() metav1.OwnerReference { o := ours(new(true)); o.APIVersion = "stencil.dev/v1alpha0"; return o }()}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := settleOwners(withRefs(ours(new(true))), tc.live).GetOwnerReferences()
