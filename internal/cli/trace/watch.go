@@ -79,54 +79,11 @@ func wait(ctx context.Context, events <-chan watch.Event) (bool, error) {
 // events; stop ends them.
 func open(ctx context.Context, r Reader, tg target, t *Trace) (<-chan watch.Event, func()) {
 	ctx, cancel := context.WithCancel(ctx)
+	ws := watches(ctx, r, tg, t)
 	out := make(chan watch.Event)
-	var ws []watch.Interface
-	if m, err := r.Mapper.RESTMapping(tg.gvk.GroupKind(), tg.gvk.Version); err == nil {
-		if w, err := r.Dynamic.Resource(m.Resource).Namespace(tg.namespace).Watch(ctx,
-			metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", tg.name).String()}); err == nil {
-			ws = append(ws, w)
-		}
-	}
-	selector := labels.SelectorFromSet(labels.Set{applyset.LabelPartOf: t.ApplySet}).String()
-	for _, k := range memberKinds(t.Parent.Children) {
-		m, err := r.Mapper.RESTMapping(k.gk, k.version)
-		if err != nil {
-			continue
-		}
-		ri := r.Dynamic.Resource(m.Resource)
-		var w watch.Interface
-		if m.Scope.Name() == meta.RESTScopeNameNamespace {
-			w, err = ri.Namespace(k.namespace).Watch(ctx, metav1.ListOptions{LabelSelector: selector})
-		} else {
-			w, err = ri.Watch(ctx, metav1.ListOptions{LabelSelector: selector})
-		}
-		if err == nil {
-			ws = append(ws, w)
-		}
-	}
 	done := make(chan struct{})
 	for _, w := range ws {
-		go func() {
-			for {
-				select {
-				case <-done:
-					return
-				case e, ok := <-w.ResultChan():
-					if !ok {
-						select {
-						case out <- watch.Event{Type: watch.Error}:
-						case <-done:
-						}
-						return
-					}
-					select {
-					case out <- e:
-					case <-done:
-						return
-					}
-				}
-			}
-		}()
+		go forward(w, out, done)
 	}
 	return out, func() {
 		close(done)
@@ -134,6 +91,55 @@ func open(ctx context.Context, r Reader, tg target, t *Trace) (<-chan watch.Even
 			w.Stop()
 		}
 		cancel()
+	}
+}
+
+// watches opens the watch of the parent, by name, and of each member kind
+// of t in its namespace, by the set's part-of label; what the caller may
+// not watch is left out.
+func watches(ctx context.Context, r Reader, tg target, t *Trace) []watch.Interface {
+	var ws []watch.Interface
+	if m, err := r.Mapper.RESTMapping(tg.gvk.GroupKind(), tg.gvk.Version); err == nil {
+		if w, err := r.Dynamic.Resource(m.Resource).Namespace(tg.namespace).Watch(ctx,
+			metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", tg.name).String()}); err == nil {
+			ws = append(ws, w)
+		}
+	}
+	selector := metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{applyset.LabelPartOf: t.ApplySet}).String()}
+	for _, k := range memberKinds(t.Parent.Children) {
+		m, err := r.Mapper.RESTMapping(k.gk, k.version)
+		if err != nil {
+			continue
+		}
+		var w watch.Interface
+		if m.Scope.Name() == meta.RESTScopeNameNamespace {
+			w, err = r.Dynamic.Resource(m.Resource).Namespace(k.namespace).Watch(ctx, selector)
+		} else {
+			w, err = r.Dynamic.Resource(m.Resource).Watch(ctx, selector)
+		}
+		if err == nil {
+			ws = append(ws, w)
+		}
+	}
+	return ws
+}
+
+// forward sends w's events to out until done; a closed watch sends one
+// Error event.
+func forward(w watch.Interface, out chan<- watch.Event, done <-chan struct{}) {
+	for {
+		e, ok := <-w.ResultChan()
+		if !ok {
+			e = watch.Event{Type: watch.Error}
+		}
+		select {
+		case out <- e:
+		case <-done:
+			return
+		}
+		if !ok {
+			return
+		}
 	}
 }
 
