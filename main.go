@@ -19,7 +19,9 @@ func main() {
 	// Renders run in worker processes that are this binary re-executed
 	// (see internal/sandbox): in a worker, Main serves renders and exits.
 	sandbox.Main()
-	err := cli.NewRootCommand(version, os.Stdin).Execute()
+	root := cli.NewRootCommand(version, os.Stdin)
+	cli.AsInvoked(root, os.Args[0]) // kubectl-stencil: a kubectl plugin
+	err := root.Execute()
 	var exit *cli.ExitError
 	if err != nil && (!errors.As(err, &exit) || exit.Err != nil) {
 		fmt.Fprintln(os.Stderr, "error:", err)

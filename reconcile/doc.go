@@ -16,7 +16,7 @@
 // the order of its table, each in the file of its noun:
 //
 //	admit            admitted.go  the gate of package authority, first
-//	finalize         finalize.go  a parent being deleted
+//	finalize         finalize.go  a parent being deleted (package ownership)
 //	suspended        phases.go    a suspended parent: status only
 //	allowed, recall, prepare.go   namespace selector, a remembered stall,
 //	watch, authorize              member watches, access reviews

@@ -9,13 +9,13 @@ import (
 
 	"github.com/stencil-dev/stencil/reconcile/engine"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
+	"github.com/stencil-dev/stencil/reconcile/ownership"
 	"github.com/stencil-dev/stencil/reconcile/parent"
 
 	"github.com/stencil-dev/stencil/reconcile/status"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -40,10 +40,15 @@ const finalizeRecheck = 5 * time.Second
 // next rank is deleted only when the previous one is gone (each member's
 // deletion event brings the next pass: every recorded kind is watched
 // before anything is listed or deleted, see watchInventory). With Orphan,
-// each member loses its part-of label and stays; so does, under Delete, a
-// member annotated helm.sh/resource-policy: keep. A suspended Composition
-// is let go at once and its members are left as they are. The finalizer is
-// dropped last.
+// each member loses its part-of label and its owner reference to the
+// parent, and stays; so does, under Delete, a member annotated
+// helm.sh/resource-policy: keep. A member left in place labelled (one
+// annotated stencil.dev/prune: disabled, one whose delete is forbidden,
+// every member of a suspended Composition, which is otherwise let go at
+// once) loses its owner reference: once the finalizer is dropped,
+// Kubernetes' garbage collector finds no member of the parent it would
+// delete but those stencil deletes itself (package ownership). The
+// finalizer is dropped last.
 //
 // Members are listed from the API server, not the cache, so a deletion
 // does not depend on watches (after a restart there are none until it
@@ -62,44 +67,56 @@ func (r *Controller) finalize(ctx context.Context, s *scope) (ctrl.Result, error
 	s.parent = live
 	status.SetReconciling(&s.status, s.comp.GetGeneration(), v1alpha1.ReasonDeleting, "deleting members")
 	r.passes.Forget(client.ObjectKeyFromObject(s.comp))
-	if !s.comp.ParentSpec().Suspend {
-		watched := r.watchInventory(ctx, live.Inventory)
-		p := r.pruner(s)
-		listed := p.List(ctx, live.Inventory, s.comp.GetNamespace())
-		var forbidden []schema.GroupKind
-		for _, f := range listed.Forbidden {
-			forbidden = append(forbidden, f.GK)
-			r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonForbidden, "Delete", "%s: its members are left in place",
-				r.Access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), "", f.GK, "list", f.Namespace))
-		}
-		if failed := slices.DeleteFunc(slices.Clone(listed.Unlisted), func(gk schema.GroupKind) bool { return slices.Contains(forbidden, gk) }); len(failed) > 0 {
-			return ctrl.Result{}, fmt.Errorf("list members to delete: cannot list %v", failed)
-		}
-		members := slices.DeleteFunc(listed.Members, func(m applyset.Member) bool { return !applyset.Owned(m, p.ID, live.Record) })
-		var waiting bool
-		if s.comp.ParentSpec().DeletionPolicy == v1alpha1.DeletionPolicyOrphan {
-			err = r.orphan(ctx, s, members)
-		} else if members, err = r.orphanKept(ctx, s, members); err == nil {
-			waiting, err = r.deleteByRank(ctx, s, p, members)
-		}
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if waiting && !watched {
+	suspended := s.comp.ParentSpec().Suspend
+	watched := suspended || r.watchInventory(ctx, live.Inventory)
+	p := r.pruner(s)
+	listed := p.List(ctx, live.Inventory, s.comp.GetNamespace())
+	var forbidden []schema.GroupKind
+	for _, f := range listed.Forbidden {
+		forbidden = append(forbidden, f.GK)
+		r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonForbidden, "Delete", "%s: its members are left in place",
+			r.Access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), "", f.GK, "list", f.Namespace))
+	}
+	if failed := slices.DeleteFunc(slices.Clone(listed.Unlisted), func(gk schema.GroupKind) bool { return slices.Contains(forbidden, gk) }); len(failed) > 0 {
+		return ctrl.Result{}, fmt.Errorf("list members to delete: cannot list %v", failed)
+	}
+	members := slices.DeleteFunc(listed.Members, func(m applyset.Member) bool {
+		return applyset.Owns(&m.Meta, m.GVK.GroupKind(), p.ID, live.Record, applyset.Consent{}) != applyset.Ours
+	})
+	rel := r.releaser(s)
+	stay, members := split(members, func(m applyset.Member) bool { return suspended || !applyset.Owned(m, p.ID, live.Record) })
+	if err := rel.Let(ctx, stay); err != nil || suspended {
+		return r.dropFinalizer(ctx, s, live, err)
+	}
+	var waiting bool
+	if s.comp.ParentSpec().DeletionPolicy == v1alpha1.DeletionPolicyOrphan {
+		err = rel.Orphan(ctx, members)
+	} else if members, err = rel.OrphanKept(ctx, members); err == nil {
+		waiting, err = r.deleteByRank(ctx, s, p, members)
+	}
+	if err != nil || waiting {
+		if err == nil && !watched {
 			return ctrl.Result{RequeueAfter: finalizeRecheck}, nil
 		}
-		if waiting {
-			return ctrl.Result{}, nil
-		}
-		// Last, the set's store in the controller's namespace (package
-		// generated), the controller's own state: deleted as the
-		// controller, under either policy.
-		switch err := valuestore.DeleteController(ctx, r.Client, r.APIReader, r.Options.Namespace, p.ID); {
-		case apierrors.IsForbidden(err):
-			r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonForbidden, "Delete", "%v: it is left in place", err)
-		case err != nil:
-			return ctrl.Result{}, err
-		}
+		return ctrl.Result{}, err
+	}
+	// Last, the set's store in the controller's namespace (package
+	// generated), the controller's own state: deleted as the
+	// controller, under either policy.
+	switch err := valuestore.DeleteController(ctx, r.Client, r.APIReader, r.Options.Namespace, p.ID); {
+	case apierrors.IsForbidden(err):
+		r.Recorder.Eventf(s.comp, nil, "Warning", v1alpha1.ReasonForbidden, "Delete", "%v: it is left in place", err)
+	case err != nil:
+		return ctrl.Result{}, err
+	}
+	return r.dropFinalizer(ctx, s, live, nil)
+}
+
+// dropFinalizer lets the parent go, unless err (returned) says a member
+// could not be dealt with.
+func (r *Controller) dropFinalizer(ctx context.Context, s *scope, live parent.State, err error) (ctrl.Result, error) {
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	_, err = r.store.Write(ctx, s.comp, live, parent.State{Inventory: live.Inventory, Finalizer: false})
 	s.done = true
@@ -107,6 +124,18 @@ func (r *Controller) finalize(ctx context.Context, s *scope) (ctrl.Result, error
 	r.stalls.Forget(name)
 	r.flaps.Forget(name)
 	return ctrl.Result{}, err
+}
+
+// split returns the members in, and those not in, by in.
+func split(members []applyset.Member, in func(applyset.Member) bool) (yes, no []applyset.Member) {
+	for _, m := range members {
+		if in(m) {
+			yes = append(yes, m)
+		} else {
+			no = append(no, m)
+		}
+	}
+	return yes, no
 }
 
 // deleteByRank deletes the members of the highest apply rank that still
@@ -137,6 +166,9 @@ func (r *Controller) deleteByRank(ctx context.Context, s *scope, p *applyset.Pru
 			case apierrors.IsForbidden(err):
 				r.Recorder.Eventf(s.comp, m.Related(), "Warning", v1alpha1.ReasonForbidden, "Delete", "%s: %s is left in place",
 					r.Access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), account, m.GVK.GroupKind(), "delete", m.Meta.Namespace), m.Ref())
+				if err := r.releaser(s).Let(ctx, []applyset.Member{m}); err != nil {
+					errs = append(errs, err.Error())
+				}
 			case err != nil:
 				errs = append(errs, err.Error())
 			default:
@@ -181,44 +213,12 @@ func (r *Controller) watchInventory(ctx context.Context, inv applyset.Inventory)
 	return all
 }
 
-// orphanKept orphans the members annotated helm.sh/resource-policy: keep
-// (see orphan) and returns the others, to be deleted.
-func (r *Controller) orphanKept(ctx context.Context, s *scope, members []applyset.Member) ([]applyset.Member, error) {
-	var keep, rest []applyset.Member
-	for _, m := range members {
-		if plan.Kept(&m.Meta) {
-			keep = append(keep, m)
-		} else {
-			rest = append(rest, m)
-		}
-	}
-	return rest, r.orphan(ctx, s, keep)
-}
-
-// orphan removes the part-of label from every member, leaving it in place.
-// The patch names the member's UID, so an object made again under its name
-// since it was listed (no member: the record does not name it) is never
-// written: the API server refuses it (Invalid on metadata.uid), and the
-// next pass lists again. A member the writer may not patch is reported
-// and left labelled.
-func (r *Controller) orphan(ctx context.Context, s *scope, members []applyset.Member) error {
+// releaser lets members of pass s's parent go, as its writer (package
+// ownership).
+func (r *Controller) releaser(s *scope) *ownership.Releaser {
 	account := engine.ServiceAccount(s.comp, r.Options.DefaultServiceAccount)
-	for _, m := range members {
-		patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"uid":"`+string(m.Meta.UID)+`","labels":{"`+applyset.LabelPartOf+`":null}}}`))
-		obj := &metav1.PartialObjectMetadata{}
-		obj.SetGroupVersionKind(m.GVK)
-		obj.SetNamespace(m.Meta.Namespace)
-		obj.SetName(m.Meta.Name)
-		err := s.writer.Patch(ctx, obj, patch)
-		switch {
-		case apierrors.IsForbidden(err):
-			r.Recorder.Eventf(s.comp, m.Related(), "Warning", v1alpha1.ReasonForbidden, "Delete", "%s: %s is left in place, still labelled",
-				r.Access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), account, m.GVK.GroupKind(), "patch", m.Meta.Namespace), m.Ref())
-			continue
-		case err != nil && !apierrors.IsNotFound(err):
-			return fmt.Errorf("orphan %s: %w", m.Ref(), err)
-		}
-		r.Recorder.Eventf(s.comp, m.Related(), "Normal", "Orphaned", "Delete", "%s orphaned", m.Ref())
-	}
-	return nil
+	return &ownership.Releaser{Writer: s.writer, Parent: s.comp, ID: applyset.ParentID(s.comp), Recorder: r.Recorder,
+		Denied: func(ctx context.Context, gk schema.GroupKind, ns string) error {
+			return r.Access.Denied(ctx, r.Mapper, s.comp.GetNamespace(), account, gk, "patch", ns)
+		}}
 }

@@ -49,7 +49,7 @@ func (r *Controller) apply(ctx context.Context, s *scope) (ctrl.Result, error) {
 	// What the cache does not hold is read as the parent's writer (its
 	// ServiceAccount): the tenant's RBAC bounds the reads made for it.
 	reader := r.watches.ReaderAs(s.writer)
-	a := &applyset.Applier{Writer: s.writer, Reader: reader, ID: s.plan.ID, Record: s.parent.Record, Consent: r.consent(ctx, s), Concurrency: max(r.Options.ApplyConcurrency, 1), Schemas: r.Schemas}
+	a := &applyset.Applier{Writer: s.writer, Reader: reader, ID: s.plan.ID, Record: s.parent.Record, Consent: r.consent(ctx, s), Concurrency: max(r.Options.ApplyConcurrency, 1), Schemas: r.Schemas, Pace: r.Pace}
 	// The chart's crds/ CRDs come first, as Helm installs them.
 	if len(s.plan.CRDs) > 0 {
 		if res, err, stop := r.installCRDs(ctx, s); stop {
@@ -267,7 +267,7 @@ func (r *Controller) prune(ctx context.Context, s *scope) (ctrl.Result, error) {
 	// recorded this pass (an orphaning the writer may not make leaves it
 	// labelled); the next pass no longer lists it.
 	for _, m := range sel.Orphan {
-		if err := r.orphan(ctx, s, []applyset.Member{m}); err != nil {
+		if err := r.releaser(s).Orphan(ctx, []applyset.Member{m}); err != nil {
 			errs = append(errs, err.Error())
 		}
 		keep(m)

@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -13,6 +15,7 @@ import (
 	"github.com/stencil-dev/stencil/internal/cli/exit"
 	"github.com/stencil-dev/stencil/internal/cli/migrate"
 	"github.com/stencil-dev/stencil/internal/cli/render"
+	"github.com/stencil-dev/stencil/internal/cli/trace"
 )
 
 // ExitError is the error that carries a process exit code other than 1
@@ -45,8 +48,26 @@ longer rendered and reports status from the members' readiness.`,
 		diff.NewCommand(kube),
 		bundle.NewCommand(kube),
 		migrate.NewCommand(kube),
+		trace.NewCommand(kube),
 	)
 	return root
+}
+
+// PluginName is what the binary answers as when kubectl runs it as a
+// plugin (installed as kubectl-stencil on the PATH, e.g. a symlink to
+// stencil): `kubectl stencil trace ...` is `stencil trace ...`.
+const PluginName = "kubectl-stencil"
+
+// AsInvoked names root as it was invoked from argv0: as `kubectl
+// stencil` when the binary is kubectl-stencil, so usage and help say
+// what to type; otherwise it is left as it is.
+func AsInvoked(root *cobra.Command, argv0 string) {
+	if strings.TrimSuffix(filepath.Base(argv0), ".exe") == PluginName {
+		if root.Annotations == nil {
+			root.Annotations = map[string]string{}
+		}
+		root.Annotations[cobra.CommandDisplayNameAnnotation] = "kubectl stencil"
+	}
 }
 
 func newVersionCommand(version string) *cobra.Command {

@@ -130,6 +130,14 @@ func TestExamples(t *testing.T) {
 		}
 	})
 
+	t.Run("Argo CD's tree: Pods under the Deployment under the instance", func(t *testing.T) {
+		testTree(t, k, instanceNamed(t, instances, "nginx-app"))
+	})
+
+	t.Run("the garbage collector leaves what deletionPolicy Orphan keeps", func(t *testing.T) {
+		testGarbageCollectorKeepsOrphans(t, k)
+	})
+
 	t.Run("an edit with kubectl apply rolls the Deployment out", func(t *testing.T) {
 		edited := editFile(t, filepath.Join(instancesDir, "appservice.yaml"), "size: 2", "size: 3", "image: nginx:1.7.9", "image: nginx:1.27")
 		kc.mustRun(t, edited, "apply", "-f", "-")

@@ -109,6 +109,9 @@ type Applier struct {
 	Concurrency int
 	// Schemas compute the apply locally to skip writes that change nothing.
 	Schemas *Schemas
+	// Pace, when set, is waited on before a write whose only change is
+	// an owner reference the member lacks (see pace).
+	Pace func(context.Context) error
 }
 
 // Schemas type members for the local apply that skips writes changing
@@ -191,6 +194,7 @@ func (a *Applier) applyOver(ctx context.Context, desired, live *unstructured.Uns
 	if live == nil {
 		return a.create(ctx, desired)
 	}
+	desired = settleOwners(desired, live)
 	res = ApplyResult{Object: desired}
 	switch Owns(live, desired.GroupVersionKind().GroupKind(), a.ID, a.Record, a.Consent) {
 	case Foreign:
@@ -213,6 +217,9 @@ func (a *Applier) applyOver(ctx context.Context, desired, live *unstructured.Uns
 		if len(d.Changed) == 0 && d.Why != "" {
 			log.FromContext(ctx).V(1).Info("applying: no local decision", "object", Ref(desired), "reason", d.Why)
 			res.Changed = changedFields(desired.Object, live.Object, maxChangedFields)
+		}
+		if err := a.pace(ctx, desired, live); err != nil {
+			return res.fail(err), false
 		}
 	}
 	applied := desired.DeepCopy()

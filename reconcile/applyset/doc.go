@@ -49,6 +49,12 @@
 //     that leaves the object and its managed fields as they are. A case
 //     the server may default is settled once by a server-side dry run and
 //     remembered.
+//   - owners.go: the owner references a planned member carries (package
+//     plan adds the parent's), their controller bit settled against the
+//     live object (settleOwners: the one a live object holds is kept, a
+//     new one is no controller where another is), and Applier.Pace, the
+//     wait before a write whose only change is a reference the member
+//     lacks (package ownership's Pacer).
 //   - changes.go: the changed fields of an apply, as paths (never a
 //     Secret's value); secrets.go: the one Secret masker (MaskSecretData,
 //     which `stencil diff` shares); scrub.go: API errors without the

@@ -74,6 +74,7 @@ func dryRun(ctx context.Context, c client.Client, id string, rec *Record, consen
 			return p, false
 		}
 		p.Member = o == Ours
+		desired = settleOwners(desired, p.Live)
 	}
 	applied := desired.DeepCopy()
 	precondition(applied, p.Live)

@@ -25,6 +25,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/hooks"
 	"github.com/stencil-dev/stencil/reconcile/lookup"
 	"github.com/stencil-dev/stencil/reconcile/metrics"
+	"github.com/stencil-dev/stencil/reconcile/ownership"
 	"github.com/stencil-dev/stencil/reconcile/plan"
 	"github.com/stencil-dev/stencil/reconcile/pull"
 	"github.com/stencil-dev/stencil/reconcile/recall"
@@ -88,6 +89,9 @@ type Engine struct {
 	Keys *valuestore.Keys
 	// Order keeps the key the rollouts rank parents by (package rollout).
 	Order *rollout.OrderKey
+	// Pace spreads the writes that only add an owner reference
+	// (applyset.Applier.Pace, Options.ReferenceQPS).
+	Pace func(context.Context) error
 
 	writers writers
 	// fleet holds the controllers serving parents, by kind (see Serve).
@@ -161,6 +165,7 @@ func New(mgr ctrl.Manager, opts Options) (*Engine, error) {
 		Lookups:   lookup.New(dc, mgr.GetRESTMapper(), checker),
 		Keys:      &valuestore.Keys{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: opts.Namespace},
 		Order:     &rollout.OrderKey{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespace: opts.Namespace},
+		Pace:      ownership.Pacer(opts.ReferenceQPS, DefaultReferenceQPS),
 	}
 	for _, add := range []struct {
 		what string

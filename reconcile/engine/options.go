@@ -65,6 +65,12 @@ type Options struct {
 	// admin widens it (--allow-private-registries,
 	// --allow-source-redirects). A Bundle cannot.
 	SourcePolicy chartsource.Policy
+	// ReferenceQPS bounds the writes per second, over every parent, whose
+	// only change is the parent's owner reference on a member that lacks
+	// it: the one write per member an existing set meets when the
+	// controller starts to write owner references (see
+	// ownership.Pacer). Zero is DefaultReferenceQPS; negative, no bound.
+	ReferenceQPS float32
 	// Observer, when not nil, is told of every pass as it starts and
 	// ends: for tests and benchmarks, which wait for a pass rather than
 	// for its writes (a pass over a converged set writes nothing).
@@ -82,6 +88,10 @@ type PassObserver interface {
 	// with the pass's error.
 	PassEnded(kind schema.GroupKind, key types.NamespacedName, err error)
 }
+
+// DefaultReferenceQPS is Options.ReferenceQPS's default: a set of
+// 10,000 members gains its owner references within about 8 minutes.
+const DefaultReferenceQPS = 20
 
 // DefaultNamespace is Options.Namespace's default, the install's
 // (config/).

@@ -11,6 +11,10 @@
 //     (RefusedError) and two objects that are one once placed, label every
 //     member applyset.kubernetes.io/part-of=<id>, drop server-owned fields,
 //     sort into apply order.
+//   - owners.go: OwnerReference, the parent's reference every member in
+//     its namespace carries (none offline, none on a member stencil never
+//     deletes: helm.sh/resource-policy: keep, stencil.dev/prune:
+//     disabled), for the tools that nest objects by owner (Argo CD).
 //   - kinds.go: APIs, what planning asks of the cluster about kinds. The
 //     API server's kinds win: a kind's scope is the cluster's (offline,
 //     the built-in list's); a CRD in the render is believed only for a

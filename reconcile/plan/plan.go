@@ -186,7 +186,8 @@ func RenderInput(comp applyset.Parent, live *LiveComposition, caps *templates.Ca
 // objects in the Composition's namespace, refuses what the bundle's
 // permissions do not allow, refuses two objects that are one once placed
 // (a ConfigMap with and without the Composition's namespace), adds the
-// ApplySet part-of label, drops fields the server owns (status,
+// ApplySet part-of label and the parent's owner reference (see
+// ownerReference), drops fields the server owns (status,
 // managedFields, ...), and sorts the objects into apply order. apis says
 // which kinds are namespaced; a CRD in the same render is believed only
 // for a kind apis does not serve, and a CRD that would define a kind
@@ -221,6 +222,7 @@ func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.
 	perms := b.Permissions()
 	p.Adopt = perms.Adopt
 	placed := make(map[string]string, len(objs)) // object key → its namespace as rendered
+	owner := OwnerReference(in.Composition)
 	for _, u := range objs {
 		namespaced, err := isNamespaced(u, apis, crdScopes)
 		if err != nil {
@@ -250,6 +252,7 @@ func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.
 		}
 		labels[applyset.LabelPartOf] = p.ID
 		u.SetLabels(labels)
+		ownerReference(u, owner, namespace)
 		p.Objects = append(p.Objects, u)
 		p.Inventory.GroupKinds = append(p.Inventory.GroupKinds, u.GroupVersionKind().GroupKind())
 		p.Inventory.Namespaces = append(p.Inventory.Namespaces, u.GetNamespace())

@@ -73,6 +73,12 @@ func TestPublishedKind(t *testing.T) {
 	if cm.Labels[applyset.LabelPartOf] != id || cm.Data["size"] != "3" || cm.Data["kind"] != "Gadget" {
 		t.Errorf("ConfigMap labels %v data %v, want part-of %s, size 3, kind Gadget", cm.Labels, cm.Data, id)
 	}
+	// The instance is its members' owner, as the API serves its kind
+	// (Argo CD's tree nests the ConfigMap under it).
+	if refs := cm.OwnerReferences; len(refs) != 1 || refs[0].APIVersion != group+"/v1" || refs[0].Kind != "Gadget" ||
+		refs[0].Name != "w1" || refs[0].UID != inst.GetUID() || refs[0].Controller == nil || !*refs[0].Controller {
+		t.Errorf("ConfigMap owner references %+v, want the instance Gadget w1 (%s/v1, uid %s) as its controller", refs, group, inst.GetUID())
+	}
 
 	// A member changed out of band is put back.
 	if err := env.Retry(ctx, cm, func() error { cm.Data["size"] = "99"; return env.Update(ctx, cm) }); err != nil {
