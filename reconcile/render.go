@@ -29,6 +29,7 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/valuestore"
 	"github.com/stencil-dev/stencil/templates"
 	"github.com/stencil-dev/stencil/templates/lookup"
+	"github.com/stencil-dev/stencil/templates/notes"
 )
 
 // The render phase: load the assigned revision through the engine, and
@@ -97,6 +98,8 @@ func (r *Controller) render(ctx context.Context, s *scope) (ctrl.Result, error) 
 	r.failedRenders.Forget(client.ObjectKeyFromObject(s.comp))
 	s.status.BundleRevision = s.plan.BundleRevision
 	r.migrated(s)
+	// The notes, bounded; never what the render read or generated.
+	s.status.Notes = notes.Status(s.plan.Notes)
 	return ctrl.Result{}, nil
 }
 

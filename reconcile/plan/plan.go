@@ -30,6 +30,10 @@ type Plan struct {
 	// applied to the Composition's values (templates.ValuesMigrations):
 	// nil when they were rendered as they are.
 	ValuesMigrations []string
+	// Notes is what the bundle's templates/NOTES.txt printed
+	// (templates.Input.Notes): the parent's status.notes records it
+	// bounded (notes.Status), `stencil render --notes` prints it whole.
+	Notes templates.Notes
 
 	Inventory applyset.Inventory
 	// CRDs are the CustomResourceDefinitions of the chart's crds/
@@ -195,6 +199,9 @@ func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.
 	if in.Observations == nil {
 		in.Observations = &templates.Observations{} // for Held
 	}
+	if in.Notes == nil {
+		in.Notes = &templates.Notes{}
+	}
 	objs, err := r.Render(ctx, b, in)
 	if err != nil {
 		return nil, err
@@ -205,6 +212,7 @@ func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.
 		ID:             applyset.ID(in.Composition.Name, namespace, inputGroupKind(in.Composition)),
 		BundleRevision: b.Revision(),
 		Held:           in.Observations.Held,
+		Notes:          *in.Notes,
 	}
 	// The render merged the same values: the merge is remembered.
 	if p.ValuesMigrations, err = templates.ValuesMigrations(b, in.Values); err != nil {
