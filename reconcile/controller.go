@@ -217,8 +217,7 @@ func (r *Controller) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}
 	// Status is rebuilt from what this pass observes. bundleRevision is the
 	// revision last rendered (valuesMigrations, the values migrations that
-	// render applied; notes, its NOTES.txt): a pass that renders nothing
-	// keeps them.
+	// render applied; notes, its notes): a pass that renders nothing keeps them.
 	s := &scope{comp: comp, status: v1alpha1.CompositionStatus{
 		ObservedGeneration: comp.GetGeneration(),
 		BundleRevision:     comp.ParentStatus().BundleRevision,

@@ -29,7 +29,6 @@ import (
 	"github.com/stencil-dev/stencil/reconcile/valuestore"
 	"github.com/stencil-dev/stencil/templates"
 	"github.com/stencil-dev/stencil/templates/lookup"
-	"github.com/stencil-dev/stencil/templates/notes"
 )
 
 // The render phase: load the assigned revision through the engine, and
@@ -96,10 +95,8 @@ func (r *Controller) render(ctx context.Context, s *scope) (ctrl.Result, error) 
 		return ctrl.Result{}, fmt.Errorf("render Bundle %s: %w", s.comp.ParentSpec().Bundle, err)
 	}
 	r.failedRenders.Forget(client.ObjectKeyFromObject(s.comp))
-	s.status.BundleRevision = s.plan.BundleRevision
+	s.status.BundleRevision, s.status.Notes = s.plan.BundleRevision, s.plan.StatusNotes()
 	r.migrated(s)
-	// The notes, bounded; never what the render read or generated.
-	s.status.Notes = notes.Status(s.plan.Notes)
 	return ctrl.Result{}, nil
 }
 

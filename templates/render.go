@@ -169,7 +169,8 @@ func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Un
 		*in.Observations = log.Observations(held)
 	}
 	if in.Notes != nil {
-		*in.Notes = Notes{Text: notes.Trim(printed), Sensitive: log.Consulted()}
+		*in.Notes = Notes{Text: notes.Trim(printed)}
+		in.Notes.Sensitive = in.Notes.Text != "" && log.Consulted()
 	}
 	return objs, nil
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/templates/notes"
 	"github.com/stencil-dev/stencil/templates/observed"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -32,7 +33,7 @@ type Plan struct {
 	ValuesMigrations []string
 	// Notes is what the bundle's templates/NOTES.txt printed
 	// (templates.Input.Notes): the parent's status.notes records it
-	// bounded (notes.Status), `stencil render --notes` prints it whole.
+	// bounded (StatusNotes), `stencil render --notes` prints it whole.
 	Notes templates.Notes
 
 	Inventory applyset.Inventory
@@ -51,6 +52,11 @@ type Plan struct {
 	// revision: templates.Bundle.Permissions).
 	Adopt []v1alpha1.GroupKind
 }
+
+// StatusNotes is what the parent's status.notes records of p's notes:
+// at most notes.MaxStatusBytes, and never the text of a render that
+// looked up, observed or generated anything (notes.Status).
+func (p *Plan) StatusNotes() string { return notes.Status(p.Notes) }
 
 // RefusedError reports a rendered object that the Bundle's permissions do
 // not allow (a cluster-scoped kind or another namespace), or a
