@@ -8,7 +8,7 @@ import (
 // TestRenderNotes: render --notes prints each parent's notes (the
 // chart's templates/NOTES.txt, whole) on stderr, after its objects, so
 // stdout stays the objects alone and pipes into kubectl apply; without
-// --notes they are not printed. A NOTES.txt that fails fails the render
+// --notes they are not printed. A failing NOTES.txt fails the render
 // naming its file and line, and prints no object.
 func TestRenderNotes(t *testing.T) {
 	files := map[string]string{

@@ -10,7 +10,7 @@ import (
 )
 
 // TestNotesCrossTheProtocol: a worker's render sets Input.Notes as the
-// in-process render does, and a NOTES.txt that fails fails the worker's
+// in-process render does, and a failing NOTES.txt fails the worker's
 // render with its file and line, the notes left unset.
 func TestNotesCrossTheProtocol(t *testing.T) {
 	files := map[string]string{

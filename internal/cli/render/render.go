@@ -83,7 +83,7 @@ are named on stderr, not printed.
 stderr after its objects, as helm install prints a release's notes:
 stdout stays the objects alone, so render --notes | kubectl apply -f -
 applies them and shows the notes. (The controller records them, at most
-4 KiB, in the parent's status.notes.) A NOTES.txt that fails fails the
+4 KiB, in the parent's status.notes.) A failing NOTES.txt fails the
 render, with or without --notes, as it fails helm install and the
 controller's pass.`,
 		Args: cobra.NoArgs,
