@@ -268,6 +268,11 @@ const compositionStatusSchema = "" +
 	"      },\n" +
 	"      \"x-kubernetes-list-type\": \"atomic\"\n" +
 	"    },\n" +
+	"    \"notes\": {\n" +
+	"      \"description\": \"notes is what the Bundle's templates/NOTES.txt printed in the last\\nrender, as Helm's install keeps a release's notes (the root chart's,\\nspaces around trimmed): at most 4096 bytes, longer notes cut at a\\nline with a marker saying how long they were. A render that looked\\nup objects, read observed values or called a generator records a\\nline saying so instead of the text, which may hold what it read:\\nthat never reaches a status. Absent when the Bundle has no\\nNOTES.txt or it printed nothing. `stencil render --notes` prints\\nthe notes whole.\",\n" +
+	"      \"type\": \"string\",\n" +
+	"      \"maxLength\": 4096\n" +
+	"    },\n" +
 	"    \"observedGeneration\": {\n" +
 	"      \"description\": \"observedGeneration is the metadata.generation this status describes.\",\n" +
 	"      \"type\": \"integer\",\n" +

@@ -217,11 +217,12 @@ func (r *Controller) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}
 	// Status is rebuilt from what this pass observes. bundleRevision is the
 	// revision last rendered (valuesMigrations, the values migrations that
-	// render applied): a pass that renders nothing keeps them.
+	// render applied; notes, its notes): a pass that renders nothing keeps them.
 	s := &scope{comp: comp, status: v1alpha1.CompositionStatus{
 		ObservedGeneration: comp.GetGeneration(),
 		BundleRevision:     comp.ParentStatus().BundleRevision,
 		ValuesMigrations:   comp.ParentStatus().ValuesMigrations,                   // those of the revision last rendered
+		Notes:              comp.ParentStatus().Notes,                              // those of the render last made
 		Hooks:              comp.ParentStatus().Hooks.DeepCopy(),                   // the record of hooks run persists from pass to pass
 		Outputs:            comp.ParentStatus().Outputs,                            // a pass that observes nothing keeps them
 		Admission:          authority.Carried(*comp.ParentStatus(), r.kind == nil), // every status written has a record

@@ -95,7 +95,7 @@ func (r *Controller) render(ctx context.Context, s *scope) (ctrl.Result, error) 
 		return ctrl.Result{}, fmt.Errorf("render Bundle %s: %w", s.comp.ParentSpec().Bundle, err)
 	}
 	r.failedRenders.Forget(client.ObjectKeyFromObject(s.comp))
-	s.status.BundleRevision = s.plan.BundleRevision
+	s.status.BundleRevision, s.status.Notes = s.plan.BundleRevision, s.plan.StatusNotes()
 	r.migrated(s)
 	return ctrl.Result{}, nil
 }

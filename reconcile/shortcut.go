@@ -73,7 +73,7 @@ func (r *Controller) skipUnchanged(ctx context.Context, s *scope) (ctrl.Result, 
 			lives[last.IDs[i]] = status.ExpressionView(obj)
 		}
 	}
-	s.status.BundleRevision, s.status.ValuesMigrations = last.Revision, last.ValuesMigrations
+	s.status.BundleRevision, s.status.ValuesMigrations, s.status.Notes = last.Revision, last.ValuesMigrations, last.Notes
 	status.Summarize(&s.status, s.comp.GetGeneration(), members)
 	observe.Report(&s.status, s.comp.GetGeneration(), last.Observed, nil)
 	status.SetOutputs(ctx, &s.status, s.comp.GetGeneration(), last.Outputs, parent, lives)
@@ -141,7 +141,7 @@ func (r *Controller) snapshot(ctx context.Context, s *scope) (ctrl.Result, error
 		return ctrl.Result{}, nil
 	}
 	gks, nss := s.parent.Inventory.Annotations()
-	p := &recall.Pass{Key: s.renderKey, Revision: s.plan.BundleRevision, ValuesMigrations: s.plan.ValuesMigrations, Inventory: gks + ";" + nss, Planned: planned, Ordinary: ordinary, IDs: ids, Outputs: s.outputs, Observed: s.observed, Live: make(map[recall.MemberKey]recall.MemberState, len(live))}
+	p := &recall.Pass{Key: s.renderKey, Revision: s.plan.BundleRevision, ValuesMigrations: s.plan.ValuesMigrations, Notes: s.status.Notes, Inventory: gks + ";" + nss, Planned: planned, Ordinary: ordinary, IDs: ids, Outputs: s.outputs, Observed: s.observed, Live: make(map[recall.MemberKey]recall.MemberState, len(live))}
 	for k, u := range live {
 		p.Live[k] = recall.MemberState{ResourceVersion: u.GetResourceVersion(), Fingerprint: recall.Fingerprint(u)}
 	}

@@ -116,7 +116,7 @@ type content struct {
 	lastValues atomic.Pointer[mergedValues]
 	// migrations are spec.valuesMigrations, compiled (migrate.go).
 	migrations []migration
-	emitted    []string // templates/**/*.yaml, sorted
+	emitted    []string // the root's templates (chart.IsTemplate), sorted
 	// sources are the files, chart archives unpacked (chart_archive.go);
 	// root is the chart tree when the bundle has subcharts (chart.go).
 	sources map[string]string
@@ -133,8 +133,9 @@ type content struct {
 }
 
 // Load loads a bundle folder: values.yaml, values.schema.json (JSON
-// Schema), values.schema.yaml (spec.schema), stencil.yaml, Chart.yaml, templates/** and kustomization.yaml with the
-// files it references. It gives the same Bundle as LoadObject on the
+// Schema), values.schema.yaml (spec.schema), stencil.yaml, Chart.yaml,
+// templates/** (every file, as Helm: chart.IsTemplate, chart.IsHelper)
+// and kustomization.yaml with the files it references. It gives the same Bundle as LoadObject on the
 // manifest `stencil bundle pack` makes of the folder.
 //
 // The files and folders the folder's .helmignore names are left out, with

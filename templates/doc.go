@@ -33,6 +33,8 @@
 //	│                from Input.Observed; Observations
 //	├── lookup       Helm's lookup, answered from Input.Lookups
 //	├── generators   the generators' memo: the same call, the same value
+//	├── notes        NOTES.txt: which files are notes, the render's notes,
+//	│                their bounded form for a status
 //	├── strictyaml   strict YAML and JSON reading, toYaml's writing
 //	├── measure      the measure of a value; saturating size arithmetic
 //	├── kubeapi      the built-in API list (generated) and kinds' scope
@@ -52,7 +54,9 @@
 //     ValuesMigrations names those applied, CheckValuesMigrations lints
 //     them over values.yaml.
 //   - render.go, state.go, units.go, tpl.go: RenderContext executes the
-//     templates (each subchart's once per use) with text/template and
+//     templates, every file of templates/ but the partials (each
+//     subchart's once per use; a NOTES.txt too, whose text is no object
+//     but the render's notes, Input.Notes) with text/template and
 //     package funcs' functions; include and tpl run in the render's state,
 //     charging its budget (package budget: the parsed trees are rewritten
 //     so that ranges, {{template}}, include and tpl charge one budget per

@@ -165,18 +165,3 @@ func TestHelmVersion(t *testing.T) {
 		t.Errorf("data %v, want %v", got, want)
 	}
 }
-
-// TestHelmNotesNotRendered: templates/NOTES.txt, which Helm renders and
-// prints after an install, is never parsed nor executed (stencil prints
-// no release notes), so even a NOTES.txt that would fail to render does
-// not fail the chart.
-func TestHelmNotesNotRendered(t *testing.T) {
-	got, err := renderSupport(t, map[string]string{
-		"Chart.yaml":          "apiVersion: v2\nname: demo\nversion: 0.1.0\n",
-		"templates/NOTES.txt": "Visit {{ .Values.url | required \"url is required\" }}\n{{ fail \"notes\" }}\n",
-		"templates/c.yaml":    supportCM,
-	})
-	if err != nil || strings.Join(got, ",") != "ConfigMap/c" {
-		t.Errorf("rendered %v, %v; want ConfigMap/c and no error", got, err)
-	}
-}

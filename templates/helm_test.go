@@ -1,6 +1,7 @@
 package templates_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,7 +30,8 @@ func helmChart(data string) map[string]string {
 		"Chart.yaml":  "apiVersion: v2\nname: demo\nversion: 0.1.0\n",
 		"values.yaml": "present: {a: 1}\nliteral: \"a<no value>b\"\nbig: 1000000\nhuge: 9007199254740993\nmaxint: 9223372036854775807\nfloat: 1.5\nexp: 1e6\n",
 		"templates/_helpers.tpl": `{{- define "h.missing" -}}{{ .Values.missing }}{{- end -}}
-{{- define "h.name" -}}{{ .Release.Name }}{{- end -}}`,
+{{- define "h.name" -}}{{ .Release.Name }}{{- end -}}
+{{- define "h.a" -}}{{ .Values.present.a }}{{- end -}}`,
 		"templates/t.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n" + data,
 	}
 }
@@ -358,6 +360,39 @@ func TestHelmValuesMethods(t *testing.T) {
 		if _, err := renderData(t, data, vals); err == nil {
 			t.Errorf("%s: no error, want one as Helm's", data)
 		}
+	}
+}
+
+// TestHelmMergeIntoValues: the four merge functions merge into the
+// data's .Values as sprig's do on Helm's (mergo merges a map into a map
+// at a key whatever their types: Helm's .Values is a common.Values, as
+// stencil's is a values.Values). A merge into a deepCopy of the data
+// leaves the data as it was and its result is data for include and
+// tpl, as opentelemetry-collector renders its config; a merge into the
+// data itself changes it for what runs after, as in Helm (sprig's merge
+// changes its first argument). Helm v4.3.1 prints the same
+// (hack/helmbench's TestFunctionsAsHelm holds these snippets too).
+func TestHelmMergeIntoValues(t *testing.T) {
+	tests := []struct{ name, data, want string }{
+		{"into a copy of the data, for include", `  v: {{ include "h.a" (mustMergeOverwrite (deepCopy .) (dict "Values" (dict "present" (dict "a" 2)))) }}|{{ .Values.present.a }}`, "2|1"},
+		{"opentelemetry-collector's config", `  v: {{ $v := deepCopy .Values }}{{ $_ := set $v.present "a" 3 }}{{ $d := dict "Values" $v | mustMergeOverwrite (deepCopy .) }}{{ include "h.a" $d }}|{{ .Values.present.a }}`, "3|1"},
+		{"merge keeps what the copy has", `  v: {{ $d := merge (deepCopy .) (dict "Values" (dict "present" (dict "a" 2 "b" 3))) }}{{ $d.Values.present.a }}{{ $d.Values.present.b }}`, "13"},
+		{"mergeOverwrite replaces it", `  v: {{ $d := mergeOverwrite (deepCopy .) (dict "Values" (dict "present" (dict "a" 2 "b" 3))) }}{{ $d.Values.present.a }}{{ $d.Values.present.b }}`, "23"},
+		{"the data merged into a map, for tpl", `  v: {{ tpl "{{ .Values.present.a }}" (mustMerge (dict "Values" (dict "present" (dict "a" 4))) (deepCopy .)) }}`, "4"},
+		{"the copy keeps the methods of .Values", `  v: {{ (mustMergeOverwrite (deepCopy .) (dict "Values" (dict "b" 1))).Values.AsMap.b }}`, "1"},
+		{"into the data itself, seen after", `  v: {{ $_ := merge . (dict "Values" (dict "added" "x")) }}{{ .Values.added }}`, "x"},
+		{"into .Values itself", `  v: {{ $_ := mustMergeOverwrite .Values (dict "present" (dict "a" 5)) }}{{ include "h.a" . }}`, "5"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := renderData(t, tt.data, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := fmt.Sprint(got["v"]); v != tt.want {
+				t.Errorf("got %q, want %q", v, tt.want)
+			}
+		})
 	}
 }
 

@@ -141,6 +141,9 @@ func TestHostile(t *testing.T) {
 		{"merge a map in itself", tmpl("{{ $d := dict \"a\" 1 }}\n{{ $_ := merge $d (dict \"self\" $d) }}{{ $d }}"), "", "templates/t.yaml", 2, "", "", "merge: a value merged in holds a map"},
 		{"mergeOverwrite at a shared key", tmpl("{{ $in := dict \"x\" 1 }}{{ $d := dict \"a\" $in }}\n{{ $_ := mergeOverwrite $d (dict \"a\" (dict \"b\" $in)) }}"), "", "templates/t.yaml", 2, "", "", "mergeOverwrite: a value merged in holds a map"},
 		{"mustMerge", tmpl("{{ $d := dict }}\n{{ $_ := mustMerge $d (dict \"s\" (list $d)) }}"), "", "templates/t.yaml", 2, "", "", "mustMerge: a value merged in holds a map"},
+		{"set the data in .Values", tmpl("\n{{ $_ := set .Values \"root\" $ }}"), "", "templates/t.yaml", 2, "", "", "set: the value holds the map it is set in"},
+		{"merge the data into .Values", tmpl("\n{{ $_ := merge . (dict \"Values\" (dict \"root\" $)) }}"), "", "templates/t.yaml", 2, "", "", "merge: a value merged in holds a map"},
+		{"merge .Values into a copy holding it", tmpl("{{ $d := deepCopy . }}\n{{ $_ := mustMergeOverwrite $d (dict \"Values\" (dict \"up\" (dict \"v\" $d.Values))) }}"), "", "templates/t.yaml", 2, "", "", "mustMergeOverwrite: a value merged in holds a map"},
 		{"merge into the data's structs", tmpl("\n{{ $_ := merge (dict \"c\" .Capabilities) (dict \"c\" .Capabilities) }}"), "", "templates/t.yaml", 2, "", "", "merge: cannot merge into a templates.Capabilities"},
 		// YAML and JSON the functions parse.
 		{"fromYaml billion laughs", tmpl("\n{{ fromYaml .Values.y }}"), `{"y":` + quoteJSON(billionLaughs()) + `}`, "templates/t.yaml", 2, "", templates.ReasonTooLarge, "fromYaml: too many aliases"},

@@ -9,6 +9,7 @@ import (
 	"github.com/stencil-dev/stencil/templates/chart"
 	"github.com/stencil-dev/stencil/templates/funcs"
 	"github.com/stencil-dev/stencil/templates/lookup"
+	"github.com/stencil-dev/stencil/templates/notes"
 	"github.com/stencil-dev/stencil/templates/observed"
 	"github.com/stencil-dev/stencil/templates/values"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -77,7 +78,16 @@ type Input struct {
 	// Observed and Lookups, what it generated and what it held back. It
 	// is never encoded (package sandbox carries it back in its response).
 	Observations *Observations `json:"-"`
+	// Notes, when not nil, is set to the root chart's templates/NOTES.txt
+	// as a render that succeeded printed it (package templates/notes;
+	// the zero Notes without one). It is never encoded (package sandbox
+	// carries it back in its response).
+	Notes *Notes `json:"-"`
 }
+
+// Notes is what a render made of the root chart's NOTES.txt (package
+// templates/notes).
+type Notes = notes.Notes
 
 // Observations is what a render read of Input.Observed and Lookups, what
 // it generated and what it held back (package observed).
@@ -94,9 +104,11 @@ func Render(b *Bundle, in Input) ([]*unstructured.Unstructured, error) {
 }
 
 // RenderContext renders the bundle for one Composition: values merged and
-// validated, every templates/**/*.yaml executed in Helm's order (helmOrder:
-// deepest first, then in reverse path order) and its output listed in path
-// order, documents split and parsed, kustomize run when the bundle has a kustomization.yaml.
+// validated, every file of templates/ but the partials (_*) executed in
+// Helm's order (helmOrder: deepest first, then in reverse path order) and
+// its output listed in path order, documents split and parsed (but a
+// NOTES.txt's, which is the render's notes, in.Notes), kustomize run when
+// the bundle has a kustomization.yaml.
 // The result is deterministic: the same inputs give the same objects in
 // the same order. Every error is a *RenderError naming the file and line or
 // the values field path.
@@ -136,6 +148,9 @@ func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Un
 		}
 		return nil, err
 	}
+	// NOTES.txt files ran with the others (their errors are the
+	// render's) and are no objects: the root's is the render's notes.
+	units, printed := takeNotes(units, outputs)
 	var objs []*unstructured.Unstructured
 	if _, ok := b.spec.Files[KustomizationFile]; ok {
 		in.Progress.SetFile(KustomizationFile)
@@ -153,7 +168,27 @@ func RenderContext(ctx context.Context, b *Bundle, in Input) ([]*unstructured.Un
 	if in.Observations != nil {
 		*in.Observations = log.Observations(held)
 	}
+	if in.Notes != nil {
+		*in.Notes = Notes{Text: notes.Trim(printed)}
+		in.Notes.Sensitive = in.Notes.Text != "" && log.Consulted()
+	}
 	return objs, nil
+}
+
+// takeNotes takes the NOTES.txt files out of units and outputs: executed,
+// never objects (package templates/notes). It returns what the root's
+// printed.
+func takeNotes(units []unit, outputs map[string]string) ([]unit, string) {
+	printed := outputs[notes.RootFile] // a subchart's key starts with charts/
+	kept := make([]unit, 0, len(units))
+	for _, u := range units {
+		if notes.IsNotes(u.file) {
+			delete(outputs, u.key)
+			continue
+		}
+		kept = append(kept, u)
+	}
+	return kept, printed
 }
 
 // capabilities is .Capabilities: caps, with Helm's version.

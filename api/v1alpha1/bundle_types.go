@@ -24,9 +24,10 @@ const (
 // +kubebuilder:validation:XValidation:rule="(has(self.files) && size(self.files) > 0) != has(self.source)",message="exactly one of files (non-empty) and source must be set"
 type BundleSpec struct {
 	// files maps a slash-separated path inside the bundle to its content: the
-	// bundle's folder. It holds values.yaml (default values), templates/**/*.yaml
-	// (rendered and emitted), templates/**/_*.tpl (helpers, not emitted), an
-	// optional Chart.yaml (read into .Chart), an optional values.schema.json (a
+	// bundle's folder. It holds values.yaml (default values), templates/**
+	// (every file a template, as Helm's: rendered and emitted, but
+	// templates/**/_* helpers, never emitted, and NOTES.txt, the release
+	// notes), an optional Chart.yaml (read into .Chart), an optional values.schema.json (a
 	// JSON Schema of the values, as a Helm chart's: validates, never defaults)
 	// and an optional kustomization.yaml with the files it references.
 	// `stencil bundle pack DIR` writes it. Exactly one of files and source

@@ -132,6 +132,19 @@ type CompositionStatus struct {
 	// +kubebuilder:validation:items:MaxLength=63
 	ValuesMigrations []string `json:"valuesMigrations,omitempty"`
 
+	// notes is what the Bundle's templates/NOTES.txt printed in the last
+	// render, as Helm's install keeps a release's notes (the root chart's,
+	// spaces around trimmed): at most 4096 bytes, longer notes cut at a
+	// line with a marker saying how long they were. A render that looked
+	// up objects, read observed values or called a generator records a
+	// line saying so instead of the text, which may hold what it read:
+	// that never reaches a status. Absent when the Bundle has no
+	// NOTES.txt or it printed nothing. `stencil render --notes` prints
+	// the notes whole.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Notes string `json:"notes,omitempty"`
+
 	// summary counts ready members, such as "4/5 ready".
 	// +optional
 	Summary string `json:"summary,omitempty"`

@@ -124,6 +124,15 @@ var snippets = []string{
 	`{{ pluck "a" (dict "a" 1) (dict "a" 2) (dict) }}|{{ dig "a" "b" "def" (dict "a" (dict "b" "v")) }}|{{ dig "x" "def" (dict) }}`,
 	`{{ merge (dict "a" 1 "n" (dict "x" 1)) (dict "a" 2 "b" 3 "n" (dict "y" 2)) }}|{{ mergeOverwrite (dict "a" 1) (dict "a" 2) }}`,
 	`{{ deepCopy .Values.listOfMaps }}|{{ deepEqual (list 1) (list 1) }}|{{ .Values.nested | toYaml }}`,
+	// Merges into the data's .Values (opentelemetry-collector's config:
+	// a copy of the data with other values, for include and tpl).
+	`{{ $d := mustMergeOverwrite (deepCopy .) (dict "Values" (dict "str" "x" "new" 2)) }}{{ $d.Values.str }}|{{ $d.Values.new }}|{{ .Values.str }}|{{ $d.Values.nested.a.b.c }}`,
+	`{{ $v := deepCopy .Values }}{{ $_ := set $v.nested.a "b" "over" }}{{ $d := dict "Values" $v | mustMergeOverwrite (deepCopy .) }}{{ tpl "{{ .Values.nested.a.b }}" $d }}|{{ .Values.nested.a.b.c }}`,
+	`{{ $d := merge (deepCopy .) (dict "Values" (dict "str" "x" "new" 2)) }}{{ $d.Values.str }}|{{ $d.Values.new }}|{{ $d.Values.AsMap.new }}`,
+	`{{ $d := mergeOverwrite (dict "Values" (dict "str" "x" "mine" 1)) . }}{{ $d.Values.str }}|{{ $d.Values.mine }}|{{ $d.Release.Name }}`,
+	`{{ $d := mustMerge (dict "Values" (dict "nested" (dict "a" (dict "n" 1)))) (deepCopy .) }}{{ toJson $d.Values.nested }}|{{ toJson .Values.nested }}`,
+	`{{ $_ := merge . (dict "Values" (dict "added" 1)) }}{{ .Values.added }}|{{ $_ := mustMergeOverwrite .Values (dict "str" "over") }}{{ .Values.str }}`,
+	`{{ $d := mustMergeOverwrite (dict) (dict "Values" .Values) }}{{ $_ := set $d.Values "shared" 1 }}{{ .Values.shared }}`,
 	`{{ default "d" "" }}|{{ default "d" 0 }}|{{ default "d" (list) }}|{{ coalesce nil "" "c" }}|{{ ternary "y" "n" true }}|{{ empty (dict) }}|{{ all 1 "" }}|{{ any 0 "a" }}`,
 	`{{ typeIs "string" "a" }}|{{ typeIsLike "int" 1 }}|{{ kindIs "map" (dict) }}|{{ typeOf 1.5 }}|{{ kindOf (list) }}`,
 	// Dates, at fixed times

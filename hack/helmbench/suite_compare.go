@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -68,6 +69,12 @@ type Comparison struct {
 	// enabled subcharts hold (Helm's --include-crds), compared as the
 	// templates' objects are.
 	CRDs int
+	// Notes is the root chart's templates/NOTES.txt as Helm's install
+	// keeps it (pkg/action's renderResources), spaces around trimmed,
+	// compared with stencil's (templates.Input.Notes) unless the two Helm
+	// renders print different notes (NotesRandom).
+	Notes       string
+	NotesRandom bool
 	// Diffs are the differences, one per object: none when stencil's
 	// objects are Helm's.
 	Diffs []string
@@ -85,18 +92,18 @@ func CompareSuite(c SuiteChart) (Comparison, error) {
 	if err != nil {
 		return cmpn, err
 	}
-	h1, hcrds, err := SuiteHelm(c, dir)
+	h1, hcrds, notes1, err := SuiteHelm(c, dir)
 	if err != nil {
 		return cmpn, fmt.Errorf("helm: %w", err)
 	}
-	h2, _, err := SuiteHelm(c, dir)
+	h2, _, notes2, err := SuiteHelm(c, dir)
 	if err != nil {
 		return cmpn, fmt.Errorf("helm: %w", err)
 	}
 	if cmpn.Random, err = RandomFields(h1, h2); err != nil {
 		return cmpn, err
 	}
-	s, scrds, err := SuiteStencil(c, dir)
+	s, scrds, snotes, err := SuiteStencil(c, dir)
 	if err != nil {
 		return cmpn, fmt.Errorf("stencil: %w", err)
 	}
@@ -104,6 +111,10 @@ func CompareSuite(c SuiteChart) (Comparison, error) {
 	Mask(s, cmpn.Random)
 	cmpn.Objects, cmpn.CRDs = len(h1), len(hcrds)
 	cmpn.Diffs = append(diffRendered(h1, s, ""), diffRendered(hcrds, scrds, "crds/: ")...)
+	cmpn.Notes, cmpn.NotesRandom = notes1, notes1 != notes2
+	if diff := cmp.Diff(notes1, snotes); diff != "" && !cmpn.NotesRandom {
+		cmpn.Diffs = append(cmpn.Diffs, "templates/NOTES.txt differs (-helm +stencil):\n"+diff)
+	}
 	return cmpn, nil
 }
 
@@ -132,7 +143,8 @@ func diffRendered(h, s Rendered, prefix string) []string {
 // template --skip-tests` does (action.Install's steps for a client-only dry run):
 // ProcessDependencies (conditions, tags, import-values), the Chart.yaml
 // kubeVersion check, values and schema validation, engine.Render,
-// NOTES.txt dropped, releaseutil.SortManifests, test hooks left out.
+// NOTES.txt taken out (the root's returned as notes, as `helm install`
+// keeps it), releaseutil.SortManifests, test hooks left out.
 // .Release.Service is "stencil", stencil's, rather than "Helm", so that
 // the managed-by labels and checksums of text holding it are the same
 // in both.
@@ -140,35 +152,35 @@ func diffRendered(h, s Rendered, prefix string) []string {
 // It also returns the objects of the crds/ folders of the chart and its
 // enabled subcharts (chart.CRDObjects), which `helm template
 // --include-crds` prints, untemplated, before the others.
-func SuiteHelm(sc SuiteChart, dir string) (r, crds Rendered, err error) {
+func SuiteHelm(sc SuiteChart, dir string) (r, crds Rendered, notes string, err error) {
 	text, err := suiteValues(sc, dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	vals := map[string]any{}
 	if err := yaml.Unmarshal([]byte(text), &vals); err != nil {
-		return nil, nil, fmt.Errorf("values: %w", err)
+		return nil, nil, "", fmt.Errorf("values: %w", err)
 	}
 	c, err := loaderv2.Load(dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	if err := chartutil.ProcessDependencies(c, vals); err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	if c.Metadata.KubeVersion != "" && !chartutil.IsCompatibleRange(c.Metadata.KubeVersion, suiteCapabilities.KubeVersion.String()) {
-		return nil, nil, fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", c.Metadata.KubeVersion, suiteCapabilities.KubeVersion.Version)
+		return nil, nil, "", fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", c.Metadata.KubeVersion, suiteCapabilities.KubeVersion.Version)
 	}
 	crds = Rendered{}
 	for _, crd := range c.CRDObjects() {
 		for _, doc := range releaseutil.SplitManifests(string(crd.File.Data)) {
 			if err := crds.add(crd.Filename, doc); err != nil {
-				return nil, nil, err
+				return nil, nil, "", err
 			}
 		}
 	}
-	r, err = helmRenderChart(c, vals)
-	return r, crds, err
+	r, notes, err = helmRenderChart(c, vals)
+	return r, crds, notes, err
 }
 
 // add reads the YAML document doc of file name into r, unless it is
@@ -189,17 +201,22 @@ func (r Rendered) add(name, doc string) error {
 	return nil
 }
 
-func helmRenderChart(c *chartv2.Chart, values map[string]any) (Rendered, error) {
+// helmRenderChart renders c with values as `helm template` does, and
+// returns its objects and the root chart's notes, as `helm install`
+// keeps them (pkg/action's renderResources: every file ending in
+// NOTES.txt taken out, the root's kept) and prints them (trimmed).
+func helmRenderChart(c *chartv2.Chart, values map[string]any) (Rendered, string, error) {
 	opts := common.ReleaseOptions{Name: suiteRelease.Name, Namespace: suiteRelease.Namespace, Revision: 1, IsInstall: true}
 	vals, err := util.ToRenderValuesWithSchemaValidation(c, values, opts, suiteCapabilities, false)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	vals["Release"].(map[string]any)["Service"] = "stencil"
 	out, err := engine.Render(c, vals)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
+	notes := strings.TrimSpace(out[path.Join(c.Name(), "templates", "NOTES.txt")])
 	for name := range out {
 		if strings.HasSuffix(name, "NOTES.txt") {
 			delete(out, name)
@@ -207,12 +224,12 @@ func helmRenderChart(c *chartv2.Chart, values map[string]any) (Rendered, error) 
 	}
 	hooks, manifests, err := releaseutil.SortManifests(out, nil, releaseutil.InstallOrder)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	r := Rendered{}
 	for _, m := range manifests {
 		if err := r.add(m.Name, m.Content); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	for _, h := range hooks {
@@ -220,36 +237,44 @@ func helmRenderChart(c *chartv2.Chart, values map[string]any) (Rendered, error) 
 			continue
 		}
 		if err := r.add(h.Path, h.Manifest); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
-	return r, nil
+	return r, notes, nil
 }
 
 // SuiteStencil renders the chart folder dir of c with stencil's engine,
 // offline, its values (suiteValues) the Composition's, and lists its crds/
-// objects (Bundle.CRDs) for those values. Test hooks and hooks Helm does not know are left out, as
+// objects (Bundle.CRDs) for those values, and its notes. Test hooks and hooks Helm does not know are left out, as
 // `helm template --skip-tests` leaves them out (helmSkips).
-func SuiteStencil(c SuiteChart, dir string) (r, crds Rendered, err error) {
+func SuiteStencil(c SuiteChart, dir string) (r, crds Rendered, notes string, err error) {
 	b, err := suiteLoad(c, dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	text, err := suiteValues(c, dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
+	r, crds, notes, err = stencilRender(b, text)
+	return r, crds, notes, err
+}
+
+// stencilRender renders b offline for suiteRelease with the values of the
+// YAML text, as SuiteStencil.
+func stencilRender(b *templates.Bundle, text string) (r, crds Rendered, notes string, err error) {
 	var values *apiextensionsv1.JSON
 	if text != "" {
 		js, err := yaml.YAMLToJSON([]byte(text))
 		if err != nil {
-			return nil, nil, fmt.Errorf("values: %w", err)
+			return nil, nil, "", fmt.Errorf("values: %w", err)
 		}
 		values = &apiextensionsv1.JSON{Raw: js}
 	}
-	objs, err := templates.Render(b, templates.Input{Composition: suiteRelease, Values: values})
+	var n templates.Notes
+	objs, err := templates.Render(b, templates.Input{Composition: suiteRelease, Values: values, Notes: &n})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	objs = slices.DeleteFunc(objs, func(o *unstructured.Unstructured) bool {
 		hook, ok := o.GetAnnotations()["helm.sh/hook"]
@@ -257,13 +282,13 @@ func SuiteStencil(c SuiteChart, dir string) (r, crds Rendered, err error) {
 	})
 	crdObjs, err := b.CRDs(values)
 	if err != nil {
-		return nil, nil, fmt.Errorf("crds/: %w", err)
+		return nil, nil, "", fmt.Errorf("crds/: %w", err)
 	}
 	if r, err = toRendered(objs); err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	crds, err = toRendered(crdObjs)
-	return r, crds, err
+	return r, crds, n.Text, err
 }
 
 // toRendered is objs by ObjectKey, each read back from its JSON.

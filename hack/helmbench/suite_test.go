@@ -9,9 +9,10 @@ import (
 // TestCharts renders each chart of Suite with stencil and, twice, with
 // Helm's engine, and requires the same objects with the same fields, but
 // for the values the two Helm renders disagree on (masked in both):
-// CompareSuite; and the same CRDs in the crds/ folders of the chart and
-// its enabled subcharts. A chart with a crds/ folder must say so
-// (SuiteChart.CRDs).
+// CompareSuite; the same CRDs in the crds/ folders of the chart and
+// its enabled subcharts (a chart with a crds/ folder must say so,
+// SuiteChart.CRDs); and the same notes, the root chart's
+// templates/NOTES.txt as `helm install` keeps it.
 func TestCharts(t *testing.T) {
 	defer RemoveSuite()
 	for _, c := range Suite {
@@ -32,7 +33,7 @@ func TestCharts(t *testing.T) {
 			for _, k := range slices.Sorted(maps.Keys(got.Random)) {
 				t.Logf("random in %s: %v", k, got.Random[k])
 			}
-			t.Logf("%d objects, %d with random fields; %d objects in crds/", got.Objects, len(got.Random), got.CRDs)
+			t.Logf("%d objects, %d with random fields; %d objects in crds/; %d bytes of NOTES.txt (random: %v)", got.Objects, len(got.Random), got.CRDs, len(got.Notes), got.NotesRandom)
 		})
 	}
 }

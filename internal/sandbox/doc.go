@@ -21,7 +21,8 @@
 //     request (the bundle, once per worker and revision, and the render
 //     input, its Observed values included, read by the worker with
 //     integers kept int64) and reads back the objects, with what the
-//     render read and held back (into in.Observations), or a
+//     render read and held back (into in.Observations) and its notes
+//     (into in.Notes), or a
 //     *templates.RenderError.
 //   - Fairness: renders wait for a worker in turns by tenant (queue.go):
 //     in order of arrival within a tenant, round-robin across tenants

@@ -154,16 +154,17 @@ func (p *Pool) RenderFor(ctx context.Context, tenant string, b *templates.Bundle
 		return nil, err
 	}
 	type result struct {
-		objs []*unstructured.Unstructured
-		obs  templates.Observations
-		err  error
+		objs  []*unstructured.Unstructured
+		obs   templates.Observations
+		notes templates.Notes
+		err   error
 	}
-	observations := in.Observations
+	observations, notes := in.Observations, in.Notes
 	done := make(chan result, 1) // the render never waits for its caller
 	go func() {
 		defer p.queue.release()
 		var r result
-		in.Observations = &r.obs // the caller's is set only if it still waits
+		in.Observations, in.Notes = &r.obs, &r.notes // the caller's are set only if it still waits
 		r.objs, r.err = p.render(ctx, b, in)
 		done <- r
 	}()
@@ -171,6 +172,9 @@ func (p *Pool) RenderFor(ctx context.Context, tenant string, b *templates.Bundle
 	case r := <-done:
 		if observations != nil {
 			*observations = r.obs
+		}
+		if notes != nil {
+			*notes = r.notes
 		}
 		return r.objs, r.err
 	case <-ctx.Done():
@@ -304,6 +308,9 @@ func (w *proc) render(b *templates.Bundle, in templates.Input, l Limits) (objs [
 		objs, err := decode(resp)
 		if err == nil && in.Observations != nil && resp.Observations != nil {
 			*in.Observations = *resp.Observations
+		}
+		if err == nil && in.Notes != nil && resp.Notes != nil {
+			*in.Notes = *resp.Notes
 		}
 		return objs, reusable && err == nil, err
 	}

@@ -104,6 +104,9 @@ type response struct {
 	// (templates.Input.Observations); with an Error, what it read and
 	// looked up before it.
 	Observations *templates.Observations `json:"observations,omitempty"`
+	// Notes, with ObjectsFollow, is the render's notes
+	// (templates.Input.Notes).
+	Notes *templates.Notes `json:"notes,omitempty"`
 	// Error is the render's error.
 	Error *wireError `json:"error,omitempty"`
 	// HeapBytes is the worker's heap after the render: a worker that kept

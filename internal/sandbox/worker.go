@@ -147,6 +147,7 @@ func (w *worker) handle(req *request) error {
 	in := req.Input
 	in.Progress = &budget.Progress{}
 	in.Observations = &templates.Observations{}
+	in.Notes = &templates.Notes{}
 	stop := w.watch(in.Progress, timeout)
 	// The templates check ctx at every range iteration and call and stop
 	// with the file and line; the watchdog is for a render stuck inside
@@ -168,7 +169,7 @@ func (w *worker) handle(req *request) error {
 		return w.send(response{Error: toWire(fmt.Errorf("encode rendered objects: %w", err))})
 	}
 	resp.ObjectsFollow = true
-	resp.Observations = in.Observations
+	resp.Observations, resp.Notes = in.Observations, in.Notes
 	return w.send(resp, data)
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/stencil-dev/stencil/reconcile/applyset"
+	"github.com/stencil-dev/stencil/templates/notes"
 	"github.com/stencil-dev/stencil/templates/observed"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -30,6 +31,10 @@ type Plan struct {
 	// applied to the Composition's values (templates.ValuesMigrations):
 	// nil when they were rendered as they are.
 	ValuesMigrations []string
+	// Notes is what the bundle's templates/NOTES.txt printed
+	// (templates.Input.Notes): the parent's status.notes records it
+	// bounded (StatusNotes), `stencil render --notes` prints it whole.
+	Notes templates.Notes
 
 	Inventory applyset.Inventory
 	// CRDs are the CustomResourceDefinitions of the chart's crds/
@@ -47,6 +52,11 @@ type Plan struct {
 	// revision: templates.Bundle.Permissions).
 	Adopt []v1alpha1.GroupKind
 }
+
+// StatusNotes is what the parent's status.notes records of p's notes:
+// at most notes.MaxStatusBytes, and never the text of a render that
+// looked up, observed or generated anything (notes.Status).
+func (p *Plan) StatusNotes() string { return notes.Status(p.Notes) }
 
 // RefusedError reports a rendered object that the Bundle's permissions do
 // not allow (a cluster-scoped kind or another namespace), or a
@@ -196,6 +206,9 @@ func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.
 	if in.Observations == nil {
 		in.Observations = &templates.Observations{} // for Held
 	}
+	if in.Notes == nil {
+		in.Notes = &templates.Notes{}
+	}
 	objs, err := r.Render(ctx, b, in)
 	if err != nil {
 		return nil, err
@@ -206,6 +219,7 @@ func NewPlan(ctx context.Context, r Renderer, b *templates.Bundle, in templates.
 		ID:             applyset.ID(in.Composition.Name, namespace, inputGroupKind(in.Composition)),
 		BundleRevision: b.Revision(),
 		Held:           in.Observations.Held,
+		Notes:          *in.Notes,
 	}
 	// The render merged the same values: the merge is remembered.
 	if p.ValuesMigrations, err = templates.ValuesMigrations(b, in.Values); err != nil {

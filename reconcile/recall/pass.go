@@ -52,6 +52,9 @@ type Pass struct {
 	// ValuesMigrations are the values migrations the render applied
 	// (the parent's status.valuesMigrations).
 	ValuesMigrations []string
+	// Notes are the render's notes as the status records them (the
+	// parent's status.notes).
+	Notes string
 }
 
 // MemberKey names a member.

@@ -371,16 +371,23 @@ func HelmNames(root *Node, sources map[string]string) map[string]string {
 	return names
 }
 
-// IsTemplate reports an emitted template: templates/**/*.yaml (or .yml),
-// not a helper.
+// IsTemplate reports a template Helm's engine executes: any file under
+// templates/, in a subfolder too, of any extension, whose name does not
+// start with "_" (helm.sh/helm/v4 pkg/chart/v2/loader puts every file of
+// templates/ in a chart's templates; pkg/engine's render executes each
+// but the partials). What it prints is parsed as objects, as Helm's
+// releaseutil.SortManifests parses it, unless it is blank, or it is a
+// NOTES.txt (package templates/notes): templates/config.txt holding an
+// object is an object, templates/pod-template.tpl holding only defines
+// prints nothing.
 func IsTemplate(p string) bool {
-	base := path.Base(p)
-	return strings.HasPrefix(p, "templates/") && !strings.HasPrefix(base, "_") &&
-		(strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml"))
+	return strings.HasPrefix(p, "templates/") && !strings.HasPrefix(path.Base(p), "_")
 }
 
-// IsHelper reports a helper file: templates/**/_*.tpl (or _*.yaml), parsed
-// and shared, never emitted.
+// IsHelper reports a partial: a file under templates/ whose name starts
+// with "_" (_helpers.tpl, _labels.yaml), parsed and shared, never
+// executed on its own. A library chart's partials are all Helm parses of
+// it.
 func IsHelper(p string) bool {
 	return strings.HasPrefix(p, "templates/") && strings.HasPrefix(path.Base(p), "_")
 }

@@ -7,7 +7,9 @@
 // validates them (each chart's values.schema.json).
 //
 //   - chart.go: Node, LoadTree, Templates (the enabled charts' files, in Helm's parse order) and
-//     HelmNames (.Template.Name to bundle paths); IsTemplate, IsHelper.
+//     HelmNames (.Template.Name to bundle paths); IsTemplate, IsHelper:
+//     every file of templates/ is a template, as Helm's, and those whose
+//     name starts with "_" are partials.
 //   - archive.go: ExpandArchives (MaxArchiveBytes, MaxArchiveFiles).
 //   - helmignore.go: IgnoreRules, Helm's .helmignore rules.
 //   - files.go: HelmFiles, what Helm's loader puts in .Files.

@@ -36,6 +36,25 @@ func containerKey(v reflect.Value) memoKey {
 
 func mapPointer(m map[string]any) uintptr { return reflect.ValueOf(m).Pointer() }
 
+// asMap returns v as a map[string]any when it is one or of a type whose
+// underlying type is one: the data's .Values (values.Values), as Helm's
+// common.Values. It is the same map, so its pointer is the same: the
+// cycle checks see through the type, and merge merges into it as mergo
+// does (mergo merges any map into any map at a key, whatever its type).
+func asMap(v any) (map[string]any, bool) {
+	switch m := v.(type) {
+	case map[string]any:
+		return m, true
+	case nil, string, bool, int, int64, float64, []any:
+		return nil, false
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Map || !rv.Type().ConvertibleTo(mapStringAnyType) {
+		return nil, false
+	}
+	return rv.Convert(mapStringAnyType).Interface().(map[string]any), true
+}
+
 // reaches reports whether any map in targets can be reached from roots
 // (a root that is a target counts). It walks each map and list once,
 // without recursion, and charges g one byte per element visited.
@@ -54,6 +73,9 @@ func (g *Guard) reaches(fn string, roots []any, targets map[uintptr]bool) (bool,
 	for len(stack) > 0 {
 		v := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
+		if m, ok := asMap(v); ok {
+			v = m // .Values holding the map set or merged into is a cycle too
+		}
 		switch x := v.(type) {
 		case map[string]any:
 			if x == nil {
@@ -272,8 +294,8 @@ func mergeTargets(fn string, dst, src map[string]any, targets map[uintptr]bool, 
 	targets[pair[0]] = true
 	for k, sv := range src {
 		dv, ok := dst[k]
-		dm, dIsMap := dv.(map[string]any)
-		sm, sIsMap := sv.(map[string]any)
+		dm, dIsMap := asMap(dv)
+		sm, sIsMap := asMap(sv)
 		switch {
 		case ok && dIsMap && sIsMap && dm != nil && sm != nil:
 			if len(dm) == 0 {
@@ -283,7 +305,7 @@ func mergeTargets(fn string, dst, src map[string]any, targets map[uintptr]bool, 
 				return err
 			}
 		case ok && mergesInto(dv) && mergesInto(sv):
-			return funcError(fn, "cannot merge into a %T at a key (only maps the template made, or values, are merged)", dv)
+			return funcError(fn, "cannot merge into a %T at a key (only maps, .Values included, are merged)", dv)
 		default:
 			*candidates = append(*candidates, insertion{pair[0], sv})
 		}

@@ -115,6 +115,14 @@ func (m *Memo) Call(unit, name string, fn any, args []any) (any, error) {
 	return res[0].Interface(), nil
 }
 
+// Called reports whether the render called a generator, a value kept
+// or a new one.
+func (m *Memo) Called() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.counts) > 0
+}
+
 // Made returns the values this render generated, by Key.
 func (m *Memo) Made() map[string]string {
 	m.mu.Lock()

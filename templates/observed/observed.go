@@ -195,6 +195,13 @@ func (l *Log) Func(id string, path ...string) (any, error) {
 	return l.read(id, path), nil
 }
 
+// Consulted reports whether the render read an observed value, looked
+// up an object or called a generator: whether what it printed may show
+// any of them (templates' data is shared, so any template's reads count).
+func (l *Log) Consulted() bool {
+	return len(l.reads) > 0 || len(l.lookups.Reads()) > 0 || l.memo.Called()
+}
+
 // Observations returns the recorded reads, sorted, the lookups and
 // generated values, and held.
 func (l *Log) Observations(held []HeldObject) Observations {

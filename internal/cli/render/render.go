@@ -34,6 +34,8 @@ type renderFlags struct {
 	pull pull.Flags
 	// includeCRDs prints the chart's crds/ CRDs.
 	includeCRDs bool
+	// notes prints each parent's notes (templates/NOTES.txt) on stderr.
+	notes bool
 }
 
 // NewCommand returns `stencil render`, with the kubeconfig flags kube.
@@ -75,7 +77,15 @@ Templates that read their own members' observed values (observed "ID"
 "PATH") see, online, the live members of the parent's set, read as you;
 offline, nothing is observed: render shows the controller's first pass,
 and the objects held back until a value is observed (stencil.dev/wait-for)
-are named on stderr, not printed.`,
+are named on stderr, not printed.
+
+--notes prints what each parent's templates/NOTES.txt printed, whole, on
+stderr after its objects, as helm install prints a release's notes:
+stdout stays the objects alone, so render --notes | kubectl apply -f -
+applies them and shows the notes. (The controller records them, at most
+4 KiB, in the parent's status.notes.) A failing NOTES.txt fails the
+render, with or without --notes, as it fails helm install and the
+controller's pass.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return run(cmd.Context(), kube, f, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -85,6 +95,7 @@ are named on stderr, not printed.`,
 	f.values.Add(cmd.Flags(), true)
 	cmd.Flags().StringVar(&f.name, "name", "release-name", "without -f: the name of the Composition render makes (.Release.Name)")
 	cmd.Flags().BoolVar(&f.includeCRDs, "include-crds", false, "print the CustomResourceDefinitions of the chart's crds/ folders first, as helm template --include-crds (the controller creates them when absent, per the Bundle's spec.crds)")
+	cmd.Flags().BoolVar(&f.notes, "notes", false, "print each parent's notes (the chart's templates/NOTES.txt, as helm install prints them) on stderr, after its objects")
 	f.pull.Add(cmd.Flags())
 	return cmd
 }
@@ -149,6 +160,9 @@ func run(ctx context.Context, kube *genericclioptions.ConfigFlags, f *renderFlag
 		}
 		if err := writeYAML(stdout, objs); err != nil {
 			return err
+		}
+		if f.notes && planned.Notes.Text != "" {
+			fmt.Fprintf(stderr, "NOTES (%s):\n%s\n", parents.Describe(parent), planned.Notes.Text)
 		}
 	}
 	return nil
