@@ -54,9 +54,9 @@ data:
 // `stencil bundle schema` infers as its values.schema.json. Where
 // values.yaml is concrete the CRD's schema is closed: an unknown field
 // is refused by a server-side apply (`kubectl apply --server-side`,
-// whatever its field validation) and by a create with field validation
-// Strict (kubectl's default), and pruned under the API server's default
-// (Warn); the free-form parts keep what they are given, Strict too; a
+// with field validation Strict or none) and by a create with field
+// validation Strict (kubectl's default), and pruned under the API
+// server's default (Warn); the free-form parts keep what they are given, Strict too; a
 // wrong type is refused; an instance renders.
 func TestPublishedKindOfAnInferredSchema(t *testing.T) {
 	ctx := context.Background()
@@ -77,8 +77,8 @@ func TestPublishedKindOfAnInferredSchema(t *testing.T) {
 		{`{"size": 2, "colour": "blue"}`, "spec.colour"},
 		{`{"size": 2, "ports": [{"name": "h", "port": 1, "hostPort": 5}]}`, "spec.ports[0].hostPort"},
 	} {
-		// kubectl apply --server-side: refused, Strict or not (a server-side
-		// apply is typed by the schema).
+		// kubectl apply --server-side: refused, Strict or not (a
+		// server-side apply is typed by the schema).
 		for _, opts := range [][]client.PatchOption{{strict}, nil} {
 			if err := apply("typo", c.spec, opts...); err == nil || !strings.Contains(err.Error(), "."+c.field+": field not declared in schema") {
 				t.Errorf("apply --server-side of %s (options %v): %v, want %s refused", c.spec, opts, err, c.field)
