@@ -11,7 +11,8 @@ import (
 // lintUndeclaredValues warns, on stderr, of each .Values path a template
 // of b reads that neither a values.yaml sets nor, when b has one, its
 // schema declares (infer.Undeclared), with its file and line and the
-// declared path nearest by edit distance: such a read renders an empty
+// declared path nearest by edit distance (those of one line that
+// suggest nothing in one warning): such a read renders an empty
 // string, with no error. Warnings, not problems: a template may read a
 // value a user only sometimes gives. A template that does not parse is
 // a problem the renders report.
@@ -20,7 +21,7 @@ func lintUndeclaredValues(dir string, b *templates.Bundle, stderr io.Writer) {
 	if err != nil {
 		return
 	}
-	for _, w := range warnings {
-		fmt.Fprintf(stderr, "warning: %s: %s\n", dir, w)
+	for _, line := range infer.Lines(warnings) {
+		fmt.Fprintf(stderr, "warning: %s: %s\n", dir, line)
 	}
 }

@@ -33,17 +33,57 @@ type Warning struct {
 // values.yaml nor values.schema.json declares it (did you mean
 // .Values.replicas?).
 func (w Warning) String() string {
+	return w.say([]string{w.Path})
+}
+
+// say is the warning of paths read at w's file and line.
+func (w Warning) say(paths []string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s:%d: %s is read but ", w.File, w.Line, w.Path)
+	verb, it := "is", "it"
+	if len(paths) > 1 {
+		verb, it = "are", "them"
+	}
+	fmt.Fprintf(&b, "%s:%d: %s %s read but ", w.File, w.Line, strings.Join(paths, ", "), verb)
 	if w.Schemas == "" {
-		b.WriteString("values.yaml does not set it")
+		fmt.Fprintf(&b, "values.yaml does not set %s", it)
 	} else {
-		fmt.Fprintf(&b, "neither values.yaml nor %s declares it", w.Schemas)
+		fmt.Fprintf(&b, "neither values.yaml nor %s declares %s", w.Schemas, it)
 	}
 	if w.Suggestion != "" {
 		fmt.Fprintf(&b, " (did you mean %s?)", w.Suggestion)
 	}
 	return b.String()
+}
+
+// Lines are the warnings as lint prints them: one a line, but those of
+// one file and line that suggest nothing in one, naming every path (a
+// helper reading .fullnameOverride of each component it is called for).
+func Lines(ws []Warning) []string {
+	type at struct {
+		file    string
+		line    int
+		schemas string
+	}
+	group := map[at]int{} // the index in heads of a line's warning without a suggestion
+	var heads []Warning
+	var paths [][]string
+	for _, w := range ws {
+		if w.Suggestion == "" {
+			k := at{w.File, w.Line, w.Schemas}
+			if i, ok := group[k]; ok {
+				paths[i] = append(paths[i], w.Path)
+				continue
+			}
+			group[k] = len(heads)
+		}
+		heads = append(heads, w)
+		paths = append(paths, []string{w.Path})
+	}
+	out := make([]string, len(heads))
+	for i, w := range heads {
+		out[i] = w.say(paths[i])
+	}
+	return out
 }
 
 // Undeclared lists, by file and line, the .Values paths b's templates

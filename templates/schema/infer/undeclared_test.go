@@ -106,3 +106,23 @@ func TestUndeclared(t *testing.T) {
 		})
 	}
 }
+
+// TestLines: lint's lines group the paths of one line that suggest
+// nothing, and keep each suggestion on a line of its own.
+func TestLines(t *testing.T) {
+	ws, err := infer.Undeclared(load(t, map[string]string{
+		"values.yaml":            "a:\n  image: {}\nb:\n  image: {}\nc:\n  nme: x\n",
+		"templates/_helpers.tpl": "{{- define \"name\" -}}\n{{ .fullnameOverride }}{{ .name }}\n{{- end }}",
+		"templates/cm.yaml":      tpl(`  a: {{ include "name" .Values.a }}{{ include "name" .Values.b }}{{ include "name" .Values.c }}`),
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"templates/_helpers.tpl:2: .Values.a.fullnameOverride, .Values.a.name, .Values.b.fullnameOverride, .Values.b.name, .Values.c.fullnameOverride are read but values.yaml does not set them",
+		"templates/_helpers.tpl:2: .Values.c.name is read but values.yaml does not set it (did you mean .Values.c.nme?)",
+	}
+	if diff := cmp.Diff(want, infer.Lines(ws)); diff != "" {
+		t.Errorf("Lines (-want +got):\n%s", diff)
+	}
+}
