@@ -271,6 +271,23 @@ func TestInfer(t *testing.T) {
 			"properties/a/properties/c":         map[string]any{},
 			"properties/a/additionalProperties": false,
 		}},
+		{"a subchart's values are under its alias, its global is the root's", map[string]string{
+			"Chart.yaml":                   "apiVersion: v2\nname: p\nversion: 1.0.0\ndependencies:\n- name: sub\n  version: 1.0.0\n  alias: s\n",
+			"values.yaml":                  "s:\n  given: 1\n",
+			"templates/cm.yaml":            tpl(`  p: {{ .Subcharts.s.Values.fromParent }}`),
+			"charts/sub/Chart.yaml":        "apiVersion: v2\nname: sub\nversion: 1.0.0\n",
+			"charts/sub/values.yaml":       "size: 1\nglobal:\n  region: eu\n",
+			"charts/sub/templates/cm.yaml": tpl(`  a: {{ .Values.size }}{{ .Values.extra }}{{ .Values.global.zone }}`),
+		}, want{
+			"properties/s/properties/size/type":        "integer",
+			"properties/s/properties/given/type":       "integer",
+			"properties/s/properties/extra":            map[string]any{},
+			"properties/s/properties/fromParent":       map[string]any{},
+			"properties/s/additionalProperties":        false,
+			"properties/s/properties/global":           map[string]any{"$ref": "#/properties/global"},
+			"properties/global/properties/region/type": "string",
+			"properties/global/properties/zone":        map[string]any{},
+		}},
 		{"a chart's global is open", map[string]string{
 			"values.yaml":       "global:\n  imageRegistry: \"\"\n",
 			"templates/cm.yaml": tpl(`  r: {{ .Values.global.imageRegistry }}`),
