@@ -200,6 +200,9 @@ func (w *walker) dict(args []*value) *value {
 
 // pick is pick d k...: a dict of d's fields k.
 func (w *walker) pick(f *frame, args []*value, pos parse.Pos) *value {
+	if len(args) == 0 {
+		return nil
+	}
 	d := dictValue()
 	for _, a := range args[1:] {
 		k, ok := a.constStr()

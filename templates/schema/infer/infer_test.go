@@ -311,3 +311,24 @@ func TestInfer(t *testing.T) {
 		})
 	}
 }
+
+// TestInferOddTemplates: templates that fail at render time, or hold
+// themselves, are walked without a panic and to an end.
+func TestInferOddTemplates(t *testing.T) {
+	for name, body := range map[string]string{
+		"calls without arguments": `{{ pick }}{{ dig }}{{ index }}{{ set }}{{ merge }}{{ include }}{{ tpl }}{{ default }}{{ first }}{{ dict "a" }}{{ printf }}`,
+		"a dict holding itself":   `{{ $d := dict }}{{ $_ := set $d "self" (dict "d" $d) }}{{ $_ := set $d "self" (dict "d" $d) }}{{ $e := merge $d $d.self }}{{ toYaml $e }}{{ $d.self.d.self.d.x }}`,
+		"a define calling itself": `{{ define "loop" }}{{ include "loop" (dict "v" .) }}{{ end }}{{ include "loop" .Values }}`,
+		"range over a number":     `{{ range $i := 3 }}{{ $i }}{{ end }}{{ range until 3 }}{{ . }}{{ end }}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			r, err := infer.Bundle(load(t, map[string]string{"templates/cm.yaml": body}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.JSON(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

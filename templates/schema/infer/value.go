@@ -47,6 +47,14 @@ func (v *value) single() *node {
 // (each key any of theirs), their lists' elements; the string when they
 // all are that one.
 func union(vs ...*value) *value {
+	return unionAt(0, vs)
+}
+
+// maxUnionDepth bounds how deep union merges dicts' entries (a dict can
+// hold itself: set $d "self" (dict "d" $d)); below, the first wins.
+const maxUnionDepth = 8
+
+func unionAt(depth int, vs []*value) *value {
 	var out *value
 	for _, v := range vs {
 		if v == nil {
@@ -57,28 +65,35 @@ func union(vs ...*value) *value {
 		} else if !v.isStr || !out.isStr || v.str != out.str {
 			out.isStr, out.str = false, ""
 		}
-		for _, n := range v.nodes {
-			if !slices.Contains(out.nodes, n) {
-				out.nodes = append(out.nodes, n)
-			}
-		}
-		if v.fields != nil {
-			if out.fields == nil {
-				out.fields = map[string]*value{}
-			}
-			for k, f := range v.fields {
-				if out.fields[k] == nil {
-					out.fields[k] = f
-				} else if out.fields[k] != f {
-					out.fields[k] = union(out.fields[k], f)
-				}
-			}
-		}
-		if v.elems != nil {
-			out.elems = union(out.elems, v.elems)
-		}
+		out.add(v, depth)
 	}
 	return out
+}
+
+// add adds v's nodes, entries and elements to u's, union's at depth.
+func (u *value) add(v *value, depth int) {
+	for _, n := range v.nodes {
+		if !slices.Contains(u.nodes, n) {
+			u.nodes = append(u.nodes, n)
+		}
+	}
+	if v.fields != nil && u.fields == nil {
+		u.fields = map[string]*value{}
+	}
+	for k, f := range v.fields {
+		switch {
+		case u.fields[k] == nil:
+			u.fields[k] = f
+		case u.fields[k] != f && depth < maxUnionDepth:
+			u.fields[k] = unionAt(depth+1, []*value{u.fields[k], f})
+		}
+	}
+	switch {
+	case u.elems == nil:
+		u.elems = v.elems
+	case v.elems != nil && depth < maxUnionDepth:
+		u.elems = unionAt(depth+1, []*value{u.elems, v.elems})
+	}
 }
 
 // sigDepth bounds how deep a signature describes dicts and lists.
