@@ -370,23 +370,12 @@ func (b *Bundle) parsedFor(enabled *chart.Instance) (*parsedSet, error) {
 // parse parses every template and helper of the root and of the enabled
 // subcharts under its own file name, so errors keep their file and line.
 func (b *Bundle) parse(enabled *chart.Instance) (*parsedSet, error) {
-	var names []string
-	for p := range b.spec.Files {
-		if chart.IsTemplate(p) || chart.IsHelper(p) {
-			names = append(names, p)
-		}
-	}
-	sort.Strings(names)
-	// The subcharts' first: the root's defines replace theirs.
-	names = append(chart.Templates(enabled, b.sources), names...)
 	// The set is parsed with the functions of a first boundSet, which the
 	// first render takes: a cold render binds them once.
 	first := newBoundSetOf(nil)
-	t := template.New(b.name).Option("missingkey=zero").Funcs(funcMap(first.st, first.g, b.spec.AllowNondeterministic))
-	for _, p := range names {
-		if _, err := t.New(p).Parse(b.sources[p]); err != nil {
-			return nil, templateError(p, err)
-		}
+	t, err := b.parseFiles(b.parseNames(enabled), funcMap(first.st, first.g, b.spec.AllowNondeterministic))
+	if err != nil {
+		return nil, err
 	}
 	ps := &parsedSet{key: enabledKey(enabled), tmpl: budget.NewSet(t)}
 	// The budget's points, each at its file and line (package budget).
@@ -398,6 +387,33 @@ func (b *Bundle) parse(enabled *chart.Instance) (*parsedSet, error) {
 	ps.bound = &sync.Pool{}
 	ps.bound.Put(first)
 	return ps, nil
+}
+
+// parseNames lists the files parse parses for the enabled subcharts, in
+// the order it parses them: the subcharts' first (chart.Templates), so
+// that the root's defines replace theirs, then the root's templates and
+// helpers in path order.
+func (b *Bundle) parseNames(enabled *chart.Instance) []string {
+	var names []string
+	for p := range b.spec.Files {
+		if chart.IsTemplate(p) || chart.IsHelper(p) {
+			names = append(names, p)
+		}
+	}
+	sort.Strings(names)
+	return append(chart.Templates(enabled, b.sources), names...)
+}
+
+// parseFiles parses names, in order, each under its own name in one set
+// with the functions fm: a parse error names its file and line.
+func (b *Bundle) parseFiles(names []string, fm template.FuncMap) (*template.Template, error) {
+	t := template.New(b.name).Option("missingkey=zero").Funcs(fm)
+	for _, p := range names {
+		if _, err := t.New(p).Parse(b.sources[p]); err != nil {
+			return nil, templateError(p, err)
+		}
+	}
+	return t, nil
 }
 
 // loadCharts unpacks the chart archives and reads the subcharts.

@@ -19,7 +19,9 @@
 //	│                archives, .helmignore, values.yaml, dependencies'
 //	│                values
 //	├── schema       the values' schemas: spec.schema (OpenAPI) and
-//	│                values.schema.json (JSON Schema)
+//	│                values.schema.json (JSON Schema); schema/infer
+//	│                infers one from values.yaml and the templates
+//	│                (it imports templates, for Parse)
 //	├── kustomize    kustomization.yaml through krusty, confined
 //	├── funcs        the allow-list of sprig and Helm functions and their
 //	│                guards (function budget, determinism, no cycles)
@@ -63,6 +65,8 @@
 //     render, Limits, and record their file:line in Progress).
 //   - testhooks.go: Helm test hooks may call nondeterministic functions;
 //     their output is dropped.
+//   - parsed.go: Parse, every chart's templates parsed as a render
+//     parses them, not instrumented, for tools that read them.
 //   - output.go, kustomize.go: the rendered documents read into objects
 //     and checked as a whole (package manifest: MaxObjects,
 //     MaxObjectBytes, no object twice).

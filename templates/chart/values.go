@@ -79,6 +79,13 @@ func Resolve(root *Node, rootDefaults map[string]any, user map[string]any) (*Ins
 	return enabled, nil
 }
 
+// Everything returns the tree of every chart under root, each under its
+// name and none disabled, whatever the values: for a tool that reads
+// every chart a bundle holds (templates.Bundle.Parse), not for a render.
+func Everything(root *Node) *Instance {
+	return fullTree(root, "", nil)
+}
+
 // pruneDisabled returns in without the disabled subcharts.
 func pruneDisabled(in *Instance, cvals, tags map[string]any) *Instance {
 	out := *in

@@ -16,7 +16,12 @@
 //     fails is a problem naming the version pair and the field, a field
 //     kept only in the conversion annotation a warning;
 //   - rbac (rbac.go): the ClusterRoles a cluster admin applies for the
-//     kind a folder publishes.
+//     kind a folder publishes;
+//   - schema (schema.go): a values schema inferred from a folder's
+//     values.yaml files and the .Values paths its templates read
+//     (package templates/schema/infer), printed or written to
+//     values.schema.json; lint warns of each path read that neither
+//     values.yaml nor the schema declares (lint_values.go).
 //
 // Invariants: a folder is read through an os.Root (session.LoadFolder),
 // so no file outside it is read, even through a link; pack refuses a
@@ -28,4 +33,5 @@
 //
 //	stencil bundle pack ./web > web-bundle.yaml
 //	stencil bundle lint ./web -f prod.yaml --set replicas=3
+//	stencil bundle schema ./web --write
 package bundle

@@ -53,7 +53,9 @@ CustomResourceDefinition and checks it as the API server would: the api
 itself, and that the values schema is structural, with valid defaults and
 CEL rules, and a -f file may be an instance of that kind (its spec is the
 values). Every problem is printed with its location; the exit status is
-1 when there is any.`,
+1 when there is any. A .Values path a template reads that neither
+values.yaml sets nor the bundle's schema declares is a warning on stderr,
+with file and line (a misspelling renders an empty string), not a problem.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			problems, err := runLint(cmd.Context(), kube, f, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -95,6 +97,7 @@ func runLint(ctx context.Context, kube *genericclioptions.ConfigFlags, f *lintFl
 	}
 	problems += lintRoundTrips(dir, b, f.values, out)
 	lintValuesMigrations(dir, b, stderr)
+	lintUndeclaredValues(dir, b, stderr)
 	cases, err := lintCases(f, b)
 	if err != nil {
 		return 0, err
