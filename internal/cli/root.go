@@ -8,6 +8,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/stencil-dev/stencil/internal/cli/bundle"
+	"github.com/stencil-dev/stencil/internal/cli/bundletest"
 	"github.com/stencil-dev/stencil/internal/cli/controller"
 	"github.com/stencil-dev/stencil/internal/cli/diff"
 	"github.com/stencil-dev/stencil/internal/cli/exit"
@@ -45,6 +46,7 @@ longer rendered and reports status from the members' readiness.`,
 		diff.NewCommand(kube),
 		bundle.NewCommand(kube),
 		migrate.NewCommand(kube),
+		bundletest.NewCommand(),
 	)
 	return root
 }
