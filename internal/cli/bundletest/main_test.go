@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 
 // demo copies testdata/demo, a bundle that publishes a kind, looks up a
 // Secret, observes its Service and reads .Capabilities, into a new
-// folder with the case files files (name → content) in its tests/.
+// folder, with files (name → content) in its tests/.
 func demo(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "demo")

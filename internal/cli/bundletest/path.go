@@ -204,7 +204,7 @@ func scalarText(v any) string {
 	return ""
 }
 
-// describeNotA says that the value at at is not what a step needs.
+// describeNotA says that the value at the path prefix is not what a step needs.
 func describeNotA(at string, v any, want string) string {
 	if v == nil {
 		return fmt.Sprintf("%s is null, not %s", at, want)
