@@ -1,7 +1,7 @@
 // Package cli is stencil's command tree: NewRootCommand wires the
 // kubeconfig flags (k8s.io/cli-runtime, as in kubectl) and the commands
-// controller, render, diff, bundle pack, bundle lint, bundle rbac,
-// migrate and version; ExitCode is the process's exit status for the error a command
+// controller, render, diff, bundle init, bundle pack, bundle lint,
+// bundle rbac, migrate, test and version; ExitCode is the process's exit status for the error a command
 // returned. Each command is a package of its own below it, over the
 // pieces they share:
 //
@@ -12,7 +12,10 @@
 //     parents of -f, or for a Bundle change through blast: its blast
 //     radius, every parent that uses the Bundle rendered with the new
 //     version;
-//   - bundle: `stencil bundle pack`, `lint` and `rbac`;
+//   - bundle: `stencil bundle init` (its scaffold), `pack`, `lint` and
+//     `rbac`;
+//   - bundletest: `stencil test`, a bundle's tests/ cases rendered
+//     offline and checked;
 //   - migrate: `stencil migrate`, a GitOps repository's instances and
 //     Compositions rewritten in place for a Bundle's new version or
 //     values schema;

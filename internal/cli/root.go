@@ -10,6 +10,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/stencil-dev/stencil/internal/cli/bundle"
+	"github.com/stencil-dev/stencil/internal/cli/bundletest"
 	"github.com/stencil-dev/stencil/internal/cli/controller"
 	"github.com/stencil-dev/stencil/internal/cli/diff"
 	"github.com/stencil-dev/stencil/internal/cli/exit"
@@ -49,6 +50,7 @@ longer rendered and reports status from the members' readiness.`,
 		bundle.NewCommand(kube),
 		migrate.NewCommand(kube),
 		trace.NewCommand(kube),
+		bundletest.NewCommand(),
 	)
 	return root
 }

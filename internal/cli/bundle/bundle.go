@@ -10,11 +10,11 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// NewCommand returns `stencil bundle` and its subcommands pack, lint,
-// rbac and schema, with the kubeconfig flags kube (lint's cluster).
+// NewCommand returns `stencil bundle` and its subcommands init, pack,
+// lint, rbac and schema, with the kubeconfig flags kube (lint's cluster).
 func NewCommand(kube *genericclioptions.ConfigFlags) *cobra.Command {
-	cmd := &cobra.Command{Use: "bundle", Short: "Author bundles: pack a folder into a Bundle, lint it, print the RBAC of the kind it publishes"}
-	cmd.AddCommand(newPackCommand(), newLintCommand(kube), newRBACCommand(), newSchemaCommand())
+	cmd := &cobra.Command{Use: "bundle", Short: "Author bundles: make a new one, pack a folder into a Bundle, lint it, print the RBAC of the kind it publishes, infer a values schema"}
+	cmd.AddCommand(newInitCommand(), newPackCommand(), newLintCommand(kube), newRBACCommand(), newSchemaCommand())
 	return cmd
 }
 

@@ -1,5 +1,7 @@
 // Package bundle is `stencil bundle`, the commands of a bundle's author:
 //
+//   - init (init.go): a new bundle folder, package scaffold's, which
+//     passes lint and `stencil test` as made; it overwrites nothing;
 //   - pack (pack.go): a bundle folder, or a chart pulled from a registry
 //     (package pull), printed as a Bundle manifest holding its files,
 //     loaded exactly as the controller loads a Bundle;

@@ -23,14 +23,18 @@
 //     package reconcile/plan exactly as the controller makes it;
 //   - live.go: what a render reads live, as the user: the generated
 //     values the controller keeps (Kept), the set's record of members
-//     (RecordOf), lookups (Answer) and observed members (Observe).
+//     (RecordOf), lookups (Answer) and observed members (Observe);
+//   - fixture.go: what an offline session answers in place of a cluster
+//     when given a Fixture (UseFixture: `stencil test`'s cases), its
+//     capabilities, lookups, observed members and upgrade.
 //
 // Invariants: every read is made as the user, never as the controller,
 // so a render shows what the user may read; what the user may not read
 // (a parent, a store of generated values, the controller's key) is left
 // out, and Notes says so for the controller's key, whose absence makes
 // generated values show as new ones. Offline nothing is read: lookups are empty, no member is
-// observed, and the render is the controller's first install.
+// observed, and the render is the controller's first install, unless a
+// Fixture says otherwise.
 //
 //	s, err := session.Connect(kube)
 //	parent, b, err := s.Resolve(ctx, "", doc)

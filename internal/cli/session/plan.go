@@ -45,7 +45,8 @@ type Observations struct {
 // PlanObserved is Plan without the store of generated values, with
 // what the render observed: the objects it held back, what it generated.
 // Offline it is the controller's first pass: no member is observed, and
-// what waits for a member's value is held back. Online the templates
+// what waits for a member's value is held back (a Fixture answers
+// lookups and observed reads instead). Online the templates
 // observe the parent's live members, read as the user (see
 // Session.Observe): what the controller would apply now.
 func (s *Session) PlanObserved(ctx context.Context, r plan.Renderer, b *templates.Bundle, p applyset.Parent) (*plan.Plan, Observations, error) {
@@ -56,6 +57,9 @@ func (s *Session) PlanObserved(ctx context.Context, r plan.Renderer, b *template
 	var answer plan.Answer
 	var stores *valuestore.Stores
 	observe := s.Observe(nil)
+	if s.Client == nil && s.Fixture != nil {
+		answer, observe = s.Fixture.answer, s.Fixture.observe
+	}
 	if s.Client != nil {
 		answer = s.Answer
 		// What the controller takes for the set's own members: a user

@@ -58,6 +58,9 @@ type Session struct {
 	// Pull pulls a --bundle that names a chart in a registry (nil: with
 	// no credentials).
 	Pull *pull.Flags
+	// Fixture, offline only, answers in place of a cluster (see
+	// UseFixture); nil: the offline defaults.
+	Fixture *Fixture
 }
 
 // Capabilities returns .Capabilities as the controller would give it to
@@ -67,6 +70,9 @@ type Session struct {
 // out with a note, as the controller leaves them out.
 func (s *Session) Capabilities(ctx context.Context) (*templates.Capabilities, error) {
 	if s.discovery == nil {
+		if s.Fixture != nil && s.Fixture.Capabilities != nil {
+			return s.Fixture.Capabilities, nil
+		}
 		return cluster.OfflineCapabilities(), nil
 	}
 	if s.caps != nil {
@@ -87,8 +93,9 @@ func (s *Session) Capabilities(ctx context.Context) (*templates.Capabilities, er
 // controller does: online, .Composition.UID and .Release.IsUpgrade come
 // from the live parent of the same kind and name (none when it does not
 // exist yet, or its kind is not served yet) and .Capabilities from
-// discovery; offline, there is no UID, .Release.IsInstall is true and
-// .Capabilities is the built-in list.
+// discovery; offline, there is no UID, .Release.IsInstall is true
+// (unless the Fixture says Upgrade) and .Capabilities is the built-in
+// list (or the Fixture's).
 func (s *Session) RenderInput(ctx context.Context, p applyset.Parent) (templates.Input, error) {
 	caps, err := s.Capabilities(ctx)
 	if err != nil {
@@ -111,6 +118,8 @@ func (s *Session) RenderInput(ctx context.Context, p applyset.Parent) (templates
 		default:
 			return templates.Input{}, fmt.Errorf("read the live %s (for .Composition.UID and .Release.IsUpgrade): %w", parents.Describe(p), err)
 		}
+	} else if s.Fixture != nil && s.Fixture.Upgrade {
+		live = &plan.LiveComposition{Installed: true}
 	}
 	return plan.RenderInput(p, live, caps), nil
 }
