@@ -52,6 +52,15 @@ func (r *Controller) render(ctx context.Context, s *scope) (ctrl.Result, error) 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	// An instance on a revision written against another version of its
+	// kind is rendered with its spec in that version.
+	var convErr *engine.ConversionError
+	if in.Values, err = r.RenderValues(ctx, s.comp, loaded); errors.As(err, &convErr) {
+		r.stall(s, v1alpha1.ReasonRenderFailed, err.Error())
+		return ctrl.Result{}, nil
+	} else if err != nil {
+		return ctrl.Result{}, err
+	}
 	key := plan.RenderKey(s.comp, revision.RenderKey(loaded), in, capsRevision)
 	s.renderKey = key
 	// The observed values the last render used, read now (see observer):
