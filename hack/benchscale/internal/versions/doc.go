@@ -24,10 +24,16 @@
 //     still holding it would: read in v1, each is as written; applied,
 //     none changes (resourceVersion, generation), each is warned of the
 //     deprecation, no child is written.
-//  4. -samples LISTs of every instance in v1 (through the conversion
-//     webhook) and in v2 (none), interleaved, as kubectl get lists (a
-//     Table, pages of 500), through a client of its own: p50, p99, and
-//     the API server's webhook calls over them.
+//  4. -samples LISTs of every instance in v1 (served, not stored) and in
+//     v2 (stored), interleaved, as kubectl get lists (a Table, pages of
+//     500), through a client of its own: p50, p99, and the API server's
+//     conversion webhook calls over them. The API server converts an
+//     instance into each served version's watch cache as it changes, so
+//     a LIST it serves from that cache calls no webhook; what a LIST it
+//     reads from etcd in v1 would add is measured apart: -samples
+//     conversions of every instance to v1 by the webhook, in
+//     ConversionReviews of 500, sent where the CRD sends them (with its
+//     token, which the admin may read).
 //  5. v1 removed from the Bundle: the CRD serves v2 alone, a GET in v1
 //     is NotFound, every instance is Ready on the new revision, no child
 //     was written since step 1.

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/stencil-dev/stencil/hack/benchscale/internal/metrics"
+	"github.com/stencil-dev/stencil/hack/benchscale/internal/table"
 )
 
 // tableAccept is what kubectl get asks for: a Table (meta.k8s.io v1,
@@ -89,16 +90,23 @@ func (l *lister) page(ctx context.Context, u string) (*listPage, error) {
 	return t, json.Unmarshal(body, t)
 }
 
-// conversionWebhook reads the API server's calls of the kind's
-// conversion webhook so far, and the seconds they took, summed
-// (apiextensions-apiserver's histogram
-// apiserver_crd_conversion_webhook_duration_seconds).
-func (l *lister) conversionWebhook(ctx context.Context) (calls float64, took time.Duration, err error) {
+// webhook reads the API server's calls of the kind's conversion webhook
+// so far, and the time they took, summed (apiextensions-apiserver's
+// histogram apiserver_crd_conversion_webhook_duration_seconds, by CRD).
+func (l *lister) webhook(ctx context.Context) (webhookCalls, error) {
 	m, err := metrics.Get(ctx, l.hc, l.host+"/metrics")
 	if err != nil {
-		return 0, 0, err
+		return webhookCalls{}, err
 	}
 	match := map[string]string{"crd_name": crdName}
-	return m.Sum("apiserver_crd_conversion_webhook_duration_seconds_count", match),
-		time.Duration(m.Sum("apiserver_crd_conversion_webhook_duration_seconds_sum", match) * float64(time.Second)), nil
+	return webhookCalls{calls: m.Sum("apiserver_crd_conversion_webhook_duration_seconds_count", match),
+		seconds: m.Sum("apiserver_crd_conversion_webhook_duration_seconds_sum", match)}, nil
+}
+
+// webhookCalls are the API server's conversion webhook calls so far.
+type webhookCalls struct{ calls, seconds float64 }
+
+// Minus are the calls since before.
+func (w webhookCalls) Minus(before webhookCalls) table.WebhookCalls {
+	return table.WebhookCalls{Calls: int(w.calls - before.calls), Time: time.Duration((w.seconds - before.seconds) * float64(time.Second))}
 }

@@ -163,6 +163,10 @@ func (r *run) evolve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	webhookAtStorage, err := r.ls.webhook(ctx)
+	if err != nil {
+		return err
+	}
 	if err := wait.Poll(ctx, time.Minute, func() (bool, error) {
 		_, err := r.in.dyn.Resource(gvr("v2")).List(ctx, metav1.ListOptions{Limit: 1})
 		return err == nil, nil
@@ -178,14 +182,16 @@ func (r *run) evolve(ctx context.Context) error {
 	// The migration and the new revision's passes run at once: each is
 	// timed by its own wait.
 	type result struct {
-		st   *v1alpha1.StorageStatus
-		done time.Time
-		err  error
+		st      *v1alpha1.StorageStatus
+		done    time.Time
+		webhook table.WebhookCalls
+		err     error
 	}
 	migrated := make(chan result, 1)
 	go func() {
 		st, done, err := waitMigrated(ctx, h.Admin, "v2", 30*time.Minute)
-		migrated <- result{st, done, err}
+		after, werr := r.ls.webhook(ctx)
+		migrated <- result{st, done, after.Minus(webhookAtStorage), errors.Join(err, werr)}
 	}()
 	err = r.in.waitReady(ctx, "v2", rev, 30*time.Minute)
 	r.v.Rerendered = time.Since(from)
@@ -196,7 +202,7 @@ func (r *run) evolve(ctx context.Context) error {
 	if m.err != nil {
 		return m.err
 	}
-	r.v.Migration, r.v.Migrated = m.done.Sub(stored), m.st.Migrated
+	r.v.Migration, r.v.Migrated, r.v.MigrationWebhook = m.done.Sub(stored), m.st.Migrated, m.webhook
 	progress.Logf("versions: migrated in %s; waiting for the controller to settle", r.v.Migration.Round(10*time.Millisecond))
 	if err := r.settle(ctx); err != nil {
 		return err
@@ -248,11 +254,20 @@ func (r *run) reapply(ctx context.Context) error {
 	rvs, generations := instanceStamps(items)
 	progress.Logf("versions: applying the v1 YAML of the %d instances again", r.v.N)
 	r.in.warned.n.Store(0)
+	webhook, err := r.ls.webhook(ctx)
+	if err != nil {
+		return err
+	}
 	from := time.Now()
 	if err := r.in.applyAll(ctx); err != nil {
 		return err
 	}
 	r.v.Reapply = time.Since(from)
+	after, err := r.ls.webhook(ctx)
+	if err != nil {
+		return err
+	}
+	r.v.ReapplyWebhook = after.Minus(webhook)
 	r.v.Warnings = int(r.in.warned.n.Load())
 	if err := r.settle(ctx); err != nil {
 		return err
@@ -265,7 +280,7 @@ func (r *run) reapply(ctx context.Context) error {
 		return err
 	}
 	rvsAfter, generationsAfter := instanceStamps(items)
-	after, err := children(ctx, h.Admin, r.nss...)
+	childrenAfter, err := children(ctx, h.Admin, r.nss...)
 	if err != nil {
 		return err
 	}
@@ -273,29 +288,31 @@ func (r *run) reapply(ctx context.Context) error {
 	r.v.Check("instances whose generation the v1 applies moved", "0", count(moved(generations, generationsAfter)))
 	r.v.Check("v1 applies warned of v1's deprecation", fmt.Sprint(r.v.N), fmt.Sprint(r.v.Warnings))
 	r.v.Check("writes to children after the v1 applies", "0", fmt.Sprint(childWrites(counts)))
-	r.v.Check("children whose resourceVersion moved since v1 alone", "0", count(moved(r.original, after)))
+	r.v.Check("children whose resourceVersion moved since v1 alone", "0", count(moved(r.original, childrenAfter)))
 	return nil
 }
 
-// lists is step 4: -samples LISTs in v1 (each through the conversion
-// webhook) and in v2 (none), interleaved, as kubectl get lists, and the
-// API server's webhook calls over them.
+// lists is step 4: -samples LISTs in v1 and in v2, interleaved, as
+// kubectl get lists, with the API server's webhook calls over them; then
+// -samples conversions of every instance to v1 by the webhook itself, in
+// reviews of a page each, as the API server converts a LIST it reads
+// from etcd.
 func (r *run) lists(ctx context.Context) error {
 	if err := r.h.Plane.WaitIdle(ctx, "the lists", time.Minute); err != nil {
 		return err
 	}
-	// A first list of each warms the connections and the converter.
+	// A first list of each warms the connections.
 	for _, version := range []string{"v1", "v2"} {
 		if _, _, err := r.ls.list(ctx, version); err != nil {
 			return err
 		}
 	}
-	calls, took, err := r.ls.conversionWebhook(ctx)
+	before, err := r.ls.webhook(ctx)
 	if err != nil {
 		return err
 	}
 	progress.Logf("versions: %d LISTs of the %d instances in v1 and in v2", r.h.Options.Samples, r.v.N)
-	rows := map[string]int{}
+	rows := map[string]int{"v1": r.v.N, "v2": r.v.N}
 	for range r.h.Options.Samples {
 		for _, version := range []string{"v1", "v2"} {
 			n, d, err := r.ls.list(ctx, version)
@@ -312,17 +329,41 @@ func (r *run) lists(ctx context.Context) error {
 			}
 		}
 	}
-	callsAfter, tookAfter, err := r.ls.conversionWebhook(ctx)
+	after, err := r.ls.webhook(ctx)
 	if err != nil {
 		return err
 	}
-	r.v.WebhookCalls, r.v.WebhookTime = int(callsAfter-calls), tookAfter-took
+	r.v.ListWebhook = after.Minus(before)
 	for _, version := range []string{"v1", "v2"} {
-		got, short := rows[version]
-		if !short {
-			got = r.v.N
+		r.v.Check(fmt.Sprintf("rows of every LIST in %s", version), fmt.Sprint(r.v.N), fmt.Sprint(rows[version]))
+	}
+	return r.reviews(ctx)
+}
+
+// reviews times the conversion webhook converting every instance (read
+// in v2, as stored) to v1, -samples times after a first one.
+func (r *run) reviews(ctx context.Context) error {
+	crd, err := getCRD(ctx, r.h.Admin)
+	if err != nil {
+		return err
+	}
+	rv, err := newReviewer(crd)
+	if err != nil {
+		return err
+	}
+	items, err := r.in.list(ctx, "v2")
+	if err != nil {
+		return err
+	}
+	progress.Logf("versions: %d conversions of the %d instances to v1 by the webhook", r.h.Options.Samples, len(items))
+	for i := range r.h.Options.Samples + 1 {
+		d, err := rv.convertAll(ctx, items, "v1")
+		if err != nil {
+			return err
 		}
-		r.v.Check(fmt.Sprintf("rows of every LIST in %s", version), fmt.Sprint(r.v.N), fmt.Sprint(got))
+		if i > 0 {
+			r.v.Reviews = append(r.v.Reviews, d)
+		}
 	}
 	return nil
 }
