@@ -50,7 +50,7 @@ func revision(ctx context.Context, c client.Client, name, not string) (string, e
 		return b.Status.ObservedGeneration == b.Generation && cond != nil && cond.Status == "True" && rev != "" && rev != not, nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("Bundle %s: %w (%s)", name, err, last)
+		return "", fmt.Errorf("the Bundle %s: %w (%s)", name, err, last)
 	}
 	return rev, nil
 }

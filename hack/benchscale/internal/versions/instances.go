@@ -91,7 +91,7 @@ func (in *instances) waitReady(ctx context.Context, version, rev string, timeout
 		items, err := in.list(ctx, version)
 		if err != nil {
 			last = err.Error()
-			return false, nil
+			return false, nil //nolint:nilerr // a LIST that fails (the API server swapping the CRD's storage) is tried again until the wait ends
 		}
 		n := readyOn(items, rev)
 		last = fmt.Sprintf("%d of %d Ready on it", n, in.n)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/stencil-dev/stencil/hack/benchscale/internal/metrics"
+	"github.com/stencil-dev/stencil/hack/benchscale/internal/progress"
 	"github.com/stencil-dev/stencil/hack/benchscale/internal/table"
 )
 
@@ -109,4 +110,80 @@ type webhookCalls struct{ calls, seconds float64 }
 // Minus are the calls since before.
 func (w webhookCalls) Minus(before webhookCalls) table.WebhookCalls {
 	return table.WebhookCalls{Calls: int(w.calls - before.calls), Time: time.Duration((w.seconds - before.seconds) * float64(time.Second))}
+}
+
+// lists is step 4: -samples LISTs in v1 and in v2, interleaved, as
+// kubectl get lists, with the API server's webhook calls over them; then
+// -samples conversions of every instance to v1 by the webhook itself, in
+// reviews of a page each, as the API server converts a LIST it reads
+// from etcd.
+func (r *run) lists(ctx context.Context) error {
+	if err := r.h.Plane.WaitIdle(ctx, "the lists", time.Minute); err != nil {
+		return err
+	}
+	// A first list of each warms the connections.
+	for _, version := range []string{"v1", "v2"} {
+		if _, _, err := r.ls.list(ctx, version); err != nil {
+			return err
+		}
+	}
+	before, err := r.ls.webhook(ctx)
+	if err != nil {
+		return err
+	}
+	progress.Logf("versions: %d LISTs of the %d instances in v1 and in v2", r.h.Options.Samples, r.v.N)
+	rows := map[string]int{"v1": r.v.N, "v2": r.v.N}
+	for range r.h.Options.Samples {
+		for _, version := range []string{"v1", "v2"} {
+			n, d, err := r.ls.list(ctx, version)
+			if err != nil {
+				return err
+			}
+			if version == "v1" {
+				r.v.ListV1 = append(r.v.ListV1, d)
+			} else {
+				r.v.ListV2 = append(r.v.ListV2, d)
+			}
+			if n != r.v.N {
+				rows[version] = n
+			}
+		}
+	}
+	after, err := r.ls.webhook(ctx)
+	if err != nil {
+		return err
+	}
+	r.v.ListWebhook = after.Minus(before)
+	for _, version := range []string{"v1", "v2"} {
+		r.v.Check(fmt.Sprintf("rows of every LIST in %s", version), fmt.Sprint(r.v.N), fmt.Sprint(rows[version]))
+	}
+	return r.reviews(ctx)
+}
+
+// reviews times the conversion webhook converting every instance (read
+// in v2, as stored) to v1, -samples times after a first one.
+func (r *run) reviews(ctx context.Context) error {
+	crd, err := getCRD(ctx, r.h.Admin)
+	if err != nil {
+		return err
+	}
+	rv, err := newReviewer(crd)
+	if err != nil {
+		return err
+	}
+	items, err := r.in.list(ctx, "v2")
+	if err != nil {
+		return err
+	}
+	progress.Logf("versions: %d conversions of the %d instances to v1 by the webhook", r.h.Options.Samples, len(items))
+	for i := range r.h.Options.Samples + 1 {
+		d, err := rv.convertAll(ctx, items, "v1")
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			r.v.Reviews = append(r.v.Reviews, d)
+		}
+	}
+	return nil
 }

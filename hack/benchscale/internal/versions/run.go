@@ -142,7 +142,7 @@ func (r *run) publish(ctx context.Context) error {
 	return nil
 }
 
-// evolve is steps 2 and 5: the Bundle changed to v1 deprecated beside v2
+// evolve is step 2: the Bundle changed to v1 deprecated beside v2
 // stored, the time until v2 is served, until every instance is Ready on
 // the new revision and until the storage is migrated; the controller's
 // writes to children over all of it (none), and the migration's own
@@ -204,13 +204,24 @@ func (r *run) evolve(ctx context.Context) error {
 	}
 	r.v.Migration, r.v.Migrated, r.v.MigrationWebhook = m.done.Sub(stored), m.st.Migrated, m.webhook
 	progress.Logf("versions: migrated in %s; waiting for the controller to settle", r.v.Migration.Round(10*time.Millisecond))
+	return r.evolved(ctx, generations, from, stored, m.done)
+}
+
+// evolved checks step 2 once the controller has nothing left to do: the
+// controller's requests since the Bundle changed (at from), none a write
+// to a child; those over the migration (from stored to done); the
+// children and the instances' generations as they were; every instance
+// Ready on the new revision; the storage migrated.
+func (r *run) evolved(ctx context.Context, generations stamps, from, stored, done time.Time) error {
+	h := r.h
 	if err := r.settle(ctx); err != nil {
 		return err
 	}
+	var err error
 	if r.v.Change, err = h.Audit.Count(h.AuditUser, from, time.Now()); err != nil {
 		return err
 	}
-	if r.v.MigrationAll, err = h.Audit.Count(h.AuditUser, stored, m.done); err != nil {
+	if r.v.MigrationAll, err = h.Audit.Count(h.AuditUser, stored, done); err != nil {
 		return err
 	}
 	r.v.MigrationOwn = migrationOwn(r.v.MigrationAll)
@@ -218,7 +229,7 @@ func (r *run) evolve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	items, err = r.in.list(ctx, "v2")
+	items, err := r.in.list(ctx, "v2")
 	if err != nil {
 		return err
 	}
@@ -230,7 +241,7 @@ func (r *run) evolve(ctx context.Context) error {
 	r.v.Check("writes to children, from the Bundle's change to the storage migrated", "0", fmt.Sprint(childWrites(r.v.Change)))
 	r.v.Check("children whose resourceVersion moved", "0", count(moved(r.original, after)))
 	r.v.Check("instances whose generation moved", "0", count(moved(generations, generationsAfter)))
-	r.v.Check(fmt.Sprintf("instances Ready on the new revision, read in v2 (of %d)", r.v.N), fmt.Sprint(r.v.N), fmt.Sprint(readyOn(items, rev)))
+	r.v.Check(fmt.Sprintf("instances Ready on the new revision, read in v2 (of %d)", r.v.N), fmt.Sprint(r.v.N), fmt.Sprint(readyOn(items, r.revs[len(r.revs)-1])))
 	r.v.Check("status.storage.migrated", fmt.Sprint(r.v.N), fmt.Sprint(r.v.Migrated))
 	r.v.Check("CRD status.storedVersions", "[v2]", fmt.Sprint(crd.Status.StoredVersions))
 	return nil
@@ -292,83 +303,7 @@ func (r *run) reapply(ctx context.Context) error {
 	return nil
 }
 
-// lists is step 4: -samples LISTs in v1 and in v2, interleaved, as
-// kubectl get lists, with the API server's webhook calls over them; then
-// -samples conversions of every instance to v1 by the webhook itself, in
-// reviews of a page each, as the API server converts a LIST it reads
-// from etcd.
-func (r *run) lists(ctx context.Context) error {
-	if err := r.h.Plane.WaitIdle(ctx, "the lists", time.Minute); err != nil {
-		return err
-	}
-	// A first list of each warms the connections.
-	for _, version := range []string{"v1", "v2"} {
-		if _, _, err := r.ls.list(ctx, version); err != nil {
-			return err
-		}
-	}
-	before, err := r.ls.webhook(ctx)
-	if err != nil {
-		return err
-	}
-	progress.Logf("versions: %d LISTs of the %d instances in v1 and in v2", r.h.Options.Samples, r.v.N)
-	rows := map[string]int{"v1": r.v.N, "v2": r.v.N}
-	for range r.h.Options.Samples {
-		for _, version := range []string{"v1", "v2"} {
-			n, d, err := r.ls.list(ctx, version)
-			if err != nil {
-				return err
-			}
-			if version == "v1" {
-				r.v.ListV1 = append(r.v.ListV1, d)
-			} else {
-				r.v.ListV2 = append(r.v.ListV2, d)
-			}
-			if n != r.v.N {
-				rows[version] = n
-			}
-		}
-	}
-	after, err := r.ls.webhook(ctx)
-	if err != nil {
-		return err
-	}
-	r.v.ListWebhook = after.Minus(before)
-	for _, version := range []string{"v1", "v2"} {
-		r.v.Check(fmt.Sprintf("rows of every LIST in %s", version), fmt.Sprint(r.v.N), fmt.Sprint(rows[version]))
-	}
-	return r.reviews(ctx)
-}
-
-// reviews times the conversion webhook converting every instance (read
-// in v2, as stored) to v1, -samples times after a first one.
-func (r *run) reviews(ctx context.Context) error {
-	crd, err := getCRD(ctx, r.h.Admin)
-	if err != nil {
-		return err
-	}
-	rv, err := newReviewer(crd)
-	if err != nil {
-		return err
-	}
-	items, err := r.in.list(ctx, "v2")
-	if err != nil {
-		return err
-	}
-	progress.Logf("versions: %d conversions of the %d instances to v1 by the webhook", r.h.Options.Samples, len(items))
-	for i := range r.h.Options.Samples + 1 {
-		d, err := rv.convertAll(ctx, items, "v1")
-		if err != nil {
-			return err
-		}
-		if i > 0 {
-			r.v.Reviews = append(r.v.Reviews, d)
-		}
-	}
-	return nil
-}
-
-// removeV1 is step 6: v1 removed from the Bundle once nothing is stored
+// removeV1 is step 5: v1 removed from the Bundle once nothing is stored
 // in it; the CRD serves v2 alone, every instance is Ready on the new
 // revision, and no child was written.
 func (r *run) removeV1(ctx context.Context) error {

@@ -14,7 +14,7 @@ import (
 	"github.com/stencil-dev/stencil/hack/benchscale/internal/wait"
 )
 
-// valuesMigration is step 7: a Composition of a plain Bundle, written
+// valuesMigration is step 6: a Composition of a plain Bundle, written
 // for its first values (examples/versions/compositions/appservice.yaml:
 // size, ports as a list), keeps rendering when the Bundle's next revision
 // renames them (v2's schema refuses size): Ready on the new revision,
@@ -95,7 +95,7 @@ func compositionOn(ctx context.Context, c client.Client, key client.ObjectKey, r
 			cond.ObservedGeneration == comp.Generation && comp.Status.BundleRevision == rev, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("Composition %s Ready on revision %s: %w (%s)", key, rev, err, last)
+		return nil, fmt.Errorf("the Composition %s Ready on revision %s: %w (%s)", key, rev, err, last)
 	}
 	return comp, nil
 }
