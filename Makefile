@@ -146,11 +146,12 @@ fresh-check: ## Run the README's test command in a clone of HEAD with empty Go m
 	hack/fresh-check.sh
 
 .PHONY: bench
-bench: ## Run the benchmarks (rendering in process and in the sandbox, one reconcile pass on envtest), then stencil vs Helm's engine side by side.
+bench: ## Run the benchmarks (rendering in process and in the sandbox, one reconcile pass on envtest), then stencil vs Helm's engine side by side, then make bench-versions N=1000 (a local cluster).
 	go test -run '^$$' -bench . -benchmem ./templates/... ./internal/sandbox/
 	@assets=$$(hack/k8s-assets.sh test); \
 	KUBEBUILDER_ASSETS=$$assets go test -run '^$$' -bench . -benchmem ./reconcile/
 	cd hack/helmbench && go run .
+	$(MAKE) --no-print-directory bench-versions N=1000
 
 # make bench-scale N=50 CHILDREN=5 CONCURRENCY=8 QPS=50 BURST=100 BENCH_FLAGS='-samples 40'
 N ?= 1000
@@ -169,6 +170,15 @@ bench-scale: build ## Measure the controller at scale on a local cluster (not pa
 .PHONY: bench-rollout
 bench-rollout: build ## Measure a Bundle change rolled out to N parents on a local cluster: all at once, in waves of 1, 10, 100 and the rest, and a revision that never becomes Ready. N=, CONCURRENCY=, QPS=, BURST=, BENCH_FLAGS=.
 	go run ./hack/benchscale -rollout -n $(N) $(if $(CONCURRENCY),-concurrency $(CONCURRENCY)) \
+		$(if $(QPS),-qps $(QPS)) $(if $(BURST),-burst $(BURST)) $(BENCH_FLAGS)
+
+# make bench-versions N=50 (the end-to-end demonstration) or N=1000 (the
+# figures of docs/performance.md); VERSIONS_SAMPLES= LISTs in each version.
+VERSIONS_SAMPLES ?= 100
+
+.PHONY: bench-versions
+bench-versions: build ## Show and measure a published kind's API evolving on a local cluster: N instances of AppService v1, v2 stored (0 child writes), v1 re-applied, LISTs in v1 (conversion webhook) vs v2, the storage migration, v1 removed, a values migration. Exits 1 when a check fails. N=, VERSIONS_SAMPLES=, BENCH_FLAGS=.
+	go run ./hack/benchscale -versions -n $(N) -samples $(VERSIONS_SAMPLES) $(if $(CONCURRENCY),-concurrency $(CONCURRENCY)) \
 		$(if $(QPS),-qps $(QPS)) $(if $(BURST),-burst $(BURST)) $(BENCH_FLAGS)
 
 .PHONY: help

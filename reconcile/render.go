@@ -52,6 +52,9 @@ func (r *Controller) render(ctx context.Context, s *scope) (ctrl.Result, error) 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if stopped, err := r.renderValues(ctx, s, loaded, &in); stopped || err != nil {
+		return ctrl.Result{}, err
+	}
 	key := plan.RenderKey(s.comp, revision.RenderKey(loaded), in, capsRevision)
 	s.renderKey = key
 	// The observed values the last render used, read now (see observer):
@@ -98,6 +101,19 @@ func (r *Controller) render(ctx context.Context, s *scope) (ctrl.Result, error) 
 	s.status.BundleRevision, s.status.Notes = s.plan.BundleRevision, s.plan.StatusNotes()
 	r.migrated(s)
 	return ctrl.Result{}, nil
+}
+
+// renderValues gives in the values the parent renders with loaded
+// (engine.RenderValues): an instance on a revision written against
+// another version of its kind is rendered with its spec in that version.
+// One that does not convert stalls the pass (RenderFailed), stopped.
+func (r *Controller) renderValues(ctx context.Context, s *scope, loaded *templates.Bundle, in *templates.Input) (stopped bool, err error) {
+	var convErr *engine.ConversionError
+	if in.Values, err = r.RenderValues(ctx, s.comp, loaded); errors.As(err, &convErr) {
+		r.stall(s, v1alpha1.ReasonRenderFailed, err.Error())
+		return true, nil
+	}
+	return false, err
 }
 
 // migrated records the values migrations the render applied in the

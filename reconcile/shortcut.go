@@ -113,7 +113,12 @@ func (r *Controller) cachedRenderKey(ctx context.Context, comp applyset.Parent) 
 	if err != nil {
 		return "", nil
 	}
-	return plan.RenderKey(comp, revision.RenderKey(loaded), plan.RenderInput(comp, plan.Live(comp), caps.Caps), caps.Revision), &a.Assignment
+	in := plan.RenderInput(comp, plan.Live(comp), caps.Caps)
+	// As the render gives them (see render).
+	if in.Values, err = r.RenderValues(ctx, comp, loaded); err != nil {
+		return "", nil
+	}
+	return plan.RenderKey(comp, revision.RenderKey(loaded), in, caps.Revision), &a.Assignment
 }
 
 // snapshot records, before anything is applied, every live member of the

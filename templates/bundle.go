@@ -508,6 +508,10 @@ func (b *Bundle) Own() *Bundle {
 	return &Bundle{content: b.content, perms: *b.spec.Permissions.DeepCopy(), crds: b.spec.CRDs}
 }
 
+// API returns the kind the bundle publishes (its spec.api), nil when it
+// publishes none.
+func (b *Bundle) API() *v1alpha1.BundleAPI { return b.spec.API.DeepCopy() }
+
 // Spec returns the bundle's content as a Bundle's spec (for `stencil
 // bundle pack`, and the render workers): its own permissions and crds
 // policy as written, whatever Within narrowed them to (see Permissions

@@ -40,12 +40,15 @@
 //     gauge) and its requests until it is idle.
 //
 // With -rollout it runs the rollout benchmark instead (package
-// internal/rollout).
+// internal/rollout); with -versions the versions benchmark, a published
+// kind given a second version (package internal/versions), which also
+// checks what it demonstrates and exits 1 when a check fails.
 //
 // The parts live in packages under internal/, one noun each: options (the
 // flags), cluster (the local cluster and its CPU time), controller (the
 // controller's process), harness (what the phases share), floor (the bare
 // server-side apply client), scale (the run above and the controller's
-// phases), latency, rollout, watch, requests, metrics, procfs, profile,
-// fixture (the Bundles and names), table (the results and what is printed).
+// phases), latency, rollout, versions, watch, requests, metrics, procfs,
+// profile, fixture (the Bundles and names), table (the results and what
+// is printed).
 package main

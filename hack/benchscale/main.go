@@ -19,6 +19,7 @@ import (
 	"github.com/stencil-dev/stencil/hack/benchscale/internal/rollout"
 	"github.com/stencil-dev/stencil/hack/benchscale/internal/scale"
 	"github.com/stencil-dev/stencil/hack/benchscale/internal/table"
+	"github.com/stencil-dev/stencil/hack/benchscale/internal/versions"
 )
 
 func main() {
@@ -58,9 +59,12 @@ func run(ctx context.Context, o options.Options) (*table.Results, error) {
 	defer closeCluster()
 	res := &table.Results{Version: h.Version, CountedBy: h.CountedBy}
 	start := time.Now()
-	if o.Rollout {
+	switch {
+	case o.Rollout:
 		err = rollout.Run(ctx, h, res)
-	} else {
+	case o.Versions:
+		err = versions.Run(ctx, h, res)
+	default:
 		err = scale.Run(ctx, h, res)
 	}
 	if h.Audit != nil {

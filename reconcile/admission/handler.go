@@ -11,6 +11,7 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -112,6 +113,10 @@ type Engine interface {
 	// LoadFor loads what parent renders, as a pass would, from the chart
 	// cache only (engine.PinError for a pin its Bundle refuses).
 	LoadFor(ctx context.Context, parent applyset.Parent) (*templates.Bundle, error)
+	// RenderValues are the values parent renders with loaded: an
+	// instance's spec in the version loaded's templates are written
+	// against.
+	RenderValues(ctx context.Context, parent applyset.Parent, loaded *templates.Bundle) (*apiextensionsv1.JSON, error)
 	// Capabilities are what the cluster serves, for .Capabilities.
 	Capabilities(ctx context.Context) (*templates.Capabilities, error)
 	// Checked reports whether the API server checks who may use the
@@ -444,6 +449,11 @@ func (h *reviewer) plan(ctx context.Context, parent applyset.Parent, b *v1alpha1
 		live.Installed = plan.Live(applyset.NewInstance(old, v1alpha1.CompositionSpec{})).Installed
 	}
 	in := plan.RenderInput(parent, live, caps)
+	// An instance on a revision of another version of its kind: its
+	// spec in that version, as the controller renders it.
+	if in.Values, err = h.engine.RenderValues(ctx, parent, loaded); err != nil {
+		return nil, allowWarning("%v; the controller will report", err)
+	}
 	var obs templates.Observations
 	in.Observations = &obs
 	planned, err := plan.NewPlan(ctx, h.renderer, loaded, in, cluster.NewAPIs(h.mapper, h.live))

@@ -99,6 +99,10 @@ type Engine struct {
 	// notifier tells the rollout controller of the published kinds'
 	// instances' changes.
 	notifier *rollout.Notifier
+	// converters are the Bundles' converters, by Bundle generation, for
+	// the instances rendered by a revision of another version (see
+	// RenderValues).
+	converters converters
 }
 
 // New builds the engine of mgr: its services, the runnables among them

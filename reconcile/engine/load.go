@@ -69,7 +69,11 @@ func (e *Engine) Assign(ctx context.Context, parent applyset.Parent) (*Assigned,
 			if err != nil {
 				return true, "" // the render reports it
 			}
-			if _, err := templates.MergeValues(loaded, parent.ParentSpec().Values); err != nil {
+			values, err := e.RenderValues(ctx, parent, loaded)
+			if err != nil {
+				return true, "" // the render reports it
+			}
+			if _, err := templates.MergeValues(loaded, values); err != nil {
 				return false, err.Error()
 			}
 			return true, ""

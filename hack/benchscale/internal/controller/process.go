@@ -174,6 +174,34 @@ func (p *Process) Idle(ctx context.Context, want float64, timeout time.Duration)
 	}
 }
 
+// Settled waits until no controller of the process (the Compositions',
+// the Bundles', each published kind's) has a request queued or in
+// progress, on two scrapes a second apart, and returns when it saw that.
+// A request waiting on its RequeueAfter is not in a queue: settled is
+// "nothing to do now", which is what a count of writes waits for.
+func (p *Process) Settled(ctx context.Context, timeout time.Duration) (time.Time, error) {
+	deadline := time.Now().Add(timeout)
+	quiet := 0
+	for {
+		m, err := p.Scrape(ctx)
+		if err == nil && m.Sum("workqueue_depth", nil) == 0 && m.Sum("controller_runtime_active_workers", nil) == 0 {
+			if quiet++; quiet == 2 {
+				return time.Now(), nil
+			}
+		} else {
+			quiet = 0
+		}
+		if time.Now().After(deadline) {
+			return time.Time{}, fmt.Errorf("the controller did not settle in %s (last scrape error: %v)", timeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
 // FreeAddr returns a loopback address nothing listens on.
 func FreeAddr() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

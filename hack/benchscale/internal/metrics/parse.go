@@ -19,11 +19,17 @@ type Sample struct {
 
 // Scrape reads the metrics endpoint at addr (host:port, plain HTTP).
 func Scrape(ctx context.Context, addr string) (Set, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	return Get(ctx, http.DefaultClient, "http://"+addr+"/metrics")
+}
+
+// Get reads the metrics at url with hc: the API server's /metrics, say,
+// with a client of rest.HTTPClientFor.
+func Get(ctx context.Context, hc *http.Client, url string) (Set, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +37,7 @@ func Scrape(ctx context.Context, addr string) (Set, error) {
 	// nothing.
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("scrape %s: %s", addr, resp.Status)
+		return nil, fmt.Errorf("scrape %s: %s", req.URL.Redacted(), resp.Status)
 	}
 	return parse(resp.Body)
 }

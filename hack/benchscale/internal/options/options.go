@@ -44,6 +44,10 @@ type Options struct {
 	Rollout                      bool
 	RolloutNamespaces            int
 	RolloutSoak, RolloutDeadline time.Duration
+	// Versions runs the versions benchmark instead of the others: a
+	// published kind given a second version, its storage migrated, its
+	// first version removed.
+	Versions bool
 }
 
 // Register defines the flags on fs, each setting a field of o.
@@ -73,6 +77,7 @@ func (o *Options) Register(fs *flag.FlagSet) {
 	fs.IntVar(&o.RolloutNamespaces, "rollout-namespaces", 100, "with -rollout: the namespaces the parents are spread over")
 	fs.DurationVar(&o.RolloutSoak, "rollout-soak", 10*time.Second, "with -rollout: each wave's soak")
 	fs.DurationVar(&o.RolloutDeadline, "rollout-deadline", time.Minute, "with -rollout: the failing revision's progress deadline")
+	fs.BoolVar(&o.Versions, "versions", false, "run the versions benchmark instead (make bench-versions): -n instances of a published kind (examples/versions' AppService v1), v2 made the storage version, v1 re-applied, -samples LISTs in v1 (through the conversion webhook) and v2, the storage migrated, v1 removed, and a Composition kept rendering by a values migration; exits 1 when a check fails")
 }
 
 // Validate reports what the flags cannot mean.
@@ -82,6 +87,12 @@ func (o Options) Validate() error {
 	}
 	if (o.AuditLog == "") != (o.AuditUser == "") {
 		return errors.New("-audit-log and -audit-user go together")
+	}
+	if o.Versions && o.Rollout {
+		return errors.New("-versions and -rollout are two benchmarks: choose one")
+	}
+	if o.Versions && !o.Webhook {
+		return errors.New("-versions needs -webhook: the API server converts v1 through the controller's webhook server")
 	}
 	return nil
 }

@@ -23,9 +23,14 @@ func (r *Results) Print(w io.Writer, o options.Options, cpus int) {
 
 // write writes the tables into out, the buffer Print trims them from.
 func (r *Results) write(out *bytes.Buffer, o options.Options, cpus int) {
-	if r.Rollout != nil {
-		var b strings.Builder
+	var b strings.Builder
+	switch {
+	case r.Rollout != nil:
 		r.Rollout.write(&b)
+	case r.Versions != nil:
+		r.Versions.write(&b)
+	}
+	if b.Len() > 0 {
 		fmt.Fprintf(out, "stencil %s on %d CPUs; requests counted by %s\n", r.Version, cpus, r.CountedBy)
 		tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', 0)
 		fmt.Fprint(tw, b.String())

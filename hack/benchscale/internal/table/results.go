@@ -37,6 +37,9 @@ type Results struct {
 	// Rollout is what the rollout benchmark measured (-rollout), which
 	// runs instead of the others.
 	Rollout *Rollout
+	// Versions is what the versions benchmark measured (-versions),
+	// which runs instead of the others.
+	Versions *Versions
 }
 
 // Pass is one measured stretch of the controller's work.

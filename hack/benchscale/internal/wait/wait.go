@@ -11,6 +11,14 @@ func Poll(ctx context.Context, timeout time.Duration, cond func() (bool, error))
 	return loop(ctx, timeout, "", nil, 100*time.Millisecond, cond)
 }
 
+// PollEvery calls cond every interval until it is true, fails, or
+// timeout passes; what names the wait in the timeout's error. For a
+// condition that costs the API server something (a LIST of a thousand
+// objects), where Poll's 100ms would be a load of its own.
+func PollEvery(ctx context.Context, every, timeout time.Duration, what string, cond func() (bool, error)) error {
+	return loop(ctx, timeout, what, nil, every, cond)
+}
+
 // Changes is a watch's signal that what it has seen changed: any number
 // of notifications between two looks are one.
 type Changes struct {

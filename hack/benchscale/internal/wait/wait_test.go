@@ -41,6 +41,24 @@ func TestPoll(t *testing.T) {
 	})
 }
 
+// TestPollEvery: the condition is called at the interval asked for, and
+// the timeout names the wait.
+func TestPollEvery(t *testing.T) {
+	ctx := context.Background()
+	var calls atomic.Int32
+	start := time.Now()
+	if err := PollEvery(ctx, 20*time.Millisecond, time.Hour, "three calls", func() (bool, error) { return calls.Add(1) == 3, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < 40*time.Millisecond {
+		t.Errorf("three calls took %s, want at least two intervals (40ms)", took)
+	}
+	err := PollEvery(ctx, 10*time.Millisecond, 30*time.Millisecond, "what never comes", func() (bool, error) { return false, nil })
+	if err == nil || err.Error() != "timed out after 30ms waiting for what never comes" {
+		t.Errorf("err = %v, want the timeout naming the wait", err)
+	}
+}
+
 // TestChangesUntil: a notification wakes the wait before its clock would
 // (the clock is a second; the test's notifications come sooner).
 func TestChangesUntil(t *testing.T) {
