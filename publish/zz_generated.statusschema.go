@@ -224,6 +224,59 @@ const compositionStatusSchema = "" +
 	"        }\n" +
 	"      }\n" +
 	"    },\n" +
+	"    \"lookups\": {\n" +
+	"      \"description\": \"lookups lists what the last render looked up (Helm's lookup\\nfunction), sorted, with what it found: Found, NotFound, Listed (a\\nlist, found or empty) or Denied (the parent's ServiceAccount may not\\nread it, so the render was given an empty answer; message says\\nwhy). Only the keys are recorded, never what was read. At most 50\\nentries; lookupsOmitted counts the rest. Absent when the render\\nlooked nothing up. `stencil trace` prints them.\",\n" +
+	"      \"type\": \"array\",\n" +
+	"      \"maxItems\": 50,\n" +
+	"      \"items\": {\n" +
+	"        \"description\": \"LookupStatus is one lookup a render made: the object (or, with no\\nname, the list) it asked for and what it found.\",\n" +
+	"        \"type\": \"object\",\n" +
+	"        \"required\": [\n" +
+	"          \"answer\",\n" +
+	"          \"apiVersion\",\n" +
+	"          \"kind\"\n" +
+	"        ],\n" +
+	"        \"properties\": {\n" +
+	"          \"answer\": {\n" +
+	"            \"description\": \"answer is Found, NotFound, Listed or Denied.\",\n" +
+	"            \"type\": \"string\",\n" +
+	"            \"enum\": [\n" +
+	"              \"Found\",\n" +
+	"              \"NotFound\",\n" +
+	"              \"Listed\",\n" +
+	"              \"Denied\"\n" +
+	"            ]\n" +
+	"          },\n" +
+	"          \"apiVersion\": {\n" +
+	"            \"description\": \"apiVersion of what was looked up.\",\n" +
+	"            \"type\": \"string\"\n" +
+	"          },\n" +
+	"          \"kind\": {\n" +
+	"            \"description\": \"kind of what was looked up.\",\n" +
+	"            \"type\": \"string\"\n" +
+	"          },\n" +
+	"          \"message\": {\n" +
+	"            \"description\": \"message says why a lookup was Denied.\",\n" +
+	"            \"type\": \"string\",\n" +
+	"            \"maxLength\": 1024\n" +
+	"          },\n" +
+	"          \"name\": {\n" +
+	"            \"description\": \"name looked up (\\\"\\\" a list).\",\n" +
+	"            \"type\": \"string\"\n" +
+	"          },\n" +
+	"          \"namespace\": {\n" +
+	"            \"description\": \"namespace looked in (\\\"\\\" cluster-scoped, or every namespace).\",\n" +
+	"            \"type\": \"string\"\n" +
+	"          }\n" +
+	"        }\n" +
+	"      },\n" +
+	"      \"x-kubernetes-list-type\": \"atomic\"\n" +
+	"    },\n" +
+	"    \"lookupsOmitted\": {\n" +
+	"      \"description\": \"lookupsOmitted counts the lookups of the last render beyond the 50\\nthat lookups lists.\",\n" +
+	"      \"type\": \"integer\",\n" +
+	"      \"format\": \"int32\"\n" +
+	"    },\n" +
 	"    \"members\": {\n" +
 	"      \"description\": \"members lists every object of the last render with its readiness.\",\n" +
 	"      \"type\": \"array\",\n" +

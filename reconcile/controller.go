@@ -39,7 +39,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/stencil-dev/stencil/api/v1alpha1"
-	tlookup "github.com/stencil-dev/stencil/templates/lookup"
 )
 
 // Controller reconciles the parents of one kind: Compositions, or the
@@ -162,7 +161,7 @@ type scope struct {
 	rerender []string
 	stale    []string
 	// lookedUp is what the pass's last render looked up, failed or not.
-	lookedUp []tlookup.Read
+	lookedUp observe.LookedUp
 	// stores are the set's stores of generated values, as the render
 	// read them and placed its values (nil: its Bundle generates none).
 	stores *valuestore.Stores
@@ -221,8 +220,10 @@ func (r *Controller) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	s := &scope{comp: comp, status: v1alpha1.CompositionStatus{
 		ObservedGeneration: comp.GetGeneration(),
 		BundleRevision:     comp.ParentStatus().BundleRevision,
-		ValuesMigrations:   comp.ParentStatus().ValuesMigrations,                   // those of the revision last rendered
-		Notes:              comp.ParentStatus().Notes,                              // those of the render last made
+		ValuesMigrations:   comp.ParentStatus().ValuesMigrations, // those of the revision last rendered
+		Notes:              comp.ParentStatus().Notes,            // those of the render last made
+		Lookups:            comp.ParentStatus().Lookups,          // what the render last made looked up
+		LookupsOmitted:     comp.ParentStatus().LookupsOmitted,
 		Hooks:              comp.ParentStatus().Hooks.DeepCopy(),                   // the record of hooks run persists from pass to pass
 		Outputs:            comp.ParentStatus().Outputs,                            // a pass that observes nothing keeps them
 		Admission:          authority.Carried(*comp.ParentStatus(), r.kind == nil), // every status written has a record

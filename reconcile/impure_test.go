@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -81,6 +82,11 @@ func TestLookupAsTheAccount(t *testing.T) {
 		}
 		return false, nil
 	})
+	lookupsRecorded(t, ns, []v1alpha1.LookupStatus{
+		{APIVersion: "v1", Kind: "ConfigMap", Namespace: far, Name: "shared", Answer: v1alpha1.LookupDenied},
+		{APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: "source", Answer: v1alpha1.LookupFound},
+		{APIVersion: "v1", Kind: "ServiceAccount", Namespace: ns, Answer: v1alpha1.LookupListed},
+	}, "ServiceAccount "+ns+"/stencil may not get configmaps")
 
 	t.Run("an object looked up changes", func(t *testing.T) {
 		if err := updateFresh(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "source"}}, func() error {
@@ -111,8 +117,50 @@ func TestLookupAsTheAccount(t *testing.T) {
 		})
 	})
 
+	t.Run("a lookup that finds nothing", func(t *testing.T) {
+		if err := k.Delete(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "source"}}); err != nil {
+			t.Fatal(err)
+		}
+		resultIs(t, ns, map[string]string{"source": "absent", "far": "absent", "accounts": "2"})
+		lookupsRecorded(t, ns, []v1alpha1.LookupStatus{
+			{APIVersion: "v1", Kind: "ConfigMap", Namespace: far, Name: "shared", Answer: v1alpha1.LookupDenied},
+			{APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: "source", Answer: v1alpha1.LookupNotFound},
+			{APIVersion: "v1", Kind: "ServiceAccount", Namespace: ns, Answer: v1alpha1.LookupListed},
+		}, "ServiceAccount "+ns+"/stencil may not get configmaps")
+	})
+
 	t.Run("a converged set writes nothing", func(t *testing.T) {
 		env.Converged(t, c, ns, "app")
+	})
+}
+
+// lookupsRecorded waits until Composition app of ns records want as its
+// last render's lookups (issue 41: what `stencil trace` shows), each
+// Denied one with a message holding denied.
+func lookupsRecorded(t *testing.T, ns string, want []v1alpha1.LookupStatus, denied string) {
+	t.Helper()
+	eventually(t, "status.lookups to list the render's lookups", func() (bool, error) {
+		comp := &v1alpha1.Composition{}
+		if err := k.Get(context.Background(), key(ns, "app"), comp); err != nil {
+			return false, err
+		}
+		got := slices.Clone(comp.Status.Lookups)
+		for i := range got {
+			if got[i].Answer == v1alpha1.LookupDenied && strings.Contains(got[i].Message, denied) {
+				got[i].Message = ""
+			}
+		}
+		// Sorted by key: the two namespaces' names decide the order.
+		byKey := func(a, b v1alpha1.LookupStatus) int {
+			return strings.Compare(a.Kind+" "+a.Namespace+" "+a.Name, b.Kind+" "+b.Namespace+" "+b.Name)
+		}
+		slices.SortFunc(got, byKey)
+		want = slices.Clone(want)
+		slices.SortFunc(want, byKey)
+		if !slices.Equal(got, want) || comp.Status.LookupsOmitted != 0 {
+			return false, fmt.Errorf("lookups %+v (omitted %d)", comp.Status.Lookups, comp.Status.LookupsOmitted)
+		}
+		return true, nil
 	})
 }
 

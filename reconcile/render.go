@@ -84,11 +84,12 @@ func (r *Controller) render(ctx context.Context, s *scope) (ctrl.Result, error) 
 	s.upgrade = in.IsUpgrade
 	s.plan, s.observed, s.lookedUp, err = r.observer.Plan(ctx, r.observerPass(s, loaded.Revision()), loaded, in, last, s.stores)
 	metrics.RenderDuration.Observe(time.Since(start).Seconds())
+	status.SetLookups(&s.status, s.lookedUp.Reads, s.lookedUp.Denied) // failed or not
 	var renderErr *templates.RenderError
 	var refused *plan.RefusedError
 	switch {
 	case errors.As(err, &renderErr):
-		r.failedRenders.Put(client.ObjectKeyFromObject(s.comp), key, failedRender{err: renderErr, lookups: s.lookedUp})
+		r.failedRenders.Put(client.ObjectKeyFromObject(s.comp), key, failedRender{err: renderErr, lookups: s.lookedUp.Reads})
 		r.stall(s, plan.RenderReason(renderErr), err.Error())
 		return ctrl.Result{}, nil
 	case errors.As(err, &refused):

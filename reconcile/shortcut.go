@@ -74,6 +74,9 @@ func (r *Controller) skipUnchanged(ctx context.Context, s *scope) (ctrl.Result, 
 		}
 	}
 	s.status.BundleRevision, s.status.ValuesMigrations, s.status.Notes = last.Revision, last.ValuesMigrations, last.Notes
+	if last.Observed != nil {
+		status.SetLookups(&s.status, last.Observed.Lookups, last.Observed.Denied)
+	}
 	status.Summarize(&s.status, s.comp.GetGeneration(), members)
 	observe.Report(&s.status, s.comp.GetGeneration(), last.Observed, nil)
 	status.SetOutputs(ctx, &s.status, s.comp.GetGeneration(), last.Outputs, parent, lives)

@@ -100,6 +100,46 @@ type MemberStatus struct {
 	Message string `json:"message,omitempty"`
 }
 
+// LookupStatus is one lookup a render made: the object (or, with no
+// name, the list) it asked for and what it found.
+type LookupStatus struct {
+	// apiVersion of what was looked up.
+	APIVersion string `json:"apiVersion"`
+
+	// kind of what was looked up.
+	Kind string `json:"kind"`
+
+	// namespace looked in ("" cluster-scoped, or every namespace).
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+
+	// name looked up ("" a list).
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// answer is Found, NotFound, Listed or Denied.
+	// +kubebuilder:validation:Enum=Found;NotFound;Listed;Denied
+	Answer string `json:"answer"`
+
+	// message says why a lookup was Denied.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
+}
+
+// The answers of LookupStatus.
+const (
+	// LookupFound: the object looked up exists and was given.
+	LookupFound = "Found"
+	// LookupNotFound: no such object; the render got an empty answer.
+	LookupNotFound = "NotFound"
+	// LookupListed: a list was given (it may be empty).
+	LookupListed = "Listed"
+	// LookupDenied: the parent's identity may not read it; the render got
+	// an empty answer.
+	LookupDenied = "Denied"
+)
+
 // CompositionStatus is what the controller observed of a Composition, rebuilt
 // on every reconcile. It follows kstatus conventions: Ready is always present;
 // Reconciling and Stalled appear only when True.
@@ -144,6 +184,23 @@ type CompositionStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
 	Notes string `json:"notes,omitempty"`
+
+	// lookups lists what the last render looked up (Helm's lookup
+	// function), sorted, with what it found: Found, NotFound, Listed (a
+	// list, found or empty) or Denied (the parent's ServiceAccount may not
+	// read it, so the render was given an empty answer; message says
+	// why). Only the keys are recorded, never what was read. At most 50
+	// entries; lookupsOmitted counts the rest. Absent when the render
+	// looked nothing up. `stencil trace` prints them.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=50
+	Lookups []LookupStatus `json:"lookups,omitempty"`
+
+	// lookupsOmitted counts the lookups of the last render beyond the 50
+	// that lookups lists.
+	// +optional
+	LookupsOmitted int32 `json:"lookupsOmitted,omitempty"`
 
 	// summary counts ready members, such as "4/5 ready".
 	// +optional

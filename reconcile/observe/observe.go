@@ -115,12 +115,19 @@ func (r *Observer) Given(ctx context.Context, s Pass) (map[string]map[string]any
 	return r.values(ctx, r.Watches.Reader(), s, last.Members, plan.ReadIDs(last.Reads)), table, last
 }
 
+// LookedUp is what a render looked up: its reads, sorted by key, and
+// those the parent's identity could not make ("<key>: <why>").
+type LookedUp struct {
+	Reads  []lookup.Read
+	Denied []string
+}
+
 // Plan renders in with the observed values, again with the values of
 // the members its reads name while those differ from what it read (see
 // plan.NewObservedPlan), and returns the plan with what the render read
 // and what it looked up (failed or not). Each generated value is placed
 // in stores (nil: the Bundle generates none; package valuestore).
-func (r *Observer) Plan(ctx context.Context, s Pass, loaded *templates.Bundle, in templates.Input, last *recall.Observed, stores *valuestore.Stores) (*plan.Plan, *recall.Observed, []lookup.Read, error) {
+func (r *Observer) Plan(ctx context.Context, s Pass, loaded *templates.Bundle, in templates.Input, last *recall.Observed, stores *valuestore.Stores) (*plan.Plan, *recall.Observed, LookedUp, error) {
 	var members map[string]recall.MemberKey
 	observe := func(ctx context.Context, p *plan.Plan, held []tobserved.HeldObject, ids []string) map[string]map[string]any {
 		members = r.memberKeys(p, held, s.Parent.GetNamespace())
@@ -134,7 +141,7 @@ func (r *Observer) Plan(ctx context.Context, s Pass, loaded *templates.Bundle, i
 	}
 	p, obs, err := plan.NewObservedPlan(ctx, r.Renderer, loaded, in, cluster.NewAPIs(r.Mapper, r.Live), observe, answer)
 	if err != nil {
-		return nil, nil, obs.Lookups, err
+		return nil, nil, LookedUp{Reads: obs.Lookups, Denied: denied}, err
 	}
 	if len(obs.Lookups) == 0 {
 		r.Lookups.Forget(s.LookupParent())
@@ -142,7 +149,7 @@ func (r *Observer) Plan(ctx context.Context, s Pass, loaded *templates.Bundle, i
 	if stores != nil {
 		// Each value is kept where it ends up (package valuestore).
 		if err := stores.Place(p, obs.Generated); err != nil {
-			return nil, nil, obs.Lookups, err
+			return nil, nil, LookedUp{Reads: obs.Lookups, Denied: denied}, err
 		}
 	}
 	observed := &recall.Observed{Reads: obs.Reads, Held: obs.Held, Members: map[string]recall.MemberKey{}, Lookups: obs.Lookups, Denied: denied}
@@ -159,7 +166,7 @@ func (r *Observer) Plan(ctx context.Context, s Pass, loaded *templates.Bundle, i
 	if last != nil {
 		observed.Unsettled = last.Unsettled
 	}
-	return p, observed, obs.Lookups, nil
+	return p, observed, LookedUp{Reads: obs.Lookups, Denied: denied}, nil
 }
 
 // memberKeys maps the ids of a plan's objects, and of the objects it

@@ -43,6 +43,11 @@ type Trace struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 	// Hooks are the Helm hooks the parent's status records as run.
 	Hooks *v1alpha1.HooksStatus `json:"hooks,omitempty"`
+	// Lookups are what the parent's last render looked up, as its status
+	// records them (keys and answers, never what was read), and
+	// LookupsOmitted how many more it made.
+	Lookups        []v1alpha1.LookupStatus `json:"lookups,omitempty"`
+	LookupsOmitted int32                   `json:"lookupsOmitted,omitempty"`
 }
 
 // Node is one object of the tree.
@@ -105,6 +110,7 @@ func Collect(ctx context.Context, r Reader, gvk schema.GroupVersionKind, ns, nam
 		}
 	}
 	t.Hooks = st.Hooks
+	t.Lookups, t.LookupsOmitted = st.Lookups, st.LookupsOmitted
 	t.Rollout = rolloutOf(ctx, r, t.Bundle, obj.GetLabels()[shard.Label])
 	members := make([]Node, 0, len(st.Members))
 	for _, ms := range st.Members {

@@ -3,8 +3,9 @@
 // members as the caller may see them, each with its kind, name, readiness
 // (kstatus), reason and age, and what the parent's status says it is in:
 // the Bundle revision, the rollout of that Bundle (when the caller may
-// read the Bundle), and what it waits on (observed values held back, a
-// stall, hooks).
+// read the Bundle), what it waits on (observed values held back, a
+// stall, hooks), and what its last render looked up (status.lookups:
+// the keys and what each found, never the answers).
 //
 //   - trace.go: the command: PARENT as kubectl names objects
 //     (composition/NAME, KIND/NAME of a published kind, KIND NAME), the

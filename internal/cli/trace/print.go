@@ -121,12 +121,44 @@ func printFooter(w io.Writer, t *Trace, wide bool) error {
 	for _, c := range t.Conditions {
 		fmt.Fprintf(tw, "%s:\t%s %s: %s\n", c.Type, c.Status, c.Reason, oneLine(c.Message))
 	}
+	printLookups(tw, t, wide)
 	if t.Hooks != nil {
 		for _, h := range t.Hooks.Completed {
 			fmt.Fprintf(tw, "Hook:\t%s %s/%s %s (%s of revision %s)\n", h.Hook, h.Kind, h.Name, h.Result, t.Hooks.Event, t.Hooks.Revision)
 		}
 	}
 	return tw.Flush()
+}
+
+// shortLookups is how many lookups the table lists unless wide.
+const shortLookups = 10
+
+// printLookups writes a line per lookup the last render made: what it
+// found, the object or list, and why a Denied one was.
+func printLookups(w io.Writer, t *Trace, wide bool) {
+	shown := t.Lookups
+	if !wide && len(shown) > shortLookups {
+		shown = shown[:shortLookups]
+	}
+	for _, l := range shown {
+		what := l.Name
+		switch {
+		case l.Name == "" && l.Namespace == "":
+			what = "(list)"
+		case l.Name == "":
+			what = l.Namespace + "/(list)"
+		case l.Namespace != "":
+			what = l.Namespace + "/" + l.Name
+		}
+		line := fmt.Sprintf("%s %s %s", l.Answer, l.APIVersion+" "+l.Kind, what)
+		if l.Message != "" {
+			line += ": " + oneLine(l.Message)
+		}
+		fmt.Fprintf(w, "Lookup:\t%s\n", line)
+	}
+	if more := len(t.Lookups) - len(shown) + int(t.LookupsOmitted); more > 0 {
+		fmt.Fprintf(w, "Lookup:\t%d more (-o wide, -o yaml)\n", more)
+	}
 }
 
 // display names a node: Kind/name, with its namespace when it is not the
